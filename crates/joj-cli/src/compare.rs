@@ -1,0 +1,69 @@
+//! `joj compare`: the main job. Every journal mode on one filesystem, traced, one table.
+
+use crate::bench::{fs_choice, run_options, summary, CommonArgs};
+use crate::progress::Progress;
+use crate::CliResult;
+use clap::Args;
+use joj_vfs::SyncCall;
+use joj_workload::compare::{compare, table};
+use joj_workload::{DbOp, DbWorkload, JournalMode, StartState, Synchronous};
+
+#[derive(Args)]
+pub struct CompareArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Operation: insert, update, delete or select.
+    #[arg(long, default_value = "insert")]
+    pub op: String,
+    /// Comma-separated journal modes to compare.
+    #[arg(long, default_value = "off,memory,wal,delete,truncate,persist", value_delimiter = ',')]
+    pub modes: Vec<String>,
+}
+
+pub fn main(mut a: CompareArgs) -> CliResult {
+    // compare always traces; without a scratch filesystem there is nothing to classify.
+    a.common.trace = true;
+    if a.common.fs == "host" {
+        a.common.fs = "ext4".into();
+    }
+    let modes = a.modes.iter().map(|m| m.parse::<JournalMode>()).collect::<Result<Vec<_>, _>>()?;
+    let base = DbWorkload {
+        op: a.op.parse::<DbOp>()?,
+        transactions: a.common.transactions,
+        page_size: a.common.page_size,
+        synchronous: a.common.sync.parse::<Synchronous>()?,
+        sync_call: a.common.sync_call.parse::<SyncCall>()?,
+        start: a.common.start.parse::<StartState>()?,
+        seed: a.common.seed,
+        ..DbWorkload::default()
+    };
+    let fs = fs_choice(&a.common.fs, None)?;
+    let label = format!("compare-{}-{}", fs.name(), base.op);
+    let mut opts = run_options(&a.common, fs, &label);
+    let json = a.common.json;
+    // One bar over every mode's transactions.
+    let progress = Progress::start(base.transactions * modes.len() as u64, "compare");
+    opts.progress = Some(progress.counter.clone());
+    let comparison = compare(&base, &modes, &opts, |row| {
+        if !json {
+            progress.println(&summary(&row.result));
+        }
+    });
+    drop(progress);
+    let comparison = comparison?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&comparison)?);
+    } else {
+        println!(
+            "\n{} on {}, {} transactions, synchronous={}, {}, {} start; KiB written per transaction:",
+            base.op, a.common.fs, base.transactions, base.synchronous, base.sync_call.name(), a.common.start
+        );
+        print!("{}", table(&comparison));
+        for row in &comparison.rows {
+            if let Some(p) = &row.result.plot_file {
+                println!("plot {}: {p}", row.mode);
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,68 @@
+//! `joj`: the command line. Thin by design: it parses arguments (joj's long options and
+//! Mobibench's short flags), shows progress on stderr, and prints tables or one JSON document
+//! on stdout. Everything it runs lives in the library crates.
+
+mod bench;
+mod compare;
+mod progress;
+mod trace_cmd;
+mod version;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "joj",
+    about = "Measure and remove the journaling of journal (JOJ) of SQLite on flash",
+    disable_version_flag = true
+)]
+struct Cli {
+    /// Print joj's and SQLite's versions and the SQLite compile options joj depends on.
+    #[arg(short = 'V', long = "version")]
+    version: bool,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run one SQLite or file workload (Mobibench-compatible) and report it.
+    Bench(Box<bench::BenchArgs>),
+    /// Run one operation in every journal mode on one filesystem, traced, and compare the JOJ.
+    Compare(Box<compare::CompareArgs>),
+    /// Work with block traces: import blkparse text, summarise, plot.
+    Trace(trace_cmd::TraceArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if cli.version {
+        print!("{}", version::long_version());
+        return ExitCode::SUCCESS;
+    }
+    let result = match cli.command {
+        Some(Command::Bench(a)) => bench::main(*a),
+        Some(Command::Compare(a)) => compare::main(*a),
+        Some(Command::Trace(a)) => trace_cmd::main(a),
+        None => {
+            eprintln!("joj: give a command (bench, compare, trace) or --help");
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("joj: error: {e}");
+            let mut source = std::error::Error::source(e.as_ref());
+            while let Some(s) = source {
+                eprintln!("  caused by: {s}");
+                source = s.source();
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Any error the commands report; printed with its chain of causes.
+pub type CliResult = Result<(), Box<dyn std::error::Error>>;

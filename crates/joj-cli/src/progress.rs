@@ -1,0 +1,56 @@
+//! A progress bar on stderr fed by the workload's transaction counter. Hidden when stderr is
+//! not a terminal, so `--json` output and logs stay clean.
+
+use indicatif::{ProgressBar, ProgressStyle};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+pub struct Progress {
+    pub counter: Arc<AtomicU64>,
+    bar: ProgressBar,
+    stop: Arc<AtomicBool>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl Progress {
+    pub fn start(total: u64, label: &str) -> Progress {
+        let counter = Arc::new(AtomicU64::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let bar = ProgressBar::new(total);
+        bar.set_style(
+            ProgressStyle::with_template("{prefix:>12} [{bar:30}] {pos}/{len} txn {per_sec} eta {eta}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
+        );
+        bar.set_prefix(label.to_string());
+        let (c, s, b) = (counter.clone(), stop.clone(), bar.clone());
+        let handle = std::thread::spawn(move || {
+            while !s.load(Ordering::Relaxed) {
+                b.set_position(c.load(Ordering::Relaxed));
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            b.finish_and_clear();
+        });
+        Progress { counter, bar, stop, handle: Some(handle) }
+    }
+
+    /// Print a message on stderr above the bar.
+    pub fn println(&self, msg: &str) {
+        if self.bar.is_hidden() {
+            eprint!("{msg}");
+        } else {
+            self.bar.println(msg.trim_end());
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}

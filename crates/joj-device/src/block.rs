@@ -1,0 +1,77 @@
+//! The block-device contract (DESIGN.md, "Contracts between layers"): everything above the
+//! device layer talks to this, so the same code runs on the emulated eMMC, on a host file and
+//! on a fault-injecting device in tests.
+
+use serde::{Deserialize, Serialize};
+
+use crate::counters::Counters;
+use crate::error::DeviceError;
+
+/// Flags of a write request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct WriteFlags {
+    /// Forced unit access: the write is durable when it completes (bypasses the volatile cache).
+    pub fua: bool,
+    /// eMMC reliable write: like FUA, and the request's pages are each old-or-new after a power
+    /// loss (Linux sends FUA writes to eMMC as reliable writes, REFERENCE.md).
+    pub reliable: bool,
+}
+
+impl WriteFlags {
+    pub const NONE: WriteFlags = WriteFlags { fua: false, reliable: false };
+    pub const FUA: WriteFlags = WriteFlags { fua: true, reliable: false };
+    pub const RELIABLE: WriteFlags = WriteFlags { fua: false, reliable: true };
+
+    /// Whether the write must be durable on return.
+    pub fn durable(self) -> bool {
+        self.fua || self.reliable
+    }
+}
+
+/// What a block device looks like from above.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeviceGeometry {
+    pub capacity_bytes: u64,
+    /// Addressing and alignment unit of requests.
+    pub sector_bytes: u32,
+    /// Preferred write unit (the NAND page): smaller or misaligned writes cost more.
+    pub optimal_write_bytes: u32,
+}
+
+/// One write of a packed command.
+#[derive(Debug, Clone, Copy)]
+pub struct PackedWrite<'a> {
+    pub offset_bytes: u64,
+    pub data: &'a [u8],
+}
+
+/// A block device with a volatile write cache.
+///
+/// Offsets and lengths are in bytes and must be multiples of `geometry().sector_bytes`.
+/// After an error that leaves the device's state unknown, it returns `DeviceError::Failed`
+/// until reopened.
+pub trait BlockDevice {
+    fn geometry(&self) -> DeviceGeometry;
+
+    fn read(&mut self, offset_bytes: u64, buf: &mut [u8]) -> Result<(), DeviceError>;
+
+    fn write(&mut self, offset_bytes: u64, data: &[u8], flags: WriteFlags) -> Result<(), DeviceError>;
+
+    /// Several writes in one command (eMMC packed write): one command overhead, each write
+    /// as if issued alone.
+    fn write_packed(&mut self, writes: &[PackedWrite<'_>], flags: WriteFlags) -> Result<(), DeviceError> {
+        for w in writes {
+            self.write(w.offset_bytes, w.data, flags)?;
+        }
+        Ok(())
+    }
+
+    /// Make every completed write durable.
+    fn flush(&mut self) -> Result<(), DeviceError>;
+
+    /// The range's contents are no longer needed; whole pages in it read as zeros afterwards
+    /// (durable at the next flush).
+    fn discard(&mut self, offset_bytes: u64, len_bytes: u64) -> Result<(), DeviceError>;
+
+    fn counters(&self) -> Counters;
+}

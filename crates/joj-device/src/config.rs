@@ -1,0 +1,342 @@
+//! Configuration of an emulated device: `Geometry`, `Timing`, `CacheConfig`, `FtlConfig`, and the
+//! named `Profile` that bundles them with its sources. Units are at the end of every name.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::ProfileError;
+
+/// Shape of the NAND array.
+///
+/// Defaults describe an eMMC 5.x class part: 8 KiB pages (REFERENCE.md: "8 or 16 KiB pages";
+/// Galaxy S5 eMMC has 8 KiB pages, WALDIO §3.3), 256 pages per block ("128–512 pages per
+/// block"), 2 channels × 2 dies × 2 planes = 8 parallel units.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Geometry {
+    /// Bytes of data per NAND page (the FTL's mapping unit). A multiple of `sector_bytes`, at
+    /// most 64 sectors.
+    pub page_bytes: u32,
+    pub pages_per_block: u32,
+    /// Erase blocks in each plane.
+    pub blocks_per_plane: u32,
+    pub planes_per_die: u32,
+    pub dies_per_channel: u32,
+    pub channels: u32,
+    /// Host addressing unit (eMMC: 512-byte sectors).
+    pub sector_bytes: u32,
+}
+
+impl Default for Geometry {
+    fn default() -> Self {
+        Geometry {
+            page_bytes: 8192,
+            pages_per_block: 256,
+            blocks_per_plane: 512,
+            planes_per_die: 2,
+            dies_per_channel: 2,
+            channels: 2,
+            sector_bytes: 512,
+        }
+    }
+}
+
+impl Geometry {
+    /// Independently busy program/read/erase units (`channels × dies × planes`). Block `b` lives
+    /// on unit `b % units`, and unit `u` on channel `u % channels`.
+    pub fn units(&self) -> u32 {
+        self.channels * self.dies_per_channel * self.planes_per_die
+    }
+
+    pub fn blocks(&self) -> u32 {
+        self.units() * self.blocks_per_plane
+    }
+
+    pub fn physical_pages(&self) -> u64 {
+        u64::from(self.blocks()) * u64::from(self.pages_per_block)
+    }
+
+    pub fn sectors_per_page(&self) -> u32 {
+        self.page_bytes / self.sector_bytes
+    }
+
+    pub fn unit_of_block(&self, block: u32) -> u32 {
+        block % self.units()
+    }
+
+    pub fn channel_of_unit(&self, unit: u32) -> u32 {
+        unit % self.channels
+    }
+
+    pub fn validate(&self) -> Result<(), ProfileError> {
+        let bad = |reason: &str| Err(ProfileError::Invalid { reason: reason.to_string() });
+        if self.sector_bytes == 0 || self.page_bytes == 0 || self.page_bytes % self.sector_bytes != 0 {
+            return bad("page_bytes must be a non-zero multiple of sector_bytes");
+        }
+        if self.sectors_per_page() > 64 {
+            return bad("at most 64 sectors per page");
+        }
+        if self.pages_per_block == 0 || self.blocks_per_plane == 0 || self.units() == 0 {
+            return bad("every geometry count must be non-zero");
+        }
+        if self.physical_pages() >= u64::from(u32::MAX) {
+            return bad("physical pages must fit in 32 bits");
+        }
+        Ok(())
+    }
+}
+
+/// Latencies and bandwidths of the NAND array and the host interface, in simulated time.
+///
+/// Defaults: MLC-class array times from REFERENCE.md ("read 40–75 µs, program 500–1300 µs (MQSim
+/// default 750), erase 2–3.8 ms"); channel 400 MB/s (ONFI 4 / Toggle 2 class); host bus
+/// 400 MB/s (eMMC HS400); a command overhead of 30 µs (a fit, see the profiles).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Timing {
+    /// Array read time of one page (tR).
+    pub read_page_ns: u64,
+    /// Array program time of one page (tPROG).
+    pub program_page_ns: u64,
+    /// Block erase time (tBERS).
+    pub erase_block_ns: u64,
+    /// Bandwidth of a NAND channel between controller and die registers.
+    pub channel_bytes_per_s: u64,
+    /// Bandwidth of the host bus (eMMC HS400: 400 MB/s).
+    pub host_bytes_per_s: u64,
+    /// Fixed cost of every host command (command, response, firmware), paid once per packed
+    /// command.
+    pub command_overhead_ns: u64,
+}
+
+impl Default for Timing {
+    fn default() -> Self {
+        Timing {
+            read_page_ns: 50_000,
+            program_page_ns: 750_000,
+            erase_block_ns: 3_000_000,
+            channel_bytes_per_s: 400_000_000,
+            host_bytes_per_s: 400_000_000,
+            command_overhead_ns: 30_000,
+        }
+    }
+}
+
+impl Timing {
+    /// Time to move `bytes` at `bytes_per_s`, rounded up to a whole nanosecond.
+    pub fn transfer_ns(bytes: u64, bytes_per_s: u64) -> u64 {
+        if bytes_per_s == 0 {
+            return 0;
+        }
+        ((u128::from(bytes) * 1_000_000_000).div_ceil(u128::from(bytes_per_s))) as u64
+    }
+}
+
+/// The volatile write-back cache of the device.
+///
+/// Default 512 KiB: eMMC 5.x parts advertise a cache of a few hundred KiB to a few MiB in
+/// `EXT_CSD[CACHE_SIZE]` *(typical value, unverified for any one part)*.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheConfig {
+    /// Capacity in bytes; rounded down to whole pages. 0 disables the cache (every write is
+    /// written through as if FUA, but without the durability promise of a flush-free FUA).
+    pub capacity_bytes: u64,
+    /// When dirty pages exceed this share of the capacity, the oldest are programmed in the
+    /// background.
+    pub destage_watermark_percent: u32,
+    /// Host idle time after which the device programs every dirty page in the background.
+    /// `0` disables idle destaging.
+    pub idle_destage_after_ns: u64,
+    /// Whether a write that covers only part of a page which is not already cached is written
+    /// through (read-modify-write program before completion) instead of being cached. Fits
+    /// parts whose cache works in whole pages (Galaxy S5, WALDIO Fig. 6: 2 MB/s at 512 B).
+    pub partial_page_write_through: bool,
+}
+
+impl Default for CacheConfig {
+    fn default() -> Self {
+        CacheConfig {
+            capacity_bytes: 512 * 1024,
+            destage_watermark_percent: 50,
+            idle_destage_after_ns: 2_000_000,
+            partial_page_write_through: false,
+        }
+    }
+}
+
+/// Garbage-collection victim policy (see `gc`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GcPolicy {
+    /// Fewest valid pages (Kawaguchi et al., USENIX 1995; Bux & Iliadis 2010).
+    Greedy,
+    /// Largest `(1-u)·age/(1+u)` (Rosenblum & Ousterhout, LFS, SOSP 1991; Kawaguchi et al.).
+    CostBenefit,
+}
+
+/// The page-mapping FTL.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FtlConfig {
+    /// Spare capacity as a share of logical capacity: `physical = logical × (1 + p/100)`.
+    /// Default 7 % (the gap between GiB and GB that consumer parts keep, Desnoyers 2012 §1).
+    pub over_provisioning_percent: f64,
+    pub gc_policy: GcPolicy,
+    /// Garbage collection starts when free blocks fall to this count and stops above it.
+    pub gc_free_blocks: u32,
+    /// A mapping checkpoint is written after this many page programs without one, which bounds
+    /// the recovery scan.
+    pub checkpoint_interval_programs: u64,
+}
+
+impl Default for FtlConfig {
+    fn default() -> Self {
+        FtlConfig {
+            over_provisioning_percent: 7.0,
+            gc_policy: GcPolicy::Greedy,
+            gc_free_blocks: 4,
+            checkpoint_interval_programs: 65_536,
+        }
+    }
+}
+
+/// Whether the medium keeps page contents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum DataMode {
+    /// Page data is stored and read back; checksums cover it.
+    #[default]
+    Full,
+    /// Only OOB areas are stored: timing, mapping, GC and counters behave exactly as in `Full`,
+    /// but reads return zeros. For long synthetic runs and trace replay.
+    OobOnly,
+}
+
+/// A named device: geometry, timing, cache and FTL settings, with the sources they come from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    pub name: String,
+    pub description: String,
+    /// Where each number comes from.
+    pub sources: Vec<String>,
+    pub geometry: Geometry,
+    pub timing: Timing,
+    pub cache: CacheConfig,
+    pub ftl: FtlConfig,
+    #[serde(default)]
+    pub data_mode: DataMode,
+}
+
+const BUILTIN: &[(&str, &str)] = &[
+    ("emmc5", include_str!("../profiles/emmc5.json")),
+    ("galaxy-s5", include_str!("../profiles/galaxy-s5.json")),
+];
+
+impl Profile {
+    /// Names of the profiles compiled into the crate (the files in `profiles/`).
+    pub fn builtin_names() -> Vec<&'static str> {
+        BUILTIN.iter().map(|(n, _)| *n).collect()
+    }
+
+    /// A built-in profile by name.
+    pub fn builtin(name: &str) -> Result<Profile, ProfileError> {
+        let text = BUILTIN.iter().find(|(n, _)| *n == name).map(|(_, t)| *t).ok_or_else(|| {
+            ProfileError::Unknown { name: name.to_string(), known: Self::builtin_names().join(", ") }
+        })?;
+        Self::from_json(text)
+    }
+
+    /// Parse and validate a profile document.
+    pub fn from_json(text: &str) -> Result<Profile, ProfileError> {
+        let p: Profile = serde_json::from_str(text).map_err(|e| ProfileError::Parse { message: e.to_string() })?;
+        p.validate()?;
+        Ok(p)
+    }
+
+    /// A built-in name, or else a path to a profile JSON file.
+    pub fn load(name_or_path: &str) -> Result<Profile, ProfileError> {
+        if let Ok(p) = Self::builtin(name_or_path) {
+            return Ok(p);
+        }
+        let path = std::path::Path::new(name_or_path);
+        if !path.exists() {
+            return Err(ProfileError::Unknown {
+                name: name_or_path.to_string(),
+                known: Self::builtin_names().join(", "),
+            });
+        }
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ProfileError::Io { path: name_or_path.to_string(), message: e.to_string() })?;
+        Self::from_json(&text)
+    }
+
+    pub fn validate(&self) -> Result<(), ProfileError> {
+        self.geometry.validate()?;
+        let op = self.ftl.over_provisioning_percent;
+        if !(op.is_finite() && op > 0.0) {
+            return Err(ProfileError::Invalid { reason: "over_provisioning_percent must be > 0".into() });
+        }
+        if self.cache.destage_watermark_percent > 100 {
+            return Err(ProfileError::Invalid { reason: "destage_watermark_percent must be ≤ 100".into() });
+        }
+        Ok(())
+    }
+
+    /// Logical pages the FTL exports for this profile.
+    pub fn logical_pages(&self) -> u64 {
+        let phys = self.geometry.physical_pages() as f64;
+        (phys / (1.0 + self.ftl.over_provisioning_percent / 100.0)).floor() as u64
+    }
+
+    pub fn capacity_bytes(&self) -> u64 {
+        self.logical_pages() * u64::from(self.geometry.page_bytes)
+    }
+
+    /// The same profile with a different number of blocks per plane (for tests and benches that
+    /// need a small or a large device).
+    pub fn with_blocks_per_plane(mut self, blocks_per_plane: u32) -> Profile {
+        self.geometry.blocks_per_plane = blocks_per_plane;
+        self
+    }
+
+    pub fn with_data_mode(mut self, mode: DataMode) -> Profile {
+        self.data_mode = mode;
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_profiles_parse_and_validate() {
+        for name in Profile::builtin_names() {
+            let p = Profile::builtin(name).unwrap();
+            assert_eq!(p.name, name);
+            assert!(!p.sources.is_empty());
+            assert!(p.capacity_bytes() > 0);
+        }
+        assert_eq!(Profile::builtin("emmc5").unwrap().geometry.page_bytes, 8192);
+    }
+
+    #[test]
+    fn unknown_profile_is_a_clear_error() {
+        let e = Profile::load("no-such-profile").unwrap_err();
+        assert!(matches!(e, ProfileError::Unknown { .. }));
+    }
+
+    #[test]
+    fn unknown_fields_are_rejected() {
+        let mut v: serde_json::Value = serde_json::from_str(include_str!("../profiles/emmc5.json")).unwrap();
+        v["timing"]["program_ns"] = serde_json::json!(1);
+        assert!(matches!(Profile::from_json(&v.to_string()), Err(ProfileError::Parse { .. })));
+    }
+
+    #[test]
+    fn transfer_rounds_up() {
+        assert_eq!(Timing::transfer_ns(8192, 400_000_000), 20_480);
+        assert_eq!(Timing::transfer_ns(1, 3_000_000_000), 1);
+    }
+}

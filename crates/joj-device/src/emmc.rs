@@ -1,0 +1,601 @@
+//! The emulated eMMC: host command timing, the volatile write-back cache, flush, FUA /
+//! reliable write, packed commands and discard, on top of the page-mapping FTL.
+//!
+//! # Time
+//! The device keeps a host clock `now_ns` (simulated). A command starts at `now_ns`, pays the
+//! command overhead and the host-bus transfer, and completes when the host may continue; the
+//! clock moves to its completion. Background work (destaging, GC, checkpoints) is scheduled on
+//! the NAND units and may end after the command returns.
+//!
+//! # Durability
+//! - A cached write is volatile until a flush. Dirty pages beyond the destage watermark, or
+//!   all dirty pages after an idle period, are programmed in the background and may survive a
+//!   power loss, but nothing promises it.
+//! - `flush` programs every dirty page, waits for every program issued, then writes a mapping
+//!   checkpoint and waits for it: every write completed before the flush is durable.
+//! - FUA / reliable writes bypass the cache (merging any cached older sectors of their pages)
+//!   and complete when their pages are programmed: the OOB `(lpn, seq)` lets recovery find them
+//!   without a checkpoint.
+//! - Discard unmaps whole pages in its range (partial pages are left alone) and is durable at
+//!   the next flush.
+//!
+//! # Fault model
+//! `power_loss(after_ns)` cuts power `after_ns` after the last command completed: the cache is
+//! lost, and the medium tears or undoes the NAND commands still under way (see `nand`).
+//! Recovery (`Emmc::recover`) rebuilds the mapping and reports its modeled time. Pages are
+//! never reported torn: a torn copy is ignored and the previous copy of the page is used.
+
+use crate::addr::Lpn;
+use crate::block::{BlockDevice, DeviceGeometry, PackedWrite, WriteFlags};
+use crate::cache::{Evicted, WriteCache};
+use crate::config::{DataMode, Profile, Timing};
+use crate::counters::{Counters, Latencies};
+use crate::error::DeviceError;
+use crate::ftl::{Ftl, FtlStats, RecoveryReport};
+use crate::medium::Medium;
+use crate::nand::NandMedium;
+
+#[derive(Debug, Clone, Default)]
+struct HostCounters {
+    read_requests: u64,
+    read_bytes: u64,
+    write_requests: u64,
+    write_bytes: u64,
+    flushes: u64,
+    fua: u64,
+    discards: u64,
+    discard_bytes: u64,
+    packed: u64,
+    rmw_reads: u64,
+    cache_hits: u64,
+    cache_misses: u64,
+    cache_write_hits: u64,
+}
+
+/// What is left after a power cut: the medium, and when power went.
+#[derive(Debug)]
+pub struct PowerCut<M> {
+    pub medium: M,
+    pub at_ns: u64,
+}
+
+/// An emulated eMMC over medium `M`.
+#[derive(Debug)]
+pub struct Emmc<M: Medium> {
+    profile: Profile,
+    ftl: Ftl<M>,
+    cache: WriteCache,
+    now_ns: u64,
+    start_ns: u64,
+    capacity_bytes: u64,
+    page_bytes: u64,
+    sector_bytes: u64,
+    full_mask: u64,
+    store_data: bool,
+    watermark_pages: usize,
+    failed: bool,
+    host: HostCounters,
+    lat: Latencies,
+    baseline_ftl: FtlStats,
+    baseline_busy_ns: u64,
+    page_buf: Vec<u8>,
+    merge_buf: Vec<u8>,
+}
+
+impl Emmc<NandMedium> {
+    /// A freshly formatted device of `profile` on emulated NAND in memory.
+    pub fn new(profile: &Profile) -> Result<Emmc<NandMedium>, DeviceError> {
+        let medium = NandMedium::new(profile.geometry.clone(), profile.timing.clone(), profile.data_mode);
+        Emmc::format(medium, profile)
+    }
+}
+
+impl<M: Medium> Emmc<M> {
+    fn assemble(ftl: Ftl<M>, profile: &Profile, now_ns: u64) -> Emmc<M> {
+        let g = &profile.geometry;
+        let page_bytes = u64::from(g.page_bytes);
+        let store_data = ftl.medium().data_mode() == DataMode::Full;
+        let capacity_pages = (profile.cache.capacity_bytes / page_bytes) as usize;
+        let spp = g.sectors_per_page();
+        let full_mask = if spp == 64 { u64::MAX } else { (1u64 << spp) - 1 };
+        let pb = if store_data { g.page_bytes as usize } else { 0 };
+        Emmc {
+            capacity_bytes: ftl.logical_pages() * page_bytes,
+            cache: WriteCache::new(capacity_pages, g.page_bytes as usize, store_data),
+            watermark_pages: capacity_pages * profile.cache.destage_watermark_percent as usize / 100,
+            page_bytes,
+            sector_bytes: u64::from(g.sector_bytes),
+            full_mask,
+            store_data,
+            now_ns,
+            start_ns: now_ns,
+            failed: false,
+            host: HostCounters::default(),
+            lat: Latencies::default(),
+            baseline_ftl: ftl.stats().clone(),
+            baseline_busy_ns: ftl.medium().busy_ns(),
+            page_buf: vec![0; pb],
+            merge_buf: vec![0; pb],
+            profile: profile.clone(),
+            ftl,
+        }
+    }
+
+    /// Format `medium` as a new device of `profile` (erases whatever it holds).
+    pub fn format(medium: M, profile: &Profile) -> Result<Emmc<M>, DeviceError> {
+        let ftl = Ftl::format(medium, profile.ftl.clone(), profile.logical_pages())?;
+        Ok(Self::assemble(ftl, profile, 0))
+    }
+
+    /// Power the device on after a cut: rebuild the mapping from the medium.
+    pub fn recover(cut: PowerCut<M>, profile: &Profile) -> Result<(Emmc<M>, RecoveryReport), DeviceError> {
+        let (ftl, report) = Ftl::recover(cut.medium, profile.ftl.clone(), profile.logical_pages(), cut.at_ns)?;
+        let now = cut.at_ns + report.modeled_ns;
+        Ok((Self::assemble(ftl, profile, now), report))
+    }
+
+    /// Cut power `after_ns` after the host clock: the cache is lost, NAND commands under way are
+    /// torn or undone (`seed` picks the torn bytes).
+    pub fn power_loss(self, after_ns: u64, seed: u64) -> PowerCut<M> {
+        let at_ns = self.now_ns + after_ns;
+        let mut medium = self.ftl.into_medium();
+        medium.power_loss(at_ns, seed);
+        PowerCut { medium, at_ns }
+    }
+
+    /// Shut down cleanly: flush, then hand the medium back (to save an image).
+    pub fn close(mut self) -> Result<M, DeviceError> {
+        self.flush()?;
+        Ok(self.ftl.into_medium())
+    }
+
+    pub fn profile(&self) -> &Profile {
+        &self.profile
+    }
+
+    pub fn ftl(&self) -> &Ftl<M> {
+        &self.ftl
+    }
+
+    /// The host clock: completion of the last command, in simulated ns.
+    pub fn now_ns(&self) -> u64 {
+        self.now_ns
+    }
+
+    /// Let the host clock run to `t_ns` (idle time between requests). After
+    /// `idle_destage_after_ns` of idleness the device programs its dirty pages in the
+    /// background.
+    pub fn advance_to(&mut self, t_ns: u64) -> Result<(), DeviceError> {
+        if t_ns <= self.now_ns {
+            return Ok(());
+        }
+        let idle = self.profile.cache.idle_destage_after_ns;
+        if idle > 0 && t_ns - self.now_ns >= idle && self.cache.dirty_pages() > 0 {
+            let at = self.now_ns + idle;
+            self.guard(|d| {
+                while d.cache.dirty_pages() > 0 {
+                    d.destage_oldest(at)?;
+                }
+                Ok(())
+            })?;
+        }
+        self.now_ns = t_ns;
+        Ok(())
+    }
+
+    /// Start counting afresh (after preconditioning): counters and latencies cover what
+    /// follows.
+    pub fn reset_counters(&mut self) {
+        self.host = HostCounters::default();
+        self.lat = Latencies::default();
+        self.baseline_ftl = self.ftl.stats().clone();
+        self.baseline_busy_ns = self.ftl.medium().busy_ns();
+        self.start_ns = self.now_ns;
+    }
+
+    /// Heap bytes held by the model per logical page (mapping, checkpoint, OOB areas, block
+    /// tables, cache bookkeeping), excluding stored page data.
+    pub fn bytes_per_logical_page(&self) -> f64 {
+        let total = self.ftl.heap_bytes() + self.ftl.medium().metadata_heap_bytes() + self.cache.heap_bytes();
+        total as f64 / self.ftl.logical_pages() as f64
+    }
+
+    fn xfer_ns(&self, bytes: u64) -> u64 {
+        Timing::transfer_ns(bytes, self.profile.timing.host_bytes_per_s)
+    }
+
+    fn check_range(&self, offset_bytes: u64, len_bytes: u64) -> Result<(), DeviceError> {
+        if self.failed {
+            return Err(DeviceError::Failed);
+        }
+        if len_bytes == 0 {
+            return Err(DeviceError::EmptyRequest);
+        }
+        if offset_bytes % self.sector_bytes != 0 || len_bytes % self.sector_bytes != 0 {
+            return Err(DeviceError::Misaligned {
+                offset_bytes,
+                len_bytes,
+                sector_bytes: self.sector_bytes as u32,
+            });
+        }
+        if offset_bytes.checked_add(len_bytes).is_none_or(|end| end > self.capacity_bytes) {
+            return Err(DeviceError::BeyondDevice { offset_bytes, len_bytes, capacity_bytes: self.capacity_bytes });
+        }
+        Ok(())
+    }
+
+    /// Run `f`; an FTL or medium error marks the device failed (its state is no longer trusted).
+    fn guard<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T, DeviceError>) -> Result<T, DeviceError> {
+        let r = f(self);
+        if let Err(DeviceError::Ftl(_)) = &r {
+            self.failed = true;
+        }
+        r
+    }
+
+    /// Split `[offset, offset+len)` into `(lpn, byte offset in page, byte offset in request,
+    /// length, sector mask)`.
+    fn pages(&self, offset: u64, len: u64) -> impl Iterator<Item = (u32, usize, usize, usize, u64)> + use<M> {
+        let page = self.page_bytes;
+        let sector = self.sector_bytes;
+        let full = self.full_mask;
+        let mut pos = offset;
+        let end = offset + len;
+        std::iter::from_fn(move || {
+            if pos >= end {
+                return None;
+            }
+            let lpn = pos / page;
+            let in_page = pos % page;
+            let n = (page - in_page).min(end - pos);
+            let first = in_page / sector;
+            let count = n / sector;
+            let mask = if count == 64 { full } else { ((1u64 << count) - 1) << first };
+            let item = (lpn as u32, in_page as usize, (pos - offset) as usize, n as usize, mask);
+            pos += n;
+            Some(item)
+        })
+    }
+
+    /// Program `lpn` with the sectors `mask` of `src` (a page buffer, or empty without data),
+    /// merging the rest from flash when the page is only partly covered.
+    fn program_merged(&mut self, lpn: u32, mask: u64, src: Option<u32>, extra: Option<(usize, &[u8])>, issue_ns: u64) -> Result<u64, DeviceError> {
+        let mut t = issue_ns;
+        let mut buf = std::mem::take(&mut self.merge_buf);
+        if mask != self.full_mask {
+            if self.ftl.is_mapped(Lpn(lpn)) {
+                match self.ftl.read(Lpn(lpn), &mut buf, issue_ns) {
+                    Ok(Some(done)) => t = done,
+                    Ok(None) => {}
+                    Err(e) => {
+                        self.merge_buf = buf;
+                        return Err(e.into());
+                    }
+                }
+                self.host.rmw_reads += 1;
+            } else {
+                buf.fill(0);
+            }
+        }
+        if self.store_data {
+            let sb = self.sector_bytes as usize;
+            if let Some(slot) = src {
+                let data = self.cache.slot_data(slot);
+                let mut m = mask;
+                while m != 0 {
+                    let i = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    buf[i * sb..(i + 1) * sb].copy_from_slice(&data[i * sb..(i + 1) * sb]);
+                }
+            }
+            if let Some((off, bytes)) = extra {
+                buf[off..off + bytes.len()].copy_from_slice(bytes);
+            }
+        }
+        let r = self.ftl.write(Lpn(lpn), &buf, t);
+        self.merge_buf = buf;
+        Ok(r?)
+    }
+
+    /// Program the oldest dirty page in the background; its slot is busy until done.
+    fn destage_oldest(&mut self, issue_ns: u64) -> Result<bool, DeviceError> {
+        let Some(Evicted { lpn, mask, slot }) = self.cache.take_oldest() else { return Ok(false) };
+        let r = self.program_merged(lpn, mask, Some(slot), None, issue_ns);
+        self.cache.free_slot(slot);
+        self.cache.hold_until(r?);
+        Ok(true)
+    }
+
+    /// Wait (from `t`) until the cache has a free slot; returns the new time.
+    fn make_room(&mut self, mut t: u64) -> Result<u64, DeviceError> {
+        self.cache.release(t);
+        while self.cache.is_full() {
+            if self.cache.dirty_pages() > 0 && self.cache.dirty_pages() >= self.cache.capacity_pages() / 2 {
+                self.destage_oldest(t)?;
+                continue;
+            }
+            match self.cache.pop_earliest_inflight() {
+                Some(done) => t = t.max(done),
+                None => {
+                    self.destage_oldest(t)?;
+                }
+            }
+            self.cache.release(t);
+        }
+        Ok(t)
+    }
+
+    fn begin(&mut self) {
+        let now = self.now_ns;
+        self.ftl.medium_mut().retire(now);
+    }
+
+    fn write_cached(&mut self, offset_bytes: u64, data: &[u8], mut t: u64) -> Result<u64, DeviceError> {
+        let write_through_partial = self.profile.cache.partial_page_write_through;
+        let parts: Vec<_> = self.pages(offset_bytes, data.len() as u64).collect();
+        for (lpn, in_page, in_req, n, mask) in parts {
+            let bytes = if self.store_data { &data[in_req..in_req + n] } else { &[][..] };
+            if self.cache.capacity_pages() == 0
+                || (write_through_partial && mask != self.full_mask && self.cache.lookup(lpn).is_none())
+            {
+                t = self.program_merged(lpn, mask, None, Some((in_page, bytes)), t)?;
+                continue;
+            }
+            if self.cache.lookup(lpn).is_none() {
+                t = self.make_room(t)?;
+            }
+            if self.cache.put(lpn, in_page, bytes, mask) {
+                self.host.cache_write_hits += 1;
+            }
+        }
+        while self.cache.dirty_pages() > self.watermark_pages {
+            self.destage_oldest(t)?;
+        }
+        Ok(t)
+    }
+
+    fn write_durable(&mut self, offset_bytes: u64, data: &[u8], t: u64) -> Result<u64, DeviceError> {
+        let parts: Vec<_> = self.pages(offset_bytes, data.len() as u64).collect();
+        let mut done = t;
+        for (lpn, in_page, in_req, n, mask) in parts {
+            let bytes = if self.store_data { &data[in_req..in_req + n] } else { &[][..] };
+            let end = match self.cache.take(lpn) {
+                Some(ev) => {
+                    let r = self.program_merged(lpn, ev.mask | mask, Some(ev.slot), Some((in_page, bytes)), t);
+                    self.cache.free_slot(ev.slot);
+                    r?
+                }
+                None => self.program_merged(lpn, mask, None, Some((in_page, bytes)), t)?,
+            };
+            done = done.max(end);
+        }
+        Ok(done)
+    }
+
+    fn do_write(&mut self, offset_bytes: u64, data: &[u8], flags: WriteFlags, t: u64) -> Result<u64, DeviceError> {
+        self.host.write_requests += 1;
+        self.host.write_bytes += data.len() as u64;
+        if flags.durable() {
+            self.host.fua += 1;
+            self.write_durable(offset_bytes, data, t)
+        } else {
+            self.write_cached(offset_bytes, data, t)
+        }
+    }
+
+    fn check_data(&self, offset_bytes: u64, len: usize) -> Result<(), DeviceError> {
+        self.check_range(offset_bytes, len as u64)
+    }
+
+    fn record_write_latency(&mut self, flags: WriteFlags, ns: u64) {
+        if flags.durable() {
+            self.lat.fua_write.record(ns);
+        } else {
+            self.lat.write.record(ns);
+        }
+    }
+
+    fn ftl_delta(&self) -> FtlStats {
+        let s = self.ftl.stats();
+        let b = &self.baseline_ftl;
+        FtlStats {
+            host_programs: s.host_programs - b.host_programs,
+            gc_copies: s.gc_copies - b.gc_copies,
+            nand_reads: s.nand_reads - b.nand_reads,
+            erases: s.erases - b.erases,
+            map_programs: s.map_programs - b.map_programs,
+            checkpoints: s.checkpoints - b.checkpoints,
+            trims: s.trims - b.trims,
+            gc_runs: s.gc_runs - b.gc_runs,
+        }
+    }
+}
+
+impl<M: Medium> BlockDevice for Emmc<M> {
+    fn geometry(&self) -> DeviceGeometry {
+        DeviceGeometry {
+            capacity_bytes: self.capacity_bytes,
+            sector_bytes: self.sector_bytes as u32,
+            optimal_write_bytes: self.page_bytes as u32,
+        }
+    }
+
+    fn read(&mut self, offset_bytes: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
+        self.check_range(offset_bytes, buf.len() as u64)?;
+        self.begin();
+        let start = self.now_ns;
+        let t = start + self.profile.timing.command_overhead_ns;
+        let done = self.guard(|d| {
+            let mut ready = t;
+            let parts: Vec<_> = d.pages(offset_bytes, buf.len() as u64).collect();
+            let sb = d.sector_bytes as usize;
+            for (lpn, in_page, in_req, n, mask) in parts {
+                let cached = d.cache.lookup(lpn);
+                if let Some((slot, cmask)) = cached
+                    && cmask & mask == mask
+                {
+                    d.host.cache_hits += 1;
+                    if d.store_data {
+                        buf[in_req..in_req + n].copy_from_slice(&d.cache.slot_data(slot)[in_page..in_page + n]);
+                    }
+                    continue;
+                }
+                d.host.cache_misses += 1;
+                let mut page = std::mem::take(&mut d.page_buf);
+                let r = d.ftl.read(Lpn(lpn), &mut page, t);
+                if let Ok(Some(done)) = r {
+                    ready = ready.max(done);
+                }
+                if let Err(e) = r {
+                    d.page_buf = page;
+                    return Err(e.into());
+                }
+                if d.store_data {
+                    if let Some((slot, cmask)) = cached {
+                        let data = d.cache.slot_data(slot);
+                        let mut m = cmask;
+                        while m != 0 {
+                            let i = m.trailing_zeros() as usize;
+                            m &= m - 1;
+                            page[i * sb..(i + 1) * sb].copy_from_slice(&data[i * sb..(i + 1) * sb]);
+                        }
+                    }
+                    buf[in_req..in_req + n].copy_from_slice(&page[in_page..in_page + n]);
+                } else {
+                    buf[in_req..in_req + n].fill(0);
+                }
+                d.page_buf = page;
+            }
+            Ok(ready + d.xfer_ns(buf.len() as u64))
+        })?;
+        self.host.read_requests += 1;
+        self.host.read_bytes += buf.len() as u64;
+        self.lat.read.record(done - start);
+        self.now_ns = done;
+        Ok(())
+    }
+
+    fn write(&mut self, offset_bytes: u64, data: &[u8], flags: WriteFlags) -> Result<(), DeviceError> {
+        self.check_data(offset_bytes, data.len())?;
+        self.begin();
+        let start = self.now_ns;
+        let t = start + self.profile.timing.command_overhead_ns + self.xfer_ns(data.len() as u64);
+        let done = self.guard(|d| d.do_write(offset_bytes, data, flags, t))?;
+        self.record_write_latency(flags, done - start);
+        self.now_ns = done;
+        Ok(())
+    }
+
+    fn write_packed(&mut self, writes: &[PackedWrite<'_>], flags: WriteFlags) -> Result<(), DeviceError> {
+        for w in writes {
+            self.check_data(w.offset_bytes, w.data.len())?;
+        }
+        if writes.is_empty() {
+            return Err(DeviceError::EmptyRequest);
+        }
+        self.begin();
+        let start = self.now_ns;
+        let total: u64 = writes.iter().map(|w| w.data.len() as u64).sum();
+        let t = start + self.profile.timing.command_overhead_ns + self.xfer_ns(total);
+        let done = self.guard(|d| {
+            let mut done = t;
+            for w in writes {
+                done = done.max(d.do_write(w.offset_bytes, w.data, flags, t)?);
+            }
+            Ok(done)
+        })?;
+        self.host.packed += 1;
+        self.record_write_latency(flags, done - start);
+        self.now_ns = done;
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), DeviceError> {
+        if self.failed {
+            return Err(DeviceError::Failed);
+        }
+        self.begin();
+        let start = self.now_ns;
+        let t = start + self.profile.timing.command_overhead_ns;
+        let done = self.guard(|d| {
+            while d.destage_oldest(t)? {}
+            let t = t.max(d.ftl.program_horizon_ns());
+            d.cache.clear_inflight();
+            Ok(d.ftl.checkpoint(t)?)
+        })?;
+        self.host.flushes += 1;
+        self.lat.flush.record(done - start);
+        self.now_ns = done;
+        Ok(())
+    }
+
+    fn discard(&mut self, offset_bytes: u64, len_bytes: u64) -> Result<(), DeviceError> {
+        self.check_range(offset_bytes, len_bytes)?;
+        self.begin();
+        let start = self.now_ns;
+        let done = start + self.profile.timing.command_overhead_ns;
+        let full = self.full_mask;
+        let parts: Vec<_> = self.pages(offset_bytes, len_bytes).collect();
+        self.guard(|d| {
+            for (lpn, _, _, _, mask) in parts {
+                if mask != full {
+                    continue;
+                }
+                if let Some(ev) = d.cache.take(lpn) {
+                    d.cache.free_slot(ev.slot);
+                }
+                d.ftl.trim(Lpn(lpn))?;
+            }
+            Ok(())
+        })?;
+        self.host.discards += 1;
+        self.host.discard_bytes += len_bytes;
+        self.lat.discard.record(done - start);
+        self.now_ns = done;
+        Ok(())
+    }
+
+    fn counters(&self) -> Counters {
+        let s = self.ftl_delta();
+        let page = self.page_bytes;
+        let nand_programs = s.host_programs + s.gc_copies + s.map_programs;
+        let nand_program_bytes = nand_programs * page;
+        let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
+        let modeled_s = (self.now_ns - self.start_ns) as f64 / 1e9;
+        let ops = (self.host.read_requests + self.host.write_requests) as f64;
+        let wear = self.ftl.wear();
+        Counters {
+            host_write_bytes: self.host.write_bytes,
+            nand_program_bytes,
+            erases: s.erases,
+            gc_copies: s.gc_copies,
+            waf: ratio(nand_program_bytes as f64, self.host.write_bytes as f64),
+            flushes: self.host.flushes,
+            fua: self.host.fua,
+            modeled_s,
+            modeled_ops_per_sec: ratio(ops, modeled_s),
+            host_read_requests: self.host.read_requests,
+            host_read_bytes: self.host.read_bytes,
+            host_write_requests: self.host.write_requests,
+            discards: self.host.discards,
+            discard_bytes: self.host.discard_bytes,
+            packed_commands: self.host.packed,
+            nand_reads: s.nand_reads,
+            nand_read_bytes: s.nand_reads * page,
+            nand_programs,
+            host_page_programs: s.host_programs,
+            map_page_programs: s.map_programs,
+            checkpoints: s.checkpoints,
+            rmw_reads: self.host.rmw_reads,
+            cache_hits: self.host.cache_hits,
+            cache_misses: self.host.cache_misses,
+            cache_write_hits: self.host.cache_write_hits,
+            nand_busy_s: (self.ftl.medium().busy_ns() - self.baseline_busy_ns) as f64 / 1e9,
+            ftl_waf: ratio(nand_programs as f64, s.host_programs as f64),
+            wear_min_erases: wear.min_erases,
+            wear_max_erases: wear.max_erases,
+            wear_mean_erases: wear.mean_erases,
+            latency: self.lat.summaries(),
+        }
+    }
+}

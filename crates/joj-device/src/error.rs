@@ -1,0 +1,101 @@
+//! Error types, one per layer; each layer wraps the one below.
+
+/// Errors of a medium: misuse of the NAND command set, which the FTL must never commit.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum MediumError {
+    #[error("physical page {ppn} is beyond the medium ({pages} pages)")]
+    PageOutOfRange { ppn: u32, pages: u64 },
+    #[error("block {block} is beyond the medium ({blocks} blocks)")]
+    BlockOutOfRange { block: u32, blocks: u32 },
+    #[error("program of page {ppn} out of order: block {block} expects page {expected} next")]
+    ProgramOutOfOrder { ppn: u32, block: u32, expected: u32 },
+    #[error("program of page {ppn}: block {block} is full and must be erased first")]
+    ProgramNotErased { ppn: u32, block: u32 },
+    #[error("data of {found} bytes where a page holds {expected}")]
+    BadDataLength { expected: usize, found: usize },
+    #[error("checkpoint update has index {index} beyond the mapping of {len} entries")]
+    MapIndexOutOfRange { index: u32, len: usize },
+}
+
+/// Errors of the page-mapping FTL.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum FtlError {
+    #[error(transparent)]
+    Medium(#[from] MediumError),
+    #[error("checksum mismatch on page {ppn}: OOB says {expected:#010x}, data gives {found:#010x}")]
+    ChecksumMismatch { ppn: u32, expected: u32, found: u32 },
+    #[error("logical page {lpn} is beyond the device ({logical_pages} pages)")]
+    LpnOutOfRange { lpn: u32, logical_pages: u64 },
+    #[error("geometry too small: {reason}")]
+    GeometryTooSmall { reason: String },
+    #[error("no free block left for the write frontier (garbage collection found no victim)")]
+    NoFreeBlocks,
+    #[error("mapping checkpoint corrupt: {reason}")]
+    CheckpointCorrupt { reason: String },
+}
+
+/// Errors of the block-device interface (the emulated eMMC).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DeviceError {
+    #[error(transparent)]
+    Ftl(#[from] FtlError),
+    #[error("request at byte {offset_bytes} of {len_bytes} bytes goes beyond the device ({capacity_bytes} bytes)")]
+    BeyondDevice { offset_bytes: u64, len_bytes: u64, capacity_bytes: u64 },
+    #[error("request at byte {offset_bytes} of {len_bytes} bytes is not aligned to {sector_bytes}-byte sectors")]
+    Misaligned { offset_bytes: u64, len_bytes: u64, sector_bytes: u32 },
+    #[error("empty request")]
+    EmptyRequest,
+    #[error("the device failed an earlier command and refuses I/O until reopened")]
+    Failed,
+}
+
+/// Errors loading a profile.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProfileError {
+    #[error("unknown device profile `{name}` (built in: {known}; or give a path to a profile JSON file)")]
+    Unknown { name: String, known: String },
+    #[error("cannot read profile {path}: {message}")]
+    Io { path: String, message: String },
+    #[error("profile does not parse: {message}")]
+    Parse { message: String },
+    #[error("invalid profile: {reason}")]
+    Invalid { reason: String },
+}
+
+/// Errors reading or writing a device image file (`docs/formats/device-image.md`).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ImageError {
+    #[error("image I/O: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("not a joj device image (bad magic)")]
+    BadMagic,
+    #[error("image format version {found} is newer than this build reads ({supported}); not touching it")]
+    NewerVersion { found: u32, supported: u32 },
+    #[error("image geometry {found} differs from the profile's {expected}; refusing to reformat")]
+    GeometryMismatch { expected: String, found: String },
+    #[error("image checksum mismatch in {section}: stored {expected:#018x}, computed {found:#018x}")]
+    ChecksumMismatch { section: &'static str, expected: u64, found: u64 },
+    #[error("image truncated or malformed: {reason}")]
+    Malformed { reason: String },
+    #[error("image data mode differs: image is {found}, profile wants {expected}")]
+    DataModeMismatch { expected: String, found: String },
+}
+
+/// Errors replaying a block trace.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReplayError {
+    #[error("trace record {index}: {source}")]
+    Device { index: usize, source: DeviceError },
+    #[error("trace has requests for several devices ({devices}); choose one")]
+    SeveralDevices { devices: String },
+    #[error("trace record {index}: a {op} request of zero sectors")]
+    EmptyRequest { index: usize, op: String },
+    #[error(transparent)]
+    Profile(#[from] ProfileError),
+}

@@ -1,0 +1,653 @@
+//! Page-mapping flash translation layer over any `Medium`.
+//!
+//! # What it keeps true
+//! - `l2p[lpn]` is the only valid copy of `lpn`; a block's `valid_pages` counts the pages that
+//!   `l2p` points into it. GC copies exactly those pages, then erases.
+//! - Every program carries `(lpn, seq, checksum)` in its OOB area, `seq` strictly increasing
+//!   over the device's life (GC copies get a new `seq` too), so "highest valid seq wins"
+//!   identifies the newest copy of a page on flash.
+//! - An erase never starts before every program issued so far has completed (the *program
+//!   horizon*): a page's old copy outlives the program of its replacement, so a power loss can
+//!   tear a new copy but never leaves a page with no complete copy.
+//! - A mapping checkpoint with sequence `S` starts after the program horizon, so it only points
+//!   at complete pages, and it reflects every program with `seq ≤ S`.
+//!
+//! # Recovery
+//! Load the checkpoint (`S`), then per block read the OOB of its first and last programmed
+//! page. A block whose first page is erased, torn or newer than `S` was (re)written after the
+//! checkpoint: checkpoint pointers into it are stale and dropped. Every block holding pages
+//! newer than `S` is scanned page by page; a valid page with `seq > S` replaces the mapping if
+//! its `seq` is the highest seen for its `lpn`. The modeled time is the checkpoint load plus the
+//! OOB reads, spread over the units.
+
+use serde::{Deserialize, Serialize};
+
+use crate::addr::{BlockId, Lpn, NO_LPN, Oob, Ppn, page_checksum};
+use crate::config::{DataMode, FtlConfig};
+use crate::error::FtlError;
+use crate::gc::{BlockState, BlockView, choose_victim};
+use crate::medium::{Medium, PageState};
+
+/// Work the FTL asked of the medium.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FtlStats {
+    /// Pages programmed for the host (cache destage, write-through, FUA).
+    pub host_programs: u64,
+    /// Valid pages copied by garbage collection.
+    pub gc_copies: u64,
+    /// Page reads (host reads, read-modify-write, GC copies).
+    pub nand_reads: u64,
+    pub erases: u64,
+    /// Pages programmed to the map area by checkpoints.
+    pub map_programs: u64,
+    pub checkpoints: u64,
+    pub trims: u64,
+    pub gc_runs: u64,
+}
+
+/// Erase-count statistics over all blocks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WearStats {
+    pub min_erases: u32,
+    pub max_erases: u32,
+    pub mean_erases: f64,
+}
+
+/// What recovery found and what it cost.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecoveryReport {
+    /// Modeled time from power-on to a usable mapping.
+    pub modeled_ns: u64,
+    pub checkpoint_seq: u64,
+    /// Pages whose OOB area was read.
+    pub oob_reads: u64,
+    /// Map-area pages read to load the checkpoint.
+    pub map_page_reads: u64,
+    /// Logical pages whose mapping came from the scan rather than the checkpoint.
+    pub mapped_from_scan: u64,
+    /// Programmed pages that failed their checksum (torn by the power loss).
+    pub torn_pages: u64,
+}
+
+/// Page-mapping FTL.
+#[derive(Debug)]
+pub struct Ftl<M: Medium> {
+    medium: M,
+    cfg: FtlConfig,
+    ppb: u32,
+    logical_pages: u64,
+    l2p: Vec<u32>,
+    blocks: Vec<BlockView>,
+    free: Vec<Vec<u32>>,
+    free_count: u32,
+    open: Vec<Option<u32>>,
+    cursor: usize,
+    seq: u64,
+    program_horizon_ns: u64,
+    entries_per_map_page: u64,
+    map_dirty: Vec<bool>,
+    dirty_map_pages: Vec<u32>,
+    programs_since_checkpoint: u64,
+    in_gc: bool,
+    scratch: Vec<u8>,
+    stats: FtlStats,
+}
+
+impl<M: Medium> Ftl<M> {
+    fn empty(medium: M, cfg: FtlConfig, logical_pages: u64) -> Result<Ftl<M>, FtlError> {
+        let g = medium.geometry().clone();
+        let ppb = g.pages_per_block;
+        let units = g.units();
+        let blocks = g.blocks();
+        let user_blocks = logical_pages.div_ceil(u64::from(ppb));
+        let reserve = u64::from(units) + u64::from(cfg.gc_free_blocks) + 2;
+        if u64::from(blocks) < user_blocks + reserve {
+            return Err(FtlError::GeometryTooSmall {
+                reason: format!(
+                    "{blocks} blocks cannot hold {user_blocks} blocks of logical pages plus {reserve} spare \
+                     ({units} frontiers + {} GC reserve + 2); raise over-provisioning or blocks",
+                    cfg.gc_free_blocks
+                ),
+            });
+        }
+        if logical_pages == 0 || logical_pages >= u64::from(NO_LPN) {
+            return Err(FtlError::GeometryTooSmall { reason: format!("{logical_pages} logical pages") });
+        }
+        let page_bytes = g.page_bytes as usize;
+        let entries_per_map_page = (page_bytes / 4) as u64;
+        let map_pages = logical_pages.div_ceil(entries_per_map_page) as usize;
+        let data_mode = medium.data_mode();
+        Ok(Ftl {
+            ppb,
+            logical_pages,
+            l2p: vec![NO_LPN; logical_pages as usize],
+            blocks: vec![BlockView { state: BlockState::Free, valid_pages: 0, last_write_seq: 0 }; blocks as usize],
+            free: vec![Vec::new(); units as usize],
+            free_count: 0,
+            open: vec![None; units as usize],
+            cursor: 0,
+            seq: 0,
+            program_horizon_ns: 0,
+            entries_per_map_page,
+            map_dirty: vec![false; map_pages],
+            dirty_map_pages: Vec::new(),
+            programs_since_checkpoint: 0,
+            in_gc: false,
+            scratch: if data_mode == DataMode::Full { vec![0; page_bytes] } else { Vec::new() },
+            stats: FtlStats::default(),
+            medium,
+            cfg,
+        })
+    }
+
+    /// A new, empty FTL: every block that holds anything is erased and the checkpoint reset.
+    pub fn format(medium: M, cfg: FtlConfig, logical_pages: u64) -> Result<Ftl<M>, FtlError> {
+        let mut ftl = Self::empty(medium, cfg, logical_pages)?;
+        let blocks = ftl.blocks.len() as u32;
+        for b in 0..blocks {
+            if ftl.medium.programmed_pages(BlockId(b)) > 0 {
+                ftl.medium.erase(BlockId(b), 0)?;
+            }
+        }
+        ftl.medium.reset_checkpoint(logical_pages);
+        for b in (0..blocks).rev() {
+            ftl.push_free(b);
+        }
+        Ok(ftl)
+    }
+
+    /// Rebuild the mapping from the medium after a power loss (or from an image): the last
+    /// checkpoint plus a scan of what was programmed after it. `start_ns` is power-on time.
+    pub fn recover(medium: M, cfg: FtlConfig, logical_pages: u64, start_ns: u64) -> Result<(Ftl<M>, RecoveryReport), FtlError> {
+        let mut ftl = Self::empty(medium, cfg, logical_pages)?;
+        let cp = ftl.medium.checkpoint();
+        if cp.entries.len() as u64 != logical_pages {
+            return Err(FtlError::CheckpointCorrupt {
+                reason: format!("checkpoint has {} entries, device has {logical_pages} logical pages", cp.entries.len()),
+            });
+        }
+        let s = cp.checkpoint_seq;
+        let ppb = ftl.ppb;
+        let nblocks = ftl.blocks.len() as u32;
+        let mut fresh = vec![false; nblocks as usize];
+        let mut best_seq = vec![0u64; logical_pages as usize];
+        let mut report = RecoveryReport {
+            modeled_ns: 0,
+            checkpoint_seq: s,
+            oob_reads: 0,
+            map_page_reads: logical_pages.div_ceil(ftl.entries_per_map_page),
+            mapped_from_scan: 0,
+            torn_pages: 0,
+        };
+        let t = ftl.medium.read_map_pages(report.map_page_reads, start_ns);
+        let mut end = t;
+        let mut max_seq = s;
+        let mut scanned: Vec<(u32, Oob)> = Vec::new();
+        for b in 0..nblocks {
+            let n = ftl.medium.programmed_pages(BlockId(b));
+            if n == 0 {
+                // Erased since the checkpoint (or free then): nothing the checkpoint names is here.
+                fresh[b as usize] = true;
+                continue;
+            }
+            let first = ftl.medium.peek_valid_oob(Ppn(b * ppb));
+            let last = ftl.medium.peek_valid_oob(Ppn(b * ppb + n - 1));
+            end = end.max(ftl.medium.read_oob(Ppn(b * ppb), t)?.done_ns);
+            report.oob_reads += 1;
+            fresh[b as usize] = first.is_none_or(|o| o.seq > s);
+            let needs_scan = fresh[b as usize] || last.is_none_or(|o| o.seq > s);
+            let mut last_seq = 0;
+            if needs_scan {
+                for p in 0..n {
+                    let ppn = b * ppb + p;
+                    end = end.max(ftl.medium.read_oob(Ppn(ppn), t)?.done_ns);
+                    report.oob_reads += 1;
+                    match ftl.medium.peek_valid_oob(Ppn(ppn)) {
+                        None => report.torn_pages += 1,
+                        Some(o) => {
+                            last_seq = last_seq.max(o.seq);
+                            if o.seq > s && u64::from(o.lpn) < logical_pages {
+                                scanned.push((ppn, o));
+                            }
+                        }
+                    }
+                }
+            } else if let Some(o) = last {
+                last_seq = o.seq;
+            }
+            max_seq = max_seq.max(last_seq);
+            ftl.blocks[b as usize] = BlockView { state: BlockState::Full, valid_pages: 0, last_write_seq: last_seq };
+        }
+        // The checkpoint, minus pointers into blocks rewritten since.
+        let entries = ftl.medium.checkpoint().entries.clone();
+        for (lpn, &p) in entries.iter().enumerate() {
+            if p == NO_LPN || fresh[(p / ppb) as usize] {
+                continue;
+            }
+            match ftl.medium.peek_valid_oob(Ppn(p)) {
+                Some(o) if o.lpn as usize == lpn && o.seq <= s => {
+                    ftl.l2p[lpn] = p;
+                    best_seq[lpn] = o.seq;
+                }
+                other => {
+                    return Err(FtlError::CheckpointCorrupt {
+                        reason: format!("logical page {lpn} points at physical page {p} holding {other:?}"),
+                    });
+                }
+            }
+        }
+        let mut from_scan = vec![false; logical_pages as usize];
+        for (ppn, o) in scanned {
+            let lpn = o.lpn as usize;
+            if o.seq > best_seq[lpn] {
+                best_seq[lpn] = o.seq;
+                ftl.l2p[lpn] = ppn;
+                from_scan[lpn] = true;
+            }
+        }
+        report.mapped_from_scan = from_scan.iter().filter(|&&x| x).count() as u64;
+        for &p in &ftl.l2p {
+            if p != NO_LPN {
+                ftl.blocks[(p / ppb) as usize].valid_pages += 1;
+            }
+        }
+        for b in (0..nblocks).rev() {
+            if ftl.medium.programmed_pages(BlockId(b)) == 0 {
+                ftl.push_free(b);
+            }
+        }
+        ftl.seq = max_seq;
+        for lpn in 0..logical_pages as usize {
+            if ftl.l2p[lpn] != entries[lpn] {
+                ftl.mark_dirty(lpn as u32);
+            }
+        }
+        report.modeled_ns = end - start_ns;
+        ftl.program_horizon_ns = end;
+        ftl.check_invariants();
+        Ok((ftl, report))
+    }
+
+    /// Logical pages exported.
+    pub fn logical_pages(&self) -> u64 {
+        self.logical_pages
+    }
+
+    pub fn medium(&self) -> &M {
+        &self.medium
+    }
+
+    pub fn medium_mut(&mut self) -> &mut M {
+        &mut self.medium
+    }
+
+    /// Give the medium back (power loss, image save).
+    pub fn into_medium(self) -> M {
+        self.medium
+    }
+
+    pub fn stats(&self) -> &FtlStats {
+        &self.stats
+    }
+
+    /// When every program issued so far is complete.
+    pub fn program_horizon_ns(&self) -> u64 {
+        self.program_horizon_ns
+    }
+
+    /// Whether `lpn` has a copy on flash.
+    pub fn is_mapped(&self, lpn: Lpn) -> bool {
+        self.l2p.get(lpn.0 as usize).is_some_and(|&p| p != NO_LPN)
+    }
+
+    /// Blocks currently free.
+    pub fn free_blocks(&self) -> u32 {
+        self.free_count
+    }
+
+    /// Bytes of mapping state held per logical page (L2P entry plus the checkpoint copy).
+    pub fn heap_bytes(&self) -> u64 {
+        (self.l2p.len() * 4
+            + self.blocks.len() * std::mem::size_of::<BlockView>()
+            + self.map_dirty.len()
+            + self.dirty_map_pages.capacity() * 4) as u64
+    }
+
+    pub fn wear(&self) -> WearStats {
+        let n = self.blocks.len() as u32;
+        let counts: Vec<u32> = (0..n).map(|b| self.medium.erase_count(BlockId(b))).collect();
+        WearStats {
+            min_erases: counts.iter().copied().min().unwrap_or(0),
+            max_erases: counts.iter().copied().max().unwrap_or(0),
+            mean_erases: counts.iter().map(|&c| f64::from(c)).sum::<f64>() / f64::from(n.max(1)),
+        }
+    }
+
+    fn check_lpn(&self, lpn: Lpn) -> Result<usize, FtlError> {
+        if u64::from(lpn.0) >= self.logical_pages {
+            return Err(FtlError::LpnOutOfRange { lpn: lpn.0, logical_pages: self.logical_pages });
+        }
+        Ok(lpn.0 as usize)
+    }
+
+    fn push_free(&mut self, block: u32) {
+        let unit = self.medium.geometry().unit_of_block(block) as usize;
+        self.blocks[block as usize] = BlockView { state: BlockState::Free, valid_pages: 0, last_write_seq: 0 };
+        self.free[unit].push(block);
+        self.free_count += 1;
+    }
+
+    fn mark_dirty(&mut self, lpn: u32) {
+        let m = (u64::from(lpn) / self.entries_per_map_page) as usize;
+        if !self.map_dirty[m] {
+            self.map_dirty[m] = true;
+            self.dirty_map_pages.push(m as u32);
+        }
+    }
+
+    /// A block with room in frontier slot `slot`, or a new one (the slot's own unit first,
+    /// else the unit with most free blocks).
+    fn frontier_block(&mut self, slot: usize) -> Option<u32> {
+        if let Some(b) = self.open[slot] {
+            return Some(b);
+        }
+        let unit = if self.free[slot].is_empty() {
+            (0..self.free.len()).max_by_key(|&u| (self.free[u].len(), std::cmp::Reverse(u)))?
+        } else {
+            slot
+        };
+        let b = self.free[unit].pop()?;
+        self.free_count -= 1;
+        self.blocks[b as usize].state = BlockState::Open;
+        self.open[slot] = Some(b);
+        Some(b)
+    }
+
+    /// Program `data` as the new copy of `lpn` at the next frontier; returns completion time.
+    fn program_page(&mut self, lpn: u32, data: &[u8], issue_ns: u64) -> Result<u64, FtlError> {
+        let slots = self.open.len();
+        let mut chosen = None;
+        for _ in 0..slots {
+            let slot = self.cursor;
+            self.cursor = (self.cursor + 1) % slots;
+            if let Some(b) = self.frontier_block(slot) {
+                chosen = Some((slot, b));
+                break;
+            }
+        }
+        let (slot, b) = chosen.ok_or(FtlError::NoFreeBlocks)?;
+        let page = self.medium.programmed_pages(BlockId(b));
+        debug_assert!(page < self.ppb);
+        let ppn = b * self.ppb + page;
+        self.seq += 1;
+        let checksum = page_checksum(data, lpn, self.seq);
+        let done = self.medium.program(Ppn(ppn), data, Oob { lpn, checksum, seq: self.seq }, issue_ns)?;
+        let old = self.l2p[lpn as usize];
+        if old != NO_LPN {
+            let ob = &mut self.blocks[(old / self.ppb) as usize];
+            debug_assert!(ob.valid_pages > 0);
+            ob.valid_pages -= 1;
+        }
+        self.l2p[lpn as usize] = ppn;
+        let bv = &mut self.blocks[b as usize];
+        bv.valid_pages += 1;
+        bv.last_write_seq = self.seq;
+        if page + 1 == self.ppb {
+            bv.state = BlockState::Full;
+            self.open[slot] = None;
+        }
+        self.mark_dirty(lpn);
+        self.program_horizon_ns = self.program_horizon_ns.max(done);
+        self.programs_since_checkpoint += 1;
+        Ok(done)
+    }
+
+    /// Write one whole logical page (`data` is a page, or empty in `OobOnly` mode). Runs GC
+    /// first if free blocks are short, and a periodic checkpoint after. Returns when the page
+    /// program completes.
+    pub fn write(&mut self, lpn: Lpn, data: &[u8], issue_ns: u64) -> Result<u64, FtlError> {
+        self.check_lpn(lpn)?;
+        self.collect_garbage(issue_ns)?;
+        let done = self.program_page(lpn.0, data, issue_ns)?;
+        self.stats.host_programs += 1;
+        if self.programs_since_checkpoint >= self.cfg.checkpoint_interval_programs {
+            self.checkpoint(issue_ns)?;
+        }
+        Ok(done)
+    }
+
+    /// Read `lpn` into `buf`. An unmapped page reads as zeros without touching the medium
+    /// (`Ok(None)`); otherwise returns when the data is in the controller.
+    pub fn read(&mut self, lpn: Lpn, buf: &mut [u8], issue_ns: u64) -> Result<Option<u64>, FtlError> {
+        let i = self.check_lpn(lpn)?;
+        let ppn = self.l2p[i];
+        if ppn == NO_LPN {
+            buf.fill(0);
+            return Ok(None);
+        }
+        let done = self.read_verified(ppn, lpn.0, buf, issue_ns)?;
+        Ok(Some(done))
+    }
+
+    fn read_verified(&mut self, ppn: u32, lpn: u32, buf: &mut [u8], issue_ns: u64) -> Result<u64, FtlError> {
+        let r = self.medium.read(Ppn(ppn), buf, issue_ns)?;
+        self.stats.nand_reads += 1;
+        let found = page_checksum(buf, r.oob.lpn, r.oob.seq);
+        if r.state != PageState::Programmed || r.oob.lpn != lpn || found != r.oob.checksum {
+            return Err(FtlError::ChecksumMismatch { ppn, expected: r.oob.checksum, found });
+        }
+        Ok(r.done_ns)
+    }
+
+    /// Drop `lpn`'s mapping: it reads as zeros until written again. Durable at the next
+    /// checkpoint.
+    pub fn trim(&mut self, lpn: Lpn) -> Result<(), FtlError> {
+        let i = self.check_lpn(lpn)?;
+        let old = self.l2p[i];
+        if old != NO_LPN {
+            self.blocks[(old / self.ppb) as usize].valid_pages -= 1;
+            self.l2p[i] = NO_LPN;
+            self.mark_dirty(lpn.0);
+            self.stats.trims += 1;
+        }
+        Ok(())
+    }
+
+    /// Persist the mapping: the dirty map pages plus a root page, after every program issued so
+    /// far. Returns completion (no-op if nothing changed).
+    pub fn checkpoint(&mut self, issue_ns: u64) -> Result<u64, FtlError> {
+        if self.dirty_map_pages.is_empty() {
+            return Ok(issue_ns);
+        }
+        let mut updates = Vec::new();
+        {
+            let persisted = &self.medium.checkpoint().entries;
+            for &m in &self.dirty_map_pages {
+                let lo = u64::from(m) * self.entries_per_map_page;
+                let hi = (lo + self.entries_per_map_page).min(self.logical_pages);
+                for lpn in lo as usize..hi as usize {
+                    if persisted[lpn] != self.l2p[lpn] {
+                        updates.push((lpn as u32, self.l2p[lpn]));
+                    }
+                }
+            }
+        }
+        let pages = self.dirty_map_pages.len() as u64 + 1;
+        for m in self.dirty_map_pages.drain(..) {
+            self.map_dirty[m as usize] = false;
+        }
+        let start = issue_ns.max(self.program_horizon_ns);
+        let done = self.medium.write_checkpoint(&updates, self.seq, pages, start)?;
+        self.stats.map_programs += pages;
+        self.stats.checkpoints += 1;
+        self.programs_since_checkpoint = 0;
+        Ok(done)
+    }
+
+    /// Run GC until more than `gc_free_blocks` blocks are free.
+    fn collect_garbage(&mut self, issue_ns: u64) -> Result<(), FtlError> {
+        if self.in_gc || self.free_count > self.cfg.gc_free_blocks {
+            return Ok(());
+        }
+        self.in_gc = true;
+        let result = (|| {
+            while self.free_count <= self.cfg.gc_free_blocks {
+                let Some(victim) = choose_victim(self.cfg.gc_policy, &self.blocks, self.ppb, self.seq) else {
+                    break;
+                };
+                self.relocate_and_erase(victim as u32, issue_ns)?;
+            }
+            Ok(())
+        })();
+        self.in_gc = false;
+        result
+    }
+
+    fn relocate_and_erase(&mut self, victim: u32, issue_ns: u64) -> Result<(), FtlError> {
+        self.stats.gc_runs += 1;
+        let n = self.medium.programmed_pages(BlockId(victim));
+        let mut buf = std::mem::take(&mut self.scratch);
+        for p in 0..n {
+            if self.blocks[victim as usize].valid_pages == 0 {
+                break;
+            }
+            let ppn = victim * self.ppb + p;
+            let Some(oob) = self.medium.peek_oob(Ppn(ppn)) else { break };
+            if u64::from(oob.lpn) >= self.logical_pages || self.l2p[oob.lpn as usize] != ppn {
+                continue;
+            }
+            let read_done = self.read_verified(ppn, oob.lpn, &mut buf, issue_ns);
+            let read_done = match read_done {
+                Ok(t) => t,
+                Err(e) => {
+                    self.scratch = buf;
+                    return Err(e);
+                }
+            };
+            if let Err(e) = self.program_page(oob.lpn, &buf, read_done) {
+                self.scratch = buf;
+                return Err(e);
+            }
+            self.stats.gc_copies += 1;
+        }
+        self.scratch = buf;
+        assert_eq!(self.blocks[victim as usize].valid_pages, 0, "GC left a valid page in block {victim}");
+        self.medium.erase(BlockId(victim), issue_ns.max(self.program_horizon_ns))?;
+        self.stats.erases += 1;
+        self.push_free(victim);
+        Ok(())
+    }
+
+    /// Check the FTL's bookkeeping against the medium (tests, recovery). Panics on a bug.
+    pub fn check_invariants(&self) {
+        let mut valid = vec![0u32; self.blocks.len()];
+        for (lpn, &p) in self.l2p.iter().enumerate() {
+            if p == NO_LPN {
+                continue;
+            }
+            valid[(p / self.ppb) as usize] += 1;
+            let oob = self.medium.peek_oob(Ppn(p));
+            assert_eq!(oob.map(|o| o.lpn), Some(lpn as u32), "l2p[{lpn}] = {p} but OOB says {oob:?}");
+        }
+        let mut free = 0;
+        for (b, v) in self.blocks.iter().enumerate() {
+            assert_eq!(v.valid_pages, valid[b], "block {b} valid count");
+            if v.state == BlockState::Free {
+                free += 1;
+                assert_eq!(self.medium.programmed_pages(BlockId(b as u32)), 0, "free block {b} is programmed");
+            }
+        }
+        assert_eq!(free, self.free_count, "free block count");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Geometry, Timing};
+    use crate::nand::NandMedium;
+
+    fn geometry() -> Geometry {
+        Geometry {
+            page_bytes: 512,
+            pages_per_block: 8,
+            blocks_per_plane: 16,
+            planes_per_die: 1,
+            dies_per_channel: 1,
+            channels: 2,
+            sector_bytes: 512,
+        }
+    }
+
+    fn ftl(logical: u64) -> Ftl<NandMedium> {
+        let m = NandMedium::new(geometry(), Timing::default(), DataMode::Full);
+        let cfg = FtlConfig { gc_free_blocks: 2, checkpoint_interval_programs: 50, ..FtlConfig::default() };
+        Ftl::format(m, cfg, logical).unwrap()
+    }
+
+    fn page(v: u8) -> Vec<u8> {
+        vec![v; 512]
+    }
+
+    #[test]
+    fn overwrites_under_gc_keep_every_page() {
+        let mut f = ftl(200);
+        let mut now = 0;
+        for round in 0..20u32 {
+            for lpn in 0..200u32 {
+                let v = (lpn.wrapping_mul(7) + round) as u8;
+                now = f.write(Lpn(lpn), &page(v), now).unwrap();
+            }
+        }
+        assert!(f.stats().gc_copies > 0 || f.stats().erases > 0);
+        f.check_invariants();
+        let mut buf = page(0);
+        for lpn in 0..200u32 {
+            f.read(Lpn(lpn), &mut buf, now).unwrap();
+            assert_eq!(buf, page((lpn.wrapping_mul(7) + 19) as u8));
+        }
+    }
+
+    #[test]
+    fn too_little_spare_is_refused() {
+        let m = NandMedium::new(geometry(), Timing::default(), DataMode::Full);
+        let e = Ftl::format(m, FtlConfig::default(), 250).unwrap_err();
+        assert!(matches!(e, FtlError::GeometryTooSmall { .. }));
+    }
+
+    #[test]
+    fn trim_unmaps_and_reads_zero() {
+        let mut f = ftl(100);
+        f.write(Lpn(3), &page(9), 0).unwrap();
+        f.trim(Lpn(3)).unwrap();
+        let mut buf = page(1);
+        assert_eq!(f.read(Lpn(3), &mut buf, 0).unwrap(), None);
+        assert_eq!(buf, page(0));
+        f.check_invariants();
+    }
+
+    #[test]
+    fn recovery_from_checkpoint_plus_scan_finds_every_completed_page() {
+        let mut f = ftl(100);
+        let mut now = 0;
+        for lpn in 0..100u32 {
+            now = f.write(Lpn(lpn), &page(lpn as u8), now).unwrap();
+        }
+        now = f.checkpoint(now).unwrap();
+        for lpn in 0..30u32 {
+            now = f.write(Lpn(lpn), &page(200), now).unwrap();
+        }
+        f.trim(Lpn(99)).unwrap();
+        let mut m = f.into_medium();
+        m.power_loss(now, 1);
+        let (mut g, report) = Ftl::recover(m, FtlConfig::default(), 100, now).unwrap();
+        assert!(report.modeled_ns > 0);
+        assert!(report.mapped_from_scan >= 30);
+        let mut buf = page(0);
+        for lpn in 0..100u32 {
+            g.read(Lpn(lpn), &mut buf, 0).unwrap();
+            let want = if lpn < 30 { 200 } else { lpn as u8 };
+            assert_eq!(buf, page(want), "lpn {lpn}");
+        }
+    }
+}

@@ -1,0 +1,547 @@
+//! Emulated NAND flash: the timed, fault-injecting implementation of `Medium`.
+//!
+//! # Model
+//! - Geometry: `channels × dies × planes` independent units; block `b` is on unit
+//!   `b % units`, unit `u` on channel `u % channels`. A unit does one array operation at a time;
+//!   a channel moves one page at a time. Multi-plane commands are modeled as planes working
+//!   independently.
+//! - Timing, in simulated nanoseconds, never the wall clock: a program holds the channel for the
+//!   data transfer and the unit for transfer + tPROG; a read holds the unit for tR + transfer
+//!   out and the channel for the transfer; an erase holds the unit for tBERS.
+//! - Rules, enforced as errors: a page is programmed only when it is the next one of its block
+//!   (in-order programming, which also forbids programming a page twice before an erase).
+//! - Storage: per page a 16-byte OOB area; in `DataMode::Full` also the page data (allocated
+//!   per block on first program).
+//!
+//! # Fault model
+//! Every command is logged with its start and end time until it is retired (complete before
+//! the host's "now"). On `power_loss(at)`, walking the log backwards: a program that started
+//! before `at` but ends after it is *torn* (data scrambled, OOB checksum no longer matches); a
+//! command that had not started never happened (a program leaves its page erased, an erase
+//! leaves its block's old contents); an erase under way leaves every page of its block torn;
+//! a checkpoint not complete by `at` leaves the previous checkpoint. The volatile cache lives
+//! above this layer and is simply dropped.
+
+use crate::addr::{BlockId, Oob, Ppn};
+use crate::config::{DataMode, Geometry, Timing};
+use crate::error::MediumError;
+use crate::medium::{MapCheckpoint, Medium, PageRead, PageState};
+use crate::rng::SimRng;
+
+#[derive(Debug)]
+enum Inflight {
+    Program {
+        ppn: u32,
+        start_ns: u64,
+        end_ns: u64,
+    },
+    Erase {
+        block: u32,
+        start_ns: u64,
+        end_ns: u64,
+        saved_oob: Vec<Oob>,
+        saved_data: Option<Box<[u8]>>,
+        saved_programmed: u32,
+    },
+    Checkpoint {
+        end_ns: u64,
+        old_entries: Vec<(u32, u32)>,
+        old_seq: u64,
+    },
+}
+
+impl Inflight {
+    fn end_ns(&self) -> u64 {
+        match self {
+            Inflight::Program { end_ns, .. } | Inflight::Erase { end_ns, .. } | Inflight::Checkpoint { end_ns, .. } => {
+                *end_ns
+            }
+        }
+    }
+}
+
+/// Emulated NAND flash in memory.
+#[derive(Debug)]
+pub struct NandMedium {
+    geometry: Geometry,
+    timing: Timing,
+    mode: DataMode,
+    ppb: u32,
+    page_bytes: usize,
+    oob: Vec<Oob>,
+    programmed: Vec<u32>,
+    erase_counts: Vec<u32>,
+    data: Vec<Option<Box<[u8]>>>,
+    unit_free_ns: Vec<u64>,
+    channel_free_ns: Vec<u64>,
+    page_xfer_ns: u64,
+    oob_xfer_ns: u64,
+    inflight: Vec<Inflight>,
+    inflight_erases: usize,
+    checkpoint: MapCheckpoint,
+    map_cursor: u32,
+    busy_ns: u64,
+}
+
+impl NandMedium {
+    /// A fresh medium: every block erased, erase counts zero, checkpoint empty.
+    pub fn new(geometry: Geometry, timing: Timing, mode: DataMode) -> NandMedium {
+        let blocks = geometry.blocks() as usize;
+        let pages = geometry.physical_pages() as usize;
+        let page_xfer_ns = Timing::transfer_ns(u64::from(geometry.page_bytes), timing.channel_bytes_per_s);
+        let oob_xfer_ns = Timing::transfer_ns(16, timing.channel_bytes_per_s);
+        NandMedium {
+            ppb: geometry.pages_per_block,
+            page_bytes: geometry.page_bytes as usize,
+            oob: vec![Oob::EMPTY; pages],
+            programmed: vec![0; blocks],
+            erase_counts: vec![0; blocks],
+            data: (0..blocks).map(|_| None).collect(),
+            unit_free_ns: vec![0; geometry.units() as usize],
+            channel_free_ns: vec![0; geometry.channels as usize],
+            page_xfer_ns,
+            oob_xfer_ns,
+            inflight: Vec::new(),
+            inflight_erases: 0,
+            checkpoint: MapCheckpoint::default(),
+            map_cursor: 0,
+            busy_ns: 0,
+            geometry,
+            timing,
+            mode,
+        }
+    }
+
+    pub fn timing(&self) -> &Timing {
+        &self.timing
+    }
+
+    /// Erase counts of all blocks (wear statistics).
+    pub fn erase_counts(&self) -> &[u32] {
+        &self.erase_counts
+    }
+
+    /// Heap bytes of stored page data.
+    pub fn data_heap_bytes(&self) -> u64 {
+        self.data.iter().flatten().map(|b| b.len() as u64).sum()
+    }
+
+    pub(crate) fn parts(&self) -> NandParts<'_> {
+        NandParts {
+            oob: &self.oob,
+            programmed: &self.programmed,
+            erase_counts: &self.erase_counts,
+            data: &self.data,
+            checkpoint: &self.checkpoint,
+        }
+    }
+
+    /// Rebuild a medium from image contents (no command in flight, clocks at zero).
+    pub(crate) fn from_parts(
+        geometry: Geometry,
+        timing: Timing,
+        mode: DataMode,
+        oob: Vec<Oob>,
+        programmed: Vec<u32>,
+        erase_counts: Vec<u32>,
+        data: Vec<Option<Box<[u8]>>>,
+        checkpoint: MapCheckpoint,
+    ) -> NandMedium {
+        let mut m = NandMedium::new(geometry, timing, mode);
+        m.oob = oob;
+        m.programmed = programmed;
+        m.erase_counts = erase_counts;
+        m.data = data;
+        m.checkpoint = checkpoint;
+        m
+    }
+
+    fn check_ppn(&self, ppn: Ppn) -> Result<(u32, u32), MediumError> {
+        if u64::from(ppn.0) >= self.geometry.physical_pages() {
+            return Err(MediumError::PageOutOfRange { ppn: ppn.0, pages: self.geometry.physical_pages() });
+        }
+        Ok((ppn.0 / self.ppb, ppn.0 % self.ppb))
+    }
+
+    fn unit_and_channel(&self, block: u32) -> (usize, usize) {
+        let unit = self.geometry.unit_of_block(block);
+        (unit as usize, self.geometry.channel_of_unit(unit) as usize)
+    }
+
+    /// Schedule a read of `xfer_ns` bytes-out on `block`'s unit; returns the end time.
+    fn schedule_read(&mut self, block: u32, xfer_ns: u64, issue_ns: u64) -> u64 {
+        let (u, c) = self.unit_and_channel(block);
+        let start = issue_ns.max(self.unit_free_ns[u]);
+        let ready = start + self.timing.read_page_ns;
+        let xfer_start = ready.max(self.channel_free_ns[c]);
+        let end = xfer_start + xfer_ns;
+        self.channel_free_ns[c] = end;
+        self.unit_free_ns[u] = end;
+        self.busy_ns += end - start;
+        end
+    }
+
+    /// Schedule a page program on `unit`; returns `(start, end)`.
+    fn schedule_program(&mut self, unit: usize, issue_ns: u64) -> (u64, u64) {
+        let c = self.geometry.channel_of_unit(unit as u32) as usize;
+        let start = issue_ns.max(self.unit_free_ns[unit]).max(self.channel_free_ns[c]);
+        self.channel_free_ns[c] = start + self.page_xfer_ns;
+        let end = start + self.page_xfer_ns + self.timing.program_page_ns;
+        self.unit_free_ns[unit] = end;
+        self.busy_ns += end - start;
+        (start, end)
+    }
+
+    fn block_data(&mut self, block: u32) -> &mut [u8] {
+        let len = self.page_bytes * self.ppb as usize;
+        self.data[block as usize].get_or_insert_with(|| vec![0u8; len].into_boxed_slice())
+    }
+}
+
+/// Borrowed contents of a medium, for the image writer.
+pub(crate) struct NandParts<'a> {
+    pub oob: &'a [Oob],
+    pub programmed: &'a [u32],
+    pub erase_counts: &'a [u32],
+    pub data: &'a [Option<Box<[u8]>>],
+    pub checkpoint: &'a MapCheckpoint,
+}
+
+impl Medium for NandMedium {
+    fn geometry(&self) -> &Geometry {
+        &self.geometry
+    }
+
+    fn data_mode(&self) -> DataMode {
+        self.mode
+    }
+
+    fn program(&mut self, ppn: Ppn, data: &[u8], oob: Oob, issue_ns: u64) -> Result<u64, MediumError> {
+        let (block, page) = self.check_ppn(ppn)?;
+        let expected_len = if self.mode == DataMode::Full { self.page_bytes } else { 0 };
+        if data.len() != expected_len {
+            return Err(MediumError::BadDataLength { expected: expected_len, found: data.len() });
+        }
+        let next = self.programmed[block as usize];
+        if next >= self.ppb {
+            return Err(MediumError::ProgramNotErased { ppn: ppn.0, block });
+        }
+        if page != next {
+            return Err(MediumError::ProgramOutOfOrder { ppn: ppn.0, block, expected: next });
+        }
+        if self.mode == DataMode::Full {
+            let off = page as usize * self.page_bytes;
+            let pb = self.page_bytes;
+            self.block_data(block)[off..off + pb].copy_from_slice(data);
+        }
+        self.oob[ppn.0 as usize] = oob;
+        self.programmed[block as usize] = next + 1;
+        let (unit, _) = self.unit_and_channel(block);
+        let (start_ns, end_ns) = self.schedule_program(unit, issue_ns);
+        self.inflight.push(Inflight::Program { ppn: ppn.0, start_ns, end_ns });
+        Ok(end_ns)
+    }
+
+    fn read(&mut self, ppn: Ppn, buf: &mut [u8], issue_ns: u64) -> Result<PageRead, MediumError> {
+        let (block, page) = self.check_ppn(ppn)?;
+        let expected_len = if self.mode == DataMode::Full { self.page_bytes } else { 0 };
+        if buf.len() != expected_len {
+            return Err(MediumError::BadDataLength { expected: expected_len, found: buf.len() });
+        }
+        let done_ns = self.schedule_read(block, self.page_xfer_ns, issue_ns);
+        if page >= self.programmed[block as usize] {
+            buf.fill(0xFF);
+            return Ok(PageRead { state: PageState::Erased, oob: Oob::EMPTY, done_ns });
+        }
+        if self.mode == DataMode::Full {
+            let off = page as usize * self.page_bytes;
+            match &self.data[block as usize] {
+                Some(d) => buf.copy_from_slice(&d[off..off + self.page_bytes]),
+                None => buf.fill(0),
+            }
+        }
+        Ok(PageRead { state: PageState::Programmed, oob: self.oob[ppn.0 as usize], done_ns })
+    }
+
+    fn read_oob(&mut self, ppn: Ppn, issue_ns: u64) -> Result<PageRead, MediumError> {
+        let (block, page) = self.check_ppn(ppn)?;
+        let done_ns = self.schedule_read(block, self.oob_xfer_ns, issue_ns);
+        if page >= self.programmed[block as usize] {
+            return Ok(PageRead { state: PageState::Erased, oob: Oob::EMPTY, done_ns });
+        }
+        Ok(PageRead { state: PageState::Programmed, oob: self.oob[ppn.0 as usize], done_ns })
+    }
+
+    fn peek_oob(&self, ppn: Ppn) -> Option<Oob> {
+        let block = ppn.0 / self.ppb;
+        let page = ppn.0 % self.ppb;
+        (page < *self.programmed.get(block as usize)?).then(|| self.oob[ppn.0 as usize])
+    }
+
+    fn peek_valid_oob(&self, ppn: Ppn) -> Option<Oob> {
+        let oob = self.peek_oob(ppn)?;
+        let (block, page) = (ppn.0 / self.ppb, ppn.0 % self.ppb);
+        let sum = match (&self.data[block as usize], self.mode) {
+            (Some(d), DataMode::Full) => {
+                let off = page as usize * self.page_bytes;
+                crate::addr::page_checksum(&d[off..off + self.page_bytes], oob.lpn, oob.seq)
+            }
+            (None, DataMode::Full) => crate::addr::page_checksum(&vec![0u8; self.page_bytes], oob.lpn, oob.seq),
+            (_, DataMode::OobOnly) => crate::addr::page_checksum(&[], oob.lpn, oob.seq),
+        };
+        (sum == oob.checksum).then_some(oob)
+    }
+
+    fn erase(&mut self, block: BlockId, issue_ns: u64) -> Result<u64, MediumError> {
+        let b = block.0;
+        if b >= self.geometry.blocks() {
+            return Err(MediumError::BlockOutOfRange { block: b, blocks: self.geometry.blocks() });
+        }
+        let (u, _) = self.unit_and_channel(b);
+        let start_ns = issue_ns.max(self.unit_free_ns[u]);
+        let end_ns = start_ns + self.timing.erase_block_ns;
+        self.unit_free_ns[u] = end_ns;
+        self.busy_ns += end_ns - start_ns;
+        let range = (b * self.ppb) as usize..((b + 1) * self.ppb) as usize;
+        let saved_oob = self.oob[range].to_vec();
+        let saved_data = self.data[b as usize].take();
+        let saved_programmed = self.programmed[b as usize];
+        self.programmed[b as usize] = 0;
+        self.erase_counts[b as usize] += 1;
+        self.inflight.push(Inflight::Erase { block: b, start_ns, end_ns, saved_oob, saved_data, saved_programmed });
+        self.inflight_erases += 1;
+        Ok(end_ns)
+    }
+
+    fn programmed_pages(&self, block: BlockId) -> u32 {
+        self.programmed[block.0 as usize]
+    }
+
+    fn erase_count(&self, block: BlockId) -> u32 {
+        self.erase_counts[block.0 as usize]
+    }
+
+    fn checkpoint(&self) -> &MapCheckpoint {
+        &self.checkpoint
+    }
+
+    fn write_checkpoint(
+        &mut self,
+        updates: &[(u32, u32)],
+        checkpoint_seq: u64,
+        map_pages: u64,
+        issue_ns: u64,
+    ) -> Result<u64, MediumError> {
+        let len = self.checkpoint.entries.len();
+        let mut old_entries = Vec::with_capacity(updates.len());
+        for &(i, v) in updates {
+            let slot = self
+                .checkpoint
+                .entries
+                .get_mut(i as usize)
+                .ok_or(MediumError::MapIndexOutOfRange { index: i, len })?;
+            old_entries.push((i, *slot));
+            *slot = v;
+        }
+        let old_seq = self.checkpoint.checkpoint_seq;
+        self.checkpoint.checkpoint_seq = checkpoint_seq;
+        // The map area is spread over all units, one page after the other round-robin.
+        let units = self.geometry.units();
+        let mut end_ns = issue_ns;
+        for _ in 0..map_pages {
+            let unit = (self.map_cursor % units) as usize;
+            self.map_cursor = self.map_cursor.wrapping_add(1);
+            let (_, end) = self.schedule_program(unit, issue_ns);
+            end_ns = end_ns.max(end);
+        }
+        self.inflight.push(Inflight::Checkpoint { end_ns, old_entries, old_seq });
+        Ok(end_ns)
+    }
+
+    fn read_map_pages(&mut self, map_pages: u64, issue_ns: u64) -> u64 {
+        // Map pages are spread round-robin over the units, like the writes that made them.
+        let units = self.geometry.units();
+        let mut end = issue_ns;
+        for i in 0..map_pages {
+            let block = (i % u64::from(units)) as u32;
+            end = end.max(self.schedule_read(block, self.page_xfer_ns, issue_ns));
+        }
+        end
+    }
+
+    fn reset_checkpoint(&mut self, logical_pages: u64) {
+        self.checkpoint = MapCheckpoint { entries: vec![crate::addr::NO_LPN; logical_pages as usize], checkpoint_seq: 0 };
+    }
+
+    fn retire(&mut self, now_ns: u64) {
+        if self.inflight.len() < 256 && self.inflight_erases < 8 {
+            return;
+        }
+        self.inflight.retain(|op| op.end_ns() > now_ns);
+        self.inflight_erases = self.inflight.iter().filter(|op| matches!(op, Inflight::Erase { .. })).count();
+    }
+
+    fn power_loss(&mut self, at_ns: u64, seed: u64) {
+        let mut rng = SimRng::new(seed);
+        let log = std::mem::take(&mut self.inflight);
+        for op in log.into_iter().rev() {
+            if op.end_ns() <= at_ns {
+                continue;
+            }
+            match op {
+                Inflight::Program { ppn, start_ns, .. } => {
+                    let (block, page) = (ppn / self.ppb, ppn % self.ppb);
+                    if start_ns >= at_ns {
+                        // Never started: the page stays erased. Later pages of the block were
+                        // undone first (reverse order), so this is the block's last page.
+                        assert_eq!(self.programmed[block as usize], page + 1, "program log out of order");
+                        self.programmed[block as usize] = page;
+                    } else {
+                        // Torn: part of the cells hold the new data, part are in between.
+                        if self.mode == DataMode::Full {
+                            let off = page as usize * self.page_bytes;
+                            let pb = self.page_bytes;
+                            let d = &mut self.block_data(block)[off..off + pb];
+                            let from = rng.below(pb as u64) as usize;
+                            for b in &mut d[from..] {
+                                *b = rng.next_u64() as u8;
+                            }
+                        }
+                        self.oob[ppn as usize].checksum ^= (rng.next_u64() as u32) | 1;
+                    }
+                }
+                Inflight::Erase { block, start_ns, saved_oob, saved_data, saved_programmed, .. } => {
+                    let range = (block * self.ppb) as usize..((block + 1) * self.ppb) as usize;
+                    if start_ns >= at_ns {
+                        self.oob[range].copy_from_slice(&saved_oob);
+                        self.data[block as usize] = saved_data;
+                        self.programmed[block as usize] = saved_programmed;
+                        self.erase_counts[block as usize] -= 1;
+                    } else {
+                        // An interrupted erase leaves cells in between: every page reads back
+                        // as a programmed page that fails its checksum until the next erase.
+                        for o in &mut self.oob[range] {
+                            *o = Oob { lpn: crate::addr::NO_LPN, checksum: 1, seq: 0 };
+                        }
+                        self.programmed[block as usize] = self.ppb;
+                    }
+                }
+                Inflight::Checkpoint { old_entries, old_seq, .. } => {
+                    for &(i, v) in old_entries.iter().rev() {
+                        self.checkpoint.entries[i as usize] = v;
+                    }
+                    self.checkpoint.checkpoint_seq = old_seq;
+                }
+            }
+        }
+        self.inflight_erases = 0;
+        self.unit_free_ns.fill(at_ns);
+        self.channel_free_ns.fill(at_ns);
+    }
+
+    fn busy_ns(&self) -> u64 {
+        self.busy_ns
+    }
+
+    fn metadata_heap_bytes(&self) -> u64 {
+        (self.oob.len() * std::mem::size_of::<Oob>()
+            + self.programmed.len() * 4
+            + self.erase_counts.len() * 4
+            + self.data.len() * std::mem::size_of::<Option<Box<[u8]>>>()
+            + self.checkpoint.entries.len() * 4) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small() -> NandMedium {
+        let g = Geometry {
+            page_bytes: 1024,
+            pages_per_block: 4,
+            blocks_per_plane: 2,
+            planes_per_die: 1,
+            dies_per_channel: 1,
+            channels: 2,
+            sector_bytes: 512,
+        };
+        NandMedium::new(g, Timing::default(), DataMode::Full)
+    }
+
+    fn oob(lpn: u32, seq: u64) -> Oob {
+        Oob { lpn, seq, checksum: 0 }
+    }
+
+    #[test]
+    fn pages_must_be_programmed_in_order_and_erased_before_reuse() {
+        let mut m = small();
+        let d = vec![1u8; 1024];
+        assert!(matches!(m.program(Ppn(1), &d, oob(0, 1), 0), Err(MediumError::ProgramOutOfOrder { .. })));
+        for p in 0..4 {
+            m.program(Ppn(p), &d, oob(p, 1), 0).unwrap();
+        }
+        assert!(matches!(m.program(Ppn(0), &d, oob(0, 1), 0), Err(MediumError::ProgramNotErased { .. })));
+        m.erase(BlockId(0), 0).unwrap();
+        assert_eq!(m.erase_count(BlockId(0)), 1);
+        m.program(Ppn(0), &d, oob(0, 2), 0).unwrap();
+    }
+
+    #[test]
+    fn units_work_in_parallel_and_a_unit_serializes() {
+        let mut m = small();
+        let d = vec![0u8; 1024];
+        let t = m.timing().clone();
+        let xfer = Timing::transfer_ns(1024, t.channel_bytes_per_s);
+        // Blocks 0 and 1 are on different units and channels: both finish after one program.
+        let a = m.program(Ppn(0), &d, oob(0, 1), 0).unwrap();
+        let b = m.program(Ppn(4), &d, oob(1, 2), 0).unwrap();
+        assert_eq!(a, xfer + t.program_page_ns);
+        assert_eq!(b, a);
+        // A second program on block 0's unit waits for the first.
+        let c = m.program(Ppn(1), &d, oob(2, 3), 0).unwrap();
+        assert_eq!(c, 2 * (xfer + t.program_page_ns));
+    }
+
+    #[test]
+    fn power_loss_tears_the_running_program_and_undoes_the_unstarted_one() {
+        let mut m = small();
+        let d = vec![9u8; 1024];
+        let first_end = m.program(Ppn(0), &d, oob(0, 1), 0).unwrap();
+        let second_end = m.program(Ppn(1), &d, oob(1, 2), 0).unwrap();
+        let _third = m.program(Ppn(2), &d, oob(2, 3), 0).unwrap();
+        // Cut during the second program.
+        m.power_loss(first_end + (second_end - first_end) / 2, 7);
+        assert_eq!(m.programmed_pages(BlockId(0)), 2, "the unstarted third program never happened");
+        assert_eq!(m.peek_oob(Ppn(0)).unwrap().checksum, 0, "the completed program stands");
+        assert_ne!(m.peek_oob(Ppn(1)).unwrap().checksum, 0, "the running program is torn");
+    }
+
+    #[test]
+    fn power_loss_before_an_erase_starts_keeps_the_block() {
+        let mut m = small();
+        let d = vec![3u8; 1024];
+        let end = m.program(Ppn(0), &d, oob(0, 1), 0).unwrap();
+        m.retire(end);
+        let erase_end = m.erase(BlockId(0), end + 1000).unwrap();
+        assert!(erase_end > end);
+        m.power_loss(end + 500, 1);
+        assert_eq!(m.programmed_pages(BlockId(0)), 1);
+        assert_eq!(m.erase_count(BlockId(0)), 0);
+        let mut buf = vec![0u8; 1024];
+        m.read(Ppn(0), &mut buf, 0).unwrap();
+        assert_eq!(buf, d);
+    }
+
+    #[test]
+    fn interrupted_checkpoint_leaves_the_previous_one() {
+        let mut m = small();
+        m.reset_checkpoint(4);
+        let end = m.write_checkpoint(&[(0, 5)], 10, 1, 0).unwrap();
+        m.write_checkpoint(&[(0, 6), (1, 7)], 20, 1, end).unwrap();
+        m.power_loss(end, 0);
+        assert_eq!(m.checkpoint().entries[0], 5);
+        assert_eq!(m.checkpoint().entries[1], crate::addr::NO_LPN);
+        assert_eq!(m.checkpoint().checkpoint_seq, 10);
+    }
+}

@@ -1,0 +1,145 @@
+//! Shared by the integration tests: a tiny device profile and a `HashMap` model of what every
+//! page may read back.
+
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+
+use joj_device::{BlockDevice, CacheConfig, DataMode, FtlConfig, GcPolicy, Geometry, Profile, Timing};
+
+/// 32 blocks of 8 pages of 2 KiB (4 sectors) on 2 units; 30 % spare; an 8-page cache.
+pub fn tiny_profile() -> Profile {
+    Profile {
+        name: "tiny".into(),
+        description: "test device".into(),
+        sources: vec!["tests".into()],
+        geometry: Geometry {
+            page_bytes: 2048,
+            pages_per_block: 8,
+            blocks_per_plane: 16,
+            planes_per_die: 1,
+            dies_per_channel: 1,
+            channels: 2,
+            sector_bytes: 512,
+        },
+        timing: Timing::default(),
+        cache: CacheConfig {
+            capacity_bytes: 8 * 2048,
+            destage_watermark_percent: 50,
+            idle_destage_after_ns: 0,
+            partial_page_write_through: false,
+        },
+        ftl: FtlConfig {
+            over_provisioning_percent: 30.0,
+            gc_policy: GcPolicy::Greedy,
+            gc_free_blocks: 2,
+            checkpoint_interval_programs: 40,
+        },
+        data_mode: DataMode::Full,
+    }
+}
+
+/// Data of write number `id` for a request of `len` bytes: every sector starts with the write
+/// id and its sector index, so a mix of writes or sectors is visible.
+pub fn pattern(id: u64, len: usize) -> Vec<u8> {
+    let mut v = vec![0u8; len];
+    for (i, s) in v.chunks_mut(512).enumerate() {
+        s[..8].copy_from_slice(&id.to_le_bytes());
+        s[8..16].copy_from_slice(&(i as u64).to_le_bytes());
+        for (j, b) in s[16..].iter_mut().enumerate() {
+            *b = (id as u8).wrapping_mul(31).wrapping_add(j as u8);
+        }
+    }
+    v
+}
+
+/// What each logical page holds now, and every content it may hold after a power loss: the
+/// last durable one and each one written since.
+pub struct Model {
+    pub page_bytes: usize,
+    pub pages: u64,
+    pub current: HashMap<u64, Vec<u8>>,
+    pub allowed: HashMap<u64, Vec<Vec<u8>>>,
+}
+
+impl Model {
+    pub fn new(page_bytes: usize, pages: u64) -> Model {
+        Model { page_bytes, pages, current: HashMap::new(), allowed: HashMap::new() }
+    }
+
+    pub fn page(&self, lpn: u64) -> Vec<u8> {
+        self.current.get(&lpn).cloned().unwrap_or_else(|| vec![0; self.page_bytes])
+    }
+
+    fn set(&mut self, lpn: u64, content: Vec<u8>, durable: bool) {
+        let old = self.page(lpn);
+        let allowed = self.allowed.entry(lpn).or_insert_with(|| vec![old]);
+        if durable {
+            allowed.clear();
+        }
+        allowed.push(content.clone());
+        self.current.insert(lpn, content);
+    }
+
+    pub fn write(&mut self, offset: u64, data: &[u8], durable: bool) {
+        let pb = self.page_bytes as u64;
+        let mut pos = offset;
+        let end = offset + data.len() as u64;
+        while pos < end {
+            let lpn = pos / pb;
+            let in_page = (pos % pb) as usize;
+            let n = ((pb - pos % pb).min(end - pos)) as usize;
+            let mut page = self.page(lpn);
+            let from = (pos - offset) as usize;
+            page[in_page..in_page + n].copy_from_slice(&data[from..from + n]);
+            self.set(lpn, page, durable);
+            pos += n as u64;
+        }
+    }
+
+    pub fn discard(&mut self, offset: u64, len: u64) {
+        let pb = self.page_bytes as u64;
+        let first = offset.div_ceil(pb);
+        let last = (offset + len) / pb;
+        for lpn in first..last {
+            self.set(lpn, vec![0; self.page_bytes], false);
+        }
+    }
+
+    pub fn flush(&mut self) {
+        self.allowed.clear();
+    }
+
+    pub fn read(&self, offset: u64, len: usize) -> Vec<u8> {
+        let pb = self.page_bytes as u64;
+        (offset..offset + len as u64).map(|b| {
+            let p = self.current.get(&(b / pb));
+            p.map_or(0, |p| p[(b % pb) as usize])
+        }).collect()
+    }
+
+    /// Check every page of `dev` after a power loss against what is allowed; adopt what it
+    /// holds as the new durable state. Returns a description of the first violation.
+    pub fn check_after_crash(&mut self, dev: &mut impl BlockDevice) -> Result<(), String> {
+        let pb = self.page_bytes;
+        let mut buf = vec![0u8; pb];
+        for lpn in 0..self.pages {
+            dev.read(lpn * pb as u64, &mut buf).map_err(|e| format!("read of page {lpn}: {e}"))?;
+            let ok = match self.allowed.get(&lpn) {
+                Some(allowed) => allowed.contains(&buf),
+                None => buf == self.page(lpn),
+            };
+            if !ok {
+                let n = self.allowed.get(&lpn).map_or(1, |a| a.len());
+                return Err(format!(
+                    "page {lpn} reads a content that is neither its durable one nor a later write ({n} allowed); \
+                     first sector header {:?}",
+                    &buf[..16]
+                ));
+            }
+            self.current.insert(lpn, buf.clone());
+        }
+        self.allowed.clear();
+        Ok(())
+    }
+}

@@ -1,0 +1,228 @@
+//! The process-wide registry of live resources (mounts, loop devices, image files, scratch
+//! directories, tracefs instances) and the signal handler that releases them.
+//!
+//! Every resource is created and recorded under the registry lock in one step, so a cleanup
+//! that runs concurrently (from the signal thread) sees either nothing or the recorded
+//! resource — never a resource created but not yet recorded. Releasing takes an entry *out* of
+//! the registry first, so each entry is released exactly once, whoever gets there first. Only
+//! what is in the registry is ever unmounted, detached or removed.
+//!
+//! [`install_cleanup_handler`] is explicit and idempotent: it makes SIGINT and SIGTERM release
+//! everything and then exit with status 128 + signal (130 for Ctrl-C, 143 for SIGTERM). A second
+//! signal during cleanup exits at once.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+use std::time::Duration;
+
+use crate::loopdev::LoopDevice;
+
+/// Attempts at a plain unmount of a busy filesystem before falling back to a lazy one.
+const UNMOUNT_ATTEMPTS: u32 = 20;
+const UNMOUNT_RETRY_DELAY: Duration = Duration::from_millis(50);
+
+/// Resources of one scratch filesystem, released in reverse order of creation: tracefs
+/// instances, then mounts, then loop devices, then files, then directories.
+#[derive(Debug, Default)]
+pub(crate) struct Resources {
+    pub trace_instances: Vec<PathBuf>,
+    pub mounts: Vec<PathBuf>,
+    pub loops: Vec<LoopDevice>,
+    pub files: Vec<PathBuf>,
+    pub dirs: Vec<PathBuf>,
+}
+
+/// Something that could not be released.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CleanupProblem {
+    #[error("cannot unmount {path}: {source}; fix: stop processes using it (`fuser -m {path}`), then `umount {path}`")]
+    Unmount { path: PathBuf, source: std::io::Error },
+    #[error(transparent)]
+    Loop(#[from] crate::loopdev::LoopError),
+    #[error("cannot remove {path}: {source}; fix: remove it by hand")]
+    Remove { path: PathBuf, source: std::io::Error },
+    #[error(
+        "cannot remove tracefs instance {path}: {source}; fix: close readers of its files, then \
+         `rmdir {path}`"
+    )]
+    TraceInstance { path: PathBuf, source: std::io::Error },
+}
+
+impl Resources {
+    /// Releases everything, continuing past failures, and reports what could not be released.
+    pub(crate) fn release(mut self) -> Vec<CleanupProblem> {
+        let mut problems = Vec::new();
+        for path in self.trace_instances.drain(..).rev() {
+            if let Err(p) = remove_trace_instance(&path) {
+                problems.push(p);
+            }
+        }
+        for path in self.mounts.drain(..).rev() {
+            if let Err(p) = unmount(&path) {
+                problems.push(p);
+            }
+        }
+        for lo in self.loops.drain(..).rev() {
+            if let Err(e) = lo.detach() {
+                problems.push(e.into());
+            }
+        }
+        for path in self.files.drain(..).rev() {
+            match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    problems.push(CleanupProblem::Remove { path, source: e });
+                }
+                _ => {}
+            }
+        }
+        // Never recursive: should an unmount have failed, a recursive removal would descend
+        // into the still-mounted filesystem.
+        for path in self.dirs.drain(..).rev() {
+            match std::fs::remove_dir(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    problems.push(CleanupProblem::Remove { path, source: e });
+                }
+                _ => {}
+            }
+        }
+        problems
+    }
+}
+
+/// Syncs and unmounts `path`, retrying while busy, lazily as a last resort (with a warning).
+fn unmount(path: &std::path::Path) -> Result<(), CleanupProblem> {
+    use rustix::mount::{UnmountFlags, unmount};
+    if let Ok(dir) = std::fs::File::open(path) {
+        // Best effort: unmount syncs as well; this just gets the writeback done while we can
+        // still report errors on the right object.
+        let _ = rustix::fs::syncfs(&dir);
+    }
+    let mut last = None;
+    for _ in 0..UNMOUNT_ATTEMPTS {
+        match unmount(path, UnmountFlags::empty()) {
+            Ok(()) => return Ok(()),
+            // Not a mount point (any more): nothing of ours is mounted there.
+            Err(rustix::io::Errno::INVAL | rustix::io::Errno::NOENT) => return Ok(()),
+            Err(e @ rustix::io::Errno::BUSY) => {
+                last = Some(e);
+                std::thread::sleep(UNMOUNT_RETRY_DELAY);
+            }
+            Err(e) => return Err(CleanupProblem::Unmount { path: path.into(), source: e.into() }),
+        }
+    }
+    eprintln!(
+        "joj-linux: warning: {} stayed busy ({}); detaching it lazily — the kernel unmounts it \
+         and frees its loop device when the last user goes away",
+        path.display(),
+        last.map_or_else(String::new, |e| e.to_string()),
+    );
+    unmount(path, UnmountFlags::DETACH)
+        .map_err(|e| CleanupProblem::Unmount { path: path.into(), source: e.into() })
+}
+
+/// Stops and removes one of our tracefs instances.
+pub(crate) fn remove_trace_instance(path: &std::path::Path) -> Result<(), CleanupProblem> {
+    let _ = std::fs::write(path.join("tracing_on"), "0");
+    match std::fs::remove_dir(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(CleanupProblem::TraceInstance { path: path.into(), source: e })
+        }
+        _ => Ok(()),
+    }
+}
+
+#[derive(Default)]
+struct Registry {
+    next_id: u64,
+    entries: BTreeMap<u64, Resources>,
+}
+
+static REGISTRY: Mutex<Registry> = Mutex::new(Registry { next_id: 0, entries: BTreeMap::new() });
+
+fn registry() -> MutexGuard<'static, Registry> {
+    // A panic while holding the lock leaves the map consistent (every change is one insert or
+    // remove), so a poisoned lock is still safe to use — and cleanup must go on after panics.
+    REGISTRY.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Opens a new, empty registry entry and returns its id.
+pub(crate) fn open_entry() -> u64 {
+    let mut reg = registry();
+    let id = reg.next_id;
+    reg.next_id += 1;
+    reg.entries.insert(id, Resources::default());
+    id
+}
+
+/// Runs `create` under the registry lock with entry `id`'s resources, so whatever it creates
+/// and records is never seen half-done by a concurrent cleanup. `None` if the entry is gone
+/// (a signal cleanup released it): the caller must stop.
+pub(crate) fn track<T>(id: u64, create: impl FnOnce(&mut Resources) -> T) -> Option<T> {
+    let mut reg = registry();
+    reg.entries.get_mut(&id).map(create)
+}
+
+/// Takes entry `id` out of the registry for releasing.
+pub(crate) fn take(id: u64) -> Option<Resources> {
+    registry().entries.remove(&id)
+}
+
+/// Releases every live resource of this process (tracefs instances of all entries first, so no
+/// trace keeps a device busy). Returns what could not be released.
+pub fn cleanup_all() -> Vec<CleanupProblem> {
+    let entries = std::mem::take(&mut registry().entries);
+    let mut instances = Vec::new();
+    let mut rest = Vec::new();
+    for (_, mut res) in entries {
+        instances.append(&mut res.trace_instances);
+        rest.push(res);
+    }
+    let mut problems = Resources { trace_instances: instances, ..Resources::default() }.release();
+    for res in rest {
+        problems.extend(res.release());
+    }
+    problems
+}
+
+static HANDLER: OnceLock<Result<(), String>> = OnceLock::new();
+/// Set by the first SIGINT/SIGTERM; a second one then exits at once.
+static CLEANING: AtomicBool = AtomicBool::new(false);
+
+/// Could not install the signal handler.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot install the SIGINT/SIGTERM cleanup handler: {0}")]
+pub struct HandlerError(String);
+
+/// Makes SIGINT and SIGTERM release every registered resource and exit with 128 + signal.
+/// Idempotent: later calls return the first call's outcome.
+pub fn install_cleanup_handler() -> Result<(), HandlerError> {
+    HANDLER.get_or_init(install).clone().map_err(HandlerError)
+}
+
+fn install() -> Result<(), String> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    for sig in [SIGINT, SIGTERM] {
+        // Order matters: the conditional exit must run before the flag is armed.
+        signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, &CLEANING)
+            .map_err(|e| e.to_string())?;
+        signal_hook::flag::register(sig, &CLEANING).map_err(|e| e.to_string())?;
+    }
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]).map_err(|e| e.to_string())?;
+    std::thread::Builder::new()
+        .name("joj-cleanup".into())
+        .spawn(move || {
+            if let Some(sig) = signals.forever().next() {
+                CLEANING.store(true, Ordering::SeqCst);
+                let problems = cleanup_all();
+                for p in &problems {
+                    eprintln!("joj-linux: cleanup after signal {sig}: {p}");
+                }
+                std::process::exit(128 + sig);
+            }
+        })
+        .map_err(|e| e.to_string())?;
+    Ok(())
+}

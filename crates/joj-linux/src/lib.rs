@@ -1,0 +1,57 @@
+//! joj's Linux measurement layer: the real-kernel half of a joj run. It makes scratch
+//! filesystems (ext4 in its journaling modes, xfs, btrfs) on loop devices created for the run,
+//! finds where each filesystem keeps its journal, captures every block request of those devices
+//! through a private tracefs instance, and maps a file's bytes to device sectors with FIEMAP.
+//!
+//! It is not a workload runner and does not classify requests: it hands `joj-trace` records
+//! (class `Unknown`) plus the layout facts a classifier needs.
+//!
+//! Invariants:
+//! - It only ever unmounts, detaches or removes what this process created and recorded in its
+//!   cleanup registry ([`cleanup`]); it never changes global tracing settings, only its own
+//!   `instances/joj-<pid>-<n>` directory.
+//! - Every resource is released on `close`, on drop (also while unwinding from a panic) and,
+//!   once [`install_cleanup_handler`] ran, on SIGINT / SIGTERM.
+//! - Sectors are 512-byte units on the named device; devices are named `"major:minor"`.
+//! - Everything here needs root; [`prereq`] says what is missing and how to get it.
+
+mod cmd;
+pub mod cleanup;
+pub mod dev;
+pub mod fiemap;
+pub mod fs;
+pub mod fs_btrfs;
+pub mod loopdev;
+pub mod prereq;
+pub mod scratch;
+pub mod traceline;
+pub mod tracefs;
+
+pub use cleanup::{CleanupProblem, HandlerError, cleanup_all, install_cleanup_handler};
+pub use cmd::CommandError;
+pub use dev::{BadDevNum, DevExtent, DevNum};
+pub use fiemap::{Extent, FiemapError, Unplaceable, fiemap, fiemap_path};
+pub use fs::{FsError, FsKind, JournalLayout};
+pub use loopdev::{LoopDevice, LoopError, LoopOptions};
+pub use prereq::PrereqError;
+pub use scratch::{DeviceRole, FileExtents, ScratchDevice, ScratchError, ScratchFs, ScratchOptions};
+pub use traceline::{BioRecord, TraceLine};
+pub use tracefs::{BlockTracer, CapturedTrace, DEFAULT_BUFFER_KB, TraceError, now_mono_ns};
+
+/// Any error of this crate, for callers that do not care which layer failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    #[error(transparent)]
+    Prereq(#[from] PrereqError),
+    #[error(transparent)]
+    Loop(#[from] LoopError),
+    #[error(transparent)]
+    Fs(#[from] FsError),
+    #[error(transparent)]
+    Scratch(#[from] ScratchError),
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+    #[error(transparent)]
+    Fiemap(#[from] FiemapError),
+}

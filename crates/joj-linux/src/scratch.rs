@@ -1,0 +1,325 @@
+//! A scratch filesystem for one run: sparse image file(s) under a fresh directory in
+//! `/run/joj`, attached to loop devices, formatted, and mounted inside that directory.
+//!
+//! Everything it creates is recorded in the cleanup registry ([`crate::cleanup`]) at the moment
+//! it is created, and released by [`ScratchFs::close`], by drop (also when a run fails or
+//! panics) or by the signal handler: sync, unmount (retrying; lazily as a last resort, with a
+//! warning), detach the loop devices, delete the images and directories.
+
+use std::path::{Path, PathBuf};
+
+use crate::cleanup::{self, CleanupProblem};
+use crate::dev::{DevExtent, DevNum};
+use crate::fiemap::{self, Extent, FiemapError, Unplaceable};
+use crate::fs::{self, FsError, FsKind, JournalLayout};
+use crate::fs_btrfs::{self, BtrfsMapError};
+use crate::loopdev::{LoopDevice, LoopError, LoopOptions};
+use crate::prereq::{self, PrereqError};
+
+/// Where scratch directories are made.
+pub const RUN_DIR: &str = "/run/joj";
+const GIB: u64 = 1 << 30;
+const MIB: u64 = 1 << 20;
+
+/// How to make a scratch filesystem.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScratchOptions {
+    /// Size of the main device image. Default 1 GiB; see [`FsKind::min_size_bytes`].
+    pub size_bytes: u64,
+    /// Size of the external journal device (ext4-extjournal only). Default 64 MiB, the journal
+    /// size mkfs.ext4 picks for a 1 GiB filesystem.
+    pub journal_size_bytes: u64,
+    /// Directory for the image files; `None` puts them in the scratch directory. Images are
+    /// sparse: they take host space only as the filesystem writes.
+    pub image_dir: Option<PathBuf>,
+    /// Parent of the scratch directory.
+    pub run_dir: PathBuf,
+    /// How the loop devices reach their images.
+    pub loop_options: LoopOptions,
+    /// Mount options appended to the kind's own (comma-separated), e.g. `noatime`.
+    pub extra_mount_options: Option<String>,
+}
+
+impl Default for ScratchOptions {
+    fn default() -> Self {
+        Self {
+            size_bytes: GIB,
+            journal_size_bytes: 64 * MIB,
+            image_dir: None,
+            run_dir: PathBuf::from(RUN_DIR),
+            loop_options: LoopOptions::default(),
+            extra_mount_options: None,
+        }
+    }
+}
+
+/// What a device of a scratch filesystem holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DeviceRole {
+    /// The filesystem itself.
+    Main,
+    /// ext4's external journal.
+    Journal,
+}
+
+/// One loop device of a scratch filesystem.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScratchDevice {
+    pub role: DeviceRole,
+    /// `/dev/loopN`.
+    pub path: PathBuf,
+    pub dev: DevNum,
+    /// The image file behind it.
+    pub image: PathBuf,
+}
+
+/// Creating, using or releasing a scratch filesystem failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ScratchError {
+    #[error(transparent)]
+    Prereq(#[from] PrereqError),
+    #[error(transparent)]
+    Loop(#[from] LoopError),
+    #[error(transparent)]
+    Fs(#[from] FsError),
+    #[error(
+        "{kind} needs at least {min_bytes} bytes, {size_bytes} were asked for; fix: raise \
+         ScratchOptions::size_bytes"
+    )]
+    TooSmall { kind: FsKind, size_bytes: u64, min_bytes: u64 },
+    #[error("cannot {what} {path}: {source}; fix: check free space and permissions there")]
+    Io { what: &'static str, path: PathBuf, source: std::io::Error },
+    #[error("the scratch filesystem was released by the signal handler while being set up")]
+    Interrupted,
+    #[error("cannot sync {path}: {source}")]
+    Sync { path: PathBuf, source: std::io::Error },
+    #[error("{path} is not inside the scratch filesystem mounted at {mount}")]
+    NotInside { path: PathBuf, mount: PathBuf },
+    #[error(transparent)]
+    Fiemap(#[from] FiemapError),
+    #[error(transparent)]
+    BtrfsMap(#[from] BtrfsMapError),
+    #[error("releasing the scratch filesystem left {} problem(s): {}", .0.len(), join(.0))]
+    Cleanup(Vec<CleanupProblem>),
+}
+
+fn join(problems: &[CleanupProblem]) -> String {
+    problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+}
+
+/// The sectors a file's data occupies, and the parts that have none of their own.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileExtents {
+    pub extents: Vec<DevExtent>,
+    pub skipped: Vec<(Extent, Unplaceable)>,
+}
+
+/// A mounted scratch filesystem on loop devices of its own.
+#[derive(Debug)]
+pub struct ScratchFs {
+    /// Registry entry holding every resource; released exactly once.
+    id: u64,
+    kind: FsKind,
+    dir: PathBuf,
+    mount_path: PathBuf,
+    devices: Vec<ScratchDevice>,
+    journal: JournalLayout,
+}
+
+impl ScratchFs {
+    /// Makes, formats and mounts a `kind` filesystem. On error, whatever was made is released.
+    pub fn create(kind: FsKind, options: ScratchOptions) -> Result<Self, ScratchError> {
+        prereq::check_fs(kind)?;
+        let min_bytes = kind.min_size_bytes();
+        if options.size_bytes < min_bytes {
+            return Err(ScratchError::TooSmall { kind, size_bytes: options.size_bytes, min_bytes });
+        }
+        let io = |what, path: &Path| {
+            let path = path.to_path_buf();
+            move |source| ScratchError::Io { what, path, source }
+        };
+        std::fs::create_dir_all(&options.run_dir).map_err(io("create", &options.run_dir))?;
+
+        let id = cleanup::open_entry();
+        // From here on, drop releases the registry entry, so every early return cleans up.
+        let mut me = Self {
+            id,
+            kind,
+            dir: PathBuf::new(),
+            mount_path: PathBuf::new(),
+            devices: Vec::new(),
+            journal: JournalLayout::default(),
+        };
+        let prefix = format!("{}-{}-", kind.name(), std::process::id());
+        me.dir = me.track(|res| {
+            let dir = tempfile::Builder::new()
+                .prefix(&prefix)
+                .tempdir_in(&options.run_dir)
+                .map_err(io("create a directory in", &options.run_dir))?
+                .keep();
+            res.dirs.push(dir.clone());
+            Ok(dir)
+        })?;
+        me.mount_path = me.dir.join("mnt");
+        let mnt = me.mount_path.clone();
+        me.track(|res| {
+            std::fs::create_dir(&mnt).map_err(io("create", &mnt))?;
+            res.dirs.push(mnt.clone());
+            Ok(())
+        })?;
+
+        let image_dir = options.image_dir.clone().unwrap_or_else(|| me.dir.clone());
+        let mut roles = vec![(DeviceRole::Main, options.size_bytes)];
+        if kind.needs_journal_device() {
+            roles.push((DeviceRole::Journal, options.journal_size_bytes));
+        }
+        for (role, size) in roles {
+            let name = format!("{}-{}-{:?}-", kind.name(), std::process::id(), role).to_lowercase();
+            let image = me.track(|res| {
+                let (file, path) = tempfile::Builder::new()
+                    .prefix(&name)
+                    .suffix(".img")
+                    .tempfile_in(&image_dir)
+                    .map_err(io("create an image in", &image_dir))?
+                    .keep()
+                    .map_err(|e| ScratchError::Io { what: "keep", path: image_dir.clone(), source: e.error })?;
+                res.files.push(path.clone());
+                file.set_len(size).map_err(io("size", &path))?;
+                Ok(path)
+            })?;
+            let lo = me.track(|res| {
+                let lo = LoopDevice::attach(&image, &options.loop_options)?;
+                let dev = ScratchDevice { role, path: lo.path().into(), dev: lo.dev(), image: image.clone() };
+                res.loops.push(lo);
+                Ok(dev)
+            })?;
+            me.devices.push(lo);
+        }
+
+        let main = me.main_device().clone();
+        let journal = me.journal_device().cloned();
+        fs::mkfs(kind, &main.path, journal.as_ref().map(|j| j.path.as_path()))?;
+        me.journal = fs::journal_layout(
+            kind,
+            (&main.path, main.dev),
+            journal.as_ref().map(|j| (j.path.as_path(), j.dev)),
+        )?;
+        let extra = options.extra_mount_options.clone();
+        me.track(|res| {
+            fs::mount(kind, &main.path, journal.as_ref().map(|j| j.path.as_path()), &mnt, extra.as_deref())?;
+            res.mounts.push(mnt.clone());
+            Ok(())
+        })?;
+        Ok(me)
+    }
+
+    /// Runs `create` under the registry lock with this filesystem's resources.
+    fn track<T>(
+        &self,
+        create: impl FnOnce(&mut cleanup::Resources) -> Result<T, ScratchError>,
+    ) -> Result<T, ScratchError> {
+        cleanup::track(self.id, create).unwrap_or(Err(ScratchError::Interrupted))
+    }
+
+    pub fn kind(&self) -> FsKind {
+        self.kind
+    }
+
+    /// Where the filesystem is mounted.
+    pub fn mount_path(&self) -> &Path {
+        &self.mount_path
+    }
+
+    /// The scratch directory (holds the mount point and, by default, the images).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The loop devices: the main one first, then the journal device if the kind has one.
+    pub fn devices(&self) -> &[ScratchDevice] {
+        &self.devices
+    }
+
+    /// The device the filesystem lives on.
+    pub fn main_device(&self) -> &ScratchDevice {
+        // `create` pushes the main device before anything can observe `self`.
+        &self.devices[0]
+    }
+
+    /// The external journal device, for ext4-extjournal.
+    pub fn journal_device(&self) -> Option<&ScratchDevice> {
+        self.devices.iter().find(|d| d.role == DeviceRole::Journal)
+    }
+
+    /// `major:minor` of every device, as [`crate::BlockTracer::start`] takes them.
+    pub fn dev_ids(&self) -> Vec<String> {
+        self.devices.iter().map(|d| d.dev.to_string()).collect()
+    }
+
+    /// Where the journal lives (found right after mkfs).
+    pub fn journal_layout(&self) -> &JournalLayout {
+        &self.journal
+    }
+
+    /// Writes back everything dirty in this filesystem (`syncfs`).
+    pub fn sync(&self) -> Result<(), ScratchError> {
+        let sync_err = |source| ScratchError::Sync { path: self.mount_path.clone(), source };
+        let dir = std::fs::File::open(&self.mount_path).map_err(sync_err)?;
+        rustix::fs::syncfs(&dir).map_err(|e| sync_err(e.into()))
+    }
+
+    /// The device sectors holding the data of `path` (a file in this filesystem). Sync first:
+    /// delayed-allocation extents have no sectors yet and come back in `skipped`. On btrfs the
+    /// chunk map is read now, so chunks allocated since mkfs are included; each copy of a DUP
+    /// chunk is its own extent.
+    pub fn file_extents(&self, path: &Path) -> Result<FileExtents, ScratchError> {
+        if !path.starts_with(&self.mount_path) {
+            return Err(ScratchError::NotInside { path: path.into(), mount: self.mount_path.clone() });
+        }
+        let raw = fiemap::fiemap_path(path)?;
+        let main = self.main_device();
+        let dev = main.dev.to_string();
+        if self.kind.fs_type() != "btrfs" {
+            let (extents, skipped) = fiemap::to_dev_extents(&raw, &dev);
+            return Ok(FileExtents { extents, skipped });
+        }
+        let chunks = fs_btrfs::read_chunk_map(&main.path)?;
+        let mut out = FileExtents::default();
+        for e in raw {
+            match e.placement() {
+                Err(why) => out.skipped.push((e, why)),
+                Ok(_) => {
+                    for (offset, len) in fs_btrfs::map_logical(&chunks, e.physical_bytes, e.length_bytes)? {
+                        let physical = Extent { physical_bytes: offset, length_bytes: len, ..e };
+                        let (sector, sectors) = physical.placement().map_err(|_| BtrfsMapError::Unmapped {
+                            logical: e.physical_bytes,
+                            length: e.length_bytes,
+                        })?;
+                        out.extents.push(DevExtent { dev: dev.clone(), sector, sectors });
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Unmounts and removes everything, reporting what could not be released.
+    pub fn close(self) -> Result<(), ScratchError> {
+        // Drop runs next and finds the registry entry already taken: nothing is released twice.
+        let problems = self.release();
+        if problems.is_empty() { Ok(()) } else { Err(ScratchError::Cleanup(problems)) }
+    }
+
+    fn release(&self) -> Vec<CleanupProblem> {
+        cleanup::take(self.id).map(cleanup::Resources::release).unwrap_or_default()
+    }
+}
+
+impl Drop for ScratchFs {
+    fn drop(&mut self) {
+        for p in self.release() {
+            eprintln!("joj-linux: warning: releasing {}: {p}", self.dir.display());
+        }
+    }
+}

@@ -1,0 +1,35 @@
+//! joj's block trace: one record per block request, as the kernel issued it, and what joj
+//! knows about it after classification (filesystem journal, metadata, or data of a file with a
+//! role such as the SQLite WAL).
+//!
+//! This crate is pure data: it does not capture anything (that is `joj-linux`) and it does not
+//! replay anything (that is the device layer). It owns the versioned file format
+//! (`docs/formats/joj-trace.md`), the blkparse text importer, the classifier that maps a
+//! request's sectors to classes, the totals derived from a classified trace, and the SVG plot.
+//! The only files it touches are those a caller names; outputs are written atomically
+//! (temporary file, sync, rename).
+//!
+//! Invariants: sectors are 512-byte units on the traced device; `bytes == sectors * 512` for
+//! reads, writes and discards and `0` for a pure flush; classification never changes a record's
+//! I/O fields, only its `class` and `file` attribution.
+
+pub mod blkparse;
+pub mod classify;
+pub mod error;
+pub mod format;
+pub mod plot;
+pub mod record;
+pub mod totals;
+
+mod atomic;
+
+pub use blkparse::{BlkparseAction, BlkparseImport, import_blkparse};
+pub use classify::{Classifier, DevExtent, FileSnapshot, Layout, SectorSplit, classify};
+pub use error::TraceError;
+pub use format::{
+    Clock, DeviceRole, FORMAT_VERSION, TraceDevice, TraceHeader, TraceSource, read_trace,
+    read_trace_file, write_trace, write_trace_file,
+};
+pub use plot::{PlotAxis, plot_svg, render_svg};
+pub use record::{BlockClass, FileRole, Op, SECTOR_BYTES, TraceRecord};
+pub use totals::{BlockPerTxn, BlockTotals, DataByRole, DataByRolePerTxn};

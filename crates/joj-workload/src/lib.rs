@@ -1,0 +1,58 @@
+//! joj's workloads and the runner that measures them.
+//!
+//! Workloads are Mobibench's: SQLite inserts, updates, deletes (and selects) with 100-byte
+//! records, and file writes and reads under each durability mode. The runner puts a workload
+//! on a real filesystem — a host directory, or a scratch filesystem on a loop device made for
+//! the run — counts what SQLite asked of the kernel through the `joj` VFS, captures the block
+//! requests the kernel issued in exactly the measured window, classifies them, and returns one
+//! [`RunResult`] document.
+//!
+//! It is not a CLI (that is `joj-cli`) and does not own any on-disk format (traces belong to
+//! `joj-trace`). Invariants: nothing is measured outside the window; a scratch filesystem and
+//! tracefs instance made for a run are removed when the run ends, whether it succeeded or not;
+//! joj never writes into a file it did not create.
+
+pub mod compare;
+pub mod config;
+pub mod db;
+pub mod file;
+pub mod latency;
+pub mod result;
+pub mod run;
+
+pub use config::{
+    DbOp, DbWorkload, FileAccess, FileSync, FileWorkload, JournalMode, KeyOrder, StartState,
+    Synchronous,
+};
+pub use result::RunResult;
+pub use run::{run, FsChoice, RunOptions, Workload};
+
+use std::path::PathBuf;
+
+/// Errors of a workload run. Each message names the cause and, where there is one, the fix.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WorkloadError {
+    #[error("invalid configuration: {0}")]
+    Config(String),
+    #[error("SQLite failed while {what}: {source}")]
+    Sqlite {
+        what: String,
+        #[source]
+        source: rusqlite::Error,
+    },
+    #[error("I/O error while {what}: {source}")]
+    Io {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("PRAGMA integrity_check on {path} answered: {answer}")]
+    Integrity { path: PathBuf, answer: String },
+    #[error(transparent)]
+    Linux(#[from] joj_linux::Error),
+    #[error(transparent)]
+    Vfs(#[from] joj_vfs::VfsError),
+    #[error(transparent)]
+    Trace(#[from] joj_trace::error::TraceError),
+}

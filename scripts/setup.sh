@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Set up a fresh Debian machine for joj: kernel-measurement tools and a release build.
+# Idempotent. Needs root for apt-get (skipped when every tool is already there).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+for tool in mkfs.ext4:e2fsprogs debugfs:e2fsprogs mkfs.xfs:xfsprogs xfs_db:xfsprogs \
+            mkfs.btrfs:btrfs-progs blkparse:blktrace losetup:mount; do
+  command -v "${tool%%:*}" >/dev/null 2>&1 || need+=("${tool##*:}")
+done
+if [ "${#need[@]}" -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "setup: missing packages ${need[*]}; run as root or: sudo apt-get install ${need[*]}" >&2
+    exit 1
+  fi
+  echo "setup: installing ${need[*]}" >&2
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "setup: cargo not found; install Rust with rustup (https://rustup.rs) and rerun" >&2
+  exit 1
+fi
+# tracefs is where joj captures block requests; mount it if the system has not.
+if [ "$(id -u)" -eq 0 ] && [ ! -e /sys/kernel/tracing/instances ]; then
+  mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
+fi
+cargo build --release --locked -p joj-cli
+echo "setup: built target/release/joj" >&2
