@@ -8,13 +8,13 @@
 //! With none of `-d/-a/-y/-f/-r` and no file `--op`, joj runs its own default: the papers'
 //! SQLite insert.
 
-use crate::progress::Progress;
 use crate::CliResult;
+use crate::progress::Progress;
 use clap::Args;
 use joj_vfs::SyncCall;
 use joj_workload::{
-    run, DbOp, DbWorkload, FileAccess, FileSync, FileWorkload, FsChoice, JournalMode, KeyOrder,
-    RunOptions, RunResult, StartState, Synchronous, Workload,
+    DbOp, DbWorkload, FileAccess, FileSync, FileWorkload, FsChoice, JournalMode, KeyOrder,
+    RunOptions, RunResult, StartState, Synchronous, Workload, run,
 };
 use std::path::PathBuf;
 
@@ -143,11 +143,16 @@ pub fn run_options(c: &CommonArgs, fs: FsChoice, label: &str) -> RunOptions {
 
 fn workload(a: &BenchArgs) -> Result<Workload, String> {
     let c = &a.common;
-    let file_op = a.op.as_deref().is_some_and(|o| FILE_OPS.contains(&o.to_ascii_lowercase().as_str()));
+    let file_op =
+        a.op.as_deref()
+            .is_some_and(|o| FILE_OPS.contains(&o.to_ascii_lowercase().as_str()));
     let file_mode = file_op
         || (a.db_mode.is_none()
             && a.op.is_none()
-            && (a.access.is_some() || a.file_sync_mode.is_some() || a.file_kib.is_some() || a.record_kib.is_some()));
+            && (a.access.is_some()
+                || a.file_sync_mode.is_some()
+                || a.file_kib.is_some()
+                || a.record_kib.is_some()));
     if file_mode {
         let access = match (&a.op, a.access) {
             (Some(op), _) => op.parse::<FileAccess>()?,
@@ -180,7 +185,10 @@ fn workload(a: &BenchArgs) -> Result<Workload, String> {
         tables: a.tables,
         attached_dbs: a.attached,
         threads: a.threads,
-        interval_ms: a.interval_ms.or(a.interval_s.map(|s| s * 1000)).unwrap_or(0),
+        interval_ms: a
+            .interval_ms
+            .or(a.interval_s.map(|s| s * 1000))
+            .unwrap_or(0),
         record_bytes: a.record_bytes,
         page_size: c.page_size,
         journal: parse_journal(&a.journal)?,
@@ -199,7 +207,9 @@ pub fn fs_choice(fs: &str, dir: Option<PathBuf>) -> Result<FsChoice, String> {
     match (choice, dir) {
         (FsChoice::Host(_), dir) => Ok(FsChoice::Host(dir)),
         (scratch, None) => Ok(scratch),
-        (_, Some(_)) => Err("-p/--dir names a host directory; it cannot be combined with a scratch --fs".into()),
+        (_, Some(_)) => {
+            Err("-p/--dir names a host directory; it cannot be combined with a scratch --fs".into())
+        }
     }
 }
 

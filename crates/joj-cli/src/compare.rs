@@ -1,8 +1,8 @@
 //! `joj compare`: the main job. Every journal mode on one filesystem, traced, one table.
 
-use crate::bench::{fs_choice, run_options, summary, CommonArgs};
-use crate::progress::Progress;
 use crate::CliResult;
+use crate::bench::{CommonArgs, fs_choice, run_options, summary};
+use crate::progress::Progress;
 use clap::Args;
 use joj_vfs::SyncCall;
 use joj_workload::compare::{compare, table};
@@ -16,8 +16,15 @@ pub struct CompareArgs {
     #[arg(long, default_value = "insert")]
     pub op: String,
     /// Comma-separated journal modes to compare.
-    #[arg(long, default_value = "off,memory,wal,delete,truncate,persist", value_delimiter = ',')]
+    #[arg(
+        long,
+        default_value = "off,memory,wal,delete,truncate,persist",
+        value_delimiter = ','
+    )]
     pub modes: Vec<String>,
+    /// Also write the JSON document to this file (while printing the table).
+    #[arg(long)]
+    pub save: Option<std::path::PathBuf>,
 }
 
 pub fn main(mut a: CompareArgs) -> CliResult {
@@ -26,7 +33,11 @@ pub fn main(mut a: CompareArgs) -> CliResult {
     if a.common.fs == "host" {
         a.common.fs = "ext4".into();
     }
-    let modes = a.modes.iter().map(|m| m.parse::<JournalMode>()).collect::<Result<Vec<_>, _>>()?;
+    let modes = a
+        .modes
+        .iter()
+        .map(|m| m.parse::<JournalMode>())
+        .collect::<Result<Vec<_>, _>>()?;
     let base = DbWorkload {
         op: a.op.parse::<DbOp>()?,
         transactions: a.common.transactions,
@@ -51,12 +62,21 @@ pub fn main(mut a: CompareArgs) -> CliResult {
     });
     drop(progress);
     let comparison = comparison?;
+    if let Some(path) = &a.save {
+        std::fs::write(path, serde_json::to_string_pretty(&comparison)?)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
     if json {
         println!("{}", serde_json::to_string_pretty(&comparison)?);
     } else {
         println!(
             "\n{} on {}, {} transactions, synchronous={}, {}, {} start; KiB written per transaction:",
-            base.op, a.common.fs, base.transactions, base.synchronous, base.sync_call.name(), a.common.start
+            base.op,
+            a.common.fs,
+            base.transactions,
+            base.synchronous,
+            base.sync_call.name(),
+            a.common.start
         );
         print!("{}", table(&comparison));
         for row in &comparison.rows {

@@ -2,8 +2,8 @@
 //! not a terminal, so `--json` output and logs stay clean.
 
 use indicatif::{ProgressBar, ProgressStyle};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -20,9 +20,11 @@ impl Progress {
         let stop = Arc::new(AtomicBool::new(false));
         let bar = ProgressBar::new(total);
         bar.set_style(
-            ProgressStyle::with_template("{prefix:>12} [{bar:30}] {pos}/{len} txn {per_sec} eta {eta}")
-                .unwrap_or_else(|_| ProgressStyle::default_bar())
-                .progress_chars("=> "),
+            ProgressStyle::with_template(
+                "{prefix:>12} [{bar:30}] {pos}/{len} txn {per_sec} eta {eta}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
         );
         bar.set_prefix(label.to_string());
         let (c, s, b) = (counter.clone(), stop.clone(), bar.clone());
@@ -33,7 +35,12 @@ impl Progress {
             }
             b.finish_and_clear();
         });
-        Progress { counter, bar, stop, handle: Some(handle) }
+        Progress {
+            counter,
+            bar,
+            stop,
+            handle: Some(handle),
+        }
     }
 
     /// Print a message on stderr above the bar.

@@ -3,7 +3,7 @@
 use crate::CliResult;
 use clap::{Args, Subcommand};
 use joj_trace::format::{read_trace_file, write_trace_file};
-use joj_trace::plot::{plot_svg, PlotAxis};
+use joj_trace::plot::{PlotAxis, plot_svg};
 use joj_trace::totals::BlockTotals;
 use std::path::PathBuf;
 
@@ -43,22 +43,34 @@ pub fn main(a: TraceArgs) -> CliResult {
                 .map_err(|e| format!("cannot open {}: {e}", blkparse.display()))?;
             let import = joj_trace::blkparse::import_blkparse(std::io::BufReader::new(f))?;
             write_trace_file(&output, &import.header(), &import.records)?;
-            eprintln!("imported {} requests into {}", import.records.len(), output.display());
+            eprintln!(
+                "imported {} requests into {}",
+                import.records.len(),
+                output.display()
+            );
         }
         TraceCommand::Show { trace } => {
             let (header, records) = read_trace_file(&trace)?;
             let totals = BlockTotals::from_records(&records);
-            let doc = serde_json::json!({ "header": header, "records": records.len(), "block": totals });
+            let doc =
+                serde_json::json!({ "header": header, "records": records.len(), "block": totals });
             println!("{}", serde_json::to_string_pretty(&doc)?);
         }
-        TraceCommand::Plot { trace, output, axis } => {
+        TraceCommand::Plot {
+            trace,
+            output,
+            axis,
+        } => {
             let (_, records) = read_trace_file(&trace)?;
             let axis = match axis.as_str() {
                 "time" => PlotAxis::Time,
                 "sequence" | "seq" => PlotAxis::Sequence,
                 other => return Err(format!("unknown axis '{other}': use time or sequence").into()),
             };
-            let title = trace.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let title = trace
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
             plot_svg(&output, &title, &records, axis)?;
             eprintln!("wrote {}", output.display());
         }

@@ -17,7 +17,9 @@ const RELEVANT: [&str; 6] = [
 fn compile_options() -> Result<Vec<String>, rusqlite::Error> {
     let conn = rusqlite::Connection::open_in_memory()?;
     let mut stmt = conn.prepare("PRAGMA compile_options")?;
-    let opts = stmt.query_map([], |r| r.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>()?;
+    let opts = stmt
+        .query_map([], |r| r.get::<_, String>(0))?
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(opts)
 }
 
@@ -34,7 +36,10 @@ pub fn long_version() -> String {
         Ok(opts) => {
             let batch = opts.iter().any(|o| o == "ENABLE_BATCH_ATOMIC_WRITE");
             s.push_str("SQLite compile options:");
-            for o in opts.iter().filter(|o| RELEVANT.iter().any(|r| o.starts_with(r))) {
+            for o in opts
+                .iter()
+                .filter(|o| RELEVANT.iter().any(|r| o.starts_with(r)))
+            {
                 s.push_str(&format!(" {o}"));
             }
             s.push('\n');
@@ -47,7 +52,11 @@ pub fn long_version() -> String {
     let fdatasync = SQLITE_BUILD_FLAGS.contains("HAVE_FDATASYNC");
     s.push_str(&format!(
         "fdatasync: {} (joj's VFS issues fsync or fdatasync itself, as --sync-call says)\n",
-        if fdatasync { "HAVE_FDATASYNC=1" } else { "not defined" }
+        if fdatasync {
+            "HAVE_FDATASYNC=1"
+        } else {
+            "not defined"
+        }
     ));
     s
 }

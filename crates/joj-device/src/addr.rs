@@ -29,7 +29,11 @@ pub struct Oob {
 
 impl Oob {
     /// The OOB area of a page that holds nothing.
-    pub const EMPTY: Oob = Oob { lpn: NO_LPN, checksum: 0, seq: 0 };
+    pub const EMPTY: Oob = Oob {
+        lpn: NO_LPN,
+        checksum: 0,
+        seq: 0,
+    };
 }
 
 // The per-page metadata is the largest per-page cost of the model; keep it at 16 bytes.

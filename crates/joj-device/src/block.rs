@@ -18,9 +18,18 @@ pub struct WriteFlags {
 }
 
 impl WriteFlags {
-    pub const NONE: WriteFlags = WriteFlags { fua: false, reliable: false };
-    pub const FUA: WriteFlags = WriteFlags { fua: true, reliable: false };
-    pub const RELIABLE: WriteFlags = WriteFlags { fua: false, reliable: true };
+    pub const NONE: WriteFlags = WriteFlags {
+        fua: false,
+        reliable: false,
+    };
+    pub const FUA: WriteFlags = WriteFlags {
+        fua: true,
+        reliable: false,
+    };
+    pub const RELIABLE: WriteFlags = WriteFlags {
+        fua: false,
+        reliable: true,
+    };
 
     /// Whether the write must be durable on return.
     pub fn durable(self) -> bool {
@@ -55,11 +64,20 @@ pub trait BlockDevice {
 
     fn read(&mut self, offset_bytes: u64, buf: &mut [u8]) -> Result<(), DeviceError>;
 
-    fn write(&mut self, offset_bytes: u64, data: &[u8], flags: WriteFlags) -> Result<(), DeviceError>;
+    fn write(
+        &mut self,
+        offset_bytes: u64,
+        data: &[u8],
+        flags: WriteFlags,
+    ) -> Result<(), DeviceError>;
 
     /// Several writes in one command (eMMC packed write): one command overhead, each write
     /// as if issued alone.
-    fn write_packed(&mut self, writes: &[PackedWrite<'_>], flags: WriteFlags) -> Result<(), DeviceError> {
+    fn write_packed(
+        &mut self,
+        writes: &[PackedWrite<'_>],
+        flags: WriteFlags,
+    ) -> Result<(), DeviceError> {
         for w in writes {
             self.write(w.offset_bytes, w.data, flags)?;
         }

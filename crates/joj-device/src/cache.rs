@@ -64,8 +64,19 @@ impl WriteCache {
             page_bytes,
             store_data,
             index: FxMap::default(),
-            slots: vec![Slot { lpn: 0, mask: 0, generation: 0 }; capacity_pages],
-            data: if store_data { vec![0; capacity_pages * page_bytes] } else { Vec::new() },
+            slots: vec![
+                Slot {
+                    lpn: 0,
+                    mask: 0,
+                    generation: 0
+                };
+                capacity_pages
+            ],
+            data: if store_data {
+                vec![0; capacity_pages * page_bytes]
+            } else {
+                Vec::new()
+            },
             free_slots: (0..capacity_pages as u32).rev().collect(),
             order: VecDeque::with_capacity(capacity_pages),
             inflight: BinaryHeap::new(),
@@ -110,7 +121,9 @@ impl WriteCache {
     }
 
     pub fn lookup(&self, lpn: u32) -> Option<(u32, u64)> {
-        self.index.get(&lpn).map(|&s| (s, self.slots[s as usize].mask))
+        self.index
+            .get(&lpn)
+            .map(|&s| (s, self.slots[s as usize].mask))
     }
 
     pub fn slot_data(&self, slot: u32) -> &[u8] {
@@ -135,7 +148,10 @@ impl WriteCache {
         let (slot, hit) = match self.index.get(&lpn) {
             Some(&s) => (s, true),
             None => {
-                let s = self.free_slots.pop().expect("cache has room: caller checked is_full");
+                let s = self
+                    .free_slots
+                    .pop()
+                    .expect("cache has room: caller checked is_full");
                 let sl = &mut self.slots[s as usize];
                 sl.lpn = lpn;
                 sl.mask = 0;
@@ -160,7 +176,11 @@ impl WriteCache {
             let sl = self.slots[s as usize];
             if sl.generation == generation && self.index.get(&sl.lpn) == Some(&s) {
                 self.index.remove(&sl.lpn);
-                return Some(Evicted { lpn: sl.lpn, mask: sl.mask, slot: s });
+                return Some(Evicted {
+                    lpn: sl.lpn,
+                    mask: sl.mask,
+                    slot: s,
+                });
             }
         }
         None
@@ -171,7 +191,11 @@ impl WriteCache {
         let s = self.index.remove(&lpn)?;
         let sl = &mut self.slots[s as usize];
         sl.generation = sl.generation.wrapping_add(1);
-        Some(Evicted { lpn, mask: sl.mask, slot: s })
+        Some(Evicted {
+            lpn,
+            mask: sl.mask,
+            slot: s,
+        })
     }
 
     pub fn free_slot(&mut self, slot: u32) {
@@ -180,7 +204,9 @@ impl WriteCache {
 
     /// Heap bytes held (slots, data, index).
     pub fn heap_bytes(&self) -> u64 {
-        (self.data.len() + self.slots.len() * std::mem::size_of::<Slot>() + self.index.capacity() * 16) as u64
+        (self.data.len()
+            + self.slots.len() * std::mem::size_of::<Slot>()
+            + self.index.capacity() * 16) as u64
     }
 }
 
@@ -201,7 +227,10 @@ mod tests {
         assert_eq!(&c.slot_data(e.slot)[512..], &[3; 512][..]);
         c.free_slot(e.slot);
         assert!(c.take(6).is_some());
-        assert!(c.take_oldest().is_none(), "a taken page is not evicted again");
+        assert!(
+            c.take_oldest().is_none(),
+            "a taken page is not evicted again"
+        );
     }
 
     #[test]

@@ -68,8 +68,15 @@ impl Geometry {
     }
 
     pub fn validate(&self) -> Result<(), ProfileError> {
-        let bad = |reason: &str| Err(ProfileError::Invalid { reason: reason.to_string() });
-        if self.sector_bytes == 0 || self.page_bytes == 0 || self.page_bytes % self.sector_bytes != 0 {
+        let bad = |reason: &str| {
+            Err(ProfileError::Invalid {
+                reason: reason.to_string(),
+            })
+        };
+        if self.sector_bytes == 0
+            || self.page_bytes == 0
+            || self.page_bytes % self.sector_bytes != 0
+        {
             return bad("page_bytes must be a non-zero multiple of sector_bytes");
         }
         if self.sectors_per_page() > 64 {
@@ -241,15 +248,22 @@ impl Profile {
 
     /// A built-in profile by name.
     pub fn builtin(name: &str) -> Result<Profile, ProfileError> {
-        let text = BUILTIN.iter().find(|(n, _)| *n == name).map(|(_, t)| *t).ok_or_else(|| {
-            ProfileError::Unknown { name: name.to_string(), known: Self::builtin_names().join(", ") }
-        })?;
+        let text = BUILTIN
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, t)| *t)
+            .ok_or_else(|| ProfileError::Unknown {
+                name: name.to_string(),
+                known: Self::builtin_names().join(", "),
+            })?;
         Self::from_json(text)
     }
 
     /// Parse and validate a profile document.
     pub fn from_json(text: &str) -> Result<Profile, ProfileError> {
-        let p: Profile = serde_json::from_str(text).map_err(|e| ProfileError::Parse { message: e.to_string() })?;
+        let p: Profile = serde_json::from_str(text).map_err(|e| ProfileError::Parse {
+            message: e.to_string(),
+        })?;
         p.validate()?;
         Ok(p)
     }
@@ -266,8 +280,10 @@ impl Profile {
                 known: Self::builtin_names().join(", "),
             });
         }
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| ProfileError::Io { path: name_or_path.to_string(), message: e.to_string() })?;
+        let text = std::fs::read_to_string(path).map_err(|e| ProfileError::Io {
+            path: name_or_path.to_string(),
+            message: e.to_string(),
+        })?;
         Self::from_json(&text)
     }
 
@@ -275,10 +291,14 @@ impl Profile {
         self.geometry.validate()?;
         let op = self.ftl.over_provisioning_percent;
         if !(op.is_finite() && op > 0.0) {
-            return Err(ProfileError::Invalid { reason: "over_provisioning_percent must be > 0".into() });
+            return Err(ProfileError::Invalid {
+                reason: "over_provisioning_percent must be > 0".into(),
+            });
         }
         if self.cache.destage_watermark_percent > 100 {
-            return Err(ProfileError::Invalid { reason: "destage_watermark_percent must be ≤ 100".into() });
+            return Err(ProfileError::Invalid {
+                reason: "destage_watermark_percent must be ≤ 100".into(),
+            });
         }
         Ok(())
     }
@@ -329,9 +349,13 @@ mod tests {
 
     #[test]
     fn unknown_fields_are_rejected() {
-        let mut v: serde_json::Value = serde_json::from_str(include_str!("../profiles/emmc5.json")).unwrap();
+        let mut v: serde_json::Value =
+            serde_json::from_str(include_str!("../profiles/emmc5.json")).unwrap();
         v["timing"]["program_ns"] = serde_json::json!(1);
-        assert!(matches!(Profile::from_json(&v.to_string()), Err(ProfileError::Parse { .. })));
+        assert!(matches!(
+            Profile::from_json(&v.to_string()),
+            Err(ProfileError::Parse { .. })
+        ));
     }
 
     #[test]

@@ -71,7 +71,11 @@ impl LatencyHistogram {
         let us = |ns: u64| ns as f64 / 1000.0;
         LatencySummary {
             count: self.count,
-            mean_us: if self.count == 0 { 0.0 } else { self.sum_ns as f64 / self.count as f64 / 1000.0 },
+            mean_us: if self.count == 0 {
+                0.0
+            } else {
+                self.sum_ns as f64 / self.count as f64 / 1000.0
+            },
             p50_us: us(self.quantile_ns(0.5)),
             p90_us: us(self.quantile_ns(0.9)),
             p99_us: us(self.quantile_ns(0.99)),
@@ -185,13 +189,29 @@ mod tests {
     #[test]
     fn buckets_are_monotone_and_bound_their_values() {
         let mut last = 0;
-        for ns in [0u64, 1, 7, 8, 9, 15, 16, 17, 100, 1000, 123_456, 10_000_000_000] {
+        for ns in [
+            0u64,
+            1,
+            7,
+            8,
+            9,
+            15,
+            16,
+            17,
+            100,
+            1000,
+            123_456,
+            10_000_000_000,
+        ] {
             let b = LatencyHistogram::bucket_of(ns);
             assert!(b >= last);
             last = b;
             assert!(LatencyHistogram::bucket_upper(b) > ns, "{ns} in bucket {b}");
             if b > 0 {
-                assert!(LatencyHistogram::bucket_upper(b - 1) <= ns, "{ns} lower bound");
+                assert!(
+                    LatencyHistogram::bucket_upper(b - 1) <= ns,
+                    "{ns} lower bound"
+                );
             }
         }
     }

@@ -85,7 +85,11 @@ pub struct Emmc<M: Medium> {
 impl Emmc<NandMedium> {
     /// A freshly formatted device of `profile` on emulated NAND in memory.
     pub fn new(profile: &Profile) -> Result<Emmc<NandMedium>, DeviceError> {
-        let medium = NandMedium::new(profile.geometry.clone(), profile.timing.clone(), profile.data_mode);
+        let medium = NandMedium::new(
+            profile.geometry.clone(),
+            profile.timing.clone(),
+            profile.data_mode,
+        );
         Emmc::format(medium, profile)
     }
 }
@@ -97,12 +101,17 @@ impl<M: Medium> Emmc<M> {
         let store_data = ftl.medium().data_mode() == DataMode::Full;
         let capacity_pages = (profile.cache.capacity_bytes / page_bytes) as usize;
         let spp = g.sectors_per_page();
-        let full_mask = if spp == 64 { u64::MAX } else { (1u64 << spp) - 1 };
+        let full_mask = if spp == 64 {
+            u64::MAX
+        } else {
+            (1u64 << spp) - 1
+        };
         let pb = if store_data { g.page_bytes as usize } else { 0 };
         Emmc {
             capacity_bytes: ftl.logical_pages() * page_bytes,
             cache: WriteCache::new(capacity_pages, g.page_bytes as usize, store_data),
-            watermark_pages: capacity_pages * profile.cache.destage_watermark_percent as usize / 100,
+            watermark_pages: capacity_pages * profile.cache.destage_watermark_percent as usize
+                / 100,
             page_bytes,
             sector_bytes: u64::from(g.sector_bytes),
             full_mask,
@@ -128,8 +137,16 @@ impl<M: Medium> Emmc<M> {
     }
 
     /// Power the device on after a cut: rebuild the mapping from the medium.
-    pub fn recover(cut: PowerCut<M>, profile: &Profile) -> Result<(Emmc<M>, RecoveryReport), DeviceError> {
-        let (ftl, report) = Ftl::recover(cut.medium, profile.ftl.clone(), profile.logical_pages(), cut.at_ns)?;
+    pub fn recover(
+        cut: PowerCut<M>,
+        profile: &Profile,
+    ) -> Result<(Emmc<M>, RecoveryReport), DeviceError> {
+        let (ftl, report) = Ftl::recover(
+            cut.medium,
+            profile.ftl.clone(),
+            profile.logical_pages(),
+            cut.at_ns,
+        )?;
         let now = cut.at_ns + report.modeled_ns;
         Ok((Self::assemble(ftl, profile, now), report))
     }
@@ -196,7 +213,9 @@ impl<M: Medium> Emmc<M> {
     /// Heap bytes held by the model per logical page (mapping, checkpoint, OOB areas, block
     /// tables, cache bookkeeping), excluding stored page data.
     pub fn bytes_per_logical_page(&self) -> f64 {
-        let total = self.ftl.heap_bytes() + self.ftl.medium().metadata_heap_bytes() + self.cache.heap_bytes();
+        let total = self.ftl.heap_bytes()
+            + self.ftl.medium().metadata_heap_bytes()
+            + self.cache.heap_bytes();
         total as f64 / self.ftl.logical_pages() as f64
     }
 
@@ -218,14 +237,24 @@ impl<M: Medium> Emmc<M> {
                 sector_bytes: self.sector_bytes as u32,
             });
         }
-        if offset_bytes.checked_add(len_bytes).is_none_or(|end| end > self.capacity_bytes) {
-            return Err(DeviceError::BeyondDevice { offset_bytes, len_bytes, capacity_bytes: self.capacity_bytes });
+        if offset_bytes
+            .checked_add(len_bytes)
+            .is_none_or(|end| end > self.capacity_bytes)
+        {
+            return Err(DeviceError::BeyondDevice {
+                offset_bytes,
+                len_bytes,
+                capacity_bytes: self.capacity_bytes,
+            });
         }
         Ok(())
     }
 
     /// Run `f`; an FTL or medium error marks the device failed (its state is no longer trusted).
-    fn guard<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T, DeviceError>) -> Result<T, DeviceError> {
+    fn guard<T>(
+        &mut self,
+        f: impl FnOnce(&mut Self) -> Result<T, DeviceError>,
+    ) -> Result<T, DeviceError> {
         let r = f(self);
         if let Err(DeviceError::Ftl(_)) = &r {
             self.failed = true;
@@ -235,7 +264,11 @@ impl<M: Medium> Emmc<M> {
 
     /// Split `[offset, offset+len)` into `(lpn, byte offset in page, byte offset in request,
     /// length, sector mask)`.
-    fn pages(&self, offset: u64, len: u64) -> impl Iterator<Item = (u32, usize, usize, usize, u64)> + use<M> {
+    fn pages(
+        &self,
+        offset: u64,
+        len: u64,
+    ) -> impl Iterator<Item = (u32, usize, usize, usize, u64)> + use<M> {
         let page = self.page_bytes;
         let sector = self.sector_bytes;
         let full = self.full_mask;
@@ -250,8 +283,18 @@ impl<M: Medium> Emmc<M> {
             let n = (page - in_page).min(end - pos);
             let first = in_page / sector;
             let count = n / sector;
-            let mask = if count == 64 { full } else { ((1u64 << count) - 1) << first };
-            let item = (lpn as u32, in_page as usize, (pos - offset) as usize, n as usize, mask);
+            let mask = if count == 64 {
+                full
+            } else {
+                ((1u64 << count) - 1) << first
+            };
+            let item = (
+                lpn as u32,
+                in_page as usize,
+                (pos - offset) as usize,
+                n as usize,
+                mask,
+            );
             pos += n;
             Some(item)
         })
@@ -259,7 +302,14 @@ impl<M: Medium> Emmc<M> {
 
     /// Program `lpn` with the sectors `mask` of `src` (a page buffer, or empty without data),
     /// merging the rest from flash when the page is only partly covered.
-    fn program_merged(&mut self, lpn: u32, mask: u64, src: Option<u32>, extra: Option<(usize, &[u8])>, issue_ns: u64) -> Result<u64, DeviceError> {
+    fn program_merged(
+        &mut self,
+        lpn: u32,
+        mask: u64,
+        src: Option<u32>,
+        extra: Option<(usize, &[u8])>,
+        issue_ns: u64,
+    ) -> Result<u64, DeviceError> {
         let mut t = issue_ns;
         let mut buf = std::mem::take(&mut self.merge_buf);
         if mask != self.full_mask {
@@ -299,7 +349,9 @@ impl<M: Medium> Emmc<M> {
 
     /// Program the oldest dirty page in the background; its slot is busy until done.
     fn destage_oldest(&mut self, issue_ns: u64) -> Result<bool, DeviceError> {
-        let Some(Evicted { lpn, mask, slot }) = self.cache.take_oldest() else { return Ok(false) };
+        let Some(Evicted { lpn, mask, slot }) = self.cache.take_oldest() else {
+            return Ok(false);
+        };
         let r = self.program_merged(lpn, mask, Some(slot), None, issue_ns);
         self.cache.free_slot(slot);
         self.cache.hold_until(r?);
@@ -310,7 +362,9 @@ impl<M: Medium> Emmc<M> {
     fn make_room(&mut self, mut t: u64) -> Result<u64, DeviceError> {
         self.cache.release(t);
         while self.cache.is_full() {
-            if self.cache.dirty_pages() > 0 && self.cache.dirty_pages() >= self.cache.capacity_pages() / 2 {
+            if self.cache.dirty_pages() > 0
+                && self.cache.dirty_pages() >= self.cache.capacity_pages() / 2
+            {
                 self.destage_oldest(t)?;
                 continue;
             }
@@ -330,13 +384,24 @@ impl<M: Medium> Emmc<M> {
         self.ftl.medium_mut().retire(now);
     }
 
-    fn write_cached(&mut self, offset_bytes: u64, data: &[u8], mut t: u64) -> Result<u64, DeviceError> {
+    fn write_cached(
+        &mut self,
+        offset_bytes: u64,
+        data: &[u8],
+        mut t: u64,
+    ) -> Result<u64, DeviceError> {
         let write_through_partial = self.profile.cache.partial_page_write_through;
         let parts: Vec<_> = self.pages(offset_bytes, data.len() as u64).collect();
         for (lpn, in_page, in_req, n, mask) in parts {
-            let bytes = if self.store_data { &data[in_req..in_req + n] } else { &[][..] };
+            let bytes = if self.store_data {
+                &data[in_req..in_req + n]
+            } else {
+                &[][..]
+            };
             if self.cache.capacity_pages() == 0
-                || (write_through_partial && mask != self.full_mask && self.cache.lookup(lpn).is_none())
+                || (write_through_partial
+                    && mask != self.full_mask
+                    && self.cache.lookup(lpn).is_none())
             {
                 t = self.program_merged(lpn, mask, None, Some((in_page, bytes)), t)?;
                 continue;
@@ -354,14 +419,29 @@ impl<M: Medium> Emmc<M> {
         Ok(t)
     }
 
-    fn write_durable(&mut self, offset_bytes: u64, data: &[u8], t: u64) -> Result<u64, DeviceError> {
+    fn write_durable(
+        &mut self,
+        offset_bytes: u64,
+        data: &[u8],
+        t: u64,
+    ) -> Result<u64, DeviceError> {
         let parts: Vec<_> = self.pages(offset_bytes, data.len() as u64).collect();
         let mut done = t;
         for (lpn, in_page, in_req, n, mask) in parts {
-            let bytes = if self.store_data { &data[in_req..in_req + n] } else { &[][..] };
+            let bytes = if self.store_data {
+                &data[in_req..in_req + n]
+            } else {
+                &[][..]
+            };
             let end = match self.cache.take(lpn) {
                 Some(ev) => {
-                    let r = self.program_merged(lpn, ev.mask | mask, Some(ev.slot), Some((in_page, bytes)), t);
+                    let r = self.program_merged(
+                        lpn,
+                        ev.mask | mask,
+                        Some(ev.slot),
+                        Some((in_page, bytes)),
+                        t,
+                    );
                     self.cache.free_slot(ev.slot);
                     r?
                 }
@@ -372,7 +452,13 @@ impl<M: Medium> Emmc<M> {
         Ok(done)
     }
 
-    fn do_write(&mut self, offset_bytes: u64, data: &[u8], flags: WriteFlags, t: u64) -> Result<u64, DeviceError> {
+    fn do_write(
+        &mut self,
+        offset_bytes: u64,
+        data: &[u8],
+        flags: WriteFlags,
+        t: u64,
+    ) -> Result<u64, DeviceError> {
         self.host.write_requests += 1;
         self.host.write_bytes += data.len() as u64;
         if flags.durable() {
@@ -436,7 +522,8 @@ impl<M: Medium> BlockDevice for Emmc<M> {
                 {
                     d.host.cache_hits += 1;
                     if d.store_data {
-                        buf[in_req..in_req + n].copy_from_slice(&d.cache.slot_data(slot)[in_page..in_page + n]);
+                        buf[in_req..in_req + n]
+                            .copy_from_slice(&d.cache.slot_data(slot)[in_page..in_page + n]);
                     }
                     continue;
                 }
@@ -475,7 +562,12 @@ impl<M: Medium> BlockDevice for Emmc<M> {
         Ok(())
     }
 
-    fn write(&mut self, offset_bytes: u64, data: &[u8], flags: WriteFlags) -> Result<(), DeviceError> {
+    fn write(
+        &mut self,
+        offset_bytes: u64,
+        data: &[u8],
+        flags: WriteFlags,
+    ) -> Result<(), DeviceError> {
         self.check_data(offset_bytes, data.len())?;
         self.begin();
         let start = self.now_ns;
@@ -486,7 +578,11 @@ impl<M: Medium> BlockDevice for Emmc<M> {
         Ok(())
     }
 
-    fn write_packed(&mut self, writes: &[PackedWrite<'_>], flags: WriteFlags) -> Result<(), DeviceError> {
+    fn write_packed(
+        &mut self,
+        writes: &[PackedWrite<'_>],
+        flags: WriteFlags,
+    ) -> Result<(), DeviceError> {
         for w in writes {
             self.check_data(w.offset_bytes, w.data.len())?;
         }

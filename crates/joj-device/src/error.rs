@@ -42,10 +42,22 @@ pub enum FtlError {
 pub enum DeviceError {
     #[error(transparent)]
     Ftl(#[from] FtlError),
-    #[error("request at byte {offset_bytes} of {len_bytes} bytes goes beyond the device ({capacity_bytes} bytes)")]
-    BeyondDevice { offset_bytes: u64, len_bytes: u64, capacity_bytes: u64 },
-    #[error("request at byte {offset_bytes} of {len_bytes} bytes is not aligned to {sector_bytes}-byte sectors")]
-    Misaligned { offset_bytes: u64, len_bytes: u64, sector_bytes: u32 },
+    #[error(
+        "request at byte {offset_bytes} of {len_bytes} bytes goes beyond the device ({capacity_bytes} bytes)"
+    )]
+    BeyondDevice {
+        offset_bytes: u64,
+        len_bytes: u64,
+        capacity_bytes: u64,
+    },
+    #[error(
+        "request at byte {offset_bytes} of {len_bytes} bytes is not aligned to {sector_bytes}-byte sectors"
+    )]
+    Misaligned {
+        offset_bytes: u64,
+        len_bytes: u64,
+        sector_bytes: u32,
+    },
     #[error("empty request")]
     EmptyRequest,
     #[error("the device failed an earlier command and refuses I/O until reopened")]
@@ -56,7 +68,9 @@ pub enum DeviceError {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ProfileError {
-    #[error("unknown device profile `{name}` (built in: {known}; or give a path to a profile JSON file)")]
+    #[error(
+        "unknown device profile `{name}` (built in: {known}; or give a path to a profile JSON file)"
+    )]
     Unknown { name: String, known: String },
     #[error("cannot read profile {path}: {message}")]
     Io { path: String, message: String },
@@ -74,12 +88,20 @@ pub enum ImageError {
     Io(#[from] std::io::Error),
     #[error("not a joj device image (bad magic)")]
     BadMagic,
-    #[error("image format version {found} is newer than this build reads ({supported}); not touching it")]
+    #[error(
+        "image format version {found} is newer than this build reads ({supported}); not touching it"
+    )]
     NewerVersion { found: u32, supported: u32 },
     #[error("image geometry {found} differs from the profile's {expected}; refusing to reformat")]
     GeometryMismatch { expected: String, found: String },
-    #[error("image checksum mismatch in {section}: stored {expected:#018x}, computed {found:#018x}")]
-    ChecksumMismatch { section: &'static str, expected: u64, found: u64 },
+    #[error(
+        "image checksum mismatch in {section}: stored {expected:#018x}, computed {found:#018x}"
+    )]
+    ChecksumMismatch {
+        section: &'static str,
+        expected: u64,
+        found: u64,
+    },
     #[error("image truncated or malformed: {reason}")]
     Malformed { reason: String },
     #[error("image data mode differs: image is {found}, profile wants {expected}")]

@@ -111,7 +111,9 @@ impl<M: Medium> Ftl<M> {
             });
         }
         if logical_pages == 0 || logical_pages >= u64::from(NO_LPN) {
-            return Err(FtlError::GeometryTooSmall { reason: format!("{logical_pages} logical pages") });
+            return Err(FtlError::GeometryTooSmall {
+                reason: format!("{logical_pages} logical pages"),
+            });
         }
         let page_bytes = g.page_bytes as usize;
         let entries_per_map_page = (page_bytes / 4) as u64;
@@ -121,7 +123,14 @@ impl<M: Medium> Ftl<M> {
             ppb,
             logical_pages,
             l2p: vec![NO_LPN; logical_pages as usize],
-            blocks: vec![BlockView { state: BlockState::Free, valid_pages: 0, last_write_seq: 0 }; blocks as usize],
+            blocks: vec![
+                BlockView {
+                    state: BlockState::Free,
+                    valid_pages: 0,
+                    last_write_seq: 0
+                };
+                blocks as usize
+            ],
             free: vec![Vec::new(); units as usize],
             free_count: 0,
             open: vec![None; units as usize],
@@ -133,7 +142,11 @@ impl<M: Medium> Ftl<M> {
             dirty_map_pages: Vec::new(),
             programs_since_checkpoint: 0,
             in_gc: false,
-            scratch: if data_mode == DataMode::Full { vec![0; page_bytes] } else { Vec::new() },
+            scratch: if data_mode == DataMode::Full {
+                vec![0; page_bytes]
+            } else {
+                Vec::new()
+            },
             stats: FtlStats::default(),
             medium,
             cfg,
@@ -158,12 +171,20 @@ impl<M: Medium> Ftl<M> {
 
     /// Rebuild the mapping from the medium after a power loss (or from an image): the last
     /// checkpoint plus a scan of what was programmed after it. `start_ns` is power-on time.
-    pub fn recover(medium: M, cfg: FtlConfig, logical_pages: u64, start_ns: u64) -> Result<(Ftl<M>, RecoveryReport), FtlError> {
+    pub fn recover(
+        medium: M,
+        cfg: FtlConfig,
+        logical_pages: u64,
+        start_ns: u64,
+    ) -> Result<(Ftl<M>, RecoveryReport), FtlError> {
         let mut ftl = Self::empty(medium, cfg, logical_pages)?;
         let cp = ftl.medium.checkpoint();
         if cp.entries.len() as u64 != logical_pages {
             return Err(FtlError::CheckpointCorrupt {
-                reason: format!("checkpoint has {} entries, device has {logical_pages} logical pages", cp.entries.len()),
+                reason: format!(
+                    "checkpoint has {} entries, device has {logical_pages} logical pages",
+                    cp.entries.len()
+                ),
             });
         }
         let s = cp.checkpoint_seq;
@@ -216,7 +237,11 @@ impl<M: Medium> Ftl<M> {
                 last_seq = o.seq;
             }
             max_seq = max_seq.max(last_seq);
-            ftl.blocks[b as usize] = BlockView { state: BlockState::Full, valid_pages: 0, last_write_seq: last_seq };
+            ftl.blocks[b as usize] = BlockView {
+                state: BlockState::Full,
+                valid_pages: 0,
+                last_write_seq: last_seq,
+            };
         }
         // The checkpoint, minus pointers into blocks rewritten since.
         let entries = ftl.medium.checkpoint().entries.clone();
@@ -231,7 +256,9 @@ impl<M: Medium> Ftl<M> {
                 }
                 other => {
                     return Err(FtlError::CheckpointCorrupt {
-                        reason: format!("logical page {lpn} points at physical page {p} holding {other:?}"),
+                        reason: format!(
+                            "logical page {lpn} points at physical page {p} holding {other:?}"
+                        ),
                     });
                 }
             }
@@ -315,7 +342,9 @@ impl<M: Medium> Ftl<M> {
 
     pub fn wear(&self) -> WearStats {
         let n = self.blocks.len() as u32;
-        let counts: Vec<u32> = (0..n).map(|b| self.medium.erase_count(BlockId(b))).collect();
+        let counts: Vec<u32> = (0..n)
+            .map(|b| self.medium.erase_count(BlockId(b)))
+            .collect();
         WearStats {
             min_erases: counts.iter().copied().min().unwrap_or(0),
             max_erases: counts.iter().copied().max().unwrap_or(0),
@@ -325,14 +354,21 @@ impl<M: Medium> Ftl<M> {
 
     fn check_lpn(&self, lpn: Lpn) -> Result<usize, FtlError> {
         if u64::from(lpn.0) >= self.logical_pages {
-            return Err(FtlError::LpnOutOfRange { lpn: lpn.0, logical_pages: self.logical_pages });
+            return Err(FtlError::LpnOutOfRange {
+                lpn: lpn.0,
+                logical_pages: self.logical_pages,
+            });
         }
         Ok(lpn.0 as usize)
     }
 
     fn push_free(&mut self, block: u32) {
         let unit = self.medium.geometry().unit_of_block(block) as usize;
-        self.blocks[block as usize] = BlockView { state: BlockState::Free, valid_pages: 0, last_write_seq: 0 };
+        self.blocks[block as usize] = BlockView {
+            state: BlockState::Free,
+            valid_pages: 0,
+            last_write_seq: 0,
+        };
         self.free[unit].push(block);
         self.free_count += 1;
     }
@@ -381,7 +417,16 @@ impl<M: Medium> Ftl<M> {
         let ppn = b * self.ppb + page;
         self.seq += 1;
         let checksum = page_checksum(data, lpn, self.seq);
-        let done = self.medium.program(Ppn(ppn), data, Oob { lpn, checksum, seq: self.seq }, issue_ns)?;
+        let done = self.medium.program(
+            Ppn(ppn),
+            data,
+            Oob {
+                lpn,
+                checksum,
+                seq: self.seq,
+            },
+            issue_ns,
+        )?;
         let old = self.l2p[lpn as usize];
         if old != NO_LPN {
             let ob = &mut self.blocks[(old / self.ppb) as usize];
@@ -418,7 +463,12 @@ impl<M: Medium> Ftl<M> {
 
     /// Read `lpn` into `buf`. An unmapped page reads as zeros without touching the medium
     /// (`Ok(None)`); otherwise returns when the data is in the controller.
-    pub fn read(&mut self, lpn: Lpn, buf: &mut [u8], issue_ns: u64) -> Result<Option<u64>, FtlError> {
+    pub fn read(
+        &mut self,
+        lpn: Lpn,
+        buf: &mut [u8],
+        issue_ns: u64,
+    ) -> Result<Option<u64>, FtlError> {
         let i = self.check_lpn(lpn)?;
         let ppn = self.l2p[i];
         if ppn == NO_LPN {
@@ -429,12 +479,22 @@ impl<M: Medium> Ftl<M> {
         Ok(Some(done))
     }
 
-    fn read_verified(&mut self, ppn: u32, lpn: u32, buf: &mut [u8], issue_ns: u64) -> Result<u64, FtlError> {
+    fn read_verified(
+        &mut self,
+        ppn: u32,
+        lpn: u32,
+        buf: &mut [u8],
+        issue_ns: u64,
+    ) -> Result<u64, FtlError> {
         let r = self.medium.read(Ppn(ppn), buf, issue_ns)?;
         self.stats.nand_reads += 1;
         let found = page_checksum(buf, r.oob.lpn, r.oob.seq);
         if r.state != PageState::Programmed || r.oob.lpn != lpn || found != r.oob.checksum {
-            return Err(FtlError::ChecksumMismatch { ppn, expected: r.oob.checksum, found });
+            return Err(FtlError::ChecksumMismatch {
+                ppn,
+                expected: r.oob.checksum,
+                found,
+            });
         }
         Ok(r.done_ns)
     }
@@ -459,17 +519,16 @@ impl<M: Medium> Ftl<M> {
         if self.dirty_map_pages.is_empty() {
             return Ok(issue_ns);
         }
-        let mut updates = Vec::new();
-        {
-            let persisted = &self.medium.checkpoint().entries;
-            for &m in &self.dirty_map_pages {
-                let lo = u64::from(m) * self.entries_per_map_page;
-                let hi = (lo + self.entries_per_map_page).min(self.logical_pages);
-                for lpn in lo as usize..hi as usize {
-                    if persisted[lpn] != self.l2p[lpn] {
-                        updates.push((lpn as u32, self.l2p[lpn]));
-                    }
+        self.dirty_map_pages.sort_unstable();
+        let mut ranges: Vec<(u32, u32)> = Vec::with_capacity(self.dirty_map_pages.len());
+        for &m in &self.dirty_map_pages {
+            let lo = u64::from(m) * self.entries_per_map_page;
+            let hi = (lo + self.entries_per_map_page).min(self.logical_pages);
+            match ranges.last_mut() {
+                Some((first, n)) if u64::from(*first) + u64::from(*n) == lo => {
+                    *n += (hi - lo) as u32
                 }
+                _ => ranges.push((lo as u32, (hi - lo) as u32)),
             }
         }
         let pages = self.dirty_map_pages.len() as u64 + 1;
@@ -477,7 +536,9 @@ impl<M: Medium> Ftl<M> {
             self.map_dirty[m as usize] = false;
         }
         let start = issue_ns.max(self.program_horizon_ns);
-        let done = self.medium.write_checkpoint(&updates, self.seq, pages, start)?;
+        let done = self
+            .medium
+            .write_checkpoint(&ranges, &self.l2p, self.seq, pages, start)?;
         self.stats.map_programs += pages;
         self.stats.checkpoints += 1;
         self.programs_since_checkpoint = 0;
@@ -492,7 +553,9 @@ impl<M: Medium> Ftl<M> {
         self.in_gc = true;
         let result = (|| {
             while self.free_count <= self.cfg.gc_free_blocks {
-                let Some(victim) = choose_victim(self.cfg.gc_policy, &self.blocks, self.ppb, self.seq) else {
+                let Some(victim) =
+                    choose_victim(self.cfg.gc_policy, &self.blocks, self.ppb, self.seq)
+                else {
                     break;
                 };
                 self.relocate_and_erase(victim as u32, issue_ns)?;
@@ -512,7 +575,9 @@ impl<M: Medium> Ftl<M> {
                 break;
             }
             let ppn = victim * self.ppb + p;
-            let Some(oob) = self.medium.peek_oob(Ppn(ppn)) else { break };
+            let Some(oob) = self.medium.peek_oob(Ppn(ppn)) else {
+                break;
+            };
             if u64::from(oob.lpn) >= self.logical_pages || self.l2p[oob.lpn as usize] != ppn {
                 continue;
             }
@@ -531,8 +596,12 @@ impl<M: Medium> Ftl<M> {
             self.stats.gc_copies += 1;
         }
         self.scratch = buf;
-        assert_eq!(self.blocks[victim as usize].valid_pages, 0, "GC left a valid page in block {victim}");
-        self.medium.erase(BlockId(victim), issue_ns.max(self.program_horizon_ns))?;
+        assert_eq!(
+            self.blocks[victim as usize].valid_pages, 0,
+            "GC left a valid page in block {victim}"
+        );
+        self.medium
+            .erase(BlockId(victim), issue_ns.max(self.program_horizon_ns))?;
         self.stats.erases += 1;
         self.push_free(victim);
         Ok(())
@@ -547,14 +616,22 @@ impl<M: Medium> Ftl<M> {
             }
             valid[(p / self.ppb) as usize] += 1;
             let oob = self.medium.peek_oob(Ppn(p));
-            assert_eq!(oob.map(|o| o.lpn), Some(lpn as u32), "l2p[{lpn}] = {p} but OOB says {oob:?}");
+            assert_eq!(
+                oob.map(|o| o.lpn),
+                Some(lpn as u32),
+                "l2p[{lpn}] = {p} but OOB says {oob:?}"
+            );
         }
         let mut free = 0;
         for (b, v) in self.blocks.iter().enumerate() {
             assert_eq!(v.valid_pages, valid[b], "block {b} valid count");
             if v.state == BlockState::Free {
                 free += 1;
-                assert_eq!(self.medium.programmed_pages(BlockId(b as u32)), 0, "free block {b} is programmed");
+                assert_eq!(
+                    self.medium.programmed_pages(BlockId(b as u32)),
+                    0,
+                    "free block {b} is programmed"
+                );
             }
         }
         assert_eq!(free, self.free_count, "free block count");
@@ -581,7 +658,11 @@ mod tests {
 
     fn ftl(logical: u64) -> Ftl<NandMedium> {
         let m = NandMedium::new(geometry(), Timing::default(), DataMode::Full);
-        let cfg = FtlConfig { gc_free_blocks: 2, checkpoint_interval_programs: 50, ..FtlConfig::default() };
+        let cfg = FtlConfig {
+            gc_free_blocks: 2,
+            checkpoint_interval_programs: 50,
+            ..FtlConfig::default()
+        };
         Ftl::format(m, cfg, logical).unwrap()
     }
 

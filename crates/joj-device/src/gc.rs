@@ -47,7 +47,11 @@ pub fn choose_greedy(blocks: &[BlockView], pages_per_block: u32) -> Option<usize
 /// and implementation of a log-structured file system", SOSP 1991; the `1 + u` cost counts the
 /// read and the write of each copied page, as in Kawaguchi et al., USENIX 1995). An empty block
 /// always wins.
-pub fn choose_cost_benefit(blocks: &[BlockView], pages_per_block: u32, now_seq: u64) -> Option<usize> {
+pub fn choose_cost_benefit(
+    blocks: &[BlockView],
+    pages_per_block: u32,
+    now_seq: u64,
+) -> Option<usize> {
     let mut best: Option<(usize, f64)> = None;
     for (i, b) in blocks.iter().enumerate() {
         if b.state != BlockState::Full || b.valid_pages >= pages_per_block {
@@ -67,7 +71,12 @@ pub fn choose_cost_benefit(blocks: &[BlockView], pages_per_block: u32, now_seq: 
 }
 
 /// The victim under `policy`.
-pub fn choose_victim(policy: GcPolicy, blocks: &[BlockView], pages_per_block: u32, now_seq: u64) -> Option<usize> {
+pub fn choose_victim(
+    policy: GcPolicy,
+    blocks: &[BlockView],
+    pages_per_block: u32,
+    now_seq: u64,
+) -> Option<usize> {
     match policy {
         GcPolicy::Greedy => choose_greedy(blocks, pages_per_block),
         GcPolicy::CostBenefit => choose_cost_benefit(blocks, pages_per_block, now_seq),
@@ -79,15 +88,27 @@ mod tests {
     use super::*;
 
     fn full(valid: u32, last: u64) -> BlockView {
-        BlockView { state: BlockState::Full, valid_pages: valid, last_write_seq: last }
+        BlockView {
+            state: BlockState::Full,
+            valid_pages: valid,
+            last_write_seq: last,
+        }
     }
 
     #[test]
     fn greedy_takes_the_fewest_valid_pages_among_closed_blocks() {
         let blocks = [
             full(5, 0),
-            BlockView { state: BlockState::Open, valid_pages: 0, last_write_seq: 0 },
-            BlockView { state: BlockState::Free, valid_pages: 0, last_write_seq: 0 },
+            BlockView {
+                state: BlockState::Open,
+                valid_pages: 0,
+                last_write_seq: 0,
+            },
+            BlockView {
+                state: BlockState::Free,
+                valid_pages: 0,
+                last_write_seq: 0,
+            },
             full(2, 9),
             full(2, 1),
             full(8, 0),
@@ -110,7 +131,10 @@ mod tests {
 
     #[test]
     fn cost_benefit_takes_an_empty_block_at_once() {
-        assert_eq!(choose_cost_benefit(&[full(1, 0), full(0, 100)], 4, 100), Some(1));
+        assert_eq!(
+            choose_cost_benefit(&[full(1, 0), full(0, 100)], 4, 100),
+            Some(1)
+        );
     }
 
     #[test]

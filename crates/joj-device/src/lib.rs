@@ -38,3 +38,10 @@ pub use error::{DeviceError, FtlError, ImageError, MediumError, ProfileError, Re
 pub use ftl::{Ftl, RecoveryReport};
 pub use medium::Medium;
 pub use nand::NandMedium;
+pub mod replay;
+pub mod selfcheck;
+pub mod workload;
+
+pub use replay::{ReplayOptions, ReplayReport, replay, replay_with};
+pub use selfcheck::{SelfCheckReport, self_check};
+pub use workload::{IoKind, Pattern, SyncKind, WorkloadReport, WorkloadSpec, run_workload};

@@ -47,7 +47,13 @@ pub trait Medium {
 
     /// Program page `ppn` with `data` (exactly one page, or empty in `DataMode::OobOnly`) and
     /// `oob`. The page must be the next unprogrammed page of its block.
-    fn program(&mut self, ppn: Ppn, data: &[u8], oob: Oob, issue_ns: u64) -> Result<u64, MediumError>;
+    fn program(
+        &mut self,
+        ppn: Ppn,
+        data: &[u8],
+        oob: Oob,
+        issue_ns: u64,
+    ) -> Result<u64, MediumError>;
 
     /// Read page `ppn` into `buf` (one page, or empty in `OobOnly` mode).
     fn read(&mut self, ppn: Ppn, buf: &mut [u8], issue_ns: u64) -> Result<PageRead, MediumError>;
@@ -75,14 +81,15 @@ pub trait Medium {
     /// The last complete mapping checkpoint.
     fn checkpoint(&self) -> &MapCheckpoint;
 
-    /// Write a new checkpoint: apply `updates` (`(logical page, physical page or NO_LPN)`) and
-    /// set `checkpoint_seq`, as `map_pages` page programs to the reserved map area starting no
-    /// earlier than `issue_ns`. The new checkpoint takes effect atomically at completion (the
+    /// Write a new checkpoint: copy the entries `ranges` (`(first logical page, count)`) from
+    /// `source` (the FTL's live mapping) and set `checkpoint_seq`, as `map_pages` page programs
+    /// to the reserved map area starting no earlier than `issue_ns`. The new checkpoint takes effect atomically at completion (the
     /// final step is an atomic pointer update in a metadata block, as X-FTL §5.3 assumes); a
     /// power loss before then leaves the previous one.
     fn write_checkpoint(
         &mut self,
-        updates: &[(u32, u32)],
+        ranges: &[(u32, u32)],
+        source: &[u32],
         checkpoint_seq: u64,
         map_pages: u64,
         issue_ns: u64,

@@ -45,7 +45,8 @@ enum Inflight {
     },
     Checkpoint {
         end_ns: u64,
-        old_entries: Vec<(u32, u32)>,
+        /// `(first entry, previous values)` of every range the checkpoint overwrote.
+        old_ranges: Vec<(u32, Vec<u32>)>,
         old_seq: u64,
     },
 }
@@ -53,9 +54,9 @@ enum Inflight {
 impl Inflight {
     fn end_ns(&self) -> u64 {
         match self {
-            Inflight::Program { end_ns, .. } | Inflight::Erase { end_ns, .. } | Inflight::Checkpoint { end_ns, .. } => {
-                *end_ns
-            }
+            Inflight::Program { end_ns, .. }
+            | Inflight::Erase { end_ns, .. }
+            | Inflight::Checkpoint { end_ns, .. } => *end_ns,
         }
     }
 }
@@ -78,6 +79,7 @@ pub struct NandMedium {
     oob_xfer_ns: u64,
     inflight: Vec<Inflight>,
     inflight_erases: usize,
+    retire_at_len: usize,
     checkpoint: MapCheckpoint,
     map_cursor: u32,
     busy_ns: u64,
@@ -88,7 +90,8 @@ impl NandMedium {
     pub fn new(geometry: Geometry, timing: Timing, mode: DataMode) -> NandMedium {
         let blocks = geometry.blocks() as usize;
         let pages = geometry.physical_pages() as usize;
-        let page_xfer_ns = Timing::transfer_ns(u64::from(geometry.page_bytes), timing.channel_bytes_per_s);
+        let page_xfer_ns =
+            Timing::transfer_ns(u64::from(geometry.page_bytes), timing.channel_bytes_per_s);
         let oob_xfer_ns = Timing::transfer_ns(16, timing.channel_bytes_per_s);
         NandMedium {
             ppb: geometry.pages_per_block,
@@ -103,6 +106,7 @@ impl NandMedium {
             oob_xfer_ns,
             inflight: Vec::new(),
             inflight_erases: 0,
+            retire_at_len: 256,
             checkpoint: MapCheckpoint::default(),
             map_cursor: 0,
             busy_ns: 0,
@@ -158,7 +162,10 @@ impl NandMedium {
 
     fn check_ppn(&self, ppn: Ppn) -> Result<(u32, u32), MediumError> {
         if u64::from(ppn.0) >= self.geometry.physical_pages() {
-            return Err(MediumError::PageOutOfRange { ppn: ppn.0, pages: self.geometry.physical_pages() });
+            return Err(MediumError::PageOutOfRange {
+                ppn: ppn.0,
+                pages: self.geometry.physical_pages(),
+            });
         }
         Ok((ppn.0 / self.ppb, ppn.0 % self.ppb))
     }
@@ -184,7 +191,9 @@ impl NandMedium {
     /// Schedule a page program on `unit`; returns `(start, end)`.
     fn schedule_program(&mut self, unit: usize, issue_ns: u64) -> (u64, u64) {
         let c = self.geometry.channel_of_unit(unit as u32) as usize;
-        let start = issue_ns.max(self.unit_free_ns[unit]).max(self.channel_free_ns[c]);
+        let start = issue_ns
+            .max(self.unit_free_ns[unit])
+            .max(self.channel_free_ns[c]);
         self.channel_free_ns[c] = start + self.page_xfer_ns;
         let end = start + self.page_xfer_ns + self.timing.program_page_ns;
         self.unit_free_ns[unit] = end;
@@ -216,18 +225,35 @@ impl Medium for NandMedium {
         self.mode
     }
 
-    fn program(&mut self, ppn: Ppn, data: &[u8], oob: Oob, issue_ns: u64) -> Result<u64, MediumError> {
+    fn program(
+        &mut self,
+        ppn: Ppn,
+        data: &[u8],
+        oob: Oob,
+        issue_ns: u64,
+    ) -> Result<u64, MediumError> {
         let (block, page) = self.check_ppn(ppn)?;
-        let expected_len = if self.mode == DataMode::Full { self.page_bytes } else { 0 };
+        let expected_len = if self.mode == DataMode::Full {
+            self.page_bytes
+        } else {
+            0
+        };
         if data.len() != expected_len {
-            return Err(MediumError::BadDataLength { expected: expected_len, found: data.len() });
+            return Err(MediumError::BadDataLength {
+                expected: expected_len,
+                found: data.len(),
+            });
         }
         let next = self.programmed[block as usize];
         if next >= self.ppb {
             return Err(MediumError::ProgramNotErased { ppn: ppn.0, block });
         }
         if page != next {
-            return Err(MediumError::ProgramOutOfOrder { ppn: ppn.0, block, expected: next });
+            return Err(MediumError::ProgramOutOfOrder {
+                ppn: ppn.0,
+                block,
+                expected: next,
+            });
         }
         if self.mode == DataMode::Full {
             let off = page as usize * self.page_bytes;
@@ -238,20 +264,35 @@ impl Medium for NandMedium {
         self.programmed[block as usize] = next + 1;
         let (unit, _) = self.unit_and_channel(block);
         let (start_ns, end_ns) = self.schedule_program(unit, issue_ns);
-        self.inflight.push(Inflight::Program { ppn: ppn.0, start_ns, end_ns });
+        self.inflight.push(Inflight::Program {
+            ppn: ppn.0,
+            start_ns,
+            end_ns,
+        });
         Ok(end_ns)
     }
 
     fn read(&mut self, ppn: Ppn, buf: &mut [u8], issue_ns: u64) -> Result<PageRead, MediumError> {
         let (block, page) = self.check_ppn(ppn)?;
-        let expected_len = if self.mode == DataMode::Full { self.page_bytes } else { 0 };
+        let expected_len = if self.mode == DataMode::Full {
+            self.page_bytes
+        } else {
+            0
+        };
         if buf.len() != expected_len {
-            return Err(MediumError::BadDataLength { expected: expected_len, found: buf.len() });
+            return Err(MediumError::BadDataLength {
+                expected: expected_len,
+                found: buf.len(),
+            });
         }
         let done_ns = self.schedule_read(block, self.page_xfer_ns, issue_ns);
         if page >= self.programmed[block as usize] {
             buf.fill(0xFF);
-            return Ok(PageRead { state: PageState::Erased, oob: Oob::EMPTY, done_ns });
+            return Ok(PageRead {
+                state: PageState::Erased,
+                oob: Oob::EMPTY,
+                done_ns,
+            });
         }
         if self.mode == DataMode::Full {
             let off = page as usize * self.page_bytes;
@@ -260,16 +301,28 @@ impl Medium for NandMedium {
                 None => buf.fill(0),
             }
         }
-        Ok(PageRead { state: PageState::Programmed, oob: self.oob[ppn.0 as usize], done_ns })
+        Ok(PageRead {
+            state: PageState::Programmed,
+            oob: self.oob[ppn.0 as usize],
+            done_ns,
+        })
     }
 
     fn read_oob(&mut self, ppn: Ppn, issue_ns: u64) -> Result<PageRead, MediumError> {
         let (block, page) = self.check_ppn(ppn)?;
         let done_ns = self.schedule_read(block, self.oob_xfer_ns, issue_ns);
         if page >= self.programmed[block as usize] {
-            return Ok(PageRead { state: PageState::Erased, oob: Oob::EMPTY, done_ns });
+            return Ok(PageRead {
+                state: PageState::Erased,
+                oob: Oob::EMPTY,
+                done_ns,
+            });
         }
-        Ok(PageRead { state: PageState::Programmed, oob: self.oob[ppn.0 as usize], done_ns })
+        Ok(PageRead {
+            state: PageState::Programmed,
+            oob: self.oob[ppn.0 as usize],
+            done_ns,
+        })
     }
 
     fn peek_oob(&self, ppn: Ppn) -> Option<Oob> {
@@ -286,7 +339,9 @@ impl Medium for NandMedium {
                 let off = page as usize * self.page_bytes;
                 crate::addr::page_checksum(&d[off..off + self.page_bytes], oob.lpn, oob.seq)
             }
-            (None, DataMode::Full) => crate::addr::page_checksum(&vec![0u8; self.page_bytes], oob.lpn, oob.seq),
+            (None, DataMode::Full) => {
+                crate::addr::page_checksum(&vec![0u8; self.page_bytes], oob.lpn, oob.seq)
+            }
             (_, DataMode::OobOnly) => crate::addr::page_checksum(&[], oob.lpn, oob.seq),
         };
         (sum == oob.checksum).then_some(oob)
@@ -295,7 +350,10 @@ impl Medium for NandMedium {
     fn erase(&mut self, block: BlockId, issue_ns: u64) -> Result<u64, MediumError> {
         let b = block.0;
         if b >= self.geometry.blocks() {
-            return Err(MediumError::BlockOutOfRange { block: b, blocks: self.geometry.blocks() });
+            return Err(MediumError::BlockOutOfRange {
+                block: b,
+                blocks: self.geometry.blocks(),
+            });
         }
         let (u, _) = self.unit_and_channel(b);
         let start_ns = issue_ns.max(self.unit_free_ns[u]);
@@ -308,7 +366,14 @@ impl Medium for NandMedium {
         let saved_programmed = self.programmed[b as usize];
         self.programmed[b as usize] = 0;
         self.erase_counts[b as usize] += 1;
-        self.inflight.push(Inflight::Erase { block: b, start_ns, end_ns, saved_oob, saved_data, saved_programmed });
+        self.inflight.push(Inflight::Erase {
+            block: b,
+            start_ns,
+            end_ns,
+            saved_oob,
+            saved_data,
+            saved_programmed,
+        });
         self.inflight_erases += 1;
         Ok(end_ns)
     }
@@ -327,21 +392,24 @@ impl Medium for NandMedium {
 
     fn write_checkpoint(
         &mut self,
-        updates: &[(u32, u32)],
+        ranges: &[(u32, u32)],
+        source: &[u32],
         checkpoint_seq: u64,
         map_pages: u64,
         issue_ns: u64,
     ) -> Result<u64, MediumError> {
         let len = self.checkpoint.entries.len();
-        let mut old_entries = Vec::with_capacity(updates.len());
-        for &(i, v) in updates {
-            let slot = self
-                .checkpoint
-                .entries
-                .get_mut(i as usize)
-                .ok_or(MediumError::MapIndexOutOfRange { index: i, len })?;
-            old_entries.push((i, *slot));
-            *slot = v;
+        let mut old_ranges = Vec::with_capacity(ranges.len());
+        for &(first, n) in ranges {
+            let (lo, hi) = (first as usize, first as usize + n as usize);
+            if hi > len || hi > source.len() {
+                return Err(MediumError::MapIndexOutOfRange {
+                    index: hi as u32,
+                    len,
+                });
+            }
+            old_ranges.push((first, self.checkpoint.entries[lo..hi].to_vec()));
+            self.checkpoint.entries[lo..hi].copy_from_slice(&source[lo..hi]);
         }
         let old_seq = self.checkpoint.checkpoint_seq;
         self.checkpoint.checkpoint_seq = checkpoint_seq;
@@ -354,7 +422,11 @@ impl Medium for NandMedium {
             let (_, end) = self.schedule_program(unit, issue_ns);
             end_ns = end_ns.max(end);
         }
-        self.inflight.push(Inflight::Checkpoint { end_ns, old_entries, old_seq });
+        self.inflight.push(Inflight::Checkpoint {
+            end_ns,
+            old_ranges,
+            old_seq,
+        });
         Ok(end_ns)
     }
 
@@ -370,15 +442,34 @@ impl Medium for NandMedium {
     }
 
     fn reset_checkpoint(&mut self, logical_pages: u64) {
-        self.checkpoint = MapCheckpoint { entries: vec![crate::addr::NO_LPN; logical_pages as usize], checkpoint_seq: 0 };
+        self.checkpoint = MapCheckpoint {
+            entries: vec![crate::addr::NO_LPN; logical_pages as usize],
+            checkpoint_seq: 0,
+        };
     }
 
     fn retire(&mut self, now_ns: u64) {
-        if self.inflight.len() < 256 && self.inflight_erases < 8 {
+        // Amortized: compact only when the log doubled since the last compaction (or holds many
+        // erase records, which may own a block of page data each).
+        let erase_limit = if self.mode == DataMode::Full {
+            8
+        } else {
+            usize::MAX
+        };
+        if self.inflight.len() < self.retire_at_len && self.inflight_erases < erase_limit {
             return;
         }
         self.inflight.retain(|op| op.end_ns() > now_ns);
-        self.inflight_erases = self.inflight.iter().filter(|op| matches!(op, Inflight::Erase { .. })).count();
+        self.inflight_erases = self
+            .inflight
+            .iter()
+            .filter(|op| matches!(op, Inflight::Erase { .. }))
+            .count();
+        self.retire_at_len = (2 * self.inflight.len()).max(256);
+        if self.mode == DataMode::Full && self.inflight_erases >= erase_limit {
+            // Erases still under way: look again after a few more commands, not at every one.
+            self.retire_at_len = self.retire_at_len.min(self.inflight.len() + 64);
+        }
     }
 
     fn power_loss(&mut self, at_ns: u64, seed: u64) {
@@ -394,7 +485,11 @@ impl Medium for NandMedium {
                     if start_ns >= at_ns {
                         // Never started: the page stays erased. Later pages of the block were
                         // undone first (reverse order), so this is the block's last page.
-                        assert_eq!(self.programmed[block as usize], page + 1, "program log out of order");
+                        assert_eq!(
+                            self.programmed[block as usize],
+                            page + 1,
+                            "program log out of order"
+                        );
                         self.programmed[block as usize] = page;
                     } else {
                         // Torn: part of the cells hold the new data, part are in between.
@@ -410,7 +505,14 @@ impl Medium for NandMedium {
                         self.oob[ppn as usize].checksum ^= (rng.next_u64() as u32) | 1;
                     }
                 }
-                Inflight::Erase { block, start_ns, saved_oob, saved_data, saved_programmed, .. } => {
+                Inflight::Erase {
+                    block,
+                    start_ns,
+                    saved_oob,
+                    saved_data,
+                    saved_programmed,
+                    ..
+                } => {
                     let range = (block * self.ppb) as usize..((block + 1) * self.ppb) as usize;
                     if start_ns >= at_ns {
                         self.oob[range].copy_from_slice(&saved_oob);
@@ -421,14 +523,23 @@ impl Medium for NandMedium {
                         // An interrupted erase leaves cells in between: every page reads back
                         // as a programmed page that fails its checksum until the next erase.
                         for o in &mut self.oob[range] {
-                            *o = Oob { lpn: crate::addr::NO_LPN, checksum: 1, seq: 0 };
+                            *o = Oob {
+                                lpn: crate::addr::NO_LPN,
+                                checksum: 1,
+                                seq: 0,
+                            };
                         }
                         self.programmed[block as usize] = self.ppb;
                     }
                 }
-                Inflight::Checkpoint { old_entries, old_seq, .. } => {
-                    for &(i, v) in old_entries.iter().rev() {
-                        self.checkpoint.entries[i as usize] = v;
+                Inflight::Checkpoint {
+                    old_ranges,
+                    old_seq,
+                    ..
+                } => {
+                    for (first, old) in old_ranges.iter().rev() {
+                        let lo = *first as usize;
+                        self.checkpoint.entries[lo..lo + old.len()].copy_from_slice(old);
                     }
                     self.checkpoint.checkpoint_seq = old_seq;
                 }
@@ -470,18 +581,28 @@ mod tests {
     }
 
     fn oob(lpn: u32, seq: u64) -> Oob {
-        Oob { lpn, seq, checksum: 0 }
+        Oob {
+            lpn,
+            seq,
+            checksum: 0,
+        }
     }
 
     #[test]
     fn pages_must_be_programmed_in_order_and_erased_before_reuse() {
         let mut m = small();
         let d = vec![1u8; 1024];
-        assert!(matches!(m.program(Ppn(1), &d, oob(0, 1), 0), Err(MediumError::ProgramOutOfOrder { .. })));
+        assert!(matches!(
+            m.program(Ppn(1), &d, oob(0, 1), 0),
+            Err(MediumError::ProgramOutOfOrder { .. })
+        ));
         for p in 0..4 {
             m.program(Ppn(p), &d, oob(p, 1), 0).unwrap();
         }
-        assert!(matches!(m.program(Ppn(0), &d, oob(0, 1), 0), Err(MediumError::ProgramNotErased { .. })));
+        assert!(matches!(
+            m.program(Ppn(0), &d, oob(0, 1), 0),
+            Err(MediumError::ProgramNotErased { .. })
+        ));
         m.erase(BlockId(0), 0).unwrap();
         assert_eq!(m.erase_count(BlockId(0)), 1);
         m.program(Ppn(0), &d, oob(0, 2), 0).unwrap();
@@ -512,9 +633,21 @@ mod tests {
         let _third = m.program(Ppn(2), &d, oob(2, 3), 0).unwrap();
         // Cut during the second program.
         m.power_loss(first_end + (second_end - first_end) / 2, 7);
-        assert_eq!(m.programmed_pages(BlockId(0)), 2, "the unstarted third program never happened");
-        assert_eq!(m.peek_oob(Ppn(0)).unwrap().checksum, 0, "the completed program stands");
-        assert_ne!(m.peek_oob(Ppn(1)).unwrap().checksum, 0, "the running program is torn");
+        assert_eq!(
+            m.programmed_pages(BlockId(0)),
+            2,
+            "the unstarted third program never happened"
+        );
+        assert_eq!(
+            m.peek_oob(Ppn(0)).unwrap().checksum,
+            0,
+            "the completed program stands"
+        );
+        assert_ne!(
+            m.peek_oob(Ppn(1)).unwrap().checksum,
+            0,
+            "the running program is torn"
+        );
     }
 
     #[test]
@@ -537,8 +670,11 @@ mod tests {
     fn interrupted_checkpoint_leaves_the_previous_one() {
         let mut m = small();
         m.reset_checkpoint(4);
-        let end = m.write_checkpoint(&[(0, 5)], 10, 1, 0).unwrap();
-        m.write_checkpoint(&[(0, 6), (1, 7)], 20, 1, end).unwrap();
+        let end = m
+            .write_checkpoint(&[(0, 1)], &[5, 0, 0, 0], 10, 1, 0)
+            .unwrap();
+        m.write_checkpoint(&[(0, 2)], &[6, 7, 0, 0], 20, 1, end)
+            .unwrap();
         m.power_loss(end, 0);
         assert_eq!(m.checkpoint().entries[0], 5);
         assert_eq!(m.checkpoint().entries[1], crate::addr::NO_LPN);

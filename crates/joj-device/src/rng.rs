@@ -40,8 +40,12 @@ mod tests {
 
     #[test]
     fn one_seed_gives_one_sequence() {
-        let a: Vec<u64> = (0..5).scan(SimRng::new(42), |r, _| Some(r.next_u64())).collect();
-        let b: Vec<u64> = (0..5).scan(SimRng::new(42), |r, _| Some(r.next_u64())).collect();
+        let a: Vec<u64> = (0..5)
+            .scan(SimRng::new(42), |r, _| Some(r.next_u64()))
+            .collect();
+        let b: Vec<u64> = (0..5)
+            .scan(SimRng::new(42), |r, _| Some(r.next_u64()))
+            .collect();
         assert_eq!(a, b);
         let mut r = SimRng::new(1);
         assert!((0..1000).all(|_| r.below(10) < 10));

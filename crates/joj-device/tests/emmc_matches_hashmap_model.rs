@@ -12,12 +12,29 @@ use proptest::prelude::*;
 
 #[derive(Debug, Clone)]
 enum Op {
-    Write { sector: u64, sectors: u64, flags: u8 },
-    Packed { a: u64, b: u64, sectors: u64 },
-    Read { sector: u64, sectors: u64 },
+    Write {
+        sector: u64,
+        sectors: u64,
+        flags: u8,
+    },
+    Packed {
+        a: u64,
+        b: u64,
+        sectors: u64,
+    },
+    Read {
+        sector: u64,
+        sectors: u64,
+    },
     Flush,
-    Discard { sector: u64, sectors: u64 },
-    PowerLoss { after_ns: u64, seed: u64 },
+    Discard {
+        sector: u64,
+        sectors: u64,
+    },
+    PowerLoss {
+        after_ns: u64,
+        seed: u64,
+    },
 }
 
 fn op(capacity_sectors: u64) -> impl Strategy<Value = Op> {
@@ -46,7 +63,11 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
     let mut id = 0u64;
     for (i, op) in ops.iter().enumerate() {
         match *op {
-            Op::Write { sector, sectors: n, flags } => {
+            Op::Write {
+                sector,
+                sectors: n,
+                flags,
+            } => {
                 let (off, len) = clamp(sectors, sector, n);
                 id += 1;
                 let data = pattern(id, len as usize);
@@ -65,7 +86,16 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
                 let db = pattern(id + 2, lb as usize);
                 id += 2;
                 dev.write_packed(
-                    &[PackedWrite { offset_bytes: oa, data: &da }, PackedWrite { offset_bytes: ob, data: &db }],
+                    &[
+                        PackedWrite {
+                            offset_bytes: oa,
+                            data: &da,
+                        },
+                        PackedWrite {
+                            offset_bytes: ob,
+                            data: &db,
+                        },
+                    ],
                     WriteFlags::NONE,
                 )
                 .unwrap();
@@ -76,7 +106,10 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
                 let (off, len) = clamp(sectors, sector, n);
                 let mut buf = vec![0u8; len as usize];
                 dev.read(off, &mut buf).unwrap();
-                prop_assert!(buf == model.read(off, len as usize), "op {i}: read at {off} differs from the last write");
+                prop_assert!(
+                    buf == model.read(off, len as usize),
+                    "op {i}: read at {off} differs from the last write"
+                );
             }
             Op::Flush => {
                 dev.flush().unwrap();
@@ -103,7 +136,9 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
     dev.flush().unwrap();
     model.flush();
     let (mut dev, _) = Emmc::recover(dev.power_loss(0, 0), &profile).unwrap();
-    model.check_after_crash(&mut dev).map_err(TestCaseError::fail)?;
+    model
+        .check_after_crash(&mut dev)
+        .map_err(TestCaseError::fail)?;
     Ok(())
 }
 

@@ -38,17 +38,28 @@ pub(crate) struct Resources {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum CleanupProblem {
-    #[error("cannot unmount {path}: {source}; fix: stop processes using it (`fuser -m {path}`), then `umount {path}`")]
-    Unmount { path: PathBuf, source: std::io::Error },
+    #[error(
+        "cannot unmount {path}: {source}; fix: stop processes using it (`fuser -m {path}`), then `umount {path}`"
+    )]
+    Unmount {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error(transparent)]
     Loop(#[from] crate::loopdev::LoopError),
     #[error("cannot remove {path}: {source}; fix: remove it by hand")]
-    Remove { path: PathBuf, source: std::io::Error },
+    Remove {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error(
         "cannot remove tracefs instance {path}: {source}; fix: close readers of its files, then \
          `rmdir {path}`"
     )]
-    TraceInstance { path: PathBuf, source: std::io::Error },
+    TraceInstance {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 impl Resources {
@@ -110,7 +121,12 @@ fn unmount(path: &std::path::Path) -> Result<(), CleanupProblem> {
                 last = Some(e);
                 std::thread::sleep(UNMOUNT_RETRY_DELAY);
             }
-            Err(e) => return Err(CleanupProblem::Unmount { path: path.into(), source: e.into() }),
+            Err(e) => {
+                return Err(CleanupProblem::Unmount {
+                    path: path.into(),
+                    source: e.into(),
+                });
+            }
         }
     }
     eprintln!(
@@ -119,17 +135,20 @@ fn unmount(path: &std::path::Path) -> Result<(), CleanupProblem> {
         path.display(),
         last.map_or_else(String::new, |e| e.to_string()),
     );
-    unmount(path, UnmountFlags::DETACH)
-        .map_err(|e| CleanupProblem::Unmount { path: path.into(), source: e.into() })
+    unmount(path, UnmountFlags::DETACH).map_err(|e| CleanupProblem::Unmount {
+        path: path.into(),
+        source: e.into(),
+    })
 }
 
 /// Stops and removes one of our tracefs instances.
 pub(crate) fn remove_trace_instance(path: &std::path::Path) -> Result<(), CleanupProblem> {
     let _ = std::fs::write(path.join("tracing_on"), "0");
     match std::fs::remove_dir(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(CleanupProblem::TraceInstance { path: path.into(), source: e })
-        }
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(CleanupProblem::TraceInstance {
+            path: path.into(),
+            source: e,
+        }),
         _ => Ok(()),
     }
 }
@@ -140,7 +159,10 @@ struct Registry {
     entries: BTreeMap<u64, Resources>,
 }
 
-static REGISTRY: Mutex<Registry> = Mutex::new(Registry { next_id: 0, entries: BTreeMap::new() });
+static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
+    next_id: 0,
+    entries: BTreeMap::new(),
+});
 
 fn registry() -> MutexGuard<'static, Registry> {
     // A panic while holding the lock leaves the map consistent (every change is one insert or
@@ -180,7 +202,11 @@ pub fn cleanup_all() -> Vec<CleanupProblem> {
         instances.append(&mut res.trace_instances);
         rest.push(res);
     }
-    let mut problems = Resources { trace_instances: instances, ..Resources::default() }.release();
+    let mut problems = Resources {
+        trace_instances: instances,
+        ..Resources::default()
+    }
+    .release();
     for res in rest {
         problems.extend(res.release());
     }
@@ -193,7 +219,9 @@ static CLEANING: AtomicBool = AtomicBool::new(false);
 
 /// Could not install the signal handler.
 #[derive(Debug, thiserror::Error)]
-#[error("cannot install the SIGINT/SIGTERM cleanup handler: {0}")]
+#[error(
+    "cannot install the SIGINT/SIGTERM cleanup handler: {0}; fix: install it once, early, before other code claims these signals"
+)]
 pub struct HandlerError(String);
 
 /// Makes SIGINT and SIGTERM release every registered resource and exit with 128 + signal.
@@ -210,7 +238,8 @@ fn install() -> Result<(), String> {
             .map_err(|e| e.to_string())?;
         signal_hook::flag::register(sig, &CLEANING).map_err(|e| e.to_string())?;
     }
-    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]).map_err(|e| e.to_string())?;
+    let mut signals =
+        signal_hook::iterator::Signals::new([SIGINT, SIGTERM]).map_err(|e| e.to_string())?;
     std::thread::Builder::new()
         .name("joj-cleanup".into())
         .spawn(move || {

@@ -14,12 +14,19 @@ pub enum CommandError {
     #[error(transparent)]
     Missing(#[from] PrereqError),
     #[error("could not start `{program}`: {source}; fix: check that it is executable")]
-    Spawn { program: PathBuf, source: std::io::Error },
+    Spawn {
+        program: PathBuf,
+        source: std::io::Error,
+    },
     #[error(
         "`{command}` failed ({status}): {stderr}; fix: see the tool's message above \
          (device busy or too small for this filesystem are the usual causes)"
     )]
-    Failed { command: String, status: std::process::ExitStatus, stderr: String },
+    Failed {
+        command: String,
+        status: std::process::ExitStatus,
+        stderr: String,
+    },
 }
 
 /// Runs `tool` (looked up like [`prereq::find_tool`]) and returns its stdout as text.
@@ -29,12 +36,18 @@ where
     S: AsRef<OsStr>,
 {
     let program = prereq::find_tool(tool)?;
-    let args: Vec<_> = args.into_iter().map(|a| a.as_ref().to_os_string()).collect();
+    let args: Vec<_> = args
+        .into_iter()
+        .map(|a| a.as_ref().to_os_string())
+        .collect();
     let output = Command::new(&program)
         .args(&args)
         .stdin(std::process::Stdio::null())
         .output()
-        .map_err(|source| CommandError::Spawn { program: program.clone(), source })?;
+        .map_err(|source| CommandError::Spawn {
+            program: program.clone(),
+            source,
+        })?;
     if !output.status.success() {
         let mut command = tool.to_string();
         for a in &args {

@@ -31,7 +31,10 @@ impl DevNum {
 
     /// Decode a userspace `st_rdev` / `st_dev`.
     pub fn from_rdev(rdev: u64) -> Self {
-        Self { major: libc::major(rdev), minor: libc::minor(rdev) }
+        Self {
+            major: libc::major(rdev),
+            minor: libc::minor(rdev),
+        }
     }
 
     /// The device number of the block device node at `path`.
@@ -74,7 +77,9 @@ impl FromStr for DevNum {
 
 /// A run of sectors on one device. Mirrors `joj_trace::classify::DevExtent` field for field so
 /// the integrator can convert one into the other without arithmetic.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct DevExtent {
     /// Device as `major:minor`.
     pub dev: String,
@@ -112,7 +117,11 @@ mod tests {
 
     #[test]
     fn extents_overlap_and_contain_by_half_open_ranges() {
-        let e = DevExtent { dev: "7:0".into(), sector: 100, sectors: 10 };
+        let e = DevExtent {
+            dev: "7:0".into(),
+            sector: 100,
+            sectors: 10,
+        };
         assert!(e.overlaps("7:0", 109, 8));
         assert!(!e.overlaps("7:0", 110, 8));
         assert!(!e.overlaps("7:1", 100, 8));

@@ -82,7 +82,10 @@ impl Extent {
         if !self.physical_bytes.is_multiple_of(SECTOR_BYTES) {
             return Err(Unplaceable::Misaligned);
         }
-        Ok((self.physical_bytes / SECTOR_BYTES, self.length_bytes.div_ceil(SECTOR_BYTES)))
+        Ok((
+            self.physical_bytes / SECTOR_BYTES,
+            self.length_bytes.div_ceil(SECTOR_BYTES),
+        ))
     }
 
     /// Whether the extent is allocated but not yet written (reads return zeros).
@@ -93,12 +96,19 @@ impl Extent {
 
 /// Converts the placeable extents to sector extents on `dev` (`major:minor`); the others are
 /// returned with the reason they were left out.
-pub fn to_dev_extents(extents: &[Extent], dev: &str) -> (Vec<DevExtent>, Vec<(Extent, Unplaceable)>) {
+pub fn to_dev_extents(
+    extents: &[Extent],
+    dev: &str,
+) -> (Vec<DevExtent>, Vec<(Extent, Unplaceable)>) {
     let mut placed = Vec::new();
     let mut skipped = Vec::new();
     for e in extents {
         match e.placement() {
-            Ok((sector, sectors)) => placed.push(DevExtent { dev: dev.to_string(), sector, sectors }),
+            Ok((sector, sectors)) => placed.push(DevExtent {
+                dev: dev.to_string(),
+                sector,
+                sectors,
+            }),
             Err(why) => skipped.push((*e, why)),
         }
     }
@@ -109,8 +119,11 @@ pub fn to_dev_extents(extents: &[Extent], dev: &str) -> (Vec<DevExtent>, Vec<(Ex
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum FiemapError {
-    #[error("cannot open {path}: {source}")]
-    Open { path: PathBuf, source: std::io::Error },
+    #[error("cannot open {path}: {source}; fix: check the path and that the file still exists")]
+    Open {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error(
         "FS_IOC_FIEMAP failed: {source}; fix: use a filesystem that supports FIEMAP \
          (ext4, xfs, btrfs do)"
@@ -120,7 +133,10 @@ pub enum FiemapError {
 
 /// The extents of the file at `path`.
 pub fn fiemap_path(path: &Path) -> Result<Vec<Extent>, FiemapError> {
-    let file = File::open(path).map_err(|source| FiemapError::Open { path: path.into(), source })?;
+    let file = File::open(path).map_err(|source| FiemapError::Open {
+        path: path.into(),
+        source,
+    })?;
     fiemap(&file)
 }
 
@@ -154,7 +170,14 @@ const _: () = assert!(std::mem::offset_of!(FiemapRequest, fm_extents) == 32);
 /// The extents of an open file, in file order. Holes are simply absent.
 pub fn fiemap(file: impl AsFd) -> Result<Vec<Extent>, FiemapError> {
     let fd = file.as_fd();
-    let empty = FiemapExtent { fe_logical: 0, fe_physical: 0, fe_length: 0, fe_reserved64: [0; 2], fe_flags: 0, fe_reserved: [0; 3] };
+    let empty = FiemapExtent {
+        fe_logical: 0,
+        fe_physical: 0,
+        fe_length: 0,
+        fe_reserved64: [0; 2],
+        fe_flags: 0,
+        fe_reserved: [0; 3],
+    };
     let mut req = Box::new(FiemapRequest {
         fm_start: 0,
         fm_length: 0,
@@ -174,18 +197,34 @@ pub fn fiemap(file: impl AsFd) -> Result<Vec<Extent>, FiemapError> {
         req.fm_extent_count = EXTENTS_PER_CALL as u32;
         // SAFETY: `req` is a `struct fiemap` followed by room for exactly `fm_extent_count`
         // extents, which is all the kernel writes.
-        let rc = unsafe { libc::ioctl(fd.as_raw_fd(), FS_IOC_FIEMAP as _, &mut *req as *mut FiemapRequest) };
+        let rc = unsafe {
+            libc::ioctl(
+                fd.as_raw_fd(),
+                FS_IOC_FIEMAP as _,
+                &mut *req as *mut FiemapRequest,
+            )
+        };
         if rc < 0 {
-            return Err(FiemapError::Ioctl { source: std::io::Error::last_os_error() });
+            return Err(FiemapError::Ioctl {
+                source: std::io::Error::last_os_error(),
+            });
         }
         let mapped = req.fm_mapped_extents as usize;
-        assert!(mapped <= EXTENTS_PER_CALL, "kernel mapped more extents than asked for");
+        assert!(
+            mapped <= EXTENTS_PER_CALL,
+            "kernel mapped more extents than asked for"
+        );
         if mapped == 0 {
             return Ok(extents);
         }
         let mut last = false;
         for fe in &req.fm_extents[..mapped] {
-            let e = Extent { logical_bytes: fe.fe_logical, physical_bytes: fe.fe_physical, length_bytes: fe.fe_length, flags: fe.fe_flags };
+            let e = Extent {
+                logical_bytes: fe.fe_logical,
+                physical_bytes: fe.fe_physical,
+                length_bytes: fe.fe_length,
+                flags: fe.fe_flags,
+            };
             last = e.flags & flags::LAST != 0;
             start = e.logical_bytes + e.length_bytes;
             extents.push(e);
@@ -202,16 +241,37 @@ mod tests {
 
     #[test]
     fn placement_refuses_extents_without_own_sectors() {
-        let e = |flags| Extent { logical_bytes: 0, physical_bytes: 8192, length_bytes: 5000, flags };
+        let e = |flags| Extent {
+            logical_bytes: 0,
+            physical_bytes: 8192,
+            length_bytes: 5000,
+            flags,
+        };
         assert_eq!(e(flags::LAST).placement(), Ok((16, 10)));
         assert_eq!(e(flags::UNWRITTEN).placement(), Ok((16, 10)));
-        assert_eq!(e(flags::DELALLOC | flags::UNKNOWN).placement(), Err(Unplaceable::NotAllocated));
-        assert_eq!(e(flags::DATA_INLINE | flags::NOT_ALIGNED).placement(), Err(Unplaceable::InMetadata));
+        assert_eq!(
+            e(flags::DELALLOC | flags::UNKNOWN).placement(),
+            Err(Unplaceable::NotAllocated)
+        );
+        assert_eq!(
+            e(flags::DATA_INLINE | flags::NOT_ALIGNED).placement(),
+            Err(Unplaceable::InMetadata)
+        );
         assert_eq!(e(flags::ENCODED).placement(), Err(Unplaceable::Encoded));
-        let odd = Extent { physical_bytes: 100, ..e(0) };
+        let odd = Extent {
+            physical_bytes: 100,
+            ..e(0)
+        };
         assert_eq!(odd.placement(), Err(Unplaceable::Misaligned));
         let (placed, skipped) = to_dev_extents(&[e(0), e(flags::DELALLOC)], "7:0");
-        assert_eq!(placed, vec![DevExtent { dev: "7:0".into(), sector: 16, sectors: 10 }]);
+        assert_eq!(
+            placed,
+            vec![DevExtent {
+                dev: "7:0".into(),
+                sector: 16,
+                sectors: 10
+            }]
+        );
         assert_eq!(skipped.len(), 1);
     }
 

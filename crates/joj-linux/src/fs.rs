@@ -28,7 +28,6 @@ const SECTOR_BYTES: u64 = joj_trace::record::SECTOR_BYTES;
 
 /// A filesystem and journaling mode joj can run on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[non_exhaustive]
 pub enum FsKind {
     /// ext4, `data=ordered` (the default mode).
     Ext4,
@@ -71,9 +70,10 @@ impl FsKind {
     /// The kernel filesystem type.
     pub fn fs_type(self) -> &'static str {
         match self {
-            FsKind::Ext4 | FsKind::Ext4Writeback | FsKind::Ext4DataJournal | FsKind::Ext4ExtJournal => {
-                "ext4"
-            }
+            FsKind::Ext4
+            | FsKind::Ext4Writeback
+            | FsKind::Ext4DataJournal
+            | FsKind::Ext4ExtJournal => "ext4",
             FsKind::Xfs => "xfs",
             FsKind::Btrfs => "btrfs",
         }
@@ -132,7 +132,9 @@ impl FromStr for FsKind {
         FsKind::ALL
             .into_iter()
             .find(|k| k.name() == s)
-            .ok_or_else(|| FsError::UnknownKind { name: s.to_string() })
+            .ok_or_else(|| FsError::UnknownKind {
+                name: s.to_string(),
+            })
     }
 }
 
@@ -153,7 +155,13 @@ pub enum FsError {
         "mounting {device} ({fs_type}, options `{options}`) on {target} failed: {source}; fix: \
          see `dmesg` for the filesystem's reason"
     )]
-    Mount { device: String, target: String, fs_type: &'static str, options: String, source: std::io::Error },
+    Mount {
+        device: String,
+        target: String,
+        fs_type: &'static str,
+        options: String,
+        source: std::io::Error,
+    },
     #[error("reading the journal layout of {kind} failed: {source}")]
     LayoutTool { kind: FsKind, source: CommandError },
     #[error(
@@ -161,7 +169,9 @@ pub enum FsError {
          an unsupported tool version — report the tool output"
     )]
     LayoutUnparsable { kind: FsKind, detail: String },
-    #[error("cannot read the size of device {dev}: {source}")]
+    #[error(
+        "cannot read the size of device {dev} from /sys/dev/block/{dev}/size: {source}; fix: check that sysfs is mounted"
+    )]
     DeviceSize { dev: DevNum, source: std::io::Error },
 }
 
@@ -169,7 +179,9 @@ pub enum FsError {
 /// kind). Destroys whatever was on the devices.
 pub fn mkfs(kind: FsKind, main: &Path, journal: Option<&Path>) -> Result<(), FsError> {
     let run = |tool: &str, args: Vec<String>| {
-        cmd::run(tool, args).map(|_| ()).map_err(|source| FsError::Mkfs { kind, source })
+        cmd::run(tool, args)
+            .map(|_| ())
+            .map_err(|source| FsError::Mkfs { kind, source })
     };
     let main = main.display().to_string();
     let ext4_args = |extra: &[String]| {
@@ -180,15 +192,43 @@ pub fn mkfs(kind: FsKind, main: &Path, journal: Option<&Path>) -> Result<(), FsE
         a
     };
     match kind {
-        FsKind::Ext4 | FsKind::Ext4Writeback | FsKind::Ext4DataJournal => run("mkfs.ext4", ext4_args(&[])),
-        FsKind::Ext4ExtJournal => {
-            let journal = journal.ok_or(FsError::JournalDeviceMissing { kind })?.display().to_string();
-            let jargs = ["-q", "-F", "-O", "journal_dev", "-b", "4096", "-E", "nodiscard", &journal];
-            run("mkfs.ext4", jargs.map(String::from).into())?;
-            run("mkfs.ext4", ext4_args(&["-J".into(), format!("device={journal}")]))
+        FsKind::Ext4 | FsKind::Ext4Writeback | FsKind::Ext4DataJournal => {
+            run("mkfs.ext4", ext4_args(&[]))
         }
-        FsKind::Xfs => run("mkfs.xfs", ["-q", "-f", "-K", "-b", "size=4096", &main].map(String::from).into()),
-        FsKind::Btrfs => run("mkfs.btrfs", ["-q", "-f", "-K", "-s", "4096", &main].map(String::from).into()),
+        FsKind::Ext4ExtJournal => {
+            let journal = journal
+                .ok_or(FsError::JournalDeviceMissing { kind })?
+                .display()
+                .to_string();
+            let jargs = [
+                "-q",
+                "-F",
+                "-O",
+                "journal_dev",
+                "-b",
+                "4096",
+                "-E",
+                "nodiscard",
+                &journal,
+            ];
+            run("mkfs.ext4", jargs.map(String::from).into())?;
+            run(
+                "mkfs.ext4",
+                ext4_args(&["-J".into(), format!("device={journal}")]),
+            )
+        }
+        FsKind::Xfs => run(
+            "mkfs.xfs",
+            ["-q", "-f", "-K", "-b", "size=4096", &main]
+                .map(String::from)
+                .into(),
+        ),
+        FsKind::Btrfs => run(
+            "mkfs.btrfs",
+            ["-q", "-f", "-K", "-s", "4096", &main]
+                .map(String::from)
+                .into(),
+        ),
     }
 }
 
@@ -216,8 +256,14 @@ pub fn mount(
     };
     let data = std::ffi::CString::new(options.clone())
         .map_err(|_| mount_err(std::io::ErrorKind::InvalidInput.into()))?;
-    rustix::mount::mount(main, target, kind.fs_type(), rustix::mount::MountFlags::empty(), data.as_c_str())
-        .map_err(|e| mount_err(e.into()))
+    rustix::mount::mount(
+        main,
+        target,
+        kind.fs_type(),
+        rustix::mount::MountFlags::empty(),
+        data.as_c_str(),
+    )
+    .map_err(|e| mount_err(e.into()))
 }
 
 /// Where a filesystem's journal lives, in 512-byte sectors on its devices.
@@ -238,7 +284,10 @@ impl JournalLayout {
     /// Whether any sector of the request `[sector, sector + sectors)` on `dev` is journal.
     pub fn overlaps(&self, dev: &str, sector: u64, sectors: u64) -> bool {
         self.journal_devs.iter().any(|d| d == dev)
-            || self.extents.iter().any(|e| e.overlaps(dev, sector, sectors))
+            || self
+                .extents
+                .iter()
+                .any(|e| e.overlaps(dev, sector, sectors))
     }
 
     /// Total journal size in sectors.
@@ -261,7 +310,14 @@ pub fn journal_layout(
     let (main_path, main_dev) = main;
     match kind {
         FsKind::Ext4 | FsKind::Ext4Writeback | FsKind::Ext4DataJournal => {
-            let text = tool("debugfs", vec!["-R".into(), "stat <8>".into(), main_path.display().to_string()])?;
+            let text = tool(
+                "debugfs",
+                vec![
+                    "-R".into(),
+                    "stat <8>".into(),
+                    main_path.display().to_string(),
+                ],
+            )?;
             let runs = parse_debugfs_extents(&text).map_err(unparsable)?;
             if runs.is_empty() {
                 return Err(unparsable(format!("inode 8 has no extents in:\n{text}")));
@@ -275,29 +331,57 @@ pub fn journal_layout(
                     sectors: blocks * per_block,
                 })
                 .collect();
-            Ok(JournalLayout { journal_devs: Vec::new(), extents: merge_adjacent(extents) })
+            Ok(JournalLayout {
+                journal_devs: Vec::new(),
+                extents: merge_adjacent(extents),
+            })
         }
         FsKind::Ext4ExtJournal => {
             let (_, jdev) = journal.ok_or(FsError::JournalDeviceMissing { kind })?;
             let sectors = device_sectors(jdev)?;
             Ok(JournalLayout {
                 journal_devs: vec![jdev.to_string()],
-                extents: vec![DevExtent { dev: jdev.to_string(), sector: 0, sectors }],
+                extents: vec![DevExtent {
+                    dev: jdev.to_string(),
+                    sector: 0,
+                    sectors,
+                }],
             })
         }
         FsKind::Xfs => {
             let dev = main_path.display().to_string();
             let sb = tool(
                 "xfs_db",
-                ["-r", "-c", "sb 0", "-c", "p logstart logblocks blocksize", &dev].map(String::from).into(),
+                [
+                    "-r",
+                    "-c",
+                    "sb 0",
+                    "-c",
+                    "p logstart logblocks blocksize",
+                    &dev,
+                ]
+                .map(String::from)
+                .into(),
             )?;
-            let field = |name: &str| parse_xfs_db_field(&sb, name).ok_or_else(|| unparsable(format!("no `{name}` in:\n{sb}")));
-            let (logstart, logblocks, blocksize) = (field("logstart")?, field("logblocks")?, field("blocksize")?);
+            let field = |name: &str| {
+                parse_xfs_db_field(&sb, name)
+                    .ok_or_else(|| unparsable(format!("no `{name}` in:\n{sb}")))
+            };
+            let (logstart, logblocks, blocksize) =
+                (field("logstart")?, field("logblocks")?, field("blocksize")?);
             if logstart == 0 {
-                return Err(unparsable("the log is external (logstart = 0), which joj never makes".into()));
+                return Err(unparsable(
+                    "the log is external (logstart = 0), which joj never makes".into(),
+                ));
             }
-            let conv = tool("xfs_db", ["-r", "-c", &format!("convert fsb {logstart} daddr"), &dev].map(String::from).into())?;
-            let daddr = parse_xfs_db_convert(&conv).ok_or_else(|| unparsable(format!("no daddr in:\n{conv}")))?;
+            let conv = tool(
+                "xfs_db",
+                ["-r", "-c", &format!("convert fsb {logstart} daddr"), &dev]
+                    .map(String::from)
+                    .into(),
+            )?;
+            let daddr = parse_xfs_db_convert(&conv)
+                .ok_or_else(|| unparsable(format!("no daddr in:\n{conv}")))?;
             Ok(JournalLayout {
                 journal_devs: Vec::new(),
                 extents: vec![DevExtent {
@@ -314,8 +398,12 @@ pub fn journal_layout(
 /// Size of a block device in 512-byte sectors, from sysfs.
 pub fn device_sectors(dev: DevNum) -> Result<u64, FsError> {
     let path = format!("/sys/dev/block/{dev}/size");
-    let text = std::fs::read_to_string(&path).map_err(|source| FsError::DeviceSize { dev, source })?;
-    text.trim().parse().map_err(|_| FsError::DeviceSize { dev, source: std::io::ErrorKind::InvalidData.into() })
+    let text =
+        std::fs::read_to_string(&path).map_err(|source| FsError::DeviceSize { dev, source })?;
+    text.trim().parse().map_err(|_| FsError::DeviceSize {
+        dev,
+        source: std::io::ErrorKind::InvalidData.into(),
+    })
 }
 
 fn merge_adjacent(mut extents: Vec<DevExtent>) -> Vec<DevExtent> {
@@ -323,7 +411,9 @@ fn merge_adjacent(mut extents: Vec<DevExtent>) -> Vec<DevExtent> {
     let mut out: Vec<DevExtent> = Vec::with_capacity(extents.len());
     for e in extents {
         match out.last_mut() {
-            Some(last) if last.dev == e.dev && last.sector + last.sectors == e.sector => last.sectors += e.sectors,
+            Some(last) if last.dev == e.dev && last.sector + last.sectors == e.sector => {
+                last.sectors += e.sectors
+            }
             _ => out.push(e),
         }
     }
@@ -341,7 +431,11 @@ pub fn parse_debugfs_extents(text: &str) -> Result<Vec<(u64, u64)>, String> {
     let body = &text[start..];
     let body = &body[body.find(':').map_or(0, |i| i + 1)..];
     let mut runs = Vec::new();
-    for entry in body.split([',', '\n']).map(str::trim).filter(|e| !e.is_empty()) {
+    for entry in body
+        .split([',', '\n'])
+        .map(str::trim)
+        .filter(|e| !e.is_empty())
+    {
         if entry.starts_with("TOTAL") {
             break;
         }
@@ -354,7 +448,10 @@ pub fn parse_debugfs_extents(text: &str) -> Result<Vec<(u64, u64)>, String> {
         }
         let bad = || format!("unexpected entry `{entry}`");
         let (first, last) = match physical.split_once('-') {
-            Some((a, b)) => (a.trim().parse::<u64>().map_err(|_| bad())?, b.trim().parse::<u64>().map_err(|_| bad())?),
+            Some((a, b)) => (
+                a.trim().parse::<u64>().map_err(|_| bad())?,
+                b.trim().parse::<u64>().map_err(|_| bad())?,
+            ),
             None => {
                 let a = physical.trim().parse::<u64>().map_err(|_| bad())?;
                 (a, a)
@@ -393,7 +490,10 @@ mod tests {
             assert_eq!(k.name().parse::<FsKind>().unwrap(), k);
             assert_eq!(k.to_string(), k.name());
         }
-        assert!(matches!("ext3".parse::<FsKind>(), Err(FsError::UnknownKind { .. })));
+        assert!(matches!(
+            "ext3".parse::<FsKind>(),
+            Err(FsError::UnknownKind { .. })
+        ));
     }
 
     /// Tail of `debugfs -R 'stat <8>'` on a 300 MiB ext4 made here.
@@ -401,14 +501,20 @@ mod tests {
 
     #[test]
     fn debugfs_extents_of_the_journal_inode_parse() {
-        assert_eq!(parse_debugfs_extents(DEBUGFS_STAT_8).unwrap(), vec![(32807, 4096)]);
+        assert_eq!(
+            parse_debugfs_extents(DEBUGFS_STAT_8).unwrap(),
+            vec![(32807, 4096)]
+        );
         let tree = "EXTENTS:\n(ETB0):1234, (0-32767):32768-65535, (32768[u]):70000,\n(32769-32770[u]):70001-70002\n";
         assert_eq!(
             parse_debugfs_extents(tree).unwrap(),
             vec![(32768, 32768), (70000, 1), (70001, 2)]
         );
         let blocks = "BLOCKS:\n(0-11):100-111, (IND):112, (12-13):113-114\nTOTAL: 15\n";
-        assert_eq!(parse_debugfs_extents(blocks).unwrap(), vec![(100, 12), (113, 2)]);
+        assert_eq!(
+            parse_debugfs_extents(blocks).unwrap(),
+            vec![(100, 12), (113, 2)]
+        );
         assert!(parse_debugfs_extents("Inode: 8").is_err());
     }
 
@@ -426,8 +532,16 @@ mod tests {
         let l = JournalLayout {
             journal_devs: vec!["7:1".into()],
             extents: vec![
-                DevExtent { dev: "7:1".into(), sector: 0, sectors: 100 },
-                DevExtent { dev: "7:0".into(), sector: 1000, sectors: 8 },
+                DevExtent {
+                    dev: "7:1".into(),
+                    sector: 0,
+                    sectors: 100,
+                },
+                DevExtent {
+                    dev: "7:0".into(),
+                    sector: 1000,
+                    sectors: 8,
+                },
             ],
         };
         assert!(l.overlaps("7:1", 5000, 8));
@@ -438,7 +552,14 @@ mod tests {
 
     #[test]
     fn adjacent_extents_merge() {
-        let e = |sector, sectors| DevExtent { dev: "7:0".into(), sector, sectors };
-        assert_eq!(merge_adjacent(vec![e(8, 8), e(0, 8), e(32, 8)]), vec![e(0, 16), e(32, 8)]);
+        let e = |sector, sectors| DevExtent {
+            dev: "7:0".into(),
+            sector,
+            sectors,
+        };
+        assert_eq!(
+            merge_adjacent(vec![e(8, 8), e(0, 8), e(32, 8)]),
+            vec![e(0, 16), e(32, 8)]
+        );
     }
 }

@@ -35,8 +35,13 @@ pub struct BtrfsChunk {
 pub enum BtrfsMapError {
     #[error("reading the btrfs chunk tree failed: {0}")]
     Tool(#[from] CommandError),
-    #[error("cannot flush the page cache of {device}: {source}")]
-    Flush { device: String, source: std::io::Error },
+    #[error(
+        "cannot flush the page cache of {device}: {source}; fix: run as root, on the scratch filesystem's own device"
+    )]
+    Flush {
+        device: String,
+        source: std::io::Error,
+    },
     #[error("cannot understand the btrfs chunk tree: {detail}; fix: report the dump-tree output")]
     Unparsable { detail: String },
     #[error(
@@ -48,14 +53,23 @@ pub enum BtrfsMapError {
 
 /// Reads the chunk map of the btrfs on `device` (mounted or not).
 pub fn read_chunk_map(device: &Path) -> Result<Vec<BtrfsChunk>, BtrfsMapError> {
-    let flush_err = |source| BtrfsMapError::Flush { device: device.display().to_string(), source };
+    let flush_err = |source| BtrfsMapError::Flush {
+        device: device.display().to_string(),
+        source,
+    };
     let f = std::fs::File::open(device).map_err(flush_err)?;
     // SAFETY: BLKFLSBUF takes no argument.
     if unsafe { libc::ioctl(f.as_raw_fd(), BLKFLSBUF as _) } < 0 {
         return Err(flush_err(std::io::Error::last_os_error()));
     }
     drop(f);
-    let args = ["inspect-internal".into(), "dump-tree".into(), "-t".into(), "chunk".into(), device.display().to_string()];
+    let args = [
+        "inspect-internal".into(),
+        "dump-tree".into(),
+        "-t".into(),
+        "chunk".into(),
+        device.display().to_string(),
+    ];
     let text = cmd::run("btrfs", args)?;
     parse_chunk_tree(&text).map_err(|detail| BtrfsMapError::Unparsable { detail })
 }
@@ -67,15 +81,27 @@ pub fn parse_chunk_tree(text: &str) -> Result<Vec<BtrfsChunk>, String> {
         let words: Vec<&str> = line.split_whitespace().collect();
         if line.starts_with("item ") && line.contains("CHUNK_ITEM") {
             // item 1 key (FIRST_CHUNK_TREE CHUNK_ITEM 13631488) itemoff 16105 itemsize 80
-            let pos = words.iter().position(|w| *w == "CHUNK_ITEM").ok_or("no CHUNK_ITEM")?;
+            let pos = words
+                .iter()
+                .position(|w| *w == "CHUNK_ITEM")
+                .ok_or("no CHUNK_ITEM")?;
             let logical = words
                 .get(pos + 1)
                 .and_then(|w| w.trim_end_matches(')').parse().ok())
                 .ok_or_else(|| format!("bad chunk key in `{line}`"))?;
-            chunks.push(BtrfsChunk { logical, length: 0, kind: String::new(), stripe_offsets: Vec::new() });
+            chunks.push(BtrfsChunk {
+                logical,
+                length: 0,
+                kind: String::new(),
+                stripe_offsets: Vec::new(),
+            });
         } else if let Some(chunk) = chunks.last_mut() {
             let value_after = |key: &str| {
-                words.iter().position(|w| *w == key).and_then(|i| words.get(i + 1)).copied()
+                words
+                    .iter()
+                    .position(|w| *w == key)
+                    .and_then(|i| words.get(i + 1))
+                    .copied()
             };
             if line.starts_with("length ") {
                 chunk.length = value_after("length")
@@ -90,7 +116,10 @@ pub fn parse_chunk_tree(text: &str) -> Result<Vec<BtrfsChunk>, String> {
             }
         }
     }
-    if let Some(c) = chunks.iter().find(|c| c.length == 0 || c.stripe_offsets.is_empty()) {
+    if let Some(c) = chunks
+        .iter()
+        .find(|c| c.length == 0 || c.stripe_offsets.is_empty())
+    {
         return Err(format!("chunk at {} has no length or stripes", c.logical));
     }
     Ok(chunks)
@@ -98,7 +127,11 @@ pub fn parse_chunk_tree(text: &str) -> Result<Vec<BtrfsChunk>, String> {
 
 /// Device byte ranges `(offset, length)` holding logical range `[logical, logical + length)`:
 /// one range per copy per chunk crossed.
-pub fn map_logical(chunks: &[BtrfsChunk], logical: u64, length: u64) -> Result<Vec<(u64, u64)>, BtrfsMapError> {
+pub fn map_logical(
+    chunks: &[BtrfsChunk],
+    logical: u64,
+    length: u64,
+) -> Result<Vec<(u64, u64)>, BtrfsMapError> {
     let unmapped = || BtrfsMapError::Unmapped { logical, length };
     let mut out = Vec::new();
     let (mut at, end) = (logical, logical + length);
@@ -107,7 +140,9 @@ pub fn map_logical(chunks: &[BtrfsChunk], logical: u64, length: u64) -> Result<V
             .iter()
             .find(|c| c.logical <= at && at < c.logical + c.length)
             .ok_or_else(unmapped)?;
-        let striped = ["RAID0", "RAID10", "RAID5", "RAID6"].iter().any(|p| chunk.kind.contains(p));
+        let striped = ["RAID0", "RAID10", "RAID5", "RAID6"]
+            .iter()
+            .any(|p| chunk.kind.contains(p));
         if striped {
             return Err(unmapped());
         }
@@ -152,7 +187,10 @@ leaf 22036480 items 4 free space 15781 generation 6 owner CHUNK_TREE
         let chunks = parse_chunk_tree(DUMP).unwrap();
         assert_eq!(chunks.len(), 2);
         assert_eq!(chunks[0].kind, "DATA|single");
-        assert_eq!(map_logical(&chunks, 13631488 + 4096, 8192).unwrap(), vec![(13631488 + 4096, 8192)]);
+        assert_eq!(
+            map_logical(&chunks, 13631488 + 4096, 8192).unwrap(),
+            vec![(13631488 + 4096, 8192)]
+        );
         assert_eq!(
             map_logical(&chunks, 30408704, 16384).unwrap(),
             vec![(38797312, 16384), (72351744, 16384)]

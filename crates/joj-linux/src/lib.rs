@@ -15,8 +15,8 @@
 //! - Sectors are 512-byte units on the named device; devices are named `"major:minor"`.
 //! - Everything here needs root; [`prereq`] says what is missing and how to get it.
 
-mod cmd;
 pub mod cleanup;
+mod cmd;
 pub mod dev;
 pub mod fiemap;
 pub mod fs;
@@ -24,8 +24,8 @@ pub mod fs_btrfs;
 pub mod loopdev;
 pub mod prereq;
 pub mod scratch;
-pub mod traceline;
 pub mod tracefs;
+pub mod traceline;
 
 pub use cleanup::{CleanupProblem, HandlerError, cleanup_all, install_cleanup_handler};
 pub use cmd::CommandError;
@@ -34,9 +34,11 @@ pub use fiemap::{Extent, FiemapError, Unplaceable, fiemap, fiemap_path};
 pub use fs::{FsError, FsKind, JournalLayout};
 pub use loopdev::{LoopDevice, LoopError, LoopOptions};
 pub use prereq::PrereqError;
-pub use scratch::{DeviceRole, FileExtents, ScratchDevice, ScratchError, ScratchFs, ScratchOptions};
-pub use traceline::{BioRecord, TraceLine};
+pub use scratch::{
+    DeviceRole, FileExtents, ScratchDevice, ScratchError, ScratchFs, ScratchOptions,
+};
 pub use tracefs::{BlockTracer, CapturedTrace, DEFAULT_BUFFER_KB, TraceError, now_mono_ns};
+pub use traceline::{BioRecord, TraceLine};
 
 /// Any error of this crate, for callers that do not care which layer failed.
 #[derive(Debug, thiserror::Error)]

@@ -107,28 +107,46 @@ pub enum LoopError {
     #[error("no free loop device ({source}); fix: detach unused ones (`losetup -a` lists them)")]
     NoFreeDevice { source: std::io::Error },
     #[error("cannot open the backing file {path}: {source}; fix: check the image directory")]
-    OpenBacking { path: PathBuf, source: std::io::Error },
+    OpenBacking {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("cannot open {path}: {source}; fix: check that devtmpfs is mounted on /dev")]
-    OpenDevice { path: PathBuf, source: std::io::Error },
+    OpenDevice {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error(
         "cannot attach {backing} to {device}: {source}; fix: for direct I/O the backing \
          filesystem must support O_DIRECT, otherwise check `dmesg`"
     )]
-    Configure { device: PathBuf, backing: PathBuf, source: std::io::Error },
+    Configure {
+        device: PathBuf,
+        backing: PathBuf,
+        source: std::io::Error,
+    },
     #[error(
         "every free loop device was taken by another process before we could attach \
          {backing} ({ATTACH_ATTEMPTS} attempts); fix: retry when the machine is less busy"
     )]
     AlwaysRaced { backing: PathBuf },
-    #[error("cannot query {device}: {source}")]
-    Status { device: PathBuf, source: std::io::Error },
+    #[error("cannot query {device}: {source}; fix: check `losetup {device}` and `dmesg`")]
+    Status {
+        device: PathBuf,
+        source: std::io::Error,
+    },
     #[error(
         "{device} is not backed by our file {backing} any more, so it is left alone; fix: \
          inspect it with `losetup {device}` and detach it by hand if it is stale"
     )]
     NotOurs { device: PathBuf, backing: PathBuf },
-    #[error("cannot detach {device}: {source}; fix: unmount whatever uses it, then `losetup -d {device}`")]
-    Detach { device: PathBuf, source: std::io::Error },
+    #[error(
+        "cannot detach {device}: {source}; fix: unmount whatever uses it, then `losetup -d {device}`"
+    )]
+    Detach {
+        device: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 /// A loop device attached by this process to a backing file. Detached on [`LoopDevice::detach`]
@@ -153,11 +171,22 @@ impl LoopDevice {
             .write(true)
             .custom_flags(libc::O_CLOEXEC)
             .open(backing)
-            .map_err(|source| LoopError::OpenBacking { path: backing.into(), source })?;
+            .map_err(|source| LoopError::OpenBacking {
+                path: backing.into(),
+                source,
+            })?;
         let meta = backing_file
             .metadata()
-            .map_err(|source| LoopError::OpenBacking { path: backing.into(), source })?;
+            .map_err(|source| LoopError::OpenBacking {
+                path: backing.into(),
+                source,
+            })?;
         let backing_id = (meta.dev(), meta.ino());
+        // The name sysfs shows for the backing file, used to see when the kernel lets go of it.
+        let backing = &std::fs::canonicalize(backing).map_err(|source| LoopError::OpenBacking {
+            path: backing.into(),
+            source,
+        })?;
         let control = OpenOptions::new()
             .read(true)
             .write(true)
@@ -169,7 +198,9 @@ impl LoopDevice {
             // SAFETY: LOOP_CTL_GET_FREE takes no argument and returns an index or -1.
             let index = unsafe { libc::ioctl(control.as_raw_fd(), LOOP_CTL_GET_FREE as _) };
             if index < 0 {
-                return Err(LoopError::NoFreeDevice { source: std::io::Error::last_os_error() });
+                return Err(LoopError::NoFreeDevice {
+                    source: std::io::Error::last_os_error(),
+                });
             }
             let index = index.unsigned_abs();
             let path = PathBuf::from(format!("/dev/loop{index}"));
@@ -177,7 +208,9 @@ impl LoopDevice {
                 Ok(d) => d,
                 // The device is being torn down by whoever detached it last; GET_FREE will
                 // offer it again once that is done, or another one.
-                Err(LoopError::OpenDevice { source, .. }) if source.raw_os_error() == Some(libc::ENXIO) => {
+                Err(LoopError::OpenDevice { source, .. })
+                    if source.raw_os_error() == Some(libc::ENXIO) =>
+                {
                     std::thread::sleep(Duration::from_millis(1));
                     continue;
                 }
@@ -188,18 +221,36 @@ impl LoopDevice {
                 // Another process configured this index between GET_FREE and now.
                 Err(e) if e.raw_os_error() == Some(libc::EBUSY) => continue,
                 Err(source) => {
-                    return Err(LoopError::Configure { device: path, backing: backing.into(), source });
+                    return Err(LoopError::Configure {
+                        device: path,
+                        backing: backing.into(),
+                        source,
+                    });
                 }
             }
-            let dev = DevNum::of_block_device(&path)
-                .map_err(|source| LoopError::OpenDevice { path: path.clone(), source })?;
-            let me = Self { index, path, dev, backing: backing.into(), backing_id, device: Some(device) };
+            let dev = DevNum::of_block_device(&path).map_err(|source| LoopError::OpenDevice {
+                path: path.clone(),
+                source,
+            })?;
+            let me = Self {
+                index,
+                path,
+                dev,
+                backing: backing.into(),
+                backing_id,
+                device: Some(device),
+            };
             if !me.is_ours()? {
-                return Err(LoopError::NotOurs { device: me.path.clone(), backing: me.backing.clone() });
+                return Err(LoopError::NotOurs {
+                    device: me.path.clone(),
+                    backing: me.backing.clone(),
+                });
             }
             return Ok(me);
         }
-        Err(LoopError::AlwaysRaced { backing: backing.into() })
+        Err(LoopError::AlwaysRaced {
+            backing: backing.into(),
+        })
     }
 
     /// `/dev/loopN`.
@@ -224,12 +275,18 @@ impl LoopDevice {
 
     /// Whether the device is still backed by the inode we attached.
     pub fn is_ours(&self) -> Result<bool, LoopError> {
-        let Some(device) = &self.device else { return Ok(false) };
+        let Some(device) = &self.device else {
+            return Ok(false);
+        };
         let mut info = LoopInfo64::zeroed();
         // SAFETY: LOOP_GET_STATUS64 writes one `struct loop_info64` to the pointer, which points
         // to a live value of exactly that layout.
         let rc = unsafe {
-            libc::ioctl(device.as_raw_fd(), LOOP_GET_STATUS64 as _, &mut info as *mut LoopInfo64)
+            libc::ioctl(
+                device.as_raw_fd(),
+                LOOP_GET_STATUS64 as _,
+                &mut info as *mut LoopInfo64,
+            )
         };
         if rc < 0 {
             let source = std::io::Error::last_os_error();
@@ -237,7 +294,10 @@ impl LoopDevice {
             if source.raw_os_error() == Some(libc::ENXIO) {
                 return Ok(false);
             }
-            return Err(LoopError::Status { device: self.path.clone(), source });
+            return Err(LoopError::Status {
+                device: self.path.clone(),
+                source,
+            });
         }
         Ok((info.lo_device, info.lo_inode) == self.backing_id)
     }
@@ -258,14 +318,19 @@ impl LoopDevice {
             self.device = None;
             return Ok(());
         }
-        let Some(device) = self.device.take() else { return Ok(()) };
+        let Some(device) = self.device.take() else {
+            return Ok(());
+        };
         // SAFETY: LOOP_CLR_FD takes no argument.
         let rc = unsafe { libc::ioctl(device.as_raw_fd(), LOOP_CLR_FD as _) };
         if rc < 0 {
             let source = std::io::Error::last_os_error();
             if source.raw_os_error() != Some(libc::ENXIO) {
                 self.device = Some(device);
-                return Err(LoopError::Detach { device: self.path.clone(), source });
+                return Err(LoopError::Detach {
+                    device: self.path.clone(),
+                    source,
+                });
             }
         }
         drop(device);
@@ -279,7 +344,8 @@ impl LoopDevice {
     fn wait_until_released(&self) {
         let sysfs = PathBuf::from(format!("/sys/block/loop{}/loop/backing_file", self.index));
         let still_ours = || {
-            std::fs::read_to_string(&sysfs).is_ok_and(|b| Path::new(b.trim()) == self.backing.as_path())
+            std::fs::read_to_string(&sysfs)
+                .is_ok_and(|b| Path::new(b.trim()) == self.backing.as_path())
         };
         let deadline = std::time::Instant::now() + DETACH_WAIT;
         while still_ours() {
@@ -309,17 +375,30 @@ impl Drop for LoopDevice {
 fn open_device_node(path: &Path) -> Result<File, LoopError> {
     let mut last = None;
     for _ in 0..50 {
-        match OpenOptions::new().read(true).write(true).custom_flags(libc::O_CLOEXEC).open(path) {
+        match OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_CLOEXEC)
+            .open(path)
+        {
             Ok(f) => return Ok(f),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 last = Some(e);
                 std::thread::sleep(Duration::from_millis(10));
             }
-            Err(source) => return Err(LoopError::OpenDevice { path: path.into(), source }),
+            Err(source) => {
+                return Err(LoopError::OpenDevice {
+                    path: path.into(),
+                    source,
+                });
+            }
         }
     }
     let source = last.unwrap_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound));
-    Err(LoopError::OpenDevice { path: path.into(), source })
+    Err(LoopError::OpenDevice {
+        path: path.into(),
+        source,
+    })
 }
 
 fn configure(
@@ -329,7 +408,12 @@ fn configure(
     options: &LoopOptions,
 ) -> std::io::Result<()> {
     let mut info = LoopInfo64::zeroed();
-    info.lo_flags = LO_FLAGS_AUTOCLEAR | if options.direct_io { LO_FLAGS_DIRECT_IO } else { 0 };
+    info.lo_flags = LO_FLAGS_AUTOCLEAR
+        | if options.direct_io {
+            LO_FLAGS_DIRECT_IO
+        } else {
+            0
+        };
     let name = backing.as_os_str().as_encoded_bytes();
     let n = name.len().min(LO_NAME_SIZE - 1);
     info.lo_file_name[..n].copy_from_slice(&name[..n]);
@@ -341,7 +425,13 @@ fn configure(
     };
     // SAFETY: LOOP_CONFIGURE reads one `struct loop_config` from the pointer, which points to a
     // live value of exactly that layout.
-    let rc = unsafe { libc::ioctl(device.as_raw_fd(), LOOP_CONFIGURE as _, &config as *const LoopConfig) };
+    let rc = unsafe {
+        libc::ioctl(
+            device.as_raw_fd(),
+            LOOP_CONFIGURE as _,
+            &config as *const LoopConfig,
+        )
+    };
     if rc == 0 {
         return Ok(());
     }
@@ -351,12 +441,24 @@ fn configure(
         return Err(err);
     }
     // SAFETY: LOOP_SET_FD takes the backing file descriptor as its argument.
-    let rc = unsafe { libc::ioctl(device.as_raw_fd(), LOOP_SET_FD as _, backing_file.as_raw_fd()) };
+    let rc = unsafe {
+        libc::ioctl(
+            device.as_raw_fd(),
+            LOOP_SET_FD as _,
+            backing_file.as_raw_fd(),
+        )
+    };
     if rc < 0 {
         return Err(std::io::Error::last_os_error());
     }
     // SAFETY: LOOP_SET_STATUS64 reads one `struct loop_info64` from a live value of that layout.
-    let rc = unsafe { libc::ioctl(device.as_raw_fd(), LOOP_SET_STATUS64 as _, &info as *const LoopInfo64) };
+    let rc = unsafe {
+        libc::ioctl(
+            device.as_raw_fd(),
+            LOOP_SET_STATUS64 as _,
+            &info as *const LoopInfo64,
+        )
+    };
     if rc < 0 {
         let err = std::io::Error::last_os_error();
         // SAFETY: LOOP_CLR_FD takes no argument; undo the half-done attach.

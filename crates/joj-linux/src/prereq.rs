@@ -44,7 +44,9 @@ pub enum PrereqError {
          with block tracepoints (CONFIG_BLK_DEV_IO_TRACE / CONFIG_TRACEPOINTS)"
     )]
     BlockEventsMissing { path: PathBuf },
-    #[error("`{tool}` is not installed (not in $PATH nor /usr/sbin, /sbin); fix: apt-get install {package}")]
+    #[error(
+        "`{tool}` is not installed (not in $PATH nor /usr/sbin, /sbin); fix: apt-get install {package}"
+    )]
     ToolMissing { tool: String, package: &'static str },
     #[error(
         "the kernel does not support {fs} (not in /proc/filesystems; `modprobe {fs}`: {detail}); \
@@ -56,12 +58,20 @@ pub enum PrereqError {
 /// Fails unless the effective user is root.
 pub fn check_root() -> Result<(), PrereqError> {
     let euid = rustix::process::geteuid().as_raw();
-    if euid == 0 { Ok(()) } else { Err(PrereqError::NotRoot { euid }) }
+    if euid == 0 {
+        Ok(())
+    } else {
+        Err(PrereqError::NotRoot { euid })
+    }
 }
 
 /// Fails unless the loop driver's control node exists.
 pub fn check_loop_control() -> Result<(), PrereqError> {
-    if Path::new(LOOP_CONTROL).exists() { Ok(()) } else { Err(PrereqError::LoopControlMissing) }
+    if Path::new(LOOP_CONTROL).exists() {
+        Ok(())
+    } else {
+        Err(PrereqError::LoopControlMissing)
+    }
 }
 
 /// Makes sure tracefs is mounted at [`TRACEFS_ROOT`] — mounting it there if it is not — and
@@ -75,11 +85,17 @@ pub fn ensure_tracefs() -> Result<PathBuf, PrereqError> {
                 detail: "the directory does not exist (is sysfs mounted?)".into(),
             });
         }
-        rustix::mount::mount("nodev", &root, "tracefs", rustix::mount::MountFlags::empty(), None)
-            .map_err(|e| PrereqError::TracefsUnavailable {
-                path: root.clone(),
-                detail: format!("not mounted, and mounting it failed: {e}"),
-            })?;
+        rustix::mount::mount(
+            "nodev",
+            &root,
+            "tracefs",
+            rustix::mount::MountFlags::empty(),
+            None,
+        )
+        .map_err(|e| PrereqError::TracefsUnavailable {
+            path: root.clone(),
+            detail: format!("not mounted, and mounting it failed: {e}"),
+        })?;
         if !root.join("instances").is_dir() {
             return Err(PrereqError::TracefsUnavailable {
                 path: root,
@@ -113,7 +129,10 @@ pub fn find_tool(tool: &str) -> Result<PathBuf, PrereqError> {
         .chain(EXTRA_TOOL_DIRS.iter().map(PathBuf::from))
         .map(|dir| dir.join(tool))
         .find(|candidate| is_executable(candidate))
-        .ok_or(PrereqError::ToolMissing { tool: tool.to_string(), package: package_for(tool) })
+        .ok_or(PrereqError::ToolMissing {
+            tool: tool.to_string(),
+            package: package_for(tool),
+        })
 }
 
 fn is_executable(path: &Path) -> bool {
@@ -135,8 +154,10 @@ pub fn check_kernel_fs(fs: &'static str) -> Result<(), PrereqError> {
 }
 
 fn kernel_has_fs(fs: &str) -> bool {
-    std::fs::read_to_string("/proc/filesystems")
-        .is_ok_and(|list| list.lines().any(|l| l.split_whitespace().last() == Some(fs)))
+    std::fs::read_to_string("/proc/filesystems").is_ok_and(|list| {
+        list.lines()
+            .any(|l| l.split_whitespace().last() == Some(fs))
+    })
 }
 
 /// Everything [`crate::ScratchFs::create`] needs for `kind`: root, loop driver, the

@@ -87,14 +87,31 @@ pub enum ScratchError {
         "{kind} needs at least {min_bytes} bytes, {size_bytes} were asked for; fix: raise \
          ScratchOptions::size_bytes"
     )]
-    TooSmall { kind: FsKind, size_bytes: u64, min_bytes: u64 },
+    TooSmall {
+        kind: FsKind,
+        size_bytes: u64,
+        min_bytes: u64,
+    },
     #[error("cannot {what} {path}: {source}; fix: check free space and permissions there")]
-    Io { what: &'static str, path: PathBuf, source: std::io::Error },
-    #[error("the scratch filesystem was released by the signal handler while being set up")]
+    Io {
+        what: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "the scratch filesystem was released by the signal handler while being set up; fix: nothing — the process is exiting on SIGINT/SIGTERM"
+    )]
     Interrupted,
-    #[error("cannot sync {path}: {source}")]
-    Sync { path: PathBuf, source: std::io::Error },
-    #[error("{path} is not inside the scratch filesystem mounted at {mount}")]
+    #[error(
+        "cannot sync {path}: {source}; fix: see `dmesg` — the filesystem or its loop device reported an I/O error"
+    )]
+    Sync {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "{path} is not inside the scratch filesystem mounted at {mount}; fix: pass a path under the mount point"
+    )]
     NotInside { path: PathBuf, mount: PathBuf },
     #[error(transparent)]
     Fiemap(#[from] FiemapError),
@@ -105,7 +122,11 @@ pub enum ScratchError {
 }
 
 fn join(problems: &[CleanupProblem]) -> String {
-    problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+    problems
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// The sectors a file's data occupies, and the parts that have none of their own.
@@ -133,7 +154,11 @@ impl ScratchFs {
         prereq::check_fs(kind)?;
         let min_bytes = kind.min_size_bytes();
         if options.size_bytes < min_bytes {
-            return Err(ScratchError::TooSmall { kind, size_bytes: options.size_bytes, min_bytes });
+            return Err(ScratchError::TooSmall {
+                kind,
+                size_bytes: options.size_bytes,
+                min_bytes,
+            });
         }
         let io = |what, path: &Path| {
             let path = path.to_path_buf();
@@ -183,14 +208,23 @@ impl ScratchFs {
                     .tempfile_in(&image_dir)
                     .map_err(io("create an image in", &image_dir))?
                     .keep()
-                    .map_err(|e| ScratchError::Io { what: "keep", path: image_dir.clone(), source: e.error })?;
+                    .map_err(|e| ScratchError::Io {
+                        what: "keep",
+                        path: image_dir.clone(),
+                        source: e.error,
+                    })?;
                 res.files.push(path.clone());
                 file.set_len(size).map_err(io("size", &path))?;
                 Ok(path)
             })?;
             let lo = me.track(|res| {
                 let lo = LoopDevice::attach(&image, &options.loop_options)?;
-                let dev = ScratchDevice { role, path: lo.path().into(), dev: lo.dev(), image: image.clone() };
+                let dev = ScratchDevice {
+                    role,
+                    path: lo.path().into(),
+                    dev: lo.dev(),
+                    image: image.clone(),
+                };
                 res.loops.push(lo);
                 Ok(dev)
             })?;
@@ -207,7 +241,13 @@ impl ScratchFs {
         )?;
         let extra = options.extra_mount_options.clone();
         me.track(|res| {
-            fs::mount(kind, &main.path, journal.as_ref().map(|j| j.path.as_path()), &mnt, extra.as_deref())?;
+            fs::mount(
+                kind,
+                &main.path,
+                journal.as_ref().map(|j| j.path.as_path()),
+                &mnt,
+                extra.as_deref(),
+            )?;
             res.mounts.push(mnt.clone());
             Ok(())
         })?;
@@ -264,7 +304,10 @@ impl ScratchFs {
 
     /// Writes back everything dirty in this filesystem (`syncfs`).
     pub fn sync(&self) -> Result<(), ScratchError> {
-        let sync_err = |source| ScratchError::Sync { path: self.mount_path.clone(), source };
+        let sync_err = |source| ScratchError::Sync {
+            path: self.mount_path.clone(),
+            source,
+        };
         let dir = std::fs::File::open(&self.mount_path).map_err(sync_err)?;
         rustix::fs::syncfs(&dir).map_err(|e| sync_err(e.into()))
     }
@@ -275,7 +318,10 @@ impl ScratchFs {
     /// chunk is its own extent.
     pub fn file_extents(&self, path: &Path) -> Result<FileExtents, ScratchError> {
         if !path.starts_with(&self.mount_path) {
-            return Err(ScratchError::NotInside { path: path.into(), mount: self.mount_path.clone() });
+            return Err(ScratchError::NotInside {
+                path: path.into(),
+                mount: self.mount_path.clone(),
+            });
         }
         let raw = fiemap::fiemap_path(path)?;
         let main = self.main_device();
@@ -290,13 +336,24 @@ impl ScratchFs {
             match e.placement() {
                 Err(why) => out.skipped.push((e, why)),
                 Ok(_) => {
-                    for (offset, len) in fs_btrfs::map_logical(&chunks, e.physical_bytes, e.length_bytes)? {
-                        let physical = Extent { physical_bytes: offset, length_bytes: len, ..e };
-                        let (sector, sectors) = physical.placement().map_err(|_| BtrfsMapError::Unmapped {
-                            logical: e.physical_bytes,
-                            length: e.length_bytes,
-                        })?;
-                        out.extents.push(DevExtent { dev: dev.clone(), sector, sectors });
+                    for (offset, len) in
+                        fs_btrfs::map_logical(&chunks, e.physical_bytes, e.length_bytes)?
+                    {
+                        let physical = Extent {
+                            physical_bytes: offset,
+                            length_bytes: len,
+                            ..e
+                        };
+                        let (sector, sectors) =
+                            physical.placement().map_err(|_| BtrfsMapError::Unmapped {
+                                logical: e.physical_bytes,
+                                length: e.length_bytes,
+                            })?;
+                        out.extents.push(DevExtent {
+                            dev: dev.clone(),
+                            sector,
+                            sectors,
+                        });
                     }
                 }
             }
@@ -308,11 +365,17 @@ impl ScratchFs {
     pub fn close(self) -> Result<(), ScratchError> {
         // Drop runs next and finds the registry entry already taken: nothing is released twice.
         let problems = self.release();
-        if problems.is_empty() { Ok(()) } else { Err(ScratchError::Cleanup(problems)) }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(ScratchError::Cleanup(problems))
+        }
     }
 
     fn release(&self) -> Vec<CleanupProblem> {
-        cleanup::take(self.id).map(cleanup::Resources::release).unwrap_or_default()
+        cleanup::take(self.id)
+            .map(cleanup::Resources::release)
+            .unwrap_or_default()
     }
 }
 

@@ -36,7 +36,10 @@ static NEXT_INSTANCE: AtomicU64 = AtomicU64::new(0);
 
 /// The current CLOCK_MONOTONIC time in nanoseconds — the clock of every trace timestamp.
 pub fn now_mono_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: clock_gettime writes one timespec to a valid pointer; CLOCK_MONOTONIC always exists.
     let rc = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     assert_eq!(rc, 0, "CLOCK_MONOTONIC is always available");
@@ -53,31 +56,53 @@ pub enum TraceError {
     BadDevice(#[from] BadDevNum),
     #[error("no device to trace; fix: pass the scratch filesystem's devices (ScratchFs::dev_ids)")]
     NoDevices,
-    #[error("cannot create tracefs instance {path}: {source}; fix: run as root with tracefs mounted read-write")]
-    CreateInstance { path: PathBuf, source: std::io::Error },
+    #[error(
+        "cannot create tracefs instance {path}: {source}; fix: run as root with tracefs mounted read-write"
+    )]
+    CreateInstance {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error(
         "cannot write `{value}` to {path}: {source}; fix: for buffer_size_kb use a smaller \
          buffer, otherwise check that the kernel has this tracefs file"
     )]
-    Write { path: PathBuf, value: String, source: std::io::Error },
-    #[error("cannot read {path}: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
-    #[error("cannot parse line {line_no} of the trace ({reason}): {line}; fix: report this line, the kernel's format changed")]
-    Parse { line_no: usize, line: String, reason: &'static str },
+    Write {
+        path: PathBuf,
+        value: String,
+        source: std::io::Error,
+    },
+    #[error(
+        "cannot read {path}: {source}; fix: check that tracefs is mounted and the instance was not removed by hand"
+    )]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "cannot parse line {line_no} of the trace ({reason}): {line}; fix: report this line, the kernel's format changed"
+    )]
+    Parse {
+        line_no: usize,
+        line: String,
+        reason: &'static str,
+    },
     #[error(
         "the trace lost {lost} event(s): the {buffer_kb} KiB per-CPU buffer filled up; fix: \
          start the tracer with a bigger buffer_kb (e.g. {}) or trace a shorter run",
         .buffer_kb.saturating_mul(4)
     )]
     EventsLost { lost: u64, buffer_kb: u32 },
-    #[error("the tracefs instance was removed by the signal handler")]
+    #[error(
+        "the tracefs instance was removed by the signal handler; fix: nothing — the process is exiting on SIGINT/SIGTERM"
+    )]
     Interrupted,
     #[error(transparent)]
     Cleanup(#[from] CleanupProblem),
 }
 
 /// What a tracer saw between start and stop, in time order.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CapturedTrace {
     /// `block_rq_issue` events: the requests the devices received. Class `Unknown`.
     pub requests: Vec<TraceRecord>,
@@ -104,16 +129,31 @@ impl BlockTracer {
     pub fn start<S: AsRef<str>>(devs: &[S], buffer_kb: u32) -> Result<Self, TraceError> {
         prereq::check_root()?;
         let root = prereq::ensure_tracefs()?;
-        let devs: Vec<DevNum> = devs.iter().map(|d| d.as_ref().parse()).collect::<Result<_, _>>()?;
+        let devs: Vec<DevNum> = devs
+            .iter()
+            .map(|d| d.as_ref().parse())
+            .collect::<Result<_, _>>()?;
         if devs.is_empty() {
             return Err(TraceError::NoDevices);
         }
-        let name = format!("joj-{}-{}", std::process::id(), NEXT_INSTANCE.fetch_add(1, Ordering::Relaxed));
+        let name = format!(
+            "joj-{}-{}",
+            std::process::id(),
+            NEXT_INSTANCE.fetch_add(1, Ordering::Relaxed)
+        );
         let path = root.join("instances").join(name);
         let id = cleanup::open_entry();
-        let mut me = Self { id, path: path.clone(), buffer_kb, start_ns: 0 };
+        let mut me = Self {
+            id,
+            path: path.clone(),
+            buffer_kb,
+            start_ns: 0,
+        };
         cleanup::track(id, |res| {
-            std::fs::create_dir(&path).map_err(|source| TraceError::CreateInstance { path: path.clone(), source })?;
+            std::fs::create_dir(&path).map_err(|source| TraceError::CreateInstance {
+                path: path.clone(),
+                source,
+            })?;
             res.trace_instances.push(path.clone());
             Ok(())
         })
@@ -123,7 +163,11 @@ impl BlockTracer {
         me.write("tracing_on", "0")?;
         me.write("trace_clock", "mono")?;
         me.write("buffer_size_kb", &buffer_kb.to_string())?;
-        let filter = devs.iter().map(|d| format!("dev == {}", d.kernel_dev_t())).collect::<Vec<_>>().join(" || ");
+        let filter = devs
+            .iter()
+            .map(|d| format!("dev == {}", d.kernel_dev_t()))
+            .collect::<Vec<_>>()
+            .join(" || ");
         for event in EVENTS {
             me.write(&format!("events/block/{event}/filter"), &filter)?;
             me.write(&format!("events/block/{event}/enable"), "1")?;
@@ -148,20 +192,29 @@ impl BlockTracer {
         let (lost_markers, mut trace) = self.read_trace()?;
         trace.start_ns = self.start_ns;
         trace.stop_ns = stop_ns;
-        let problems = cleanup::take(self.id).map(cleanup::Resources::release).unwrap_or_default();
+        let problems = cleanup::take(self.id)
+            .map(cleanup::Resources::release)
+            .unwrap_or_default();
         if let Some(problem) = problems.into_iter().next() {
             return Err(problem.into());
         }
         let lost = lost_in_stats.max(lost_markers);
         if lost > 0 {
-            return Err(TraceError::EventsLost { lost, buffer_kb: self.buffer_kb });
+            return Err(TraceError::EventsLost {
+                lost,
+                buffer_kb: self.buffer_kb,
+            });
         }
         Ok(trace)
     }
 
     fn write(&self, file: &str, value: &str) -> Result<(), TraceError> {
         let path = self.path.join(file);
-        std::fs::write(&path, value).map_err(|source| TraceError::Write { path, value: value.into(), source })
+        std::fs::write(&path, value).map_err(|source| TraceError::Write {
+            path,
+            value: value.into(),
+            source,
+        })
     }
 
     /// Events lost in any CPU's ring buffer: overwritten (`overrun`, `commit overrun`) or
@@ -184,7 +237,10 @@ impl BlockTracer {
     /// Parses the `trace` file; returns the `[LOST]` marker total and the records.
     fn read_trace(&self) -> Result<(u64, CapturedTrace), TraceError> {
         let path = self.path.join("trace");
-        let read_err = |source| TraceError::Read { path: path.clone(), source };
+        let read_err = |source| TraceError::Read {
+            path: path.clone(),
+            source,
+        };
         let file = std::fs::File::open(&path).map_err(read_err)?;
         let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
         let mut trace = CapturedTrace::default();
@@ -202,7 +258,11 @@ impl BlockTracer {
                 Ok(TraceLine::Lost { events, .. }) => lost += events,
                 Ok(_) => {}
                 Err(reason) => {
-                    return Err(TraceError::Parse { line_no, line: line.trim_end().to_string(), reason });
+                    return Err(TraceError::Parse {
+                        line_no,
+                        line: line.trim_end().to_string(),
+                        reason,
+                    });
                 }
             }
         }
@@ -238,7 +298,10 @@ mod tests {
         let stats = "entries: 14\noverrun: 3\ncommit overrun: 1\nbytes: 900\n\
                      oldest event ts:   245.305376\nnow ts:   245.324983\ndropped events: 2\nread events: 0\n";
         assert_eq!(parse_lost_in_stats(stats), 6);
-        assert_eq!(parse_lost_in_stats("entries: 0\noverrun: 0\ndropped events: 0\n"), 0);
+        assert_eq!(
+            parse_lost_in_stats("entries: 0\noverrun: 0\ndropped events: 0\n"),
+            0
+        );
     }
 
     #[test]

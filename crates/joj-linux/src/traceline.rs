@@ -63,15 +63,23 @@ pub fn parse_trace_line(line: &str) -> Result<TraceLine, &'static str> {
         return parse_lost(rest);
     }
     let after_cpu = &line[cpu_field_end(line).ok_or("no `-pid [cpu]` prefix")?..];
-    let (first, rest) = after_cpu.trim_start().split_once(' ').ok_or("line ends after the cpu")?;
+    let (first, rest) = after_cpu
+        .trim_start()
+        .split_once(' ')
+        .ok_or("line ends after the cpu")?;
     // The flags column is optional (option `irq-info` off); the timestamp ends with ':'.
     let (stamp, rest) = if first.ends_with(':') {
         (first, rest)
     } else {
-        rest.trim_start().split_once(' ').ok_or("line ends after the flags")?
+        rest.trim_start()
+            .split_once(' ')
+            .ok_or("line ends after the flags")?
     };
     let time_ns = parse_timestamp(stamp.strip_suffix(':').ok_or("timestamp without ':'")?)?;
-    let (event, payload) = rest.trim_start().split_once(": ").ok_or("no `event: ` after the timestamp")?;
+    let (event, payload) = rest
+        .trim_start()
+        .split_once(": ")
+        .ok_or("no `event: ` after the timestamp")?;
     match event {
         "block_rq_issue" => parse_rq_issue(time_ns, payload).map(TraceLine::Request),
         "block_bio_queue" => parse_bio_queue(time_ns, payload).map(TraceLine::Bio),
@@ -86,7 +94,10 @@ fn cpu_field_end(line: &str) -> Option<usize> {
     while let Some(off) = line[from..].find('[') {
         let open = from + off;
         from = open + 1;
-        let digits = bytes[open + 1..].iter().take_while(|b| b.is_ascii_digit()).count();
+        let digits = bytes[open + 1..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
         if digits == 0 || bytes.get(open + 1 + digits) != Some(&b']') {
             continue;
         }
@@ -114,7 +125,10 @@ fn parse_lost(rest: &str) -> Result<TraceLine, &'static str> {
         .ok_or("bad LOST line")?;
     Ok(TraceLine::Lost {
         cpu: cpu.parse().map_err(|_| "bad cpu in LOST line")?,
-        events: events.trim().parse().map_err(|_| "bad count in LOST line")?,
+        events: events
+            .trim()
+            .parse()
+            .map_err(|_| "bad count in LOST line")?,
     })
 }
 
@@ -125,9 +139,15 @@ fn parse_timestamp(s: &str) -> Result<u64, &'static str> {
         return Err("bad timestamp fraction");
     }
     let secs: u64 = secs.trim().parse().map_err(|_| "bad timestamp seconds")?;
-    let frac_ns: u64 = if frac.is_empty() { 0 } else { frac.parse().map_err(|_| "bad timestamp")? };
+    let frac_ns: u64 = if frac.is_empty() {
+        0
+    } else {
+        frac.parse().map_err(|_| "bad timestamp")?
+    };
     let frac_ns = frac_ns * 10u64.pow(9 - frac.len() as u32);
-    secs.checked_mul(1_000_000_000).and_then(|ns| ns.checked_add(frac_ns)).ok_or("timestamp overflows")
+    secs.checked_mul(1_000_000_000)
+        .and_then(|ns| ns.checked_add(frac_ns))
+        .ok_or("timestamp overflows")
 }
 
 /// Splits off the next space-separated field.
@@ -151,7 +171,10 @@ fn parse_dev(s: &str) -> Result<String, &'static str> {
 /// `"[comm]"` at the end of a payload. The comm may itself contain brackets and spaces.
 fn parse_comm(s: &str) -> Result<String, &'static str> {
     let s = s.trim_start();
-    let inner = s.strip_prefix('[').and_then(|r| r.strip_suffix(']')).ok_or("no [comm] at the end")?;
+    let inner = s
+        .strip_prefix('[')
+        .and_then(|r| r.strip_suffix(']'))
+        .ok_or("no [comm] at the end")?;
     Ok(inner.to_string())
 }
 
@@ -176,7 +199,10 @@ fn parse_rq_issue(time_ns: u64, payload: &str) -> Result<TraceRecord, &'static s
     let (rwbs, rest) = field(rest)?;
     let (_bytes, rest) = field(rest)?;
     // The cmd of a passthrough request is hex bytes in parentheses; empty for others.
-    let rest = rest.trim_start().strip_prefix('(').ok_or("no (cmd) field")?;
+    let rest = rest
+        .trim_start()
+        .strip_prefix('(')
+        .ok_or("no (cmd) field")?;
     let close = rest.find(") ").ok_or("unterminated (cmd) field")?;
     let (sector, sectors, rest) = parse_range(&rest[close + 2..])?;
     let (_ioprio, rest) = field(rest)?;
@@ -244,7 +270,10 @@ mod tests {
         );
         assert_eq!(r.time_ns, 245_305_421_000);
         assert_eq!(r.dev, "7:0");
-        assert_eq!((r.op, r.preflush, r.fua, r.sync, r.meta), (Op::Write, false, false, true, true));
+        assert_eq!(
+            (r.op, r.preflush, r.fua, r.sync, r.meta),
+            (Op::Write, false, false, true, true)
+        );
         assert_eq!((r.sector, r.sectors), (262464, 56));
         assert_eq!(r.comm, "jbd2/loop0-8");
         assert_eq!(r.class, BlockClass::Unknown);
@@ -266,15 +295,23 @@ mod tests {
         let b = bio(
             "    jbd2/loop0-8-5901    [000] .....   245.305442: block_bio_queue: 7,0 FWFSM 262520 + 8 [jbd2/loop0-8]",
         );
-        assert_eq!((b.op, b.preflush, b.fua, b.sync, b.meta), (Op::Write, true, true, true, true));
+        assert_eq!(
+            (b.op, b.preflush, b.fua, b.sync, b.meta),
+            (Op::Write, true, true, true, true)
+        );
         assert_eq!((b.sector, b.sectors), (262520, 8));
         assert_eq!(b.time_ns, 245_305_442_000);
     }
 
     #[test]
     fn readahead_bio_parses() {
-        let b = bio("         python3-5909    [001] .....   245.305246: block_bio_queue: 7,0 RAM 320 + 8 [python3]");
-        assert_eq!((b.op, b.meta, b.sector, b.sectors), (Op::Read, true, 320, 8));
+        let b = bio(
+            "         python3-5909    [001] .....   245.305246: block_bio_queue: 7,0 RAM 320 + 8 [python3]",
+        );
+        assert_eq!(
+            (b.op, b.meta, b.sector, b.sectors),
+            (Op::Read, true, 320, 8)
+        );
         assert_eq!(b.comm, "python3");
     }
 
@@ -288,14 +325,23 @@ mod tests {
             "         sp ace]-7255    [001] .....   323.136847: block_rq_issue: 7,0 WS 4096 () 0 + 8 be,0,4 [sp ace]]",
         );
         assert_eq!(r.comm, "sp ace]");
-        let b = bio("           a-b-c-7256    [000] .....   323.140227: block_bio_queue: 7,0 WS 131072 + 8 [a-b-c]");
+        let b = bio(
+            "           a-b-c-7256    [000] .....   323.140227: block_bio_queue: 7,0 WS 131072 + 8 [a-b-c]",
+        );
         assert_eq!(b.comm, "a-b-c");
-        let b = bio("               x-7257    [000] .....   323.141122: block_bio_queue: 7,0 FWS 0 + 0 [x]");
-        assert_eq!((b.op, b.preflush, b.sectors, b.comm.as_str()), (Op::Write, true, 0, "x"));
+        let b = bio(
+            "               x-7257    [000] .....   323.141122: block_bio_queue: 7,0 FWS 0 + 0 [x]",
+        );
+        assert_eq!(
+            (b.op, b.preflush, b.sectors, b.comm.as_str()),
+            (Op::Write, true, 0, "x")
+        );
     }
 
     #[test]
     fn flag_column_variants_parse() {
+        // `.N...` and `.n...` were captured here; the others are the kernel's other flag letters
+        // (irqs off, hardirq, softirq, preempt depth) spliced into the same real line.
         for flags in [".N...", ".n...", "d..1.", "dNh2.", "..s1."] {
             let line = format!(
                 "           a-b-c-7256    [000] {flags}   323.176615: block_bio_queue: 7,0 WS 166272 + 8 [a-b-c]"
@@ -303,9 +349,13 @@ mod tests {
             assert_eq!(bio(&line).sector, 166272, "{line}");
         }
         // Without the flags column (option irq-info off) and with the tgid column.
-        let b = bio("           a-b-c-7256    [000]   323.176615: block_bio_queue: 7,0 WS 166272 + 8 [a-b-c]");
+        let b = bio(
+            "           a-b-c-7256    [000]   323.176615: block_bio_queue: 7,0 WS 166272 + 8 [a-b-c]",
+        );
         assert_eq!(b.time_ns, 323_176_615_000);
-        let b = bio("           a-b-c-7256    (   7250) [000] .N...   1.5: block_bio_queue: 7,0 WS 1 + 8 [a-b-c]");
+        let b = bio(
+            "           a-b-c-7256    (   7250) [000] .N...   1.5: block_bio_queue: 7,0 WS 1 + 8 [a-b-c]",
+        );
         assert_eq!(b.time_ns, 1_500_000_000);
     }
 
@@ -314,17 +364,34 @@ mod tests {
         assert_eq!(parse_trace_line("# tracer: nop"), Ok(TraceLine::Other));
         assert_eq!(parse_trace_line(""), Ok(TraceLine::Other));
         assert_eq!(
-            parse_trace_line("   bash-1 [000] ..... 1.000001: block_rq_complete: 7,0 W () 8 + 8 [0]"),
+            parse_trace_line(
+                "   bash-1 [000] ..... 1.000001: block_rq_complete: 7,0 W () 8 + 8 [0]"
+            ),
             Ok(TraceLine::Other)
         );
-        assert_eq!(parse_trace_line("CPU:1 [LOST 123 EVENTS]"), Ok(TraceLine::Lost { cpu: 1, events: 123 }));
+        assert_eq!(
+            parse_trace_line("CPU:1 [LOST 123 EVENTS]"),
+            Ok(TraceLine::Lost {
+                cpu: 1,
+                events: 123
+            })
+        );
     }
 
     #[test]
     fn malformed_lines_are_errors_not_guesses() {
         assert!(parse_trace_line("garbage").is_err());
-        assert!(parse_trace_line("   x-1 [000] ..... 1.0: block_rq_issue: 7,0 WS 4096 0 + 8 be,0,4 [x]").is_err());
-        assert!(parse_trace_line("   x-1 [000] ..... 1.0: block_bio_queue: 7,0 WS 0 - 8 [x]").is_err());
-        assert!(parse_trace_line("   x-1 [000] ..... 1.0: block_bio_queue: 7,0 WS 0 + 8 x").is_err());
+        assert!(
+            parse_trace_line(
+                "   x-1 [000] ..... 1.0: block_rq_issue: 7,0 WS 4096 0 + 8 be,0,4 [x]"
+            )
+            .is_err()
+        );
+        assert!(
+            parse_trace_line("   x-1 [000] ..... 1.0: block_bio_queue: 7,0 WS 0 - 8 [x]").is_err()
+        );
+        assert!(
+            parse_trace_line("   x-1 [000] ..... 1.0: block_bio_queue: 7,0 WS 0 + 8 x").is_err()
+        );
     }
 }

@@ -23,7 +23,11 @@ fn child_waits_for_a_signal() {
     joj_linux::install_cleanup_handler().unwrap(); // idempotent
     let fs = ScratchFs::create(FsKind::Ext4, common::small_options(FsKind::Ext4)).unwrap();
     let tracer = BlockTracer::start(&fs.dev_ids(), 1024).unwrap();
-    println!("READY {} {}", fs.dir().display(), tracer.instance_path().display());
+    println!(
+        "READY {} {}",
+        fs.dir().display(),
+        tracer.instance_path().display()
+    );
     std::thread::sleep(Duration::from_secs(60));
     panic!("no signal arrived");
 }
@@ -34,7 +38,12 @@ fn sigterm_cleans_up_and_exits_143() {
         return;
     }
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child_waits_for_a_signal", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "child_waits_for_a_signal",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(CHILD_ENV, "1")
         .stdout(Stdio::piped())
         .spawn()

@@ -36,7 +36,11 @@ fn located_bytes_match(kind: FsKind) {
         .unwrap();
     let mut on_disk = Vec::new();
     // btrfs DUP would list two copies per extent; data is `single`, so one per file extent.
-    assert_eq!(located.extents.len(), raw, "one device extent per file extent");
+    assert_eq!(
+        located.extents.len(),
+        raw,
+        "one device extent per file extent"
+    );
     for e in &located.extents {
         assert_eq!(e.dev, fs.main_device().dev.to_string());
         let len = (e.sectors * 512) as usize;
@@ -47,14 +51,22 @@ fn located_bytes_match(kind: FsKind) {
         dev.read_exact(&mut buf[off..off + len]).unwrap();
         on_disk.extend_from_slice(&buf[off..off + len]);
     }
+    drop(dev); // An open device would defer the loop detach at close.
     assert!(on_disk.len() >= FILE_BYTES);
-    assert!(on_disk[..FILE_BYTES] == pattern()[..], "{kind}: the located sectors do not hold the file");
+    assert!(
+        on_disk[..FILE_BYTES] == pattern()[..],
+        "{kind}: the located sectors do not hold the file"
+    );
     fs.close().unwrap();
 }
 
 fn fiemap_in_file_order(path: &std::path::Path) -> usize {
     let extents = joj_linux::fiemap_path(path).unwrap();
-    assert!(extents.windows(2).all(|w| w[0].logical_bytes < w[1].logical_bytes));
+    assert!(
+        extents
+            .windows(2)
+            .all(|w| w[0].logical_bytes < w[1].logical_bytes)
+    );
     extents.len()
 }
 

@@ -21,7 +21,10 @@ fn ext4_journal_is_inode_8_inside_the_device() {
     assert!(!layout.extents.is_empty());
     for e in &layout.extents {
         assert_eq!(e.dev, main.dev.to_string());
-        assert!(e.sector.is_multiple_of(8), "journal starts on a 4 KiB block");
+        assert!(
+            e.sector.is_multiple_of(8),
+            "journal starts on a 4 KiB block"
+        );
         assert!(e.sector + e.sectors <= device_sectors(&main));
     }
     // mkfs.ext4 gives a 128 MiB filesystem a journal of 4 MiB or more, a whole number of blocks.
@@ -34,7 +37,11 @@ fn ext4_external_journal_is_the_whole_second_device() {
     if !common::machine_ready(&[FsKind::Ext4ExtJournal]) {
         return;
     }
-    let fs = ScratchFs::create(FsKind::Ext4ExtJournal, common::small_options(FsKind::Ext4ExtJournal)).unwrap();
+    let fs = ScratchFs::create(
+        FsKind::Ext4ExtJournal,
+        common::small_options(FsKind::Ext4ExtJournal),
+    )
+    .unwrap();
     let journal = fs.journal_device().unwrap().clone();
     let layout = fs.journal_layout();
     assert_eq!(layout.journal_devs, vec![journal.dev.to_string()]);

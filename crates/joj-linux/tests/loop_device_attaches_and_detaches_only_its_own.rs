@@ -19,8 +19,18 @@ fn attach_then_detach_round_trips() {
     let dir = tempfile::tempdir_in("/var/tmp").unwrap();
     for direct_io in [false, true] {
         let image = dir.path().join(format!("img-{direct_io}"));
-        std::fs::File::create(&image).unwrap().set_len(8 << 20).unwrap();
-        let lo = LoopDevice::attach(&image, &LoopOptions { direct_io, block_size: None }).unwrap();
+        std::fs::File::create(&image)
+            .unwrap()
+            .set_len(8 << 20)
+            .unwrap();
+        let lo = LoopDevice::attach(
+            &image,
+            &LoopOptions {
+                direct_io,
+                block_size: None,
+            },
+        )
+        .unwrap();
         let name = format!("loop{}", lo.index());
         assert_eq!(lo.path(), std::path::Path::new(&format!("/dev/{name}")));
         assert_eq!(backing_of(&name).as_deref(), image.to_str());
@@ -28,7 +38,11 @@ fn attach_then_detach_round_trips() {
         assert_eq!(dio.trim(), if direct_io { "1" } else { "0" });
         assert!(lo.is_ours().unwrap());
         lo.detach().unwrap();
-        assert_ne!(backing_of(&name).as_deref(), image.to_str(), "{name} still serves our image");
+        assert_ne!(
+            backing_of(&name).as_deref(),
+            image.to_str(),
+            "{name} still serves our image"
+        );
     }
 }
 
@@ -41,14 +55,21 @@ fn several_attaches_get_distinct_devices() {
     let devices: Vec<LoopDevice> = (0..3)
         .map(|i| {
             let image = dir.path().join(format!("img{i}"));
-            std::fs::File::create(&image).unwrap().set_len(1 << 20).unwrap();
+            std::fs::File::create(&image)
+                .unwrap()
+                .set_len(1 << 20)
+                .unwrap();
             LoopDevice::attach(&image, &LoopOptions::default()).unwrap()
         })
         .collect();
     let mut indexes: Vec<u32> = devices.iter().map(LoopDevice::index).collect();
+    indexes.sort();
     indexes.dedup();
     assert_eq!(indexes.len(), 3);
     assert_eq!(common::loops_backed_under(dir.path()).len(), 3);
     drop(devices);
-    assert!(common::loops_backed_under(dir.path()).is_empty(), "drop detaches");
+    assert!(
+        common::loops_backed_under(dir.path()).is_empty(),
+        "drop detaches"
+    );
 }

@@ -13,7 +13,10 @@ fn lifecycle(kind: FsKind) {
     let dir = fs.dir().to_path_buf();
     assert!(dir.starts_with("/run/joj"), "{}", dir.display());
     assert_eq!(fs.kind(), kind);
-    assert_eq!(common::fs_type_at(fs.mount_path()).as_deref(), Some(kind.fs_type()));
+    assert_eq!(
+        common::fs_type_at(fs.mount_path()).as_deref(),
+        Some(kind.fs_type())
+    );
     let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
     let line = mountinfo
         .lines()
@@ -39,7 +42,10 @@ fn lifecycle(kind: FsKind) {
     common::append_and_fsync(&fs.mount_path().join("f"), 100_000);
     fs.close().unwrap();
 
-    assert!(common::loops_backed_under(&dir).is_empty(), "{kind}: loop device left");
+    assert!(
+        common::loops_backed_under(&dir).is_empty(),
+        "{kind}: loop device left"
+    );
     assert!(common::mounts_under(&dir).is_empty(), "{kind}: mount left");
     assert!(!dir.exists(), "{kind}: {} left", dir.display());
 }

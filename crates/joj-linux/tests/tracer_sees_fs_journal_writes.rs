@@ -27,24 +27,45 @@ fn ext4_fsync_writes_the_journal_and_flushes() {
     let (fs, trace) = traced_append_fsync(FsKind::Ext4);
     let layout = fs.journal_layout().clone();
     let ours = fs.dev_ids();
-    assert!(trace.requests.iter().all(|r| ours.contains(&r.dev)), "filter lets only our device through");
+    assert!(
+        trace.requests.iter().all(|r| ours.contains(&r.dev)),
+        "filter lets only our device through"
+    );
 
     let journal_writes: Vec<_> = trace
         .requests
         .iter()
         .filter(|r| r.op == Op::Write && layout.overlaps(&r.dev, r.sector, r.sectors))
         .collect();
-    assert!(!journal_writes.is_empty(), "no journal write in {:#?}", trace.requests);
     assert!(
-        journal_writes.iter().all(|r| layout.extents.iter().any(|e| e.contains(&r.dev, r.sector, r.sectors))),
+        !journal_writes.is_empty(),
+        "no journal write in {:#?}",
+        trace.requests
+    );
+    assert!(
+        journal_writes.iter().all(|r| layout
+            .extents
+            .iter()
+            .any(|e| e.contains(&r.dev, r.sector, r.sectors))),
         "journal writes lie entirely inside the journal"
     );
     // The data itself goes outside the journal in data=ordered mode.
-    assert!(trace.requests.iter().any(|r| r.op == Op::Write && !layout.overlaps(&r.dev, r.sector, r.sectors)));
-    assert!(trace.requests.iter().any(|r| r.is_flush()), "the commit flushes the cache");
+    assert!(
+        trace
+            .requests
+            .iter()
+            .any(|r| r.op == Op::Write && !layout.overlaps(&r.dev, r.sector, r.sectors))
+    );
+    assert!(
+        trace.requests.iter().any(|r| r.is_flush()),
+        "the commit flushes the cache"
+    );
     // jbd2 marks its commit block FUA; the loop device has no FUA, so only the bio shows it.
     assert!(
-        trace.bios.iter().any(|b| b.fua && layout.overlaps(&b.dev, b.sector, b.sectors)),
+        trace
+            .bios
+            .iter()
+            .any(|b| b.fua && layout.overlaps(&b.dev, b.sector, b.sectors)),
         "no FUA commit bio in {:#?}",
         trace.bios
     );
@@ -59,8 +80,19 @@ fn ext4_external_journal_commit_goes_to_the_journal_device() {
     }
     let (fs, trace) = traced_append_fsync(FsKind::Ext4ExtJournal);
     let jdev = fs.journal_device().unwrap().dev.to_string();
-    assert!(trace.requests.iter().any(|r| r.op == Op::Write && r.dev == jdev));
-    assert!(trace.requests.iter().any(|r| r.op == Op::Write && r.dev != jdev), "data goes to the main device");
+    assert!(
+        trace
+            .requests
+            .iter()
+            .any(|r| r.op == Op::Write && r.dev == jdev)
+    );
+    assert!(
+        trace
+            .requests
+            .iter()
+            .any(|r| r.op == Op::Write && r.dev != jdev),
+        "data goes to the main device"
+    );
     fs.close().unwrap();
 }
 
@@ -72,7 +104,10 @@ fn xfs_fsync_writes_the_log() {
     let (fs, trace) = traced_append_fsync(FsKind::Xfs);
     let layout = fs.journal_layout().clone();
     assert!(
-        trace.requests.iter().any(|r| r.op == Op::Write && layout.overlaps(&r.dev, r.sector, r.sectors)),
+        trace
+            .requests
+            .iter()
+            .any(|r| r.op == Op::Write && layout.overlaps(&r.dev, r.sector, r.sectors)),
         "no log write in {:#?} (log at {:?})",
         trace.requests,
         layout

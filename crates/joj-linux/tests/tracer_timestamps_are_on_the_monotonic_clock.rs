@@ -16,12 +16,19 @@ fn direct_write_to_a_loop_device_is_stamped_between_readings() {
     }
     let dir = tempfile::tempdir_in("/var/tmp").unwrap();
     let image = dir.path().join("raw.img");
-    std::fs::File::create(&image).unwrap().set_len(16 << 20).unwrap();
+    std::fs::File::create(&image)
+        .unwrap()
+        .set_len(16 << 20)
+        .unwrap();
     let lo = LoopDevice::attach(&image, &LoopOptions::default()).unwrap();
     let dev = lo.dev().to_string();
 
     let tracer = BlockTracer::start(&[dev.as_str()], 1024).unwrap();
-    let mut f = std::fs::OpenOptions::new().write(true).custom_flags(libc::O_DIRECT).open(lo.path()).unwrap();
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(lo.path())
+        .unwrap();
     // O_DIRECT needs an aligned buffer: a 4 KiB-aligned slice of a larger allocation.
     let buf = vec![0x5au8; 8192];
     let off = buf.as_ptr().align_offset(4096);
@@ -31,13 +38,26 @@ fn direct_write_to_a_loop_device_is_stamped_between_readings() {
     drop(f);
     let trace = tracer.stop().unwrap();
 
-    let writes: Vec<_> = trace.requests.iter().filter(|r| r.op == Op::Write).collect();
+    let writes: Vec<_> = trace
+        .requests
+        .iter()
+        .filter(|r| r.op == Op::Write)
+        .collect();
     assert_eq!(writes.len(), 1, "{:#?}", trace.requests);
     let w = writes[0];
     assert_eq!((w.dev.as_str(), w.sector, w.sectors), (dev.as_str(), 0, 8));
     // The text trace keeps microseconds: allow the truncation.
-    assert!(w.time_ns + 1_000 >= before && w.time_ns <= after, "{before} <= {} <= {after}", w.time_ns);
+    assert!(
+        w.time_ns + 1_000 >= before && w.time_ns <= after,
+        "{before} <= {} <= {after}",
+        w.time_ns
+    );
     assert!(trace.start_ns <= before && after <= trace.stop_ns);
-    assert!(trace.bios.iter().any(|b| b.op == Op::Write && b.sector == 0 && b.sectors == 8));
+    assert!(
+        trace
+            .bios
+            .iter()
+            .any(|b| b.op == Op::Write && b.sector == 0 && b.sectors == 8)
+    );
     lo.detach().unwrap();
 }

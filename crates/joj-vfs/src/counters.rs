@@ -3,7 +3,7 @@
 
 use joj_trace::FileRole;
 use serde::{Deserialize, Serialize};
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
 /// Which system call joj issues when SQLite asks for a sync.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -32,7 +32,11 @@ impl SyncCall {
     }
 
     fn from_u8(v: u8) -> SyncCall {
-        if v == 1 { SyncCall::Fsync } else { SyncCall::Fdatasync }
+        if v == 1 {
+            SyncCall::Fsync
+        } else {
+            SyncCall::Fdatasync
+        }
     }
 }
 
@@ -42,7 +46,9 @@ impl std::str::FromStr for SyncCall {
         match s.to_ascii_lowercase().as_str() {
             "fdatasync" => Ok(SyncCall::Fdatasync),
             "fsync" => Ok(SyncCall::Fsync),
-            other => Err(format!("unknown sync call '{other}': use fsync or fdatasync")),
+            other => Err(format!(
+                "unknown sync call '{other}': use fsync or fdatasync"
+            )),
         }
     }
 }

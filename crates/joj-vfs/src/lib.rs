@@ -20,4 +20,4 @@ mod counters;
 mod shim;
 
 pub use counters::{IoCounters, SyncCall};
-pub use shim::{register, AccountingVfs, FileEvent, FileObserver, VfsError, VFS_NAME};
+pub use shim::{AccountingVfs, FileEvent, FileObserver, VFS_NAME, VfsError, register};

@@ -20,7 +20,7 @@
 use crate::counters::{AtomicCounters, IoCounters, SyncCall};
 use joj_trace::FileRole;
 use libsqlite3_sys as ffi;
-use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::ffi::{CStr, CString, c_char, c_int, c_void};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::ptr;
@@ -33,7 +33,9 @@ pub const VFS_NAME: &str = "joj";
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum VfsError {
-    #[error("SQLite's unix VFS is not available in this build; joj needs it under the accounting shim")]
+    #[error(
+        "SQLite's unix VFS is not available in this build; joj needs it under the accounting shim"
+    )]
     NoUnixVfs,
     #[error("sqlite3_vfs_register failed with code {0}")]
     Register(c_int),
@@ -259,7 +261,12 @@ fn sync_directory_of(shared: &Shared, path: &Path) -> bool {
         return false;
     };
     // SAFETY: valid C string; the descriptor is closed below.
-    let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC) };
+    let fd = unsafe {
+        libc::open(
+            c.as_ptr(),
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        )
+    };
     if fd < 0 {
         // SQLite's unix VFS also ignores a directory it cannot open (e.g. no permission).
         return true;
@@ -298,7 +305,9 @@ unsafe extern "C" fn x_open(
         let path = if name.is_null() {
             None
         } else {
-            Some(PathBuf::from(std::ffi::OsStr::from_bytes(CStr::from_ptr(name).to_bytes())))
+            Some(PathBuf::from(std::ffi::OsStr::from_bytes(
+                CStr::from_ptr(name).to_bytes(),
+            )))
         };
         if !fd_matches(fd, path.as_deref()) {
             if let Some(close) = (*(*realf).pMethods).xClose {
@@ -317,7 +326,9 @@ unsafe extern "C" fn x_open(
         ptr::write(
             file as *mut AcctFile,
             AcctFile {
-                base: ffi::sqlite3_file { pMethods: &ACCT_METHODS },
+                base: ffi::sqlite3_file {
+                    pMethods: &ACCT_METHODS,
+                },
                 shared,
                 role,
                 fd,
@@ -518,7 +529,13 @@ unsafe extern "C" fn f_truncate(file: *mut ffi::sqlite3_file, size: ffi::sqlite3
     unsafe {
         let a = acct(file);
         if let Some(path) = a.path.as_deref() {
-            notify(&*a.shared, FileEvent::BeforeTruncate, path, a.role, Some(a.fd));
+            notify(
+                &*a.shared,
+                FileEvent::BeforeTruncate,
+                path,
+                a.role,
+                Some(a.fd),
+            );
         }
         (*a.shared).counters.count_truncate();
         match real_methods(file).xTruncate {
@@ -608,7 +625,8 @@ mod tests {
             .unwrap();
         let before = vfs.counters();
         for _ in 0..10 {
-            db.execute("INSERT INTO t VALUES(?1)", ["x".repeat(100)]).unwrap();
+            db.execute("INSERT INTO t VALUES(?1)", ["x".repeat(100)])
+                .unwrap();
         }
         let d = vfs.counters().delta(&before);
         // Each commit appends one frame (24-byte header + 4096-byte page) and syncs the WAL.
@@ -645,14 +663,23 @@ mod tests {
         let obs = Arc::new(CountingObserver(AtomicUsize::new(0), AtomicUsize::new(0)));
         vfs.set_observer(Some(obs.clone()));
         let db = open(&dir.path().join("observed.db"));
-        db.execute_batch("PRAGMA journal_mode=DELETE; CREATE TABLE t(v);").unwrap();
+        db.execute_batch("PRAGMA journal_mode=DELETE; CREATE TABLE t(v);")
+            .unwrap();
         for _ in 0..5 {
             db.execute("INSERT INTO t VALUES(1)", []).unwrap();
         }
         vfs.set_observer(None);
-        assert!(obs.1.load(Ordering::SeqCst) >= 5, "journal deleted after each commit");
-        assert!(obs.0.load(Ordering::SeqCst) >= 10, "journal and database synced per commit");
-        let n: i64 = db.query_row("SELECT count(*) FROM t", [], |r| r.get(0)).unwrap();
+        assert!(
+            obs.1.load(Ordering::SeqCst) >= 5,
+            "journal deleted after each commit"
+        );
+        assert!(
+            obs.0.load(Ordering::SeqCst) >= 10,
+            "journal and database synced per commit"
+        );
+        let n: i64 = db
+            .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+            .unwrap();
         assert_eq!(n, 5);
     }
 }

@@ -1,10 +1,10 @@
 //! `joj compare`: one operation, every journal mode, one filesystem, each run traced; one row
 //! per mode with the run's full result, and a text table of the JOJ per transaction.
 
+use crate::WorkloadError;
 use crate::config::{DbWorkload, JournalMode};
 use crate::result::RunResult;
-use crate::run::{run, RunOptions, Workload};
-use crate::WorkloadError;
+use crate::run::{RunOptions, Workload, run};
 use serde::{Deserialize, Serialize};
 
 /// One mode's row: its name and the fields of its `joj bench` document.
@@ -30,43 +30,66 @@ pub fn compare(
 ) -> Result<Comparison, WorkloadError> {
     let mut rows = Vec::new();
     for &mode in modes {
-        let w = DbWorkload { journal: mode, ..base.clone() };
-        let o = RunOptions { label: format!("{}-{}", opts.label, mode), ..opts.clone() };
+        let w = DbWorkload {
+            journal: mode,
+            ..base.clone()
+        };
+        let o = RunOptions {
+            label: format!("{}-{}", opts.label, mode),
+            ..opts.clone()
+        };
         let result = run(&Workload::Db(w), &o)?;
-        let row = CompareRow { mode: mode.to_string(), result };
+        let row = CompareRow {
+            mode: mode.to_string(),
+            result,
+        };
         each(&row);
         rows.push(row);
     }
     Ok(Comparison { rows })
 }
 
-/// The table `joj compare` prints: per mode, transactions/s and KiB written per transaction
-/// split into data / metadata / FS journal / total, and flushes per transaction.
+/// The table `joj compare` prints: per mode, transactions/s, then KiB written per
+/// transaction — database data, log data (WAL or rollback journal), filesystem metadata,
+/// filesystem journal and the part of it written while SQLite synced its log (the JOJ), total —
+/// and flush requests per transaction.
 pub fn table(c: &Comparison) -> String {
     let mut s = String::new();
     s.push_str(&format!(
-        "{:<10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8}\n",
-        "mode", "txn/s", "data", "meta", "fs-jnl", "total", "KiB/txn", "flush/tx"
+        "{:<10} {:>9} | {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} | {:>7}\n",
+        "mode", "txn/s", "db", "log", "meta", "fs-jnl", "(JOJ)", "total", "flushes"
     ));
-    s.push_str(&format!("{:<10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8}\n", "", "", "KiB", "KiB", "KiB", "KiB", "(of which WAL/jnl)", ""));
+    s.push_str(&format!(
+        "{:<10} {:>9} | {:^53} | {:>7}\n",
+        "", "", "KiB written per transaction", "per txn"
+    ));
     for r in &c.rows {
         let res = &r.result;
         match &res.block_per_txn {
             Some(b) => {
+                let n = res.transactions.max(1) as f64;
+                let joj = res
+                    .fs_journal_by_synced_file
+                    .map(|f| (f.wal + f.rollback_journal) as f64 / n)
+                    .unwrap_or(0.0);
                 let log = b.data_by_role.wal + b.data_by_role.rollback_journal;
                 s.push_str(&format!(
-                    "{:<10} {:>10.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>8.2}\n",
+                    "{:<10} {:>9.1} | {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} | {:>7.2}\n",
                     r.mode,
                     res.ops_per_sec,
-                    b.data_bytes / 1024.0,
+                    b.data_by_role.database / 1024.0,
+                    log / 1024.0,
                     b.metadata_bytes / 1024.0,
                     b.fs_journal_bytes / 1024.0,
+                    joj / 1024.0,
                     b.write_bytes / 1024.0,
-                    log / 1024.0,
                     b.flushes
                 ));
             }
-            None => s.push_str(&format!("{:<10} {:>10.1}   (not traced)\n", r.mode, res.ops_per_sec)),
+            None => s.push_str(&format!(
+                "{:<10} {:>9.1} | (not traced)\n",
+                r.mode, res.ops_per_sec
+            )),
         }
     }
     s

@@ -47,7 +47,11 @@ impl JournalMode {
             3 => JournalMode::Wal,
             4 => JournalMode::Memory,
             5 => JournalMode::Off,
-            _ => return Err(format!("-j {n}: Mobibench journal modes are 0..=5 (0=DELETE 1=TRUNCATE 2=PERSIST 3=WAL 4=MEMORY 5=OFF)")),
+            _ => {
+                return Err(format!(
+                    "-j {n}: Mobibench journal modes are 0..=5 (0=DELETE 1=TRUNCATE 2=PERSIST 3=WAL 4=MEMORY 5=OFF)"
+                ));
+            }
         })
     }
 }
@@ -68,7 +72,11 @@ impl FromStr for JournalMode {
             "wal" => JournalMode::Wal,
             "memory" => JournalMode::Memory,
             "off" => JournalMode::Off,
-            other => return Err(format!("unknown journal mode '{other}': use delete, truncate, persist, wal, memory or off")),
+            other => {
+                return Err(format!(
+                    "unknown journal mode '{other}': use delete, truncate, persist, wal, memory or off"
+                ));
+            }
         })
     }
 }
@@ -96,7 +104,11 @@ impl Synchronous {
             0 => Synchronous::Off,
             1 => Synchronous::Normal,
             2 => Synchronous::Full,
-            _ => return Err(format!("-s {n}: Mobibench synchronous modes are 0=OFF 1=NORMAL 2=FULL")),
+            _ => {
+                return Err(format!(
+                    "-s {n}: Mobibench synchronous modes are 0=OFF 1=NORMAL 2=FULL"
+                ));
+            }
         })
     }
 }
@@ -114,7 +126,11 @@ impl FromStr for Synchronous {
             "off" | "0" => Synchronous::Off,
             "normal" | "1" => Synchronous::Normal,
             "full" | "2" => Synchronous::Full,
-            other => return Err(format!("unknown synchronous mode '{other}': use off, normal or full")),
+            other => {
+                return Err(format!(
+                    "unknown synchronous mode '{other}': use off, normal or full"
+                ));
+            }
         })
     }
 }
@@ -136,7 +152,11 @@ impl DbOp {
             1 => DbOp::Update,
             2 => DbOp::Delete,
             3 => DbOp::Select,
-            _ => return Err(format!("-d {n}: Mobibench DB modes are 0=insert 1=update 2=delete (joj adds 3=select)")),
+            _ => {
+                return Err(format!(
+                    "-d {n}: Mobibench DB modes are 0=insert 1=update 2=delete (joj adds 3=select)"
+                ));
+            }
         })
     }
 }
@@ -160,7 +180,11 @@ impl FromStr for DbOp {
             "update" => DbOp::Update,
             "delete" => DbOp::Delete,
             "select" => DbOp::Select,
-            other => return Err(format!("unknown operation '{other}': use insert, update, delete or select (or a file workload with --file)")),
+            other => {
+                return Err(format!(
+                    "unknown operation '{other}': use insert, update, delete or select (or a file workload with --file)"
+                ));
+            }
         })
     }
 }
@@ -180,7 +204,9 @@ impl FromStr for KeyOrder {
         match s.to_ascii_lowercase().as_str() {
             "seq" | "sequential" => Ok(KeyOrder::Sequential),
             "rand" | "random" => Ok(KeyOrder::Random),
-            other => Err(format!("unknown key order '{other}': use sequential or random")),
+            other => Err(format!(
+                "unknown key order '{other}': use sequential or random"
+            )),
         }
     }
 }
@@ -202,7 +228,9 @@ impl FromStr for StartState {
         match s.to_ascii_lowercase().as_str() {
             "fresh" => Ok(StartState::Fresh),
             "steady" => Ok(StartState::Steady),
-            other => Err(format!("unknown start state '{other}': use fresh or steady")),
+            other => Err(format!(
+                "unknown start state '{other}': use fresh or steady"
+            )),
         }
     }
 }
@@ -266,16 +294,26 @@ impl DbWorkload {
             return Err("-n must be at least 1 transaction".into());
         }
         if self.statements_per_txn == 0 || self.tables == 0 || self.threads == 0 {
-            return Err("statements per transaction, tables and threads must each be at least 1".into());
+            return Err(
+                "statements per transaction, tables and threads must each be at least 1".into(),
+            );
         }
         if !(512..=65536).contains(&self.page_size) || !self.page_size.is_power_of_two() {
-            return Err(format!("page size {} is not a power of two in 512..=65536 (SQLite's range)", self.page_size));
+            return Err(format!(
+                "page size {} is not a power of two in 512..=65536 (SQLite's range)",
+                self.page_size
+            ));
         }
         if self.record_bytes == 0 || self.record_bytes > 1_000_000 {
-            return Err(format!("record size {} bytes must be in 1..=1000000", self.record_bytes));
+            return Err(format!(
+                "record size {} bytes must be in 1..=1000000",
+                self.record_bytes
+            ));
         }
         if self.attached_dbs > 9 {
-            return Err("at most 9 attached databases (SQLite's default SQLITE_MAX_ATTACHED is 10)".into());
+            return Err(
+                "at most 9 attached databases (SQLite's default SQLITE_MAX_ATTACHED is 10)".into(),
+            );
         }
         Ok(())
     }
@@ -307,12 +345,19 @@ impl FileAccess {
             2 => FileAccess::Read,
             3 => FileAccess::RandRead,
             4 => FileAccess::Append,
-            _ => return Err(format!("-a {n}: access modes are 0=write 1=random write 2=read 3=random read 4=append")),
+            _ => {
+                return Err(format!(
+                    "-a {n}: access modes are 0=write 1=random write 2=read 3=random read 4=append"
+                ));
+            }
         })
     }
 
     pub fn is_write(self) -> bool {
-        matches!(self, FileAccess::Write | FileAccess::RandWrite | FileAccess::Append)
+        matches!(
+            self,
+            FileAccess::Write | FileAccess::RandWrite | FileAccess::Append
+        )
     }
 }
 
@@ -325,7 +370,11 @@ impl FromStr for FileAccess {
             "read" | "seqread" => FileAccess::Read,
             "randread" | "random-read" => FileAccess::RandRead,
             "append" => FileAccess::Append,
-            other => return Err(format!("unknown file access '{other}': use write, randwrite, read, randread or append")),
+            other => {
+                return Err(format!(
+                    "unknown file access '{other}': use write, randwrite, read, randread or append"
+                ));
+            }
         })
     }
 }
@@ -364,8 +413,16 @@ impl FileSync {
             3 => FileSync::ODirect,
             4 => FileSync::ODirectDsync,
             8 => FileSync::Fdatasync,
-            5..=7 => return Err(format!("-y {n}: Mobibench's mmap modes are not supported by joj; use 0=normal 1=O_SYNC 2=fsync 3=O_DIRECT 4=O_DIRECT+O_DSYNC 8=fdatasync")),
-            _ => return Err(format!("-y {n}: sync modes are 0=normal 1=O_SYNC 2=fsync 3=O_DIRECT 4=O_DIRECT+O_DSYNC 8=fdatasync")),
+            5..=7 => {
+                return Err(format!(
+                    "-y {n}: Mobibench's mmap modes are not supported by joj; use 0=normal 1=O_SYNC 2=fsync 3=O_DIRECT 4=O_DIRECT+O_DSYNC 8=fdatasync"
+                ));
+            }
+            _ => {
+                return Err(format!(
+                    "-y {n}: sync modes are 0=normal 1=O_SYNC 2=fsync 3=O_DIRECT 4=O_DIRECT+O_DSYNC 8=fdatasync"
+                ));
+            }
         })
     }
 
@@ -384,7 +441,11 @@ impl FromStr for FileSync {
             "fdatasync" => FileSync::Fdatasync,
             "direct" | "odirect" | "o_direct" => FileSync::ODirect,
             "direct-dsync" | "odirect-dsync" | "o_direct+o_dsync" => FileSync::ODirectDsync,
-            other => return Err(format!("unknown file sync '{other}': use buffered, osync, fsync, fdatasync, direct or direct-dsync")),
+            other => {
+                return Err(format!(
+                    "unknown file sync '{other}': use buffered, osync, fsync, fdatasync, direct or direct-dsync"
+                ));
+            }
         })
     }
 }

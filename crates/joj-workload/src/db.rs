@@ -8,8 +8,8 @@
 //! checkpoint), and the *measured window*, which the caller brackets through [`Window`] so
 //! that tracing and counters cover exactly the transactions and nothing else.
 
-use crate::config::{DbOp, DbWorkload, JournalMode, KeyOrder, StartState};
 use crate::WorkloadError;
+use crate::config::{DbOp, DbWorkload, JournalMode, KeyOrder, StartState};
 use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -40,11 +40,21 @@ pub struct DbRunOutput {
 fn record(len: usize, update: bool) -> String {
     const PATTERN: &str = "aaaaaaaaaabbbbbbbbbbccccccccccddddddddddeeeeeeeeeeffffffffffgggggggggghhhhhhhhhhiiiiiiiiiijjjjjjjjjj";
     let start = if update { 50 } else { 0 };
-    PATTERN.bytes().cycle().skip(start).take(len).map(char::from).collect()
+    PATTERN
+        .bytes()
+        .cycle()
+        .skip(start)
+        .take(len)
+        .map(char::from)
+        .collect()
 }
 
 fn table_name(t: u32) -> String {
-    if t == 0 { "tblMyList".to_string() } else { format!("tblMyList{t}") }
+    if t == 0 {
+        "tblMyList".to_string()
+    } else {
+        format!("tblMyList{t}")
+    }
 }
 
 fn schema_names(w: &DbWorkload) -> Vec<String> {
@@ -65,7 +75,11 @@ pub fn database_paths(dir: &Path, w: &DbWorkload, thread: u32) -> Vec<PathBuf> {
 fn rows_needed(w: &DbWorkload) -> u64 {
     let targets = u64::from(w.tables) * u64::from(w.attached_dbs + 1);
     let statements = w.transactions * u64::from(w.statements_per_txn);
-    let warmup = if w.start == StartState::Steady { statements } else { 0 };
+    let warmup = if w.start == StartState::Steady {
+        statements
+    } else {
+        0
+    };
     let needed = (statements + warmup).div_ceil(targets);
     let by_size = (w.prefill_kib() * 1024).div_ceil(w.record_bytes as u64);
     match w.op {
@@ -86,20 +100,38 @@ fn open(path: &Path, vfs: &str) -> Result<Connection, WorkloadError> {
 
 fn sql_err(what: impl Into<String>) -> impl FnOnce(rusqlite::Error) -> WorkloadError {
     let what = what.into();
-    move |source| WorkloadError::Sqlite { what, source }
+    move |source| {
+        if source.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull) {
+            WorkloadError::DiskFull { what }
+        } else {
+            WorkloadError::Sqlite { what, source }
+        }
+    }
 }
 
 /// Open thread `thread`'s connection with its attached databases and pragmas.
-fn connect(dir: &Path, w: &DbWorkload, thread: u32, vfs: &str) -> Result<Connection, WorkloadError> {
+fn connect(
+    dir: &Path,
+    w: &DbWorkload,
+    thread: u32,
+    vfs: &str,
+) -> Result<Connection, WorkloadError> {
     let paths = database_paths(dir, w, thread);
     let conn = open(&paths[0], vfs)?;
     for (k, p) in paths.iter().enumerate().skip(1) {
-        conn.execute("ATTACH DATABASE ?1 AS ?2", rusqlite::params![p.to_string_lossy(), format!("aux{k}")])
-            .map_err(sql_err(format!("attaching {}", p.display())))?;
+        conn.execute(
+            "ATTACH DATABASE ?1 AS ?2",
+            rusqlite::params![p.to_string_lossy(), format!("aux{k}")],
+        )
+        .map_err(sql_err(format!("attaching {}", p.display())))?;
     }
     for schema in schema_names(w) {
         let mode: String = conn
-            .query_row(&format!("PRAGMA {schema}.journal_mode={}", w.journal.pragma()), [], |r| r.get(0))
+            .query_row(
+                &format!("PRAGMA {schema}.journal_mode={}", w.journal.pragma()),
+                [],
+                |r| r.get(0),
+            )
             .map_err(sql_err("setting journal_mode"))?;
         if !mode.eq_ignore_ascii_case(w.journal.pragma()) {
             return Err(WorkloadError::Config(format!(
@@ -107,8 +139,11 @@ fn connect(dir: &Path, w: &DbWorkload, thread: u32, vfs: &str) -> Result<Connect
                 w.journal.pragma()
             )));
         }
-        conn.execute_batch(&format!("PRAGMA {schema}.synchronous={};", w.synchronous.pragma()))
-            .map_err(sql_err("setting synchronous"))?;
+        conn.execute_batch(&format!(
+            "PRAGMA {schema}.synchronous={};",
+            w.synchronous.pragma()
+        ))
+        .map_err(sql_err("setting synchronous"))?;
     }
     Ok(conn)
 }
@@ -134,7 +169,11 @@ pub fn prepare(dir: &Path, w: &DbWorkload, vfs: &str) -> Result<(), WorkloadErro
                 conn.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
                     .map_err(sql_err("setting journal_mode=WAL"))?;
             }
-            let key = if w.autoincrement { "INTEGER PRIMARY KEY AUTOINCREMENT" } else { "INTEGER PRIMARY KEY" };
+            let key = if w.autoincrement {
+                "INTEGER PRIMARY KEY AUTOINCREMENT"
+            } else {
+                "INTEGER PRIMARY KEY"
+            };
             let tx = conn.unchecked_transaction().map_err(sql_err("begin"))?;
             for t in 0..w.tables {
                 tx.execute_batch(&format!(
@@ -143,10 +182,14 @@ pub fn prepare(dir: &Path, w: &DbWorkload, vfs: &str) -> Result<(), WorkloadErro
                 ))
                 .map_err(sql_err("creating table"))?;
                 let mut ins = tx
-                    .prepare(&format!("INSERT INTO {} (id, Value, creation_Date) VALUES (?1, ?2, ?1)", table_name(t)))
+                    .prepare(&format!(
+                        "INSERT INTO {} (id, Value, creation_Date) VALUES (?1, ?2, ?1)",
+                        table_name(t)
+                    ))
                     .map_err(sql_err("prepare pre-fill"))?;
                 for id in 1..=rows as i64 {
-                    ins.execute(rusqlite::params![id, value]).map_err(sql_err("pre-fill"))?;
+                    ins.execute(rusqlite::params![id, value])
+                        .map_err(sql_err("pre-fill"))?;
                 }
             }
             tx.commit().map_err(sql_err("commit pre-fill"))?;
@@ -172,12 +215,19 @@ impl KeyPlan {
     fn new(w: &DbWorkload, thread: u32, start_at: u64) -> KeyPlan {
         let targets = u64::from(w.tables) * u64::from(w.attached_dbs + 1);
         let rows = rows_needed(w);
-        let mut rng = ChaCha8Rng::seed_from_u64(w.seed ^ (u64::from(thread) << 32));
+        let base_seed = w.seed ^ (u64::from(thread) << 32);
         let mut permutation = Vec::new();
         if w.op == DbOp::Delete && w.keys == KeyOrder::Random {
+            // The same permutation for warm-up and measured run, so no row is deleted twice.
             permutation = (1..=rows).collect();
-            permutation.shuffle(&mut rng);
+            permutation.shuffle(&mut ChaCha8Rng::seed_from_u64(base_seed));
         }
+        // The measured run after a warm-up draws other random keys than the warm-up did.
+        let rng = ChaCha8Rng::seed_from_u64(base_seed ^ start_at.rotate_left(17));
+        // Sequential inserts continue after the rows earlier statements added to each target.
+        let next_insert = (0..targets)
+            .map(|t| rows + 1 + start_at / targets + u64::from(t < start_at % targets))
+            .collect();
         KeyPlan {
             targets,
             rows,
@@ -185,7 +235,7 @@ impl KeyPlan {
             op: w.op,
             rng,
             permutation,
-            next_insert: vec![rows + 1; targets as usize],
+            next_insert,
             counter: start_at,
         }
     }
@@ -203,7 +253,9 @@ impl KeyPlan {
             }
             // Random 62-bit keys: collisions are vanishingly unlikely (n²/2⁶³).
             (DbOp::Insert, KeyOrder::Random) => self.rng.random_range(self.rows + 1..1u64 << 62),
-            (DbOp::Delete, KeyOrder::Random) => self.permutation[(index % self.rows.max(1)) as usize],
+            (DbOp::Delete, KeyOrder::Random) => {
+                self.permutation[(index % self.rows.max(1)) as usize]
+            }
             (_, KeyOrder::Sequential) => index % self.rows.max(1) + 1,
             (_, KeyOrder::Random) => self.rng.random_range(1..=self.rows.max(1)),
         };
@@ -221,12 +273,19 @@ fn statements<'c>(conn: &'c Connection, w: &DbWorkload) -> Result<Statements<'c>
         for t in 0..w.tables {
             let table = format!("{schema}.{}", table_name(t));
             let sql = match w.op {
-                DbOp::Insert => format!("INSERT INTO {table} (id, Value, creation_Date) VALUES (?1, ?2, ?1)"),
+                DbOp::Insert => {
+                    format!("INSERT INTO {table} (id, Value, creation_Date) VALUES (?1, ?2, ?1)")
+                }
                 DbOp::Update => format!("UPDATE {table} SET Value = ?2 WHERE id = ?1"),
                 DbOp::Delete => format!("DELETE FROM {table} WHERE id = ?1"),
-                DbOp::Select => format!("SELECT id, Value, creation_Date FROM {table} WHERE id = ?1"),
+                DbOp::Select => {
+                    format!("SELECT id, Value, creation_Date FROM {table} WHERE id = ?1")
+                }
             };
-            stmts.push(conn.prepare_cached(&sql).map_err(sql_err("preparing the statement"))?);
+            stmts.push(
+                conn.prepare_cached(&sql)
+                    .map_err(sql_err("preparing the statement"))?,
+            );
         }
     }
     Ok(Statements { stmts })
@@ -246,7 +305,9 @@ fn run_transaction(
         let r = match w.op {
             DbOp::Insert | DbOp::Update => stmt.execute(rusqlite::params![id, value]).map(|_| ()),
             DbOp::Delete => stmt.execute([id]).map(|_| ()),
-            DbOp::Select => stmt.query([id]).and_then(|mut rows| rows.next().map(|_| ())),
+            DbOp::Select => stmt
+                .query([id])
+                .and_then(|mut rows| rows.next().map(|_| ())),
         };
         if let Err(e) = r {
             let _ = conn.execute_batch("ROLLBACK");
@@ -288,7 +349,11 @@ pub fn run(
                     go.wait();
                     let result = setup.and_then(|conn| {
                         let mut stmts = statements(&conn, w)?;
-                        let start_at = if w.start == StartState::Steady { statements_per_thread } else { 0 };
+                        let start_at = if w.start == StartState::Steady {
+                            statements_per_thread
+                        } else {
+                            0
+                        };
                         let mut plan = KeyPlan::new(w, thread, start_at);
                         let value = record(w.record_bytes, w.op == DbOp::Update);
                         let mut lat = Vec::with_capacity(w.transactions as usize);
@@ -324,7 +389,11 @@ pub fn run(
         let ended = if begun.is_ok() { window.end() } else { Ok(()) };
         let mut out: Vec<Result<Vec<u64>, WorkloadError>> = handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err(WorkloadError::Config("a workload thread panicked".into()))))
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(WorkloadError::Config("a workload thread panicked".into()))
+                })
+            })
             .collect();
         if let Err(e) = begun.and(ended) {
             out.push(Err(e));
@@ -343,8 +412,14 @@ pub fn run(
             latencies.extend(v);
         }
     }
-    let databases = (0..w.threads).flat_map(|t| database_paths(dir, w, t)).collect();
-    Ok(DbRunOutput { latencies_ns: latencies, elapsed, databases })
+    let databases = (0..w.threads)
+        .flat_map(|t| database_paths(dir, w, t))
+        .collect();
+    Ok(DbRunOutput {
+        latencies_ns: latencies,
+        elapsed,
+        databases,
+    })
 }
 
 /// Steady state: run the same transactions once before the window, then restart the WAL so
@@ -359,8 +434,12 @@ fn warm_up(conn: &Connection, w: &DbWorkload, thread: u32) -> Result<(), Workloa
     drop(stmts);
     if w.journal == JournalMode::Wal {
         for schema in schema_names(w) {
-            conn.query_row(&format!("PRAGMA {schema}.wal_checkpoint(RESTART)"), [], |_| Ok(()))
-                .map_err(sql_err("checkpointing the warm-up"))?;
+            conn.query_row(
+                &format!("PRAGMA {schema}.wal_checkpoint(RESTART)"),
+                [],
+                |_| Ok(()),
+            )
+            .map_err(sql_err("checkpointing the warm-up"))?;
         }
     }
     Ok(())
@@ -374,7 +453,10 @@ pub fn integrity_check(paths: &[PathBuf], vfs: &str) -> Result<(), WorkloadError
             .query_row("PRAGMA integrity_check", [], |r| r.get(0))
             .map_err(sql_err("integrity_check"))?;
         if answer != "ok" {
-            return Err(WorkloadError::Integrity { path: p.clone(), answer });
+            return Err(WorkloadError::Integrity {
+                path: p.clone(),
+                answer,
+            });
         }
     }
     Ok(())
@@ -396,20 +478,33 @@ mod tests {
 
     fn count(path: &Path, table: &str) -> i64 {
         let c = Connection::open(path).unwrap();
-        c.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0)).unwrap()
+        c.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
+            .unwrap()
     }
 
     #[test]
     fn insert_adds_one_row_per_statement_across_tables_and_attached_dbs() {
         let dir = tempfile::tempdir().unwrap();
-        let w = DbWorkload { transactions: 12, statements_per_txn: 2, tables: 2, attached_dbs: 1, ..Default::default() };
+        let w = DbWorkload {
+            transactions: 12,
+            statements_per_txn: 2,
+            tables: 2,
+            attached_dbs: 1,
+            ..Default::default()
+        };
         prepare(dir.path(), &w, "unix").unwrap();
         let out = run(dir.path(), &w, "unix", &NoWindow, None).unwrap();
         assert_eq!(out.latencies_ns.len(), 12);
         let paths = database_paths(dir.path(), &w, 0);
         // 24 statements over 4 (schema, table) targets.
-        assert_eq!(count(&paths[0], "tblMyList") + count(&paths[0], "tblMyList1"), 12);
-        assert_eq!(count(&paths[1], "tblMyList") + count(&paths[1], "tblMyList1"), 12);
+        assert_eq!(
+            count(&paths[0], "tblMyList") + count(&paths[0], "tblMyList1"),
+            12
+        );
+        assert_eq!(
+            count(&paths[1], "tblMyList") + count(&paths[1], "tblMyList1"),
+            12
+        );
         integrity_check(&paths, "unix").unwrap();
     }
 
@@ -417,38 +512,84 @@ mod tests {
     fn delete_removes_prefilled_rows_and_update_keeps_the_count() {
         for keys in [KeyOrder::Sequential, KeyOrder::Random] {
             let dir = tempfile::tempdir().unwrap();
-            let w = DbWorkload { op: DbOp::Delete, transactions: 50, journal: JournalMode::Delete, keys, ..Default::default() };
+            let w = DbWorkload {
+                op: DbOp::Delete,
+                transactions: 50,
+                journal: JournalMode::Delete,
+                keys,
+                ..Default::default()
+            };
             prepare(dir.path(), &w, "unix").unwrap();
             let before = count(&database_paths(dir.path(), &w, 0)[0], "tblMyList");
-            assert!(before as u64 * 100 >= 40 * 1024, "pre-filled to at least 40 KiB");
+            assert!(
+                before as u64 * 100 >= 40 * 1024,
+                "pre-filled to at least 40 KiB"
+            );
             run(dir.path(), &w, "unix", &NoWindow, None).unwrap();
-            assert_eq!(count(&database_paths(dir.path(), &w, 0)[0], "tblMyList"), before - 50);
+            assert_eq!(
+                count(&database_paths(dir.path(), &w, 0)[0], "tblMyList"),
+                before - 50
+            );
 
             let dir = tempfile::tempdir().unwrap();
-            let w = DbWorkload { op: DbOp::Update, transactions: 50, keys, ..Default::default() };
+            let w = DbWorkload {
+                op: DbOp::Update,
+                transactions: 50,
+                keys,
+                ..Default::default()
+            };
             prepare(dir.path(), &w, "unix").unwrap();
             run(dir.path(), &w, "unix", &NoWindow, None).unwrap();
-            assert_eq!(count(&database_paths(dir.path(), &w, 0)[0], "tblMyList"), before);
+            assert_eq!(
+                count(&database_paths(dir.path(), &w, 0)[0], "tblMyList"),
+                before
+            );
         }
     }
 
     #[test]
     fn threads_each_get_their_own_database_and_steady_state_warms_up() {
         let dir = tempfile::tempdir().unwrap();
-        let w = DbWorkload { transactions: 20, threads: 2, start: StartState::Steady, ..Default::default() };
+        let w = DbWorkload {
+            transactions: 20,
+            threads: 2,
+            start: StartState::Steady,
+            journal: JournalMode::Off,
+            ..Default::default()
+        };
         prepare(dir.path(), &w, "unix").unwrap();
         let out = run(dir.path(), &w, "unix", &NoWindow, None).unwrap();
         assert_eq!(out.latencies_ns.len(), 40);
         for t in 0..2 {
             // 20 warm-up inserts and 20 measured ones.
-            assert_eq!(count(&database_paths(dir.path(), &w, t)[0], "tblMyList"), 40);
+            assert_eq!(
+                count(&database_paths(dir.path(), &w, t)[0], "tblMyList"),
+                40
+            );
         }
+        let dir = tempfile::tempdir().unwrap();
+        let w = DbWorkload {
+            transactions: 20,
+            start: StartState::Steady,
+            keys: KeyOrder::Random,
+            ..Default::default()
+        };
+        prepare(dir.path(), &w, "unix").unwrap();
+        run(dir.path(), &w, "unix", &NoWindow, None).unwrap();
+        assert_eq!(
+            count(&database_paths(dir.path(), &w, 0)[0], "tblMyList"),
+            40
+        );
     }
 
     #[test]
     fn an_existing_database_is_never_reused() {
         let dir = tempfile::tempdir().unwrap();
-        let w = DbWorkload { transactions: 1, page_size: 8192, ..Default::default() };
+        let w = DbWorkload {
+            transactions: 1,
+            page_size: 8192,
+            ..Default::default()
+        };
         prepare(dir.path(), &w, "unix").unwrap();
         let c = Connection::open(database_paths(dir.path(), &w, 0)[0].clone()).unwrap();
         let ps: i64 = c.query_row("PRAGMA page_size", [], |r| r.get(0)).unwrap();

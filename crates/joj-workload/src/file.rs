@@ -4,13 +4,13 @@
 //! written in full and synced before the window (and, for buffered reads, dropped from the
 //! page cache) so the window measures the access itself.
 
+use crate::WorkloadError;
 use crate::config::{FileAccess, FileSync, FileWorkload};
 use crate::db::Window;
-use crate::WorkloadError;
 use joj_vfs::IoCounters;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::alloc::{Layout, alloc_zeroed, dealloc};
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::os::unix::io::AsRawFd;
@@ -46,7 +46,9 @@ impl AlignedBuf {
         // SAFETY: layout has non-zero size.
         let ptr = unsafe { alloc_zeroed(layout) };
         if ptr.is_null() {
-            return Err(WorkloadError::Config(format!("cannot allocate a {len}-byte buffer")));
+            return Err(WorkloadError::Config(format!(
+                "cannot allocate a {len}-byte buffer"
+            )));
         }
         // SAFETY: ptr is valid for len bytes.
         unsafe { std::ptr::write_bytes(ptr, fill, len) };
@@ -96,7 +98,10 @@ pub fn prepare(dir: &Path, w: &FileWorkload) -> Result<(), WorkloadError> {
             )));
         }
         let f = File::create(&path).map_err(io_err(format!("creating {}", path.display())))?;
-        if matches!(w.access, FileAccess::Read | FileAccess::RandRead | FileAccess::RandWrite) {
+        if matches!(
+            w.access,
+            FileAccess::Read | FileAccess::RandRead | FileAccess::RandWrite
+        ) {
             for i in 0..w.ops_per_thread() {
                 f.write_all_at(buf.as_slice(), i * w.record_bytes)
                     .map_err(io_err(format!("filling {}", path.display())))?;
@@ -159,7 +164,9 @@ fn run_thread(
     let mut c = ThreadCounts::default();
     for i in 0..ops {
         let offset = match w.access {
-            FileAccess::RandWrite | FileAccess::RandRead => rng.random_range(0..ops) * w.record_bytes,
+            FileAccess::RandWrite | FileAccess::RandRead => {
+                rng.random_range(0..ops) * w.record_bytes
+            }
             _ => i * w.record_bytes,
         };
         let t0 = Instant::now();
@@ -229,7 +236,11 @@ pub fn run(
         let ended = if begun.is_ok() { window.end() } else { Ok(()) };
         let results: Vec<_> = handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err(WorkloadError::Config("a workload thread panicked".into()))))
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(WorkloadError::Config("a workload thread panicked".into()))
+                })
+            })
             .collect();
         (results, elapsed, begun.and(ended))
     });
@@ -271,17 +282,39 @@ mod tests {
 
     #[test]
     fn every_access_pattern_does_size_over_record_operations() {
-        for access in [FileAccess::Write, FileAccess::RandWrite, FileAccess::Read, FileAccess::RandRead, FileAccess::Append] {
-            for sync in [FileSync::Buffered, FileSync::Fsync, FileSync::Fdatasync, FileSync::OSync] {
+        for access in [
+            FileAccess::Write,
+            FileAccess::RandWrite,
+            FileAccess::Read,
+            FileAccess::RandRead,
+            FileAccess::Append,
+        ] {
+            for sync in [
+                FileSync::Buffered,
+                FileSync::Fsync,
+                FileSync::Fdatasync,
+                FileSync::OSync,
+            ] {
                 let dir = tempfile::tempdir().unwrap();
-                let w = FileWorkload { access, sync, file_size_bytes: 64 * 1024, record_bytes: 4096, threads: 2, seed: 1 };
+                let w = FileWorkload {
+                    access,
+                    sync,
+                    file_size_bytes: 64 * 1024,
+                    record_bytes: 4096,
+                    threads: 2,
+                    seed: 1,
+                };
                 prepare(dir.path(), &w).unwrap();
                 let out = run(dir.path(), &w, &NoWindow, None).unwrap();
                 assert_eq!(out.latencies_ns.len(), 32, "{access} {sync}");
                 if access.is_write() {
                     assert_eq!(out.syscalls.write_bytes, 2 * 64 * 1024);
                     let syncs = out.syscalls.fsync + out.syscalls.fdatasync;
-                    let expected = if matches!(sync, FileSync::Fsync | FileSync::Fdatasync) { 32 } else { 0 };
+                    let expected = if matches!(sync, FileSync::Fsync | FileSync::Fdatasync) {
+                        32
+                    } else {
+                        0
+                    };
                     assert_eq!(syncs, expected, "{access} {sync}");
                 } else {
                     assert_eq!(out.syscalls.read_bytes, 2 * 64 * 1024);
@@ -294,7 +327,11 @@ mod tests {
 
     #[test]
     fn misaligned_direct_records_are_refused_before_any_io() {
-        let w = FileWorkload { sync: FileSync::ODirect, record_bytes: 1000, ..Default::default() };
+        let w = FileWorkload {
+            sync: FileSync::ODirect,
+            record_bytes: 1000,
+            ..Default::default()
+        };
         assert!(w.validate().unwrap_err().contains("O_DIRECT"));
     }
 }

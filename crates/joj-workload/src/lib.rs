@@ -25,7 +25,7 @@ pub use config::{
     Synchronous,
 };
 pub use result::RunResult;
-pub use run::{run, FsChoice, RunOptions, Workload};
+pub use run::{FsChoice, RunOptions, Workload, run};
 
 use std::path::PathBuf;
 
@@ -47,6 +47,10 @@ pub enum WorkloadError {
         #[source]
         source: std::io::Error,
     },
+    #[error(
+        "the filesystem is full while {what}: give the scratch filesystem more room (--image-mib) or free space in the host directory; nothing already committed was lost"
+    )]
+    DiskFull { what: String },
     #[error("PRAGMA integrity_check on {path} answered: {answer}")]
     Integrity { path: PathBuf, answer: String },
     #[error(transparent)]

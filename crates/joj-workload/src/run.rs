@@ -8,15 +8,17 @@
 //! each traced request to the FS journal, a file's data (by the extent snapshot nearest in
 //! time) or metadata. The scratch filesystem is removed at the end, also after an error.
 
+use crate::WorkloadError;
 use crate::config::{DbWorkload, FileWorkload, JournalMode, Synchronous};
 use crate::db::{self, Window};
 use crate::file;
 use crate::latency::LatencySummary;
 use crate::result::{BioIntent, Check, FileBytes, RunConfig, RunResult, Syscalls};
-use crate::WorkloadError;
 use joj_linux::{BlockTracer, FsKind, ScratchFs, ScratchOptions};
-use joj_trace::classify::{classify, DevExtent, FileSnapshot, Layout};
-use joj_trace::format::{Clock, DeviceRole as TraceDeviceRole, TraceDevice, TraceHeader, TraceSource};
+use joj_trace::classify::{DevExtent, FileSnapshot, Layout, classify};
+use joj_trace::format::{
+    Clock, DeviceRole as TraceDeviceRole, TraceDevice, TraceHeader, TraceSource,
+};
 use joj_trace::{BlockClass, FileRole, Op, TraceRecord};
 use joj_vfs::{AccountingVfs, FileEvent, FileObserver, IoCounters, VFS_NAME};
 use std::ffi::c_int;
@@ -141,7 +143,9 @@ impl ExtentRecorder {
 
     /// Snapshot every regular file under `dir`, its role read from its name.
     fn record_dir(&self, dir: &Path) {
-        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
         for e in entries.flatten() {
             let p = e.path();
             if p.is_file() {
@@ -156,9 +160,14 @@ impl ExtentRecorder {
         let main = scratch.main_device();
         let dev = main.dev.to_string();
         let chunks = if scratch.kind().fs_type() == "btrfs" {
-            Some(joj_linux::fs_btrfs::read_chunk_map(&main.path).map_err(|e| {
-                WorkloadError::Config(format!("reading the btrfs chunk map of {}: {e}", main.path.display()))
-            })?)
+            Some(
+                joj_linux::fs_btrfs::read_chunk_map(&main.path).map_err(|e| {
+                    WorkloadError::Config(format!(
+                        "reading the btrfs chunk map of {}: {e}",
+                        main.path.display()
+                    ))
+                })?,
+            )
         } else {
             None
         };
@@ -166,13 +175,24 @@ impl ExtentRecorder {
         for snap in raw {
             let (placed, _skipped) = joj_linux::fiemap::to_dev_extents(&snap.extents, &dev);
             let extents = match &chunks {
-                None => placed.into_iter().map(|e| DevExtent { dev: e.dev, sector: e.sector, sectors: e.sectors }).collect(),
+                None => placed
+                    .into_iter()
+                    .map(|e| DevExtent {
+                        dev: e.dev,
+                        sector: e.sector,
+                        sectors: e.sectors,
+                    })
+                    .collect(),
                 Some(chunks) => {
                     let mut v = Vec::new();
                     for e in placed {
                         // `to_dev_extents` read btrfs logical addresses as sectors; map them.
-                        let mapped = joj_linux::fs_btrfs::map_logical(chunks, e.sector * 512, e.sectors * 512)
-                            .unwrap_or_default();
+                        let mapped = joj_linux::fs_btrfs::map_logical(
+                            chunks,
+                            e.sector * 512,
+                            e.sectors * 512,
+                        )
+                        .unwrap_or_default();
                         v.extend(mapped.into_iter().map(|(off, len)| DevExtent {
                             dev: dev.clone(),
                             sector: off / 512,
@@ -211,7 +231,11 @@ impl FileObserver for ExtentRecorder {
                 let mut open = lock(&self.open_syncs);
                 if let Some(i) = open.iter().position(|(t, _, _)| *t == me) {
                     let (_, r, start_ns) = open.swap_remove(i);
-                    lock(&self.syncs).push(SyncInterval { role: r, start_ns, end_ns: now });
+                    lock(&self.syncs).push(SyncInterval {
+                        role: r,
+                        start_ns,
+                        end_ns: now,
+                    });
                 }
                 drop(open);
                 self.record(path, role, fd);
@@ -276,11 +300,13 @@ impl Window for MeasuredWindow<'_> {
         syncfs(self.dir)?;
         if let Some(rec) = &self.recorder {
             rec.record_dir(self.dir);
-            self.vfs.set_observer(Some(rec.clone() as Arc<dyn FileObserver>));
+            self.vfs
+                .set_observer(Some(rec.clone() as Arc<dyn FileObserver>));
         }
         if self.trace {
             let devs: Vec<&str> = self.devs.iter().map(String::as_str).collect();
-            let tracer = BlockTracer::start(&devs, self.buffer_kb).map_err(joj_linux::Error::from)?;
+            let tracer =
+                BlockTracer::start(&devs, self.buffer_kb).map_err(joj_linux::Error::from)?;
             *lock(&self.tracer) = Some(tracer);
         }
         *lock(&self.before) = self.vfs.counters();
@@ -351,19 +377,27 @@ pub fn run(workload: &Workload, opts: &RunOptions) -> Result<RunResult, Workload
     let (dir, devs, layout_base, mount_options) = match &opts.fs {
         FsChoice::Host(Some(d)) => (d.clone(), vec![], Layout::default(), None),
         FsChoice::Host(None) => {
-            let t = tempfile::Builder::new().prefix("joj-").tempdir().map_err(|source| {
-                WorkloadError::Io { what: "creating a temporary directory".into(), source }
-            })?;
+            let t = tempfile::Builder::new()
+                .prefix("joj-")
+                .tempdir()
+                .map_err(|source| WorkloadError::Io {
+                    what: "creating a temporary directory".into(),
+                    source,
+                })?;
             let d = t.path().to_path_buf();
             tmp = Some(t);
             (d, vec![], Layout::default(), None)
         }
         FsChoice::Scratch(kind) => {
-            joj_linux::install_cleanup_handler()
-                .map_err(|e| WorkloadError::Config(format!("cannot install the Ctrl-C cleanup handler: {e}")))?;
+            joj_linux::install_cleanup_handler().map_err(|e| {
+                WorkloadError::Config(format!("cannot install the Ctrl-C cleanup handler: {e}"))
+            })?;
             let fs = ScratchFs::create(
                 *kind,
-                ScratchOptions { size_bytes: opts.image_size_bytes, ..Default::default() },
+                ScratchOptions {
+                    size_bytes: opts.image_size_bytes,
+                    ..Default::default()
+                },
             )
             .map_err(joj_linux::Error::from)?;
             let dir = fs.mount_path().join("joj");
@@ -378,7 +412,11 @@ pub fn run(workload: &Workload, opts: &RunOptions) -> Result<RunResult, Workload
                 journal_extents: jl
                     .extents
                     .iter()
-                    .map(|e| DevExtent { dev: e.dev.clone(), sector: e.sector, sectors: e.sectors })
+                    .map(|e| DevExtent {
+                        dev: e.dev.clone(),
+                        sector: e.sector,
+                        sectors: e.sectors,
+                    })
                     .collect(),
                 files: vec![],
             };
@@ -467,11 +505,20 @@ pub fn run(workload: &Workload, opts: &RunOptions) -> Result<RunResult, Workload
             let title = format!(
                 "{} · {} · {} — {} transactions",
                 result.config.fs,
-                result.config.journal_mode.as_deref().unwrap_or(&result.config.op),
+                result
+                    .config
+                    .journal_mode
+                    .as_deref()
+                    .unwrap_or(&result.config.op),
                 result.config.op,
                 transactions
             );
-            joj_trace::plot::plot_svg(&plot_path, &title, &records, joj_trace::plot::PlotAxis::Sequence)?;
+            joj_trace::plot::plot_svg(
+                &plot_path,
+                &title,
+                &records,
+                joj_trace::plot::PlotAxis::Sequence,
+            )?;
             result.trace_file = Some(trace_path.to_string_lossy().into_owned());
             result.plot_file = Some(plot_path.to_string_lossy().into_owned());
         }
@@ -492,7 +539,10 @@ fn attribute_fs_journal(records: &[TraceRecord], syncs: &[SyncInterval]) -> File
     let mut out = FileBytes::default();
     let mut sorted: Vec<SyncInterval> = syncs.to_vec();
     sorted.sort_by_key(|s| s.start_ns);
-    for r in records.iter().filter(|r| r.op == Op::Write && r.class == BlockClass::FsJournal) {
+    for r in records
+        .iter()
+        .filter(|r| r.op == Op::Write && r.class == BlockClass::FsJournal)
+    {
         let role = sorted
             .iter()
             .rev()
@@ -557,9 +607,22 @@ fn cross_checks(
             if synced && w.journal == JournalMode::Wal && w.synchronous == Synchronous::Full {
                 at_least("wal_bytes", block.data_by_role.wal, vfs.wal_bytes);
             }
-            if synced && matches!(w.journal, JournalMode::Delete | JournalMode::Truncate | JournalMode::Persist) {
-                at_least("rollback_journal_bytes", block.data_by_role.rollback_journal, vfs.rollback_journal_bytes);
-                at_least("database_bytes", block.data_by_role.database, vfs.database_bytes);
+            if synced
+                && matches!(
+                    w.journal,
+                    JournalMode::Delete | JournalMode::Truncate | JournalMode::Persist
+                )
+            {
+                at_least(
+                    "rollback_journal_bytes",
+                    block.data_by_role.rollback_journal,
+                    vfs.rollback_journal_bytes,
+                );
+                at_least(
+                    "database_bytes",
+                    block.data_by_role.database,
+                    vfs.database_bytes,
+                );
             }
             if synced && vfs.fsync + vfs.fdatasync > 0 {
                 checks.push(Check {

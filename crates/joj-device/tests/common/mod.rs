@@ -5,7 +5,9 @@
 
 use std::collections::HashMap;
 
-use joj_device::{BlockDevice, CacheConfig, DataMode, FtlConfig, GcPolicy, Geometry, Profile, Timing};
+use joj_device::{
+    BlockDevice, CacheConfig, DataMode, FtlConfig, GcPolicy, Geometry, Profile, Timing,
+};
 
 /// 32 blocks of 8 pages of 2 KiB (4 sectors) on 2 units; 30 % spare; an 8-page cache.
 pub fn tiny_profile() -> Profile {
@@ -64,11 +66,19 @@ pub struct Model {
 
 impl Model {
     pub fn new(page_bytes: usize, pages: u64) -> Model {
-        Model { page_bytes, pages, current: HashMap::new(), allowed: HashMap::new() }
+        Model {
+            page_bytes,
+            pages,
+            current: HashMap::new(),
+            allowed: HashMap::new(),
+        }
     }
 
     pub fn page(&self, lpn: u64) -> Vec<u8> {
-        self.current.get(&lpn).cloned().unwrap_or_else(|| vec![0; self.page_bytes])
+        self.current
+            .get(&lpn)
+            .cloned()
+            .unwrap_or_else(|| vec![0; self.page_bytes])
     }
 
     fn set(&mut self, lpn: u64, content: Vec<u8>, durable: bool) {
@@ -112,10 +122,12 @@ impl Model {
 
     pub fn read(&self, offset: u64, len: usize) -> Vec<u8> {
         let pb = self.page_bytes as u64;
-        (offset..offset + len as u64).map(|b| {
-            let p = self.current.get(&(b / pb));
-            p.map_or(0, |p| p[(b % pb) as usize])
-        }).collect()
+        (offset..offset + len as u64)
+            .map(|b| {
+                let p = self.current.get(&(b / pb));
+                p.map_or(0, |p| p[(b % pb) as usize])
+            })
+            .collect()
     }
 
     /// Check every page of `dev` after a power loss against what is allowed; adopt what it
@@ -124,7 +136,8 @@ impl Model {
         let pb = self.page_bytes;
         let mut buf = vec![0u8; pb];
         for lpn in 0..self.pages {
-            dev.read(lpn * pb as u64, &mut buf).map_err(|e| format!("read of page {lpn}: {e}"))?;
+            dev.read(lpn * pb as u64, &mut buf)
+                .map_err(|e| format!("read of page {lpn}: {e}"))?;
             let ok = match self.allowed.get(&lpn) {
                 Some(allowed) => allowed.contains(&buf),
                 None => buf == self.page(lpn),

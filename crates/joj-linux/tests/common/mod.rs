@@ -15,7 +15,9 @@ use joj_linux::FsKind;
 pub fn machine_ready(kinds: &[FsKind]) -> bool {
     match joj_linux::prereq::check_all(kinds) {
         Ok(()) => true,
-        Err(e) if std::env::var_os("CI").is_some() => panic!("CI is set and a prerequisite is missing: {e}"),
+        Err(e) if std::env::var_os("CI").is_some() => {
+            panic!("CI is set and a prerequisite is missing: {e}")
+        }
         Err(e) => {
             eprintln!("skipping: {e}");
             false
@@ -35,13 +37,16 @@ pub fn small_options(kind: FsKind) -> joj_linux::ScratchOptions {
 /// Loop devices (`/dev/loopN`) whose backing file lies under `dir`, from sysfs.
 pub fn loops_backed_under(dir: &Path) -> Vec<String> {
     let mut found = Vec::new();
-    let Ok(entries) = std::fs::read_dir("/sys/block") else { return found };
+    let Ok(entries) = std::fs::read_dir("/sys/block") else {
+        return found;
+    };
     for e in entries.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
         if !name.starts_with("loop") {
             continue;
         }
-        let backing = std::fs::read_to_string(e.path().join("loop/backing_file")).unwrap_or_default();
+        let backing =
+            std::fs::read_to_string(e.path().join("loop/backing_file")).unwrap_or_default();
         if !backing.is_empty() && Path::new(backing.trim()).starts_with(dir) {
             found.push(format!("/dev/{name}"));
         }
@@ -72,7 +77,11 @@ pub fn fs_type_at(path: &Path) -> Option<String> {
 /// Appends `bytes` of a recognisable pattern to `path` and fsyncs it.
 pub fn append_and_fsync(path: &Path, bytes: usize) {
     use std::io::Write;
-    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap();
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .unwrap();
     let data: Vec<u8> = (0..bytes).map(|i| (i % 251) as u8).collect();
     f.write_all(&data).unwrap();
     f.sync_all().unwrap();

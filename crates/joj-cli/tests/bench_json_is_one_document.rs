@@ -1,0 +1,146 @@
+//! `joj bench --json` prints one JSON document and nothing else on stdout, with the fields the
+//! run-result contract promises; Mobibench's flags and joj's long options mean the same run.
+
+use std::process::Command;
+
+fn joj(args: &[&str]) -> (String, String, bool) {
+    let out = Command::new(env!("CARGO_BIN_EXE_joj"))
+        .args(args)
+        .output()
+        .expect("run joj");
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.success(),
+    )
+}
+
+#[test]
+fn bench_json_is_one_document() {
+    let (stdout, stderr, ok) = joj(&[
+        "bench",
+        "--fs",
+        "host",
+        "--journal",
+        "wal",
+        "--sync",
+        "full",
+        "--op",
+        "insert",
+        "-n",
+        "30",
+        "--json",
+    ]);
+    assert!(ok, "{stderr}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&stdout).expect("stdout is exactly one JSON document");
+    for key in [
+        "ops_per_sec",
+        "transactions",
+        "elapsed_s",
+        "latency_us",
+        "syscalls",
+        "files",
+        "config",
+    ] {
+        assert!(doc.get(key).is_some(), "missing {key}: {doc}");
+    }
+    for key in ["p50", "p99", "p999", "max"] {
+        assert!(
+            doc["latency_us"][key].as_f64().is_some(),
+            "latency_us.{key}"
+        );
+    }
+    for key in ["fsync", "fdatasync", "write_calls", "write_bytes"] {
+        assert!(doc["syscalls"][key].as_u64().is_some(), "syscalls.{key}");
+    }
+    assert_eq!(doc["transactions"], 30);
+    assert!(doc["files"]["wal"].as_u64().unwrap() >= 30 * 4096);
+    assert_eq!(doc["config"]["journal_mode"], "wal");
+    assert_eq!(doc["config"]["synchronous"], "full");
+    assert_eq!(doc["config"]["fs"], "host");
+    assert!(
+        doc["config"]["sqlite_version"]
+            .as_str()
+            .unwrap()
+            .starts_with("3.")
+    );
+    assert!(doc["syscalls"]["fdatasync"].as_u64().unwrap() >= 30);
+}
+
+#[test]
+fn mobibench_flags_mean_what_mobibench_means() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().to_str().unwrap();
+    // -d 1 update, -n 20 transactions, -j 1 TRUNCATE, -s 1 NORMAL, -T 2 tables, -R 3 statements.
+    let (stdout, stderr, ok) = joj(&[
+        "bench",
+        "-p",
+        p,
+        "-d",
+        "1",
+        "-n",
+        "20",
+        "-j",
+        "1",
+        "-s",
+        "1",
+        "-T",
+        "2",
+        "-R",
+        "3",
+        "--sync-call",
+        "fsync",
+        "--json",
+    ]);
+    assert!(ok, "{stderr}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(doc["config"]["op"], "update");
+    assert_eq!(doc["config"]["journal_mode"], "truncate");
+    assert_eq!(doc["config"]["synchronous"], "normal");
+    assert_eq!(doc["config"]["tables"], 2);
+    assert_eq!(doc["config"]["statements_per_txn"], 3);
+    assert_eq!(
+        doc["syscalls"]["fdatasync"], 0,
+        "--sync-call fsync issues only fsync"
+    );
+    assert!(doc["syscalls"]["fsync"].as_u64().unwrap() >= 20);
+    assert!(doc["files"]["rollback_journal"].as_u64().unwrap() > 0);
+
+    // File mode: -a 1 random write, -y 8 fdatasync, -f 64 KiB, -r 4 KiB.
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().to_str().unwrap();
+    let (stdout, stderr, ok) = joj(&[
+        "bench", "-p", p, "-a", "1", "-y", "8", "-f", "64", "-r", "4", "--json",
+    ]);
+    assert!(ok, "{stderr}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(doc["config"]["workload"], "file");
+    assert_eq!(doc["config"]["op"], "randwrite");
+    assert_eq!(doc["transactions"], 16);
+    assert_eq!(doc["syscalls"]["fdatasync"], 16);
+}
+
+#[test]
+fn bad_input_is_refused_with_the_fix() {
+    let (_, stderr, ok) = joj(&["bench", "-j", "9"]);
+    assert!(!ok && stderr.contains("0=DELETE"), "{stderr}");
+    let (_, stderr, ok) = joj(&["bench", "-a", "0", "-y", "5"]);
+    assert!(!ok && stderr.contains("mmap"), "{stderr}");
+    let (_, stderr, ok) = joj(&["bench", "--fs", "f2fs"]);
+    assert!(!ok && stderr.contains("host"), "{stderr}");
+    let (_, stderr, ok) = joj(&["bench", "--fs", "host", "--trace", "-n", "1"]);
+    assert!(!ok && stderr.contains("scratch filesystem"), "{stderr}");
+    let (_, stderr, ok) = joj(&["bench", "--page-size", "1000", "-n", "1"]);
+    assert!(!ok && stderr.contains("power of two"), "{stderr}");
+}
+
+#[test]
+fn version_names_sqlite_and_its_compile_options() {
+    let (stdout, _, ok) = joj(&["--version"]);
+    assert!(ok);
+    assert!(stdout.contains("SQLite 3."), "{stdout}");
+    assert!(stdout.contains("ENABLE_BATCH_ATOMIC_WRITE"), "{stdout}");
+    assert!(stdout.contains("HAVE_FDATASYNC=1"), "{stdout}");
+    assert!(!stdout.contains("warning"), "{stdout}");
+}

@@ -1,0 +1,203 @@
+//! fio-like synthetic workloads on an emulated device: sequential or random, read or write,
+//! a fixed I/O size, a flush or a FUA write every k writes, preconditioning to a fill level.
+
+use serde::{Deserialize, Serialize};
+
+use crate::block::{BlockDevice, WriteFlags};
+use crate::config::{DataMode, Profile};
+use crate::counters::Counters;
+use crate::emmc::Emmc;
+use crate::error::DeviceError;
+use crate::rng::SimRng;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pattern {
+    Seq,
+    Rand,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IoKind {
+    Read,
+    Write,
+}
+
+/// How writes are made durable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SyncKind {
+    /// Never (the cache absorbs what it can).
+    None,
+    /// A flush after every k-th write.
+    Flush,
+    /// Every k-th write is a FUA write.
+    Fua,
+}
+
+/// A synthetic workload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadSpec {
+    pub pattern: Pattern,
+    pub kind: IoKind,
+    /// Bytes per request; a multiple of the sector size. Random offsets are aligned to it.
+    pub io_bytes: u64,
+    pub sync: SyncKind,
+    /// `k` of "every k writes" (ignored with `SyncKind::None`; 0 means 1).
+    pub sync_every: u64,
+    /// Share of the capacity written sequentially (whole pages) before measuring, 0..=1.
+    pub precondition_fill: f64,
+    /// Then this many device capacities of random whole-page writes over the filled region,
+    /// to reach GC steady state (SNIA PTS style). Typical: 2.0 with `precondition_fill` 1.0.
+    pub precondition_random_passes: f64,
+    /// Requests measured.
+    pub ops: u64,
+    pub seed: u64,
+    /// Storage of page data: `OobOnly` (default) is faster and gives the same counters.
+    pub data_mode: DataMode,
+}
+
+impl Default for WorkloadSpec {
+    fn default() -> Self {
+        WorkloadSpec {
+            pattern: Pattern::Rand,
+            kind: IoKind::Write,
+            io_bytes: 4096,
+            sync: SyncKind::None,
+            sync_every: 1,
+            precondition_fill: 0.0,
+            precondition_random_passes: 0.0,
+            ops: 10_000,
+            seed: 1,
+            data_mode: DataMode::OobOnly,
+        }
+    }
+}
+
+/// What a workload run yields: the spec, the device, and its counters over the measured part.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadReport {
+    pub profile: String,
+    pub spec: WorkloadSpec,
+    pub capacity_bytes: u64,
+    /// Heap bytes of model state per logical page (page data excluded).
+    pub bytes_per_logical_page: f64,
+    pub device: Counters,
+}
+
+/// Fill `dev` sequentially to `fill` of its capacity, then write `passes` capacities of random
+/// whole pages within the filled region; finally flush and reset the counters.
+pub fn precondition(
+    dev: &mut Emmc<impl crate::medium::Medium>,
+    fill: f64,
+    passes: f64,
+    seed: u64,
+) -> Result<(), DeviceError> {
+    let g = dev.geometry();
+    let page = u64::from(g.optimal_write_bytes);
+    let pages = g.capacity_bytes / page;
+    let filled = ((pages as f64 * fill.clamp(0.0, 1.0)) as u64).min(pages);
+    let data = if dev.profile().data_mode == DataMode::Full {
+        vec![0xA5u8; page as usize]
+    } else {
+        vec![0u8; page as usize]
+    };
+    for p in 0..filled {
+        dev.write(p * page, &data, WriteFlags::NONE)?;
+    }
+    if filled > 0 {
+        let mut rng = SimRng::new(seed ^ 0x5EED_0F_F111);
+        let n = (passes.max(0.0) * pages as f64) as u64;
+        for _ in 0..n {
+            dev.write(rng.below(filled) * page, &data, WriteFlags::NONE)?;
+        }
+    }
+    dev.flush()?;
+    dev.reset_counters();
+    Ok(())
+}
+
+/// Run `spec` on a fresh device of `profile`.
+pub fn run_workload(profile: &Profile, spec: &WorkloadSpec) -> Result<WorkloadReport, DeviceError> {
+    let profile = profile.clone().with_data_mode(spec.data_mode);
+    let mut dev = Emmc::new(&profile)?;
+    run_on(&mut dev, spec)
+}
+
+/// Run `spec` on `dev` (preconditioning it first).
+pub fn run_on<M: crate::medium::Medium>(
+    dev: &mut Emmc<M>,
+    spec: &WorkloadSpec,
+) -> Result<WorkloadReport, DeviceError> {
+    let g = dev.geometry();
+    let sector = u64::from(g.sector_bytes);
+    if spec.io_bytes == 0 || spec.io_bytes % sector != 0 {
+        return Err(DeviceError::Misaligned {
+            offset_bytes: 0,
+            len_bytes: spec.io_bytes,
+            sector_bytes: g.sector_bytes,
+        });
+    }
+    if spec.io_bytes > g.capacity_bytes {
+        return Err(DeviceError::BeyondDevice {
+            offset_bytes: 0,
+            len_bytes: spec.io_bytes,
+            capacity_bytes: g.capacity_bytes,
+        });
+    }
+    precondition(
+        dev,
+        spec.precondition_fill,
+        spec.precondition_random_passes,
+        spec.seed,
+    )?;
+    let slots = g.capacity_bytes / spec.io_bytes;
+    let read_slots = if spec.kind == IoKind::Read && spec.precondition_fill > 0.0 {
+        ((g.capacity_bytes as f64 * spec.precondition_fill.min(1.0)) as u64 / spec.io_bytes).max(1)
+    } else {
+        slots
+    };
+    let region = if spec.kind == IoKind::Read {
+        read_slots
+    } else {
+        slots
+    };
+    let mut rng = SimRng::new(spec.seed);
+    let mut buf = vec![0u8; spec.io_bytes as usize];
+    let k = spec.sync_every.max(1);
+    let mut next_seq = 0u64;
+    for i in 0..spec.ops {
+        let slot = match spec.pattern {
+            Pattern::Seq => {
+                let s = next_seq % region;
+                next_seq += 1;
+                s
+            }
+            Pattern::Rand => rng.below(region),
+        };
+        let off = slot * spec.io_bytes;
+        match spec.kind {
+            IoKind::Read => dev.read(off, &mut buf)?,
+            IoKind::Write => {
+                let nth = (i + 1) % k == 0;
+                let flags = if spec.sync == SyncKind::Fua && nth {
+                    WriteFlags::FUA
+                } else {
+                    WriteFlags::NONE
+                };
+                dev.write(off, &buf, flags)?;
+                if spec.sync == SyncKind::Flush && nth {
+                    dev.flush()?;
+                }
+            }
+        }
+    }
+    Ok(WorkloadReport {
+        profile: dev.profile().name.clone(),
+        spec: spec.clone(),
+        capacity_bytes: g.capacity_bytes,
+        bytes_per_logical_page: dev.bytes_per_logical_page(),
+        device: dev.counters(),
+    })
+}
