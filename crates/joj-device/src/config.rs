@@ -75,7 +75,7 @@ impl Geometry {
         };
         if self.sector_bytes == 0
             || self.page_bytes == 0
-            || self.page_bytes % self.sector_bytes != 0
+            || !self.page_bytes.is_multiple_of(self.sector_bytes)
         {
             return bad("page_bytes must be a non-zero multiple of sector_bytes");
         }

@@ -230,7 +230,7 @@ impl<M: Medium> Emmc<M> {
         if len_bytes == 0 {
             return Err(DeviceError::EmptyRequest);
         }
-        if offset_bytes % self.sector_bytes != 0 || len_bytes % self.sector_bytes != 0 {
+        if !offset_bytes.is_multiple_of(self.sector_bytes) || !len_bytes.is_multiple_of(self.sector_bytes) {
             return Err(DeviceError::Misaligned {
                 offset_bytes,
                 len_bytes,

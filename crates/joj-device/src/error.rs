@@ -104,6 +104,8 @@ pub enum ImageError {
     },
     #[error("image truncated or malformed: {reason}")]
     Malformed { reason: String },
+    #[error("{path} exists; refusing to format over it")]
+    Exists { path: String },
     #[error("image data mode differs: image is {found}, profile wants {expected}")]
     DataModeMismatch { expected: String, found: String },
 }

@@ -284,8 +284,8 @@ impl<M: Medium> Ftl<M> {
             }
         }
         ftl.seq = max_seq;
-        for lpn in 0..logical_pages as usize {
-            if ftl.l2p[lpn] != entries[lpn] {
+        for (lpn, &persisted) in entries.iter().enumerate() {
+            if ftl.l2p[lpn] != persisted {
                 ftl.mark_dirty(lpn as u32);
             }
         }

@@ -25,6 +25,7 @@ pub mod emmc;
 pub mod error;
 pub mod ftl;
 pub mod gc;
+pub mod image;
 pub mod medium;
 pub mod nand;
 pub mod rng;

@@ -141,6 +141,7 @@ impl NandMedium {
     }
 
     /// Rebuild a medium from image contents (no command in flight, clocks at zero).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn from_parts(
         geometry: Geometry,
         timing: Timing,

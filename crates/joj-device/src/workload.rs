@@ -107,7 +107,7 @@ pub fn precondition(
         dev.write(p * page, &data, WriteFlags::NONE)?;
     }
     if filled > 0 {
-        let mut rng = SimRng::new(seed ^ 0x5EED_0F_F111);
+        let mut rng = SimRng::new(seed ^ 0x005E_ED0F_F111);
         let n = (passes.max(0.0) * pages as f64) as u64;
         for _ in 0..n {
             dev.write(rng.below(filled) * page, &data, WriteFlags::NONE)?;
@@ -132,7 +132,7 @@ pub fn run_on<M: crate::medium::Medium>(
 ) -> Result<WorkloadReport, DeviceError> {
     let g = dev.geometry();
     let sector = u64::from(g.sector_bytes);
-    if spec.io_bytes == 0 || spec.io_bytes % sector != 0 {
+    if spec.io_bytes == 0 || !spec.io_bytes.is_multiple_of(sector) {
         return Err(DeviceError::Misaligned {
             offset_bytes: 0,
             len_bytes: spec.io_bytes,

@@ -1,0 +1,541 @@
+//! Device image files: a snapshot of the emulated NAND so a device outlives the process.
+//! Layout and crash argument: `docs/formats/device-image.md`.
+//!
+//! ```text
+//! header (96 B): magic "JOJDEVIM" | version u32 | flags u32 | page_bytes u32 |
+//!   pages_per_block u32 | blocks_per_plane u32 | planes_per_die u32 | dies_per_channel u32 |
+//!   channels u32 | sector_bytes u32 | reserved u32 | logical_pages u64 | checkpoint_seq u64 |
+//!   programmed_pages u64 | body_bytes u64 | body_checksum u64 | header_checksum u64
+//! body: block table (programmed u32, erase_count u32) per block
+//!       OOB (lpn u32, checksum u32, seq u64) per programmed page
+//!       checkpoint u32 per logical page
+//!       data page_bytes per programmed page (flag bit 0)
+//! trailer: "JOJDEND1"
+//! ```
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::addr::Oob;
+use crate::config::{DataMode, Geometry, Profile};
+use crate::emmc::{Emmc, PowerCut};
+use crate::error::ImageError;
+use crate::ftl::RecoveryReport;
+use crate::medium::{MapCheckpoint, Medium};
+use crate::nand::NandMedium;
+
+pub const MAGIC: &[u8; 8] = b"JOJDEVIM";
+pub const TRAILER: &[u8; 8] = b"JOJDEND1";
+pub const VERSION: u32 = 1;
+const FLAG_DATA: u32 = 1;
+
+// Header offsets, each derived from the previous field.
+const OFF_VERSION: usize = MAGIC.len();
+const OFF_FLAGS: usize = OFF_VERSION + 4;
+const OFF_GEOMETRY: usize = OFF_FLAGS + 4;
+const GEOMETRY_FIELDS: usize = 8; // seven geometry fields + reserved
+const OFF_LOGICAL: usize = OFF_GEOMETRY + 4 * GEOMETRY_FIELDS;
+const OFF_CP_SEQ: usize = OFF_LOGICAL + 8;
+const OFF_PROGRAMMED: usize = OFF_CP_SEQ + 8;
+const OFF_BODY_BYTES: usize = OFF_PROGRAMMED + 8;
+const OFF_BODY_SUM: usize = OFF_BODY_BYTES + 8;
+const OFF_HEADER_SUM: usize = OFF_BODY_SUM + 8;
+pub const HEADER_BYTES: usize = OFF_HEADER_SUM + 8;
+const _: () = assert!(HEADER_BYTES == 96);
+
+/// 64-bit FNV-1a.
+pub fn hash64(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// What `inspect` reports about an image.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ImageInfo {
+    pub version: u32,
+    pub data_stored: bool,
+    pub geometry: Geometry,
+    pub logical_pages: u64,
+    pub checkpoint_seq: u64,
+    pub programmed_pages: u64,
+    pub file_bytes: u64,
+    pub max_erase_count: u32,
+}
+
+fn geometry_fields(g: &Geometry) -> [u32; GEOMETRY_FIELDS] {
+    [
+        g.page_bytes,
+        g.pages_per_block,
+        g.blocks_per_plane,
+        g.planes_per_die,
+        g.dies_per_channel,
+        g.channels,
+        g.sector_bytes,
+        0,
+    ]
+}
+
+fn describe(g: &Geometry) -> String {
+    format!(
+        "{} B pages × {} per block × {} blocks/plane × {} planes × {} dies × {} channels, {} B sectors",
+        g.page_bytes,
+        g.pages_per_block,
+        g.blocks_per_plane,
+        g.planes_per_die,
+        g.dies_per_channel,
+        g.channels,
+        g.sector_bytes
+    )
+}
+
+fn u32_at(b: &[u8], off: usize) -> u32 {
+    let mut w = [0u8; 4];
+    w.copy_from_slice(&b[off..off + 4]);
+    u32::from_le_bytes(w)
+}
+
+fn u64_at(b: &[u8], off: usize) -> u64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&b[off..off + 8]);
+    u64::from_le_bytes(w)
+}
+
+/// Encode `medium` as an image.
+pub fn encode(medium: &NandMedium) -> Vec<u8> {
+    let g = medium.geometry().clone();
+    let parts = medium.parts();
+    let ppb = g.pages_per_block as usize;
+    let with_data = medium.data_mode() == DataMode::Full;
+    let programmed_pages: u64 = parts.programmed.iter().map(|&p| u64::from(p)).sum();
+    let mut body = Vec::new();
+    for (p, e) in parts.programmed.iter().zip(parts.erase_counts) {
+        body.extend_from_slice(&p.to_le_bytes());
+        body.extend_from_slice(&e.to_le_bytes());
+    }
+    for (b, &n) in parts.programmed.iter().enumerate() {
+        for o in &parts.oob[b * ppb..b * ppb + n as usize] {
+            body.extend_from_slice(&o.lpn.to_le_bytes());
+            body.extend_from_slice(&o.checksum.to_le_bytes());
+            body.extend_from_slice(&o.seq.to_le_bytes());
+        }
+    }
+    for e in &parts.checkpoint.entries {
+        body.extend_from_slice(&e.to_le_bytes());
+    }
+    if with_data {
+        let pb = g.page_bytes as usize;
+        for (b, &n) in parts.programmed.iter().enumerate() {
+            match &parts.data[b] {
+                Some(d) => body.extend_from_slice(&d[..n as usize * pb]),
+                None => body.resize(body.len() + n as usize * pb, 0),
+            }
+        }
+    }
+    let mut out = Vec::with_capacity(HEADER_BYTES + body.len() + TRAILER.len());
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&(if with_data { FLAG_DATA } else { 0 }).to_le_bytes());
+    for f in geometry_fields(&g) {
+        out.extend_from_slice(&f.to_le_bytes());
+    }
+    out.extend_from_slice(&(parts.checkpoint.entries.len() as u64).to_le_bytes());
+    out.extend_from_slice(&parts.checkpoint.checkpoint_seq.to_le_bytes());
+    out.extend_from_slice(&programmed_pages.to_le_bytes());
+    out.extend_from_slice(&(body.len() as u64).to_le_bytes());
+    out.extend_from_slice(&hash64(&body).to_le_bytes());
+    debug_assert_eq!(out.len(), OFF_HEADER_SUM);
+    let hs = hash64(&out);
+    out.extend_from_slice(&hs.to_le_bytes());
+    out.extend_from_slice(&body);
+    out.extend_from_slice(TRAILER);
+    out
+}
+
+struct Header {
+    version: u32,
+    flags: u32,
+    geometry: Geometry,
+    logical_pages: u64,
+    checkpoint_seq: u64,
+    programmed_pages: u64,
+    body_bytes: u64,
+    body_sum: u64,
+}
+
+fn decode_header(bytes: &[u8]) -> Result<Header, ImageError> {
+    if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
+        return Err(ImageError::BadMagic);
+    }
+    if bytes.len() < HEADER_BYTES {
+        return Err(ImageError::Malformed {
+            reason: format!("{} bytes, shorter than the header", bytes.len()),
+        });
+    }
+    let version = u32_at(bytes, OFF_VERSION);
+    if version > VERSION {
+        return Err(ImageError::NewerVersion {
+            found: version,
+            supported: VERSION,
+        });
+    }
+    let stored = u64_at(bytes, OFF_HEADER_SUM);
+    let computed = hash64(&bytes[..OFF_HEADER_SUM]);
+    if stored != computed {
+        return Err(ImageError::ChecksumMismatch {
+            section: "header",
+            expected: stored,
+            found: computed,
+        });
+    }
+    let f = |i: usize| u32_at(bytes, OFF_GEOMETRY + 4 * i);
+    Ok(Header {
+        version,
+        flags: u32_at(bytes, OFF_FLAGS),
+        geometry: Geometry {
+            page_bytes: f(0),
+            pages_per_block: f(1),
+            blocks_per_plane: f(2),
+            planes_per_die: f(3),
+            dies_per_channel: f(4),
+            channels: f(5),
+            sector_bytes: f(6),
+        },
+        logical_pages: u64_at(bytes, OFF_LOGICAL),
+        checkpoint_seq: u64_at(bytes, OFF_CP_SEQ),
+        programmed_pages: u64_at(bytes, OFF_PROGRAMMED),
+        body_bytes: u64_at(bytes, OFF_BODY_BYTES),
+        body_sum: u64_at(bytes, OFF_BODY_SUM),
+    })
+}
+
+fn check_body<'a>(bytes: &'a [u8], h: &Header) -> Result<&'a [u8], ImageError> {
+    let want = HEADER_BYTES as u64 + h.body_bytes + TRAILER.len() as u64;
+    if bytes.len() as u64 != want || &bytes[bytes.len() - TRAILER.len()..] != TRAILER {
+        return Err(ImageError::Malformed {
+            reason: format!(
+                "file is {} bytes, header says {want} with trailer; truncated or overwritten",
+                bytes.len()
+            ),
+        });
+    }
+    let body = &bytes[HEADER_BYTES..bytes.len() - TRAILER.len()];
+    let computed = hash64(body);
+    if computed != h.body_sum {
+        return Err(ImageError::ChecksumMismatch {
+            section: "body",
+            expected: h.body_sum,
+            found: computed,
+        });
+    }
+    Ok(body)
+}
+
+/// Decode an image for `profile`; every check of the format page, in order.
+pub fn decode(bytes: &[u8], profile: &Profile) -> Result<NandMedium, ImageError> {
+    let h = decode_header(bytes)?;
+    if h.geometry != profile.geometry {
+        return Err(ImageError::GeometryMismatch {
+            expected: describe(&profile.geometry),
+            found: describe(&h.geometry),
+        });
+    }
+    let with_data = h.flags & FLAG_DATA != 0;
+    if with_data != (profile.data_mode == DataMode::Full) {
+        let name = |d: bool| {
+            if d {
+                "full (page data stored)"
+            } else {
+                "oob-only (no page data)"
+            }
+        };
+        return Err(ImageError::DataModeMismatch {
+            expected: name(profile.data_mode == DataMode::Full).into(),
+            found: name(with_data).into(),
+        });
+    }
+    if h.logical_pages != profile.logical_pages() {
+        return Err(ImageError::GeometryMismatch {
+            expected: format!("{} logical pages", profile.logical_pages()),
+            found: format!(
+                "{} logical pages (another over-provisioning)",
+                h.logical_pages
+            ),
+        });
+    }
+    let body = check_body(bytes, &h)?;
+    let g = &h.geometry;
+    let blocks = g.blocks() as usize;
+    let ppb = g.pages_per_block as usize;
+    let pb = g.page_bytes as usize;
+    let malformed = |reason: String| ImageError::Malformed { reason };
+    let data_bytes = if with_data {
+        h.programmed_pages as usize * pb
+    } else {
+        0
+    };
+    let need =
+        8 * blocks + 16 * h.programmed_pages as usize + 4 * h.logical_pages as usize + data_bytes;
+    if body.len() != need {
+        return Err(malformed(format!(
+            "body is {} bytes, sections need {need}",
+            body.len()
+        )));
+    }
+    let mut programmed = Vec::with_capacity(blocks);
+    let mut erase_counts = Vec::with_capacity(blocks);
+    for b in 0..blocks {
+        let p = u32_at(body, 8 * b);
+        if p as usize > ppb {
+            return Err(malformed(format!(
+                "block {b} claims {p} programmed pages of {ppb}"
+            )));
+        }
+        programmed.push(p);
+        erase_counts.push(u32_at(body, 8 * b + 4));
+    }
+    if programmed.iter().map(|&p| u64::from(p)).sum::<u64>() != h.programmed_pages {
+        return Err(malformed(
+            "block table disagrees with the programmed page count".into(),
+        ));
+    }
+    let mut oob = vec![Oob::EMPTY; blocks * ppb];
+    let mut pos = 8 * blocks;
+    for (b, &n) in programmed.iter().enumerate() {
+        for slot in &mut oob[b * ppb..b * ppb + n as usize] {
+            *slot = Oob {
+                lpn: u32_at(body, pos),
+                checksum: u32_at(body, pos + 4),
+                seq: u64_at(body, pos + 8),
+            };
+            pos += 16;
+        }
+    }
+    let entries: Vec<u32> = (0..h.logical_pages as usize)
+        .map(|i| u32_at(body, pos + 4 * i))
+        .collect();
+    pos += 4 * h.logical_pages as usize;
+    let mut data: Vec<Option<Box<[u8]>>> = (0..blocks).map(|_| None).collect();
+    if with_data {
+        for (b, &n) in programmed.iter().enumerate() {
+            if n == 0 {
+                continue;
+            }
+            let mut block = vec![0u8; ppb * pb];
+            let len = n as usize * pb;
+            block[..len].copy_from_slice(&body[pos..pos + len]);
+            pos += len;
+            data[b] = Some(block.into_boxed_slice());
+        }
+    }
+    let _ = h.version;
+    let checkpoint = MapCheckpoint {
+        entries,
+        checkpoint_seq: h.checkpoint_seq,
+    };
+    Ok(NandMedium::from_parts(
+        g.clone(),
+        profile.timing.clone(),
+        profile.data_mode,
+        oob,
+        programmed,
+        erase_counts,
+        data,
+        checkpoint,
+    ))
+}
+
+/// Header facts of the image at `path` (checks magic, version, header and body checksums).
+pub fn inspect(path: &Path) -> Result<ImageInfo, ImageError> {
+    let bytes = std::fs::read(path)?;
+    let h = decode_header(&bytes)?;
+    let body = check_body(&bytes, &h)?;
+    let blocks = h.geometry.blocks() as usize;
+    let max_erase_count = (0..blocks)
+        .filter(|b| 8 * b + 8 <= body.len())
+        .map(|b| u32_at(body, 8 * b + 4))
+        .max()
+        .unwrap_or(0);
+    Ok(ImageInfo {
+        version: h.version,
+        data_stored: h.flags & FLAG_DATA != 0,
+        geometry: h.geometry,
+        logical_pages: h.logical_pages,
+        checkpoint_seq: h.checkpoint_seq,
+        programmed_pages: h.programmed_pages,
+        file_bytes: bytes.len() as u64,
+        max_erase_count,
+    })
+}
+
+fn tmp_path(path: &Path) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(".tmp");
+    PathBuf::from(s)
+}
+
+/// Write `medium` to `path` atomically (temp file, fsync, rename, fsync of the directory).
+pub fn save_medium(medium: &NandMedium, path: &Path) -> Result<(), ImageError> {
+    let bytes = encode(medium);
+    let tmp = tmp_path(path);
+    {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(&bytes)?;
+        f.sync_all()?;
+    }
+    std::fs::rename(&tmp, path)?;
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::File::open(dir)?.sync_all()?;
+    Ok(())
+}
+
+/// Flush `dev` (a clean shutdown) and save it to `path`.
+pub fn save(dev: Emmc<NandMedium>, path: &Path) -> Result<(), ImageError> {
+    let medium = dev.close().map_err(|e| ImageError::Malformed {
+        reason: format!("flush before save failed: {e}"),
+    })?;
+    save_medium(&medium, path)
+}
+
+/// Format a new device of `profile` and save it at `path`, which must not exist.
+pub fn create(path: &Path, profile: &Profile) -> Result<Emmc<NandMedium>, ImageError> {
+    if path.exists() {
+        return Err(ImageError::Exists {
+            path: path.display().to_string(),
+        });
+    }
+    let dev = Emmc::new(profile).map_err(|e| ImageError::Malformed {
+        reason: e.to_string(),
+    })?;
+    let medium = dev.close().map_err(|e| ImageError::Malformed {
+        reason: e.to_string(),
+    })?;
+    save_medium(&medium, path)?;
+    open(path, profile).map(|(d, _)| d)
+}
+
+/// Open the image at `path` as a device of `profile`: decode, check, and recover the mapping as
+/// after a power loss.
+pub fn open(
+    path: &Path,
+    profile: &Profile,
+) -> Result<(Emmc<NandMedium>, RecoveryReport), ImageError> {
+    let bytes = std::fs::read(path)?;
+    let medium = decode(&bytes, profile)?;
+    Emmc::recover(PowerCut { medium, at_ns: 0 }, profile).map_err(|e| ImageError::Malformed {
+        reason: format!("recovery failed: {e}"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::block::{BlockDevice, WriteFlags};
+
+    fn small() -> Profile {
+        let mut p = Profile::builtin("emmc5").unwrap().with_blocks_per_plane(8);
+        p.geometry.pages_per_block = 16;
+        p.geometry.page_bytes = 2048;
+        p.ftl.over_provisioning_percent = 40.0;
+        p
+    }
+
+    #[test]
+    fn an_image_round_trips_a_device() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("dev.img");
+        let p = small();
+        let mut dev = create(&path, &p).unwrap();
+        assert!(
+            matches!(create(&path, &p), Err(ImageError::Exists { .. })),
+            "never reformat an existing image"
+        );
+        let data: Vec<u8> = (0..8192u32).map(|i| (i * 7) as u8).collect();
+        dev.write(4096, &data, WriteFlags::NONE).unwrap();
+        dev.write(65536, &data[..512], WriteFlags::FUA).unwrap();
+        save(dev, &path).unwrap();
+        let info = inspect(&path).unwrap();
+        assert_eq!(info.version, VERSION);
+        assert!(info.programmed_pages >= 5);
+        let (mut dev, _report) = open(&path, &p).unwrap();
+        let mut buf = vec![0u8; 8192];
+        dev.read(4096, &mut buf).unwrap();
+        assert_eq!(buf, data);
+        dev.read(65536, &mut buf[..512]).unwrap();
+        assert_eq!(&buf[..512], &data[..512]);
+    }
+
+    #[test]
+    fn wrong_geometry_newer_version_and_corruption_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("dev.img");
+        let p = small();
+        let dev = create(&path, &p).unwrap();
+        save(dev, &path).unwrap();
+        let good = std::fs::read(&path).unwrap();
+
+        let other = p.clone().with_blocks_per_plane(16);
+        assert!(matches!(
+            open(&path, &other),
+            Err(ImageError::GeometryMismatch { .. })
+        ));
+        let oob = p.clone().with_data_mode(DataMode::OobOnly);
+        assert!(matches!(
+            open(&path, &oob),
+            Err(ImageError::DataModeMismatch { .. })
+        ));
+
+        let mut newer = good.clone();
+        newer[OFF_VERSION..OFF_VERSION + 4].copy_from_slice(&2u32.to_le_bytes());
+        std::fs::write(&path, &newer).unwrap();
+        assert!(matches!(
+            open(&path, &p),
+            Err(ImageError::NewerVersion { found: 2, .. })
+        ));
+
+        let mut flipped = good.clone();
+        let mid = HEADER_BYTES + 10;
+        flipped[mid] ^= 1;
+        std::fs::write(&path, &flipped).unwrap();
+        assert!(matches!(
+            open(&path, &p),
+            Err(ImageError::ChecksumMismatch {
+                section: "body",
+                ..
+            })
+        ));
+
+        std::fs::write(&path, &good[..good.len() - 3]).unwrap();
+        assert!(matches!(open(&path, &p), Err(ImageError::Malformed { .. })));
+
+        std::fs::write(&path, b"not an image at all").unwrap();
+        assert!(matches!(open(&path, &p), Err(ImageError::BadMagic)));
+        // The refused file is left as it was.
+        assert_eq!(std::fs::read(&path).unwrap(), b"not an image at all");
+    }
+
+    #[test]
+    fn a_crash_state_saved_as_an_image_recovers_flushed_data() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("crash.img");
+        let p = small();
+        let mut dev = Emmc::new(&p).unwrap();
+        dev.write(0, &[9u8; 2048], WriteFlags::NONE).unwrap();
+        dev.flush().unwrap();
+        dev.write(2048, &[8u8; 2048], WriteFlags::NONE).unwrap();
+        let cut = dev.power_loss(0, 1);
+        save_medium(&cut.medium, &path).unwrap();
+        let (mut dev, _) = open(&path, &p).unwrap();
+        let mut buf = vec![0u8; 2048];
+        dev.read(0, &mut buf).unwrap();
+        assert_eq!(buf, vec![9u8; 2048]);
+    }
+}
