@@ -177,9 +177,9 @@ impl<C, DB: DrawingBackend> Drawable<DB> for Marker<C> {
 fn size_label(bytes: u64) -> String {
     const KIB: u64 = 1024;
     const MIB: u64 = 1024 * 1024;
-    if bytes >= MIB && bytes % MIB == 0 {
+    if bytes >= MIB && bytes.is_multiple_of(MIB) {
         format!("{}M", bytes / MIB)
-    } else if bytes >= KIB && bytes % KIB == 0 {
+    } else if bytes >= KIB && bytes.is_multiple_of(KIB) {
         format!("{}K", bytes / KIB)
     } else {
         format!("{bytes}B")

@@ -495,7 +495,7 @@ impl FileWorkload {
                 self.file_size_bytes, self.record_bytes
             ));
         }
-        if self.sync.is_direct() && self.record_bytes % 512 != 0 {
+        if self.sync.is_direct() && !self.record_bytes.is_multiple_of(512) {
             return Err(format!(
                 "O_DIRECT needs records that are a multiple of the device's logical block (512 B or 4 KiB); {} B is not",
                 self.record_bytes

@@ -26,6 +26,18 @@ pub trait Window: Sync {
     fn end(&self) -> Result<(), WorkloadError>;
 }
 
+/// A window that measures nothing: for running a workload without tracing or counters.
+pub struct Unmeasured;
+
+impl Window for Unmeasured {
+    fn begin(&self) -> Result<(), WorkloadError> {
+        Ok(())
+    }
+    fn end(&self) -> Result<(), WorkloadError> {
+        Ok(())
+    }
+}
+
 /// What the measured window produced.
 #[derive(Debug, Clone)]
 pub struct DbRunOutput {
@@ -466,16 +478,6 @@ pub fn integrity_check(paths: &[PathBuf], vfs: &str) -> Result<(), WorkloadError
 mod tests {
     use super::*;
 
-    struct NoWindow;
-    impl Window for NoWindow {
-        fn begin(&self) -> Result<(), WorkloadError> {
-            Ok(())
-        }
-        fn end(&self) -> Result<(), WorkloadError> {
-            Ok(())
-        }
-    }
-
     fn count(path: &Path, table: &str) -> i64 {
         let c = Connection::open(path).unwrap();
         c.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
@@ -493,7 +495,7 @@ mod tests {
             ..Default::default()
         };
         prepare(dir.path(), &w, "unix").unwrap();
-        let out = run(dir.path(), &w, "unix", &NoWindow, None).unwrap();
+        let out = run(dir.path(), &w, "unix", &Unmeasured, None).unwrap();
         assert_eq!(out.latencies_ns.len(), 12);
         let paths = database_paths(dir.path(), &w, 0);
         // 24 statements over 4 (schema, table) targets.
@@ -525,7 +527,7 @@ mod tests {
                 before as u64 * 100 >= 40 * 1024,
                 "pre-filled to at least 40 KiB"
             );
-            run(dir.path(), &w, "unix", &NoWindow, None).unwrap();
+            run(dir.path(), &w, "unix", &Unmeasured, None).unwrap();
             assert_eq!(
                 count(&database_paths(dir.path(), &w, 0)[0], "tblMyList"),
                 before - 50
@@ -539,7 +541,7 @@ mod tests {
                 ..Default::default()
             };
             prepare(dir.path(), &w, "unix").unwrap();
-            run(dir.path(), &w, "unix", &NoWindow, None).unwrap();
+            run(dir.path(), &w, "unix", &Unmeasured, None).unwrap();
             assert_eq!(
                 count(&database_paths(dir.path(), &w, 0)[0], "tblMyList"),
                 before
@@ -558,7 +560,7 @@ mod tests {
             ..Default::default()
         };
         prepare(dir.path(), &w, "unix").unwrap();
-        let out = run(dir.path(), &w, "unix", &NoWindow, None).unwrap();
+        let out = run(dir.path(), &w, "unix", &Unmeasured, None).unwrap();
         assert_eq!(out.latencies_ns.len(), 40);
         for t in 0..2 {
             // 20 warm-up inserts and 20 measured ones.
@@ -575,7 +577,7 @@ mod tests {
             ..Default::default()
         };
         prepare(dir.path(), &w, "unix").unwrap();
-        run(dir.path(), &w, "unix", &NoWindow, None).unwrap();
+        run(dir.path(), &w, "unix", &Unmeasured, None).unwrap();
         assert_eq!(
             count(&database_paths(dir.path(), &w, 0)[0], "tblMyList"),
             40

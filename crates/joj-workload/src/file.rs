@@ -270,16 +270,6 @@ pub fn run(
 mod tests {
     use super::*;
 
-    struct NoWindow;
-    impl Window for NoWindow {
-        fn begin(&self) -> Result<(), WorkloadError> {
-            Ok(())
-        }
-        fn end(&self) -> Result<(), WorkloadError> {
-            Ok(())
-        }
-    }
-
     #[test]
     fn every_access_pattern_does_size_over_record_operations() {
         for access in [
@@ -305,7 +295,7 @@ mod tests {
                     seed: 1,
                 };
                 prepare(dir.path(), &w).unwrap();
-                let out = run(dir.path(), &w, &NoWindow, None).unwrap();
+                let out = run(dir.path(), &w, &crate::db::Unmeasured, None).unwrap();
                 assert_eq!(out.latencies_ns.len(), 32, "{access} {sync}");
                 if access.is_write() {
                     assert_eq!(out.syscalls.write_bytes, 2 * 64 * 1024);
