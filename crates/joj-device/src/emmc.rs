@@ -230,7 +230,9 @@ impl<M: Medium> Emmc<M> {
         if len_bytes == 0 {
             return Err(DeviceError::EmptyRequest);
         }
-        if !offset_bytes.is_multiple_of(self.sector_bytes) || !len_bytes.is_multiple_of(self.sector_bytes) {
+        if !offset_bytes.is_multiple_of(self.sector_bytes)
+            || !len_bytes.is_multiple_of(self.sector_bytes)
+        {
             return Err(DeviceError::Misaligned {
                 offset_bytes,
                 len_bytes,

@@ -142,11 +142,13 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+const OPS_MAX: usize = 60;
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 5000, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
-    fn emmc_matches_hashmap_model(ops in proptest::collection::vec(op(196 * 4), 1..400)) {
+    fn emmc_matches_hashmap_model(ops in proptest::collection::vec(op(196 * 4), 1..OPS_MAX)) {
         run(&ops)?;
     }
 }
