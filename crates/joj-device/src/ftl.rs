@@ -18,7 +18,9 @@
 //! checkpoint: checkpoint pointers into it are stale and dropped. Every block holding pages
 //! newer than `S` is scanned page by page; a valid page with `seq > S` replaces the mapping if
 //! its `seq` is the highest seen for its `lpn`. The modeled time is the checkpoint load plus the
-//! OOB reads, spread over the units.
+//! OOB reads, spread over the units, plus a checkpoint of the recovered mapping: what the device
+//! shows after power-on must itself be durable, or a later trim followed by GC could let the
+//! next recovery's scan bring back a version older than the one shown.
 
 use serde::{Deserialize, Serialize};
 
@@ -63,6 +65,8 @@ pub struct RecoveryReport {
     pub oob_reads: u64,
     /// Map-area pages read to load the checkpoint.
     pub map_page_reads: u64,
+    /// Map-area pages written by the checkpoint that persists the recovered mapping.
+    pub map_page_writes: u64,
     /// Logical pages whose mapping came from the scan rather than the checkpoint.
     pub mapped_from_scan: u64,
     /// Programmed pages that failed their checksum (torn by the power loss).
@@ -88,6 +92,8 @@ pub struct Ftl<M: Medium> {
     map_dirty: Vec<bool>,
     dirty_map_pages: Vec<u32>,
     programs_since_checkpoint: u64,
+    /// Completion of the last checkpoint written; a flush waits for it even with nothing new.
+    checkpoint_done_ns: u64,
     in_gc: bool,
     scratch: Vec<u8>,
     stats: FtlStats,
@@ -144,6 +150,7 @@ impl<M: Medium> Ftl<M> {
             map_dirty: vec![false; map_pages],
             dirty_map_pages: Vec::new(),
             programs_since_checkpoint: 0,
+            checkpoint_done_ns: 0,
             in_gc: false,
             scratch: if data_mode == DataMode::Full {
                 vec![0; page_bytes]
@@ -202,6 +209,7 @@ impl<M: Medium> Ftl<M> {
             checkpoint_seq: s,
             oob_reads: 0,
             map_page_reads: logical_pages.div_ceil(ftl.entries_per_map_page),
+            map_page_writes: 0,
             mapped_from_scan: 0,
             torn_pages: 0,
         };
@@ -294,8 +302,17 @@ impl<M: Medium> Ftl<M> {
                 ftl.mark_dirty(lpn as u32);
             }
         }
-        report.modeled_ns = end - start_ns;
+        // Persist what recovery found before accepting commands: the device now shows these
+        // versions, and without a checkpoint a later trim and GC could let a scan after the
+        // next power loss bring back an older version that is still newer than `S`.
         ftl.program_horizon_ns = end;
+        if ftl.seq > s && ftl.dirty_map_pages.is_empty() {
+            ftl.mark_dirty(0);
+        }
+        let map_programs_before = ftl.stats.map_programs;
+        let done = ftl.checkpoint(end)?;
+        report.map_page_writes = ftl.stats.map_programs - map_programs_before;
+        report.modeled_ns = done - start_ns;
         ftl.check_invariants();
         Ok((ftl, report))
     }
@@ -519,10 +536,12 @@ impl<M: Medium> Ftl<M> {
     }
 
     /// Persist the mapping: the dirty map pages plus a root page, after every program issued so
-    /// far. Returns completion (no-op if nothing changed).
+    /// far. Returns completion (with nothing changed, completion of the last checkpoint).
     pub fn checkpoint(&mut self, issue_ns: u64) -> Result<u64, FtlError> {
         if self.dirty_map_pages.is_empty() {
-            return Ok(issue_ns);
+            // A periodic checkpoint may still be under way: the mapping is persisted only once
+            // it completes.
+            return Ok(issue_ns.max(self.checkpoint_done_ns));
         }
         self.dirty_map_pages.sort_unstable();
         let mut ranges: Vec<(u32, u32)> = Vec::with_capacity(self.dirty_map_pages.len());
@@ -544,6 +563,7 @@ impl<M: Medium> Ftl<M> {
         let done = self
             .medium
             .write_checkpoint(&ranges, &self.l2p, self.seq, pages, start)?;
+        self.checkpoint_done_ns = done;
         self.stats.map_programs += pages;
         self.stats.checkpoints += 1;
         self.programs_since_checkpoint = 0;

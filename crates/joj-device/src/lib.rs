@@ -7,7 +7,8 @@
 //! victim policies, TRIM, checkpoints + OOB scan recovery) → `Emmc` (host command timing,
 //! volatile write-back cache, flush, FUA / reliable write, packed commands, discard), which
 //! implements the `BlockDevice` contract. `replay` and `workload` drive it; `selfcheck` prints a
-//! profile's headline figures.
+//! profile's headline figures; `image` saves a device to a file and opens it again.
+//! Design, figures and limits: `docs/device-model.md`.
 //!
 //! It is a model, not a driver: time is simulated (nanoseconds, never the wall clock), every
 //! random choice comes from one seed, and a run is reproduced exactly by its seed.
@@ -28,7 +29,10 @@ pub mod gc;
 pub mod image;
 pub mod medium;
 pub mod nand;
+pub mod replay;
 pub mod rng;
+pub mod selfcheck;
+pub mod workload;
 
 pub use addr::{BlockId, Lpn, Oob, Ppn};
 pub use block::{BlockDevice, DeviceGeometry, PackedWrite, WriteFlags};
@@ -39,10 +43,6 @@ pub use error::{DeviceError, FtlError, ImageError, MediumError, ProfileError, Re
 pub use ftl::{Ftl, RecoveryReport};
 pub use medium::Medium;
 pub use nand::NandMedium;
-pub mod replay;
-pub mod selfcheck;
-pub mod workload;
-
 pub use replay::{ReplayOptions, ReplayReport, replay, replay_with};
 pub use selfcheck::{SelfCheckReport, self_check};
 pub use workload::{IoKind, Pattern, SyncKind, WorkloadReport, WorkloadSpec, run_workload};
