@@ -7,22 +7,12 @@
 //! `cargo run -p joj-device --release --example wal_insert_replay -- [profile] [inserts]`
 
 use joj_device::{Profile, replay};
-use joj_trace::{BlockClass, Op, TraceRecord};
+use joj_trace::{Op, TraceRecord};
 
 fn rec(op: Op, sector: u64, sectors: u64) -> TraceRecord {
     TraceRecord {
-        time_ns: 0,
-        dev: "7:0".into(),
-        op,
-        preflush: false,
-        fua: false,
-        sync: true,
-        meta: false,
-        sector,
-        sectors,
         comm: "synthetic".into(),
-        class: BlockClass::Unknown,
-        file: None,
+        ..TraceRecord::new(0, "7:0", op, sector, sectors)
     }
 }
 

@@ -5,7 +5,7 @@ mod common;
 
 use common::tiny_profile;
 use joj_device::{BlockDevice, DeviceError, Emmc, ReplayError, WriteFlags, replay};
-use joj_trace::{BlockClass, Op, TraceRecord};
+use joj_trace::{Op, TraceRecord};
 
 #[test]
 fn beyond_misaligned_and_empty_requests_are_refused() {
@@ -51,20 +51,7 @@ fn beyond_misaligned_and_empty_requests_are_refused() {
 }
 
 fn rec(op: Op, sector: u64, sectors: u64, dev: &str) -> TraceRecord {
-    TraceRecord {
-        time_ns: 0,
-        dev: dev.into(),
-        op,
-        preflush: false,
-        fua: false,
-        sync: true,
-        meta: false,
-        sector,
-        sectors,
-        comm: "t".into(),
-        class: BlockClass::Unknown,
-        file: None,
-    }
+    TraceRecord::new(0, dev, op, sector, sectors)
 }
 
 #[test]

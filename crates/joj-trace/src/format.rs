@@ -289,20 +289,7 @@ mod tests {
     }
 
     fn rec(time_ns: u64, dev: &str, op: Op, sector: u64, sectors: u64) -> TraceRecord {
-        TraceRecord {
-            time_ns,
-            dev: dev.into(),
-            op,
-            preflush: false,
-            fua: false,
-            sync: true,
-            meta: false,
-            sector,
-            sectors,
-            comm: "joj".into(),
-            class: BlockClass::Unknown,
-            file: None,
-        }
+        TraceRecord::new(time_ns, dev, op, sector, sectors)
     }
 
     fn records() -> Vec<TraceRecord> {

@@ -405,18 +405,9 @@ mod tests {
         file: Option<FileRole>,
     ) -> TraceRecord {
         TraceRecord {
-            time_ns: 5_000_000 + i * 250_000,
-            dev: "7:0".into(),
-            op,
-            preflush: false,
-            fua: false,
-            sync: true,
-            meta: false,
-            sector,
-            sectors,
-            comm: "joj".into(),
             class,
             file,
+            ..TraceRecord::new(5_000_000 + i * 250_000, "7:0", op, sector, sectors)
         }
     }
 

@@ -80,6 +80,25 @@ pub struct TraceRecord {
 }
 
 impl TraceRecord {
+    /// An unclassified synchronous request with no other flags, issued by `joj`: the common
+    /// shape of synthetic traces and tests. Set the other fields on the result as needed.
+    pub fn new(time_ns: u64, dev: &str, op: Op, sector: u64, sectors: u64) -> TraceRecord {
+        TraceRecord {
+            time_ns,
+            dev: dev.to_string(),
+            op,
+            preflush: false,
+            fua: false,
+            sync: true,
+            meta: false,
+            sector,
+            sectors,
+            comm: "joj".to_string(),
+            class: BlockClass::Unknown,
+            file: None,
+        }
+    }
+
     /// Size of the request in bytes.
     pub fn bytes(&self) -> u64 {
         self.sectors * SECTOR_BYTES
