@@ -179,6 +179,12 @@ pub struct Counters {
     pub wear_min_erases: u32,
     pub wear_max_erases: u32,
     pub wear_mean_erases: f64,
+    /// Torn pages (interrupted programs) the recovery at the last power-on found on flash and
+    /// set aside: the host reads each page's previous copy. Tears stay until GC erases their
+    /// block. 0 for a freshly formatted device.
+    pub recovery_torn_pages: u64,
+    /// Blocks whose erase that power loss interrupted.
+    pub recovery_torn_erase_blocks: u64,
     pub latency: LatencySummaries,
 }
 

@@ -22,8 +22,11 @@
 //! # Fault model
 //! `power_loss(after_ns)` cuts power `after_ns` after the last command completed: the cache is
 //! lost, and the medium tears or undoes the NAND commands still under way (see `nand`).
-//! Recovery (`Emmc::recover`) rebuilds the mapping and reports its modeled time. Pages are
-//! never reported torn: a torn copy is ignored and the previous copy of the page is used.
+//! Recovery (`Emmc::recover`) rebuilds the mapping and reports its modeled time. A torn copy is
+//! never returned to the host: it is ignored and the previous copy of the page is used. The
+//! tears are reported as counts instead: `RecoveryReport::torn_pages` (interrupted programs)
+//! and `torn_erase_blocks`, and the device's counters carry them as
+//! `recovery_torn_pages` / `recovery_torn_erase_blocks` of the last power-on.
 
 use crate::addr::Lpn;
 use crate::block::{BlockDevice, DeviceGeometry, PackedWrite, WriteFlags};
@@ -78,6 +81,8 @@ pub struct Emmc<M: Medium> {
     lat: Latencies,
     baseline_ftl: FtlStats,
     baseline_busy_ns: u64,
+    /// Torn pages and blocks found by the recovery that powered this device on.
+    recovery_torn: (u64, u64),
     page_buf: Vec<u8>,
     merge_buf: Vec<u8>,
 }
@@ -123,6 +128,7 @@ impl<M: Medium> Emmc<M> {
             lat: Latencies::default(),
             baseline_ftl: ftl.stats().clone(),
             baseline_busy_ns: ftl.medium().busy_ns(),
+            recovery_torn: (0, 0),
             page_buf: vec![0; pb],
             merge_buf: vec![0; pb],
             profile: profile.clone(),
@@ -148,7 +154,9 @@ impl<M: Medium> Emmc<M> {
             cut.at_ns,
         )?;
         let now = cut.at_ns + report.modeled_ns;
-        Ok((Self::assemble(ftl, profile, now), report))
+        let mut dev = Self::assemble(ftl, profile, now);
+        dev.recovery_torn = (report.torn_pages, report.torn_erase_blocks);
+        Ok((dev, report))
     }
 
     /// Cut power `after_ns` after the host clock: the cache is lost, NAND commands under way are
@@ -693,6 +701,8 @@ impl<M: Medium> BlockDevice for Emmc<M> {
             wear_min_erases: wear.min_erases,
             wear_max_erases: wear.max_erases,
             wear_mean_erases: wear.mean_erases,
+            recovery_torn_pages: self.recovery_torn.0,
+            recovery_torn_erase_blocks: self.recovery_torn.1,
             latency: self.lat.summaries(),
         }
     }

@@ -111,12 +111,29 @@ pub enum ImageError {
 }
 
 /// Errors replaying a block trace.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ReplayError {
+    #[error("cannot read trace {path}: {source}")]
+    Trace {
+        path: String,
+        #[source]
+        source: joj_trace::TraceError,
+    },
+    #[error(
+        "{path} holds no block request to replay: it is neither a joj-trace file (its first line \
+         is not a joj-trace header) nor blkparse text with D or Q events; capture one with \
+         `joj bench --trace` or `blkparse -i <dev>`"
+    )]
+    NoRequests { path: String },
+    #[error("trace has no request for device {dev} (devices in the trace: {devices})")]
+    NoSuchDevice { dev: String, devices: String },
     #[error("trace record {index}: {source}")]
     Device { index: usize, source: DeviceError },
-    #[error("trace has requests for several devices ({devices}); choose one")]
+    #[error(
+        "trace has requests for several devices ({devices}); choose one (`--dev major:minor`) or \
+         replay them as partitions of one device (`--partitions`)"
+    )]
     SeveralDevices { devices: String },
     #[error("trace record {index}: a {op} request of zero sectors")]
     EmptyRequest { index: usize, op: String },

@@ -69,8 +69,13 @@ pub struct RecoveryReport {
     pub map_page_writes: u64,
     /// Logical pages whose mapping came from the scan rather than the checkpoint.
     pub mapped_from_scan: u64,
-    /// Programmed pages that failed their checksum (torn by the power loss).
+    /// Pages whose program a power loss interrupted: programmed, but failing their checksum.
+    /// Never shown to the host; the page's previous copy is used. Tears stay on flash until GC
+    /// erases their block, so a later recovery counts them again.
     pub torn_pages: u64,
+    /// Blocks whose erase the power loss interrupted: every page fails its checksum until the
+    /// block is erased again (their pages are not counted in `torn_pages`).
+    pub torn_erase_blocks: u64,
 }
 
 /// Page-mapping FTL.
@@ -212,6 +217,7 @@ impl<M: Medium> Ftl<M> {
             map_page_writes: 0,
             mapped_from_scan: 0,
             torn_pages: 0,
+            torn_erase_blocks: 0,
         };
         let t = ftl.medium.read_map_pages(report.map_page_reads, start_ns);
         let mut end = t;
@@ -232,19 +238,34 @@ impl<M: Medium> Ftl<M> {
             let needs_scan = fresh[b as usize] || last.is_none_or(|o| o.seq > s);
             let mut last_seq = 0;
             if needs_scan {
+                let mut torn_here = 0u64;
+                let mut erase_torn = true;
                 for p in 0..n {
                     let ppn = b * ppb + p;
                     end = end.max(ftl.medium.read_oob(Ppn(ppn), t)?.done_ns);
                     report.oob_reads += 1;
                     match ftl.medium.peek_valid_oob(Ppn(ppn)) {
-                        None => report.torn_pages += 1,
+                        None => {
+                            torn_here += 1;
+                            // An interrupted erase leaves no logical page number in any OOB.
+                            erase_torn &= ftl
+                                .medium
+                                .peek_oob(Ppn(ppn))
+                                .is_none_or(|o| o.lpn == NO_LPN);
+                        }
                         Some(o) => {
+                            erase_torn = false;
                             last_seq = last_seq.max(o.seq);
                             if o.seq > s && u64::from(o.lpn) < logical_pages {
                                 scanned.push((ppn, o));
                             }
                         }
                     }
+                }
+                if erase_torn && torn_here == u64::from(n) {
+                    report.torn_erase_blocks += 1;
+                } else {
+                    report.torn_pages += torn_here;
                 }
             } else if let Some(o) = last {
                 last_seq = o.seq;

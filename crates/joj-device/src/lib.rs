@@ -43,6 +43,12 @@ pub use error::{DeviceError, FtlError, ImageError, MediumError, ProfileError, Re
 pub use ftl::{Ftl, RecoveryReport};
 pub use medium::Medium;
 pub use nand::NandMedium;
-pub use replay::{ReplayOptions, ReplayReport, replay, replay_with};
+pub use replay::{
+    DeviceSummary, LoadedTrace, OpsBasis, ReplayOptions, ReplayReport, load_trace, replay,
+    replay_with,
+};
 pub use selfcheck::{SelfCheckReport, self_check};
-pub use workload::{IoKind, Pattern, SyncKind, WorkloadReport, WorkloadSpec, run_workload};
+pub use workload::{
+    IoKind, Pattern, Phase, SyncKind, WorkloadReport, WorkloadSpec, run_workload,
+    run_workload_observed,
+};

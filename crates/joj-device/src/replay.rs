@@ -6,10 +6,22 @@
 //! (`REQ_SYNC`), FUA writes and flushes are the ones the application waited for; their summed
 //! latency is reported as `app_wait_s`. With `honor_timestamps` the gaps between requests in
 //! the trace are kept as idle time (during which the device may destage its cache).
+//!
+//! A trace of several devices (an ext4 external journal, say) is replayed either for one of
+//! them (`ReplayOptions::dev`) or with every device laid out as a partition of the one emulated
+//! device (`ReplayOptions::partitions`), in order of first appearance, each starting at the
+//! first MiB boundary after the highest sector the previous one used: a phone's partitions
+//! share one eMMC.
+//!
+//! `load_trace` reads either input joj knows (a joj-trace file, or blkparse text), and
+//! `DeviceSummary` is the `device` section of every report joj prints about a modeled run.
+
+use std::io::Read;
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use joj_trace::{Op, SECTOR_BYTES, TraceRecord};
+use joj_trace::{Op, SECTOR_BYTES, TraceHeader, TraceRecord};
 
 use crate::block::{BlockDevice, WriteFlags};
 use crate::config::{DataMode, Profile};
@@ -22,6 +34,9 @@ use crate::error::ReplayError;
 pub struct ReplayOptions {
     /// Replay only this device (`major:minor`); required when the trace has several.
     pub dev: Option<String>,
+    /// With several devices and no `dev`: replay them all as partitions of one device.
+    #[serde(default)]
+    pub partitions: bool,
     /// Keep the trace's inter-arrival gaps as idle time (otherwise back to back).
     pub honor_timestamps: bool,
     /// `OobOnly` (default): no data is stored; the trace carries none anyway.
@@ -32,6 +47,7 @@ impl Default for ReplayOptions {
     fn default() -> Self {
         ReplayOptions {
             dev: None,
+            partitions: false,
             honor_timestamps: false,
             data_mode: DataMode::OobOnly,
         }
@@ -70,19 +86,30 @@ pub fn replay_with(
     profile: &Profile,
     opts: &ReplayOptions,
 ) -> Result<ReplayReport, ReplayError> {
-    let dev_name = match &opts.dev {
-        Some(d) => Some(d.clone()),
-        None => {
-            let mut devs: Vec<&str> = records.iter().map(|r| r.dev.as_str()).collect();
-            devs.sort_unstable();
-            devs.dedup();
-            if devs.len() > 1 {
-                return Err(ReplayError::SeveralDevices {
+    let devs = devices_in_order(records);
+    let merged;
+    let (records, dev_name) = match &opts.dev {
+        Some(d) => {
+            if !devs.contains(&d.as_str()) {
+                return Err(ReplayError::NoSuchDevice {
+                    dev: d.clone(),
                     devices: devs.join(", "),
                 });
             }
-            devs.first().map(|d| d.to_string())
+            (records, Some(d.clone()))
         }
+        None if devs.len() > 1 && opts.partitions => {
+            merged = as_partitions(records, &devs);
+            (&merged[..], Some(PARTITIONED_DEV.to_string()))
+        }
+        None if devs.len() > 1 => {
+            let mut sorted = devs.clone();
+            sorted.sort_unstable();
+            return Err(ReplayError::SeveralDevices {
+                devices: sorted.join(", "),
+            });
+        }
+        None => (records, devs.first().map(|d| d.to_string())),
     };
     let profile = profile.clone().with_data_mode(opts.data_mode);
     let mut dev = Emmc::new(&profile).map_err(|source| ReplayError::Device { index: 0, source })?;
@@ -167,4 +194,179 @@ pub fn replay_with(
     report.app_wait_s = wait_ns as f64 / 1e9;
     report.device = dev.counters();
     Ok(report)
+}
+
+/// The device name records carry after `as_partitions`.
+pub const PARTITIONED_DEV: &str = "partitions";
+
+/// Devices of `records` in order of first appearance.
+fn devices_in_order(records: &[TraceRecord]) -> Vec<&str> {
+    let mut devs: Vec<&str> = Vec::new();
+    for r in records {
+        if !devs.contains(&r.dev.as_str()) {
+            devs.push(&r.dev);
+        }
+    }
+    devs
+}
+
+/// `records` with every device moved to a partition of one device: device `i` starts at the
+/// first MiB boundary after the highest sector devices `0..i` used.
+fn as_partitions(records: &[TraceRecord], devs: &[&str]) -> Vec<TraceRecord> {
+    const MIB_SECTORS: u64 = (1 << 20) / SECTOR_BYTES;
+    let mut starts = Vec::with_capacity(devs.len());
+    let mut next = 0u64;
+    for d in devs {
+        starts.push(next);
+        let end = records
+            .iter()
+            .filter(|r| r.dev == *d)
+            .map(|r| r.sector + r.sectors)
+            .max()
+            .unwrap_or(0);
+        next += end.div_ceil(MIB_SECTORS).max(1) * MIB_SECTORS;
+    }
+    records
+        .iter()
+        .map(|r| {
+            let i = devs.iter().position(|d| *d == r.dev).unwrap_or(0);
+            let mut m = r.clone();
+            if r.op != Op::Flush {
+                m.sector += starts[i];
+            }
+            m.dev = PARTITIONED_DEV.to_string();
+            m
+        })
+        .collect()
+}
+
+/// A block trace as read from a file, whichever format it was in.
+#[derive(Debug, Clone)]
+pub struct LoadedTrace {
+    /// `joj-trace` or `blkparse`.
+    pub format: &'static str,
+    /// The joj-trace header (a blkparse import gets the importer's header).
+    pub header: TraceHeader,
+    pub records: Vec<TraceRecord>,
+}
+
+impl LoadedTrace {
+    /// Transactions of the run the trace captured, if its header says (`meta.transactions`,
+    /// which `joj bench --trace` writes).
+    pub fn transactions(&self) -> Option<u64> {
+        self.header
+            .meta
+            .get("transactions")
+            .and_then(|v| v.as_u64())
+            .filter(|&n| n > 0)
+    }
+}
+
+/// Read a joj-trace file or blkparse text (told apart by the first byte: a joj-trace file starts
+/// with its JSON header). A file with no block request in it is an error.
+pub fn load_trace(path: &Path) -> Result<LoadedTrace, ReplayError> {
+    let shown = path.display().to_string();
+    let err = |source| ReplayError::Trace {
+        path: shown.clone(),
+        source,
+    };
+    let io = |e: std::io::Error| err(joj_trace::TraceError::Io(e));
+    let mut file = std::fs::File::open(path).map_err(io)?;
+    let mut first = [0u8; 1];
+    let n = file.read(&mut first).map_err(io)?;
+    let file = std::fs::File::open(path).map_err(io)?;
+    let loaded = if n == 1 && first[0] == b'{' {
+        let (header, records) = joj_trace::read_trace(file).map_err(err)?;
+        LoadedTrace {
+            format: "joj-trace",
+            header,
+            records,
+        }
+    } else {
+        let import = joj_trace::import_blkparse(std::io::BufReader::new(file)).map_err(err)?;
+        LoadedTrace {
+            format: "blkparse",
+            header: import.header(),
+            records: import.records,
+        }
+    };
+    if loaded.records.is_empty() {
+        return Err(ReplayError::NoRequests { path: shown });
+    }
+    Ok(loaded)
+}
+
+/// What modeled throughput counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OpsBasis {
+    /// Transactions of the run (the trace's header or the run result says how many).
+    Transactions,
+    /// Host read and write requests of the trace or workload.
+    Requests,
+}
+
+/// The `device` section of a run result, a replay and a device run: what the modeled device
+/// did and how long it took, with `modeled_ops_per_sec = ops / modeled_s`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeviceSummary {
+    pub profile: String,
+    pub host_write_bytes: u64,
+    pub nand_program_bytes: u64,
+    pub erases: u64,
+    pub gc_copies: u64,
+    pub waf: f64,
+    pub flushes: u64,
+    pub fua: u64,
+    pub modeled_s: f64,
+    pub modeled_ops_per_sec: f64,
+    /// The `ops` of `modeled_ops_per_sec`.
+    pub ops: u64,
+    pub ops_basis: OpsBasis,
+    /// Part of `modeled_s` the application waited for (reads, sync or FUA writes, flushes);
+    /// equal to `modeled_s` for a synthetic run, where every request is waited for.
+    pub app_wait_s: f64,
+}
+
+impl DeviceSummary {
+    /// From a device's counters: `ops` transactions if given, else its host read and write
+    /// requests.
+    pub fn new(
+        profile: &str,
+        c: &Counters,
+        transactions: Option<u64>,
+        app_wait_s: f64,
+    ) -> DeviceSummary {
+        let (ops, ops_basis) = match transactions {
+            Some(t) => (t, OpsBasis::Transactions),
+            None => (
+                c.host_read_requests + c.host_write_requests,
+                OpsBasis::Requests,
+            ),
+        };
+        DeviceSummary {
+            profile: profile.to_string(),
+            host_write_bytes: c.host_write_bytes,
+            nand_program_bytes: c.nand_program_bytes,
+            erases: c.erases,
+            gc_copies: c.gc_copies,
+            waf: c.waf,
+            flushes: c.flushes,
+            fua: c.fua,
+            modeled_s: c.modeled_s,
+            modeled_ops_per_sec: if c.modeled_s > 0.0 {
+                ops as f64 / c.modeled_s
+            } else {
+                0.0
+            },
+            ops,
+            ops_basis,
+            app_wait_s,
+        }
+    }
+
+    /// From a replay: `ops` transactions if given, else the replayed host requests.
+    pub fn from_replay(r: &ReplayReport, transactions: Option<u64>) -> DeviceSummary {
+        DeviceSummary::new(&r.profile, &r.device, transactions, r.app_wait_s)
+    }
 }

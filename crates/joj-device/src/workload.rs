@@ -75,6 +75,33 @@ impl Default for WorkloadSpec {
     }
 }
 
+/// The part of a workload run under way, for progress reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Filling and randomizing the device before measuring (not counted).
+    Precondition,
+    /// The measured requests.
+    Measure,
+}
+
+/// Requests between two progress reports.
+const REPORT_EVERY: u64 = 1 << 16;
+
+impl WorkloadSpec {
+    /// Requests the preconditioning of a device of `capacity_bytes` with `page_bytes` pages
+    /// issues (for a progress total).
+    pub fn precondition_requests(&self, capacity_bytes: u64, page_bytes: u64) -> u64 {
+        let pages = capacity_bytes / page_bytes.max(1);
+        let filled = ((pages as f64 * self.precondition_fill.clamp(0.0, 1.0)) as u64).min(pages);
+        let passes = if filled > 0 {
+            (self.precondition_random_passes.max(0.0) * pages as f64) as u64
+        } else {
+            0
+        };
+        filled + passes
+    }
+}
+
 /// What a workload run yields: the spec, the device, and its counters over the measured part.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkloadReport {
@@ -94,6 +121,17 @@ pub fn precondition(
     passes: f64,
     seed: u64,
 ) -> Result<(), DeviceError> {
+    precondition_observed(dev, fill, passes, seed, &mut |_| {})
+}
+
+/// `precondition`, calling `observe(requests done)` every few tens of thousands of requests.
+pub fn precondition_observed(
+    dev: &mut Emmc<impl crate::medium::Medium>,
+    fill: f64,
+    passes: f64,
+    seed: u64,
+    observe: &mut dyn FnMut(u64),
+) -> Result<(), DeviceError> {
     let g = dev.geometry();
     let page = u64::from(g.optimal_write_bytes);
     let pages = g.capacity_bytes / page;
@@ -105,13 +143,20 @@ pub fn precondition(
     };
     for p in 0..filled {
         dev.write(p * page, &data, WriteFlags::NONE)?;
+        if (p + 1).is_multiple_of(REPORT_EVERY) {
+            observe(p + 1);
+        }
     }
     if filled > 0 {
         let mut rng = SimRng::new(seed ^ 0x005E_ED0F_F111);
         let n = (passes.max(0.0) * pages as f64) as u64;
-        for _ in 0..n {
+        for i in 0..n {
             dev.write(rng.below(filled) * page, &data, WriteFlags::NONE)?;
+            if (i + 1).is_multiple_of(REPORT_EVERY) {
+                observe(filled + i + 1);
+            }
         }
+        observe(filled + n);
     }
     dev.flush()?;
     dev.reset_counters();
@@ -120,15 +165,35 @@ pub fn precondition(
 
 /// Run `spec` on a fresh device of `profile`.
 pub fn run_workload(profile: &Profile, spec: &WorkloadSpec) -> Result<WorkloadReport, DeviceError> {
+    run_workload_observed(profile, spec, &mut |_, _| {})
+}
+
+/// `run_workload`, calling `observe(phase, requests done in the phase)` as it goes: at the
+/// start of each phase, every few tens of thousands of requests, and at the end of
+/// `Phase::Measure` (so a caller can time the measured part on the wall clock).
+pub fn run_workload_observed(
+    profile: &Profile,
+    spec: &WorkloadSpec,
+    observe: &mut dyn FnMut(Phase, u64),
+) -> Result<WorkloadReport, DeviceError> {
     let profile = profile.clone().with_data_mode(spec.data_mode);
     let mut dev = Emmc::new(&profile)?;
-    run_on(&mut dev, spec)
+    run_on_observed(&mut dev, spec, observe)
 }
 
 /// Run `spec` on `dev` (preconditioning it first).
 pub fn run_on<M: crate::medium::Medium>(
     dev: &mut Emmc<M>,
     spec: &WorkloadSpec,
+) -> Result<WorkloadReport, DeviceError> {
+    run_on_observed(dev, spec, &mut |_, _| {})
+}
+
+/// `run_on` with progress reports (see `run_workload_observed`).
+pub fn run_on_observed<M: crate::medium::Medium>(
+    dev: &mut Emmc<M>,
+    spec: &WorkloadSpec,
+    observe: &mut dyn FnMut(Phase, u64),
 ) -> Result<WorkloadReport, DeviceError> {
     let g = dev.geometry();
     let sector = u64::from(g.sector_bytes);
@@ -146,12 +211,15 @@ pub fn run_on<M: crate::medium::Medium>(
             capacity_bytes: g.capacity_bytes,
         });
     }
-    precondition(
+    observe(Phase::Precondition, 0);
+    precondition_observed(
         dev,
         spec.precondition_fill,
         spec.precondition_random_passes,
         spec.seed,
+        &mut |n| observe(Phase::Precondition, n),
     )?;
+    observe(Phase::Measure, 0);
     let slots = g.capacity_bytes / spec.io_bytes;
     let read_slots = if spec.kind == IoKind::Read && spec.precondition_fill > 0.0 {
         ((g.capacity_bytes as f64 * spec.precondition_fill.min(1.0)) as u64 / spec.io_bytes).max(1)
@@ -192,7 +260,11 @@ pub fn run_on<M: crate::medium::Medium>(
                 }
             }
         }
+        if (i + 1).is_multiple_of(REPORT_EVERY) {
+            observe(Phase::Measure, i + 1);
+        }
     }
+    observe(Phase::Measure, spec.ops);
     Ok(WorkloadReport {
         profile: dev.profile().name.clone(),
         spec: spec.clone(),

@@ -168,7 +168,7 @@ fn run_on(ops: &[Op], variant: u8) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 400, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(common::seeded_proptest_config(400))]
 
     #[test]
     fn emmc_matches_hashmap_model_short_runs(ops in proptest::collection::vec(op(196 * 4), 1..60)) {
@@ -284,6 +284,376 @@ fn regression_flush_waits_for_a_background_checkpoint() {
             sector: 312,
             sectors: 1,
             flags: 0,
+        },
+    ];
+    run(&ops).unwrap();
+}
+
+/// The case proptest saved in `emmc_matches_hashmap_model.proptest-regressions` while the
+/// device was being written (shrunk; several power cuts between flushes and FUA writes). Kept
+/// as a named test so it runs whatever the proptest seed.
+#[test]
+fn regression_saved_case_power_cuts_between_flushes() {
+    use Op::*;
+    let ops = [
+        Write {
+            sector: 470,
+            sectors: 3,
+            flags: 6,
+        },
+        Flush,
+        PowerLoss {
+            after_ns: 983937,
+            seed: 900512964422352298,
+        },
+        Write {
+            sector: 682,
+            sectors: 12,
+            flags: 3,
+        },
+        Write {
+            sector: 237,
+            sectors: 8,
+            flags: 8,
+        },
+        Write {
+            sector: 255,
+            sectors: 1,
+            flags: 2,
+        },
+        Write {
+            sector: 574,
+            sectors: 3,
+            flags: 2,
+        },
+        Write {
+            sector: 564,
+            sectors: 5,
+            flags: 7,
+        },
+        Write {
+            sector: 231,
+            sectors: 7,
+            flags: 8,
+        },
+        Write {
+            sector: 336,
+            sectors: 5,
+            flags: 2,
+        },
+        Flush,
+        PowerLoss {
+            after_ns: 1269151,
+            seed: 8495469437914875327,
+        },
+        Write {
+            sector: 379,
+            sectors: 3,
+            flags: 3,
+        },
+        Packed {
+            a: 188,
+            b: 466,
+            sectors: 4,
+        },
+        PowerLoss {
+            after_ns: 1241312,
+            seed: 3358764105686593455,
+        },
+        Write {
+            sector: 476,
+            sectors: 2,
+            flags: 9,
+        },
+        Write {
+            sector: 153,
+            sectors: 3,
+            flags: 8,
+        },
+        Flush,
+        PowerLoss {
+            after_ns: 1195264,
+            seed: 8060138454818602447,
+        },
+        Write {
+            sector: 22,
+            sectors: 12,
+            flags: 4,
+        },
+        Write {
+            sector: 375,
+            sectors: 2,
+            flags: 8,
+        },
+        PowerLoss {
+            after_ns: 2231811,
+            seed: 949275673968300609,
+        },
+        Write {
+            sector: 485,
+            sectors: 11,
+            flags: 1,
+        },
+        PowerLoss {
+            after_ns: 256709,
+            seed: 7467707084905644303,
+        },
+        Write {
+            sector: 139,
+            sectors: 7,
+            flags: 1,
+        },
+        PowerLoss {
+            after_ns: 1677923,
+            seed: 8404125721418983652,
+        },
+        Write {
+            sector: 243,
+            sectors: 6,
+            flags: 7,
+        },
+        Packed {
+            a: 663,
+            b: 406,
+            sectors: 4,
+        },
+        Write {
+            sector: 108,
+            sectors: 11,
+            flags: 6,
+        },
+        Write {
+            sector: 744,
+            sectors: 9,
+            flags: 4,
+        },
+        Write {
+            sector: 97,
+            sectors: 9,
+            flags: 1,
+        },
+        Write {
+            sector: 150,
+            sectors: 10,
+            flags: 5,
+        },
+        Write {
+            sector: 76,
+            sectors: 4,
+            flags: 9,
+        },
+        Write {
+            sector: 755,
+            sectors: 3,
+            flags: 1,
+        },
+        Packed {
+            a: 297,
+            b: 675,
+            sectors: 3,
+        },
+        Write {
+            sector: 355,
+            sectors: 10,
+            flags: 8,
+        },
+        Write {
+            sector: 325,
+            sectors: 9,
+            flags: 7,
+        },
+        Write {
+            sector: 65,
+            sectors: 4,
+            flags: 1,
+        },
+        Flush,
+        PowerLoss {
+            after_ns: 417484,
+            seed: 2981565396263856677,
+        },
+        Packed {
+            a: 167,
+            b: 691,
+            sectors: 2,
+        },
+        Write {
+            sector: 385,
+            sectors: 11,
+            flags: 8,
+        },
+        PowerLoss {
+            after_ns: 906622,
+            seed: 3411411795830392961,
+        },
+        Write {
+            sector: 87,
+            sectors: 11,
+            flags: 0,
+        },
+        Write {
+            sector: 268,
+            sectors: 11,
+            flags: 7,
+        },
+        Packed {
+            a: 44,
+            b: 128,
+            sectors: 1,
+        },
+        Write {
+            sector: 722,
+            sectors: 2,
+            flags: 8,
+        },
+        Read {
+            sector: 524,
+            sectors: 11,
+        },
+        Read {
+            sector: 381,
+            sectors: 7,
+        },
+        Flush,
+        Read {
+            sector: 680,
+            sectors: 10,
+        },
+        Flush,
+        Write {
+            sector: 189,
+            sectors: 12,
+            flags: 5,
+        },
+        Write {
+            sector: 370,
+            sectors: 6,
+            flags: 2,
+        },
+        Write {
+            sector: 143,
+            sectors: 5,
+            flags: 9,
+        },
+        Flush,
+        Flush,
+        Flush,
+        Discard {
+            sector: 271,
+            sectors: 13,
+        },
+        Write {
+            sector: 191,
+            sectors: 4,
+            flags: 6,
+        },
+        Read {
+            sector: 754,
+            sectors: 9,
+        },
+        Write {
+            sector: 97,
+            sectors: 8,
+            flags: 5,
+        },
+        Write {
+            sector: 606,
+            sectors: 6,
+            flags: 2,
+        },
+        Read {
+            sector: 156,
+            sectors: 8,
+        },
+        Write {
+            sector: 164,
+            sectors: 3,
+            flags: 1,
+        },
+        Discard {
+            sector: 544,
+            sectors: 12,
+        },
+        PowerLoss {
+            after_ns: 206564,
+            seed: 6436859822136888033,
+        },
+        Write {
+            sector: 25,
+            sectors: 4,
+            flags: 3,
+        },
+        Flush,
+        Write {
+            sector: 79,
+            sectors: 3,
+            flags: 9,
+        },
+        Read {
+            sector: 460,
+            sectors: 3,
+        },
+        Read {
+            sector: 164,
+            sectors: 11,
+        },
+        Write {
+            sector: 120,
+            sectors: 7,
+            flags: 5,
+        },
+        Write {
+            sector: 665,
+            sectors: 7,
+            flags: 8,
+        },
+        Write {
+            sector: 338,
+            sectors: 4,
+            flags: 2,
+        },
+        Write {
+            sector: 208,
+            sectors: 12,
+            flags: 3,
+        },
+        Write {
+            sector: 729,
+            sectors: 10,
+            flags: 7,
+        },
+        Packed {
+            a: 366,
+            b: 165,
+            sectors: 3,
+        },
+        Packed {
+            a: 623,
+            b: 490,
+            sectors: 4,
+        },
+        Write {
+            sector: 174,
+            sectors: 9,
+            flags: 4,
+        },
+        Discard {
+            sector: 695,
+            sectors: 9,
+        },
+        Write {
+            sector: 52,
+            sectors: 12,
+            flags: 9,
+        },
+        Write {
+            sector: 420,
+            sectors: 10,
+            flags: 2,
+        },
+        PowerLoss {
+            after_ns: 1873813,
+            seed: 18398277576901272386,
         },
     ];
     run(&ops).unwrap();
