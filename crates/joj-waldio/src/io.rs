@@ -1,0 +1,201 @@
+//! The WAL file's I/O, as a trait so crashes can be injected.
+//!
+//! [`WalIo`] is the handful of calls the WAL logic makes on its physical file: aligned reads and
+//! writes (optionally `RWF_DSYNC`), `fdatasync`, the file length and the direct-I/O alignment.
+//! [`DirectFile`] is the one real implementation: an `O_DIRECT` descriptor. [`Tap`] lets a test
+//! see every physical write and sync in order (the crash tests rebuild crash states from it).
+//!
+//! Fault model of the real file (what the crash tests assume): a completed direct write sits in
+//! the device's volatile cache until a flush (`fdatasync`) or is durable at once with
+//! `RWF_DSYNC`; an interrupted or unflushed write may be lost or torn at 512-byte sectors.
+
+use std::alloc::{Layout, alloc_zeroed, dealloc};
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::Path;
+use std::sync::Arc;
+
+/// A heap buffer aligned for direct I/O.
+pub struct AlignedBuf {
+    ptr: *mut u8,
+    len: usize,
+    layout: Layout,
+}
+
+// SAFETY: AlignedBuf owns its allocation exclusively, like a Vec<u8>.
+unsafe impl Send for AlignedBuf {}
+
+/// Alignment of every buffer (covers any `stx_dio_mem_align` seen in practice: 512 or 4096).
+pub const BUF_ALIGN: usize = 4096;
+
+impl AlignedBuf {
+    /// A zeroed buffer of `len` bytes (`len` may be 0).
+    pub fn zeroed(len: usize) -> Self {
+        let layout = Layout::from_size_align(len.max(1), BUF_ALIGN).expect("valid layout");
+        // SAFETY: layout has non-zero size.
+        let ptr = unsafe { alloc_zeroed(layout) };
+        if ptr.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        AlignedBuf { ptr, len, layout }
+    }
+}
+
+impl std::ops::Deref for AlignedBuf {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        // SAFETY: ptr is valid for len bytes for the buffer's lifetime.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+impl std::ops::DerefMut for AlignedBuf {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as above, and we hold &mut self.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+}
+
+impl Drop for AlignedBuf {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `zeroed` with this layout.
+        unsafe { dealloc(self.ptr, self.layout) }
+    }
+}
+
+/// What the WAL logic needs of its physical file.
+pub trait WalIo: Send {
+    /// Read into `buf` at `off` (both aligned); returns the bytes read (short at end of file).
+    fn read_at(&mut self, buf: &mut [u8], off: u64) -> std::io::Result<usize>;
+    /// Write all of `buf` at `off` (both aligned). `dsync`: durable on return (`RWF_DSYNC`).
+    fn write_at(&mut self, buf: &[u8], off: u64, dsync: bool) -> std::io::Result<()>;
+    /// `fdatasync`.
+    fn sync_data(&mut self) -> std::io::Result<()>;
+    /// File length in bytes.
+    fn len(&self) -> std::io::Result<u64>;
+    /// Direct-I/O offset and length alignment in bytes.
+    fn dio_align(&self) -> u32;
+}
+
+/// Sees every physical write and sync of a file, in order (tests: crash-state reconstruction).
+pub trait Tap: Send + Sync {
+    fn write(&self, path: &Path, off: u64, data: &[u8], durable: bool);
+    fn sync(&self, path: &Path);
+    fn truncate(&self, path: &Path, size: u64);
+}
+
+/// The real WAL file: an `O_DIRECT` descriptor.
+pub struct DirectFile {
+    fd: OwnedFd,
+    path: std::path::PathBuf,
+    align: u32,
+    tap: Option<Arc<dyn Tap>>,
+}
+
+impl DirectFile {
+    /// Open (creating with `mode` if asked) `path` for direct I/O.
+    pub fn open(
+        path: &Path,
+        create: bool,
+        mode: u32,
+        tap: Option<Arc<dyn Tap>>,
+    ) -> std::io::Result<Self> {
+        use rustix::fs::{Mode, OFlags};
+        let mut flags = OFlags::RDWR | OFlags::DIRECT | OFlags::CLOEXEC;
+        if create {
+            flags |= OFlags::CREATE;
+        }
+        let fd = rustix::fs::open(path, flags, Mode::from_raw_mode(mode))?;
+        let align = dio_alignment(&fd)?;
+        Ok(DirectFile {
+            fd,
+            path: path.to_path_buf(),
+            align,
+            tap,
+        })
+    }
+
+    pub fn raw_fd(&self) -> i32 {
+        use std::os::fd::AsRawFd;
+        self.fd.as_raw_fd()
+    }
+
+    pub fn fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+}
+
+/// The file's direct-I/O alignment from `statx` (`STATX_DIOALIGN`, Linux 6.1+), the larger of
+/// the memory and offset alignments; 512 if the filesystem does not report it.
+fn dio_alignment(fd: &OwnedFd) -> std::io::Result<u32> {
+    use rustix::fs::{AtFlags, StatxFlags, statx};
+    let st = statx(fd, "", AtFlags::EMPTY_PATH, StatxFlags::DIOALIGN)?;
+    if st.stx_mask & StatxFlags::DIOALIGN.bits() == 0 || st.stx_dio_offset_align == 0 {
+        return Ok(512);
+    }
+    Ok(st.stx_dio_offset_align.max(st.stx_dio_mem_align).max(512))
+}
+
+impl WalIo for DirectFile {
+    fn read_at(&mut self, buf: &mut [u8], off: u64) -> std::io::Result<usize> {
+        let mut done = 0;
+        while done < buf.len() {
+            match rustix::io::pread(&self.fd, &mut buf[done..], off + done as u64) {
+                Ok(0) => break,
+                Ok(n) => done += n,
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(done)
+    }
+
+    fn write_at(&mut self, buf: &[u8], off: u64, dsync: bool) -> std::io::Result<()> {
+        use rustix::io::ReadWriteFlags;
+        let flags = if dsync {
+            ReadWriteFlags::DSYNC
+        } else {
+            ReadWriteFlags::empty()
+        };
+        let mut done = 0;
+        while done < buf.len() {
+            let slice = [std::io::IoSlice::new(&buf[done..])];
+            match rustix::io::pwritev2(&self.fd, &slice, off + done as u64, flags) {
+                Ok(0) => {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::WriteZero,
+                        "direct write made no progress",
+                    ));
+                }
+                Ok(n) => done += n,
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        if let Some(t) = &self.tap {
+            t.write(&self.path, off, buf, dsync);
+        }
+        Ok(())
+    }
+
+    fn sync_data(&mut self) -> std::io::Result<()> {
+        loop {
+            match rustix::fs::fdatasync(&self.fd) {
+                Ok(()) => break,
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        if let Some(t) = &self.tap {
+            t.sync(&self.path);
+        }
+        Ok(())
+    }
+
+    fn len(&self) -> std::io::Result<u64> {
+        Ok(rustix::fs::fstat(&self.fd)?.st_size as u64)
+    }
+
+    fn dio_align(&self) -> u32 {
+        self.align
+    }
+}

@@ -1,0 +1,225 @@
+//! Durability options, group synchronization and its policy (a pure function).
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// How a log commit is made durable (WALDIO section 5.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SyncOption {
+    /// Direct write, then `fdatasync` (a cache flush, no journal commit). SQLite `FULL`.
+    Full,
+    /// Direct write with `RWF_DSYNC`: FUA where the device has it (WALDIO's persistent DIO).
+    Fua,
+    /// Direct write only; SQLite syncs the WAL at checkpoint. SQLite `NORMAL`.
+    Normal,
+}
+
+impl SyncOption {
+    pub fn name(self) -> &'static str {
+        match self {
+            SyncOption::Full => "full",
+            SyncOption::Fua => "fua",
+            SyncOption::Normal => "normal",
+        }
+    }
+}
+
+impl fmt::Display for SyncOption {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for SyncOption {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "full" => Ok(SyncOption::Full),
+            "fua" | "pdio" => Ok(SyncOption::Fua),
+            "normal" => Ok(SyncOption::Normal),
+            other => Err(format!(
+                "unknown waldio sync option {other:?}: use full, fua or normal"
+            )),
+        }
+    }
+}
+
+/// Group synchronization (WALDIO section 5.3): a frame buffer and a grouping interval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GroupSync {
+    /// Write the buffered commits once they hold this many bytes (paper: 16 KiB, 4 pages).
+    pub frame_buffer_bytes: usize,
+    /// ... or once the oldest buffered commit is this old (paper: 2 ms).
+    pub interval_ms: u64,
+}
+
+impl Default for GroupSync {
+    fn default() -> Self {
+        GroupSync {
+            frame_buffer_bytes: 16 * 1024,
+            interval_ms: 2,
+        }
+    }
+}
+
+/// Everything a waldio WAL is opened with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WaldioOptions {
+    pub sync: SyncOption,
+    /// `None`: every commit is written (and synced per `sync`) before it is acknowledged.
+    pub group: Option<GroupSync>,
+    /// Frames preallocated when the WAL is first written (default 1024: room for SQLite's
+    /// default auto-checkpoint at 1000 pages).
+    pub prealloc_frames: u32,
+    /// Frames added each time the WAL must grow (default 256).
+    pub extend_frames: u32,
+    /// Test canary only: skip the per-commit durability step (no `fdatasync`, no `RWF_DSYNC`).
+    /// A crash test that cannot tell this from the real thing tests nothing.
+    #[serde(default)]
+    pub canary_skip_sync: bool,
+}
+
+impl Default for WaldioOptions {
+    fn default() -> Self {
+        WaldioOptions {
+            sync: SyncOption::Full,
+            group: None,
+            prealloc_frames: 1024,
+            extend_frames: 256,
+            canary_skip_sync: false,
+        }
+    }
+}
+
+impl WaldioOptions {
+    /// The `PRAGMA synchronous` level SQLite must run with: `FULL` when SQLite itself should
+    /// sync each commit (`full`, `fua` without group sync), else `NORMAL` (the VFS or the
+    /// checkpoint does the syncing).
+    pub fn sqlite_synchronous(&self) -> &'static str {
+        match (self.sync, self.group) {
+            (SyncOption::Full | SyncOption::Fua, None) => "FULL",
+            _ => "NORMAL",
+        }
+    }
+
+    /// A short label: `full`, `fua+gs16k/2ms`, ...
+    pub fn label(&self) -> String {
+        match self.group {
+            None => self.sync.name().to_string(),
+            Some(g) => format!(
+                "{}+gs{}k/{}ms",
+                self.sync,
+                g.frame_buffer_bytes / 1024,
+                g.interval_ms
+            ),
+        }
+    }
+
+    /// Apply URI parameters (`waldio_sync`, `waldio_group`, `waldio_group_kib`,
+    /// `waldio_group_ms`, `waldio_prealloc_frames`, `waldio_extend_frames`) given by `get`.
+    pub fn with_uri_params(
+        mut self,
+        get: impl Fn(&str) -> Option<String>,
+    ) -> Result<WaldioOptions, String> {
+        if let Some(s) = get("waldio_sync") {
+            self.sync = s.parse()?;
+        }
+        let num = |key: &str| -> Result<Option<u64>, String> {
+            match get(key) {
+                None => Ok(None),
+                Some(v) => v
+                    .parse::<u64>()
+                    .map(Some)
+                    .map_err(|_| format!("{key}={v:?} is not a whole number")),
+            }
+        };
+        if let Some(on) = num("waldio_group")? {
+            self.group = if on == 0 {
+                None
+            } else {
+                Some(self.group.unwrap_or_default())
+            };
+        }
+        if let Some(kib) = num("waldio_group_kib")? {
+            let mut g = self.group.unwrap_or_default();
+            g.frame_buffer_bytes = (kib as usize) * 1024;
+            self.group = if kib == 0 { None } else { Some(g) };
+        }
+        if let Some(ms) = num("waldio_group_ms")? {
+            let mut g = self.group.unwrap_or_default();
+            g.interval_ms = ms;
+            self.group = Some(g);
+        }
+        if let Some(n) = num("waldio_prealloc_frames")? {
+            self.prealloc_frames = n.clamp(1, 1 << 24) as u32;
+        }
+        if let Some(n) = num("waldio_extend_frames")? {
+            self.extend_frames = n.clamp(1, 1 << 24) as u32;
+        }
+        Ok(self)
+    }
+
+    /// The same options as URI parameters (`&`-joined, no leading separator).
+    pub fn uri_params(&self) -> String {
+        let mut s = format!(
+            "waldio_sync={}&waldio_prealloc_frames={}&waldio_extend_frames={}",
+            self.sync, self.prealloc_frames, self.extend_frames
+        );
+        match self.group {
+            None => s.push_str("&waldio_group=0"),
+            Some(g) => s.push_str(&format!(
+                "&waldio_group_kib={}&waldio_group_ms={}",
+                g.frame_buffer_bytes / 1024,
+                g.interval_ms
+            )),
+        }
+        s
+    }
+}
+
+/// Group-sync policy: write the buffered commits now? Pure: the caller supplies the state.
+pub fn group_due(buffered_bytes: usize, oldest_age_ns: u64, group: &GroupSync) -> bool {
+    buffered_bytes >= group.frame_buffer_bytes
+        || oldest_age_ns >= group.interval_ms.saturating_mul(1_000_000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn group_is_due_when_full_or_old() {
+        let g = GroupSync::default();
+        assert!(!group_due(4096, 0, &g));
+        assert!(group_due(16 * 1024, 0, &g));
+        assert!(group_due(4096, 2_000_000, &g));
+        assert!(!group_due(12 * 1024, 1_999_999, &g));
+    }
+
+    #[test]
+    fn uri_params_round_trip_and_bad_values_are_named() {
+        let o = WaldioOptions {
+            sync: SyncOption::Fua,
+            group: Some(GroupSync {
+                frame_buffer_bytes: 32 * 1024,
+                interval_ms: 5,
+            }),
+            ..WaldioOptions::default()
+        };
+        let params = o.uri_params();
+        let get = |k: &str| {
+            params
+                .split('&')
+                .find_map(|kv| kv.strip_prefix(&format!("{k}=")).map(str::to_string))
+        };
+        assert_eq!(WaldioOptions::default().with_uri_params(get).unwrap(), o);
+        let err = WaldioOptions::default()
+            .with_uri_params(|k| (k == "waldio_sync").then(|| "fast".to_string()))
+            .unwrap_err();
+        assert!(err.contains("full, fua or normal"), "{err}");
+        assert_eq!(o.sqlite_synchronous(), "NORMAL");
+        assert_eq!(WaldioOptions::default().sqlite_synchronous(), "FULL");
+    }
+}
