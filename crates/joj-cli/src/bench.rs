@@ -55,6 +55,28 @@ pub struct CommonArgs {
     /// Seed of every random choice (keys, offsets).
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
+    /// Replay the run's block trace through this emulated eMMC profile (a built-in name such as
+    /// emmc5 or galaxy-s5, or a profile JSON file) and add a `device` section; implies --trace.
+    #[arg(long)]
+    pub device: Option<String>,
+}
+
+/// The device profile of `--device`, loaded before the run so a bad name fails at once; turns
+/// tracing on.
+pub fn device_profile(c: &mut CommonArgs) -> Result<Option<joj_device::Profile>, String> {
+    let Some(name) = &c.device else {
+        return Ok(None);
+    };
+    if c.fs == "host" {
+        return Err(
+            "--device replays the run's block trace, which needs a scratch filesystem: \
+                    add --fs ext4 (or ext4-writeback, xfs, btrfs, ...)"
+                .into(),
+        );
+    }
+    let profile = joj_device::Profile::load(name).map_err(|e| e.to_string())?;
+    c.trace = true;
+    Ok(Some(profile))
 }
 
 #[derive(Args)]
@@ -213,7 +235,8 @@ pub fn fs_choice(fs: &str, dir: Option<PathBuf>) -> Result<FsChoice, String> {
     }
 }
 
-pub fn main(a: BenchArgs) -> CliResult {
+pub fn main(mut a: BenchArgs) -> CliResult {
+    let device = device_profile(&mut a.common)?;
     let w = workload(&a)?;
     let fs = fs_choice(&a.common.fs, a.dir.clone())?;
     let label = match &w {
@@ -225,7 +248,10 @@ pub fn main(a: BenchArgs) -> CliResult {
     opts.progress = Some(progress.counter.clone());
     let result = run(&w, &opts);
     drop(progress);
-    let result = result?;
+    let mut result = result?;
+    if let Some(profile) = &device {
+        joj_workload::device::attach(&mut result, profile)?;
+    }
     if a.common.json {
         println!("{}", serde_json::to_string_pretty(&result)?);
     } else {
@@ -289,6 +315,12 @@ pub fn summary(r: &RunResult) -> String {
             check.name,
             if check.ok { "ok" } else { "FAILED" },
             check.detail
+        ));
+    }
+    if let Some(d) = &r.device {
+        s.push_str(&format!(
+            "  device {} (trace replayed): {:.1} transactions/s modeled ({:.4} s), WAF {:.2}, {} flushes, {} FUA, {} GC copies, {} erases\n",
+            d.profile, d.modeled_ops_per_sec, d.modeled_s, d.waf, d.flushes, d.fua, d.gc_copies, d.erases
         ));
     }
     if let Some(t) = &r.trace_file {

@@ -1,7 +1,7 @@
 //! `joj compare`: the main job. Every journal mode on one filesystem, traced, one table.
 
 use crate::CliResult;
-use crate::bench::{CommonArgs, fs_choice, run_options, summary};
+use crate::bench::{CommonArgs, device_profile, fs_choice, run_options, summary};
 use crate::progress::Progress;
 use clap::Args;
 use joj_vfs::SyncCall;
@@ -33,6 +33,7 @@ pub fn main(mut a: CompareArgs) -> CliResult {
     if a.common.fs == "host" {
         a.common.fs = "ext4".into();
     }
+    let device = device_profile(&mut a.common)?;
     let modes = a
         .modes
         .iter()
@@ -61,7 +62,10 @@ pub fn main(mut a: CompareArgs) -> CliResult {
         }
     });
     drop(progress);
-    let comparison = comparison?;
+    let mut comparison = comparison?;
+    if let Some(profile) = &device {
+        joj_workload::device::attach_all(&mut comparison, profile)?;
+    }
     if let Some(path) = &a.save {
         std::fs::write(path, serde_json::to_string_pretty(&comparison)?)
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;

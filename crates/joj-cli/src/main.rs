@@ -4,7 +4,9 @@
 
 mod bench;
 mod compare;
+mod device_cmd;
 mod progress;
+mod replay_cmd;
 mod trace_cmd;
 mod version;
 
@@ -33,6 +35,10 @@ enum Command {
     Compare(Box<compare::CompareArgs>),
     /// Work with block traces: import blkparse text, summarise, plot.
     Trace(trace_cmd::TraceArgs),
+    /// Replay a block trace (joj-trace or blkparse text) through an emulated eMMC profile.
+    Replay(Box<replay_cmd::ReplayArgs>),
+    /// Emulated eMMC: format / inspect an image file, run fio-like synthetic workloads.
+    Device(device_cmd::DeviceArgs),
 }
 
 fn main() -> ExitCode {
@@ -45,8 +51,10 @@ fn main() -> ExitCode {
         Some(Command::Bench(a)) => bench::main(*a),
         Some(Command::Compare(a)) => compare::main(*a),
         Some(Command::Trace(a)) => trace_cmd::main(a),
+        Some(Command::Replay(a)) => replay_cmd::main(*a),
+        Some(Command::Device(a)) => device_cmd::main(a),
         None => {
-            eprintln!("joj: give a command (bench, compare, trace) or --help");
+            eprintln!("joj: give a command (bench, compare, trace, replay, device) or --help");
             return ExitCode::from(2);
         }
     };

@@ -16,13 +16,18 @@ pub struct Progress {
 
 impl Progress {
     pub fn start(total: u64, label: &str) -> Progress {
+        Self::start_counting(total, label, "txn")
+    }
+
+    /// A bar whose position counts `unit`s (`txn`, `req`).
+    pub fn start_counting(total: u64, label: &str, unit: &str) -> Progress {
         let counter = Arc::new(AtomicU64::new(0));
         let stop = Arc::new(AtomicBool::new(false));
         let bar = ProgressBar::new(total);
         bar.set_style(
-            ProgressStyle::with_template(
-                "{prefix:>12} [{bar:30}] {pos}/{len} txn {per_sec} eta {eta}",
-            )
+            ProgressStyle::with_template(&format!(
+                "{{prefix:>12}} [{{bar:30}}] {{pos}}/{{len}} {unit} {{per_sec}} eta {{eta}}"
+            ))
             .unwrap_or_else(|_| ProgressStyle::default_bar())
             .progress_chars("=> "),
         );
@@ -41,6 +46,15 @@ impl Progress {
             stop,
             handle: Some(handle),
         }
+    }
+
+    /// Start the bar afresh for another phase of the same job.
+    pub fn restart(&self, total: u64, label: &str) {
+        self.counter.store(0, Ordering::Relaxed);
+        self.bar.set_length(total);
+        self.bar.set_position(0);
+        self.bar.reset_eta();
+        self.bar.set_prefix(label.to_string());
     }
 
     /// Print a message on stderr above the bar.

@@ -104,8 +104,13 @@ pub enum ImageError {
     },
     #[error("image truncated or malformed: {reason}")]
     Malformed { reason: String },
-    #[error("{path} exists; refusing to format over it")]
+    #[error(
+        "{path} exists; refusing to format over it (choose another path, or replace it \
+         explicitly: `joj device format --force`)"
+    )]
     Exists { path: String },
+    #[error("{path} is not a joj device image; refusing to replace it, even when forced")]
+    NotAnImage { path: String },
     #[error("image data mode differs: image is {found}, profile wants {expected}")]
     DataModeMismatch { expected: String, found: String },
 }

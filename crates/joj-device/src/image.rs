@@ -422,6 +422,34 @@ pub fn create(path: &Path, profile: &Profile) -> Result<Emmc<NandMedium>, ImageE
     open(path, profile).map(|(d, _)| d)
 }
 
+/// Format a new device of `profile` at `path` and return its facts. An existing file is
+/// refused (`Exists`) unless `replace`; even then only a joj device image is replaced
+/// (`NotAnImage` otherwise), atomically, so a crash leaves the old image or the new one.
+pub fn format(path: &Path, profile: &Profile, replace: bool) -> Result<ImageInfo, ImageError> {
+    if path.exists() {
+        if !replace {
+            return Err(ImageError::Exists {
+                path: path.display().to_string(),
+            });
+        }
+        let mut head = [0u8; MAGIC.len()];
+        let is_image = std::fs::File::open(path)
+            .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
+            .is_ok()
+            && &head == MAGIC;
+        if !is_image {
+            return Err(ImageError::NotAnImage {
+                path: path.display().to_string(),
+            });
+        }
+    }
+    let dev = Emmc::new(profile).map_err(|e| ImageError::Malformed {
+        reason: e.to_string(),
+    })?;
+    save(dev, path)?;
+    inspect(path)
+}
+
 /// Open the image at `path` as a device of `profile`: decode, check, and recover the mapping as
 /// after a power loss.
 pub fn open(
@@ -471,6 +499,33 @@ mod tests {
         assert_eq!(buf, data);
         dev.read(65536, &mut buf[..512]).unwrap();
         assert_eq!(&buf[..512], &data[..512]);
+    }
+
+    #[test]
+    fn format_refuses_an_existing_file_unless_replacing_an_image() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("dev.img");
+        let p = small();
+        let info = format(&path, &p, false).unwrap();
+        assert_eq!(info.programmed_pages, 0);
+        let mut dev = open(&path, &p).unwrap().0;
+        dev.write(0, &[7u8; 2048], WriteFlags::NONE).unwrap();
+        save(dev, &path).unwrap();
+        let written = std::fs::read(&path).unwrap();
+        assert!(matches!(
+            format(&path, &p, false),
+            Err(ImageError::Exists { .. })
+        ));
+        assert_eq!(std::fs::read(&path).unwrap(), written, "refused: untouched");
+        assert_eq!(format(&path, &p, true).unwrap().programmed_pages, 0);
+
+        let other = dir.path().join("notes.txt");
+        std::fs::write(&other, b"keep me").unwrap();
+        assert!(matches!(
+            format(&other, &p, true),
+            Err(ImageError::NotAnImage { .. })
+        ));
+        assert_eq!(std::fs::read(&other).unwrap(), b"keep me");
     }
 
     #[test]

@@ -52,18 +52,33 @@ pub fn compare(
 /// The table `joj compare` prints: per mode, transactions/s, then KiB written per
 /// transaction — database data, log data (WAL or rollback journal), filesystem metadata,
 /// filesystem journal and the part of it written while SQLite synced its log (the JOJ), total —
-/// and flush requests per transaction.
+/// and flush requests per transaction. When the rows were replayed through a device model
+/// (`joj compare --device`), a last column gives the modeled transactions per second.
 pub fn table(c: &Comparison) -> String {
     let mut s = String::new();
+    let device = c.rows.iter().any(|r| r.result.device.is_some());
+    let (dev_head, dev_unit) = if device {
+        (
+            format!(" | {:>9}", "dev txn/s"),
+            format!(" | {:>9}", "modeled"),
+        )
+    } else {
+        (String::new(), String::new())
+    };
     s.push_str(&format!(
-        "{:<10} {:>9} | {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} | {:>7}\n",
+        "{:<10} {:>9} | {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} | {:>7}{dev_head}\n",
         "mode", "txn/s", "db", "log", "meta", "fs-jnl", "(JOJ)", "total", "flushes"
     ));
     s.push_str(&format!(
-        "{:<10} {:>9} | {:^53} | {:>7}\n",
+        "{:<10} {:>9} | {:^53} | {:>7}{dev_unit}\n",
         "", "", "KiB written per transaction", "per txn"
     ));
     for r in &c.rows {
+        let dev_col = match (&r.result.device, device) {
+            (Some(d), _) => format!(" | {:>9.1}", d.modeled_ops_per_sec),
+            (None, true) => format!(" | {:>9}", "-"),
+            (None, false) => String::new(),
+        };
         let res = &r.result;
         match &res.block_per_txn {
             Some(b) => {
@@ -74,7 +89,7 @@ pub fn table(c: &Comparison) -> String {
                     .unwrap_or(0.0);
                 let log = b.data_by_role.wal + b.data_by_role.rollback_journal;
                 s.push_str(&format!(
-                    "{:<10} {:>9.1} | {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} | {:>7.2}\n",
+                    "{:<10} {:>9.1} | {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} | {:>7.2}{dev_col}\n",
                     r.mode,
                     res.ops_per_sec,
                     b.data_by_role.database / 1024.0,
@@ -87,7 +102,7 @@ pub fn table(c: &Comparison) -> String {
                 ));
             }
             None => s.push_str(&format!(
-                "{:<10} {:>9.1} | (not traced)\n",
+                "{:<10} {:>9.1} | (not traced){dev_col}\n",
                 r.mode, res.ops_per_sec
             )),
         }

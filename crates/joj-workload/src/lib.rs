@@ -15,6 +15,7 @@
 pub mod compare;
 pub mod config;
 pub mod db;
+pub mod device;
 pub mod file;
 pub mod latency;
 pub mod result;
@@ -59,4 +60,6 @@ pub enum WorkloadError {
     Vfs(#[from] joj_vfs::VfsError),
     #[error(transparent)]
     Trace(#[from] joj_trace::error::TraceError),
+    #[error("replaying the run through the device model: {0}")]
+    Device(#[from] joj_device::ReplayError),
 }

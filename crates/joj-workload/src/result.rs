@@ -123,6 +123,10 @@ pub struct RunResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub plot_file: Option<String>,
     pub checks: Vec<Check>,
+    /// The run's trace replayed through an emulated device (`joj bench --device`), with
+    /// `modeled_ops_per_sec` in transactions per modeled second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<joj_device::DeviceSummary>,
 }
 
 /// Flags of the bios as the filesystem submitted them (block_bio_queue).

@@ -477,6 +477,7 @@ pub fn run(workload: &Workload, opts: &RunOptions) -> Result<RunResult, Workload
         trace_file: None,
         plot_file: None,
         checks: vec![],
+        device: None,
     };
 
     if opts.trace {
@@ -579,9 +580,14 @@ fn trace_header(result: &RunResult, scratch: Option<&ScratchFs>) -> TraceHeader 
         clock: Clock::Mono,
         devices,
         source: TraceSource::Tracefs,
-        meta: match serde_json::to_value(&result.config) {
-            Ok(serde_json::Value::Object(m)) => m,
-            _ => serde_json::Map::new(),
+        meta: {
+            let mut m = match serde_json::to_value(&result.config) {
+                Ok(serde_json::Value::Object(m)) => m,
+                _ => serde_json::Map::new(),
+            };
+            // Replays count modeled throughput in these (joj_device::LoadedTrace).
+            m.insert("transactions".into(), result.transactions.into());
+            m
         },
     }
 }

@@ -1,0 +1,366 @@
+//! `joj device`: format and inspect device image files, and run fio-like synthetic workloads on
+//! an emulated device.
+
+use crate::CliResult;
+use crate::progress::Progress;
+use clap::{Args, Subcommand};
+use joj_device::image::{self, ImageInfo};
+use joj_device::{
+    DataMode, DeviceSummary, IoKind, Pattern, Phase, Profile, SyncKind, WorkloadSpec,
+    run_workload_observed,
+};
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+#[derive(Args)]
+pub struct DeviceArgs {
+    #[command(subcommand)]
+    command: DeviceCommand,
+}
+
+#[derive(Subcommand)]
+enum DeviceCommand {
+    /// Write a freshly formatted device image. An existing file is never overwritten unless
+    /// --force is given, and even then only if it is a joj device image.
+    Format {
+        image: PathBuf,
+        /// Device profile: a built-in name (emmc5, galaxy-s5) or a path to a profile JSON file.
+        #[arg(long, default_value = "emmc5")]
+        profile: String,
+        /// Replace an existing joj device image.
+        #[arg(long)]
+        force: bool,
+        /// Store page data (`full`) or only the out-of-band areas (`oob`).
+        #[arg(long, default_value = "full")]
+        data: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check an image and print its facts; with --profile also power it on (recover the
+    /// mapping) and report what recovery found, torn pages included.
+    Inspect {
+        image: PathBuf,
+        #[arg(long)]
+        profile: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// A synthetic workload (fio-like) on a fresh emulated device.
+    Run(Box<RunArgs>),
+}
+
+#[derive(Args)]
+pub struct RunArgs {
+    /// Device profile: a built-in name (emmc5, galaxy-s5) or a path to a profile JSON file.
+    #[arg(long, default_value = "emmc5")]
+    pub profile: String,
+    /// randwrite, write (sequential), randread or read (sequential).
+    #[arg(long, default_value = "randwrite")]
+    pub workload: String,
+    /// Request size: bytes, or with a k/m suffix (4k, 16k, 512).
+    #[arg(long = "io-size", default_value = "4k")]
+    pub io_size: String,
+    /// Fill before measuring: none, full, a percentage (50%) or a share (0.5).
+    #[arg(long, default_value = "none")]
+    pub precondition: String,
+    /// Device capacities of random page writes after the fill, to reach GC steady state
+    /// (default 2 when preconditioning, 0 otherwise).
+    #[arg(long = "random-passes")]
+    pub random_passes: Option<f64>,
+    /// Requests measured.
+    #[arg(long, default_value_t = 100_000)]
+    pub ops: u64,
+    /// A flush after every k-th write.
+    #[arg(long = "flush-every", conflicts_with = "fua_every")]
+    pub flush_every: Option<u64>,
+    /// Every k-th write is a FUA write.
+    #[arg(long = "fua-every")]
+    pub fua_every: Option<u64>,
+    /// Raw NAND size in GiB (resizes the profile's blocks per plane; default: the profile's).
+    #[arg(long = "raw-gib")]
+    pub raw_gib: Option<u64>,
+    /// Store page data (`full`) or only the out-of-band areas (`oob`, same counters, faster).
+    #[arg(long, default_value = "oob")]
+    pub data: String,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Print one JSON document on stdout and nothing else.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn main(a: DeviceArgs) -> CliResult {
+    match a.command {
+        DeviceCommand::Format {
+            image: path,
+            profile,
+            force,
+            data,
+            json,
+        } => {
+            let profile = Profile::load(&profile)?.with_data_mode(data_mode(&data)?);
+            let info = image::format(&path, &profile, force)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&info)?);
+            } else {
+                println!(
+                    "formatted {} as {} ({})",
+                    path.display(),
+                    profile.name,
+                    describe(&info)
+                );
+            }
+        }
+        DeviceCommand::Inspect {
+            image: path,
+            profile,
+            json,
+        } => {
+            let info = image::inspect(&path)?;
+            let recovery = match profile {
+                None => None,
+                Some(name) => {
+                    let mode = if info.data_stored {
+                        DataMode::Full
+                    } else {
+                        DataMode::OobOnly
+                    };
+                    let p = Profile::load(&name)?.with_data_mode(mode);
+                    Some(image::open(&path, &p)?.1)
+                }
+            };
+            if json {
+                let doc = serde_json::json!({ "image": info, "recovery": recovery });
+                println!("{}", serde_json::to_string_pretty(&doc)?);
+            } else {
+                println!("{}: {}", path.display(), describe(&info));
+                if let Some(r) = recovery {
+                    println!(
+                        "  power-on recovery: modeled {:.2} ms, checkpoint seq {}, {} OOB reads, \
+                         {} pages mapped from the scan, {} torn pages, {} blocks with a torn erase",
+                        r.modeled_ns as f64 / 1e6,
+                        r.checkpoint_seq,
+                        r.oob_reads,
+                        r.mapped_from_scan,
+                        r.torn_pages,
+                        r.torn_erase_blocks
+                    );
+                }
+            }
+        }
+        DeviceCommand::Run(r) => run(*r)?,
+    }
+    Ok(())
+}
+
+fn describe(i: &ImageInfo) -> String {
+    let g = &i.geometry;
+    format!(
+        "format v{}, {} logical pages of {} B ({:.2} GiB), {} pages programmed, checkpoint seq {}, \
+         max erase count {}, page data {}, {} bytes on disk",
+        i.version,
+        i.logical_pages,
+        g.page_bytes,
+        (i.logical_pages * u64::from(g.page_bytes)) as f64 / (1u64 << 30) as f64,
+        i.programmed_pages,
+        i.checkpoint_seq,
+        i.max_erase_count,
+        if i.data_stored {
+            "stored"
+        } else {
+            "not stored"
+        },
+        i.file_bytes
+    )
+}
+
+fn data_mode(s: &str) -> Result<DataMode, String> {
+    match s {
+        "full" => Ok(DataMode::Full),
+        "oob" | "oob-only" => Ok(DataMode::OobOnly),
+        other => Err(format!("unknown --data '{other}': use full or oob")),
+    }
+}
+
+/// `4k`, `16K`, `1m`, `512`, `4KiB` → bytes.
+fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim().to_ascii_lowercase();
+    let t = t.trim_end_matches("ib").trim_end_matches('b');
+    let (num, mult) = match t.chars().last() {
+        Some('k') => (&t[..t.len() - 1], 1u64 << 10),
+        Some('m') => (&t[..t.len() - 1], 1 << 20),
+        _ => (t, 1),
+    };
+    num.parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(mult))
+        .filter(|&n| n > 0)
+        .ok_or_else(|| format!("bad --io-size '{s}': give bytes or a size like 512, 4k, 16k, 1m"))
+}
+
+/// `none`, `full`, `50%`, `0.5` → share of the capacity.
+fn parse_fill(s: &str) -> Result<f64, String> {
+    let bad = || format!("bad --precondition '{s}': use none, full, a percentage (50%) or 0..1");
+    let v = match s {
+        "none" => 0.0,
+        "full" => 1.0,
+        p if p.ends_with('%') => p[..p.len() - 1].parse::<f64>().map_err(|_| bad())? / 100.0,
+        x => x.parse::<f64>().map_err(|_| bad())?,
+    };
+    if (0.0..=1.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(bad())
+    }
+}
+
+fn spec(a: &RunArgs) -> Result<WorkloadSpec, String> {
+    let (pattern, kind) = match a.workload.as_str() {
+        "randwrite" => (Pattern::Rand, IoKind::Write),
+        "write" | "seqwrite" => (Pattern::Seq, IoKind::Write),
+        "randread" => (Pattern::Rand, IoKind::Read),
+        "read" | "seqread" => (Pattern::Seq, IoKind::Read),
+        other => {
+            return Err(format!(
+                "unknown --workload '{other}': use randwrite, write, randread or read"
+            ));
+        }
+    };
+    let (sync, sync_every) = match (a.flush_every, a.fua_every) {
+        (Some(0), _) | (_, Some(0)) => {
+            return Err("--flush-every and --fua-every count writes: give 1 or more".into());
+        }
+        (Some(k), None) => (SyncKind::Flush, k),
+        (None, Some(k)) => (SyncKind::Fua, k),
+        _ => (SyncKind::None, 1),
+    };
+    let fill = parse_fill(&a.precondition)?;
+    let passes = a
+        .random_passes
+        .unwrap_or(if fill > 0.0 { 2.0 } else { 0.0 });
+    if !(passes.is_finite() && passes >= 0.0) {
+        return Err(format!(
+            "bad --random-passes {passes}: give 0 or more capacities"
+        ));
+    }
+    Ok(WorkloadSpec {
+        pattern,
+        kind,
+        io_bytes: parse_size(&a.io_size)?,
+        sync,
+        sync_every,
+        precondition_fill: fill,
+        precondition_random_passes: passes,
+        ops: a.ops,
+        seed: a.seed,
+        data_mode: data_mode(&a.data)?,
+    })
+}
+
+fn run(a: RunArgs) -> CliResult {
+    let spec = spec(&a)?;
+    let mut profile = Profile::load(&a.profile)?;
+    if let Some(gib) = a.raw_gib {
+        let g = &profile.geometry;
+        let per_plane_row =
+            u64::from(g.pages_per_block) * u64::from(g.page_bytes) * u64::from(g.units());
+        let bpp = (gib << 30) / per_plane_row;
+        if bpp == 0 || bpp > u64::from(u32::MAX) {
+            return Err(format!("--raw-gib {gib} does not fit the profile's geometry").into());
+        }
+        profile = profile.with_blocks_per_plane(bpp as u32);
+        profile.validate()?;
+    }
+    let capacity = profile.capacity_bytes();
+    let raw_bytes = profile.geometry.physical_pages() * u64::from(profile.geometry.page_bytes);
+    let pre_total = spec.precondition_requests(capacity, u64::from(profile.geometry.page_bytes));
+    let progress = Progress::start_counting(pre_total.max(spec.ops), "precondition", "req");
+    let counter = progress.counter.clone();
+    let mut phase = Phase::Precondition;
+    let t0 = Instant::now();
+    let mut measure_start = None;
+    let mut measure_end = None;
+    let report = run_workload_observed(&profile, &spec, &mut |p, done| {
+        if p == Phase::Measure && phase == Phase::Precondition {
+            phase = Phase::Measure;
+            measure_start = Some(Instant::now());
+            progress.restart(spec.ops, "measure");
+        }
+        if p == Phase::Measure && done == spec.ops {
+            measure_end = Some(Instant::now());
+        }
+        counter.store(done, Ordering::Relaxed);
+    });
+    drop(progress);
+    let report = report?;
+    let start = measure_start.unwrap_or(t0);
+    let end = measure_end.unwrap_or_else(Instant::now);
+    let precondition_s = start.duration_since(t0).as_secs_f64();
+    let measured_s = end.duration_since(start).as_secs_f64();
+    let per_wall_s = spec.ops as f64 / measured_s.max(1e-9);
+    let c = &report.device;
+    let summary = DeviceSummary::new(&report.profile, c, None, c.modeled_s);
+    if a.json {
+        let doc = serde_json::json!({
+            "profile": report.profile,
+            "capacity_bytes": report.capacity_bytes,
+            "raw_bytes": raw_bytes,
+            "spec": report.spec,
+            "bytes_per_logical_page": report.bytes_per_logical_page,
+            "wall": {
+                "precondition_s": precondition_s,
+                "measured_s": measured_s,
+                "simulated_requests_per_s": per_wall_s,
+            },
+            "device": summary,
+            "counters": c,
+        });
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+        return Ok(());
+    }
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+    println!(
+        "{}: {:.2} GiB logical ({:.2} GiB raw); {} {} B, {} requests; preconditioned {:.0} % + {} random passes in {:.1} s wall",
+        report.profile,
+        gib(report.capacity_bytes),
+        gib(raw_bytes),
+        a.workload,
+        spec.io_bytes,
+        spec.ops,
+        spec.precondition_fill * 100.0,
+        spec.precondition_random_passes,
+        precondition_s
+    );
+    println!(
+        "  model speed: {} requests in {:.2} s wall = {:.0} simulated requests/s on one core",
+        spec.ops, measured_s, per_wall_s
+    );
+    println!(
+        "  modeled: {:.3} s, {:.0} requests/s; WAF {:.2} (FTL alone {:.2}), {} GC copies, {} erases, {} flushes, {} FUA writes",
+        c.modeled_s,
+        c.modeled_ops_per_sec,
+        c.waf,
+        c.ftl_waf,
+        c.gc_copies,
+        c.erases,
+        c.flushes,
+        c.fua
+    );
+    let l = if spec.kind == IoKind::Read {
+        &c.latency.read
+    } else if spec.sync == SyncKind::Fua && spec.sync_every == 1 {
+        &c.latency.fua_write
+    } else {
+        &c.latency.write
+    };
+    println!(
+        "  latency µs: mean {:.1}, p50 {:.1}, p99 {:.1}, p99.9 {:.1}, max {:.1}",
+        l.mean_us, l.p50_us, l.p99_us, l.p999_us, l.max_us
+    );
+    println!(
+        "  model memory: {:.1} bytes per logical page (page data excluded)",
+        report.bytes_per_logical_page
+    );
+    Ok(())
+}

@@ -1,0 +1,106 @@
+//! `joj replay`: a block trace (joj-trace file or blkparse text) through an emulated device.
+
+use crate::CliResult;
+use clap::Args;
+use joj_device::{DeviceSummary, Profile, ReplayOptions, ReplayReport, load_trace, replay_with};
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub struct ReplayArgs {
+    /// A joj-trace file (`joj bench --trace` writes them) or blkparse text output.
+    pub trace: PathBuf,
+    /// Device profile: a built-in name (emmc5, galaxy-s5) or a path to a profile JSON file.
+    #[arg(long, default_value = "emmc5")]
+    pub profile: String,
+    /// Replay only this device of the trace (`major:minor`).
+    #[arg(long)]
+    pub dev: Option<String>,
+    /// Replay every device of the trace as a partition of the one emulated device.
+    #[arg(long)]
+    pub partitions: bool,
+    /// Keep the trace's gaps between requests as idle time (default: back to back).
+    #[arg(long = "honor-timestamps")]
+    pub honor_timestamps: bool,
+    /// Print one JSON document on stdout and nothing else.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn main(a: ReplayArgs) -> CliResult {
+    let profile = Profile::load(&a.profile)?;
+    let trace = load_trace(&a.trace)?;
+    let opts = ReplayOptions {
+        dev: a.dev.clone(),
+        partitions: a.partitions,
+        honor_timestamps: a.honor_timestamps,
+        ..ReplayOptions::default()
+    };
+    let report = replay_with(&trace.records, &profile, &opts)?;
+    let summary = DeviceSummary::from_replay(&report, trace.transactions());
+    if a.json {
+        let doc = serde_json::json!({
+            "trace": a.trace.display().to_string(),
+            "format": trace.format,
+            "profile": profile.name,
+            "replay": {
+                "dev": report.dev,
+                "records": report.records,
+                "reads": report.reads,
+                "writes": report.writes,
+                "flushes": report.flushes,
+                "discards": report.discards,
+                "skipped_other": report.skipped_other,
+                "honor_timestamps": a.honor_timestamps,
+            },
+            "device": summary,
+            "counters": report.device,
+        });
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        print!("{}", text(&a, trace.format, &report, &summary));
+    }
+    Ok(())
+}
+
+fn text(a: &ReplayArgs, format: &str, r: &ReplayReport, d: &DeviceSummary) -> String {
+    let c = &r.device;
+    let basis = match d.ops_basis {
+        joj_device::OpsBasis::Transactions => "transactions",
+        joj_device::OpsBasis::Requests => "requests",
+    };
+    let mut s = format!(
+        "{} ({format}) through {}{}\n",
+        a.trace.display(),
+        r.profile,
+        r.dev
+            .as_deref()
+            .map(|d| format!(", device {d}"))
+            .unwrap_or_default()
+    );
+    s.push_str(&format!(
+        "  {} requests: {} reads, {} writes, {} flushes, {} discards ({} other skipped)\n",
+        r.records, r.reads, r.writes, r.flushes, r.discards, r.skipped_other
+    ));
+    s.push_str(&format!(
+        "  modeled {:.4} s ({:.4} s waited for by the application): {:.1} {basis}/s over {} {basis}\n",
+        d.modeled_s, d.app_wait_s, d.modeled_ops_per_sec, d.ops
+    ));
+    s.push_str(&format!(
+        "  host wrote {} KiB; NAND programmed {} KiB (WAF {:.2}), {} erases, {} GC copies, {} FUA writes\n",
+        d.host_write_bytes / 1024,
+        d.nand_program_bytes / 1024,
+        d.waf,
+        d.erases,
+        d.gc_copies,
+        d.fua
+    ));
+    s.push_str(&format!(
+        "  mean latency µs: write {:.1}, FUA write {:.1}, flush {:.1}, read {:.1}; {} read-modify-writes\n",
+        c.latency.write.mean_us,
+        c.latency.fua_write.mean_us,
+        c.latency.flush.mean_us,
+        c.latency.read.mean_us,
+        c.rmw_reads
+    ));
+    s
+}

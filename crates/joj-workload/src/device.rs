@@ -1,0 +1,51 @@
+//! A traced run, replayed through an emulated device: the `device` section of a run result.
+//!
+//! The run's captured trace (the file `run` wrote) is replayed back to back through a fresh
+//! device of the profile, every traced device laid out as a partition of that one device (an
+//! ext4 external journal and its filesystem share the eMMC, as a phone's partitions do).
+//! `modeled_ops_per_sec` counts the run's transactions. What the model leaves out (CPU time of
+//! SQLite, the filesystem and the block layer) is stated in `docs/device-model.md`.
+
+use std::path::Path;
+
+use joj_device::{DeviceSummary, Profile, ReplayOptions, load_trace, replay_with};
+
+use crate::WorkloadError;
+use crate::compare::Comparison;
+use crate::result::RunResult;
+
+/// Replay the trace file of `result` through `profile` and return the `device` section, with
+/// `modeled_ops_per_sec = result.transactions / modeled_s`.
+pub fn replay_run(result: &RunResult, profile: &Profile) -> Result<DeviceSummary, WorkloadError> {
+    let Some(trace) = &result.trace_file else {
+        return Err(WorkloadError::Config(
+            "the run has no trace file to replay through a device: run it traced, on a scratch \
+             filesystem (--trace with --fs ext4, xfs, ...), with an output directory"
+                .into(),
+        ));
+    };
+    let loaded = load_trace(Path::new(trace))?;
+    let opts = ReplayOptions {
+        partitions: true,
+        ..ReplayOptions::default()
+    };
+    let report = replay_with(&loaded.records, profile, &opts)?;
+    Ok(DeviceSummary::from_replay(
+        &report,
+        Some(result.transactions.max(1)),
+    ))
+}
+
+/// Set `result.device` from its replay through `profile`.
+pub fn attach(result: &mut RunResult, profile: &Profile) -> Result<(), WorkloadError> {
+    result.device = Some(replay_run(result, profile)?);
+    Ok(())
+}
+
+/// Set the `device` section of every row of a comparison.
+pub fn attach_all(comparison: &mut Comparison, profile: &Profile) -> Result<(), WorkloadError> {
+    for row in &mut comparison.rows {
+        attach(&mut row.result, profile)?;
+    }
+    Ok(())
+}
