@@ -81,6 +81,10 @@ pub trait Tap: Send + Sync {
     fn write(&self, path: &Path, off: u64, data: &[u8], durable: bool);
     fn sync(&self, path: &Path);
     fn truncate(&self, path: &Path, size: u64);
+    /// A file (a rollback journal) was deleted through the VFS.
+    fn delete(&self, path: &Path) {
+        let _ = path;
+    }
 }
 
 /// The real WAL file: an `O_DIRECT` descriptor.

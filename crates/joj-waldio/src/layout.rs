@@ -56,6 +56,9 @@ pub enum Decoded {
     NewerVersion(u32),
     /// A stock SQLite WAL (its magic at offset 0).
     SqliteWal,
+    /// The first sector is all zeros: preallocated blocks whose header block was never
+    /// written (a crash between the zero fill and the first header write). Logically absent.
+    Zero,
     /// Anything else.
     Foreign,
 }
@@ -84,6 +87,9 @@ impl HeaderBlock {
             if SQLITE_WAL_MAGIC.contains(&be) {
                 return Decoded::SqliteWal;
             }
+        }
+        if bytes.len() >= 512 && bytes[..512].iter().all(|&b| b == 0) {
+            return Decoded::Zero;
         }
         if bytes.len() < HEADER_FIELDS_BYTES || bytes[OFF_MAGIC..OFF_VERSION] != MAGIC {
             return Decoded::Foreign;
@@ -247,6 +253,7 @@ mod tests {
         // A stock WAL and random bytes are told apart from ours.
         assert_eq!(HeaderBlock::decode(&h), Decoded::SqliteWal);
         assert_eq!(HeaderBlock::decode(&[7u8; 600]), Decoded::Foreign);
+        assert_eq!(HeaderBlock::decode(&[0u8; 4096]), Decoded::Zero);
         block[OFF_VERSION..OFF_BLOCK].copy_from_slice(&2u32.to_le_bytes());
         assert_eq!(HeaderBlock::decode(&block), Decoded::NewerVersion(2));
     }

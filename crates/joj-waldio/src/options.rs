@@ -158,6 +158,9 @@ impl WaldioOptions {
         if let Some(n) = num("waldio_extend_frames")? {
             self.extend_frames = n.clamp(1, 1 << 24) as u32;
         }
+        if let Some(n) = num("waldio_canary_skip_sync")? {
+            self.canary_skip_sync = n != 0;
+        }
         Ok(self)
     }
 
@@ -167,6 +170,9 @@ impl WaldioOptions {
             "waldio_sync={}&waldio_prealloc_frames={}&waldio_extend_frames={}",
             self.sync, self.prealloc_frames, self.extend_frames
         );
+        if self.canary_skip_sync {
+            s.push_str("&waldio_canary_skip_sync=1");
+        }
         match self.group {
             None => s.push_str("&waldio_group=0"),
             Some(g) => s.push_str(&format!(

@@ -456,10 +456,16 @@ unsafe extern "C" fn x_delete(
             }
         }
         let base = inst.base;
-        match (*base).xDelete {
+        let rc = match (*base).xDelete {
             Some(f) => f(base, name, sync_dir),
             None => ffi::SQLITE_IOERR_DELETE,
+        };
+        if rc == ffi::SQLITE_OK {
+            if let (Some(tap), Some(path)) = (read(&inst.tap), c_path(name)) {
+                tap.delete(&path);
+            }
         }
+        rc
     }
 }
 

@@ -142,7 +142,7 @@ impl<I: WalIo> WalState<I> {
             return Ok(());
         }
         let align = self.io.dio_align() as usize;
-        let n = HEADER_FIELDS_BYTES.div_ceil(align) * align;
+        let n = 512usize.max(HEADER_FIELDS_BYTES).div_ceil(align) * align;
         let mut buf = AlignedBuf::zeroed(n);
         let got = self
             .io
@@ -154,8 +154,9 @@ impl<I: WalIo> WalState<I> {
                 self.block = hb.block_bytes;
                 self.header = hb.wal_header;
             }
-            // A torn header write: the WAL is logically absent (format doc, case 3).
-            Decoded::Torn => self.header = None,
+            // A torn header write, or preallocated zeros never headed: logically absent
+            // (format doc, cases 3 and 5).
+            Decoded::Torn | Decoded::Zero => self.header = None,
             Decoded::NewerVersion(v) => return Err(WalError::NewerVersion(v)),
             Decoded::SqliteWal if len <= WAL_HEADER_BYTES as u64 => self.header = None,
             Decoded::SqliteWal => return Err(WalError::StockWal),
