@@ -25,9 +25,9 @@
 use serde::{Deserialize, Serialize};
 
 use crate::addr::{BlockId, Lpn, NO_LPN, Oob, Ppn, page_checksum};
-use crate::config::{DataMode, FtlConfig};
+use crate::config::{DataMode, FtlConfig, GcPolicy};
 use crate::error::FtlError;
-use crate::gc::{BlockState, BlockView, choose_victim};
+use crate::gc::{BlockState, BlockView, GreedyIndex, choose_victim};
 use crate::medium::{Medium, PageState};
 
 /// Work the FTL asked of the medium.
@@ -87,6 +87,10 @@ pub struct Ftl<M: Medium> {
     logical_pages: u64,
     l2p: Vec<u32>,
     blocks: Vec<BlockView>,
+    /// The `Full` blocks of `blocks` by valid count, for the greedy policy.
+    greedy: GreedyIndex,
+    /// Scratch of `relocate_and_erase`: `(ppn, lpn)` of the victim's valid pages.
+    victim_pages: Vec<(u32, u32)>,
     free: Vec<Vec<u32>>,
     free_count: u32,
     open: Vec<Option<u32>>,
@@ -145,6 +149,8 @@ impl<M: Medium> Ftl<M> {
                 };
                 blocks as usize
             ],
+            greedy: GreedyIndex::new(blocks as usize, ppb),
+            victim_pages: Vec::with_capacity(ppb as usize),
             free: vec![Vec::new(); units as usize],
             free_count: 0,
             open: vec![None; units as usize],
@@ -317,6 +323,7 @@ impl<M: Medium> Ftl<M> {
                 ftl.push_free(b);
             }
         }
+        ftl.greedy = GreedyIndex::from_table(&ftl.blocks, ppb);
         ftl.seq = max_seq;
         for (lpn, &persisted) in entries.iter().enumerate() {
             if ftl.l2p[lpn] != persisted {
@@ -380,7 +387,9 @@ impl<M: Medium> Ftl<M> {
         (self.l2p.len() * 4
             + self.blocks.len() * std::mem::size_of::<BlockView>()
             + self.map_dirty.len()
-            + self.dirty_map_pages.capacity() * 4) as u64
+            + self.dirty_map_pages.capacity() * 4
+            + self.victim_pages.capacity() * 8) as u64
+            + self.greedy.heap_bytes()
     }
 
     pub fn wear(&self) -> WearStats {
@@ -407,6 +416,10 @@ impl<M: Medium> Ftl<M> {
 
     fn push_free(&mut self, block: u32) {
         let unit = self.medium.geometry().unit_of_block(block) as usize;
+        let old = self.blocks[block as usize];
+        if old.state == BlockState::Full {
+            self.greedy.remove(block, old.valid_pages);
+        }
         self.blocks[block as usize] = BlockView {
             state: BlockState::Free,
             valid_pages: 0,
@@ -442,6 +455,18 @@ impl<M: Medium> Ftl<M> {
         Some(b)
     }
 
+    /// The copy at `ppn` is no longer valid.
+    fn invalidate(&mut self, ppn: u32) {
+        let block = ppn / self.ppb;
+        let bv = &mut self.blocks[block as usize];
+        debug_assert!(bv.valid_pages > 0);
+        let valid = bv.valid_pages;
+        bv.valid_pages -= 1;
+        if bv.state == BlockState::Full {
+            self.greedy.invalidate_one(block, valid);
+        }
+    }
+
     /// Program `data` as the new copy of `lpn` at the next frontier; returns completion time.
     fn program_page(&mut self, lpn: u32, data: &[u8], issue_ns: u64) -> Result<u64, FtlError> {
         let slots = self.open.len();
@@ -472,9 +497,7 @@ impl<M: Medium> Ftl<M> {
         )?;
         let old = self.l2p[lpn as usize];
         if old != NO_LPN {
-            let ob = &mut self.blocks[(old / self.ppb) as usize];
-            debug_assert!(ob.valid_pages > 0);
-            ob.valid_pages -= 1;
+            self.invalidate(old);
         }
         self.l2p[lpn as usize] = ppn;
         let bv = &mut self.blocks[b as usize];
@@ -482,7 +505,9 @@ impl<M: Medium> Ftl<M> {
         bv.last_write_seq = self.seq;
         if page + 1 == self.ppb {
             bv.state = BlockState::Full;
+            let valid = bv.valid_pages;
             self.open[slot] = None;
+            self.greedy.insert(b, valid);
         }
         self.mark_dirty(lpn);
         self.program_horizon_ns = self.program_horizon_ns.max(done);
@@ -548,7 +573,7 @@ impl<M: Medium> Ftl<M> {
         let i = self.check_lpn(lpn)?;
         let old = self.l2p[i];
         if old != NO_LPN {
-            self.blocks[(old / self.ppb) as usize].valid_pages -= 1;
+            self.invalidate(old);
             self.l2p[i] = NO_LPN;
             self.mark_dirty(lpn.0);
             self.stats.trims += 1;
@@ -599,9 +624,11 @@ impl<M: Medium> Ftl<M> {
         self.in_gc = true;
         let result = (|| {
             while self.free_count <= self.cfg.gc_free_blocks {
-                let Some(victim) =
-                    choose_victim(self.cfg.gc_policy, &self.blocks, self.ppb, self.seq)
-                else {
+                let choice = match self.cfg.gc_policy {
+                    GcPolicy::Greedy => self.greedy.choose(),
+                    policy => choose_victim(policy, &self.blocks, self.ppb, self.seq),
+                };
+                let Some(victim) = choice else {
                     break;
                 };
                 self.relocate_and_erase(victim as u32, issue_ns)?;
@@ -615,19 +642,28 @@ impl<M: Medium> Ftl<M> {
     fn relocate_and_erase(&mut self, victim: u32, issue_ns: u64) -> Result<(), FtlError> {
         self.stats.gc_runs += 1;
         let n = self.medium.programmed_pages(BlockId(victim));
-        let mut buf = std::mem::take(&mut self.scratch);
+        // First find the valid pages, then copy them: the mapping lookups of the first pass are
+        // independent of each other, so the processor overlaps their cache misses, which a
+        // lookup-copy-lookup loop serializes. Copying one page changes no other page's
+        // validity, so the list stays right during the second pass.
+        let mut valid = std::mem::take(&mut self.victim_pages);
+        valid.clear();
         for p in 0..n {
-            if self.blocks[victim as usize].valid_pages == 0 {
-                break;
-            }
             let ppn = victim * self.ppb + p;
             let Some(oob) = self.medium.peek_oob(Ppn(ppn)) else {
                 break;
             };
-            if u64::from(oob.lpn) >= self.logical_pages || self.l2p[oob.lpn as usize] != ppn {
-                continue;
+            if u64::from(oob.lpn) < self.logical_pages && self.l2p[oob.lpn as usize] == ppn {
+                valid.push((ppn, oob.lpn));
             }
-            let read_done = self.read_verified(ppn, oob.lpn, &mut buf, issue_ns);
+        }
+        debug_assert_eq!(
+            valid.len(),
+            self.blocks[victim as usize].valid_pages as usize
+        );
+        let mut buf = std::mem::take(&mut self.scratch);
+        for &(ppn, lpn) in &valid {
+            let read_done = self.read_verified(ppn, lpn, &mut buf, issue_ns);
             let read_done = match read_done {
                 Ok(t) => t,
                 Err(e) => {
@@ -635,13 +671,14 @@ impl<M: Medium> Ftl<M> {
                     return Err(e);
                 }
             };
-            if let Err(e) = self.program_page(oob.lpn, &buf, read_done) {
+            if let Err(e) = self.program_page(lpn, &buf, read_done) {
                 self.scratch = buf;
                 return Err(e);
             }
             self.stats.gc_copies += 1;
         }
         self.scratch = buf;
+        self.victim_pages = valid;
         assert_eq!(
             self.blocks[victim as usize].valid_pages, 0,
             "GC left a valid page in block {victim}"
@@ -689,6 +726,11 @@ impl<M: Medium> Ftl<M> {
             }
         }
         assert_eq!(free, self.free_count, "free block count");
+        assert_eq!(
+            self.greedy.choose(),
+            crate::gc::choose_greedy(&self.blocks, self.ppb),
+            "greedy index out of step with the block table"
+        );
     }
 }
 
