@@ -66,11 +66,11 @@ pub fn table(c: &Comparison) -> String {
         (String::new(), String::new())
     };
     s.push_str(&format!(
-        "{:<10} {:>9} | {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} | {:>7}{dev_head}\n",
+        "{:<14} {:>9} | {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} | {:>7}{dev_head}\n",
         "mode", "txn/s", "db", "log", "meta", "fs-jnl", "(JOJ)", "total", "flushes"
     ));
     s.push_str(&format!(
-        "{:<10} {:>9} | {:^53} | {:>7}{dev_unit}\n",
+        "{:<14} {:>9} | {:^53} | {:>7}{dev_unit}\n",
         "", "", "KiB written per transaction", "per txn"
     ));
     for r in &c.rows {
@@ -89,7 +89,7 @@ pub fn table(c: &Comparison) -> String {
                     .unwrap_or(0.0);
                 let log = b.data_by_role.wal + b.data_by_role.rollback_journal;
                 s.push_str(&format!(
-                    "{:<10} {:>9.1} | {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} | {:>7.2}{dev_col}\n",
+                    "{:<14} {:>9.1} | {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} | {:>7.2}{dev_col}\n",
                     r.mode,
                     res.ops_per_sec,
                     b.data_by_role.database / 1024.0,
@@ -102,7 +102,7 @@ pub fn table(c: &Comparison) -> String {
                 ));
             }
             None => s.push_str(&format!(
-                "{:<10} {:>9.1} | (not traced){dev_col}\n",
+                "{:<14} {:>9.1} | (not traced){dev_col}\n",
                 r.mode, res.ops_per_sec
             )),
         }

@@ -6,7 +6,26 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
-/// SQLite's journal modes (Mobibench `-j`: 0=DELETE 1=TRUNCATE 2=PERSIST 3=WAL 4=MEMORY 5=OFF).
+/// WALDIO: SQLite's WAL mode through the `waldio` VFS (crate `joj-waldio`), with a durability
+/// option and, optionally, group synchronization (16 KiB frame buffer, 2 ms interval).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WaldioMode {
+    pub sync: joj_waldio::SyncOption,
+    pub group: bool,
+}
+
+impl WaldioMode {
+    pub fn options(self) -> joj_waldio::WaldioOptions {
+        joj_waldio::WaldioOptions {
+            sync: self.sync,
+            group: self.group.then(joj_waldio::GroupSync::default),
+            ..joj_waldio::WaldioOptions::default()
+        }
+    }
+}
+
+/// SQLite's journal modes (Mobibench `-j`: 0=DELETE 1=TRUNCATE 2=PERSIST 3=WAL 4=MEMORY 5=OFF),
+/// and joj's WALDIO modes (`waldio`, `waldio-fua`, `waldio-normal`, each with `-gs`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum JournalMode {
@@ -16,6 +35,7 @@ pub enum JournalMode {
     Wal,
     Memory,
     Off,
+    Waldio(WaldioMode),
 }
 
 impl JournalMode {
@@ -28,6 +48,39 @@ impl JournalMode {
         JournalMode::Persist,
     ];
 
+    /// The six WALDIO rows of `joj compare`: each durability option without and with group sync.
+    pub const WALDIO_ALL: [JournalMode; 6] = [
+        JournalMode::Waldio(WaldioMode {
+            sync: joj_waldio::SyncOption::Full,
+            group: false,
+        }),
+        JournalMode::Waldio(WaldioMode {
+            sync: joj_waldio::SyncOption::Full,
+            group: true,
+        }),
+        JournalMode::Waldio(WaldioMode {
+            sync: joj_waldio::SyncOption::Fua,
+            group: false,
+        }),
+        JournalMode::Waldio(WaldioMode {
+            sync: joj_waldio::SyncOption::Fua,
+            group: true,
+        }),
+        JournalMode::Waldio(WaldioMode {
+            sync: joj_waldio::SyncOption::Normal,
+            group: false,
+        }),
+        JournalMode::Waldio(WaldioMode {
+            sync: joj_waldio::SyncOption::Normal,
+            group: true,
+        }),
+    ];
+
+    /// SQLite's WAL mode underneath (stock WAL or WALDIO).
+    pub fn is_wal(self) -> bool {
+        matches!(self, JournalMode::Wal | JournalMode::Waldio(_))
+    }
+
     pub fn pragma(self) -> &'static str {
         match self {
             JournalMode::Delete => "DELETE",
@@ -36,6 +89,7 @@ impl JournalMode {
             JournalMode::Wal => "WAL",
             JournalMode::Memory => "MEMORY",
             JournalMode::Off => "OFF",
+            JournalMode::Waldio(_) => "WAL",
         }
     }
 
@@ -58,7 +112,19 @@ impl JournalMode {
 
 impl fmt::Display for JournalMode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.pragma().to_ascii_lowercase())
+        match self {
+            JournalMode::Waldio(m) => {
+                f.write_str("waldio")?;
+                if m.sync != joj_waldio::SyncOption::Full {
+                    write!(f, "-{}", m.sync)?;
+                }
+                if m.group {
+                    f.write_str("-gs")?;
+                }
+                Ok(())
+            }
+            other => f.write_str(&other.pragma().to_ascii_lowercase()),
+        }
     }
 }
 
@@ -72,9 +138,27 @@ impl FromStr for JournalMode {
             "wal" => JournalMode::Wal,
             "memory" => JournalMode::Memory,
             "off" => JournalMode::Off,
+            other if other.starts_with("waldio") => {
+                let rest = &other["waldio".len()..];
+                let (rest, group) = match rest.strip_suffix("-gs") {
+                    Some(r) => (r, true),
+                    None => (rest, false),
+                };
+                let sync = match rest {
+                    "" | "-full" => joj_waldio::SyncOption::Full,
+                    "-fua" | "-pdio" => joj_waldio::SyncOption::Fua,
+                    "-normal" => joj_waldio::SyncOption::Normal,
+                    _ => {
+                        return Err(format!(
+                            "unknown WALDIO mode '{other}': use waldio, waldio-fua or waldio-normal, each optionally with -gs (group sync)"
+                        ));
+                    }
+                };
+                JournalMode::Waldio(WaldioMode { sync, group })
+            }
             other => {
                 return Err(format!(
-                    "unknown journal mode '{other}': use delete, truncate, persist, wal, memory or off"
+                    "unknown journal mode '{other}': use delete, truncate, persist, wal, memory, off, or waldio[-fua|-normal][-gs]"
                 ));
             }
         })

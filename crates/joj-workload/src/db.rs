@@ -151,11 +151,13 @@ fn connect(
                 w.journal.pragma()
             )));
         }
-        conn.execute_batch(&format!(
-            "PRAGMA {schema}.synchronous={};",
-            w.synchronous.pragma()
-        ))
-        .map_err(sql_err("setting synchronous"))?;
+        // WALDIO's durability option decides when SQLite itself syncs (docs/formats/waldio.md).
+        let synchronous = match w.journal {
+            JournalMode::Waldio(m) => m.options().sqlite_synchronous(),
+            _ => w.synchronous.pragma(),
+        };
+        conn.execute_batch(&format!("PRAGMA {schema}.synchronous={synchronous};"))
+            .map_err(sql_err("setting synchronous"))?;
     }
     Ok(conn)
 }
@@ -177,7 +179,7 @@ pub fn prepare(dir: &Path, w: &DbWorkload, vfs: &str) -> Result<(), WorkloadErro
             let conn = open(&path, vfs)?;
             conn.execute_batch(&format!("PRAGMA page_size={};", w.page_size))
                 .map_err(sql_err("setting page_size"))?;
-            if w.journal == JournalMode::Wal {
+            if w.journal.is_wal() {
                 conn.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
                     .map_err(sql_err("setting journal_mode=WAL"))?;
             }
@@ -444,7 +446,7 @@ fn warm_up(conn: &Connection, w: &DbWorkload, thread: u32) -> Result<(), Workloa
         run_transaction(conn, &mut stmts, &mut plan, w, &value)?;
     }
     drop(stmts);
-    if w.journal == JournalMode::Wal {
+    if w.journal.is_wal() {
         for schema in schema_names(w) {
             conn.query_row(
                 &format!("PRAGMA {schema}.wal_checkpoint(RESTART)"),

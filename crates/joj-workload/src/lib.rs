@@ -23,7 +23,7 @@ pub mod run;
 
 pub use config::{
     DbOp, DbWorkload, FileAccess, FileSync, FileWorkload, JournalMode, KeyOrder, StartState,
-    Synchronous,
+    Synchronous, WaldioMode,
 };
 pub use result::RunResult;
 pub use run::{FsChoice, RunOptions, Workload, run};

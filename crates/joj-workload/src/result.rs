@@ -127,6 +127,10 @@ pub struct RunResult {
     /// `modeled_ops_per_sec` in transactions per modeled second.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<joj_device::DeviceSummary>,
+    /// What the waldio VFS did in the window (WALDIO modes only): direct log writes, syncs,
+    /// group writes, preallocation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waldio: Option<joj_waldio::WaldioCounters>,
 }
 
 /// Flags of the bios as the filesystem submitted them (block_bio_queue).

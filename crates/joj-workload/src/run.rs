@@ -21,6 +21,9 @@ use joj_trace::format::{
 };
 use joj_trace::{BlockClass, FileRole, Op, TraceRecord};
 use joj_vfs::{AccountingVfs, FileEvent, FileObserver, IoCounters, VFS_NAME};
+
+/// Name of the waldio VFS joj registers over its accounting VFS for WALDIO runs.
+pub const WALDIO_VFS_NAME: &str = "waldio-joj";
 use std::ffi::c_int;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
@@ -262,6 +265,7 @@ fn role_from_name(p: &Path) -> FileRole {
 #[derive(Default)]
 struct Captured {
     counters: IoCounters,
+    waldio: Option<joj_waldio::WaldioCounters>,
     requests: Vec<TraceRecord>,
     intent: BioIntent,
     trace_error: Option<WorkloadError>,
@@ -270,6 +274,9 @@ struct Captured {
 struct MeasuredWindow<'a> {
     dir: &'a Path,
     vfs: AccountingVfs,
+    /// The waldio VFS (over `joj`) when the run uses a WALDIO mode.
+    waldio: Option<joj_waldio::WaldioVfs>,
+    waldio_before: Mutex<joj_waldio::WaldioCounters>,
     devs: Vec<String>,
     buffer_kb: u32,
     trace: bool,
@@ -302,6 +309,9 @@ impl Window for MeasuredWindow<'_> {
             rec.record_dir(self.dir);
             self.vfs
                 .set_observer(Some(rec.clone() as Arc<dyn FileObserver>));
+            if let Some(w) = &self.waldio {
+                w.set_observer(Some(rec.clone() as Arc<dyn FileObserver>));
+            }
         }
         if self.trace {
             let devs: Vec<&str> = self.devs.iter().map(String::as_str).collect();
@@ -310,6 +320,9 @@ impl Window for MeasuredWindow<'_> {
             *lock(&self.tracer) = Some(tracer);
         }
         *lock(&self.before) = self.vfs.counters();
+        if let Some(w) = &self.waldio {
+            *lock(&self.waldio_before) = w.counters();
+        }
         Ok(())
     }
 
@@ -317,6 +330,9 @@ impl Window for MeasuredWindow<'_> {
         let after = self.vfs.counters();
         let mut cap = lock(&self.captured);
         cap.counters = after.delta(&lock(&self.before));
+        if let Some(w) = &self.waldio {
+            cap.waldio = Some(w.counters().delta(&lock(&self.waldio_before)));
+        }
         if let Some(tracer) = lock(&self.tracer).take() {
             match tracer.stop() {
                 Ok(trace) => {
@@ -333,6 +349,9 @@ impl Window for MeasuredWindow<'_> {
             }
         }
         self.vfs.set_observer(None);
+        if let Some(w) = &self.waldio {
+            w.set_observer(None);
+        }
         if let Some(rec) = &self.recorder {
             rec.record_dir(self.dir);
         }
@@ -427,14 +446,31 @@ pub fn run(workload: &Workload, opts: &RunOptions) -> Result<RunResult, Workload
         }
     };
 
+    // WALDIO modes run SQLite through the waldio VFS stacked on the accounting `joj` VFS, so the
+    // database and -shm are still counted and the WAL goes out as direct I/O.
+    let waldio = match workload {
+        Workload::Db(DbWorkload {
+            journal: JournalMode::Waldio(m),
+            ..
+        }) => {
+            let v = joj_waldio::register_over(WALDIO_VFS_NAME, VFS_NAME)
+                .map_err(|e| WorkloadError::Config(format!("registering the waldio VFS: {e}")))?;
+            v.set_defaults(m.options());
+            Some(v)
+        }
+        _ => None,
+    };
+    let vfs_name = waldio.map_or(VFS_NAME, |v| v.name());
     match workload {
-        Workload::Db(w) => db::prepare(&dir, w, VFS_NAME)?,
+        Workload::Db(w) => db::prepare(&dir, w, vfs_name)?,
         Workload::File(w) => file::prepare(&dir, w)?,
     }
 
     let window = MeasuredWindow {
         dir: &dir,
         vfs,
+        waldio,
+        waldio_before: Mutex::new(Default::default()),
         devs: devs.clone(),
         buffer_kb: opts.trace_buffer_kb,
         trace: opts.trace,
@@ -446,8 +482,8 @@ pub fn run(workload: &Workload, opts: &RunOptions) -> Result<RunResult, Workload
 
     let (latencies, elapsed, mut counters) = match workload {
         Workload::Db(w) => {
-            let out = db::run(&dir, w, VFS_NAME, &window, opts.progress.clone())?;
-            db::integrity_check(&out.databases, VFS_NAME)?;
+            let out = db::run(&dir, w, vfs_name, &window, opts.progress.clone())?;
+            db::integrity_check(&out.databases, vfs_name)?;
             (out.latencies_ns, out.elapsed, None)
         }
         Workload::File(w) => {
@@ -478,6 +514,7 @@ pub fn run(workload: &Workload, opts: &RunOptions) -> Result<RunResult, Workload
         plot_file: None,
         checks: vec![],
         device: None,
+        waldio: cap.waldio,
     };
 
     if opts.trace {
@@ -493,6 +530,18 @@ pub fn run(workload: &Workload, opts: &RunOptions) -> Result<RunResult, Workload
         result.block_per_txn = Some(totals.per_txn(transactions));
         result.bio_intent = Some(cap.intent);
         result.checks = cross_checks(workload, &counters, &totals);
+        if let Some(wc) = &cap.waldio {
+            // Every direct write of log blocks reached the block layer as WAL data.
+            let wal = totals.data_by_role.wal;
+            result.checks.push(Check {
+                name: "waldio_wal_bytes".to_string(),
+                ok: wal >= wc.direct_write_bytes,
+                detail: format!(
+                    "block layer {wal} B ≥ waldio's direct log writes {} B",
+                    wc.direct_write_bytes
+                ),
+            });
+        }
         result.block = Some(totals);
         if let Some(out) = &opts.out_dir {
             std::fs::create_dir_all(out).map_err(|source| WorkloadError::Io {
@@ -610,7 +659,7 @@ fn cross_checks(
     match workload {
         Workload::Db(w) => {
             let synced = w.synchronous != Synchronous::Off;
-            if synced && w.journal == JournalMode::Wal && w.synchronous == Synchronous::Full {
+            if synced && w.journal.is_wal() && w.synchronous == Synchronous::Full {
                 at_least("wal_bytes", block.data_by_role.wal, vfs.wal_bytes);
             }
             if synced
