@@ -290,6 +290,19 @@ pub fn summary(r: &RunResult) -> String {
         "  bytes written: database {}  WAL {}  rollback journal {}  other {}\n",
         r.files.database, r.files.wal, r.files.rollback_journal, r.files.other
     ));
+    if let Some(w) = &r.waldio {
+        s.push_str(&format!(
+            "  waldio: {} commits in {} direct writes of {} KiB ({} with RWF_DSYNC, {} group writes), {} WAL fdatasync; preallocated {} KiB with {} fdatasync\n",
+            w.commits,
+            w.direct_writes,
+            w.direct_write_bytes / 1024,
+            w.dsync_writes,
+            w.group_writes,
+            w.wal_syncs,
+            w.prealloc_bytes / 1024,
+            w.prealloc_syncs
+        ));
+    }
     if let (Some(b), Some(p)) = (&r.block, &r.block_per_txn) {
         s.push_str(&format!(
             "  block: {} requests, {} KiB written: data {} KiB, metadata {} KiB, FS journal {} KiB; {} flushes\n",

@@ -731,7 +731,11 @@ fn run_config(workload: &Workload, opts: &RunOptions, mount_options: Option<Stri
             workload: "db".into(),
             op: w.op.to_string(),
             journal_mode: Some(w.journal.to_string()),
-            synchronous: Some(w.synchronous.to_string()),
+            // WALDIO's durability option sets the level SQLite runs with (db.rs `connect`).
+            synchronous: Some(match w.journal {
+                JournalMode::Waldio(m) => m.options().sqlite_synchronous().to_ascii_lowercase(),
+                _ => w.synchronous.to_string(),
+            }),
             sync_call: Some(w.sync_call.name().to_string()),
             page_size: Some(w.page_size),
             start: Some(format!("{:?}", w.start).to_lowercase()),
