@@ -1,0 +1,123 @@
+//! A full disk and a read-only filesystem, on real (tmpfs) mounts made for the test: a clear
+//! error (`SQLITE_FULL` naming the preallocation; a read-only refusal), and every commit made
+//! before stays intact. Kernel-level: needs root to mount; fails (not skips) under CI without.
+
+mod common;
+
+use common::value_of;
+use joj_waldio::{WaldioOptions, open};
+use rustix::mount::{MountFlags, UnmountFlags, mount, mount_remount, unmount};
+use std::path::{Path, PathBuf};
+
+struct Tmpfs {
+    dir: tempfile::TempDir,
+}
+
+impl Tmpfs {
+    fn mount(size: &str) -> Option<Tmpfs> {
+        if !rustix::process::geteuid().is_root() {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI is set but this test is not root: it needs to mount a tmpfs (run the suite as root)"
+            );
+            eprintln!("skipped: not root (mounting a tmpfs needs root)");
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let opts = std::ffi::CString::new(format!("size={size},mode=0755")).unwrap();
+        mount("joj-waldio-test", dir.path(), "tmpfs", MountFlags::empty(), opts.as_c_str())
+            .unwrap();
+        Some(Tmpfs { dir })
+    }
+
+    fn path(&self) -> PathBuf {
+        self.dir.path().to_path_buf()
+    }
+
+    fn remount_read_only(&self) {
+        mount_remount(self.dir.path(), MountFlags::RDONLY, c"").unwrap();
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = unmount(self.dir.path(), UnmountFlags::DETACH);
+    }
+}
+
+fn count(db: &Path) -> i64 {
+    let c = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .unwrap();
+    let ok: String = c
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(ok, "ok");
+    c.query_row("SELECT count(*) FROM t", [], |r| r.get(0)).unwrap()
+}
+
+#[test]
+fn full_disk_gives_sqlite_full_and_keeps_every_commit() {
+    let Some(fs) = Tmpfs::mount("3m") else { return };
+    let db = fs.path().join("full.db");
+    let opts = WaldioOptions {
+        prealloc_frames: 64,
+        extend_frames: 64,
+        ..WaldioOptions::default()
+    };
+    let c = open(&db, &opts).unwrap();
+    c.execute_batch("PRAGMA wal_autocheckpoint=0; CREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB NOT NULL)")
+        .unwrap();
+    let mut committed = 0i64;
+    let err = loop {
+        let k = committed + 1;
+        match c.execute("INSERT INTO t VALUES(?1, ?2)", (k, value_of(k as u64))) {
+            Ok(_) => committed = k,
+            Err(e) => break e,
+        }
+        assert!(committed < 100_000, "the disk never filled");
+    };
+    assert_eq!(
+        err.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DiskFull),
+        "{err}"
+    );
+    let why = joj_waldio::last_error().unwrap();
+    assert!(why.contains("disk is full") && why.contains("preallocate"), "{why}");
+    drop(c);
+    assert!(committed > 10, "only {committed} commits before the disk filled");
+    // Every acknowledged commit is there after reopening.
+    let n = {
+        let c = open(&db, &opts).unwrap();
+        c.query_row("SELECT count(*) FROM t", [], |r| r.get::<_, i64>(0))
+            .unwrap()
+    };
+    assert_eq!(n, committed, "{committed} acknowledged, {n} present");
+}
+
+#[test]
+fn read_only_filesystem_is_refused_and_the_database_is_untouched() {
+    let Some(fs) = Tmpfs::mount("16m") else { return };
+    let db = fs.path().join("ro.db");
+    {
+        let c = open(&db, &WaldioOptions::default()).unwrap();
+        c.execute_batch("CREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB NOT NULL)")
+            .unwrap();
+        for k in 1..=25u64 {
+            c.execute("INSERT INTO t VALUES(?1, ?2)", (k as i64, value_of(k)))
+                .unwrap();
+        }
+        // Leave WAL mode so the database stands alone in its file.
+        c.query_row("PRAGMA journal_mode=DELETE", [], |r| r.get::<_, String>(0))
+            .unwrap();
+    }
+    std::fs::remove_file(joj_waldio::wal_path(&db)).unwrap();
+    let before = std::fs::read(&db).unwrap();
+    fs.remount_read_only();
+    let err = open(&db, &WaldioOptions::default()).unwrap_err().to_string();
+    assert!(
+        err.contains("readonly") || err.contains("read-only") || err.contains("unable to open"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&db).unwrap(), before, "the database changed");
+    assert_eq!(count(&db), 25);
+}
