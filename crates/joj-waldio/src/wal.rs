@@ -671,3 +671,109 @@ impl<I: WalIo> WalState<I> {
         self.failed
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An in-memory file with a chosen direct-I/O alignment.
+    struct MemIo {
+        data: Vec<u8>,
+        align: u32,
+        syncs: u32,
+    }
+
+    impl WalIo for MemIo {
+        fn read_at(&mut self, buf: &mut [u8], off: u64) -> std::io::Result<usize> {
+            assert!(off.is_multiple_of(u64::from(self.align)), "misaligned read");
+            let off = off as usize;
+            let n = self.data.len().saturating_sub(off).min(buf.len());
+            buf[..n].copy_from_slice(&self.data[off..off + n]);
+            Ok(n)
+        }
+        fn write_at(&mut self, buf: &[u8], off: u64, _dsync: bool) -> std::io::Result<()> {
+            assert!(off.is_multiple_of(u64::from(self.align)), "misaligned write");
+            assert!((buf.len() as u64).is_multiple_of(u64::from(self.align)));
+            let end = off as usize + buf.len();
+            if self.data.len() < end {
+                self.data.resize(end, 0);
+            }
+            self.data[off as usize..end].copy_from_slice(buf);
+            Ok(())
+        }
+        fn sync_data(&mut self) -> std::io::Result<()> {
+            self.syncs += 1;
+            Ok(())
+        }
+        fn len(&self) -> std::io::Result<u64> {
+            Ok(self.data.len() as u64)
+        }
+        fn dio_align(&self) -> u32 {
+            self.align
+        }
+    }
+
+    fn wal_header(page: u32) -> [u8; 32] {
+        let mut h = [0u8; 32];
+        h[..4].copy_from_slice(&0x377f_0682u32.to_be_bytes());
+        h[8..12].copy_from_slice(&page.to_be_bytes());
+        h
+    }
+
+    fn state(align: u32) -> WalState<MemIo> {
+        let io = MemIo {
+            data: Vec::new(),
+            align,
+            syncs: 0,
+        };
+        WalState::open(io, WaldioOptions::default(), Arc::default()).unwrap()
+    }
+
+    #[test]
+    fn a_page_smaller_than_the_dio_alignment_is_refused() {
+        let mut s = state(4096);
+        let err = s.write(0, &wal_header(1024)).unwrap_err();
+        assert!(matches!(err, WalError::Misaligned { page: 1024, align: 4096 }), "{err}");
+    }
+
+    #[test]
+    fn frames_translate_both_ways_and_the_reserve_reads_as_zero() {
+        let mut s = state(512);
+        s.write(0, &wal_header(4096)).unwrap();
+        let mut fh = [0u8; 24];
+        fh[..4].copy_from_slice(&7u32.to_be_bytes());
+        fh[4..8].copy_from_slice(&9u32.to_be_bytes()); // a commit frame
+        let mut page = vec![0xabu8; 4096];
+        page[4096 - 24..].fill(0);
+        s.write(32, &fh).unwrap();
+        s.write(56, &page).unwrap();
+        // The commit went to disk: header block, then frame 1 at block 1 with its header at the end.
+        assert!(s.pending.is_empty());
+        assert_eq!(&s.io.data[4096 + 4096 - 24..4096 + 4096 - 20], &7u32.to_be_bytes());
+        let mut back = vec![0u8; 24 + 4096];
+        assert_eq!(s.read(32, &mut back).unwrap(), ReadOutcome::Full);
+        assert_eq!(&back[..24], &fh);
+        assert_eq!(&back[24..], &page[..]);
+        let mut hdr = [0u8; 32];
+        s.read(0, &mut hdr).unwrap();
+        assert_eq!(hdr, wal_header(4096));
+        // Preallocated once with one explicit sync, before the first frame was written.
+        assert!(s.io.data.len() >= 1025 * 4096);
+        assert_eq!(s.io.syncs, 1);
+    }
+
+    #[test]
+    fn a_page_using_the_reserved_tail_is_refused_before_anything_is_written() {
+        let mut s = state(512);
+        s.write(0, &wal_header(4096)).unwrap();
+        s.sync().unwrap();
+        let before = s.io.data.clone();
+        let mut fh = [0u8; 24];
+        fh[..4].copy_from_slice(&3u32.to_be_bytes());
+        s.write(32, &fh).unwrap();
+        let page = vec![0x11u8; 4096];
+        let err = s.write(56, &page).unwrap_err();
+        assert!(matches!(err, WalError::ReserveInUse { frame: 1, pgno: 3 }), "{err}");
+        assert_eq!(s.io.data, before);
+    }
+}
