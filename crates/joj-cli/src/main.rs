@@ -9,6 +9,7 @@ mod progress;
 mod replay_cmd;
 mod trace_cmd;
 mod version;
+mod waldio_cmd;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -39,6 +40,8 @@ enum Command {
     Replay(Box<replay_cmd::ReplayArgs>),
     /// Emulated eMMC: format / inspect an image file, run fio-like synthetic workloads.
     Device(device_cmd::DeviceArgs),
+    /// WALDIO: convert a database for the waldio VFS, inspect its WAL.
+    Waldio(waldio_cmd::WaldioArgs),
 }
 
 fn main() -> ExitCode {
@@ -53,8 +56,11 @@ fn main() -> ExitCode {
         Some(Command::Trace(a)) => trace_cmd::main(a),
         Some(Command::Replay(a)) => replay_cmd::main(*a),
         Some(Command::Device(a)) => device_cmd::main(a),
+        Some(Command::Waldio(a)) => waldio_cmd::main(a),
         None => {
-            eprintln!("joj: give a command (bench, compare, trace, replay, device) or --help");
+            eprintln!(
+                "joj: give a command (bench, compare, trace, replay, device, waldio) or --help"
+            );
             return ExitCode::from(2);
         }
     };

@@ -188,9 +188,7 @@ pub fn split(off: u64, len: usize, p: u32) -> Vec<Piece> {
             out.push(Piece {
                 buf_off,
                 len: n as usize,
-                part: Part::WalHeader {
-                    from: pos as usize,
-                },
+                part: Part::WalHeader { from: pos as usize },
             });
             pos += n;
             continue;

@@ -220,7 +220,13 @@ unsafe extern "C" fn auto_extension(
         };
         let sql = format!("PRAGMA synchronous={}", opts.sqlite_synchronous());
         if let Ok(c) = CString::new(sql) {
-            ffi::sqlite3_exec(db, c.as_ptr(), None, std::ptr::null_mut(), std::ptr::null_mut());
+            ffi::sqlite3_exec(
+                db,
+                c.as_ptr(),
+                None,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+            );
         }
         ffi::SQLITE_OK
     }
@@ -288,6 +294,14 @@ pub fn open_with(
 /// [`open_with`] on the default `waldio` VFS.
 pub fn open(path: &Path, opts: &WaldioOptions) -> Result<Connection, WaldioError> {
     open_with(register()?, path, opts)
+}
+
+/// Page size and reserved bytes per page from a database file's header (`None`: no header).
+pub fn db_header(path: &Path) -> Result<Option<(u32, u8)>, WaldioError> {
+    vfs::db_header(path).map_err(|source| WaldioError::Io {
+        what: format!("reading the header of {}", path.display()),
+        source,
+    })
 }
 
 /// The path of a database's WAL.

@@ -76,9 +76,7 @@ fn report(code: c_int, msg: String) -> c_int {
 fn code_of(e: &WalError, default: c_int) -> c_int {
     match e {
         WalError::Full(_) => ffi::SQLITE_FULL,
-        WalError::StockWal | WalError::Foreign | WalError::NewerVersion(_) => {
-            ffi::SQLITE_CANTOPEN
-        }
+        WalError::StockWal | WalError::Foreign | WalError::NewerVersion(_) => ffi::SQLITE_CANTOPEN,
         _ => default,
     }
 }
@@ -173,8 +171,12 @@ fn open_shared(
             format!("{}: {why} ({e})", path.display()),
         ));
     }
-    let state = WalState::open(file, opts, inst.counters.clone())
-        .map_err(|e| report(code_of(&e, ffi::SQLITE_CANTOPEN), format!("{}: {e}", path.display())))?;
+    let state = WalState::open(file, opts, inst.counters.clone()).map_err(|e| {
+        report(
+            code_of(&e, ffi::SQLITE_CANTOPEN),
+            format!("{}: {e}", path.display()),
+        )
+    })?;
     let shared = Arc::new(SharedWal {
         state: Mutex::new(state),
         path: path.to_path_buf(),
@@ -200,12 +202,18 @@ fn start_group_timer(wal: Weak<SharedWal>, interval_ms: u64) {
                 let Some(w) = wal.upgrade() else { return };
                 let mut st = lock(&w.state);
                 if let Err(e) = st.group_tick() {
-                    report(ffi::SQLITE_IOERR, format!("group write of {}: {e}", w.path.display()));
+                    report(
+                        ffi::SQLITE_IOERR,
+                        format!("group write of {}: {e}", w.path.display()),
+                    );
                 }
             }
         });
     if let Err(e) = spawned {
-        report(ffi::SQLITE_IOERR, format!("cannot start the group-sync timer: {e}"));
+        report(
+            ffi::SQLITE_IOERR,
+            format!("cannot start the group-sync timer: {e}"),
+        );
     }
 }
 
@@ -245,7 +253,10 @@ unsafe fn c_path(name: *const c_char) -> Option<PathBuf> {
 }
 
 /// Options for a WAL: the instance defaults overridden by the WAL name's URI parameters.
-unsafe fn options_for(inst: &Instance, name: ffi::sqlite3_filename) -> Result<WaldioOptions, String> {
+unsafe fn options_for(
+    inst: &Instance,
+    name: ffi::sqlite3_filename,
+) -> Result<WaldioOptions, String> {
     let defaults = read(&inst.defaults);
     defaults.with_uri_params(|key| {
         let k = CString::new(key).ok()?;
@@ -309,7 +320,11 @@ unsafe extern "C" fn x_open(
         (*realf).pMethods = ptr::null();
         let rc = open(inst.base, name, realf, flags, out_flags);
         if rc != ffi::SQLITE_OK || (*realf).pMethods.is_null() {
-            return if rc == ffi::SQLITE_OK { ffi::SQLITE_CANTOPEN } else { rc };
+            return if rc == ffi::SQLITE_OK {
+                ffi::SQLITE_CANTOPEN
+            } else {
+                rc
+            };
         }
         ptr::write(
             file as *mut FwdFile,
@@ -633,7 +648,10 @@ unsafe extern "C" fn w_close(file: *mut ffi::sqlite3_file) -> c_int {
         {
             let mut st = lock(&h.shared.state);
             if let Err(e) = st.close() {
-                rc = report(ffi::SQLITE_IOERR_CLOSE, format!("{}: {e}", h.shared.path.display()));
+                rc = report(
+                    ffi::SQLITE_IOERR_CLOSE,
+                    format!("{}: {e}", h.shared.path.display()),
+                );
             }
         }
         let key = h.shared.key;
@@ -663,7 +681,10 @@ unsafe extern "C" fn w_read(
         match st.read(off as u64, out) {
             Ok(ReadOutcome::Full) => ffi::SQLITE_OK,
             Ok(ReadOutcome::Short) => ffi::SQLITE_IOERR_SHORT_READ,
-            Err(e) => report(code_of(&e, ffi::SQLITE_IOERR_READ), format!("{}: {e}", h.shared.path.display())),
+            Err(e) => report(
+                code_of(&e, ffi::SQLITE_IOERR_READ),
+                format!("{}: {e}", h.shared.path.display()),
+            ),
         }
     }
 }
@@ -681,7 +702,10 @@ unsafe extern "C" fn w_write(
         let mut st = lock(&h.shared.state);
         match st.write(off as u64, data) {
             Ok(()) => ffi::SQLITE_OK,
-            Err(e) => report(code_of(&e, ffi::SQLITE_IOERR_WRITE), format!("{}: {e}", h.shared.path.display())),
+            Err(e) => report(
+                code_of(&e, ffi::SQLITE_IOERR_WRITE),
+                format!("{}: {e}", h.shared.path.display()),
+            ),
         }
     }
 }
@@ -696,7 +720,10 @@ unsafe extern "C" fn w_truncate(file: *mut ffi::sqlite3_file, size: ffi::sqlite3
         let mut st = lock(&h.shared.state);
         match st.mark_absent() {
             Ok(()) => ffi::SQLITE_OK,
-            Err(e) => report(ffi::SQLITE_IOERR_TRUNCATE, format!("{}: {e}", h.shared.path.display())),
+            Err(e) => report(
+                ffi::SQLITE_IOERR_TRUNCATE,
+                format!("{}: {e}", h.shared.path.display()),
+            ),
         }
     }
 }
@@ -718,12 +745,18 @@ unsafe extern "C" fn w_sync(file: *mut ffi::sqlite3_file, _flags: c_int) -> c_in
         notify(h.inst, FileEvent::AfterSync, &h.shared.path, fd);
         match r {
             Ok(()) => ffi::SQLITE_OK,
-            Err(e) => report(code_of(&e, ffi::SQLITE_IOERR_FSYNC), format!("{}: {e}", h.shared.path.display())),
+            Err(e) => report(
+                code_of(&e, ffi::SQLITE_IOERR_FSYNC),
+                format!("{}: {e}", h.shared.path.display()),
+            ),
         }
     }
 }
 
-unsafe extern "C" fn w_file_size(file: *mut ffi::sqlite3_file, size: *mut ffi::sqlite3_int64) -> c_int {
+unsafe extern "C" fn w_file_size(
+    file: *mut ffi::sqlite3_file,
+    size: *mut ffi::sqlite3_int64,
+) -> c_int {
     // SAFETY: `file` is a WalHandle; `size` is a valid out pointer.
     unsafe {
         let h = wal(file);
@@ -733,7 +766,10 @@ unsafe extern "C" fn w_file_size(file: *mut ffi::sqlite3_file, size: *mut ffi::s
                 *size = n as ffi::sqlite3_int64;
                 ffi::SQLITE_OK
             }
-            Err(e) => report(ffi::SQLITE_IOERR_FSTAT, format!("{}: {e}", h.shared.path.display())),
+            Err(e) => report(
+                ffi::SQLITE_IOERR_FSTAT,
+                format!("{}: {e}", h.shared.path.display()),
+            ),
         }
     }
 }
@@ -748,12 +784,23 @@ unsafe extern "C" fn w_check_reserved(_file: *mut ffi::sqlite3_file, out: *mut c
     ffi::SQLITE_OK
 }
 
-unsafe extern "C" fn w_file_control(file: *mut ffi::sqlite3_file, op: c_int, arg: *mut c_void) -> c_int {
+unsafe extern "C" fn w_file_control(
+    file: *mut ffi::sqlite3_file,
+    op: c_int,
+    arg: *mut c_void,
+) -> c_int {
     // SAFETY: `file` is a WalHandle; arg types per SQLite's documentation of each op.
     unsafe {
         if op == ffi::SQLITE_FCNTL_VFSNAME {
             let h = wal(file);
-            let name = format!("waldio({})", h.shared.state.lock().map(|s| s.options().label()).unwrap_or_default());
+            let name = format!(
+                "waldio({})",
+                h.shared
+                    .state
+                    .lock()
+                    .map(|s| s.options().label())
+                    .unwrap_or_default()
+            );
             if let Ok(c) = CString::new(name) {
                 *(arg as *mut *mut c_char) = ffi::sqlite3_mprintf(c"%s".as_ptr(), c.as_ptr());
                 return ffi::SQLITE_OK;

@@ -41,9 +41,7 @@ pub enum WalError {
          with the default VFS first: sqlite3 DB 'PRAGMA wal_checkpoint(TRUNCATE)'"
     )]
     StockWal,
-    #[error(
-        "the WAL file is not a waldio WAL (unknown content); move it away if it is not needed"
-    )]
+    #[error("the WAL file is not a waldio WAL (unknown content); move it away if it is not needed")]
     Foreign,
     #[error("the WAL file has waldio format version {0}; this build reads version 1 only")]
     NewerVersion(u32),
@@ -136,7 +134,10 @@ impl<I: WalIo> WalState<I> {
         if self.pending.contains_key(&0) {
             return Ok(());
         }
-        let len = self.io.len().map_err(|e| WalError::io("fstat of the WAL", e))?;
+        let len = self
+            .io
+            .len()
+            .map_err(|e| WalError::io("fstat of the WAL", e))?;
         if len == 0 {
             self.header = None;
             return Ok(());
@@ -182,7 +183,10 @@ impl<I: WalIo> WalState<I> {
         if self.block == 0 {
             return Ok(0);
         }
-        let len = self.io.len().map_err(|e| WalError::io("fstat of the WAL", e))?;
+        let len = self
+            .io
+            .len()
+            .map_err(|e| WalError::io("fstat of the WAL", e))?;
         Ok(len / u64::from(self.block))
     }
 
@@ -236,10 +240,12 @@ impl<I: WalIo> WalState<I> {
                     self.stage_header(Some(h));
                 }
                 Part::FrameHeader { frame, from } => {
-                    touched_written |= frame <= self.written_hwm && !self.pending.contains_key(&frame);
+                    touched_written |=
+                        frame <= self.written_hwm && !self.pending.contains_key(&frame);
                     let full = from == 0 && piece.len == FRAME_HEADER_BYTES;
                     let pb = self.pending_block(frame, !full, false)?;
-                    pb.data[p - FRAME_HEADER_BYTES + from..p - FRAME_HEADER_BYTES + from + piece.len]
+                    pb.data
+                        [p - FRAME_HEADER_BYTES + from..p - FRAME_HEADER_BYTES + from + piece.len]
                         .copy_from_slice(bytes);
                     pb.have_header = true;
                 }
@@ -257,7 +263,8 @@ impl<I: WalIo> WalState<I> {
                             return Err(WalError::ReserveInUse { frame, pgno });
                         }
                     }
-                    touched_written |= frame <= self.written_hwm && !self.pending.contains_key(&frame);
+                    touched_written |=
+                        frame <= self.written_hwm && !self.pending.contains_key(&frame);
                     let full = from == 0 && piece.len == p;
                     let pb = self.pending_block(frame, false, !full)?;
                     let copy_end = end.min(tail_start);
@@ -512,7 +519,10 @@ impl<I: WalIo> WalState<I> {
             have + (blocks - have).div_ceil(step) * step
         };
         let p = u64::from(self.block);
-        let len = self.io.len().map_err(|e| WalError::io("fstat of the WAL", e))?;
+        let len = self
+            .io
+            .len()
+            .map_err(|e| WalError::io("fstat of the WAL", e))?;
         let align = u64::from(self.io.dio_align());
         let mut pos = len / align * align;
         let end = target * p;
@@ -692,7 +702,10 @@ mod tests {
             Ok(n)
         }
         fn write_at(&mut self, buf: &[u8], off: u64, _dsync: bool) -> std::io::Result<()> {
-            assert!(off.is_multiple_of(u64::from(self.align)), "misaligned write");
+            assert!(
+                off.is_multiple_of(u64::from(self.align)),
+                "misaligned write"
+            );
             assert!((buf.len() as u64).is_multiple_of(u64::from(self.align)));
             let end = off as usize + buf.len();
             if self.data.len() < end {
@@ -733,7 +746,16 @@ mod tests {
     fn a_page_smaller_than_the_dio_alignment_is_refused() {
         let mut s = state(4096);
         let err = s.write(0, &wal_header(1024)).unwrap_err();
-        assert!(matches!(err, WalError::Misaligned { page: 1024, align: 4096 }), "{err}");
+        assert!(
+            matches!(
+                err,
+                WalError::Misaligned {
+                    page: 1024,
+                    align: 4096
+                }
+            ),
+            "{err}"
+        );
     }
 
     #[test]
@@ -749,7 +771,10 @@ mod tests {
         s.write(56, &page).unwrap();
         // The commit went to disk: header block, then frame 1 at block 1 with its header at the end.
         assert!(s.pending.is_empty());
-        assert_eq!(&s.io.data[4096 + 4096 - 24..4096 + 4096 - 20], &7u32.to_be_bytes());
+        assert_eq!(
+            &s.io.data[4096 + 4096 - 24..4096 + 4096 - 20],
+            &7u32.to_be_bytes()
+        );
         let mut back = vec![0u8; 24 + 4096];
         assert_eq!(s.read(32, &mut back).unwrap(), ReadOutcome::Full);
         assert_eq!(&back[..24], &fh);
@@ -773,7 +798,10 @@ mod tests {
         s.write(32, &fh).unwrap();
         let page = vec![0x11u8; 4096];
         let err = s.write(56, &page).unwrap_err();
-        assert!(matches!(err, WalError::ReserveInUse { frame: 1, pgno: 3 }), "{err}");
+        assert!(
+            matches!(err, WalError::ReserveInUse { frame: 1, pgno: 3 }),
+            "{err}"
+        );
         assert_eq!(s.io.data, before);
     }
 }

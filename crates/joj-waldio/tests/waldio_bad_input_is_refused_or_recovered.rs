@@ -15,8 +15,10 @@ use std::path::Path;
 fn wal_with_frames(dir: &Path, n: u64) -> std::path::PathBuf {
     let src = dir.join("src.db");
     let c = open(&src, &WaldioOptions::default()).unwrap();
-    c.execute_batch("PRAGMA wal_autocheckpoint=0; CREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB NOT NULL)")
-        .unwrap();
+    c.execute_batch(
+        "PRAGMA wal_autocheckpoint=0; CREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB NOT NULL)",
+    )
+    .unwrap();
     for k in 1..=n {
         c.execute("INSERT INTO t VALUES(?1, ?2)", (k as i64, value_of(k)))
             .unwrap();
@@ -107,8 +109,13 @@ fn stock_wal_is_refused_until_checkpointed_and_nothing_is_lost() {
     std::fs::copy(&src, &db).unwrap();
     std::fs::copy(wal_path(&src), wal_path(&db)).unwrap();
     drop(c);
-    let err = open(&db, &WaldioOptions::default()).unwrap_err().to_string();
-    assert!(err.contains("stock SQLite WAL") && err.contains("wal_checkpoint"), "{err}");
+    let err = open(&db, &WaldioOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("stock SQLite WAL") && err.contains("wal_checkpoint"),
+        "{err}"
+    );
     // The fix the message names: checkpoint with the default VFS.
     let c = Connection::open(&db).unwrap();
     c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
@@ -126,9 +133,15 @@ fn garbage_wal_is_refused_and_left_alone() {
     let wal = wal_path(&db);
     let garbage = vec![0x5au8; 3 * 4096];
     std::fs::write(&wal, &garbage).unwrap();
-    let err = open(&db, &WaldioOptions::default()).unwrap_err().to_string();
+    let err = open(&db, &WaldioOptions::default())
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("not a waldio WAL"), "{err}");
-    assert_eq!(std::fs::read(&wal).unwrap(), garbage, "the foreign file was touched");
+    assert_eq!(
+        std::fs::read(&wal).unwrap(),
+        garbage,
+        "the foreign file was touched"
+    );
 }
 
 #[test]
@@ -136,22 +149,32 @@ fn database_without_reserve_is_refused_then_converted_without_loss() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("plain.db");
     let c = Connection::open(&db).unwrap();
-    c.execute_batch("PRAGMA journal_mode=WAL; CREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB NOT NULL)")
-        .unwrap();
+    c.execute_batch(
+        "PRAGMA journal_mode=WAL; CREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB NOT NULL)",
+    )
+    .unwrap();
     for k in 1..=50u64 {
         c.execute("INSERT INTO t VALUES(?1, ?2)", (k as i64, value_of(k)))
             .unwrap();
     }
     drop(c);
-    let err = open(&db, &WaldioOptions::default()).unwrap_err().to_string();
-    assert!(err.contains("reserved bytes") && err.contains("joj waldio convert"), "{err}");
+    let err = open(&db, &WaldioOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("reserved bytes") && err.contains("joj waldio convert"),
+        "{err}"
+    );
     // Through the VFS by name too (any SQLite connection): the WAL open is refused.
     joj_waldio::register().unwrap();
     // (The connection's setup already reads the schema, so the refusal may come at open.)
     match Connection::open_with_flags_and_vfs(&db, rusqlite::OpenFlags::default(), "waldio") {
         Err(e) => assert_eq!(e.sqlite_error_code(), Some(rusqlite::ErrorCode::CannotOpen)),
         Ok(raw) => {
-            assert!(raw.query_row("SELECT count(*) FROM t", [], |r| r.get::<_, i64>(0)).is_err());
+            assert!(
+                raw.query_row("SELECT count(*) FROM t", [], |r| r.get::<_, i64>(0))
+                    .is_err()
+            );
         }
     }
     assert!(joj_waldio::last_error().unwrap().contains("reserved bytes"));
@@ -188,7 +211,10 @@ fn page_size_change_relays_the_wal_out() {
     }
     let hdr = std::fs::read(wal_path(&db)).unwrap();
     assert_eq!(&hdr[..8], b"jojWALDI");
-    assert_eq!(u32::from_le_bytes([hdr[12], hdr[13], hdr[14], hdr[15]]), 8192);
+    assert_eq!(
+        u32::from_le_bytes([hdr[12], hdr[13], hdr[14], hdr[15]]),
+        8192
+    );
     drop(c);
     let c = open(&db, &WaldioOptions::default()).unwrap();
     assert_eq!(rows(&c), (1..=60).collect::<Vec<_>>());

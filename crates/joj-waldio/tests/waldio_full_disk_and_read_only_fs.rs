@@ -25,8 +25,14 @@ impl Tmpfs {
         }
         let dir = tempfile::tempdir().unwrap();
         let opts = std::ffi::CString::new(format!("size={size},mode=0755")).unwrap();
-        mount("joj-waldio-test", dir.path(), "tmpfs", MountFlags::empty(), opts.as_c_str())
-            .unwrap();
+        mount(
+            "joj-waldio-test",
+            dir.path(),
+            "tmpfs",
+            MountFlags::empty(),
+            opts.as_c_str(),
+        )
+        .unwrap();
         Some(Tmpfs { dir })
     }
 
@@ -52,7 +58,8 @@ fn count(db: &Path) -> i64 {
         .query_row("PRAGMA integrity_check", [], |r| r.get(0))
         .unwrap();
     assert_eq!(ok, "ok");
-    c.query_row("SELECT count(*) FROM t", [], |r| r.get(0)).unwrap()
+    c.query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+        .unwrap()
 }
 
 #[test]
@@ -65,8 +72,10 @@ fn full_disk_gives_sqlite_full_and_keeps_every_commit() {
         ..WaldioOptions::default()
     };
     let c = open(&db, &opts).unwrap();
-    c.execute_batch("PRAGMA wal_autocheckpoint=0; CREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB NOT NULL)")
-        .unwrap();
+    c.execute_batch(
+        "PRAGMA wal_autocheckpoint=0; CREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB NOT NULL)",
+    )
+    .unwrap();
     let mut committed = 0i64;
     let err = loop {
         let k = committed + 1;
@@ -82,9 +91,15 @@ fn full_disk_gives_sqlite_full_and_keeps_every_commit() {
         "{err}"
     );
     let why = joj_waldio::last_error().unwrap();
-    assert!(why.contains("disk is full") && why.contains("preallocate"), "{why}");
+    assert!(
+        why.contains("disk is full") && why.contains("preallocate"),
+        "{why}"
+    );
     drop(c);
-    assert!(committed > 10, "only {committed} commits before the disk filled");
+    assert!(
+        committed > 10,
+        "only {committed} commits before the disk filled"
+    );
     // Every acknowledged commit is there after reopening.
     let n = {
         let c = open(&db, &opts).unwrap();
@@ -96,7 +111,9 @@ fn full_disk_gives_sqlite_full_and_keeps_every_commit() {
 
 #[test]
 fn read_only_filesystem_is_refused_and_the_database_is_untouched() {
-    let Some(fs) = Tmpfs::mount("16m") else { return };
+    let Some(fs) = Tmpfs::mount("16m") else {
+        return;
+    };
     let db = fs.path().join("ro.db");
     {
         let c = open(&db, &WaldioOptions::default()).unwrap();
@@ -113,7 +130,9 @@ fn read_only_filesystem_is_refused_and_the_database_is_untouched() {
     std::fs::remove_file(joj_waldio::wal_path(&db)).unwrap();
     let before = std::fs::read(&db).unwrap();
     fs.remount_read_only();
-    let err = open(&db, &WaldioOptions::default()).unwrap_err().to_string();
+    let err = open(&db, &WaldioOptions::default())
+        .unwrap_err()
+        .to_string();
     assert!(
         err.contains("readonly") || err.contains("read-only") || err.contains("unable to open"),
         "{err}"

@@ -17,7 +17,9 @@ fn reference(path: &Path) -> Connection {
 }
 
 fn contents(c: &Connection) -> Vec<(i64, Vec<u8>)> {
-    let mut st = c.prepare("SELECT k, CAST(v AS BLOB) FROM t ORDER BY k").unwrap();
+    let mut st = c
+        .prepare("SELECT k, CAST(v AS BLOB) FROM t ORDER BY k")
+        .unwrap();
     st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
         .unwrap()
         .map(Result::unwrap)
@@ -38,7 +40,10 @@ fn run_case(seed: u64, opts: WaldioOptions, steps: usize) {
     }
     for step in 0..steps {
         let what = rng.random_range(0..100u32);
-        let ctx = format!("seed {seed}, step {step}, op {what}, options {}", opts.label());
+        let ctx = format!(
+            "seed {seed}, step {step}, op {what}, options {}",
+            opts.label()
+        );
         match what {
             0..=44 => {
                 // A transaction of 1..20 statements, committed or rolled back.
@@ -58,7 +63,8 @@ fn run_case(seed: u64, opts: WaldioOptions, steps: usize) {
                 }
                 stmts.push(if rollback { "ROLLBACK" } else { "COMMIT" }.to_string());
                 let sql = stmts.join(";");
-                w.execute_batch(&sql).unwrap_or_else(|e| panic!("{ctx}: {e}"));
+                w.execute_batch(&sql)
+                    .unwrap_or_else(|e| panic!("{ctx}: {e}"));
                 r.execute_batch(&sql).unwrap();
             }
             45..=52 => {
@@ -72,7 +78,8 @@ fn run_case(seed: u64, opts: WaldioOptions, steps: usize) {
                      UPDATE t SET v = v || x'01' WHERE k % 3 = 0; \
                      COMMIT; PRAGMA cache_size=-2000;"
                 );
-                w.execute_batch(&sql).unwrap_or_else(|e| panic!("{ctx}: {e}"));
+                w.execute_batch(&sql)
+                    .unwrap_or_else(|e| panic!("{ctx}: {e}"));
                 r.execute_batch(&sql).unwrap();
             }
             53..=62 => {
@@ -92,13 +99,16 @@ fn run_case(seed: u64, opts: WaldioOptions, steps: usize) {
             73..=82 => {
                 // A second connection reads (and sometimes writes) the same database.
                 if w2.is_none() {
-                    w2 = Some(joj_waldio::open(&wpath, &opts).unwrap_or_else(|e| panic!("{ctx}: {e}")));
+                    w2 = Some(
+                        joj_waldio::open(&wpath, &opts).unwrap_or_else(|e| panic!("{ctx}: {e}")),
+                    );
                 }
                 let c2 = w2.as_ref().unwrap();
                 if rng.random_range(0..2u32) == 0 {
                     let k = rng.random_range(0..3000i64);
                     let sql = format!("INSERT OR REPLACE INTO t VALUES({k}, x'c2c2')");
-                    c2.execute_batch(&sql).unwrap_or_else(|e| panic!("{ctx}: {e}"));
+                    c2.execute_batch(&sql)
+                        .unwrap_or_else(|e| panic!("{ctx}: {e}"));
                     r.execute_batch(&sql).unwrap();
                 }
                 assert_eq!(contents(c2), contents(&r), "{ctx}: second connection");
@@ -106,7 +116,8 @@ fn run_case(seed: u64, opts: WaldioOptions, steps: usize) {
             _ => {
                 let k = rng.random_range(0..3000i64);
                 let sql = format!("UPDATE t SET v = x'ee' || v WHERE k >= {k} AND k < {k} + 50");
-                w.execute_batch(&sql).unwrap_or_else(|e| panic!("{ctx}: {e}"));
+                w.execute_batch(&sql)
+                    .unwrap_or_else(|e| panic!("{ctx}: {e}"));
                 r.execute_batch(&sql).unwrap();
             }
         }
@@ -122,10 +133,21 @@ fn run_case(seed: u64, opts: WaldioOptions, steps: usize) {
                     b[i].1.len()
                 ) + &format!(
                     " differing bytes at {:?}",
-                    a[i].1.iter().zip(&b[i].1).enumerate().filter(|(_, (x, y))| x != y).map(|(j, (x, y))| (j, *x, *y)).take(8).collect::<Vec<_>>()
+                    a[i].1
+                        .iter()
+                        .zip(&b[i].1)
+                        .enumerate()
+                        .filter(|(_, (x, y))| x != y)
+                        .map(|(j, (x, y))| (j, *x, *y))
+                        .take(8)
+                        .collect::<Vec<_>>()
                 )
             });
-            panic!("{ctx}: {} vs {} rows; first difference {detail:?}", a.len(), b.len());
+            panic!(
+                "{ctx}: {} vs {} rows; first difference {detail:?}",
+                a.len(),
+                b.len()
+            );
         }
     }
     let ok: String = w

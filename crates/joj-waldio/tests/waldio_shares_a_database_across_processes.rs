@@ -28,18 +28,26 @@ fn mp_writer_child() {
     };
     c.busy_timeout(std::time::Duration::from_secs(20)).unwrap();
     for i in 0..ROWS {
-        c.execute("INSERT INTO t VALUES(?1, ?2)", (id * 100_000 + i, format!("p{id}-{i}")))
-            .unwrap();
+        c.execute(
+            "INSERT INTO t VALUES(?1, ?2)",
+            (id * 100_000 + i, format!("p{id}-{i}")),
+        )
+        .unwrap();
     }
     println!("done {id}");
 }
 
 fn spawn(db: &std::path::Path, id: i64, group: bool) -> std::process::Child {
     let mut cmd = Command::new(std::env::current_exe().unwrap());
-    cmd.args(["--exact", "mp_writer_child", "--nocapture", "--test-threads=1"])
-        .env("WALDIO_MP_DB", db)
-        .env("WALDIO_MP_ID", id.to_string())
-        .stdout(std::process::Stdio::piped());
+    cmd.args([
+        "--exact",
+        "mp_writer_child",
+        "--nocapture",
+        "--test-threads=1",
+    ])
+    .env("WALDIO_MP_DB", db)
+    .env("WALDIO_MP_ID", id.to_string())
+    .stdout(std::process::Stdio::piped());
     if group {
         cmd.env("WALDIO_MP_GROUP", "1");
     }
@@ -62,7 +70,9 @@ fn two_writer_processes_and_a_reader_share_one_database() {
     for i in 0..ROWS {
         c.execute("INSERT INTO t VALUES(?1, ?2)", (i, format!("p0-{i}")))
             .unwrap();
-        let n: i64 = c.query_row("SELECT count(*) FROM t", [], |r| r.get(0)).unwrap();
+        let n: i64 = c
+            .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+            .unwrap();
         assert!(n > i);
     }
     for child in children {
@@ -70,11 +80,17 @@ fn two_writer_processes_and_a_reader_share_one_database() {
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(out.status.success() && text.contains("done"), "{text}");
     }
-    let n: i64 = c.query_row("SELECT count(*) FROM t", [], |r| r.get(0)).unwrap();
+    let n: i64 = c
+        .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(n, 3 * ROWS);
     for id in 0..3i64 {
         let v: String = c
-            .query_row("SELECT v FROM t WHERE k = ?1", [id * 100_000 + ROWS - 1], |r| r.get(0))
+            .query_row(
+                "SELECT v FROM t WHERE k = ?1",
+                [id * 100_000 + ROWS - 1],
+                |r| r.get(0),
+            )
             .unwrap();
         assert_eq!(v, format!("p{id}-{}", ROWS - 1));
     }
@@ -96,17 +112,24 @@ fn group_sync_refuses_a_second_process_with_a_clear_error() {
         ..WaldioOptions::default()
     };
     let c = joj_waldio::open(&db, &opts).unwrap();
-    c.execute_batch("CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT); INSERT INTO t VALUES(-1, 'x');")
-        .unwrap();
+    c.execute_batch(
+        "CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT); INSERT INTO t VALUES(-1, 'x');",
+    )
+    .unwrap();
     let out = spawn(&db, 1, false).wait_with_output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("open-failed") && text.contains("group sync"), "{text}");
+    assert!(
+        text.contains("open-failed") && text.contains("group sync"),
+        "{text}"
+    );
     drop(c);
     // Once the group-sync connection is gone, the other process opens and writes.
     let out = spawn(&db, 1, false).wait_with_output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("done 1"), "{text}");
     let c = joj_waldio::open(&db, &WaldioOptions::default()).unwrap();
-    let n: i64 = c.query_row("SELECT count(*) FROM t", [], |r| r.get(0)).unwrap();
+    let n: i64 = c
+        .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(n, ROWS + 1);
 }

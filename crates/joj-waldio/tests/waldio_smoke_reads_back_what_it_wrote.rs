@@ -9,15 +9,17 @@ fn rows_survive_reopen_and_the_wal_is_page_aligned() {
     let db = dir.path().join("t.db");
     {
         let c = open(&db, &WaldioOptions::default()).unwrap();
-        c.execute_batch("CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT)").unwrap();
-        for i in 0..200 {
-            c.execute("INSERT INTO t VALUES(?1, ?2)", (i, "x".repeat(100))).unwrap();
-        }
-        let n: i64 = c.query_row("SELECT count(*) FROM t", [], |r| r.get(0)).unwrap();
-        assert_eq!(n, 200);
-        let reserve: i64 = c
-            .query_row("SELECT 1", [], |r| r.get(0))
+        c.execute_batch("CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT)")
             .unwrap();
+        for i in 0..200 {
+            c.execute("INSERT INTO t VALUES(?1, ?2)", (i, "x".repeat(100)))
+                .unwrap();
+        }
+        let n: i64 = c
+            .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n, 200);
+        let reserve: i64 = c.query_row("SELECT 1", [], |r| r.get(0)).unwrap();
         assert_eq!(reserve, 1);
         let wal = std::fs::read(wal_path(&db)).unwrap();
         assert_eq!(&wal[..8], b"jojWALDI");
@@ -28,9 +30,13 @@ fn rows_survive_reopen_and_the_wal_is_page_aligned() {
     let wal = std::fs::read(wal_path(&db)).unwrap();
     assert_eq!(&wal[..8], b"jojWALDI", "the WAL is kept after close");
     let c = open(&db, &WaldioOptions::default()).unwrap();
-    let n: i64 = c.query_row("SELECT count(*) FROM t", [], |r| r.get(0)).unwrap();
+    let n: i64 = c
+        .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(n, 200);
-    let ok: String = c.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+    let ok: String = c
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(ok, "ok");
     let header = std::fs::read(&db).unwrap();
     assert!(header[20] >= 24, "reserve {}", header[20]);

@@ -49,7 +49,9 @@ fn kill9_writer_child() {
     c.execute_batch("PRAGMA wal_autocheckpoint=50; CREATE TABLE IF NOT EXISTS t(k INTEGER PRIMARY KEY, v BLOB NOT NULL)")
         .unwrap();
     let mut k: u64 = c
-        .query_row("SELECT coalesce(max(k), 0) FROM t", [], |r| r.get::<_, i64>(0))
+        .query_row("SELECT coalesce(max(k), 0) FROM t", [], |r| {
+            r.get::<_, i64>(0)
+        })
         .unwrap() as u64;
     let mut out = std::io::stdout().lock();
     loop {
@@ -70,7 +72,12 @@ fn kill_runs(mode: &str, runs: u32, seed: u64) -> u64 {
     for run in 0..runs {
         let stop_after = rng.random_range(1..300u64);
         let mut child = Command::new(&exe)
-            .args(["--exact", "kill9_writer_child", "--nocapture", "--test-threads=1"])
+            .args([
+                "--exact",
+                "kill9_writer_child",
+                "--nocapture",
+                "--test-threads=1",
+            ])
             .env("WALDIO_KILL9_DB", &db)
             .env("WALDIO_KILL9_MODE", mode)
             .stdout(Stdio::piped())
@@ -98,8 +105,11 @@ fn kill_runs(mode: &str, runs: u32, seed: u64) -> u64 {
             }
         }
         child.wait().unwrap();
-        let ctx = format!("{mode}: seed {seed}, run {run}, killed after {seen} new acks ({acked} acknowledged in all)");
-        let c = joj_waldio::open(&db, &options(mode)).unwrap_or_else(|e| panic!("{ctx}: reopen: {e}"));
+        let ctx = format!(
+            "{mode}: seed {seed}, run {run}, killed after {seen} new acks ({acked} acknowledged in all)"
+        );
+        let c =
+            joj_waldio::open(&db, &options(mode)).unwrap_or_else(|e| panic!("{ctx}: reopen: {e}"));
         let ok: String = c
             .query_row("PRAGMA integrity_check", [], |r| r.get(0))
             .unwrap();
@@ -115,7 +125,10 @@ fn kill_runs(mode: &str, runs: u32, seed: u64) -> u64 {
             assert_eq!(v, &value_of(*k as u64), "{ctx}: row {k} damaged");
         }
         let n = rows.len() as u64;
-        assert!(n <= acked + 1, "{ctx}: {n} rows but only {acked} acknowledged (+1 in flight)");
+        assert!(
+            n <= acked + 1,
+            "{ctx}: {n} rows but only {acked} acknowledged (+1 in flight)"
+        );
         worst_loss = worst_loss.max(acked.saturating_sub(n));
     }
     eprintln!("{mode}: {runs} kills, worst loss {worst_loss} acknowledged commits");
@@ -128,7 +141,11 @@ fn kill9_loses_no_acknowledged_commit() {
         return;
     }
     for (i, mode) in ["full", "fua", "normal"].into_iter().enumerate() {
-        assert_eq!(kill_runs(mode, 12, 100 + i as u64), 0, "{mode} lost an acknowledged commit");
+        assert_eq!(
+            kill_runs(mode, 12, 100 + i as u64),
+            0,
+            "{mode} lost an acknowledged commit"
+        );
     }
 }
 
@@ -138,5 +155,8 @@ fn kill9_with_group_sync_loses_at_most_one_buffer() {
         return;
     }
     let loss = kill_runs("group", 12, 200);
-    assert!(loss <= 4, "group sync lost {loss} acknowledged commits, more than one 16 KiB buffer");
+    assert!(
+        loss <= 4,
+        "group sync lost {loss} acknowledged commits, more than one 16 KiB buffer"
+    );
 }

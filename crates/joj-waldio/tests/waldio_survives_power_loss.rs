@@ -33,15 +33,24 @@ fn run(name: &str, opts: WaldioOptions, seed: u64, commits: u64, points: usize) 
     let mut boundary = vec![0u64];
     {
         let c = joj_waldio::open_with(vfs, &db, &opts).unwrap();
-        c.execute_batch("PRAGMA wal_autocheckpoint=40; CREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB NOT NULL);")
-            .unwrap();
+        c.execute_batch(
+            "PRAGMA wal_autocheckpoint=40; CREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB NOT NULL);",
+        )
+        .unwrap();
         let mut next = 1u64;
         for i in 1..=commits {
-            let rows = if rng.random_range(0..5u32) == 0 { rng.random_range(2..6u64) } else { 1 };
+            let rows = if rng.random_range(0..5u32) == 0 {
+                rng.random_range(2..6u64)
+            } else {
+                1
+            };
             c.execute_batch("BEGIN").unwrap();
             for _ in 0..rows {
-                c.execute("INSERT INTO t VALUES(?1, ?2)", (next as i64, value_of(next)))
-                    .unwrap();
+                c.execute(
+                    "INSERT INTO t VALUES(?1, ?2)",
+                    (next as i64, value_of(next)),
+                )
+                .unwrap();
                 next += 1;
             }
             c.execute_batch("COMMIT").unwrap();
@@ -72,7 +81,9 @@ fn run(name: &str, opts: WaldioOptions, seed: u64, commits: u64, points: usize) 
         rec.crash_state(k, state_seed, crash.path());
         let acked = rec.acked_before(k);
         let cdb = crash.path().join("c.db");
-        let ctx = format!("{name}: seed {seed}, crash before op {k} of {total} (state seed {state_seed}), {acked} acknowledged");
+        let ctx = format!(
+            "{name}: seed {seed}, crash before op {k} of {total} (state seed {state_seed}), {acked} acknowledged"
+        );
         out.states += 1;
         let m = match recovered_rows(&cdb, &plain, &boundary) {
             Ok(n) => n,
@@ -93,7 +104,10 @@ fn run(name: &str, opts: WaldioOptions, seed: u64, commits: u64, points: usize) 
         out.lost_states,
         out.max_lost,
         out.broken.len(),
-        out.broken.first().map(|b| format!(" (first: {b})")).unwrap_or_default()
+        out.broken
+            .first()
+            .map(|b| format!(" (first: {b})"))
+            .unwrap_or_default()
     );
     out
 }
@@ -113,10 +127,16 @@ fn recovered_rows(
         return Err(format!("integrity_check: {ok}"));
     }
     let has_table: i64 = c
-        .query_row("SELECT count(*) FROM sqlite_schema WHERE name='t'", [], |r| r.get(0))
+        .query_row(
+            "SELECT count(*) FROM sqlite_schema WHERE name='t'",
+            [],
+            |r| r.get(0),
+        )
         .map_err(|e| e.to_string())?;
     let rows: Vec<(i64, Vec<u8>)> = if has_table == 1 {
-        let mut st = c.prepare("SELECT k, v FROM t ORDER BY k").map_err(|e| e.to_string())?;
+        let mut st = c
+            .prepare("SELECT k, v FROM t ORDER BY k")
+            .map_err(|e| e.to_string())?;
         st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
             .map_err(|e| e.to_string())?
             .collect::<Result<_, _>>()
@@ -152,7 +172,13 @@ fn small(opts: WaldioOptions) -> WaldioOptions {
 #[test]
 fn full_sync_keeps_every_acknowledged_commit() {
     for seed in [1, 6, 7] {
-        let o = run("waldio-pl-full", small(WaldioOptions::default()), seed, 160, 400);
+        let o = run(
+            "waldio-pl-full",
+            small(WaldioOptions::default()),
+            seed,
+            160,
+            400,
+        );
         assert!(o.broken.is_empty(), "full: {:?}", o.broken);
         assert_eq!(o.lost_states, 0, "full: an acknowledged commit was lost");
     }
@@ -195,7 +221,11 @@ fn group_sync_loses_at_most_one_buffer() {
     // Every commit adds at least one block, so a full buffer holds at most this many.
     assert!(o.broken.is_empty(), "group: {:?}", o.broken);
     let bound = (g.frame_buffer_bytes / 4096) as u64;
-    assert!(o.max_lost <= bound, "group sync lost {} commits, more than one buffer ({bound})", o.max_lost);
+    assert!(
+        o.max_lost <= bound,
+        "group sync lost {} commits, more than one buffer ({bound})",
+        o.max_lost
+    );
 }
 
 #[test]

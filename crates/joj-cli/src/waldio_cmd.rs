@@ -1,0 +1,99 @@
+//! `joj waldio`: convert a database for the waldio VFS, and inspect a waldio WAL file.
+
+use crate::CliResult;
+use clap::{Args, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub struct WaldioArgs {
+    #[command(subcommand)]
+    command: WaldioCommand,
+}
+
+#[derive(Subcommand)]
+enum WaldioCommand {
+    /// Give an existing database the 24 reserved bytes per page waldio needs (VACUUM through
+    /// SQLite's default VFS; a stock WAL is checkpointed first) and put it in WAL mode.
+    Convert {
+        /// The database file.
+        db: PathBuf,
+    },
+    /// Show a database's page size and reserve and its WAL's header block.
+    Inspect {
+        /// The database file (its WAL is DB-wal).
+        db: PathBuf,
+    },
+}
+
+pub fn main(a: WaldioArgs) -> CliResult {
+    match a.command {
+        WaldioCommand::Convert { db } => {
+            let r = joj_waldio::convert(&db)?;
+            if r.vacuumed {
+                println!(
+                    "{}: reserve {} -> {} bytes per page (page size {}), journal_mode=WAL through waldio",
+                    db.display(),
+                    r.reserve_before,
+                    r.reserve_after,
+                    r.page_size
+                );
+            } else {
+                println!(
+                    "{}: already had {} reserved bytes per page; journal_mode=WAL through waldio",
+                    db.display(),
+                    r.reserve_before
+                );
+            }
+            Ok(())
+        }
+        WaldioCommand::Inspect { db } => {
+            let wal = joj_waldio::wal_path(&db);
+            match joj_waldio::db_header(&db)? {
+                Some((page, reserve)) => println!(
+                    "{}: page size {page} B, {reserve} reserved bytes per page",
+                    db.display()
+                ),
+                None => println!("{}: no SQLite database header", db.display()),
+            }
+            let bytes = match std::fs::read(&wal) {
+                Ok(b) => b,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    println!("{}: no WAL file", wal.display());
+                    return Ok(());
+                }
+                Err(e) => return Err(format!("reading {}: {e}", wal.display()).into()),
+            };
+            let len = bytes.len() as u64;
+            if len == 0 {
+                println!(
+                    "{}: empty (waldio has not written a WAL header yet)",
+                    wal.display()
+                );
+                return Ok(());
+            }
+            match joj_waldio::layout::HeaderBlock::decode(&bytes[..bytes.len().min(4096)]) {
+                joj_waldio::layout::Decoded::Waldio(h) => {
+                    let blocks = len / u64::from(h.block_bytes);
+                    println!(
+                        "{}: waldio WAL v{}, block {} B, {} blocks ({} frame slots), logical WAL {}",
+                        wal.display(),
+                        joj_waldio::layout::FORMAT_VERSION,
+                        h.block_bytes,
+                        blocks,
+                        blocks.saturating_sub(1),
+                        if h.wal_header.is_some() {
+                            "present"
+                        } else {
+                            "absent (deleted or truncated by SQLite)"
+                        }
+                    );
+                }
+                other => println!(
+                    "{}: not a waldio WAL header block: {other:?}",
+                    wal.display()
+                ),
+            }
+            Ok(())
+        }
+    }
+}
