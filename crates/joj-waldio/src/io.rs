@@ -63,6 +63,7 @@ impl Drop for AlignedBuf {
 }
 
 /// What the WAL logic needs of its physical file.
+#[allow(clippy::len_without_is_empty)] // `len` is a file length, not a collection's
 pub trait WalIo: Send {
     /// Read into `buf` at `off` (both aligned); returns the bytes read (short at end of file).
     fn read_at(&mut self, buf: &mut [u8], off: u64) -> std::io::Result<usize>;

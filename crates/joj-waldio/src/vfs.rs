@@ -88,7 +88,9 @@ pub(crate) struct SharedWal {
     key: (u64, u64),
 }
 
-static WALS: Mutex<Option<HashMap<(u64, u64), Weak<SharedWal>>>> = Mutex::new(None);
+/// Every WAL open in this process, by (device, inode).
+type WalRegistry = HashMap<(u64, u64), Weak<SharedWal>>;
+static WALS: Mutex<Option<WalRegistry>> = Mutex::new(None);
 
 fn file_key(fd: std::os::fd::BorrowedFd<'_>) -> std::io::Result<(u64, u64)> {
     let st = rustix::fs::fstat(fd)?;
@@ -429,7 +431,7 @@ fn with_existing_wal<R>(
     };
     let key = file_key(file.fd()).map_err(|e| WalError::Io {
         what: "fstat of the WAL",
-        source: e.into(),
+        source: e,
     })?;
     let existing = lock(&WALS)
         .as_ref()

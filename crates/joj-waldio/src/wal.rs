@@ -339,16 +339,11 @@ impl<I: WalIo> WalState<I> {
         need_page: bool,
     ) -> Result<&mut Pending, WalError> {
         let p = self.block as usize;
-        if !self.pending.contains_key(&frame) {
-            self.pending.insert(
-                frame,
-                Pending {
-                    data: AlignedBuf::zeroed(p),
-                    have_header: false,
-                    have_page: false,
-                },
-            );
-        }
+        self.pending.entry(frame).or_insert_with(|| Pending {
+            data: AlignedBuf::zeroed(p),
+            have_header: false,
+            have_page: false,
+        });
         let (missing_header, missing_page) = {
             let pb = &self.pending[&frame];
             (need_header && !pb.have_header, need_page && !pb.have_page)
