@@ -17,6 +17,7 @@
 //! it is closed and reopened (the page cache can no longer be trusted).
 
 mod counters;
+mod forward;
 mod shim;
 
 pub use counters::{IoCounters, SyncCall};

@@ -403,45 +403,25 @@ fn role_from_name(path: &Path) -> FileRole {
     }
 }
 
-macro_rules! forward_vfs {
-    ($name:ident, $field:ident, ($($arg:ident : $ty:ty),*) -> $ret:ty, $default:expr) => {
-        unsafe extern "C" fn $name(vfs: *mut ffi::sqlite3_vfs, $($arg: $ty),*) -> $ret {
-            // SAFETY: forwards SQLite's arguments unchanged to the unix VFS.
-            unsafe {
-                let unix = shared_of(vfs).unix;
-                match (*unix).$field {
-                    Some(f) => f(unix, $($arg),*),
-                    None => $default,
-                }
-            }
-        }
-    };
+unsafe fn base_of(vfs: *mut ffi::sqlite3_vfs) -> *mut ffi::sqlite3_vfs {
+    // SAFETY: called only with our registered VFS.
+    unsafe { shared_of(vfs).unix }
 }
 
-forward_vfs!(x_access, xAccess, (name: *const c_char, flags: c_int, out: *mut c_int) -> c_int, ffi::SQLITE_ERROR);
-forward_vfs!(x_full_pathname, xFullPathname, (name: *const c_char, n: c_int, out: *mut c_char) -> c_int, ffi::SQLITE_ERROR);
-forward_vfs!(x_dl_open, xDlOpen, (name: *const c_char) -> *mut c_void, ptr::null_mut());
-forward_vfs!(x_dl_error, xDlError, (n: c_int, msg: *mut c_char) -> (), ());
-forward_vfs!(x_dl_close, xDlClose, (h: *mut c_void) -> (), ());
-forward_vfs!(x_randomness, xRandomness, (n: c_int, out: *mut c_char) -> c_int, 0);
-forward_vfs!(x_sleep, xSleep, (us: c_int) -> c_int, 0);
-forward_vfs!(x_current_time, xCurrentTime, (t: *mut f64) -> c_int, ffi::SQLITE_ERROR);
-forward_vfs!(x_get_last_error, xGetLastError, (n: c_int, msg: *mut c_char) -> c_int, 0);
-forward_vfs!(x_current_time_int64, xCurrentTimeInt64, (t: *mut ffi::sqlite3_int64) -> c_int, ffi::SQLITE_ERROR);
+crate::forward_vfs_calls!(base_of);
 
-type DlSym = unsafe extern "C" fn(*mut ffi::sqlite3_vfs, *mut c_void, *const c_char);
-
-unsafe extern "C" fn x_dl_sym(
+unsafe extern "C" fn x_access(
     vfs: *mut ffi::sqlite3_vfs,
-    h: *mut c_void,
-    sym: *const c_char,
-) -> Option<DlSym> {
+    name: *const c_char,
+    flags: c_int,
+    out: *mut c_int,
+) -> c_int {
     // SAFETY: forwards unchanged to the unix VFS.
     unsafe {
-        let unix = shared_of(vfs).unix;
-        match (*unix).xDlSym {
-            Some(f) => f(unix, h, sym),
-            None => None,
+        let unix = base_of(vfs);
+        match (*unix).xAccess {
+            Some(f) => f(unix, name, flags, out),
+            None => ffi::SQLITE_ERROR,
         }
     }
 }
@@ -576,33 +556,7 @@ unsafe extern "C" fn f_sync(file: *mut ffi::sqlite3_file, _flags: c_int) -> c_in
     }
 }
 
-macro_rules! forward_file {
-    ($name:ident, $field:ident, ($($arg:ident : $ty:ty),*) -> $ret:ty, $default:expr) => {
-        unsafe extern "C" fn $name(file: *mut ffi::sqlite3_file, $($arg: $ty),*) -> $ret {
-            // SAFETY: forwards SQLite's arguments unchanged to the unix file.
-            unsafe {
-                match real_methods(file).$field {
-                    Some(f) => f(real(file), $($arg),*),
-                    None => $default,
-                }
-            }
-        }
-    };
-}
-
-forward_file!(f_file_size, xFileSize, (size: *mut ffi::sqlite3_int64) -> c_int, ffi::SQLITE_IOERR_FSTAT);
-forward_file!(f_lock, xLock, (level: c_int) -> c_int, ffi::SQLITE_IOERR_LOCK);
-forward_file!(f_unlock, xUnlock, (level: c_int) -> c_int, ffi::SQLITE_IOERR_UNLOCK);
-forward_file!(f_check_reserved_lock, xCheckReservedLock, (out: *mut c_int) -> c_int, ffi::SQLITE_IOERR_CHECKRESERVEDLOCK);
-forward_file!(f_file_control, xFileControl, (op: c_int, arg: *mut c_void) -> c_int, ffi::SQLITE_NOTFOUND);
-forward_file!(f_sector_size, xSectorSize, () -> c_int, 4096);
-forward_file!(f_device_characteristics, xDeviceCharacteristics, () -> c_int, 0);
-forward_file!(f_shm_map, xShmMap, (pg: c_int, pgsz: c_int, extend: c_int, pp: *mut *mut c_void) -> c_int, ffi::SQLITE_IOERR_SHMMAP);
-forward_file!(f_shm_lock, xShmLock, (off: c_int, n: c_int, flags: c_int) -> c_int, ffi::SQLITE_IOERR_SHMLOCK);
-forward_file!(f_shm_barrier, xShmBarrier, () -> (), ());
-forward_file!(f_shm_unmap, xShmUnmap, (delete: c_int) -> c_int, ffi::SQLITE_OK);
-forward_file!(f_fetch, xFetch, (off: ffi::sqlite3_int64, amt: c_int, pp: *mut *mut c_void) -> c_int, ffi::SQLITE_OK);
-forward_file!(f_unfetch, xUnfetch, (off: ffi::sqlite3_int64, p: *mut c_void) -> c_int, ffi::SQLITE_OK);
+crate::forward_file_calls!(real, real_methods);
 
 #[cfg(test)]
 mod tests {
