@@ -47,9 +47,7 @@ counters! {
     prealloc_syncs: "fdatasync calls that made a preallocation durable (explicit journaling).",
 }
 
-impl AtomicWaldioCounters {
-    pub(crate) fn add(&self, field: &AtomicU64, n: u64) {
-        let _ = self;
-        field.fetch_add(n, Ordering::Relaxed);
-    }
+/// Add `n` to one counter.
+pub(crate) fn bump(field: &AtomicU64, n: u64) {
+    field.fetch_add(n, Ordering::Relaxed);
 }

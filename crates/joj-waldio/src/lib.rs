@@ -253,6 +253,8 @@ pub fn open_with(
     path: &Path,
     opts: &WaldioOptions,
 ) -> Result<Connection, WaldioError> {
+    // A message from an earlier, unrelated failure must not be attached to this open's error.
+    vfs::clear_last_error();
     if let Some((_, reserve)) = vfs::db_header(path).map_err(|source| WaldioError::Io {
         what: format!("reading the header of {}", path.display()),
         source,

@@ -64,6 +64,10 @@ pub fn last_error() -> Option<String> {
     lock(&LAST_ERROR).clone()
 }
 
+pub(crate) fn clear_last_error() {
+    *lock(&LAST_ERROR) = None;
+}
+
 fn report(code: c_int, msg: String) -> c_int {
     if let Ok(c) = CString::new(format!("waldio: {msg}")) {
         // SAFETY: sqlite3_log with a "%s" format and a valid C string.
@@ -231,6 +235,13 @@ struct FwdFile {
     base: ffi::sqlite3_file,
     inst: &'static Instance,
     path: Option<PathBuf>,
+}
+
+impl FwdFile {
+    /// The instance's tap and this file's path, when a test taps the VFS.
+    fn tap(&self) -> Option<(Arc<dyn Tap>, &Path)> {
+        Some((read(&self.inst.tap)?, self.path.as_deref()?))
+    }
 }
 
 const FWD_OFFSET: usize = (std::mem::size_of::<FwdFile>() + 15) & !15;
@@ -852,7 +863,7 @@ unsafe extern "C" fn f_write(
         };
         let h = fwd(file);
         if rc == ffi::SQLITE_OK {
-            if let (Some(tap), Some(path)) = (read(&h.inst.tap), h.path.as_deref()) {
+            if let Some((tap, path)) = h.tap() {
                 let data = std::slice::from_raw_parts(buf as *const u8, amt.max(0) as usize);
                 tap.write(path, off as u64, data, false);
             }
@@ -870,7 +881,7 @@ unsafe extern "C" fn f_sync(file: *mut ffi::sqlite3_file, flags: c_int) -> c_int
         };
         let h = fwd(file);
         if rc == ffi::SQLITE_OK {
-            if let (Some(tap), Some(path)) = (read(&h.inst.tap), h.path.as_deref()) {
+            if let Some((tap, path)) = h.tap() {
                 tap.sync(path);
             }
         }
@@ -887,7 +898,7 @@ unsafe extern "C" fn f_truncate(file: *mut ffi::sqlite3_file, size: ffi::sqlite3
         };
         let h = fwd(file);
         if rc == ffi::SQLITE_OK {
-            if let (Some(tap), Some(path)) = (read(&h.inst.tap), h.path.as_deref()) {
+            if let Some((tap, path)) = h.tap() {
                 tap.truncate(path, size as u64);
             }
         }

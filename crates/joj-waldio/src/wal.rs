@@ -11,7 +11,7 @@
 //! - Without group sync, a commit frame's page write leaves nothing pending: the transaction is
 //!   on disk (or in the device cache) when SQLite goes on to acknowledge it.
 
-use crate::counters::AtomicWaldioCounters;
+use crate::counters::{AtomicWaldioCounters, bump};
 use crate::io::{AlignedBuf, WalIo};
 use crate::layout::{
     self, Decoded, FRAME_HEADER_BYTES, HEADER_FIELDS_BYTES, HeaderBlock, Part, WAL_HEADER_BYTES,
@@ -94,6 +94,9 @@ pub struct WalState<I: WalIo> {
     oldest_commit: Option<Instant>,
     /// Highest block written since the last WAL restart (blocks at or below are on disk).
     written_hwm: u64,
+    /// File length as last seen by `fstat` or made by our own extension (a lower bound: waldio
+    /// never shrinks the file), so a commit needs no `fstat` while the WAL has room.
+    known_len_bytes: u64,
     /// A write or sync failed: refuse further I/O (the file's state is unknown).
     failed: bool,
 }
@@ -115,6 +118,7 @@ impl<I: WalIo> WalState<I> {
             buffered_commits: 0,
             oldest_commit: None,
             written_hwm: 0,
+            known_len_bytes: 0,
             failed: false,
         };
         s.refresh_header()?;
@@ -167,8 +171,7 @@ impl<I: WalIo> WalState<I> {
     }
 
     fn count_read(&self, n: usize) {
-        let c = &self.counters;
-        c.add(&c.direct_read_bytes, n as u64);
+        bump(&self.counters.direct_read_bytes, n as u64);
     }
 
     fn check(&self) -> Result<(), WalError> {
@@ -179,7 +182,7 @@ impl<I: WalIo> WalState<I> {
         }
     }
 
-    fn blocks_on_disk(&self) -> Result<u64, WalError> {
+    fn blocks_on_disk(&mut self) -> Result<u64, WalError> {
         if self.block == 0 {
             return Ok(0);
         }
@@ -187,6 +190,7 @@ impl<I: WalIo> WalState<I> {
             .io
             .len()
             .map_err(|e| WalError::io("fstat of the WAL", e))?;
+        self.known_len_bytes = len;
         Ok(len / u64::from(self.block))
     }
 
@@ -287,8 +291,7 @@ impl<I: WalIo> WalState<I> {
             self.flush()?;
         }
         if commit_block.is_some() {
-            let c = &self.counters;
-            c.add(&c.commits, 1);
+            bump(&self.counters.commits, 1);
             self.on_commit()?;
         }
         Ok(())
@@ -363,8 +366,7 @@ impl<I: WalIo> WalState<I> {
             .read_at(&mut disk, frame * p as u64)
             .map_err(|e| WalError::io("reading a WAL block back", e))?;
         self.count_read(got);
-        let c = &self.counters;
-        c.add(&c.rmw_reads, 1);
+        bump(&self.counters.rmw_reads, 1);
         let pb = self.pending.get_mut(&frame).expect("caller inserted it");
         let tail = p - FRAME_HEADER_BYTES;
         if header {
@@ -459,8 +461,7 @@ impl<I: WalIo> WalState<I> {
         }
         let mut synced = false;
         if self.buffered_commits > 0 {
-            let c = &self.counters;
-            c.add(&c.group_writes, 1);
+            bump(&self.counters.group_writes, 1);
             self.buffered_commits = 0;
             self.oldest_commit = None;
             if self.opts.sync == SyncOption::Full {
@@ -481,14 +482,13 @@ impl<I: WalIo> WalState<I> {
         self.io
             .write_at(&buf, first * p as u64, dsync)
             .map_err(|e| WalError::io("direct write of WAL blocks", e))?;
-        let c = &self.counters;
-        c.add(&c.direct_writes, 1);
-        c.add(&c.direct_write_bytes, buf.len() as u64);
+        bump(&self.counters.direct_writes, 1);
+        bump(&self.counters.direct_write_bytes, buf.len() as u64);
         if dsync {
-            c.add(&c.dsync_writes, 1);
+            bump(&self.counters.dsync_writes, 1);
         }
         if first == 0 {
-            c.add(&c.header_writes, 1);
+            bump(&self.counters.header_writes, 1);
             if let Decoded::Waldio(hb) = HeaderBlock::decode(&run[0].1.data) {
                 self.header = hb.wal_header;
                 // A new epoch: frames of the old one are stale from here on.
@@ -503,6 +503,9 @@ impl<I: WalIo> WalState<I> {
     /// Preallocation with explicit journaling: grow the file to hold `blocks` blocks with
     /// zero-filled (written) blocks, then one `fdatasync` makes size and extents durable.
     fn ensure_capacity(&mut self, blocks: u64) -> Result<(), WalError> {
+        if blocks * u64::from(self.block) <= self.known_len_bytes {
+            return Ok(());
+        }
         let have = self.blocks_on_disk()?;
         if blocks <= have {
             return Ok(());
@@ -514,12 +517,9 @@ impl<I: WalIo> WalState<I> {
             have + (blocks - have).div_ceil(step) * step
         };
         let p = u64::from(self.block);
-        let len = self
-            .io
-            .len()
-            .map_err(|e| WalError::io("fstat of the WAL", e))?;
         let align = u64::from(self.io.dio_align());
-        let mut pos = len / align * align;
+        // `blocks_on_disk` above has just read the length.
+        let mut pos = self.known_len_bytes / align * align;
         let end = target * p;
         const CHUNK: u64 = 1 << 20;
         let zeros = AlignedBuf::zeroed(CHUNK as usize);
@@ -529,16 +529,15 @@ impl<I: WalIo> WalState<I> {
                 self.failed = true;
                 return Err(WalError::io("preallocating the WAL", e));
             }
-            let c = &self.counters;
-            c.add(&c.prealloc_bytes, n as u64);
+            bump(&self.counters.prealloc_bytes, n as u64);
             pos += n as u64;
         }
         if let Err(e) = self.io.sync_data() {
             self.failed = true;
             return Err(WalError::io("fdatasync after preallocating the WAL", e));
         }
-        let c = &self.counters;
-        c.add(&c.prealloc_syncs, 1);
+        self.known_len_bytes = self.known_len_bytes.max(end);
+        bump(&self.counters.prealloc_syncs, 1);
         Ok(())
     }
 
@@ -550,8 +549,7 @@ impl<I: WalIo> WalState<I> {
             self.failed = true;
             return Err(WalError::io("fdatasync of the WAL", e));
         }
-        let c = &self.counters;
-        c.add(&c.wal_syncs, 1);
+        bump(&self.counters.wal_syncs, 1);
         Ok(())
     }
 
@@ -568,8 +566,7 @@ impl<I: WalIo> WalState<I> {
     /// A logical read. Bytes past the end read as zero and give `Short`.
     pub fn read(&mut self, off: u64, buf: &mut [u8]) -> Result<ReadOutcome, WalError> {
         self.check()?;
-        let c = &self.counters;
-        c.add(&c.read_calls, 1);
+        bump(&self.counters.read_calls, 1);
         if off < WAL_HEADER_BYTES as u64 || self.block == 0 {
             self.refresh_header()?;
         }
@@ -578,7 +575,6 @@ impl<I: WalIo> WalState<I> {
             return Ok(ReadOutcome::Short);
         };
         let p = self.block as usize;
-        let disk_blocks = self.blocks_on_disk()?;
         let mut short = false;
         let mut cached: Option<(u64, AlignedBuf, usize)> = None;
         for piece in layout::split(off, buf.len(), self.block) {
@@ -595,11 +591,8 @@ impl<I: WalIo> WalState<I> {
                     self.fill_from_disk(frame, !pb.have_header, !pb.have_page)?;
                 }
                 &self.pending[&frame].data
-            } else if frame >= disk_blocks {
-                out.fill(0);
-                short = true;
-                continue;
             } else {
+                // Past the end of the file the read comes back short and the block reads as zeros.
                 if cached.as_ref().map(|c| c.0) != Some(frame) {
                     let mut b = AlignedBuf::zeroed(p);
                     let got = self

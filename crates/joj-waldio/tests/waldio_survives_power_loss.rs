@@ -236,6 +236,9 @@ fn normal_sync_recovers_a_prefix() {
     });
     // `normal` promises durability only at checkpoints; what must hold is a consistent prefix.
     let o = run("waldio-pl-normal", opts, 5, 160, 200);
+    assert!(
+        o.states == 200 && o.lost_states > 0,
+        "normal is not durable per commit: some crash states should lose acknowledged commits, or the test did not cut where it matters"
+    );
     assert!(o.broken.is_empty(), "normal: {:?}", o.broken);
-    assert_eq!(o.states, 200);
 }
