@@ -57,6 +57,7 @@ fn profile(op_percent: f64, policy: GcPolicy) -> Profile {
             gc_policy: policy,
             gc_free_blocks: 2,
             checkpoint_interval_programs: 1 << 40,
+            ..FtlConfig::default()
         },
         data_mode: DataMode::OobOnly,
     }

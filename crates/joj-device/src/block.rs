@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::counters::Counters;
 use crate::error::DeviceError;
+use crate::ftl::Tid;
 
 /// Flags of a write request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -92,4 +93,19 @@ pub trait BlockDevice {
     fn discard(&mut self, offset_bytes: u64, len_bytes: u64) -> Result<(), DeviceError>;
 
     fn counters(&self) -> Counters;
+}
+
+/// A block device with X-FTL's transactions (DESIGN.md, "Transactional device";
+/// `docs/formats/xftl.md`). Transactional requests cover whole pages.
+///
+/// A commit that returns is durable; an abort, or a power loss before the commit returned,
+/// leaves every page the transaction wrote as it was. A transaction reads its own writes;
+/// plain reads (and other transactions) read the committed version. A page is held by at most
+/// one active transaction, and a plain write or discard of a held page is refused.
+pub trait TransactionalDevice: BlockDevice {
+    fn begin_txn(&mut self) -> Result<Tid, DeviceError>;
+    fn write_txn(&mut self, tid: Tid, offset_bytes: u64, data: &[u8]) -> Result<(), DeviceError>;
+    fn read_txn(&mut self, tid: Tid, offset_bytes: u64, buf: &mut [u8]) -> Result<(), DeviceError>;
+    fn commit_txn(&mut self, tid: Tid) -> Result<(), DeviceError>;
+    fn abort_txn(&mut self, tid: Tid) -> Result<(), DeviceError>;
 }

@@ -194,6 +194,14 @@ pub struct FtlConfig {
     /// A mapping checkpoint is written after this many page programs without one, which bounds
     /// the recovery scan.
     pub checkpoint_interval_programs: u64,
+    /// Capacity of X-FTL's transactional mapping table (X-L2P), in entries (the paper's
+    /// implementation: 500 or 1000, §5.3).
+    #[serde(default = "default_xl2p_entries")]
+    pub xl2p_entries: u32,
+}
+
+fn default_xl2p_entries() -> u32 {
+    1000
 }
 
 impl Default for FtlConfig {
@@ -203,6 +211,7 @@ impl Default for FtlConfig {
             gc_policy: GcPolicy::Greedy,
             gc_free_blocks: 4,
             checkpoint_interval_programs: 65_536,
+            xl2p_entries: default_xl2p_entries(),
         }
     }
 }

@@ -164,6 +164,14 @@ pub struct Counters {
     pub host_page_programs: u64,
     pub map_page_programs: u64,
     pub checkpoints: u64,
+    /// X-FTL transactions committed and aborted.
+    #[serde(default)]
+    pub txn_commits: u64,
+    #[serde(default)]
+    pub txn_aborts: u64,
+    /// Pages programmed for X-FTL commit tables (included in `nand_programs`).
+    #[serde(default)]
+    pub commit_table_programs: u64,
     /// Page reads done to merge a partial-page write with the old page contents.
     pub rmw_reads: u64,
     /// Host read pages served entirely from the cache.

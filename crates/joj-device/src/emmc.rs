@@ -28,6 +28,8 @@
 //! and `torn_erase_blocks`, and the device's counters carry them as
 //! `recovery_torn_pages` / `recovery_torn_erase_blocks` of the last power-on.
 
+mod txn;
+
 use crate::addr::Lpn;
 use crate::block::{BlockDevice, DeviceGeometry, PackedWrite, WriteFlags};
 use crate::cache::{Evicted, WriteCache};
@@ -266,7 +268,9 @@ impl<M: Medium> Emmc<M> {
         f: impl FnOnce(&mut Self) -> Result<T, DeviceError>,
     ) -> Result<T, DeviceError> {
         let r = f(self);
-        if let Err(DeviceError::Ftl(_)) = &r {
+        if let Err(DeviceError::Ftl(e)) = &r
+            && !e.is_refusal()
+        {
             self.failed = true;
         }
         r
@@ -503,6 +507,9 @@ impl<M: Medium> Emmc<M> {
             checkpoints: s.checkpoints - b.checkpoints,
             trims: s.trims - b.trims,
             gc_runs: s.gc_runs - b.gc_runs,
+            commits: s.commits - b.commits,
+            aborts: s.aborts - b.aborts,
+            commit_table_programs: s.commit_table_programs - b.commit_table_programs,
         }
     }
 }
@@ -579,6 +586,7 @@ impl<M: Medium> BlockDevice for Emmc<M> {
         flags: WriteFlags,
     ) -> Result<(), DeviceError> {
         self.check_data(offset_bytes, data.len())?;
+        self.check_not_in_txn(offset_bytes, data.len() as u64)?;
         self.begin();
         let start = self.now_ns;
         let t = start + self.profile.timing.command_overhead_ns + self.xfer_ns(data.len() as u64);
@@ -595,6 +603,7 @@ impl<M: Medium> BlockDevice for Emmc<M> {
     ) -> Result<(), DeviceError> {
         for w in writes {
             self.check_data(w.offset_bytes, w.data.len())?;
+            self.check_not_in_txn(w.offset_bytes, w.data.len() as u64)?;
         }
         if writes.is_empty() {
             return Err(DeviceError::EmptyRequest);
@@ -637,6 +646,7 @@ impl<M: Medium> BlockDevice for Emmc<M> {
 
     fn discard(&mut self, offset_bytes: u64, len_bytes: u64) -> Result<(), DeviceError> {
         self.check_range(offset_bytes, len_bytes)?;
+        self.check_not_in_txn(offset_bytes, len_bytes)?;
         self.begin();
         let start = self.now_ns;
         let done = start + self.profile.timing.command_overhead_ns;
@@ -664,7 +674,8 @@ impl<M: Medium> BlockDevice for Emmc<M> {
     fn counters(&self) -> Counters {
         let s = self.ftl_delta();
         let page = self.page_bytes;
-        let nand_programs = s.host_programs + s.gc_copies + s.map_programs;
+        let nand_programs =
+            s.host_programs + s.gc_copies + s.map_programs + s.commit_table_programs;
         let nand_program_bytes = nand_programs * page;
         let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
         let modeled_s = (self.now_ns - self.start_ns) as f64 / 1e9;
@@ -692,6 +703,9 @@ impl<M: Medium> BlockDevice for Emmc<M> {
             host_page_programs: s.host_programs,
             map_page_programs: s.map_programs,
             checkpoints: s.checkpoints,
+            txn_commits: s.commits,
+            txn_aborts: s.aborts,
+            commit_table_programs: s.commit_table_programs,
             rmw_reads: self.host.rmw_reads,
             cache_hits: self.host.cache_hits,
             cache_misses: self.host.cache_misses,

@@ -34,6 +34,31 @@ pub enum FtlError {
     NoFreeBlocks,
     #[error("mapping checkpoint corrupt: {reason}")]
     CheckpointCorrupt { reason: String },
+    #[error(
+        "the X-L2P table is full ({capacity} entries of active transactions): commit or abort a \
+         transaction, or give the device a larger `xl2p_entries`"
+    )]
+    XL2PFull { capacity: u32 },
+    #[error(
+        "logical page {lpn} is being written by transaction {holder}: a write by {by} must wait \
+         until it commits or aborts"
+    )]
+    TxnConflict { lpn: u32, holder: u32, by: String },
+    #[error("transaction {tid} is not active (never begun, or already committed or aborted)")]
+    NoSuchTxn { tid: u32 },
+}
+
+impl FtlError {
+    /// A command the FTL refused without changing anything (the device stays usable).
+    pub fn is_refusal(&self) -> bool {
+        matches!(
+            self,
+            FtlError::XL2PFull { .. }
+                | FtlError::TxnConflict { .. }
+                | FtlError::NoSuchTxn { .. }
+                | FtlError::LpnOutOfRange { .. }
+        )
+    }
 }
 
 /// Errors of the block-device interface (the emulated eMMC).

@@ -22,7 +22,12 @@
 //! shows after power-on must itself be durable, or a later trim followed by GC could let the
 //! next recovery's scan bring back a version older than the one shown.
 
+mod xl2p;
+
 use serde::{Deserialize, Serialize};
+
+use xl2p::XTable;
+pub use xl2p::{TXN_BIT, Tid};
 
 use crate::addr::{BlockId, Lpn, NO_LPN, Oob, Ppn, page_checksum};
 use crate::config::{DataMode, FtlConfig, GcPolicy};
@@ -45,6 +50,14 @@ pub struct FtlStats {
     pub checkpoints: u64,
     pub trims: u64,
     pub gc_runs: u64,
+    /// Transactions committed (X-FTL `commit(t)`).
+    #[serde(default)]
+    pub commits: u64,
+    #[serde(default)]
+    pub aborts: u64,
+    /// Pages programmed to the X-L2P area by commits (the commit tables).
+    #[serde(default)]
+    pub commit_table_programs: u64,
 }
 
 /// Erase-count statistics over all blocks.
@@ -76,6 +89,17 @@ pub struct RecoveryReport {
     /// Blocks whose erase the power loss interrupted: every page fails its checksum until the
     /// block is erased again (their pages are not counted in `torn_pages`).
     pub torn_erase_blocks: u64,
+    /// Commit-table entries (X-FTL) whose page recovery made the device's version.
+    #[serde(default)]
+    pub xl2p_entries_applied: u64,
+    /// Commit-table entries newer than the checkpoint whose page no longer matches (moved by GC,
+    /// a newer copy wins) or that a newer version superseded.
+    #[serde(default)]
+    pub xl2p_entries_stale: u64,
+    /// Pages of transactions that had not committed (tagged, named by no commit record),
+    /// programmed after the checkpoint: never shown.
+    #[serde(default)]
+    pub uncommitted_pages_dropped: u64,
 }
 
 /// Page-mapping FTL.
@@ -106,6 +130,8 @@ pub struct Ftl<M: Medium> {
     in_gc: bool,
     scratch: Vec<u8>,
     stats: FtlStats,
+    /// X-FTL's transactional mapping (`xl2p`).
+    xl2p: XTable,
     /// Canary for the crash tests: erase GC victims without waiting for the program horizon.
     #[cfg(test)]
     canary_no_erase_barrier: bool,
@@ -169,6 +195,7 @@ impl<M: Medium> Ftl<M> {
                 Vec::new()
             },
             stats: FtlStats::default(),
+            xl2p: XTable::new(cfg.xl2p_entries as usize),
             #[cfg(test)]
             canary_no_erase_barrier: false,
             medium,
@@ -224,6 +251,9 @@ impl<M: Medium> Ftl<M> {
             mapped_from_scan: 0,
             torn_pages: 0,
             torn_erase_blocks: 0,
+            xl2p_entries_applied: 0,
+            xl2p_entries_stale: 0,
+            uncommitted_pages_dropped: 0,
         };
         let t = ftl.medium.read_map_pages(report.map_page_reads, start_ns);
         let mut end = t;
@@ -264,6 +294,10 @@ impl<M: Medium> Ftl<M> {
                             last_seq = last_seq.max(o.seq);
                             if o.seq > s && u64::from(o.lpn) < logical_pages {
                                 scanned.push((ppn, o));
+                            } else if o.seq > s && o.lpn & TXN_BIT != 0 {
+                                // A transaction's page: only a commit record can make it the
+                                // device's version (below).
+                                report.uncommitted_pages_dropped += 1;
                             }
                         }
                     }
@@ -290,7 +324,7 @@ impl<M: Medium> Ftl<M> {
                 continue;
             }
             match ftl.medium.peek_valid_oob(Ppn(p)) {
-                Some(o) if o.lpn as usize == lpn && o.seq <= s => {
+                Some(o) if (o.lpn & !TXN_BIT) as usize == lpn && o.seq <= s => {
                     ftl.l2p[lpn] = p;
                     best_seq[lpn] = o.seq;
                 }
@@ -310,6 +344,35 @@ impl<M: Medium> Ftl<M> {
                 best_seq[lpn] = o.seq;
                 ftl.l2p[lpn] = ppn;
                 from_scan[lpn] = true;
+            }
+        }
+        // Committed transactions the checkpoint does not cover (docs/formats/xftl.md, recovery).
+        let table = ftl.medium.commit_table().to_vec();
+        if !table.is_empty() {
+            let pages = xl2p::table_pages(table.len(), ftl.medium.geometry().page_bytes);
+            end = end.max(ftl.medium.read_map_pages(pages, t));
+            report.map_page_reads += pages;
+        }
+        for e in table {
+            if e.commit_seq <= s || u64::from(e.lpn) >= logical_pages {
+                continue;
+            }
+            max_seq = max_seq.max(e.commit_seq);
+            let lpn = e.lpn as usize;
+            match ftl.medium.peek_valid_oob(Ppn(e.ppn)) {
+                Some(o) if o.lpn == e.lpn | TXN_BIT && o.seq == e.page_seq => {
+                    report.uncommitted_pages_dropped =
+                        report.uncommitted_pages_dropped.saturating_sub(1);
+                    if o.seq > best_seq[lpn] {
+                        best_seq[lpn] = o.seq;
+                        ftl.l2p[lpn] = e.ppn;
+                        from_scan[lpn] = false;
+                        report.xl2p_entries_applied += 1;
+                    } else {
+                        report.xl2p_entries_stale += 1;
+                    }
+                }
+                _ => report.xl2p_entries_stale += 1,
             }
         }
         report.mapped_from_scan = from_scan.iter().filter(|&&x| x).count() as u64;
@@ -467,8 +530,14 @@ impl<M: Medium> Ftl<M> {
         }
     }
 
-    /// Program `data` as the new copy of `lpn` at the next frontier; returns completion time.
-    fn program_page(&mut self, lpn: u32, data: &[u8], issue_ns: u64) -> Result<u64, FtlError> {
+    /// Program `data` at the next frontier with `oob_lpn` in its OOB area (a logical page, or one
+    /// tagged with `TXN_BIT`) and count it valid; the caller maps it. Returns `(ppn, seq, done)`.
+    fn program_raw(
+        &mut self,
+        oob_lpn: u32,
+        data: &[u8],
+        issue_ns: u64,
+    ) -> Result<(u32, u64, u64), FtlError> {
         let slots = self.open.len();
         let mut chosen = None;
         for _ in 0..slots {
@@ -484,22 +553,17 @@ impl<M: Medium> Ftl<M> {
         debug_assert!(page < self.ppb);
         let ppn = b * self.ppb + page;
         self.seq += 1;
-        let checksum = page_checksum(data, lpn, self.seq);
+        let checksum = page_checksum(data, oob_lpn, self.seq);
         let done = self.medium.program(
             Ppn(ppn),
             data,
             Oob {
-                lpn,
+                lpn: oob_lpn,
                 checksum,
                 seq: self.seq,
             },
             issue_ns,
         )?;
-        let old = self.l2p[lpn as usize];
-        if old != NO_LPN {
-            self.invalidate(old);
-        }
-        self.l2p[lpn as usize] = ppn;
         let bv = &mut self.blocks[b as usize];
         bv.valid_pages += 1;
         bv.last_write_seq = self.seq;
@@ -509,9 +573,20 @@ impl<M: Medium> Ftl<M> {
             self.open[slot] = None;
             self.greedy.insert(b, valid);
         }
-        self.mark_dirty(lpn);
         self.program_horizon_ns = self.program_horizon_ns.max(done);
         self.programs_since_checkpoint += 1;
+        Ok((ppn, self.seq, done))
+    }
+
+    /// Program `data` as the new copy of `lpn` at the next frontier; returns completion time.
+    fn program_page(&mut self, lpn: u32, data: &[u8], issue_ns: u64) -> Result<u64, FtlError> {
+        let (ppn, _, done) = self.program_raw(lpn, data, issue_ns)?;
+        let old = self.l2p[lpn as usize];
+        if old != NO_LPN {
+            self.invalidate(old);
+        }
+        self.l2p[lpn as usize] = ppn;
+        self.mark_dirty(lpn);
         Ok(done)
     }
 
@@ -520,6 +595,7 @@ impl<M: Medium> Ftl<M> {
     /// program completes.
     pub fn write(&mut self, lpn: Lpn, data: &[u8], issue_ns: u64) -> Result<u64, FtlError> {
         self.check_lpn(lpn)?;
+        self.xl2p.check_plain(lpn)?;
         self.collect_garbage(issue_ns)?;
         let done = self.program_page(lpn.0, data, issue_ns)?;
         self.stats.host_programs += 1;
@@ -557,7 +633,10 @@ impl<M: Medium> Ftl<M> {
         let r = self.medium.read(Ppn(ppn), buf, issue_ns)?;
         self.stats.nand_reads += 1;
         let found = page_checksum(buf, r.oob.lpn, r.oob.seq);
-        if r.state != PageState::Programmed || r.oob.lpn != lpn || found != r.oob.checksum {
+        if r.state != PageState::Programmed
+            || r.oob.lpn & !TXN_BIT != lpn
+            || found != r.oob.checksum
+        {
             return Err(FtlError::ChecksumMismatch {
                 ppn,
                 expected: r.oob.checksum,
@@ -571,6 +650,7 @@ impl<M: Medium> Ftl<M> {
     /// checkpoint.
     pub fn trim(&mut self, lpn: Lpn) -> Result<(), FtlError> {
         let i = self.check_lpn(lpn)?;
+        self.xl2p.check_plain(lpn)?;
         let old = self.l2p[i];
         if old != NO_LPN {
             self.invalidate(old);
@@ -610,6 +690,8 @@ impl<M: Medium> Ftl<M> {
             .medium
             .write_checkpoint(&ranges, &self.l2p, self.seq, pages, start)?;
         self.checkpoint_done_ns = done;
+        // Every committed transaction is in `l2p` now: the checkpoint covers its entries.
+        self.xl2p.checkpointed();
         self.stats.map_programs += pages;
         self.stats.checkpoints += 1;
         self.programs_since_checkpoint = 0;
@@ -653,7 +735,10 @@ impl<M: Medium> Ftl<M> {
             let Some(oob) = self.medium.peek_oob(Ppn(ppn)) else {
                 break;
             };
-            if u64::from(oob.lpn) < self.logical_pages && self.l2p[oob.lpn as usize] == ppn {
+            let lpn = oob.lpn & !TXN_BIT;
+            if u64::from(lpn) < self.logical_pages
+                && (self.l2p[lpn as usize] == ppn || self.xl2p.active_ppn(lpn) == Some(ppn))
+            {
                 valid.push((ppn, oob.lpn));
             }
         }
@@ -662,7 +747,8 @@ impl<M: Medium> Ftl<M> {
             self.blocks[victim as usize].valid_pages as usize
         );
         let mut buf = std::mem::take(&mut self.scratch);
-        for &(ppn, lpn) in &valid {
+        for &(ppn, oob_lpn) in &valid {
+            let lpn = oob_lpn & !TXN_BIT;
             let read_done = self.read_verified(ppn, lpn, &mut buf, issue_ns);
             let read_done = match read_done {
                 Ok(t) => t,
@@ -671,7 +757,14 @@ impl<M: Medium> Ftl<M> {
                     return Err(e);
                 }
             };
-            if let Err(e) = self.program_page(lpn, &buf, read_done) {
+            // A committed page is copied untagged (ordinary data from now on); a page of an
+            // active transaction stays tagged and its X-L2P entry follows it.
+            let copied = if self.l2p[lpn as usize] == ppn {
+                self.program_page(lpn, &buf, read_done).map(|_| ())
+            } else {
+                self.relocate_active(lpn, &buf, read_done)
+            };
+            if let Err(e) = copied {
                 self.scratch = buf;
                 return Err(e);
             }
@@ -708,9 +801,18 @@ impl<M: Medium> Ftl<M> {
             valid[(p / self.ppb) as usize] += 1;
             let oob = self.medium.peek_oob(Ppn(p));
             assert_eq!(
-                oob.map(|o| o.lpn),
+                oob.map(|o| o.lpn & !TXN_BIT),
                 Some(lpn as u32),
                 "l2p[{lpn}] = {p} but OOB says {oob:?}"
+            );
+        }
+        for (lpn, p) in self.xl2p.active_pages() {
+            valid[(p / self.ppb) as usize] += 1;
+            let oob = self.medium.peek_oob(Ppn(p));
+            assert_eq!(
+                oob.map(|o| o.lpn),
+                Some(lpn | TXN_BIT),
+                "active entry of {lpn} = {p} but OOB says {oob:?}"
             );
         }
         let mut free = 0;

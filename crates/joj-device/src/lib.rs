@@ -35,13 +35,13 @@ pub mod selfcheck;
 pub mod workload;
 
 pub use addr::{BlockId, Lpn, Oob, Ppn};
-pub use block::{BlockDevice, DeviceGeometry, PackedWrite, WriteFlags};
+pub use block::{BlockDevice, DeviceGeometry, PackedWrite, TransactionalDevice, WriteFlags};
 pub use config::{CacheConfig, DataMode, FtlConfig, GcPolicy, Geometry, Profile, Timing};
 pub use counters::{Counters, LatencySummary};
 pub use emmc::{Emmc, PowerCut};
 pub use error::{DeviceError, FtlError, ImageError, MediumError, ProfileError, ReplayError};
-pub use ftl::{Ftl, RecoveryReport};
-pub use medium::Medium;
+pub use ftl::{Ftl, RecoveryReport, TXN_BIT, Tid};
+pub use medium::{CommitEntry, Medium};
 pub use nand::NandMedium;
 pub use replay::{
     DeviceSummary, LoadedTrace, OpsBasis, ReplayOptions, ReplayReport, load_trace, replay,

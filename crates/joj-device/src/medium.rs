@@ -36,6 +36,22 @@ pub struct MapCheckpoint {
     pub checkpoint_seq: u64,
 }
 
+/// One entry of the persisted X-L2P commit table (`docs/formats/xftl.md`): a page of a committed
+/// transaction whose mapping no L2P checkpoint holds yet. 24 bytes on flash.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommitEntry {
+    pub lpn: u32,
+    pub ppn: u32,
+    /// The program sequence number in that page's OOB area.
+    pub page_seq: u64,
+    /// The device sequence number the commit took.
+    pub commit_seq: u64,
+}
+
+impl CommitEntry {
+    pub const BYTES: u64 = 24;
+}
+
 /// Program, read and erase of physical pages; the contract between FTL and flash.
 ///
 /// Times are simulated nanoseconds. `issue_ns` is when the controller issues the command; the
@@ -92,6 +108,19 @@ pub trait Medium {
         source: &[u32],
         checkpoint_seq: u64,
         map_pages: u64,
+        issue_ns: u64,
+    ) -> Result<u64, MediumError>;
+
+    /// The last complete X-L2P commit table (empty on a fresh medium).
+    fn commit_table(&self) -> &[CommitEntry];
+
+    /// Write a new commit table as `pages` page programs to the reserved X-L2P area, starting no
+    /// earlier than `issue_ns`. Like a checkpoint, it takes effect atomically at completion; a
+    /// power loss before then leaves the previous table.
+    fn write_commit_table(
+        &mut self,
+        table: &[CommitEntry],
+        pages: u64,
         issue_ns: u64,
     ) -> Result<u64, MediumError>;
 

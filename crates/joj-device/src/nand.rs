@@ -25,7 +25,7 @@
 use crate::addr::{BlockId, Oob, Ppn};
 use crate::config::{DataMode, Geometry, Timing};
 use crate::error::MediumError;
-use crate::medium::{MapCheckpoint, Medium, PageRead, PageState};
+use crate::medium::{CommitEntry, MapCheckpoint, Medium, PageRead, PageState};
 use crate::rng::SimRng;
 
 #[derive(Debug)]
@@ -49,6 +49,10 @@ enum Inflight {
         old_ranges: Vec<(u32, Vec<u32>)>,
         old_seq: u64,
     },
+    CommitTable {
+        end_ns: u64,
+        old: Vec<CommitEntry>,
+    },
 }
 
 impl Inflight {
@@ -56,7 +60,8 @@ impl Inflight {
         match self {
             Inflight::Program { end_ns, .. }
             | Inflight::Erase { end_ns, .. }
-            | Inflight::Checkpoint { end_ns, .. } => *end_ns,
+            | Inflight::Checkpoint { end_ns, .. }
+            | Inflight::CommitTable { end_ns, .. } => *end_ns,
         }
     }
 }
@@ -81,6 +86,7 @@ pub struct NandMedium {
     inflight_erases: usize,
     retire_at_len: usize,
     checkpoint: MapCheckpoint,
+    commit_table: Vec<CommitEntry>,
     map_cursor: u32,
     busy_ns: u64,
 }
@@ -108,6 +114,7 @@ impl NandMedium {
             inflight_erases: 0,
             retire_at_len: 256,
             checkpoint: MapCheckpoint::default(),
+            commit_table: Vec::new(),
             map_cursor: 0,
             busy_ns: 0,
             geometry,
@@ -431,6 +438,30 @@ impl Medium for NandMedium {
         Ok(end_ns)
     }
 
+    fn commit_table(&self) -> &[CommitEntry] {
+        &self.commit_table
+    }
+
+    fn write_commit_table(
+        &mut self,
+        table: &[CommitEntry],
+        pages: u64,
+        issue_ns: u64,
+    ) -> Result<u64, MediumError> {
+        let old = std::mem::replace(&mut self.commit_table, table.to_vec());
+        // The X-L2P area shares the map area's round-robin placement over the units.
+        let units = self.geometry.units();
+        let mut end_ns = issue_ns;
+        for _ in 0..pages {
+            let unit = (self.map_cursor % units) as usize;
+            self.map_cursor = self.map_cursor.wrapping_add(1);
+            let (_, end) = self.schedule_program(unit, issue_ns);
+            end_ns = end_ns.max(end);
+        }
+        self.inflight.push(Inflight::CommitTable { end_ns, old });
+        Ok(end_ns)
+    }
+
     fn read_map_pages(&mut self, map_pages: u64, issue_ns: u64) -> u64 {
         // Map pages are spread round-robin over the units, like the writes that made them.
         let units = self.geometry.units();
@@ -447,6 +478,7 @@ impl Medium for NandMedium {
             entries: vec![crate::addr::NO_LPN; logical_pages as usize],
             checkpoint_seq: 0,
         };
+        self.commit_table.clear();
     }
 
     fn retire(&mut self, now_ns: u64) {
@@ -544,6 +576,9 @@ impl Medium for NandMedium {
                     }
                     self.checkpoint.checkpoint_seq = old_seq;
                 }
+                Inflight::CommitTable { old, .. } => {
+                    self.commit_table = old;
+                }
             }
         }
         self.inflight_erases = 0;
@@ -560,7 +595,8 @@ impl Medium for NandMedium {
             + self.programmed.len() * 4
             + self.erase_counts.len() * 4
             + self.data.len() * std::mem::size_of::<Option<Box<[u8]>>>()
-            + self.checkpoint.entries.len() * 4) as u64
+            + self.checkpoint.entries.len() * 4
+            + self.commit_table.capacity() * std::mem::size_of::<CommitEntry>()) as u64
     }
 }
 

@@ -60,6 +60,7 @@ pub fn tiny_profile() -> Profile {
             gc_policy: GcPolicy::Greedy,
             gc_free_blocks: 2,
             checkpoint_interval_programs: 40,
+            ..FtlConfig::default()
         },
         data_mode: DataMode::Full,
     }
