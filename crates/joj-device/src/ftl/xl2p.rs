@@ -507,7 +507,7 @@ mod tests {
         let (mut g, _) = Ftl::recover(m, cfg, 120, at).map_err(|e| e.to_string())?;
         g.check_invariants();
         // Expected: the last value of each page over commits done by `at`.
-        let mut want = vec![0u8; 120];
+        let mut want = [0u8; 120];
         let mut maybe: Vec<Vec<u8>> = vec![vec![]; 120];
         for (done, pages) in &commits {
             for &(lpn, v) in pages {
