@@ -1,0 +1,124 @@
+//! X-FTL for SQLite (Kang et al., SIGMOD '13) without changing SQLite: SQLite's batch-atomic
+//! writes (`SQLITE_IOCAP_BATCH_ATOMIC`) become transactions of joj's emulated eMMC.
+//!
+//! - [`FlashFs`]: the flash file layer — SQLite's files on the device, metadata changed inside
+//!   the device's transactions, so no filesystem journal is needed.
+//! - [`register`] / [`XftlVfs`]: the `xftl` VFS over a `FlashFs` attached to it.
+//!
+//! Format and crash argument: `docs/formats/xftl.md`.
+//!
+//! ```no_run
+//! use joj_atomic::{FlashFs, FsOptions, new_device};
+//! let dev = new_device(&joj_device::Profile::builtin("galaxy-s5").unwrap()).unwrap();
+//! let vfs = joj_atomic::register("xftl").unwrap();
+//! vfs.attach(FlashFs::format(dev, FsOptions::default()).unwrap()).unwrap();
+//! let conn = rusqlite::Connection::open_with_flags_and_vfs(
+//!     "app.db",
+//!     rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_CREATE,
+//!     vfs.name(),
+//! ).unwrap();
+//! conn.execute_batch("PRAGMA page_size=8192; PRAGMA journal_mode=DELETE;").unwrap();
+//! ```
+
+pub mod flashfs;
+mod vfs;
+
+use std::ffi::CString;
+use std::sync::Mutex;
+
+use joj_device::{DeviceError, Emmc, NandMedium, Profile};
+use libsqlite3_sys as ffi;
+
+pub use flashfs::{FileId, FlashFs, FsCounters, FsError, FsOptions};
+pub use vfs::{XftlCounters, last_error};
+
+/// The device the VFS runs on: the emulated eMMC with X-FTL.
+pub type XDevice = Emmc<NandMedium>;
+
+/// A freshly formatted device of `profile` (page data kept: SQLite needs it back).
+pub fn new_device(profile: &Profile) -> Result<XDevice, DeviceError> {
+    Emmc::new(&profile.clone().with_data_mode(joj_device::DataMode::Full))
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AtomicError {
+    #[error("cannot register the SQLite VFS {name}: SQLite result code {code}")]
+    Register { name: String, code: i32 },
+    #[error("VFS {0}: files are open; close every connection before swapping its device")]
+    Busy(String),
+}
+
+/// A registered `xftl` VFS (lives for the process, as SQLite's VFS registry does).
+#[derive(Clone, Copy)]
+pub struct XftlVfs {
+    inst: &'static vfs::Instance,
+}
+
+static REGISTERED: Mutex<Vec<XftlVfs>> = Mutex::new(Vec::new());
+
+/// Register (once per name) an `xftl` VFS. It has no device until [`XftlVfs::attach`].
+pub fn register(name: &str) -> Result<XftlVfs, AtomicError> {
+    let mut reg = vfs::lock(&REGISTERED);
+    if let Some(v) = reg.iter().find(|v| v.name() == name) {
+        return Ok(*v);
+    }
+    let cname = CString::new(name).map_err(|_| AtomicError::Register {
+        name: name.into(),
+        code: ffi::SQLITE_MISUSE,
+    })?;
+    let inst: &'static vfs::Instance = Box::leak(Box::new(vfs::Instance::new(cname)));
+    let v: &'static mut ffi::sqlite3_vfs = Box::leak(Box::new(vfs::make_vfs(inst)));
+    // SAFETY: sqlite3_initialize is idempotent; a leaked, fully initialised sqlite3_vfs.
+    let rc = unsafe {
+        ffi::sqlite3_initialize();
+        ffi::sqlite3_vfs_register(v, 0)
+    };
+    if rc != ffi::SQLITE_OK {
+        return Err(AtomicError::Register {
+            name: name.into(),
+            code: rc,
+        });
+    }
+    let h = XftlVfs { inst };
+    reg.push(h);
+    Ok(h)
+}
+
+impl XftlVfs {
+    pub fn name(&self) -> &'static str {
+        self.inst.name.to_str().expect("registered from a &str")
+    }
+
+    /// Put `fs` under this VFS (replacing a previous one, which must have no open file).
+    pub fn attach(&self, fs: FlashFs<XDevice>) -> Result<(), AtomicError> {
+        self.inst
+            .attach(fs)
+            .map_err(|_| AtomicError::Busy(self.name().into()))
+    }
+
+    /// Take the file layer back (to cut its power, save it, or inspect it).
+    pub fn detach(&self) -> Result<FlashFs<XDevice>, AtomicError> {
+        self.inst
+            .detach()
+            .ok_or_else(|| AtomicError::Busy(self.name().into()))
+    }
+
+    /// Run `f` on the attached file layer.
+    pub fn with_fs<R>(&self, f: impl FnOnce(&mut FlashFs<XDevice>) -> R) -> Option<R> {
+        let mut g = vfs::lock(&self.inst.mounted);
+        g.as_mut().map(|m| f(&mut m.fs))
+    }
+
+    /// How often each commit path ran (since registration).
+    pub fn counters(&self) -> XftlCounters {
+        self.inst.counters()
+    }
+
+    /// Fault injection: the next `n` batch commits fail with `SQLITE_IOERR_WRITE` (the batch is
+    /// aborted first), so SQLite takes its journal path.
+    pub fn fail_next_commits(&self, n: u32) {
+        self.inst
+            .fail_commits
+            .store(n, std::sync::atomic::Ordering::Relaxed);
+    }
+}
