@@ -91,9 +91,11 @@ impl XftlVfs {
 
     /// Put `fs` under this VFS (replacing a previous one, which must have no open file).
     pub fn attach(&self, fs: FlashFs<XDevice>) -> Result<(), AtomicError> {
-        self.inst
-            .attach(fs)
-            .map_err(|_| AtomicError::Busy(self.name().into()))
+        if self.inst.attach(fs) {
+            Ok(())
+        } else {
+            Err(AtomicError::Busy(self.name().into()))
+        }
     }
 
     /// Take the file layer back (to cut its power, save it, or inspect it).

@@ -31,6 +31,10 @@ pub struct XftlCounters {
     /// `xSync` of a main database outside a batch: commits (and recoveries) done the
     /// journal way.
     pub db_syncs: u64,
+    /// Rollback journals the VFS synced before SQLite's first database write after a failed
+    /// batch (SQLite's retry does not; see `docs/formats/xftl.md` §3).
+    #[serde(default)]
+    pub journal_barriers: u64,
 }
 
 #[derive(Default)]
@@ -41,6 +45,7 @@ struct Atomics {
     batch_commit_errors: AtomicU64,
     journal_opens: AtomicU64,
     db_syncs: AtomicU64,
+    journal_barriers: AtomicU64,
 }
 
 fn bump(a: &AtomicU64) {
@@ -60,6 +65,8 @@ pub(crate) struct Mounted {
     pub(crate) fs: FlashFs<XDevice>,
     locks: HashMap<u32, FileLock>,
     open_handles: u64,
+    /// Databases whose batch commit failed: their journal is synced before the next write.
+    barrier: std::collections::HashSet<u32>,
 }
 
 /// One registered `xftl` VFS.
@@ -95,20 +102,23 @@ impl Instance {
             batch_commit_errors: g(&c.batch_commit_errors),
             journal_opens: g(&c.journal_opens),
             db_syncs: g(&c.db_syncs),
+            journal_barriers: g(&c.journal_barriers),
         }
     }
 
-    pub(crate) fn attach(&self, fs: FlashFs<XDevice>) -> Result<(), FlashFs<XDevice>> {
+    /// Attach `fs`; `false` (and nothing changed) if files of the current one are open.
+    pub(crate) fn attach(&self, fs: FlashFs<XDevice>) -> bool {
         let mut m = lock(&self.mounted);
         if m.as_ref().is_some_and(|m| m.open_handles > 0) {
-            return Err(fs);
+            return false;
         }
         *m = Some(Mounted {
             fs,
             locks: HashMap::new(),
             open_handles: 0,
+            barrier: Default::default(),
         });
-        Ok(())
+        true
     }
 
     /// The file layer, if no file is open.
@@ -404,7 +414,21 @@ unsafe extern "C" fn f_write(
     unsafe {
         let f = xfile(file);
         let data = std::slice::from_raw_parts(buf as *const u8, amt as usize);
-        match with_mounted(&*f.inst, |m| m.fs.write(FileId(f.id), offset as u64, data)) {
+        let inst = &*f.inst;
+        let id = FileId(f.id);
+        match with_mounted(inst, |m| {
+            if m.barrier.remove(&id.0) && !m.fs.in_batch(id) {
+                // SQLite's retry after a failed batch creates the journal from its in-memory
+                // copy and writes database pages without syncing it first: make the journal
+                // (data and size) durable before the first database page can reach flash.
+                let journal = format!("{}-journal", m.fs.name(id));
+                if let Some(j) = m.fs.lookup(&journal) {
+                    m.fs.sync(j)?;
+                    bump(&inst.counters.journal_barriers);
+                }
+            }
+            m.fs.write(id, offset as u64, data)
+        }) {
             Err(code) => code,
             Ok(Ok(())) => ffi::SQLITE_OK,
             Ok(Err(e)) => report(
@@ -597,6 +621,7 @@ unsafe extern "C" fn f_file_control(
                         ffi::SQLITE_OK
                     }
                     Ok(Err(e)) => {
+                        let _ = with_mounted(inst, |m| m.barrier.insert(id.0));
                         bump(&inst.counters.batch_commit_errors);
                         bump(&inst.counters.batch_rollbacks);
                         report(ffi::SQLITE_IOERR_WRITE, format!("commit batch: {e}"))

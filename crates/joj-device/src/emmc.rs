@@ -83,6 +83,8 @@ pub struct Emmc<M: Medium> {
     lat: Latencies,
     baseline_ftl: FtlStats,
     baseline_busy_ns: u64,
+    /// Fault injection: power goes after this many more commands (`cut_power_after`).
+    cut_after: Option<u64>,
     /// Torn pages and blocks found by the recovery that powered this device on.
     recovery_torn: (u64, u64),
     page_buf: Vec<u8>,
@@ -130,6 +132,7 @@ impl<M: Medium> Emmc<M> {
             lat: Latencies::default(),
             baseline_ftl: ftl.stats().clone(),
             baseline_busy_ns: ftl.medium().busy_ns(),
+            cut_after: None,
             recovery_torn: (0, 0),
             page_buf: vec![0; pb],
             merge_buf: vec![0; pb],
@@ -393,6 +396,31 @@ impl<M: Medium> Emmc<M> {
         Ok(t)
     }
 
+    /// Fault injection for crash tests: after `n` more commands the device stops (every later
+    /// command fails with `DeviceError::Failed`, nothing more reaches the medium), as if power
+    /// went between two commands; `power_loss` then decides what was in flight. `None` disarms.
+    pub fn cut_power_after(&mut self, n: Option<u64>) {
+        self.cut_after = n;
+    }
+
+    /// Commands executed (by the fault-injection count) are numbered here.
+    fn tick(&mut self) -> Result<(), DeviceError> {
+        if self.failed {
+            return Err(DeviceError::Failed);
+        }
+        match self.cut_after {
+            Some(0) => {
+                self.failed = true;
+                Err(DeviceError::Failed)
+            }
+            Some(n) => {
+                self.cut_after = Some(n - 1);
+                Ok(())
+            }
+            None => Ok(()),
+        }
+    }
+
     fn begin(&mut self) {
         let now = self.now_ns;
         self.ftl.medium_mut().retire(now);
@@ -525,6 +553,7 @@ impl<M: Medium> BlockDevice for Emmc<M> {
 
     fn read(&mut self, offset_bytes: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
         self.check_range(offset_bytes, buf.len() as u64)?;
+        self.tick()?;
         self.begin();
         let start = self.now_ns;
         let t = start + self.profile.timing.command_overhead_ns;
@@ -587,6 +616,7 @@ impl<M: Medium> BlockDevice for Emmc<M> {
     ) -> Result<(), DeviceError> {
         self.check_data(offset_bytes, data.len())?;
         self.check_not_in_txn(offset_bytes, data.len() as u64)?;
+        self.tick()?;
         self.begin();
         let start = self.now_ns;
         let t = start + self.profile.timing.command_overhead_ns + self.xfer_ns(data.len() as u64);
@@ -608,6 +638,7 @@ impl<M: Medium> BlockDevice for Emmc<M> {
         if writes.is_empty() {
             return Err(DeviceError::EmptyRequest);
         }
+        self.tick()?;
         self.begin();
         let start = self.now_ns;
         let total: u64 = writes.iter().map(|w| w.data.len() as u64).sum();
@@ -629,6 +660,7 @@ impl<M: Medium> BlockDevice for Emmc<M> {
         if self.failed {
             return Err(DeviceError::Failed);
         }
+        self.tick()?;
         self.begin();
         let start = self.now_ns;
         let t = start + self.profile.timing.command_overhead_ns;
@@ -647,6 +679,7 @@ impl<M: Medium> BlockDevice for Emmc<M> {
     fn discard(&mut self, offset_bytes: u64, len_bytes: u64) -> Result<(), DeviceError> {
         self.check_range(offset_bytes, len_bytes)?;
         self.check_not_in_txn(offset_bytes, len_bytes)?;
+        self.tick()?;
         self.begin();
         let start = self.now_ns;
         let done = start + self.profile.timing.command_overhead_ns;

@@ -59,6 +59,7 @@ impl<M: Medium> TransactionalDevice for Emmc<M> {
         if self.failed {
             return Err(DeviceError::Failed);
         }
+        self.tick()?;
         self.begin();
         self.now_ns += self.profile.timing.command_overhead_ns;
         Ok(self.ftl.begin())
@@ -66,6 +67,7 @@ impl<M: Medium> TransactionalDevice for Emmc<M> {
 
     fn write_txn(&mut self, tid: Tid, offset_bytes: u64, data: &[u8]) -> Result<(), DeviceError> {
         self.check_pages(offset_bytes, data.len() as u64)?;
+        self.tick()?;
         self.begin();
         let start = self.now_ns;
         let t = start + self.profile.timing.command_overhead_ns + self.xfer_ns(data.len() as u64);
@@ -107,6 +109,7 @@ impl<M: Medium> TransactionalDevice for Emmc<M> {
             // Nothing of this transaction's in the range: the committed version.
             return crate::block::BlockDevice::read(self, offset_bytes, buf);
         }
+        self.tick()?;
         self.begin();
         let start = self.now_ns;
         let t = start + self.profile.timing.command_overhead_ns;
@@ -161,6 +164,7 @@ impl<M: Medium> TransactionalDevice for Emmc<M> {
         if self.failed {
             return Err(DeviceError::Failed);
         }
+        self.tick()?;
         self.begin();
         let start = self.now_ns;
         let t = start + self.profile.timing.command_overhead_ns;
@@ -174,6 +178,7 @@ impl<M: Medium> TransactionalDevice for Emmc<M> {
         if self.failed {
             return Err(DeviceError::Failed);
         }
+        self.tick()?;
         self.begin();
         self.now_ns += self.profile.timing.command_overhead_ns;
         self.guard(|d| Ok(d.ftl.abort(tid)?))
