@@ -138,6 +138,12 @@ pub struct Counters {
     pub nand_program_bytes: u64,
     pub erases: u64,
     pub gc_copies: u64,
+    /// Garbage-collection runs (one victim block each).
+    #[serde(default)]
+    pub gc_runs: u64,
+    /// Share of its victims' pages GC found valid and copied (0 without GC).
+    #[serde(default)]
+    pub gc_validity: f64,
     /// Write amplification: `nand_program_bytes / host_write_bytes` (0 when nothing was
     /// written).
     pub waf: f64,

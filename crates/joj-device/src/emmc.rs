@@ -719,6 +719,11 @@ impl<M: Medium> BlockDevice for Emmc<M> {
             nand_program_bytes,
             erases: s.erases,
             gc_copies: s.gc_copies,
+            gc_runs: s.gc_runs,
+            gc_validity: ratio(
+                s.gc_copies as f64,
+                (s.gc_runs * u64::from(self.profile.geometry.pages_per_block)) as f64,
+            ),
             waf: ratio(nand_program_bytes as f64, self.host.write_bytes as f64),
             flushes: self.host.flushes,
             fua: self.host.fua,

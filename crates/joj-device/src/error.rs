@@ -87,6 +87,8 @@ pub enum DeviceError {
     EmptyRequest,
     #[error("the device failed an earlier command and refuses I/O until reopened")]
     Failed,
+    #[error("cannot age the device: {0}")]
+    Aging(String),
 }
 
 /// Errors loading a profile.

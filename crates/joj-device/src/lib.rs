@@ -18,6 +18,7 @@
 //! loses a valid page (see `ftl` for the argument).
 
 pub mod addr;
+pub mod aging;
 pub mod block;
 mod cache;
 pub mod config;
@@ -35,6 +36,7 @@ pub mod selfcheck;
 pub mod workload;
 
 pub use addr::{BlockId, Lpn, Oob, Ppn};
+pub use aging::{Aging, AgingReport, age};
 pub use block::{BlockDevice, DeviceGeometry, PackedWrite, TransactionalDevice, WriteFlags};
 pub use config::{CacheConfig, DataMode, FtlConfig, GcPolicy, Geometry, Profile, Timing};
 pub use counters::{Counters, LatencySummary};
@@ -44,8 +46,8 @@ pub use ftl::{Ftl, RecoveryReport, TXN_BIT, Tid};
 pub use medium::{CommitEntry, Medium};
 pub use nand::NandMedium;
 pub use replay::{
-    DeviceSummary, LoadedTrace, OpsBasis, ReplayOptions, ReplayReport, load_trace, replay,
-    replay_with,
+    AgingSpec, DeviceSummary, LoadedTrace, OpsBasis, ReplayOptions, ReplayReport, load_trace,
+    replay, replay_with,
 };
 pub use selfcheck::{SelfCheckReport, self_check};
 pub use workload::{

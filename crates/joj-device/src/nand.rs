@@ -11,7 +11,7 @@
 //! - Rules, enforced as errors: a page is programmed only when it is the next one of its block
 //!   (in-order programming, which also forbids programming a page twice before an erase).
 //! - Storage: per page a 16-byte OOB area; in `DataMode::Full` also the page data (allocated
-//!   per block on first program).
+//!   per block on the first program of a page that is not all zeros).
 //!
 //! # Fault model
 //! Every command is logged with its start and end time until it is retired (complete before
@@ -263,7 +263,11 @@ impl Medium for NandMedium {
                 expected: next,
             });
         }
-        if self.mode == DataMode::Full {
+        // A block holds no data buffer until a page with a non-zero byte is programmed into it
+        // (a block without one reads as zeros): an aged device full of zero pages stays small.
+        if self.mode == DataMode::Full
+            && (self.data[block as usize].is_some() || data.iter().any(|&b| b != 0))
+        {
             let off = page as usize * self.page_bytes;
             let pb = self.page_bytes;
             self.block_data(block)[off..off + pb].copy_from_slice(data);

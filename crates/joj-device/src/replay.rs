@@ -41,6 +41,17 @@ pub struct ReplayOptions {
     pub honor_timestamps: bool,
     /// `OobOnly` (default): no data is stored; the trace carries none anyway.
     pub data_mode: DataMode,
+    /// Age the device before the replay (GC-validity experiments); its cold region starts at
+    /// the first MiB above the highest sector the replayed trace touches.
+    #[serde(default)]
+    pub aging: Option<AgingSpec>,
+}
+
+/// Aging asked of a replay: the validity, the cold region follows from the trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgingSpec {
+    pub validity_percent: u32,
+    pub seed: u64,
 }
 
 impl Default for ReplayOptions {
@@ -50,6 +61,7 @@ impl Default for ReplayOptions {
             partitions: false,
             honor_timestamps: false,
             data_mode: DataMode::OobOnly,
+            aging: None,
         }
     }
 }
@@ -73,6 +85,8 @@ pub struct ReplayReport {
     /// Modeled time the application spent waiting on reads, sync or FUA writes and flushes.
     pub app_wait_s: f64,
     pub device: Counters,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aging: Option<crate::aging::AgingReport>,
 }
 
 /// Replay `records` through a fresh device of `profile`, back to back, single device.
@@ -113,6 +127,27 @@ pub fn replay_with(
     };
     let profile = profile.clone().with_data_mode(opts.data_mode);
     let mut dev = Emmc::new(&profile).map_err(|source| ReplayError::Device { index: 0, source })?;
+    let aged = match opts.aging {
+        Some(a) => {
+            let top = records
+                .iter()
+                .filter(|r| dev_name.as_deref().is_none_or(|d| d == r.dev))
+                .map(|r| (r.sector + r.sectors) * SECTOR_BYTES)
+                .max()
+                .unwrap_or(0);
+            let from = top.div_ceil(1 << 20) * (1 << 20) / u64::from(profile.geometry.page_bytes);
+            let spec = crate::aging::Aging {
+                validity_percent: a.validity_percent,
+                from_lpn: from,
+                keep_free: 2,
+            };
+            Some(
+                crate::aging::age(&mut dev, &spec, a.seed)
+                    .map_err(|source| ReplayError::Device { index: 0, source })?,
+            )
+        }
+        None => None,
+    };
     let mut report = ReplayReport {
         profile: profile.name.clone(),
         dev: dev_name.clone(),
@@ -125,6 +160,7 @@ pub fn replay_with(
         modeled_s: 0.0,
         app_wait_s: 0.0,
         device: dev.counters(),
+        aging: aged,
     };
     let mut buf = Vec::new();
     let mut wait_ns = 0u64;
@@ -326,6 +362,22 @@ pub struct DeviceSummary {
     /// Part of `modeled_s` the application waited for (reads, sync or FUA writes, flushes);
     /// equal to `modeled_s` for a synthetic run, where every request is waited for.
     pub app_wait_s: f64,
+    /// NAND page programs (host, GC copies, map and commit-table pages) and page reads.
+    #[serde(default)]
+    pub nand_programs: u64,
+    #[serde(default)]
+    pub nand_reads: u64,
+    #[serde(default)]
+    pub gc_runs: u64,
+    /// Share of valid pages GC copied out of its victims (0 without GC).
+    #[serde(default)]
+    pub gc_validity: f64,
+    /// X-FTL transactions committed on the device (0 for plain block traces).
+    #[serde(default)]
+    pub txn_commits: u64,
+    /// How the device was aged before the run, if it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aging: Option<crate::aging::AgingReport>,
 }
 
 impl DeviceSummary {
@@ -362,11 +414,20 @@ impl DeviceSummary {
             ops,
             ops_basis,
             app_wait_s,
+            nand_programs: c.nand_programs,
+            nand_reads: c.nand_reads,
+            gc_runs: c.gc_runs,
+            gc_validity: c.gc_validity,
+            txn_commits: c.txn_commits,
+            aging: None,
         }
     }
 
     /// From a replay: `ops` transactions if given, else the replayed host requests.
     pub fn from_replay(r: &ReplayReport, transactions: Option<u64>) -> DeviceSummary {
-        DeviceSummary::new(&r.profile, &r.device, transactions, r.app_wait_s)
+        DeviceSummary {
+            aging: r.aging.clone(),
+            ..DeviceSummary::new(&r.profile, &r.device, transactions, r.app_wait_s)
+        }
     }
 }
