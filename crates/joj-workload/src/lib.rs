@@ -20,6 +20,7 @@ pub mod file;
 pub mod latency;
 pub mod result;
 pub mod run;
+pub mod xftl;
 
 pub use config::{
     DbOp, DbWorkload, FileAccess, FileSync, FileWorkload, JournalMode, KeyOrder, StartState,
