@@ -110,7 +110,7 @@ fn open(path: &Path, vfs: &str) -> Result<Connection, WorkloadError> {
     })
 }
 
-fn sql_err(what: impl Into<String>) -> impl FnOnce(rusqlite::Error) -> WorkloadError {
+pub(crate) fn sql_err(what: impl Into<String>) -> impl FnOnce(rusqlite::Error) -> WorkloadError {
     let what = what.into();
     move |source| {
         if source.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull) {
