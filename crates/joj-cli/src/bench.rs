@@ -6,12 +6,14 @@
 //! transactions (seconds). `-T` tables, `-D` attached databases and `-R` statements per
 //! transaction are not in the public Mobibench 1.0.x source; joj gives them these meanings.
 //! With none of `-d/-a/-y/-f/-r` and no file `--op`, joj runs its own default: the papers'
-//! SQLite insert.
+//! SQLite insert. `--workload` runs one of the X-FTL paper's workloads instead
+//! (`joj_workload::paper`).
 
 use crate::CliResult;
 use crate::progress::Progress;
 use clap::Args;
 use joj_vfs::SyncCall;
+use joj_workload::paper::PaperWorkload;
 use joj_workload::{
     DbOp, DbWorkload, FileAccess, FileSync, FileWorkload, FsChoice, JournalMode, KeyOrder,
     RunOptions, RunResult, StartState, Synchronous, Workload, run,
@@ -43,12 +45,27 @@ pub struct CommonArgs {
     /// transactions run first, then a WAL checkpoint, so the WAL file already has its size.
     #[arg(long, default_value = "fresh")]
     pub start: String,
-    /// Number of transactions (per thread).
-    #[arg(short = 'n', long = "transactions", default_value_t = 1000)]
-    pub transactions: u64,
-    /// SQLite page size in bytes.
+    /// Number of transactions (per thread) [default: 1000; for --workload rl-bench one
+    /// complete pass of the benchmark].
+    #[arg(short = 'n', long = "transactions")]
+    pub transactions: Option<u64>,
+    /// SQLite page size in bytes (the X-FTL paper used 8192 in every mode: its flash page).
     #[arg(long = "page-size", default_value_t = 4096)]
     pub page_size: u32,
+    /// A workload of the X-FTL paper instead of Mobibench's: xftl-synthetic, tpcc-write,
+    /// tpcc-read, tpcc-select, tpcc-join or rl-bench. One connection; the load is not measured
+    /// and each of the -n transactions is one of the workload's.
+    #[arg(long)]
+    pub workload: Option<String>,
+    /// xftl-synthetic: rows (≈ pages) read and updated per transaction (the paper: 1 to 20).
+    #[arg(long = "pages-per-txn", default_value_t = 5)]
+    pub pages_per_txn: u32,
+    /// tpcc-*: warehouses, each with 10 districts, 3,000 customers and 10,000 stock rows.
+    #[arg(long, default_value_t = 1)]
+    pub warehouses: u32,
+    /// rl-bench: divide the benchmark's row and statement counts by this (1 = its own sizes).
+    #[arg(long = "rl-divisor", default_value_t = 1)]
+    pub rl_divisor: u32,
     /// Size of the scratch filesystem image in MiB.
     #[arg(long = "image-mib", default_value_t = 1024)]
     pub image_mib: u64,
@@ -59,6 +76,24 @@ pub struct CommonArgs {
     /// emmc5 or galaxy-s5, or a profile JSON file) and add a `device` section; implies --trace.
     #[arg(long)]
     pub device: Option<String>,
+}
+
+impl CommonArgs {
+    /// The paper workload of `--workload`, if any.
+    pub fn paper(&self) -> Result<Option<PaperWorkload>, String> {
+        self.workload
+            .as_deref()
+            .map(|name| {
+                PaperWorkload::from_name(name, self.pages_per_txn, self.warehouses, self.rl_divisor)
+            })
+            .transpose()
+    }
+
+    /// `-n`, or the default for the workload.
+    pub fn transactions(&self, paper: Option<&PaperWorkload>) -> u64 {
+        self.transactions
+            .unwrap_or_else(|| paper.map_or(1000, PaperWorkload::default_transactions))
+    }
 }
 
 /// The device profile of `--device`, loaded before the run so a bad name fails at once; turns
@@ -175,6 +210,13 @@ fn workload(a: &BenchArgs) -> Result<Workload, String> {
                 || a.file_sync_mode.is_some()
                 || a.file_kib.is_some()
                 || a.record_kib.is_some()));
+    let paper = c.paper()?;
+    if paper.is_some() && (file_mode || a.op.is_some() || a.db_mode.is_some()) {
+        return Err(
+            "--workload names the whole SQLite workload: leave out --op, -d and the file options"
+                .into(),
+        );
+    }
     if file_mode {
         let access = match (&a.op, a.access) {
             (Some(op), _) => op.parse::<FileAccess>()?,
@@ -202,7 +244,7 @@ fn workload(a: &BenchArgs) -> Result<Workload, String> {
     };
     Ok(Workload::Db(DbWorkload {
         op,
-        transactions: c.transactions,
+        transactions: c.transactions(paper.as_ref()),
         statements_per_txn: a.statements,
         tables: a.tables,
         attached_dbs: a.attached,
@@ -221,6 +263,7 @@ fn workload(a: &BenchArgs) -> Result<Workload, String> {
         autoincrement: a.autoincrement,
         start: c.start.parse::<StartState>()?,
         seed: c.seed,
+        paper,
     }))
 }
 
@@ -240,7 +283,7 @@ pub fn main(mut a: BenchArgs) -> CliResult {
     let w = workload(&a)?;
     let fs = fs_choice(&a.common.fs, a.dir.clone())?;
     let label = match &w {
-        Workload::Db(d) => format!("bench-{}-{}-{}", fs.name(), d.journal, d.op),
+        Workload::Db(d) => format!("bench-{}-{}-{}", fs.name(), d.journal, d.name()),
         Workload::File(f) => format!("bench-{}-{}-{}", fs.name(), f.access, f.sync),
     };
     let mut opts = run_options(&a.common, fs, &label);
@@ -290,6 +333,20 @@ pub fn summary(r: &RunResult) -> String {
         "  bytes written: database {}  WAL {}  rollback journal {}  other {}\n",
         r.files.database, r.files.wal, r.files.rollback_journal, r.files.other
     ));
+    if let (Some(w), Some(p)) = (&c.paper, &r.paper) {
+        let kinds: Vec<String> = p
+            .transactions_by_kind
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        s.push_str(&format!("  {w}: {}\n", kinds.join(", ")));
+        if let (Some(n), Some(tpmc)) = (p.new_orders, p.tpmc) {
+            s.push_str(&format!(
+                "  {n} New-Orders committed: {tpmc:.0} tpmC (wall time)\n"
+            ));
+        }
+        s.push_str(&format!("  database after the run: {}\n", p.summary));
+    }
     if let Some(w) = &r.waldio {
         s.push_str(&format!(
             "  waldio: {} commits in {} direct writes of {} KiB ({} with RWF_DSYNC, {} group writes), {} WAL fdatasync; preallocated {} KiB with {} fdatasync\n",

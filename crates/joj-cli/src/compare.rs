@@ -12,7 +12,7 @@ use joj_workload::{DbOp, DbWorkload, JournalMode, StartState, Synchronous};
 pub struct CompareArgs {
     #[command(flatten)]
     pub common: CommonArgs,
-    /// Operation: insert, update, delete or select.
+    /// Operation: insert, update, delete or select (ignored with --workload).
     #[arg(long, default_value = "insert")]
     pub op: String,
     /// Comma-separated journal modes to compare.
@@ -39,9 +39,11 @@ pub fn main(mut a: CompareArgs) -> CliResult {
         .iter()
         .map(|m| m.parse::<JournalMode>())
         .collect::<Result<Vec<_>, _>>()?;
+    let paper = a.common.paper()?;
     let base = DbWorkload {
         op: a.op.parse::<DbOp>()?,
-        transactions: a.common.transactions,
+        transactions: a.common.transactions(paper.as_ref()),
+        paper,
         page_size: a.common.page_size,
         synchronous: a.common.sync.parse::<Synchronous>()?,
         sync_call: a.common.sync_call.parse::<SyncCall>()?,
@@ -50,7 +52,7 @@ pub fn main(mut a: CompareArgs) -> CliResult {
         ..DbWorkload::default()
     };
     let fs = fs_choice(&a.common.fs, None)?;
-    let label = format!("compare-{}-{}", fs.name(), base.op);
+    let label = format!("compare-{}-{}", fs.name(), base.name());
     let mut opts = run_options(&a.common, fs, &label);
     let json = a.common.json;
     // One bar over every mode's transactions.
@@ -75,7 +77,7 @@ pub fn main(mut a: CompareArgs) -> CliResult {
     } else {
         println!(
             "\n{} on {}, {} transactions, synchronous={}, {}, {} start; KiB written per transaction:",
-            base.op,
+            base.name(),
             a.common.fs,
             base.transactions,
             base.synchronous,

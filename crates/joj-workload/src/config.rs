@@ -1,6 +1,7 @@
 //! What a run does, as plain data with defaults from the papers' setup (one table, one
 //! 100-byte statement per transaction, page size 4096, `synchronous=FULL`).
 
+use crate::paper::PaperWorkload;
 use joj_vfs::SyncCall;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -345,6 +346,12 @@ pub struct DbWorkload {
     pub autoincrement: bool,
     pub start: StartState,
     pub seed: u64,
+    /// One of the X-FTL paper's workloads instead of `op`: each of the `transactions` is one
+    /// of its transactions, on one connection (`threads` and `attached_dbs` must stay at 1
+    /// and 0; `op`, `statements_per_txn`, `tables`, `record_bytes`, `keys`, `prefill_kib` and
+    /// `autoincrement` do not apply).
+    #[serde(default)]
+    pub paper: Option<PaperWorkload>,
 }
 
 impl Default for DbWorkload {
@@ -367,6 +374,7 @@ impl Default for DbWorkload {
             autoincrement: false,
             start: StartState::Fresh,
             seed: 42,
+            paper: None,
         }
     }
 }
@@ -399,7 +407,30 @@ impl DbWorkload {
                 "at most 9 attached databases (SQLite's default SQLITE_MAX_ATTACHED is 10)".into(),
             );
         }
+        if let Some(p) = &self.paper {
+            p.validate()?;
+            if self.threads != 1 {
+                return Err(format!(
+                    "{} threads: the paper workloads run on one connection, as the X-FTL paper did (SQLite locks the whole database file); use one thread",
+                    self.threads
+                ));
+            }
+            if self.attached_dbs != 0 {
+                return Err(format!(
+                    "{} attached databases: the paper workloads use one database file",
+                    self.attached_dbs
+                ));
+            }
+        }
         Ok(())
+    }
+
+    /// What the run does, for labels and tables: the paper workload's name or the operation.
+    pub fn name(&self) -> String {
+        match &self.paper {
+            Some(p) => p.name().to_string(),
+            None => self.op.to_string(),
+        }
     }
 
     pub fn prefill_kib(&self) -> u64 {

@@ -7,9 +7,15 @@
 //! and for a steady-state run performs a warm-up of the same transactions followed by a WAL
 //! checkpoint), and the *measured window*, which the caller brackets through [`Window`] so
 //! that tracing and counters cover exactly the transactions and nothing else.
+//!
+//! The X-FTL paper's workloads ([`crate::paper`]) run through the same phases on one
+//! connection (`db/paper.rs`).
+
+mod paper;
 
 use crate::WorkloadError;
 use crate::config::{DbOp, DbWorkload, JournalMode, KeyOrder, StartState};
+use crate::result::PaperOutcome;
 use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -46,6 +52,8 @@ pub struct DbRunOutput {
     pub elapsed: Duration,
     /// Paths of every database file, for the caller's checks.
     pub databases: Vec<PathBuf>,
+    /// What a paper workload did (`None` for Mobibench's).
+    pub paper: Option<PaperOutcome>,
 }
 
 /// The value Mobibench inserts (and, rotated, the one it updates to), repeated to `len`.
@@ -110,7 +118,7 @@ fn open(path: &Path, vfs: &str) -> Result<Connection, WorkloadError> {
     })
 }
 
-fn sql_err(what: impl Into<String>) -> impl FnOnce(rusqlite::Error) -> WorkloadError {
+pub(crate) fn sql_err(what: impl Into<String>) -> impl FnOnce(rusqlite::Error) -> WorkloadError {
     let what = what.into();
     move |source| {
         if source.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull) {
@@ -162,27 +170,37 @@ fn connect(
     Ok(conn)
 }
 
+/// A new, empty database file at `path` with the run's page size, in WAL mode when the run
+/// uses it.
+fn create(path: &Path, w: &DbWorkload, vfs: &str) -> Result<Connection, WorkloadError> {
+    // joj never writes into a database it did not create.
+    if path.exists() {
+        return Err(WorkloadError::Config(format!(
+            "{} already exists: joj creates its own databases; point it at an empty directory",
+            path.display()
+        )));
+    }
+    let conn = open(path, vfs)?;
+    conn.execute_batch(&format!("PRAGMA page_size={};", w.page_size))
+        .map_err(sql_err("setting page_size"))?;
+    if w.journal.is_wal() {
+        conn.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
+            .map_err(sql_err("setting journal_mode=WAL"))?;
+    }
+    Ok(conn)
+}
+
 /// Create every database, its tables and the pre-fill; close them. Not measured.
 pub fn prepare(dir: &Path, w: &DbWorkload, vfs: &str) -> Result<(), WorkloadError> {
     w.validate().map_err(WorkloadError::Config)?;
+    if let Some(p) = &w.paper {
+        return paper::prepare(dir, w, p, vfs);
+    }
     let rows = rows_needed(w);
     let value = record(w.record_bytes, false);
     for thread in 0..w.threads {
         for path in database_paths(dir, w, thread) {
-            // joj never writes into a database it did not create.
-            if path.exists() {
-                return Err(WorkloadError::Config(format!(
-                    "{} already exists: joj creates its own databases; point it at an empty directory",
-                    path.display()
-                )));
-            }
-            let conn = open(&path, vfs)?;
-            conn.execute_batch(&format!("PRAGMA page_size={};", w.page_size))
-                .map_err(sql_err("setting page_size"))?;
-            if w.journal.is_wal() {
-                conn.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
-                    .map_err(sql_err("setting journal_mode=WAL"))?;
-            }
+            let conn = create(&path, w, vfs)?;
             let key = if w.autoincrement {
                 "INTEGER PRIMARY KEY AUTOINCREMENT"
             } else {
@@ -340,6 +358,9 @@ pub fn run(
     progress: Option<Arc<AtomicU64>>,
 ) -> Result<DbRunOutput, WorkloadError> {
     w.validate().map_err(WorkloadError::Config)?;
+    if let Some(p) = &w.paper {
+        return paper::run(dir, w, p, vfs, window, progress);
+    }
     let threads = w.threads as usize;
     let ready = Barrier::new(threads + 1);
     let go = Barrier::new(threads + 1);
@@ -433,6 +454,7 @@ pub fn run(
         latencies_ns: latencies,
         elapsed,
         databases,
+        paper: None,
     })
 }
 

@@ -1,7 +1,9 @@
 //! joj's workloads and the runner that measures them.
 //!
 //! Workloads are Mobibench's: SQLite inserts, updates, deletes (and selects) with 100-byte
-//! records, and file writes and reads under each durability mode. The runner puts a workload
+//! records, and file writes and reads under each durability mode; and the X-FTL paper's
+//! ([`paper`]: its synthetic `partsupp` updates, TPC-C, RL Benchmark), written against a plain
+//! connection so that any VFS can run them, with or without this runner. The runner puts a workload
 //! on a real filesystem — a host directory, or a scratch filesystem on a loop device made for
 //! the run — counts what SQLite asked of the kernel through the `joj` VFS, captures the block
 //! requests the kernel issued in exactly the measured window, classifies them, and returns one
@@ -18,6 +20,7 @@ pub mod db;
 pub mod device;
 pub mod file;
 pub mod latency;
+pub mod paper;
 pub mod result;
 pub mod run;
 pub mod xftl;
@@ -55,6 +58,14 @@ pub enum WorkloadError {
     DiskFull { what: String },
     #[error("PRAGMA integrity_check on {path} answered: {answer}")]
     Integrity { path: PathBuf, answer: String },
+    /// The database disagrees with what the workload knows it must hold (a value read back,
+    /// a consistency condition, a predicted digest): the storage below lost or changed data.
+    #[error("{what}: expected {expected}, found {found}")]
+    Mismatch {
+        what: String,
+        expected: String,
+        found: String,
+    },
     #[error(transparent)]
     Linux(#[from] joj_linux::Error),
     #[error(transparent)]

@@ -2,9 +2,11 @@
 //! plots and comparisons are made from these documents, never from scraped text.
 
 use crate::latency::LatencySummary;
+use crate::paper::{PaperWorkload, Summary};
 use joj_trace::totals::{BlockPerTxn, BlockTotals};
 use joj_vfs::IoCounters;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// Bytes written through the VFS (or the file workload), by file role.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -84,6 +86,9 @@ pub struct RunConfig {
     pub file_size_bytes: Option<u64>,
     pub seed: u64,
     pub trace: bool,
+    /// The X-FTL paper workload that ran (`op` then holds its name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paper: Option<PaperWorkload>,
 }
 
 /// One cross-check between two independent counts (e.g. VFS bytes vs block-layer bytes).
@@ -131,6 +136,28 @@ pub struct RunResult {
     /// group writes, preallocation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waldio: Option<joj_waldio::WaldioCounters>,
+    /// What an X-FTL paper workload did in the window, and the database it left.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paper: Option<PaperOutcome>,
+}
+
+/// An X-FTL paper workload's run: its transactions by kind and the database it left.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PaperOutcome {
+    /// Measured transactions by [`crate::paper::TxnKind::name`].
+    pub transactions_by_kind: BTreeMap<String, u64>,
+    /// TPC-C: committed New-Order transactions, the count tpmC is made of — per minute of
+    /// `elapsed_s` or of a device model's `modeled_s`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub new_orders: Option<u64>,
+    /// TPC-C: committed New-Orders per minute of the measured wall time. (The X-FTL paper's
+    /// Table 4 gives "tpmC" for the selection- and join-only mixes too, which have no
+    /// New-Orders: there it can only mean all transactions per minute, `ops_per_sec` × 60.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpmc: Option<f64>,
+    /// [`crate::paper::check`] after the run (same seed, same workload: same summary in every
+    /// journal mode).
+    pub summary: Summary,
 }
 
 /// Flags of the bios as the filesystem submitted them (block_bio_queue).

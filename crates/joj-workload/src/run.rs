@@ -480,10 +480,12 @@ pub fn run(workload: &Workload, opts: &RunOptions) -> Result<RunResult, Workload
         captured: Mutex::new(Captured::default()),
     };
 
+    let mut paper = None;
     let (latencies, elapsed, mut counters) = match workload {
         Workload::Db(w) => {
             let out = db::run(&dir, w, vfs_name, &window, opts.progress.clone())?;
             db::integrity_check(&out.databases, vfs_name)?;
+            paper = out.paper;
             (out.latencies_ns, out.elapsed, None)
         }
         Workload::File(w) => {
@@ -515,6 +517,7 @@ pub fn run(workload: &Workload, opts: &RunOptions) -> Result<RunResult, Workload
         checks: vec![],
         device: None,
         waldio: cap.waldio,
+        paper,
     };
 
     if opts.trace {
@@ -725,11 +728,13 @@ fn run_config(workload: &Workload, opts: &RunOptions, mount_options: Option<Stri
         file_size_bytes: None,
         seed: 0,
         trace: opts.trace,
+        paper: None,
     };
     match workload {
         Workload::Db(w) => RunConfig {
             workload: "db".into(),
-            op: w.op.to_string(),
+            op: w.name(),
+            paper: w.paper,
             journal_mode: Some(w.journal.to_string()),
             // WALDIO's durability option sets the level SQLite runs with (db.rs `connect`).
             synchronous: Some(match w.journal {

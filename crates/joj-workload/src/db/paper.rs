@@ -1,0 +1,102 @@
+//! The X-FTL paper's workloads ([`crate::paper`]) on a database file, for the runner: the same
+//! three phases as Mobibench's on one connection. *Prepare* loads the data through the run's
+//! VFS and page size; *set up* connects with the run's journal mode and synchronous level and,
+//! for a steady-state run, warms up with the same driver (the measured transactions continue
+//! its sequence) and checkpoints; the *window* covers exactly the transactions. After the
+//! window [`crate::paper::check`] verifies the database, and for the synthetic workload its
+//! summary must equal the driver's prediction.
+
+use super::{DbRunOutput, Window, connect, create, database_paths, sql_err};
+use crate::WorkloadError;
+use crate::config::{DbWorkload, StartState};
+use crate::paper::{self, Driver, KindCounts, PaperWorkload};
+use crate::result::PaperOutcome;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+pub(super) fn prepare(
+    dir: &Path,
+    w: &DbWorkload,
+    p: &PaperWorkload,
+    vfs: &str,
+) -> Result<(), WorkloadError> {
+    let conn = create(&database_paths(dir, w, 0)[0], w, vfs)?;
+    paper::prepare(&conn, p, w.seed)
+}
+
+pub(super) fn run(
+    dir: &Path,
+    w: &DbWorkload,
+    p: &PaperWorkload,
+    vfs: &str,
+    window: &dyn Window,
+    progress: Option<Arc<AtomicU64>>,
+) -> Result<DbRunOutput, WorkloadError> {
+    let conn = connect(dir, w, 0, vfs)?;
+    let mut driver = Driver::new(p, w.seed)?;
+    if w.start == StartState::Steady {
+        for _ in 0..w.transactions {
+            driver.transaction(&conn)?;
+        }
+        if w.journal.is_wal() {
+            conn.query_row("PRAGMA wal_checkpoint(RESTART)", [], |_| Ok(()))
+                .map_err(sql_err("checkpointing the warm-up"))?;
+        }
+    }
+    let mut counts = KindCounts::default();
+    let mut latencies = Vec::with_capacity(w.transactions as usize);
+    window.begin()?;
+    let t0 = Instant::now();
+    let looped = (|| {
+        for i in 0..w.transactions {
+            let t = Instant::now();
+            let kind = driver.transaction(&conn)?;
+            latencies.push(t.elapsed().as_nanos() as u64);
+            counts.add(kind);
+            if let Some(p) = &progress {
+                p.fetch_add(1, Ordering::Relaxed);
+            }
+            if w.interval_ms > 0 && i + 1 < w.transactions {
+                std::thread::sleep(Duration::from_millis(w.interval_ms));
+            }
+        }
+        Ok::<_, WorkloadError>(())
+    })();
+    let elapsed = t0.elapsed();
+    let ended = window.end();
+    looped?;
+    ended?;
+
+    // After the window: what the database holds now.
+    let summary = paper::check(&conn, p)?;
+    match driver.expected() {
+        Some(expected) if expected != summary => {
+            return Err(WorkloadError::Mismatch {
+                what: format!(
+                    "{} database after {} transactions",
+                    p.name(),
+                    driver.committed()
+                ),
+                expected: expected.to_string(),
+                found: summary.to_string(),
+            });
+        }
+        _ => {}
+    }
+    // Close: the last WAL connection checkpoints, outside the window.
+    drop(conn);
+    let new_orders = matches!(p, PaperWorkload::Tpcc { .. }).then_some(counts.new_orders);
+    Ok(DbRunOutput {
+        latencies_ns: latencies,
+        elapsed,
+        databases: database_paths(dir, w, 0),
+        paper: Some(PaperOutcome {
+            transactions_by_kind: counts.by_kind,
+            new_orders,
+            tpmc: new_orders.map(|n| n as f64 * 60.0 / elapsed.as_secs_f64().max(1e-9)),
+            summary,
+        }),
+    })
+}

@@ -1,0 +1,241 @@
+//! Loading the TPC-C tables (clause 4.3.3.1) at the reduced cardinalities of [`super`], in
+//! one transaction, every value drawn from the seed.
+
+use super::{CUSTOMERS, DISTRICTS, Gen, ITEMS, NEW_ORDERS, ORDERS, last_name};
+use crate::WorkloadError;
+use crate::db::sql_err;
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
+use rusqlite::{Connection, params};
+
+const SCHEMA: &str = "
+CREATE TABLE warehouse (
+    w_id INTEGER PRIMARY KEY, w_name TEXT, w_street_1 TEXT, w_street_2 TEXT, w_city TEXT,
+    w_state TEXT, w_zip TEXT, w_tax INTEGER, w_ytd INTEGER);
+CREATE TABLE district (
+    d_id INTEGER, d_w_id INTEGER, d_name TEXT, d_street_1 TEXT, d_street_2 TEXT, d_city TEXT,
+    d_state TEXT, d_zip TEXT, d_tax INTEGER, d_ytd INTEGER, d_next_o_id INTEGER,
+    PRIMARY KEY (d_w_id, d_id)) WITHOUT ROWID;
+CREATE TABLE customer (
+    c_id INTEGER, c_d_id INTEGER, c_w_id INTEGER, c_first TEXT, c_middle TEXT, c_last TEXT,
+    c_street_1 TEXT, c_street_2 TEXT, c_city TEXT, c_state TEXT, c_zip TEXT, c_phone TEXT,
+    c_since INTEGER, c_credit TEXT, c_credit_lim INTEGER, c_discount INTEGER,
+    c_balance INTEGER, c_ytd_payment INTEGER, c_payment_cnt INTEGER, c_delivery_cnt INTEGER,
+    c_data TEXT, PRIMARY KEY (c_w_id, c_d_id, c_id)) WITHOUT ROWID;
+CREATE INDEX customer_last ON customer (c_w_id, c_d_id, c_last, c_first);
+CREATE TABLE history (
+    h_c_id INTEGER, h_c_d_id INTEGER, h_c_w_id INTEGER, h_d_id INTEGER, h_w_id INTEGER,
+    h_date INTEGER, h_amount INTEGER, h_data TEXT);
+CREATE TABLE new_order (
+    no_o_id INTEGER, no_d_id INTEGER, no_w_id INTEGER,
+    PRIMARY KEY (no_w_id, no_d_id, no_o_id)) WITHOUT ROWID;
+CREATE TABLE orders (
+    o_id INTEGER, o_d_id INTEGER, o_w_id INTEGER, o_c_id INTEGER, o_entry_d INTEGER,
+    o_carrier_id INTEGER, o_ol_cnt INTEGER, o_all_local INTEGER,
+    PRIMARY KEY (o_w_id, o_d_id, o_id)) WITHOUT ROWID;
+CREATE INDEX orders_customer ON orders (o_w_id, o_d_id, o_c_id, o_id);
+CREATE TABLE order_line (
+    ol_o_id INTEGER, ol_d_id INTEGER, ol_w_id INTEGER, ol_number INTEGER, ol_i_id INTEGER,
+    ol_supply_w_id INTEGER, ol_delivery_d INTEGER, ol_quantity INTEGER, ol_amount INTEGER,
+    ol_dist_info TEXT, PRIMARY KEY (ol_w_id, ol_d_id, ol_o_id, ol_number)) WITHOUT ROWID;
+CREATE TABLE item (
+    i_id INTEGER PRIMARY KEY, i_im_id INTEGER, i_name TEXT, i_price INTEGER, i_data TEXT);
+CREATE TABLE stock (
+    s_i_id INTEGER, s_w_id INTEGER, s_quantity INTEGER,
+    s_dist_01 TEXT, s_dist_02 TEXT, s_dist_03 TEXT, s_dist_04 TEXT, s_dist_05 TEXT,
+    s_dist_06 TEXT, s_dist_07 TEXT, s_dist_08 TEXT, s_dist_09 TEXT, s_dist_10 TEXT,
+    s_ytd INTEGER, s_order_cnt INTEGER, s_remote_cnt INTEGER, s_data TEXT,
+    PRIMARY KEY (s_w_id, s_i_id)) WITHOUT ROWID;
+";
+
+pub(in crate::paper) fn prepare(
+    conn: &Connection,
+    warehouses: u32,
+    seed: u64,
+) -> Result<(), WorkloadError> {
+    let mut g = Gen(ChaCha8Rng::seed_from_u64(seed ^ 0x7bcc_10ad_0000_0002));
+    let tx = conn
+        .unchecked_transaction()
+        .map_err(sql_err("BEGIN (load TPC-C)"))?;
+    tx.execute_batch(SCHEMA)
+        .map_err(sql_err("creating the TPC-C schema"))?;
+    let load = |what: &'static str| sql_err(format!("loading {what}"));
+    {
+        let mut item = tx
+            .prepare("INSERT INTO item VALUES (?1, ?2, ?3, ?4, ?5)")
+            .map_err(load("item"))?;
+        for i in 1..=ITEMS {
+            let (im, name, price, data) = (
+                g.int(1, 10_000),
+                g.astring(14, 24),
+                g.int(100, 10_000),
+                g.data(),
+            );
+            item.execute(params![i, im, name, price, data])
+                .map_err(load("item"))?;
+        }
+    }
+    for w in 1..=i64::from(warehouses) {
+        load_warehouse(&tx, &mut g, w)?;
+    }
+    tx.commit().map_err(sql_err("COMMIT (load TPC-C)"))
+}
+
+fn load_warehouse(conn: &Connection, g: &mut Gen, w: i64) -> Result<(), WorkloadError> {
+    let load = |what: &'static str| sql_err(format!("loading {what}"));
+    let (name, s1, s2, city, state, zip, tax) = (
+        g.astring(6, 10),
+        g.astring(10, 20),
+        g.astring(10, 20),
+        g.astring(10, 20),
+        g.astring(2, 2),
+        g.zip(),
+        g.int(0, 2000),
+    );
+    conn.execute(
+        "INSERT INTO warehouse VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 30000000)",
+        params![w, name, s1, s2, city, state, zip, tax],
+    )
+    .map_err(load("warehouse"))?;
+    let mut stock = conn
+        .prepare(
+            "INSERT INTO stock VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,
+             0, 0, 0, ?14)",
+        )
+        .map_err(load("stock"))?;
+    for i in 1..=ITEMS {
+        let quantity = g.int(10, 100);
+        let dist: Vec<String> = (0..10).map(|_| g.astring(24, 24)).collect();
+        let data = g.data();
+        stock
+            .execute(params![
+                i, w, quantity, dist[0], dist[1], dist[2], dist[3], dist[4], dist[5], dist[6],
+                dist[7], dist[8], dist[9], data
+            ])
+            .map_err(load("stock"))?;
+    }
+    let mut district = conn
+        .prepare("INSERT INTO district VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 3000000, ?10)")
+        .map_err(load("district"))?;
+    let mut customer = conn
+        .prepare(
+            "INSERT INTO customer VALUES (?1, ?2, ?3, ?4, 'OE', ?5, ?6, ?7, ?8, ?9, ?10, ?11,
+             0, ?12, 5000000, ?13, -1000, 1000, 1, 0, ?14)",
+        )
+        .map_err(load("customer"))?;
+    let mut history = conn
+        .prepare("INSERT INTO history VALUES (?1, ?2, ?3, ?2, ?3, 0, 1000, ?4)")
+        .map_err(load("history"))?;
+    let mut order = conn
+        .prepare("INSERT INTO orders VALUES (?1, ?2, ?3, ?4, 0, ?5, ?6, 1)")
+        .map_err(load("orders"))?;
+    let mut line = conn
+        .prepare("INSERT INTO order_line VALUES (?1, ?2, ?3, ?4, ?5, ?3, ?6, 5, ?7, ?8)")
+        .map_err(load("order_line"))?;
+    let mut new_order = conn
+        .prepare("INSERT INTO new_order VALUES (?1, ?2, ?3)")
+        .map_err(load("new_order"))?;
+    for d in 1..=DISTRICTS {
+        let (name, s1, s2, city, state, zip, tax) = (
+            g.astring(6, 10),
+            g.astring(10, 20),
+            g.astring(10, 20),
+            g.astring(10, 20),
+            g.astring(2, 2),
+            g.zip(),
+            g.int(0, 2000),
+        );
+        district
+            .execute(params![
+                d,
+                w,
+                name,
+                s1,
+                s2,
+                city,
+                state,
+                zip,
+                tax,
+                ORDERS + 1
+            ])
+            .map_err(load("district"))?;
+        for c in 1..=CUSTOMERS {
+            let (first, s1, s2, city, state, zip, phone) = (
+                g.astring(8, 16),
+                g.astring(10, 20),
+                g.astring(10, 20),
+                g.astring(10, 20),
+                g.astring(2, 2),
+                g.zip(),
+                g.nstring(16),
+            );
+            let credit = if g.percent(10) { "BC" } else { "GC" };
+            let (discount, data) = (g.int(0, 5000), g.astring(300, 500));
+            customer
+                .execute(params![
+                    c,
+                    d,
+                    w,
+                    first,
+                    last_name(c - 1),
+                    s1,
+                    s2,
+                    city,
+                    state,
+                    zip,
+                    phone,
+                    credit,
+                    discount,
+                    data
+                ])
+                .map_err(load("customer"))?;
+            history
+                .execute(params![c, d, w, g.astring(12, 24)])
+                .map_err(load("history"))?;
+        }
+        // Each customer places one of the initial orders, in a random order.
+        let mut placed_by: Vec<i64> = (1..=CUSTOMERS).collect();
+        placed_by.shuffle(&mut g.0);
+        for o in 1..=ORDERS {
+            let delivered = o <= ORDERS - NEW_ORDERS;
+            let carrier = delivered.then(|| g.int(1, 10));
+            let lines = g.int(5, 15);
+            order
+                .execute(params![
+                    o,
+                    d,
+                    w,
+                    placed_by[(o - 1) as usize],
+                    carrier,
+                    lines
+                ])
+                .map_err(load("orders"))?;
+            for n in 1..=lines {
+                let item = g.int(1, ITEMS);
+                let (delivery_d, amount) = if delivered {
+                    (Some(0), 0)
+                } else {
+                    (None, g.int(1, 999_999))
+                };
+                line.execute(params![
+                    o,
+                    d,
+                    w,
+                    n,
+                    item,
+                    delivery_d,
+                    amount,
+                    g.astring(24, 24)
+                ])
+                .map_err(load("order_line"))?;
+            }
+            if !delivered {
+                new_order
+                    .execute(params![o, d, w])
+                    .map_err(load("new_order"))?;
+            }
+        }
+    }
+    Ok(())
+}
