@@ -102,6 +102,8 @@ pub struct FlashFs<D> {
     inodes: Vec<Inode>,
     counters: FsCounters,
     buf: Vec<u8>,
+    /// Plain (non-transactional) writes or discards since the last device flush.
+    unflushed: bool,
 }
 
 fn crc(bytes: &[u8]) -> u32 {
@@ -160,6 +162,7 @@ impl<D: TransactionalDevice> FlashFs<D> {
             inodes: vec![Inode::default(); opts.slots as usize],
             counters: FsCounters::default(),
             buf: vec![0; page as usize],
+            unflushed: false,
         })
     }
 
@@ -206,6 +209,7 @@ impl<D: TransactionalDevice> FlashFs<D> {
             inodes: vec![Inode::default(); slots as usize],
             counters: FsCounters::default(),
             buf: vec![0; page as usize],
+            unflushed: false,
         };
         for i in 0..slots {
             let mut b = vec![0u8; page as usize];
@@ -366,6 +370,7 @@ impl<D: TransactionalDevice> FlashFs<D> {
         }
         let pages = old.mem_size.max(old.size).div_ceil(self.page);
         if pages > 0 {
+            self.unflushed = true;
             self.dev
                 .discard(self.data_offset(slot, 0), pages * self.page)?;
         }
@@ -445,7 +450,10 @@ impl<D: TransactionalDevice> FlashFs<D> {
                 buf[in_page..in_page + n].copy_from_slice(&data[at..at + n]);
                 match batch {
                     Some(t) => self.dev.write_txn(t, off, &buf)?,
-                    None => self.dev.write(off, &buf, joj_device::WriteFlags::NONE)?,
+                    None => {
+                        self.unflushed = true;
+                        self.dev.write(off, &buf, joj_device::WriteFlags::NONE)?
+                    }
                 }
                 if is_journal {
                     self.counters.journal_page_writes += 1;
@@ -480,6 +488,7 @@ impl<D: TransactionalDevice> FlashFs<D> {
             let first = size.div_ceil(self.page);
             let last = old.div_ceil(self.page);
             if last > first {
+                self.unflushed = true;
                 self.dev
                     .discard(self.data_offset(id.0, first), (last - first) * self.page)?;
             }
@@ -488,13 +497,19 @@ impl<D: TransactionalDevice> FlashFs<D> {
         Ok(())
     }
 
-    /// Make the file durable: a device flush, then the inode if its size changed.
+    /// Make the file durable: a device flush, then the inode if its size changed. With no
+    /// plain write or discard since the last flush there is nothing to flush (committed
+    /// transactions are durable already), so the flush is skipped — SQLite syncs the database
+    /// after every batch commit.
     pub fn sync(&mut self, id: FileId) -> Result<(), FsError> {
         if self.inodes[id.0 as usize].batch.is_some() {
             return Err(FsError::AlreadyInBatch(self.name(id).into()));
         }
-        self.dev.flush()?;
-        self.counters.flushes += 1;
+        if self.unflushed {
+            self.dev.flush()?;
+            self.counters.flushes += 1;
+            self.unflushed = false;
+        }
         let ino = &self.inodes[id.0 as usize];
         if ino.mem_size != ino.size {
             self.commit_inode(id.0)?;

@@ -177,9 +177,14 @@ fn trial(
         }
     }
     let fs = vfs.detach().map_err(|e| e.to_string())?;
-    let cut = fs
-        .into_device()
-        .power_loss(rng.random_range(0..3_000_000), seed);
+    // Power goes right at the last command (what was in flight is torn or lost) or a little
+    // later, up to 3 ms.
+    let after = if rng.random_range(0..2u32) == 0 {
+        0
+    } else {
+        rng.random_range(0..3_000_000)
+    };
+    let cut = fs.into_device().power_loss(after, seed);
     let (dev, _) = Emmc::recover(cut, &p).map_err(|e| format!("device recovery: {e}"))?;
     dev.ftl().check_invariants();
     vfs.attach(FlashFs::mount(dev).map_err(|e| format!("mount: {e}"))?)

@@ -76,6 +76,10 @@ pub struct CommonArgs {
     /// emmc5 or galaxy-s5, or a profile JSON file) and add a `device` section; implies --trace.
     #[arg(long)]
     pub device: Option<String>,
+    /// Age the device before the run so GC victims hold about this share of valid pages, in
+    /// percent (X-FTL's 30, 50, 70); needs --device.
+    #[arg(long = "gc-validity")]
+    pub gc_validity: Option<u32>,
 }
 
 impl CommonArgs {
@@ -98,10 +102,29 @@ impl CommonArgs {
 
 /// The device profile of `--device`, loaded before the run so a bad name fails at once; turns
 /// tracing on.
-pub fn device_profile(c: &mut CommonArgs) -> Result<Option<joj_device::Profile>, String> {
+pub fn device_profile(
+    c: &mut CommonArgs,
+    only_xftl: bool,
+) -> Result<Option<joj_device::Profile>, String> {
     let Some(name) = &c.device else {
+        if c.gc_validity.is_some() {
+            return Err("--gc-validity ages the emulated device: add --device <profile>".into());
+        }
+        if only_xftl {
+            return Err(
+                "--journal xftl runs SQLite on the emulated transactional eMMC: add --device \
+                 <profile> (galaxy-s5, emmc5 or a profile JSON file)"
+                    .into(),
+            );
+        }
         return Ok(None);
     };
+    if only_xftl {
+        // Nothing to trace: the device counts its own commands.
+        return joj_device::Profile::load(name)
+            .map(Some)
+            .map_err(|e| e.to_string());
+    }
     if c.fs == "host" {
         return Err(
             "--device replays the run's block trace, which needs a scratch filesystem: \
@@ -194,6 +217,7 @@ pub fn run_options(c: &CommonArgs, fs: FsChoice, label: &str) -> RunOptions {
         out_dir: c.trace.then(|| c.out.clone()),
         label: label.to_string(),
         image_size_bytes: c.image_mib << 20,
+        aging_validity: c.gc_validity,
         ..RunOptions::default()
     }
 }
@@ -279,21 +303,26 @@ pub fn fs_choice(fs: &str, dir: Option<PathBuf>) -> Result<FsChoice, String> {
 }
 
 pub fn main(mut a: BenchArgs) -> CliResult {
-    let device = device_profile(&mut a.common)?;
     let w = workload(&a)?;
+    let xftl = matches!(
+        &w,
+        Workload::Db(d) if d.journal == joj_workload::JournalMode::Xftl
+    );
+    let device = device_profile(&mut a.common, xftl)?;
     let fs = fs_choice(&a.common.fs, a.dir.clone())?;
     let label = match &w {
         Workload::Db(d) => format!("bench-{}-{}-{}", fs.name(), d.journal, d.name()),
         Workload::File(f) => format!("bench-{}-{}-{}", fs.name(), f.access, f.sync),
     };
     let mut opts = run_options(&a.common, fs, &label);
+    opts.device = device.clone();
     let progress = Progress::start(w.transactions(), "bench");
     opts.progress = Some(progress.counter.clone());
     let result = run(&w, &opts);
     drop(progress);
     let mut result = result?;
     if let Some(profile) = &device {
-        joj_workload::device::attach(&mut result, profile)?;
+        joj_workload::device::attach(&mut result, profile, a.common.gc_validity)?;
     }
     if a.common.json {
         println!("{}", serde_json::to_string_pretty(&result)?);

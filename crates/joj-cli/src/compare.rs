@@ -33,12 +33,12 @@ pub fn main(mut a: CompareArgs) -> CliResult {
     if a.common.fs == "host" {
         a.common.fs = "ext4".into();
     }
-    let device = device_profile(&mut a.common)?;
     let modes = a
         .modes
         .iter()
         .map(|m| m.parse::<JournalMode>())
         .collect::<Result<Vec<_>, _>>()?;
+    let device = device_profile(&mut a.common, modes.iter().all(|m| *m == JournalMode::Xftl))?;
     let paper = a.common.paper()?;
     let base = DbWorkload {
         op: a.op.parse::<DbOp>()?,
@@ -54,6 +54,7 @@ pub fn main(mut a: CompareArgs) -> CliResult {
     let fs = fs_choice(&a.common.fs, None)?;
     let label = format!("compare-{}-{}", fs.name(), base.name());
     let mut opts = run_options(&a.common, fs, &label);
+    opts.device = device.clone();
     let json = a.common.json;
     // One bar over every mode's transactions.
     let progress = Progress::start(base.transactions * modes.len() as u64, "compare");
@@ -66,7 +67,7 @@ pub fn main(mut a: CompareArgs) -> CliResult {
     drop(progress);
     let mut comparison = comparison?;
     if let Some(profile) = &device {
-        joj_workload::device::attach_all(&mut comparison, profile)?;
+        joj_workload::device::attach_all(&mut comparison, profile, a.common.gc_validity)?;
     }
     if let Some(path) = &a.save {
         std::fs::write(path, serde_json::to_string_pretty(&comparison)?)

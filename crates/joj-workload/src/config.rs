@@ -37,6 +37,9 @@ pub enum JournalMode {
     Memory,
     Off,
     Waldio(WaldioMode),
+    /// X-FTL: SQLite's rollback-journal mode on the `xftl` VFS over the emulated transactional
+    /// eMMC (crate `joj-atomic`); commits are batch-atomic device transactions.
+    Xftl,
 }
 
 impl JournalMode {
@@ -91,6 +94,7 @@ impl JournalMode {
             JournalMode::Memory => "MEMORY",
             JournalMode::Off => "OFF",
             JournalMode::Waldio(_) => "WAL",
+            JournalMode::Xftl => "DELETE",
         }
     }
 
@@ -124,6 +128,7 @@ impl fmt::Display for JournalMode {
                 }
                 Ok(())
             }
+            JournalMode::Xftl => f.write_str("xftl"),
             other => f.write_str(&other.pragma().to_ascii_lowercase()),
         }
     }
@@ -139,6 +144,7 @@ impl FromStr for JournalMode {
             "wal" => JournalMode::Wal,
             "memory" => JournalMode::Memory,
             "off" => JournalMode::Off,
+            "xftl" => JournalMode::Xftl,
             other if other.starts_with("waldio") => {
                 let rest = &other["waldio".len()..];
                 let (rest, group) = match rest.strip_suffix("-gs") {
@@ -159,7 +165,7 @@ impl FromStr for JournalMode {
             }
             other => {
                 return Err(format!(
-                    "unknown journal mode '{other}': use delete, truncate, persist, wal, memory, off, or waldio[-fua|-normal][-gs]"
+                    "unknown journal mode '{other}': use delete, truncate, persist, wal, memory, off, waldio[-fua|-normal][-gs], or xftl (with --device)"
                 ));
             }
         })

@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use joj_device::{DeviceSummary, Profile, ReplayOptions, load_trace, replay_with};
+use joj_device::{AgingSpec, DeviceSummary, Profile, ReplayOptions, load_trace, replay_with};
 
 use crate::WorkloadError;
 use crate::compare::Comparison;
@@ -16,7 +16,11 @@ use crate::result::RunResult;
 
 /// Replay the trace file of `result` through `profile` and return the `device` section, with
 /// `modeled_ops_per_sec = result.transactions / modeled_s`.
-pub fn replay_run(result: &RunResult, profile: &Profile) -> Result<DeviceSummary, WorkloadError> {
+pub fn replay_run(
+    result: &RunResult,
+    profile: &Profile,
+    aging_validity: Option<u32>,
+) -> Result<DeviceSummary, WorkloadError> {
     let Some(trace) = &result.trace_file else {
         return Err(WorkloadError::Config(
             "the run has no trace file to replay through a device: run it traced, on a scratch \
@@ -27,6 +31,10 @@ pub fn replay_run(result: &RunResult, profile: &Profile) -> Result<DeviceSummary
     let loaded = load_trace(Path::new(trace))?;
     let opts = ReplayOptions {
         partitions: true,
+        aging: aging_validity.map(|v| AgingSpec {
+            validity_percent: v,
+            seed: result.config.seed,
+        }),
         ..ReplayOptions::default()
     };
     let report = replay_with(&loaded.records, profile, &opts)?;
@@ -36,16 +44,27 @@ pub fn replay_run(result: &RunResult, profile: &Profile) -> Result<DeviceSummary
     ))
 }
 
-/// Set `result.device` from its replay through `profile`.
-pub fn attach(result: &mut RunResult, profile: &Profile) -> Result<(), WorkloadError> {
-    result.device = Some(replay_run(result, profile)?);
+/// Set `result.device` from its replay through `profile` (optionally aged). A run that has its
+/// device section already (`xftl`, which ran on the device) keeps it.
+pub fn attach(
+    result: &mut RunResult,
+    profile: &Profile,
+    aging_validity: Option<u32>,
+) -> Result<(), WorkloadError> {
+    if result.device.is_none() {
+        result.device = Some(replay_run(result, profile, aging_validity)?);
+    }
     Ok(())
 }
 
 /// Set the `device` section of every row of a comparison.
-pub fn attach_all(comparison: &mut Comparison, profile: &Profile) -> Result<(), WorkloadError> {
+pub fn attach_all(
+    comparison: &mut Comparison,
+    profile: &Profile,
+    aging_validity: Option<u32>,
+) -> Result<(), WorkloadError> {
     for row in &mut comparison.rows {
-        attach(&mut row.result, profile)?;
+        attach(&mut row.result, profile, aging_validity)?;
     }
     Ok(())
 }

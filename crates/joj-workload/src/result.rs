@@ -139,6 +139,10 @@ pub struct RunResult {
     /// What an X-FTL paper workload did in the window, and the database it left.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paper: Option<PaperOutcome>,
+    /// The `xftl` mode's file layer and commit paths in the window (its `device` section is
+    /// the device itself, not a replayed trace).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xftl: Option<crate::xftl::XftlReport>,
 }
 
 /// An X-FTL paper workload's run: its transactions by kind and the database it left.

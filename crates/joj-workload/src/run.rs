@@ -92,6 +92,12 @@ pub struct RunOptions {
     pub trace_buffer_kb: u32,
     /// Incremented once per completed transaction (for a progress bar).
     pub progress: Option<Arc<AtomicU64>>,
+    /// The emulated device: `xftl` runs on it; other modes' traces are replayed through it by
+    /// the caller (`device::attach`).
+    pub device: Option<joj_device::Profile>,
+    /// Age the device before the run (GC validity in percent; `xftl` here, replays in
+    /// `device::attach`).
+    pub aging_validity: Option<u32>,
 }
 
 impl Default for RunOptions {
@@ -104,6 +110,8 @@ impl Default for RunOptions {
             image_size_bytes: 1 << 30,
             trace_buffer_kb: 64 * 1024,
             progress: None,
+            device: None,
+            aging_validity: None,
         }
     }
 }
@@ -359,7 +367,7 @@ impl Window for MeasuredWindow<'_> {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     match m.lock() {
         Ok(g) => g,
         Err(p) => p.into_inner(),
@@ -380,6 +388,15 @@ pub fn run(workload: &Workload, opts: &RunOptions) -> Result<RunResult, Workload
         Workload::File(w) => w.validate(),
     }
     .map_err(WorkloadError::Config)?;
+    if let Workload::Db(
+        w @ DbWorkload {
+            journal: JournalMode::Xftl,
+            ..
+        },
+    ) = workload
+    {
+        return run_xftl(workload, w, opts);
+    }
     if opts.trace && matches!(opts.fs, FsChoice::Host(_)) {
         return Err(WorkloadError::Config(
             "--trace needs a scratch filesystem (e.g. --fs ext4): joj traces only loop devices it made for the run".into(),
@@ -518,6 +535,7 @@ pub fn run(workload: &Workload, opts: &RunOptions) -> Result<RunResult, Workload
         device: None,
         waldio: cap.waldio,
         paper,
+        xftl: None,
     };
 
     if opts.trace {
@@ -765,4 +783,74 @@ fn run_config(workload: &Workload, opts: &RunOptions, mount_options: Option<Stri
             ..base
         },
     }
+}
+
+/// An `xftl` run: the workload's databases on the `xftl` VFS over a fresh (optionally aged)
+/// emulated device of `opts.device`; the window resets the device's counters and reads them
+/// back, so the `device` section is the device's own.
+fn run_xftl(
+    workload: &Workload,
+    w: &DbWorkload,
+    opts: &RunOptions,
+) -> Result<RunResult, WorkloadError> {
+    let Some(profile) = opts.device.clone() else {
+        return Err(WorkloadError::Config(
+            "--journal xftl runs SQLite on the emulated transactional eMMC: give --device \
+             <profile> (galaxy-s5, emmc5 or a profile JSON file)"
+                .into(),
+        ));
+    };
+    if w.threads != 1 || w.attached_dbs != 0 {
+        return Err(WorkloadError::Config(
+            "xftl runs one connection on one database (no --threads, no --attached)".into(),
+        ));
+    }
+    let xo = crate::xftl::XftlOptions {
+        profile,
+        aging_validity: opts.aging_validity,
+        fs: joj_atomic::FsOptions::default(),
+        page_size: w.page_size,
+        seed: w.seed,
+    };
+    let v = crate::xftl::fresh_device(&xo)?;
+    let result = (|| {
+        // Names on the device; the default VFS only makes them absolute.
+        let dir = PathBuf::from("/joj-xftl");
+        db::prepare(&dir, w, crate::xftl::XFTL_VFS_NAME)?;
+        let window = crate::xftl::Window::new(v);
+        let out = db::run(
+            &dir,
+            w,
+            crate::xftl::XFTL_VFS_NAME,
+            &window,
+            opts.progress.clone(),
+        )?;
+        db::integrity_check(&out.databases, crate::xftl::XFTL_VFS_NAME)?;
+        let (device, report) = window.take(&xo.profile, w.transactions)?;
+        let transactions = workload.transactions();
+        let mut config = run_config(workload, opts, None);
+        config.fs = "xftl".into();
+        Ok(RunResult {
+            config,
+            transactions,
+            elapsed_s: out.elapsed.as_secs_f64(),
+            ops_per_sec: transactions as f64 / out.elapsed.as_secs_f64().max(1e-9),
+            latency_us: LatencySummary::from_ns(out.latencies_ns),
+            syscalls: Syscalls::from(&IoCounters::default()),
+            files: FileBytes::from(&IoCounters::default()),
+            block: None,
+            block_per_txn: None,
+            bio_intent: None,
+            fs_journal_by_synced_file: None,
+            trace_file: None,
+            plot_file: None,
+            checks: vec![],
+            device: Some(device),
+            waldio: None,
+            paper: out.paper,
+            xftl: Some(report),
+        })
+    })();
+    let _ = v.detach();
+    result
 }

@@ -188,6 +188,68 @@ fn paths_delta(a: &XftlCounters, b: &XftlCounters) -> XftlCounters {
     }
 }
 
+/// The measured window of an `xftl` run through the runner (`db::run`): device counters are
+/// reset at `begin` and read at `end`.
+pub struct Window {
+    vfs: XftlVfs,
+    before: std::sync::Mutex<(FsCounters, XftlCounters)>,
+    after: std::sync::Mutex<Option<(joj_device::Counters, FsCounters, XftlCounters)>>,
+}
+
+impl Window {
+    pub fn new(vfs: XftlVfs) -> Window {
+        Window {
+            vfs,
+            before: Default::default(),
+            after: Default::default(),
+        }
+    }
+
+    /// The device section and the report of the window.
+    pub fn take(
+        &self,
+        profile: &Profile,
+        transactions: u64,
+    ) -> Result<(DeviceSummary, XftlReport), WorkloadError> {
+        let after = crate::run::lock(&self.after)
+            .take()
+            .ok_or_else(|| WorkloadError::Config("the xftl window never ended".into()))?;
+        let before = *crate::run::lock(&self.before);
+        let (c, fs, paths) = after;
+        Ok((
+            DeviceSummary::new(&profile.name, &c, Some(transactions), c.modeled_s),
+            XftlReport {
+                fs: fs_delta(&fs, &before.0),
+                paths: paths_delta(&paths, &before.1),
+                page_bytes: u64::from(profile.geometry.page_bytes),
+            },
+        ))
+    }
+}
+
+impl crate::db::Window for Window {
+    fn begin(&self) -> Result<(), WorkloadError> {
+        let fs = self
+            .vfs
+            .with_fs(|fs| {
+                fs.device_mut().reset_counters();
+                fs.counters()
+            })
+            .ok_or_else(|| WorkloadError::Config("no device attached".into()))?;
+        *crate::run::lock(&self.before) = (fs, self.vfs.counters());
+        Ok(())
+    }
+
+    fn end(&self) -> Result<(), WorkloadError> {
+        let got = self
+            .vfs
+            .with_fs(|fs| (fs.device().counters(), fs.counters()))
+            .ok_or_else(|| WorkloadError::Config("no device attached".into()))?;
+        *crate::run::lock(&self.after) = Some((got.0, got.1, self.vfs.counters()));
+        Ok(())
+    }
+}
+
 /// Restart after a power cut, modeled: the device's recovery, then SQLite's first query
 /// (which rolls back a hot journal if one is left).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

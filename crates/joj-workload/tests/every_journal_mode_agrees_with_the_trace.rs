@@ -38,7 +38,9 @@ fn every_journal_mode_agrees_with_the_trace() {
                     assert!(b.data_by_role.wal >= r.files.wal, "{op:?} {mode}: {b:?}")
                 }
                 // WALDIO has its own test (waldio_log_commits_journal_nothing.rs).
-                JournalMode::Waldio(_) => unreachable!("JournalMode::ALL holds SQLite's modes"),
+                JournalMode::Waldio(_) | JournalMode::Xftl => {
+                    unreachable!("JournalMode::ALL holds SQLite's modes")
+                }
                 JournalMode::Delete | JournalMode::Truncate | JournalMode::Persist => {
                     assert!(r.files.rollback_journal > 0);
                     assert!(
