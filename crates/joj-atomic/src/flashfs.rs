@@ -86,6 +86,8 @@ struct Inode {
     batch: Option<Tid>,
     /// The batch wrote the inode page already (its size changed inside the batch).
     journal: bool,
+    /// Device offsets of the pages the open batch wrote (dropped from the cache on abort).
+    batch_pages: Vec<u64>,
 }
 
 /// A file, by slot.
@@ -104,7 +106,14 @@ pub struct FlashFs<D> {
     buf: Vec<u8>,
     /// Plain (non-transactional) writes or discards since the last device flush.
     unflushed: bool,
+    /// The host's page cache (what the kernel's page cache is to ext4): pages by device byte
+    /// offset, as the host last read or wrote them. A batch's pages are dropped again when it
+    /// aborts.
+    cache: std::collections::HashMap<u64, Box<[u8]>>,
 }
+
+/// Pages the host page cache holds before it starts over (128 MiB of 8 KiB pages).
+const CACHE_PAGES: usize = 16384;
 
 fn crc(bytes: &[u8]) -> u32 {
     crc32fast::hash(bytes)
@@ -163,6 +172,7 @@ impl<D: TransactionalDevice> FlashFs<D> {
             counters: FsCounters::default(),
             buf: vec![0; page as usize],
             unflushed: false,
+            cache: Default::default(),
         })
     }
 
@@ -210,6 +220,7 @@ impl<D: TransactionalDevice> FlashFs<D> {
             counters: FsCounters::default(),
             buf: vec![0; page as usize],
             unflushed: false,
+            cache: Default::default(),
         };
         for i in 0..slots {
             let mut b = vec![0u8; page as usize];
@@ -218,6 +229,21 @@ impl<D: TransactionalDevice> FlashFs<D> {
                 .map_err(|e| FsError::Corrupt(format!("inode of slot {i}: {e}")))?;
         }
         Ok(fs)
+    }
+
+    fn cache_put(&mut self, off: u64, page: &[u8]) {
+        if self.cache.len() >= CACHE_PAGES && !self.cache.contains_key(&off) {
+            self.cache.clear();
+        }
+        self.cache.insert(off, page.into());
+    }
+
+    fn cache_forget(&mut self, off: u64, len: u64) {
+        let mut o = off;
+        while o < off + len {
+            self.cache.remove(&o);
+            o += self.page;
+        }
     }
 
     fn inode_offset(&self, slot: u32) -> u64 {
@@ -371,6 +397,7 @@ impl<D: TransactionalDevice> FlashFs<D> {
         let pages = old.mem_size.max(old.size).div_ceil(self.page);
         if pages > 0 {
             self.unflushed = true;
+            self.cache_forget(self.data_offset(slot, 0), pages * self.page);
             self.dev
                 .discard(self.data_offset(slot, 0), pages * self.page)?;
         }
@@ -393,15 +420,20 @@ impl<D: TransactionalDevice> FlashFs<D> {
             let in_page = (pos % self.page) as usize;
             let n = ((self.page - in_page as u64).min(end - pos)) as usize;
             let off = self.data_offset(id.0, pi);
-            let r = match batch {
-                Some(t) => self.dev.read_txn(t, off, &mut buf),
-                None => self.dev.read(off, &mut buf),
-            };
-            if let Err(e) = r {
-                self.buf = buf;
-                return Err(e.into());
+            if let Some(p) = self.cache.get(&off) {
+                buf.copy_from_slice(p);
+            } else {
+                let r = match batch {
+                    Some(t) => self.dev.read_txn(t, off, &mut buf),
+                    None => self.dev.read(off, &mut buf),
+                };
+                if let Err(e) = r {
+                    self.buf = buf;
+                    return Err(e.into());
+                }
+                self.counters.page_reads += 1;
+                self.cache_put(off, &buf);
             }
-            self.counters.page_reads += 1;
             let at = (pos - offset) as usize;
             out[at..at + n].copy_from_slice(&buf[in_page..in_page + n]);
             pos += n as u64;
@@ -437,11 +469,15 @@ impl<D: TransactionalDevice> FlashFs<D> {
                     // Read-modify-write of a partial page; a page wholly beyond the old end is
                     // zeros.
                     if pi * self.page < size {
-                        match batch {
-                            Some(t) => self.dev.read_txn(t, off, &mut buf)?,
-                            None => self.dev.read(off, &mut buf)?,
+                        if let Some(p) = self.cache.get(&off) {
+                            buf.copy_from_slice(p);
+                        } else {
+                            match batch {
+                                Some(t) => self.dev.read_txn(t, off, &mut buf)?,
+                                None => self.dev.read(off, &mut buf)?,
+                            }
+                            self.counters.page_reads += 1;
                         }
-                        self.counters.page_reads += 1;
                     } else {
                         buf.fill(0);
                     }
@@ -459,6 +495,10 @@ impl<D: TransactionalDevice> FlashFs<D> {
                     self.counters.journal_page_writes += 1;
                 } else {
                     self.counters.db_page_writes += 1;
+                }
+                self.cache_put(off, &buf);
+                if batch.is_some() {
+                    self.inodes[id.0 as usize].batch_pages.push(off);
                 }
                 pos += n as u64;
             }
@@ -489,6 +529,7 @@ impl<D: TransactionalDevice> FlashFs<D> {
             let last = old.div_ceil(self.page);
             if last > first {
                 self.unflushed = true;
+                self.cache_forget(self.data_offset(id.0, first), (last - first) * self.page);
                 self.dev
                     .discard(self.data_offset(id.0, first), (last - first) * self.page)?;
             }
@@ -561,6 +602,7 @@ impl<D: TransactionalDevice> FlashFs<D> {
                 let ino = &mut self.inodes[slot as usize];
                 ino.batch = None;
                 ino.size = ino.mem_size;
+                ino.batch_pages.clear();
                 self.counters.batch_commits += 1;
                 Ok(())
             }
@@ -581,6 +623,10 @@ impl<D: TransactionalDevice> FlashFs<D> {
                 ino.generation -= 1;
             }
             ino.mem_size = ino.size;
+            let pages = std::mem::take(&mut ino.batch_pages);
+            for off in pages {
+                self.cache.remove(&off);
+            }
             self.counters.batch_aborts += 1;
         }
     }
@@ -612,5 +658,6 @@ fn decode_inode(b: &[u8]) -> Result<Inode, String> {
         mem_size: size,
         batch: None,
         journal: false,
+        batch_pages: Vec::new(),
     })
 }
