@@ -418,8 +418,13 @@ pub fn summary(r: &RunResult) -> String {
     }
     if let Some(d) = &r.device {
         s.push_str(&format!(
-            "  device {} (trace replayed): {:.1} transactions/s modeled ({:.4} s), WAF {:.2}, {} flushes, {} FUA, {} GC copies, {} erases\n",
-            d.profile, d.modeled_ops_per_sec, d.modeled_s, d.waf, d.flushes, d.fua, d.gc_copies, d.erases
+            "  device {} ({}): {:.1} transactions/s modeled ({:.4} s), WAF {:.2}, {} flushes, {} FUA, {} GC copies, {} erases\n",
+            d.profile,
+            if r.xftl.is_some() {
+                "ran the workload"
+            } else {
+                "trace replayed"
+            }, d.modeled_ops_per_sec, d.modeled_s, d.waf, d.flushes, d.fua, d.gc_copies, d.erases
         ));
     }
     if let Some(t) = &r.trace_file {
