@@ -141,15 +141,31 @@ fn unmount(path: &std::path::Path) -> Result<(), CleanupProblem> {
     })
 }
 
-/// Stops and removes one of our tracefs instances.
+/// Attempts at removing a busy tracefs instance, `UNMOUNT_RETRY_DELAY` apart.
+const TRACE_RMDIR_ATTEMPTS: u32 = 100;
+
+/// Stops and removes one of our tracefs instances. The kernel refuses (EBUSY) while any file of
+/// the instance is open — for instance while another thread of this process is still writing
+/// its configuration (a signal cleanup can run in the middle of `BlockTracer::start`, whose
+/// `buffer_size_kb` write takes long under load) — so a busy instance is retried for up to
+/// 5 s.
 pub(crate) fn remove_trace_instance(path: &std::path::Path) -> Result<(), CleanupProblem> {
-    let _ = std::fs::write(path.join("tracing_on"), "0");
-    match std::fs::remove_dir(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(CleanupProblem::TraceInstance {
-            path: path.into(),
-            source: e,
-        }),
-        _ => Ok(()),
+    let mut attempt = 1;
+    loop {
+        let _ = std::fs::write(path.join("tracing_on"), "0");
+        match std::fs::remove_dir(path) {
+            Err(e) if e.raw_os_error() == Some(rustix::io::Errno::BUSY.raw_os_error()) && attempt < TRACE_RMDIR_ATTEMPTS => {
+                attempt += 1;
+                std::thread::sleep(UNMOUNT_RETRY_DELAY);
+            }
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(CleanupProblem::TraceInstance {
+                    path: path.into(),
+                    source: e,
+                });
+            }
+            _ => return Ok(()),
+        }
     }
 }
 
