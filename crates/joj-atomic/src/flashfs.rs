@@ -56,22 +56,16 @@ pub enum FsError {
     AlreadyInBatch(String),
 }
 
-/// What the layer wrote, by kind of page (for Table 1's host-side split).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct FsCounters {
-    /// Data pages written for files whose name ends in neither `-journal` nor `-wal`.
-    pub db_page_writes: u64,
-    /// Data pages written for rollback journals (`-journal`, the fallback path).
-    pub journal_page_writes: u64,
-    /// Inode pages written (file create, delete, size changes): the filesystem's metadata.
-    pub inode_page_writes: u64,
-    pub page_reads: u64,
-    /// Device flushes (`xSync` outside a batch).
-    pub flushes: u64,
-    /// Device transactions committed: batches, and the layer's own for inode changes.
-    pub batch_commits: u64,
-    pub batch_aborts: u64,
-    pub inode_commits: u64,
+joj_vfs::counter_set! {
+    FsCounters;
+    db_page_writes: "Data pages written for files whose name ends in neither `-journal` nor `-wal`.",
+    journal_page_writes: "Data pages written for rollback journals (`-journal`, the fallback path).",
+    inode_page_writes: "Inode pages written (file create, delete, size changes): the filesystem's metadata.",
+    page_reads: "Pages read from the device (host page cache misses and read-modify-writes).",
+    flushes: "Device flushes (`xSync` outside a batch with plain writes to make durable).",
+    batch_commits: "Batches (device transactions of SQLite's) committed.",
+    batch_aborts: "Batches aborted.",
+    inode_commits: "Device transactions of the layer's own for inode changes.",
 }
 
 #[derive(Debug, Clone, Default)]

@@ -14,38 +14,15 @@ use std::ptr;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
-/// How often each of SQLite's commit paths ran on an instance.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct XftlCounters {
-    /// `BEGIN_ATOMIC_WRITE`: SQLite chose the batch path.
-    pub batch_begins: u64,
-    /// Batches committed (one device transaction each).
-    pub batch_commits: u64,
-    /// `ROLLBACK_ATOMIC_WRITE`, or a batch whose commit failed.
-    pub batch_rollbacks: u64,
-    /// Commits of a batch that failed (SQLite then retries with a rollback journal).
-    pub batch_commit_errors: u64,
-    /// Rollback journals opened: SQLite took its journal path (first transaction on an empty
-    /// database, a spilled journal, several databases, a failed batch, a hot journal).
-    pub journal_opens: u64,
-    /// `xSync` of a main database outside a batch: commits (and recoveries) done the
-    /// journal way.
-    pub db_syncs: u64,
-    /// Rollback journals the VFS synced before SQLite's first database write after a failed
-    /// batch (SQLite's retry does not; see `docs/formats/xftl.md` §3).
-    #[serde(default)]
-    pub journal_barriers: u64,
-}
-
-#[derive(Default)]
-struct Atomics {
-    batch_begins: AtomicU64,
-    batch_commits: AtomicU64,
-    batch_rollbacks: AtomicU64,
-    batch_commit_errors: AtomicU64,
-    journal_opens: AtomicU64,
-    db_syncs: AtomicU64,
-    journal_barriers: AtomicU64,
+joj_vfs::atomic_counter_set! {
+    XftlCounters, Atomics;
+    batch_begins: "`BEGIN_ATOMIC_WRITE`: SQLite chose the batch path.",
+    batch_commits: "Batches committed (one device transaction each).",
+    batch_rollbacks: "`ROLLBACK_ATOMIC_WRITE`, or a batch whose commit failed.",
+    batch_commit_errors: "Commits of a batch that failed (SQLite then retries with a rollback journal).",
+    journal_opens: "Rollback journals opened: SQLite took its journal path (first transaction on an empty database, a spilled journal, several databases, a failed batch, a hot journal).",
+    db_syncs: "`xSync` of a main database outside a batch: commits (and recoveries) done the journal way, and the syncs SQLite makes after a batch commit.",
+    journal_barriers: "Rollback journals the VFS synced before SQLite's first database write after a failed batch (SQLite's retry does not; `docs/formats/xftl.md` section 3).",
 }
 
 fn bump(a: &AtomicU64) {
@@ -93,17 +70,7 @@ impl Instance {
     }
 
     pub(crate) fn counters(&self) -> XftlCounters {
-        let c = &self.counters;
-        let g = |a: &AtomicU64| a.load(Ordering::Relaxed);
-        XftlCounters {
-            batch_begins: g(&c.batch_begins),
-            batch_commits: g(&c.batch_commits),
-            batch_rollbacks: g(&c.batch_rollbacks),
-            batch_commit_errors: g(&c.batch_commit_errors),
-            journal_opens: g(&c.journal_opens),
-            db_syncs: g(&c.db_syncs),
-            journal_barriers: g(&c.journal_barriers),
-        }
+        self.counters.snapshot()
     }
 
     /// Attach `fs`; `false` (and nothing changed) if files of the current one are open.

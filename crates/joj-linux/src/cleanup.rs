@@ -154,7 +154,10 @@ pub(crate) fn remove_trace_instance(path: &std::path::Path) -> Result<(), Cleanu
     loop {
         let _ = std::fs::write(path.join("tracing_on"), "0");
         match std::fs::remove_dir(path) {
-            Err(e) if e.raw_os_error() == Some(rustix::io::Errno::BUSY.raw_os_error()) && attempt < TRACE_RMDIR_ATTEMPTS => {
+            Err(e)
+                if e.raw_os_error() == Some(rustix::io::Errno::BUSY.raw_os_error())
+                    && attempt < TRACE_RMDIR_ATTEMPTS =>
+            {
                 attempt += 1;
                 std::thread::sleep(UNMOUNT_RETRY_DELAY);
             }

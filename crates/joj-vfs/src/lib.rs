@@ -16,6 +16,7 @@
 //! call returned; after a failed write or sync the handle refuses further writes and syncs until
 //! it is closed and reopened (the page cache can no longer be trusted).
 
+mod counter_set;
 mod counters;
 mod forward;
 mod shim;

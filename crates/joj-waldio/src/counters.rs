@@ -1,38 +1,9 @@
 //! What the waldio VFS did to its WAL files (process-wide per registered VFS).
 
-use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-macro_rules! counters {
-    ($($field:ident: $doc:literal),* $(,)?) => {
-        /// A snapshot of the counters.
-        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-        pub struct WaldioCounters {
-            $(#[doc = $doc] pub $field: u64,)*
-        }
-
-        #[derive(Default)]
-        #[doc(hidden)]
-        pub struct AtomicWaldioCounters {
-            $(pub(crate) $field: AtomicU64,)*
-        }
-
-        impl AtomicWaldioCounters {
-            pub fn snapshot(&self) -> WaldioCounters {
-                WaldioCounters { $($field: self.$field.load(Ordering::Relaxed),)* }
-            }
-        }
-
-        impl WaldioCounters {
-            /// `self - before`, field by field.
-            pub fn delta(&self, before: &WaldioCounters) -> WaldioCounters {
-                WaldioCounters { $($field: self.$field.saturating_sub(before.$field),)* }
-            }
-        }
-    };
-}
-
-counters! {
+joj_vfs::atomic_counter_set! {
+    WaldioCounters, AtomicWaldioCounters;
     commits: "Commit frames written by SQLite.",
     direct_writes: "Direct-I/O write calls carrying log blocks (frames or header block).",
     direct_write_bytes: "Bytes in those writes.",

@@ -153,39 +153,14 @@ pub fn run(
             elapsed,
             device: DeviceSummary::new(&opts.profile.name, &counters, Some(n), counters.modeled_s),
             report: XftlReport {
-                fs: fs_delta(&fs_after, &before),
-                paths: paths_delta(&paths, &paths_before),
+                fs: fs_after.delta(&before),
+                paths: paths.delta(&paths_before),
                 page_bytes: u64::from(opts.profile.geometry.page_bytes),
             },
         })
     })();
     let _ = v.detach();
     result
-}
-
-fn fs_delta(a: &FsCounters, b: &FsCounters) -> FsCounters {
-    FsCounters {
-        db_page_writes: a.db_page_writes - b.db_page_writes,
-        journal_page_writes: a.journal_page_writes - b.journal_page_writes,
-        inode_page_writes: a.inode_page_writes - b.inode_page_writes,
-        page_reads: a.page_reads - b.page_reads,
-        flushes: a.flushes - b.flushes,
-        batch_commits: a.batch_commits - b.batch_commits,
-        batch_aborts: a.batch_aborts - b.batch_aborts,
-        inode_commits: a.inode_commits - b.inode_commits,
-    }
-}
-
-fn paths_delta(a: &XftlCounters, b: &XftlCounters) -> XftlCounters {
-    XftlCounters {
-        batch_begins: a.batch_begins - b.batch_begins,
-        batch_commits: a.batch_commits - b.batch_commits,
-        batch_rollbacks: a.batch_rollbacks - b.batch_rollbacks,
-        batch_commit_errors: a.batch_commit_errors - b.batch_commit_errors,
-        journal_opens: a.journal_opens - b.journal_opens,
-        db_syncs: a.db_syncs - b.db_syncs,
-        journal_barriers: a.journal_barriers - b.journal_barriers,
-    }
 }
 
 /// The measured window of an `xftl` run through the runner (`db::run`): device counters are
@@ -219,8 +194,8 @@ impl Window {
         Ok((
             DeviceSummary::new(&profile.name, &c, Some(transactions), c.modeled_s),
             XftlReport {
-                fs: fs_delta(&fs, &before.0),
-                paths: paths_delta(&paths, &before.1),
+                fs: fs.delta(&before.0),
+                paths: paths.delta(&before.1),
                 page_bytes: u64::from(profile.geometry.page_bytes),
             },
         ))
