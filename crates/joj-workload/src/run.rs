@@ -806,9 +806,14 @@ fn run_xftl(
         ));
     }
     let xo = crate::xftl::XftlOptions {
-        profile,
+        profile: profile.clone(),
         aging_validity: opts.aging_validity,
-        fs: joj_atomic::FsOptions::default(),
+        // 1 GiB at the device's start, as the ext4 image of the other modes (half a smaller
+        // device, so aging still has a cold region).
+        fs: joj_atomic::FsOptions {
+            fs_bytes: (1u64 << 30).min(profile.capacity_bytes() / 2),
+            ..joj_atomic::FsOptions::default()
+        },
         page_size: w.page_size,
         seed: w.seed,
     };

@@ -76,9 +76,10 @@ impl<M: Medium> TransactionalDevice for Emmc<M> {
         self.guard(|d| {
             for (lpn, _, in_req, _, _) in parts {
                 if let Some(ev) = d.cache.take(lpn) {
-                    if d.ftl.holder(Lpn(lpn)).is_some() {
-                        unreachable!("a page held by a transaction is never cached");
-                    }
+                    debug_assert!(
+                        d.ftl.holder(Lpn(lpn)).is_none(),
+                        "a page held by a transaction is never cached"
+                    );
                     let r = d.program_merged(lpn, ev.mask, Some(ev.slot), None, t);
                     d.cache.free_slot(ev.slot);
                     r?;
