@@ -7,6 +7,7 @@ mod compare;
 mod device_cmd;
 mod progress;
 mod replay_cmd;
+mod restart_cmd;
 mod trace_cmd;
 mod version;
 mod waldio_cmd;
@@ -38,6 +39,8 @@ enum Command {
     Trace(trace_cmd::TraceArgs),
     /// Replay a block trace (joj-trace or blkparse text) through an emulated eMMC profile.
     Replay(Box<replay_cmd::ReplayArgs>),
+    /// Restart time after a power cut, per journal mode, on one device profile (X-FTL Table 5).
+    Restart(Box<restart_cmd::RestartArgs>),
     /// Emulated eMMC: format / inspect an image file, run fio-like synthetic workloads.
     Device(device_cmd::DeviceArgs),
     /// WALDIO: convert a database for the waldio VFS, inspect its WAL.
@@ -55,11 +58,12 @@ fn main() -> ExitCode {
         Some(Command::Compare(a)) => compare::main(*a),
         Some(Command::Trace(a)) => trace_cmd::main(a),
         Some(Command::Replay(a)) => replay_cmd::main(*a),
+        Some(Command::Restart(a)) => restart_cmd::main(*a),
         Some(Command::Device(a)) => device_cmd::main(a),
         Some(Command::Waldio(a)) => waldio_cmd::main(a),
         None => {
             eprintln!(
-                "joj: give a command (bench, compare, trace, replay, device, waldio) or --help"
+                "joj: give a command (bench, compare, trace, replay, restart, device, waldio) or --help"
             );
             return ExitCode::from(2);
         }

@@ -45,6 +45,12 @@ pub struct ReplayOptions {
     /// the first MiB above the highest sector the replayed trace touches.
     #[serde(default)]
     pub aging: Option<AgingSpec>,
+    /// Before the replay (outside its modeled time and counters), write every page the trace
+    /// reads. A trace captured on a filesystem that already held its files (a restart after a
+    /// crash) reads pages a fresh emulated device has never been given, and the model answers
+    /// reads of unmapped pages without touching flash.
+    #[serde(default)]
+    pub prefill_reads: bool,
 }
 
 /// Aging asked of a replay: the validity, the cold region follows from the trace.
@@ -62,6 +68,7 @@ impl Default for ReplayOptions {
             honor_timestamps: false,
             data_mode: DataMode::OobOnly,
             aging: None,
+            prefill_reads: false,
         }
     }
 }
@@ -148,6 +155,12 @@ pub fn replay_with(
         }
         None => None,
     };
+    if opts.prefill_reads {
+        let selected = records
+            .iter()
+            .filter(|r| dev_name.as_deref().is_none_or(|d| d == r.dev));
+        prefill(&mut dev, selected).map_err(|source| ReplayError::Device { index: 0, source })?;
+    }
     let mut report = ReplayReport {
         profile: profile.name.clone(),
         dev: dev_name.clone(),
@@ -232,6 +245,40 @@ pub fn replay_with(
     Ok(report)
 }
 
+/// Write every device page the read requests of `records` touch, in runs of consecutive
+/// pages, flush, and start the counters afresh.
+fn prefill<'a>(
+    dev: &mut Emmc<crate::nand::NandMedium>,
+    records: impl Iterator<Item = &'a TraceRecord>,
+) -> Result<(), crate::DeviceError> {
+    const RUN_PAGES: u64 = 64;
+    let page = u64::from(dev.geometry().optimal_write_bytes);
+    let mut pages: Vec<u64> = records
+        .filter(|r| r.op == Op::Read && r.sectors > 0)
+        .flat_map(|r| {
+            let first = r.sector * SECTOR_BYTES / page;
+            let last = ((r.sector + r.sectors) * SECTOR_BYTES - 1) / page;
+            first..=last
+        })
+        .collect();
+    pages.sort_unstable();
+    pages.dedup();
+    let mut buf = Vec::new();
+    let mut i = 0;
+    while i < pages.len() {
+        let mut n = 1;
+        while i + n < pages.len() && pages[i + n] == pages[i] + n as u64 && (n as u64) < RUN_PAGES {
+            n += 1;
+        }
+        buf.resize(n * page as usize, 0);
+        dev.write(pages[i] * page, &buf, WriteFlags::NONE)?;
+        i += n;
+    }
+    dev.flush()?;
+    dev.reset_counters();
+    Ok(())
+}
+
 /// The device name records carry after `as_partitions`.
 pub const PARTITIONED_DEV: &str = "partitions";
 
@@ -299,7 +346,8 @@ impl LoadedTrace {
 }
 
 /// Read a joj-trace file or blkparse text (told apart by the first byte: a joj-trace file starts
-/// with its JSON header). A file with no block request in it is an error.
+/// with its JSON header). A joj-trace file may hold no request (a run that did no block
+/// I/O); blkparse text with no request in it is an error.
 pub fn load_trace(path: &Path) -> Result<LoadedTrace, ReplayError> {
     let shown = path.display().to_string();
     let err = |source| ReplayError::Trace {
@@ -326,7 +374,10 @@ pub fn load_trace(path: &Path) -> Result<LoadedTrace, ReplayError> {
             records: import.records,
         }
     };
-    if loaded.records.is_empty() {
+    // A joj-trace file is recognised by its header, so one that holds no request is a run that
+    // did no block I/O (a read-only mix served from the page cache): it replays to zero. Text
+    // with no blkparse event in it is not a trace at all.
+    if loaded.records.is_empty() && loaded.format == "blkparse" {
         return Err(ReplayError::NoRequests { path: shown });
     }
     Ok(loaded)

@@ -89,3 +89,45 @@ fn honouring_timestamps_adds_the_idle_gaps() {
     assert!(timed.modeled_s >= 0.190, "{}", timed.modeled_s);
     assert!(back_to_back.modeled_s < timed.modeled_s);
 }
+
+#[test]
+fn prefilled_reads_cost_flash_reads_and_nothing_else() {
+    let p = tiny_profile();
+    let reads: Vec<TraceRecord> = (0..20)
+        .map(|i| rec(i * 1000, Op::Read, i * 32, 16, false, false))
+        .collect();
+    let bare = replay(&reads, &p).unwrap();
+    assert_eq!(
+        bare.device.nand_reads, 0,
+        "unmapped pages are answered without flash"
+    );
+    let opts = ReplayOptions {
+        prefill_reads: true,
+        ..ReplayOptions::default()
+    };
+    let filled = replay_with(&reads, &p, &opts).unwrap();
+    assert_eq!(filled.reads, 20);
+    assert!(filled.device.nand_reads >= 20, "{:?}", filled.device);
+    assert!(filled.modeled_s > bare.modeled_s);
+    // The prefill itself is outside the counters: the replay wrote nothing.
+    assert_eq!(filled.device.host_write_bytes, 0);
+    assert_eq!(filled.device.nand_programs, 0);
+    assert_eq!(filled.device.flushes, 0);
+}
+
+#[test]
+fn a_joj_trace_without_requests_replays_to_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("empty.trace.jsonl");
+    let header = joj_trace::format::TraceHeader {
+        clock: joj_trace::format::Clock::Mono,
+        devices: vec![],
+        source: joj_trace::format::TraceSource::Tracefs,
+        meta: Default::default(),
+    };
+    joj_trace::format::write_trace_file(&path, &header, &[]).unwrap();
+    let loaded = joj_device::load_trace(&path).unwrap();
+    assert!(loaded.records.is_empty());
+    let r = replay(&loaded.records, &tiny_profile()).unwrap();
+    assert_eq!((r.records, r.modeled_s), (0, 0.0));
+}

@@ -146,6 +146,9 @@ pub struct ScratchFs {
     mount_path: PathBuf,
     devices: Vec<ScratchDevice>,
     journal: JournalLayout,
+    /// Mount options beyond the kind's own, for [`ScratchFs::mount`].
+    extra_mount_options: Option<String>,
+    mounted: bool,
 }
 
 impl ScratchFs {
@@ -175,24 +178,13 @@ impl ScratchFs {
             mount_path: PathBuf::new(),
             devices: Vec::new(),
             journal: JournalLayout::default(),
+            extra_mount_options: options.extra_mount_options.clone(),
+            mounted: false,
         };
-        let prefix = format!("{}-{}-", kind.name(), std::process::id());
-        me.dir = me.track(|res| {
-            let dir = tempfile::Builder::new()
-                .prefix(&prefix)
-                .tempdir_in(&options.run_dir)
-                .map_err(io("create a directory in", &options.run_dir))?
-                .keep();
-            res.dirs.push(dir.clone());
-            Ok(dir)
-        })?;
-        me.mount_path = me.dir.join("mnt");
-        let mnt = me.mount_path.clone();
-        me.track(|res| {
-            std::fs::create_dir(&mnt).map_err(io("create", &mnt))?;
-            res.dirs.push(mnt.clone());
-            Ok(())
-        })?;
+        me.make_dirs(
+            &format!("{}-{}-", kind.name(), std::process::id()),
+            &options,
+        )?;
 
         let image_dir = options.image_dir.clone().unwrap_or_else(|| me.dir.clone());
         let mut roles = vec![(DeviceRole::Main, options.size_bytes)];
@@ -239,19 +231,122 @@ impl ScratchFs {
             (&main.path, main.dev),
             journal.as_ref().map(|j| (j.path.as_path(), j.dev)),
         )?;
-        let extra = options.extra_mount_options.clone();
-        me.track(|res| {
-            fs::mount(
-                kind,
-                &main.path,
-                journal.as_ref().map(|j| j.path.as_path()),
-                &mnt,
-                extra.as_deref(),
-            )?;
+        me.mount()?;
+        Ok(me)
+    }
+
+    /// The scratch directory (prefix `prefix`) and its mount point, tracked.
+    fn make_dirs(&mut self, prefix: &str, options: &ScratchOptions) -> Result<(), ScratchError> {
+        let io = |what, path: &Path| {
+            let path = path.to_path_buf();
+            move |source| ScratchError::Io { what, path, source }
+        };
+        self.dir = self.track(|res| {
+            let dir = tempfile::Builder::new()
+                .prefix(prefix)
+                .tempdir_in(&options.run_dir)
+                .map_err(io("create a directory in", &options.run_dir))?
+                .keep();
+            res.dirs.push(dir.clone());
+            Ok(dir)
+        })?;
+        self.mount_path = self.dir.join("mnt");
+        let mnt = self.mount_path.clone();
+        self.track(|res| {
+            std::fs::create_dir(&mnt).map_err(io("create", &mnt))?;
+            res.dirs.push(mnt.clone());
+            Ok(())
+        })
+    }
+
+    /// Mount the filesystem at [`ScratchFs::mount_path`] (done by `create`; a [`crash_copy`]
+    /// is mounted by its caller, which is when the kernel replays the filesystem's journal).
+    ///
+    /// [`crash_copy`]: ScratchFs::crash_copy
+    pub fn mount(&mut self) -> Result<(), ScratchError> {
+        if self.mounted {
+            return Ok(());
+        }
+        let main = self.main_device().path.clone();
+        let journal = self.journal_device().map(|j| j.path.clone());
+        let mnt = self.mount_path.clone();
+        let (kind, extra) = (self.kind, self.extra_mount_options.clone());
+        self.track(|res| {
+            fs::mount(kind, &main, journal.as_deref(), &mnt, extra.as_deref())?;
             res.mounts.push(mnt.clone());
             Ok(())
         })?;
-        Ok(me)
+        self.mounted = true;
+        Ok(())
+    }
+
+    /// A copy of this filesystem as a power cut at this instant would leave it: each image
+    /// holds exactly what its loop device has written (a write the loop driver completed is in
+    /// the image file; data and metadata still dirty in the kernel's caches above it are not),
+    /// attached to new loop devices of a new scratch filesystem, not mounted. Call
+    /// [`ScratchFs::mount`] to recover it. Copies only the images' data segments (they are
+    /// sparse); the original is untouched and stays mounted.
+    pub fn crash_copy(&self, options: &ScratchOptions) -> Result<ScratchFs, ScratchError> {
+        let id = cleanup::open_entry();
+        let mut copy = Self {
+            id,
+            kind: self.kind,
+            dir: PathBuf::new(),
+            mount_path: PathBuf::new(),
+            devices: Vec::new(),
+            journal: JournalLayout::default(),
+            extra_mount_options: options.extra_mount_options.clone(),
+            mounted: false,
+        };
+        let pid = std::process::id();
+        copy.make_dirs(&format!("{}-{pid}-crash-", self.kind.name()), options)?;
+        let mut renamed = Vec::new();
+        for d in &self.devices {
+            let image = copy.dir.join(format!("{:?}.img", d.role).to_lowercase());
+            let target = image.clone();
+            copy.track(|res| {
+                res.files.push(target.clone());
+                copy_sparse(&d.image, &target)
+            })?;
+            let dev = copy.track(|res| {
+                let lo = LoopDevice::attach(&image, &options.loop_options)?;
+                let dev = ScratchDevice {
+                    role: d.role,
+                    path: lo.path().into(),
+                    dev: lo.dev(),
+                    image: image.clone(),
+                };
+                res.loops.push(lo);
+                Ok(dev)
+            })?;
+            renamed.push((d.dev.to_string(), dev.dev.to_string()));
+            copy.devices.push(dev);
+        }
+        // The same sectors hold the journal; only the device numbers are new.
+        let rename = |dev: &str| {
+            renamed
+                .iter()
+                .find(|(old, _)| old == dev)
+                .map_or_else(|| dev.to_string(), |(_, new)| new.clone())
+        };
+        copy.journal = JournalLayout {
+            journal_devs: self
+                .journal
+                .journal_devs
+                .iter()
+                .map(|d| rename(d))
+                .collect(),
+            extents: self
+                .journal
+                .extents
+                .iter()
+                .map(|e| DevExtent {
+                    dev: rename(&e.dev),
+                    ..e.clone()
+                })
+                .collect(),
+        };
+        Ok(copy)
     }
 
     /// Runs `create` under the registry lock with this filesystem's resources.
@@ -377,6 +472,46 @@ impl ScratchFs {
             .map(cleanup::Resources::release)
             .unwrap_or_default()
     }
+}
+
+/// Copy `from` to a new file `to` of the same length, data segments only (`SEEK_DATA` /
+/// `SEEK_HOLE`), so a sparse image stays sparse.
+fn copy_sparse(from: &Path, to: &Path) -> Result<(), ScratchError> {
+    use std::os::unix::fs::FileExt;
+    let io = |what, path: &Path| {
+        let path = path.to_path_buf();
+        move |source: std::io::Error| ScratchError::Io { what, path, source }
+    };
+    let src = std::fs::File::open(from).map_err(io("open", from))?;
+    let len = src.metadata().map_err(io("stat", from))?.len();
+    let dst = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(to)
+        .map_err(io("create", to))?;
+    dst.set_len(len).map_err(io("size", to))?;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut pos = 0u64;
+    while pos < len {
+        let data = match rustix::fs::seek(&src, rustix::fs::SeekFrom::Data(pos)) {
+            Ok(d) => d,
+            // ENXIO: no data at or after `pos`.
+            Err(rustix::io::Errno::NXIO) => break,
+            Err(e) => return Err(io("seek in", from)(e.into())),
+        };
+        let hole = rustix::fs::seek(&src, rustix::fs::SeekFrom::Hole(data))
+            .map_err(|e| io("seek in", from)(e.into()))?;
+        let mut at = data;
+        while at < hole {
+            let n = buf.len().min((hole - at) as usize);
+            src.read_exact_at(&mut buf[..n], at)
+                .map_err(io("read", from))?;
+            dst.write_all_at(&buf[..n], at).map_err(io("write", to))?;
+            at += n as u64;
+        }
+        pos = hole;
+    }
+    dst.sync_all().map_err(io("sync", to))
 }
 
 impl Drop for ScratchFs {

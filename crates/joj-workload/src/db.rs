@@ -130,7 +130,7 @@ pub(crate) fn sql_err(what: impl Into<String>) -> impl FnOnce(rusqlite::Error) -
 }
 
 /// Open thread `thread`'s connection with its attached databases and pragmas.
-fn connect(
+pub(crate) fn connect(
     dir: &Path,
     w: &DbWorkload,
     thread: u32,

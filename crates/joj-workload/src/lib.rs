@@ -21,6 +21,7 @@ pub mod device;
 pub mod file;
 pub mod latency;
 pub mod paper;
+pub mod restart;
 pub mod result;
 pub mod run;
 pub mod xftl;

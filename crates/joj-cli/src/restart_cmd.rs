@@ -1,0 +1,155 @@
+//! `joj restart`: restart time after a power cut, per journal mode, on one device profile (the
+//! X-FTL paper's Table 5). The measurement lives in `joj_workload::restart`.
+
+use std::sync::atomic::Ordering;
+
+use crate::CliResult;
+use crate::progress::Progress;
+use clap::Args;
+use joj_workload::JournalMode;
+use joj_workload::paper::PaperWorkload;
+use joj_workload::restart::{RestartOptions, RestartReport, measure};
+
+#[derive(Args)]
+pub struct RestartArgs {
+    /// Emulated eMMC profile every mode is timed on (a built-in name such as galaxy-s5, or a
+    /// profile JSON file).
+    #[arg(long, default_value = "galaxy-s5")]
+    pub device: String,
+    /// Filesystem of the rollback and WAL modes (a scratch filesystem on a loop device).
+    #[arg(long, default_value = "ext4")]
+    pub fs: String,
+    /// Comma-separated modes: delete, truncate, persist, wal, xftl.
+    #[arg(long, default_value = "delete,wal,xftl", value_delimiter = ',')]
+    pub modes: Vec<String>,
+    /// The workload the power cut interrupts (only xftl-synthetic, the paper's setup).
+    #[arg(long, default_value = "xftl-synthetic")]
+    pub workload: String,
+    /// Rows read and updated per transaction.
+    #[arg(long = "pages-per-txn", default_value_t = 5)]
+    pub pages_per_txn: u32,
+    /// The run the cut interrupts: the cut comes in a transaction drawn from 1..=N.
+    #[arg(short = 'n', long = "transactions", default_value_t = 1000)]
+    pub transactions: u64,
+    /// Power cuts per mode (the paper averaged five).
+    #[arg(long, default_value_t = 5)]
+    pub runs: u32,
+    /// SQLite page size in bytes (the paper's: 8192).
+    #[arg(long = "page-size", default_value_t = 8192)]
+    pub page_size: u32,
+    /// Size of the scratch filesystem image in MiB.
+    #[arg(long = "image-mib", default_value_t = 1024)]
+    pub image_mib: u64,
+    /// Seed of every random choice (where each cut comes, the data).
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Print one JSON document on stdout and nothing else.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write the JSON document to this file.
+    #[arg(long)]
+    pub save: Option<std::path::PathBuf>,
+}
+
+pub fn main(a: RestartArgs) -> CliResult {
+    let modes = a
+        .modes
+        .iter()
+        .map(|m| m.parse::<JournalMode>())
+        .collect::<Result<Vec<_>, _>>()?;
+    let opts = RestartOptions {
+        workload: PaperWorkload::from_name(&a.workload, a.pages_per_txn, 1, 1)?,
+        modes,
+        profile: joj_device::Profile::load(&a.device).map_err(|e| e.to_string())?,
+        transactions: a.transactions,
+        runs: a.runs,
+        page_size: a.page_size,
+        seed: a.seed,
+        fs: a.fs.parse().map_err(|e| format!("--fs: {e}"))?,
+        image_size_bytes: a.image_mib << 20,
+        trace_buffer_kb: joj_linux::DEFAULT_BUFFER_KB,
+    };
+    let progress = Progress::start_counting(
+        u64::from(a.runs) * opts.modes.len() as u64,
+        "restart",
+        "cut",
+    );
+    let json = a.json;
+    let report = measure(&opts, |mode, run| {
+        progress.counter.fetch_add(1, Ordering::Relaxed);
+        if !json {
+            progress.println(&format!(
+                "{mode:>8}: cut in txn {:>4}, log {:>8} B{}, restart {:>7.2} ms modeled \
+                 ({} reads, {} writes, {} flushes), holds {} txns\n",
+                run.crash_in_txn,
+                run.log_bytes,
+                run.wal_frames
+                    .map_or(String::new(), |f| format!(" ({f} frames)")),
+                run.restart_ms,
+                run.reads,
+                run.writes,
+                run.flushes,
+                run.recovered
+            ));
+        }
+    });
+    drop(progress);
+    let report = report?;
+    if let Some(path) = &a.save {
+        std::fs::write(path, serde_json::to_string_pretty(&report)?)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", table(&report));
+    }
+    Ok(())
+}
+
+fn table(r: &RestartReport) -> String {
+    let mut out = format!(
+        "\nrestart after a power cut, {} ({} pages per txn), {} on {}, modeled ms (mean of {} \
+         cuts):\n{:>8} {:>10} {:>12} {:>10} {:>10} {:>18}\n",
+        r.workload,
+        r.pages_per_txn.unwrap_or(0),
+        r.fs,
+        r.profile,
+        r.rows.first().map_or(0, |row| row.runs.len()),
+        "mode",
+        "restart",
+        "first access",
+        "checkpoint",
+        "X-L2P load",
+        "not counted"
+    );
+    for row in &r.rows {
+        let n = row.runs.len() as f64;
+        let mean = |f: &dyn Fn(&joj_workload::restart::RestartRun) -> Option<f64>| {
+            let v: Vec<f64> = row.runs.iter().filter_map(f).collect();
+            if v.is_empty() {
+                "-".to_string()
+            } else {
+                format!("{:.2}", v.iter().sum::<f64>() / n)
+            }
+        };
+        let not_counted = mean(&|x| {
+            let c = &x.not_counted_ms;
+            Some(
+                c.fs_mount_ms.unwrap_or(0.0)
+                    + c.device_recovery_ms.unwrap_or(0.0)
+                    + c.file_layer_mount_ms.unwrap_or(0.0),
+            )
+        });
+        out.push_str(&format!(
+            "{:>8} {:>10.2} {:>12} {:>10} {:>10} {:>18}\n",
+            row.mode,
+            row.mean_restart_ms,
+            mean(&|x| Some(x.first_access_ms)),
+            mean(&|x| x.checkpoint_ms),
+            mean(&|x| x.xl2p_load_ms),
+            not_counted
+        ));
+    }
+    out
+}
