@@ -44,14 +44,18 @@ pub fn assert_checks(r: &RunResult) {
 }
 
 /// Loop devices backed by files under /run/joj, mounts under /run/joj, tracefs instances
-/// named joj-*: what joj could leave behind.
+/// named joj-*, of this process (their names carry its pid; another joj running on the machine
+/// is not this test's doing): what joj could leave behind.
 pub fn leftovers() -> (Vec<String>, Vec<String>, Vec<String>) {
+    let ours = |path: &str| {
+        path.starts_with("/run/joj") && path.contains(&format!("-{}-", std::process::id()))
+    };
     let mut loops = Vec::new();
     if let Ok(entries) = std::fs::read_dir("/sys/block") {
         for e in entries.flatten() {
             let backing =
                 std::fs::read_to_string(e.path().join("loop/backing_file")).unwrap_or_default();
-            if backing.trim().starts_with("/run/joj") {
+            if ours(backing.trim()) {
                 loops.push(e.file_name().to_string_lossy().into_owned());
             }
         }
@@ -60,7 +64,7 @@ pub fn leftovers() -> (Vec<String>, Vec<String>, Vec<String>) {
         .unwrap_or_default()
         .lines()
         .filter_map(|l| l.split(' ').nth(4).map(str::to_string))
-        .filter(|m| m.starts_with("/run/joj"))
+        .filter(|m| ours(m))
         .collect();
     let instances = std::fs::read_dir("/sys/kernel/tracing/instances")
         .map(|d| {
