@@ -209,17 +209,7 @@ impl ScratchFs {
                 file.set_len(size).map_err(io("size", &path))?;
                 Ok(path)
             })?;
-            let lo = me.track(|res| {
-                let lo = LoopDevice::attach(&image, &options.loop_options)?;
-                let dev = ScratchDevice {
-                    role,
-                    path: lo.path().into(),
-                    dev: lo.dev(),
-                    image: image.clone(),
-                };
-                res.loops.push(lo);
-                Ok(dev)
-            })?;
+            let lo = me.attach_loop(role, image, &options)?;
             me.devices.push(lo);
         }
 
@@ -233,6 +223,26 @@ impl ScratchFs {
         )?;
         me.mount()?;
         Ok(me)
+    }
+
+    /// A loop device over `image`, tracked.
+    fn attach_loop(
+        &self,
+        role: DeviceRole,
+        image: PathBuf,
+        options: &ScratchOptions,
+    ) -> Result<ScratchDevice, ScratchError> {
+        self.track(|res| {
+            let lo = LoopDevice::attach(&image, &options.loop_options)?;
+            let dev = ScratchDevice {
+                role,
+                path: lo.path().into(),
+                dev: lo.dev(),
+                image,
+            };
+            res.loops.push(lo);
+            Ok(dev)
+        })
     }
 
     /// The scratch directory (prefix `prefix`) and its mount point, tracked.
@@ -308,17 +318,7 @@ impl ScratchFs {
                 res.files.push(target.clone());
                 copy_sparse(&d.image, &target)
             })?;
-            let dev = copy.track(|res| {
-                let lo = LoopDevice::attach(&image, &options.loop_options)?;
-                let dev = ScratchDevice {
-                    role: d.role,
-                    path: lo.path().into(),
-                    dev: lo.dev(),
-                    image: image.clone(),
-                };
-                res.loops.push(lo);
-                Ok(dev)
-            })?;
+            let dev = copy.attach_loop(d.role, image, options)?;
             renamed.push((d.dev.to_string(), dev.dev.to_string()));
             copy.devices.push(dev);
         }

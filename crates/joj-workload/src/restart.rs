@@ -495,16 +495,7 @@ fn xftl_run(
     cut_seed: u64,
 ) -> Result<RestartRun, WorkloadError> {
     let w = workload(opts, JournalMode::Xftl);
-    let xo = XftlOptions {
-        profile: opts.profile.clone(),
-        aging_validity: None,
-        fs: joj_atomic::FsOptions {
-            fs_bytes: (1u64 << 30).min(opts.profile.capacity_bytes() / 2),
-            ..joj_atomic::FsOptions::default()
-        },
-        page_size: opts.page_size,
-        seed: opts.seed,
-    };
+    let xo = XftlOptions::for_run(&opts.profile, None, opts.page_size, opts.seed);
     let v = crate::xftl::fresh_device(&xo)?;
     let result = (|| {
         let dir = PathBuf::from("/joj-xftl");

@@ -805,18 +805,7 @@ fn run_xftl(
             "xftl runs one connection on one database (no --threads, no --attached)".into(),
         ));
     }
-    let xo = crate::xftl::XftlOptions {
-        profile: profile.clone(),
-        aging_validity: opts.aging_validity,
-        // 1 GiB at the device's start, as the ext4 image of the other modes (half a smaller
-        // device, so aging still has a cold region).
-        fs: joj_atomic::FsOptions {
-            fs_bytes: (1u64 << 30).min(profile.capacity_bytes() / 2),
-            ..joj_atomic::FsOptions::default()
-        },
-        page_size: w.page_size,
-        seed: w.seed,
-    };
+    let xo = crate::xftl::XftlOptions::for_run(&profile, opts.aging_validity, w.page_size, w.seed);
     let v = crate::xftl::fresh_device(&xo)?;
     let result = (|| {
         // Names on the device; the default VFS only makes them absolute.

@@ -29,6 +29,28 @@ pub struct XftlOptions {
     pub seed: u64,
 }
 
+impl XftlOptions {
+    /// A run's options: the file layer takes 1 GiB at the device's start, as the ext4 image of
+    /// the other modes (half a smaller device, so aging still has a cold region).
+    pub fn for_run(
+        profile: &Profile,
+        aging_validity: Option<u32>,
+        page_size: u32,
+        seed: u64,
+    ) -> XftlOptions {
+        XftlOptions {
+            profile: profile.clone(),
+            aging_validity,
+            fs: FsOptions {
+                fs_bytes: (1u64 << 30).min(profile.capacity_bytes() / 2),
+                ..FsOptions::default()
+            },
+            page_size,
+            seed,
+        }
+    }
+}
+
 /// What an X-FTL run measured besides the device section.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct XftlReport {
