@@ -3,7 +3,10 @@
 //!
 //! - [`FlashFs`]: the flash file layer — SQLite's files on the device, metadata changed inside
 //!   the device's transactions, so no filesystem journal is needed.
-//! - [`register`] / [`XftlVfs`]: the `xftl` VFS over a `FlashFs` attached to it.
+//! - [`register`] / [`XftlVfs`]: the `xftl` VFS over a `FlashFs` attached to it
+//!   ([`register_with`] for a device other than the emulated eMMC of this process).
+//! - [`remote`]: the device served to another process over a Unix socket, so that process can
+//!   be killed (`kill -9`) in the middle of a transaction while the device keeps running.
 //!
 //! Format and crash argument: `docs/formats/xftl.md`.
 //!
@@ -21,18 +24,21 @@
 //! ```
 
 pub mod flashfs;
+pub mod remote;
 mod vfs;
 
+use std::any::Any;
 use std::ffi::CString;
 use std::sync::Mutex;
 
-use joj_device::{DeviceError, Emmc, NandMedium, Profile};
+use joj_device::{DeviceError, Emmc, NandMedium, Profile, TransactionalDevice};
 use libsqlite3_sys as ffi;
 
 pub use flashfs::{FileId, FlashFs, FsCounters, FsError, FsOptions};
+pub use remote::{ConnectionEnd, RemoteDevice, ServeOptions, ServeReport, TxnWrite, serve};
 pub use vfs::{XftlCounters, last_error};
 
-/// The device the VFS runs on: the emulated eMMC with X-FTL.
+/// The device the VFS runs on by default: the emulated eMMC with X-FTL.
 pub type XDevice = Emmc<NandMedium>;
 
 /// A freshly formatted device of `profile` (page data kept: SQLite needs it back).
@@ -46,27 +52,58 @@ pub enum AtomicError {
     Register { name: String, code: i32 },
     #[error("VFS {0}: files are open; close every connection before swapping its device")]
     Busy(String),
+    #[error(
+        "VFS {name} is registered already for devices of another type; register this device \
+         type under another name"
+    )]
+    OtherDevice { name: String },
 }
 
-/// A registered `xftl` VFS (lives for the process, as SQLite's VFS registry does).
-#[derive(Clone, Copy)]
-pub struct XftlVfs {
-    inst: &'static vfs::Instance,
+/// A registered `xftl` VFS (lives for the process, as SQLite's VFS registry does) whose files
+/// are on a device of type `D`.
+pub struct XftlVfs<D: 'static = XDevice> {
+    inst: &'static vfs::Instance<D>,
 }
 
-static REGISTERED: Mutex<Vec<XftlVfs>> = Mutex::new(Vec::new());
+impl<D: 'static> Clone for XftlVfs<D> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 
-/// Register (once per name) an `xftl` VFS. It has no device until [`XftlVfs::attach`].
+impl<D: 'static> Copy for XftlVfs<D> {}
+
+/// One registered instance: its name and its `vfs::Instance<D>`, whatever `D` is.
+struct Registered {
+    name: String,
+    inst: &'static (dyn Any + Send + Sync),
+}
+
+static REGISTERED: Mutex<Vec<Registered>> = Mutex::new(Vec::new());
+
+/// Register (once per name) an `xftl` VFS on joj's emulated eMMC. It has no device until
+/// [`XftlVfs::attach`].
 pub fn register(name: &str) -> Result<XftlVfs, AtomicError> {
+    register_with::<XDevice>(name)
+}
+
+/// Register (once per name) an `xftl` VFS whose file layer is on devices of type `D` (for
+/// example a [`RemoteDevice`]). A name registered for another device type is refused.
+pub fn register_with<D: TransactionalDevice + Send + 'static>(
+    name: &str,
+) -> Result<XftlVfs<D>, AtomicError> {
     let mut reg = vfs::lock(&REGISTERED);
-    if let Some(v) = reg.iter().find(|v| v.name() == name) {
-        return Ok(*v);
+    if let Some(r) = reg.iter().find(|r| r.name == name) {
+        return match r.inst.downcast_ref::<vfs::Instance<D>>() {
+            Some(inst) => Ok(XftlVfs { inst }),
+            None => Err(AtomicError::OtherDevice { name: name.into() }),
+        };
     }
     let cname = CString::new(name).map_err(|_| AtomicError::Register {
         name: name.into(),
         code: ffi::SQLITE_MISUSE,
     })?;
-    let inst: &'static vfs::Instance = Box::leak(Box::new(vfs::Instance::new(cname)));
+    let inst: &'static vfs::Instance<D> = Box::leak(Box::new(vfs::Instance::new(cname)));
     let v: &'static mut ffi::sqlite3_vfs = Box::leak(Box::new(vfs::make_vfs(inst)));
     // SAFETY: sqlite3_initialize is idempotent; a leaked, fully initialised sqlite3_vfs.
     let rc = unsafe {
@@ -79,18 +116,20 @@ pub fn register(name: &str) -> Result<XftlVfs, AtomicError> {
             code: rc,
         });
     }
-    let h = XftlVfs { inst };
-    reg.push(h);
-    Ok(h)
+    reg.push(Registered {
+        name: name.into(),
+        inst,
+    });
+    Ok(XftlVfs { inst })
 }
 
-impl XftlVfs {
+impl<D: TransactionalDevice + Send + 'static> XftlVfs<D> {
     pub fn name(&self) -> &'static str {
         self.inst.name.to_str().expect("registered from a &str")
     }
 
     /// Put `fs` under this VFS (replacing a previous one, which must have no open file).
-    pub fn attach(&self, fs: FlashFs<XDevice>) -> Result<(), AtomicError> {
+    pub fn attach(&self, fs: FlashFs<D>) -> Result<(), AtomicError> {
         if self.inst.attach(fs) {
             Ok(())
         } else {
@@ -99,14 +138,14 @@ impl XftlVfs {
     }
 
     /// Take the file layer back (to cut its power, save it, or inspect it).
-    pub fn detach(&self) -> Result<FlashFs<XDevice>, AtomicError> {
+    pub fn detach(&self) -> Result<FlashFs<D>, AtomicError> {
         self.inst
             .detach()
             .ok_or_else(|| AtomicError::Busy(self.name().into()))
     }
 
     /// Run `f` on the attached file layer.
-    pub fn with_fs<R>(&self, f: impl FnOnce(&mut FlashFs<XDevice>) -> R) -> Option<R> {
+    pub fn with_fs<R>(&self, f: impl FnOnce(&mut FlashFs<D>) -> R) -> Option<R> {
         let mut g = vfs::lock(&self.inst.mounted);
         g.as_mut().map(|m| f(&mut m.fs))
     }

@@ -1,15 +1,18 @@
-//! The `xftl` VFS: SQLite's C interface over [`FlashFs`] on the emulated transactional eMMC.
-//! How each call maps: `docs/formats/xftl.md` §3.
+//! The `xftl` VFS: SQLite's C interface over [`FlashFs`] on a transactional device — the
+//! emulated eMMC of this process, or one served from another process (`remote`). How each
+//! call maps: `docs/formats/xftl.md` §3.
 //!
 //! Every file of a registered instance lives in the one file layer attached to it; SQLite's
-//! batch-atomic file controls become device transactions. Locks are in-process (the device is
-//! an in-memory model of this process), with SQLite's lock levels.
+//! batch-atomic file controls become device transactions. Locks are in-process (one process
+//! uses a device at a time), with SQLite's lock levels. The C callbacks are generic over the
+//! device type and monomorphised per registered type.
 
-use crate::XDevice;
 use crate::flashfs::{FileId, FlashFs, FsError};
+use joj_device::TransactionalDevice;
 use libsqlite3_sys as ffi;
 use std::collections::HashMap;
 use std::ffi::{CStr, CString, c_char, c_int, c_void};
+use std::marker::PhantomData;
 use std::ptr;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
@@ -25,6 +28,12 @@ joj_vfs::atomic_counter_set! {
     journal_barriers: "Rollback journals the VFS synced before SQLite's first database write after a failed batch (SQLite's retry does not; `docs/formats/xftl.md` section 3).",
 }
 
+/// What a device under the VFS must be: transactional, and movable to the thread SQLite calls
+/// from (the instance lives in a process-wide registry).
+pub(crate) trait Device: TransactionalDevice + Send + 'static {}
+
+impl<D: TransactionalDevice + Send + 'static> Device for D {}
+
 fn bump(a: &AtomicU64) {
     a.fetch_add(1, Ordering::Relaxed);
 }
@@ -38,18 +47,18 @@ struct FileLock {
     exclusive: bool,
 }
 
-pub(crate) struct Mounted {
-    pub(crate) fs: FlashFs<XDevice>,
+pub(crate) struct Mounted<D> {
+    pub(crate) fs: FlashFs<D>,
     locks: HashMap<u32, FileLock>,
     open_handles: u64,
     /// Databases whose batch commit failed: their journal is synced before the next write.
     barrier: std::collections::HashSet<u32>,
 }
 
-/// One registered `xftl` VFS.
-pub(crate) struct Instance {
+/// One registered `xftl` VFS on devices of type `D`.
+pub(crate) struct Instance<D> {
     pub(crate) name: CString,
-    pub(crate) mounted: Mutex<Option<Mounted>>,
+    pub(crate) mounted: Mutex<Option<Mounted<D>>>,
     counters: Atomics,
     next_handle: AtomicU64,
     next_temp: AtomicU64,
@@ -57,8 +66,8 @@ pub(crate) struct Instance {
     pub(crate) fail_commits: AtomicU32,
 }
 
-impl Instance {
-    pub(crate) fn new(name: CString) -> Instance {
+impl<D: Device> Instance<D> {
+    pub(crate) fn new(name: CString) -> Instance<D> {
         Instance {
             name,
             mounted: Mutex::new(None),
@@ -74,7 +83,7 @@ impl Instance {
     }
 
     /// Attach `fs`; `false` (and nothing changed) if files of the current one are open.
-    pub(crate) fn attach(&self, fs: FlashFs<XDevice>) -> bool {
+    pub(crate) fn attach(&self, fs: FlashFs<D>) -> bool {
         let mut m = lock(&self.mounted);
         if m.as_ref().is_some_and(|m| m.open_handles > 0) {
             return false;
@@ -89,7 +98,7 @@ impl Instance {
     }
 
     /// The file layer, if no file is open.
-    pub(crate) fn detach(&self) -> Option<FlashFs<XDevice>> {
+    pub(crate) fn detach(&self) -> Option<FlashFs<D>> {
         let mut m = lock(&self.mounted);
         if m.as_ref().is_some_and(|m| m.open_handles > 0) {
             return None;
@@ -130,9 +139,9 @@ fn fs_code(e: &FsError, io: c_int) -> c_int {
 }
 
 #[repr(C)]
-struct XFile {
+struct XFile<D> {
     base: ffi::sqlite3_file,
-    inst: *const Instance,
+    inst: *const Instance<D>,
     id: u32,
     handle: u64,
     level: c_int,
@@ -141,18 +150,22 @@ struct XFile {
     name: *mut c_char,
 }
 
-unsafe fn instance<'a>(vfs: *mut ffi::sqlite3_vfs) -> &'a Instance {
-    // SAFETY: pAppData of our VFS is a leaked Instance.
-    unsafe { &*((*vfs).pAppData as *const Instance) }
+unsafe fn instance<'a, D>(vfs: *mut ffi::sqlite3_vfs) -> &'a Instance<D> {
+    // SAFETY: pAppData of our VFS is a leaked Instance<D> (make_vfs::<D> set both).
+    unsafe { &*((*vfs).pAppData as *const Instance<D>) }
 }
 
-unsafe fn xfile<'a>(file: *mut ffi::sqlite3_file) -> &'a mut XFile {
-    // SAFETY: SQLite allocated szOsFile = size_of::<XFile>() and we initialised it in x_open.
-    unsafe { &mut *(file as *mut XFile) }
+unsafe fn xfile<'a, D>(file: *mut ffi::sqlite3_file) -> &'a mut XFile<D> {
+    // SAFETY: SQLite allocated szOsFile = size_of::<XFile<D>>() and we initialised it in
+    // x_open::<D>; the io-methods table that brought us here is Methods::<D>'s.
+    unsafe { &mut *(file as *mut XFile<D>) }
 }
 
 /// Run `f` on the mounted file layer, or fail with `SQLITE_IOERR` if none is attached.
-fn with_mounted<R>(inst: &Instance, f: impl FnOnce(&mut Mounted) -> R) -> Result<R, c_int> {
+fn with_mounted<D, R>(
+    inst: &Instance<D>,
+    f: impl FnOnce(&mut Mounted<D>) -> R,
+) -> Result<R, c_int> {
     let mut g = lock(&inst.mounted);
     match g.as_mut() {
         Some(m) => Ok(f(m)),
@@ -166,7 +179,7 @@ fn with_mounted<R>(inst: &Instance, f: impl FnOnce(&mut Mounted) -> R) -> Result
     }
 }
 
-unsafe extern "C" fn x_open(
+unsafe extern "C" fn x_open<D: Device>(
     vfs: *mut ffi::sqlite3_vfs,
     name: ffi::sqlite3_filename,
     file: *mut ffi::sqlite3_file,
@@ -175,7 +188,7 @@ unsafe extern "C" fn x_open(
 ) -> c_int {
     // SAFETY: SQLite passes our vfs, a buffer of szOsFile bytes and a valid or null name.
     unsafe {
-        let inst: &'static Instance = instance(vfs);
+        let inst: &'static Instance<D> = instance(vfs);
         (*file).pMethods = ptr::null();
         let (path, temp) = if name.is_null() {
             let n = inst.next_temp.fetch_add(1, Ordering::Relaxed);
@@ -202,11 +215,13 @@ unsafe extern "C" fn x_open(
         if path.ends_with("-journal") {
             bump(&inst.counters.journal_opens);
         }
-        let xf = file as *mut XFile;
+        let xf = file as *mut XFile<D>;
         ptr::write(
             xf,
             XFile {
-                base: ffi::sqlite3_file { pMethods: &METHODS },
+                base: ffi::sqlite3_file {
+                    pMethods: Methods::<D>::IO,
+                },
                 inst,
                 id: id.0,
                 handle: inst.next_handle.fetch_add(1, Ordering::Relaxed),
@@ -223,14 +238,14 @@ unsafe extern "C" fn x_open(
     }
 }
 
-unsafe extern "C" fn x_delete(
+unsafe extern "C" fn x_delete<D: Device>(
     vfs: *mut ffi::sqlite3_vfs,
     name: *const c_char,
     _sync_dir: c_int,
 ) -> c_int {
     // SAFETY: our vfs and a valid C string.
     unsafe {
-        let inst = instance(vfs);
+        let inst = instance::<D>(vfs);
         let path = CStr::from_ptr(name).to_string_lossy().into_owned();
         match with_mounted(inst, |m| m.fs.delete(&path)) {
             Err(code) => code,
@@ -241,7 +256,7 @@ unsafe extern "C" fn x_delete(
     }
 }
 
-unsafe extern "C" fn x_access(
+unsafe extern "C" fn x_access<D: Device>(
     vfs: *mut ffi::sqlite3_vfs,
     name: *const c_char,
     _flags: c_int,
@@ -249,7 +264,7 @@ unsafe extern "C" fn x_access(
 ) -> c_int {
     // SAFETY: our vfs, a valid C string and an out pointer.
     unsafe {
-        let inst = instance(vfs);
+        let inst = instance::<D>(vfs);
         let path = CStr::from_ptr(name).to_string_lossy().into_owned();
         match with_mounted(inst, |m| m.fs.lookup(&path).is_some()) {
             Err(code) => code,
@@ -271,17 +286,17 @@ unsafe fn default_vfs(_vfs: *mut ffi::sqlite3_vfs) -> *mut ffi::sqlite3_vfs {
 joj_vfs::forward_vfs_calls!(default_vfs);
 
 /// Build the sqlite3_vfs for `inst` (leaked by the caller's registration).
-pub(crate) fn make_vfs(inst: &'static Instance) -> ffi::sqlite3_vfs {
+pub(crate) fn make_vfs<D: Device>(inst: &'static Instance<D>) -> ffi::sqlite3_vfs {
     ffi::sqlite3_vfs {
         iVersion: 2,
-        szOsFile: std::mem::size_of::<XFile>() as c_int,
+        szOsFile: std::mem::size_of::<XFile<D>>() as c_int,
         mxPathname: 512,
         pNext: ptr::null_mut(),
         zName: inst.name.as_ptr(),
-        pAppData: inst as *const Instance as *mut c_void,
-        xOpen: Some(x_open),
-        xDelete: Some(x_delete),
-        xAccess: Some(x_access),
+        pAppData: inst as *const Instance<D> as *mut c_void,
+        xOpen: Some(x_open::<D>),
+        xDelete: Some(x_delete::<D>),
+        xAccess: Some(x_access::<D>),
         xFullPathname: Some(x_full_pathname),
         xDlOpen: Some(x_dl_open),
         xDlError: Some(x_dl_error),
@@ -298,37 +313,44 @@ pub(crate) fn make_vfs(inst: &'static Instance) -> ffi::sqlite3_vfs {
     }
 }
 
-static METHODS: ffi::sqlite3_io_methods = ffi::sqlite3_io_methods {
-    iVersion: 1,
-    xClose: Some(f_close),
-    xRead: Some(f_read),
-    xWrite: Some(f_write),
-    xTruncate: Some(f_truncate),
-    xSync: Some(f_sync),
-    xFileSize: Some(f_file_size),
-    xLock: Some(f_lock),
-    xUnlock: Some(f_unlock),
-    xCheckReservedLock: Some(f_check_reserved),
-    xFileControl: Some(f_file_control),
-    xSectorSize: Some(f_sector_size),
-    xDeviceCharacteristics: Some(f_device_characteristics),
-    xShmMap: None,
-    xShmLock: None,
-    xShmBarrier: None,
-    xShmUnmap: None,
-    xFetch: None,
-    xUnfetch: None,
-};
+/// The io-methods table of files on devices of type `D`. A `static` cannot be generic, so the
+/// table is an associated constant holding a reference: the table is promoted to a `'static`
+/// per `D` at monomorphisation, which is what SQLite's `pMethods` needs.
+struct Methods<D>(PhantomData<D>);
 
-fn name_of(f: &XFile) -> String {
+impl<D: Device> Methods<D> {
+    const IO: &'static ffi::sqlite3_io_methods = &ffi::sqlite3_io_methods {
+        iVersion: 1,
+        xClose: Some(f_close::<D>),
+        xRead: Some(f_read::<D>),
+        xWrite: Some(f_write::<D>),
+        xTruncate: Some(f_truncate::<D>),
+        xSync: Some(f_sync::<D>),
+        xFileSize: Some(f_file_size::<D>),
+        xLock: Some(f_lock::<D>),
+        xUnlock: Some(f_unlock::<D>),
+        xCheckReservedLock: Some(f_check_reserved::<D>),
+        xFileControl: Some(f_file_control::<D>),
+        xSectorSize: Some(f_sector_size::<D>),
+        xDeviceCharacteristics: Some(f_device_characteristics),
+        xShmMap: None,
+        xShmLock: None,
+        xShmBarrier: None,
+        xShmUnmap: None,
+        xFetch: None,
+        xUnfetch: None,
+    };
+}
+
+fn name_of<D>(f: &XFile<D>) -> String {
     // SAFETY: set from CString::into_raw in x_open, freed only in f_close.
     unsafe { CStr::from_ptr(f.name).to_string_lossy().into_owned() }
 }
 
-unsafe extern "C" fn f_close(file: *mut ffi::sqlite3_file) -> c_int {
+unsafe extern "C" fn f_close<D: Device>(file: *mut ffi::sqlite3_file) -> c_int {
     // SAFETY: a file we opened.
     unsafe {
-        let f = xfile(file);
+        let f = xfile::<D>(file);
         let inst = &*f.inst;
         let name = name_of(f);
         let id = FileId(f.id);
@@ -352,7 +374,7 @@ unsafe extern "C" fn f_close(file: *mut ffi::sqlite3_file) -> c_int {
     }
 }
 
-unsafe extern "C" fn f_read(
+unsafe extern "C" fn f_read<D: Device>(
     file: *mut ffi::sqlite3_file,
     buf: *mut c_void,
     amt: c_int,
@@ -360,7 +382,7 @@ unsafe extern "C" fn f_read(
 ) -> c_int {
     // SAFETY: a file we opened and a buffer of amt bytes.
     unsafe {
-        let f = xfile(file);
+        let f = xfile::<D>(file);
         let out = std::slice::from_raw_parts_mut(buf as *mut u8, amt as usize);
         match with_mounted(&*f.inst, |m| m.fs.read(FileId(f.id), offset as u64, out)) {
             Err(code) => code,
@@ -371,7 +393,7 @@ unsafe extern "C" fn f_read(
     }
 }
 
-unsafe extern "C" fn f_write(
+unsafe extern "C" fn f_write<D: Device>(
     file: *mut ffi::sqlite3_file,
     buf: *const c_void,
     amt: c_int,
@@ -379,7 +401,7 @@ unsafe extern "C" fn f_write(
 ) -> c_int {
     // SAFETY: a file we opened and a buffer of amt bytes.
     unsafe {
-        let f = xfile(file);
+        let f = xfile::<D>(file);
         let data = std::slice::from_raw_parts(buf as *const u8, amt as usize);
         let inst = &*f.inst;
         let id = FileId(f.id);
@@ -406,10 +428,13 @@ unsafe extern "C" fn f_write(
     }
 }
 
-unsafe extern "C" fn f_truncate(file: *mut ffi::sqlite3_file, size: ffi::sqlite3_int64) -> c_int {
+unsafe extern "C" fn f_truncate<D: Device>(
+    file: *mut ffi::sqlite3_file,
+    size: ffi::sqlite3_int64,
+) -> c_int {
     // SAFETY: a file we opened.
     unsafe {
-        let f = xfile(file);
+        let f = xfile::<D>(file);
         match with_mounted(&*f.inst, |m| m.fs.truncate(FileId(f.id), size as u64)) {
             Err(code) => code,
             Ok(Ok(())) => ffi::SQLITE_OK,
@@ -421,10 +446,10 @@ unsafe extern "C" fn f_truncate(file: *mut ffi::sqlite3_file, size: ffi::sqlite3
     }
 }
 
-unsafe extern "C" fn f_sync(file: *mut ffi::sqlite3_file, _flags: c_int) -> c_int {
+unsafe extern "C" fn f_sync<D: Device>(file: *mut ffi::sqlite3_file, _flags: c_int) -> c_int {
     // SAFETY: a file we opened.
     unsafe {
-        let f = xfile(file);
+        let f = xfile::<D>(file);
         let inst = &*f.inst;
         if f.main_db {
             bump(&inst.counters.db_syncs);
@@ -437,13 +462,13 @@ unsafe extern "C" fn f_sync(file: *mut ffi::sqlite3_file, _flags: c_int) -> c_in
     }
 }
 
-unsafe extern "C" fn f_file_size(
+unsafe extern "C" fn f_file_size<D: Device>(
     file: *mut ffi::sqlite3_file,
     out: *mut ffi::sqlite3_int64,
 ) -> c_int {
     // SAFETY: a file we opened and an out pointer.
     unsafe {
-        let f = xfile(file);
+        let f = xfile::<D>(file);
         match with_mounted(&*f.inst, |m| m.fs.size(FileId(f.id))) {
             Err(code) => code,
             Ok(n) => {
@@ -455,7 +480,7 @@ unsafe extern "C" fn f_file_size(
 }
 
 /// Move handle `h` of file `id` down to `to` (≤ its level).
-fn release(m: &mut Mounted, id: u32, h: u64, to: c_int, level: &mut c_int) {
+fn release<D>(m: &mut Mounted<D>, id: u32, h: u64, to: c_int, level: &mut c_int) {
     let l = m.locks.entry(id).or_default();
     if *level >= ffi::SQLITE_LOCK_RESERVED && to < ffi::SQLITE_LOCK_RESERVED && l.writer == Some(h)
     {
@@ -469,10 +494,10 @@ fn release(m: &mut Mounted, id: u32, h: u64, to: c_int, level: &mut c_int) {
     *level = to;
 }
 
-unsafe extern "C" fn f_lock(file: *mut ffi::sqlite3_file, want: c_int) -> c_int {
+unsafe extern "C" fn f_lock<D: Device>(file: *mut ffi::sqlite3_file, want: c_int) -> c_int {
     // SAFETY: a file we opened.
     unsafe {
-        let f = xfile(file);
+        let f = xfile::<D>(file);
         let (id, h) = (f.id, f.handle);
         let level = &mut f.level;
         let r = with_mounted(&*f.inst, |m| {
@@ -517,10 +542,10 @@ unsafe extern "C" fn f_lock(file: *mut ffi::sqlite3_file, want: c_int) -> c_int 
     }
 }
 
-unsafe extern "C" fn f_unlock(file: *mut ffi::sqlite3_file, to: c_int) -> c_int {
+unsafe extern "C" fn f_unlock<D: Device>(file: *mut ffi::sqlite3_file, to: c_int) -> c_int {
     // SAFETY: a file we opened.
     unsafe {
-        let f = xfile(file);
+        let f = xfile::<D>(file);
         let (id, h) = (f.id, f.handle);
         let level = &mut f.level;
         with_mounted(&*f.inst, |m| {
@@ -533,10 +558,13 @@ unsafe extern "C" fn f_unlock(file: *mut ffi::sqlite3_file, to: c_int) -> c_int 
     }
 }
 
-unsafe extern "C" fn f_check_reserved(file: *mut ffi::sqlite3_file, out: *mut c_int) -> c_int {
+unsafe extern "C" fn f_check_reserved<D: Device>(
+    file: *mut ffi::sqlite3_file,
+    out: *mut c_int,
+) -> c_int {
     // SAFETY: a file we opened and an out pointer.
     unsafe {
-        let f = xfile(file);
+        let f = xfile::<D>(file);
         let id = f.id;
         match with_mounted(&*f.inst, |m| {
             m.locks.get(&id).is_some_and(|l| l.writer.is_some())
@@ -550,14 +578,14 @@ unsafe extern "C" fn f_check_reserved(file: *mut ffi::sqlite3_file, out: *mut c_
     }
 }
 
-unsafe extern "C" fn f_file_control(
+unsafe extern "C" fn f_file_control<D: Device>(
     file: *mut ffi::sqlite3_file,
     op: c_int,
     _arg: *mut c_void,
 ) -> c_int {
     // SAFETY: a file we opened.
     unsafe {
-        let f = xfile(file);
+        let f = xfile::<D>(file);
         let inst = &*f.inst;
         let id = FileId(f.id);
         match op {
@@ -610,10 +638,10 @@ unsafe extern "C" fn f_file_control(
     }
 }
 
-unsafe extern "C" fn f_sector_size(file: *mut ffi::sqlite3_file) -> c_int {
+unsafe extern "C" fn f_sector_size<D: Device>(file: *mut ffi::sqlite3_file) -> c_int {
     // SAFETY: a file we opened.
     unsafe {
-        let f = xfile(file);
+        let f = xfile::<D>(file);
         with_mounted(&*f.inst, |m| m.fs.page_bytes() as c_int).unwrap_or(4096)
     }
 }

@@ -86,7 +86,7 @@ impl LatencyHistogram {
 }
 
 /// Summary of a latency distribution, in microseconds of simulated time.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LatencySummary {
     pub count: u64,
     pub mean_us: f64,
@@ -108,7 +108,7 @@ pub struct Latencies {
 }
 
 /// Latency summaries per request kind (serialized form of `Latencies`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LatencySummaries {
     pub read: LatencySummary,
     pub write: LatencySummary,
@@ -130,8 +130,9 @@ impl Latencies {
 }
 
 /// Everything a device run reports. The first fields are the `device` section of a run
-/// result (`host_write_bytes` … `modeled_ops_per_sec`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// result (`host_write_bytes` … `modeled_ops_per_sec`). `Default` is all zeros (a device
+/// that saw no request, or the host-side counts of a device seen through a connection).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Counters {
     pub host_write_bytes: u64,
     /// Bytes programmed to NAND: host pages, GC copies and map pages.

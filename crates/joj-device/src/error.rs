@@ -89,6 +89,10 @@ pub enum DeviceError {
     Failed,
     #[error("cannot age the device: {0}")]
     Aging(String),
+    /// A device in another process (over a connection) refused a command or failed, or the
+    /// connection to it broke; the message is the device's or the connection's.
+    #[error("remote device: {0}")]
+    Remote(String),
 }
 
 /// Errors loading a profile.
