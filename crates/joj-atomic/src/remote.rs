@@ -3,8 +3,9 @@
 //! [`TransactionalDevice`] the flash file layer and the `xftl` VFS run on unchanged.
 //!
 //! What it is for: the X-FTL case (Kang et al., SIGMOD '13) of a *process* that dies
-//! (`kill -9`) in the middle of a transaction while the device, and the kernel, keep running. The emulated eMMC is an in-memory model, so it must live outside the process that
-//! dies; here it lives in the server's process. **When the connection ends** (end of stream,
+//! (`kill -9`) in the middle of a transaction while the device, and the kernel, keep running.
+//! The emulated eMMC is an in-memory model, so it must live outside the process that dies; here
+//! it lives in the server's process. **When the connection ends** (end of stream,
 //! a broken connection, or a malformed request), the server aborts every transaction this
 //! connection began and neither committed nor aborted, before it returns the device. That is
 //! the kernel noticing the dead process's open files and aborting its transaction: without it
