@@ -1,14 +1,14 @@
 //! SQLite on the `xftl` VFS: commits go the batch-atomic way (one device transaction each),
 //! the data reads back, and survives a power cut with recovery.
 
-use joj_atomic::{FlashFs, FsOptions, XftlVfs, new_device};
+mod common;
+
+use joj_atomic::{FlashFs, XftlVfs};
 use joj_device::{Emmc, Profile};
 use rusqlite::{Connection, OpenFlags};
 
 fn profile() -> Profile {
-    Profile::builtin("galaxy-s5")
-        .unwrap()
-        .with_blocks_per_plane(128)
+    common::profile(128)
 }
 
 fn open(vfs: &XftlVfs, name: &str) -> Connection {
@@ -23,14 +23,7 @@ fn open(vfs: &XftlVfs, name: &str) -> Connection {
 #[test]
 fn batches_commit_read_back_and_survive_a_power_cut() {
     let vfs = joj_atomic::register("xftl-smoke").unwrap();
-    let fs = FlashFs::format(
-        new_device(&profile()).unwrap(),
-        FsOptions {
-            fs_bytes: 64 << 20,
-            slots: 8,
-        },
-    )
-    .unwrap();
+    let fs = common::formatted(&profile());
     vfs.attach(fs).unwrap();
     let before = vfs.counters();
     {

@@ -16,6 +16,8 @@
 //! The canary: a server that does not abort on disconnect must be caught — the dead
 //! transaction stays active and the next writer of its pages is refused (`TxnConflict`).
 
+mod common;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::os::unix::process::ExitStatusExt;
@@ -25,8 +27,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use joj_atomic::{
-    FlashFs, FsOptions, RemoteDevice, ServeOptions, ServeReport, TxnWrite, XDevice, XftlVfs,
-    new_device, serve,
+    FlashFs, RemoteDevice, ServeOptions, ServeReport, TxnWrite, XDevice, XftlVfs, serve,
 };
 use joj_device::{DeviceError, FtlError, Lpn, Profile, TransactionalDevice};
 use rusqlite::{Connection, OpenFlags};
@@ -46,9 +47,7 @@ const SIGKILL: i32 = 9;
 const MODEL_TXNS: u64 = 64;
 
 fn profile() -> Profile {
-    Profile::builtin("galaxy-s5")
-        .unwrap()
-        .with_blocks_per_plane(64)
+    common::profile(64)
 }
 
 fn open(vfs: &str) -> rusqlite::Result<Connection> {
@@ -353,14 +352,7 @@ fn check(
 
 /// A fresh device with the database: `ROWS` rows, cleanly committed.
 fn prepared(vfs: &XftlVfs) -> XDevice {
-    let fs = FlashFs::format(
-        new_device(&profile()).unwrap(),
-        FsOptions {
-            fs_bytes: 64 << 20,
-            slots: 8,
-        },
-    )
-    .unwrap();
+    let fs = common::formatted(&profile());
     vfs.attach(fs).unwrap();
     schema(&open(vfs.name()).unwrap()).unwrap();
     vfs.detach().unwrap().into_device()

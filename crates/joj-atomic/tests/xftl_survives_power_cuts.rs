@@ -5,7 +5,9 @@
 //! rollback journal (injected batch failures) are mixed in. A device that acknowledges commits
 //! before they are durable must be caught.
 
-use joj_atomic::{FlashFs, FsOptions, XftlVfs, new_device};
+mod common;
+
+use joj_atomic::{FlashFs, XftlVfs};
 use joj_device::{BlockDevice, Emmc, PowerCut, Profile, image};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -15,9 +17,7 @@ const ROWS: i64 = 1500;
 const TXNS: u64 = 40;
 
 fn profile() -> Profile {
-    Profile::builtin("galaxy-s5")
-        .unwrap()
-        .with_blocks_per_plane(64)
+    common::profile(64)
 }
 
 fn open(vfs: &str, name: &str) -> rusqlite::Result<Connection> {
@@ -109,14 +109,7 @@ fn model() -> Vec<(i64, i64)> {
 
 /// The prepared device as an image: the file layer, the database with its rows, cleanly shut.
 fn base_image(vfs: &XftlVfs) -> Vec<u8> {
-    let fs = FlashFs::format(
-        new_device(&profile()).unwrap(),
-        FsOptions {
-            fs_bytes: 64 << 20,
-            slots: 8,
-        },
-    )
-    .unwrap();
+    let fs = common::formatted(&profile());
     vfs.attach(fs).unwrap();
     schema(&open(vfs.name(), "cut.db").unwrap());
     let fs = vfs.detach().unwrap();

@@ -169,18 +169,8 @@ impl ScratchFs {
         };
         std::fs::create_dir_all(&options.run_dir).map_err(io("create", &options.run_dir))?;
 
-        let id = cleanup::open_entry();
         // From here on, drop releases the registry entry, so every early return cleans up.
-        let mut me = Self {
-            id,
-            kind,
-            dir: PathBuf::new(),
-            mount_path: PathBuf::new(),
-            devices: Vec::new(),
-            journal: JournalLayout::default(),
-            extra_mount_options: options.extra_mount_options.clone(),
-            mounted: false,
-        };
+        let mut me = Self::unmade(kind, &options);
         me.make_dirs(
             &format!("{}-{}-", kind.name(), std::process::id()),
             &options,
@@ -223,6 +213,20 @@ impl ScratchFs {
         )?;
         me.mount()?;
         Ok(me)
+    }
+
+    /// A new registry entry and nothing made yet; dropping it releases the entry.
+    fn unmade(kind: FsKind, options: &ScratchOptions) -> Self {
+        Self {
+            id: cleanup::open_entry(),
+            kind,
+            dir: PathBuf::new(),
+            mount_path: PathBuf::new(),
+            devices: Vec::new(),
+            journal: JournalLayout::default(),
+            extra_mount_options: options.extra_mount_options.clone(),
+            mounted: false,
+        }
     }
 
     /// A loop device over `image`, tracked.
@@ -297,17 +301,7 @@ impl ScratchFs {
     /// [`ScratchFs::mount`] to recover it. Copies only the images' data segments (they are
     /// sparse); the original is untouched and stays mounted.
     pub fn crash_copy(&self, options: &ScratchOptions) -> Result<ScratchFs, ScratchError> {
-        let id = cleanup::open_entry();
-        let mut copy = Self {
-            id,
-            kind: self.kind,
-            dir: PathBuf::new(),
-            mount_path: PathBuf::new(),
-            devices: Vec::new(),
-            journal: JournalLayout::default(),
-            extra_mount_options: options.extra_mount_options.clone(),
-            mounted: false,
-        };
+        let mut copy = Self::unmade(self.kind, options);
         let pid = std::process::id();
         copy.make_dirs(&format!("{}-{pid}-crash-", self.kind.name()), options)?;
         let mut renamed = Vec::new();
