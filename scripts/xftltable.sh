@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Reproduce the X-FTL curve of docs/results.md: the synthetic workload (Table 1's) for k = 1..20
 # pages per transaction, fresh and at 30 / 50 / 70 % GC validity, in delete, wal and xftl mode,
-# every row on the galaxy-s5 profile. Prints one table per validity and keeps every JSON document.
-# Usage: scripts/xftltable.sh [output-dir] [k-list] [validity-list]   (needs root; about 20 min)
+# every row on one device profile (galaxy-s5, or $JOJ_DEVICE). Prints one table per validity and
+# keeps every JSON document.
+# Usage: [JOJ_DEVICE=openssd] scripts/xftltable.sh [output-dir] [k-list] [validity-list]
+#        (needs root; about 20 min on galaxy-s5)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+device=${JOJ_DEVICE:-galaxy-s5}
 out=${1:-joj-out/xftl}
 ks=${2:-"$(seq -s ' ' 1 20)"}
 validities=${3:-"fresh 30 50 70"}
@@ -18,7 +21,7 @@ for v in $validities; do
     doc="$out/v$v-k$k.json"
     [ -s "$doc" ] && continue
     echo "validity $v, k = $k" >&2
-    "$joj" compare --fs ext4 --device galaxy-s5 --workload xftl-synthetic --pages-per-txn "$k" \
+    "$joj" compare --fs ext4 --device "$device" --workload xftl-synthetic --pages-per-txn "$k" \
       --page-size 8192 -n 1000 --modes delete,wal,xftl "${aging[@]}" --json >"$doc.part" 2>"$out/v$v-k$k.log"
     mv "$doc.part" "$doc"
   done

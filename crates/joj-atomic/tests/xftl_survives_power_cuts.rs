@@ -108,8 +108,8 @@ fn model() -> Vec<(i64, i64)> {
 }
 
 /// The prepared device as an image: the file layer, the database with its rows, cleanly shut.
-fn base_image(vfs: &XftlVfs) -> Vec<u8> {
-    let fs = common::formatted(&profile());
+fn base_image(vfs: &XftlVfs, p: &Profile) -> Vec<u8> {
+    let fs = common::formatted(p);
     vfs.attach(fs).unwrap();
     schema(&open(vfs.name(), "cut.db").unwrap());
     let fs = vfs.detach().unwrap();
@@ -123,12 +123,12 @@ fn trial(
     states: &[(i64, i64)],
     seed: u64,
     canary: bool,
+    p: &Profile,
 ) -> Result<(), String> {
-    let p = profile();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let medium = image::decode(base, &p).map_err(|e| e.to_string())?;
+    let medium = image::decode(base, p).map_err(|e| e.to_string())?;
     let (mut dev, _) =
-        Emmc::recover(PowerCut { medium, at_ns: 0 }, &p).map_err(|e| e.to_string())?;
+        Emmc::recover(PowerCut { medium, at_ns: 0 }, p).map_err(|e| e.to_string())?;
     dev.set_canary_commit_before_durable(canary);
     vfs.attach(FlashFs::mount(dev).map_err(|e| e.to_string())?)
         .map_err(|e| e.to_string())?;
@@ -178,7 +178,7 @@ fn trial(
         rng.random_range(0..3_000_000)
     };
     let cut = fs.into_device().power_loss(after, seed);
-    let (dev, _) = Emmc::recover(cut, &p).map_err(|e| format!("device recovery: {e}"))?;
+    let (dev, _) = Emmc::recover(cut, p).map_err(|e| format!("device recovery: {e}"))?;
     dev.ftl().check_invariants();
     vfs.attach(FlashFs::mount(dev).map_err(|e| format!("mount: {e}"))?)
         .map_err(|e| e.to_string())?;
@@ -212,7 +212,8 @@ fn trial(
 #[test]
 fn every_power_cut_keeps_acknowledged_commits_and_nothing_else() {
     let vfs = joj_atomic::register("xftl-cuts").unwrap();
-    let base = base_image(&vfs);
+    let p = profile();
+    let base = base_image(&vfs, &p);
     let states = model();
     let trials: u64 = std::env::var("XFTL_CUTS")
         .ok()
@@ -224,7 +225,7 @@ fn every_power_cut_keeps_acknowledged_commits_and_nothing_else() {
         .unwrap_or(0);
     let mut failures = Vec::new();
     for seed in first..first + trials {
-        if let Err(e) = trial(&vfs, &base, &states, seed, false) {
+        if let Err(e) = trial(&vfs, &base, &states, seed, false, &p) {
             failures.push(format!("seed {seed}: {e}"));
         }
     }
@@ -247,10 +248,11 @@ fn every_power_cut_keeps_acknowledged_commits_and_nothing_else() {
 #[test]
 fn a_device_that_acknowledges_before_durable_is_caught() {
     let vfs = joj_atomic::register("xftl-canary").unwrap();
-    let base = base_image(&vfs);
+    let p = profile();
+    let base = base_image(&vfs, &p);
     let states = model();
     let caught = (0..150)
-        .filter(|&seed| trial(&vfs, &base, &states, seed, true).is_err())
+        .filter(|&seed| trial(&vfs, &base, &states, seed, true, &p).is_err())
         .count();
     assert!(
         caught > 0,
@@ -262,9 +264,44 @@ fn a_device_that_acknowledges_before_durable_is_caught() {
 #[test]
 fn base_image_device_is_consistent() {
     let vfs = joj_atomic::register("xftl-base").unwrap();
-    let base = base_image(&vfs);
     let p = profile();
+    let base = base_image(&vfs, &p);
     let medium = image::decode(&base, &p).unwrap();
     let (dev, _) = Emmc::recover(PowerCut { medium, at_ns: 0 }, &p).unwrap();
     assert!(dev.counters().host_write_bytes == 0);
+}
+
+/// The same cuts on the `openssd` profile (the X-FTL paper's board): every write programmed as
+/// it arrives, 16 units, 128-page blocks, and every commit programs 20 metadata pages, so the
+/// window between a commit's issue and its durability is long.
+#[test]
+fn power_cuts_on_the_openssd_profile_keep_acknowledged_commits() {
+    let vfs = joj_atomic::register("xftl-cuts-openssd").unwrap();
+    let p = Profile::builtin("openssd")
+        .unwrap()
+        .with_blocks_per_plane(32);
+    let base = base_image(&vfs, &p);
+    let states = model();
+    let failures: Vec<String> = (0..300)
+        .filter_map(|seed| {
+            trial(&vfs, &base, &states, seed, false, &p)
+                .err()
+                .map(|e| format!("seed {seed}: {e}"))
+        })
+        .collect();
+    let c = vfs.counters();
+    assert!(
+        failures.is_empty(),
+        "{} of 300 cuts broke durability:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert!(c.batch_commits > 200, "the batch path barely ran: {c:?}");
+    let caught = (0..100)
+        .filter(|&seed| trial(&vfs, &base, &states, seed, true, &p).is_err())
+        .count();
+    assert!(
+        caught > 0,
+        "100 cuts on openssd could not tell an early acknowledgement"
+    );
 }

@@ -198,6 +198,15 @@ pub struct FtlConfig {
     /// implementation: 500 or 1000, §5.3).
     #[serde(default = "default_xl2p_entries")]
     pub xl2p_entries: u32,
+    /// Pages of FTL metadata every flush programs, at least. `0`: only the dirty map pages and a
+    /// root page (a checkpoint of what changed). A firmware that logs its whole page map on every
+    /// flush (the OpenSSD greedy FTL, `ftl_flush`) sets the size of that map here.
+    #[serde(default)]
+    pub flush_meta_pages: u32,
+    /// Pages every X-FTL `commit(t)` programs, at least, before it is durable. `0`: only the
+    /// commit table (X-L2P) pages.
+    #[serde(default)]
+    pub commit_meta_pages: u32,
 }
 
 fn default_xl2p_entries() -> u32 {
@@ -212,6 +221,8 @@ impl Default for FtlConfig {
             gc_free_blocks: 4,
             checkpoint_interval_programs: 65_536,
             xl2p_entries: default_xl2p_entries(),
+            flush_meta_pages: 0,
+            commit_meta_pages: 0,
         }
     }
 }
@@ -247,6 +258,7 @@ pub struct Profile {
 const BUILTIN: &[(&str, &str)] = &[
     ("emmc5", include_str!("../profiles/emmc5.json")),
     ("galaxy-s5", include_str!("../profiles/galaxy-s5.json")),
+    ("openssd", include_str!("../profiles/openssd.json")),
 ];
 
 impl Profile {

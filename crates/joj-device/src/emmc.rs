@@ -668,7 +668,7 @@ impl<M: Medium> BlockDevice for Emmc<M> {
             while d.destage_oldest(t)? {}
             let t = t.max(d.ftl.program_horizon_ns());
             d.cache.clear_inflight();
-            Ok(d.ftl.checkpoint(t)?)
+            Ok(d.ftl.flush_checkpoint(t)?)
         })?;
         self.host.flushes += 1;
         self.lat.flush.record(done - start);

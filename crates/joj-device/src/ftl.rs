@@ -676,7 +676,18 @@ impl<M: Medium> Ftl<M> {
     /// Persist the mapping: the dirty map pages plus a root page, after every program issued so
     /// far. Returns completion (with nothing changed, completion of the last checkpoint).
     pub fn checkpoint(&mut self, issue_ns: u64) -> Result<u64, FtlError> {
-        if self.dirty_map_pages.is_empty() {
+        self.checkpoint_at_least(issue_ns, 0)
+    }
+
+    /// The checkpoint of a host flush: at least `flush_meta_pages` pages of metadata (see
+    /// `FtlConfig`), written even when nothing changed, as a firmware that logs its whole map on
+    /// every flush does. With `flush_meta_pages == 0`, `checkpoint`.
+    pub fn flush_checkpoint(&mut self, issue_ns: u64) -> Result<u64, FtlError> {
+        self.checkpoint_at_least(issue_ns, u64::from(self.cfg.flush_meta_pages))
+    }
+
+    fn checkpoint_at_least(&mut self, issue_ns: u64, min_pages: u64) -> Result<u64, FtlError> {
+        if self.dirty_map_pages.is_empty() && min_pages == 0 {
             // A periodic checkpoint may still be under way: the mapping is persisted only once
             // it completes.
             return Ok(issue_ns.max(self.checkpoint_done_ns));
@@ -693,7 +704,7 @@ impl<M: Medium> Ftl<M> {
                 _ => ranges.push((lo as u32, (hi - lo) as u32)),
             }
         }
-        let pages = self.dirty_map_pages.len() as u64 + 1;
+        let pages = (self.dirty_map_pages.len() as u64 + 1).max(min_pages);
         for m in self.dirty_map_pages.drain(..) {
             self.map_dirty[m as usize] = false;
         }

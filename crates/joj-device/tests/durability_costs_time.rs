@@ -86,3 +86,50 @@ fn reads_of_cached_pages_hit_the_cache() {
     assert_eq!(buf, vec![3u8; 1024]);
     assert_eq!(dev.counters().cache_hits, 1);
 }
+
+/// A firmware that logs its whole map on every flush (`flush_meta_pages`, the OpenSSD greedy FTL)
+/// programs that many metadata pages per flush, even with nothing cached, and an X-FTL commit
+/// programs `commit_meta_pages`; the default checkpoint writes only what changed.
+#[test]
+fn whole_map_flushes_and_commits_program_their_metadata() {
+    use joj_device::TransactionalDevice;
+    let page = vec![3u8; 2048];
+    let run = |flush_meta: u32, commit_meta: u32| {
+        let mut p = tiny_profile();
+        p.ftl.flush_meta_pages = flush_meta;
+        p.ftl.commit_meta_pages = commit_meta;
+        let mut dev = Emmc::new(&p).unwrap();
+        dev.write(0, &page, WriteFlags::NONE).unwrap();
+        dev.flush().unwrap();
+        let after_first = dev.counters().map_page_programs;
+        let before = dev.now_ns();
+        dev.flush().unwrap();
+        let empty_flush_ns = dev.now_ns() - before;
+        let after_empty = dev.counters().map_page_programs;
+        let tid = dev.begin_txn().unwrap();
+        dev.write_txn(tid, 4096, &page).unwrap();
+        dev.commit_txn(tid).unwrap();
+        let c = dev.counters();
+        (
+            after_first,
+            after_empty - after_first,
+            empty_flush_ns,
+            c.commit_table_programs,
+        )
+    };
+    let p = tiny_profile();
+    let (first, empty, empty_ns, commit) = run(0, 0);
+    assert_eq!(
+        (first, empty, commit),
+        (2, 0, 1),
+        "dirty map page + root; one table page"
+    );
+    assert_eq!(empty_ns, p.timing.command_overhead_ns);
+    let (first, empty, empty_ns, commit) = run(12, 5);
+    assert_eq!((first, empty, commit), (12, 12, 5));
+    // 12 pages on 2 units: six programs one after the other on each.
+    assert!(
+        empty_ns >= 6 * p.timing.program_page_ns,
+        "an empty flush still logs the map: {empty_ns} ns"
+    );
+}

@@ -55,7 +55,8 @@ fn clamp(dev_sectors: u64, sector: u64, sectors: u64) -> (u64, u64) {
 }
 
 /// The tiny profile, or (variant 1) one whose cache writes sub-page writes through, destages
-/// after 0.5 ms idle, with cost-benefit GC, or (variant 2) no cache at all.
+/// after 0.5 ms idle, with cost-benefit GC, or (variant 2) no cache at all, or (variant 3) the
+/// `openssd` shape: every write destaged at once, and every flush logs a 6-page map.
 fn profile(variant: u8) -> joj_device::Profile {
     let mut p = tiny_profile();
     match variant {
@@ -65,6 +66,10 @@ fn profile(variant: u8) -> joj_device::Profile {
             p.ftl.gc_policy = joj_device::GcPolicy::CostBenefit;
         }
         2 => p.cache.capacity_bytes = 0,
+        3 => {
+            p.cache.destage_watermark_percent = 0;
+            p.ftl.flush_meta_pages = 6;
+        }
         _ => {}
     }
     p
@@ -183,7 +188,7 @@ proptest! {
     #[test]
     fn write_through_idle_destage_and_cost_benefit_match_the_model(
         ops in proptest::collection::vec(op(196 * 4), 1..300),
-        variant in 1u8..=2,
+        variant in 1u8..=3,
     ) {
         run_on(&ops, variant)?;
     }

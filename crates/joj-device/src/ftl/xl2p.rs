@@ -259,7 +259,8 @@ impl<M: Medium> Ftl<M> {
         // entries this table no longer names) is complete.
         let start = issue_ns.max(txn.durable_ns).max(self.checkpoint_done_ns);
         let page_bytes = self.medium.geometry().page_bytes;
-        let pages = table_pages(self.xl2p.committed.len(), page_bytes);
+        let pages = table_pages(self.xl2p.committed.len(), page_bytes)
+            .max(u64::from(self.cfg.commit_meta_pages));
         let done = self
             .medium
             .write_commit_table(&self.xl2p.committed, pages, start)?;
@@ -325,6 +326,10 @@ mod tests {
     use crate::nand::NandMedium;
 
     fn ftl(logical: u64, xl2p_entries: u32) -> Ftl<NandMedium> {
+        ftl_with(logical, xl2p_entries, 0)
+    }
+
+    fn ftl_with(logical: u64, xl2p_entries: u32, commit_meta_pages: u32) -> Ftl<NandMedium> {
         let g = Geometry {
             page_bytes: 512,
             pages_per_block: 8,
@@ -339,6 +344,7 @@ mod tests {
             gc_free_blocks: 2,
             checkpoint_interval_programs: 50,
             xl2p_entries,
+            commit_meta_pages,
             ..FtlConfig::default()
         };
         Ftl::format(m, cfg, logical).unwrap()
@@ -464,8 +470,11 @@ mod tests {
 
     /// Power cut at a random instant during a stream of transactions; recovery must show every
     /// transaction whose commit completed by then and nothing of any other.
-    fn crash_trial(seed: u64, canary: bool) -> Result<(), String> {
-        let mut f = ftl(120, 1000);
+    /// 60 transactions, some aborted, then a power cut inside one commit's window. With
+    /// `commit_meta_pages`, every commit also programs that many metadata pages (the `openssd`
+    /// profile's firmware), which only makes the window longer.
+    fn crash_trial(seed: u64, canary: bool, commit_meta_pages: u32) -> Result<(), String> {
+        let mut f = ftl_with(120, 1000, commit_meta_pages);
         f.set_canary_commit_before_durable(canary);
         let mut rng = crate::rng::SimRng::new(seed);
         let mut now = 0;
@@ -502,6 +511,7 @@ mod tests {
         let cfg = FtlConfig {
             gc_free_blocks: 2,
             checkpoint_interval_programs: 50,
+            commit_meta_pages,
             ..FtlConfig::default()
         };
         let (mut g, _) = Ftl::recover(m, cfg, 120, at).map_err(|e| e.to_string())?;
@@ -536,16 +546,25 @@ mod tests {
 
     #[test]
     fn power_cuts_keep_committed_and_drop_uncommitted_transactions() {
-        for seed in 0..200 {
-            if let Err(e) = crash_trial(seed, false) {
-                panic!("seed {seed}: {e}");
+        for commit_meta_pages in [0, 5] {
+            for seed in 0..200 {
+                if let Err(e) = crash_trial(seed, false, commit_meta_pages) {
+                    panic!("seed {seed}, commit_meta_pages {commit_meta_pages}: {e}");
+                }
             }
         }
     }
 
     #[test]
     fn canary_commit_before_pages_are_durable_is_caught() {
-        let caught = (0..200).filter(|&s| crash_trial(s, true).is_err()).count();
-        assert!(caught > 0, "the crash trial cannot tell an early commit");
+        for commit_meta_pages in [0, 5] {
+            let caught = (0..200)
+                .filter(|&s| crash_trial(s, true, commit_meta_pages).is_err())
+                .count();
+            assert!(
+                caught > 0,
+                "the crash trial cannot tell an early commit ({commit_meta_pages} meta pages)"
+            );
+        }
     }
 }
