@@ -25,7 +25,7 @@ enum DeviceCommand {
     /// --force is given, and even then only if it is a joj device image.
     Format {
         image: PathBuf,
-        /// Device profile: a built-in name (emmc5, galaxy-s5) or a path to a profile JSON file.
+        /// Device profile: a built-in name (emmc5, galaxy-s5, openssd) or a profile JSON path.
         #[arg(long, default_value = "emmc5")]
         profile: String,
         /// Replace an existing joj device image.
@@ -52,7 +52,7 @@ enum DeviceCommand {
 
 #[derive(Args)]
 pub struct RunArgs {
-    /// Device profile: a built-in name (emmc5, galaxy-s5) or a path to a profile JSON file.
+    /// Device profile: a built-in name (emmc5, galaxy-s5, openssd) or a profile JSON path.
     #[arg(long, default_value = "emmc5")]
     pub profile: String,
     /// randwrite, write (sequential), randread or read (sequential).
