@@ -209,6 +209,30 @@ fn trial(
     result
 }
 
+/// One trial per seed; fails naming every seed whose cut broke durability.
+fn cuts_keep_every_acknowledged_commit(
+    vfs: &XftlVfs,
+    base: &[u8],
+    states: &[(i64, i64)],
+    seeds: std::ops::Range<u64>,
+    p: &Profile,
+) {
+    let trials = seeds.end - seeds.start;
+    let failures: Vec<String> = seeds
+        .filter_map(|seed| {
+            trial(vfs, base, states, seed, false, p)
+                .err()
+                .map(|e| format!("seed {seed}: {e}"))
+        })
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{} of {trials} cuts broke durability:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
 #[test]
 fn every_power_cut_keeps_acknowledged_commits_and_nothing_else() {
     let vfs = joj_atomic::register("xftl-cuts").unwrap();
@@ -223,20 +247,9 @@ fn every_power_cut_keeps_acknowledged_commits_and_nothing_else() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
-    let mut failures = Vec::new();
-    for seed in first..first + trials {
-        if let Err(e) = trial(&vfs, &base, &states, seed, false, &p) {
-            failures.push(format!("seed {seed}: {e}"));
-        }
-    }
+    cuts_keep_every_acknowledged_commit(&vfs, &base, &states, first..first + trials, &p);
     let c = vfs.counters();
     eprintln!("{trials} power cuts; paths: {c:?}");
-    assert!(
-        failures.is_empty(),
-        "{} of {trials} cuts broke durability:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
     assert!(c.batch_commits > 1000, "the batch path barely ran: {c:?}");
     assert!(
         c.journal_opens > 50 && c.db_syncs > 50,
@@ -251,14 +264,20 @@ fn a_device_that_acknowledges_before_durable_is_caught() {
     let p = profile();
     let base = base_image(&vfs, &p);
     let states = model();
-    let caught = (0..150)
-        .filter(|&seed| trial(&vfs, &base, &states, seed, true, &p).is_err())
+    canary_is_caught(&vfs, &base, &states, 150, &p);
+}
+
+/// The canary device (commits acknowledged before durable) fails at least one of `trials` cuts.
+fn canary_is_caught(vfs: &XftlVfs, base: &[u8], states: &[(i64, i64)], trials: u64, p: &Profile) {
+    let caught = (0..trials)
+        .filter(|&seed| trial(vfs, base, states, seed, true, p).is_err())
         .count();
     assert!(
         caught > 0,
-        "150 power cuts could not tell an early acknowledgement"
+        "{trials} power cuts on {} could not tell an early acknowledgement",
+        p.name
     );
-    eprintln!("canary caught in {caught} of 150 cuts");
+    eprintln!("canary caught in {caught} of {trials} cuts on {}", p.name);
 }
 
 #[test]
@@ -282,26 +301,8 @@ fn power_cuts_on_the_openssd_profile_keep_acknowledged_commits() {
         .with_blocks_per_plane(32);
     let base = base_image(&vfs, &p);
     let states = model();
-    let failures: Vec<String> = (0..300)
-        .filter_map(|seed| {
-            trial(&vfs, &base, &states, seed, false, &p)
-                .err()
-                .map(|e| format!("seed {seed}: {e}"))
-        })
-        .collect();
+    cuts_keep_every_acknowledged_commit(&vfs, &base, &states, 0..300, &p);
     let c = vfs.counters();
-    assert!(
-        failures.is_empty(),
-        "{} of 300 cuts broke durability:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
     assert!(c.batch_commits > 200, "the batch path barely ran: {c:?}");
-    let caught = (0..100)
-        .filter(|&seed| trial(&vfs, &base, &states, seed, true, &p).is_err())
-        .count();
-    assert!(
-        caught > 0,
-        "100 cuts on openssd could not tell an early acknowledgement"
-    );
+    canary_is_caught(&vfs, &base, &states, 100, &p);
 }
