@@ -469,10 +469,9 @@ mod tests {
     }
 
     /// Power cut at a random instant during a stream of transactions; recovery must show every
-    /// transaction whose commit completed by then and nothing of any other.
-    /// 60 transactions, some aborted, then a power cut inside one commit's window. With
+    /// transaction whose commit completed by then and nothing of any other. With
     /// `commit_meta_pages`, every commit also programs that many metadata pages (the `openssd`
-    /// profile's firmware), which only makes the window longer.
+    /// profile's firmware), which makes each commit's window longer.
     fn crash_trial(seed: u64, canary: bool, commit_meta_pages: u32) -> Result<(), String> {
         let mut f = ftl_with(120, 1000, commit_meta_pages);
         f.set_canary_commit_before_durable(canary);
