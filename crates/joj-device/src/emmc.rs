@@ -421,9 +421,21 @@ impl<M: Medium> Emmc<M> {
         }
     }
 
-    fn begin(&mut self) {
+    /// Start a host command: count it for fault injection (a cut device refuses it), retire
+    /// the medium's work finished by now, and return the start time.
+    fn start_command(&mut self) -> Result<u64, DeviceError> {
+        self.tick()?;
         let now = self.now_ns;
         self.ftl.medium_mut().retire(now);
+        Ok(now)
+    }
+
+    /// Account a completed read of `bytes` that started at `start` and ends at `done`.
+    fn finish_read(&mut self, start: u64, done: u64, bytes: usize) {
+        self.host.read_requests += 1;
+        self.host.read_bytes += bytes as u64;
+        self.lat.read.record(done - start);
+        self.now_ns = done;
     }
 
     fn write_cached(
@@ -553,9 +565,7 @@ impl<M: Medium> BlockDevice for Emmc<M> {
 
     fn read(&mut self, offset_bytes: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
         self.check_range(offset_bytes, buf.len() as u64)?;
-        self.tick()?;
-        self.begin();
-        let start = self.now_ns;
+        let start = self.start_command()?;
         let t = start + self.profile.timing.command_overhead_ns;
         let done = self.guard(|d| {
             let mut ready = t;
@@ -601,10 +611,7 @@ impl<M: Medium> BlockDevice for Emmc<M> {
             }
             Ok(ready + d.xfer_ns(buf.len() as u64))
         })?;
-        self.host.read_requests += 1;
-        self.host.read_bytes += buf.len() as u64;
-        self.lat.read.record(done - start);
-        self.now_ns = done;
+        self.finish_read(start, done, buf.len());
         Ok(())
     }
 
@@ -616,9 +623,7 @@ impl<M: Medium> BlockDevice for Emmc<M> {
     ) -> Result<(), DeviceError> {
         self.check_data(offset_bytes, data.len())?;
         self.check_not_in_txn(offset_bytes, data.len() as u64)?;
-        self.tick()?;
-        self.begin();
-        let start = self.now_ns;
+        let start = self.start_command()?;
         let t = start + self.profile.timing.command_overhead_ns + self.xfer_ns(data.len() as u64);
         let done = self.guard(|d| d.do_write(offset_bytes, data, flags, t))?;
         self.record_write_latency(flags, done - start);
@@ -638,9 +643,7 @@ impl<M: Medium> BlockDevice for Emmc<M> {
         if writes.is_empty() {
             return Err(DeviceError::EmptyRequest);
         }
-        self.tick()?;
-        self.begin();
-        let start = self.now_ns;
+        let start = self.start_command()?;
         let total: u64 = writes.iter().map(|w| w.data.len() as u64).sum();
         let t = start + self.profile.timing.command_overhead_ns + self.xfer_ns(total);
         let done = self.guard(|d| {
@@ -657,12 +660,7 @@ impl<M: Medium> BlockDevice for Emmc<M> {
     }
 
     fn flush(&mut self) -> Result<(), DeviceError> {
-        if self.failed {
-            return Err(DeviceError::Failed);
-        }
-        self.tick()?;
-        self.begin();
-        let start = self.now_ns;
+        let start = self.start_command()?;
         let t = start + self.profile.timing.command_overhead_ns;
         let done = self.guard(|d| {
             while d.destage_oldest(t)? {}
@@ -679,9 +677,7 @@ impl<M: Medium> BlockDevice for Emmc<M> {
     fn discard(&mut self, offset_bytes: u64, len_bytes: u64) -> Result<(), DeviceError> {
         self.check_range(offset_bytes, len_bytes)?;
         self.check_not_in_txn(offset_bytes, len_bytes)?;
-        self.tick()?;
-        self.begin();
-        let start = self.now_ns;
+        let start = self.start_command()?;
         let done = start + self.profile.timing.command_overhead_ns;
         let full = self.full_mask;
         let parts: Vec<_> = self.pages(offset_bytes, len_bytes).collect();

@@ -56,20 +56,14 @@ impl<M: Medium> Emmc<M> {
 
 impl<M: Medium> TransactionalDevice for Emmc<M> {
     fn begin_txn(&mut self) -> Result<Tid, DeviceError> {
-        if self.failed {
-            return Err(DeviceError::Failed);
-        }
-        self.tick()?;
-        self.begin();
+        self.start_command()?;
         self.now_ns += self.profile.timing.command_overhead_ns;
         Ok(self.ftl.begin())
     }
 
     fn write_txn(&mut self, tid: Tid, offset_bytes: u64, data: &[u8]) -> Result<(), DeviceError> {
         self.check_pages(offset_bytes, data.len() as u64)?;
-        self.tick()?;
-        self.begin();
-        let start = self.now_ns;
+        let start = self.start_command()?;
         let t = start + self.profile.timing.command_overhead_ns + self.xfer_ns(data.len() as u64);
         let pb = self.page_bytes as usize;
         let parts: Vec<_> = self.pages(offset_bytes, data.len() as u64).collect();
@@ -110,9 +104,7 @@ impl<M: Medium> TransactionalDevice for Emmc<M> {
             // Nothing of this transaction's in the range: the committed version.
             return crate::block::BlockDevice::read(self, offset_bytes, buf);
         }
-        self.tick()?;
-        self.begin();
-        let start = self.now_ns;
+        let start = self.start_command()?;
         let t = start + self.profile.timing.command_overhead_ns;
         let pb = self.page_bytes as usize;
         let parts: Vec<_> = self.pages(offset_bytes, buf.len() as u64).collect();
@@ -154,20 +146,12 @@ impl<M: Medium> TransactionalDevice for Emmc<M> {
             }
             Ok(ready + d.xfer_ns(buf.len() as u64))
         })?;
-        self.host.read_requests += 1;
-        self.host.read_bytes += buf.len() as u64;
-        self.lat.read.record(done - start);
-        self.now_ns = done;
+        self.finish_read(start, done, buf.len());
         Ok(())
     }
 
     fn commit_txn(&mut self, tid: Tid) -> Result<(), DeviceError> {
-        if self.failed {
-            return Err(DeviceError::Failed);
-        }
-        self.tick()?;
-        self.begin();
-        let start = self.now_ns;
+        let start = self.start_command()?;
         let t = start + self.profile.timing.command_overhead_ns;
         let done = self.guard(|d| Ok(d.ftl.commit(tid, t)?))?;
         self.lat.flush.record(done - start);
@@ -176,11 +160,7 @@ impl<M: Medium> TransactionalDevice for Emmc<M> {
     }
 
     fn abort_txn(&mut self, tid: Tid) -> Result<(), DeviceError> {
-        if self.failed {
-            return Err(DeviceError::Failed);
-        }
-        self.tick()?;
-        self.begin();
+        self.start_command()?;
         self.now_ns += self.profile.timing.command_overhead_ns;
         self.guard(|d| Ok(d.ftl.abort(tid)?))
     }
