@@ -80,6 +80,12 @@ pub struct CommonArgs {
     /// percent (X-FTL's 30, 50, 70); needs --device.
     #[arg(long = "gc-validity")]
     pub gc_validity: Option<u32>,
+    /// Run the host at the device's speed: after each transaction wait until a model of
+    /// --device, fed live from the kernel, has finished the requests so far. The kernel's clock
+    /// (file timestamps, jbd2's commit timer) then runs as on the device. Needs --device; the
+    /// run takes about the modeled time.
+    #[arg(long)]
+    pub pace: bool,
 }
 
 impl CommonArgs {
@@ -109,6 +115,11 @@ pub fn device_profile(
     let Some(name) = &c.device else {
         if c.gc_validity.is_some() {
             return Err("--gc-validity ages the emulated device: add --device <profile>".into());
+        }
+        if c.pace {
+            return Err(
+                "--pace runs the host at an emulated device's speed: add --device <profile>".into(),
+            );
         }
         if only_xftl {
             return Err(
@@ -218,6 +229,7 @@ pub fn run_options(c: &CommonArgs, fs: FsChoice, label: &str) -> RunOptions {
         label: label.to_string(),
         image_size_bytes: c.image_mib << 20,
         aging_validity: c.gc_validity,
+        pace: c.pace,
         ..RunOptions::default()
     }
 }
@@ -350,6 +362,12 @@ pub fn summary(r: &RunResult) -> String {
         "  {} transactions in {:.3} s: {:.1} per second\n",
         r.transactions, r.elapsed_s, r.ops_per_sec
     ));
+    if let Some(p) = &r.pace {
+        s.push_str(&format!(
+            "  paced by the {} model: {:.3} s modeled, {:.3} s of it waited\n",
+            p.profile, p.modeled_s, p.waited_s
+        ));
+    }
     s.push_str(&format!(
         "  latency µs: p50 {:.1}  p99 {:.1}  p99.9 {:.1}  max {:.1}\n",
         r.latency_us.p50, r.latency_us.p99, r.latency_us.p999, r.latency_us.max

@@ -46,8 +46,8 @@ pub use ftl::{Ftl, RecoveryReport, TXN_BIT, Tid};
 pub use medium::{CommitEntry, Medium};
 pub use nand::NandMedium;
 pub use replay::{
-    AgingSpec, DeviceSummary, LoadedTrace, OpsBasis, ReplayOptions, ReplayReport, load_trace,
-    replay, replay_with,
+    AgingSpec, DeviceSummary, LoadedTrace, OpsBasis, ReplayOptions, ReplayReport, Replayer,
+    load_trace, replay, replay_with,
 };
 pub use selfcheck::{SelfCheckReport, self_check};
 pub use workload::{

@@ -132,63 +132,107 @@ pub fn replay_with(
         }
         None => (records, devs.first().map(|d| d.to_string())),
     };
-    let profile = profile.clone().with_data_mode(opts.data_mode);
-    let mut dev = Emmc::new(&profile).map_err(|source| ReplayError::Device { index: 0, source })?;
-    let aged = match opts.aging {
-        Some(a) => {
-            let top = records
-                .iter()
-                .filter(|r| dev_name.as_deref().is_none_or(|d| d == r.dev))
-                .map(|r| (r.sector + r.sectors) * SECTOR_BYTES)
-                .max()
-                .unwrap_or(0);
-            let from = top.div_ceil(1 << 20) * (1 << 20) / u64::from(profile.geometry.page_bytes);
-            let spec = crate::aging::Aging {
-                validity_percent: a.validity_percent,
-                from_lpn: from,
-                keep_free: 2,
-            };
-            Some(
-                crate::aging::age(&mut dev, &spec, a.seed)
-                    .map_err(|source| ReplayError::Device { index: 0, source })?,
-            )
-        }
-        None => None,
-    };
+    let top = records
+        .iter()
+        .filter(|r| dev_name.as_deref().is_none_or(|d| d == r.dev))
+        .map(|r| (r.sector + r.sectors) * SECTOR_BYTES)
+        .max()
+        .unwrap_or(0);
+    let mut replayer = Replayer::new(profile, opts.data_mode, opts.aging, top)
+        .map_err(|source| ReplayError::Device { index: 0, source })?;
     if opts.prefill_reads {
         let selected = records
             .iter()
             .filter(|r| dev_name.as_deref().is_none_or(|d| d == r.dev));
-        prefill(&mut dev, selected).map_err(|source| ReplayError::Device { index: 0, source })?;
+        prefill(&mut replayer.dev, selected)
+            .map_err(|source| ReplayError::Device { index: 0, source })?;
+        replayer.start_ns = replayer.dev.now_ns();
     }
-    let mut report = ReplayReport {
-        profile: profile.name.clone(),
-        dev: dev_name.clone(),
-        records: 0,
-        reads: 0,
-        writes: 0,
-        flushes: 0,
-        discards: 0,
-        skipped_other: 0,
-        modeled_s: 0.0,
-        app_wait_s: 0.0,
-        device: dev.counters(),
-        aging: aged,
-    };
-    let mut buf = Vec::new();
-    let mut wait_ns = 0u64;
     let first_time = records.first().map_or(0, |r| r.time_ns);
-    let start_ns = dev.now_ns();
+    let start_ns = replayer.dev.now_ns();
     for (index, r) in records.iter().enumerate() {
         if dev_name.as_deref().is_some_and(|d| d != r.dev) {
             continue;
         }
+        if opts.honor_timestamps {
+            replayer
+                .dev
+                .advance_to(start_ns + r.time_ns.saturating_sub(first_time))
+                .map_err(|source| ReplayError::Device { index, source })?;
+        }
+        replayer.apply(index, r)?;
+    }
+    let mut report = replayer.finish();
+    report.dev = dev_name;
+    Ok(report)
+}
+
+/// A replay fed one request at a time: the device and counters of [`replay_with`] (which runs
+/// on it), for a caller that gets its requests while they happen (`joj bench --pace`).
+pub struct Replayer {
+    dev: Emmc<crate::nand::NandMedium>,
+    report: ReplayReport,
+    start_ns: u64,
+    wait_ns: u64,
+    buf: Vec<u8>,
+}
+
+impl Replayer {
+    /// A fresh device of `profile`, aged first when `aging` says so: the cold region starts
+    /// at the first MiB at or above `top_bytes` (the highest byte the requests will touch).
+    pub fn new(
+        profile: &Profile,
+        data_mode: DataMode,
+        aging: Option<AgingSpec>,
+        top_bytes: u64,
+    ) -> Result<Replayer, crate::DeviceError> {
+        let profile = profile.clone().with_data_mode(data_mode);
+        let mut dev = Emmc::new(&profile)?;
+        let aged = match aging {
+            Some(a) => {
+                let from = top_bytes.div_ceil(1 << 20) * (1 << 20)
+                    / u64::from(profile.geometry.page_bytes);
+                let spec = crate::aging::Aging {
+                    validity_percent: a.validity_percent,
+                    from_lpn: from,
+                    keep_free: 2,
+                };
+                Some(crate::aging::age(&mut dev, &spec, a.seed)?)
+            }
+            None => None,
+        };
+        let report = ReplayReport {
+            profile: profile.name.clone(),
+            dev: None,
+            records: 0,
+            reads: 0,
+            writes: 0,
+            flushes: 0,
+            discards: 0,
+            skipped_other: 0,
+            modeled_s: 0.0,
+            app_wait_s: 0.0,
+            device: dev.counters(),
+            aging: aged,
+        };
+        let start_ns = dev.now_ns();
+        Ok(Replayer {
+            dev,
+            report,
+            start_ns,
+            wait_ns: 0,
+            buf: Vec::new(),
+        })
+    }
+
+    /// Execute request `r` (number `index` of its trace, for errors), starting when the
+    /// previous one completed.
+    pub fn apply(&mut self, index: usize, r: &TraceRecord) -> Result<(), ReplayError> {
+        let report = &mut self.report;
+        let dev = &mut self.dev;
+        let buf = &mut self.buf;
         report.records += 1;
         let err = |source| ReplayError::Device { index, source };
-        if opts.honor_timestamps {
-            dev.advance_to(start_ns + r.time_ns.saturating_sub(first_time))
-                .map_err(err)?;
-        }
         let before = dev.now_ns();
         let bytes = r.sectors * SECTOR_BYTES;
         let offset = r.sector * SECTOR_BYTES;
@@ -205,7 +249,7 @@ pub fn replay_with(
         let waited = match r.op {
             Op::Read => {
                 buf.resize(bytes as usize, 0);
-                dev.read(offset, &mut buf).map_err(err)?;
+                dev.read(offset, buf).map_err(err)?;
                 report.reads += 1;
                 true
             }
@@ -216,7 +260,7 @@ pub fn replay_with(
                 } else {
                     WriteFlags::NONE
                 };
-                dev.write(offset, &buf, flags).map_err(err)?;
+                dev.write(offset, buf, flags).map_err(err)?;
                 report.writes += 1;
                 r.sync || r.fua || r.preflush
             }
@@ -236,13 +280,23 @@ pub fn replay_with(
             }
         };
         if waited {
-            wait_ns += dev.now_ns() - before;
+            self.wait_ns += dev.now_ns() - before;
         }
+        Ok(())
     }
-    report.modeled_s = (dev.now_ns() - start_ns) as f64 / 1e9;
-    report.app_wait_s = wait_ns as f64 / 1e9;
-    report.device = dev.counters();
-    Ok(report)
+
+    /// Modeled time since the replay started (after aging and prefill).
+    pub fn elapsed_ns(&self) -> u64 {
+        self.dev.now_ns() - self.start_ns
+    }
+
+    /// The report of everything applied.
+    pub fn finish(mut self) -> ReplayReport {
+        self.report.modeled_s = self.elapsed_ns() as f64 / 1e9;
+        self.report.app_wait_s = self.wait_ns as f64 / 1e9;
+        self.report.device = self.dev.counters();
+        self.report
+    }
 }
 
 /// Write every device page the read requests of `records` touch, in runs of consecutive

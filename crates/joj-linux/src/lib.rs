@@ -37,7 +37,9 @@ pub use prereq::PrereqError;
 pub use scratch::{
     DeviceRole, FileExtents, ScratchDevice, ScratchError, ScratchFs, ScratchOptions,
 };
-pub use tracefs::{BlockTracer, CapturedTrace, DEFAULT_BUFFER_KB, TraceError, now_mono_ns};
+pub use tracefs::{
+    BlockStream, BlockTracer, CapturedTrace, DEFAULT_BUFFER_KB, TraceError, now_mono_ns,
+};
 pub use traceline::{BioRecord, TraceLine};
 
 /// Any error of this crate, for callers that do not care which layer failed.

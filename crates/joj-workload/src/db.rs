@@ -30,6 +30,11 @@ use std::time::{Duration, Instant};
 pub trait Window: Sync {
     fn begin(&self) -> Result<(), WorkloadError>;
     fn end(&self) -> Result<(), WorkloadError>;
+    /// Called by each thread after each transaction; a paced window waits here for the
+    /// device model (`crate::pace`).
+    fn after_transaction(&self) -> Result<(), WorkloadError> {
+        Ok(())
+    }
 }
 
 /// A window that measures nothing: for running a workload without tracing or counters.
@@ -396,6 +401,7 @@ pub fn run(
                             let t0 = Instant::now();
                             run_transaction(&conn, &mut stmts, &mut plan, w, &value)?;
                             lat.push(t0.elapsed().as_nanos() as u64);
+                            window.after_transaction()?;
                             if let Some(p) = &progress {
                                 p.fetch_add(1, Ordering::Relaxed);
                             }

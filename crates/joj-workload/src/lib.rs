@@ -20,6 +20,7 @@ pub mod db;
 pub mod device;
 pub mod file;
 pub mod latency;
+pub mod pace;
 pub mod paper;
 pub mod restart;
 pub mod result;
@@ -30,6 +31,7 @@ pub use config::{
     DbOp, DbWorkload, FileAccess, FileSync, FileWorkload, JournalMode, KeyOrder, StartState,
     Synchronous, WaldioMode,
 };
+pub use pace::PaceReport;
 pub use result::RunResult;
 pub use run::{FsChoice, RunOptions, Workload, run};
 

@@ -143,6 +143,9 @@ pub struct RunResult {
     /// the device itself, not a replayed trace).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub xftl: Option<crate::xftl::XftlReport>,
+    /// What pacing did (`joj bench --pace`): the host ran at the modeled device's speed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pace: Option<crate::pace::PaceReport>,
 }
 
 /// An X-FTL paper workload's run: its transactions by kind and the database it left.

@@ -13,6 +13,7 @@ use crate::config::{DbWorkload, FileWorkload, JournalMode, Synchronous};
 use crate::db::{self, Window};
 use crate::file;
 use crate::latency::LatencySummary;
+use crate::pace::Pacer;
 use crate::result::{BioIntent, Check, FileBytes, RunConfig, RunResult, Syscalls};
 use joj_linux::{BlockTracer, FsKind, ScratchFs, ScratchOptions};
 use joj_trace::classify::{DevExtent, FileSnapshot, Layout, classify};
@@ -98,6 +99,9 @@ pub struct RunOptions {
     /// Age the device before the run (GC validity in percent; `xftl` here, replays in
     /// `device::attach`).
     pub aging_validity: Option<u32>,
+    /// Run the host at the device's speed: after each transaction wait for a model of
+    /// `device` fed live from the kernel (`crate::pace`). Needs `device` and `trace`.
+    pub pace: bool,
 }
 
 impl Default for RunOptions {
@@ -112,6 +116,7 @@ impl Default for RunOptions {
             progress: None,
             device: None,
             aging_validity: None,
+            pace: false,
         }
     }
 }
@@ -277,6 +282,7 @@ struct Captured {
     requests: Vec<TraceRecord>,
     intent: BioIntent,
     trace_error: Option<WorkloadError>,
+    pace: Option<crate::pace::PaceReport>,
 }
 
 struct MeasuredWindow<'a> {
@@ -290,6 +296,9 @@ struct MeasuredWindow<'a> {
     trace: bool,
     recorder: Option<Arc<ExtentRecorder>>,
     tracer: Mutex<Option<BlockTracer>>,
+    /// With `--pace`: the traced devices with their sizes, and the device model to pace by.
+    pace: Option<PaceSetup>,
+    pacer: Mutex<Option<Pacer>>,
     before: Mutex<IoCounters>,
     captured: Mutex<Captured>,
 }
@@ -307,6 +316,14 @@ fn syncfs(dir: &Path) -> Result<(), WorkloadError> {
         });
     }
     Ok(())
+}
+
+/// What a paced window starts its [`Pacer`] with.
+struct PaceSetup {
+    devs: Vec<(String, u64)>,
+    profile: joj_device::Profile,
+    aging: Option<u32>,
+    seed: u64,
 }
 
 impl Window for MeasuredWindow<'_> {
@@ -327,6 +344,10 @@ impl Window for MeasuredWindow<'_> {
                 BlockTracer::start(&devs, self.buffer_kb).map_err(joj_linux::Error::from)?;
             *lock(&self.tracer) = Some(tracer);
         }
+        if let Some(p) = &self.pace {
+            let pacer = Pacer::start(&p.devs, &p.profile, p.aging, p.seed, self.buffer_kb)?;
+            *lock(&self.pacer) = Some(pacer);
+        }
         *lock(&self.before) = self.vfs.counters();
         if let Some(w) = &self.waldio {
             *lock(&self.waldio_before) = w.counters();
@@ -334,9 +355,28 @@ impl Window for MeasuredWindow<'_> {
         Ok(())
     }
 
+    fn after_transaction(&self) -> Result<(), WorkloadError> {
+        let wait = match lock(&self.pacer).as_mut() {
+            Some(p) => p.catch_up()?,
+            None => return Ok(()),
+        };
+        // Sleep without the lock: other threads keep feeding the model meanwhile.
+        std::thread::sleep(wait);
+        if let Some(p) = lock(&self.pacer).as_mut() {
+            p.waited(wait);
+        }
+        Ok(())
+    }
+
     fn end(&self) -> Result<(), WorkloadError> {
         let after = self.vfs.counters();
         let mut cap = lock(&self.captured);
+        if let Some(pacer) = lock(&self.pacer).take() {
+            match pacer.finish() {
+                Ok(report) => cap.pace = Some(report),
+                Err(e) => cap.trace_error = Some(e),
+            }
+        }
         cap.counters = after.delta(&lock(&self.before));
         if let Some(w) = &self.waldio {
             cap.waldio = Some(w.counters().delta(&lock(&self.waldio_before)));
@@ -401,6 +441,22 @@ pub fn run(workload: &Workload, opts: &RunOptions) -> Result<RunResult, Workload
         return Err(WorkloadError::Config(
             "--trace needs a scratch filesystem (e.g. --fs ext4): joj traces only loop devices it made for the run".into(),
         ));
+    }
+    if opts.pace {
+        let problem = if opts.device.is_none() {
+            Some("--pace runs the host at an emulated device's speed: give --device <profile>")
+        } else if !opts.trace || !matches!(opts.fs, FsChoice::Scratch(_)) {
+            Some(
+                "--pace feeds the device model from a live block trace: run it traced on a scratch filesystem (--fs ext4, ...)",
+            )
+        } else if matches!(workload, Workload::File(_)) {
+            Some("--pace paces SQLite transactions; the file workloads are not paced")
+        } else {
+            None
+        };
+        if let Some(p) = problem {
+            return Err(WorkloadError::Config(p.into()));
+        }
     }
     let vfs = joj_vfs::register()?;
     if let Workload::Db(w) = workload {
@@ -483,6 +539,31 @@ pub fn run(workload: &Workload, opts: &RunOptions) -> Result<RunResult, Workload
         Workload::File(w) => file::prepare(&dir, w)?,
     }
 
+    let pace = match (&opts.device, scratch.as_ref()) {
+        (Some(profile), Some(fs)) if opts.pace => {
+            let mut devs = Vec::new();
+            for d in fs.devices() {
+                let bytes = std::fs::metadata(&d.image)
+                    .map_err(|source| WorkloadError::Io {
+                        what: format!("reading the size of {}", d.image.display()),
+                        source,
+                    })?
+                    .len();
+                devs.push((d.dev.to_string(), bytes));
+            }
+            Some(PaceSetup {
+                devs,
+                profile: profile.clone(),
+                aging: opts.aging_validity,
+                // The seed the replay ages with (`device::replay_run`: the config's).
+                seed: match workload {
+                    Workload::Db(w) => w.seed,
+                    Workload::File(w) => w.seed,
+                },
+            })
+        }
+        _ => None,
+    };
     let window = MeasuredWindow {
         dir: &dir,
         vfs,
@@ -493,6 +574,8 @@ pub fn run(workload: &Workload, opts: &RunOptions) -> Result<RunResult, Workload
         trace: opts.trace,
         recorder: opts.trace.then(|| Arc::new(ExtentRecorder::default())),
         tracer: Mutex::new(None),
+        pace,
+        pacer: Mutex::new(None),
         before: Mutex::new(IoCounters::default()),
         captured: Mutex::new(Captured::default()),
     };
@@ -536,6 +619,7 @@ pub fn run(workload: &Workload, opts: &RunOptions) -> Result<RunResult, Workload
         waldio: cap.waldio,
         paper,
         xftl: None,
+        pace: cap.pace.take(),
     };
 
     if opts.trace {
@@ -843,6 +927,8 @@ fn run_xftl(
             waldio: None,
             paper: out.paper,
             xftl: Some(report),
+            // Nothing kernel-side runs under `xftl`, so there is no clock to pace.
+            pace: None,
         })
     })();
     let _ = v.detach();

@@ -55,6 +55,7 @@ pub(super) fn run(
             let kind = driver.transaction(&conn)?;
             latencies.push(t.elapsed().as_nanos() as u64);
             counts.add(kind);
+            window.after_transaction()?;
             if let Some(p) = &progress {
                 p.fetch_add(1, Ordering::Relaxed);
             }
