@@ -3,11 +3,14 @@
 # pages per transaction, fresh and at 30 / 50 / 70 % GC validity, in delete, wal and xftl mode,
 # every row on one device profile (galaxy-s5, or $JOJ_DEVICE). Prints one table per validity and
 # keeps every JSON document.
-# Usage: [JOJ_DEVICE=openssd] scripts/xftltable.sh [output-dir] [k-list] [validity-list]
-#        (needs root; about 20 min on galaxy-s5)
+# Usage: [JOJ_DEVICE=openssd] [JOJ_COMPARE_ARGS="--sync-call fsync --pace"] \
+#        scripts/xftltable.sh [output-dir] [k-list] [validity-list]
+#        (needs root; about 20 min on galaxy-s5, about 35 min paced)
+# JOJ_COMPARE_ARGS: more options for every `joj compare` (split on spaces).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 device=${JOJ_DEVICE:-galaxy-s5}
+read -r -a extra <<<"${JOJ_COMPARE_ARGS:-}"
 out=${1:-joj-out/xftl}
 ks=${2:-"$(seq -s ' ' 1 20)"}
 validities=${3:-"fresh 30 50 70"}
@@ -22,7 +25,7 @@ for v in $validities; do
     [ -s "$doc" ] && continue
     echo "validity $v, k = $k" >&2
     "$joj" compare --fs ext4 --device "$device" --workload xftl-synthetic --pages-per-txn "$k" \
-      --page-size 8192 -n 1000 --modes delete,wal,xftl "${aging[@]}" --json >"$doc.part" 2>"$out/v$v-k$k.log"
+      --page-size 8192 -n 1000 --modes delete,wal,xftl "${aging[@]}" "${extra[@]}" --json >"$doc.part" 2>"$out/v$v-k$k.log"
     mv "$doc.part" "$doc"
   done
 done

@@ -364,7 +364,7 @@ pub fn summary(r: &RunResult) -> String {
     ));
     if let Some(p) = &r.pace {
         s.push_str(&format!(
-            "  paced by the {} model: {:.3} s modeled, {:.3} s of it waited\n",
+            "  paced by the {} model: {:.3} s modeled; the run waited {:.3} s for it (summed over threads)\n",
             p.profile, p.modeled_s, p.waited_s
         ));
     }

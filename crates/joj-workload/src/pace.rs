@@ -32,7 +32,7 @@ pub struct PaceReport {
     pub profile: String,
     /// Elapsed time of the pacer's own device model at the end of the window.
     pub modeled_s: f64,
-    /// Time the run spent waiting for the model.
+    /// Time the run's threads spent waiting for the model, summed over threads.
     pub waited_s: f64,
     /// Block requests the pacer saw.
     pub requests: u64,
