@@ -5,7 +5,7 @@
 # keeps every JSON document.
 # Usage: [JOJ_DEVICE=openssd] [JOJ_COMPARE_ARGS="--sync-call fsync --pace"] \
 #        scripts/xftltable.sh [output-dir] [k-list] [validity-list]
-#        (needs root; about 20 min on galaxy-s5, about 35 min paced)
+#        (needs root; about 20 min on galaxy-s5, 12 min on openssd; paced, about the modeled time)
 # JOJ_COMPARE_ARGS: more options for every `joj compare` (split on spaces).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,20 +30,24 @@ for v in $validities; do
   done
 done
 python3 - "$out" "$ks" "$validities" <<'PY'
-import json, sys
+import importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("hostpages", "scripts/hostpages.py")
+hostpages = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(hostpages)
 out, ks, vs = sys.argv[1], sys.argv[2].split(), sys.argv[3].split()
 for v in vs:
     print(f"\n#### GC validity: {v if v == 'fresh' else v + ' %'}\n")
     print("| k | delete txn/s | wal txn/s | xftl txn/s | wal / xftl time | delete / xftl time "
-          "| xftl / wal host writes | GC runs d / w / x |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---|")
+          "| xftl / wal host writes | same, paper count | GC runs d / w / x |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for k in ks:
         rows = {r["mode"]: r for r in json.load(open(f"{out}/v{v}-k{k}.json"))["rows"]}
         dev = {m: rows[m]["device"] for m in ("delete", "wal", "xftl")}
         t = {m: dev[m]["modeled_s"] for m in dev}
         h = {m: dev[m]["host_write_bytes"] for m in dev}
+        c = {m: sum(hostpages.counts(rows[m])[:2]) for m in dev}
         print(f"| {k} | {dev['delete']['modeled_ops_per_sec']:.0f} | {dev['wal']['modeled_ops_per_sec']:.0f} "
               f"| {dev['xftl']['modeled_ops_per_sec']:.0f} | {t['wal'] / t['xftl']:.2f} "
-              f"| {t['delete'] / t['xftl']:.2f} | {h['xftl'] / h['wal']:.2f} "
+              f"| {t['delete'] / t['xftl']:.2f} | {h['xftl'] / h['wal']:.2f} | {c['xftl'] / c['wal']:.2f} "
               f"| {dev['delete']['gc_runs']} / {dev['wal']['gc_runs']} / {dev['xftl']['gc_runs']} |")
 PY
