@@ -345,6 +345,15 @@ pub fn main(mut a: BenchArgs) -> CliResult {
 }
 
 /// A human-readable summary of one run.
+/// "N erases", plus the map-area blocks when the profile erases them (`erase_map_blocks`).
+pub fn erases_phrase(data_blocks: u64, map_blocks: u64) -> String {
+    if map_blocks == 0 {
+        format!("{data_blocks} erases")
+    } else {
+        format!("{data_blocks} erases (+{map_blocks} map blocks)")
+    }
+}
+
 pub fn summary(r: &RunResult) -> String {
     let c = &r.config;
     let mut s = format!(
@@ -436,13 +445,14 @@ pub fn summary(r: &RunResult) -> String {
     }
     if let Some(d) = &r.device {
         s.push_str(&format!(
-            "  device {} ({}): {:.1} transactions/s modeled ({:.4} s), WAF {:.2}, {} flushes, {} FUA, {} GC copies, {} erases\n",
+            "  device {} ({}): {:.1} transactions/s modeled ({:.4} s), WAF {:.2}, {} flushes, {} FUA, {} GC copies, {}\n",
             d.profile,
             if r.xftl.is_some() {
                 "ran the workload"
             } else {
                 "trace replayed"
-            }, d.modeled_ops_per_sec, d.modeled_s, d.waf, d.flushes, d.fua, d.gc_copies, d.erases
+            }, d.modeled_ops_per_sec, d.modeled_s, d.waf, d.flushes, d.fua, d.gc_copies,
+            erases_phrase(d.erases, d.map_erases)
         ));
     }
     if let Some(t) = &r.trace_file {

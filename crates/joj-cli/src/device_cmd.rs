@@ -337,13 +337,13 @@ fn run(a: RunArgs) -> CliResult {
         spec.ops, measured_s, per_wall_s
     );
     println!(
-        "  modeled: {:.3} s, {:.0} requests/s; WAF {:.2} (FTL alone {:.2}), {} GC copies, {} erases, {} flushes, {} FUA writes",
+        "  modeled: {:.3} s, {:.0} requests/s; WAF {:.2} (FTL alone {:.2}), {} GC copies, {}, {} flushes, {} FUA writes",
         c.modeled_s,
         c.modeled_ops_per_sec,
         c.waf,
         c.ftl_waf,
         c.gc_copies,
-        c.erases,
+        crate::bench::erases_phrase(c.erases, c.map_erases),
         c.flushes,
         c.fua
     );

@@ -86,11 +86,11 @@ fn text(a: &ReplayArgs, format: &str, r: &ReplayReport, d: &DeviceSummary) -> St
         d.modeled_s, d.app_wait_s, d.modeled_ops_per_sec, d.ops
     ));
     s.push_str(&format!(
-        "  host wrote {} KiB; NAND programmed {} KiB (WAF {:.2}), {} erases, {} GC copies, {} FUA writes\n",
+        "  host wrote {} KiB; NAND programmed {} KiB (WAF {:.2}), {}, {} GC copies, {} FUA writes\n",
         d.host_write_bytes / 1024,
         d.nand_program_bytes / 1024,
         d.waf,
-        d.erases,
+        crate::bench::erases_phrase(d.erases, d.map_erases),
         d.gc_copies,
         d.fua
     ));

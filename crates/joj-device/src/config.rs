@@ -207,6 +207,14 @@ pub struct FtlConfig {
     /// commit table (X-L2P) pages.
     #[serde(default)]
     pub commit_meta_pages: u32,
+    /// Whether the map area's blocks are erased as its log comes round to them (one erase per
+    /// `pages_per_block` map pages on a unit, the first block of each unit erased at format),
+    /// as the OpenSSD greedy FTL does (`logging_pmap_table`: "if there is no free page, then
+    /// erase old map block first"). X-FTL Table 1 counts these erases. `false` (the default,
+    /// and the profiles made before this knob): the map area is programmed and read but never
+    /// erased.
+    #[serde(default)]
+    pub erase_map_blocks: bool,
 }
 
 fn default_xl2p_entries() -> u32 {
@@ -223,6 +231,7 @@ impl Default for FtlConfig {
             xl2p_entries: default_xl2p_entries(),
             flush_meta_pages: 0,
             commit_meta_pages: 0,
+            erase_map_blocks: false,
         }
     }
 }

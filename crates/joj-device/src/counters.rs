@@ -137,7 +137,12 @@ pub struct Counters {
     pub host_write_bytes: u64,
     /// Bytes programmed to NAND: host pages, GC copies and map pages.
     pub nand_program_bytes: u64,
+    /// Data blocks erased (by GC).
     pub erases: u64,
+    /// Blocks of the map area erased (the FTL's metadata log, X-FTL Table 1's "metadata
+    /// blocks erased by FTL"); not in `erases`.
+    #[serde(default)]
+    pub map_erases: u64,
     pub gc_copies: u64,
     /// Garbage-collection runs (one victim block each).
     #[serde(default)]

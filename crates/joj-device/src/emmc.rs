@@ -550,6 +550,7 @@ impl<M: Medium> Emmc<M> {
             commits: s.commits - b.commits,
             aborts: s.aborts - b.aborts,
             commit_table_programs: s.commit_table_programs - b.commit_table_programs,
+            map_erases: s.map_erases - b.map_erases,
         }
     }
 }
@@ -714,6 +715,7 @@ impl<M: Medium> BlockDevice for Emmc<M> {
             host_write_bytes: self.host.write_bytes,
             nand_program_bytes,
             erases: s.erases,
+            map_erases: s.map_erases,
             gc_copies: s.gc_copies,
             gc_runs: s.gc_runs,
             gc_validity: ratio(

@@ -58,6 +58,9 @@ pub struct FtlStats {
     /// Pages programmed to the X-L2P area by commits (the commit tables).
     #[serde(default)]
     pub commit_table_programs: u64,
+    /// Map-area blocks erased (the map log's ring); `erases` counts the data blocks.
+    #[serde(default)]
+    pub map_erases: u64,
 }
 
 /// Erase-count statistics over all blocks.
@@ -145,7 +148,8 @@ pub struct Ftl<M: Medium> {
 }
 
 impl<M: Medium> Ftl<M> {
-    fn empty(medium: M, cfg: FtlConfig, logical_pages: u64) -> Result<Ftl<M>, FtlError> {
+    fn empty(mut medium: M, cfg: FtlConfig, logical_pages: u64) -> Result<Ftl<M>, FtlError> {
+        medium.set_map_erases(cfg.erase_map_blocks);
         let g = medium.geometry().clone();
         let ppb = g.pages_per_block;
         let units = g.units();
@@ -709,9 +713,11 @@ impl<M: Medium> Ftl<M> {
             self.map_dirty[m as usize] = false;
         }
         let start = issue_ns.max(self.program_horizon_ns);
+        let erased = self.medium.map_erases();
         let done = self
             .medium
             .write_checkpoint(&ranges, &self.l2p, self.seq, pages, start)?;
+        self.stats.map_erases += self.medium.map_erases() - erased;
         self.checkpoint_done_ns = done;
         // Every committed transaction is in `l2p` now: the checkpoint covers its entries.
         self.xl2p.checkpointed();

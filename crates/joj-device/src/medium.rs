@@ -94,6 +94,14 @@ pub trait Medium {
 
     fn erase_count(&self, block: BlockId) -> u32;
 
+    /// Blocks of the reserved map area erased so far (the map log's ring; not in
+    /// `erase_count`, which covers the data blocks).
+    fn map_erases(&self) -> u64;
+
+    /// Whether the map area erases a block each time its log enters one on a unit (the first
+    /// block of each unit is erased at format): `FtlConfig::erase_map_blocks`.
+    fn set_map_erases(&mut self, on: bool);
+
     /// The last complete mapping checkpoint.
     fn checkpoint(&self) -> &MapCheckpoint;
 

@@ -87,7 +87,13 @@ pub struct NandMedium {
     retire_at_len: usize,
     checkpoint: MapCheckpoint,
     commit_table: Vec<CommitEntry>,
-    map_cursor: u32,
+    /// Map-area pages programmed so far (checkpoints and commit tables), round-robin over the
+    /// units: page `i` goes to unit `i % units` as that unit's `i / units`-th map page.
+    map_cursor: u64,
+    /// Whether the map log erases each block it enters (`Medium::set_map_erases`).
+    erase_map_blocks: bool,
+    /// Map-area blocks erased so far.
+    map_erases: u64,
     busy_ns: u64,
 }
 
@@ -116,6 +122,8 @@ impl NandMedium {
             checkpoint: MapCheckpoint::default(),
             commit_table: Vec::new(),
             map_cursor: 0,
+            erase_map_blocks: false,
+            map_erases: 0,
             busy_ns: 0,
             geometry,
             timing,
@@ -207,6 +215,29 @@ impl NandMedium {
         self.unit_free_ns[unit] = end;
         self.busy_ns += end - start;
         (start, end)
+    }
+
+    /// Schedule the next map-area page program (round-robin over the units); returns its end.
+    ///
+    /// With `erase_map_blocks`, the map area of each unit is written as a log that is reclaimed
+    /// by plain erases, never by copies, as the OpenSSD greedy FTL logs its whole map on every
+    /// flush: when a unit's log fills a block, the next map page on that unit first waits for
+    /// an erase (the first block was erased at format). The timing and the count are modeled;
+    /// the checkpoint's contents stay abstract (`MapCheckpoint`), so the erase changes no
+    /// recovered state. X-FTL Table 1 counts these "metadata blocks erased by FTL".
+    fn schedule_map_program(&mut self, issue_ns: u64) -> u64 {
+        let units = u64::from(self.geometry.units());
+        let unit = (self.map_cursor % units) as usize;
+        let nth = self.map_cursor / units;
+        self.map_cursor += 1;
+        if self.erase_map_blocks && nth > 0 && nth.is_multiple_of(u64::from(self.ppb)) {
+            let start = issue_ns.max(self.unit_free_ns[unit]);
+            let end = start + self.timing.erase_block_ns;
+            self.unit_free_ns[unit] = end;
+            self.busy_ns += end - start;
+            self.map_erases += 1;
+        }
+        self.schedule_program(unit, issue_ns).1
     }
 
     fn block_data(&mut self, block: u32) -> &mut [u8] {
@@ -398,6 +429,14 @@ impl Medium for NandMedium {
         self.erase_counts[block.0 as usize]
     }
 
+    fn map_erases(&self) -> u64 {
+        self.map_erases
+    }
+
+    fn set_map_erases(&mut self, on: bool) {
+        self.erase_map_blocks = on;
+    }
+
     fn checkpoint(&self) -> &MapCheckpoint {
         &self.checkpoint
     }
@@ -426,13 +465,9 @@ impl Medium for NandMedium {
         let old_seq = self.checkpoint.checkpoint_seq;
         self.checkpoint.checkpoint_seq = checkpoint_seq;
         // The map area is spread over all units, one page after the other round-robin.
-        let units = self.geometry.units();
         let mut end_ns = issue_ns;
         for _ in 0..map_pages {
-            let unit = (self.map_cursor % units) as usize;
-            self.map_cursor = self.map_cursor.wrapping_add(1);
-            let (_, end) = self.schedule_program(unit, issue_ns);
-            end_ns = end_ns.max(end);
+            end_ns = end_ns.max(self.schedule_map_program(issue_ns));
         }
         self.inflight.push(Inflight::Checkpoint {
             end_ns,
@@ -453,14 +488,10 @@ impl Medium for NandMedium {
         issue_ns: u64,
     ) -> Result<u64, MediumError> {
         let old = std::mem::replace(&mut self.commit_table, table.to_vec());
-        // The X-L2P area shares the map area's round-robin placement over the units.
-        let units = self.geometry.units();
+        // The X-L2P area shares the map area's ring and round-robin placement over the units.
         let mut end_ns = issue_ns;
         for _ in 0..pages {
-            let unit = (self.map_cursor % units) as usize;
-            self.map_cursor = self.map_cursor.wrapping_add(1);
-            let (_, end) = self.schedule_program(unit, issue_ns);
-            end_ns = end_ns.max(end);
+            end_ns = end_ns.max(self.schedule_map_program(issue_ns));
         }
         self.inflight.push(Inflight::CommitTable { end_ns, old });
         Ok(end_ns)
@@ -720,5 +751,35 @@ mod tests {
         assert_eq!(m.checkpoint().entries[0], 5);
         assert_eq!(m.checkpoint().entries[1], crate::addr::NO_LPN);
         assert_eq!(m.checkpoint().checkpoint_seq, 10);
+    }
+
+    #[test]
+    fn the_map_log_erases_a_block_each_time_it_enters_one_after_the_first() {
+        let units = u64::from(small().geometry().units());
+        let ppb = u64::from(small().geometry().pages_per_block);
+        let t = small().timing().clone();
+        let full = units * ppb;
+        for on in [false, true] {
+            let mut m = small();
+            m.set_map_erases(on);
+            m.reset_checkpoint(4);
+            // The first block of every unit takes `ppb` pages without an erase.
+            let end = m.write_checkpoint(&[], &[], 1, full, 0).unwrap();
+            assert_eq!(m.map_erases(), 0);
+            m.retire(end);
+            // The next page goes to unit 0's second block: erased first when the knob is on.
+            let next = m.write_commit_table(&[], 1, end).unwrap();
+            let program = Timing::transfer_ns(1024, t.channel_bytes_per_s) + t.program_page_ns;
+            if on {
+                assert_eq!(m.map_erases(), 1);
+                assert_eq!(next, end + t.erase_block_ns + program);
+            } else {
+                assert_eq!(m.map_erases(), 0);
+                assert_eq!(next, end + program);
+            }
+            // One erase per block entered on each unit, no more.
+            m.write_checkpoint(&[], &[], 2, 3 * full - 1, next).unwrap();
+            assert_eq!(m.map_erases(), if on { 3 * units } else { 0 });
+        }
     }
 }

@@ -454,7 +454,11 @@ pub struct DeviceSummary {
     pub profile: String,
     pub host_write_bytes: u64,
     pub nand_program_bytes: u64,
+    /// Data blocks erased (by GC).
     pub erases: u64,
+    /// Map-area blocks erased (not in `erases`).
+    #[serde(default)]
+    pub map_erases: u64,
     pub gc_copies: u64,
     pub waf: f64,
     pub flushes: u64,
@@ -506,6 +510,7 @@ impl DeviceSummary {
             host_write_bytes: c.host_write_bytes,
             nand_program_bytes: c.nand_program_bytes,
             erases: c.erases,
+            map_erases: c.map_erases,
             gc_copies: c.gc_copies,
             waf: c.waf,
             flushes: c.flushes,

@@ -133,3 +133,46 @@ fn whole_map_flushes_and_commits_program_their_metadata() {
         "an empty flush still logs the map: {empty_ns} ns"
     );
 }
+
+#[test]
+fn the_board_erases_its_map_blocks_and_counts_them_apart() {
+    // `openssd` logs 27 map pages per flush over 16 units and erases a map block each time a
+    // unit's log enters one after the first (`FtlConfig::erase_map_blocks`).
+    let p = joj_device::Profile::builtin("openssd")
+        .unwrap()
+        .with_blocks_per_plane(64)
+        .with_data_mode(joj_device::DataMode::OobOnly);
+    assert!(p.ftl.erase_map_blocks);
+    let units = u64::from(p.geometry.units());
+    let ppb = u64::from(p.geometry.pages_per_block);
+    let page = u64::from(p.geometry.page_bytes);
+    let mut on = Emmc::new(&p).unwrap();
+    let mut off_profile = p.clone();
+    off_profile.ftl.erase_map_blocks = false;
+    let mut off = Emmc::new(&off_profile).unwrap();
+    let data = vec![5u8; page as usize];
+    for dev in [&mut on, &mut off] {
+        for i in 0..300u64 {
+            dev.write((i % 64) * page, &data, WriteFlags::NONE).unwrap();
+            dev.flush().unwrap();
+        }
+    }
+    let (c, c_off) = (on.counters(), off.counters());
+    // Round-robin from unit 0: unit u took n_u map pages; blocks entered after the first one.
+    let total = c.map_page_programs + c.commit_table_programs;
+    let expected: u64 = (0..units)
+        .map(|u| total / units + u64::from(u < total % units))
+        .map(|n| n.div_ceil(ppb).saturating_sub(1))
+        .sum();
+    assert!(expected > 0, "{total} map pages fill no block");
+    assert_eq!(c.map_erases, expected);
+    assert_eq!(c.erases, c.gc_runs, "data-block erases stay apart");
+    assert_eq!(c_off.map_erases, 0);
+    assert_eq!(c_off.map_page_programs, c.map_page_programs);
+    assert!(
+        c.modeled_s > c_off.modeled_s,
+        "the erases take unit time: {} s against {} s",
+        c.modeled_s,
+        c_off.modeled_s
+    );
+}

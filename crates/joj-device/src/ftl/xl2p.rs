@@ -261,10 +261,12 @@ impl<M: Medium> Ftl<M> {
         let page_bytes = self.medium.geometry().page_bytes;
         let pages = table_pages(self.xl2p.committed.len(), page_bytes)
             .max(u64::from(self.cfg.commit_meta_pages));
+        let erased = self.medium.map_erases();
         let done = self
             .medium
             .write_commit_table(&self.xl2p.committed, pages, start)?;
         self.stats.commit_table_programs += pages;
+        self.stats.map_erases += self.medium.map_erases() - erased;
         // Keep the table one page: beyond that, a checkpoint (after this commit, not part of
         // its latency) frees the committed entries.
         if table_pages(self.xl2p.committed.len() + 1, page_bytes) > 1 {
