@@ -69,13 +69,7 @@ pub fn main(mut a: CompareArgs) -> CliResult {
     if let Some(profile) = &device {
         joj_workload::device::attach_all(&mut comparison, profile, a.common.gc_validity)?;
     }
-    if let Some(path) = &a.save {
-        std::fs::write(path, serde_json::to_string_pretty(&comparison)?)
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    }
-    if json {
-        println!("{}", serde_json::to_string_pretty(&comparison)?);
-    } else {
+    if crate::emit_json(&comparison, a.save.as_deref(), json)? {
         println!(
             "\n{} on {}, {} transactions, synchronous={}, {}, {} start; KiB written per transaction:",
             base.name(),

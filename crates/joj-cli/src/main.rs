@@ -4,6 +4,7 @@
 
 mod bench;
 mod compare;
+mod crash_cmd;
 mod device_cmd;
 mod progress;
 mod replay_cmd;
@@ -41,6 +42,9 @@ enum Command {
     Replay(Box<replay_cmd::ReplayArgs>),
     /// Restart time after a power cut, per journal mode, on one device profile (X-FTL Table 5).
     Restart(Box<restart_cmd::RestartArgs>),
+    /// Power cuts at random device commands while a paper workload runs on X-FTL; every
+    /// recovered database is checked against the acknowledged commits.
+    Crash(Box<crash_cmd::CrashArgs>),
     /// Emulated eMMC: format / inspect an image file, run fio-like synthetic workloads.
     Device(device_cmd::DeviceArgs),
     /// WALDIO: convert a database for the waldio VFS, inspect its WAL.
@@ -59,11 +63,12 @@ fn main() -> ExitCode {
         Some(Command::Trace(a)) => trace_cmd::main(a),
         Some(Command::Replay(a)) => replay_cmd::main(*a),
         Some(Command::Restart(a)) => restart_cmd::main(*a),
+        Some(Command::Crash(a)) => crash_cmd::main(*a),
         Some(Command::Device(a)) => device_cmd::main(a),
         Some(Command::Waldio(a)) => waldio_cmd::main(a),
         None => {
             eprintln!(
-                "joj: give a command (bench, compare, trace, replay, restart, device, waldio) or --help"
+                "joj: give a command (bench, compare, trace, replay, restart, crash, device, waldio) or --help"
             );
             return ExitCode::from(2);
         }
@@ -84,3 +89,20 @@ fn main() -> ExitCode {
 
 /// Any error the commands report; printed with its chain of causes.
 pub type CliResult = Result<(), Box<dyn std::error::Error>>;
+
+/// A command's JSON document: written to `save` when given, and printed on stdout as the only
+/// output when `json`. Returns whether the command prints its table instead.
+pub fn emit_json<T: serde::Serialize>(
+    doc: &T,
+    save: Option<&std::path::Path>,
+    json: bool,
+) -> Result<bool, Box<dyn std::error::Error>> {
+    if let Some(path) = save {
+        std::fs::write(path, serde_json::to_string_pretty(doc)?)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(doc)?);
+    }
+    Ok(!json)
+}

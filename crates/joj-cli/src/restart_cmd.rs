@@ -95,13 +95,7 @@ pub fn main(a: RestartArgs) -> CliResult {
     });
     drop(progress);
     let report = report?;
-    if let Some(path) = &a.save {
-        std::fs::write(path, serde_json::to_string_pretty(&report)?)
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    }
-    if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
+    if crate::emit_json(&report, a.save.as_deref(), json)? {
         print!("{}", table(&report));
     }
     Ok(())

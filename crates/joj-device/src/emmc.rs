@@ -403,6 +403,13 @@ impl<M: Medium> Emmc<M> {
         self.cut_after = n;
     }
 
+    /// Commands left before the armed power cut (`None`: disarmed). A run armed with a count
+    /// larger than it needs and read afterwards counts its own commands, so that later runs of
+    /// the same work can cut among them.
+    pub fn power_cut_countdown(&self) -> Option<u64> {
+        self.cut_after
+    }
+
     /// Commands executed (by the fault-injection count) are numbered here.
     fn tick(&mut self) -> Result<(), DeviceError> {
         if self.failed {

@@ -16,6 +16,7 @@
 
 pub mod compare;
 pub mod config;
+pub mod crashtest;
 pub mod db;
 pub mod device;
 pub mod file;

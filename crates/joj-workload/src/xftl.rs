@@ -7,7 +7,7 @@
 //! the *measured window* is the `n` transactions; the database is then checked. The device
 //! section of the result has the same fields as a replayed trace's, so rows compare directly.
 
-use joj_atomic::{FlashFs, FsCounters, FsOptions, XftlCounters, XftlVfs, new_device};
+use joj_atomic::{FlashFs, FsCounters, FsOptions, XDevice, XftlCounters, XftlVfs, new_device};
 use joj_device::{Aging, BlockDevice, DeviceSummary, Profile};
 use rusqlite::{Connection, OpenFlags};
 use serde::{Deserialize, Serialize};
@@ -94,6 +94,14 @@ pub fn open(name: &str, page_size: u32) -> Result<Connection, WorkloadError> {
 /// A fresh (optionally aged) device with an empty file layer, attached to the runner's VFS.
 pub fn fresh_device(opts: &XftlOptions) -> Result<XftlVfs, WorkloadError> {
     let v = vfs()?;
+    v.attach(formatted_device(opts)?)
+        .map_err(|e| WorkloadError::Config(e.to_string()))?;
+    Ok(v)
+}
+
+/// A fresh device of `opts.profile`, aged if `opts.aging_validity` says so (the cold region
+/// above the file layer), with an empty file layer.
+pub fn formatted_device(opts: &XftlOptions) -> Result<FlashFs<XDevice>, WorkloadError> {
     let mut dev = new_device(&opts.profile).map_err(dev_err("creating the device"))?;
     if let Some(validity) = opts.aging_validity {
         let page = u64::from(opts.profile.geometry.page_bytes);
@@ -108,11 +116,8 @@ pub fn fresh_device(opts: &XftlOptions) -> Result<XftlVfs, WorkloadError> {
         )
         .map_err(dev_err("aging the device"))?;
     }
-    let fs = FlashFs::format(dev, opts.fs)
-        .map_err(|e| WorkloadError::Config(format!("formatting the file layer: {e}")))?;
-    v.attach(fs)
-        .map_err(|e| WorkloadError::Config(e.to_string()))?;
-    Ok(v)
+    FlashFs::format(dev, opts.fs)
+        .map_err(|e| WorkloadError::Config(format!("formatting the file layer: {e}")))
 }
 
 /// The measured window of an `xftl` run through the runner (`db::run`): device counters are

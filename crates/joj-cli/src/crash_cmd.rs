@@ -1,0 +1,165 @@
+//! `joj crash`: power cuts at random device commands while one of the X-FTL paper's workloads
+//! runs on the xftl stack; every recovered database is checked. The test lives in
+//! `joj_workload::crashtest`.
+
+use std::sync::atomic::Ordering;
+
+use crate::CliResult;
+use crate::progress::Progress;
+use clap::Args;
+use joj_workload::crashtest::{CrashOptions, CrashReport, run};
+use joj_workload::paper::{PaperWorkload, rlbench};
+
+#[derive(Args)]
+pub struct CrashArgs {
+    /// The workload the cuts interrupt: xftl-synthetic, tpcc-write, tpcc-read, tpcc-select,
+    /// tpcc-join or rl-bench.
+    #[arg(long, default_value = "xftl-synthetic")]
+    pub workload: String,
+    /// Emulated eMMC profile (a built-in name such as galaxy-s5 or openssd, or a profile JSON
+    /// file).
+    #[arg(long, default_value = "galaxy-s5")]
+    pub device: String,
+    /// Power cuts, each at a device command drawn from the seed.
+    #[arg(long, default_value_t = 1000)]
+    pub cuts: u64,
+    /// Transactions each trial runs from the prepared database; the cut comes among their
+    /// device commands (default: 40, or one whole pass of rl-bench).
+    #[arg(short = 'n', long = "transactions")]
+    pub transactions: Option<u64>,
+    /// xftl-synthetic: rows read and updated per transaction.
+    #[arg(long = "pages-per-txn", default_value_t = 5)]
+    pub pages_per_txn: u32,
+    /// tpcc-*: warehouses.
+    #[arg(long, default_value_t = 1)]
+    pub warehouses: u32,
+    /// rl-bench: divide every row and statement count by this.
+    #[arg(long = "rl-divisor", default_value_t = 25)]
+    pub rl_divisor: u32,
+    /// One batch commit in N fails, so SQLite retries it with a rollback journal (0: none).
+    #[arg(long = "fail-batch-one-in", default_value_t = 6)]
+    pub fail_batch_one_in: u32,
+    /// Half the cuts come up to this many microseconds after the failed command, tearing the
+    /// programs under way.
+    #[arg(long = "max-delay-us", default_value_t = 3000)]
+    pub max_delay_us: u64,
+    /// Age the device first so GC victims hold about this % of valid pages (30, 50, 70 in the
+    /// paper), so cuts land in garbage collection too; pair with a small --blocks-per-plane.
+    #[arg(long = "gc-validity")]
+    pub gc_validity: Option<u32>,
+    /// Blocks per plane of the device (smaller: faster trials); default: the profile's.
+    #[arg(long = "blocks-per-plane")]
+    pub blocks_per_plane: Option<u32>,
+    /// Run on a device that acknowledges commits before they are durable; the test must catch
+    /// it (exit status 0 only if some cut does).
+    #[arg(long)]
+    pub canary: bool,
+    /// SQLite page size in bytes (the paper's: 8192).
+    #[arg(long = "page-size", default_value_t = 8192)]
+    pub page_size: u32,
+    /// Seed of every random choice (the data, the transactions, where each cut comes).
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Print one JSON document on stdout and nothing else.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write the JSON document to this file.
+    #[arg(long)]
+    pub save: Option<std::path::PathBuf>,
+}
+
+pub fn main(a: CrashArgs) -> CliResult {
+    let workload =
+        PaperWorkload::from_name(&a.workload, a.pages_per_txn, a.warehouses, a.rl_divisor)?;
+    let mut profile = joj_device::Profile::load(&a.device).map_err(|e| e.to_string())?;
+    if let Some(b) = a.blocks_per_plane {
+        profile = profile.with_blocks_per_plane(b);
+        profile
+            .validate()
+            .map_err(|e| format!("--blocks-per-plane {b}: {e}"))?;
+    }
+    let transactions = a.transactions.unwrap_or(match workload {
+        PaperWorkload::RlBench { divisor } => rlbench::transactions_per_pass(divisor),
+        _ => 40,
+    });
+    let opts = CrashOptions {
+        page_size: a.page_size,
+        seed: a.seed,
+        fail_batch_one_in: a.fail_batch_one_in,
+        canary: a.canary,
+        max_delay_ns: a.max_delay_us * 1000,
+        aging_validity: a.gc_validity,
+        ..CrashOptions::new(workload, profile, transactions, a.cuts)
+    };
+    let progress = Progress::start_counting(a.cuts, "power cuts", "cut");
+    let json = a.json;
+    let report = run(&opts, |t| {
+        progress.counter.fetch_add(1, Ordering::Relaxed);
+        if let (Some(why), false) = (&t.failure, json) {
+            progress.println(&format!(
+                "cut {} (command {}, {} us later, {} acknowledged): {why}\n",
+                t.trial,
+                t.cut_at_command,
+                t.delay_ns / 1000,
+                t.acknowledged
+            ));
+        }
+    });
+    drop(progress);
+    let report = report?;
+    if crate::emit_json(&report, a.save.as_deref(), json)? {
+        print!("{}", summary(&report));
+    }
+    if report.verdict_ok() {
+        Ok(())
+    } else if report.canary {
+        Err(format!(
+            "none of {} cuts caught the canary device (commits acknowledged before durable): \
+             the test is too weak for this workload; try more --cuts or -n",
+            report.cuts
+        )
+        .into())
+    } else {
+        Err(format!(
+            "{} of {} power cuts lost or corrupted data (listed above, and under `failures` \
+             with --json)",
+            report.failed, report.cuts
+        )
+        .into())
+    }
+}
+
+fn summary(r: &CrashReport) -> String {
+    let p = &r.paths;
+    format!(
+        "\npower cuts on xftl, {} on {}{}{}: {} cuts among the {} device commands of {} \
+         transactions ({} GC runs)\n  passed {}, failed {}\n  a transaction under way at {} cuts: its commit \
+         durable in {}, gone in {}\n  torn NAND pages found by recovery: {}\n  commit paths: \
+         {} batch commits, {} batch rollbacks, {} failed batch commits, {} rollback journals \
+         opened, {} journal barriers\n",
+        r.workload,
+        r.profile,
+        if r.canary {
+            " (canary: commits acknowledged before durable)"
+        } else {
+            ""
+        },
+        r.aging_validity
+            .map_or(String::new(), |v| format!(" aged to {v} % GC validity")),
+        r.cuts,
+        r.commands_per_run,
+        r.transactions,
+        r.gc_runs_per_run,
+        r.passed,
+        r.failed,
+        r.in_flight_durable + r.in_flight_lost,
+        r.in_flight_durable,
+        r.in_flight_lost,
+        r.torn_pages,
+        p.batch_commits,
+        p.batch_rollbacks,
+        p.batch_commit_errors,
+        p.journal_opens,
+        p.journal_barriers
+    )
+}
