@@ -2,7 +2,7 @@
 """One Markdown row per `joj crash --json` (or `--save`) document.
 
 Columns: workload, profile (with the aging), transactions per trial and the device commands
-they issue, cuts, passed and failed, cuts with a transaction under way whose commit was found
+they issue, GC runs per run, cuts aimed right after a command that ran GC, cuts, passed and failed, cuts with a transaction under way whose commit was found
 durable / gone, torn NAND pages found by the recoveries, and the commit paths SQLite took.
 
 Usage: scripts/crashtable.py CRASH.json [...]
@@ -17,7 +17,8 @@ def row(doc):
     canary = " (canary)" if doc["canary"] else ""
     return (
         f"| {doc['workload']}{canary} | {doc['profile']}{aged} | {doc['transactions']} / "
-        f"{doc['commands_per_run']:,} | {doc.get('gc_runs_per_run', 0)} | {doc['cuts']:,} | "
+        f"{doc['commands_per_run']:,} | {doc.get('gc_runs_per_run', 0)} | "
+        f"{doc.get('cuts_after_gc', 0):,} | {doc['cuts']:,} | "
         f"{doc['passed']:,} | {doc['failed']:,} | {doc['in_flight_durable']:,} / "
         f"{doc['in_flight_lost']:,} | {doc['torn_pages']:,} | {p['batch_commits']:,} / "
         f"{p['batch_commit_errors']:,} / {p['journal_opens']:,} |"
@@ -28,11 +29,11 @@ def main(paths):
     if not paths:
         raise SystemExit(__doc__)
     print(
-        "| workload | device | txns / commands per run | GC runs per run | cuts | passed | "
+        "| workload | device | txns / commands per run | GC runs per run | cuts after GC | cuts | passed | "
         "failed | under way: durable / gone | torn pages | batch commits / failed batches / "
         "journals opened |"
     )
-    print("|---|---|---|---:|---:|---:|---:|---|---:|---|")
+    print("|---|---|---|---:|---:|---:|---:|---:|---|---:|---|")
     for path in paths:
         with open(path) as f:
             print(row(json.load(f)))

@@ -133,7 +133,7 @@ fn summary(r: &CrashReport) -> String {
     let p = &r.paths;
     format!(
         "\npower cuts on xftl, {} on {}{}{}: {} cuts among the {} device commands of {} \
-         transactions ({} GC runs)\n  passed {}, failed {}\n  a transaction under way at {} cuts: its commit \
+         transactions ({} GC runs; {} cuts right after a command that ran GC)\n  passed {}, failed {}\n  a transaction under way at {} cuts: its commit \
          durable in {}, gone in {}\n  torn NAND pages found by recovery: {}\n  commit paths: \
          {} batch commits, {} batch rollbacks, {} failed batch commits, {} rollback journals \
          opened, {} journal barriers\n",
@@ -150,6 +150,7 @@ fn summary(r: &CrashReport) -> String {
         r.commands_per_run,
         r.transactions,
         r.gc_runs_per_run,
+        r.cuts_after_gc,
         r.passed,
         r.failed,
         r.in_flight_durable + r.in_flight_lost,

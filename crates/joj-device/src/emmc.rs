@@ -85,6 +85,11 @@ pub struct Emmc<M: Medium> {
     baseline_busy_ns: u64,
     /// Fault injection: power goes after this many more commands (`cut_power_after`).
     cut_after: Option<u64>,
+    /// Commands started since `log_gc_commands`, and the ones among them that ran garbage
+    /// collection (logged only while `Some`), with the GC count seen at the last command start.
+    commands: u64,
+    gc_commands: Option<Vec<u64>>,
+    gc_seen: u64,
     /// Torn pages and blocks found by the recovery that powered this device on.
     recovery_torn: (u64, u64),
     page_buf: Vec<u8>,
@@ -133,6 +138,9 @@ impl<M: Medium> Emmc<M> {
             baseline_ftl: ftl.stats().clone(),
             baseline_busy_ns: ftl.medium().busy_ns(),
             cut_after: None,
+            commands: 0,
+            gc_commands: None,
+            gc_seen: 0,
             recovery_torn: (0, 0),
             page_buf: vec![0; pb],
             merge_buf: vec![0; pb],
@@ -403,6 +411,20 @@ impl<M: Medium> Emmc<M> {
         self.cut_after = n;
     }
 
+    /// Start (`true`) or stop logging which commands run garbage collection, numbered from 0 at
+    /// this call as `cut_power_after` counts them; a crash test can then cut right after them.
+    pub fn log_gc_commands(&mut self, on: bool) {
+        self.commands = 0;
+        self.gc_seen = self.ftl.stats().gc_runs;
+        self.gc_commands = on.then(Vec::new);
+    }
+
+    /// The commands that ran garbage collection since `log_gc_commands(true)` (the command under
+    /// way included once the next one starts).
+    pub fn gc_commands(&self) -> &[u64] {
+        self.gc_commands.as_deref().unwrap_or(&[])
+    }
+
     /// Commands left before the armed power cut (`None`: disarmed). A run armed with a count
     /// larger than it needs and read afterwards counts its own commands, so that later runs of
     /// the same work can cut among them.
@@ -432,6 +454,14 @@ impl<M: Medium> Emmc<M> {
     /// the medium's work finished by now, and return the start time.
     fn start_command(&mut self) -> Result<u64, DeviceError> {
         self.tick()?;
+        if let Some(log) = &mut self.gc_commands {
+            let gc = self.ftl.stats().gc_runs;
+            if gc > self.gc_seen && self.commands > 0 {
+                log.push(self.commands - 1);
+            }
+            self.gc_seen = gc;
+        }
+        self.commands += 1;
         let now = self.now_ns;
         self.ftl.medium_mut().retire(now);
         Ok(now)

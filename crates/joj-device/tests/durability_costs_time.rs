@@ -176,3 +176,55 @@ fn the_board_erases_its_map_blocks_and_counts_them_apart() {
         c_off.modeled_s
     );
 }
+
+/// `log_gc_commands` names the commands during which GC ran, numbered as `cut_power_after`
+/// counts them: a device armed to fail right after one of them has run that GC.
+#[test]
+fn the_gc_command_log_names_the_commands_that_collected() {
+    let p = tiny_profile();
+    let page = vec![3u8; 2048];
+    let mut dev = Emmc::new(&p).unwrap();
+    dev.log_gc_commands(true);
+    let mut commands = 0u64;
+    for i in 0..400u64 {
+        dev.write((i % 40) * 2048, &page, WriteFlags::FUA).unwrap();
+        commands += 1;
+    }
+    let gc_runs = dev.counters().gc_runs;
+    let logged = dev.gc_commands().to_vec();
+    assert!(gc_runs > 0, "400 overwrites of 40 pages must collect");
+    assert!(!logged.is_empty() && logged.len() as u64 <= gc_runs);
+    assert!(logged.windows(2).all(|w| w[0] < w[1]));
+    assert!(logged.iter().all(|&c| c < commands));
+
+    // Replay the same commands armed to stop right after the first logged one: its GC ran.
+    let first = logged[0];
+    let mut again = Emmc::new(&p).unwrap();
+    again.cut_power_after(Some(first + 1));
+    let mut done = 0u64;
+    while again
+        .write((done % 40) * 2048, &page, WriteFlags::FUA)
+        .is_ok()
+    {
+        done += 1;
+    }
+    assert_eq!(done, first + 1);
+    assert!(
+        again.counters().gc_runs > 0,
+        "the command before the cut collected"
+    );
+    let mut before = Emmc::new(&p).unwrap();
+    for i in 0..first {
+        before
+            .write((i % 40) * 2048, &page, WriteFlags::FUA)
+            .unwrap();
+    }
+    assert_eq!(
+        before.counters().gc_runs,
+        0,
+        "no command before it collected"
+    );
+
+    dev.log_gc_commands(false);
+    assert!(dev.gc_commands().is_empty());
+}

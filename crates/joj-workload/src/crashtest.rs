@@ -7,7 +7,10 @@
 //! trial then starts from the image, arms the device to fail after a command drawn from the seed
 //! among those (every later command fails, nothing more reaches the medium), runs the same
 //! transactions until the failure, and cuts the power at once or up to `max_delay_ns` later
-//! (NAND programs still under way then are torn). Half of the cuts come at once.
+//! (NAND programs still under way then are torn). Half of the cuts come at once. When the
+//! counting run garbage-collected (an aged device), half of the cuts instead fail the command
+//! right after one that ran GC, up to `max_delay_ns` later, so that GC's copies and erases are
+//! under way when the power goes.
 //!
 //! After each cut the device recovers from the medium alone, its FTL passes its own
 //! consistency check, the file layer mounts, `PRAGMA integrity_check` answers `ok`, and the
@@ -104,6 +107,8 @@ pub struct CrashTrial {
     pub trial: u64,
     /// The device failed at this command of the run (0-based).
     pub cut_at_command: u64,
+    /// The command before it ran garbage collection (a cut aimed at GC).
+    pub after_gc: bool,
     /// Power went this long after the failed command.
     pub delay_ns: u64,
     /// Transactions acknowledged before the failure.
@@ -132,10 +137,13 @@ pub struct CrashReport {
     pub fail_batch_one_in: u32,
     pub aging_validity: Option<u32>,
     /// Garbage-collection runs the device made in the counting run (the trials make as many
-    /// up to their cut).
+    /// up to their cut), and how many of its commands ran them.
     pub gc_runs_per_run: u64,
+    pub gc_commands_per_run: u64,
     /// Device commands of one whole run, the range the cuts are drawn from.
     pub commands_per_run: u64,
+    /// Cuts that failed the command right after one that ran GC.
+    pub cuts_after_gc: u64,
     pub passed: u64,
     pub failed: u64,
     /// Cuts with a transaction under way whose commit the recovered database holds / lacks.
@@ -337,14 +345,23 @@ fn trial(
     base: &[u8],
     opts: &CrashOptions,
     states: &[Summary],
-    commands: u64,
+    counted: &Counted,
     fails: &[bool],
     i: u64,
 ) -> Result<CrashTrial, WorkloadError> {
     let mut rng =
         ChaCha8Rng::seed_from_u64(opts.seed ^ (0x9e37_79b9_7f4a_7c15u64.wrapping_mul(i + 1)));
-    let cut_at = rng.random_range(0..commands.max(1));
-    let delay_ns = if opts.max_delay_ns == 0 || rng.random_range(0..2u32) == 0 {
+    let gc = &counted.gc_commands;
+    let after_gc = !gc.is_empty() && rng.random_range(0..2u32) == 0;
+    let (cut_at, at_once) = if after_gc {
+        (gc[rng.random_range(0..gc.len())] + 1, false)
+    } else {
+        (
+            rng.random_range(0..counted.commands.max(1)),
+            rng.random_range(0..2u32) == 0,
+        )
+    };
+    let delay_ns = if opts.max_delay_ns == 0 || at_once {
         0
     } else {
         rng.random_range(0..opts.max_delay_ns)
@@ -361,6 +378,7 @@ fn trial(
     let mut t = CrashTrial {
         trial: i,
         cut_at_command: cut_at,
+        after_gc,
         delay_ns,
         acknowledged,
         in_flight,
@@ -377,28 +395,38 @@ fn trial(
     Ok(t)
 }
 
-/// Count the device commands (and GC runs) of one whole run from the image, and check that the
-/// run ends in the reference's last state.
+/// Count the device commands of one whole run from the image (and which of them ran GC), and
+/// check that the run ends in the reference's last state.
 fn count_commands(
     vfs: &XftlVfs,
     base: &[u8],
     opts: &CrashOptions,
     states: &[Summary],
     fails: &[bool],
-) -> Result<(u64, u64), WorkloadError> {
+) -> Result<Counted, WorkloadError> {
     const ARMED: u64 = u64::MAX / 2;
     let sound = CrashOptions {
         canary: false,
         ..opts.clone()
     };
     boot(vfs, base, &sound)?;
-    vfs.with_fs(|fs| fs.device_mut().cut_power_after(Some(ARMED)));
-    vfs.with_fs(|fs| fs.device_mut().reset_counters());
+    vfs.with_fs(|fs| {
+        let dev = fs.device_mut();
+        dev.cut_power_after(Some(ARMED));
+        dev.log_gc_commands(true);
+        dev.reset_counters();
+    });
     let driven = drive(vfs, opts, fails);
-    let left = vfs.with_fs(|fs| fs.device().power_cut_countdown());
-    let gc_runs = vfs
-        .with_fs(|fs| fs.device().counters().gc_runs)
-        .unwrap_or(0);
+    let (left, gc_runs, gc_commands) = vfs
+        .with_fs(|fs| {
+            let dev = fs.device();
+            (
+                dev.power_cut_countdown(),
+                dev.counters().gc_runs,
+                dev.gc_commands().to_vec(),
+            )
+        })
+        .unwrap_or_default();
     let result = match driven.error {
         Some(e) => Err(e),
         None => {
@@ -416,7 +444,19 @@ fn count_commands(
             found: found.to_string(),
         });
     }
-    Ok((ARMED - left.flatten().unwrap_or(ARMED), gc_runs))
+    Ok(Counted {
+        commands: ARMED - left.unwrap_or(ARMED),
+        gc_runs,
+        gc_commands,
+    })
+}
+
+/// What the uncut run counted.
+struct Counted {
+    commands: u64,
+    gc_runs: u64,
+    /// Commands (numbered as the cut counts them) that ran garbage collection.
+    gc_commands: Vec<u64>,
 }
 
 /// Run the crash test; `on_trial` sees every trial as it ends.
@@ -432,7 +472,7 @@ pub fn run(
     let base = base_image(&vfs, opts)?;
     let paths_before = vfs.counters();
     let fails = failing_batches(opts);
-    let (commands, gc_runs) = count_commands(&vfs, &base, opts, &states, &fails)?;
+    let counted = count_commands(&vfs, &base, opts, &states, &fails)?;
     let mut report = CrashReport {
         workload: opts.workload.name().into(),
         profile: opts.profile.name.clone(),
@@ -442,8 +482,10 @@ pub fn run(
         canary: opts.canary,
         fail_batch_one_in: opts.fail_batch_one_in,
         aging_validity: opts.aging_validity,
-        gc_runs_per_run: gc_runs,
-        commands_per_run: commands,
+        gc_runs_per_run: counted.gc_runs,
+        gc_commands_per_run: counted.gc_commands.len() as u64,
+        commands_per_run: counted.commands,
+        cuts_after_gc: 0,
         passed: 0,
         failed: 0,
         in_flight_durable: 0,
@@ -453,8 +495,9 @@ pub fn run(
         failures: Vec::new(),
     };
     for i in 0..opts.cuts {
-        let t = trial(&vfs, &base, opts, &states, commands, &fails, i)?;
+        let t = trial(&vfs, &base, opts, &states, &counted, &fails, i)?;
         report.torn_pages += t.torn_pages;
+        report.cuts_after_gc += u64::from(t.after_gc);
         match t.recovered {
             Some(n) => {
                 report.passed += 1;

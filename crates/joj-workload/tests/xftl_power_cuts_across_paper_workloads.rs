@@ -75,7 +75,8 @@ fn rl_bench_survives_power_cuts() {
     cuts(w, "galaxy-s5", rlbench::transactions_per_pass(25), 300);
 }
 
-/// On a device aged to 50 % GC validity the runs garbage-collect, so cuts land in GC too.
+/// On a device aged to 50 % GC validity the runs garbage-collect; half the cuts come right after
+/// a command that ran GC, while its copies and erases are under way.
 #[test]
 fn cuts_on_an_aged_device_keep_acknowledged_commits() {
     let opts = CrashOptions {
@@ -97,6 +98,10 @@ fn cuts_on_an_aged_device_keep_acknowledged_commits() {
     assert!(
         r.gc_runs_per_run > 0,
         "the aged device never collected: {r:?}"
+    );
+    assert!(
+        r.cuts_after_gc > 0 && r.cuts_after_gc < r.cuts,
+        "half the cuts aim right after GC: {r:?}"
     );
     assert_eq!(r.failed, 0, "{:#?}", r.failures);
 }
