@@ -85,8 +85,8 @@ pub struct Emmc<M: Medium> {
     baseline_busy_ns: u64,
     /// Fault injection: power goes after this many more commands (`cut_power_after`).
     cut_after: Option<u64>,
-    /// Commands started since `log_gc_commands`, and the ones among them that ran garbage
-    /// collection (logged only while `Some`), with the GC count seen at the last command start.
+    /// While logging (`gc_commands` is `Some`): commands started since `log_gc_commands`, the
+    /// ones among them that ran garbage collection, and the GC count at the last command start.
     commands: u64,
     gc_commands: Option<Vec<u64>>,
     gc_seen: u64,
@@ -460,8 +460,8 @@ impl<M: Medium> Emmc<M> {
                 log.push(self.commands - 1);
             }
             self.gc_seen = gc;
+            self.commands += 1;
         }
-        self.commands += 1;
         let now = self.now_ns;
         self.ftl.medium_mut().retire(now);
         Ok(now)

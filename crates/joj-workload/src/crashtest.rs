@@ -168,7 +168,8 @@ impl CrashReport {
     }
 }
 
-fn cfg(what: &str) -> impl Fn(String) -> WorkloadError + '_ {
+/// A harness step failed: a configuration error naming the step.
+fn cfg<E: std::fmt::Display>(what: &str) -> impl FnOnce(E) -> WorkloadError + '_ {
     move |e| WorkloadError::Config(format!("{what}: {e}"))
 }
 
@@ -204,9 +205,9 @@ fn base_image(vfs: &XftlVfs, opts: &CrashOptions) -> Result<Vec<u8>, WorkloadErr
         .min(opts.profile.capacity_bytes() / 6)
         .min(384 << 20);
     vfs.attach(crate::xftl::formatted_device(&xo)?)
-        .map_err(|e| cfg("attaching")(e.to_string()))?;
+        .map_err(cfg("attaching"))?;
     let prepared = db::prepare(Path::new(DIR), &db_workload(opts), vfs.name());
-    let fs = vfs.detach().map_err(|e| cfg("detaching")(e.to_string()))?;
+    let fs = vfs.detach().map_err(cfg("detaching"))?;
     if let Err(WorkloadError::DiskFull { what }) = prepared {
         return Err(WorkloadError::Config(format!(
             "the file layer is full while {what}: it takes a sixth of the {} MiB device, {} MiB \
@@ -220,18 +221,18 @@ fn base_image(vfs: &XftlVfs, opts: &CrashOptions) -> Result<Vec<u8>, WorkloadErr
     let medium = fs
         .into_device()
         .close()
-        .map_err(|e| cfg("shutting the device down")(e.to_string()))?;
+        .map_err(cfg("shutting the device down"))?;
     Ok(image::encode(&medium))
 }
 
 /// The device of `base`, powered on, with `canary` set, mounted under `vfs`.
 fn boot(vfs: &XftlVfs, base: &[u8], opts: &CrashOptions) -> Result<(), WorkloadError> {
-    let medium = image::decode(base, &opts.profile).map_err(|e| cfg("decoding")(e.to_string()))?;
+    let medium = image::decode(base, &opts.profile).map_err(cfg("decoding"))?;
     let (mut dev, _) = Emmc::recover(PowerCut { medium, at_ns: 0 }, &opts.profile)
-        .map_err(|e| cfg("powering the image on")(e.to_string()))?;
+        .map_err(cfg("powering the image on"))?;
     dev.set_canary_commit_before_durable(opts.canary);
-    let fs = FlashFs::mount(dev).map_err(|e| cfg("mounting the image")(e.to_string()))?;
-    vfs.attach(fs).map_err(|e| cfg("attaching")(e.to_string()))
+    let fs = FlashFs::mount(dev).map_err(cfg("mounting the image"))?;
+    vfs.attach(fs).map_err(cfg("attaching"))
 }
 
 /// Which transactions' batch commits are made to fail: drawn once from the seed, the same in
@@ -373,7 +374,7 @@ fn trial(
         in_flight,
         ..
     } = drive(vfs, opts, fails);
-    let fs = vfs.detach().map_err(|e| cfg("detaching")(e.to_string()))?;
+    let fs = vfs.detach().map_err(cfg("detaching"))?;
     let cut = fs.into_device().power_loss(delay_ns, rng.random());
     let mut t = CrashTrial {
         trial: i,

@@ -121,11 +121,14 @@ fn a_device_that_acknowledges_before_durable_is_caught() {
     eprintln!("canary caught by {} of {} cuts", r.failed, r.cuts);
     assert!(r.failed > 0, "100 cuts could not tell an early ack: {r:?}");
     assert!(r.verdict_ok());
+    // What the canary breaks is durability, not integrity: each failure is an acknowledged
+    // transaction missing from an otherwise consistent database.
     assert!(
-        r.failures
-            .iter()
-            .all(|t| t.failure.as_deref().is_some_and(|f| !f.is_empty())),
-        "{:?}",
+        r.failures.iter().all(|t| t
+            .failure
+            .as_deref()
+            .is_some_and(|f| f.contains("transactions acknowledged"))),
+        "{:#?}",
         r.failures
     );
 }
