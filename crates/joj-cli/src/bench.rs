@@ -1,31 +1,31 @@
 //! `joj bench`: one workload, with joj's long options and Mobibench's short flags.
 //!
-//! Mobibench flags keep Mobibench's meanings and units: `-p` path, `-f` file size (KiB), `-r`
-//! record size (KiB), `-a` access mode, `-y` sync mode, `-t` threads, `-d` DB mode, `-n`
-//! transactions, `-j` journal mode (0–5), `-s` synchronous (0–2), `-i` interval between
-//! transactions (seconds). `-T` tables, `-D` attached databases and `-R` statements per
-//! transaction are not in the public Mobibench 1.0.x source; joj gives them these meanings.
+//! Mobibench flags keep the meanings and units of the current public Mobibench shell: `-p`
+//! path, `-f` file size (KiB), `-r` record size (KiB), `-a` access mode, `-y` sync mode, `-t`
+//! threads, `-d` DB mode, `-n` transactions, `-j` journal mode (0–5), `-s` synchronous (0–2),
+//! `-i` interval between transactions (milliseconds), `-T` tables (each transaction writes one
+//! row in every table), `-D` databases (the main one and `D-1` attached), `-R` random keys.
 //! With none of `-d/-a/-y/-f/-r` and no file `--op`, joj runs its own default: the papers'
-//! SQLite insert. `--workload` runs one of the X-FTL paper's workloads instead
-//! (`joj_workload::paper`).
+//! SQLite insert. `--workload` runs one of the X-FTL paper's workloads instead. Which stack a
+//! run needs, and which options go together, is the library's to say
+//! (`joj_experiment::Stack`); this file only reads arguments and prints.
 
-use crate::CliResult;
+use crate::args::{self, Fs, Op};
+use crate::output::CliResult;
 use crate::progress::Progress;
 use clap::Args;
+use joj_experiment::{FsChoice, RunOptions, RunResult, Workload, run};
 use joj_vfs::SyncCall;
 use joj_workload::paper::PaperWorkload;
 use joj_workload::{
-    DbOp, DbWorkload, FileAccess, FileSync, FileWorkload, FsChoice, JournalMode, KeyOrder,
-    RunOptions, RunResult, StartState, Synchronous, Workload, run,
+    DbOp, DbWorkload, FileAccess, FileSync, FileWorkload, JournalMode, KeyOrder, StartState,
+    Synchronous,
 };
 use std::path::PathBuf;
 
+/// Options `bench` and `compare` share.
 #[derive(Args, Clone)]
 pub struct CommonArgs {
-    /// Filesystem: `host` (a directory; no root needed) or a scratch filesystem made on a loop
-    /// device for the run: ext4, ext4-writeback, ext4-datajournal, ext4-extjournal, xfs, btrfs.
-    #[arg(long, default_value = "host")]
-    pub fs: String,
     /// Capture and classify the block requests of the run (needs a scratch --fs and root).
     #[arg(long)]
     pub trace: bool,
@@ -35,16 +35,16 @@ pub struct CommonArgs {
     /// Directory for trace files and SVG plots.
     #[arg(long, default_value = "joj-out")]
     pub out: PathBuf,
-    /// `PRAGMA synchronous` (off, normal, full; Mobibench -s 0/1/2).
-    #[arg(short = 's', long = "sync", default_value = "full")]
-    pub sync: String,
+    /// `PRAGMA synchronous` (Mobibench -s 0/1/2).
+    #[arg(short = 's', long = "sync", value_parser = args::synchronous(), default_value = "full")]
+    pub sync: Synchronous,
     /// System call joj's VFS issues when SQLite syncs: fdatasync (SQLite's default) or fsync.
-    #[arg(long = "sync-call", default_value = "fdatasync")]
-    pub sync_call: String,
+    #[arg(long = "sync-call", value_parser = args::sync_call(), default_value = "fdatasync")]
+    pub sync_call: SyncCall,
     /// fresh: new database, WAL/journal grows in the run (the papers' setup). steady: the same
     /// transactions run first, then a WAL checkpoint, so the WAL file already has its size.
-    #[arg(long, default_value = "fresh")]
-    pub start: String,
+    #[arg(long, value_parser = args::start(), default_value = "fresh")]
+    pub start: StartState,
     /// Number of transactions (per thread) [default: 1000; for --workload rl-bench one
     /// complete pass of the benchmark].
     #[arg(short = 'n', long = "transactions")]
@@ -52,10 +52,9 @@ pub struct CommonArgs {
     /// SQLite page size in bytes (the X-FTL paper used 8192 in every mode: its flash page).
     #[arg(long = "page-size", default_value_t = 4096)]
     pub page_size: u32,
-    /// A workload of the X-FTL paper instead of Mobibench's: xftl-synthetic, tpcc-write,
-    /// tpcc-read, tpcc-select, tpcc-join or rl-bench. One connection; the load is not measured
-    /// and each of the -n transactions is one of the workload's.
-    #[arg(long)]
+    /// A workload of the X-FTL paper instead of Mobibench's. One connection; the load is not
+    /// measured and each of the -n transactions is one of the workload's.
+    #[arg(long, value_parser = args::paper_workload())]
     pub workload: Option<String>,
     /// xftl-synthetic: rows (≈ pages) read and updated per transaction (the paper: 1 to 20).
     #[arg(long = "pages-per-txn", default_value_t = 5)]
@@ -73,7 +72,8 @@ pub struct CommonArgs {
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
     /// Replay the run's block trace through this emulated eMMC profile (a built-in name such as
-    /// emmc5 or galaxy-s5, or a profile JSON file) and add a `device` section; implies --trace.
+    /// emmc5, galaxy-s5 or openssd, or a profile JSON file) and add a `device` section; implies
+    /// --trace. `--journal xftl` runs on it.
     #[arg(long)]
     pub device: Option<String>,
     /// Age the device before the run so GC victims hold about this share of valid pages, in
@@ -90,7 +90,7 @@ pub struct CommonArgs {
 
 impl CommonArgs {
     /// The paper workload of `--workload`, if any.
-    pub fn paper(&self) -> Result<Option<PaperWorkload>, String> {
+    pub fn paper(&self) -> Result<Option<PaperWorkload>, joj_workload::ConfigError> {
         self.workload
             .as_deref()
             .map(|name| {
@@ -104,238 +104,184 @@ impl CommonArgs {
         self.transactions
             .unwrap_or_else(|| paper.map_or(1000, PaperWorkload::default_transactions))
     }
-}
 
-/// The device profile of `--device`, loaded before the run so a bad name fails at once; turns
-/// tracing on.
-pub fn device_profile(
-    c: &mut CommonArgs,
-    only_xftl: bool,
-) -> Result<Option<joj_device::Profile>, String> {
-    let Some(name) = &c.device else {
-        if c.gc_validity.is_some() {
-            return Err("--gc-validity ages the emulated device: add --device <profile>".into());
-        }
-        if c.pace {
-            return Err(
-                "--pace runs the host at an emulated device's speed: add --device <profile>".into(),
-            );
-        }
-        if only_xftl {
-            return Err(
-                "--journal xftl runs SQLite on the emulated transactional eMMC: add --device \
-                 <profile> (galaxy-s5, emmc5 or a profile JSON file)"
-                    .into(),
-            );
-        }
-        return Ok(None);
-    };
-    if only_xftl {
-        // Nothing to trace: the device counts its own commands.
-        return joj_device::Profile::load(name)
-            .map(Some)
-            .map_err(|e| e.to_string());
+    /// The run's options on `fs` (the device profile loaded here, so a bad name fails at once).
+    pub fn run_options(&self, fs: FsChoice) -> Result<RunOptions, joj_device::ProfileError> {
+        Ok(RunOptions {
+            fs,
+            trace: self.trace,
+            out_dir: Some(self.out.clone()),
+            image_size_bytes: self.image_mib << 20,
+            device: self
+                .device
+                .as_deref()
+                .map(joj_device::Profile::load)
+                .transpose()?,
+            aging_validity: self.gc_validity,
+            pace: self.pace,
+            ..RunOptions::default()
+        })
     }
-    if c.fs == "host" {
-        return Err(
-            "--device replays the run's block trace, which needs a scratch filesystem: \
-                    add --fs ext4 (or ext4-writeback, xfs, btrfs, ...)"
-                .into(),
-        );
-    }
-    let profile = joj_device::Profile::load(name).map_err(|e| e.to_string())?;
-    c.trace = true;
-    Ok(Some(profile))
 }
 
 #[derive(Args)]
 pub struct BenchArgs {
     #[command(flatten)]
     pub common: CommonArgs,
-    /// Operation: insert, update, delete, select (SQLite) or write, randwrite, append, read,
-    /// randread (file).
-    #[arg(long)]
-    pub op: Option<String>,
-    /// Journal mode: delete, truncate, persist, wal, memory, off (or Mobibench's 0–5).
-    #[arg(short = 'j', long = "journal", default_value = "wal")]
-    pub journal: String,
-    /// Mobibench DB mode: 0=insert 1=update 2=delete (joj: 3=select).
-    #[arg(short = 'd')]
-    pub db_mode: Option<u32>,
+    /// Filesystem: `host` (a directory; no root needed) or a scratch filesystem made on a loop
+    /// device for the run.
+    #[arg(long, value_parser = args::fs(), default_value = "host")]
+    pub fs: Fs,
+    /// Operation: a SQLite one, or a file access (a file workload).
+    #[arg(long, value_parser = args::op(), conflicts_with_all = ["db_mode", "workload"])]
+    pub op: Option<Op>,
+    /// Journal mode, by name or Mobibench's number (0=DELETE 1=TRUNCATE 2=PERSIST 3=WAL
+    /// 4=MEMORY 5=OFF).
+    #[arg(short = 'j', long = "journal", value_parser = args::journal(), default_value = "wal")]
+    pub journal: JournalMode,
+    /// Mobibench DB mode.
+    #[arg(short = 'd', value_parser = args::mobibench_db(), conflicts_with = "workload")]
+    pub db_mode: Option<DbOp>,
     /// Mobibench path (`-p`): run in this directory of the host filesystem.
     #[arg(short = 'p', long = "dir")]
     pub dir: Option<PathBuf>,
     /// Mobibench file size in KiB (file workloads).
-    #[arg(short = 'f', long = "file-kib")]
+    #[arg(short = 'f', long = "file-kib", conflicts_with = "workload")]
     pub file_kib: Option<u64>,
     /// Mobibench record size in KiB (file workloads).
-    #[arg(short = 'r', long = "record-kib")]
+    #[arg(short = 'r', long = "record-kib", conflicts_with = "workload")]
     pub record_kib: Option<u64>,
-    /// Mobibench access mode: 0=write 1=random write 2=read 3=random read (joj: 4=append).
-    #[arg(short = 'a')]
-    pub access: Option<u32>,
-    /// Mobibench sync mode: 0=normal 1=O_SYNC 2=fsync 3=O_DIRECT 4=O_DIRECT+O_DSYNC 8=fdatasync.
-    #[arg(short = 'y')]
-    pub file_sync_mode: Option<u32>,
-    /// File durability: buffered, osync, fsync, fdatasync, direct, direct-dsync.
-    #[arg(long = "file-sync")]
-    pub file_sync: Option<String>,
+    /// Mobibench access mode.
+    #[arg(short = 'a', value_parser = args::mobibench_access(), conflicts_with = "workload")]
+    pub access: Option<FileAccess>,
+    /// Mobibench sync mode.
+    #[arg(short = 'y', value_parser = args::mobibench_file_sync(), conflicts_with_all = ["file_sync", "workload"])]
+    pub file_sync_mode: Option<FileSync>,
+    /// File durability.
+    #[arg(long = "file-sync", value_parser = args::file_sync(), conflicts_with = "workload")]
+    pub file_sync: Option<FileSync>,
     /// Threads, each with its own database or file.
     #[arg(short = 't', long = "threads", default_value_t = 1)]
     pub threads: u32,
-    /// Tables per database.
+    /// Tables per database; each transaction writes (reads) one row in every table (Mobibench
+    /// -T, whose own default is 3).
     #[arg(short = 'T', long = "tables", default_value_t = 1)]
     pub tables: u32,
-    /// Attached databases per connection (statements are spread over main and attached).
-    #[arg(short = 'D', long = "attached", default_value_t = 0)]
+    /// Mobibench -D: databases in all, the main one and D-1 attached to its connection; each
+    /// transaction writes in every one.
+    #[arg(short = 'D', conflicts_with = "attached")]
+    pub databases: Option<u32>,
+    /// Databases attached to each connection besides the main one (-D minus one).
+    #[arg(long = "attached", default_value_t = 0)]
     pub attached: u32,
-    /// Statements per transaction.
-    #[arg(short = 'R', long = "statements", default_value_t = 1)]
+    /// Statements on every table in each transaction.
+    #[arg(long = "statements", default_value_t = 1)]
     pub statements: u32,
-    /// Mobibench interval between transactions, in seconds.
-    #[arg(short = 'i')]
-    pub interval_s: Option<u64>,
-    /// Interval between transactions in milliseconds.
-    #[arg(long = "interval-ms")]
+    /// Mobibench -R: random keys (its argument is ignored, as Mobibench ignores it). Same as
+    /// --keys random.
+    #[arg(short = 'R', value_name = "ANY", conflicts_with = "keys")]
+    pub random_keys: Option<String>,
+    /// Interval between transactions in milliseconds (Mobibench -i, milliseconds since 2017).
+    #[arg(short = 'i', long = "interval-ms")]
     pub interval_ms: Option<u64>,
     /// Bytes per record in SQLite workloads.
     #[arg(long = "record-bytes", default_value_t = 100)]
     pub record_bytes: usize,
-    /// Key order: sequential or random.
-    #[arg(long, default_value = "sequential")]
-    pub keys: String,
+    /// Key order.
+    #[arg(long, value_parser = args::keys(), default_value = "sequential")]
+    pub keys: KeyOrder,
     /// Pre-fill each table with at least this many KiB (default 0 for insert, 40 otherwise).
     #[arg(long = "prefill-kib")]
     pub prefill_kib: Option<u64>,
-    /// Mobibench's exact schema: `id INTEGER PRIMARY KEY AUTOINCREMENT`.
+    /// Keys as `id INTEGER PRIMARY KEY AUTOINCREMENT` (Mobibench's schema before 2017; it
+    /// also updates `sqlite_sequence` in every insert).
     #[arg(long)]
     pub autoincrement: bool,
 }
 
-const FILE_OPS: [&str; 5] = ["write", "randwrite", "append", "read", "randread"];
-
-fn parse_journal(s: &str) -> Result<JournalMode, String> {
-    match s.parse::<u32>() {
-        Ok(n) => JournalMode::from_mobibench(n),
-        Err(_) => s.parse(),
+impl BenchArgs {
+    /// A file workload: a file `--op`, or Mobibench's file flags without `-d`.
+    fn file_mode(&self) -> bool {
+        matches!(self.op, Some(Op::File(_)))
+            || (self.db_mode.is_none()
+                && self.op.is_none()
+                && (self.access.is_some()
+                    || self.file_sync_mode.is_some()
+                    || self.file_kib.is_some()
+                    || self.record_kib.is_some()))
     }
-}
 
-pub fn run_options(c: &CommonArgs, fs: FsChoice, label: &str) -> RunOptions {
-    RunOptions {
-        fs,
-        trace: c.trace,
-        out_dir: c.trace.then(|| c.out.clone()),
-        label: label.to_string(),
-        image_size_bytes: c.image_mib << 20,
-        aging_validity: c.gc_validity,
-        pace: c.pace,
-        ..RunOptions::default()
-    }
-}
-
-fn workload(a: &BenchArgs) -> Result<Workload, String> {
-    let c = &a.common;
-    let file_op =
-        a.op.as_deref()
-            .is_some_and(|o| FILE_OPS.contains(&o.to_ascii_lowercase().as_str()));
-    let file_mode = file_op
-        || (a.db_mode.is_none()
-            && a.op.is_none()
-            && (a.access.is_some()
-                || a.file_sync_mode.is_some()
-                || a.file_kib.is_some()
-                || a.record_kib.is_some()));
-    let paper = c.paper()?;
-    if paper.is_some() && (file_mode || a.op.is_some() || a.db_mode.is_some()) {
-        return Err(
-            "--workload names the whole SQLite workload: leave out --op, -d and the file options"
-                .into(),
-        );
-    }
-    if file_mode {
-        let access = match (&a.op, a.access) {
-            (Some(op), _) => op.parse::<FileAccess>()?,
-            (None, Some(n)) => FileAccess::from_mobibench(n)?,
-            (None, None) => FileAccess::Write,
-        };
-        let sync = match (&a.file_sync, a.file_sync_mode) {
-            (Some(s), _) => s.parse::<FileSync>()?,
-            (None, Some(n)) => FileSync::from_mobibench(n)?,
-            (None, None) => FileSync::Buffered,
-        };
-        return Ok(Workload::File(FileWorkload {
-            access,
-            sync,
-            file_size_bytes: a.file_kib.unwrap_or(1024) * 1024,
-            record_bytes: a.record_kib.unwrap_or(4) * 1024,
-            threads: a.threads,
-            seed: c.seed,
-        }));
-    }
-    let op = match (&a.op, a.db_mode) {
-        (Some(op), _) => op.parse::<DbOp>()?,
-        (None, Some(n)) => DbOp::from_mobibench(n)?,
-        (None, None) => DbOp::Insert,
-    };
-    Ok(Workload::Db(DbWorkload {
-        op,
-        transactions: c.transactions(paper.as_ref()),
-        statements_per_txn: a.statements,
-        tables: a.tables,
-        attached_dbs: a.attached,
-        threads: a.threads,
-        interval_ms: a
-            .interval_ms
-            .or(a.interval_s.map(|s| s * 1000))
-            .unwrap_or(0),
-        record_bytes: a.record_bytes,
-        page_size: c.page_size,
-        journal: parse_journal(&a.journal)?,
-        synchronous: c.sync.parse::<Synchronous>()?,
-        sync_call: c.sync_call.parse::<SyncCall>()?,
-        keys: a.keys.parse::<KeyOrder>()?,
-        prefill_kib: a.prefill_kib,
-        autoincrement: a.autoincrement,
-        start: c.start.parse::<StartState>()?,
-        seed: c.seed,
-        paper,
-    }))
-}
-
-pub fn fs_choice(fs: &str, dir: Option<PathBuf>) -> Result<FsChoice, String> {
-    let choice: FsChoice = fs.parse()?;
-    match (choice, dir) {
-        (FsChoice::Host(_), dir) => Ok(FsChoice::Host(dir)),
-        (scratch, None) => Ok(scratch),
-        (_, Some(_)) => {
-            Err("-p/--dir names a host directory; it cannot be combined with a scratch --fs".into())
+    fn file_workload(&self) -> FileWorkload {
+        FileWorkload {
+            access: match self.op {
+                Some(Op::File(access)) => access,
+                _ => self.access.unwrap_or(FileAccess::Write),
+            },
+            sync: self
+                .file_sync
+                .or(self.file_sync_mode)
+                .unwrap_or(FileSync::Buffered),
+            file_size_bytes: self.file_kib.unwrap_or(1024) * 1024,
+            record_bytes: self.record_kib.unwrap_or(4) * 1024,
+            threads: self.threads,
+            seed: self.common.seed,
         }
     }
+
+    fn db_workload(&self) -> Result<DbWorkload, joj_workload::ConfigError> {
+        let c = &self.common;
+        let paper = c.paper()?;
+        Ok(DbWorkload {
+            op: match self.op {
+                Some(Op::Db(op)) => op,
+                _ => self.db_mode.unwrap_or(DbOp::Insert),
+            },
+            transactions: c.transactions(paper.as_ref()),
+            statements_per_txn: self.statements,
+            tables: self.tables,
+            attached_dbs: match self.databases {
+                Some(0) => return Err(joj_workload::ConfigError::Zero { what: "-D" }),
+                Some(d) => d - 1,
+                None => self.attached,
+            },
+            threads: self.threads,
+            interval_ms: self.interval_ms.unwrap_or(0),
+            record_bytes: self.record_bytes,
+            page_size: c.page_size,
+            journal: self.journal,
+            synchronous: c.sync,
+            sync_call: c.sync_call,
+            keys: if self.random_keys.is_some() {
+                KeyOrder::Random
+            } else {
+                self.keys
+            },
+            prefill_kib: self.prefill_kib,
+            autoincrement: self.autoincrement,
+            start: c.start,
+            seed: c.seed,
+            paper,
+        })
+    }
+
+    fn workload(&self) -> Result<Workload, joj_workload::ConfigError> {
+        Ok(if self.file_mode() {
+            Workload::File(self.file_workload())
+        } else {
+            Workload::Db(self.db_workload()?)
+        })
+    }
 }
 
-pub fn main(mut a: BenchArgs) -> CliResult {
-    let w = workload(&a)?;
-    let xftl = matches!(
-        &w,
-        Workload::Db(d) if d.journal == joj_workload::JournalMode::Xftl
-    );
-    let device = device_profile(&mut a.common, xftl)?;
-    let fs = fs_choice(&a.common.fs, a.dir.clone())?;
-    let label = match &w {
-        Workload::Db(d) => format!("bench-{}-{}-{}", fs.name(), d.journal, d.name()),
-        Workload::File(f) => format!("bench-{}-{}-{}", fs.name(), f.access, f.sync),
-    };
-    let mut opts = run_options(&a.common, fs, &label);
-    opts.device = device.clone();
+pub fn main(a: BenchArgs) -> CliResult {
+    let w = a.workload()?;
+    let fs = FsChoice::new(a.fs.scratch(), a.dir.clone())?;
+    let mut opts = a.common.run_options(fs)?;
     let progress = Progress::start(w.transactions(), "bench");
     opts.progress = Some(progress.counter.clone());
     let result = run(&w, &opts);
     drop(progress);
-    let mut result = result?;
-    if let Some(profile) = &device {
-        joj_workload::device::attach(&mut result, profile, a.common.gc_validity)?;
-    }
+    let result = result?;
     if a.common.json {
         println!("{}", serde_json::to_string_pretty(&result)?);
     } else {
@@ -345,15 +291,6 @@ pub fn main(mut a: BenchArgs) -> CliResult {
 }
 
 /// A human-readable summary of one run.
-/// "N erases", plus the map-area blocks when the profile erases them (`erase_map_blocks`).
-pub fn erases_phrase(data_blocks: u64, map_blocks: u64) -> String {
-    if map_blocks == 0 {
-        format!("{data_blocks} erases")
-    } else {
-        format!("{data_blocks} erases (+{map_blocks} map blocks)")
-    }
-}
-
 pub fn summary(r: &RunResult) -> String {
     let c = &r.config;
     let mut s = format!(
@@ -435,6 +372,12 @@ pub fn summary(r: &RunResult) -> String {
             p.flushes
         ));
     }
+    for u in &r.unplaced_data {
+        s.push_str(&format!(
+            "  unplaced: {} ({:?}) had up to {} B the classifier could not place ({}) in {} snapshots; its requests count as metadata\n",
+            u.path, u.role, u.max_bytes, u.reason, u.snapshots
+        ));
+    }
     for check in &r.checks {
         s.push_str(&format!(
             "  check {}: {} ({})\n",
@@ -452,7 +395,7 @@ pub fn summary(r: &RunResult) -> String {
             } else {
                 "trace replayed"
             }, d.modeled_ops_per_sec, d.modeled_s, d.waf, d.flushes, d.fua, d.gc_copies,
-            erases_phrase(d.erases, d.map_erases)
+            crate::output::erases_phrase(d.erases, d.map_erases)
         ));
     }
     if let Some(t) = &r.trace_file {

@@ -1,60 +1,54 @@
-//! `joj compare`: the main job. Every journal mode on one filesystem, traced, one table.
+//! `joj compare`: the main job. One operation in SQLite's journal modes and joj's WALDIO (with
+//! `--device`, X-FTL too) on one scratch filesystem, every row traced, one table.
 
-use crate::CliResult;
-use crate::bench::{CommonArgs, device_profile, fs_choice, run_options, summary};
+use crate::args;
+use crate::bench::{CommonArgs, summary};
+use crate::output::CliResult;
 use crate::progress::Progress;
 use clap::Args;
-use joj_vfs::SyncCall;
-use joj_workload::compare::{compare, table};
-use joj_workload::{DbOp, DbWorkload, JournalMode, StartState, Synchronous};
+use joj_experiment::FsChoice;
+use joj_experiment::compare::{compare, default_modes, table};
+use joj_workload::{DbOp, DbWorkload, JournalMode};
 
 #[derive(Args)]
 pub struct CompareArgs {
     #[command(flatten)]
     pub common: CommonArgs,
-    /// Operation: insert, update, delete or select (ignored with --workload).
-    #[arg(long, default_value = "insert")]
-    pub op: String,
-    /// Comma-separated journal modes to compare.
-    #[arg(
-        long,
-        default_value = "off,memory,wal,delete,truncate,persist",
-        value_delimiter = ','
-    )]
-    pub modes: Vec<String>,
+    /// Scratch filesystem made on a loop device for the run (every row is traced).
+    #[arg(long, value_parser = args::fs(), default_value = "ext4")]
+    pub fs: args::Fs,
+    /// Operation (ignored with --workload).
+    #[arg(long, value_parser = args::db_op(), default_value = "insert")]
+    pub op: DbOp,
+    /// Comma-separated journal modes [default: off, memory, wal, delete, truncate, persist,
+    /// waldio, waldio-gs, and xftl with --device].
+    #[arg(long, value_parser = args::mode(), value_delimiter = ',')]
+    pub modes: Vec<JournalMode>,
     /// Also write the JSON document to this file (while printing the table).
     #[arg(long)]
     pub save: Option<std::path::PathBuf>,
 }
 
-pub fn main(mut a: CompareArgs) -> CliResult {
-    // compare always traces; without a scratch filesystem there is nothing to classify.
-    a.common.trace = true;
-    if a.common.fs == "host" {
-        a.common.fs = "ext4".into();
-    }
-    let modes = a
-        .modes
-        .iter()
-        .map(|m| m.parse::<JournalMode>())
-        .collect::<Result<Vec<_>, _>>()?;
-    let device = device_profile(&mut a.common, modes.iter().all(|m| *m == JournalMode::Xftl))?;
+pub fn main(a: CompareArgs) -> CliResult {
     let paper = a.common.paper()?;
     let base = DbWorkload {
-        op: a.op.parse::<DbOp>()?,
+        op: a.op,
         transactions: a.common.transactions(paper.as_ref()),
         paper,
         page_size: a.common.page_size,
-        synchronous: a.common.sync.parse::<Synchronous>()?,
-        sync_call: a.common.sync_call.parse::<SyncCall>()?,
-        start: a.common.start.parse::<StartState>()?,
+        synchronous: a.common.sync,
+        sync_call: a.common.sync_call,
+        start: a.common.start,
         seed: a.common.seed,
         ..DbWorkload::default()
     };
-    let fs = fs_choice(&a.common.fs, None)?;
-    let label = format!("compare-{}-{}", fs.name(), base.name());
-    let mut opts = run_options(&a.common, fs, &label);
-    opts.device = device.clone();
+    let fs = FsChoice::new(a.fs.scratch(), None)?;
+    let mut opts = a.common.run_options(fs.clone())?;
+    let modes = if a.modes.is_empty() {
+        default_modes(opts.device.is_some())
+    } else {
+        a.modes.clone()
+    };
     let json = a.common.json;
     // One bar over every mode's transactions.
     let progress = Progress::start(base.transactions * modes.len() as u64, "compare");
@@ -65,19 +59,16 @@ pub fn main(mut a: CompareArgs) -> CliResult {
         }
     });
     drop(progress);
-    let mut comparison = comparison?;
-    if let Some(profile) = &device {
-        joj_workload::device::attach_all(&mut comparison, profile, a.common.gc_validity)?;
-    }
-    if crate::emit_json(&comparison, a.save.as_deref(), json)? {
+    let comparison = comparison?;
+    if crate::output::emit_json(&comparison, a.save.as_deref(), json)? {
         println!(
             "\n{} on {}, {} transactions, synchronous={}, {}, {} start; KiB written per transaction:",
             base.name(),
-            a.common.fs,
+            fs.name(),
             base.transactions,
             base.synchronous,
             base.sync_call.name(),
-            a.common.start
+            format!("{:?}", base.start).to_lowercase()
         );
         print!("{}", table(&comparison));
         for row in &comparison.rows {

@@ -1,20 +1,20 @@
 //! `joj crash`: power cuts at random device commands while one of the X-FTL paper's workloads
 //! runs on the xftl stack; every recovered database is checked. The test lives in
-//! `joj_workload::crashtest`.
+//! `joj_experiment::crash`.
 
 use std::sync::atomic::Ordering;
 
-use crate::CliResult;
+use crate::args;
+use crate::output::CliResult;
 use crate::progress::Progress;
 use clap::Args;
-use joj_workload::crashtest::{CrashOptions, CrashReport, run};
+use joj_experiment::crash::{CrashOptions, CrashReport, run};
 use joj_workload::paper::{PaperWorkload, rlbench};
 
 #[derive(Args)]
 pub struct CrashArgs {
-    /// The workload the cuts interrupt: xftl-synthetic, tpcc-write, tpcc-read, tpcc-select,
-    /// tpcc-join or rl-bench.
-    #[arg(long, default_value = "xftl-synthetic")]
+    /// The workload the cuts interrupt.
+    #[arg(long, value_parser = args::paper_workload(), default_value = "xftl-synthetic")]
     pub workload: String,
     /// Emulated eMMC profile (a built-in name such as galaxy-s5 or openssd, or a profile JSON
     /// file).
@@ -71,7 +71,7 @@ pub struct CrashArgs {
 pub fn main(a: CrashArgs) -> CliResult {
     let workload =
         PaperWorkload::from_name(&a.workload, a.pages_per_txn, a.warehouses, a.rl_divisor)?;
-    let mut profile = joj_device::Profile::load(&a.device).map_err(|e| e.to_string())?;
+    let mut profile = joj_device::Profile::load(&a.device)?;
     if let Some(b) = a.blocks_per_plane {
         profile = profile.with_blocks_per_plane(b);
         profile
@@ -107,7 +107,7 @@ pub fn main(a: CrashArgs) -> CliResult {
     });
     drop(progress);
     let report = report?;
-    if crate::emit_json(&report, a.save.as_deref(), json)? {
+    if crate::output::emit_json(&report, a.save.as_deref(), json)? {
         print!("{}", summary(&report));
     }
     if report.verdict_ok() {

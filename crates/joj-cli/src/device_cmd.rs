@@ -1,7 +1,7 @@
 //! `joj device`: format and inspect device image files, and run fio-like synthetic workloads on
 //! an emulated device.
 
-use crate::CliResult;
+use crate::output::CliResult;
 use crate::progress::Progress;
 use clap::{Args, Subcommand};
 use joj_device::image::{self, ImageInfo};
@@ -32,8 +32,8 @@ enum DeviceCommand {
         #[arg(long)]
         force: bool,
         /// Store page data (`full`) or only the out-of-band areas (`oob`).
-        #[arg(long, default_value = "full")]
-        data: String,
+        #[arg(long, value_enum, default_value_t = Data::Full)]
+        data: Data,
         #[arg(long)]
         json: bool,
     },
@@ -55,9 +55,9 @@ pub struct RunArgs {
     /// Device profile: a built-in name (emmc5, galaxy-s5, openssd) or a profile JSON path.
     #[arg(long, default_value = "emmc5")]
     pub profile: String,
-    /// randwrite, write (sequential), randread or read (sequential).
-    #[arg(long, default_value = "randwrite")]
-    pub workload: String,
+    /// The access pattern.
+    #[arg(long, value_enum, default_value_t = Access::Randwrite)]
+    pub workload: Access,
     /// Request size: bytes, or with a k/m suffix (4k, 16k, 512).
     #[arg(long = "io-size", default_value = "4k")]
     pub io_size: String,
@@ -81,8 +81,8 @@ pub struct RunArgs {
     #[arg(long = "raw-gib")]
     pub raw_gib: Option<u64>,
     /// Store page data (`full`) or only the out-of-band areas (`oob`, same counters, faster).
-    #[arg(long, default_value = "oob")]
-    pub data: String,
+    #[arg(long, value_enum, default_value_t = Data::Oob)]
+    pub data: Data,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Print one JSON document on stdout and nothing else.
@@ -99,7 +99,7 @@ pub fn main(a: DeviceArgs) -> CliResult {
             data,
             json,
         } => {
-            let profile = Profile::load(&profile)?.with_data_mode(data_mode(&data)?);
+            let profile = Profile::load(&profile)?.with_data_mode(data.mode());
             let info = image::format(&path, &profile, force)?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&info)?);
@@ -175,12 +175,48 @@ fn describe(i: &ImageInfo) -> String {
     )
 }
 
-fn data_mode(s: &str) -> Result<DataMode, String> {
-    match s {
-        "full" => Ok(DataMode::Full),
-        "oob" | "oob-only" => Ok(DataMode::OobOnly),
-        other => Err(format!("unknown --data '{other}': use full or oob")),
+/// What the emulated device stores of each page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Data {
+    /// Page data and out-of-band areas.
+    Full,
+    /// Only the out-of-band areas (same counters, faster).
+    #[value(alias = "oob-only")]
+    Oob,
+}
+
+impl std::fmt::Display for Access {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use clap::ValueEnum;
+        match self.to_possible_value() {
+            Some(v) => f.write_str(v.get_name()),
+            None => Ok(()),
+        }
     }
+}
+
+impl Data {
+    fn mode(self) -> DataMode {
+        match self {
+            Data::Full => DataMode::Full,
+            Data::Oob => DataMode::OobOnly,
+        }
+    }
+}
+
+/// A synthetic workload's access pattern.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Access {
+    /// Random writes.
+    Randwrite,
+    /// Sequential writes.
+    #[value(alias = "seqwrite")]
+    Write,
+    /// Random reads.
+    Randread,
+    /// Sequential reads.
+    #[value(alias = "seqread")]
+    Read,
 }
 
 /// `4k`, `16K`, `1m`, `512`, `4KiB` → bytes.
@@ -216,16 +252,11 @@ fn parse_fill(s: &str) -> Result<f64, String> {
 }
 
 fn spec(a: &RunArgs) -> Result<WorkloadSpec, String> {
-    let (pattern, kind) = match a.workload.as_str() {
-        "randwrite" => (Pattern::Rand, IoKind::Write),
-        "write" | "seqwrite" => (Pattern::Seq, IoKind::Write),
-        "randread" => (Pattern::Rand, IoKind::Read),
-        "read" | "seqread" => (Pattern::Seq, IoKind::Read),
-        other => {
-            return Err(format!(
-                "unknown --workload '{other}': use randwrite, write, randread or read"
-            ));
-        }
+    let (pattern, kind) = match a.workload {
+        Access::Randwrite => (Pattern::Rand, IoKind::Write),
+        Access::Write => (Pattern::Seq, IoKind::Write),
+        Access::Randread => (Pattern::Rand, IoKind::Read),
+        Access::Read => (Pattern::Seq, IoKind::Read),
     };
     let (sync, sync_every) = match (a.flush_every, a.fua_every) {
         (Some(0), _) | (_, Some(0)) => {
@@ -254,7 +285,7 @@ fn spec(a: &RunArgs) -> Result<WorkloadSpec, String> {
         precondition_random_passes: passes,
         ops: a.ops,
         seed: a.seed,
-        data_mode: data_mode(&a.data)?,
+        data_mode: a.data.mode(),
     })
 }
 
@@ -343,7 +374,7 @@ fn run(a: RunArgs) -> CliResult {
         c.waf,
         c.ftl_waf,
         c.gc_copies,
-        crate::bench::erases_phrase(c.erases, c.map_erases),
+        crate::output::erases_phrase(c.erases, c.map_erases),
         c.flushes,
         c.fua
     );

@@ -2,10 +2,12 @@
 //! Mobibench's short flags), shows progress on stderr, and prints tables or one JSON document
 //! on stdout. Everything it runs lives in the library crates.
 
+mod args;
 mod bench;
 mod compare;
 mod crash_cmd;
 mod device_cmd;
+mod output;
 mod progress;
 mod replay_cmd;
 mod restart_cmd;
@@ -85,24 +87,4 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-/// Any error the commands report; printed with its chain of causes.
-pub type CliResult = Result<(), Box<dyn std::error::Error>>;
-
-/// A command's JSON document: written to `save` when given, and printed on stdout as the only
-/// output when `json`. Returns whether the command prints its table instead.
-pub fn emit_json<T: serde::Serialize>(
-    doc: &T,
-    save: Option<&std::path::Path>,
-    json: bool,
-) -> Result<bool, Box<dyn std::error::Error>> {
-    if let Some(path) = save {
-        std::fs::write(path, serde_json::to_string_pretty(doc)?)
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    }
-    if json {
-        println!("{}", serde_json::to_string_pretty(doc)?);
-    }
-    Ok(!json)
 }

@@ -1,6 +1,6 @@
 //! `joj replay`: a block trace (joj-trace file or blkparse text) through an emulated device.
 
-use crate::CliResult;
+use crate::output::CliResult;
 use clap::Args;
 use joj_device::{DeviceSummary, Profile, ReplayOptions, ReplayReport, load_trace, replay_with};
 use std::path::PathBuf;
@@ -90,7 +90,7 @@ fn text(a: &ReplayArgs, format: &str, r: &ReplayReport, d: &DeviceSummary) -> St
         d.host_write_bytes / 1024,
         d.nand_program_bytes / 1024,
         d.waf,
-        crate::bench::erases_phrase(d.erases, d.map_erases),
+        crate::output::erases_phrase(d.erases, d.map_erases),
         d.gc_copies,
         d.fua
     ));

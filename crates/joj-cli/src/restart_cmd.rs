@@ -1,14 +1,16 @@
 //! `joj restart`: restart time after a power cut, per journal mode, on one device profile (the
-//! X-FTL paper's Table 5). The measurement lives in `joj_workload::restart`.
+//! X-FTL paper's Table 5). The measurement lives in `joj_experiment::restart`.
 
 use std::sync::atomic::Ordering;
 
-use crate::CliResult;
+use crate::args;
+use crate::output::CliResult;
 use crate::progress::Progress;
 use clap::Args;
+use joj_experiment::restart::{RestartOptions, RestartReport, RestartRun, measure};
+use joj_linux::FsKind;
 use joj_workload::JournalMode;
 use joj_workload::paper::PaperWorkload;
-use joj_workload::restart::{RestartOptions, RestartReport, measure};
 
 #[derive(Args)]
 pub struct RestartArgs {
@@ -17,13 +19,13 @@ pub struct RestartArgs {
     #[arg(long, default_value = "galaxy-s5")]
     pub device: String,
     /// Filesystem of the rollback and WAL modes (a scratch filesystem on a loop device).
-    #[arg(long, default_value = "ext4")]
-    pub fs: String,
-    /// Comma-separated modes: delete, truncate, persist, wal, xftl.
-    #[arg(long, default_value = "delete,wal,xftl", value_delimiter = ',')]
-    pub modes: Vec<String>,
+    #[arg(long, value_parser = args::scratch_fs(), default_value = "ext4")]
+    pub fs: FsKind,
+    /// Comma-separated modes (delete, truncate, persist, wal and xftl can be restarted).
+    #[arg(long, value_parser = args::mode(), default_value = "delete,wal,xftl", value_delimiter = ',')]
+    pub modes: Vec<JournalMode>,
     /// The workload the power cut interrupts (only xftl-synthetic, the paper's setup).
-    #[arg(long, default_value = "xftl-synthetic")]
+    #[arg(long, value_parser = args::paper_workload(), default_value = "xftl-synthetic")]
     pub workload: String,
     /// Rows read and updated per transaction.
     #[arg(long = "pages-per-txn", default_value_t = 5)]
@@ -52,20 +54,15 @@ pub struct RestartArgs {
 }
 
 pub fn main(a: RestartArgs) -> CliResult {
-    let modes = a
-        .modes
-        .iter()
-        .map(|m| m.parse::<JournalMode>())
-        .collect::<Result<Vec<_>, _>>()?;
     let opts = RestartOptions {
         workload: PaperWorkload::from_name(&a.workload, a.pages_per_txn, 1, 1)?,
-        modes,
-        profile: joj_device::Profile::load(&a.device).map_err(|e| e.to_string())?,
+        modes: a.modes.clone(),
+        profile: joj_device::Profile::load(&a.device)?,
         transactions: a.transactions,
         runs: a.runs,
         page_size: a.page_size,
         seed: a.seed,
-        fs: a.fs.parse().map_err(|e| format!("--fs: {e}"))?,
+        fs: a.fs,
         image_size_bytes: a.image_mib << 20,
         trace_buffer_kb: joj_linux::DEFAULT_BUFFER_KB,
     };
@@ -95,7 +92,7 @@ pub fn main(a: RestartArgs) -> CliResult {
     });
     drop(progress);
     let report = report?;
-    if crate::emit_json(&report, a.save.as_deref(), json)? {
+    if crate::output::emit_json(&report, a.save.as_deref(), json)? {
         print!("{}", table(&report));
     }
     Ok(())
@@ -119,7 +116,7 @@ fn table(r: &RestartReport) -> String {
     );
     for row in &r.rows {
         let n = row.runs.len() as f64;
-        let mean = |f: &dyn Fn(&joj_workload::restart::RestartRun) -> Option<f64>| {
+        let mean = |f: &dyn Fn(&RestartRun) -> Option<f64>| {
             let v: Vec<f64> = row.runs.iter().filter_map(f).collect();
             if v.is_empty() {
                 "-".to_string()

@@ -1,6 +1,6 @@
 //! `joj trace`: import blkparse text into joj's trace format, summarise a trace, plot it.
 
-use crate::CliResult;
+use crate::output::CliResult;
 use clap::{Args, Subcommand};
 use joj_trace::format::{read_trace_file, write_trace_file};
 use joj_trace::plot::{PlotAxis, plot_svg};
@@ -30,10 +30,20 @@ enum TraceCommand {
         trace: PathBuf,
         #[arg(short, long)]
         output: PathBuf,
-        /// x axis: time or sequence.
-        #[arg(long, default_value = "time")]
-        axis: String,
+        /// x axis.
+        #[arg(long, value_enum, default_value_t = Axis::Time)]
+        axis: Axis,
     },
+}
+
+/// The x axis of a trace plot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Axis {
+    /// Request time.
+    Time,
+    /// Request number.
+    #[value(alias = "seq")]
+    Sequence,
 }
 
 pub fn main(a: TraceArgs) -> CliResult {
@@ -62,10 +72,9 @@ pub fn main(a: TraceArgs) -> CliResult {
             axis,
         } => {
             let (_, records) = read_trace_file(&trace)?;
-            let axis = match axis.as_str() {
-                "time" => PlotAxis::Time,
-                "sequence" | "seq" => PlotAxis::Sequence,
-                other => return Err(format!("unknown axis '{other}': use time or sequence").into()),
+            let axis = match axis {
+                Axis::Time => PlotAxis::Time,
+                Axis::Sequence => PlotAxis::Sequence,
             };
             let title = trace
                 .file_name()

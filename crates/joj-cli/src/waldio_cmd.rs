@@ -1,6 +1,6 @@
 //! `joj waldio`: convert a database for the waldio VFS, and inspect a waldio WAL file.
 
-use crate::CliResult;
+use crate::output::CliResult;
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 

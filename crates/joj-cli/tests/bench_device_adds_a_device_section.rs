@@ -1,20 +1,13 @@
 //! `joj bench --fs ext4 --device <profile> --json` traces the run (without `--trace`), replays the
 //! trace through the profile and adds a `device` section whose modeled throughput counts the
-//! run's transactions. Needs root and the scratch-filesystem prerequisites; skipped otherwise.
+//! run's transactions. Needs root and the scratch-filesystem prerequisites.
 
 use std::process::Command;
 
+/// The scratch-filesystem prerequisites; the test fails naming what is missing, unless
+/// kernel-level tests are skipped on purpose (`JOJ_SKIP_KERNEL_TESTS=1`).
 fn ready() -> bool {
-    match joj_linux::prereq::check_all(&[joj_linux::FsKind::Ext4]) {
-        Ok(()) => true,
-        Err(e) if std::env::var_os("CI").is_some() => {
-            panic!("CI is set and a prerequisite is missing: {e}")
-        }
-        Err(e) => {
-            eprintln!("skipping: {e}");
-            false
-        }
-    }
+    joj_linux::testgate::kernel_test(&[joj_linux::FsKind::Ext4])
 }
 
 #[test]

@@ -232,33 +232,43 @@ pub fn cleanup_all() -> Vec<CleanupProblem> {
     problems
 }
 
-static HANDLER: OnceLock<Result<(), String>> = OnceLock::new();
+static HANDLER: OnceLock<Result<(), HandlerError>> = OnceLock::new();
 /// Set by the first SIGINT/SIGTERM; a second one then exits at once.
 static CLEANING: AtomicBool = AtomicBool::new(false);
 
-/// Could not install the signal handler.
-#[derive(Debug, thiserror::Error)]
+/// Could not install the signal handler: which step failed, and the OS error.
+#[derive(Debug, Clone, thiserror::Error)]
 #[error(
-    "cannot install the SIGINT/SIGTERM cleanup handler: {0}; fix: install it once, early, before other code claims these signals"
+    "cannot install the SIGINT/SIGTERM cleanup handler ({step}: {source}); fix: install it once, early, before other code claims these signals"
 )]
-pub struct HandlerError(String);
+pub struct HandlerError {
+    pub step: &'static str,
+    /// Shared, so the first call's outcome can be returned to every later caller.
+    pub source: std::sync::Arc<std::io::Error>,
+}
 
 /// Makes SIGINT and SIGTERM release every registered resource and exit with 128 + signal.
 /// Idempotent: later calls return the first call's outcome.
 pub fn install_cleanup_handler() -> Result<(), HandlerError> {
-    HANDLER.get_or_init(install).clone().map_err(HandlerError)
+    HANDLER.get_or_init(install).clone()
 }
 
-fn install() -> Result<(), String> {
+fn install() -> Result<(), HandlerError> {
     use signal_hook::consts::{SIGINT, SIGTERM};
+    let failed = |step| {
+        move |e: std::io::Error| HandlerError {
+            step,
+            source: std::sync::Arc::new(e),
+        }
+    };
     for sig in [SIGINT, SIGTERM] {
         // Order matters: the conditional exit must run before the flag is armed.
         signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, &CLEANING)
-            .map_err(|e| e.to_string())?;
-        signal_hook::flag::register(sig, &CLEANING).map_err(|e| e.to_string())?;
+            .map_err(failed("registering the second-signal exit"))?;
+        signal_hook::flag::register(sig, &CLEANING).map_err(failed("registering the flag"))?;
     }
-    let mut signals =
-        signal_hook::iterator::Signals::new([SIGINT, SIGTERM]).map_err(|e| e.to_string())?;
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])
+        .map_err(failed("opening the signal iterator"))?;
     std::thread::Builder::new()
         .name("joj-cleanup".into())
         .spawn(move || {
@@ -271,6 +281,6 @@ fn install() -> Result<(), String> {
                 std::process::exit(128 + sig);
             }
         })
-        .map_err(|e| e.to_string())?;
+        .map_err(failed("starting the cleanup thread"))?;
     Ok(())
 }

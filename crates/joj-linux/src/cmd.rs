@@ -5,14 +5,14 @@ use std::ffi::OsStr;
 use std::path::PathBuf;
 use std::process::Command;
 
-use crate::prereq::{self, PrereqError};
+use crate::tools::{ToolMissing, find_tool};
 
 /// An external tool that could not be run or that failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum CommandError {
     #[error(transparent)]
-    Missing(#[from] PrereqError),
+    Missing(#[from] ToolMissing),
     #[error("could not start `{program}`: {source}; fix: check that it is executable")]
     Spawn {
         program: PathBuf,
@@ -29,13 +29,13 @@ pub enum CommandError {
     },
 }
 
-/// Runs `tool` (looked up like [`prereq::find_tool`]) and returns its stdout as text.
+/// Runs `tool` (looked up with [`find_tool`]) and returns its stdout as text.
 pub(crate) fn run<I, S>(tool: &str, args: I) -> Result<String, CommandError>
 where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
-    let program = prereq::find_tool(tool)?;
+    let program = find_tool(tool)?;
     let args: Vec<_> = args
         .into_iter()
         .map(|a| a.as_ref().to_os_string())

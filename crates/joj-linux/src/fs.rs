@@ -21,6 +21,7 @@ use std::str::FromStr;
 
 use crate::cmd::{self, CommandError};
 use crate::dev::{DevExtent, DevNum};
+use crate::tools::OutputUnparsable;
 
 /// Filesystem block size every kind is made with.
 pub const FS_BLOCK_BYTES: u64 = 4096;
@@ -318,7 +319,7 @@ pub fn journal_layout(
                     main_path.display().to_string(),
                 ],
             )?;
-            let runs = parse_debugfs_extents(&text).map_err(unparsable)?;
+            let runs = parse_debugfs_extents(&text).map_err(|e| unparsable(e.to_string()))?;
             if runs.is_empty() {
                 return Err(unparsable(format!("inode 8 has no extents in:\n{text}")));
             }
@@ -424,9 +425,12 @@ fn merge_adjacent(mut extents: Vec<DevExtent>) -> Vec<DevExtent> {
 /// `stat` output into `(first fs block, block count)` runs of file data. Extent-tree and
 /// indirect blocks (`(ETB0):…`, `(IND):…`) are metadata of the inode, not journal, and skipped.
 /// Entries look like `(0-4095):32807-36902`, `(5):1234` and `(6-9[u]):2000-2003`.
-pub fn parse_debugfs_extents(text: &str) -> Result<Vec<(u64, u64)>, String> {
+pub fn parse_debugfs_extents(text: &str) -> Result<Vec<(u64, u64)>, OutputUnparsable> {
     let Some(start) = text.find("EXTENTS:").or_else(|| text.find("BLOCKS:")) else {
-        return Err(format!("no EXTENTS/BLOCKS section in:\n{text}"));
+        return Err(OutputUnparsable {
+            what: "no EXTENTS/BLOCKS section",
+            near: text.to_string(),
+        });
     };
     let body = &text[start..];
     let body = &body[body.find(':').map_or(0, |i| i + 1)..];
@@ -439,14 +443,17 @@ pub fn parse_debugfs_extents(text: &str) -> Result<Vec<(u64, u64)>, String> {
         if entry.starts_with("TOTAL") {
             break;
         }
+        let bad = || OutputUnparsable {
+            what: "unexpected extent entry",
+            near: entry.to_string(),
+        };
         let Some((logical, physical)) = entry.split_once("):") else {
-            return Err(format!("unexpected entry `{entry}`"));
+            return Err(bad());
         };
         let logical = logical.trim_start_matches('(');
         if logical.starts_with(|c: char| !c.is_ascii_digit()) {
             continue; // ETBn, IND, DIND, TIND: tree/indirect blocks.
         }
-        let bad = || format!("unexpected entry `{entry}`");
         let (first, last) = match physical.split_once('-') {
             Some((a, b)) => (
                 a.trim().parse::<u64>().map_err(|_| bad())?,

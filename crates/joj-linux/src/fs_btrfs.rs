@@ -12,6 +12,7 @@ use std::os::fd::AsRawFd;
 use std::path::Path;
 
 use crate::cmd::{self, CommandError};
+use crate::tools::OutputUnparsable;
 
 /// `BLKFLSBUF`: write back and drop the block device's page cache, so dump-tree reads what
 /// the mounted filesystem has written rather than stale blocks cached by an earlier read.
@@ -71,24 +72,30 @@ pub fn read_chunk_map(device: &Path) -> Result<Vec<BtrfsChunk>, BtrfsMapError> {
         device.display().to_string(),
     ];
     let text = cmd::run("btrfs", args)?;
-    parse_chunk_tree(&text).map_err(|detail| BtrfsMapError::Unparsable { detail })
+    parse_chunk_tree(&text).map_err(|e| BtrfsMapError::Unparsable {
+        detail: e.to_string(),
+    })
 }
 
 /// Parses `btrfs inspect-internal dump-tree -t chunk` output.
-pub fn parse_chunk_tree(text: &str) -> Result<Vec<BtrfsChunk>, String> {
+pub fn parse_chunk_tree(text: &str) -> Result<Vec<BtrfsChunk>, OutputUnparsable> {
     let mut chunks: Vec<BtrfsChunk> = Vec::new();
     for line in text.lines().map(str::trim) {
         let words: Vec<&str> = line.split_whitespace().collect();
+        let bad = |what| OutputUnparsable {
+            what,
+            near: line.to_string(),
+        };
         if line.starts_with("item ") && line.contains("CHUNK_ITEM") {
             // item 1 key (FIRST_CHUNK_TREE CHUNK_ITEM 13631488) itemoff 16105 itemsize 80
             let pos = words
                 .iter()
                 .position(|w| *w == "CHUNK_ITEM")
-                .ok_or("no CHUNK_ITEM")?;
+                .ok_or_else(|| bad("no CHUNK_ITEM"))?;
             let logical = words
                 .get(pos + 1)
                 .and_then(|w| w.trim_end_matches(')').parse().ok())
-                .ok_or_else(|| format!("bad chunk key in `{line}`"))?;
+                .ok_or_else(|| bad("bad chunk key"))?;
             chunks.push(BtrfsChunk {
                 logical,
                 length: 0,
@@ -106,12 +113,12 @@ pub fn parse_chunk_tree(text: &str) -> Result<Vec<BtrfsChunk>, String> {
             if line.starts_with("length ") {
                 chunk.length = value_after("length")
                     .and_then(|v| v.parse().ok())
-                    .ok_or_else(|| format!("bad length in `{line}`"))?;
+                    .ok_or_else(|| bad("bad length"))?;
                 chunk.kind = value_after("type").unwrap_or_default().to_string();
             } else if line.starts_with("stripe ") {
                 let offset = value_after("offset")
                     .and_then(|v| v.parse().ok())
-                    .ok_or_else(|| format!("bad stripe in `{line}`"))?;
+                    .ok_or_else(|| bad("bad stripe"))?;
                 chunk.stripe_offsets.push(offset);
             }
         }
@@ -120,7 +127,10 @@ pub fn parse_chunk_tree(text: &str) -> Result<Vec<BtrfsChunk>, String> {
         .iter()
         .find(|c| c.length == 0 || c.stripe_offsets.is_empty())
     {
-        return Err(format!("chunk at {} has no length or stripes", c.logical));
+        return Err(OutputUnparsable {
+            what: "a chunk has no length or stripes",
+            near: format!("chunk at {}", c.logical),
+        });
     }
     Ok(chunks)
 }

@@ -24,6 +24,8 @@ pub mod fs_btrfs;
 pub mod loopdev;
 pub mod prereq;
 pub mod scratch;
+pub mod testgate;
+mod tools;
 pub mod tracefs;
 pub mod traceline;
 
@@ -37,6 +39,7 @@ pub use prereq::PrereqError;
 pub use scratch::{
     DeviceRole, FileExtents, ScratchDevice, ScratchError, ScratchFs, ScratchOptions,
 };
+pub use tools::ToolMissing;
 pub use tracefs::{
     BlockStream, BlockTracer, CapturedTrace, DEFAULT_BUFFER_KB, TraceError, now_mono_ns,
 };

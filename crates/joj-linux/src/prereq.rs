@@ -10,15 +10,12 @@
 use std::path::{Path, PathBuf};
 
 use crate::fs::FsKind;
+pub use crate::tools::{ToolMissing, find_tool, package_for};
 
 /// Where tracefs is mounted on current kernels.
 pub const TRACEFS_ROOT: &str = "/sys/kernel/tracing";
 /// The loop driver's control node.
 pub const LOOP_CONTROL: &str = "/dev/loop-control";
-
-/// Directories searched after `$PATH`: root's tools live in `sbin`, which a non-login `$PATH`
-/// often lacks.
-const EXTRA_TOOL_DIRS: [&str; 4] = ["/usr/sbin", "/sbin", "/usr/bin", "/bin"];
 
 /// A prerequisite the machine lacks.
 #[derive(Debug, thiserror::Error)]
@@ -44,10 +41,8 @@ pub enum PrereqError {
          with block tracepoints (CONFIG_BLK_DEV_IO_TRACE / CONFIG_TRACEPOINTS)"
     )]
     BlockEventsMissing { path: PathBuf },
-    #[error(
-        "`{tool}` is not installed (not in $PATH nor /usr/sbin, /sbin); fix: apt-get install {package}"
-    )]
-    ToolMissing { tool: String, package: &'static str },
+    #[error(transparent)]
+    ToolMissing(#[from] ToolMissing),
     #[error(
         "the kernel does not support {fs} (not in /proc/filesystems; `modprobe {fs}`: {detail}); \
          fix: load the {fs} module or use a kernel built with it"
@@ -111,35 +106,6 @@ pub fn ensure_tracefs() -> Result<PathBuf, PrereqError> {
     Ok(root)
 }
 
-/// The Debian package that provides `tool`.
-pub fn package_for(tool: &str) -> &'static str {
-    match tool {
-        "mkfs.ext4" | "debugfs" | "dumpe2fs" => "e2fsprogs",
-        "mkfs.xfs" | "xfs_db" => "xfsprogs",
-        "mkfs.btrfs" | "btrfs" => "btrfs-progs",
-        "modprobe" => "kmod",
-        _ => "the package that provides it",
-    }
-}
-
-/// Finds `tool` in `$PATH`, then in the sbin/bin directories.
-pub fn find_tool(tool: &str) -> Result<PathBuf, PrereqError> {
-    let path_var = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path_var)
-        .chain(EXTRA_TOOL_DIRS.iter().map(PathBuf::from))
-        .map(|dir| dir.join(tool))
-        .find(|candidate| is_executable(candidate))
-        .ok_or(PrereqError::ToolMissing {
-            tool: tool.to_string(),
-            package: package_for(tool),
-        })
-}
-
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-}
-
 /// Fails unless the kernel supports filesystem type `fs`, loading its module if needed.
 pub fn check_kernel_fs(fs: &'static str) -> Result<(), PrereqError> {
     if kernel_has_fs(fs) {
@@ -166,7 +132,7 @@ pub fn check_fs(kind: FsKind) -> Result<(), PrereqError> {
     check_root()?;
     check_loop_control()?;
     for tool in kind.tools() {
-        find_tool(tool)?;
+        crate::tools::find_tool(tool)?;
     }
     check_kernel_fs(kind.fs_type())
 }
@@ -185,10 +151,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn missing_tool_error_names_the_package_to_install() {
-        let err = find_tool("mkfs.nonexistent-joj").unwrap_err();
-        assert!(matches!(err, PrereqError::ToolMissing { .. }));
-        assert_eq!(package_for("xfs_db"), "xfsprogs");
-        assert!(err.to_string().contains("apt-get install"));
+    fn a_missing_tool_is_a_prerequisite_error() {
+        let err: PrereqError = find_tool("mkfs.nonexistent-joj").unwrap_err().into();
+        assert!(matches!(err, PrereqError::ToolMissing(ToolMissing { .. })));
     }
 }

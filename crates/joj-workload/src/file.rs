@@ -4,9 +4,9 @@
 //! written in full and synced before the window (and, for buffered reads, dropped from the
 //! page cache) so the window measures the access itself.
 
-use crate::WorkloadError;
 use crate::config::{FileAccess, FileSync, FileWorkload};
-use crate::db::Window;
+use crate::error::{ConfigError, WorkloadError};
+use crate::window::Window;
 use joj_vfs::IoCounters;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -42,13 +42,11 @@ struct AlignedBuf {
 impl AlignedBuf {
     fn new(len: usize, fill: u8) -> Result<AlignedBuf, WorkloadError> {
         let layout = Layout::from_size_align(len.max(1), BUFFER_ALIGN)
-            .map_err(|e| WorkloadError::Config(format!("record size {len}: {e}")))?;
+            .map_err(|_| WorkloadError::BufferAlloc { bytes: len })?;
         // SAFETY: layout has non-zero size.
         let ptr = unsafe { alloc_zeroed(layout) };
         if ptr.is_null() {
-            return Err(WorkloadError::Config(format!(
-                "cannot allocate a {len}-byte buffer"
-            )));
+            return Err(WorkloadError::BufferAlloc { bytes: len });
         }
         // SAFETY: ptr is valid for len bytes.
         unsafe { std::ptr::write_bytes(ptr, fill, len) };
@@ -87,15 +85,12 @@ pub fn file_path(dir: &Path, thread: u32) -> PathBuf {
 
 /// Create each thread's file; for reads and random writes write it in full and sync it.
 pub fn prepare(dir: &Path, w: &FileWorkload) -> Result<(), WorkloadError> {
-    w.validate().map_err(WorkloadError::Config)?;
+    w.validate()?;
     let buf = AlignedBuf::new(w.record_bytes as usize, b'p')?;
     for t in 0..w.threads {
         let path = file_path(dir, t);
         if path.exists() {
-            return Err(WorkloadError::Config(format!(
-                "{} already exists: joj creates its own files; point it at an empty directory",
-                path.display()
-            )));
+            return Err(ConfigError::FileExists(path).into());
         }
         let f = File::create(&path).map_err(io_err(format!("creating {}", path.display())))?;
         if matches!(
@@ -149,12 +144,12 @@ fn run_thread(
         .open(path)
         .map_err(|e| {
             if e.raw_os_error() == Some(libc::EINVAL) && w.sync.is_direct() {
-                WorkloadError::Config(format!(
-                    "the filesystem holding {} refuses O_DIRECT (tmpfs does); run on a block filesystem, e.g. --fs ext4",
-                    path.display()
-                ))
+                WorkloadError::DirectIoRefused(path.to_path_buf())
             } else {
-                WorkloadError::Io { what: format!("opening {}", path.display()), source: e }
+                WorkloadError::Io {
+                    what: format!("opening {}", path.display()),
+                    source: e,
+                }
             }
         })?;
     let ops = w.ops_per_thread();
@@ -212,7 +207,7 @@ pub fn run(
     window: &dyn Window,
     progress: Option<Arc<AtomicU64>>,
 ) -> Result<FileRunOutput, WorkloadError> {
-    w.validate().map_err(WorkloadError::Config)?;
+    w.validate()?;
     let n = w.threads as usize;
     let go = Barrier::new(n + 1);
     let done = Barrier::new(n + 1);
@@ -237,9 +232,8 @@ pub fn run(
         let results: Vec<_> = handles
             .into_iter()
             .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    Err(WorkloadError::Config("a workload thread panicked".into()))
-                })
+                h.join()
+                    .unwrap_or_else(|_| Err(WorkloadError::ThreadPanicked))
             })
             .collect();
         (results, elapsed, begun.and(ended))
@@ -295,7 +289,7 @@ mod tests {
                     seed: 1,
                 };
                 prepare(dir.path(), &w).unwrap();
-                let out = run(dir.path(), &w, &crate::db::Unmeasured, None).unwrap();
+                let out = run(dir.path(), &w, &crate::window::Unmeasured, None).unwrap();
                 assert_eq!(out.latencies_ns.len(), 32, "{access} {sync}");
                 if access.is_write() {
                     assert_eq!(out.syscalls.write_bytes, 2 * 64 * 1024);
@@ -322,6 +316,9 @@ mod tests {
             record_bytes: 1000,
             ..Default::default()
         };
-        assert!(w.validate().unwrap_err().contains("O_DIRECT"));
+        assert_eq!(
+            w.validate(),
+            Err(ConfigError::DirectRecord { record_bytes: 1000 })
+        );
     }
 }

@@ -1,8 +1,8 @@
 //! Shared by the integration tests: prerequisite gating and leak checks.
 //!
 //! The tests need root, loop devices, tracefs and the filesystem tools. When something is
-//! missing they fail if `CI` is set (a CI machine must provide it) and otherwise say why and
-//! return early. Loop devices are shared by the whole machine, so the checks only look for
+//! missing they fail, naming it, unless the developer opted out with `JOJ_SKIP_KERNEL_TESTS=1`
+//! (`joj_linux::testgate`). Loop devices are shared by the whole machine, so the checks only look for
 //! resources that belong to the test's own scratch directory or tracer, never at global counts.
 
 #![allow(dead_code)]
@@ -11,18 +11,10 @@ use std::path::{Path, PathBuf};
 
 use joj_linux::FsKind;
 
-/// Whether the machine has what a test on `kinds` (plus tracefs) needs.
+/// Whether the machine has what a test on `kinds` (plus tracefs) needs; fails the test when it
+/// does not, unless kernel-level tests are skipped on purpose.
 pub fn machine_ready(kinds: &[FsKind]) -> bool {
-    match joj_linux::prereq::check_all(kinds) {
-        Ok(()) => true,
-        Err(e) if std::env::var_os("CI").is_some() => {
-            panic!("CI is set and a prerequisite is missing: {e}")
-        }
-        Err(e) => {
-            eprintln!("skipping: {e}");
-            false
-        }
-    }
+    joj_linux::testgate::kernel_test(kinds)
 }
 
 /// Small options: each kind at its minimum size (xfs 300 MiB), 16 MiB external journal.

@@ -6,11 +6,13 @@
 //! window [`crate::paper::check`] verifies the database, and for the synthetic workload its
 //! summary must equal the driver's prediction.
 
-use super::{DbRunOutput, Window, connect, create, database_paths, sql_err};
-use crate::WorkloadError;
+use super::output::{DbRunOutput, PaperOutcome};
+use super::schema::{connect, database_paths};
 use crate::config::{DbWorkload, StartState};
+use crate::error::WorkloadError;
 use crate::paper::{self, Driver, KindCounts, PaperWorkload};
-use crate::result::PaperOutcome;
+use crate::sqlite::{self, SqliteSetup, sql_err};
+use crate::window::Window;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -20,9 +22,9 @@ pub(super) fn prepare(
     dir: &Path,
     w: &DbWorkload,
     p: &PaperWorkload,
-    vfs: &str,
+    setup: &SqliteSetup,
 ) -> Result<(), WorkloadError> {
-    let conn = create(&database_paths(dir, w, 0)[0], w, vfs)?;
+    let conn = sqlite::create(&database_paths(dir, w, 0)[0], setup, w.page_size)?;
     paper::prepare(&conn, p, w.seed)
 }
 
@@ -30,17 +32,17 @@ pub(super) fn run(
     dir: &Path,
     w: &DbWorkload,
     p: &PaperWorkload,
-    vfs: &str,
+    setup: &SqliteSetup,
     window: &dyn Window,
     progress: Option<Arc<AtomicU64>>,
 ) -> Result<DbRunOutput, WorkloadError> {
-    let conn = connect(dir, w, 0, vfs)?;
+    let conn = connect(dir, w, 0, setup)?;
     let mut driver = Driver::new(p, w.seed)?;
     if w.start == StartState::Steady {
         for _ in 0..w.transactions {
             driver.transaction(&conn)?;
         }
-        if w.journal.is_wal() {
+        if setup.journal.is_wal() {
             conn.query_row("PRAGMA wal_checkpoint(RESTART)", [], |_| Ok(()))
                 .map_err(sql_err("checkpointing the warm-up"))?;
         }

@@ -15,9 +15,12 @@
 //! The driver knows every supply cost: it checks each value it reads against that model and
 //! predicts the table's [`Summary`] after every commit ([`Driver::expected`]).
 
-use super::{Summary, TxnKind};
-use crate::WorkloadError;
-use crate::db::sql_err;
+pub use super::workload::{MAX_PAGES_PER_TXN, MAX_ROWS, PAPER_ROWS};
+
+use super::kind::TxnKind;
+use super::summary::Summary;
+use crate::error::WorkloadError;
+use crate::sqlite::sql_err;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rusqlite::Connection;
@@ -26,9 +29,6 @@ use std::ops::RangeInclusive;
 
 pub const TABLE: &str = "partsupp";
 /// The paper's table size.
-pub const PAPER_ROWS: u64 = 60_000;
-pub const MAX_ROWS: u64 = 10_000_000;
-pub const MAX_PAGES_PER_TXN: u32 = 1000;
 const SUPPLYCOST_CENTS: RangeInclusive<i64> = 100..=100_000;
 const AVAILQTY: RangeInclusive<i64> = 1..=9999;
 const COMMENT_CHARS: RangeInclusive<usize> = 180..=220;

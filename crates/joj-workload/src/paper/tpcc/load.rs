@@ -1,9 +1,9 @@
 //! Loading the TPC-C tables (clause 4.3.3.1) at the reduced cardinalities of [`super`], in
 //! one transaction, every value drawn from the seed.
 
-use super::{CUSTOMERS, DISTRICTS, Gen, ITEMS, NEW_ORDERS, ORDERS, last_name};
-use crate::WorkloadError;
-use crate::db::sql_err;
+use super::random::{CUSTOMERS, DISTRICTS, Gen, ITEMS, NEW_ORDERS, ORDERS, last_name};
+use crate::error::WorkloadError;
+use crate::sqlite::sql_err;
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;

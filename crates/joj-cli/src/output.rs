@@ -1,0 +1,30 @@
+//! What every command prints with: its result type, its JSON document, shared phrases.
+
+/// Any error the commands report; printed with its chain of causes.
+pub type CliResult = Result<(), Box<dyn std::error::Error>>;
+
+/// A command's JSON document: written to `save` when given, and printed on stdout as the only
+/// output when `json`. Returns whether the command prints its table instead.
+pub fn emit_json<T: serde::Serialize>(
+    doc: &T,
+    save: Option<&std::path::Path>,
+    json: bool,
+) -> Result<bool, Box<dyn std::error::Error>> {
+    if let Some(path) = save {
+        std::fs::write(path, serde_json::to_string_pretty(doc)?)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(doc)?);
+    }
+    Ok(!json)
+}
+
+/// "N erases", plus the map-area blocks when the profile erases them (`erase_map_blocks`).
+pub fn erases_phrase(data_blocks: u64, map_blocks: u64) -> String {
+    if map_blocks == 0 {
+        format!("{data_blocks} erases")
+    } else {
+        format!("{data_blocks} erases (+{map_blocks} map blocks)")
+    }
+}

@@ -1,0 +1,151 @@
+//! What can go wrong in an experiment: options no stack can run ([`StackError`], caught before
+//! anything is made), and failures of the run or of a layer below ([`ExperimentError`]). Each
+//! message names the cause and, where there is one, the fix.
+
+use joj_workload::{JournalMode, WorkloadError};
+
+/// A combination of options no stack runs; found before any filesystem, device or file is
+/// made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StackError {
+    #[error(
+        "--trace needs a scratch filesystem (e.g. --fs ext4): joj traces only loop devices it made for the run"
+    )]
+    TraceNeedsScratch,
+    #[error(
+        "--device replays the run's block trace, which needs a scratch filesystem: add --fs ext4 (or ext4-writeback, xfs, btrfs, ...)"
+    )]
+    DeviceNeedsScratch,
+    #[error(
+        "--journal xftl runs SQLite on the emulated transactional eMMC: add --device <profile> (galaxy-s5, emmc5, openssd or a profile JSON file)"
+    )]
+    XftlNeedsDevice,
+    #[error("xftl runs one connection on one database (no --threads, no --attached)")]
+    XftlOneConnection,
+    #[error("--pace runs the host at an emulated device's speed: add --device <profile>")]
+    PaceNeedsDevice,
+    #[error(
+        "--pace feeds the device model from a live block trace: run it on a scratch filesystem (--fs ext4, ...)"
+    )]
+    PaceNeedsScratch,
+    #[error("--pace paces SQLite transactions; the file workloads are not paced")]
+    PaceFileWorkload,
+    #[error("--gc-validity ages the emulated device: add --device <profile>")]
+    AgingNeedsDevice,
+    #[error("--gc-validity {0}: the share of valid pages in GC victims must be in 1..=99 percent")]
+    AgingPercent(u32),
+    #[error("-p/--dir names a host directory; it cannot be combined with a scratch --fs")]
+    DirWithScratch,
+    #[error(
+        "joj compare traces every row, which needs a scratch filesystem: use --fs ext4 (or another scratch kind)"
+    )]
+    CompareNeedsScratch,
+    #[error("joj compare needs at least one mode (--modes)")]
+    NoModes,
+    #[error(
+        "joj restart measures delete, truncate, persist, wal and xftl; {0} has no log to recover from (or is not crash-safe)"
+    )]
+    NotRestartable(JournalMode),
+    #[error(
+        "joj restart measures the synthetic workload (--workload xftl-synthetic), the paper's Table 5 setup"
+    )]
+    RestartWorkload,
+    #[error("{what} must be at least 1")]
+    Zero { what: &'static str },
+}
+
+/// Errors of an experiment.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ExperimentError {
+    #[error(transparent)]
+    Stack(#[from] StackError),
+    #[error(transparent)]
+    Workload(WorkloadError),
+    #[error(transparent)]
+    Linux(#[from] joj_linux::Error),
+    #[error(transparent)]
+    Vfs(#[from] joj_vfs::VfsError),
+    #[error("registering the waldio VFS: {0}")]
+    Waldio(#[from] joj_waldio::WaldioError),
+    #[error("the xftl VFS: {0}")]
+    Atomic(#[from] joj_atomic::AtomicError),
+    #[error("{what}: {source}")]
+    FlashFs {
+        what: &'static str,
+        #[source]
+        source: joj_atomic::FsError,
+    },
+    #[error("{what}: {source}")]
+    Device {
+        what: &'static str,
+        #[source]
+        source: joj_device::DeviceError,
+    },
+    #[error("the device image: {0}")]
+    Image(#[from] joj_device::ImageError),
+    #[error("replaying the run through the device model: {0}")]
+    Replay(#[from] joj_device::ReplayError),
+    #[error(transparent)]
+    Trace(#[from] joj_trace::error::TraceError),
+    #[error("I/O error while {what}: {source}")]
+    Io {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    CleanupHandler(#[from] joj_linux::HandlerError),
+    #[error(
+        "the file layer is full while {what}: it takes a sixth of the {device_mib} MiB device, {file_mib} MiB per file, too little for this workload; give the device more blocks (--blocks-per-plane) or make the workload smaller"
+    )]
+    FileLayerFull {
+        what: String,
+        device_mib: u64,
+        file_mib: u64,
+    },
+    #[error("the power cut never came: transaction {txn} {why}")]
+    NoPowerCut { txn: u64, why: String },
+    #[error("no device is attached to the xftl VFS (the window began without one)")]
+    NoDeviceAttached,
+    #[error("the measured window never ended")]
+    WindowNeverEnded,
+    #[error("the scratch filesystem is still in use when it must be closed")]
+    ScratchStillShared,
+}
+
+impl From<WorkloadError> for ExperimentError {
+    /// A window error comes back as the experiment error it was raised as.
+    fn from(e: WorkloadError) -> Self {
+        match e {
+            WorkloadError::Window(inner) => match inner.downcast::<ExperimentError>() {
+                Ok(own) => *own,
+                Err(other) => ExperimentError::Workload(WorkloadError::Window(other)),
+            },
+            other => ExperimentError::Workload(other),
+        }
+    }
+}
+
+impl From<joj_workload::ConfigError> for ExperimentError {
+    fn from(e: joj_workload::ConfigError) -> Self {
+        ExperimentError::Workload(e.into())
+    }
+}
+
+impl ExperimentError {
+    /// Wrap this error for a workload's [`joj_workload::Window`] (it comes back unchanged
+    /// through `From<WorkloadError>`).
+    pub fn into_window(self) -> WorkloadError {
+        WorkloadError::Window(Box::new(self))
+    }
+
+    /// The workload error inside, when this is one.
+    pub fn workload(&self) -> Option<&WorkloadError> {
+        match self {
+            ExperimentError::Workload(w) => Some(w),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,161 @@
+//! The run result: one JSON document per workload run (DESIGN.md, "Run result"). Tables,
+//! plots and comparisons are made from these documents, never from scraped text.
+
+use joj_trace::totals::{BlockPerTxn, BlockTotals};
+use joj_vfs::IoCounters;
+use joj_workload::PaperOutcome;
+use joj_workload::latency::LatencySummary;
+use joj_workload::paper::PaperWorkload;
+use serde::{Deserialize, Serialize};
+
+/// Bytes written through the VFS (or the file workload), by file role.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileBytes {
+    pub database: u64,
+    pub wal: u64,
+    pub rollback_journal: u64,
+    pub other: u64,
+}
+
+impl From<&IoCounters> for FileBytes {
+    fn from(c: &IoCounters) -> Self {
+        FileBytes {
+            database: c.database_bytes,
+            wal: c.wal_bytes,
+            rollback_journal: c.rollback_journal_bytes,
+            other: c.other_bytes,
+        }
+    }
+}
+
+/// System calls issued in the window.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Syscalls {
+    pub fsync: u64,
+    pub fdatasync: u64,
+    pub dir_syncs: u64,
+    pub write_calls: u64,
+    pub write_bytes: u64,
+    pub read_calls: u64,
+    pub read_bytes: u64,
+    pub truncates: u64,
+    pub deletes: u64,
+}
+
+impl From<&IoCounters> for Syscalls {
+    fn from(c: &IoCounters) -> Self {
+        Syscalls {
+            fsync: c.fsync,
+            fdatasync: c.fdatasync,
+            dir_syncs: c.dir_syncs,
+            write_calls: c.write_calls,
+            write_bytes: c.write_bytes,
+            read_calls: c.read_calls,
+            read_bytes: c.read_bytes,
+            truncates: c.truncates,
+            deletes: c.deletes,
+        }
+    }
+}
+
+/// What ran, on what: enough to rerun it and to know which SQLite and kernel produced it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunConfig {
+    pub joj_version: String,
+    pub sqlite_version: String,
+    pub kernel: String,
+    /// `host` or a scratch filesystem kind (`ext4`, `xfs`, ...).
+    pub fs: String,
+    pub mount_options: Option<String>,
+    /// `db` or `file`.
+    pub workload: String,
+    pub op: String,
+    pub journal_mode: Option<String>,
+    pub synchronous: Option<String>,
+    pub sync_call: Option<String>,
+    pub page_size: Option<u32>,
+    pub start: Option<String>,
+    pub threads: u32,
+    pub statements_per_txn: Option<u32>,
+    pub tables: Option<u32>,
+    pub attached_dbs: Option<u32>,
+    pub record_bytes: u64,
+    pub interval_ms: Option<u64>,
+    pub keys: Option<String>,
+    pub file_sync: Option<String>,
+    pub file_size_bytes: Option<u64>,
+    pub seed: u64,
+    pub trace: bool,
+    /// The X-FTL paper workload that ran (`op` then holds its name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paper: Option<PaperWorkload>,
+}
+
+/// One cross-check between two independent counts (e.g. VFS bytes vs block-layer bytes).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Check {
+    pub name: String,
+    pub ok: bool,
+    pub detail: String,
+}
+
+/// The run result document.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunResult {
+    pub config: RunConfig,
+    /// Transactions (database workloads) or I/O operations (file workloads) over all threads.
+    pub transactions: u64,
+    pub elapsed_s: f64,
+    /// Transactions (or operations) per second.
+    pub ops_per_sec: f64,
+    pub latency_us: LatencySummary,
+    pub syscalls: Syscalls,
+    pub files: FileBytes,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub block: Option<BlockTotals>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub block_per_txn: Option<BlockPerTxn>,
+    /// FUA and preflush bios the filesystem submitted (the loop device has no FUA, so the
+    /// block layer turns them into flushes before they are issued; see docs/measurement.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bio_intent: Option<BioIntent>,
+    /// FS journal bytes written while SQLite synced each kind of file (the WAL and rollback
+    /// journal parts are the journaling of journal, WALDIO Table 1's "JOJ" column).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fs_journal_by_synced_file: Option<FileBytes>,
+    /// File data whose place on the device could not be known (not yet allocated, inline,
+    /// encoded, outside btrfs's chunk map): requests to it were classified as metadata.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unplaced_data: Vec<crate::run::UnplacedData>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace_file: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plot_file: Option<String>,
+    pub checks: Vec<Check>,
+    /// The run's trace replayed through an emulated device (`joj bench --device`), with
+    /// `modeled_ops_per_sec` in transactions per modeled second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<joj_device::DeviceSummary>,
+    /// What the waldio VFS did in the window (WALDIO modes only): direct log writes, syncs,
+    /// group writes, preallocation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waldio: Option<joj_waldio::WaldioCounters>,
+    /// What an X-FTL paper workload did in the window, and the database it left.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paper: Option<PaperOutcome>,
+    /// The `xftl` mode's file layer and commit paths in the window (its `device` section is
+    /// the device itself, not a replayed trace).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xftl: Option<crate::xftl::XftlReport>,
+    /// What pacing did (`joj bench --pace`): the host ran at the modeled device's speed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pace: Option<crate::pace::PaceReport>,
+}
+
+/// Flags of the bios as the filesystem submitted them (block_bio_queue).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BioIntent {
+    pub fua_writes: u64,
+    pub preflush_writes: u64,
+    pub write_bios: u64,
+}

@@ -1,0 +1,100 @@
+//! Cross-checks: counts from two independent observers that must agree. What SQLite wrote
+//! through the VFS and synced must reach the block layer as at least as many bytes of the same
+//! file, and every sync call of a file must reach the device as a flush.
+
+use joj_trace::totals::BlockTotals;
+use joj_vfs::IoCounters;
+use joj_waldio::WaldioCounters;
+use joj_workload::{FileSync, Synchronous};
+
+use crate::result::Check;
+use crate::stack::{Stack, Workload};
+
+fn at_least(name: &str, block_bytes: u64, vfs_bytes: u64) -> Check {
+    Check {
+        name: name.to_string(),
+        ok: block_bytes >= vfs_bytes,
+        detail: format!("block layer {block_bytes} B ≥ written through the VFS {vfs_bytes} B"),
+    }
+}
+
+/// Every sync of a file (the directory syncs SQLite adds need not flush: their change may
+/// already be in the journal commit of the file's sync) is a flush at the device. Threads
+/// syncing at once may share one flush (the block layer merges flushes in flight), so with
+/// `threads` threads a flush may stand for up to that many syncs.
+fn flushes(block: &BlockTotals, vfs: &IoCounters, threads: u32) -> Check {
+    let syncs = (vfs.fsync + vfs.fdatasync).saturating_sub(vfs.dir_syncs);
+    let needed = syncs.div_ceil(u64::from(threads.max(1)));
+    let shared = if threads > 1 {
+        format!(", at least one per {threads} syncs of {threads} threads")
+    } else {
+        String::new()
+    };
+    Check {
+        name: "flushes".into(),
+        ok: block.flushes >= needed,
+        detail: format!(
+            "{} flush requests for {} sync calls ({syncs} of files{shared})",
+            block.flushes,
+            vfs.fsync + vfs.fdatasync
+        ),
+    }
+}
+
+/// The cross-checks that apply to this run.
+pub(super) fn cross_checks(
+    stack: &Stack,
+    workload: &Workload,
+    vfs: &IoCounters,
+    waldio: Option<&WaldioCounters>,
+    block: &BlockTotals,
+) -> Vec<Check> {
+    let mut checks = Vec::new();
+    match (workload, &stack.sqlite) {
+        (Workload::Db(w), Some(sqlite)) => {
+            // The level asked for (WALDIO's option may run SQLite at another, see the stack).
+            let synced = w.synchronous != Synchronous::Off;
+            if synced && sqlite.journal.is_wal() && w.synchronous == Synchronous::Full {
+                checks.push(at_least("wal_bytes", block.data_by_role.wal, vfs.wal_bytes));
+            }
+            if synced && sqlite.journal.is_rollback_file() {
+                checks.push(at_least(
+                    "rollback_journal_bytes",
+                    block.data_by_role.rollback_journal,
+                    vfs.rollback_journal_bytes,
+                ));
+                checks.push(at_least(
+                    "database_bytes",
+                    block.data_by_role.database,
+                    vfs.database_bytes,
+                ));
+            }
+            if synced && vfs.fsync + vfs.fdatasync > 0 {
+                checks.push(flushes(block, vfs, w.threads));
+            }
+        }
+        (Workload::File(w), _) => {
+            if w.access.is_write() && w.sync != FileSync::Buffered {
+                checks.push(at_least(
+                    "file_bytes",
+                    block.data_by_role.other,
+                    vfs.other_bytes,
+                ));
+            }
+        }
+        (Workload::Db(_), None) => {}
+    }
+    if let Some(wc) = waldio {
+        // Every direct write of log blocks reached the block layer as WAL data.
+        let wal = block.data_by_role.wal;
+        checks.push(Check {
+            name: "waldio_wal_bytes".to_string(),
+            ok: wal >= wc.direct_write_bytes,
+            detail: format!(
+                "block layer {wal} B ≥ waldio's direct log writes {} B",
+                wc.direct_write_bytes
+            ),
+        });
+    }
+    checks
+}

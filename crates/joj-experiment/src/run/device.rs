@@ -1,0 +1,76 @@
+//! An `xftl` run: the workload's database on the `xftl` VFS over a fresh (optionally aged)
+//! emulated device; the window resets the device's counters and reads them back, so the
+//! `device` section is the device's own.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+
+use joj_vfs::IoCounters;
+use joj_workload::latency::LatencySummary;
+use joj_workload::{DbWorkload, SqliteSetup, db, sqlite};
+
+use super::config::run_config;
+use crate::error::ExperimentError;
+use crate::result::{FileBytes, RunResult, Syscalls};
+use crate::stack::{DevicePlan, Stack, Workload};
+use crate::xftl::{self, XftlOptions};
+
+/// The database's directory on the device (names there only need to be absolute).
+const DIR: &str = "/joj-xftl";
+
+pub(super) fn run(
+    stack: &Stack,
+    plan: &DevicePlan,
+    w: &DbWorkload,
+    setup: &SqliteSetup,
+    progress: Option<Arc<AtomicU64>>,
+) -> Result<RunResult, ExperimentError> {
+    let xo = XftlOptions::for_run(&plan.profile, plan.aging_validity, w.page_size, w.seed);
+    let v = xftl::fresh_device(&xo)?;
+    let result = (|| {
+        let dir = PathBuf::from(DIR);
+        db::prepare(&dir, w, setup)?;
+        let window = xftl::Window::new(v);
+        let out = db::run(&dir, w, setup, &window, progress)?;
+        sqlite::integrity_check(&out.databases, &setup.vfs)?;
+        let (device, report) = window.take(&xo.profile, w.transactions)?;
+        Ok(result_of(stack, w, out, device, report))
+    })();
+    let _ = v.detach();
+    result
+}
+
+fn result_of(
+    stack: &Stack,
+    w: &DbWorkload,
+    out: joj_workload::DbRunOutput,
+    device: joj_device::DeviceSummary,
+    report: xftl::XftlReport,
+) -> RunResult {
+    // One connection (the stack refuses threads on the device).
+    let transactions = w.transactions;
+    RunResult {
+        config: run_config(stack, &Workload::Db(w.clone()), None),
+        transactions,
+        elapsed_s: out.elapsed.as_secs_f64(),
+        ops_per_sec: transactions as f64 / out.elapsed.as_secs_f64().max(1e-9),
+        latency_us: LatencySummary::from_ns(out.latencies_ns),
+        syscalls: Syscalls::from(&IoCounters::default()),
+        files: FileBytes::from(&IoCounters::default()),
+        block: None,
+        block_per_txn: None,
+        bio_intent: None,
+        fs_journal_by_synced_file: None,
+        unplaced_data: vec![],
+        trace_file: None,
+        plot_file: None,
+        checks: vec![],
+        device: Some(device),
+        waldio: None,
+        paper: out.paper,
+        xftl: Some(report),
+        // Nothing kernel-side runs under `xftl`, so there is no clock to pace.
+        pace: None,
+    }
+}

@@ -1,0 +1,246 @@
+//! Where each file's blocks are during the measured window: the VFS tells an
+//! [`ExtentRecorder`] whenever it syncs, truncates or deletes a file, and the recorder takes
+//! the file's FIEMAP there (a cheap ioctl; translation to device sectors happens after the
+//! window). It also keeps the interval of every sync call, to attribute FS journal writes to
+//! the file being synced. File ranges whose device location cannot be known (not yet allocated,
+//! inline, encoded, or outside btrfs's chunk map) are reported, not silently left to metadata.
+
+use std::ffi::c_int;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use joj_linux::ScratchFs;
+use joj_trace::FileRole;
+use joj_trace::classify::{DevExtent, FileSnapshot};
+use joj_vfs::{FileEvent, FileObserver};
+use joj_workload::lock;
+use serde::{Deserialize, Serialize};
+
+use crate::error::ExperimentError;
+
+/// A file's raw FIEMAP answer at one instant (btrfs: logical addresses, mapped after the run).
+struct RawSnapshot {
+    path: PathBuf,
+    role: FileRole,
+    time_ns: u64,
+    extents: Vec<joj_linux::Extent>,
+}
+
+/// One sync call: which file role was synced, from when to when (CLOCK_MONOTONIC).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct SyncInterval {
+    pub(super) role: FileRole,
+    pub(super) start_ns: u64,
+    pub(super) end_ns: u64,
+}
+
+/// File data the classifier could not place on the device: requests to it count as
+/// filesystem metadata. One entry per file and reason, the largest range seen.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnplacedData {
+    pub path: String,
+    pub role: FileRole,
+    /// Why the range has no device location.
+    pub reason: String,
+    /// Snapshots of the file that had such a range.
+    pub snapshots: u64,
+    /// The largest unplaced byte count in one snapshot.
+    pub max_bytes: u64,
+}
+
+/// Records extents and sync intervals while the window runs.
+#[derive(Default)]
+pub(super) struct ExtentRecorder {
+    snapshots: Mutex<Vec<RawSnapshot>>,
+    syncs: Mutex<Vec<SyncInterval>>,
+    open_syncs: Mutex<Vec<(std::thread::ThreadId, FileRole, u64)>>,
+}
+
+impl ExtentRecorder {
+    fn record(&self, path: &Path, role: FileRole, fd: Option<c_int>) {
+        let extents = match fd {
+            // SAFETY: the VFS passes a descriptor it keeps open for the duration of the call.
+            Some(fd) => joj_linux::fiemap(unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) }),
+            None => joj_linux::fiemap_path(path),
+        };
+        // A file that cannot be mapped (already gone) simply has no data extents: its
+        // requests fall to metadata, which is what they then are.
+        let Ok(extents) = extents else { return };
+        lock(&self.snapshots).push(RawSnapshot {
+            path: path.to_path_buf(),
+            role,
+            time_ns: joj_linux::now_mono_ns(),
+            extents,
+        });
+    }
+
+    /// Snapshot every regular file under `dir`, its role read from its name.
+    pub(super) fn record_dir(&self, dir: &Path) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_file() {
+                self.record(&p, role_from_name(&p), None);
+            }
+        }
+    }
+
+    /// The sync intervals recorded so far (taken: a second call returns none).
+    pub(super) fn take_syncs(&self) -> Vec<SyncInterval> {
+        std::mem::take(&mut *lock(&self.syncs))
+    }
+
+    /// Translate the raw snapshots into device sectors (one chunk-map read on btrfs), with the
+    /// file ranges that could not be placed.
+    pub(super) fn snapshots(
+        &self,
+        scratch: &ScratchFs,
+    ) -> Result<(Vec<FileSnapshot>, Vec<UnplacedData>), ExperimentError> {
+        let raw = std::mem::take(&mut *lock(&self.snapshots));
+        let main = scratch.main_device();
+        let dev = main.dev.to_string();
+        let chunks = if scratch.kind().fs_type() == "btrfs" {
+            Some(
+                joj_linux::fs_btrfs::read_chunk_map(&main.path)
+                    .map_err(|e| joj_linux::Error::from(joj_linux::ScratchError::from(e)))?,
+            )
+        } else {
+            None
+        };
+        let mut out = Vec::with_capacity(raw.len());
+        let mut unplaced = Unplaced::default();
+        for snap in raw {
+            let (placed, skipped) = joj_linux::fiemap::to_dev_extents(&snap.extents, &dev);
+            for (e, why) in &skipped {
+                unplaced.add(&snap, why.to_string(), e.length_bytes);
+            }
+            let extents = match &chunks {
+                None => placed.into_iter().map(dev_extent).collect(),
+                Some(chunks) => {
+                    let mut v = Vec::new();
+                    for e in placed {
+                        // `to_dev_extents` read btrfs logical addresses as sectors; map them.
+                        match joj_linux::fs_btrfs::map_logical(
+                            chunks,
+                            e.sector * 512,
+                            e.sectors * 512,
+                        ) {
+                            Ok(mapped) => {
+                                v.extend(mapped.into_iter().map(|(off, len)| DevExtent {
+                                    dev: dev.clone(),
+                                    sector: off / 512,
+                                    sectors: len.div_ceil(512),
+                                }))
+                            }
+                            Err(why) => unplaced.add(&snap, why.to_string(), e.sectors * 512),
+                        }
+                    }
+                    v
+                }
+            };
+            out.push(FileSnapshot {
+                role: snap.role,
+                path: snap.path.to_string_lossy().into_owned(),
+                time_ns: snap.time_ns,
+                extents,
+            });
+        }
+        Ok((out, unplaced.finish()))
+    }
+}
+
+fn dev_extent(e: joj_linux::DevExtent) -> DevExtent {
+    DevExtent {
+        dev: e.dev,
+        sector: e.sector,
+        sectors: e.sectors,
+    }
+}
+
+/// Unplaced ranges gathered per (file, reason) and per snapshot.
+#[derive(Default)]
+struct Unplaced {
+    by_file: Vec<UnplacedData>,
+    /// (path, reason, snapshot time) → bytes, to sum a snapshot's ranges before the maximum.
+    current: Option<(String, String, u64, u64)>,
+}
+
+impl Unplaced {
+    fn add(&mut self, snap: &RawSnapshot, reason: String, bytes: u64) {
+        let path = snap.path.to_string_lossy().into_owned();
+        let entry = match self
+            .by_file
+            .iter_mut()
+            .position(|u| u.path == path && u.reason == reason)
+        {
+            Some(i) => &mut self.by_file[i],
+            None => {
+                self.by_file.push(UnplacedData {
+                    path: path.clone(),
+                    role: snap.role,
+                    reason: reason.clone(),
+                    snapshots: 0,
+                    max_bytes: 0,
+                });
+                let last = self.by_file.len() - 1;
+                &mut self.by_file[last]
+            }
+        };
+        let same_snapshot = self
+            .current
+            .as_ref()
+            .is_some_and(|(p, r, t, _)| *p == path && *r == reason && *t == snap.time_ns);
+        let sum = if same_snapshot {
+            self.current.as_ref().map_or(0, |c| c.3) + bytes
+        } else {
+            entry.snapshots += 1;
+            bytes
+        };
+        entry.max_bytes = entry.max_bytes.max(sum);
+        self.current = Some((path, reason, snap.time_ns, sum));
+    }
+
+    fn finish(self) -> Vec<UnplacedData> {
+        self.by_file
+    }
+}
+
+impl FileObserver for ExtentRecorder {
+    fn file_event(&self, event: FileEvent, path: &Path, role: FileRole, fd: Option<c_int>) {
+        let now = joj_linux::now_mono_ns();
+        let me = std::thread::current().id();
+        match event {
+            FileEvent::BeforeSync => lock(&self.open_syncs).push((me, role, now)),
+            FileEvent::AfterSync => {
+                let mut open = lock(&self.open_syncs);
+                if let Some(i) = open.iter().position(|(t, _, _)| *t == me) {
+                    let (_, r, start_ns) = open.swap_remove(i);
+                    lock(&self.syncs).push(SyncInterval {
+                        role: r,
+                        start_ns,
+                        end_ns: now,
+                    });
+                }
+                drop(open);
+                self.record(path, role, fd);
+            }
+            FileEvent::BeforeDelete | FileEvent::BeforeTruncate => self.record(path, role, fd),
+        }
+    }
+}
+
+/// A file's role from its name (SQLite's suffixes and joj's `.db`).
+pub(super) fn role_from_name(p: &Path) -> FileRole {
+    let s = p.to_string_lossy();
+    if s.ends_with("-wal") {
+        FileRole::Wal
+    } else if s.ends_with("-journal") {
+        FileRole::RollbackJournal
+    } else if s.ends_with(".db") {
+        FileRole::Database
+    } else {
+        FileRole::Other
+    }
+}

@@ -1,0 +1,192 @@
+//! A run on a kernel filesystem: prepare → measured window → classify → emit.
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+
+use joj_vfs::{AccountingVfs, IoCounters};
+use joj_waldio::WaldioVfs;
+use joj_workload::latency::LatencySummary;
+use joj_workload::{PaperOutcome, db, file, sqlite};
+
+use super::checks::cross_checks;
+use super::classify::classify_window;
+use super::config::run_config;
+use super::emit::write_trace_and_plot;
+use super::extents::ExtentRecorder;
+use super::place::Place;
+use super::window::{Captured, MeasuredWindow, PaceSetup, Tracing};
+use crate::error::ExperimentError;
+use crate::replay::replay_records;
+use crate::result::{FileBytes, RunResult, Syscalls};
+use crate::stack::{ACCOUNTING_VFS, Stack, VfsChain, Workload};
+
+pub(super) fn run(
+    stack: &Stack,
+    workload: &Workload,
+    progress: Option<Arc<AtomicU64>>,
+) -> Result<RunResult, ExperimentError> {
+    let place = Place::make(&stack.storage)?;
+    let result = measure(&place, stack, workload, progress);
+    let closed = place.close();
+    let result = result?;
+    closed?;
+    Ok(result)
+}
+
+/// The VFS chain of the stack, registered with SQLite.
+struct Vfses {
+    accounting: AccountingVfs,
+    waldio: Option<WaldioVfs>,
+}
+
+fn register(stack: &Stack) -> Result<Vfses, ExperimentError> {
+    let accounting = joj_vfs::register()?;
+    if let Some(call) = stack.sync_call {
+        accounting.set_sync_call(call);
+    }
+    // WALDIO runs SQLite through the waldio VFS stacked on the accounting `joj` VFS, so the
+    // database and -shm are still counted and the WAL goes out as direct I/O.
+    let waldio = match (&stack.vfs, &stack.sqlite) {
+        (VfsChain::WaldioOverAccounting(options), Some(setup)) => {
+            let v = joj_waldio::register_over(&setup.vfs, ACCOUNTING_VFS)?;
+            v.set_defaults(*options);
+            Some(v)
+        }
+        _ => None,
+    };
+    Ok(Vfses { accounting, waldio })
+}
+
+/// What the workload's window gave back.
+struct Ran {
+    latencies_ns: Vec<u64>,
+    elapsed_s: f64,
+    /// A file workload counts its own system calls (no VFS underneath).
+    syscalls: Option<IoCounters>,
+    paper: Option<PaperOutcome>,
+}
+
+/// Create the workload's files, then run it inside the window.
+fn prepare_and_run(
+    place: &Place,
+    stack: &Stack,
+    workload: &Workload,
+    window: &MeasuredWindow,
+    progress: Option<Arc<AtomicU64>>,
+) -> Result<Ran, ExperimentError> {
+    match (workload, &stack.sqlite) {
+        (Workload::Db(w), Some(setup)) => {
+            db::prepare(&place.dir, w, setup)?;
+            let out = db::run(&place.dir, w, setup, window, progress)?;
+            sqlite::integrity_check(&out.databases, &setup.vfs)?;
+            Ok(Ran {
+                latencies_ns: out.latencies_ns,
+                elapsed_s: out.elapsed.as_secs_f64(),
+                syscalls: None,
+                paper: out.paper,
+            })
+        }
+        (Workload::File(w), _) => {
+            file::prepare(&place.dir, w)?;
+            let out = file::run(&place.dir, w, window, progress)?;
+            Ok(Ran {
+                latencies_ns: out.latencies_ns,
+                elapsed_s: out.elapsed.as_secs_f64(),
+                syscalls: Some(out.syscalls),
+                paper: None,
+            })
+        }
+        (Workload::Db(_), None) => unreachable!("Stack::resolve sets SQLite up for databases"),
+    }
+}
+
+fn measure(
+    place: &Place,
+    stack: &Stack,
+    workload: &Workload,
+    progress: Option<Arc<AtomicU64>>,
+) -> Result<RunResult, ExperimentError> {
+    let vfs = register(stack)?;
+    let tracing = stack.capture.as_ref().map(|c| Tracing {
+        devs: place.devs(),
+        buffer_kb: c.buffer_kb,
+        recorder: Arc::new(ExtentRecorder::default()),
+    });
+    let pace = match &stack.pace {
+        Some(plan) => Some(PaceSetup {
+            devs: place.dev_sizes()?,
+            profile: plan.profile.clone(),
+            aging: plan.aging_validity,
+            // The seed the replay ages with (`crate::replay`: the workload's).
+            seed: workload.seed(),
+        }),
+        None => None,
+    };
+    let window = MeasuredWindow::new(&place.dir, vfs.accounting, vfs.waldio, tracing, pace);
+    let ran = prepare_and_run(place, stack, workload, &window, progress)?;
+    let captured = window.take()?;
+    let mut result = base_result(place, stack, workload, ran, &captured);
+    if let (Some(fs), Some(recorder)) = (&place.scratch, window.recorder()) {
+        let classified = classify_window(fs, recorder, captured.requests)?;
+        let transactions = result.transactions;
+        result.fs_journal_by_synced_file = Some(classified.fs_journal_by_synced_file);
+        result.block_per_txn = Some(classified.totals.per_txn(transactions));
+        result.bio_intent = Some(captured.intent);
+        result.checks = cross_checks(
+            stack,
+            workload,
+            &captured.counters,
+            captured.waldio.as_ref(),
+            &classified.totals,
+        );
+        result.block = Some(classified.totals);
+        result.unplaced_data = classified.unplaced;
+        if let Some(out) = stack.capture.as_ref().and_then(|c| c.out_dir.as_ref()) {
+            write_trace_and_plot(out, &stack.label, &mut result, fs, &classified.records)?;
+        }
+        if let Some(plan) = &stack.replay {
+            let records = &classified.records;
+            result.device = Some(replay_records(
+                records,
+                transactions,
+                workload.seed(),
+                plan,
+            )?);
+        }
+    }
+    Ok(result)
+}
+
+/// The result's figures that need no trace.
+fn base_result(
+    place: &Place,
+    stack: &Stack,
+    workload: &Workload,
+    ran: Ran,
+    captured: &Captured,
+) -> RunResult {
+    let counters = ran.syscalls.unwrap_or(captured.counters);
+    let transactions = workload.transactions();
+    RunResult {
+        config: run_config(stack, workload, place.mount_options.clone()),
+        transactions,
+        elapsed_s: ran.elapsed_s,
+        ops_per_sec: transactions as f64 / ran.elapsed_s.max(1e-9),
+        latency_us: LatencySummary::from_ns(ran.latencies_ns),
+        syscalls: Syscalls::from(&counters),
+        files: FileBytes::from(&counters),
+        block: None,
+        block_per_txn: None,
+        bio_intent: None,
+        fs_journal_by_synced_file: None,
+        unplaced_data: vec![],
+        trace_file: None,
+        plot_file: None,
+        checks: vec![],
+        device: None,
+        waldio: captured.waldio,
+        paper: ran.paper,
+        xftl: None,
+        pace: captured.pace.clone(),
+    }
+}

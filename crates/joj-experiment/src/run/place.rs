@@ -1,0 +1,106 @@
+//! Where a kernel-side run's files live: a host directory (a fresh temporary one when none is
+//! named) or a scratch filesystem on loop devices made for the run. Both are removed when the
+//! [`Place`] is closed or dropped, whether the run succeeded or not.
+
+use std::path::PathBuf;
+
+use joj_linux::{ScratchFs, ScratchOptions};
+
+use crate::error::ExperimentError;
+use crate::stack::Storage;
+
+pub(super) struct Place {
+    /// The directory the workload's files go in.
+    pub(super) dir: PathBuf,
+    pub(super) scratch: Option<ScratchFs>,
+    /// Mount options of the scratch filesystem.
+    pub(super) mount_options: Option<String>,
+    tmp: Option<tempfile::TempDir>,
+}
+
+impl Place {
+    pub(super) fn make(storage: &Storage) -> Result<Place, ExperimentError> {
+        match storage {
+            Storage::Host(Some(d)) => Ok(Place {
+                dir: d.clone(),
+                scratch: None,
+                mount_options: None,
+                tmp: None,
+            }),
+            Storage::Host(None) => {
+                let t = tempfile::Builder::new()
+                    .prefix("joj-")
+                    .tempdir()
+                    .map_err(|source| ExperimentError::Io {
+                        what: "creating a temporary directory".into(),
+                        source,
+                    })?;
+                Ok(Place {
+                    dir: t.path().to_path_buf(),
+                    scratch: None,
+                    mount_options: None,
+                    tmp: Some(t),
+                })
+            }
+            Storage::Scratch { kind, image_bytes } => {
+                joj_linux::install_cleanup_handler()?;
+                let fs = ScratchFs::create(
+                    *kind,
+                    ScratchOptions {
+                        size_bytes: *image_bytes,
+                        ..Default::default()
+                    },
+                )
+                .map_err(joj_linux::Error::from)?;
+                let dir = fs.mount_path().join("joj");
+                std::fs::create_dir_all(&dir).map_err(|source| ExperimentError::Io {
+                    what: format!("creating {}", dir.display()),
+                    source,
+                })?;
+                let journal_path = fs.journal_device().map(|d| d.path.clone());
+                Ok(Place {
+                    dir,
+                    mount_options: Some(kind.mount_options(journal_path.as_deref())),
+                    scratch: Some(fs),
+                    tmp: None,
+                })
+            }
+            Storage::Device(_) => unreachable!("a device run has no kernel filesystem"),
+        }
+    }
+
+    /// The traced devices (`major:minor`), none for a host directory.
+    pub(super) fn devs(&self) -> Vec<String> {
+        self.scratch
+            .as_ref()
+            .map_or_else(Vec::new, |fs| fs.dev_ids())
+    }
+
+    /// Each traced device with its image size in bytes.
+    pub(super) fn dev_sizes(&self) -> Result<Vec<(String, u64)>, ExperimentError> {
+        let Some(fs) = &self.scratch else {
+            return Ok(vec![]);
+        };
+        fs.devices()
+            .iter()
+            .map(|d| {
+                let bytes = std::fs::metadata(&d.image)
+                    .map_err(|source| ExperimentError::Io {
+                        what: format!("reading the size of {}", d.image.display()),
+                        source,
+                    })?
+                    .len();
+                Ok((d.dev.to_string(), bytes))
+            })
+            .collect()
+    }
+
+    /// Unmount and remove the scratch filesystem (or the temporary directory).
+    pub(super) fn close(mut self) -> Result<(), ExperimentError> {
+        if let Some(fs) = self.scratch.take() {
+            fs.close().map_err(joj_linux::Error::from)?;
+        }
+        drop(self.tmp.take());
+        Ok(())
+    }
+}

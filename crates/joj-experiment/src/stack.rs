@@ -1,0 +1,353 @@
+//! What a run is made of, decided in one place: [`Stack::resolve`] turns a workload (and, for a
+//! database workload, its journal mode) and the run's options into the VFS chain SQLite opens
+//! its files through, the settings SQLite is given, the filesystem or device the files live
+//! on, whether the kernel's block requests are captured, whether the host is paced by a device
+//! model, and whether the captured trace is replayed through one. Every experiment — bench,
+//! compare, restart, crash — and every consumer of a result (cross-checks, result naming) asks
+//! the stack; none branches on the journal mode itself.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+
+use joj_device::Profile;
+use joj_linux::FsKind;
+use joj_vfs::SyncCall;
+use joj_workload::{DbWorkload, FileWorkload, JournalMode, SqliteSetup, Synchronous};
+
+use crate::error::StackError;
+
+/// The accounting VFS every kernel-side database run opens its files through.
+pub const ACCOUNTING_VFS: &str = joj_vfs::VFS_NAME;
+/// The waldio VFS joj registers over its accounting VFS for WALDIO runs.
+pub const WALDIO_VFS_NAME: &str = "waldio-joj";
+/// The xftl VFS joj registers for X-FTL runs.
+pub const XFTL_VFS_NAME: &str = "xftl-run";
+
+/// Where the run's files live, as the user names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FsChoice {
+    /// A directory of the host filesystem (a fresh temporary directory when `None`).
+    Host(Option<PathBuf>),
+    /// A scratch filesystem on a loop device made for the run and removed after it.
+    Scratch(FsKind),
+}
+
+impl FsChoice {
+    /// `host` or a scratch kind (`None`: the host), with Mobibench's `-p` directory.
+    pub fn new(scratch: Option<FsKind>, dir: Option<PathBuf>) -> Result<FsChoice, StackError> {
+        match (scratch, dir) {
+            (None, dir) => Ok(FsChoice::Host(dir)),
+            (Some(kind), None) => Ok(FsChoice::Scratch(kind)),
+            (Some(_), Some(_)) => Err(StackError::DirWithScratch),
+        }
+    }
+
+    pub fn name(&self) -> String {
+        match self {
+            FsChoice::Host(_) => "host".to_string(),
+            FsChoice::Scratch(kind) => kind.to_string(),
+        }
+    }
+
+    fn is_scratch(&self) -> bool {
+        matches!(self, FsChoice::Scratch(_))
+    }
+}
+
+/// The workload to run.
+#[derive(Debug, Clone)]
+pub enum Workload {
+    Db(DbWorkload),
+    File(FileWorkload),
+}
+
+impl Workload {
+    /// Transactions (or file operations) over all threads.
+    pub fn transactions(&self) -> u64 {
+        match self {
+            Workload::Db(w) => w.transactions * u64::from(w.threads),
+            Workload::File(w) => w.ops_per_thread() * u64::from(w.threads),
+        }
+    }
+
+    pub fn seed(&self) -> u64 {
+        match self {
+            Workload::Db(w) => w.seed,
+            Workload::File(w) => w.seed,
+        }
+    }
+}
+
+/// How to run it, as the user asks.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub fs: FsChoice,
+    /// Capture and classify the block requests of the scratch device(s).
+    pub trace: bool,
+    /// Where the trace file and plot go (no files when `None`).
+    pub out_dir: Option<PathBuf>,
+    /// Stem of the trace and plot file names (`None`: named after the stack and workload).
+    pub label: Option<String>,
+    /// Size of the scratch filesystem image.
+    pub image_size_bytes: u64,
+    /// Per-CPU tracefs ring buffer.
+    pub trace_buffer_kb: u32,
+    /// Incremented once per completed transaction (for a progress bar).
+    pub progress: Option<Arc<AtomicU64>>,
+    /// The emulated device: `xftl` runs on it; every other mode's captured trace is replayed
+    /// through it into the result's `device` section.
+    pub device: Option<Profile>,
+    /// Age the device before the run (GC validity in percent).
+    pub aging_validity: Option<u32>,
+    /// Run the host at the device's speed: after each transaction wait for a model of
+    /// `device` fed live from the kernel (`crate::pace`).
+    pub pace: bool,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            fs: FsChoice::Host(None),
+            trace: false,
+            out_dir: None,
+            label: None,
+            image_size_bytes: 1 << 30,
+            trace_buffer_kb: 64 * 1024,
+            progress: None,
+            device: None,
+            aging_validity: None,
+            pace: false,
+        }
+    }
+}
+
+/// The VFS chain SQLite opens its files through.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VfsChain {
+    /// No SQLite: a file workload.
+    None,
+    /// joj's accounting VFS over the unix VFS (SQLite's own journal modes).
+    Accounting,
+    /// waldio over the accounting VFS: the WAL in direct I/O, the other files counted.
+    WaldioOverAccounting(joj_waldio::WaldioOptions),
+    /// The xftl VFS over the flash file layer of an emulated transactional eMMC.
+    Xftl,
+}
+
+/// Where the files live.
+#[derive(Debug, Clone)]
+pub enum Storage {
+    /// A host directory (a fresh temporary one when `None`).
+    Host(Option<PathBuf>),
+    /// A scratch filesystem on loop devices made for the run.
+    Scratch { kind: FsKind, image_bytes: u64 },
+    /// The flash file layer on an emulated transactional eMMC in this process.
+    Device(DevicePlan),
+}
+
+/// An emulated device of a profile, optionally aged.
+#[derive(Debug, Clone)]
+pub struct DevicePlan {
+    pub profile: Profile,
+    /// GC victims hold about this share of valid pages after aging (`None`: a fresh device).
+    pub aging_validity: Option<u32>,
+}
+
+/// Capturing the kernel's block requests in the measured window.
+#[derive(Debug, Clone)]
+pub struct Capture {
+    pub buffer_kb: u32,
+    /// Where the trace file and plot go (none when `None`).
+    pub out_dir: Option<PathBuf>,
+}
+
+/// What a run is made of.
+#[derive(Debug, Clone)]
+pub struct Stack {
+    /// The database workload's journal mode (`None` for a file workload).
+    pub mode: Option<JournalMode>,
+    pub vfs: VfsChain,
+    /// What SQLite is told (`None` for a file workload).
+    pub sqlite: Option<SqliteSetup>,
+    /// The call the accounting VFS issues when SQLite syncs.
+    pub sync_call: Option<SyncCall>,
+    pub storage: Storage,
+    pub capture: Option<Capture>,
+    /// Hold the host to this device's time (`--pace`).
+    pub pace: Option<DevicePlan>,
+    /// Replay the captured trace through this device after the run.
+    pub replay: Option<DevicePlan>,
+    /// Stem of the trace and plot file names.
+    pub label: String,
+}
+
+impl Stack {
+    /// The stack `workload` runs on with `opts`; every rule about which options go together
+    /// is here.
+    pub fn resolve(workload: &Workload, opts: &RunOptions) -> Result<Stack, StackError> {
+        check_options(workload, opts)?;
+        let device = opts.device.clone().map(|profile| DevicePlan {
+            profile,
+            aging_validity: opts.aging_validity,
+        });
+        let stack = match workload {
+            Workload::File(_) => Stack {
+                mode: None,
+                vfs: VfsChain::None,
+                sqlite: None,
+                sync_call: None,
+                storage: storage_of(&opts.fs, opts.image_size_bytes),
+                capture: capture_of(opts, device.is_some()),
+                pace: None,
+                replay: device,
+                label: String::new(),
+            },
+            Workload::Db(w) => db_stack(w, opts, device)?,
+        };
+        Ok(Stack {
+            label: opts
+                .label
+                .clone()
+                .unwrap_or_else(|| stack.default_label("bench", &opts.fs, workload)),
+            ..stack
+        })
+    }
+
+    /// `host`, the scratch kind, or `xftl` (the result's `fs`).
+    pub fn fs_name(&self) -> String {
+        match &self.storage {
+            Storage::Host(_) => "host".into(),
+            Storage::Scratch { kind, .. } => kind.to_string(),
+            Storage::Device(_) => "xftl".into(),
+        }
+    }
+
+    /// `<command>-<fs>-<mode>-<workload>` for a database workload, `<command>-<fs>-<access>-
+    /// <sync>` for a file workload; `fs` as the user chose it.
+    pub fn default_label(&self, command: &str, fs: &FsChoice, workload: &Workload) -> String {
+        let fs = fs.name();
+        match (workload, self.mode) {
+            (Workload::Db(d), Some(mode)) => format!("{command}-{fs}-{mode}-{}", d.name()),
+            (Workload::Db(d), None) => format!("{command}-{fs}-{}", d.name()),
+            (Workload::File(f), _) => format!("{command}-{fs}-{}-{}", f.access, f.sync),
+        }
+    }
+
+    /// The run writes through SQLite's WAL (stock or WALDIO).
+    pub fn is_wal(&self) -> bool {
+        self.sqlite.as_ref().is_some_and(|s| s.journal.is_wal())
+    }
+}
+
+/// Options that cannot go together, whatever the mode.
+fn check_options(workload: &Workload, opts: &RunOptions) -> Result<(), StackError> {
+    if let Some(v) = opts.aging_validity {
+        if opts.device.is_none() {
+            return Err(StackError::AgingNeedsDevice);
+        }
+        if !(1..=99).contains(&v) {
+            return Err(StackError::AgingPercent(v));
+        }
+    }
+    let xftl = matches!(workload, Workload::Db(w) if w.journal == JournalMode::Xftl);
+    if opts.pace {
+        if opts.device.is_none() {
+            return Err(StackError::PaceNeedsDevice);
+        }
+        if matches!(workload, Workload::File(_)) {
+            return Err(StackError::PaceFileWorkload);
+        }
+        if !xftl && !opts.fs.is_scratch() {
+            return Err(StackError::PaceNeedsScratch);
+        }
+    }
+    if xftl {
+        return Ok(());
+    }
+    if opts.trace && !opts.fs.is_scratch() {
+        return Err(StackError::TraceNeedsScratch);
+    }
+    if opts.device.is_some() && !opts.fs.is_scratch() {
+        return Err(StackError::DeviceNeedsScratch);
+    }
+    Ok(())
+}
+
+fn storage_of(fs: &FsChoice, image_bytes: u64) -> Storage {
+    match fs {
+        FsChoice::Host(dir) => Storage::Host(dir.clone()),
+        FsChoice::Scratch(kind) => Storage::Scratch {
+            kind: *kind,
+            image_bytes,
+        },
+    }
+}
+
+/// Tracing is on when asked for, and whenever a device replays or paces the run (both are fed
+/// by the trace).
+fn capture_of(opts: &RunOptions, device: bool) -> Option<Capture> {
+    (opts.trace || device).then(|| Capture {
+        buffer_kb: opts.trace_buffer_kb,
+        out_dir: opts.out_dir.clone(),
+    })
+}
+
+fn db_stack(
+    w: &DbWorkload,
+    opts: &RunOptions,
+    device: Option<DevicePlan>,
+) -> Result<Stack, StackError> {
+    let mode = w.journal;
+    let (vfs, vfs_name, synchronous) = match mode {
+        JournalMode::Waldio(m) => {
+            let o = m.options();
+            // WALDIO's durability option decides when SQLite itself syncs
+            // (docs/formats/waldio.md).
+            let level = match o.sqlite_synchronous() {
+                "FULL" => Synchronous::Full,
+                _ => Synchronous::Normal,
+            };
+            (VfsChain::WaldioOverAccounting(o), WALDIO_VFS_NAME, level)
+        }
+        JournalMode::Xftl => (VfsChain::Xftl, XFTL_VFS_NAME, w.synchronous),
+        _ => (VfsChain::Accounting, ACCOUNTING_VFS, w.synchronous),
+    };
+    let sqlite = Some(SqliteSetup::new(
+        vfs_name,
+        mode.sqlite_journal(),
+        synchronous,
+    ));
+    if vfs == VfsChain::Xftl {
+        let Some(plan) = device else {
+            return Err(StackError::XftlNeedsDevice);
+        };
+        if w.threads != 1 || w.attached_dbs != 0 {
+            return Err(StackError::XftlOneConnection);
+        }
+        // Nothing kernel-side runs under xftl: the device counts its own commands, and its
+        // clock is the modeled time, so there is no trace to capture, replay or pace by.
+        return Ok(Stack {
+            mode: Some(mode),
+            vfs,
+            sqlite,
+            sync_call: None,
+            storage: Storage::Device(plan),
+            capture: None,
+            pace: None,
+            replay: None,
+            label: String::new(),
+        });
+    }
+    Ok(Stack {
+        mode: Some(mode),
+        vfs,
+        sqlite,
+        sync_call: Some(w.sync_call),
+        storage: storage_of(&opts.fs, opts.image_size_bytes),
+        capture: capture_of(opts, device.is_some()),
+        pace: device.clone().filter(|_| opts.pace),
+        replay: device,
+        label: String::new(),
+    })
+}

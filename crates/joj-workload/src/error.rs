@@ -1,0 +1,123 @@
+//! What can go wrong in a workload: bad configuration, caught before anything is created
+//! ([`ConfigError`]), and failures while it runs ([`WorkloadError`]). Each message names the
+//! cause and, where there is one, the fix.
+
+use std::path::PathBuf;
+
+/// A workload's parameters that cannot run, found before any file is created.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    #[error("-n must be at least 1 transaction")]
+    ZeroTransactions,
+    #[error("{what} must be at least 1")]
+    Zero { what: &'static str },
+    #[error("page size {0} is not a power of two in 512..=65536 (SQLite's range)")]
+    PageSize(u32),
+    #[error("record size {0} bytes must be in 1..=1000000")]
+    RecordBytes(usize),
+    #[error(
+        "{0} attached databases: at most 9 (SQLite's default SQLITE_MAX_ATTACHED is 10, main included)"
+    )]
+    TooManyAttached(u32),
+    #[error(
+        "{threads} threads: the paper workloads run on one connection, as the X-FTL paper did (SQLite locks the whole database file); use one thread"
+    )]
+    PaperThreads { threads: u32 },
+    #[error("{attached} attached databases: the paper workloads use one database file")]
+    PaperAttached { attached: u32 },
+    #[error(
+        "--pages-per-txn {given}: the synthetic workload updates 1..={max} rows per transaction (the paper: 1..=20)"
+    )]
+    PagesPerTxn { given: u32, max: u32 },
+    #[error(
+        "{rows} rows: the synthetic table needs at least --pages-per-txn ({pages_per_txn}) rows and at most {max}"
+    )]
+    SyntheticRows {
+        rows: u64,
+        pages_per_txn: u32,
+        max: u64,
+    },
+    #[error("--warehouses {given}: TPC-C needs 1..={max} warehouses")]
+    Warehouses { given: u32, max: u32 },
+    #[error("--rl-divisor {given}: the RL Benchmark's counts can be divided by 1..={max}")]
+    RlDivisor { given: u32, max: u32 },
+    #[error("file size {file_bytes} B must be at least one record of {record_bytes} B")]
+    FileSmallerThanRecord { file_bytes: u64, record_bytes: u64 },
+    #[error(
+        "O_DIRECT needs records that are a multiple of the device's logical block (512 B or 4 KiB); {record_bytes} B is not"
+    )]
+    DirectRecord { record_bytes: u64 },
+    /// A name that is not one of the choices (`--op`, `--journal`, `--workload`, ...).
+    #[error("unknown {what} '{given}': use {choices}")]
+    Unknown {
+        what: &'static str,
+        given: String,
+        choices: &'static str,
+    },
+    /// A Mobibench numeric flag out of its range.
+    #[error("-{flag} {given}: {choices}")]
+    MobibenchCode {
+        flag: char,
+        given: u32,
+        choices: &'static str,
+    },
+    #[error("{0} already exists: joj creates its own databases; point it at an empty directory")]
+    DatabaseExists(PathBuf),
+    #[error("{0} already exists: joj creates its own files; point it at an empty directory")]
+    FileExists(PathBuf),
+}
+
+/// Errors of a workload run.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WorkloadError {
+    #[error("invalid configuration: {0}")]
+    Config(#[from] ConfigError),
+    #[error("SQLite failed while {what}: {source}")]
+    Sqlite {
+        what: String,
+        #[source]
+        source: rusqlite::Error,
+    },
+    #[error("I/O error while {what}: {source}")]
+    Io {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "the filesystem is full while {what}: give the scratch filesystem more room (--image-mib) or free space in the host directory; nothing already committed was lost"
+    )]
+    DiskFull { what: String },
+    #[error("SQLite refused journal_mode={asked} on {schema} (it answered {answered})")]
+    JournalModeRefused {
+        schema: String,
+        asked: &'static str,
+        answered: String,
+    },
+    #[error("PRAGMA integrity_check on {path} answered: {answer}")]
+    Integrity { path: PathBuf, answer: String },
+    /// The database disagrees with what the workload knows it must hold (a value read back,
+    /// a consistency condition, a predicted digest): the storage below lost or changed data.
+    #[error("{what}: expected {expected}, found {found}")]
+    Mismatch {
+        what: String,
+        expected: String,
+        found: String,
+    },
+    #[error("cannot allocate an aligned {bytes}-byte I/O buffer")]
+    BufferAlloc { bytes: usize },
+    #[error(
+        "the filesystem holding {0} refuses O_DIRECT (tmpfs does); run on a block filesystem, e.g. --fs ext4"
+    )]
+    DirectIoRefused(PathBuf),
+    #[error("a paper workload driver is not reusable after a failed transaction")]
+    DriverFailed,
+    #[error("a workload thread panicked")]
+    ThreadPanicked,
+    /// The measured window (tracing, counters, pacing) failed; the boxed error is the
+    /// window's own (an experiment gets its error type back by downcasting).
+    #[error(transparent)]
+    Window(Box<dyn std::error::Error + Send + Sync + 'static>),
+}

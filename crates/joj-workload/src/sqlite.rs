@@ -1,0 +1,112 @@
+//! How a workload meets SQLite: [`SqliteSetup`] (the VFS its connections open through and the
+//! pragmas that decide SQLite's log), opening and creating databases with it, and turning
+//! SQLite's errors into [`WorkloadError`]s.
+
+use crate::config::{SqliteJournal, Synchronous};
+use crate::error::{ConfigError, WorkloadError};
+use rusqlite::{Connection, OpenFlags};
+use std::path::{Path, PathBuf};
+
+/// What SQLite is told for a run. An experiment's stack resolves a journal mode into this; the
+/// generators apply it as given and never look at the mode itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SqliteSetup {
+    /// The registered VFS every connection opens through (`unix`, joj's `joj`, `waldio`, ...).
+    pub vfs: String,
+    pub journal: SqliteJournal,
+    pub synchronous: Synchronous,
+}
+
+impl SqliteSetup {
+    /// SQLite's own journal mode `journal` on the VFS `vfs`.
+    pub fn new(vfs: &str, journal: SqliteJournal, synchronous: Synchronous) -> SqliteSetup {
+        SqliteSetup {
+            vfs: vfs.to_string(),
+            journal,
+            synchronous,
+        }
+    }
+}
+
+/// Maps a SQLite error to a [`WorkloadError`] that says what was being done; a full disk
+/// becomes [`WorkloadError::DiskFull`].
+pub fn sql_err(what: impl Into<String>) -> impl FnOnce(rusqlite::Error) -> WorkloadError {
+    let what = what.into();
+    move |source| {
+        if source.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull) {
+            WorkloadError::DiskFull { what }
+        } else {
+            WorkloadError::Sqlite { what, source }
+        }
+    }
+}
+
+/// Open `path` read-write (created if missing) through `vfs`, one connection per thread.
+pub fn open(path: &Path, vfs: &str) -> Result<Connection, WorkloadError> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_CREATE
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    Connection::open_with_flags_and_vfs(path, flags, vfs).map_err(|e| WorkloadError::Sqlite {
+        what: format!("opening {}", path.display()),
+        source: e,
+    })
+}
+
+/// A new, empty database file at `path` with `page_size`, in WAL mode when the setup uses it.
+/// joj never writes into a database it did not create.
+pub fn create(
+    path: &Path,
+    setup: &SqliteSetup,
+    page_size: u32,
+) -> Result<Connection, WorkloadError> {
+    if path.exists() {
+        return Err(ConfigError::DatabaseExists(path.to_path_buf()).into());
+    }
+    let conn = open(path, &setup.vfs)?;
+    conn.execute_batch(&format!("PRAGMA page_size={page_size};"))
+        .map_err(sql_err("setting page_size"))?;
+    if setup.journal.is_wal() {
+        conn.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
+            .map_err(sql_err("setting journal_mode=WAL"))?;
+    }
+    Ok(conn)
+}
+
+/// Set the setup's journal mode and synchronous level on `schema` of `conn`.
+pub fn apply(conn: &Connection, schema: &str, setup: &SqliteSetup) -> Result<(), WorkloadError> {
+    let asked = setup.journal.pragma();
+    let answered: String = conn
+        .query_row(&format!("PRAGMA {schema}.journal_mode={asked}"), [], |r| {
+            r.get(0)
+        })
+        .map_err(sql_err("setting journal_mode"))?;
+    if !answered.eq_ignore_ascii_case(asked) {
+        return Err(WorkloadError::JournalModeRefused {
+            schema: schema.to_string(),
+            asked,
+            answered,
+        });
+    }
+    conn.execute_batch(&format!(
+        "PRAGMA {schema}.synchronous={};",
+        setup.synchronous.pragma()
+    ))
+    .map_err(sql_err("setting synchronous"))
+}
+
+/// `PRAGMA integrity_check` on every database; `Ok` only if each answers `ok`.
+pub fn integrity_check(paths: &[PathBuf], vfs: &str) -> Result<(), WorkloadError> {
+    for p in paths {
+        let conn = open(p, vfs)?;
+        let answer: String = conn
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .map_err(sql_err("integrity_check"))?;
+        if answer != "ok" {
+            return Err(WorkloadError::Integrity {
+                path: p.clone(),
+                answer,
+            });
+        }
+    }
+    Ok(())
+}
