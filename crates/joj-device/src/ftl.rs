@@ -22,6 +22,7 @@
 //! shows after power-on must itself be durable, or a later trim followed by GC could let the
 //! next recovery's scan bring back a version older than the one shown.
 
+mod txn;
 mod xl2p;
 
 use serde::{Deserialize, Serialize};

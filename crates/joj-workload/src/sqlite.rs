@@ -94,6 +94,53 @@ pub fn apply(conn: &Connection, schema: &str, setup: &SqliteSetup) -> Result<(),
     .map_err(sql_err("setting synchronous"))
 }
 
+/// Turn SQLite's automatic WAL checkpoints off on `conn` (a WAL setup only); returns the
+/// setting to restore with [`restart_wal`].
+pub fn pause_autocheckpoint(
+    conn: &Connection,
+    setup: &SqliteSetup,
+) -> Result<Option<i64>, WorkloadError> {
+    if !setup.journal.is_wal() {
+        return Ok(None);
+    }
+    let pages: i64 = conn
+        .query_row("PRAGMA wal_autocheckpoint", [], |r| r.get(0))
+        .map_err(sql_err("reading wal_autocheckpoint"))?;
+    conn.query_row("PRAGMA wal_autocheckpoint=0", [], |_| Ok(()))
+        .map_err(sql_err("pausing wal_autocheckpoint"))?;
+    Ok(Some(pages))
+}
+
+/// Checkpoint every schema's WAL and restart it, so the next commits overwrite it from its
+/// start; then restore the automatic checkpoints [`pause_autocheckpoint`] turned off.
+pub fn restart_wal(
+    conn: &Connection,
+    schemas: &[String],
+    setup: &SqliteSetup,
+    autocheckpoint: Option<i64>,
+) -> Result<(), WorkloadError> {
+    if !setup.journal.is_wal() {
+        return Ok(());
+    }
+    for schema in schemas {
+        conn.query_row(
+            &format!("PRAGMA {schema}.wal_checkpoint(RESTART)"),
+            [],
+            |_| Ok(()),
+        )
+        .map_err(sql_err("checkpointing the warm-up"))?;
+    }
+    if let Some(pages) = autocheckpoint {
+        conn.query_row(
+            &format!("PRAGMA wal_autocheckpoint={pages}"),
+            [],
+            |_| Ok(()),
+        )
+        .map_err(sql_err("restoring wal_autocheckpoint"))?;
+    }
+    Ok(())
+}
+
 /// `PRAGMA integrity_check` on every database; `Ok` only if each answers `ok`.
 pub fn integrity_check(paths: &[PathBuf], vfs: &str) -> Result<(), WorkloadError> {
     for p in paths {

@@ -2,6 +2,8 @@
 //! through the VFS and synced must reach the block layer as at least as many bytes of the same
 //! file, and every sync call of a file must reach the device as a flush.
 
+use std::path::PathBuf;
+
 use joj_trace::totals::BlockTotals;
 use joj_vfs::IoCounters;
 use joj_waldio::WaldioCounters;
@@ -38,6 +40,47 @@ fn flushes(block: &BlockTotals, vfs: &IoCounters, threads: u32) -> Check {
             block.flushes,
             vfs.fsync + vfs.fdatasync
         ),
+    }
+}
+
+/// A steady-state WAL run starts with every WAL at its final size: each existed when the
+/// window began and none grew (or was created) in it, so the window measures overwrites of
+/// allocated blocks, not the WAL's growth.
+pub(super) fn steady_wal(
+    start: &[(PathBuf, Option<u64>)],
+    end: &[(PathBuf, Option<u64>)],
+) -> Check {
+    let mut problems = Vec::new();
+    for (wal, at_start) in start {
+        let at_end = end.iter().find(|(p, _)| p == wal).and_then(|(_, s)| *s);
+        let name = wal
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        match (at_start, at_end) {
+            (None | Some(0), _) => problems.push(format!("{name} did not exist at the start")),
+            (Some(a), Some(b)) if b != *a => {
+                problems.push(format!("{name} grew from {a} B to {b} B"));
+            }
+            (Some(_), None) => problems.push(format!("{name} was gone at the end")),
+            _ => {}
+        }
+    }
+    let sizes: Vec<String> = start
+        .iter()
+        .map(|(_, s)| s.map_or("none".into(), |b| format!("{b} B")))
+        .collect();
+    Check {
+        name: "steady_wal".into(),
+        ok: !start.is_empty() && problems.is_empty(),
+        detail: if problems.is_empty() {
+            format!(
+                "{} WAL file(s) at their final size from the start ({})",
+                start.len(),
+                sizes.join(", ")
+            )
+        } else {
+            problems.join("; ")
+        },
     }
 }
 

@@ -8,7 +8,7 @@ use joj_waldio::WaldioVfs;
 use joj_workload::latency::LatencySummary;
 use joj_workload::{PaperOutcome, db, file, sqlite};
 
-use super::checks::cross_checks;
+use super::checks::{cross_checks, steady_wal};
 use super::classify::classify_window;
 use super::config::run_config;
 use super::emit::write_trace_and_plot;
@@ -122,23 +122,35 @@ fn measure(
         }),
         None => None,
     };
-    let window = MeasuredWindow::new(&place.dir, vfs.accounting, vfs.waldio, tracing, pace);
+    let watch_wal = stack.is_wal()
+        && matches!(workload, Workload::Db(w) if w.start == joj_workload::StartState::Steady);
+    let window = MeasuredWindow::new(
+        &place.dir,
+        vfs.accounting,
+        vfs.waldio,
+        tracing,
+        pace,
+        watch_wal,
+    );
     let ran = prepare_and_run(place, stack, workload, &window, progress)?;
     let captured = window.take()?;
     let mut result = base_result(place, stack, workload, ran, &captured);
+    if let Some((start, end)) = &captured.steady_wal {
+        result.checks.push(steady_wal(start, end));
+    }
     if let (Some(fs), Some(recorder)) = (&place.scratch, window.recorder()) {
         let classified = classify_window(fs, recorder, captured.requests)?;
         let transactions = result.transactions;
         result.fs_journal_by_synced_file = Some(classified.fs_journal_by_synced_file);
         result.block_per_txn = Some(classified.totals.per_txn(transactions));
         result.bio_intent = Some(captured.intent);
-        result.checks = cross_checks(
+        result.checks.extend(cross_checks(
             stack,
             workload,
             &captured.counters,
             captured.waldio.as_ref(),
             &classified.totals,
-        );
+        ));
         result.block = Some(classified.totals);
         result.unplaced_data = classified.unplaced;
         if let Some(out) = stack.capture.as_ref().and_then(|c| c.out_dir.as_ref()) {

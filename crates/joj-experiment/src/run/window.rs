@@ -27,10 +27,32 @@ pub(super) struct PaceSetup {
     pub(super) seed: u64,
 }
 
+/// The size of each database's WAL file (`None`: no WAL file) at one instant.
+pub(super) type WalSizes = Vec<(PathBuf, Option<u64>)>;
+
+/// The WAL files of every database in `dir` (the `*.db` files), with their sizes.
+fn wal_sizes(dir: &Path) -> WalSizes {
+    let mut out = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.extension().is_some_and(|x| x == "db") {
+                let wal = joj_waldio::wal_path(&p);
+                let size = std::fs::metadata(&wal).ok().map(|m| m.len());
+                out.push((wal, size));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 /// What the window captured.
 #[derive(Default)]
 pub(super) struct Captured {
     pub(super) counters: IoCounters,
+    /// A steady-state WAL run: every WAL's size at the window's start and at its end.
+    pub(super) steady_wal: Option<(WalSizes, WalSizes)>,
     pub(super) waldio: Option<WaldioCounters>,
     pub(super) requests: Vec<TraceRecord>,
     pub(super) intent: BioIntent,
@@ -62,6 +84,9 @@ pub(super) struct MeasuredWindow {
     waldio: Option<WaldioVfs>,
     tracing: Option<Tracing>,
     pace: Option<PaceSetup>,
+    /// Watch the WAL files: a steady-state WAL run must start with them at their final size.
+    steady_wal: bool,
+    wal_at_start: Mutex<WalSizes>,
     tracer: Mutex<Option<BlockTracer>>,
     pacer: Mutex<Option<Pacer>>,
     before: Mutex<(IoCounters, WaldioCounters)>,
@@ -87,6 +112,7 @@ impl MeasuredWindow {
         waldio: Option<WaldioVfs>,
         tracing: Option<Tracing>,
         pace: Option<PaceSetup>,
+        steady_wal: bool,
     ) -> MeasuredWindow {
         MeasuredWindow {
             dir: dir.to_path_buf(),
@@ -94,6 +120,8 @@ impl MeasuredWindow {
             waldio,
             tracing,
             pace,
+            steady_wal,
+            wal_at_start: Mutex::default(),
             tracer: Mutex::new(None),
             pacer: Mutex::new(None),
             before: Mutex::default(),
@@ -121,6 +149,9 @@ impl MeasuredWindow {
     fn start(&self) -> Result<(), ExperimentError> {
         // Whatever preparation left dirty is written now, outside the window.
         syncfs(&self.dir)?;
+        if self.steady_wal {
+            *lock(&self.wal_at_start) = wal_sizes(&self.dir);
+        }
         if let Some(t) = &self.tracing {
             t.recorder.record_dir(&self.dir);
             self.set_observer(Some(t.recorder.clone() as Arc<dyn FileObserver>));
@@ -157,6 +188,10 @@ impl MeasuredWindow {
         let before = *lock(&self.before);
         cap.counters = after.delta(&before.0);
         cap.waldio = self.waldio.map(|w| w.counters().delta(&before.1));
+        if self.steady_wal {
+            let start = std::mem::take(&mut *lock(&self.wal_at_start));
+            cap.steady_wal = Some((start, wal_sizes(&self.dir)));
+        }
         if let Some(pacer) = lock(&self.pacer).take() {
             match pacer.finish() {
                 Ok(report) => cap.pace = Some(report),

@@ -237,6 +237,16 @@ impl DbWorkload {
         }
     }
 
+    /// Transactions a steady-state run makes before its window (0 for a fresh start): the
+    /// measured ones and a quarter more (at least 8), so that the WAL the warm-up leaves is
+    /// larger than the window's transactions need, whatever their keys.
+    pub fn warm_up_transactions(&self) -> u64 {
+        match self.start {
+            StartState::Fresh => 0,
+            StartState::Steady => self.transactions + (self.transactions / 4).max(8),
+        }
+    }
+
     pub fn prefill_kib(&self) -> u64 {
         self.prefill_kib.unwrap_or(match self.op {
             DbOp::Insert => 0,

@@ -120,11 +120,14 @@ fn run_transaction(
     conn.execute_batch("COMMIT").map_err(sql_err("COMMIT"))
 }
 
-/// The three points every thread and the main thread meet at: all set up, go, all done.
+/// The points every thread and the main thread meet at: all set up, go, all done, window
+/// ended (only then do the threads close their connections: closing the last connection of a
+/// WAL database checkpoints it, which belongs after the window).
 struct Barriers {
     ready: Barrier,
     go: Barrier,
     done: Barrier,
+    ended: Barrier,
 }
 
 /// The measured transactions of one thread; its latencies in nanoseconds.
@@ -137,10 +140,7 @@ fn measured(
 ) -> Result<Vec<u64>, WorkloadError> {
     let mut stmts = statements(conn, w)?;
     // After a warm-up the keys continue where it stopped.
-    let start_at = match w.start {
-        StartState::Steady => w.transactions * statements_per_target(w),
-        StartState::Fresh => 0,
-    };
+    let start_at = w.warm_up_transactions() * statements_per_target(w);
     let mut plan = KeyPlan::new(w, thread, start_at);
     let value = record(
         w.record_bytes,
@@ -166,9 +166,9 @@ fn measured(
     Ok(latencies)
 }
 
-/// One thread: set up (connect, warm up), wait for the window, run, wait for the others.
-/// Every thread passes all three barriers even after an error, so the main thread never waits
-/// forever; the error is returned after `done`.
+/// One thread: set up (connect, warm up), wait for the window, run, wait for the others and
+/// the window's end. Every thread passes every barrier even after an error, so the main
+/// thread never waits forever; the error is returned after `ended`.
 fn thread_main(
     dir: &Path,
     w: &DbWorkload,
@@ -189,7 +189,7 @@ fn thread_main(
     let result =
         conn.and_then(|conn| measured(&conn, w, thread, window, progress).map(|l| (l, conn)));
     barriers.done.wait();
-    // Close after the window: closing the last WAL connection checkpoints.
+    barriers.ended.wait();
     result.map(|(latencies, conn)| {
         drop(conn);
         latencies
@@ -209,6 +209,7 @@ pub(super) fn run(
         ready: Barrier::new(parties),
         go: Barrier::new(parties),
         done: Barrier::new(parties),
+        ended: Barrier::new(parties),
     };
     let progress = progress.as_deref();
     let (threads, elapsed, window_result) = std::thread::scope(|s| {
@@ -225,6 +226,7 @@ pub(super) fn run(
         barriers.done.wait();
         let elapsed = t0.elapsed();
         let ended = if begun.is_ok() { window.end() } else { Ok(()) };
+        barriers.ended.wait();
         let threads: Vec<_> = handles
             .into_iter()
             .map(|h| h.join().unwrap_or(Err(WorkloadError::ThreadPanicked)))
@@ -247,9 +249,11 @@ pub(super) fn run(
     })
 }
 
-/// Steady state: run the same transactions once before the window (updates write a value of
-/// their own, so that they and the measured updates both change every row they touch), then
-/// restart the WAL so the measured commits overwrite a WAL file that already has its size.
+/// Steady state: before the window, the same kind of transactions (a quarter more, see
+/// [`DbWorkload::warm_up_transactions`]) with SQLite's automatic checkpoints off, then a
+/// checkpoint that restarts the WAL: the measured commits overwrite a WAL file that is already
+/// larger than they need, as a long-lived database's WAL is. Updates write values of their own
+/// (see [`Value::WarmUp`]), so that both they and the measured updates change every row.
 fn warm_up(
     conn: &Connection,
     w: &DbWorkload,
@@ -258,27 +262,21 @@ fn warm_up(
 ) -> Result<(), WorkloadError> {
     let mut stmts = statements(conn, w)?;
     let mut plan = KeyPlan::new(w, thread, 0);
-    let value = record(
-        w.record_bytes,
-        if w.op == DbOp::Update {
-            Value::WarmUp
-        } else {
-            Value::Insert
-        },
-    );
-    for _ in 0..w.transactions {
-        run_transaction(conn, &mut stmts, &mut plan, w, &value)?;
+    let values = [false, true].map(|odd| {
+        record(
+            w.record_bytes,
+            if w.op == DbOp::Update {
+                Value::WarmUp { odd }
+            } else {
+                Value::Insert
+            },
+        )
+    });
+    let autocheckpoint = sqlite::pause_autocheckpoint(conn, setup)?;
+    for i in 0..w.warm_up_transactions() {
+        let value = &values[(i % 2) as usize];
+        run_transaction(conn, &mut stmts, &mut plan, w, value)?;
     }
     drop(stmts);
-    if setup.journal.is_wal() {
-        for schema in schema_names(w) {
-            conn.query_row(
-                &format!("PRAGMA {schema}.wal_checkpoint(RESTART)"),
-                [],
-                |_| Ok(()),
-            )
-            .map_err(sql_err("checkpointing the warm-up"))?;
-        }
-    }
-    Ok(())
+    sqlite::restart_wal(conn, &schema_names(w), setup, autocheckpoint)
 }

@@ -11,7 +11,7 @@ use super::schema::{connect, database_paths};
 use crate::config::{DbWorkload, StartState};
 use crate::error::WorkloadError;
 use crate::paper::{self, Driver, KindCounts, PaperWorkload};
-use crate::sqlite::{self, SqliteSetup, sql_err};
+use crate::sqlite::{self, SqliteSetup};
 use crate::window::Window;
 use std::path::Path;
 use std::sync::Arc;
@@ -39,13 +39,13 @@ pub(super) fn run(
     let conn = connect(dir, w, 0, setup)?;
     let mut driver = Driver::new(p, w.seed)?;
     if w.start == StartState::Steady {
-        for _ in 0..w.transactions {
+        // As Mobibench's warm-up: a quarter more transactions than measured, automatic
+        // checkpoints off, then the WAL restarted (`DbWorkload::warm_up_transactions`).
+        let autocheckpoint = sqlite::pause_autocheckpoint(&conn, setup)?;
+        for _ in 0..w.warm_up_transactions() {
             driver.transaction(&conn)?;
         }
-        if setup.journal.is_wal() {
-            conn.query_row("PRAGMA wal_checkpoint(RESTART)", [], |_| Ok(()))
-                .map_err(sql_err("checkpointing the warm-up"))?;
-        }
+        sqlite::restart_wal(&conn, &["main".to_string()], setup, autocheckpoint)?;
     }
     let mut counts = KindCounts::default();
     let mut latencies = Vec::with_capacity(w.transactions as usize);

@@ -2,7 +2,7 @@
 //! numeric suffix), one database file per thread plus its attached ones, the 100-byte values,
 //! and the connection each thread runs on.
 
-use crate::config::{DbOp, DbWorkload, StartState};
+use crate::config::{DbOp, DbWorkload};
 use crate::error::WorkloadError;
 use crate::sqlite::{self, SqliteSetup, sql_err};
 use rusqlite::Connection;
@@ -15,10 +15,11 @@ pub(super) enum Value {
     Insert,
     /// What Mobibench updates to (`UPDATE_STR`, the same bytes rotated by 50).
     Update,
-    /// What a steady-state warm-up of updates writes: neither of the others, so that both the
-    /// warm-up and the measured updates change every row they touch (SQLite writes nothing
-    /// for an update that leaves a row's bytes as they were).
-    WarmUp,
+    /// What a steady-state warm-up of updates writes, alternating between two values by
+    /// transaction: neither of the others, so that the warm-up (even a row it updates twice)
+    /// and the measured updates change every row they touch (SQLite writes nothing for an
+    /// update that leaves a row's bytes as they were).
+    WarmUp { odd: bool },
 }
 
 /// The 100-byte pattern of `value`, repeated to `len`.
@@ -27,7 +28,7 @@ pub(super) fn record(len: usize, value: Value) -> String {
     let start = match value {
         Value::Insert => 0,
         Value::Update => 50,
-        Value::WarmUp => 25,
+        Value::WarmUp { odd } => 25 + usize::from(odd),
     };
     PATTERN
         .bytes()
@@ -68,13 +69,7 @@ pub(super) fn statements_per_target(w: &DbWorkload) -> u64 {
 /// The rows each table needs so that every update, delete and select (of the warm-up too)
 /// finds its row: every transaction runs its statements on every table.
 pub(super) fn rows_needed(w: &DbWorkload) -> u64 {
-    let statements = w.transactions * statements_per_target(w);
-    let warmup = if w.start == StartState::Steady {
-        statements
-    } else {
-        0
-    };
-    let needed = statements + warmup;
+    let needed = (w.transactions + w.warm_up_transactions()) * statements_per_target(w);
     let by_size = (w.prefill_kib() * 1024).div_ceil(w.record_bytes as u64);
     match w.op {
         DbOp::Insert => by_size,
