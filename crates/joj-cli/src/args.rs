@@ -217,20 +217,21 @@ pub fn mobibench_access() -> Parser<FileAccess> {
     )
 }
 
-/// Mobibench `-y`: the file sync mode (the mmap modes 5–7 are refused with the reason).
+/// Mobibench `-y`: the file sync mode (the mmap modes 5–7 and the fbarrier modes 9–10 are
+/// refused with the reason).
 pub fn mobibench_file_sync() -> Parser<FileSync> {
     let mut values: Vec<PossibleValue> = [
         ("0", "normal (buffered)"),
         ("1", "O_SYNC"),
         ("2", "fsync"),
         ("3", "O_DIRECT"),
-        ("4", "O_DIRECT+O_DSYNC"),
+        ("4", "O_DIRECT|O_SYNC"),
         ("8", "fdatasync"),
     ]
     .iter()
     .map(|(code, help)| PossibleValue::new(*code).help(*help))
     .collect();
-    values.extend(["5", "6", "7"].map(|n| PossibleValue::new(n).hide(true)));
+    values.extend(["5", "6", "7", "9", "10"].map(|n| PossibleValue::new(n).hide(true)));
     choices(values, |s| {
         FileSync::from_mobibench(s.parse().unwrap_or(u32::MAX)).map_err(Into::into)
     })

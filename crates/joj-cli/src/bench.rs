@@ -45,10 +45,13 @@ pub struct CommonArgs {
     /// transactions run first, then a WAL checkpoint, so the WAL file already has its size.
     #[arg(long, value_parser = args::start(), default_value = "fresh")]
     pub start: StartState,
-    /// Number of transactions (per thread) [default: 1000; for --workload rl-bench one
-    /// complete pass of the benchmark].
-    #[arg(short = 'n', long = "transactions")]
+    /// Transactions per thread [default: 1000; for --workload rl-bench one complete pass of
+    /// the benchmark].
+    #[arg(long = "transactions")]
     pub transactions: Option<u64>,
+    /// Mobibench -n: transactions in all, divided among the threads.
+    #[arg(short = 'n', value_name = "N", conflicts_with = "transactions")]
+    pub transactions_in_all: Option<u64>,
     /// SQLite page size in bytes (the X-FTL paper used 8192 in every mode: its flash page).
     #[arg(long = "page-size", default_value_t = 4096)]
     pub page_size: u32,
@@ -99,10 +102,14 @@ impl CommonArgs {
             .transpose()
     }
 
-    /// `-n`, or the default for the workload.
-    pub fn transactions(&self, paper: Option<&PaperWorkload>) -> u64 {
-        self.transactions
-            .unwrap_or_else(|| paper.map_or(1000, PaperWorkload::default_transactions))
+    /// Transactions per thread: `--transactions`, Mobibench's `-n` shared by `threads` (as
+    /// Mobibench divides it), or the default for the workload.
+    pub fn transactions(&self, paper: Option<&PaperWorkload>, threads: u32) -> u64 {
+        match (self.transactions, self.transactions_in_all) {
+            (Some(n), _) => n,
+            (None, Some(n)) => n / u64::from(threads.max(1)),
+            (None, None) => paper.map_or(1000, PaperWorkload::default_transactions),
+        }
     }
 
     /// The run's options on `fs` (the device profile loaded here, so a bad name fails at once).
@@ -145,9 +152,12 @@ pub struct BenchArgs {
     /// Mobibench path (`-p`): run in this directory of the host filesystem.
     #[arg(short = 'p', long = "dir")]
     pub dir: Option<PathBuf>,
-    /// Mobibench file size in KiB (file workloads).
-    #[arg(short = 'f', long = "file-kib", conflicts_with = "workload")]
+    /// File size per thread in KiB (file workloads).
+    #[arg(long = "file-kib", conflicts_with = "workload")]
     pub file_kib: Option<u64>,
+    /// Mobibench -f: file size in KiB in all, divided among the threads (file workloads).
+    #[arg(short = 'f', value_name = "KIB", conflicts_with_all = ["file_kib", "workload"])]
+    pub file_kib_in_all: Option<u64>,
     /// Mobibench record size in KiB (file workloads).
     #[arg(short = 'r', long = "record-kib", conflicts_with = "workload")]
     pub record_kib: Option<u64>,
@@ -208,6 +218,7 @@ impl BenchArgs {
                 && (self.access.is_some()
                     || self.file_sync_mode.is_some()
                     || self.file_kib.is_some()
+                    || self.file_kib_in_all.is_some()
                     || self.record_kib.is_some()))
     }
 
@@ -221,7 +232,11 @@ impl BenchArgs {
                 .file_sync
                 .or(self.file_sync_mode)
                 .unwrap_or(FileSync::Buffered),
-            file_size_bytes: self.file_kib.unwrap_or(1024) * 1024,
+            file_size_bytes: match (self.file_kib, self.file_kib_in_all) {
+                (Some(kib), _) => kib,
+                (None, Some(all)) => all / u64::from(self.threads.max(1)),
+                (None, None) => 1024,
+            } * 1024,
             record_bytes: self.record_kib.unwrap_or(4) * 1024,
             threads: self.threads,
             seed: self.common.seed,
@@ -236,7 +251,7 @@ impl BenchArgs {
                 Some(Op::Db(op)) => op,
                 _ => self.db_mode.unwrap_or(DbOp::Insert),
             },
-            transactions: c.transactions(paper.as_ref()),
+            transactions: c.transactions(paper.as_ref(), self.threads),
             statements_per_txn: self.statements,
             tables: self.tables,
             attached_dbs: match self.databases {

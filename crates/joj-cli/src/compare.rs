@@ -33,7 +33,7 @@ pub fn main(a: CompareArgs) -> CliResult {
     let paper = a.common.paper()?;
     let base = DbWorkload {
         op: a.op,
-        transactions: a.common.transactions(paper.as_ref()),
+        transactions: a.common.transactions(paper.as_ref(), 1),
         paper,
         page_size: a.common.page_size,
         synchronous: a.common.sync,

@@ -351,3 +351,153 @@ fn db_stack(
         label: String::new(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use joj_workload::{SqliteJournal, Synchronous};
+
+    fn db(journal: JournalMode) -> Workload {
+        Workload::Db(DbWorkload {
+            journal,
+            ..DbWorkload::default()
+        })
+    }
+
+    fn profile() -> Profile {
+        Profile::builtin("galaxy-s5").expect("a built-in profile")
+    }
+
+    fn ext4() -> RunOptions {
+        RunOptions {
+            fs: FsChoice::Scratch(FsKind::Ext4),
+            ..RunOptions::default()
+        }
+    }
+
+    #[test]
+    fn each_mode_runs_on_its_own_stack() {
+        let wal = Stack::resolve(&db(JournalMode::Wal), &ext4()).unwrap();
+        assert_eq!(wal.vfs, VfsChain::Accounting);
+        assert_eq!(wal.sqlite.as_ref().unwrap().vfs, ACCOUNTING_VFS);
+        assert!(wal.capture.is_none() && wal.replay.is_none());
+
+        let normal = JournalMode::waldio(joj_waldio::SyncOption::Normal, false);
+        let w = Stack::resolve(&db(normal), &ext4()).unwrap();
+        assert!(matches!(w.vfs, VfsChain::WaldioOverAccounting(_)));
+        let s = w.sqlite.unwrap();
+        assert_eq!(
+            (s.journal, s.synchronous),
+            (SqliteJournal::Wal, Synchronous::Normal)
+        );
+        assert_eq!(s.vfs, WALDIO_VFS_NAME);
+
+        let device = RunOptions {
+            device: Some(profile()),
+            ..RunOptions::default()
+        };
+        let x = Stack::resolve(&db(JournalMode::Xftl), &device).unwrap();
+        assert!(matches!(x.storage, Storage::Device(_)));
+        assert_eq!(x.sqlite.as_ref().unwrap().journal, SqliteJournal::Delete);
+        assert!(x.capture.is_none() && x.replay.is_none() && x.pace.is_none());
+        assert_eq!(x.fs_name(), "xftl");
+    }
+
+    #[test]
+    fn a_device_turns_tracing_and_the_replay_on() {
+        let opts = RunOptions {
+            device: Some(profile()),
+            aging_validity: Some(50),
+            ..ext4()
+        };
+        let s = Stack::resolve(&db(JournalMode::Delete), &opts).unwrap();
+        assert!(s.capture.is_some());
+        assert_eq!(s.replay.unwrap().aging_validity, Some(50));
+        assert!(s.pace.is_none());
+        let paced = RunOptions { pace: true, ..opts };
+        assert!(
+            Stack::resolve(&db(JournalMode::Wal), &paced)
+                .unwrap()
+                .pace
+                .is_some()
+        );
+    }
+
+    #[test]
+    fn options_that_do_not_go_together_are_refused() {
+        let host = RunOptions::default();
+        let cases = [
+            (
+                db(JournalMode::Xftl),
+                host.clone(),
+                StackError::XftlNeedsDevice,
+            ),
+            (
+                db(JournalMode::Wal),
+                RunOptions {
+                    trace: true,
+                    ..host.clone()
+                },
+                StackError::TraceNeedsScratch,
+            ),
+            (
+                db(JournalMode::Wal),
+                RunOptions {
+                    device: Some(profile()),
+                    ..host.clone()
+                },
+                StackError::DeviceNeedsScratch,
+            ),
+            (
+                db(JournalMode::Wal),
+                RunOptions {
+                    pace: true,
+                    ..ext4()
+                },
+                StackError::PaceNeedsDevice,
+            ),
+            (
+                db(JournalMode::Wal),
+                RunOptions {
+                    aging_validity: Some(30),
+                    ..ext4()
+                },
+                StackError::AgingNeedsDevice,
+            ),
+            (
+                Workload::Db(DbWorkload {
+                    journal: JournalMode::Xftl,
+                    threads: 2,
+                    ..DbWorkload::default()
+                }),
+                RunOptions {
+                    device: Some(profile()),
+                    ..host.clone()
+                },
+                StackError::XftlOneConnection,
+            ),
+            (
+                Workload::File(FileWorkload::default()),
+                RunOptions {
+                    pace: true,
+                    device: Some(profile()),
+                    ..ext4()
+                },
+                StackError::PaceFileWorkload,
+            ),
+        ];
+        for (w, opts, expected) in cases {
+            assert_eq!(Stack::resolve(&w, &opts).unwrap_err(), expected);
+        }
+        assert_eq!(
+            FsChoice::new(Some(FsKind::Xfs), Some(PathBuf::from("/tmp"))),
+            Err(StackError::DirWithScratch)
+        );
+    }
+
+    #[test]
+    fn results_are_named_after_the_stack_and_the_workload() {
+        let s = Stack::resolve(&db(JournalMode::Wal), &ext4()).unwrap();
+        assert_eq!(s.label, "bench-ext4-wal-insert");
+    }
+}

@@ -115,6 +115,7 @@ fn open_flags(w: &FileWorkload) -> i32 {
         FileSync::OSync => flags |= libc::O_SYNC,
         FileSync::ODirect => flags |= libc::O_DIRECT,
         FileSync::ODirectDsync => flags |= libc::O_DIRECT | libc::O_DSYNC,
+        FileSync::ODirectSync => flags |= libc::O_DIRECT | libc::O_SYNC,
         FileSync::Buffered | FileSync::Fsync | FileSync::Fdatasync => {}
     }
     flags

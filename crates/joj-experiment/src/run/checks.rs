@@ -141,3 +141,44 @@ pub(super) fn cross_checks(
     }
     checks
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn syncs(fdatasync: u64, dir_syncs: u64) -> IoCounters {
+        IoCounters {
+            fdatasync,
+            dir_syncs,
+            ..IoCounters::default()
+        }
+    }
+
+    fn flushed(n: u64) -> BlockTotals {
+        BlockTotals {
+            flushes: n,
+            ..BlockTotals::default()
+        }
+    }
+
+    #[test]
+    fn one_flush_does_not_cover_many_syncs() {
+        // 10 syncs of files (and 2 of directories) need 10 flushes.
+        assert!(!flushes(&flushed(1), &syncs(12, 2), 1).ok);
+        assert!(!flushes(&flushed(9), &syncs(12, 2), 1).ok);
+        assert!(flushes(&flushed(10), &syncs(12, 2), 1).ok);
+        // Two threads may share each flush.
+        assert!(flushes(&flushed(5), &syncs(12, 2), 2).ok);
+        assert!(!flushes(&flushed(4), &syncs(12, 2), 2).ok);
+    }
+
+    #[test]
+    fn a_steady_wal_neither_appears_nor_grows() {
+        let wal = |s: Option<u64>| vec![(PathBuf::from("/d/joj-0.db-wal"), s)];
+        assert!(steady_wal(&wal(Some(8192)), &wal(Some(8192))).ok);
+        assert!(!steady_wal(&wal(Some(8192)), &wal(Some(12288))).ok);
+        assert!(!steady_wal(&wal(None), &wal(Some(8192))).ok);
+        assert!(!steady_wal(&wal(Some(8192)), &wal(None)).ok);
+        assert!(!steady_wal(&[], &[]).ok);
+    }
+}

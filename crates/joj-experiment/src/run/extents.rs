@@ -100,7 +100,6 @@ impl ExtentRecorder {
     ) -> Result<(Vec<FileSnapshot>, Vec<UnplacedData>), ExperimentError> {
         let raw = std::mem::take(&mut *lock(&self.snapshots));
         let main = scratch.main_device();
-        let dev = main.dev.to_string();
         let chunks = if scratch.kind().fs_type() == "btrfs" {
             Some(
                 joj_linux::fs_btrfs::read_chunk_map(&main.path)
@@ -109,46 +108,51 @@ impl ExtentRecorder {
         } else {
             None
         };
-        let mut out = Vec::with_capacity(raw.len());
-        let mut unplaced = Unplaced::default();
-        for snap in raw {
-            let (placed, skipped) = joj_linux::fiemap::to_dev_extents(&snap.extents, &dev);
-            for (e, why) in &skipped {
-                unplaced.add(&snap, why.to_string(), e.length_bytes);
-            }
-            let extents = match &chunks {
-                None => placed.into_iter().map(dev_extent).collect(),
-                Some(chunks) => {
-                    let mut v = Vec::new();
-                    for e in placed {
-                        // `to_dev_extents` read btrfs logical addresses as sectors; map them.
-                        match joj_linux::fs_btrfs::map_logical(
-                            chunks,
-                            e.sector * 512,
-                            e.sectors * 512,
-                        ) {
-                            Ok(mapped) => {
-                                v.extend(mapped.into_iter().map(|(off, len)| DevExtent {
-                                    dev: dev.clone(),
-                                    sector: off / 512,
-                                    sectors: len.div_ceil(512),
-                                }))
-                            }
-                            Err(why) => unplaced.add(&snap, why.to_string(), e.sectors * 512),
-                        }
-                    }
-                    v
-                }
-            };
-            out.push(FileSnapshot {
-                role: snap.role,
-                path: snap.path.to_string_lossy().into_owned(),
-                time_ns: snap.time_ns,
-                extents,
-            });
-        }
-        Ok((out, unplaced.finish()))
+        Ok(place(raw, &main.dev.to_string(), chunks.as_deref()))
     }
+}
+
+/// Where each snapshot's extents are on device `dev` (`chunks`: btrfs's chunk map, whose
+/// logical addresses FIEMAP reports), and what could not be placed.
+fn place(
+    raw: Vec<RawSnapshot>,
+    dev: &str,
+    chunks: Option<&[joj_linux::fs_btrfs::BtrfsChunk]>,
+) -> (Vec<FileSnapshot>, Vec<UnplacedData>) {
+    let mut out = Vec::with_capacity(raw.len());
+    let mut unplaced = Unplaced::default();
+    for snap in raw {
+        let (placed, skipped) = joj_linux::fiemap::to_dev_extents(&snap.extents, dev);
+        for (e, why) in &skipped {
+            unplaced.add(&snap, why.to_string(), e.length_bytes);
+        }
+        let extents = match chunks {
+            None => placed.into_iter().map(dev_extent).collect(),
+            Some(chunks) => {
+                let mut v = Vec::new();
+                for e in placed {
+                    // `to_dev_extents` read btrfs logical addresses as sectors; map them.
+                    match joj_linux::fs_btrfs::map_logical(chunks, e.sector * 512, e.sectors * 512)
+                    {
+                        Ok(mapped) => v.extend(mapped.into_iter().map(|(off, len)| DevExtent {
+                            dev: dev.to_string(),
+                            sector: off / 512,
+                            sectors: len.div_ceil(512),
+                        })),
+                        Err(why) => unplaced.add(&snap, why.to_string(), e.sectors * 512),
+                    }
+                }
+                v
+            }
+        };
+        out.push(FileSnapshot {
+            role: snap.role,
+            path: snap.path.to_string_lossy().into_owned(),
+            time_ns: snap.time_ns,
+            extents,
+        });
+    }
+    (out, unplaced.finish())
 }
 
 fn dev_extent(e: joj_linux::DevExtent) -> DevExtent {
@@ -242,5 +246,74 @@ pub(super) fn role_from_name(p: &Path) -> FileRole {
         FileRole::Database
     } else {
         FileRole::Other
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use joj_linux::Extent;
+    use joj_linux::fiemap::flags;
+
+    fn snap(time_ns: u64, extents: Vec<Extent>) -> RawSnapshot {
+        RawSnapshot {
+            path: PathBuf::from("/d/joj-0.db-wal"),
+            role: FileRole::Wal,
+            time_ns,
+            extents,
+        }
+    }
+
+    fn extent(physical_bytes: u64, length_bytes: u64, flags: u32) -> Extent {
+        Extent {
+            logical_bytes: 0,
+            physical_bytes,
+            length_bytes,
+            flags,
+        }
+    }
+
+    #[test]
+    fn ranges_without_a_place_are_reported_per_file_and_reason() {
+        let raw = vec![
+            snap(
+                1,
+                vec![extent(4096, 8192, 0), extent(0, 4096, flags::DELALLOC)],
+            ),
+            snap(
+                2,
+                vec![
+                    extent(0, 4096, flags::DELALLOC),
+                    extent(0, 4096, flags::DELALLOC),
+                ],
+            ),
+        ];
+        let (placed, unplaced) = place(raw, "7:0", None);
+        assert_eq!(placed[0].extents.len(), 1);
+        assert_eq!(placed[0].extents[0].sector, 8);
+        assert!(placed[1].extents.is_empty());
+        assert_eq!(unplaced.len(), 1, "{unplaced:?}");
+        let u = &unplaced[0];
+        assert_eq!((u.role, u.snapshots, u.max_bytes), (FileRole::Wal, 2, 8192));
+        assert!(u.reason.contains("not allocated"), "{}", u.reason);
+    }
+
+    #[test]
+    fn btrfs_ranges_outside_the_chunk_map_are_reported() {
+        let chunks = [joj_linux::fs_btrfs::BtrfsChunk {
+            logical: 1 << 20,
+            length: 1 << 20,
+            kind: "DATA|single".into(),
+            stripe_offsets: vec![8 << 20],
+        }];
+        let raw = vec![snap(
+            1,
+            vec![extent(1 << 20, 4096, 0), extent(64 << 20, 4096, 0)],
+        )];
+        let (placed, unplaced) = place(raw, "7:0", Some(&chunks));
+        assert_eq!(placed[0].extents.len(), 1);
+        assert_eq!(placed[0].extents[0].sector, (8 << 20) / 512);
+        assert_eq!(unplaced.len(), 1);
+        assert_eq!(unplaced[0].max_bytes, 4096);
     }
 }

@@ -78,7 +78,8 @@ impl fmt::Display for FileAccess {
 }
 
 /// How each file I/O is made durable (Mobibench `-y`: 0=normal 1=O_SYNC 2=fsync 3=O_DIRECT
-/// 4=O_DIRECT+sync 8=fdatasync; the mmap modes 5–7 are not offered).
+/// 4=O_DIRECT|O_SYNC 8=fdatasync; the mmap modes 5–7 and the fbarrier system calls 9–10,
+/// which mainline Linux lacks, are not offered).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FileSync {
@@ -88,17 +89,20 @@ pub enum FileSync {
     Fdatasync,
     ODirect,
     ODirectDsync,
+    /// `O_DIRECT|O_SYNC`: Mobibench's `-y 4`.
+    ODirectSync,
 }
 
 impl FileSync {
     /// The names `FromStr` reads and `Display` writes.
-    pub const NAMES: [&'static str; 6] = [
+    pub const NAMES: [&'static str; 7] = [
         "buffered",
         "osync",
         "fsync",
         "fdatasync",
         "direct",
         "direct-dsync",
+        "direct-sync",
     ];
 
     pub fn from_mobibench(n: u32) -> Result<Self, ConfigError> {
@@ -107,27 +111,37 @@ impl FileSync {
             1 => FileSync::OSync,
             2 => FileSync::Fsync,
             3 => FileSync::ODirect,
-            4 => FileSync::ODirectDsync,
+            4 => FileSync::ODirectSync,
             8 => FileSync::Fdatasync,
             5..=7 => {
                 return Err(ConfigError::MobibenchCode {
                     flag: 'y',
                     given: n,
-                    choices: "Mobibench's mmap modes are not supported by joj; use 0=normal 1=O_SYNC 2=fsync 3=O_DIRECT 4=O_DIRECT+O_DSYNC 8=fdatasync",
+                    choices: "Mobibench's mmap modes are not supported by joj; use 0=normal 1=O_SYNC 2=fsync 3=O_DIRECT 4=O_DIRECT|O_SYNC 8=fdatasync",
+                });
+            }
+            9 | 10 => {
+                return Err(ConfigError::MobibenchCode {
+                    flag: 'y',
+                    given: n,
+                    choices: "Mobibench's fbarrier/fdatabarrier modes call system calls mainline Linux does not have; use 0=normal 1=O_SYNC 2=fsync 3=O_DIRECT 4=O_DIRECT|O_SYNC 8=fdatasync",
                 });
             }
             _ => {
                 return Err(ConfigError::MobibenchCode {
                     flag: 'y',
                     given: n,
-                    choices: "sync modes are 0=normal 1=O_SYNC 2=fsync 3=O_DIRECT 4=O_DIRECT+O_DSYNC 8=fdatasync",
+                    choices: "sync modes are 0=normal 1=O_SYNC 2=fsync 3=O_DIRECT 4=O_DIRECT|O_SYNC 8=fdatasync",
                 });
             }
         })
     }
 
     pub fn is_direct(self) -> bool {
-        matches!(self, FileSync::ODirect | FileSync::ODirectDsync)
+        matches!(
+            self,
+            FileSync::ODirect | FileSync::ODirectDsync | FileSync::ODirectSync
+        )
     }
 }
 
@@ -141,6 +155,7 @@ impl FromStr for FileSync {
             "fdatasync" => FileSync::Fdatasync,
             "direct" | "odirect" | "o_direct" => FileSync::ODirect,
             "direct-dsync" | "odirect-dsync" | "o_direct+o_dsync" => FileSync::ODirectDsync,
+            "direct-sync" | "odirect-sync" | "o_direct+o_sync" => FileSync::ODirectSync,
             _ => {
                 return Err(ConfigError::Unknown {
                     what: "file sync",
@@ -161,6 +176,7 @@ impl fmt::Display for FileSync {
             FileSync::Fdatasync => "fdatasync",
             FileSync::ODirect => "direct",
             FileSync::ODirectDsync => "direct-dsync",
+            FileSync::ODirectSync => "direct-sync",
         })
     }
 }
