@@ -9,7 +9,7 @@ use crate::output::CliResult;
 use crate::progress::Progress;
 use clap::Args;
 use joj_experiment::crash::{CrashOptions, CrashReport, run};
-use joj_workload::paper::{PaperWorkload, rlbench};
+use joj_workload::paper::PaperWorkload;
 
 #[derive(Args)]
 pub struct CrashArgs {
@@ -78,10 +78,9 @@ pub fn main(a: CrashArgs) -> CliResult {
             .validate()
             .map_err(|e| format!("--blocks-per-plane {b}: {e}"))?;
     }
-    let transactions = a.transactions.unwrap_or(match workload {
-        PaperWorkload::RlBench { divisor } => rlbench::transactions_per_pass(divisor),
-        _ => 40,
-    });
+    let transactions = a
+        .transactions
+        .unwrap_or_else(|| CrashOptions::default_transactions(&workload));
     let opts = CrashOptions {
         page_size: a.page_size,
         seed: a.seed,

@@ -152,6 +152,42 @@ pub struct RunResult {
     pub pace: Option<crate::pace::PaceReport>,
 }
 
+impl RunResult {
+    /// A result with the figures every run has — what ran, its transactions over `elapsed_s`,
+    /// their latencies and the system calls counted — and no section of a trace, device,
+    /// paper workload or pacing yet.
+    pub fn measured(
+        config: RunConfig,
+        transactions: u64,
+        elapsed_s: f64,
+        latencies_ns: Vec<u64>,
+        counters: &IoCounters,
+    ) -> RunResult {
+        RunResult {
+            config,
+            transactions,
+            elapsed_s,
+            ops_per_sec: transactions as f64 / elapsed_s.max(1e-9),
+            latency_us: LatencySummary::from_ns(latencies_ns),
+            syscalls: Syscalls::from(counters),
+            files: FileBytes::from(counters),
+            block: None,
+            block_per_txn: None,
+            bio_intent: None,
+            fs_journal_by_synced_file: None,
+            unplaced_data: vec![],
+            trace_file: None,
+            plot_file: None,
+            checks: vec![],
+            device: None,
+            waldio: None,
+            paper: None,
+            xftl: None,
+            pace: None,
+        }
+    }
+}
+
 /// Flags of the bios as the filesystem submitted them (block_bio_queue).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BioIntent {

@@ -5,6 +5,7 @@
 //! SQLite's journal path is cut too. The canary device, which acknowledges commits before they
 //! are durable, must be caught. More cuts: `joj crash --cuts N` (docs/results.md).
 
+#[path = "../../joj-workload/tests/paper_common/mod.rs"]
 mod paper_common;
 
 use joj_device::Profile;

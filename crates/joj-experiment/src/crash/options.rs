@@ -47,6 +47,17 @@ impl CrashOptions {
         }
     }
 
+    /// Transactions per trial when none are named: 40, or one whole pass of RL Benchmark (its
+    /// tests only make sense in order).
+    pub fn default_transactions(workload: &PaperWorkload) -> u64 {
+        match *workload {
+            PaperWorkload::RlBench { divisor } => {
+                joj_workload::paper::rlbench::transactions_per_pass(divisor)
+            }
+            _ => 40,
+        }
+    }
+
     pub(super) fn validate(&self) -> Result<(), ExperimentError> {
         self.workload.validate()?;
         if self.transactions == 0 {

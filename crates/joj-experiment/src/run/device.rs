@@ -7,12 +7,11 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
 use joj_vfs::IoCounters;
-use joj_workload::latency::LatencySummary;
 use joj_workload::{DbWorkload, SqliteSetup, db, sqlite};
 
 use super::config::run_config;
 use crate::error::ExperimentError;
-use crate::result::{FileBytes, RunResult, Syscalls};
+use crate::result::RunResult;
 use crate::stack::{DevicePlan, Stack, Workload};
 use crate::xftl::{self, XftlOptions};
 
@@ -48,29 +47,18 @@ fn result_of(
     device: joj_device::DeviceSummary,
     report: xftl::XftlReport,
 ) -> RunResult {
-    // One connection (the stack refuses threads on the device).
-    let transactions = w.transactions;
+    // One connection (the stack refuses threads on the device); nothing kernel-side runs, so
+    // no system call is counted and there is no clock to pace.
     RunResult {
-        config: run_config(stack, &Workload::Db(w.clone()), None),
-        transactions,
-        elapsed_s: out.elapsed.as_secs_f64(),
-        ops_per_sec: transactions as f64 / out.elapsed.as_secs_f64().max(1e-9),
-        latency_us: LatencySummary::from_ns(out.latencies_ns),
-        syscalls: Syscalls::from(&IoCounters::default()),
-        files: FileBytes::from(&IoCounters::default()),
-        block: None,
-        block_per_txn: None,
-        bio_intent: None,
-        fs_journal_by_synced_file: None,
-        unplaced_data: vec![],
-        trace_file: None,
-        plot_file: None,
-        checks: vec![],
         device: Some(device),
-        waldio: None,
         paper: out.paper,
         xftl: Some(report),
-        // Nothing kernel-side runs under `xftl`, so there is no clock to pace.
-        pace: None,
+        ..RunResult::measured(
+            run_config(stack, &Workload::Db(w.clone()), None),
+            w.transactions,
+            out.elapsed.as_secs_f64(),
+            out.latencies_ns,
+            &IoCounters::default(),
+        )
     }
 }

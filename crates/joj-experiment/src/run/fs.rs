@@ -5,7 +5,6 @@ use std::sync::atomic::AtomicU64;
 
 use joj_vfs::{AccountingVfs, IoCounters};
 use joj_waldio::WaldioVfs;
-use joj_workload::latency::LatencySummary;
 use joj_workload::{PaperOutcome, db, file, sqlite};
 
 use super::checks::{cross_checks, steady_wal};
@@ -17,7 +16,7 @@ use super::place::Place;
 use super::window::{Captured, MeasuredWindow, PaceSetup, Tracing};
 use crate::error::ExperimentError;
 use crate::replay::replay_records;
-use crate::result::{FileBytes, RunResult, Syscalls};
+use crate::result::RunResult;
 use crate::stack::{ACCOUNTING_VFS, Stack, VfsChain, Workload};
 
 pub(super) fn run(
@@ -178,27 +177,16 @@ fn base_result(
     captured: &Captured,
 ) -> RunResult {
     let counters = ran.syscalls.unwrap_or(captured.counters);
-    let transactions = workload.transactions();
     RunResult {
-        config: run_config(stack, workload, place.mount_options.clone()),
-        transactions,
-        elapsed_s: ran.elapsed_s,
-        ops_per_sec: transactions as f64 / ran.elapsed_s.max(1e-9),
-        latency_us: LatencySummary::from_ns(ran.latencies_ns),
-        syscalls: Syscalls::from(&counters),
-        files: FileBytes::from(&counters),
-        block: None,
-        block_per_txn: None,
-        bio_intent: None,
-        fs_journal_by_synced_file: None,
-        unplaced_data: vec![],
-        trace_file: None,
-        plot_file: None,
-        checks: vec![],
-        device: None,
         waldio: captured.waldio,
         paper: ran.paper,
-        xftl: None,
         pace: captured.pace.clone(),
+        ..RunResult::measured(
+            run_config(stack, workload, place.mount_options.clone()),
+            workload.transactions(),
+            ran.elapsed_s,
+            ran.latencies_ns,
+            &counters,
+        )
     }
 }
