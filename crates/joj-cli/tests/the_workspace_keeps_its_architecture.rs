@@ -374,7 +374,8 @@ fn no_library_function_returns_a_string_error() {
 fn no_library_function_is_over_100_lines_without_saying_why() {
     let mut found = Vec::new();
     for (path, name, start, end, _) in library_functions() {
-        if end - start + 1 <= 100 {
+        // The function spans `end - start + 1` lines; up to 100 need no reason.
+        if end - start < 100 {
             continue;
         }
         let text = std::fs::read_to_string(&path).unwrap();
