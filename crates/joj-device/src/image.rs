@@ -239,6 +239,38 @@ fn check_body<'a>(bytes: &'a [u8], h: &Header) -> Result<&'a [u8], ImageError> {
 /// Decode an image for `profile`; every check of the format page, in order.
 pub fn decode(bytes: &[u8], profile: &Profile) -> Result<NandMedium, ImageError> {
     let h = decode_header(bytes)?;
+    let with_data = check_profile(&h, profile)?;
+    let body = check_body(bytes, &h)?;
+    let sections = split_body(body, &h, with_data)?;
+    let g = &h.geometry;
+    let ppb = g.pages_per_block as usize;
+    let (programmed, erase_counts) =
+        decode_block_table(sections.block_table, ppb, h.programmed_pages)?;
+    let oob = decode_oob(sections.oob, &programmed, ppb);
+    let checkpoint = MapCheckpoint {
+        entries: decode_checkpoint(sections.checkpoint),
+        checkpoint_seq: h.checkpoint_seq,
+    };
+    let data = if with_data {
+        decode_data(sections.data, &programmed, ppb, g.page_bytes as usize)
+    } else {
+        programmed.iter().map(|_| None).collect()
+    };
+    Ok(NandMedium::from_parts(
+        g.clone(),
+        profile.timing.clone(),
+        profile.data_mode,
+        oob,
+        programmed,
+        erase_counts,
+        data,
+        checkpoint,
+    ))
+}
+
+/// Step 4 of the checks: the image is of `profile`'s device — geometry, data mode and logical
+/// pages — for an image is never reformatted to fit. Returns whether page data is stored.
+fn check_profile(h: &Header, profile: &Profile) -> Result<bool, ImageError> {
     if h.geometry != profile.geometry {
         return Err(ImageError::GeometryMismatch {
             expected: describe(&profile.geometry),
@@ -268,86 +300,119 @@ pub fn decode(bytes: &[u8], profile: &Profile) -> Result<NandMedium, ImageError>
             ),
         });
     }
-    let body = check_body(bytes, &h)?;
-    let g = &h.geometry;
-    let blocks = g.blocks() as usize;
-    let ppb = g.pages_per_block as usize;
-    let pb = g.page_bytes as usize;
-    let malformed = |reason: String| ImageError::Malformed { reason };
+    Ok(with_data)
+}
+
+/// The body's sections, in file order.
+struct Sections<'a> {
+    block_table: &'a [u8],
+    oob: &'a [u8],
+    checkpoint: &'a [u8],
+    /// Empty when no page data is stored.
+    data: &'a [u8],
+}
+
+/// Cut the body into its sections, once its length is exactly what the header's counts need.
+fn split_body<'a>(body: &'a [u8], h: &Header, with_data: bool) -> Result<Sections<'a>, ImageError> {
+    let blocks = h.geometry.blocks() as usize;
+    let block_table_bytes = 8 * blocks;
+    let oob_bytes = 16 * h.programmed_pages as usize;
+    let checkpoint_bytes = 4 * h.logical_pages as usize;
     let data_bytes = if with_data {
-        h.programmed_pages as usize * pb
+        h.programmed_pages as usize * h.geometry.page_bytes as usize
     } else {
         0
     };
-    let need =
-        8 * blocks + 16 * h.programmed_pages as usize + 4 * h.logical_pages as usize + data_bytes;
+    let need = block_table_bytes + oob_bytes + checkpoint_bytes + data_bytes;
     if body.len() != need {
-        return Err(malformed(format!(
-            "body is {} bytes, sections need {need}",
-            body.len()
-        )));
+        return Err(ImageError::Malformed {
+            reason: format!("body is {} bytes, sections need {need}", body.len()),
+        });
     }
+    let (block_table, rest) = body.split_at(block_table_bytes);
+    let (oob, rest) = rest.split_at(oob_bytes);
+    let (checkpoint, data) = rest.split_at(checkpoint_bytes);
+    Ok(Sections {
+        block_table,
+        oob,
+        checkpoint,
+        data,
+    })
+}
+
+/// Per block: pages programmed (at most `ppb`, summing to the header's count) and erase count.
+fn decode_block_table(
+    table: &[u8],
+    ppb: usize,
+    programmed_pages: u64,
+) -> Result<(Vec<u32>, Vec<u32>), ImageError> {
+    let blocks = table.len() / 8;
     let mut programmed = Vec::with_capacity(blocks);
     let mut erase_counts = Vec::with_capacity(blocks);
     for b in 0..blocks {
-        let p = u32_at(body, 8 * b);
+        let p = u32_at(table, 8 * b);
         if p as usize > ppb {
-            return Err(malformed(format!(
-                "block {b} claims {p} programmed pages of {ppb}"
-            )));
+            return Err(ImageError::Malformed {
+                reason: format!("block {b} claims {p} programmed pages of {ppb}"),
+            });
         }
         programmed.push(p);
-        erase_counts.push(u32_at(body, 8 * b + 4));
+        erase_counts.push(u32_at(table, 8 * b + 4));
     }
-    if programmed.iter().map(|&p| u64::from(p)).sum::<u64>() != h.programmed_pages {
-        return Err(malformed(
-            "block table disagrees with the programmed page count".into(),
-        ));
+    if programmed.iter().map(|&p| u64::from(p)).sum::<u64>() != programmed_pages {
+        return Err(ImageError::Malformed {
+            reason: "block table disagrees with the programmed page count".into(),
+        });
     }
-    let mut oob = vec![Oob::EMPTY; blocks * ppb];
-    let mut pos = 8 * blocks;
+    Ok((programmed, erase_counts))
+}
+
+/// The OOB area of every page: stored ones block by block, the rest empty.
+fn decode_oob(section: &[u8], programmed: &[u32], ppb: usize) -> Vec<Oob> {
+    let mut oob = vec![Oob::EMPTY; programmed.len() * ppb];
+    let mut pos = 0;
     for (b, &n) in programmed.iter().enumerate() {
         for slot in &mut oob[b * ppb..b * ppb + n as usize] {
             *slot = Oob {
-                lpn: u32_at(body, pos),
-                checksum: u32_at(body, pos + 4),
-                seq: u64_at(body, pos + 8),
+                lpn: u32_at(section, pos),
+                checksum: u32_at(section, pos + 4),
+                seq: u64_at(section, pos + 8),
             };
             pos += 16;
         }
     }
-    let entries: Vec<u32> = (0..h.logical_pages as usize)
-        .map(|i| u32_at(body, pos + 4 * i))
-        .collect();
-    pos += 4 * h.logical_pages as usize;
-    let mut data: Vec<Option<Box<[u8]>>> = (0..blocks).map(|_| None).collect();
-    if with_data {
-        for (b, &n) in programmed.iter().enumerate() {
+    oob
+}
+
+/// The checkpoint's physical page per logical page.
+fn decode_checkpoint(section: &[u8]) -> Vec<u32> {
+    (0..section.len() / 4)
+        .map(|i| u32_at(section, 4 * i))
+        .collect()
+}
+
+/// Page data per block: the programmed pages stored, the rest of the block zeros; `None` for a
+/// block with nothing programmed.
+fn decode_data(
+    section: &[u8],
+    programmed: &[u32],
+    ppb: usize,
+    page_bytes: usize,
+) -> Vec<Option<Box<[u8]>>> {
+    let mut pos = 0;
+    programmed
+        .iter()
+        .map(|&n| {
             if n == 0 {
-                continue;
+                return None;
             }
-            let mut block = vec![0u8; ppb * pb];
-            let len = n as usize * pb;
-            block[..len].copy_from_slice(&body[pos..pos + len]);
+            let mut block = vec![0u8; ppb * page_bytes];
+            let len = n as usize * page_bytes;
+            block[..len].copy_from_slice(&section[pos..pos + len]);
             pos += len;
-            data[b] = Some(block.into_boxed_slice());
-        }
-    }
-    let _ = h.version;
-    let checkpoint = MapCheckpoint {
-        entries,
-        checkpoint_seq: h.checkpoint_seq,
-    };
-    Ok(NandMedium::from_parts(
-        g.clone(),
-        profile.timing.clone(),
-        profile.data_mode,
-        oob,
-        programmed,
-        erase_counts,
-        data,
-        checkpoint,
-    ))
+            Some(block.into_boxed_slice())
+        })
+        .collect()
 }
 
 /// Header facts of the image at `path` (checks magic, version, header and body checksums).

@@ -43,7 +43,7 @@ pub use tools::ToolMissing;
 pub use tracefs::{
     BlockStream, BlockTracer, CapturedTrace, DEFAULT_BUFFER_KB, TraceError, now_mono_ns,
 };
-pub use traceline::{BioRecord, TraceLine};
+pub use traceline::{BioRecord, TraceLine, TraceLineError};
 
 /// Any error of this crate, for callers that do not care which layer failed.
 #[derive(Debug, thiserror::Error)]

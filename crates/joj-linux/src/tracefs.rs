@@ -24,7 +24,7 @@ use joj_trace::record::TraceRecord;
 use crate::cleanup::{self, CleanupProblem};
 use crate::dev::{BadDevNum, DevNum};
 use crate::prereq::{self, PrereqError};
-use crate::traceline::{self, BioRecord, TraceLine};
+use crate::traceline::{self, BioRecord, TraceLine, TraceLineError};
 
 /// Events traced, under `events/block/`.
 const EVENTS: [&str; 2] = ["block_rq_issue", "block_bio_queue"];
@@ -85,7 +85,8 @@ pub enum TraceError {
     Parse {
         line_no: usize,
         line: String,
-        reason: &'static str,
+        #[source]
+        reason: TraceLineError,
     },
     #[error(
         "the trace lost {lost} event(s): the {buffer_kb} KiB per-CPU buffer filled up; fix: \

@@ -51,35 +51,104 @@ pub enum TraceLine {
     Other,
 }
 
-/// Parses one line of a tracefs `trace` file. The error is a short reason; callers add the
-/// line and its number.
-pub fn parse_trace_line(line: &str) -> Result<TraceLine, &'static str> {
+/// Why a line of a tracefs `trace` file is not an event this parser can read. Each variant names
+/// what was malformed and carries the offending text; the caller adds the line and its number.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TraceLineError {
+    /// No `<task>-<pid> [<cpu>]` prefix: not an event line.
+    #[error("no `<task>-<pid> [<cpu>]` prefix")]
+    NoTaskPidCpu,
+    /// Nothing but `rest` after the `[<cpu>]` column.
+    #[error("line ends after the cpu: {rest:?}")]
+    EndsAfterCpu { rest: String },
+    /// Nothing but `rest` after the flags column.
+    #[error("line ends after the flags: {rest:?}")]
+    EndsAfterFlags { rest: String },
+    /// Where the timestamp belongs, `text` does not end with `:`.
+    #[error("timestamp without ':': {text:?}")]
+    TimestampWithoutColon { text: String },
+    /// The timestamp is not `<seconds>.<at most nine digits>`.
+    #[error("bad timestamp {text:?}: want <seconds>.<at most 9 digits>")]
+    BadTimestamp { text: String },
+    /// The timestamp does not fit `u64` nanoseconds.
+    #[error("timestamp {text:?} overflows u64 nanoseconds")]
+    TimestampOverflows { text: String },
+    /// No `<event>: ` after the timestamp; `text` is what follows it.
+    #[error("no `<event>: ` after the timestamp: {text:?}")]
+    NoEvent { text: String },
+    /// A line starting `CPU:` that is not `CPU:<n> [LOST <m> EVENTS]`.
+    #[error("bad LOST marker: {text:?}")]
+    BadLostMarker { text: String },
+    /// The payload stops before its `missing` field.
+    #[error("payload ends before its {missing}")]
+    PayloadEndsEarly { missing: &'static str },
+    /// The device is not `<major>,<minor>`.
+    #[error("bad device {text:?}: want <major>,<minor>")]
+    BadDevice { text: String },
+    /// The rwbs field (`WSM`, `FF`, …) holds a letter of no known meaning or no operation.
+    #[error("bad rwbs {text:?}")]
+    BadRwbs { text: String },
+    /// `block_rq_issue` without its `(<cmd>)` field; `text` is where it should start.
+    #[error("no (cmd) field: {text:?}")]
+    NoCmd { text: String },
+    /// The `(<cmd>)` field of `block_rq_issue` is not closed by `) `.
+    #[error("unterminated (cmd) field: {text:?}")]
+    UnterminatedCmd { text: String },
+    /// `found` stands where the `+` between sector and length belongs.
+    #[error("no `+` between sector and length: found {found:?}")]
+    NoPlus { found: String },
+    #[error("bad sector {text:?}")]
+    BadSector { text: String },
+    #[error("bad sector count {text:?}")]
+    BadSectorCount { text: String },
+    /// The payload does not end with `[<comm>]`.
+    #[error("no [comm] at the end: {text:?}")]
+    NoComm { text: String },
+}
+
+/// Parses one line of a tracefs `trace` file.
+pub fn parse_trace_line(line: &str) -> Result<TraceLine, TraceLineError> {
     let line = line.trim_end_matches(['\n', '\r']);
     let trimmed = line.trim_start();
     if trimmed.is_empty() || trimmed.starts_with('#') {
         return Ok(TraceLine::Other);
     }
     if let Some(rest) = trimmed.strip_prefix("CPU:") {
-        return parse_lost(rest);
+        return parse_lost(rest).ok_or_else(|| TraceLineError::BadLostMarker {
+            text: trimmed.to_string(),
+        });
     }
-    let after_cpu = &line[cpu_field_end(line).ok_or("no `-pid [cpu]` prefix")?..];
-    let (first, rest) = after_cpu
-        .trim_start()
-        .split_once(' ')
-        .ok_or("line ends after the cpu")?;
+    let after_cpu = &line[cpu_field_end(line).ok_or(TraceLineError::NoTaskPidCpu)?..];
+    let (first, rest) =
+        after_cpu
+            .trim_start()
+            .split_once(' ')
+            .ok_or_else(|| TraceLineError::EndsAfterCpu {
+                rest: after_cpu.to_string(),
+            })?;
     // The flags column is optional (option `irq-info` off); the timestamp ends with ':'.
     let (stamp, rest) = if first.ends_with(':') {
         (first, rest)
     } else {
         rest.trim_start()
             .split_once(' ')
-            .ok_or("line ends after the flags")?
+            .ok_or_else(|| TraceLineError::EndsAfterFlags {
+                rest: rest.to_string(),
+            })?
     };
-    let time_ns = parse_timestamp(stamp.strip_suffix(':').ok_or("timestamp without ':'")?)?;
-    let (event, payload) = rest
-        .trim_start()
-        .split_once(": ")
-        .ok_or("no `event: ` after the timestamp")?;
+    let stamp = stamp
+        .strip_suffix(':')
+        .ok_or_else(|| TraceLineError::TimestampWithoutColon {
+            text: stamp.to_string(),
+        })?;
+    let time_ns = parse_timestamp(stamp)?;
+    let (event, payload) =
+        rest.trim_start()
+            .split_once(": ")
+            .ok_or_else(|| TraceLineError::NoEvent {
+                text: rest.to_string(),
+            })?;
     match event {
         "block_rq_issue" => parse_rq_issue(time_ns, payload).map(TraceLine::Request),
         "block_bio_queue" => parse_bio_queue(time_ns, payload).map(TraceLine::Bio),
@@ -115,98 +184,127 @@ fn cpu_field_end(line: &str) -> Option<usize> {
     None
 }
 
-fn parse_lost(rest: &str) -> Result<TraceLine, &'static str> {
-    // "1 [LOST 123 EVENTS]"
-    let (cpu, rest) = rest.split_once(' ').ok_or("bad LOST line")?;
+/// `"1 [LOST 123 EVENTS]"`, what follows `CPU:`.
+fn parse_lost(rest: &str) -> Option<TraceLine> {
+    let (cpu, rest) = rest.split_once(' ')?;
     let events = rest
         .trim()
         .strip_prefix("[LOST ")
-        .and_then(|r| r.strip_suffix(" EVENTS]"))
-        .ok_or("bad LOST line")?;
-    Ok(TraceLine::Lost {
-        cpu: cpu.parse().map_err(|_| "bad cpu in LOST line")?,
-        events: events
-            .trim()
-            .parse()
-            .map_err(|_| "bad count in LOST line")?,
+        .and_then(|r| r.strip_suffix(" EVENTS]"))?;
+    Some(TraceLine::Lost {
+        cpu: cpu.parse().ok()?,
+        events: events.trim().parse().ok()?,
     })
 }
 
 /// `"245.305094"` → nanoseconds. Accepts up to nine fractional digits.
-fn parse_timestamp(s: &str) -> Result<u64, &'static str> {
+fn parse_timestamp(s: &str) -> Result<u64, TraceLineError> {
+    let bad = || TraceLineError::BadTimestamp {
+        text: s.to_string(),
+    };
     let (secs, frac) = s.split_once('.').unwrap_or((s, ""));
     if frac.len() > 9 || !frac.bytes().all(|b| b.is_ascii_digit()) {
-        return Err("bad timestamp fraction");
+        return Err(bad());
     }
-    let secs: u64 = secs.trim().parse().map_err(|_| "bad timestamp seconds")?;
+    let secs: u64 = secs.trim().parse().map_err(|_| bad())?;
     let frac_ns: u64 = if frac.is_empty() {
         0
     } else {
-        frac.parse().map_err(|_| "bad timestamp")?
+        frac.parse().map_err(|_| bad())?
     };
     let frac_ns = frac_ns * 10u64.pow(9 - frac.len() as u32);
     secs.checked_mul(1_000_000_000)
         .and_then(|ns| ns.checked_add(frac_ns))
-        .ok_or("timestamp overflows")
+        .ok_or_else(|| TraceLineError::TimestampOverflows {
+            text: s.to_string(),
+        })
 }
 
-/// Splits off the next space-separated field.
-fn field(s: &str) -> Result<(&str, &str), &'static str> {
+/// Splits off the next space-separated field, the payload's `name`.
+fn field<'a>(s: &'a str, name: &'static str) -> Result<(&'a str, &'a str), TraceLineError> {
     let s = s.trim_start();
     match s.split_once(' ') {
         Some((f, rest)) => Ok((f, rest)),
         None if !s.is_empty() => Ok((s, "")),
-        None => Err("payload ends early"),
+        None => Err(TraceLineError::PayloadEndsEarly { missing: name }),
     }
 }
 
 /// `"7,0"` → `"7:0"`.
-fn parse_dev(s: &str) -> Result<String, &'static str> {
-    let (major, minor) = s.split_once(',').ok_or("bad device")?;
-    let major: u32 = major.parse().map_err(|_| "bad device major")?;
-    let minor: u32 = minor.parse().map_err(|_| "bad device minor")?;
-    Ok(format!("{major}:{minor}"))
+fn parse_dev(s: &str) -> Result<String, TraceLineError> {
+    let numbers = s
+        .split_once(',')
+        .and_then(|(major, minor)| Some((major.parse::<u32>().ok()?, minor.parse::<u32>().ok()?)));
+    match numbers {
+        Some((major, minor)) => Ok(format!("{major}:{minor}")),
+        None => Err(TraceLineError::BadDevice {
+            text: s.to_string(),
+        }),
+    }
+}
+
+/// `"WSM"` → (op, preflush, fua, sync, meta).
+fn parse_rwbs(s: &str) -> Result<(Op, bool, bool, bool, bool), TraceLineError> {
+    TraceRecord::parse_rwbs(s).ok_or_else(|| TraceLineError::BadRwbs {
+        text: s.to_string(),
+    })
 }
 
 /// `"[comm]"` at the end of a payload. The comm may itself contain brackets and spaces.
-fn parse_comm(s: &str) -> Result<String, &'static str> {
+fn parse_comm(s: &str) -> Result<String, TraceLineError> {
     let s = s.trim_start();
     let inner = s
         .strip_prefix('[')
         .and_then(|r| r.strip_suffix(']'))
-        .ok_or("no [comm] at the end")?;
+        .ok_or_else(|| TraceLineError::NoComm {
+            text: s.to_string(),
+        })?;
     Ok(inner.to_string())
 }
 
 /// `"229440 + 8"` → (sector, sectors, rest).
-fn parse_range(s: &str) -> Result<(u64, u64, &str), &'static str> {
-    let (sector, rest) = field(s)?;
-    let (plus, rest) = field(rest)?;
+fn parse_range(s: &str) -> Result<(u64, u64, &str), TraceLineError> {
+    let (sector, rest) = field(s, "sector")?;
+    let (plus, rest) = field(rest, "`+`")?;
     if plus != "+" {
-        return Err("no `+` between sector and length");
+        return Err(TraceLineError::NoPlus {
+            found: plus.to_string(),
+        });
     }
-    let (sectors, rest) = field(rest)?;
+    let (sectors, rest) = field(rest, "sector count")?;
     Ok((
-        sector.parse().map_err(|_| "bad sector")?,
-        sectors.parse().map_err(|_| "bad sector count")?,
+        sector.parse().map_err(|_| TraceLineError::BadSector {
+            text: sector.to_string(),
+        })?,
+        sectors
+            .parse()
+            .map_err(|_| TraceLineError::BadSectorCount {
+                text: sectors.to_string(),
+            })?,
         rest,
     ))
 }
 
 /// `7,0 WSM 4096 () 229440 + 8 be,0,3 [jbd2/loop0-8]`
-fn parse_rq_issue(time_ns: u64, payload: &str) -> Result<TraceRecord, &'static str> {
-    let (dev, rest) = field(payload)?;
-    let (rwbs, rest) = field(rest)?;
-    let (_bytes, rest) = field(rest)?;
+fn parse_rq_issue(time_ns: u64, payload: &str) -> Result<TraceRecord, TraceLineError> {
+    let (dev, rest) = field(payload, "device")?;
+    let (rwbs, rest) = field(rest, "rwbs")?;
+    let (_bytes, rest) = field(rest, "bytes")?;
     // The cmd of a passthrough request is hex bytes in parentheses; empty for others.
-    let rest = rest
-        .trim_start()
+    let rest = rest.trim_start();
+    let cmd = rest
         .strip_prefix('(')
-        .ok_or("no (cmd) field")?;
-    let close = rest.find(") ").ok_or("unterminated (cmd) field")?;
-    let (sector, sectors, rest) = parse_range(&rest[close + 2..])?;
-    let (_ioprio, rest) = field(rest)?;
-    let (op, preflush, fua, sync, meta) = TraceRecord::parse_rwbs(rwbs).ok_or("bad rwbs")?;
+        .ok_or_else(|| TraceLineError::NoCmd {
+            text: rest.to_string(),
+        })?;
+    let close = cmd
+        .find(") ")
+        .ok_or_else(|| TraceLineError::UnterminatedCmd {
+            text: rest.to_string(),
+        })?;
+    let (sector, sectors, rest) = parse_range(&cmd[close + 2..])?;
+    let (_ioprio, rest) = field(rest, "ioprio")?;
+    let (op, preflush, fua, sync, meta) = parse_rwbs(rwbs)?;
     Ok(TraceRecord {
         time_ns,
         dev: parse_dev(dev)?,
@@ -224,11 +322,11 @@ fn parse_rq_issue(time_ns: u64, payload: &str) -> Result<TraceRecord, &'static s
 }
 
 /// `7,0 WFS 229448 + 2 [jbd2/loop0-8]`
-fn parse_bio_queue(time_ns: u64, payload: &str) -> Result<BioRecord, &'static str> {
-    let (dev, rest) = field(payload)?;
-    let (rwbs, rest) = field(rest)?;
+fn parse_bio_queue(time_ns: u64, payload: &str) -> Result<BioRecord, TraceLineError> {
+    let (dev, rest) = field(payload, "device")?;
+    let (rwbs, rest) = field(rest, "rwbs")?;
     let (sector, sectors, rest) = parse_range(rest)?;
-    let (op, preflush, fua, sync, meta) = TraceRecord::parse_rwbs(rwbs).ok_or("bad rwbs")?;
+    let (op, preflush, fua, sync, meta) = parse_rwbs(rwbs)?;
     Ok(BioRecord {
         time_ns,
         dev: parse_dev(dev)?,
@@ -380,18 +478,98 @@ mod tests {
 
     #[test]
     fn malformed_lines_are_errors_not_guesses() {
-        assert!(parse_trace_line("garbage").is_err());
-        assert!(
+        assert_eq!(
+            parse_trace_line("garbage"),
+            Err(TraceLineError::NoTaskPidCpu)
+        );
+        assert_eq!(
             parse_trace_line(
                 "   x-1 [000] ..... 1.0: block_rq_issue: 7,0 WS 4096 0 + 8 be,0,4 [x]"
-            )
-            .is_err()
+            ),
+            Err(TraceLineError::NoCmd {
+                text: "0 + 8 be,0,4 [x]".into()
+            })
         );
-        assert!(
-            parse_trace_line("   x-1 [000] ..... 1.0: block_bio_queue: 7,0 WS 0 - 8 [x]").is_err()
+        assert_eq!(
+            parse_trace_line("   x-1 [000] ..... 1.0: block_bio_queue: 7,0 WS 0 - 8 [x]"),
+            Err(TraceLineError::NoPlus { found: "-".into() })
         );
-        assert!(
-            parse_trace_line("   x-1 [000] ..... 1.0: block_bio_queue: 7,0 WS 0 + 8 x").is_err()
+        assert_eq!(
+            parse_trace_line("   x-1 [000] ..... 1.0: block_bio_queue: 7,0 WS 0 + 8 x"),
+            Err(TraceLineError::NoComm { text: "x".into() })
+        );
+    }
+
+    #[test]
+    fn each_malformed_part_is_named_with_its_text() {
+        let bio = |payload: &str| {
+            parse_trace_line(&format!(
+                "   x-1 [000] ..... 1.0: block_bio_queue: {payload}"
+            ))
+        };
+        assert_eq!(
+            bio("7;0 WS 0 + 8 [x]"),
+            Err(TraceLineError::BadDevice { text: "7;0".into() })
+        );
+        assert_eq!(
+            bio("7,0 QQ 0 + 8 [x]"),
+            Err(TraceLineError::BadRwbs { text: "QQ".into() })
+        );
+        assert_eq!(
+            bio("7,0 WS x + 8 [x]"),
+            Err(TraceLineError::BadSector { text: "x".into() })
+        );
+        assert_eq!(
+            bio("7,0 WS 0 + y [x]"),
+            Err(TraceLineError::BadSectorCount { text: "y".into() })
+        );
+        assert_eq!(
+            bio("7,0 WS 0 +"),
+            Err(TraceLineError::PayloadEndsEarly {
+                missing: "sector count"
+            })
+        );
+        assert_eq!(
+            parse_trace_line(
+                "   x-1 [000] ..... 1.0: block_rq_issue: 7,0 WS 4096 (00 0 + 8 be,0,4 [x]"
+            ),
+            Err(TraceLineError::UnterminatedCmd {
+                text: "(00 0 + 8 be,0,4 [x]".into()
+            })
+        );
+        assert_eq!(
+            parse_trace_line("   x-1 [000] ..... 1.x5: block_bio_queue: 7,0 WS 0 + 8 [x]"),
+            Err(TraceLineError::BadTimestamp {
+                text: "1.x5".into()
+            })
+        );
+        assert_eq!(
+            parse_trace_line(
+                "   x-1 [000] ..... 99999999999999999.0: block_bio_queue: 7,0 WS 0 + 8 [x]"
+            ),
+            Err(TraceLineError::TimestampOverflows {
+                text: "99999999999999999.0".into()
+            })
+        );
+        assert_eq!(
+            parse_trace_line("   x-1 [000] ..... 1.0 block_bio_queue: 7,0 WS 0 + 8 [x]"),
+            Err(TraceLineError::TimestampWithoutColon { text: "1.0".into() })
+        );
+        assert_eq!(
+            parse_trace_line("   x-1 [000] ..... 1.0: no-event-here"),
+            Err(TraceLineError::NoEvent {
+                text: "no-event-here".into()
+            })
+        );
+        assert_eq!(
+            parse_trace_line("   x-1 [000]"),
+            Err(TraceLineError::EndsAfterCpu { rest: "".into() })
+        );
+        assert_eq!(
+            parse_trace_line("CPU:1 [LOST many EVENTS]"),
+            Err(TraceLineError::BadLostMarker {
+                text: "CPU:1 [LOST many EVENTS]".into()
+            })
         );
     }
 }

@@ -43,9 +43,10 @@ pub enum TraceError {
         text: String,
     },
 
-    /// The plotting library failed to lay out or render the chart.
-    #[error("plot: {message}")]
-    Plot { message: String },
+    /// The plotting library failed to lay out or render `part` of the chart (the axes, a
+    /// series by its legend label, the legend, …); `message` is its own account.
+    #[error("plot: {part}: {message}")]
+    Plot { part: &'static str, message: String },
 
     #[error("I/O: {0}")]
     Io(#[from] io::Error),

@@ -11,6 +11,7 @@ use std::io::Write;
 use std::path::Path;
 
 use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
 use plotters::element::{Drawable, PointCollection};
 use plotters::prelude::*;
 use plotters_backend::{BackendCoord, DrawingErrorKind};
@@ -208,45 +209,122 @@ pub fn render_svg(
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH_PX, HEIGHT_PX)).into_drawing_area();
-        draw(&root, title, records, axis).map_err(|message| TraceError::Plot { message })?;
-        root.present().map_err(|e| TraceError::Plot {
-            message: e.to_string(),
-        })?;
+        draw(&root, title, records, axis)?;
+        root.present().map_err(plot_error("writing out the SVG"))?;
     }
     Ok(svg)
 }
 
+/// The chart: x in milliseconds or sequence numbers, y in 4 KiB blocks.
+type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// How a failure of plotters while drawing `part` of the chart is reported.
+fn plot_error<E: std::fmt::Display>(part: &'static str) -> impl FnOnce(E) -> TraceError {
+    move |e| TraceError::Plot {
+        part,
+        message: e.to_string(),
+    }
+}
+
+/// The whole chart on `root`. The layers are drawn in a fixed order because later ones cover
+/// earlier ones and the legend lists the series as they were drawn.
 fn draw(
     root: &DrawingArea<SVGBackend<'_>, Shift>,
     title: &str,
     records: &[TraceRecord],
     axis: PlotAxis,
-) -> Result<(), String> {
-    let err = |e: &dyn std::fmt::Display| e.to_string();
-    root.fill(&WHITE).map_err(|e| err(&e))?;
+) -> Result<(), TraceError> {
+    root.fill(&WHITE).map_err(plot_error("the background"))?;
+    let x_of = XScale::new(records, axis);
+    let ranges = Ranges::of(records, x_of);
+    let mut chart = draw_axes(root, title, records, axis, &ranges)?;
+    let layers = Layers::gather(records, x_of);
+    for (series, points) in WRITE_SERIES.iter().zip(layers.writes) {
+        draw_markers(&mut chart, *series, points)?;
+    }
+    draw_markers(&mut chart, READ, layers.reads)?;
+    draw_discards(&mut chart, layers.discards)?;
+    draw_flushes(&mut chart, layers.flushes, &ranges)?;
+    draw_sizes(&mut chart, layers.sizes)?;
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.85))
+        .border_style(RGBColor(120, 120, 120))
+        .label_font(("sans-serif", 13))
+        .draw()
+        .map_err(plot_error("the legend"))
+}
 
-    let t0 = records.iter().map(|r| r.time_ns).min().unwrap_or(0);
-    let x_of = |i: usize, r: &TraceRecord| match axis {
-        PlotAxis::Time => (r.time_ns - t0) as f64 / 1e6,
-        PlotAxis::Sequence => i as f64,
-    };
-    let block = |sector: u64| sector as f64 / SECTORS_PER_BLOCK;
+/// Where a record goes on the x axis.
+#[derive(Debug, Clone, Copy)]
+struct XScale {
+    axis: PlotAxis,
+    /// The earliest record's time: x = 0 on the time axis.
+    t0_ns: u64,
+}
 
-    // Axis ranges over everything that is drawn at an address.
-    let (mut x_lo, mut x_hi) = (f64::INFINITY, f64::NEG_INFINITY);
-    let (mut y_lo, mut y_hi) = (f64::INFINITY, f64::NEG_INFINITY);
-    for (i, r) in records.iter().enumerate() {
-        let x = x_of(i, r);
-        x_lo = x_lo.min(x);
-        x_hi = x_hi.max(x);
-        if r.sectors > 0 {
-            y_lo = y_lo.min(block(r.sector));
-            y_hi = y_hi.max(block(r.sector + r.sectors));
+impl XScale {
+    fn new(records: &[TraceRecord], axis: PlotAxis) -> XScale {
+        let t0_ns = records.iter().map(|r| r.time_ns).min().unwrap_or(0);
+        XScale { axis, t0_ns }
+    }
+
+    /// The x of record `r`, the `i`-th of the trace.
+    fn x(self, i: usize, r: &TraceRecord) -> f64 {
+        match self.axis {
+            PlotAxis::Time => (r.time_ns - self.t0_ns) as f64 / 1e6,
+            PlotAxis::Sequence => i as f64,
         }
     }
-    let (x_lo, x_hi) = padded(x_lo, x_hi, 0.02);
-    let (y_lo, y_hi) = padded(y_lo, y_hi, 0.05);
+}
 
+/// A sector's position on the y axis, in 4 KiB blocks.
+fn block(sector: u64) -> f64 {
+    sector as f64 / SECTORS_PER_BLOCK
+}
+
+/// The axis ranges: every record on x, everything drawn at an address on y, padded.
+#[derive(Debug, Clone, Copy)]
+struct Ranges {
+    x_lo: f64,
+    x_hi: f64,
+    y_lo: f64,
+    y_hi: f64,
+}
+
+impl Ranges {
+    fn of(records: &[TraceRecord], x_of: XScale) -> Ranges {
+        let (mut x_lo, mut x_hi) = (f64::INFINITY, f64::NEG_INFINITY);
+        let (mut y_lo, mut y_hi) = (f64::INFINITY, f64::NEG_INFINITY);
+        for (i, r) in records.iter().enumerate() {
+            let x = x_of.x(i, r);
+            x_lo = x_lo.min(x);
+            x_hi = x_hi.max(x);
+            if r.sectors > 0 {
+                y_lo = y_lo.min(block(r.sector));
+                y_hi = y_hi.max(block(r.sector + r.sectors));
+            }
+        }
+        let (x_lo, x_hi) = padded(x_lo, x_hi, 0.02);
+        let (y_lo, y_hi) = padded(y_lo, y_hi, 0.05);
+        Ranges {
+            x_lo,
+            x_hi,
+            y_lo,
+            y_hi,
+        }
+    }
+}
+
+/// The caption, the axes with their titles, and the grid.
+fn draw_axes<'a, 'b>(
+    root: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    title: &str,
+    records: &[TraceRecord],
+    axis: PlotAxis,
+    ranges: &Ranges,
+) -> Result<Chart<'a, 'b>, TraceError> {
     let devices = {
         let mut d: Vec<&str> = records.iter().map(|r| r.dev.as_str()).collect();
         d.sort_unstable();
@@ -262,14 +340,13 @@ fn draw(
     } else {
         "LBA (4 KiB blocks)"
     };
-
     let mut chart = ChartBuilder::on(root)
         .caption(title, ("sans-serif", 22))
         .margin(12)
         .x_label_area_size(48)
         .y_label_area_size(80)
-        .build_cartesian_2d(x_lo..x_hi, y_lo..y_hi)
-        .map_err(|e| err(&e))?;
+        .build_cartesian_2d(ranges.x_lo..ranges.x_hi, ranges.y_lo..ranges.y_hi)
+        .map_err(plot_error("the axes"))?;
     chart
         .configure_mesh()
         .x_desc(x_desc)
@@ -278,107 +355,135 @@ fn draw(
         // Block addresses and sequence numbers are integers; plotters would print "60000.0".
         .y_label_formatter(&|v| format!("{v:.0}"))
         .draw()
-        .map_err(|e| err(&e))?;
+        .map_err(plot_error("the grid"))?;
+    Ok(chart)
+}
 
-    // Writes (and other data-carrying ops) by class.
-    let mut points: [Vec<(f64, f64)>; WRITE_SERIES.len()] = Default::default();
-    let mut reads = Vec::new();
-    let mut discards = Vec::new();
-    let mut flushes = Vec::new();
-    let mut sizes = Vec::new();
-    let annotate = records.len() <= MAX_ANNOTATED_RECORDS;
-    for (i, r) in records.iter().enumerate() {
-        let x = x_of(i, r);
-        let y = block(r.sector);
-        match r.op {
-            Op::Read if r.sectors > 0 => reads.push((x, y)),
-            Op::Discard if r.sectors > 0 => discards.push((x, y, block(r.sector + r.sectors))),
-            Op::Write | Op::Other if r.sectors > 0 => {
-                points[write_series(r)].push((x, y));
-                if annotate && r.op == Op::Write {
-                    sizes.push((x, y, size_label(r.bytes())));
+/// What is drawn, gathered in one pass over the records.
+#[derive(Default)]
+struct Layers {
+    /// Writes (and other data-carrying ops) by class: one list per entry of `WRITE_SERIES`.
+    writes: [Vec<(f64, f64)>; WRITE_SERIES.len()],
+    reads: Vec<(f64, f64)>,
+    /// `(x, first block, end block)`.
+    discards: Vec<(f64, f64, f64)>,
+    /// Flushes have no address: x only.
+    flushes: Vec<f64>,
+    /// Write sizes beside their markers, only for short traces.
+    sizes: Vec<(f64, f64, String)>,
+}
+
+impl Layers {
+    fn gather(records: &[TraceRecord], x_of: XScale) -> Layers {
+        let mut layers = Layers::default();
+        let annotate = records.len() <= MAX_ANNOTATED_RECORDS;
+        for (i, r) in records.iter().enumerate() {
+            let x = x_of.x(i, r);
+            let y = block(r.sector);
+            match r.op {
+                Op::Read if r.sectors > 0 => layers.reads.push((x, y)),
+                Op::Discard if r.sectors > 0 => {
+                    layers.discards.push((x, y, block(r.sector + r.sectors)))
                 }
+                Op::Write | Op::Other if r.sectors > 0 => {
+                    layers.writes[write_series(r)].push((x, y));
+                    if annotate && r.op == Op::Write {
+                        layers.sizes.push((x, y, size_label(r.bytes())));
+                    }
+                }
+                _ => {}
             }
-            _ => {}
+            if r.is_flush() {
+                layers.flushes.push(x);
+            }
         }
-        if r.is_flush() {
-            flushes.push(x);
-        }
+        layers
     }
+}
 
-    for (series, pts) in WRITE_SERIES.iter().zip(points) {
-        if pts.is_empty() {
-            continue;
-        }
-        let Series {
-            label,
-            shape,
-            color,
-        } = *series;
-        chart
-            .draw_series(pts.into_iter().map(|p| marker(shape, color, p)))
-            .map_err(|e| err(&e))?
-            .label(label)
-            .legend(move |p| marker(shape, color, p));
+/// One series of markers with its legend entry; nothing, not even the entry, when empty.
+fn draw_markers(
+    chart: &mut Chart<'_, '_>,
+    series: Series,
+    points: Vec<(f64, f64)>,
+) -> Result<(), TraceError> {
+    if points.is_empty() {
+        return Ok(());
     }
-    if !reads.is_empty() {
-        let Series {
-            label,
-            shape,
-            color,
-        } = READ;
-        chart
-            .draw_series(reads.into_iter().map(|p| marker(shape, color, p)))
-            .map_err(|e| err(&e))?
-            .label(label)
-            .legend(move |p| marker(shape, color, p));
-    }
-    if !discards.is_empty() {
-        chart
-            .draw_series(discards.into_iter().map(|(x, a, b)| {
-                PathElement::new(vec![(x, a), (x, b)], DISCARD_COLOR.stroke_width(3))
-            }))
-            .map_err(|e| err(&e))?
-            .label("discard (range)")
-            .legend(|(x, y)| {
-                PathElement::new(vec![(x, y - 6), (x, y + 6)], DISCARD_COLOR.stroke_width(3))
-            });
-    }
-    if !flushes.is_empty() {
-        // Flushes have no address: ticks rising from the bottom edge, 3% of the height.
-        let tick = (y_hi - y_lo) * 0.03;
-        chart
-            .draw_series(flushes.into_iter().map(|x| {
-                PathElement::new(
-                    vec![(x, y_lo), (x, y_lo + tick)],
-                    FLUSH_COLOR.stroke_width(2),
-                )
-            }))
-            .map_err(|e| err(&e))?
-            .label("cache flush (incl. preflush)")
-            .legend(|(x, y)| {
-                PathElement::new(vec![(x, y - 6), (x, y + 6)], FLUSH_COLOR.stroke_width(2))
-            });
-    }
-    if !sizes.is_empty() {
-        let font = ("sans-serif", 11).into_font().color(&RGBColor(60, 60, 60));
-        chart
-            .draw_series(
-                sizes.into_iter().map(|(x, y, s)| {
-                    EmptyElement::at((x, y)) + Text::new(s, (6, -14), font.clone())
-                }),
-            )
-            .map_err(|e| err(&e))?;
-    }
-
+    let Series {
+        label,
+        shape,
+        color,
+    } = series;
     chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.85))
-        .border_style(RGBColor(120, 120, 120))
-        .label_font(("sans-serif", 13))
-        .draw()
-        .map_err(|e| err(&e))?;
+        .draw_series(points.into_iter().map(|p| marker(shape, color, p)))
+        .map_err(plot_error(label))?
+        .label(label)
+        .legend(move |p| marker(shape, color, p));
+    Ok(())
+}
+
+/// Discards as vertical bars over the range they cover.
+fn draw_discards(
+    chart: &mut Chart<'_, '_>,
+    discards: Vec<(f64, f64, f64)>,
+) -> Result<(), TraceError> {
+    if discards.is_empty() {
+        return Ok(());
+    }
+    chart
+        .draw_series(
+            discards.into_iter().map(|(x, a, b)| {
+                PathElement::new(vec![(x, a), (x, b)], DISCARD_COLOR.stroke_width(3))
+            }),
+        )
+        .map_err(plot_error("the discards"))?
+        .label("discard (range)")
+        .legend(|(x, y)| {
+            PathElement::new(vec![(x, y - 6), (x, y + 6)], DISCARD_COLOR.stroke_width(3))
+        });
+    Ok(())
+}
+
+/// Flushes have no address: ticks rising from the bottom edge, 3% of the height.
+fn draw_flushes(
+    chart: &mut Chart<'_, '_>,
+    flushes: Vec<f64>,
+    ranges: &Ranges,
+) -> Result<(), TraceError> {
+    if flushes.is_empty() {
+        return Ok(());
+    }
+    let (y_lo, y_hi) = (ranges.y_lo, ranges.y_hi);
+    let tick = (y_hi - y_lo) * 0.03;
+    chart
+        .draw_series(flushes.into_iter().map(|x| {
+            PathElement::new(
+                vec![(x, y_lo), (x, y_lo + tick)],
+                FLUSH_COLOR.stroke_width(2),
+            )
+        }))
+        .map_err(plot_error("the flushes"))?
+        .label("cache flush (incl. preflush)")
+        .legend(|(x, y)| {
+            PathElement::new(vec![(x, y - 6), (x, y + 6)], FLUSH_COLOR.stroke_width(2))
+        });
+    Ok(())
+}
+
+/// Each write's size beside its marker.
+fn draw_sizes(chart: &mut Chart<'_, '_>, sizes: Vec<(f64, f64, String)>) -> Result<(), TraceError> {
+    if sizes.is_empty() {
+        return Ok(());
+    }
+    let font = ("sans-serif", 11).into_font().color(&RGBColor(60, 60, 60));
+    chart
+        .draw_series(
+            sizes
+                .into_iter()
+                .map(|(x, y, s)| EmptyElement::at((x, y)) + Text::new(s, (6, -14), font.clone())),
+        )
+        .map_err(plot_error("the write sizes"))?;
     Ok(())
 }
 

@@ -7,7 +7,7 @@ use crate::sqlite::sql_err;
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, Statement, params};
 
 const SCHEMA: &str = "
 CREATE TABLE warehouse (
@@ -60,50 +60,101 @@ pub(in crate::paper) fn prepare(
         .map_err(sql_err("BEGIN (load TPC-C)"))?;
     tx.execute_batch(SCHEMA)
         .map_err(sql_err("creating the TPC-C schema"))?;
-    let load = |what: &'static str| sql_err(format!("loading {what}"));
-    {
-        let mut item = tx
-            .prepare("INSERT INTO item VALUES (?1, ?2, ?3, ?4, ?5)")
-            .map_err(load("item"))?;
-        for i in 1..=ITEMS {
-            let (im, name, price, data) = (
-                g.int(1, 10_000),
-                g.astring(14, 24),
-                g.int(100, 10_000),
-                g.data(),
-            );
-            item.execute(params![i, im, name, price, data])
-                .map_err(load("item"))?;
-        }
-    }
+    load_items(&tx, &mut g)?;
     for w in 1..=i64::from(warehouses) {
         load_warehouse(&tx, &mut g, w)?;
     }
     tx.commit().map_err(sql_err("COMMIT (load TPC-C)"))
 }
 
+/// The error of a failed insert into `table` while loading.
+fn loading(table: &'static str) -> impl FnOnce(rusqlite::Error) -> WorkloadError {
+    sql_err(format!("loading {table}"))
+}
+
+/// The `item` table, shared by every warehouse.
+fn load_items(conn: &Connection, g: &mut Gen) -> Result<(), WorkloadError> {
+    let mut item = conn
+        .prepare("INSERT INTO item VALUES (?1, ?2, ?3, ?4, ?5)")
+        .map_err(loading("item"))?;
+    for i in 1..=ITEMS {
+        let (im, name, price, data) = (
+            g.int(1, 10_000),
+            g.astring(14, 24),
+            g.int(100, 10_000),
+            g.data(),
+        );
+        item.execute(params![i, im, name, price, data])
+            .map_err(loading("item"))?;
+    }
+    Ok(())
+}
+
+/// Warehouse `w` and everything under it: its stock, then district by district the district,
+/// its customers (each with a history row) and its orders. The order of the draws from `g` is
+/// the data set: changing it changes every database loaded from a seed.
 fn load_warehouse(conn: &Connection, g: &mut Gen, w: i64) -> Result<(), WorkloadError> {
-    let load = |what: &'static str| sql_err(format!("loading {what}"));
-    let (name, s1, s2, city, state, zip, tax) = (
-        g.astring(6, 10),
-        g.astring(10, 20),
-        g.astring(10, 20),
-        g.astring(10, 20),
-        g.astring(2, 2),
-        g.zip(),
-        g.int(0, 2000),
-    );
+    let site = Site::draw(g);
     conn.execute(
         "INSERT INTO warehouse VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 30000000)",
-        params![w, name, s1, s2, city, state, zip, tax],
+        params![
+            w,
+            site.name,
+            site.street_1,
+            site.street_2,
+            site.city,
+            site.state,
+            site.zip,
+            site.tax
+        ],
     )
-    .map_err(load("warehouse"))?;
+    .map_err(loading("warehouse"))?;
+    load_stock(conn, g, w)?;
+    let mut districts = DistrictInserts::prepare(conn)?;
+    for d in 1..=DISTRICTS {
+        districts.district(g, w, d)?;
+        for c in 1..=CUSTOMERS {
+            districts.customer(g, w, d, c)?;
+        }
+        districts.orders(g, w, d)?;
+    }
+    Ok(())
+}
+
+/// The name, address and tax rate of a warehouse or district, drawn alike (clause 4.3.3.1).
+struct Site {
+    name: String,
+    street_1: String,
+    street_2: String,
+    city: String,
+    state: String,
+    zip: String,
+    tax: i64,
+}
+
+impl Site {
+    fn draw(g: &mut Gen) -> Site {
+        // Fields are evaluated in the order written: the order of the draws.
+        Site {
+            name: g.astring(6, 10),
+            street_1: g.astring(10, 20),
+            street_2: g.astring(10, 20),
+            city: g.astring(10, 20),
+            state: g.astring(2, 2),
+            zip: g.zip(),
+            tax: g.int(0, 2000),
+        }
+    }
+}
+
+/// Warehouse `w`'s stock: one row per item.
+fn load_stock(conn: &Connection, g: &mut Gen, w: i64) -> Result<(), WorkloadError> {
     let mut stock = conn
         .prepare(
             "INSERT INTO stock VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,
              0, 0, 0, ?14)",
         )
-        .map_err(load("stock"))?;
+        .map_err(loading("stock"))?;
     for i in 1..=ITEMS {
         let quantity = g.int(10, 100);
         let dist: Vec<String> = (0..10).map(|_| g.astring(24, 24)).collect();
@@ -113,87 +164,110 @@ fn load_warehouse(conn: &Connection, g: &mut Gen, w: i64) -> Result<(), Workload
                 i, w, quantity, dist[0], dist[1], dist[2], dist[3], dist[4], dist[5], dist[6],
                 dist[7], dist[8], dist[9], data
             ])
-            .map_err(load("stock"))?;
+            .map_err(loading("stock"))?;
     }
-    let mut district = conn
-        .prepare("INSERT INTO district VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 3000000, ?10)")
-        .map_err(load("district"))?;
-    let mut customer = conn
-        .prepare(
-            "INSERT INTO customer VALUES (?1, ?2, ?3, ?4, 'OE', ?5, ?6, ?7, ?8, ?9, ?10, ?11,
-             0, ?12, 5000000, ?13, -1000, 1000, 1, 0, ?14)",
-        )
-        .map_err(load("customer"))?;
-    let mut history = conn
-        .prepare("INSERT INTO history VALUES (?1, ?2, ?3, ?2, ?3, 0, 1000, ?4)")
-        .map_err(load("history"))?;
-    let mut order = conn
-        .prepare("INSERT INTO orders VALUES (?1, ?2, ?3, ?4, 0, ?5, ?6, 1)")
-        .map_err(load("orders"))?;
-    let mut line = conn
-        .prepare("INSERT INTO order_line VALUES (?1, ?2, ?3, ?4, ?5, ?3, ?6, 5, ?7, ?8)")
-        .map_err(load("order_line"))?;
-    let mut new_order = conn
-        .prepare("INSERT INTO new_order VALUES (?1, ?2, ?3)")
-        .map_err(load("new_order"))?;
-    for d in 1..=DISTRICTS {
-        let (name, s1, s2, city, state, zip, tax) = (
-            g.astring(6, 10),
+    Ok(())
+}
+
+/// The inserts of a district's rows, prepared once per warehouse.
+struct DistrictInserts<'c> {
+    district: Statement<'c>,
+    customer: Statement<'c>,
+    history: Statement<'c>,
+    order: Statement<'c>,
+    line: Statement<'c>,
+    new_order: Statement<'c>,
+}
+
+impl<'c> DistrictInserts<'c> {
+    fn prepare(conn: &'c Connection) -> Result<DistrictInserts<'c>, WorkloadError> {
+        let statement = |sql: &str, table: &'static str| conn.prepare(sql).map_err(loading(table));
+        Ok(DistrictInserts {
+            district: statement(
+                "INSERT INTO district VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 3000000, ?10)",
+                "district",
+            )?,
+            customer: statement(
+                "INSERT INTO customer VALUES (?1, ?2, ?3, ?4, 'OE', ?5, ?6, ?7, ?8, ?9, ?10, ?11,
+                 0, ?12, 5000000, ?13, -1000, 1000, 1, 0, ?14)",
+                "customer",
+            )?,
+            history: statement(
+                "INSERT INTO history VALUES (?1, ?2, ?3, ?2, ?3, 0, 1000, ?4)",
+                "history",
+            )?,
+            order: statement(
+                "INSERT INTO orders VALUES (?1, ?2, ?3, ?4, 0, ?5, ?6, 1)",
+                "orders",
+            )?,
+            line: statement(
+                "INSERT INTO order_line VALUES (?1, ?2, ?3, ?4, ?5, ?3, ?6, 5, ?7, ?8)",
+                "order_line",
+            )?,
+            new_order: statement("INSERT INTO new_order VALUES (?1, ?2, ?3)", "new_order")?,
+        })
+    }
+
+    /// District `d` of warehouse `w`; its next order id follows the initial orders.
+    fn district(&mut self, g: &mut Gen, w: i64, d: i64) -> Result<(), WorkloadError> {
+        let site = Site::draw(g);
+        self.district
+            .execute(params![
+                d,
+                w,
+                site.name,
+                site.street_1,
+                site.street_2,
+                site.city,
+                site.state,
+                site.zip,
+                site.tax,
+                ORDERS + 1
+            ])
+            .map_err(loading("district"))?;
+        Ok(())
+    }
+
+    /// Customer `c` of district `d` and its one history row.
+    fn customer(&mut self, g: &mut Gen, w: i64, d: i64, c: i64) -> Result<(), WorkloadError> {
+        let (first, s1, s2, city, state, zip, phone) = (
+            g.astring(8, 16),
             g.astring(10, 20),
             g.astring(10, 20),
             g.astring(10, 20),
             g.astring(2, 2),
             g.zip(),
-            g.int(0, 2000),
+            g.nstring(16),
         );
-        district
+        let credit = if g.percent(10) { "BC" } else { "GC" };
+        let (discount, data) = (g.int(0, 5000), g.astring(300, 500));
+        self.customer
             .execute(params![
+                c,
                 d,
                 w,
-                name,
+                first,
+                last_name(c - 1),
                 s1,
                 s2,
                 city,
                 state,
                 zip,
-                tax,
-                ORDERS + 1
+                phone,
+                credit,
+                discount,
+                data
             ])
-            .map_err(load("district"))?;
-        for c in 1..=CUSTOMERS {
-            let (first, s1, s2, city, state, zip, phone) = (
-                g.astring(8, 16),
-                g.astring(10, 20),
-                g.astring(10, 20),
-                g.astring(10, 20),
-                g.astring(2, 2),
-                g.zip(),
-                g.nstring(16),
-            );
-            let credit = if g.percent(10) { "BC" } else { "GC" };
-            let (discount, data) = (g.int(0, 5000), g.astring(300, 500));
-            customer
-                .execute(params![
-                    c,
-                    d,
-                    w,
-                    first,
-                    last_name(c - 1),
-                    s1,
-                    s2,
-                    city,
-                    state,
-                    zip,
-                    phone,
-                    credit,
-                    discount,
-                    data
-                ])
-                .map_err(load("customer"))?;
-            history
-                .execute(params![c, d, w, g.astring(12, 24)])
-                .map_err(load("history"))?;
-        }
+            .map_err(loading("customer"))?;
+        self.history
+            .execute(params![c, d, w, g.astring(12, 24)])
+            .map_err(loading("history"))?;
+        Ok(())
+    }
+
+    /// District `d`'s initial orders with their lines; the last `NEW_ORDERS` are undelivered
+    /// and listed in `new_order`.
+    fn orders(&mut self, g: &mut Gen, w: i64, d: i64) -> Result<(), WorkloadError> {
         // Each customer places one of the initial orders, in a random order.
         let mut placed_by: Vec<i64> = (1..=CUSTOMERS).collect();
         placed_by.shuffle(&mut g.0);
@@ -201,7 +275,7 @@ fn load_warehouse(conn: &Connection, g: &mut Gen, w: i64) -> Result<(), Workload
             let delivered = o <= ORDERS - NEW_ORDERS;
             let carrier = delivered.then(|| g.int(1, 10));
             let lines = g.int(5, 15);
-            order
+            self.order
                 .execute(params![
                     o,
                     d,
@@ -210,32 +284,47 @@ fn load_warehouse(conn: &Connection, g: &mut Gen, w: i64) -> Result<(), Workload
                     carrier,
                     lines
                 ])
-                .map_err(load("orders"))?;
+                .map_err(loading("orders"))?;
             for n in 1..=lines {
-                let item = g.int(1, ITEMS);
-                let (delivery_d, amount) = if delivered {
-                    (Some(0), 0)
-                } else {
-                    (None, g.int(1, 999_999))
-                };
-                line.execute(params![
-                    o,
-                    d,
-                    w,
-                    n,
-                    item,
-                    delivery_d,
-                    amount,
-                    g.astring(24, 24)
-                ])
-                .map_err(load("order_line"))?;
+                self.order_line(g, w, d, o, n, delivered)?;
             }
             if !delivered {
-                new_order
+                self.new_order
                     .execute(params![o, d, w])
-                    .map_err(load("new_order"))?;
+                    .map_err(loading("new_order"))?;
             }
         }
+        Ok(())
     }
-    Ok(())
+
+    /// Line `n` of order `o`: a delivered order's lines have a delivery date and no amount due.
+    fn order_line(
+        &mut self,
+        g: &mut Gen,
+        w: i64,
+        d: i64,
+        o: i64,
+        n: i64,
+        delivered: bool,
+    ) -> Result<(), WorkloadError> {
+        let item = g.int(1, ITEMS);
+        let (delivery_d, amount) = if delivered {
+            (Some(0), 0)
+        } else {
+            (None, g.int(1, 999_999))
+        };
+        self.line
+            .execute(params![
+                o,
+                d,
+                w,
+                n,
+                item,
+                delivery_d,
+                amount,
+                g.astring(24, 24)
+            ])
+            .map_err(loading("order_line"))?;
+        Ok(())
+    }
 }
