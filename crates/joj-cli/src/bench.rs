@@ -293,7 +293,7 @@ fn workload(a: &BenchArgs) -> Result<Workload, String> {
         page_size: c.page_size,
         journal: parse_journal(&a.journal)?,
         synchronous: c.sync.parse::<Synchronous>()?,
-        sync_call: c.sync_call.parse::<SyncCall>()?,
+        sync_call: c.sync_call.parse::<SyncCall>().map_err(|e| e.to_string())?,
         keys: a.keys.parse::<KeyOrder>()?,
         prefill_kib: a.prefill_kib,
         autoincrement: a.autoincrement,

@@ -27,6 +27,7 @@
 //! a failed write or sync the handle refuses further writes and syncs until it is closed and
 //! reopened (the page cache can no longer be trusted).
 
+mod accounting;
 mod base;
 mod base_file;
 mod c_shim;
@@ -40,21 +41,20 @@ mod forward;
 mod lock_table;
 mod name;
 mod outcome;
-mod shim;
 mod vfs;
 
+pub use accounting::{AccountingVfs, FileEvent, FileObserver, VFS_NAME, register};
 pub use base::BaseVfs;
 pub use base_file::BaseFile;
 pub use c_shim::{ErrorLog, LastError, Registered, last_error_of, register_vfs};
 pub use connect::Connecting;
 pub use control::{FileControl, OtherControl, PragmaRequest, VfsNameReply};
 pub use counters::{IoCounters, SyncCall};
-pub use error::{ResultCode, SqliteError};
+pub use error::{ResultCode, SqliteError, VfsError};
 pub use flags::{
     Access, DeviceCharacteristics, FileKind, LockLevel, OpenFlags, ShmLockFlags, SyncFlags,
 };
 pub use lock_table::{Busy, HandleLock, LockTable};
 pub use name::FileName;
 pub use outcome::{FetchedPage, FullPathname, ReadOutcome, ShmMapping};
-pub use shim::{AccountingVfs, FileEvent, FileObserver, VFS_NAME, VfsError, register};
 pub use vfs::{Vfs, VfsFile};
