@@ -38,6 +38,7 @@ mod counters;
 mod error;
 mod flags;
 mod forward;
+mod forward_to_base;
 mod lock_table;
 mod name;
 mod outcome;

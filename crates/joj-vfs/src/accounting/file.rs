@@ -6,10 +6,9 @@
 use super::os;
 use super::state::{FileEvent, Shared};
 use crate::base_file::BaseFile;
-use crate::control::FileControl;
 use crate::error::{ResultCode, SqliteError};
-use crate::flags::{DeviceCharacteristics, LockLevel, ShmLockFlags, SyncFlags};
-use crate::outcome::{FetchedPage, ReadOutcome, ShmMapping};
+use crate::flags::SyncFlags;
+use crate::outcome::ReadOutcome;
 use crate::vfs::VfsFile;
 use joj_trace::FileRole;
 use std::os::fd::AsRawFd;
@@ -101,66 +100,7 @@ impl VfsFile for AcctFile {
         Ok(())
     }
 
-    fn file_size(&mut self) -> Result<u64, SqliteError> {
-        self.base.file_size()
-    }
-
-    fn lock(&mut self, level: LockLevel) -> Result<(), SqliteError> {
-        self.base.lock(level)
-    }
-
-    fn unlock(&mut self, level: LockLevel) -> Result<(), SqliteError> {
-        self.base.unlock(level)
-    }
-
-    fn check_reserved_lock(&mut self) -> Result<bool, SqliteError> {
-        self.base.check_reserved_lock()
-    }
-
-    fn file_control(&mut self, control: FileControl<'_>) -> Result<(), SqliteError> {
-        self.base.file_control(control)
-    }
-
-    fn sector_size(&mut self) -> u32 {
-        self.base.sector_size()
-    }
-
-    fn device_characteristics(&mut self) -> DeviceCharacteristics {
-        self.base.device_characteristics()
-    }
-
-    fn has_shared_memory(&self) -> bool {
-        self.base.has_shared_memory()
-    }
-
-    fn shm_map(
-        &mut self,
-        region: u32,
-        bytes: u32,
-        extend: bool,
-    ) -> Result<ShmMapping, SqliteError> {
-        self.base.shm_map(region, bytes, extend)
-    }
-
-    fn shm_lock(&mut self, offset: u32, n: u32, flags: ShmLockFlags) -> Result<(), SqliteError> {
-        self.base.shm_lock(offset, n, flags)
-    }
-
-    fn shm_barrier(&mut self) {
-        self.base.shm_barrier()
-    }
-
-    fn shm_unmap(&mut self, delete: bool) -> Result<(), SqliteError> {
-        self.base.shm_unmap(delete)
-    }
-
-    fn fetch(&mut self, offset: u64, amount: usize) -> Result<Option<FetchedPage>, SqliteError> {
-        self.base.fetch(offset, amount)
-    }
-
-    fn unfetch(&mut self, offset: u64, page: Option<FetchedPage>) -> Result<(), SqliteError> {
-        self.base.unfetch(offset, page)
-    }
+    crate::forward_to_base!(base);
 
     fn close(self) -> Result<(), SqliteError> {
         self.base.close()
