@@ -27,20 +27,20 @@ use std::any::Any;
 use std::ffi::CString;
 
 /// A registered VFS of type `V` (lives for the process, as SQLite's VFS registry does).
-pub struct Registered<V: Vfs> {
+pub struct Registered<V: 'static> {
     reg: &'static Registration<V>,
     vfs: BaseVfs,
 }
 
-impl<V: Vfs> Clone for Registered<V> {
+impl<V> Clone for Registered<V> {
     fn clone(&self) -> Self {
         *self
     }
 }
 
-impl<V: Vfs> Copy for Registered<V> {}
+impl<V> Copy for Registered<V> {}
 
-impl<V: Vfs> std::fmt::Debug for Registered<V> {
+impl<V> std::fmt::Debug for Registered<V> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Registered({:?})", self.reg.name)
     }
