@@ -32,8 +32,10 @@ use std::sync::Mutex;
 use joj_device::{DeviceError, Emmc, NandMedium, Profile, TransactionalDevice};
 use joj_vfs::{Registered, VfsError};
 
-pub use flashfs::{FileId, FlashFs, FsCounters, FsError, FsOptions};
-pub use remote::{ConnectionEnd, RemoteDevice, ServeOptions, ServeReport, TxnWrite, serve};
+pub use flashfs::{FileId, FlashFs, FsCounters, FsError, FsOptions, InodeError};
+pub use remote::{
+    ConnectionEnd, ProtocolError, RemoteDevice, ServeOptions, ServeReport, TxnWrite, serve,
+};
 pub use vfs::XftlCounters;
 
 /// The device the VFS runs on by default: the emulated eMMC with X-FTL.
