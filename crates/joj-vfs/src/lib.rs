@@ -37,7 +37,6 @@ mod counter_set;
 mod counters;
 mod error;
 mod flags;
-mod forward;
 mod forward_to_base;
 mod lock_table;
 mod name;
