@@ -238,3 +238,39 @@ impl std::ops::BitOr for DeviceCharacteristics {
         DeviceCharacteristics(self.0 | rhs.0)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lock_levels_keep_sqlite_numbers_and_order() {
+        let all = [
+            LockLevel::None,
+            LockLevel::Shared,
+            LockLevel::Reserved,
+            LockLevel::Pending,
+            LockLevel::Exclusive,
+        ];
+        for (i, l) in all.iter().enumerate() {
+            assert_eq!(l.raw(), i as c_int);
+            assert_eq!(LockLevel::from_raw(l.raw()), Some(*l));
+        }
+        assert!(all.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(LockLevel::from_raw(5), None);
+    }
+
+    #[test]
+    fn open_flags_name_the_kind_and_keep_the_bits() {
+        let f = OpenFlags::from_raw(
+            ffi::SQLITE_OPEN_WAL | ffi::SQLITE_OPEN_CREATE | ffi::SQLITE_OPEN_READWRITE,
+        );
+        assert_eq!(f.kind(), FileKind::Wal);
+        assert!(f.create() && f.read_write() && !f.read_only() && !f.delete_on_close());
+        assert_eq!(OpenFlags::from_raw(f.bits()), f);
+        assert_eq!(OpenFlags::from_raw(0).kind(), FileKind::Other);
+        let d = DeviceCharacteristics::BATCH_ATOMIC | DeviceCharacteristics::POWERSAFE_OVERWRITE;
+        assert!(d.contains(DeviceCharacteristics::BATCH_ATOMIC));
+        assert!(!d.contains(DeviceCharacteristics::SEQUENTIAL));
+    }
+}

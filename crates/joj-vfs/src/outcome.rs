@@ -76,3 +76,19 @@ impl ShmMapping {
 pub struct FetchedPage {
     pub(crate) ptr: NonNull<c_void>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_short_read_zeroes_what_the_file_did_not_supply() {
+        let mut buf = [7u8; 8];
+        assert_eq!(ReadOutcome::from_filled(&mut buf, 3), ReadOutcome::Short);
+        assert_eq!(buf, [7, 7, 7, 0, 0, 0, 0, 0]);
+        let mut full = [7u8; 4];
+        assert_eq!(ReadOutcome::from_filled(&mut full, 4), ReadOutcome::Full);
+        assert_eq!(full, [7; 4]);
+        assert_eq!(ReadOutcome::from_filled(&mut [], 0), ReadOutcome::Full);
+    }
+}
