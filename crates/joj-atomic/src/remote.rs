@@ -73,6 +73,10 @@ const OP_READ_TXN: u8 = 9;
 const OP_COMMIT_TXN: u8 = 10;
 const OP_ABORT_TXN: u8 = 11;
 
+// `run` dispatches by range: the block commands, then the transaction commands, numbered
+// without gaps.
+const _: () = assert!(OP_GEOMETRY == 1 && OP_DISCARD + 1 == OP_BEGIN_TXN && OP_ABORT_TXN == 11);
+
 const STATUS_OK: u8 = 0;
 const STATUS_ERR: u8 = 1;
 
@@ -600,8 +604,24 @@ fn run<D: TransactionalDevice>(
 ) -> Result<(Vec<u8>, Option<TxnWrite>), ProtocolError> {
     let (&op, body) = frame.split_first().ok_or(ProtocolError::EmptyFrame)?;
     let mut b = Body(body);
-    let none = |f: Frame, ()| f;
-    let reply = match op {
+    match op {
+        OP_GEOMETRY..=OP_DISCARD => run_block(dev, op, &mut b).map(|reply| (reply, None)),
+        OP_BEGIN_TXN..=OP_ABORT_TXN => run_txn(dev, op, &mut b, open, report),
+        _ => Err(ProtocolError::UnknownCommand { op }),
+    }
+}
+
+fn none(f: Frame, (): ()) -> Frame {
+    f
+}
+
+/// The block-device commands (`GEOMETRY` to `DISCARD`).
+fn run_block<D: TransactionalDevice>(
+    dev: &mut D,
+    op: u8,
+    b: &mut Body<'_>,
+) -> Result<Vec<u8>, ProtocolError> {
+    Ok(match op {
         OP_GEOMETRY => {
             b.end()?;
             let g = dev.geometry();
@@ -648,6 +668,20 @@ fn run<D: TransactionalDevice>(
             b.end()?;
             reply_of(dev.discard(off, len), none)
         }
+        _ => return Err(ProtocolError::UnknownCommand { op }),
+    })
+}
+
+/// The transaction commands (`BEGIN_TXN` to `ABORT_TXN`), keeping this connection's open
+/// transactions and counts.
+fn run_txn<D: TransactionalDevice>(
+    dev: &mut D,
+    op: u8,
+    b: &mut Body<'_>,
+    open: &mut BTreeMap<Tid, Open>,
+    report: &mut ServeReport,
+) -> Result<(Vec<u8>, Option<TxnWrite>), ProtocolError> {
+    let reply = match op {
         OP_BEGIN_TXN => {
             b.end()?;
             let r = dev.begin_txn();
