@@ -99,20 +99,20 @@ fn on_connect<V: Vfs>(
 }
 
 /// Register a VFS called `name` with SQLite, made by `make` (given the VFS's error log), or,
-/// if a `V` is registered under `name` already, return that one (`make` is not called). It is
-/// not made SQLite's default VFS: open connections with its name.
+/// if a `V` is registered under `name` already, return that one. It is not made SQLite's
+/// default VFS: open connections with its name.
 ///
 /// Errors: the name is taken by a VFS of another type, or by one SQLite has that joj did not
-/// register; the name has a NUL byte; SQLite refused. `make` runs with the registry locked: it
-/// must not register VFSs itself.
+/// register; the name has a NUL byte; SQLite refused. `make` runs without the registry locked
+/// (it may open connections or register other VFSs); if another thread registers `name` in
+/// the meantime, that VFS is returned and the one `make` built is dropped.
 pub fn register_vfs<V: Vfs>(
     name: &str,
     make: impl FnOnce(ErrorLog) -> V,
 ) -> Result<Registered<V>, VfsError> {
     let () = FileSlot::<V>::FITS_SQLITE_ALIGNMENT;
-    let mut entries = registry::lock();
-    if let Some(e) = entries.iter().find(|e| e.name == name) {
-        return downcast::<V>(*e);
+    if let Some(existing) = Registered::<V>::find(name)? {
+        return Ok(existing);
     }
     let c_name = CString::new(name).map_err(|_| VfsError::BadName { name: name.into() })?;
     if BaseVfs::find(name).is_some() {
@@ -120,6 +120,21 @@ pub fn register_vfs<V: Vfs>(
     }
     let errors = ErrorLog::new(name);
     let vfs = make(errors.clone());
+    let mut entries = registry::lock();
+    if let Some(e) = entries.iter().find(|e| e.name == name) {
+        return downcast::<V>(*e);
+    }
+    if BaseVfs::find(name).is_some() {
+        return Err(VfsError::NameTaken { name: name.into() });
+    }
+    // The hook first: once SQLite knows the VFS, its connections must get their on_connect.
+    let rc = connect_hook::install();
+    if rc != ffi::SQLITE_OK {
+        return Err(VfsError::AutoExtension {
+            name: name.into(),
+            code: ResultCode::from_raw(rc),
+        });
+    }
     let reg: &'static Registration<V> = Box::leak(Box::new(Registration {
         name: name.to_string(),
         c_name,
@@ -136,13 +151,8 @@ pub fn register_vfs<V: Vfs>(
             code: ResultCode::from_raw(rc),
         });
     };
-    let rc = connect_hook::install();
-    if rc != ffi::SQLITE_OK {
-        return Err(VfsError::AutoExtension {
-            name: name.into(),
-            code: ResultCode::from_raw(rc),
-        });
-    }
+    // Registered while the registry is locked: a connection opened meanwhile waits for this
+    // entry in the hook, so it gets its on_connect.
     entries.push(registry::Entry {
         name: &reg.name,
         vfs,
