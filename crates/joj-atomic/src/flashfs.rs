@@ -30,6 +30,7 @@ impl Default for FsOptions {
 }
 
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum FsError {
     #[error(transparent)]
     Device(#[from] DeviceError),
@@ -39,6 +40,11 @@ pub enum FsError {
     NotFormatted(String),
     #[error("flash file layer corrupt: {0}")]
     Corrupt(String),
+    #[error(
+        "flash file layer corrupt: the inode of slot {slot} is unreadable ({source}); the device \
+         was not written by this file layer, or was damaged: format it again"
+    )]
+    CorruptInode { slot: u32, source: InodeError },
     #[error("bad flash file layer geometry: {0}")]
     Geometry(String),
     #[error(
@@ -66,6 +72,20 @@ joj_vfs::counter_set! {
     batch_commits: "Batches (device transactions of SQLite's) committed.",
     batch_aborts: "Batches aborted.",
     inode_commits: "Device transactions of the layer's own for inode changes.",
+}
+
+/// Why an inode page does not decode.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum InodeError {
+    #[error("bad magic {found:02x?}")]
+    BadMagic { found: [u8; 8] },
+    #[error("name length {len} (at most {MAX_NAME}, and within the page)")]
+    NameLength { len: usize },
+    #[error("checksum mismatch: stored {stored:#010x}, computed {computed:#010x}")]
+    ChecksumMismatch { stored: u32, computed: u32 },
+    #[error("the name is not UTF-8")]
+    NameNotUtf8,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -219,8 +239,8 @@ impl<D: TransactionalDevice> FlashFs<D> {
         for i in 0..slots {
             let mut b = vec![0u8; page as usize];
             fs.dev.read(fs.inode_offset(i), &mut b)?;
-            fs.inodes[i as usize] = decode_inode(&b)
-                .map_err(|e| FsError::Corrupt(format!("inode of slot {i}: {e}")))?;
+            fs.inodes[i as usize] =
+                decode_inode(&b).map_err(|source| FsError::CorruptInode { slot: i, source })?;
         }
         Ok(fs)
     }
@@ -626,24 +646,27 @@ impl<D: TransactionalDevice> FlashFs<D> {
     }
 }
 
-fn decode_inode(b: &[u8]) -> Result<Inode, String> {
+fn decode_inode(b: &[u8]) -> Result<Inode, InodeError> {
     if b[0..8].iter().all(|&x| x == 0) {
         return Ok(Inode::default());
     }
     if &b[0..8] != INODE_MAGIC {
-        return Err("bad magic".into());
+        let mut found = [0u8; 8];
+        found.copy_from_slice(&b[0..8]);
+        return Err(InodeError::BadMagic { found });
     }
     let state = u32::from_le_bytes(b[8..12].try_into().expect("4"));
     let n = u32::from_le_bytes(b[12..16].try_into().expect("4")) as usize;
     if n > MAX_NAME || 36 + n > b.len() {
-        return Err(format!("name length {n}"));
+        return Err(InodeError::NameLength { len: n });
     }
     let stored = u32::from_le_bytes(b[32 + n..36 + n].try_into().expect("4"));
-    if stored != crc(&b[..32 + n]) {
-        return Err("checksum mismatch".into());
+    let computed = crc(&b[..32 + n]);
+    if stored != computed {
+        return Err(InodeError::ChecksumMismatch { stored, computed });
     }
     let size = u64::from_le_bytes(b[16..24].try_into().expect("8"));
-    let name = String::from_utf8(b[32..32 + n].to_vec()).map_err(|_| "name not UTF-8")?;
+    let name = String::from_utf8(b[32..32 + n].to_vec()).map_err(|_| InodeError::NameNotUtf8)?;
     Ok(Inode {
         in_use: state == 1,
         name: if state == 1 { name } else { String::new() },
@@ -654,4 +677,44 @@ fn decode_inode(b: &[u8]) -> Result<Inode, String> {
         journal: false,
         batch_pages: Vec::new(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page_with(name: &str) -> Vec<u8> {
+        let mut b = vec![0u8; 4096];
+        b[0..8].copy_from_slice(INODE_MAGIC);
+        b[8..12].copy_from_slice(&1u32.to_le_bytes());
+        b[12..16].copy_from_slice(&(name.len() as u32).to_le_bytes());
+        b[32..32 + name.len()].copy_from_slice(name.as_bytes());
+        let c = crc(&b[..32 + name.len()]);
+        b[32 + name.len()..36 + name.len()].copy_from_slice(&c.to_le_bytes());
+        b
+    }
+
+    #[test]
+    fn an_inode_page_decodes_and_each_kind_of_damage_is_named() {
+        let good = page_with("a.db");
+        assert_eq!(decode_inode(&good).unwrap().name, "a.db");
+        let mut magic = good.clone();
+        magic[0] ^= 1;
+        assert!(matches!(
+            decode_inode(&magic),
+            Err(InodeError::BadMagic { .. })
+        ));
+        let mut long = good.clone();
+        long[12..16].copy_from_slice(&(MAX_NAME as u32 + 1).to_le_bytes());
+        assert_eq!(
+            decode_inode(&long).unwrap_err(),
+            InodeError::NameLength { len: MAX_NAME + 1 }
+        );
+        let mut flipped = good.clone();
+        flipped[33] ^= 1;
+        assert!(matches!(
+            decode_inode(&flipped),
+            Err(InodeError::ChecksumMismatch { .. })
+        ));
+    }
 }

@@ -27,16 +27,16 @@ pub mod flashfs;
 pub mod remote;
 mod vfs;
 
-use std::any::Any;
-use std::ffi::CString;
 use std::sync::Mutex;
 
 use joj_device::{DeviceError, Emmc, NandMedium, Profile, TransactionalDevice};
-use libsqlite3_sys as ffi;
+use joj_vfs::{Registered, VfsError};
 
-pub use flashfs::{FileId, FlashFs, FsCounters, FsError, FsOptions};
-pub use remote::{ConnectionEnd, RemoteDevice, ServeOptions, ServeReport, TxnWrite, serve};
-pub use vfs::{XftlCounters, last_error};
+pub use flashfs::{FileId, FlashFs, FsCounters, FsError, FsOptions, InodeError};
+pub use remote::{
+    ConnectionEnd, ProtocolError, RemoteDevice, ServeOptions, ServeReport, TxnWrite, serve,
+};
+pub use vfs::XftlCounters;
 
 /// The device the VFS runs on by default: the emulated eMMC with X-FTL.
 pub type XDevice = Emmc<NandMedium>;
@@ -47,9 +47,10 @@ pub fn new_device(profile: &Profile) -> Result<XDevice, DeviceError> {
 }
 
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum AtomicError {
-    #[error("cannot register the SQLite VFS {name}: SQLite result code {code}")]
-    Register { name: String, code: i32 },
+    #[error("cannot register the SQLite VFS: {0}")]
+    Vfs(#[from] VfsError),
     #[error("VFS {0}: files are open; close every connection before swapping its device")]
     Busy(String),
     #[error(
@@ -62,7 +63,7 @@ pub enum AtomicError {
 /// A registered `xftl` VFS (lives for the process, as SQLite's VFS registry does) whose files
 /// are on a device of type `D`.
 pub struct XftlVfs<D: 'static = XDevice> {
-    inst: &'static vfs::Instance<D>,
+    reg: Registered<vfs::Xftl<D>>,
 }
 
 impl<D: 'static> Clone for XftlVfs<D> {
@@ -73,13 +74,18 @@ impl<D: 'static> Clone for XftlVfs<D> {
 
 impl<D: 'static> Copy for XftlVfs<D> {}
 
-/// One registered instance: its name and its `vfs::Instance<D>`, whatever `D` is.
-struct Registered {
-    name: String,
-    inst: &'static (dyn Any + Send + Sync),
-}
+/// The names of every `xftl` VFS registered in this process, whatever their device type.
+static REGISTERED: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
-static REGISTERED: Mutex<Vec<Registered>> = Mutex::new(Vec::new());
+/// The last error any `xftl` VFS of this process reported (SQLite only sees a result code).
+pub fn last_error() -> Option<String> {
+    let names = vfs::lock(&REGISTERED);
+    names
+        .iter()
+        .filter_map(|n| joj_vfs::last_error_of(n))
+        .reduce(|a, b| if b.is_newer_than(&a) { b } else { a })
+        .map(|e| e.message().to_string())
+}
 
 /// Register (once per name) an `xftl` VFS on joj's emulated eMMC. It has no device until
 /// [`XftlVfs::attach`].
@@ -92,45 +98,33 @@ pub fn register(name: &str) -> Result<XftlVfs, AtomicError> {
 pub fn register_with<D: TransactionalDevice + Send + 'static>(
     name: &str,
 ) -> Result<XftlVfs<D>, AtomicError> {
-    let mut reg = vfs::lock(&REGISTERED);
-    if let Some(r) = reg.iter().find(|r| r.name == name) {
-        return match r.inst.downcast_ref::<vfs::Instance<D>>() {
-            Some(inst) => Ok(XftlVfs { inst }),
-            None => Err(AtomicError::OtherDevice { name: name.into() }),
-        };
+    let mut names = vfs::lock(&REGISTERED);
+    match joj_vfs::register_vfs(name, |_errors| vfs::Xftl::<D>::new(name)) {
+        Ok(reg) => {
+            if !names.iter().any(|n| n == name) {
+                names.push(name.to_string());
+            }
+            Ok(XftlVfs { reg })
+        }
+        Err(VfsError::OtherType { .. }) if names.iter().any(|n| n == name) => {
+            Err(AtomicError::OtherDevice { name: name.into() })
+        }
+        Err(e) => Err(AtomicError::Vfs(e)),
     }
-    let cname = CString::new(name).map_err(|_| AtomicError::Register {
-        name: name.into(),
-        code: ffi::SQLITE_MISUSE,
-    })?;
-    let inst: &'static vfs::Instance<D> = Box::leak(Box::new(vfs::Instance::new(cname)));
-    let v: &'static mut ffi::sqlite3_vfs = Box::leak(Box::new(vfs::make_vfs(inst)));
-    // SAFETY: sqlite3_initialize is idempotent; a leaked, fully initialised sqlite3_vfs.
-    let rc = unsafe {
-        ffi::sqlite3_initialize();
-        ffi::sqlite3_vfs_register(v, 0)
-    };
-    if rc != ffi::SQLITE_OK {
-        return Err(AtomicError::Register {
-            name: name.into(),
-            code: rc,
-        });
-    }
-    reg.push(Registered {
-        name: name.into(),
-        inst,
-    });
-    Ok(XftlVfs { inst })
 }
 
 impl<D: TransactionalDevice + Send + 'static> XftlVfs<D> {
+    fn inst(&self) -> &'static vfs::Xftl<D> {
+        self.reg.vfs()
+    }
+
     pub fn name(&self) -> &'static str {
-        self.inst.name.to_str().expect("registered from a &str")
+        self.reg.name()
     }
 
     /// Put `fs` under this VFS (replacing a previous one, which must have no open file).
     pub fn attach(&self, fs: FlashFs<D>) -> Result<(), AtomicError> {
-        if self.inst.attach(fs) {
+        if self.inst().attach(fs) {
             Ok(())
         } else {
             Err(AtomicError::Busy(self.name().into()))
@@ -139,26 +133,31 @@ impl<D: TransactionalDevice + Send + 'static> XftlVfs<D> {
 
     /// Take the file layer back (to cut its power, save it, or inspect it).
     pub fn detach(&self) -> Result<FlashFs<D>, AtomicError> {
-        self.inst
+        self.inst()
             .detach()
             .ok_or_else(|| AtomicError::Busy(self.name().into()))
     }
 
     /// Run `f` on the attached file layer.
     pub fn with_fs<R>(&self, f: impl FnOnce(&mut FlashFs<D>) -> R) -> Option<R> {
-        let mut g = vfs::lock(&self.inst.mounted);
+        let mut g = vfs::lock(&self.inst().mounted);
         g.as_mut().map(|m| f(&mut m.fs))
     }
 
     /// How often each commit path ran (since registration).
     pub fn counters(&self) -> XftlCounters {
-        self.inst.counters()
+        self.inst().counters()
+    }
+
+    /// The last error this VFS reported.
+    pub fn last_error(&self) -> Option<joj_vfs::LastError> {
+        self.reg.errors().last()
     }
 
     /// Fault injection: the next `n` batch commits fail with `SQLITE_IOERR_WRITE` (the batch is
     /// aborted first), so SQLite takes its journal path.
     pub fn fail_next_commits(&self, n: u32) {
-        self.inst
+        self.inst()
             .fail_commits
             .store(n, std::sync::atomic::Ordering::Relaxed);
     }

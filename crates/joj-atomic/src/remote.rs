@@ -73,6 +73,10 @@ const OP_READ_TXN: u8 = 9;
 const OP_COMMIT_TXN: u8 = 10;
 const OP_ABORT_TXN: u8 = 11;
 
+// `run` dispatches by range: the block commands, then the transaction commands, numbered
+// without gaps.
+const _: () = assert!(OP_GEOMETRY == 1 && OP_DISCARD + 1 == OP_BEGIN_TXN && OP_ABORT_TXN == 11);
+
 const STATUS_OK: u8 = 0;
 const STATUS_ERR: u8 = 1;
 
@@ -117,47 +121,67 @@ impl Frame {
     }
 }
 
+/// Why a frame could not be parsed: the connection is given up.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProtocolError {
+    #[error("frame body ends {missing} bytes short of a {field_bytes}-byte field")]
+    ShortBody { field_bytes: usize, missing: usize },
+    #[error("{left} bytes left over after the body")]
+    TrailingBytes { left: usize },
+    #[error("unknown write flags {flags:#04x}")]
+    UnknownFlags { flags: u8 },
+    #[error("a request of {len} bytes (at most {MAX_FRAME_BYTES})")]
+    TooLong { len: u64 },
+    #[error("an empty frame (no command)")]
+    EmptyFrame,
+    #[error("unknown command {op}: client and server are not the same joj build")]
+    UnknownCommand { op: u8 },
+}
+
 /// Reading a frame's body front to back; a short body is a protocol error.
 struct Body<'a>(&'a [u8]);
 
 impl<'a> Body<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], ProtocolError> {
         if self.0.len() < n {
-            return Err(format!(
-                "frame body ends {} bytes short of a {n}-byte field",
-                n - self.0.len()
-            ));
+            return Err(ProtocolError::ShortBody {
+                field_bytes: n,
+                missing: n - self.0.len(),
+            });
         }
         let (a, b) = self.0.split_at(n);
         self.0 = b;
         Ok(a)
     }
 
-    fn u8(&mut self) -> Result<u8, String> {
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], ProtocolError> {
+        let mut a = [0u8; N];
+        a.copy_from_slice(self.take(N)?);
+        Ok(a)
+    }
+
+    fn u8(&mut self) -> Result<u8, ProtocolError> {
         Ok(self.take(1)?[0])
     }
 
-    fn u32(&mut self) -> Result<u32, String> {
-        Ok(u32::from_le_bytes(
-            self.take(4)?.try_into().expect("4 bytes"),
-        ))
+    fn u32(&mut self) -> Result<u32, ProtocolError> {
+        self.array().map(u32::from_le_bytes)
     }
 
-    fn u64(&mut self) -> Result<u64, String> {
-        Ok(u64::from_le_bytes(
-            self.take(8)?.try_into().expect("8 bytes"),
-        ))
+    fn u64(&mut self) -> Result<u64, ProtocolError> {
+        self.array().map(u64::from_le_bytes)
     }
 
     fn rest(&mut self) -> &'a [u8] {
         std::mem::take(&mut self.0)
     }
 
-    fn end(&self) -> Result<(), String> {
+    fn end(&self) -> Result<(), ProtocolError> {
         if self.0.is_empty() {
             Ok(())
         } else {
-            Err(format!("{} bytes left over after the body", self.0.len()))
+            Err(ProtocolError::TrailingBytes { left: self.0.len() })
         }
     }
 }
@@ -191,9 +215,9 @@ fn encode_flags(f: WriteFlags) -> u8 {
     (if f.fua { FLAG_FUA } else { 0 }) | (if f.reliable { FLAG_RELIABLE } else { 0 })
 }
 
-fn decode_flags(b: u8) -> Result<WriteFlags, String> {
+fn decode_flags(b: u8) -> Result<WriteFlags, ProtocolError> {
     if b & !(FLAG_FUA | FLAG_RELIABLE) != 0 {
-        return Err(format!("unknown write flags {b:#04x}"));
+        return Err(ProtocolError::UnknownFlags { flags: b });
     }
     Ok(WriteFlags {
         fua: b & FLAG_FUA != 0,
@@ -201,9 +225,9 @@ fn decode_flags(b: u8) -> Result<WriteFlags, String> {
     })
 }
 
-fn check_len(len: u64) -> Result<usize, String> {
+fn check_len(len: u64) -> Result<usize, ProtocolError> {
     if len > u64::from(MAX_FRAME_BYTES) {
-        return Err(format!("a request of {len} bytes"));
+        return Err(ProtocolError::TooLong { len });
     }
     Ok(len as usize)
 }
@@ -253,7 +277,7 @@ impl RemoteDevice {
                 optimal_write_bytes: b.u32()?,
             };
             b.end()?;
-            Ok::<_, String>(g)
+            Ok::<_, ProtocolError>(g)
         })()
         .map_err(|e| d.protocol(format!("geometry reply: {e}")))?;
         d.geometry = g;
@@ -508,7 +532,7 @@ pub enum ConnectionEnd {
     /// under way: a broken pipe).
     Io(String),
     /// A request the server could not parse; the connection was given up.
-    Malformed(String),
+    Malformed(ProtocolError),
 }
 
 /// A transaction this connection began: its place and how many writes it made.
@@ -577,11 +601,27 @@ fn run<D: TransactionalDevice>(
     frame: &[u8],
     open: &mut BTreeMap<Tid, Open>,
     report: &mut ServeReport,
-) -> Result<(Vec<u8>, Option<TxnWrite>), String> {
-    let (&op, body) = frame.split_first().ok_or("empty frame")?;
+) -> Result<(Vec<u8>, Option<TxnWrite>), ProtocolError> {
+    let (&op, body) = frame.split_first().ok_or(ProtocolError::EmptyFrame)?;
     let mut b = Body(body);
-    let none = |f: Frame, ()| f;
-    let reply = match op {
+    match op {
+        OP_GEOMETRY..=OP_DISCARD => run_block(dev, op, &mut b).map(|reply| (reply, None)),
+        OP_BEGIN_TXN..=OP_ABORT_TXN => run_txn(dev, op, &mut b, open, report),
+        _ => Err(ProtocolError::UnknownCommand { op }),
+    }
+}
+
+fn none(f: Frame, (): ()) -> Frame {
+    f
+}
+
+/// The block-device commands (`GEOMETRY` to `DISCARD`).
+fn run_block<D: TransactionalDevice>(
+    dev: &mut D,
+    op: u8,
+    b: &mut Body<'_>,
+) -> Result<Vec<u8>, ProtocolError> {
+    Ok(match op {
         OP_GEOMETRY => {
             b.end()?;
             let g = dev.geometry();
@@ -628,6 +668,20 @@ fn run<D: TransactionalDevice>(
             b.end()?;
             reply_of(dev.discard(off, len), none)
         }
+        _ => return Err(ProtocolError::UnknownCommand { op }),
+    })
+}
+
+/// The transaction commands (`BEGIN_TXN` to `ABORT_TXN`), keeping this connection's open
+/// transactions and counts.
+fn run_txn<D: TransactionalDevice>(
+    dev: &mut D,
+    op: u8,
+    b: &mut Body<'_>,
+    open: &mut BTreeMap<Tid, Open>,
+    report: &mut ServeReport,
+) -> Result<(Vec<u8>, Option<TxnWrite>), ProtocolError> {
+    let reply = match op {
         OP_BEGIN_TXN => {
             b.end()?;
             let r = dev.begin_txn();
@@ -682,7 +736,7 @@ fn run<D: TransactionalDevice>(
             }
             reply_of(r, none)
         }
-        _ => return Err(format!("unknown command {op}")),
+        _ => return Err(ProtocolError::UnknownCommand { op }),
     };
     Ok((reply, None))
 }
@@ -787,10 +841,9 @@ mod tests {
             assert!(read_frame(&mut b).unwrap().is_none(), "server hung up");
             server.join().unwrap()
         });
-        assert!(
-            matches!(report.end, ConnectionEnd::Malformed(_)),
-            "{:?}",
-            report.end
+        assert_eq!(
+            report.end,
+            ConnectionEnd::Malformed(ProtocolError::UnknownCommand { op: 99 })
         );
         assert_eq!(report.aborted_on_disconnect, 1);
         assert_eq!(dev.ftl().active_transactions(), 0);

@@ -1,6 +1,7 @@
 //! What SQLite asked of the operating system, counted with relaxed atomics (several
 //! connections and threads may write at once; only totals are read, after the run).
 
+use crate::error::VfsError;
 use joj_trace::FileRole;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
@@ -41,14 +42,14 @@ impl SyncCall {
 }
 
 impl std::str::FromStr for SyncCall {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = VfsError;
+    fn from_str(s: &str) -> Result<Self, VfsError> {
         match s.to_ascii_lowercase().as_str() {
             "fdatasync" => Ok(SyncCall::Fdatasync),
             "fsync" => Ok(SyncCall::Fsync),
-            other => Err(format!(
-                "unknown sync call '{other}': use fsync or fdatasync"
-            )),
+            _ => Err(VfsError::UnknownSyncCall {
+                given: s.to_string(),
+            }),
         }
     }
 }
@@ -182,5 +183,22 @@ impl AtomicCounters {
             rollback_journal_bytes: r(&self.by_role[2]),
             other_bytes: r(&self.by_role[3]),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sync_calls_parse_by_name_and_an_unknown_one_is_named() {
+        assert_eq!("FSYNC".parse::<SyncCall>(), Ok(SyncCall::Fsync));
+        assert_eq!("fdatasync".parse::<SyncCall>(), Ok(SyncCall::Fdatasync));
+        assert_eq!(
+            "sync".parse::<SyncCall>(),
+            Err(VfsError::UnknownSyncCall {
+                given: "sync".into()
+            })
+        );
     }
 }

@@ -2,7 +2,7 @@
 //! reserve the embedded frame headers need (`VACUUM` through SQLite's default VFS), then put
 //! it in WAL mode through waldio. Nothing is lost: VACUUM is SQLite's own transactional copy.
 
-use crate::{WaldioError, WaldioOptions, layout, open, vfs};
+use crate::{WaldioError, WaldioOptions, layout, open, sqlite_header};
 use libsqlite3_sys as ffi;
 use rusqlite::Connection;
 use std::ffi::{c_int, c_void};
@@ -20,7 +20,7 @@ pub struct ConvertReport {
 
 /// Convert `path` (which must exist and be a SQLite database) for use with waldio.
 pub fn convert(path: &Path) -> Result<ConvertReport, WaldioError> {
-    let header = vfs::db_header(path).map_err(|source| WaldioError::Io {
+    let header = sqlite_header::read(path).map_err(|source| WaldioError::Io {
         what: format!("reading {}", path.display()),
         source,
     })?;
@@ -67,7 +67,7 @@ pub fn convert(path: &Path) -> Result<ConvertReport, WaldioError> {
     }
     let conn = open(path, &WaldioOptions::default())?;
     conn.close().map_err(|(_, e)| sqlite("closing", e))?;
-    let (_, reserve_after) = vfs::db_header(path)
+    let (_, reserve_after) = sqlite_header::read(path)
         .map_err(|source| WaldioError::Io {
             what: format!("reading {}", path.display()),
             source,

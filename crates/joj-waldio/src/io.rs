@@ -127,6 +127,28 @@ impl DirectFile {
     pub fn fd(&self) -> std::os::fd::BorrowedFd<'_> {
         self.fd.as_fd()
     }
+
+    /// Take an OFD lock on byte 0: exclusive for group sync (its buffer lives in this process
+    /// only), shared otherwise. Fails at once on conflict.
+    pub fn ofd_lock(&self, exclusive: bool) -> std::io::Result<()> {
+        // SAFETY: a zeroed flock is a valid value; fcntl(F_OFD_SETLK) on our own descriptor
+        // with a pointer to it.
+        unsafe {
+            let mut fl: libc::flock = std::mem::zeroed();
+            fl.l_type = if exclusive {
+                libc::F_WRLCK as libc::c_short
+            } else {
+                libc::F_RDLCK as libc::c_short
+            };
+            fl.l_whence = libc::SEEK_SET as libc::c_short;
+            fl.l_start = 0;
+            fl.l_len = 1;
+            if libc::fcntl(self.raw_fd(), libc::F_OFD_SETLK, &fl) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The file's direct-I/O alignment from `statx` (`STATX_DIOALIGN`, Linux 6.1+), the larger of

@@ -9,7 +9,9 @@
 //! The byte format and the crash argument: `docs/formats/waldio.md`.
 //!
 //! It is not a fork of SQLite and does not change SQLite's WAL logic, checksums, checkpoints or
-//! locking: every file except the `-wal` passes through to a base VFS unchanged.
+//! locking: every file except the `-wal` passes through to a base VFS unchanged. The VFS is
+//! written on joj-vfs's safe seam (no C callbacks of its own); the `-wal` of a file is shared by
+//! every connection of the process (one `WalState` per inode).
 //!
 //! Invariants: SQLite reads back exactly the logical WAL it wrote (checksums intact); without
 //! group sync, a commit's frames are written before SQLite acknowledges it (and durable with
@@ -20,21 +22,20 @@ pub mod counters;
 pub mod io;
 pub mod layout;
 pub mod options;
+mod sqlite_header;
 mod vfs;
 pub mod wal;
 
 pub use convert::{ConvertReport, convert};
 pub use counters::{AtomicWaldioCounters, WaldioCounters};
 pub use io::{AlignedBuf, DirectFile, Tap, WalIo};
-pub use options::{GroupSync, SyncOption, WaldioOptions, group_due};
-pub use vfs::last_error;
+pub use options::{GroupSync, OptionsError, SyncOption, WaldioOptions, group_due};
 pub use wal::{WalError, WalState};
 
-use libsqlite3_sys as ffi;
+use joj_vfs::{BaseVfs, Registered};
 use rusqlite::{Connection, OpenFlags};
-use std::ffi::{CString, c_char, c_int, c_void};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 
 /// Name of the VFS [`register`] installs (over SQLite's `unix` VFS).
 pub const VFS_NAME: &str = "waldio";
@@ -45,8 +46,8 @@ pub const VFS_NAME: &str = "waldio";
 pub enum WaldioError {
     #[error("base VFS {0:?} is not registered with SQLite")]
     NoBaseVfs(String),
-    #[error("sqlite3_vfs_register({name:?}) failed with code {code}")]
-    Register { name: String, code: c_int },
+    #[error("registering the waldio VFS: {0}")]
+    Vfs(#[from] joj_vfs::VfsError),
     #[error(
         "{path} keeps {reserve} reserved bytes per page; waldio needs at least 24. Convert it \
          once with `joj waldio convert {path}` (or joj_waldio::convert)"
@@ -69,53 +70,67 @@ pub enum WaldioError {
 /// Handle to one registered waldio VFS.
 #[derive(Clone, Copy)]
 pub struct WaldioVfs {
-    inst: &'static vfs::Instance,
+    reg: Registered<vfs::Waldio>,
 }
 
 impl WaldioVfs {
+    fn inst(&self) -> &'static vfs::Waldio {
+        self.reg.vfs()
+    }
+
     /// The name to open connections with.
     pub fn name(&self) -> &'static str {
-        self.inst.name.to_str().unwrap_or(VFS_NAME)
+        self.reg.name()
     }
 
     /// Options for WALs whose name carries no `waldio_*` URI parameters.
     pub fn set_defaults(&self, opts: WaldioOptions) {
-        match self.inst.defaults.write() {
-            Ok(mut g) => *g = opts,
-            Err(p) => *p.into_inner() = opts,
-        }
+        vfs::write(&self.inst().defaults, opts);
     }
 
     pub fn defaults(&self) -> WaldioOptions {
-        match self.inst.defaults.read() {
-            Ok(g) => *g,
-            Err(p) => *p.into_inner(),
-        }
+        vfs::read(&self.inst().defaults)
     }
 
     /// Counters of every WAL this VFS handled (take a snapshot before and after, `delta`).
     pub fn counters(&self) -> WaldioCounters {
-        self.inst.counters.snapshot()
+        self.inst().counters.snapshot()
     }
 
     /// See every physical write and sync (tests that rebuild crash states). `None` removes it.
     pub fn set_tap(&self, tap: Option<Arc<dyn Tap>>) {
-        match self.inst.tap.write() {
-            Ok(mut g) => *g = tap,
-            Err(p) => *p.into_inner() = tap,
-        }
+        vfs::write(&self.inst().tap, tap);
     }
 
     /// Be told of WAL syncs (joj's measurement records file extents with it).
     pub fn set_observer(&self, observer: Option<Arc<dyn joj_vfs::FileObserver>>) {
-        match self.inst.observer.write() {
-            Ok(mut g) => *g = observer,
-            Err(p) => *p.into_inner() = observer,
-        }
+        vfs::write(&self.inst().observer, observer);
+    }
+
+    /// The last error this VFS reported (SQLite only sees a result code).
+    pub fn last_error(&self) -> Option<joj_vfs::LastError> {
+        self.reg.errors().last()
     }
 }
 
+/// Every waldio VFS registered in this process.
 static REGISTERED: Mutex<Vec<WaldioVfs>> = Mutex::new(Vec::new());
+
+/// The last error any waldio VFS of this process reported (SQLite only sees a result code).
+pub fn last_error() -> Option<String> {
+    let reg = vfs::lock(&REGISTERED);
+    reg.iter()
+        .filter_map(WaldioVfs::last_error)
+        .reduce(|a, b| if b.is_newer_than(&a) { b } else { a })
+        .map(|e| e.message().to_string())
+}
+
+/// Forget the last errors of every waldio VFS (before an open whose error gets the message).
+fn clear_last_error() {
+    for v in vfs::lock(&REGISTERED).iter() {
+        v.reg.errors().clear();
+    }
+}
 
 /// Register `waldio` over SQLite's `unix` VFS (once per process; later calls return it).
 pub fn register() -> Result<WaldioVfs, WaldioError> {
@@ -123,113 +138,19 @@ pub fn register() -> Result<WaldioVfs, WaldioError> {
 }
 
 /// Register a waldio VFS called `name` over the VFS `base` (e.g. joj's accounting `joj`).
+/// New connections on it get the 24-byte reserve and the `PRAGMA synchronous` their options
+/// need.
 pub fn register_over(name: &str, base: &str) -> Result<WaldioVfs, WaldioError> {
-    let mut reg = match REGISTERED.lock() {
-        Ok(g) => g,
-        Err(p) => p.into_inner(),
-    };
+    let mut reg = vfs::lock(&REGISTERED);
     if let Some(v) = reg.iter().find(|v| v.name() == name) {
         return Ok(*v);
     }
-    let base_c = CString::new(base).map_err(|_| WaldioError::NoBaseVfs(base.to_string()))?;
-    // SAFETY: sqlite3_initialize is idempotent; vfs_find with a valid C string.
-    let base_vfs = unsafe {
-        ffi::sqlite3_initialize();
-        ffi::sqlite3_vfs_find(base_c.as_ptr())
+    let base_vfs = BaseVfs::find(base).ok_or_else(|| WaldioError::NoBaseVfs(base.to_string()))?;
+    let handle = WaldioVfs {
+        reg: joj_vfs::register_vfs(name, |errors| vfs::Waldio::new(base_vfs, errors))?,
     };
-    if base_vfs.is_null() {
-        return Err(WaldioError::NoBaseVfs(base.to_string()));
-    }
-    let inst: &'static vfs::Instance = Box::leak(Box::new(vfs::Instance {
-        name: CString::new(name).map_err(|_| WaldioError::Register {
-            name: name.to_string(),
-            code: ffi::SQLITE_MISUSE,
-        })?,
-        base: base_vfs,
-        defaults: RwLock::new(WaldioOptions::default()),
-        counters: Arc::default(),
-        tap: RwLock::new(None),
-        observer: RwLock::new(None),
-    }));
-    let v: &'static mut ffi::sqlite3_vfs = Box::leak(Box::new(vfs::make_vfs(inst)));
-    // SAFETY: a leaked, fully initialised sqlite3_vfs that lives forever.
-    let rc = unsafe { ffi::sqlite3_vfs_register(v, 0) };
-    if rc != ffi::SQLITE_OK {
-        return Err(WaldioError::Register {
-            name: name.to_string(),
-            code: rc,
-        });
-    }
-    // SAFETY: registering a valid extern "C" entry point (idempotent in SQLite).
-    // SAFETY: registering a valid extern "C" entry point (SQLite ignores duplicates).
-    let rc = unsafe { ffi::sqlite3_auto_extension(Some(auto_extension)) };
-    if rc != ffi::SQLITE_OK {
-        return Err(WaldioError::Register {
-            name: name.to_string(),
-            code: rc,
-        });
-    }
-    let handle = WaldioVfs { inst };
     reg.push(handle);
     Ok(handle)
-}
-
-/// Runs on every new connection: on a waldio connection, ask for the 24-byte reserve (new
-/// databases get it) and set `PRAGMA synchronous` to what the durability option needs.
-unsafe extern "C" fn auto_extension(
-    db: *mut ffi::sqlite3,
-    _err: *mut *mut c_char,
-    _api: *const ffi::sqlite3_api_routines,
-) -> c_int {
-    // SAFETY: `db` is the connection being opened; file controls with valid out pointers.
-    unsafe {
-        let mut vfs_ptr: *mut ffi::sqlite3_vfs = std::ptr::null_mut();
-        let rc = ffi::sqlite3_file_control(
-            db,
-            c"main".as_ptr(),
-            ffi::SQLITE_FCNTL_VFS_POINTER,
-            &mut vfs_ptr as *mut _ as *mut c_void,
-        );
-        if rc != ffi::SQLITE_OK || !vfs::is_waldio(vfs_ptr) {
-            return ffi::SQLITE_OK;
-        }
-        let mut reserve: c_int = layout::RESERVE_NEEDED as c_int;
-        ffi::sqlite3_file_control(
-            db,
-            c"main".as_ptr(),
-            ffi::SQLITE_FCNTL_RESERVE_BYTES,
-            &mut reserve as *mut c_int as *mut c_void,
-        );
-        let inst = &*((*vfs_ptr).pAppData as *const vfs::Instance);
-        let defaults = match inst.defaults.read() {
-            Ok(g) => *g,
-            Err(p) => *p.into_inner(),
-        };
-        let fname = ffi::sqlite3_db_filename(db, c"main".as_ptr());
-        let opts = if fname.is_null() {
-            defaults
-        } else {
-            defaults
-                .with_uri_params(|key| {
-                    let k = CString::new(key).ok()?;
-                    let v = ffi::sqlite3_uri_parameter(fname, k.as_ptr());
-                    (!v.is_null())
-                        .then(|| std::ffi::CStr::from_ptr(v).to_string_lossy().into_owned())
-                })
-                .unwrap_or(defaults)
-        };
-        let sql = format!("PRAGMA synchronous={}", opts.sqlite_synchronous());
-        if let Ok(c) = CString::new(sql) {
-            ffi::sqlite3_exec(
-                db,
-                c.as_ptr(),
-                None,
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-            );
-        }
-        ffi::SQLITE_OK
-    }
 }
 
 /// `file:` URI for `path` with `opts` as parameters.
@@ -254,8 +175,8 @@ pub fn open_with(
     opts: &WaldioOptions,
 ) -> Result<Connection, WaldioError> {
     // A message from an earlier, unrelated failure must not be attached to this open's error.
-    vfs::clear_last_error();
-    if let Some((_, reserve)) = vfs::db_header(path).map_err(|source| WaldioError::Io {
+    clear_last_error();
+    if let Some((_, reserve)) = sqlite_header::read(path).map_err(|source| WaldioError::Io {
         what: format!("reading the header of {}", path.display()),
         source,
     })? {
@@ -300,7 +221,7 @@ pub fn open(path: &Path, opts: &WaldioOptions) -> Result<Connection, WaldioError
 
 /// Page size and reserved bytes per page from a database file's header (`None`: no header).
 pub fn db_header(path: &Path) -> Result<Option<(u32, u8)>, WaldioError> {
-    vfs::db_header(path).map_err(|source| WaldioError::Io {
+    sqlite_header::read(path).map_err(|source| WaldioError::Io {
         what: format!("reading the header of {}", path.display()),
         source,
     })

@@ -32,16 +32,26 @@ impl fmt::Display for SyncOption {
     }
 }
 
+/// Why options given as text were refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum OptionsError {
+    #[error("unknown waldio sync option {given:?}: use full, fua or normal")]
+    UnknownSync { given: String },
+    #[error("{key}={given:?} is not a whole number; give {key} as a non-negative integer")]
+    NotANumber { key: &'static str, given: String },
+}
+
 impl FromStr for SyncOption {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = OptionsError;
+    fn from_str(s: &str) -> Result<Self, OptionsError> {
         match s.to_ascii_lowercase().as_str() {
             "full" => Ok(SyncOption::Full),
             "fua" | "pdio" => Ok(SyncOption::Fua),
             "normal" => Ok(SyncOption::Normal),
-            other => Err(format!(
-                "unknown waldio sync option {other:?}: use full, fua or normal"
-            )),
+            _ => Err(OptionsError::UnknownSync {
+                given: s.to_string(),
+            }),
         }
     }
 }
@@ -122,17 +132,17 @@ impl WaldioOptions {
     pub fn with_uri_params(
         mut self,
         get: impl Fn(&str) -> Option<String>,
-    ) -> Result<WaldioOptions, String> {
+    ) -> Result<WaldioOptions, OptionsError> {
         if let Some(s) = get("waldio_sync") {
             self.sync = s.parse()?;
         }
-        let num = |key: &str| -> Result<Option<u64>, String> {
+        let num = |key: &'static str| -> Result<Option<u64>, OptionsError> {
             match get(key) {
                 None => Ok(None),
                 Some(v) => v
                     .parse::<u64>()
                     .map(Some)
-                    .map_err(|_| format!("{key}={v:?} is not a whole number")),
+                    .map_err(|_| OptionsError::NotANumber { key, given: v }),
             }
         };
         if let Some(on) = num("waldio_group")? {
@@ -224,7 +234,22 @@ mod tests {
         let err = WaldioOptions::default()
             .with_uri_params(|k| (k == "waldio_sync").then(|| "fast".to_string()))
             .unwrap_err();
-        assert!(err.contains("full, fua or normal"), "{err}");
+        assert_eq!(
+            err,
+            OptionsError::UnknownSync {
+                given: "fast".into()
+            }
+        );
+        let err = WaldioOptions::default()
+            .with_uri_params(|k| (k == "waldio_group_ms").then(|| "2ms".to_string()))
+            .unwrap_err();
+        assert_eq!(
+            err,
+            OptionsError::NotANumber {
+                key: "waldio_group_ms",
+                given: "2ms".into()
+            }
+        );
         assert_eq!(o.sqlite_synchronous(), "NORMAL");
         assert_eq!(WaldioOptions::default().sqlite_synchronous(), "FULL");
     }

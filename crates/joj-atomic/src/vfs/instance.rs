@@ -1,0 +1,116 @@
+//! One registered `xftl` VFS on devices of type `D`: the file layer attached to it (with the
+//! lock table and the open-handle count that belong to it), the commit-path counters and the
+//! fault injection.
+
+use crate::flashfs::FlashFs;
+use joj_device::TransactionalDevice;
+use joj_vfs::{LockTable, ResultCode, SqliteError};
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+joj_vfs::atomic_counter_set! {
+    XftlCounters, Atomics;
+    batch_begins: "`BEGIN_ATOMIC_WRITE`: SQLite chose the batch path.",
+    batch_commits: "Batches committed (one device transaction each).",
+    batch_rollbacks: "`ROLLBACK_ATOMIC_WRITE`, or a batch whose commit failed.",
+    batch_commit_errors: "Commits of a batch that failed (SQLite then retries with a rollback journal).",
+    journal_opens: "Rollback journals opened: SQLite took its journal path (first transaction on an empty database, a spilled journal, several databases, a failed batch, a hot journal).",
+    db_syncs: "`xSync` of a main database outside a batch: commits (and recoveries) done the journal way, and the syncs SQLite makes after a batch commit.",
+    journal_barriers: "Rollback journals the VFS synced before SQLite's first database write after a failed batch (SQLite's retry does not; `docs/formats/xftl.md` section 3).",
+}
+
+/// What a device under the VFS must be: transactional, and movable to the thread SQLite calls
+/// from (the instance lives in a process-wide registry).
+pub(crate) trait Device: TransactionalDevice + Send + 'static {}
+
+impl<D: TransactionalDevice + Send + 'static> Device for D {}
+
+pub(crate) fn bump(a: &AtomicU64) {
+    a.fetch_add(1, Ordering::Relaxed);
+}
+
+/// The file layer attached to an instance, and what lives and dies with it.
+pub(crate) struct Mounted<D> {
+    pub(crate) fs: FlashFs<D>,
+    /// SQLite's locks of this layer's files, by slot (in-process: one process uses a device).
+    pub(crate) locks: LockTable<u32>,
+    pub(crate) open_handles: u64,
+    /// Databases whose batch commit failed: their journal is synced before the next write.
+    pub(crate) barrier: HashSet<u32>,
+}
+
+/// One registered `xftl` VFS on devices of type `D`.
+pub(crate) struct Xftl<D> {
+    pub(crate) name: String,
+    pub(crate) mounted: Mutex<Option<Mounted<D>>>,
+    pub(crate) counters: Atomics,
+    pub(crate) next_temp: AtomicU64,
+    /// Fault injection: the next this many batch commits fail with an I/O error.
+    pub(crate) fail_commits: AtomicU32,
+}
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    match m.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    }
+}
+
+impl<D: Device> Xftl<D> {
+    pub(crate) fn new(name: &str) -> Xftl<D> {
+        Xftl {
+            name: name.to_string(),
+            mounted: Mutex::new(None),
+            counters: Atomics::default(),
+            next_temp: AtomicU64::new(1),
+            fail_commits: AtomicU32::new(0),
+        }
+    }
+
+    pub(crate) fn counters(&self) -> XftlCounters {
+        self.counters.snapshot()
+    }
+
+    /// Attach `fs`; `false` (and nothing changed) if files of the current one are open.
+    pub(crate) fn attach(&self, fs: FlashFs<D>) -> bool {
+        let mut m = lock(&self.mounted);
+        if m.as_ref().is_some_and(|m| m.open_handles > 0) {
+            return false;
+        }
+        *m = Some(Mounted {
+            fs,
+            locks: LockTable::new(),
+            open_handles: 0,
+            barrier: HashSet::new(),
+        });
+        true
+    }
+
+    /// The file layer, if no file is open.
+    pub(crate) fn detach(&self) -> Option<FlashFs<D>> {
+        let mut m = lock(&self.mounted);
+        if m.as_ref().is_some_and(|m| m.open_handles > 0) {
+            return None;
+        }
+        m.take().map(|m| m.fs)
+    }
+
+    /// Run `f` on the attached file layer; `SQLITE_IOERR` (with the fix) if none is attached.
+    pub(crate) fn with_mounted<R>(
+        &self,
+        f: impl FnOnce(&mut Mounted<D>) -> R,
+    ) -> Result<R, SqliteError> {
+        let mut g = lock(&self.mounted);
+        match g.as_mut() {
+            Some(m) => Ok(f(m)),
+            None => Err(SqliteError::with_message(
+                ResultCode::IOERR,
+                format!(
+                    "no flash file layer attached to VFS {}: call XftlVfs::attach first",
+                    self.name
+                ),
+            )),
+        }
+    }
+}

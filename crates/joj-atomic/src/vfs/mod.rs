@@ -1,0 +1,86 @@
+//! The `xftl` VFS on joj-vfs's seam: SQLite's files on [`FlashFs`](crate::FlashFs) on a
+//! transactional device — the emulated eMMC of this process, or one served from another process
+//! (`remote`). How each call maps: `docs/formats/xftl.md` §3.
+//!
+//! Every file of a registered instance lives in the one file layer attached to it; SQLite's
+//! batch-atomic file controls become device transactions (`file`). Locks are in-process (one
+//! process uses a device at a time), in joj-vfs's [`LockTable`](joj_vfs::LockTable) with
+//! SQLite's lock levels. Names, time, sleep and randomness are the default VFS's; the files
+//! never reach it.
+
+mod file;
+mod instance;
+
+pub use instance::XftlCounters;
+pub(crate) use instance::{Device, Xftl, lock};
+
+use file::{XFile, fs_code};
+use instance::bump;
+use joj_vfs::{Access, FileKind, FileName, HandleLock, OpenFlags, ResultCode, SqliteError, Vfs};
+use std::path::Path;
+use std::sync::atomic::Ordering;
+
+impl<D: Device> Vfs for Xftl<D> {
+    type File = XFile<D>;
+
+    fn open(
+        &'static self,
+        name: Option<&FileName<'_>>,
+        flags: OpenFlags,
+    ) -> Result<(XFile<D>, OpenFlags), SqliteError> {
+        let (path, temp) = match name {
+            None => {
+                let n = self.next_temp.fetch_add(1, Ordering::Relaxed);
+                (format!("xftl-temp-{}-{n}", std::process::id()), true)
+            }
+            Some(name) => (name.as_c_str().to_string_lossy().into_owned(), false),
+        };
+        let create = flags.create();
+        let opened = self.with_mounted(|m| {
+            let id = m.fs.open(&path, create)?;
+            m.open_handles += 1;
+            Ok(id)
+        })?;
+        let id = opened.map_err(|e| {
+            SqliteError::with_message(
+                fs_code(&e, ResultCode::CANTOPEN),
+                format!("open {path}: {e}"),
+            )
+        })?;
+        if path.ends_with("-journal") {
+            bump(&self.counters.journal_opens);
+        }
+        let file = XFile {
+            inst: self,
+            id: id.0,
+            lock: HandleLock::new(),
+            delete_on_close: temp || flags.delete_on_close(),
+            main_db: flags.kind() == FileKind::MainDb,
+            name: path,
+        };
+        Ok((file, flags))
+    }
+
+    fn delete(&self, path: &Path, _sync_dir: bool) -> Result<(), SqliteError> {
+        let path = path.to_string_lossy();
+        match self.with_mounted(|m| m.fs.delete(&path))? {
+            Ok(()) => Ok(()),
+            Err(crate::FsError::NoSuchFile(_)) => {
+                Err(SqliteError::new(ResultCode::IOERR_DELETE_NOENT))
+            }
+            Err(e) => Err(SqliteError::with_message(
+                ResultCode::IOERR_DELETE,
+                format!("delete {path}: {e}"),
+            )),
+        }
+    }
+
+    fn access(&self, path: &Path, _check: Access) -> Result<bool, SqliteError> {
+        let path = path.to_string_lossy();
+        self.with_mounted(|m| m.fs.lookup(&path).is_some())
+    }
+
+    fn max_pathname(&self) -> usize {
+        512
+    }
+}

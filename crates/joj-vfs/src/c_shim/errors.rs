@@ -1,0 +1,123 @@
+//! Where a VFS's errors go: [`ErrorLog`] keeps the last error of one registered VFS (SQLite
+//! only passes the code on) and sends every reported error to `sqlite3_log`; panics become
+//! errors here too.
+
+use crate::error::{ResultCode, SqliteError};
+use libsqlite3_sys as ffi;
+use std::any::Any;
+use std::ffi::CString;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// Orders last errors across every VFS of the process (the newest has the largest).
+static NEXT_SEQ: AtomicU64 = AtomicU64::new(1);
+
+/// The last error a VFS reported.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LastError {
+    code: ResultCode,
+    message: String,
+    seq: u64,
+}
+
+impl LastError {
+    pub fn code(&self) -> ResultCode {
+        self.code
+    }
+
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// Reported after `other` (across all VFSs of the process)?
+    pub fn is_newer_than(&self, other: &LastError) -> bool {
+        self.seq > other.seq
+    }
+}
+
+/// The error log of one registered VFS. Cloning shares it.
+#[derive(Clone)]
+pub struct ErrorLog {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    vfs_name: String,
+    last: Mutex<Option<LastError>>,
+}
+
+impl ErrorLog {
+    pub(crate) fn new(vfs_name: &str) -> ErrorLog {
+        ErrorLog {
+            inner: Arc::new(Inner {
+                vfs_name: vfs_name.to_string(),
+                last: Mutex::new(None),
+            }),
+        }
+    }
+
+    fn slot(&self) -> MutexGuard<'_, Option<LastError>> {
+        match self.inner.last.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        }
+    }
+
+    /// Keep `err` as the last error and log it (`sqlite3_log`, prefixed with the VFS's name).
+    /// For errors that happen outside a VFS call (a background thread's); within a call the shim
+    /// reports what the method returns.
+    pub fn report(&self, err: &SqliteError) {
+        let message = err
+            .message()
+            .map_or_else(|| err.code().description().to_string(), str::to_string);
+        if let Ok(c) = CString::new(format!("{}: {message}", self.inner.vfs_name)) {
+            // SAFETY: sqlite3_log with a "%s" format and a valid C string.
+            unsafe { ffi::sqlite3_log(err.code().raw(), c"%s".as_ptr(), c.as_ptr()) };
+        }
+        *self.slot() = Some(LastError {
+            code: err.code(),
+            message,
+            seq: NEXT_SEQ.fetch_add(1, Ordering::Relaxed),
+        });
+    }
+
+    pub fn last(&self) -> Option<LastError> {
+        self.slot().clone()
+    }
+
+    pub fn clear(&self) {
+        *self.slot() = None;
+    }
+
+    /// The code SQLite gets for `err`; an error with a message is reported first.
+    pub(crate) fn fail(&self, err: &SqliteError) -> std::ffi::c_int {
+        if err.message().is_some() {
+            self.report(err);
+        }
+        err.code().raw()
+    }
+}
+
+impl std::fmt::Debug for ErrorLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ErrorLog")
+            .field("vfs", &self.inner.vfs_name)
+            .field("last", &self.last())
+            .finish()
+    }
+}
+
+/// The error a panic in `method` becomes; `then` says what follows from it.
+pub(crate) fn panic_error(
+    method: &str,
+    code: ResultCode,
+    payload: &(dyn Any + Send),
+    then: &str,
+) -> SqliteError {
+    let what = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_string());
+    SqliteError::with_message(code, format!("{method} panicked: {what}{then}"))
+}

@@ -1,0 +1,99 @@
+//! [`Connecting`]: a connection being opened on one of joj's VFSs, as
+//! [`Vfs::on_connect`](crate::Vfs::on_connect) sees it — the few things a VFS may set up on it
+//! before the application gets it.
+
+use crate::error::{ResultCode, SqliteError};
+use libsqlite3_sys as ffi;
+use std::ffi::{CStr, CString, c_char, c_int, c_void};
+use std::marker::PhantomData;
+use std::ptr::NonNull;
+
+/// A connection SQLite is opening (valid for the call, `'a`).
+pub struct Connecting<'a> {
+    db: NonNull<ffi::sqlite3>,
+    _call: PhantomData<&'a mut ffi::sqlite3>,
+}
+
+impl Connecting<'_> {
+    /// # Safety
+    /// `db` is a connection SQLite is opening (an auto-extension's argument), valid for `'a`.
+    pub(crate) unsafe fn from_raw(db: NonNull<ffi::sqlite3>) -> Self {
+        Connecting {
+            db,
+            _call: PhantomData,
+        }
+    }
+
+    /// Ask for `n` reserved bytes at the end of every page of the main database
+    /// (`SQLITE_FCNTL_RESERVE_BYTES`): a new database gets them; an existing one keeps its own
+    /// until `VACUUM`. Returns the reserve asked for before.
+    pub fn request_reserve_bytes(&mut self, n: u8) -> u8 {
+        let mut v = c_int::from(n);
+        // SAFETY: a live connection and a valid int in/out pointer, as this control takes. It is
+        // handled inside SQLite (never reaches a VFS) and always succeeds.
+        unsafe {
+            ffi::sqlite3_file_control(
+                self.db.as_ptr(),
+                c"main".as_ptr(),
+                ffi::SQLITE_FCNTL_RESERVE_BYTES,
+                &mut v as *mut c_int as *mut c_void,
+            )
+        };
+        v.clamp(0, 255) as u8
+    }
+
+    /// The URI parameter `key` of the main database's name (`file:x.db?key=value`).
+    pub fn uri_parameter(&self, key: &str) -> Option<String> {
+        let key = CString::new(key).ok()?;
+        // SAFETY: a live connection; the filename SQLite returns carries its URI parameters.
+        unsafe {
+            let name = ffi::sqlite3_db_filename(self.db.as_ptr(), c"main".as_ptr());
+            if name.is_null() {
+                return None;
+            }
+            let v = ffi::sqlite3_uri_parameter(name, key.as_ptr());
+            (!v.is_null()).then(|| CStr::from_ptr(v).to_string_lossy().into_owned())
+        }
+    }
+
+    /// Run `sql` (statements without results, such as `PRAGMA synchronous=FULL`).
+    pub fn execute(&mut self, sql: &str) -> Result<(), SqliteError> {
+        let c = CString::new(sql).map_err(|_| {
+            SqliteError::with_message(ResultCode::MISUSE, format!("SQL with a NUL byte: {sql:?}"))
+        })?;
+        let mut err: *mut c_char = std::ptr::null_mut();
+        // SAFETY: a live connection, a valid SQL string, no callback, and an error-message out
+        // pointer whose result we free with sqlite3_free.
+        let rc = unsafe {
+            ffi::sqlite3_exec(
+                self.db.as_ptr(),
+                c.as_ptr(),
+                None,
+                std::ptr::null_mut(),
+                &mut err,
+            )
+        };
+        let message = if err.is_null() {
+            None
+        } else {
+            // SAFETY: SQLite's NUL-terminated message, freed right after it is copied.
+            let m = unsafe { CStr::from_ptr(err) }
+                .to_string_lossy()
+                .into_owned();
+            // SAFETY: allocated by SQLite for us.
+            unsafe { ffi::sqlite3_free(err as *mut c_void) };
+            Some(m)
+        };
+        if rc == ffi::SQLITE_OK {
+            return Ok(());
+        }
+        let code = ResultCode::from_raw(rc);
+        Err(SqliteError::with_message(
+            code,
+            format!(
+                "{sql}: {}",
+                message.as_deref().unwrap_or(code.description())
+            ),
+        ))
+    }
+}

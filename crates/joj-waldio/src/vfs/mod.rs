@@ -1,0 +1,155 @@
+//! The `waldio` VFS on joj-vfs's seam: the `-wal` file is a [`WalFile`] over the process's one
+//! [`WalState`](crate::WalState) of that file (`shared_wal`); every other file passes through to
+//! the base VFS (`unix`, or joj's accounting `joj`) unchanged. New connections get the 24-byte
+//! reserve and the `PRAGMA synchronous` their durability option needs (`on_connect`).
+
+mod file;
+mod instance;
+mod pass_through;
+mod shared_wal;
+mod wal_file;
+
+pub(crate) use instance::{Waldio, lock, read, write};
+
+use crate::layout::RESERVE_NEEDED;
+use crate::sqlite_header;
+use crate::wal::WalError;
+use file::WaldioFile;
+use joj_vfs::{
+    Access, BaseVfs, Connecting, FileKind, FileName, OpenFlags, ResultCode, SqliteError, Vfs,
+};
+use pass_through::PassThrough;
+use shared_wal::{open_shared, with_existing_wal};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use wal_file::WalFile;
+
+fn is_wal_name(path: &Path) -> bool {
+    path.as_os_str().as_bytes().ends_with(b"-wal")
+}
+
+impl Waldio {
+    fn open_wal(
+        &'static self,
+        name: &FileName<'_>,
+        flags: OpenFlags,
+    ) -> Result<WalFile, SqliteError> {
+        let path = name.path();
+        let opts = self
+            .options_for(name)
+            .map_err(|e| SqliteError::with_message(ResultCode::CANTOPEN, e.to_string()))?;
+        // The database must keep the reserve the frame headers live in.
+        let mut mode = 0o644;
+        if let Some(db_path) = name.database_path() {
+            match sqlite_header::read(&db_path) {
+                Ok(Some((page, reserve))) if reserve < RESERVE_NEEDED => {
+                    return Err(SqliteError::with_message(
+                        ResultCode::CANTOPEN,
+                        format!(
+                            "{} keeps {reserve} reserved bytes per page; waldio needs at least \
+                             {RESERVE_NEEDED} for the embedded frame headers (page size {page}). \
+                             Convert it once with `joj waldio convert {}` (VACUUM with a \
+                             24-byte reserve), or open it without the waldio VFS",
+                            db_path.display(),
+                            db_path.display()
+                        ),
+                    ));
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    return Err(SqliteError::with_message(
+                        ResultCode::CANTOPEN,
+                        format!("reading the header of {}: {e}", db_path.display()),
+                    ));
+                }
+            }
+            if let Ok(md) = std::fs::metadata(&db_path) {
+                use std::os::unix::fs::PermissionsExt;
+                mode = md.permissions().mode() & 0o777;
+            }
+        }
+        let shared = open_shared(self, path, flags.create(), mode, opts)?;
+        Ok(WalFile { inst: self, shared })
+    }
+}
+
+impl Vfs for Waldio {
+    type File = WaldioFile;
+
+    fn open(
+        &'static self,
+        name: Option<&FileName<'_>>,
+        flags: OpenFlags,
+    ) -> Result<(WaldioFile, OpenFlags), SqliteError> {
+        if let (FileKind::Wal, Some(name)) = (flags.kind(), name) {
+            return Ok((WaldioFile::Wal(self.open_wal(name, flags)?), flags));
+        }
+        let (base, out) = self.base.open(name, flags)?;
+        let file = PassThrough {
+            inst: self,
+            base,
+            path: name.map(|n| n.path().to_path_buf()),
+        };
+        Ok((WaldioFile::PassThrough(file), out))
+    }
+
+    fn delete(&self, path: &Path, sync_dir: bool) -> Result<(), SqliteError> {
+        if is_wal_name(path) {
+            match with_existing_wal(self, path, |st| st.mark_absent()) {
+                Ok(Some(())) => return Ok(()),
+                Ok(None) => return Err(SqliteError::new(ResultCode::IOERR_DELETE_NOENT)),
+                // Not a waldio file (a stock WAL SQLite wants gone): the base VFS deletes it.
+                Err(WalError::StockWal | WalError::Foreign) => {}
+                Err(e) => {
+                    return Err(SqliteError::with_message(
+                        ResultCode::IOERR_DELETE,
+                        format!("marking {} absent: {e}", path.display()),
+                    ));
+                }
+            }
+        }
+        self.base.delete(path, sync_dir)?;
+        if let Some(tap) = self.tap() {
+            tap.delete(path);
+        }
+        Ok(())
+    }
+
+    fn access(&self, path: &Path, check: Access) -> Result<bool, SqliteError> {
+        if check == Access::Exists && is_wal_name(path) {
+            let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+            if size == 0 {
+                return Ok(false);
+            }
+            return match with_existing_wal(self, path, |st| st.exists()) {
+                Ok(v) => Ok(v.unwrap_or(false)),
+                // Someone else's WAL: report it present so opening it gives the error.
+                Err(WalError::StockWal | WalError::Foreign | WalError::NewerVersion(_)) => Ok(true),
+                Err(e) => Err(SqliteError::with_message(
+                    ResultCode::IOERR_ACCESS,
+                    format!("checking {}: {e}", path.display()),
+                )),
+            };
+        }
+        self.base.access(path, check)
+    }
+
+    fn delegate(&self) -> Option<BaseVfs> {
+        Some(self.base)
+    }
+
+    /// Ask for the 24-byte reserve (new databases get it) and set `PRAGMA synchronous` to what
+    /// the durability option needs.
+    fn on_connect(&self, conn: &mut Connecting<'_>) -> Result<(), SqliteError> {
+        conn.request_reserve_bytes(RESERVE_NEEDED);
+        let defaults = self.defaults();
+        let opts = defaults
+            .with_uri_params(|key| conn.uri_parameter(key))
+            .unwrap_or(defaults);
+        // The pragma reads the schema, so it fails on a database or WAL waldio refuses. The
+        // open goes on: the application's first statement meets the same refusal, with the
+        // VFS's message as the last error (failing here would replace it with this one).
+        let _ = conn.execute(&format!("PRAGMA synchronous={}", opts.sqlite_synchronous()));
+        Ok(())
+    }
+}

@@ -1,0 +1,193 @@
+//! One [`SharedWal`] per WAL file (device, inode) in the process: every connection's handle of
+//! the WAL points at it, so group-sync buffers and pending blocks are seen by all of them. An
+//! OFD lock keeps a group-syncing WAL to one process; a timer thread writes a group whose oldest
+//! commit reached the interval.
+
+use super::instance::{Waldio, lock};
+use crate::io::DirectFile;
+use crate::options::WaldioOptions;
+use crate::wal::{WalError, WalState};
+use joj_vfs::{ResultCode, SqliteError};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, Weak};
+
+/// The shared state of one WAL file in this process.
+pub(crate) struct SharedWal {
+    pub(crate) state: Mutex<WalState<DirectFile>>,
+    pub(crate) path: PathBuf,
+    key: (u64, u64),
+}
+
+/// Every WAL open in this process, by (device, inode).
+type WalRegistry = HashMap<(u64, u64), Weak<SharedWal>>;
+static WALS: Mutex<Option<WalRegistry>> = Mutex::new(None);
+
+fn file_key(fd: std::os::fd::BorrowedFd<'_>) -> std::io::Result<(u64, u64)> {
+    let st = rustix::fs::fstat(fd)?;
+    Ok((st.st_dev, st.st_ino))
+}
+
+/// The SQLite code for a WAL error (`default` for plain I/O errors).
+pub(crate) fn code_of(e: &WalError, default: ResultCode) -> ResultCode {
+    match e {
+        WalError::Full(_) => ResultCode::FULL,
+        WalError::StockWal | WalError::Foreign | WalError::NewerVersion(_) => ResultCode::CANTOPEN,
+        _ => default,
+    }
+}
+
+fn fail(code: ResultCode, msg: String) -> SqliteError {
+    SqliteError::with_message(code, msg)
+}
+
+/// The WAL at `path`, shared with the connections of this process that have it open already
+/// (they must have asked for the same options), or opened now.
+pub(crate) fn open_shared(
+    inst: &'static Waldio,
+    path: &Path,
+    create: bool,
+    mode: u32,
+    opts: WaldioOptions,
+) -> Result<Arc<SharedWal>, SqliteError> {
+    let file = DirectFile::open(path, create, mode, inst.tap()).map_err(|e| {
+        fail(
+            ResultCode::CANTOPEN,
+            format!(
+                "cannot open the WAL {} for direct I/O: {e} (is the directory writable, and \
+                 does the filesystem support O_DIRECT?)",
+                path.display()
+            ),
+        )
+    })?;
+    let key = file_key(file.fd()).map_err(|e| {
+        fail(
+            ResultCode::CANTOPEN,
+            format!("fstat of {}: {e}", path.display()),
+        )
+    })?;
+    let mut wals = lock(&WALS);
+    let map = wals.get_or_insert_with(HashMap::new);
+    if let Some(existing) = map.get(&key).and_then(Weak::upgrade) {
+        let theirs = *lock(&existing.state).options();
+        if theirs != opts {
+            return Err(fail(
+                ResultCode::CANTOPEN,
+                format!(
+                    "{} is already open in this process with waldio options {} ({:?}); a \
+                     second connection asked for {} ({:?}); open it with the same options",
+                    path.display(),
+                    theirs.label(),
+                    theirs,
+                    opts.label(),
+                    opts
+                ),
+            ));
+        }
+        return Ok(existing);
+    }
+    if let Err(e) = file.ofd_lock(opts.group.is_some()) {
+        let why = if opts.group.is_some() {
+            "group sync needs the WAL to itself, but another process has it open"
+        } else {
+            "another process uses this WAL with group sync (its buffer is in that process)"
+        };
+        return Err(fail(
+            ResultCode::BUSY,
+            format!("{}: {why} ({e})", path.display()),
+        ));
+    }
+    let state = WalState::open(file, opts, inst.counters.clone()).map_err(|e| {
+        fail(
+            code_of(&e, ResultCode::CANTOPEN),
+            format!("{}: {e}", path.display()),
+        )
+    })?;
+    let shared = Arc::new(SharedWal {
+        state: Mutex::new(state),
+        path: path.to_path_buf(),
+        key,
+    });
+    map.insert(key, Arc::downgrade(&shared));
+    drop(wals);
+    if let Some(g) = opts.group {
+        start_group_timer(inst, Arc::downgrade(&shared), g.interval_ms);
+    }
+    Ok(shared)
+}
+
+/// Group sync's timer: writes a buffer whose oldest commit reached the interval. It holds only
+/// a weak reference and ends when the last handle of the WAL closes. Its errors go to the
+/// VFS's error log (no SQLite call is waiting for them).
+fn start_group_timer(inst: &'static Waldio, wal: Weak<SharedWal>, interval_ms: u64) {
+    let tick = std::time::Duration::from_micros((interval_ms * 1000 / 2).max(100));
+    let spawned = std::thread::Builder::new()
+        .name("waldio-group".into())
+        .spawn(move || {
+            loop {
+                std::thread::sleep(tick);
+                let Some(w) = wal.upgrade() else { return };
+                let mut st = lock(&w.state);
+                if let Err(e) = st.group_tick() {
+                    inst.errors.report(&fail(
+                        ResultCode::IOERR,
+                        format!("group write of {}: {e}", w.path.display()),
+                    ));
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        inst.errors.report(&fail(
+            ResultCode::IOERR,
+            format!("cannot start the group-sync timer: {e}"),
+        ));
+    }
+}
+
+/// Forget the WAL `shared` was, once its last handle is gone (`shared` is dropped here).
+pub(crate) fn release(shared: Arc<SharedWal>) {
+    let key = shared.key;
+    drop(shared);
+    let mut wals = lock(&WALS);
+    if let Some(map) = wals.as_mut() {
+        if map.get(&key).is_some_and(|w| w.strong_count() == 0) {
+            map.remove(&key);
+        }
+    }
+}
+
+/// Run `f` on the waldio WAL at `path`, shared if this process has it open, else opened for
+/// the call (for delete and access checks). `Ok(None)`: there is no such file.
+pub(crate) fn with_existing_wal<R>(
+    inst: &Waldio,
+    path: &Path,
+    f: impl FnOnce(&mut WalState<DirectFile>) -> Result<R, WalError>,
+) -> Result<Option<R>, WalError> {
+    let file = match DirectFile::open(path, false, 0o644, inst.tap()) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(WalError::Io {
+                what: "opening the WAL",
+                source: e,
+            });
+        }
+    };
+    let key = file_key(file.fd()).map_err(|e| WalError::Io {
+        what: "fstat of the WAL",
+        source: e,
+    })?;
+    let existing = lock(&WALS)
+        .as_ref()
+        .and_then(|m| m.get(&key).and_then(Weak::upgrade));
+    match existing {
+        Some(shared) => {
+            let mut st = lock(&shared.state);
+            f(&mut st).map(Some)
+        }
+        None => {
+            let mut st = WalState::open(file, inst.defaults(), inst.counters.clone())?;
+            f(&mut st).map(Some)
+        }
+    }
+}
