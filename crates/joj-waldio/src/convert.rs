@@ -2,7 +2,9 @@
 //! reserve the embedded frame headers need (`VACUUM` through SQLite's default VFS), then put
 //! it in WAL mode through waldio. Nothing is lost: VACUUM is SQLite's own transactional copy.
 
-use crate::{WaldioError, WaldioOptions, layout, open, sqlite_header};
+use crate::handle::{WaldioError, open};
+use crate::options::WaldioOptions;
+use crate::{layout, sqlite_header};
 use libsqlite3_sys as ffi;
 use rusqlite::Connection;
 use std::ffi::{c_int, c_void};

@@ -38,11 +38,14 @@ fn options(name: &str) -> WaldioOptions {
     }
 }
 
-/// The child side: only does something when re-run by the parent.
+/// The child side, run only by the parent (`--ignored --exact`): writes until it is killed.
 #[test]
+#[ignore = "the writer process of the kill -9 tests, which start it"]
 fn kill9_writer_child() {
     let Ok(db) = std::env::var("WALDIO_KILL9_DB") else {
-        return;
+        panic!(
+            "kill9_writer_child only runs as the child of a kill -9 test (WALDIO_KILL9_DB unset)"
+        );
     };
     let opts = options(&std::env::var("WALDIO_KILL9_MODE").unwrap());
     let c = joj_waldio::open(std::path::Path::new(&db), &opts).unwrap();
@@ -74,6 +77,7 @@ fn kill_runs(mode: &str, runs: u32, seed: u64) -> u64 {
         let mut child = Command::new(&exe)
             .args([
                 "--exact",
+                "--ignored",
                 "kill9_writer_child",
                 "--nocapture",
                 "--test-threads=1",

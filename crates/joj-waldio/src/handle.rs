@@ -1,0 +1,208 @@
+//! The Rust API of the waldio VFS: registering it (over `unix` or another VFS), its handle
+//! (defaults, counters, taps, observers, last error), and opening a database through it.
+
+use crate::counters::WaldioCounters;
+use crate::io::Tap;
+use crate::options::WaldioOptions;
+use crate::{layout, sqlite_header, vfs};
+use joj_vfs::{BaseVfs, Registered};
+use rusqlite::{Connection, OpenFlags};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// Name of the VFS [`register`] installs (over SQLite's `unix` VFS).
+pub const VFS_NAME: &str = "waldio";
+
+/// Errors of the waldio layer's Rust API.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WaldioError {
+    #[error("base VFS {0:?} is not registered with SQLite")]
+    NoBaseVfs(String),
+    #[error("registering the waldio VFS: {0}")]
+    Vfs(#[from] joj_vfs::VfsError),
+    #[error(
+        "{path} keeps {reserve} reserved bytes per page; waldio needs at least 24. Convert it \
+         once with `joj waldio convert {path}` (or joj_waldio::convert)"
+    )]
+    NoReserve { path: String, reserve: u8 },
+    #[error("{what}: {source}{}", detail.as_ref().map(|d| format!(" ({d})")).unwrap_or_default())]
+    Sqlite {
+        what: String,
+        source: rusqlite::Error,
+        /// What the VFS said about it, when it said something.
+        detail: Option<String>,
+    },
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        source: std::io::Error,
+    },
+}
+
+/// Handle to one registered waldio VFS.
+#[derive(Clone, Copy)]
+pub struct WaldioVfs {
+    reg: Registered<vfs::Waldio>,
+}
+
+impl WaldioVfs {
+    fn inst(&self) -> &'static vfs::Waldio {
+        self.reg.vfs()
+    }
+
+    /// The name to open connections with.
+    pub fn name(&self) -> &'static str {
+        self.reg.name()
+    }
+
+    /// Options for WALs whose name carries no `waldio_*` URI parameters.
+    pub fn set_defaults(&self, opts: WaldioOptions) {
+        vfs::write(&self.inst().defaults, opts);
+    }
+
+    pub fn defaults(&self) -> WaldioOptions {
+        vfs::read(&self.inst().defaults)
+    }
+
+    /// Counters of every WAL this VFS handled (take a snapshot before and after, `delta`).
+    pub fn counters(&self) -> WaldioCounters {
+        self.inst().counters.snapshot()
+    }
+
+    /// See every physical write and sync (tests that rebuild crash states). `None` removes it.
+    pub fn set_tap(&self, tap: Option<Arc<dyn Tap>>) {
+        vfs::write(&self.inst().tap, tap);
+    }
+
+    /// Be told of WAL syncs (joj's measurement records file extents with it).
+    pub fn set_observer(&self, observer: Option<Arc<dyn joj_vfs::FileObserver>>) {
+        vfs::write(&self.inst().observer, observer);
+    }
+
+    /// The last error this VFS reported (SQLite only sees a result code).
+    pub fn last_error(&self) -> Option<joj_vfs::LastError> {
+        self.reg.errors().last()
+    }
+}
+
+/// Every waldio VFS registered in this process.
+static REGISTERED: Mutex<Vec<WaldioVfs>> = Mutex::new(Vec::new());
+
+/// The last error any waldio VFS of this process reported (SQLite only sees a result code).
+pub fn last_error() -> Option<String> {
+    let reg = vfs::lock(&REGISTERED);
+    reg.iter()
+        .filter_map(WaldioVfs::last_error)
+        .reduce(|a, b| if b.is_newer_than(&a) { b } else { a })
+        .map(|e| e.message().to_string())
+}
+
+/// Forget the last errors of every waldio VFS (before an open whose error gets the message).
+fn clear_last_error() {
+    for v in vfs::lock(&REGISTERED).iter() {
+        v.reg.errors().clear();
+    }
+}
+
+/// Register `waldio` over SQLite's `unix` VFS (once per process; later calls return it).
+pub fn register() -> Result<WaldioVfs, WaldioError> {
+    register_over(VFS_NAME, "unix")
+}
+
+/// Register a waldio VFS called `name` over the VFS `base` (e.g. joj's accounting `joj`).
+/// New connections on it get the 24-byte reserve and the `PRAGMA synchronous` their options
+/// need.
+pub fn register_over(name: &str, base: &str) -> Result<WaldioVfs, WaldioError> {
+    let mut reg = vfs::lock(&REGISTERED);
+    if let Some(v) = reg.iter().find(|v| v.name() == name) {
+        return Ok(*v);
+    }
+    let base_vfs = BaseVfs::find(base).ok_or_else(|| WaldioError::NoBaseVfs(base.to_string()))?;
+    let handle = WaldioVfs {
+        reg: joj_vfs::register_vfs(name, |errors| vfs::Waldio::new(base_vfs, errors))?,
+    };
+    reg.push(handle);
+    Ok(handle)
+}
+
+/// `file:` URI for `path` with `opts` as parameters.
+pub fn uri(path: &Path, opts: &WaldioOptions) -> String {
+    let mut s = String::from("file:");
+    for b in path.as_os_str().as_encoded_bytes() {
+        match *b {
+            b'%' | b'?' | b'#' | b'&' => s.push_str(&format!("%{b:02X}")),
+            _ => s.push(*b as char),
+        }
+    }
+    s.push('?');
+    s.push_str(&opts.uri_params());
+    s
+}
+
+/// Open `path` through `vfs` in WAL mode with `opts`. A database without the reserve is
+/// refused before SQLite touches it.
+pub fn open_with(
+    vfs: WaldioVfs,
+    path: &Path,
+    opts: &WaldioOptions,
+) -> Result<Connection, WaldioError> {
+    // A message from an earlier, unrelated failure must not be attached to this open's error.
+    clear_last_error();
+    if let Some((_, reserve)) = sqlite_header::read(path).map_err(|source| WaldioError::Io {
+        what: format!("reading the header of {}", path.display()),
+        source,
+    })? {
+        if reserve < layout::RESERVE_NEEDED {
+            return Err(WaldioError::NoReserve {
+                path: path.display().to_string(),
+                reserve,
+            });
+        }
+    }
+    let sqlite = |what: &str, source: rusqlite::Error| WaldioError::Sqlite {
+        what: format!("{what} {}", path.display()),
+        source,
+        detail: last_error(),
+    };
+    let conn = Connection::open_with_flags_and_vfs(
+        uri(path, opts),
+        OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        vfs.name(),
+    )
+    .map_err(|e| sqlite("opening", e))?;
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+        .map_err(|e| sqlite("setting journal_mode=WAL on", e))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(WaldioError::Sqlite {
+            what: format!("setting journal_mode=WAL on {}", path.display()),
+            source: rusqlite::Error::InvalidQuery,
+            detail: Some(format!("SQLite kept journal_mode={mode}")),
+        });
+    }
+    Ok(conn)
+}
+
+/// [`open_with`] on the default `waldio` VFS.
+pub fn open(path: &Path, opts: &WaldioOptions) -> Result<Connection, WaldioError> {
+    open_with(register()?, path, opts)
+}
+
+/// Page size and reserved bytes per page from a database file's header (`None`: no header).
+pub fn db_header(path: &Path) -> Result<Option<(u32, u8)>, WaldioError> {
+    sqlite_header::read(path).map_err(|source| WaldioError::Io {
+        what: format!("reading the header of {}", path.display()),
+        source,
+    })
+}
+
+/// The path of a database's WAL.
+pub fn wal_path(db: &Path) -> PathBuf {
+    let mut s = db.as_os_str().to_owned();
+    s.push("-wal");
+    PathBuf::from(s)
+}
