@@ -389,7 +389,7 @@ pub fn summary(r: &RunResult) -> String {
     }
     for u in &r.unplaced_data {
         s.push_str(&format!(
-            "  unplaced: {} ({:?}) had up to {} B the classifier could not place ({}) in {} snapshots; its requests count as metadata\n",
+            "  unplaced: {} ({:?}): up to {} B with no place on the device ({}) in {} snapshot(s); a request matched to such a snapshot counts as metadata\n",
             u.path, u.role, u.max_bytes, u.reason, u.snapshots
         ));
     }
