@@ -22,3 +22,4 @@ done
 run ext4-steady-1000 --fs ext4 -n 1000 --start steady
 run ext4-fsync-1000 --fs ext4 -n 1000 --sync-call fsync
 run ext4-fsync-single --fs ext4 -n 1 --sync-call fsync
+run ext4-steady-single --fs ext4 -n 1 --start steady
