@@ -388,9 +388,12 @@ pub fn summary(r: &RunResult) -> String {
         ));
     }
     for u in &r.unplaced_data {
+        let name = std::path::Path::new(&u.path)
+            .file_name()
+            .map_or(u.path.clone(), |n| n.to_string_lossy().into_owned());
         s.push_str(&format!(
-            "  unplaced: {} ({:?}): up to {} B with no place on the device ({}) in {} snapshot(s); a request matched to such a snapshot counts as metadata\n",
-            u.path, u.role, u.max_bytes, u.reason, u.snapshots
+            "  unplaced: {name}: up to {} B had no place on the device at {} extent snapshot(s): {}; requests to blocks no snapshot places count as metadata\n",
+            u.max_bytes, u.snapshots, u.reason
         ));
     }
     for check in &r.checks {

@@ -124,8 +124,8 @@ pub struct RunResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fs_journal_by_synced_file: Option<FileBytes>,
     /// File data whose place on the device could not be known at some extent snapshot (not yet
-    /// allocated, inline, encoded, outside btrfs's chunk map): a request matched to such a
-    /// snapshot was classified as metadata.
+    /// allocated, inline, encoded, outside btrfs's chunk map); a request to blocks that no
+    /// snapshot places was classified as metadata.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unplaced_data: Vec<crate::run::UnplacedData>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -1,9 +1,10 @@
 //! `--pace`: a traced run on ext4 waits, after each transaction, for a device model fed live
 //! from the kernel. The run then takes the modeled time, the pacer's model agrees with the
 //! replay of the captured trace, and the kernel sees time pass as on the device: with `fsync`
-//! on a WAL that has its size, every commit finds a new mtime to journal, where unpaced, on a
-//! loop device in memory, most commits fall in the clock tick of the one before and journal
-//! nothing. Nothing is left behind.
+//! on a WAL that has its size, every commit finds a new mtime to journal (unpaced, on a fast
+//! loop device, most commits fall in the clock tick of the one before and journal nothing; that
+//! comparison depends on the machine's speed and is in results.md, not here). Nothing is left
+//! behind.
 
 mod common;
 
@@ -79,11 +80,9 @@ fn paced_run_waits_for_the_device() {
     );
     let u = joj_experiment::run(&Workload::Db(w), &unpaced).expect("unpaced run");
     assert!(u.pace.is_none());
-    let fast = u.block.as_ref().unwrap().fs_journal_bytes;
-    assert!(
-        fast * 2 <= paced,
-        "unpaced {fast} bytes of FS journal, paced {paced}: pacing changed nothing"
-    );
+    // How much less an unpaced run journals depends on how fast this machine is at the moment
+    // (on a loaded machine the loop device is as slow as the model): shown in results.md, not
+    // asserted here.
     assert_eq!(
         common::leftovers(),
         (vec![], vec![], vec![]),

@@ -34,9 +34,9 @@ pub(super) struct SyncInterval {
     pub(super) end_ns: u64,
 }
 
-/// File data the classifier could not place on the device at some snapshot: a request matched
-/// to that snapshot (the nearest in time) counts as filesystem metadata. One entry per file and
-/// reason, the largest range seen.
+/// File data the classifier could not place on the device at some extent snapshot. It can
+/// attribute no request there; a request to blocks that no snapshot of any file places counts
+/// as filesystem metadata. One entry per file and reason, the largest range seen.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UnplacedData {
     pub path: String,
