@@ -1,23 +1,13 @@
 //! A steady-state run of the synthetic workload warms up with the same driver and measures the
 //! transactions that follow: the database it leaves is the reference state after both, its WAL
-//! is at its final size from the window's start, and
-//! each measured commit logs about `pages_per_txn` pages of 8 KiB to the WAL.
+//! is at its final size from the window's start, and each measured commit logs about
+//! `pages_per_txn` pages of 8 KiB to the WAL.
 
-use joj_experiment::{RunOptions, Workload};
+mod common;
+
+use common::paper_on_host as run;
 use joj_workload::paper::{self, PaperWorkload};
 use joj_workload::{DbWorkload, JournalMode, StartState};
-
-fn run(paper: PaperWorkload, journal: JournalMode, start: StartState) -> joj_experiment::RunResult {
-    let w = DbWorkload {
-        paper: Some(paper),
-        transactions: 100,
-        journal,
-        page_size: 8192,
-        start,
-        ..Default::default()
-    };
-    joj_experiment::run(&Workload::Db(w), &RunOptions::default()).expect("run")
-}
 
 #[test]
 fn synthetic_steady_run_continues_the_warm_up() {

@@ -3,21 +3,11 @@
 //! transactions by kind (New-Orders for tpmC) and carries the database's summary, which is the
 //! same in DELETE and WAL mode. (One test per file: the runner's VFS counters are per process.)
 
-use joj_experiment::{RunOptions, Workload};
-use joj_workload::paper::{PaperWorkload, TpccMix};
-use joj_workload::{DbWorkload, JournalMode, StartState};
+mod common;
 
-fn run(paper: PaperWorkload, journal: JournalMode, start: StartState) -> joj_experiment::RunResult {
-    let w = DbWorkload {
-        paper: Some(paper),
-        transactions: 100,
-        journal,
-        page_size: 8192,
-        start,
-        ..Default::default()
-    };
-    joj_experiment::run(&Workload::Db(w), &RunOptions::default()).expect("run")
-}
+use common::paper_on_host as run;
+use joj_workload::paper::{PaperWorkload, TpccMix};
+use joj_workload::{JournalMode, StartState};
 
 #[test]
 fn tpcc_runs_through_the_runner_with_new_order_counts() {

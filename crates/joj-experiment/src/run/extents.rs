@@ -121,11 +121,17 @@ fn place(
     chunks: Option<&[joj_linux::fs_btrfs::BtrfsChunk]>,
 ) -> (Vec<FileSnapshot>, Vec<UnplacedData>) {
     let mut out = Vec::with_capacity(raw.len());
-    let mut unplaced = Unplaced::default();
+    let mut unplaced: Vec<UnplacedData> = Vec::new();
     for snap in raw {
+        // This snapshot's unplaced bytes by reason.
+        let mut here: Vec<(String, u64)> = Vec::new();
+        let mut add = |reason: String, bytes: u64| match here.iter_mut().find(|h| h.0 == reason) {
+            Some(h) => h.1 += bytes,
+            None => here.push((reason, bytes)),
+        };
         let (placed, skipped) = joj_linux::fiemap::to_dev_extents(&snap.extents, dev);
         for (e, why) in &skipped {
-            unplaced.add(&snap, why.to_string(), e.length_bytes);
+            add(why.to_string(), e.length_bytes);
         }
         let extents = match chunks {
             None => placed.into_iter().map(dev_extent).collect(),
@@ -140,20 +146,39 @@ fn place(
                             sector: off / 512,
                             sectors: len.div_ceil(512),
                         })),
-                        Err(why) => unplaced.add(&snap, why.to_string(), e.sectors * 512),
+                        Err(why) => add(why.to_string(), e.sectors * 512),
                     }
                 }
                 v
             }
         };
+        let path = snap.path.to_string_lossy().into_owned();
+        for (reason, bytes) in here {
+            match unplaced
+                .iter_mut()
+                .find(|u| u.path == path && u.reason == reason)
+            {
+                Some(u) => {
+                    u.snapshots += 1;
+                    u.max_bytes = u.max_bytes.max(bytes);
+                }
+                None => unplaced.push(UnplacedData {
+                    path: path.clone(),
+                    role: snap.role,
+                    reason,
+                    snapshots: 1,
+                    max_bytes: bytes,
+                }),
+            }
+        }
         out.push(FileSnapshot {
             role: snap.role,
-            path: snap.path.to_string_lossy().into_owned(),
+            path,
             time_ns: snap.time_ns,
             extents,
         });
     }
-    (out, unplaced.finish())
+    (out, unplaced)
 }
 
 fn dev_extent(e: joj_linux::DevExtent) -> DevExtent {
@@ -161,54 +186,6 @@ fn dev_extent(e: joj_linux::DevExtent) -> DevExtent {
         dev: e.dev,
         sector: e.sector,
         sectors: e.sectors,
-    }
-}
-
-/// Unplaced ranges gathered per (file, reason) and per snapshot.
-#[derive(Default)]
-struct Unplaced {
-    by_file: Vec<UnplacedData>,
-    /// (path, reason, snapshot time) → bytes, to sum a snapshot's ranges before the maximum.
-    current: Option<(String, String, u64, u64)>,
-}
-
-impl Unplaced {
-    fn add(&mut self, snap: &RawSnapshot, reason: String, bytes: u64) {
-        let path = snap.path.to_string_lossy().into_owned();
-        let entry = match self
-            .by_file
-            .iter_mut()
-            .position(|u| u.path == path && u.reason == reason)
-        {
-            Some(i) => &mut self.by_file[i],
-            None => {
-                self.by_file.push(UnplacedData {
-                    path: path.clone(),
-                    role: snap.role,
-                    reason: reason.clone(),
-                    snapshots: 0,
-                    max_bytes: 0,
-                });
-                let last = self.by_file.len() - 1;
-                &mut self.by_file[last]
-            }
-        };
-        let same_snapshot = self
-            .current
-            .as_ref()
-            .is_some_and(|(p, r, t, _)| *p == path && *r == reason && *t == snap.time_ns);
-        let sum = if same_snapshot {
-            self.current.as_ref().map_or(0, |c| c.3) + bytes
-        } else {
-            entry.snapshots += 1;
-            bytes
-        };
-        entry.max_bytes = entry.max_bytes.max(sum);
-        self.current = Some((path, reason, snap.time_ns, sum));
-    }
-
-    fn finish(self) -> Vec<UnplacedData> {
-        self.by_file
     }
 }
 
@@ -285,6 +262,7 @@ mod tests {
                 2,
                 vec![
                     extent(0, 4096, flags::DELALLOC),
+                    extent(0, 4096, flags::DATA_INLINE),
                     extent(0, 4096, flags::DELALLOC),
                 ],
             ),
@@ -293,10 +271,13 @@ mod tests {
         assert_eq!(placed[0].extents.len(), 1);
         assert_eq!(placed[0].extents[0].sector, 8);
         assert!(placed[1].extents.is_empty());
-        assert_eq!(unplaced.len(), 1, "{unplaced:?}");
+        assert_eq!(unplaced.len(), 2, "{unplaced:?}");
         let u = &unplaced[0];
+        // Both delayed-allocation ranges of snapshot 2 count together, though another reason
+        // stands between them.
         assert_eq!((u.role, u.snapshots, u.max_bytes), (FileRole::Wal, 2, 8192));
         assert!(u.reason.contains("not allocated"), "{}", u.reason);
+        assert_eq!((unplaced[1].snapshots, unplaced[1].max_bytes), (1, 4096));
     }
 
     #[test]

@@ -16,6 +16,23 @@ pub fn kernel_ready(kinds: &[FsKind]) -> bool {
     joj_linux::testgate::kernel_test(kinds)
 }
 
+/// A paper workload of 100 transactions with 8 KiB pages in `journal`, on a host directory.
+pub fn paper_on_host(
+    paper: joj_workload::paper::PaperWorkload,
+    journal: joj_workload::JournalMode,
+    start: joj_workload::StartState,
+) -> RunResult {
+    let w = DbWorkload {
+        paper: Some(paper),
+        transactions: 100,
+        journal,
+        page_size: 8192,
+        start,
+        ..Default::default()
+    };
+    joj_experiment::run(&Workload::Db(w), &RunOptions::default()).expect("run")
+}
+
 /// Run `w` traced on a fresh `kind` scratch filesystem of the kind's minimum size.
 pub fn traced(kind: FsKind, w: DbWorkload) -> RunResult {
     let opts = RunOptions {

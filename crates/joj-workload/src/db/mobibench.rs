@@ -10,8 +10,7 @@
 use super::keys::KeyPlan;
 use super::output::DbRunOutput;
 use super::schema::{
-    Value, connect, database_paths, record, rows_needed, schema_names, statements_per_target,
-    table_name,
+    Value, connect, database_paths, record, rows_needed, schema_names, table_name,
 };
 use crate::config::{DbOp, DbWorkload, StartState};
 use crate::error::WorkloadError;
@@ -100,7 +99,7 @@ fn run_transaction(
 ) -> Result<(), WorkloadError> {
     conn.execute_batch("BEGIN").map_err(sql_err("BEGIN"))?;
     // Mobibench: one statement on every table of every database in each transaction.
-    let rounds = statements_per_target(w);
+    let rounds = u64::from(w.statements_per_txn);
     let targets = stmts.stmts.len();
     for target in (0..rounds).flat_map(|_| 0..targets) {
         let id = plan.next(target);
@@ -140,7 +139,7 @@ fn measured(
 ) -> Result<Vec<u64>, WorkloadError> {
     let mut stmts = statements(conn, w)?;
     // After a warm-up the keys continue where it stopped.
-    let start_at = w.warm_up_transactions() * statements_per_target(w);
+    let start_at = w.warm_up_transactions() * u64::from(w.statements_per_txn);
     let mut plan = KeyPlan::new(w, thread, start_at);
     let value = record(
         w.record_bytes,

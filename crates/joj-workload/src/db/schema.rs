@@ -61,15 +61,10 @@ pub fn database_paths(dir: &Path, w: &DbWorkload, thread: u32) -> Vec<PathBuf> {
     v
 }
 
-/// Statements each (schema, table) target runs in one transaction.
-pub(super) fn statements_per_target(w: &DbWorkload) -> u64 {
-    u64::from(w.statements_per_txn)
-}
-
 /// The rows each table needs so that every update, delete and select (of the warm-up too)
 /// finds its row: every transaction runs its statements on every table.
 pub(super) fn rows_needed(w: &DbWorkload) -> u64 {
-    let needed = (w.transactions + w.warm_up_transactions()) * statements_per_target(w);
+    let needed = (w.transactions + w.warm_up_transactions()) * u64::from(w.statements_per_txn);
     let by_size = (w.prefill_kib() * 1024).div_ceil(w.record_bytes as u64);
     match w.op {
         DbOp::Insert => by_size,
