@@ -3,7 +3,7 @@
 //! access and resolve names through it.
 
 use crate::base_file::BaseFile;
-use crate::error::{ResultCode, SqliteError};
+use crate::error::{ResultCode, SqliteError, check};
 use crate::flags::{Access, OpenFlags};
 use crate::name::FileName;
 use crate::outcome::FullPathname;
@@ -113,7 +113,7 @@ impl BaseVfs {
         };
         // SAFETY: this VFS's own method with a valid C string.
         let rc = unsafe { x_delete(self.as_ptr(), c.as_ptr(), c_int::from(sync_dir)) };
-        code(rc)
+        check(rc)
     }
 
     pub fn access(&self, path: &Path, check: Access) -> Result<bool, SqliteError> {
@@ -124,7 +124,7 @@ impl BaseVfs {
         let mut out: c_int = 0;
         // SAFETY: this VFS's own method with a valid C string and out pointer.
         let rc = unsafe { x_access(self.as_ptr(), c.as_ptr(), check.raw(), &mut out) };
-        code(rc).map(|()| out != 0)
+        crate::error::check(rc).map(|()| out != 0)
     }
 
     pub fn full_pathname(&self, name: &Path) -> Result<FullPathname, SqliteError> {
@@ -151,14 +151,6 @@ impl BaseVfs {
             path: PathBuf::from(OsStr::from_bytes(&out[..end])),
             through_symlink: rc == ffi::SQLITE_OK_SYMLINK,
         })
-    }
-}
-
-fn code(rc: c_int) -> Result<(), SqliteError> {
-    if rc == ffi::SQLITE_OK {
-        Ok(())
-    } else {
-        Err(SqliteError::new(ResultCode::from_raw(rc)))
     }
 }
 

@@ -4,7 +4,7 @@
 //! what it does not change, without unsafe code of its own.
 
 use crate::control::FileControl;
-use crate::error::{ResultCode, SqliteError};
+use crate::error::{ResultCode, SqliteError, check};
 use crate::flags::{DeviceCharacteristics, LockLevel, ShmLockFlags, SyncFlags};
 use crate::outcome::{FetchedPage, ReadOutcome, ShmMapping};
 use libsqlite3_sys as ffi;
@@ -27,15 +27,6 @@ pub struct BaseFile {
 // ownership), and SQLite's VFSs may be called from any thread in a threadsafe build
 // (libsqlite3-sys builds SQLite with SQLITE_THREADSAFE=1).
 unsafe impl Send for BaseFile {}
-
-/// `Ok` for `SQLITE_OK`, else the code as an error without a message (the base said nothing).
-fn check(rc: c_int) -> Result<(), SqliteError> {
-    if rc == ffi::SQLITE_OK {
-        Ok(())
-    } else {
-        Err(SqliteError::new(ResultCode::from_raw(rc)))
-    }
-}
 
 /// The io-method `$field` of `$file`, or `$missing` if the base does not have it.
 macro_rules! base_call {
@@ -306,7 +297,7 @@ impl BaseFile {
     /// pointers (`pMethod`, `pVfs`, `pInode`) and then `int h`, the layout since SQLite 3.7;
     /// `None` for other base VFSs. A caller that depends on it checks it (`fstat` against the
     /// path) before use.
-    pub fn unix_descriptor(&self) -> Option<BorrowedFd<'_>> {
+    pub(crate) fn unix_descriptor(&self) -> Option<BorrowedFd<'_>> {
         const FD_OFFSET: usize = 3 * std::mem::size_of::<*const c_void>();
         if !self.open || !self.unix || self.layout.size() < FD_OFFSET + 4 {
             return None;

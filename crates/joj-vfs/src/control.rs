@@ -1,5 +1,6 @@
 //! File controls (`xFileControl`) as a typed enum: the ones joj's VFSs act on have variants with
-//! their arguments decoded; every other one is [`FileControl::Other`], which a VFS answers with
+//! their arguments decoded (a control earns a variant when a VFS acts on it; decoding costs a
+//! little on every call); every other one is [`FileControl::Other`], which a VFS answers with
 //! [`SqliteError::not_found`](crate::SqliteError::not_found) or forwards to a base file
 //! unchanged (its argument stays opaque: only the shim and [`BaseFile`](crate::BaseFile) touch
 //! it).
@@ -21,17 +22,6 @@ pub enum FileControl<'a> {
     RollbackAtomicWrite,
     /// `SQLITE_FCNTL_SIZE_HINT`: the file is about to grow to this many bytes.
     SizeHint(u64),
-    /// `SQLITE_FCNTL_CHUNK_SIZE`: grow the file in chunks of this many bytes.
-    ChunkSize(i32),
-    /// `SQLITE_FCNTL_SYNC`: sent before `xSync` of the database (with the super-journal's name
-    /// during a multi-database commit).
-    Sync { super_journal: Option<&'a CStr> },
-    /// `SQLITE_FCNTL_COMMIT_PHASETWO`: the commit's second phase (journal finalised) begins.
-    CommitPhaseTwo,
-    /// `SQLITE_FCNTL_CKPT_START`: a checkpoint begins.
-    CheckpointStart,
-    /// `SQLITE_FCNTL_CKPT_DONE`: a checkpoint finished.
-    CheckpointDone,
     /// `SQLITE_FCNTL_VFSNAME`: name the VFS stack (answer with [`VfsNameReply::set`]).
     VfsName(VfsNameReply<'a>),
     /// `SQLITE_FCNTL_PRAGMA`: a `PRAGMA` SQLite does not know itself.
@@ -145,15 +135,6 @@ impl<'a> FileControl<'a> {
                 ffi::SQLITE_FCNTL_SIZE_HINT if !arg.is_null() => {
                     FileControl::SizeHint((*(arg as *const i64)).max(0) as u64)
                 }
-                ffi::SQLITE_FCNTL_CHUNK_SIZE if !arg.is_null() => {
-                    FileControl::ChunkSize(*(arg as *const c_int))
-                }
-                ffi::SQLITE_FCNTL_SYNC => FileControl::Sync {
-                    super_journal: (!arg.is_null()).then(|| CStr::from_ptr(arg as *const c_char)),
-                },
-                ffi::SQLITE_FCNTL_COMMIT_PHASETWO => FileControl::CommitPhaseTwo,
-                ffi::SQLITE_FCNTL_CKPT_START => FileControl::CheckpointStart,
-                ffi::SQLITE_FCNTL_CKPT_DONE => FileControl::CheckpointDone,
                 ffi::SQLITE_FCNTL_VFSNAME if !arg.is_null() => FileControl::VfsName(VfsNameReply {
                     out: arg as *mut *mut c_char,
                     _call: PhantomData,
@@ -182,20 +163,6 @@ impl<'a> FileControl<'a> {
                     &mut size as *mut i64 as *mut c_void,
                 )
             }
-            FileControl::ChunkSize(n) => {
-                let mut chunk: c_int = n;
-                f(
-                    ffi::SQLITE_FCNTL_CHUNK_SIZE,
-                    &mut chunk as *mut c_int as *mut c_void,
-                )
-            }
-            FileControl::Sync { super_journal } => {
-                let arg = super_journal.map_or(none, |s| s.as_ptr() as *mut c_void);
-                f(ffi::SQLITE_FCNTL_SYNC, arg)
-            }
-            FileControl::CommitPhaseTwo => f(ffi::SQLITE_FCNTL_COMMIT_PHASETWO, none),
-            FileControl::CheckpointStart => f(ffi::SQLITE_FCNTL_CKPT_START, none),
-            FileControl::CheckpointDone => f(ffi::SQLITE_FCNTL_CKPT_DONE, none),
             FileControl::VfsName(r) => f(ffi::SQLITE_FCNTL_VFSNAME, r.out as *mut c_void),
             FileControl::Pragma(p) => f(ffi::SQLITE_FCNTL_PRAGMA, p.args as *mut c_void),
             FileControl::Other(o) => f(o.op, o.arg),

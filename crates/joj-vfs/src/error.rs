@@ -169,3 +169,12 @@ pub enum VfsError {
     #[error("unknown sync call {given:?}: use fsync or fdatasync")]
     UnknownSyncCall { given: String },
 }
+
+/// `Ok` for `SQLITE_OK`, else the code as an error without a message (the base said nothing).
+pub(crate) fn check(rc: c_int) -> Result<(), SqliteError> {
+    if rc == ffi::SQLITE_OK {
+        Ok(())
+    } else {
+        Err(SqliteError::new(ResultCode::from_raw(rc)))
+    }
+}

@@ -41,6 +41,7 @@ mod forward_to_base;
 mod lock_table;
 mod name;
 mod outcome;
+pub mod unpoisoned;
 mod vfs;
 
 pub use accounting::{AccountingVfs, FileEvent, FileObserver, VFS_NAME, register};

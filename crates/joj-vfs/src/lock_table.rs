@@ -77,17 +77,23 @@ impl<K> Default for LockTable<K> {
     }
 }
 
-impl<K: Eq + Hash> LockTable<K> {
+impl<K: Eq + Hash + Clone> LockTable<K> {
     pub fn new() -> LockTable<K> {
         LockTable::default()
     }
 
     /// Raise `handle`'s lock on `file` to `want` (SQLite's `xLock`).
-    pub fn lock(&mut self, file: K, handle: &mut HandleLock, want: LockLevel) -> Result<(), Busy> {
-        let l = self.files.entry(file).or_default();
+    pub fn lock(&mut self, file: &K, handle: &mut HandleLock, want: LockLevel) -> Result<(), Busy> {
         if handle.level >= want {
             return Ok(());
         }
+        // The key is cloned only for a file no handle holds a lock on yet.
+        if !self.files.contains_key(file) {
+            self.files.insert(file.clone(), FileLocks::default());
+        }
+        let Some(l) = self.files.get_mut(file) else {
+            unreachable!("the entry was just made");
+        };
         let others_write = l.writer.is_some_and(|w| w != handle.id);
         match want {
             LockLevel::None => {}
@@ -123,11 +129,14 @@ impl<K: Eq + Hash> LockTable<K> {
     }
 
     /// Lower `handle`'s lock on `file` to `to` (SQLite's `xUnlock`: SHARED or NONE).
-    pub fn unlock(&mut self, file: K, handle: &mut HandleLock, to: LockLevel) {
+    pub fn unlock(&mut self, file: &K, handle: &mut HandleLock, to: LockLevel) {
         if handle.level <= to {
             return;
         }
-        let l = self.files.entry(file).or_default();
+        let Some(l) = self.files.get_mut(file) else {
+            handle.level = to;
+            return;
+        };
         if handle.level >= LockLevel::Reserved
             && to < LockLevel::Reserved
             && l.writer == Some(handle.id)
@@ -138,6 +147,10 @@ impl<K: Eq + Hash> LockTable<K> {
         }
         if handle.level >= LockLevel::Shared && to == LockLevel::None {
             l.readers = l.readers.saturating_sub(1);
+        }
+        if l.readers == 0 && l.writer.is_none() {
+            // No handle holds a lock on the file any more.
+            self.files.remove(file);
         }
         handle.level = to;
     }
@@ -157,18 +170,18 @@ mod tests {
     fn readers_share_and_a_writer_reserves_alongside_them() {
         let mut t = LockTable::new();
         let (mut a, mut b) = (HandleLock::new(), HandleLock::new());
-        t.lock(1, &mut a, Shared).unwrap();
-        t.lock(1, &mut b, Shared).unwrap();
+        t.lock(&1, &mut a, Shared).unwrap();
+        t.lock(&1, &mut b, Shared).unwrap();
         assert!(!t.is_reserved(&1));
-        t.lock(1, &mut a, Reserved).unwrap();
+        t.lock(&1, &mut a, Reserved).unwrap();
         assert!(t.is_reserved(&1));
         assert_eq!(
-            t.lock(1, &mut b, Reserved),
+            t.lock(&1, &mut b, Reserved),
             Err(Busy),
             "one writer at a time"
         );
         let mut c = HandleLock::new();
-        t.lock(1, &mut c, Shared).unwrap();
+        t.lock(&1, &mut c, Shared).unwrap();
         assert_eq!(c.level(), Shared, "RESERVED lets new readers in");
     }
 
@@ -176,41 +189,41 @@ mod tests {
     fn exclusive_waits_at_pending_for_readers_and_keeps_new_ones_out() {
         let mut t = LockTable::new();
         let (mut w, mut r) = (HandleLock::new(), HandleLock::new());
-        t.lock("db", &mut w, Shared).unwrap();
-        t.lock("db", &mut r, Shared).unwrap();
-        t.lock("db", &mut w, Reserved).unwrap();
-        assert_eq!(t.lock("db", &mut w, Exclusive), Err(Busy));
+        t.lock(&"db", &mut w, Shared).unwrap();
+        t.lock(&"db", &mut r, Shared).unwrap();
+        t.lock(&"db", &mut w, Reserved).unwrap();
+        assert_eq!(t.lock(&"db", &mut w, Exclusive), Err(Busy));
         assert_eq!(w.level(), Pending);
         let mut late = HandleLock::new();
         assert_eq!(
-            t.lock("db", &mut late, Shared),
+            t.lock(&"db", &mut late, Shared),
             Err(Busy),
             "PENDING keeps readers out"
         );
         assert_eq!(late.level(), None);
-        t.unlock("db", &mut r, None);
-        t.lock("db", &mut w, Exclusive).unwrap();
+        t.unlock(&"db", &mut r, None);
+        t.lock(&"db", &mut w, Exclusive).unwrap();
         assert_eq!(w.level(), Exclusive);
-        assert_eq!(t.lock("db", &mut late, Shared), Err(Busy));
+        assert_eq!(t.lock(&"db", &mut late, Shared), Err(Busy));
     }
 
     #[test]
     fn unlocking_to_shared_ends_writing_and_to_none_ends_reading() {
         let mut t = LockTable::new();
         let (mut w, mut other) = (HandleLock::new(), HandleLock::new());
-        t.lock(7, &mut w, Shared).unwrap();
-        t.lock(7, &mut w, Reserved).unwrap();
-        t.lock(7, &mut w, Exclusive).unwrap();
-        t.unlock(7, &mut w, Shared);
+        t.lock(&7, &mut w, Shared).unwrap();
+        t.lock(&7, &mut w, Reserved).unwrap();
+        t.lock(&7, &mut w, Exclusive).unwrap();
+        t.unlock(&7, &mut w, Shared);
         assert_eq!(w.level(), Shared);
         assert!(!t.is_reserved(&7));
-        t.lock(7, &mut other, Shared).unwrap();
-        t.lock(7, &mut other, Reserved).unwrap();
-        t.unlock(7, &mut other, None);
-        t.unlock(7, &mut w, None);
+        t.lock(&7, &mut other, Shared).unwrap();
+        t.lock(&7, &mut other, Reserved).unwrap();
+        t.unlock(&7, &mut other, None);
+        t.unlock(&7, &mut w, None);
         let mut x = HandleLock::new();
-        t.lock(7, &mut x, Shared).unwrap();
-        t.lock(7, &mut x, Exclusive).unwrap();
+        t.lock(&7, &mut x, Shared).unwrap();
+        t.lock(&7, &mut x, Exclusive).unwrap();
         assert_eq!(x.level(), Exclusive, "every earlier reader left");
     }
 
@@ -218,15 +231,15 @@ mod tests {
     fn requests_at_or_below_the_level_change_nothing_and_files_are_apart() {
         let mut t = LockTable::new();
         let mut a = HandleLock::new();
-        t.lock(1, &mut a, Shared).unwrap();
-        t.lock(1, &mut a, Reserved).unwrap();
-        t.lock(1, &mut a, Shared).unwrap();
+        t.lock(&1, &mut a, Shared).unwrap();
+        t.lock(&1, &mut a, Reserved).unwrap();
+        t.lock(&1, &mut a, Shared).unwrap();
         assert_eq!(a.level(), Reserved);
-        t.unlock(1, &mut a, Reserved);
+        t.unlock(&1, &mut a, Reserved);
         assert!(t.is_reserved(&1));
         let mut b = HandleLock::new();
-        t.lock(2, &mut b, Shared).unwrap();
-        t.lock(2, &mut b, Exclusive).unwrap();
+        t.lock(&2, &mut b, Shared).unwrap();
+        t.lock(&2, &mut b, Exclusive).unwrap();
         assert!(t.is_reserved(&2) && t.is_reserved(&1));
     }
 }

@@ -1,4 +1,6 @@
-//! A short read reaches SQLite zero-filled, whatever the VFS left in the buffer: SQLite reads a
+//! A VFS that answers a short read with `ReadOutcome::from_filled` gives SQLite zeros past what
+//! it filled, whatever it left in the buffer (the shim passes the outcome on as
+//! `SQLITE_IOERR_SHORT_READ`; it does not fill the buffer itself): SQLite reads a
 //! new database's 100-byte header from an empty file and takes its page size and reserved bytes
 //! from it, so a VFS that left a header-like pattern in the buffer would give the new database
 //! that page size and reserve.

@@ -2,9 +2,9 @@
 //! reserve the embedded frame headers need (`VACUUM` through SQLite's default VFS), then put
 //! it in WAL mode through waldio. Nothing is lost: VACUUM is SQLite's own transactional copy.
 
-use crate::handle::{WaldioError, open};
+use crate::handle::{WaldioError, db_header, open};
+use crate::layout;
 use crate::options::WaldioOptions;
-use crate::{layout, sqlite_header};
 use libsqlite3_sys as ffi;
 use rusqlite::Connection;
 use std::ffi::{c_int, c_void};
@@ -22,10 +22,7 @@ pub struct ConvertReport {
 
 /// Convert `path` (which must exist and be a SQLite database) for use with waldio.
 pub fn convert(path: &Path) -> Result<ConvertReport, WaldioError> {
-    let header = sqlite_header::read(path).map_err(|source| WaldioError::Io {
-        what: format!("reading {}", path.display()),
-        source,
-    })?;
+    let header = db_header(path)?;
     let Some((page_size, reserve_before)) = header else {
         return Err(WaldioError::Io {
             what: format!("converting {}", path.display()),
@@ -69,12 +66,7 @@ pub fn convert(path: &Path) -> Result<ConvertReport, WaldioError> {
     }
     let conn = open(path, &WaldioOptions::default())?;
     conn.close().map_err(|(_, e)| sqlite("closing", e))?;
-    let (_, reserve_after) = sqlite_header::read(path)
-        .map_err(|source| WaldioError::Io {
-            what: format!("reading {}", path.display()),
-            source,
-        })?
-        .unwrap_or((page_size, 0));
+    let (_, reserve_after) = db_header(path)?.unwrap_or((page_size, 0));
     Ok(ConvertReport {
         reserve_before,
         reserve_after,

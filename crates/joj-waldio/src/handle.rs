@@ -17,8 +17,6 @@ pub const VFS_NAME: &str = "waldio";
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum WaldioError {
-    #[error("base VFS {0:?} is not registered with SQLite")]
-    NoBaseVfs(String),
     #[error("registering the waldio VFS: {0}")]
     Vfs(#[from] joj_vfs::VfsError),
     #[error(
@@ -118,7 +116,9 @@ pub fn register_over(name: &str, base: &str) -> Result<WaldioVfs, WaldioError> {
     if let Some(v) = reg.iter().find(|v| v.name() == name) {
         return Ok(*v);
     }
-    let base_vfs = BaseVfs::find(base).ok_or_else(|| WaldioError::NoBaseVfs(base.to_string()))?;
+    let base_vfs = BaseVfs::find(base).ok_or_else(|| joj_vfs::VfsError::NoBaseVfs {
+        name: base.to_string(),
+    })?;
     let handle = WaldioVfs {
         reg: joj_vfs::register_vfs(name, |errors| vfs::Waldio::new(base_vfs, errors))?,
     };
@@ -149,10 +149,7 @@ pub fn open_with(
 ) -> Result<Connection, WaldioError> {
     // A message from an earlier, unrelated failure must not be attached to this open's error.
     clear_last_error();
-    if let Some((_, reserve)) = sqlite_header::read(path).map_err(|source| WaldioError::Io {
-        what: format!("reading the header of {}", path.display()),
-        source,
-    })? {
+    if let Some((_, reserve)) = db_header(path)? {
         if reserve < layout::RESERVE_NEEDED {
             return Err(WaldioError::NoReserve {
                 path: path.display().to_string(),

@@ -28,9 +28,4 @@ impl Window for Unmeasured {
 
 /// Lock `m`, also after another thread panicked holding it (the data is plain counters and
 /// buffers, valid at every instant).
-pub fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    match m.lock() {
-        Ok(g) => g,
-        Err(p) => p.into_inner(),
-    }
-}
+pub use joj_vfs::unpoisoned::lock;

@@ -143,14 +143,14 @@ impl<D: Device> VfsFile for XFile<D> {
     fn lock(&mut self, level: LockLevel) -> Result<(), SqliteError> {
         let (id, handle) = (self.id, &mut self.lock);
         self.inst
-            .with_mounted(|m| m.locks.lock(id, handle, level))?
+            .with_mounted(|m| m.locks.lock(&id, handle, level))?
             .map_err(|_| SqliteError::busy())
     }
 
     fn unlock(&mut self, level: LockLevel) -> Result<(), SqliteError> {
         let (id, handle) = (self.id, &mut self.lock);
         self.inst
-            .with_mounted(|m| m.locks.unlock(id, handle, level))
+            .with_mounted(|m| m.locks.unlock(&id, handle, level))
     }
 
     fn check_reserved_lock(&mut self) -> Result<bool, SqliteError> {
@@ -188,7 +188,7 @@ impl<D: Device> VfsFile for XFile<D> {
                 m.fs.rollback_batch(id);
                 bump(&inst.counters.batch_rollbacks);
             }
-            m.locks.unlock(id.0, &mut self.lock, LockLevel::None);
+            m.locks.unlock(&id.0, &mut self.lock, LockLevel::None);
             m.open_handles = m.open_handles.saturating_sub(1);
             if self.delete_on_close {
                 let _ = m.fs.delete(&self.name);

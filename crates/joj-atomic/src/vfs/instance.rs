@@ -6,8 +6,8 @@ use crate::flashfs::FlashFs;
 use joj_device::TransactionalDevice;
 use joj_vfs::{LockTable, ResultCode, SqliteError};
 use std::collections::HashSet;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard};
 
 joj_vfs::atomic_counter_set! {
     XftlCounters, Atomics;
@@ -50,12 +50,7 @@ pub(crate) struct Xftl<D> {
     pub(crate) fail_commits: AtomicU32,
 }
 
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    match m.lock() {
-        Ok(g) => g,
-        Err(p) => p.into_inner(),
-    }
-}
+pub(crate) use joj_vfs::unpoisoned::lock;
 
 impl<D: Device> Xftl<D> {
     pub(crate) fn new(name: &str) -> Xftl<D> {

@@ -6,7 +6,7 @@
 //! directory sync after a journal is created (on the first sync) or deleted. That is the only
 //! behaviour the layer adds; the rest is SQLite's.
 //!
-//! The descriptor is the unix VFS's own ([`BaseFile::unix_descriptor`](crate::BaseFile::unix_descriptor)), checked with `fstat`
+//! The descriptor is the unix VFS's own (`BaseFile::unix_descriptor`), checked with `fstat`
 //! against the path at open: if the unix VFS's layout ever changed, opening fails with a clear
 //! error instead of syncing the wrong file.
 
@@ -130,11 +130,7 @@ impl AccountingVfs {
 
     /// Install (or with `None`, remove) the observer of file events.
     pub fn set_observer(&self, observer: Option<Arc<dyn FileObserver>>) {
-        let mut guard = match self.shared().observer.write() {
-            Ok(g) => g,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        *guard = observer;
+        *crate::unpoisoned::write(&self.shared().observer) = observer;
     }
 }
 

@@ -39,10 +39,7 @@ pub(crate) struct Shared {
 
 impl Shared {
     pub(crate) fn notify(&self, event: FileEvent, path: &Path, role: FileRole, fd: Option<c_int>) {
-        let guard = match self.observer.read() {
-            Ok(g) => g,
-            Err(poisoned) => poisoned.into_inner(),
-        };
+        let guard = crate::unpoisoned::read(&self.observer);
         if let Some(observer) = guard.as_ref() {
             observer.file_event(event, path, role, fd);
         }

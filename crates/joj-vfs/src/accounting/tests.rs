@@ -6,8 +6,7 @@ use std::ffi::c_int;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 fn open(path: &Path) -> Connection {
-    let vfs = register().expect("register");
-    let _ = vfs;
+    register().expect("register");
     Connection::open_with_flags_and_vfs(path, OpenFlags::default(), VFS_NAME).expect("open")
 }
 

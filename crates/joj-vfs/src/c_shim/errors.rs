@@ -57,10 +57,7 @@ impl ErrorLog {
     }
 
     fn slot(&self) -> MutexGuard<'_, Option<LastError>> {
-        match self.inner.last.lock() {
-            Ok(g) => g,
-            Err(p) => p.into_inner(),
-        }
+        crate::unpoisoned::lock(&self.inner.last)
     }
 
     /// Keep `err` as the last error and log it (`sqlite3_log`, prefixed with the VFS's name).

@@ -145,11 +145,14 @@ pub fn register_vfs<V: Vfs>(
     let raw: *mut ffi::sqlite3_vfs = raw;
     // SAFETY: a leaked, fully initialised sqlite3_vfs whose name and pAppData live forever.
     let rc = unsafe { ffi::sqlite3_vfs_register(raw, 0) };
-    let Some(vfs) = BaseVfs::from_raw(raw).filter(|_| rc == ffi::SQLITE_OK) else {
+    if rc != ffi::SQLITE_OK {
         return Err(VfsError::Register {
             name: name.into(),
             code: ResultCode::from_raw(rc),
         });
+    }
+    let Some(vfs) = BaseVfs::from_raw(raw) else {
+        unreachable!("a leaked box is never null");
     };
     // Registered while the registry is locked: a connection opened meanwhile waits for this
     // entry in the hook, so it gets its on_connect.

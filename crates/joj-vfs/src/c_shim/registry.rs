@@ -31,10 +31,7 @@ static ENTRIES: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
 
 /// The registry, locked (registration holds it so that a name is registered once).
 pub(crate) fn lock() -> MutexGuard<'static, Vec<Entry>> {
-    match ENTRIES.lock() {
-        Ok(g) => g,
-        Err(p) => p.into_inner(),
-    }
+    crate::unpoisoned::lock(&ENTRIES)
 }
 
 pub(crate) fn by_name(name: &str) -> Option<Entry> {

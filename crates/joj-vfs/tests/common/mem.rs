@@ -136,13 +136,13 @@ impl VfsFile for MemFile {
     fn lock(&mut self, level: LockLevel) -> Result<(), SqliteError> {
         let mut locks = self.vfs.locks.lock().unwrap();
         locks
-            .lock(self.key.clone(), &mut self.lock, level)
+            .lock(&self.key, &mut self.lock, level)
             .map_err(|_| SqliteError::busy())
     }
 
     fn unlock(&mut self, level: LockLevel) -> Result<(), SqliteError> {
         let mut locks = self.vfs.locks.lock().unwrap();
-        locks.unlock(self.key.clone(), &mut self.lock, level);
+        locks.unlock(&self.key, &mut self.lock, level);
         Ok(())
     }
 

@@ -5,7 +5,7 @@ use crate::counters::AtomicWaldioCounters;
 use crate::io::Tap;
 use crate::options::{OptionsError, WaldioOptions};
 use joj_vfs::{BaseVfs, ErrorLog, FileName, FileObserver};
-use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::sync::{Arc, RwLock};
 
 /// One registered waldio VFS.
 pub(crate) struct Waldio {
@@ -50,22 +50,11 @@ impl Waldio {
 }
 
 pub(crate) fn read<T: Clone>(l: &RwLock<T>) -> T {
-    match l.read() {
-        Ok(g) => g.clone(),
-        Err(p) => p.into_inner().clone(),
-    }
+    joj_vfs::unpoisoned::read(l).clone()
 }
 
 pub(crate) fn write<T>(l: &RwLock<T>, value: T) {
-    match l.write() {
-        Ok(mut g) => *g = value,
-        Err(p) => *p.into_inner() = value,
-    }
+    *joj_vfs::unpoisoned::write(l) = value;
 }
 
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    match m.lock() {
-        Ok(g) => g,
-        Err(p) => p.into_inner(),
-    }
-}
+pub(crate) use joj_vfs::unpoisoned::lock;
