@@ -66,10 +66,25 @@ pub fn fs() -> Parser<Fs> {
     })
 }
 
-/// `--fs` of commands that need a scratch filesystem.
+/// `--fs` of commands that need a scratch filesystem: `host` is known but refused, saying why.
 pub fn scratch_fs() -> Parser<FsKind> {
-    choices(named(&FsKind::ALL.map(FsKind::name)), parse::<FsKind>)
+    let mut values = named(&FsKind::ALL.map(FsKind::name));
+    values.push(PossibleValue::new("host").hide(true));
+    choices(values, |s| {
+        if s == "host" {
+            return Err(NotOnHost.into());
+        }
+        parse::<FsKind>(s)
+    })
 }
+
+/// `--fs host` where a command cuts the power of a filesystem it made itself.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "this command cuts the power of a filesystem joj makes on a loop device, which a host \
+     directory cannot give; fix: pick a scratch filesystem, e.g. --fs ext4 (needs root)"
+)]
+struct NotOnHost;
 
 /// `-j/--journal`: a journal mode by name, or Mobibench's number.
 pub fn journal() -> Parser<JournalMode> {
@@ -237,6 +252,88 @@ pub fn mobibench_file_sync() -> Parser<FileSync> {
     })
 }
 
+/// An unsigned whole-number type a [`Count`] can produce.
+pub trait Whole: TryFrom<u64> + Clone + Send + Sync + 'static {
+    const MAX: u64;
+}
+
+impl Whole for u32 {
+    const MAX: u64 = u32::MAX as u64;
+}
+
+impl Whole for u64 {
+    const MAX: u64 = u64::MAX;
+}
+
+impl Whole for usize {
+    const MAX: u64 = usize::MAX as u64;
+}
+
+/// A count or size given on the command line: a whole number in `min..=max`. A negative
+/// number, text or an out-of-range value gets one message naming the range (clap's own parser
+/// would take `-5` for an unknown flag); the arguments using it set `allow_negative_numbers`
+/// so the value reaches it.
+#[derive(Clone)]
+pub struct Count<T> {
+    min: u64,
+    max: u64,
+    kind: std::marker::PhantomData<T>,
+}
+
+/// A whole number of type `T`, any value the type holds.
+pub fn count<T: Whole>() -> Count<T> {
+    within(0, T::MAX)
+}
+
+/// A whole number of type `T` in `min..=max` (`max` capped at what `T` holds).
+pub fn within<T: Whole>(min: u64, max: u64) -> Count<T> {
+    Count {
+        min,
+        max: max.min(T::MAX),
+        kind: std::marker::PhantomData,
+    }
+}
+
+impl<T: Whole> Count<T> {
+    /// Why `given` is refused, if it is.
+    fn check(&self, given: &str) -> Result<T, String> {
+        let refused = match given.trim().parse::<i128>() {
+            Ok(n) if n < 0 => "a count or size cannot be negative".to_string(),
+            Ok(n) if n < i128::from(self.min) => format!("it is below {}", self.min),
+            Ok(n) if n > i128::from(self.max) => format!("it is above {}", self.max),
+            Ok(n) => {
+                return T::try_from(n as u64).map_err(|_| format!("it is above {}", self.max));
+            }
+            Err(_) => "it is not a whole number".to_string(),
+        };
+        Err(format!(
+            "{refused}; fix: give a whole number from {} to {}",
+            self.min, self.max
+        ))
+    }
+}
+
+impl<T: Whole> TypedValueParser for Count<T> {
+    type Value = T;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<T, clap::Error> {
+        let given = value.to_string_lossy();
+        self.check(&given).map_err(|why| {
+            let arg = arg.map_or_else(|| "the value".to_string(), ToString::to_string);
+            clap::Error::raw(
+                clap::error::ErrorKind::ValueValidation,
+                format!("invalid value '{given}' for '{arg}': {why}\n"),
+            )
+            .with_cmd(cmd)
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -247,6 +344,35 @@ mod tests {
         cmd.try_get_matches_from(["t", s])
             .map(|m| m.get_one::<T>("v").cloned().expect("a value"))
             .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_negative_count_is_refused_naming_the_range() {
+        let cmd = Command::new("t").arg(
+            Arg::new("n")
+                .short('n')
+                .allow_negative_numbers(true)
+                .value_parser(within::<u64>(1, 100)),
+        );
+        let run = |v: &str| {
+            cmd.clone()
+                .try_get_matches_from(["t", "-n", v])
+                .map(|m| *m.get_one::<u64>("n").expect("a value"))
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(run("7"), Ok(7));
+        let negative = run("-5").unwrap_err();
+        assert!(negative.contains("cannot be negative"), "{negative}");
+        assert!(negative.contains("from 1 to 100"), "{negative}");
+        assert!(run("0").unwrap_err().contains("below 1"));
+        assert!(run("101").unwrap_err().contains("above 100"));
+        assert!(run("ten").unwrap_err().contains("not a whole number"));
+        assert!(
+            within::<u32>(0, u64::MAX)
+                .check("4294967296")
+                .unwrap_err()
+                .contains("above 4294967295")
+        );
     }
 
     #[test]

@@ -47,32 +47,32 @@ pub struct CommonArgs {
     pub start: StartState,
     /// Transactions per thread [default: 1000; for --workload rl-bench one complete pass of
     /// the benchmark].
-    #[arg(long = "transactions")]
+    #[arg(long = "transactions", allow_negative_numbers = true, value_parser = args::count::<u64>())]
     pub transactions: Option<u64>,
     /// Mobibench -n: transactions in all, divided among the threads.
-    #[arg(short = 'n', value_name = "N", conflicts_with = "transactions")]
+    #[arg(short = 'n', value_name = "N", conflicts_with = "transactions", allow_negative_numbers = true, value_parser = args::count::<u64>())]
     pub transactions_in_all: Option<u64>,
     /// SQLite page size in bytes (the X-FTL paper used 8192 in every mode: its flash page).
-    #[arg(long = "page-size", default_value_t = 4096)]
+    #[arg(long = "page-size", default_value_t = 4096, allow_negative_numbers = true, value_parser = args::count::<u32>())]
     pub page_size: u32,
     /// A workload of the X-FTL paper instead of Mobibench's. One connection; the load is not
     /// measured and each of the -n transactions is one of the workload's.
     #[arg(long, value_parser = args::paper_workload())]
     pub workload: Option<String>,
     /// xftl-synthetic: rows (≈ pages) read and updated per transaction (the paper: 1 to 20).
-    #[arg(long = "pages-per-txn", default_value_t = 5)]
+    #[arg(long = "pages-per-txn", default_value_t = 5, allow_negative_numbers = true, value_parser = args::count::<u32>())]
     pub pages_per_txn: u32,
     /// tpcc-*: warehouses, each with 10 districts, 3,000 customers and 10,000 stock rows.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = args::count::<u32>())]
     pub warehouses: u32,
     /// rl-bench: divide the benchmark's row and statement counts by this (1 = its own sizes).
-    #[arg(long = "rl-divisor", default_value_t = 1)]
+    #[arg(long = "rl-divisor", default_value_t = 1, allow_negative_numbers = true, value_parser = args::count::<u32>())]
     pub rl_divisor: u32,
     /// Size of the scratch filesystem image in MiB.
-    #[arg(long = "image-mib", default_value_t = 1024)]
+    #[arg(long = "image-mib", default_value_t = 1024, allow_negative_numbers = true, value_parser = args::within::<u64>(1, 1 << 24))]
     pub image_mib: u64,
     /// Seed of every random choice (keys, offsets).
-    #[arg(long, default_value_t = 42)]
+    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = args::count::<u64>())]
     pub seed: u64,
     /// Replay the run's block trace through this emulated eMMC profile (a built-in name such as
     /// emmc5, galaxy-s5 or openssd, or a profile JSON file) and add a `device` section; implies
@@ -81,7 +81,7 @@ pub struct CommonArgs {
     pub device: Option<String>,
     /// Age the device before the run so GC victims hold about this share of valid pages, in
     /// percent (X-FTL's 30, 50, 70); needs --device.
-    #[arg(long = "gc-validity")]
+    #[arg(long = "gc-validity", allow_negative_numbers = true, value_parser = args::count::<u32>())]
     pub gc_validity: Option<u32>,
     /// Run the host at the device's speed: after each transaction wait until a model of
     /// --device, fed live from the kernel, has finished the requests so far. The kernel's clock
@@ -153,13 +153,13 @@ pub struct BenchArgs {
     #[arg(short = 'p', long = "dir")]
     pub dir: Option<PathBuf>,
     /// File size per thread in KiB (file workloads).
-    #[arg(long = "file-kib", conflicts_with = "workload")]
+    #[arg(long = "file-kib", conflicts_with = "workload", allow_negative_numbers = true, value_parser = args::count::<u64>())]
     pub file_kib: Option<u64>,
     /// Mobibench -f: file size in KiB in all, divided among the threads (file workloads).
-    #[arg(short = 'f', value_name = "KIB", conflicts_with_all = ["file_kib", "workload"])]
+    #[arg(short = 'f', value_name = "KIB", conflicts_with_all = ["file_kib", "workload"], allow_negative_numbers = true, value_parser = args::count::<u64>())]
     pub file_kib_in_all: Option<u64>,
     /// Mobibench record size in KiB (file workloads).
-    #[arg(short = 'r', long = "record-kib", conflicts_with = "workload")]
+    #[arg(short = 'r', long = "record-kib", conflicts_with = "workload", allow_negative_numbers = true, value_parser = args::count::<u64>())]
     pub record_kib: Option<u64>,
     /// Mobibench access mode.
     #[arg(short = 'a', value_parser = args::mobibench_access(), conflicts_with = "workload")]
@@ -171,37 +171,37 @@ pub struct BenchArgs {
     #[arg(long = "file-sync", value_parser = args::file_sync(), conflicts_with = "workload")]
     pub file_sync: Option<FileSync>,
     /// Threads, each with its own database or file.
-    #[arg(short = 't', long = "threads", default_value_t = 1)]
+    #[arg(short = 't', long = "threads", default_value_t = 1, allow_negative_numbers = true, value_parser = args::count::<u32>())]
     pub threads: u32,
     /// Tables per database; each transaction writes (reads) one row in every table (Mobibench
     /// -T, whose own default is 3).
-    #[arg(short = 'T', long = "tables", default_value_t = 1)]
+    #[arg(short = 'T', long = "tables", default_value_t = 1, allow_negative_numbers = true, value_parser = args::count::<u32>())]
     pub tables: u32,
     /// Mobibench -D: databases in all, the main one and D-1 attached to its connection; each
     /// transaction writes in every one.
-    #[arg(short = 'D', conflicts_with = "attached")]
+    #[arg(short = 'D', conflicts_with = "attached", allow_negative_numbers = true, value_parser = args::count::<u32>())]
     pub databases: Option<u32>,
     /// Databases attached to each connection besides the main one (-D minus one).
-    #[arg(long = "attached", default_value_t = 0)]
+    #[arg(long = "attached", default_value_t = 0, allow_negative_numbers = true, value_parser = args::count::<u32>())]
     pub attached: u32,
     /// Statements on every table in each transaction.
-    #[arg(long = "statements", default_value_t = 1)]
+    #[arg(long = "statements", default_value_t = 1, allow_negative_numbers = true, value_parser = args::count::<u32>())]
     pub statements: u32,
     /// Mobibench -R: random keys (its argument is ignored, as Mobibench ignores it). Same as
     /// --keys random.
     #[arg(short = 'R', value_name = "ANY", conflicts_with = "keys")]
     pub random_keys: Option<String>,
     /// Interval between transactions in milliseconds (Mobibench -i, milliseconds since 2017).
-    #[arg(short = 'i', long = "interval-ms")]
+    #[arg(short = 'i', long = "interval-ms", allow_negative_numbers = true, value_parser = args::count::<u64>())]
     pub interval_ms: Option<u64>,
     /// Bytes per record in SQLite workloads.
-    #[arg(long = "record-bytes", default_value_t = 100)]
+    #[arg(long = "record-bytes", default_value_t = 100, allow_negative_numbers = true, value_parser = args::count::<usize>())]
     pub record_bytes: usize,
     /// Key order.
     #[arg(long, value_parser = args::keys(), default_value = "sequential")]
     pub keys: KeyOrder,
     /// Pre-fill each table with at least this many KiB (default 0 for insert, 40 otherwise).
-    #[arg(long = "prefill-kib")]
+    #[arg(long = "prefill-kib", allow_negative_numbers = true, value_parser = args::count::<u64>())]
     pub prefill_kib: Option<u64>,
     /// Keys as `id INTEGER PRIMARY KEY AUTOINCREMENT` (Mobibench's schema before 2017; it
     /// also updates `sqlite_sequence` in every insert).
@@ -236,8 +236,9 @@ impl BenchArgs {
                 (Some(kib), _) => kib,
                 (None, Some(all)) => all / u64::from(self.threads.max(1)),
                 (None, None) => 1024,
-            } * 1024,
-            record_bytes: self.record_kib.unwrap_or(4) * 1024,
+            }
+            .saturating_mul(1024),
+            record_bytes: self.record_kib.unwrap_or(4).saturating_mul(1024),
             threads: self.threads,
             seed: self.common.seed,
         }
@@ -298,9 +299,9 @@ pub fn main(a: BenchArgs) -> CliResult {
     drop(progress);
     let result = result?;
     if a.common.json {
-        println!("{}", serde_json::to_string_pretty(&result)?);
+        outln!("{}", serde_json::to_string_pretty(&result)?)?;
     } else {
-        print!("{}", summary(&result));
+        out!("{}", summary(&result))?;
     }
     Ok(())
 }

@@ -61,7 +61,7 @@ pub fn main(a: CompareArgs) -> CliResult {
     drop(progress);
     let comparison = comparison?;
     if crate::output::emit_json(&comparison, a.save.as_deref(), json)? {
-        println!(
+        outln!(
             "\n{} on {}, {} transactions, synchronous={}, {}, {} start; KiB written per transaction:",
             base.name(),
             fs.name(),
@@ -69,11 +69,11 @@ pub fn main(a: CompareArgs) -> CliResult {
             base.synchronous,
             base.sync_call.name(),
             format!("{:?}", base.start).to_lowercase()
-        );
-        print!("{}", table(&comparison));
+        )?;
+        out!("{}", table(&comparison))?;
         for row in &comparison.rows {
             if let Some(p) = &row.result.plot_file {
-                println!("plot {}: {p}", row.mode);
+                outln!("plot {}: {p}", row.mode)?;
             }
         }
     }

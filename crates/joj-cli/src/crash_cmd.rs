@@ -21,44 +21,44 @@ pub struct CrashArgs {
     #[arg(long, default_value = "galaxy-s5")]
     pub device: String,
     /// Power cuts, each at a device command drawn from the seed.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, allow_negative_numbers = true, value_parser = args::count::<u64>())]
     pub cuts: u64,
     /// Transactions each trial runs from the prepared database; the cut comes among their
     /// device commands (default: 40, or one whole pass of rl-bench).
-    #[arg(short = 'n', long = "transactions")]
+    #[arg(short = 'n', long = "transactions", allow_negative_numbers = true, value_parser = args::count::<u64>())]
     pub transactions: Option<u64>,
     /// xftl-synthetic: rows read and updated per transaction.
-    #[arg(long = "pages-per-txn", default_value_t = 5)]
+    #[arg(long = "pages-per-txn", default_value_t = 5, allow_negative_numbers = true, value_parser = args::count::<u32>())]
     pub pages_per_txn: u32,
     /// tpcc-*: warehouses.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = args::count::<u32>())]
     pub warehouses: u32,
     /// rl-bench: divide every row and statement count by this.
-    #[arg(long = "rl-divisor", default_value_t = 25)]
+    #[arg(long = "rl-divisor", default_value_t = 25, allow_negative_numbers = true, value_parser = args::count::<u32>())]
     pub rl_divisor: u32,
     /// One batch commit in N fails, so SQLite retries it with a rollback journal (0: none).
-    #[arg(long = "fail-batch-one-in", default_value_t = 6)]
+    #[arg(long = "fail-batch-one-in", default_value_t = 6, allow_negative_numbers = true, value_parser = args::count::<u32>())]
     pub fail_batch_one_in: u32,
     /// Half the cuts come up to this many microseconds after the failed command, tearing the
     /// programs under way.
-    #[arg(long = "max-delay-us", default_value_t = 3000)]
+    #[arg(long = "max-delay-us", default_value_t = 3000, allow_negative_numbers = true, value_parser = args::count::<u64>())]
     pub max_delay_us: u64,
     /// Age the device first so GC victims hold about this % of valid pages (30, 50, 70 in the
     /// paper), so cuts land in garbage collection too; pair with a small --blocks-per-plane.
-    #[arg(long = "gc-validity")]
+    #[arg(long = "gc-validity", allow_negative_numbers = true, value_parser = args::count::<u32>())]
     pub gc_validity: Option<u32>,
     /// Blocks per plane of the device (smaller: faster trials); default: the profile's.
-    #[arg(long = "blocks-per-plane")]
+    #[arg(long = "blocks-per-plane", allow_negative_numbers = true, value_parser = args::count::<u32>())]
     pub blocks_per_plane: Option<u32>,
     /// Run on a device that acknowledges commits before they are durable; the test must catch
     /// it (exit status 0 only if some cut does).
     #[arg(long)]
     pub canary: bool,
     /// SQLite page size in bytes (the paper's: 8192).
-    #[arg(long = "page-size", default_value_t = 8192)]
+    #[arg(long = "page-size", default_value_t = 8192, allow_negative_numbers = true, value_parser = args::count::<u32>())]
     pub page_size: u32,
     /// Seed of every random choice (the data, the transactions, where each cut comes).
-    #[arg(long, default_value_t = 42)]
+    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = args::count::<u64>())]
     pub seed: u64,
     /// Print one JSON document on stdout and nothing else.
     #[arg(long)]
@@ -107,7 +107,7 @@ pub fn main(a: CrashArgs) -> CliResult {
     drop(progress);
     let report = report?;
     if crate::output::emit_json(&report, a.save.as_deref(), json)? {
-        print!("{}", summary(&report));
+        out!("{}", summary(&report))?;
     }
     if report.verdict_ok() {
         Ok(())

@@ -1,6 +1,7 @@
 //! `joj device`: format and inspect device image files, and run fio-like synthetic workloads on
 //! an emulated device.
 
+use crate::args;
 use crate::output::CliResult;
 use crate::progress::Progress;
 use clap::{Args, Subcommand};
@@ -12,6 +13,11 @@ use joj_device::{
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
+
+/// Requests of one `device run`: hours at the model's ~10^6 requests per wall-clock second.
+const MAX_OPS: u64 = 10_000_000_000;
+/// Random-write passes over the device before measuring.
+const MAX_RANDOM_PASSES: f64 = 100.0;
 
 #[derive(Args)]
 pub struct DeviceArgs {
@@ -66,24 +72,24 @@ pub struct RunArgs {
     pub precondition: String,
     /// Device capacities of random page writes after the fill, to reach GC steady state
     /// (default 2 when preconditioning, 0 otherwise).
-    #[arg(long = "random-passes")]
+    #[arg(long = "random-passes", allow_negative_numbers = true)]
     pub random_passes: Option<f64>,
     /// Requests measured.
-    #[arg(long, default_value_t = 100_000)]
+    #[arg(long, default_value_t = 100_000, allow_negative_numbers = true, value_parser = args::within::<u64>(1, MAX_OPS))]
     pub ops: u64,
     /// A flush after every k-th write.
-    #[arg(long = "flush-every", conflicts_with = "fua_every")]
+    #[arg(long = "flush-every", conflicts_with = "fua_every", allow_negative_numbers = true, value_parser = args::count::<u64>())]
     pub flush_every: Option<u64>,
     /// Every k-th write is a FUA write.
-    #[arg(long = "fua-every")]
+    #[arg(long = "fua-every", allow_negative_numbers = true, value_parser = args::count::<u64>())]
     pub fua_every: Option<u64>,
     /// Raw NAND size in GiB (resizes the profile's blocks per plane; default: the profile's).
-    #[arg(long = "raw-gib")]
+    #[arg(long = "raw-gib", allow_negative_numbers = true, value_parser = args::count::<u64>())]
     pub raw_gib: Option<u64>,
     /// Store page data (`full`) or only the out-of-band areas (`oob`, same counters, faster).
     #[arg(long, value_enum, default_value_t = Data::Oob)]
     pub data: Data,
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = args::count::<u64>())]
     pub seed: u64,
     /// Print one JSON document on stdout and nothing else.
     #[arg(long)]
@@ -102,14 +108,14 @@ pub fn main(a: DeviceArgs) -> CliResult {
             let profile = Profile::load(&profile)?.with_data_mode(data.mode());
             let info = image::format(&path, &profile, force)?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&info)?);
+                outln!("{}", serde_json::to_string_pretty(&info)?)?;
             } else {
-                println!(
+                outln!(
                     "formatted {} as {} ({})",
                     path.display(),
                     profile.name,
                     describe(&info)
-                );
+                )?;
             }
         }
         DeviceCommand::Inspect {
@@ -132,11 +138,11 @@ pub fn main(a: DeviceArgs) -> CliResult {
             };
             if json {
                 let doc = serde_json::json!({ "image": info, "recovery": recovery });
-                println!("{}", serde_json::to_string_pretty(&doc)?);
+                outln!("{}", serde_json::to_string_pretty(&doc)?)?;
             } else {
-                println!("{}: {}", path.display(), describe(&info));
+                outln!("{}: {}", path.display(), describe(&info))?;
                 if let Some(r) = recovery {
-                    println!(
+                    outln!(
                         "  power-on recovery: modeled {:.2} ms, checkpoint seq {}, {} OOB reads, \
                          {} pages mapped from the scan, {} torn pages, {} blocks with a torn erase",
                         r.modeled_ns as f64 / 1e6,
@@ -145,7 +151,7 @@ pub fn main(a: DeviceArgs) -> CliResult {
                         r.mapped_from_scan,
                         r.torn_pages,
                         r.torn_erase_blocks
-                    );
+                    )?;
                 }
             }
         }
@@ -270,9 +276,10 @@ fn spec(a: &RunArgs) -> Result<WorkloadSpec, String> {
     let passes = a
         .random_passes
         .unwrap_or(if fill > 0.0 { 2.0 } else { 0.0 });
-    if !(passes.is_finite() && passes >= 0.0) {
+    if !(passes.is_finite() && (0.0..=MAX_RANDOM_PASSES).contains(&passes)) {
         return Err(format!(
-            "bad --random-passes {passes}: give 0 or more capacities"
+            "bad --random-passes {passes}; fix: give 0 to {MAX_RANDOM_PASSES} device capacities \
+             (2 reach GC steady state)"
         ));
     }
     Ok(WorkloadSpec {
@@ -347,11 +354,11 @@ fn run(a: RunArgs) -> CliResult {
             "device": summary,
             "counters": c,
         });
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        outln!("{}", serde_json::to_string_pretty(&doc)?)?;
         return Ok(());
     }
     let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
-    println!(
+    outln!(
         "{}: {:.2} GiB logical ({:.2} GiB raw); {} {} B, {} requests; preconditioned {:.0} % + {} random passes in {:.1} s wall",
         report.profile,
         gib(report.capacity_bytes),
@@ -362,12 +369,14 @@ fn run(a: RunArgs) -> CliResult {
         spec.precondition_fill * 100.0,
         spec.precondition_random_passes,
         precondition_s
-    );
-    println!(
+    )?;
+    outln!(
         "  model speed: {} requests in {:.2} s wall = {:.0} simulated requests/s on one core",
-        spec.ops, measured_s, per_wall_s
-    );
-    println!(
+        spec.ops,
+        measured_s,
+        per_wall_s
+    )?;
+    outln!(
         "  modeled: {:.3} s, {:.0} requests/s; WAF {:.2} (FTL alone {:.2}), {} GC copies, {}, {} flushes, {} FUA writes",
         c.modeled_s,
         c.modeled_ops_per_sec,
@@ -377,7 +386,7 @@ fn run(a: RunArgs) -> CliResult {
         crate::output::erases_phrase(c.erases, c.map_erases),
         c.flushes,
         c.fua
-    );
+    )?;
     let l = if spec.kind == IoKind::Read {
         &c.latency.read
     } else if spec.sync == SyncKind::Fua && spec.sync_every == 1 {
@@ -385,13 +394,17 @@ fn run(a: RunArgs) -> CliResult {
     } else {
         &c.latency.write
     };
-    println!(
+    outln!(
         "  latency µs: mean {:.1}, p50 {:.1}, p99 {:.1}, p99.9 {:.1}, max {:.1}",
-        l.mean_us, l.p50_us, l.p99_us, l.p999_us, l.max_us
-    );
-    println!(
+        l.mean_us,
+        l.p50_us,
+        l.p99_us,
+        l.p999_us,
+        l.max_us
+    )?;
+    outln!(
         "  model memory: {:.1} bytes per logical page (page data excluded)",
         report.bytes_per_logical_page
-    );
+    )?;
     Ok(())
 }

@@ -2,12 +2,13 @@
 //! Mobibench's short flags), shows progress on stderr, and prints tables or one JSON document
 //! on stdout. Everything it runs lives in the library crates.
 
+#[macro_use]
+mod output;
 mod args;
 mod bench;
 mod compare;
 mod crash_cmd;
 mod device_cmd;
-mod output;
 mod progress;
 mod replay_cmd;
 mod restart_cmd;
@@ -56,8 +57,13 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if cli.version {
-        print!("{}", version::long_version());
-        return ExitCode::SUCCESS;
+        return match out!("{}", version::long_version()) {
+            Err(e) if !output::is_closed_pipe(&e) => {
+                eprintln!("joj: error: {e}");
+                ExitCode::FAILURE
+            }
+            _ => ExitCode::SUCCESS,
+        };
     }
     let result = match cli.command {
         Some(Command::Bench(a)) => bench::main(*a),
@@ -77,6 +83,7 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) if output::is_closed_pipe(e.as_ref()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("joj: error: {e}");
             let mut source = std::error::Error::source(e.as_ref());

@@ -1,5 +1,29 @@
 //! What every command prints with: its result type, its JSON document, shared phrases.
 
+/// `print!` that returns the write's error instead of panicking: a reader that went away
+/// (`joj … | head -1`) ends the command quietly ([`is_closed_pipe`]) instead of a panic.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        write!(std::io::stdout().lock(), $($arg)*)
+    }};
+}
+
+/// `println!` that returns the write's error instead of panicking (see [`out!`]).
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($arg)*)
+    }};
+}
+
+/// Whether `e` is stdout's reader having gone away: the command stops printing, as `cat` or
+/// `grep` do, and exits without an error message.
+pub fn is_closed_pipe(e: &(dyn std::error::Error + 'static)) -> bool {
+    e.downcast_ref::<std::io::Error>()
+        .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+}
+
 /// Any error the commands report; printed with its chain of causes.
 pub type CliResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -15,7 +39,7 @@ pub fn emit_json<T: serde::Serialize>(
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     if json {
-        println!("{}", serde_json::to_string_pretty(doc)?);
+        outln!("{}", serde_json::to_string_pretty(doc)?)?;
     }
     Ok(!json)
 }

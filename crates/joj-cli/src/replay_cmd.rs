@@ -55,9 +55,9 @@ pub fn main(a: ReplayArgs) -> CliResult {
             "device": summary,
             "counters": report.device,
         });
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        outln!("{}", serde_json::to_string_pretty(&doc)?)?;
     } else {
-        print!("{}", text(&a, trace.format, &report, &summary));
+        out!("{}", text(&a, trace.format, &report, &summary))?;
     }
     Ok(())
 }

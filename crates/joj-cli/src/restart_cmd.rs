@@ -28,22 +28,22 @@ pub struct RestartArgs {
     #[arg(long, value_parser = args::paper_workload(), default_value = "xftl-synthetic")]
     pub workload: String,
     /// Rows read and updated per transaction.
-    #[arg(long = "pages-per-txn", default_value_t = 5)]
+    #[arg(long = "pages-per-txn", default_value_t = 5, allow_negative_numbers = true, value_parser = args::count::<u32>())]
     pub pages_per_txn: u32,
     /// The run the cut interrupts: the cut comes in a transaction drawn from 1..=N.
-    #[arg(short = 'n', long = "transactions", default_value_t = 1000)]
+    #[arg(short = 'n', long = "transactions", default_value_t = 1000, allow_negative_numbers = true, value_parser = args::count::<u64>())]
     pub transactions: u64,
     /// Power cuts per mode (the paper averaged five).
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 5, allow_negative_numbers = true, value_parser = args::count::<u32>())]
     pub runs: u32,
     /// SQLite page size in bytes (the paper's: 8192).
-    #[arg(long = "page-size", default_value_t = 8192)]
+    #[arg(long = "page-size", default_value_t = 8192, allow_negative_numbers = true, value_parser = args::count::<u32>())]
     pub page_size: u32,
     /// Size of the scratch filesystem image in MiB.
-    #[arg(long = "image-mib", default_value_t = 1024)]
+    #[arg(long = "image-mib", default_value_t = 1024, allow_negative_numbers = true, value_parser = args::within::<u64>(1, 1 << 24))]
     pub image_mib: u64,
     /// Seed of every random choice (where each cut comes, the data).
-    #[arg(long, default_value_t = 42)]
+    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = args::count::<u64>())]
     pub seed: u64,
     /// Print one JSON document on stdout and nothing else.
     #[arg(long)]
@@ -93,7 +93,7 @@ pub fn main(a: RestartArgs) -> CliResult {
     drop(progress);
     let report = report?;
     if crate::output::emit_json(&report, a.save.as_deref(), json)? {
-        print!("{}", table(&report));
+        out!("{}", table(&report))?;
     }
     Ok(())
 }

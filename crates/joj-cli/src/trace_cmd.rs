@@ -64,7 +64,7 @@ pub fn main(a: TraceArgs) -> CliResult {
             let totals = BlockTotals::from_records(&records);
             let doc =
                 serde_json::json!({ "header": header, "records": records.len(), "block": totals });
-            println!("{}", serde_json::to_string_pretty(&doc)?);
+            outln!("{}", serde_json::to_string_pretty(&doc)?)?;
         }
         TraceCommand::Plot {
             trace,

@@ -30,51 +30,49 @@ pub fn main(a: WaldioArgs) -> CliResult {
         WaldioCommand::Convert { db } => {
             let r = joj_waldio::convert(&db)?;
             if r.vacuumed {
-                println!(
+                outln!(
                     "{}: reserve {} -> {} bytes per page (page size {}), journal_mode=WAL through waldio",
                     db.display(),
                     r.reserve_before,
                     r.reserve_after,
                     r.page_size
-                );
+                )?;
             } else {
-                println!(
+                outln!(
                     "{}: already had {} reserved bytes per page; journal_mode=WAL through waldio",
                     db.display(),
                     r.reserve_before
-                );
+                )?;
             }
             Ok(())
         }
         WaldioCommand::Inspect { db } => {
             let wal = joj_waldio::wal_path(&db);
-            match joj_waldio::db_header(&db)? {
-                Some((page, reserve)) => println!(
-                    "{}: page size {page} B, {reserve} reserved bytes per page",
-                    db.display()
-                ),
-                None => println!("{}: no SQLite database header", db.display()),
-            }
+            let (page, reserve) = joj_waldio::existing_db_header(&db)?;
+            outln!(
+                "{}: page size {page} B, {reserve} reserved bytes per page",
+                db.display()
+            )?;
             let bytes = match std::fs::read(&wal) {
                 Ok(b) => b,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    println!("{}: no WAL file", wal.display());
+                    outln!("{}: no WAL file", wal.display())?;
                     return Ok(());
                 }
                 Err(e) => return Err(format!("reading {}: {e}", wal.display()).into()),
             };
             let len = bytes.len() as u64;
             if len == 0 {
-                println!(
+                outln!(
                     "{}: empty (waldio has not written a WAL header yet)",
                     wal.display()
-                );
+                )?;
                 return Ok(());
             }
             match joj_waldio::layout::HeaderBlock::decode(&bytes[..bytes.len().min(4096)]) {
                 joj_waldio::layout::Decoded::Waldio(h) => {
                     let blocks = len / u64::from(h.block_bytes);
-                    println!(
+                    outln!(
                         "{}: waldio WAL v{}, block {} B, {} blocks ({} frame slots), logical WAL {}",
                         wal.display(),
                         joj_waldio::layout::FORMAT_VERSION,
@@ -86,12 +84,9 @@ pub fn main(a: WaldioArgs) -> CliResult {
                         } else {
                             "absent (deleted or truncated by SQLite)"
                         }
-                    );
+                    )?;
                 }
-                other => println!(
-                    "{}: not a waldio WAL header block: {other:?}",
-                    wal.display()
-                ),
+                other => outln!("{}: {other}", wal.display())?,
             }
             Ok(())
         }

@@ -5,6 +5,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::ProfileError;
 
+/// Physical pages a model may have: it keeps at least 16 B of state per page (the out-of-band
+/// area, `Oob`) in memory, so 2^28 pages already hold 4 GiB — a 2 TiB device of 8 KiB pages.
+pub const MAX_PHYSICAL_PAGES: u64 = 1 << 28;
+
 /// Shape of the NAND array.
 ///
 /// Defaults describe an eMMC 5.x class part: 8 KiB pages (REFERENCE.md: "8 or 16 KiB pages";
@@ -88,6 +92,12 @@ impl Geometry {
         if self.physical_pages() >= u64::from(u32::MAX) {
             return bad("physical pages must fit in 32 bits");
         }
+        if self.physical_pages() > MAX_PHYSICAL_PAGES {
+            return Err(ProfileError::TooLarge {
+                pages: self.physical_pages(),
+                max_pages: MAX_PHYSICAL_PAGES,
+            });
+        }
         Ok(())
     }
 }
@@ -129,6 +139,27 @@ impl Default for Timing {
 }
 
 impl Timing {
+    /// Every time and bandwidth the model divides by or adds is non-zero: a zero would model
+    /// that step as taking no time while the results still name the profile.
+    /// `command_overhead_ns` may be 0 (a model without per-command cost).
+    pub fn validate(&self) -> Result<(), ProfileError> {
+        let fields = [
+            ("read_page_ns", self.read_page_ns, "50000 (tR of MLC NAND)"),
+            ("program_page_ns", self.program_page_ns, "750000 (tPROG)"),
+            ("erase_block_ns", self.erase_block_ns, "3000000 (tBERS)"),
+            ("channel_bytes_per_s", self.channel_bytes_per_s, "400000000"),
+            (
+                "host_bytes_per_s",
+                self.host_bytes_per_s,
+                "400000000 (eMMC HS400)",
+            ),
+        ];
+        match fields.iter().find(|(_, value, _)| *value == 0) {
+            Some(&(field, _, example)) => Err(ProfileError::ZeroTiming { field, example }),
+            None => Ok(()),
+        }
+    }
+
     /// Time to move `bytes` at `bytes_per_s`, rounded up to a whole nanosecond.
     pub fn transfer_ns(bytes: u64, bytes_per_s: u64) -> u64 {
         if bytes_per_s == 0 {
@@ -319,6 +350,7 @@ impl Profile {
 
     pub fn validate(&self) -> Result<(), ProfileError> {
         self.geometry.validate()?;
+        self.timing.validate()?;
         let op = self.ftl.over_provisioning_percent;
         if !(op.is_finite() && op > 0.0) {
             return Err(ProfileError::Invalid {

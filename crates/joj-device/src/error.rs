@@ -109,6 +109,21 @@ pub enum ProfileError {
     Parse { message: String },
     #[error("invalid profile: {reason}")]
     Invalid { reason: String },
+    #[error(
+        "the device has {pages} physical pages; the model keeps 16 B or more per page in \
+         memory and takes at most {max_pages} (a 2 TiB device of 8 KiB pages); fix: fewer \
+         blocks (--blocks-per-plane, --raw-gib, or the profile's geometry)"
+    )]
+    TooLarge { pages: u64, max_pages: u64 },
+    #[error(
+        "invalid profile: timing.{field} is 0, which would model that step as taking no time \
+         (an infinitely fast device under the profile's name); fix: give the part's value, \
+         e.g. {example}"
+    )]
+    ZeroTiming {
+        field: &'static str,
+        example: &'static str,
+    },
 }
 
 /// Errors reading or writing a device image file (`docs/formats/device-image.md`).
@@ -171,6 +186,17 @@ pub enum ReplayError {
          replay them as partitions of one device (`--partitions`)"
     )]
     SeveralDevices { devices: String },
+    #[error(
+        "trace record {index}: {sectors} sectors at sector {sector} end beyond the emulated \
+         device's {capacity_bytes} bytes; fix: check the trace (a block request is at most a \
+         few MiB), or replay it on a profile with a bigger capacity"
+    )]
+    BeyondDevice {
+        index: usize,
+        sector: u64,
+        sectors: u64,
+        capacity_bytes: u64,
+    },
     #[error("trace record {index}: a {op} request of zero sectors")]
     EmptyRequest { index: usize, op: String },
     #[error(transparent)]

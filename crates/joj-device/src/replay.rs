@@ -135,7 +135,11 @@ pub fn replay_with(
     let top = records
         .iter()
         .filter(|r| dev_name.as_deref().is_none_or(|d| d == r.dev))
-        .map(|r| (r.sector + r.sectors) * SECTOR_BYTES)
+        .map(|r| {
+            r.sector
+                .saturating_add(r.sectors)
+                .saturating_mul(SECTOR_BYTES)
+        })
         .max()
         .unwrap_or(0);
     let mut replayer = Replayer::new(profile, opts.data_mode, opts.aging, top)
@@ -234,14 +238,25 @@ impl Replayer {
         report.records += 1;
         let err = |source| ReplayError::Device { index, source };
         let before = dev.now_ns();
-        let bytes = r.sectors * SECTOR_BYTES;
-        let offset = r.sector * SECTOR_BYTES;
         if matches!(r.op, Op::Read | Op::Write | Op::Discard) && r.sectors == 0 {
             return Err(ReplayError::EmptyRequest {
                 index,
                 op: format!("{:?}", r.op).to_lowercase(),
             });
         }
+        // Checked before anything is sized by it: a record's length is the trace's word.
+        let capacity_bytes = dev.geometry().capacity_bytes;
+        let (offset, bytes) = match request_bytes(r, capacity_bytes) {
+            Some(range) => range,
+            None => {
+                return Err(ReplayError::BeyondDevice {
+                    index,
+                    sector: r.sector,
+                    sectors: r.sectors,
+                    capacity_bytes,
+                });
+            }
+        };
         if r.preflush && r.op != Op::Flush {
             dev.flush().map_err(err)?;
             report.flushes += 1;
@@ -307,13 +322,12 @@ fn prefill<'a>(
 ) -> Result<(), crate::DeviceError> {
     const RUN_PAGES: u64 = 64;
     let page = u64::from(dev.geometry().optimal_write_bytes);
+    let capacity_bytes = dev.geometry().capacity_bytes;
+    // A read beyond the device is left to `Replayer::apply`, which reports it.
     let mut pages: Vec<u64> = records
         .filter(|r| r.op == Op::Read && r.sectors > 0)
-        .flat_map(|r| {
-            let first = r.sector * SECTOR_BYTES / page;
-            let last = ((r.sector + r.sectors) * SECTOR_BYTES - 1) / page;
-            first..=last
-        })
+        .filter_map(|r| request_bytes(r, capacity_bytes))
+        .flat_map(|(offset, bytes)| offset / page..=(offset + bytes - 1) / page)
         .collect();
     pages.sort_unstable();
     pages.dedup();
@@ -358,7 +372,7 @@ fn as_partitions(records: &[TraceRecord], devs: &[&str]) -> Vec<TraceRecord> {
         let end = records
             .iter()
             .filter(|r| r.dev == *d)
-            .map(|r| r.sector + r.sectors)
+            .map(|r| r.sector.saturating_add(r.sectors))
             .max()
             .unwrap_or(0);
         next += end.div_ceil(MIB_SECTORS).max(1) * MIB_SECTORS;
@@ -369,7 +383,7 @@ fn as_partitions(records: &[TraceRecord], devs: &[&str]) -> Vec<TraceRecord> {
             let i = devs.iter().position(|d| *d == r.dev).unwrap_or(0);
             let mut m = r.clone();
             if r.op != Op::Flush {
-                m.sector += starts[i];
+                m.sector = m.sector.saturating_add(starts[i]);
             }
             m.dev = PARTITIONED_DEV.to_string();
             m
@@ -540,4 +554,15 @@ impl DeviceSummary {
             ..DeviceSummary::new(&r.profile, &r.device, transactions, r.app_wait_s)
         }
     }
+}
+
+/// The byte offset and length of `r`, if it lies inside a device of `capacity_bytes` (a
+/// request with no data — a flush — always does).
+fn request_bytes(r: &TraceRecord, capacity_bytes: u64) -> Option<(u64, u64)> {
+    if !matches!(r.op, Op::Read | Op::Write | Op::Discard) {
+        return Some((0, 0));
+    }
+    let offset = r.sector.checked_mul(SECTOR_BYTES)?;
+    let bytes = r.sectors.checked_mul(SECTOR_BYTES)?;
+    (offset.checked_add(bytes)? <= capacity_bytes).then_some((offset, bytes))
 }

@@ -2,6 +2,8 @@
 //! anything is made), and failures of the run or of a layer below ([`ExperimentError`]). Each
 //! message names the cause and, where there is one, the fix.
 
+use std::path::PathBuf;
+
 use joj_workload::{JournalMode, WorkloadError};
 
 /// A combination of options no stack runs; found before any filesystem, device or file is
@@ -97,6 +99,11 @@ pub enum ExperimentError {
     },
     #[error(transparent)]
     CleanupHandler(#[from] joj_linux::HandlerError),
+    #[error("{dir} {problem}", dir = .dir.display())]
+    HostDir {
+        dir: PathBuf,
+        problem: HostDirProblem,
+    },
     #[error(
         "the file layer is full while {what}: it takes a sixth of the {device_mib} MiB device, {file_mib} MiB per file, too little for this workload; give the device more blocks (--blocks-per-plane) or make the workload smaller"
     )]
@@ -148,4 +155,18 @@ impl ExperimentError {
             _ => None,
         }
     }
+}
+
+/// Why a host directory (`-p/--dir`) cannot hold a run's files.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HostDirProblem {
+    #[error("does not exist; fix: create it (mkdir -p) or give an existing directory")]
+    Missing,
+    #[error("is not a directory; fix: give a directory for the run's files")]
+    NotDirectory,
+    #[error("is on a read-only filesystem; fix: give a directory on a writable filesystem")]
+    ReadOnly,
+    #[error("cannot be written to ({0}); fix: give a directory you may write in")]
+    NotWritable(std::io::Error),
 }

@@ -29,7 +29,7 @@ pub mod run;
 pub mod stack;
 pub mod xftl;
 
-pub use error::{ExperimentError, StackError};
+pub use error::{ExperimentError, HostDirProblem, StackError};
 pub use pace::PaceReport;
 pub use result::RunResult;
 pub use run::{run, run_on};

@@ -84,13 +84,25 @@ pub enum ScratchError {
     #[error(transparent)]
     Fs(#[from] FsError),
     #[error(
-        "{kind} needs at least {min_bytes} bytes, {size_bytes} were asked for; fix: raise \
-         ScratchOptions::size_bytes"
+        "an image of {} MiB is too small for {kind}, which needs at least {} MiB; fix: ask \
+         for at least {} MiB (joj: --image-mib {})",
+        .size_bytes >> 20, .min_bytes.div_ceil(MIB), .min_bytes.div_ceil(MIB), .min_bytes.div_ceil(MIB)
     )]
     TooSmall {
         kind: FsKind,
         size_bytes: u64,
         min_bytes: u64,
+    },
+    #[error(
+        "a {} MiB image does not fit in {dir}, which has {} MiB free: the loop device would \
+         fail its writes once the host filesystem is full; fix: ask for at most {} MiB (joj: \
+         --image-mib), or free space in {dir}",
+        .size_bytes >> 20, .free_bytes >> 20, .free_bytes >> 20, dir = .dir.display()
+    )]
+    TooLarge {
+        size_bytes: u64,
+        free_bytes: u64,
+        dir: PathBuf,
     },
     #[error("cannot {what} {path}: {source}; fix: check free space and permissions there")]
     Io {
@@ -119,6 +131,12 @@ pub enum ScratchError {
     BtrfsMap(#[from] BtrfsMapError),
     #[error("releasing the scratch filesystem left {} problem(s): {}", .0.len(), join(.0))]
     Cleanup(Vec<CleanupProblem>),
+}
+
+/// Bytes an unprivileged writer may still use in the filesystem holding `dir`.
+fn free_bytes(dir: &Path) -> std::io::Result<u64> {
+    let st = rustix::fs::statvfs(dir)?;
+    Ok(st.f_bavail.saturating_mul(st.f_frsize))
 }
 
 fn join(problems: &[CleanupProblem]) -> String {
@@ -168,6 +186,22 @@ impl ScratchFs {
             move |source| ScratchError::Io { what, path, source }
         };
         std::fs::create_dir_all(&options.run_dir).map_err(io("create", &options.run_dir))?;
+        let image_dir = options.image_dir.as_deref().unwrap_or(&options.run_dir);
+        let needed = options
+            .size_bytes
+            .saturating_add(if kind.needs_journal_device() {
+                options.journal_size_bytes
+            } else {
+                0
+            });
+        let free_bytes = free_bytes(image_dir).map_err(io("check the free space of", image_dir))?;
+        if needed > free_bytes {
+            return Err(ScratchError::TooLarge {
+                size_bytes: needed,
+                free_bytes,
+                dir: image_dir.to_path_buf(),
+            });
+        }
 
         // From here on, drop releases the registry entry, so every early return cleans up.
         let mut me = Self::unmade(kind, &options);

@@ -2,7 +2,7 @@
 //! reserve the embedded frame headers need (`VACUUM` through SQLite's default VFS), then put
 //! it in WAL mode through waldio. Nothing is lost: VACUUM is SQLite's own transactional copy.
 
-use crate::handle::{WaldioError, db_header, open};
+use crate::handle::{WaldioError, db_header, existing_db_header, open};
 use crate::layout;
 use crate::options::WaldioOptions;
 use libsqlite3_sys as ffi;
@@ -22,21 +22,8 @@ pub struct ConvertReport {
 
 /// Convert `path` (which must exist and be a SQLite database) for use with waldio.
 pub fn convert(path: &Path) -> Result<ConvertReport, WaldioError> {
-    let header = db_header(path)?;
-    let Some((page_size, reserve_before)) = header else {
-        return Err(WaldioError::Io {
-            what: format!("converting {}", path.display()),
-            source: std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                "not a SQLite database (no 'SQLite format 3' header); nothing was changed",
-            ),
-        });
-    };
-    let sqlite = |what: &str, source: rusqlite::Error| WaldioError::Sqlite {
-        what: format!("{what} {}", path.display()),
-        source,
-        detail: None,
-    };
+    let (page_size, reserve_before) = existing_db_header(path)?;
+    let sqlite = |what: &str, source| WaldioError::sqlite(what, path, source);
     let mut vacuumed = false;
     if reserve_before < layout::RESERVE_NEEDED {
         // The default VFS: a stock WAL, if any, is checkpointed by SQLite when leaving WAL mode.

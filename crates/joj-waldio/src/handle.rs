@@ -36,6 +36,46 @@ pub enum WaldioError {
         what: String,
         source: std::io::Error,
     },
+    #[error("{path} does not exist; fix: give the path of an existing SQLite database file")]
+    NotFound { path: String },
+    #[error(
+        "{path} is not a SQLite database (its first 16 bytes are not 'SQLite format 3'); nothing \
+         was changed; fix: give a SQLite database file"
+    )]
+    NotSqlite { path: String },
+    #[error(
+        "{path} is locked by another connection (SQLite waited 5 s while {what}); nothing was \
+         changed; fix: close the programs using it (`fuser {path}` lists them), then retry"
+    )]
+    Busy { path: String, what: String },
+}
+
+impl WaldioError {
+    /// [`WaldioError::Sqlite`], or [`WaldioError::Busy`] when another connection holds `path`.
+    pub(crate) fn sqlite(what: &str, path: &Path, source: rusqlite::Error) -> WaldioError {
+        use rusqlite::ErrorCode::{DatabaseBusy, DatabaseLocked};
+        match source.sqlite_error_code() {
+            Some(DatabaseBusy | DatabaseLocked) => WaldioError::Busy {
+                path: path.display().to_string(),
+                what: what.to_string(),
+            },
+            _ => WaldioError::Sqlite {
+                what: format!("{what} {}", path.display()),
+                source,
+                detail: None,
+            },
+        }
+    }
+}
+
+/// The page size and reserve of the existing SQLite database `path`; an error naming the fix
+/// when it is missing or not a SQLite database.
+pub fn existing_db_header(path: &Path) -> Result<(u32, u8), WaldioError> {
+    let shown = || path.display().to_string();
+    if !path.exists() {
+        return Err(WaldioError::NotFound { path: shown() });
+    }
+    db_header(path)?.ok_or_else(|| WaldioError::NotSqlite { path: shown() })
 }
 
 /// Handle to one registered waldio VFS.

@@ -63,6 +63,35 @@ pub enum Decoded {
     Foreign,
 }
 
+impl std::fmt::Display for Decoded {
+    /// What a reader of `joj waldio inspect` needs to know about a header block it is not.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Decoded::Waldio(h) => write!(f, "a waldio header block ({} B blocks)", h.block_bytes),
+            Decoded::Torn => f.write_str(
+                "a waldio header block whose checksum does not match (a torn write): it reads \
+                 as no WAL, so the database is what its last checkpoint left",
+            ),
+            Decoded::NewerVersion(v) => write!(
+                f,
+                "waldio format version {v}, newer than this build reads ({FORMAT_VERSION}); \
+                 fix: use the joj that wrote it"
+            ),
+            Decoded::SqliteWal => f.write_str(
+                "a stock SQLite WAL, not written through waldio; fix: checkpoint it with the \
+                 default VFS (sqlite3 DB 'PRAGMA wal_checkpoint(TRUNCATE)')",
+            ),
+            Decoded::Zero => f.write_str(
+                "preallocated blocks whose header block was never written: it reads as no WAL",
+            ),
+            Decoded::Foreign => f.write_str(
+                "neither a waldio nor a SQLite WAL (unknown content), so waldio refuses to open \
+                 the database; fix: if nothing needs it, move it away",
+            ),
+        }
+    }
+}
+
 impl HeaderBlock {
     /// Encode into the first `HEADER_FIELDS_BYTES` of `block` (the rest is zeroed).
     pub fn encode_into(&self, block: &mut [u8]) {

@@ -30,8 +30,8 @@ pub mod wal;
 pub use convert::{ConvertReport, convert};
 pub use counters::{AtomicWaldioCounters, WaldioCounters};
 pub use handle::{
-    VFS_NAME, WaldioError, WaldioVfs, db_header, last_error, open, open_with, register,
-    register_over, uri, wal_path,
+    VFS_NAME, WaldioError, WaldioVfs, db_header, existing_db_header, last_error, open, open_with,
+    register, register_over, uri, wal_path,
 };
 pub use io::{AlignedBuf, DirectFile, Tap, WalIo};
 pub use options::{GroupSync, OptionsError, SyncOption, WaldioOptions, group_due};

@@ -12,6 +12,14 @@ pub enum ConfigError {
     ZeroTransactions,
     #[error("{what} must be at least 1")]
     Zero { what: &'static str },
+    /// A size-like number beyond what joj runs ([`crate::config::bounds`]).
+    #[error("{what} {given} is more than joj runs ({why}); fix: give at most {max}")]
+    TooMany {
+        what: &'static str,
+        given: u64,
+        max: u64,
+        why: &'static str,
+    },
     #[error("page size {0} is not a power of two in 512..=65536 (SQLite's range)")]
     PageSize(u32),
     #[error("record size {0} bytes must be in 1..=1000000")]
@@ -87,9 +95,21 @@ pub enum WorkloadError {
         source: std::io::Error,
     },
     #[error(
-        "the filesystem is full while {what}: give the scratch filesystem more room (--image-mib) or free space in the host directory; nothing already committed was lost"
+        "the filesystem is full while {what}; fix: give the scratch filesystem more room \
+         (--image-mib), free space in the host directory, or make the workload smaller; \
+         nothing already committed was lost"
     )]
     DiskFull { what: String },
+    #[error(
+        "the file workload writes {} MiB in {dir}, which has {} MiB free; fix: a smaller file \
+         (-f / --file-kib), fewer threads, or free space there",
+        .needed_bytes.div_ceil(1 << 20), .free_bytes >> 20, dir = .dir.display()
+    )]
+    NoRoom {
+        dir: PathBuf,
+        needed_bytes: u64,
+        free_bytes: u64,
+    },
     #[error("SQLite refused journal_mode={asked} on {schema} (it answered {answered})")]
     JournalModeRefused {
         schema: String,

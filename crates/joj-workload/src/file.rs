@@ -4,6 +4,7 @@
 //! written in full and synced before the window (and, for buffered reads, dropped from the
 //! page cache) so the window measures the access itself.
 
+use crate::config::bounds::latency_samples;
 use crate::config::{FileAccess, FileSync, FileWorkload};
 use crate::error::{ConfigError, WorkloadError};
 use crate::window::Window;
@@ -76,7 +77,13 @@ unsafe impl Send for AlignedBuf {}
 
 fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> WorkloadError {
     let what = what.into();
-    move |source| WorkloadError::Io { what, source }
+    move |source| {
+        if source.kind() == std::io::ErrorKind::StorageFull {
+            WorkloadError::DiskFull { what }
+        } else {
+            WorkloadError::Io { what, source }
+        }
+    }
 }
 
 pub fn file_path(dir: &Path, thread: u32) -> PathBuf {
@@ -84,14 +91,49 @@ pub fn file_path(dir: &Path, thread: u32) -> PathBuf {
 }
 
 /// Create each thread's file; for reads and random writes write it in full and sync it.
+/// Refuses a workload that would not fit in `dir`'s free space; on any error, the files it
+/// created are removed again.
 pub fn prepare(dir: &Path, w: &FileWorkload) -> Result<(), WorkloadError> {
     w.validate()?;
-    let buf = AlignedBuf::new(w.record_bytes as usize, b'p')?;
+    check_room(dir, w)?;
     for t in 0..w.threads {
         let path = file_path(dir, t);
         if path.exists() {
             return Err(ConfigError::FileExists(path).into());
         }
+    }
+    create_files(dir, w).inspect_err(|_| remove_files(dir, w))
+}
+
+/// Removes the workload's files (a failed run's), ignoring any that are not there.
+pub fn remove_files(dir: &Path, w: &FileWorkload) {
+    for t in 0..w.threads {
+        let _ = std::fs::remove_file(file_path(dir, t));
+    }
+}
+
+/// The files the workload writes fit in what `dir`'s filesystem has free.
+fn check_room(dir: &Path, w: &FileWorkload) -> Result<(), WorkloadError> {
+    let st = rustix::fs::statvfs(dir).map_err(|e| WorkloadError::Io {
+        what: format!("checking the free space of {}", dir.display()),
+        source: e.into(),
+    })?;
+    let free_bytes = st.f_bavail.saturating_mul(st.f_frsize);
+    let needed_bytes = w.file_size_bytes.saturating_mul(w.threads.into());
+    if needed_bytes > free_bytes {
+        return Err(WorkloadError::NoRoom {
+            dir: dir.to_path_buf(),
+            needed_bytes,
+            free_bytes,
+        });
+    }
+    Ok(())
+}
+
+fn create_files(dir: &Path, w: &FileWorkload) -> Result<(), WorkloadError> {
+    let buf = AlignedBuf::new(w.record_bytes as usize, b'p')?;
+    for t in 0..w.threads {
+        let path = file_path(dir, t);
         let f = File::create(&path).map_err(io_err(format!("creating {}", path.display())))?;
         if matches!(
             w.access,
@@ -156,7 +198,7 @@ fn run_thread(
     let ops = w.ops_per_thread();
     let mut rng = ChaCha8Rng::seed_from_u64(w.seed ^ (u64::from(thread) << 32));
     let mut buf = AlignedBuf::new(w.record_bytes as usize, b'a' + (thread % 26) as u8)?;
-    let mut lat = Vec::with_capacity(ops as usize);
+    let mut lat = latency_samples(ops);
     let mut c = ThreadCounts::default();
     for i in 0..ops {
         let offset = match w.access {

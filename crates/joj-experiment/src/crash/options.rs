@@ -3,7 +3,14 @@
 use joj_device::Profile;
 use joj_workload::paper::PaperWorkload;
 
+use joj_workload::config::bounds;
+
 use crate::error::{ExperimentError, StackError};
+
+/// Transactions of one trial.
+pub const MAX_TRANSACTIONS: u64 = 100_000;
+/// Power cuts of one `joj crash`.
+pub const MAX_CUTS: u64 = 1_000_000;
 
 /// What to cut.
 #[derive(Debug, Clone)]
@@ -69,6 +76,18 @@ impl CrashOptions {
         if self.cuts == 0 {
             return Err(StackError::Zero { what: "--cuts" }.into());
         }
+        bounds::at_most(
+            "transactions per trial (-n)",
+            self.transactions,
+            MAX_TRANSACTIONS,
+            "each trial keeps the checked state after every one of them",
+        )?;
+        bounds::at_most(
+            "power cuts (--cuts)",
+            self.cuts,
+            MAX_CUTS,
+            "each cut is a trial on a fresh device",
+        )?;
         if let Some(v) = self.aging_validity {
             if !(1..=99).contains(&v) {
                 return Err(StackError::AgingPercent(v).into());

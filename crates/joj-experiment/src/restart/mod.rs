@@ -34,6 +34,8 @@ mod xftl;
 pub use options::RestartOptions;
 pub use report::{NotCounted, RestartReport, RestartRow, RestartRun};
 
+use joj_workload::config::bounds;
+
 use joj_workload::paper::PaperWorkload;
 use joj_workload::{JournalMode, SqliteSetup};
 use rand::{RngExt, SeedableRng};
@@ -76,6 +78,11 @@ fn restart_stack(
     }
 }
 
+/// Transactions before a restart run's cut.
+pub const MAX_TRANSACTIONS: u64 = 100_000;
+/// Restart runs per mode.
+pub const MAX_RUNS: u64 = 10_000;
+
 /// Run `opts.runs` power cuts and restarts for every mode; `on_run` hears of each as it ends.
 pub fn measure(
     opts: &RestartOptions,
@@ -90,6 +97,18 @@ pub fn measure(
     if opts.runs == 0 {
         return Err(StackError::Zero { what: "--runs" }.into());
     }
+    bounds::at_most(
+        "transactions per restart run (-n)",
+        opts.transactions,
+        MAX_TRANSACTIONS,
+        "each run replays them before its cut",
+    )?;
+    bounds::at_most(
+        "restart runs (--runs)",
+        opts.runs.into(),
+        MAX_RUNS,
+        "each run makes a filesystem or device and cuts its power",
+    )?;
     opts.workload.validate()?;
     // Every mode's stack first: a mode that cannot be restarted fails before any cut.
     let stacks = opts

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use joj_linux::{ScratchFs, ScratchOptions};
 
-use crate::error::ExperimentError;
+use crate::error::{ExperimentError, HostDirProblem};
 use crate::stack::Storage;
 
 pub(super) struct Place {
@@ -21,7 +21,7 @@ pub(super) struct Place {
 impl Place {
     pub(super) fn make(storage: &Storage) -> Result<Place, ExperimentError> {
         match storage {
-            Storage::Host(Some(d)) => Ok(Place {
+            Storage::Host(Some(d)) => check_host_dir(d).map(|()| Place {
                 dir: d.clone(),
                 scratch: None,
                 mount_options: None,
@@ -103,4 +103,30 @@ impl Place {
         drop(self.tmp.take());
         Ok(())
     }
+}
+
+/// `dir` exists, is a directory and takes a new file — checked before the run, so a bad
+/// `--dir` is named as such instead of as SQLite's "unable to open database file".
+fn check_host_dir(dir: &std::path::Path) -> Result<(), ExperimentError> {
+    let problem = match std::fs::metadata(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(HostDirProblem::Missing),
+        Err(e) => Some(HostDirProblem::NotWritable(e)),
+        Ok(m) if !m.is_dir() => Some(HostDirProblem::NotDirectory),
+        Ok(_) => match tempfile::Builder::new()
+            .prefix(".joj-probe-")
+            .tempfile_in(dir)
+        {
+            Ok(_probe) => None,
+            Err(e) if e.kind() == std::io::ErrorKind::ReadOnlyFilesystem => {
+                Some(HostDirProblem::ReadOnly)
+            }
+            Err(e) => Some(HostDirProblem::NotWritable(e)),
+        },
+    };
+    problem.map_or(Ok(()), |problem| {
+        Err(ExperimentError::HostDir {
+            dir: dir.to_path_buf(),
+            problem,
+        })
+    })
 }

@@ -1,6 +1,7 @@
 //! A SQLite workload as plain data, with Mobibench's defaults (one table, one 100-byte
 //! statement per transaction, page size 4096, `synchronous=FULL`).
 
+use super::bounds;
 use super::mode::{JournalMode, Synchronous};
 use crate::error::ConfigError;
 use crate::paper::PaperWorkload;
@@ -213,6 +214,7 @@ impl DbWorkload {
         if self.attached_dbs > 9 {
             return Err(ConfigError::TooManyAttached(self.attached_dbs));
         }
+        self.check_bounds()?;
         if let Some(p) = &self.paper {
             p.validate()?;
             if self.threads != 1 {
@@ -227,6 +229,54 @@ impl DbWorkload {
             }
         }
         Ok(())
+    }
+
+    /// Every size-like number against its bound in [`bounds`], before any of them sizes
+    /// anything.
+    fn check_bounds(&self) -> Result<(), ConfigError> {
+        use bounds::*;
+        at_most(
+            "transactions per thread",
+            self.transactions,
+            MAX_TRANSACTIONS,
+            "a latency sample is kept per transaction, and 10^8 commits take over a day",
+        )?;
+        at_most(
+            "threads",
+            self.threads.into(),
+            MAX_THREADS.into(),
+            "each thread has its own connection and database files",
+        )?;
+        at_most(
+            "databases (threads × (1 + attached))",
+            u64::from(self.threads) * (1 + u64::from(self.attached_dbs)),
+            MAX_DATABASES,
+            "each keeps up to three files open; more would exhaust the descriptor limit",
+        )?;
+        at_most(
+            "tables",
+            self.tables.into(),
+            MAX_TABLES.into(),
+            "each table gets its own prepared statements",
+        )?;
+        at_most(
+            "statements per table and transaction",
+            self.statements_per_txn.into(),
+            MAX_STATEMENTS.into(),
+            "one transaction would hold millions of rows",
+        )?;
+        at_most(
+            "milliseconds between transactions",
+            self.interval_ms,
+            MAX_INTERVAL_MS,
+            "one hour",
+        )?;
+        at_most(
+            "KiB of prefill per table",
+            self.prefill_kib.unwrap_or(0),
+            MAX_PREFILL_KIB,
+            "16 GiB",
+        )
     }
 
     /// What the run does, for labels and tables: the paper workload's name or the operation.

@@ -1,5 +1,6 @@
 //! A file workload (Mobibench's file mode) as plain data.
 
+use super::bounds;
 use crate::error::ConfigError;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -221,7 +222,24 @@ impl FileWorkload {
         if self.threads == 0 {
             return Err(ConfigError::Zero { what: "threads" });
         }
-        Ok(())
+        bounds::at_most(
+            "threads",
+            self.threads.into(),
+            bounds::MAX_THREADS.into(),
+            "each thread writes its own file",
+        )?;
+        bounds::at_most(
+            "bytes per record",
+            self.record_bytes,
+            bounds::MAX_FILE_RECORD_BYTES,
+            "a record is one buffer in memory; 64 MiB",
+        )?;
+        bounds::at_most(
+            "bytes per file",
+            self.file_size_bytes,
+            bounds::MAX_FILE_BYTES,
+            "64 GiB",
+        )
     }
 
     pub fn ops_per_thread(&self) -> u64 {

@@ -1,6 +1,7 @@
 //! What a workload does, as plain data: [`DbWorkload`] (SQLite) and [`FileWorkload`] (files),
 //! and the journal modes a database workload asks for ([`JournalMode`]).
 
+pub mod bounds;
 mod db;
 mod file;
 mod mode;

@@ -12,6 +12,7 @@ use super::output::DbRunOutput;
 use super::schema::{
     Value, connect, database_paths, record, rows_needed, schema_names, table_name,
 };
+use crate::config::bounds::latency_samples;
 use crate::config::{DbOp, DbWorkload, StartState};
 use crate::error::WorkloadError;
 use crate::sqlite::{self, SqliteSetup, sql_err};
@@ -149,7 +150,7 @@ fn measured(
             Value::Insert
         },
     );
-    let mut latencies = Vec::with_capacity(w.transactions as usize);
+    let mut latencies = latency_samples(w.transactions);
     for i in 0..w.transactions {
         let t0 = Instant::now();
         run_transaction(conn, &mut stmts, &mut plan, w, &value)?;
@@ -232,7 +233,7 @@ pub(super) fn run(
             .collect();
         (threads, elapsed, begun.and(ended))
     });
-    let mut latencies = Vec::with_capacity((w.transactions * u64::from(w.threads)) as usize);
+    let mut latencies = latency_samples(w.transactions * u64::from(w.threads));
     for t in threads {
         latencies.extend(t?);
     }

@@ -8,6 +8,7 @@
 
 use super::output::{DbRunOutput, PaperOutcome};
 use super::schema::{connect, database_paths};
+use crate::config::bounds::latency_samples;
 use crate::config::{DbWorkload, StartState};
 use crate::error::WorkloadError;
 use crate::paper::{self, Driver, KindCounts, PaperWorkload};
@@ -48,7 +49,7 @@ pub(super) fn run(
         sqlite::restart_wal(&conn, &["main".to_string()], setup, autocheckpoint)?;
     }
     let mut counts = KindCounts::default();
-    let mut latencies = Vec::with_capacity(w.transactions as usize);
+    let mut latencies = latency_samples(w.transactions);
     window.begin()?;
     let t0 = Instant::now();
     let looped = (|| {

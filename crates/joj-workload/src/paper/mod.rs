@@ -110,7 +110,8 @@ pub fn reference_summaries(
     let conn = Connection::open_in_memory().map_err(sql_err("opening an in-memory database"))?;
     prepare(&conn, w, seed)?;
     let mut driver = Driver::new(w, seed)?;
-    let mut out = Vec::with_capacity(n as usize + 1);
+    let mut out =
+        Vec::with_capacity(n.min(crate::config::bounds::PREALLOCATED_SAMPLES) as usize + 1);
     out.push(check(&conn, w)?);
     for _ in 0..n {
         driver.transaction(&conn)?;
