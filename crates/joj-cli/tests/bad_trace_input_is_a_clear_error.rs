@@ -62,7 +62,7 @@ fn bad_trace_input_is_a_clear_error() {
     joj_trace::write_trace_file(&far, &header(), &beyond).unwrap();
     let (ok, err) = replay(&far, "galaxy-s5");
     assert!(!ok);
-    assert!(err.contains("beyond the device"), "{err}");
+    assert!(err.contains("beyond the emulated device"), "{err}");
 
     let (ok, err) = replay(&good, "no-such-phone");
     assert!(!ok);

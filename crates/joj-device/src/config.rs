@@ -393,6 +393,41 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_zero_timing_or_bandwidth_is_refused_naming_the_field() {
+        let mut p = Profile::builtin("emmc5").unwrap();
+        p.timing.command_overhead_ns = 0;
+        assert!(
+            p.validate().is_ok(),
+            "no per-command cost is a model choice"
+        );
+        p.timing.channel_bytes_per_s = 0;
+        assert!(matches!(
+            p.validate(),
+            Err(ProfileError::ZeroTiming {
+                field: "channel_bytes_per_s",
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn a_device_beyond_the_page_bound_is_refused() {
+        let p = Profile::builtin("emmc5").unwrap();
+        let per_plane =
+            MAX_PHYSICAL_PAGES / u64::from(p.geometry.units() * p.geometry.pages_per_block);
+        assert!(
+            p.clone()
+                .with_blocks_per_plane(per_plane as u32)
+                .validate()
+                .is_ok()
+        );
+        assert!(matches!(
+            p.with_blocks_per_plane(per_plane as u32 + 1).validate(),
+            Err(ProfileError::TooLarge { .. })
+        ));
+    }
+
+    #[test]
     fn builtin_profiles_parse_and_validate() {
         for name in Profile::builtin_names() {
             let p = Profile::builtin(name).unwrap();

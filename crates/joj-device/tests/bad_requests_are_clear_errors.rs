@@ -63,12 +63,20 @@ fn replay_names_the_offending_record() {
         rec(Op::Write, sectors - 4, 8, "7:0"),
     ];
     match replay(&trace, &p) {
-        Err(ReplayError::Device {
-            index: 1,
-            source: DeviceError::BeyondDevice { .. },
-        }) => {}
+        Err(ReplayError::BeyondDevice { index: 1, .. }) => {}
         other => panic!("expected a beyond-device error on record 1, got {other:?}"),
     }
+    // A length that would need terabytes of buffer is refused before anything is allocated.
+    let huge = vec![rec(Op::Read, 0, u64::from(u32::MAX), "7:0")];
+    assert!(matches!(
+        replay(&huge, &p),
+        Err(ReplayError::BeyondDevice { index: 0, .. })
+    ));
+    let overflowing = vec![rec(Op::Write, u64::MAX / 2, 8, "7:0")];
+    assert!(matches!(
+        replay(&overflowing, &p),
+        Err(ReplayError::BeyondDevice { index: 0, .. })
+    ));
     let empty = vec![rec(Op::Write, 0, 0, "7:0")];
     assert!(matches!(
         replay(&empty, &p),

@@ -305,6 +305,16 @@ pub fn run(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_full_filesystem_is_reported_as_full_with_its_fix() {
+        let full = std::io::Error::from(std::io::ErrorKind::StorageFull);
+        let e = io_err("writing f")(full);
+        assert!(matches!(e, WorkloadError::DiskFull { .. }), "{e:?}");
+        assert!(e.to_string().contains("fix:"), "{e}");
+        let other = io_err("writing f")(std::io::Error::from(std::io::ErrorKind::PermissionDenied));
+        assert!(matches!(other, WorkloadError::Io { .. }), "{other:?}");
+    }
+
     use super::*;
 
     #[test]

@@ -1,0 +1,56 @@
+//! `-p/--dir` that cannot hold the run's files is named for what it is — missing, not a
+//! directory, read-only — with the fix, before anything runs (it used to be SQLite's "unable to
+//! open database file" for all three).
+
+use std::process::Command;
+
+fn bench_in(dir: &std::path::Path) -> (Option<i32>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_joj"))
+        .args(["bench", "-n", "5", "--dir"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_missing_dir_or_a_file_as_dir_is_named_with_its_fix() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (code, err) = bench_in(&tmp.path().join("nope"));
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("nope does not exist; fix: create it"), "{err}");
+
+    let file = tmp.path().join("file");
+    std::fs::write(&file, "keep me").unwrap();
+    let (code, err) = bench_in(&file);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("is not a directory; fix:"), "{err}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep me");
+}
+
+#[test]
+fn a_read_only_dir_is_named_with_its_fix() {
+    if !joj_linux::testgate::root_test() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let mnt = tmp.path().join("ro");
+    std::fs::create_dir(&mnt).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "ro,size=1m", "tmpfs"])
+        .arg(&mnt)
+        .status()
+        .unwrap();
+    assert!(mounted.success(), "mount of a read-only tmpfs failed");
+    let (code, err) = bench_in(&mnt);
+    let unmounted = Command::new("umount").arg(&mnt).status().unwrap();
+    assert!(unmounted.success());
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("is on a read-only filesystem; fix: give a directory on a writable"),
+        "{err}"
+    );
+}

@@ -1,0 +1,185 @@
+//! Every size-like number is checked against its bound before it sizes anything: a huge count
+//! is refused with the bound and the fix, nothing is allocated for it, and nothing is left
+//! behind (it used to abort allocating 80 GB, skipping every cleanup).
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn joj(args: &[&str], tmp: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_joj"))
+        .args(args)
+        // A run on the host makes its temporary directory here, so the test can see it.
+        .env("TMPDIR", tmp)
+        .output()
+        .unwrap()
+}
+
+/// The command fails (status 1, no panic or abort) and its message contains every `needle`.
+fn refused(args: &[&str], needles: &[&str]) {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = joj(args, tmp.path());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        matches!(out.status.code(), Some(1 | 2)),
+        "{args:?}: {:?}\n{err}",
+        out.status
+    );
+    assert!(
+        !err.contains("panicked") && !err.contains("memory allocation"),
+        "{args:?}: {err}"
+    );
+    for n in needles {
+        assert!(err.contains(n), "{args:?}: `{n}` missing in: {err}");
+    }
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+    assert!(left.is_empty(), "{args:?} left {left:?}");
+}
+
+#[test]
+fn a_huge_transaction_count_is_refused_and_leaves_no_temp_dir() {
+    refused(
+        &["bench", "-n", "10000000000"],
+        &[
+            "transactions per thread 10000000000",
+            "fix: give at most 100000000",
+        ],
+    );
+    refused(
+        &[
+            "bench",
+            "--transactions",
+            "10000000000",
+            "--start",
+            "steady",
+        ],
+        &["fix: give at most 100000000"],
+    );
+}
+
+#[test]
+fn every_size_like_flag_has_a_bound_naming_the_fix() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["bench", "--threads", "100000", "-n", "100000"],
+            "threads 100000",
+        ),
+        (&["bench", "-t", "64", "-D", "10", "-n", "64"], "databases"),
+        (&["bench", "-T", "100000", "-n", "2"], "tables 100000"),
+        (
+            &["bench", "--statements", "100000000", "-n", "1"],
+            "statements",
+        ),
+        (
+            &["bench", "-i", "99999999999999", "-n", "2"],
+            "milliseconds between",
+        ),
+        (
+            &[
+                "bench",
+                "--prefill-kib",
+                "99999999999",
+                "-d",
+                "1",
+                "-n",
+                "2",
+            ],
+            "prefill",
+        ),
+        (
+            &["bench", "-a", "0", "-f", "99999999999999999"],
+            "bytes per file",
+        ),
+        (
+            &["bench", "-a", "0", "-f", "200000", "-r", "100000"],
+            "bytes per record",
+        ),
+        (
+            &["crash", "--cuts", "2", "-n", "10000000000"],
+            "transactions per trial",
+        ),
+        (
+            &["crash", "--cuts", "100000000000", "-n", "5"],
+            "power cuts",
+        ),
+        (
+            &[
+                "crash",
+                "--blocks-per-plane",
+                "4000000",
+                "--cuts",
+                "1",
+                "-n",
+                "2",
+            ],
+            "physical pages",
+        ),
+        (
+            &["device", "run", "--raw-gib", "3000", "--ops", "10"],
+            "physical pages",
+        ),
+        (&["device", "run", "--ops", "100000000000000"], "--ops"),
+        (
+            &["device", "run", "--random-passes", "1e9"],
+            "--random-passes",
+        ),
+        (
+            &["bench", "--fs", "ext4", "--image-mib", "999999999"],
+            "--image-mib",
+        ),
+    ];
+    for (args, needle) in cases {
+        refused(args, &[needle, "fix:"]);
+    }
+}
+
+#[test]
+fn a_negative_count_is_named_as_negative() {
+    refused(
+        &["bench", "-n", "-5"],
+        &["'-5'", "cannot be negative", "fix:"],
+    );
+    refused(
+        &["device", "run", "--random-passes", "-1"],
+        &["--random-passes -1", "fix:"],
+    );
+}
+
+#[test]
+fn restart_on_host_is_refused_saying_why() {
+    refused(
+        &["restart", "--fs", "host"],
+        &[
+            "cuts the power of a filesystem joj makes",
+            "fix: pick a scratch filesystem",
+        ],
+    );
+}
+
+/// A scratch image is sized against the host's free space before any file is made, and a
+/// too-small one names the flag to raise.
+#[test]
+fn a_scratch_image_beyond_the_free_space_or_below_the_minimum_is_refused() {
+    if !joj_linux::testgate::kernel_test(&[joj_linux::FsKind::Ext4]) {
+        return;
+    }
+    refused(
+        &[
+            "bench",
+            "--fs",
+            "ext4",
+            "--image-mib",
+            "16000000",
+            "-n",
+            "5",
+        ],
+        &["does not fit in /run/joj", "fix: ask for at most"],
+    );
+    refused(
+        &["bench", "--fs", "ext4", "--image-mib", "1", "-n", "5"],
+        &["too small for ext4", "--image-mib 32"],
+    );
+    refused(
+        &["compare", "--fs", "ext4", "-n", "10000000000"],
+        &["fix: give at most 100000000"],
+    );
+}
