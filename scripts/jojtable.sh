@@ -12,7 +12,7 @@ run() {
   echo "### $name"
   echo '```'
   echo "\$ joj compare $*"
-  "$joj" compare "$@" --out "$out/$name" --save "$out/$name.json" 2>/dev/null | grep -v '^plot' | sed '/^$/d'
+  "$joj" compare "$@" --out "$out/$name" --save "$out/$name.json" --force 2>/dev/null | grep -v '^plot' | sed '/^$/d'
   echo '```'
 }
 for fs in ext4 ext4-extjournal xfs btrfs; do

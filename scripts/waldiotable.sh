@@ -15,7 +15,7 @@ run() {
   echo "### $name"
   echo '```'
   echo "\$ joj compare $*"
-  "$joj" compare "$@" --out "$out/$name" --save "$out/$name.json" 2>/dev/null | grep -v '^plot' | sed '/^$/d'
+  "$joj" compare "$@" --out "$out/$name" --save "$out/$name.json" --force 2>/dev/null | grep -v '^plot' | sed '/^$/d'
   echo '```'
 }
 for start in fresh steady; do

@@ -32,7 +32,9 @@ pub struct CommonArgs {
     /// Print one JSON document on stdout and nothing else.
     #[arg(long)]
     pub json: bool,
-    /// Directory for trace files and SVG plots.
+    /// Directory for trace files and SVG plots (created if missing). A run never replaces
+    /// another's files: when `<label>.trace.jsonl` or `<label>.svg` is taken, both get the first
+    /// free `<label>-2`, `<label>-3`, …
     #[arg(long, default_value = "joj-out")]
     pub out: PathBuf,
     /// `PRAGMA synchronous` (Mobibench -s 0/1/2).
@@ -110,6 +112,15 @@ impl CommonArgs {
             (None, Some(n)) => n / u64::from(threads.max(1)),
             (None, None) => paper.map_or(1000, PaperWorkload::default_transactions),
         }
+    }
+
+    /// Check `--out` before the run when the run writes into it (traced, or replayed through a
+    /// device).
+    pub fn check_out(&self) -> Result<(), crate::output::CliError> {
+        if self.trace || self.device.is_some() {
+            crate::output::check_output_folder("--out", &self.out)?;
+        }
+        Ok(())
     }
 
     /// The run's options on `fs` (the device profile loaded here, so a bad name fails at once).
@@ -290,6 +301,7 @@ impl BenchArgs {
 }
 
 pub fn main(a: BenchArgs) -> CliResult {
+    a.common.check_out()?;
     let w = a.workload()?;
     let fs = FsChoice::new(a.fs.scratch(), a.dir.clone())?;
     let mut opts = a.common.run_options(fs)?;

@@ -3,7 +3,7 @@
 
 use crate::args;
 use crate::bench::{CommonArgs, summary};
-use crate::output::CliResult;
+use crate::output::{CliResult, check_save};
 use crate::progress::Progress;
 use clap::Args;
 use joj_experiment::FsChoice;
@@ -24,12 +24,18 @@ pub struct CompareArgs {
     /// waldio, waldio-gs, and xftl with --device].
     #[arg(long, value_parser = args::mode(), value_delimiter = ',')]
     pub modes: Vec<JournalMode>,
-    /// Also write the JSON document to this file (while printing the table).
+    /// Also write the JSON document to this file (after printing the table); checked before
+    /// the run.
     #[arg(long)]
     pub save: Option<std::path::PathBuf>,
+    /// Replace an existing --save file.
+    #[arg(long)]
+    pub force: bool,
 }
 
 pub fn main(a: CompareArgs) -> CliResult {
+    check_save(a.save.as_deref(), a.force, a.common.device.as_deref())?;
+    a.common.check_out()?;
     let paper = a.common.paper()?;
     let base = DbWorkload {
         op: a.op,
@@ -60,22 +66,22 @@ pub fn main(a: CompareArgs) -> CliResult {
     });
     drop(progress);
     let comparison = comparison?;
-    if crate::output::emit_json(&comparison, a.save.as_deref(), json)? {
-        outln!(
-            "\n{} on {}, {} transactions, synchronous={}, {}, {} start; KiB written per transaction:",
+    crate::output::emit(&comparison, a.save.as_deref(), a.force, json, || {
+        let mut text = format!(
+            "\n{} on {}, {} transactions, synchronous={}, {}, {} start; KiB written per transaction:\n",
             base.name(),
             fs.name(),
             base.transactions,
             base.synchronous,
             base.sync_call.name(),
             format!("{:?}", base.start).to_lowercase()
-        )?;
-        out!("{}", table(&comparison))?;
+        );
+        text.push_str(&table(&comparison));
         for row in &comparison.rows {
             if let Some(p) = &row.result.plot_file {
-                outln!("plot {}: {p}", row.mode)?;
+                text.push_str(&format!("plot {}: {p}\n", row.mode));
             }
         }
-    }
-    Ok(())
+        text
+    })
 }

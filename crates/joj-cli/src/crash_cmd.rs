@@ -5,7 +5,7 @@
 use std::sync::atomic::Ordering;
 
 use crate::args;
-use crate::output::CliResult;
+use crate::output::{CliResult, check_save};
 use crate::progress::Progress;
 use clap::Args;
 use joj_experiment::crash::{CrashOptions, CrashReport, run};
@@ -63,12 +63,17 @@ pub struct CrashArgs {
     /// Print one JSON document on stdout and nothing else.
     #[arg(long)]
     pub json: bool,
-    /// Also write the JSON document to this file.
+    /// Also write the JSON document to this file (after printing the result); checked before
+    /// the run.
     #[arg(long)]
     pub save: Option<std::path::PathBuf>,
+    /// Replace an existing --save file.
+    #[arg(long)]
+    pub force: bool,
 }
 
 pub fn main(a: CrashArgs) -> CliResult {
+    check_save(a.save.as_deref(), a.force, Some(&a.device))?;
     let workload =
         PaperWorkload::from_name(&a.workload, a.pages_per_txn, a.warehouses, a.rl_divisor)?;
     let mut profile = joj_device::Profile::load(&a.device)?;
@@ -106,9 +111,9 @@ pub fn main(a: CrashArgs) -> CliResult {
     });
     drop(progress);
     let report = report?;
-    if crate::output::emit_json(&report, a.save.as_deref(), json)? {
-        out!("{}", summary(&report))?;
-    }
+    crate::output::emit(&report, a.save.as_deref(), a.force, json, || {
+        summary(&report)
+    })?;
     if report.verdict_ok() {
         Ok(())
     } else if report.canary {

@@ -2,7 +2,7 @@
 //! an emulated device.
 
 use crate::args;
-use crate::output::CliResult;
+use crate::output::{CliResult, check_output_file, profile_file};
 use crate::progress::Progress;
 use clap::{Args, Subcommand};
 use joj_device::image::{self, ImageInfo};
@@ -105,6 +105,9 @@ pub fn main(a: DeviceArgs) -> CliResult {
             data,
             json,
         } => {
+            // An existing file is `image::format`'s to judge (--force replaces only an image).
+            let inputs: Vec<&std::path::Path> = profile_file(&profile).into_iter().collect();
+            check_output_file("<IMAGE>", &path, true, &inputs)?;
             let profile = Profile::load(&profile)?.with_data_mode(data.mode());
             let info = image::format(&path, &profile, force)?;
             if json {

@@ -1,4 +1,12 @@
-//! What every command prints with: its result type, its JSON document, shared phrases.
+//! What every command prints and writes with: its result type, the errors it reports itself,
+//! its output files (checked before any work, written atomically through
+//! `joj_trace::output`), its JSON document, shared phrases.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use joj_trace::OutputError;
+use joj_trace::output::{Existing, check_output, check_output_dir, write_atomically};
 
 /// `print!` that returns the write's error instead of panicking: a reader that went away
 /// (`joj … | head -1`) ends the command quietly ([`is_closed_pipe`]) instead of a panic.
@@ -27,21 +35,112 @@ pub fn is_closed_pipe(e: &(dyn std::error::Error + 'static)) -> bool {
 /// Any error the commands report; printed with its chain of causes.
 pub type CliResult = Result<(), Box<dyn std::error::Error>>;
 
-/// A command's JSON document: written to `save` when given, and printed on stdout as the only
-/// output when `json`. Returns whether the command prints its table instead.
-pub fn emit_json<T: serde::Serialize>(
+/// Failures the commands report themselves; the libraries' errors pass through as they are.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// The output that option `flag` names cannot be written; found before any work.
+    #[error("{flag}: {cause}")]
+    Output {
+        flag: &'static str,
+        cause: OutputError,
+    },
+    /// Writing `--save` failed after the run; the result was printed first.
+    #[error("--save: {cause} (the result is printed above, so nothing computed is lost)")]
+    SaveAfterRun { cause: OutputError },
+    #[error("cannot open {}: {source}", .path.display())]
+    Open {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// `joj trace import` of a file with no blkparse `D` or `Q` event in it.
+    #[error(
+        "{} holds no block request: `joj trace import` reads blkparse's text output, whose event \
+         lines look like `  8,0    1        6     0.000004500  1234  D  WS 2048 + 8 [sqlite3]` \
+         (device major,minor; cpu; sequence; seconds; pid; action D or Q; rwbs; sector + \
+         sectors; [command]); fix: produce it with `blktrace -d /dev/sdX -o - | blkparse -i - \
+         > trace.txt` (or `blkparse -i <blktrace files> -o trace.txt`); a joj-trace file needs \
+         no import",
+        .path.display()
+    )]
+    NoBlkparseRequests { path: PathBuf },
+}
+
+/// Check, before any work, the output file `path` that option `flag` names: not the same file
+/// as any of `inputs`, not an existing file unless `force`, in a directory we can write to.
+pub fn check_output_file(
+    flag: &'static str,
+    path: &Path,
+    force: bool,
+    inputs: &[&Path],
+) -> Result<(), CliError> {
+    check_output(path, Existing::replace_if(force), inputs)
+        .map_err(|cause| CliError::Output { flag, cause })
+}
+
+/// Check, before any work, the directory `dir` that option `flag` names for output files (it is
+/// created when missing): a directory, or creatable, and one we can write to.
+pub fn check_output_folder(flag: &'static str, dir: &Path) -> Result<(), CliError> {
+    check_output_dir(dir).map_err(|cause| CliError::Output { flag, cause })
+}
+
+/// Check `--save`, if given, before the run (see [`check_output_file`]); the device profile,
+/// when `profile` names a file rather than a built-in profile, is an input it may not replace.
+pub fn check_save(save: Option<&Path>, force: bool, profile: Option<&str>) -> Result<(), CliError> {
+    match save {
+        Some(path) => {
+            let inputs: Vec<&Path> = profile.and_then(profile_file).into_iter().collect();
+            check_output_file("--save", path, force, &inputs)
+        }
+        None => Ok(()),
+    }
+}
+
+/// The file a `--device`/`--profile` value names, when it names one rather than a built-in
+/// profile: an input no output may replace.
+pub fn profile_file(name: &str) -> Option<&Path> {
+    let path = Path::new(name);
+    path.is_file().then_some(path)
+}
+
+/// A command's result: printed on stdout — the JSON document when `json`, else `text()` — and
+/// then written to `save` (replacing a file there only when `force`). Printing comes first so
+/// that a save failing after a long run loses nothing computed; a reader that went away before
+/// the end (`| head`) does not keep the result from being saved.
+pub fn emit<T: serde::Serialize>(
     doc: &T,
-    save: Option<&std::path::Path>,
+    save: Option<&Path>,
+    force: bool,
     json: bool,
-) -> Result<bool, Box<dyn std::error::Error>> {
+    text: impl FnOnce() -> String,
+) -> CliResult {
+    emit_to(&mut std::io::stdout().lock(), doc, save, force, json, text)
+}
+
+fn emit_to<T: serde::Serialize>(
+    out: &mut impl Write,
+    doc: &T,
+    save: Option<&Path>,
+    force: bool,
+    json: bool,
+    text: impl FnOnce() -> String,
+) -> CliResult {
+    let shown = if json {
+        serde_json::to_string_pretty(doc)? + "\n"
+    } else {
+        text()
+    };
+    let printed = out.write_all(shown.as_bytes()).and_then(|()| out.flush());
     if let Some(path) = save {
-        std::fs::write(path, serde_json::to_string_pretty(doc)?)
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        write_atomically(path, Existing::replace_if(force), |w| {
+            serde_json::to_writer_pretty(w, doc).map_err(|e| OutputError::Write {
+                path: path.to_path_buf(),
+                source: e.into(),
+            })
+        })
+        .map_err(|cause| CliError::SaveAfterRun { cause })?;
     }
-    if json {
-        outln!("{}", serde_json::to_string_pretty(doc)?)?;
-    }
-    Ok(!json)
+    Ok(printed?)
 }
 
 /// "N erases", plus the map-area blocks when the profile erases them (`erase_map_blocks`).
@@ -50,5 +149,75 @@ pub fn erases_phrase(data_blocks: u64, map_blocks: u64) -> String {
         format!("{data_blocks} erases")
     } else {
         format!("{data_blocks} erases (+{map_blocks} map blocks)")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_save_failing_after_the_run_still_prints_the_result_first() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        // The directory vanished during the run: the check before it had passed.
+        let save = dir.path().join("gone/result.json");
+        let doc = serde_json::json!({ "rows": 3 });
+        let mut out = Vec::new();
+        let err = emit_to(&mut out, &doc, Some(&save), false, false, || {
+            "the table\n".to_owned()
+        })
+        .expect_err("the save cannot succeed");
+        assert_eq!(String::from_utf8_lossy(&out), "the table\n");
+        let message = err.to_string();
+        assert!(
+            message.contains("gone/result.json") && message.contains("printed above"),
+            "{message}"
+        );
+        let mut out = Vec::new();
+        emit_to(&mut out, &doc, Some(&save), false, true, String::new).expect_err("no save");
+        let printed: serde_json::Value = serde_json::from_slice(&out).expect("one JSON document");
+        assert_eq!(printed, doc);
+    }
+
+    /// A reader that went away: every write fails as a closed pipe does.
+    struct Closed;
+
+    impl Write for Closed {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            Err(std::io::ErrorKind::BrokenPipe.into())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_closed_stdout_does_not_keep_the_result_from_being_saved() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let save = dir.path().join("result.json");
+        let doc = serde_json::json!({ "rows": 3 });
+        let err = emit_to(&mut Closed, &doc, Some(&save), false, false, || {
+            "table".into()
+        })
+        .expect_err("the print failed");
+        assert!(is_closed_pipe(err.as_ref()), "{err}");
+        let saved: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&save).expect("read")).expect("json");
+        assert_eq!(saved, doc);
+    }
+
+    #[test]
+    fn a_save_replaces_a_file_only_when_forced() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let save = dir.path().join("result.json");
+        std::fs::write(&save, "old").expect("write");
+        let doc = serde_json::json!({ "rows": 3 });
+        let kept = emit_to(&mut Vec::new(), &doc, Some(&save), false, true, String::new);
+        assert!(kept.is_err());
+        assert_eq!(std::fs::read_to_string(&save).expect("read"), "old");
+        emit_to(&mut Vec::new(), &doc, Some(&save), true, true, String::new).expect("forced");
+        let saved: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&save).expect("read")).expect("json");
+        assert_eq!(saved, doc);
     }
 }

@@ -4,7 +4,7 @@
 use std::sync::atomic::Ordering;
 
 use crate::args;
-use crate::output::CliResult;
+use crate::output::{CliResult, check_save};
 use crate::progress::Progress;
 use clap::Args;
 use joj_experiment::restart::{RestartOptions, RestartReport, RestartRun, measure};
@@ -48,12 +48,17 @@ pub struct RestartArgs {
     /// Print one JSON document on stdout and nothing else.
     #[arg(long)]
     pub json: bool,
-    /// Also write the JSON document to this file.
+    /// Also write the JSON document to this file (after printing the result); checked before
+    /// the run.
     #[arg(long)]
     pub save: Option<std::path::PathBuf>,
+    /// Replace an existing --save file.
+    #[arg(long)]
+    pub force: bool,
 }
 
 pub fn main(a: RestartArgs) -> CliResult {
+    check_save(a.save.as_deref(), a.force, Some(&a.device))?;
     let opts = RestartOptions {
         workload: PaperWorkload::from_name(&a.workload, a.pages_per_txn, 1, 1)?,
         modes: a.modes.clone(),
@@ -92,10 +97,7 @@ pub fn main(a: RestartArgs) -> CliResult {
     });
     drop(progress);
     let report = report?;
-    if crate::output::emit_json(&report, a.save.as_deref(), json)? {
-        out!("{}", table(&report))?;
-    }
-    Ok(())
+    crate::output::emit(&report, a.save.as_deref(), a.force, json, || table(&report))
 }
 
 fn table(r: &RestartReport) -> String {

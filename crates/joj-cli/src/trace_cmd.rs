@@ -1,11 +1,14 @@
 //! `joj trace`: import blkparse text into joj's trace format, summarise a trace, plot it.
 
-use crate::output::CliResult;
+use crate::output::{CliError, CliResult, check_output_file};
 use clap::{Args, Subcommand};
-use joj_trace::format::{read_trace_file, write_trace_file};
-use joj_trace::plot::{PlotAxis, plot_svg};
+use joj_trace::format::{read_trace, write_trace};
+use joj_trace::output::{Existing, write_atomically};
+use joj_trace::plot::{PlotAxis, render_svg};
 use joj_trace::totals::BlockTotals;
-use std::path::PathBuf;
+use joj_trace::{TraceError, TraceRecord};
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
 #[derive(Args)]
 pub struct TraceArgs {
@@ -19,17 +22,24 @@ enum TraceCommand {
     Import {
         /// blkparse output (e.g. `blkparse -i sda -o sda.txt`).
         blkparse: PathBuf,
-        /// joj-trace file to write.
+        /// joj-trace file to write (never the input; an existing file only with --force).
         #[arg(short, long)]
         output: PathBuf,
+        /// Replace an existing output file.
+        #[arg(long)]
+        force: bool,
     },
     /// Print the totals of a joj-trace file as JSON.
     Show { trace: PathBuf },
     /// Draw a joj-trace file as an SVG (LBA over time or sequence).
     Plot {
         trace: PathBuf,
+        /// SVG file to write (never the input; an existing file only with --force).
         #[arg(short, long)]
         output: PathBuf,
+        /// Replace an existing output file.
+        #[arg(long)]
+        force: bool,
         /// x axis.
         #[arg(long, value_enum, default_value_t = Axis::Time)]
         axis: Axis,
@@ -48,19 +58,13 @@ pub enum Axis {
 
 pub fn main(a: TraceArgs) -> CliResult {
     match a.command {
-        TraceCommand::Import { blkparse, output } => {
-            let f = std::fs::File::open(&blkparse)
-                .map_err(|e| format!("cannot open {}: {e}", blkparse.display()))?;
-            let import = joj_trace::blkparse::import_blkparse(std::io::BufReader::new(f))?;
-            write_trace_file(&output, &import.header(), &import.records)?;
-            eprintln!(
-                "imported {} requests into {}",
-                import.records.len(),
-                output.display()
-            );
-        }
+        TraceCommand::Import {
+            blkparse,
+            output,
+            force,
+        } => import(&blkparse, &output, force)?,
         TraceCommand::Show { trace } => {
-            let (header, records) = read_trace_file(&trace)?;
+            let (header, records) = read_trace(open(&trace)?)?;
             let totals = BlockTotals::from_records(&records);
             let doc =
                 serde_json::json!({ "header": header, "records": records.len(), "block": totals });
@@ -69,9 +73,11 @@ pub fn main(a: TraceArgs) -> CliResult {
         TraceCommand::Plot {
             trace,
             output,
+            force,
             axis,
         } => {
-            let (_, records) = read_trace_file(&trace)?;
+            check_output_file("-o/--output", &output, force, &[&trace])?;
+            let (_, records) = read_trace(open(&trace)?)?;
             let axis = match axis {
                 Axis::Time => PlotAxis::Time,
                 Axis::Sequence => PlotAxis::Sequence,
@@ -80,9 +86,42 @@ pub fn main(a: TraceArgs) -> CliResult {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            plot_svg(&output, &title, &records, axis)?;
+            let svg = render_svg(&title, &records, axis)?;
+            write_atomically(&output, Existing::replace_if(force), |w| {
+                w.write_all(svg.as_bytes()).map_err(TraceError::from)
+            })?;
             eprintln!("wrote {}", output.display());
         }
     }
     Ok(())
+}
+
+/// `joj trace import`: blkparse text with at least one request, into a joj-trace file.
+fn import(blkparse: &Path, output: &Path, force: bool) -> CliResult {
+    check_output_file("-o/--output", output, force, &[blkparse])?;
+    let import = joj_trace::blkparse::import_blkparse(std::io::BufReader::new(open(blkparse)?))?;
+    if import.records.is_empty() {
+        return Err(CliError::NoBlkparseRequests {
+            path: blkparse.to_path_buf(),
+        }
+        .into());
+    }
+    let records: &[TraceRecord] = &import.records;
+    write_atomically(output, Existing::replace_if(force), |w| {
+        write_trace(w, &import.header(), records)
+    })?;
+    eprintln!(
+        "imported {} requests into {}",
+        records.len(),
+        output.display()
+    );
+    Ok(())
+}
+
+/// An input file, or an error naming it.
+fn open(path: &Path) -> Result<std::fs::File, CliError> {
+    std::fs::File::open(path).map_err(|source| CliError::Open {
+        path: path.to_path_buf(),
+        source,
+    })
 }

@@ -1,7 +1,10 @@
-//! The crate's one error type. Every variant carries the facts a caller needs to act on or
-//! report the failure (which line, which version) so nobody has to match on error text.
+//! The crate's error types: [`TraceError`] for reading, writing, importing and plotting traces,
+//! and [`OutputError`] for output files (which [`TraceError`] wraps). Every variant carries the
+//! facts a caller needs to act on or report the failure (which line, which version, which path)
+//! so nobody has to match on error text.
 
 use std::io;
+use std::path::PathBuf;
 
 /// Why reading, writing, importing or plotting a trace failed.
 #[derive(Debug, thiserror::Error)]
@@ -48,6 +51,101 @@ pub enum TraceError {
     #[error("plot: {part}: {message}")]
     Plot { part: &'static str, message: String },
 
+    #[error(transparent)]
+    Output(#[from] OutputError),
+
     #[error("I/O: {0}")]
     Io(#[from] io::Error),
+}
+
+/// Why an output file cannot be, or was not, written (`crate::output`). Each message names the
+/// path and, where there is one, the fix.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OutputError {
+    /// The output path names the same file as an input (also through a symlink or hard link).
+    #[error(
+        "{} is the same file as the input {}: writing it would destroy the input; fix: write the output to another path",
+        .output.display(),
+        .input.display()
+    )]
+    SameAsInput { output: PathBuf, input: PathBuf },
+
+    /// A file has the name, and the caller did not ask to replace it.
+    #[error(
+        "{} already exists; fix: choose another path, or pass --force to replace it",
+        .path.display()
+    )]
+    Exists { path: PathBuf },
+
+    #[error(
+        "{} is a directory; fix: name a file in it ({}/<name>)",
+        .path.display(),
+        .path.display()
+    )]
+    IsDirectory { path: PathBuf },
+
+    /// A device, FIFO or socket: an output never replaces one, not even when asked to.
+    #[error(
+        "{} is not a regular file (a device, FIFO or socket); fix: name a regular file",
+        .path.display()
+    )]
+    NotRegularFile { path: PathBuf },
+
+    #[error(
+        "cannot write {}: the directory {} does not exist; fix: create it (mkdir -p {}) or choose another path",
+        .path.display(),
+        .dir.display(),
+        .dir.display()
+    )]
+    NoDirectory { path: PathBuf, dir: PathBuf },
+
+    #[error(
+        "cannot write {}: {} is not a directory; fix: choose a path in a directory",
+        .path.display(),
+        .dir.display()
+    )]
+    NotADirectory { path: PathBuf, dir: PathBuf },
+
+    /// An output directory cannot be made because `found`, on its way, is not a directory.
+    #[error(
+        "cannot use {} as the output directory: {} is not a directory; fix: choose another directory",
+        .dir.display(),
+        .found.display()
+    )]
+    DirBlocked { dir: PathBuf, found: PathBuf },
+
+    #[error(
+        "cannot create files in {}: {source}; fix: choose a directory you can write to",
+        .dir.display()
+    )]
+    NotWritable {
+        dir: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+
+    #[error("cannot inspect {}: {source}", .path.display())]
+    Inspect {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+
+    #[error("writing {}: {source}", .path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+
+    #[error(
+        "every name from {stem} to {stem}-{tried} is taken in {}; fix: move old outputs away or choose another directory",
+        .dir.display()
+    )]
+    NoFreeName {
+        dir: PathBuf,
+        stem: String,
+        tried: u32,
+    },
 }

@@ -20,8 +20,8 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::atomic::write_atomically;
 use crate::error::TraceError;
+use crate::output::{Existing, write_atomically};
 use crate::record::{Op, TraceRecord};
 
 /// Value of the header's `format` field.
@@ -121,14 +121,16 @@ pub fn write_trace(
     Ok(())
 }
 
-/// Write a trace to `path` atomically (temporary file, sync, rename): a reader finds either the
-/// old file or the complete new one.
+/// Write a trace to `path` atomically (temporary file, sync, rename), replacing any regular file
+/// there: a reader finds either the old file or the complete new one. Callers that must not
+/// replace a file use [`crate::output::write_atomically`] with [`Existing::Keep`] and
+/// [`write_trace`].
 pub fn write_trace_file(
     path: &Path,
     header: &TraceHeader,
     records: &[TraceRecord],
 ) -> Result<(), TraceError> {
-    write_atomically(path, |w| write_trace(w, header, records))
+    write_atomically(path, Existing::Replace, |w| write_trace(w, header, records))
 }
 
 /// Read a complete trace, checking the header, every record and the record count.

@@ -6,8 +6,11 @@
 //! replay anything (that is the device layer). It owns the versioned file format
 //! (`docs/formats/joj-trace.md`), the blkparse text importer, the classifier that maps a
 //! request's sectors to classes, the totals derived from a classified trace, and the SVG plot.
-//! The only files it touches are those a caller names; outputs are written atomically
-//! (temporary file, sync, rename).
+//! The only files it touches are those a caller names. Its [`output`] module is how joj writes
+//! every output file: checked before the work (never the same file as an input, never an
+//! existing file unless the caller says to replace it), written atomically (temporary file,
+//! sync, then a name that is free or, when asked, a rename over the old file), and given a
+//! unique name when several runs write into one folder.
 //!
 //! Invariants: sectors are 512-byte units on the traced device; `bytes == sectors * 512` for
 //! reads, writes and discards and `0` for a pure flush; classification never changes a record's
@@ -17,15 +20,14 @@ pub mod blkparse;
 pub mod classify;
 pub mod error;
 pub mod format;
+pub mod output;
 pub mod plot;
 pub mod record;
 pub mod totals;
 
-mod atomic;
-
 pub use blkparse::{BlkparseAction, BlkparseImport, import_blkparse};
 pub use classify::{Classifier, DevExtent, FileSnapshot, Layout, SectorSplit, classify};
-pub use error::TraceError;
+pub use error::{OutputError, TraceError};
 pub use format::{
     Clock, DeviceRole, FORMAT_VERSION, TraceDevice, TraceHeader, TraceSource, read_trace,
     read_trace_file, write_trace, write_trace_file,

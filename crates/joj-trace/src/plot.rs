@@ -16,8 +16,8 @@ use plotters::element::{Drawable, PointCollection};
 use plotters::prelude::*;
 use plotters_backend::{BackendCoord, DrawingErrorKind};
 
-use crate::atomic::write_atomically;
 use crate::error::TraceError;
+use crate::output::{Existing, write_atomically};
 use crate::record::{BlockClass, FileRole, Op, TraceRecord};
 
 /// What the x axis shows.
@@ -187,7 +187,8 @@ fn size_label(bytes: u64) -> String {
     }
 }
 
-/// Render the plot and write it to `path` atomically (temporary file, sync, rename).
+/// Render the plot and write it to `path` atomically (temporary file, sync, rename), replacing
+/// any regular file there.
 pub fn plot_svg(
     path: &Path,
     title: &str,
@@ -195,7 +196,7 @@ pub fn plot_svg(
     axis: PlotAxis,
 ) -> Result<(), TraceError> {
     let svg = render_svg(title, records, axis)?;
-    write_atomically(path, |w| {
+    write_atomically(path, Existing::Replace, |w| {
         w.write_all(svg.as_bytes()).map_err(TraceError::from)
     })
 }

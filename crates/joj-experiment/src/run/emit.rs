@@ -1,18 +1,24 @@
 //! The files a traced run leaves for its reader: the trace (`docs/formats/joj-trace.md`) and
-//! an SVG plot of it, named after the run's label.
+//! an SVG plot of it, named after the run's label (with `-2`, `-3`, … when the name is taken).
 
+use std::io::Write;
 use std::path::Path;
 
 use joj_linux::ScratchFs;
-use joj_trace::TraceRecord;
 use joj_trace::format::{
-    Clock, DeviceRole as TraceDeviceRole, TraceDevice, TraceHeader, TraceSource,
+    Clock, DeviceRole as TraceDeviceRole, TraceDevice, TraceHeader, TraceSource, write_trace,
 };
+use joj_trace::output::{publish_unique, stage};
+use joj_trace::plot::{PlotAxis, render_svg};
+use joj_trace::{TraceError, TraceRecord};
 
 use crate::error::ExperimentError;
 use crate::result::RunResult;
 
-/// Write `<label>.trace.jsonl` and `<label>.svg` into `out` and name them in `result`.
+/// Write `<label>.trace.jsonl` and `<label>.svg` into `out` and name them in `result`. When
+/// either name is taken (an earlier run, or another run writing into `out` right now), both
+/// files take the first free `<label>-2`, `<label>-3`, …: a run never replaces another's files,
+/// and `result` names the files really written.
 pub(super) fn write_trace_and_plot(
     out: &Path,
     label: &str,
@@ -25,9 +31,9 @@ pub(super) fn write_trace_and_plot(
         source,
     })?;
     let header = trace_header(result, fs);
-    let trace_path = out.join(format!("{label}.trace.jsonl"));
-    joj_trace::format::write_trace_file(&trace_path, &header, records)?;
-    let plot_path = out.join(format!("{label}.svg"));
+    let trace = stage(out, &format!("{label}{TRACE_SUFFIX}"), |w| {
+        write_trace(w, &header, records)
+    })?;
     let c = &result.config;
     let title = format!(
         "{} · {} · {} — {} transactions",
@@ -36,16 +42,22 @@ pub(super) fn write_trace_and_plot(
         c.op,
         result.transactions
     );
-    joj_trace::plot::plot_svg(
-        &plot_path,
-        &title,
-        records,
-        joj_trace::plot::PlotAxis::Sequence,
-    )?;
+    let svg = render_svg(&title, records, PlotAxis::Sequence)?;
+    let plot = stage(out, &format!("{label}{PLOT_SUFFIX}"), |w| {
+        w.write_all(svg.as_bytes()).map_err(TraceError::from)
+    })?;
+    let [trace_path, plot_path] =
+        publish_unique(out, label, [(TRACE_SUFFIX, trace), (PLOT_SUFFIX, plot)])
+            .map_err(TraceError::from)?;
     result.trace_file = Some(trace_path.to_string_lossy().into_owned());
     result.plot_file = Some(plot_path.to_string_lossy().into_owned());
     Ok(())
 }
+
+/// The end of a run's trace file name.
+const TRACE_SUFFIX: &str = ".trace.jsonl";
+/// The end of a run's plot file name.
+const PLOT_SUFFIX: &str = ".svg";
 
 fn trace_header(result: &RunResult, fs: &ScratchFs) -> TraceHeader {
     let devices = fs
