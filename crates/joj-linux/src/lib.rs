@@ -22,6 +22,7 @@ pub mod fiemap;
 pub mod fs;
 pub mod fs_btrfs;
 pub mod loopdev;
+pub mod names;
 pub mod prereq;
 pub mod scratch;
 pub mod testgate;
