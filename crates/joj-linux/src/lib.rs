@@ -6,6 +6,9 @@
 //! It is not a workload runner and does not classify requests: it hands `joj-trace` records
 //! (class `Unknown`) plus the layout facts a classifier needs.
 //!
+//! It also makes the host temporary directory of a `--fs host` run ([`RunTempDir`]), so that
+//! one cleanup registry and one signal handler cover everything a run makes.
+//!
 //! Invariants:
 //! - It only ever unmounts, detaches or removes what this process created and recorded in its
 //!   cleanup registry ([`cleanup`]); it never changes global tracing settings, only its own
@@ -13,7 +16,8 @@
 //! - Every resource is released on `close`, on drop (also while unwinding from a panic) and,
 //!   once [`install_cleanup_handler`] ran, on SIGINT / SIGTERM.
 //! - Sectors are 512-byte units on the named device; devices are named `"major:minor"`.
-//! - Everything here needs root; [`prereq`] says what is missing and how to get it.
+//! - Everything here but the temporary directory needs root; [`prereq`] says what is missing
+//!   and how to get it.
 
 pub mod cleanup;
 mod cmd;
@@ -25,6 +29,7 @@ pub mod loopdev;
 pub mod names;
 pub mod prereq;
 pub mod scratch;
+pub mod tempdir;
 pub mod testgate;
 mod tools;
 pub mod tracefs;
@@ -40,6 +45,7 @@ pub use prereq::PrereqError;
 pub use scratch::{
     DeviceRole, FileExtents, ScratchDevice, ScratchError, ScratchFs, ScratchOptions,
 };
+pub use tempdir::{RunTempDir, TempDirError};
 pub use tools::ToolMissing;
 pub use tracefs::{
     BlockStream, BlockTracer, CapturedTrace, DEFAULT_BUFFER_KB, TraceError, now_mono_ns,
@@ -62,4 +68,6 @@ pub enum Error {
     Trace(#[from] TraceError),
     #[error(transparent)]
     Fiemap(#[from] FiemapError),
+    #[error(transparent)]
+    TempDir(#[from] TempDirError),
 }

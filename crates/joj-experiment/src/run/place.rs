@@ -1,10 +1,11 @@
 //! Where a kernel-side run's files live: a host directory (a fresh temporary one when none is
 //! named) or a scratch filesystem on loop devices made for the run. Both are removed when the
-//! [`Place`] is closed or dropped, whether the run succeeded or not.
+//! [`Place`] is closed or dropped, whether the run succeeded or not, and on SIGINT / SIGTERM
+//! (the temporary directory and the scratch filesystem are in joj-linux's cleanup registry).
 
 use std::path::PathBuf;
 
-use joj_linux::{ScratchFs, ScratchOptions};
+use joj_linux::{RunTempDir, ScratchFs, ScratchOptions};
 
 use crate::error::ExperimentError;
 use crate::stack::Storage;
@@ -15,7 +16,7 @@ pub(super) struct Place {
     pub(super) scratch: Option<ScratchFs>,
     /// Mount options of the scratch filesystem.
     pub(super) mount_options: Option<String>,
-    tmp: Option<tempfile::TempDir>,
+    tmp: Option<RunTempDir>,
 }
 
 impl Place {
@@ -28,13 +29,8 @@ impl Place {
                 tmp: None,
             }),
             Storage::Host(None) => {
-                let t = tempfile::Builder::new()
-                    .prefix("joj-")
-                    .tempdir()
-                    .map_err(|source| ExperimentError::Io {
-                        what: "creating a temporary directory".into(),
-                        source,
-                    })?;
+                joj_linux::install_cleanup_handler()?;
+                let t = RunTempDir::create().map_err(joj_linux::Error::from)?;
                 Ok(Place {
                     dir: t.path().to_path_buf(),
                     scratch: None,
@@ -100,7 +96,9 @@ impl Place {
         if let Some(fs) = self.scratch.take() {
             fs.close().map_err(joj_linux::Error::from)?;
         }
-        drop(self.tmp.take());
+        if let Some(t) = self.tmp.take() {
+            t.close().map_err(joj_linux::Error::from)?;
+        }
         Ok(())
     }
 }
