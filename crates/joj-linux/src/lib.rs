@@ -11,10 +11,12 @@
 //!
 //! Invariants:
 //! - It only ever unmounts, detaches or removes what this process created and recorded in its
-//!   cleanup registry ([`cleanup`]); it never changes global tracing settings, only its own
-//!   `instances/joj-<pid>-<n>` directory.
+//!   cleanup registry ([`cleanup`]), or what the sweep ([`leftovers`]) finds named as joj
+//!   names things ([`names`]) with the pid of a process that is no longer alive; it never
+//!   changes global tracing settings, only `instances/joj-<pid>-<n>` directories.
 //! - Every resource is released on `close`, on drop (also while unwinding from a panic) and,
-//!   once [`install_cleanup_handler`] ran, on SIGINT / SIGTERM.
+//!   once [`install_cleanup_handler`] ran, on SIGINT / SIGTERM. A death that runs no cleanup
+//!   (SIGKILL, an abort) leaves them to the next run's sweep or `joj cleanup`.
 //! - Sectors are 512-byte units on the named device; devices are named `"major:minor"`.
 //! - Everything here but the temporary directory needs root; [`prereq`] says what is missing
 //!   and how to get it.
@@ -25,6 +27,7 @@ pub mod dev;
 pub mod fiemap;
 pub mod fs;
 pub mod fs_btrfs;
+pub mod leftovers;
 pub mod loopdev;
 pub mod names;
 pub mod prereq;
@@ -40,6 +43,7 @@ pub use cmd::CommandError;
 pub use dev::{BadDevNum, DevExtent, DevNum};
 pub use fiemap::{Extent, FiemapError, Unplaceable, fiemap, fiemap_path};
 pub use fs::{FsError, FsKind, JournalLayout};
+pub use leftovers::{LeftoverError, Scope, Sweep};
 pub use loopdev::{LoopDevice, LoopError, LoopOptions};
 pub use prereq::PrereqError;
 pub use scratch::{

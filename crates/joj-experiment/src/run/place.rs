@@ -2,6 +2,8 @@
 //! named) or a scratch filesystem on loop devices made for the run. Both are removed when the
 //! [`Place`] is closed or dropped, whether the run succeeded or not, and on SIGINT / SIGTERM
 //! (the temporary directory and the scratch filesystem are in joj-linux's cleanup registry).
+//! Before making either, a run removes what dead joj runs left
+//! ([`joj_linux::leftovers::sweep_and_report`]).
 
 use std::path::PathBuf;
 
@@ -21,6 +23,7 @@ pub(super) struct Place {
 
 impl Place {
     pub(super) fn make(storage: &Storage) -> Result<Place, ExperimentError> {
+        joj_linux::leftovers::sweep_and_report();
         match storage {
             Storage::Host(Some(d)) => Ok(Place {
                 dir: d.clone(),
