@@ -6,6 +6,7 @@
 mod output;
 mod args;
 mod bench;
+mod cleanup_cmd;
 mod compare;
 mod crash_cmd;
 mod device_cmd;
@@ -52,6 +53,9 @@ enum Command {
     Device(device_cmd::DeviceArgs),
     /// WALDIO: convert a database for the waldio VFS, inspect its WAL.
     Waldio(waldio_cmd::WaldioArgs),
+    /// Remove what dead joj runs left behind (tracefs instances, mounts, loop devices, images,
+    /// temporary directories); every run also does this first.
+    Cleanup(cleanup_cmd::CleanupArgs),
 }
 
 fn main() -> ExitCode {
@@ -74,9 +78,10 @@ fn main() -> ExitCode {
         Some(Command::Crash(a)) => crash_cmd::main(*a),
         Some(Command::Device(a)) => device_cmd::main(a),
         Some(Command::Waldio(a)) => waldio_cmd::main(a),
+        Some(Command::Cleanup(a)) => cleanup_cmd::main(a),
         None => {
             eprintln!(
-                "joj: give a command (bench, compare, trace, replay, restart, crash, device, waldio) or --help"
+                "joj: give a command (bench, compare, trace, replay, restart, crash, device, waldio, cleanup) or --help"
             );
             return ExitCode::from(2);
         }

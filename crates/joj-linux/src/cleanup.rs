@@ -1,5 +1,6 @@
 //! The process-wide registry of live resources (mounts, loop devices, image files, scratch
-//! directories, tracefs instances) and the signal handler that releases them.
+//! directories, tracefs instances, host temporary directories) and the signal handler that
+//! releases them.
 //!
 //! Every resource is created and recorded under the registry lock in one step, so a cleanup
 //! that runs concurrently (from the signal thread) sees either nothing or the recorded
@@ -12,19 +13,21 @@
 //! signal during cleanup exits at once.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Duration;
 
 use crate::loopdev::LoopDevice;
+use crate::names;
 
 /// Attempts at a plain unmount of a busy filesystem before falling back to a lazy one.
 const UNMOUNT_ATTEMPTS: u32 = 20;
 const UNMOUNT_RETRY_DELAY: Duration = Duration::from_millis(50);
 
-/// Resources of one scratch filesystem, released in reverse order of creation: tracefs
-/// instances, then mounts, then loop devices, then files, then directories.
+/// Resources of one scratch filesystem, tracer or temporary directory, released in reverse
+/// order of creation: tracefs instances, then mounts, then loop devices, then files, then
+/// directories, then host temporary directories.
 #[derive(Debug, Default)]
 pub(crate) struct Resources {
     pub trace_instances: Vec<PathBuf>,
@@ -32,6 +35,8 @@ pub(crate) struct Resources {
     pub loops: Vec<LoopDevice>,
     pub files: Vec<PathBuf>,
     pub dirs: Vec<PathBuf>,
+    /// Removed with the workload files in them ([`remove_temp_dir`]).
+    pub temp_dirs: Vec<PathBuf>,
 }
 
 /// Something that could not be released.
@@ -99,12 +104,65 @@ impl Resources {
                 _ => {}
             }
         }
+        for path in self.temp_dirs.drain(..).rev() {
+            if let Err(p) = remove_temp_dir(&path) {
+                problems.push(p);
+            }
+        }
         problems
     }
 }
 
+/// Attempts at removing a host temporary directory that a running workload keeps adding to.
+const TEMP_DIR_ATTEMPTS: u32 = 50;
+const TEMP_DIR_RETRY_DELAY: Duration = Duration::from_millis(10);
+
+/// Removes a host temporary directory of joj's: the workload files directly in it (names
+/// `joj-*`, see [`names::is_workload_file`]), then the directory. Nothing else is removed, so a
+/// directory holding anything joj did not put there stays (and is reported). A signal cleanup
+/// races the workload, which may create a file (a journal) between the listing and the
+/// `rmdir`: a directory found not empty is tried again.
+pub(crate) fn remove_temp_dir(path: &Path) -> Result<(), CleanupProblem> {
+    let mut attempt = 1;
+    loop {
+        match remove_workload_files_and_dir(path) {
+            Err(e)
+                if e.kind() == std::io::ErrorKind::DirectoryNotEmpty
+                    && attempt < TEMP_DIR_ATTEMPTS =>
+            {
+                attempt += 1;
+                std::thread::sleep(TEMP_DIR_RETRY_DELAY);
+            }
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(CleanupProblem::Remove {
+                    path: path.into(),
+                    source: e,
+                });
+            }
+            _ => return Ok(()),
+        }
+    }
+}
+
+fn remove_workload_files_and_dir(path: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(path)? {
+        let entry = entry?;
+        let ours = entry
+            .file_name()
+            .to_str()
+            .is_some_and(names::is_workload_file);
+        if ours && entry.file_type()?.is_file() {
+            match std::fs::remove_file(entry.path()) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
+        }
+    }
+    std::fs::remove_dir(path)
+}
+
 /// Syncs and unmounts `path`, retrying while busy, lazily as a last resort (with a warning).
-fn unmount(path: &std::path::Path) -> Result<(), CleanupProblem> {
+pub(crate) fn unmount(path: &Path) -> Result<(), CleanupProblem> {
     use rustix::mount::{UnmountFlags, unmount};
     if let Ok(dir) = std::fs::File::open(path) {
         // Best effort: unmount syncs as well; this just gets the writeback done while we can
@@ -149,7 +207,7 @@ const TRACE_RMDIR_ATTEMPTS: u32 = 100;
 /// its configuration (a signal cleanup can run in the middle of `BlockTracer::start`, whose
 /// `buffer_size_kb` write takes long under load) — so a busy instance is retried for up to
 /// 5 s.
-pub(crate) fn remove_trace_instance(path: &std::path::Path) -> Result<(), CleanupProblem> {
+pub(crate) fn remove_trace_instance(path: &Path) -> Result<(), CleanupProblem> {
     let mut attempt = 1;
     loop {
         let _ = std::fs::write(path.join("tracing_on"), "0");

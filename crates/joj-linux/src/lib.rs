@@ -6,14 +6,20 @@
 //! It is not a workload runner and does not classify requests: it hands `joj-trace` records
 //! (class `Unknown`) plus the layout facts a classifier needs.
 //!
+//! It also makes the host temporary directory of a `--fs host` run ([`RunTempDir`]), so that
+//! one cleanup registry and one signal handler cover everything a run makes.
+//!
 //! Invariants:
 //! - It only ever unmounts, detaches or removes what this process created and recorded in its
-//!   cleanup registry ([`cleanup`]); it never changes global tracing settings, only its own
-//!   `instances/joj-<pid>-<n>` directory.
+//!   cleanup registry ([`cleanup`]), or what the sweep ([`leftovers`]) finds named as joj
+//!   names things ([`names`]) with the pid of a process that is no longer alive; it never
+//!   changes global tracing settings, only `instances/joj-<pid>-<n>` directories.
 //! - Every resource is released on `close`, on drop (also while unwinding from a panic) and,
-//!   once [`install_cleanup_handler`] ran, on SIGINT / SIGTERM.
+//!   once [`install_cleanup_handler`] ran, on SIGINT / SIGTERM. A death that runs no cleanup
+//!   (SIGKILL, an abort) leaves them to the next run's sweep or `joj cleanup`.
 //! - Sectors are 512-byte units on the named device; devices are named `"major:minor"`.
-//! - Everything here needs root; [`prereq`] says what is missing and how to get it.
+//! - Everything here but the temporary directory needs root; [`prereq`] says what is missing
+//!   and how to get it.
 
 pub mod cleanup;
 mod cmd;
@@ -21,9 +27,12 @@ pub mod dev;
 pub mod fiemap;
 pub mod fs;
 pub mod fs_btrfs;
+pub mod leftovers;
 pub mod loopdev;
+pub mod names;
 pub mod prereq;
 pub mod scratch;
+pub mod tempdir;
 pub mod testgate;
 mod tools;
 pub mod tracefs;
@@ -34,11 +43,13 @@ pub use cmd::CommandError;
 pub use dev::{BadDevNum, DevExtent, DevNum};
 pub use fiemap::{Extent, FiemapError, Unplaceable, fiemap, fiemap_path};
 pub use fs::{FsError, FsKind, JournalLayout};
+pub use leftovers::{LeftoverError, Scope, Sweep};
 pub use loopdev::{LoopDevice, LoopError, LoopOptions};
 pub use prereq::PrereqError;
 pub use scratch::{
     DeviceRole, FileExtents, ScratchDevice, ScratchError, ScratchFs, ScratchOptions,
 };
+pub use tempdir::{RunTempDir, TempDirError};
 pub use tools::ToolMissing;
 pub use tracefs::{
     BlockStream, BlockTracer, CapturedTrace, DEFAULT_BUFFER_KB, TraceError, now_mono_ns,
@@ -61,4 +72,6 @@ pub enum Error {
     Trace(#[from] TraceError),
     #[error(transparent)]
     Fiemap(#[from] FiemapError),
+    #[error(transparent)]
+    TempDir(#[from] TempDirError),
 }

@@ -338,29 +338,81 @@ impl LoopDevice {
         Ok(())
     }
 
-    /// Waits (briefly) until the kernel has really let go of our backing file. Another process
-    /// that merely has the device open — a filesystem tool scanning every block device, say —
-    /// defers the teardown until it closes it; the device is ours until then and freed after.
+    /// Waits (briefly) until the kernel has really let go of our backing file.
     fn wait_until_released(&self) {
-        let sysfs = PathBuf::from(format!("/sys/block/loop{}/loop/backing_file", self.index));
-        let still_ours = || {
-            std::fs::read_to_string(&sysfs)
-                .is_ok_and(|b| Path::new(b.trim()) == self.backing.as_path())
-        };
-        let deadline = std::time::Instant::now() + DETACH_WAIT;
-        while still_ours() {
-            if std::time::Instant::now() >= deadline {
-                eprintln!(
-                    "joj-linux: warning: {} is still open elsewhere; the kernel detaches it from {} \
-                     when the last user closes it",
-                    self.path.display(),
-                    self.backing.display()
-                );
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(5));
+        wait_until_released(self.index, &self.backing);
+    }
+}
+
+/// The backing file `/dev/loop<index>` serves, as sysfs shows it (a deleted file's name ends in
+/// ` (deleted)`); `None` when the device serves none.
+pub(crate) fn backing_file(index: u32) -> Option<PathBuf> {
+    let sysfs = format!("/sys/block/loop{index}/loop/backing_file");
+    let text = std::fs::read_to_string(sysfs).ok()?;
+    Some(PathBuf::from(text.trim_end_matches('\n')))
+}
+
+/// Waits (briefly) until `/dev/loop<index>` no longer serves `backing`. Another process that
+/// merely has the device open — a filesystem tool scanning every block device, say — defers
+/// the teardown until it closes it; the device is ours until then and freed after.
+fn wait_until_released(index: u32, backing: &Path) {
+    let deadline = std::time::Instant::now() + DETACH_WAIT;
+    while backing_file(index).is_some_and(|b| b == backing) {
+        if std::time::Instant::now() >= deadline {
+            eprintln!(
+                "joj-linux: warning: /dev/loop{index} is still open elsewhere; the kernel detaches \
+                 it from {} when the last user closes it",
+                backing.display()
+            );
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Detaches `/dev/loop<index>` if it still serves `backing` (named as [`backing_file`] names
+/// it): a device a dead joj attached, found by the leftovers sweep, in no registry of this
+/// process. Ownership is the name of the backing file, checked again with the device open just
+/// before `LOOP_CLR_FD`; a device serving anything else is left alone. `Ok` once the device no
+/// longer serves `backing` — detached here, or already by the kernel (autoclear, when the
+/// filesystem on it was unmounted).
+pub(crate) fn detach_stale(index: u32, backing: &Path) -> Result<(), LoopError> {
+    let path = PathBuf::from(format!("/dev/loop{index}"));
+    let serves = || backing_file(index).is_some_and(|b| b == backing);
+    if !serves() {
+        return Ok(());
+    }
+    let device = match OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_CLOEXEC)
+        .open(&path)
+    {
+        Ok(d) => d,
+        Err(e)
+            if e.raw_os_error() == Some(libc::ENXIO)
+                || e.kind() == std::io::ErrorKind::NotFound =>
+        {
+            return Ok(());
+        }
+        Err(source) => return Err(LoopError::OpenDevice { path, source }),
+    };
+    if !serves() {
+        return Ok(());
+    }
+    // SAFETY: LOOP_CLR_FD takes no argument.
+    let rc = unsafe { libc::ioctl(device.as_raw_fd(), LOOP_CLR_FD as _) };
+    if rc < 0 {
+        let source = std::io::Error::last_os_error();
+        if source.raw_os_error() != Some(libc::ENXIO) {
+            return Err(LoopError::Detach {
+                device: path,
+                source,
+            });
         }
     }
+    drop(device);
+    wait_until_released(index, backing);
+    Ok(())
 }
 
 impl Drop for LoopDevice {

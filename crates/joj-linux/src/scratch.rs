@@ -1,5 +1,7 @@
 //! A scratch filesystem for one run: sparse image file(s) under a fresh directory in
-//! `/run/joj`, attached to loop devices, formatted, and mounted inside that directory.
+//! `/run/joj`, attached to loop devices, formatted, and mounted inside that directory. The
+//! directory and the images carry the process's pid in their names ([`crate::names`]), so that
+//! what a killed process leaves is found and removed by the next run ([`crate::leftovers`]).
 //!
 //! Everything it creates is recorded in the cleanup registry ([`crate::cleanup`]) at the moment
 //! it is created, and released by [`ScratchFs::close`], by drop (also when a run fails or
@@ -14,6 +16,7 @@ use crate::fiemap::{self, Extent, FiemapError, Unplaceable};
 use crate::fs::{self, FsError, FsKind, JournalLayout};
 use crate::fs_btrfs::{self, BtrfsMapError};
 use crate::loopdev::{LoopDevice, LoopError, LoopOptions};
+use crate::names;
 use crate::prereq::{self, PrereqError};
 
 /// Where scratch directories are made.
@@ -60,6 +63,16 @@ pub enum DeviceRole {
     Main,
     /// ext4's external journal.
     Journal,
+}
+
+impl DeviceRole {
+    /// The role as image names carry it ([`crate::names`]).
+    pub fn name(self) -> &'static str {
+        match self {
+            DeviceRole::Main => "main",
+            DeviceRole::Journal => "journal",
+        }
+    }
 }
 
 /// One loop device of a scratch filesystem.
@@ -206,7 +219,7 @@ impl ScratchFs {
         // From here on, drop releases the registry entry, so every early return cleans up.
         let mut me = Self::unmade(kind, &options);
         me.make_dirs(
-            &format!("{}-{}-", kind.name(), std::process::id()),
+            &names::scratch_dir_prefix(kind, std::process::id()),
             &options,
         )?;
 
@@ -216,11 +229,12 @@ impl ScratchFs {
             roles.push((DeviceRole::Journal, options.journal_size_bytes));
         }
         for (role, size) in roles {
-            let name = format!("{}-{}-{:?}-", kind.name(), std::process::id(), role).to_lowercase();
+            let name = names::image_prefix(kind, std::process::id(), role.name());
             let image = me.track(|res| {
                 let (file, path) = tempfile::Builder::new()
                     .prefix(&name)
                     .suffix(".img")
+                    .rand_bytes(names::RANDOM_CHARS)
                     .tempfile_in(&image_dir)
                     .map_err(io("create an image in", &image_dir))?
                     .keep()
@@ -292,6 +306,7 @@ impl ScratchFs {
         self.dir = self.track(|res| {
             let dir = tempfile::Builder::new()
                 .prefix(prefix)
+                .rand_bytes(names::RANDOM_CHARS)
                 .tempdir_in(&options.run_dir)
                 .map_err(io("create a directory in", &options.run_dir))?
                 .keep();
@@ -337,10 +352,10 @@ impl ScratchFs {
     pub fn crash_copy(&self, options: &ScratchOptions) -> Result<ScratchFs, ScratchError> {
         let mut copy = Self::unmade(self.kind, options);
         let pid = std::process::id();
-        copy.make_dirs(&format!("{}-{pid}-crash-", self.kind.name()), options)?;
+        copy.make_dirs(&names::crash_dir_prefix(self.kind, pid), options)?;
         let mut renamed = Vec::new();
         for d in &self.devices {
-            let image = copy.dir.join(format!("{:?}.img", d.role).to_lowercase());
+            let image = copy.dir.join(format!("{}.img", d.role.name()));
             let target = image.clone();
             copy.track(|res| {
                 res.files.push(target.clone());

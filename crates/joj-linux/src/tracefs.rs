@@ -23,6 +23,7 @@ use joj_trace::record::TraceRecord;
 
 use crate::cleanup::{self, CleanupProblem};
 use crate::dev::{BadDevNum, DevNum};
+use crate::names;
 use crate::prereq::{self, PrereqError};
 use crate::traceline::{self, BioRecord, TraceLine, TraceLineError};
 
@@ -33,6 +34,8 @@ const EVENTS: [&str; 2] = ["block_rq_issue", "block_bio_queue"];
 pub const DEFAULT_BUFFER_KB: u32 = 16 * 1024;
 
 static NEXT_INSTANCE: AtomicU64 = AtomicU64::new(0);
+/// Taken instance names skipped before giving up.
+const INSTANCE_NAME_ATTEMPTS: u32 = 1000;
 
 /// The current CLOCK_MONOTONIC time in nanoseconds — the clock of every trace timestamp.
 pub fn now_mono_ns() -> u64 {
@@ -63,6 +66,12 @@ pub enum TraceError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error(
+        "every tracefs instance name from {first} to {last} is taken; fix: `joj cleanup` removes \
+         the instances of dead joj runs (`ls {}` lists them)",
+        .first.parent().map_or_else(String::new, |p| p.display().to_string())
+    )]
+    InstanceNamesTaken { first: PathBuf, last: PathBuf },
     #[error(
         "cannot write `{value}` to {path}: {source}; fix: for buffer_size_kb use a smaller \
          buffer, otherwise check that the kernel has this tracefs file"
@@ -137,28 +146,14 @@ impl BlockTracer {
         if devs.is_empty() {
             return Err(TraceError::NoDevices);
         }
-        let name = format!(
-            "joj-{}-{}",
-            std::process::id(),
-            NEXT_INSTANCE.fetch_add(1, Ordering::Relaxed)
-        );
-        let path = root.join("instances").join(name);
         let id = cleanup::open_entry();
         let mut me = Self {
             id,
-            path: path.clone(),
+            path: PathBuf::new(),
             buffer_kb,
             start_ns: 0,
         };
-        cleanup::track(id, |res| {
-            std::fs::create_dir(&path).map_err(|source| TraceError::CreateInstance {
-                path: path.clone(),
-                source,
-            })?;
-            res.trace_instances.push(path.clone());
-            Ok(())
-        })
-        .unwrap_or(Err(TraceError::Interrupted))?;
+        me.path = create_instance(id, &root.join("instances"))?;
 
         // A new instance starts with tracing on; configure it off, then clear and switch on.
         me.write("tracing_on", "0")?;
@@ -369,6 +364,39 @@ impl BlockStream {
         drop(pipe);
         tracer.stop().map(|_| ())
     }
+}
+
+/// Makes this process's next free instance `joj-<pid>-<n>` in `instances`, recorded in
+/// registry entry `id`. A name that exists already (left by a dead process that had our pid,
+/// or made by hand) is skipped for the next `n`: it is not ours to reuse or remove.
+fn create_instance(id: u64, instances: &Path) -> Result<PathBuf, TraceError> {
+    let pid = std::process::id();
+    let (mut first, mut last) = (None, None);
+    for _ in 0..INSTANCE_NAME_ATTEMPTS {
+        let n = NEXT_INSTANCE.fetch_add(1, Ordering::Relaxed);
+        let path = instances.join(names::trace_instance(pid, n));
+        let made = cleanup::track(id, |res| match std::fs::create_dir(&path) {
+            Ok(()) => {
+                res.trace_instances.push(path.clone());
+                Ok(true)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+            Err(source) => Err(TraceError::CreateInstance {
+                path: path.clone(),
+                source,
+            }),
+        })
+        .unwrap_or(Err(TraceError::Interrupted))?;
+        if made {
+            return Ok(path);
+        }
+        first.get_or_insert_with(|| path.clone());
+        last = Some(path);
+    }
+    Err(TraceError::InstanceNamesTaken {
+        first: first.unwrap_or_default(),
+        last: last.unwrap_or_default(),
+    })
 }
 
 impl Drop for BlockTracer {

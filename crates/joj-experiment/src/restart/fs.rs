@@ -56,6 +56,7 @@ pub(super) fn fs_run(
     crash_in: u64,
 ) -> Result<RestartRun, ExperimentError> {
     joj_linux::install_cleanup_handler()?;
+    joj_linux::leftovers::sweep_and_report();
     let w = workload(opts, mode);
     let wal = setup.journal.is_wal();
     let scratch = ScratchOptions {

@@ -1,10 +1,13 @@
 //! Where a kernel-side run's files live: a host directory (a fresh temporary one when none is
 //! named) or a scratch filesystem on loop devices made for the run. Both are removed when the
-//! [`Place`] is closed or dropped, whether the run succeeded or not.
+//! [`Place`] is closed or dropped, whether the run succeeded or not, and on SIGINT / SIGTERM
+//! (the temporary directory and the scratch filesystem are in joj-linux's cleanup registry).
+//! Before making either, a run removes what dead joj runs left
+//! ([`joj_linux::leftovers::sweep_and_report`]).
 
 use std::path::PathBuf;
 
-use joj_linux::{ScratchFs, ScratchOptions};
+use joj_linux::{RunTempDir, ScratchFs, ScratchOptions};
 
 use crate::error::{ExperimentError, HostDirProblem};
 use crate::stack::Storage;
@@ -15,11 +18,12 @@ pub(super) struct Place {
     pub(super) scratch: Option<ScratchFs>,
     /// Mount options of the scratch filesystem.
     pub(super) mount_options: Option<String>,
-    tmp: Option<tempfile::TempDir>,
+    tmp: Option<RunTempDir>,
 }
 
 impl Place {
     pub(super) fn make(storage: &Storage) -> Result<Place, ExperimentError> {
+        joj_linux::leftovers::sweep_and_report();
         match storage {
             Storage::Host(Some(d)) => check_host_dir(d).map(|()| Place {
                 dir: d.clone(),
@@ -28,13 +32,8 @@ impl Place {
                 tmp: None,
             }),
             Storage::Host(None) => {
-                let t = tempfile::Builder::new()
-                    .prefix("joj-")
-                    .tempdir()
-                    .map_err(|source| ExperimentError::Io {
-                        what: "creating a temporary directory".into(),
-                        source,
-                    })?;
+                joj_linux::install_cleanup_handler()?;
+                let t = RunTempDir::create().map_err(joj_linux::Error::from)?;
                 Ok(Place {
                     dir: t.path().to_path_buf(),
                     scratch: None,
@@ -100,7 +99,9 @@ impl Place {
         if let Some(fs) = self.scratch.take() {
             fs.close().map_err(joj_linux::Error::from)?;
         }
-        drop(self.tmp.take());
+        if let Some(t) = self.tmp.take() {
+            t.close().map_err(joj_linux::Error::from)?;
+        }
         Ok(())
     }
 }

@@ -1,0 +1,51 @@
+//! `joj cleanup`: removes what dead joj runs left behind (after `kill -9`, an abort, a crash):
+//! tracefs instances, mounts, loop devices, images and directories under `/run/joj`, and `--fs
+//! host` temporary directories. Every `bench` or `compare` run on a kernel filesystem, and every
+//! `restart`, does the same first; this does it on request. The sweep lives in
+//! `joj_linux::leftovers`.
+
+use crate::output::CliResult;
+use clap::Args;
+use joj_linux::leftovers::{self, LeftoverError, Scope};
+
+#[derive(Args)]
+pub struct CleanupArgs {}
+
+pub fn main(_: CleanupArgs) -> CliResult {
+    // Without root only this user's temporary directories can be looked at: those are still
+    // removed, and the command then fails saying what it could not look at.
+    let (found, not_root) = match leftovers::find(Scope::Everything) {
+        Err(e @ LeftoverError::NeedsRoot { .. }) => (leftovers::find(Scope::TempDirs)?, Some(e)),
+        found => (found?, None),
+    };
+    for kept in &found.keep {
+        let things: Vec<String> = kept.resources.iter().map(ToString::to_string).collect();
+        println!(
+            "kept {}: process {} ({}) is alive",
+            things.join(", "),
+            kept.pid,
+            kept.command
+        );
+    }
+    let sweep = leftovers::remove(found.remove);
+    for line in sweep.lines() {
+        println!("{line}");
+    }
+    if sweep.is_empty() {
+        println!("nothing to clean up");
+    }
+    for problem in &sweep.problems {
+        eprintln!("joj: {problem}");
+    }
+    if let Some(e) = not_root {
+        return Err(e.into());
+    }
+    if !sweep.problems.is_empty() {
+        return Err(format!(
+            "{} leftover(s) could not be removed (above, each with its fix)",
+            sweep.problems.len()
+        )
+        .into());
+    }
+    Ok(())
+}

@@ -1,0 +1,72 @@
+//! `kill -9` of a `--fs host` run leaves its temporary directory (`joj-<pid>-XXXXXX`, with the
+//! database in it). The next host run removes it and says so on stderr — and leaves alone a
+//! directory of the same shape that is not private (not made by joj). No root needed:
+//! `TMPDIR` points at a directory of the test's own.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{SIGKILL, signal, temp_dirs_of};
+
+#[test]
+fn a_host_run_after_a_killed_one_removes_its_temp_dir() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let joj = |args: &[&str]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_joj"));
+        c.args(args)
+            .arg("--out")
+            .arg(out.path())
+            .env("TMPDIR", tmp.path());
+        c
+    };
+    let mut killed = joj(&[
+        "bench",
+        "--fs",
+        "host",
+        "-n",
+        "100000",
+        "--interval-ms",
+        "2",
+    ])
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
+    let pid = killed.id();
+    let t0 = Instant::now();
+    while !temp_dirs_of(pid, tmp.path())
+        .first()
+        .is_some_and(|d| d.join("joj-0.db").exists())
+    {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the run never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    signal(pid, SIGKILL);
+    killed.wait().unwrap();
+    let left = temp_dirs_of(pid, tmp.path());
+    assert_eq!(left.len(), 1, "{left:?}");
+    // Same name shape, but readable by all: someone's own directory.
+    let decoy = tmp.path().join(format!("joj-{pid}-result"));
+    std::fs::create_dir(&decoy).unwrap();
+    std::fs::set_permissions(&decoy, std::fs::Permissions::from_mode(0o755)).unwrap();
+
+    let next = joj(&["bench", "--fs", "host", "-n", "5"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&next.stderr);
+    assert!(next.status.success(), "{stderr}");
+    let line = format!(
+        "joj: removed leftovers of dead joj {pid}: {} (temporary directory)",
+        left[0].display()
+    );
+    assert!(
+        stderr.lines().any(|l| l == line),
+        "no `{line}` in:\n{stderr}"
+    );
+    assert_eq!(temp_dirs_of(pid, tmp.path()), vec![decoy]);
+}

@@ -1,0 +1,235 @@
+//! Shared by the tests that kill or signal a `joj` run: what a process left on the machine,
+//! found by the pid joj puts in every name (`joj_linux::names`), and signals without a crate.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// What a process's pid names on the machine: loop devices whose image carries it, mounts and
+/// directories under `/run/joj`, tracefs instances.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Held {
+    pub loops: Vec<String>,
+    pub mounts: Vec<String>,
+    pub dirs: Vec<String>,
+    pub instances: Vec<String>,
+}
+
+impl Held {
+    /// Everything a traced scratch run holds in its window.
+    pub fn all_there(&self) -> bool {
+        !self.loops.is_empty()
+            && !self.mounts.is_empty()
+            && !self.dirs.is_empty()
+            && !self.instances.is_empty()
+    }
+
+    pub fn nothing(&self) -> bool {
+        *self == Held::default()
+    }
+}
+
+fn names_in(dir: &str) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// What `pid` holds now.
+pub fn held_by(pid: u32) -> Held {
+    let tag = format!("-{pid}-");
+    let loops = names_in("/sys/block")
+        .into_iter()
+        .filter(|n| {
+            std::fs::read_to_string(format!("/sys/block/{n}/loop/backing_file"))
+                .unwrap_or_default()
+                .contains(&tag)
+        })
+        .map(|n| format!("/dev/{n}"))
+        .collect();
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split(' ').nth(4).map(str::to_string))
+        .filter(|m| m.starts_with("/run/joj/") && m.contains(&tag))
+        .collect();
+    let dirs = names_in("/run/joj")
+        .into_iter()
+        .filter(|n| n.contains(&tag))
+        .map(|n| format!("/run/joj/{n}"))
+        .collect();
+    let instances = names_in("/sys/kernel/tracing/instances")
+        .into_iter()
+        .filter(|n| n.starts_with(&format!("joj-{pid}-")))
+        .collect();
+    Held {
+        loops,
+        mounts,
+        dirs,
+        instances,
+    }
+}
+
+/// A started `joj`; a test that fails before it ends stops it with Ctrl-C (so it cleans up)
+/// rather than leave it running.
+pub struct Run(pub Child);
+
+impl Run {
+    pub fn id(&self) -> u32 {
+        self.0.id()
+    }
+
+    pub fn wait(&mut self) -> std::process::ExitStatus {
+        self.0.wait().unwrap()
+    }
+}
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            signal(self.0.id(), SIGINT);
+            let _ = self.0.wait();
+        }
+    }
+}
+
+/// `joj` with `args` and `--out out`, working in `out` (where a core file would go), stdout and
+/// stderr discarded, started.
+pub fn spawn_joj(args: &[&str], out: &Path) -> Run {
+    let child = Command::new(env!("CARGO_BIN_EXE_joj"))
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .current_dir(out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    Run(child)
+}
+
+/// `joj` with `args`, run to its end.
+pub fn run_joj(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_joj"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// A traced run on a scratch ext4 long enough to be killed in its window.
+pub const LONG_TRACED_BENCH: [&str; 10] = [
+    "bench",
+    "--fs",
+    "ext4",
+    "--trace",
+    "-n",
+    "100000",
+    "--interval-ms",
+    "2",
+    "--image-mib",
+    "64",
+];
+
+/// Waits until `pid` holds everything a traced scratch run holds in its window.
+pub fn wait_for_the_window(pid: u32) {
+    let t0 = Instant::now();
+    while !held_by(pid).all_there() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the run never started: {:?}",
+            held_by(pid)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+}
+
+/// Sends `sig` to `pid`.
+pub fn signal(pid: u32, sig: i32) {
+    // SAFETY: plain kill(2) on a child of this test.
+    assert_eq!(unsafe { libc_kill(pid as i32, sig) }, 0);
+}
+
+pub const SIGINT: i32 = 2;
+pub const SIGABRT: i32 = 6;
+pub const SIGKILL: i32 = 9;
+pub const SIGTERM: i32 = 15;
+
+unsafe extern "C" {
+    #[link_name = "kill"]
+    fn libc_kill(pid: i32, sig: i32) -> i32;
+}
+
+/// The host temporary directories `pid` made in `tmp` (`joj-<pid>-XXXXXX`).
+pub fn temp_dirs_of(pid: u32, tmp: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(tmp)
+        .map(|d| {
+            d.flatten()
+                .filter(|e| {
+                    e.file_name()
+                        .to_string_lossy()
+                        .starts_with(&format!("joj-{pid}-"))
+                })
+                .map(|e| e.path())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Starts a long traced scratch run, kills it with `sig` (one joj does not handle) in its
+/// window, and returns its pid and what it left, which must be everything it held.
+pub fn traced_run_killed_by(sig: i32, out: &Path) -> (u32, Held) {
+    let mut killed = spawn_joj(&LONG_TRACED_BENCH, out);
+    let pid = killed.id();
+    wait_for_the_window(pid);
+    signal(pid, sig);
+    killed.wait();
+    let left = held_by(pid);
+    assert!(
+        left.all_there(),
+        "signal {sig} left nothing to sweep: {left:?}"
+    );
+    (pid, left)
+}
+
+/// Runs a short untraced scratch run and checks that it removed what `pid` `left`, in one
+/// stderr line listing each thing in removal order.
+pub fn next_run_removes(pid: u32, left: &Held, out: &Path) {
+    let next = Command::new(env!("CARGO_BIN_EXE_joj"))
+        .args(["bench", "--fs", "ext4", "-n", "5", "--image-mib", "64"])
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&next.stderr);
+    assert!(next.status.success(), "{stderr}");
+    let prefix = format!("joj: removed leftovers of dead joj {pid}: ");
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with(&prefix))
+        .unwrap_or_else(|| panic!("no `{prefix}` line in:\n{stderr}"));
+    let mut expected: Vec<String> = left
+        .instances
+        .iter()
+        .map(|i| format!("tracefs instance {i}"))
+        .collect();
+    expected.extend(left.mounts.iter().map(|m| format!("{m} (mount)")));
+    expected.extend(left.loops.iter().cloned());
+    expected.extend(
+        left.dirs
+            .iter()
+            .map(|d| format!("{d} (images and directory)")),
+    );
+    assert_eq!(line, format!("{prefix}{}", expected.join(", ")));
+    assert!(
+        held_by(pid).nothing(),
+        "left after the sweep: {:?}",
+        held_by(pid)
+    );
+}
