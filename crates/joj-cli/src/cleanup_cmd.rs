@@ -20,19 +20,19 @@ pub fn main(_: CleanupArgs) -> CliResult {
     };
     for kept in &found.keep {
         let things: Vec<String> = kept.resources.iter().map(ToString::to_string).collect();
-        println!(
+        outln!(
             "kept {}: process {} ({}) is alive",
             things.join(", "),
             kept.pid,
             kept.command
-        );
+        )?;
     }
     let sweep = leftovers::remove(found.remove);
     for line in sweep.lines() {
-        println!("{line}");
+        outln!("{line}")?;
     }
     if sweep.is_empty() {
-        println!("nothing to clean up");
+        outln!("nothing to clean up")?;
     }
     for problem in &sweep.problems {
         eprintln!("joj: {problem}");

@@ -113,11 +113,8 @@ fn check_host_dir(dir: &std::path::Path) -> Result<(), ExperimentError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(HostDirProblem::Missing),
         Err(e) => Some(HostDirProblem::NotWritable(e)),
         Ok(m) if !m.is_dir() => Some(HostDirProblem::NotDirectory),
-        Ok(_) => match tempfile::Builder::new()
-            .prefix(".joj-probe-")
-            .tempfile_in(dir)
-        {
-            Ok(_probe) => None,
+        Ok(_) => match probe_write(dir) {
+            Ok(()) => None,
             Err(e) if e.kind() == std::io::ErrorKind::ReadOnlyFilesystem => {
                 Some(HostDirProblem::ReadOnly)
             }
@@ -130,4 +127,14 @@ fn check_host_dir(dir: &std::path::Path) -> Result<(), ExperimentError> {
             problem,
         })
     })
+}
+
+/// Creates and removes a file of this process's own name in `dir`.
+fn probe_write(dir: &std::path::Path) -> std::io::Result<()> {
+    let probe = dir.join(format!(".joj-probe-{}", std::process::id()));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)?;
+    std::fs::remove_file(&probe)
 }
