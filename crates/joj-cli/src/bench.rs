@@ -16,6 +16,7 @@ use crate::progress::Progress;
 use clap::Args;
 use joj_experiment::{FsChoice, RunOptions, RunResult, Workload, run};
 use joj_vfs::SyncCall;
+use joj_workload::config::bounds;
 use joj_workload::paper::PaperWorkload;
 use joj_workload::{
     DbOp, DbWorkload, FileAccess, FileSync, FileWorkload, JournalMode, KeyOrder, StartState,
@@ -164,13 +165,13 @@ pub struct BenchArgs {
     #[arg(short = 'p', long = "dir")]
     pub dir: Option<PathBuf>,
     /// File size per thread in KiB (file workloads).
-    #[arg(long = "file-kib", conflicts_with = "workload", allow_negative_numbers = true, value_parser = args::count::<u64>())]
+    #[arg(long = "file-kib", conflicts_with = "workload", allow_negative_numbers = true, value_parser = args::within::<u64>(1, bounds::MAX_FILE_BYTES >> 10))]
     pub file_kib: Option<u64>,
     /// Mobibench -f: file size in KiB in all, divided among the threads (file workloads).
-    #[arg(short = 'f', value_name = "KIB", conflicts_with_all = ["file_kib", "workload"], allow_negative_numbers = true, value_parser = args::count::<u64>())]
+    #[arg(short = 'f', value_name = "KIB", conflicts_with_all = ["file_kib", "workload"], allow_negative_numbers = true, value_parser = args::within::<u64>(1, (bounds::MAX_FILE_BYTES >> 10) * u64::from(bounds::MAX_THREADS)))]
     pub file_kib_in_all: Option<u64>,
     /// Mobibench record size in KiB (file workloads).
-    #[arg(short = 'r', long = "record-kib", conflicts_with = "workload", allow_negative_numbers = true, value_parser = args::count::<u64>())]
+    #[arg(short = 'r', long = "record-kib", conflicts_with = "workload", allow_negative_numbers = true, value_parser = args::within::<u64>(1, bounds::MAX_FILE_RECORD_BYTES >> 10))]
     pub record_kib: Option<u64>,
     /// Mobibench access mode.
     #[arg(short = 'a', value_parser = args::mobibench_access(), conflicts_with = "workload")]

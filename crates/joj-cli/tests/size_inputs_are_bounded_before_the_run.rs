@@ -87,11 +87,11 @@ fn every_size_like_flag_has_a_bound_naming_the_fix() {
         ),
         (
             &["bench", "-a", "0", "-f", "99999999999999999"],
-            "bytes per file",
+            "'-f <KIB>': it is above",
         ),
         (
             &["bench", "-a", "0", "-f", "200000", "-r", "100000"],
-            "bytes per record",
+            "'--record-kib <RECORD_KIB>': it is above",
         ),
         (
             &["crash", "--cuts", "2", "-n", "10000000000"],
@@ -177,6 +177,10 @@ fn a_scratch_image_beyond_the_free_space_or_below_the_minimum_is_refused() {
     refused(
         &["bench", "--fs", "ext4", "--image-mib", "1", "-n", "5"],
         &["too small for ext4", "--image-mib 32"],
+    );
+    refused(
+        &["bench", "--fs", "ext4", "--trace", "-n", "10000000000"],
+        &["fix: give at most 100000000"],
     );
     refused(
         &["compare", "--fs", "ext4", "-n", "10000000000"],

@@ -243,7 +243,8 @@ fn run_thread(
     Ok((lat, c))
 }
 
-/// Run the file workload, measuring only inside `window`.
+/// Run the file workload, measuring only inside `window`. On an error, the workload's files
+/// are removed.
 pub fn run(
     dir: &Path,
     w: &FileWorkload,
@@ -251,6 +252,17 @@ pub fn run(
     progress: Option<Arc<AtomicU64>>,
 ) -> Result<FileRunOutput, WorkloadError> {
     w.validate()?;
+    // The files are the run's own ([`prepare`] refuses existing ones): a failed run removes
+    // them, so a full disk is not left full.
+    run_threads(dir, w, window, progress).inspect_err(|_| remove_files(dir, w))
+}
+
+fn run_threads(
+    dir: &Path,
+    w: &FileWorkload,
+    window: &dyn Window,
+    progress: Option<Arc<AtomicU64>>,
+) -> Result<FileRunOutput, WorkloadError> {
     let n = w.threads as usize;
     let go = Barrier::new(n + 1);
     let done = Barrier::new(n + 1);

@@ -87,10 +87,7 @@ fn prepare_and_run(
         }
         (Workload::File(w), _) => {
             file::prepare(&place.dir, w)?;
-            // The files are this run's (`prepare` refuses existing ones): a failed run
-            // removes them.
-            let out = file::run(&place.dir, w, window, progress)
-                .inspect_err(|_| file::remove_files(&place.dir, w))?;
+            let out = file::run(&place.dir, w, window, progress)?;
             Ok(Ran {
                 latencies_ns: out.latencies_ns,
                 elapsed_s: out.elapsed.as_secs_f64(),
