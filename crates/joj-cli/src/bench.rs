@@ -50,10 +50,10 @@ pub struct CommonArgs {
     pub start: StartState,
     /// Transactions per thread [default: 1000; for --workload rl-bench one complete pass of
     /// the benchmark].
-    #[arg(long = "transactions", allow_negative_numbers = true, value_parser = args::count::<u64>())]
+    #[arg(long = "transactions", allow_negative_numbers = true, value_parser = args::within::<u64>(1, bounds::MAX_TRANSACTIONS))]
     pub transactions: Option<u64>,
     /// Mobibench -n: transactions in all, divided among the threads.
-    #[arg(short = 'n', value_name = "N", conflicts_with = "transactions", allow_negative_numbers = true, value_parser = args::count::<u64>())]
+    #[arg(short = 'n', value_name = "N", conflicts_with = "transactions", allow_negative_numbers = true, value_parser = args::within::<u64>(1, bounds::MAX_TRANSACTIONS * bounds::MAX_THREADS as u64))]
     pub transactions_in_all: Option<u64>,
     /// SQLite page size in bytes (the X-FTL paper used 8192 in every mode: its flash page).
     #[arg(long = "page-size", default_value_t = 4096, allow_negative_numbers = true, value_parser = args::count::<u32>())]
@@ -183,11 +183,11 @@ pub struct BenchArgs {
     #[arg(long = "file-sync", value_parser = args::file_sync(), conflicts_with = "workload")]
     pub file_sync: Option<FileSync>,
     /// Threads, each with its own database or file.
-    #[arg(short = 't', long = "threads", default_value_t = 1, allow_negative_numbers = true, value_parser = args::count::<u32>())]
+    #[arg(short = 't', long = "threads", default_value_t = 1, allow_negative_numbers = true, value_parser = args::within::<u32>(1, bounds::MAX_THREADS.into()))]
     pub threads: u32,
     /// Tables per database; each transaction writes (reads) one row in every table (Mobibench
     /// -T, whose own default is 3).
-    #[arg(short = 'T', long = "tables", default_value_t = 1, allow_negative_numbers = true, value_parser = args::count::<u32>())]
+    #[arg(short = 'T', long = "tables", default_value_t = 1, allow_negative_numbers = true, value_parser = args::within::<u32>(1, bounds::MAX_TABLES.into()))]
     pub tables: u32,
     /// Mobibench -D: databases in all, the main one and D-1 attached to its connection; each
     /// transaction writes in every one.
@@ -197,14 +197,14 @@ pub struct BenchArgs {
     #[arg(long = "attached", default_value_t = 0, allow_negative_numbers = true, value_parser = args::count::<u32>())]
     pub attached: u32,
     /// Statements on every table in each transaction.
-    #[arg(long = "statements", default_value_t = 1, allow_negative_numbers = true, value_parser = args::count::<u32>())]
+    #[arg(long = "statements", default_value_t = 1, allow_negative_numbers = true, value_parser = args::within::<u32>(1, bounds::MAX_STATEMENTS.into()))]
     pub statements: u32,
     /// Mobibench -R: random keys (its argument is ignored, as Mobibench ignores it). Same as
     /// --keys random.
     #[arg(short = 'R', value_name = "ANY", conflicts_with = "keys")]
     pub random_keys: Option<String>,
     /// Interval between transactions in milliseconds (Mobibench -i, milliseconds since 2017).
-    #[arg(short = 'i', long = "interval-ms", allow_negative_numbers = true, value_parser = args::count::<u64>())]
+    #[arg(short = 'i', long = "interval-ms", allow_negative_numbers = true, value_parser = args::within::<u64>(0, bounds::MAX_INTERVAL_MS))]
     pub interval_ms: Option<u64>,
     /// Bytes per record in SQLite workloads.
     #[arg(long = "record-bytes", default_value_t = 100, allow_negative_numbers = true, value_parser = args::count::<usize>())]
@@ -213,7 +213,7 @@ pub struct BenchArgs {
     #[arg(long, value_parser = args::keys(), default_value = "sequential")]
     pub keys: KeyOrder,
     /// Pre-fill each table with at least this many KiB (default 0 for insert, 40 otherwise).
-    #[arg(long = "prefill-kib", allow_negative_numbers = true, value_parser = args::count::<u64>())]
+    #[arg(long = "prefill-kib", allow_negative_numbers = true, value_parser = args::within::<u64>(0, bounds::MAX_PREFILL_KIB))]
     pub prefill_kib: Option<u64>,
     /// Keys as `id INTEGER PRIMARY KEY AUTOINCREMENT` (Mobibench's schema before 2017; it
     /// also updates `sqlite_sequence` in every insert).

@@ -18,22 +18,10 @@ pub fn main(_: CleanupArgs) -> CliResult {
         Err(e @ LeftoverError::NeedsRoot { .. }) => (leftovers::find(Scope::TempDirs)?, Some(e)),
         found => (found?, None),
     };
-    for kept in &found.keep {
-        let things: Vec<String> = kept.resources.iter().map(ToString::to_string).collect();
-        outln!(
-            "kept {}: process {} ({}) is alive",
-            things.join(", "),
-            kept.pid,
-            kept.command
-        )?;
-    }
+    // Remove first, print after: a reader gone from stdout (`| head`) must not stop the
+    // removal or hide the status.
     let sweep = leftovers::remove(found.remove);
-    for line in sweep.lines() {
-        outln!("{line}")?;
-    }
-    if sweep.is_empty() {
-        outln!("nothing to clean up")?;
-    }
+    let printed = print(&found.keep, &sweep);
     for problem in &sweep.problems {
         eprintln!("joj: {problem}");
     }
@@ -46,6 +34,26 @@ pub fn main(_: CleanupArgs) -> CliResult {
             sweep.problems.len()
         )
         .into());
+    }
+    printed
+}
+
+/// What was kept (a live process holds it) and what was removed, one line each.
+fn print(keep: &[leftovers::Kept], sweep: &leftovers::Sweep) -> CliResult {
+    for kept in keep {
+        let things: Vec<String> = kept.resources.iter().map(ToString::to_string).collect();
+        outln!(
+            "kept {}: process {} ({}) is alive",
+            things.join(", "),
+            kept.pid,
+            kept.command
+        )?;
+    }
+    for line in sweep.lines() {
+        outln!("{line}")?;
+    }
+    if sweep.is_empty() {
+        outln!("nothing to clean up")?;
     }
     Ok(())
 }

@@ -21,11 +21,11 @@ pub struct CrashArgs {
     #[arg(long, default_value = "galaxy-s5")]
     pub device: String,
     /// Power cuts, each at a device command drawn from the seed.
-    #[arg(long, default_value_t = 1000, allow_negative_numbers = true, value_parser = args::count::<u64>())]
+    #[arg(long, default_value_t = 1000, allow_negative_numbers = true, value_parser = args::within::<u64>(1, joj_experiment::crash::MAX_CUTS))]
     pub cuts: u64,
     /// Transactions each trial runs from the prepared database; the cut comes among their
     /// device commands (default: 40, or one whole pass of rl-bench).
-    #[arg(short = 'n', long = "transactions", allow_negative_numbers = true, value_parser = args::count::<u64>())]
+    #[arg(short = 'n', long = "transactions", allow_negative_numbers = true, value_parser = args::within::<u64>(1, joj_experiment::crash::MAX_TRANSACTIONS))]
     pub transactions: Option<u64>,
     /// xftl-synthetic: rows read and updated per transaction.
     #[arg(long = "pages-per-txn", default_value_t = 5, allow_negative_numbers = true, value_parser = args::count::<u32>())]
@@ -41,7 +41,7 @@ pub struct CrashArgs {
     pub fail_batch_one_in: u32,
     /// Half the cuts come up to this many microseconds after the failed command, tearing the
     /// programs under way.
-    #[arg(long = "max-delay-us", default_value_t = 3000, allow_negative_numbers = true, value_parser = args::count::<u64>())]
+    #[arg(long = "max-delay-us", default_value_t = 3000, allow_negative_numbers = true, value_parser = args::within::<u64>(0, 1_000_000))]
     pub max_delay_us: u64,
     /// Age the device first so GC victims hold about this % of valid pages (30, 50, 70 in the
     /// paper), so cuts land in garbage collection too; pair with a small --blocks-per-plane.
@@ -91,7 +91,7 @@ pub fn main(a: CrashArgs) -> CliResult {
         seed: a.seed,
         fail_batch_one_in: a.fail_batch_one_in,
         canary: a.canary,
-        max_delay_ns: a.max_delay_us * 1000,
+        max_delay_ns: a.max_delay_us.saturating_mul(1000),
         aging_validity: a.gc_validity,
         ..CrashOptions::new(workload, profile, transactions, a.cuts)
     };
@@ -111,11 +111,13 @@ pub fn main(a: CrashArgs) -> CliResult {
     });
     drop(progress);
     let report = report?;
-    crate::output::emit(&report, a.save.as_deref(), a.force, json, || {
+    // The verdict outranks printing: a reader gone from stdout (`| head`) must not turn lost
+    // data into exit status 0.
+    let emitted = crate::output::emit(&report, a.save.as_deref(), a.force, json, || {
         summary(&report)
-    })?;
+    });
     if report.verdict_ok() {
-        Ok(())
+        emitted
     } else if report.canary {
         Err(format!(
             "none of {} cuts caught the canary device (commits acknowledged before durable): \

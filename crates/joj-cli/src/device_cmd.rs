@@ -83,8 +83,9 @@ pub struct RunArgs {
     /// Every k-th write is a FUA write.
     #[arg(long = "fua-every", allow_negative_numbers = true, value_parser = args::count::<u64>())]
     pub fua_every: Option<u64>,
-    /// Raw NAND size in GiB (resizes the profile's blocks per plane; default: the profile's).
-    #[arg(long = "raw-gib", allow_negative_numbers = true, value_parser = args::count::<u64>())]
+    /// Raw NAND size in GiB, at most 2048 (resizes the profile's blocks per plane; default: the
+    /// profile's).
+    #[arg(long = "raw-gib", allow_negative_numbers = true, value_parser = args::within::<u64>(1, 2048))]
     pub raw_gib: Option<u64>,
     /// Store page data (`full`) or only the out-of-band areas (`oob`, same counters, faster).
     #[arg(long, value_enum, default_value_t = Data::Oob)]
@@ -240,8 +241,14 @@ fn parse_size(s: &str) -> Result<u64, String> {
     num.parse::<u64>()
         .ok()
         .and_then(|n| n.checked_mul(mult))
-        .filter(|&n| n > 0)
-        .ok_or_else(|| format!("bad --io-size '{s}': give bytes or a size like 512, 4k, 16k, 1m"))
+        .filter(|&n| n > 0 && n <= joj_device::replay::MAX_REQUEST_BYTES)
+        .ok_or_else(|| {
+            format!(
+                "bad --io-size '{s}'; fix: give bytes or a size like 512, 4k, 16k, 1m, at most \
+                 {} MiB (a block request is one buffer)",
+                joj_device::replay::MAX_REQUEST_BYTES >> 20
+            )
+        })
 }
 
 /// `none`, `full`, `50%`, `0.5` → share of the capacity.
@@ -299,19 +306,32 @@ fn spec(a: &RunArgs) -> Result<WorkloadSpec, String> {
     })
 }
 
+/// `profile` resized to `gib` GiB of raw NAND (its blocks per plane).
+fn with_raw_gib(profile: Profile, gib: u64) -> Result<Profile, Box<dyn std::error::Error>> {
+    let g = &profile.geometry;
+    let per_plane_row =
+        u64::from(g.pages_per_block) * u64::from(g.page_bytes) * u64::from(g.units());
+    let bpp = (gib << 30) / per_plane_row;
+    if bpp == 0 || bpp > u64::from(u32::MAX) {
+        return Err(format!(
+            "--raw-gib {gib} is less than one block per plane of {} ({} MiB); fix: give at \
+             least {} GiB",
+            profile.name,
+            per_plane_row >> 20,
+            per_plane_row.div_ceil(1 << 30)
+        )
+        .into());
+    }
+    let profile = profile.with_blocks_per_plane(bpp as u32);
+    profile.validate()?;
+    Ok(profile)
+}
+
 fn run(a: RunArgs) -> CliResult {
     let spec = spec(&a)?;
     let mut profile = Profile::load(&a.profile)?;
     if let Some(gib) = a.raw_gib {
-        let g = &profile.geometry;
-        let per_plane_row =
-            u64::from(g.pages_per_block) * u64::from(g.page_bytes) * u64::from(g.units());
-        let bpp = (gib << 30) / per_plane_row;
-        if bpp == 0 || bpp > u64::from(u32::MAX) {
-            return Err(format!("--raw-gib {gib} does not fit the profile's geometry").into());
-        }
-        profile = profile.with_blocks_per_plane(bpp as u32);
-        profile.validate()?;
+        profile = with_raw_gib(profile, gib)?;
     }
     let capacity = profile.capacity_bytes();
     let raw_bytes = profile.geometry.physical_pages() * u64::from(profile.geometry.page_bytes);

@@ -47,7 +47,10 @@ pub enum CliError {
     /// Writing `--save` failed after the run; the result was printed first.
     #[error("--save: {cause} (the result is printed above, so nothing computed is lost)")]
     SaveAfterRun { cause: OutputError },
-    #[error("cannot open {}: {source}", .path.display())]
+    #[error(
+        "cannot open {}: {source}; fix: check that the path exists and is readable",
+        .path.display()
+    )]
     Open {
         path: PathBuf,
         #[source]

@@ -31,10 +31,10 @@ pub struct RestartArgs {
     #[arg(long = "pages-per-txn", default_value_t = 5, allow_negative_numbers = true, value_parser = args::count::<u32>())]
     pub pages_per_txn: u32,
     /// The run the cut interrupts: the cut comes in a transaction drawn from 1..=N.
-    #[arg(short = 'n', long = "transactions", default_value_t = 1000, allow_negative_numbers = true, value_parser = args::count::<u64>())]
+    #[arg(short = 'n', long = "transactions", default_value_t = 1000, allow_negative_numbers = true, value_parser = args::within::<u64>(1, joj_experiment::restart::MAX_TRANSACTIONS))]
     pub transactions: u64,
     /// Power cuts per mode (the paper averaged five).
-    #[arg(long, default_value_t = 5, allow_negative_numbers = true, value_parser = args::count::<u32>())]
+    #[arg(long, default_value_t = 5, allow_negative_numbers = true, value_parser = args::within::<u32>(1, joj_experiment::restart::MAX_RUNS))]
     pub runs: u32,
     /// SQLite page size in bytes (the paper's: 8192).
     #[arg(long = "page-size", default_value_t = 8192, allow_negative_numbers = true, value_parser = args::count::<u32>())]

@@ -2,6 +2,8 @@
 //! directory, read-only — with the fix, before anything runs (it used to be SQLite's "unable to
 //! open database file" for all three).
 
+mod tmpfs;
+
 use std::process::Command;
 
 fn bench_in(dir: &std::path::Path) -> (Option<i32>, String) {
@@ -36,18 +38,8 @@ fn a_read_only_dir_is_named_with_its_fix() {
     if !joj_linux::testgate::root_test() {
         return;
     }
-    let tmp = tempfile::tempdir().unwrap();
-    let mnt = tmp.path().join("ro");
-    std::fs::create_dir(&mnt).unwrap();
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "ro,size=1m", "tmpfs"])
-        .arg(&mnt)
-        .status()
-        .unwrap();
-    assert!(mounted.success(), "mount of a read-only tmpfs failed");
-    let (code, err) = bench_in(&mnt);
-    let unmounted = Command::new("umount").arg(&mnt).status().unwrap();
-    assert!(unmounted.success());
+    let ro = tmpfs::Tmpfs::mount("ro,size=1m");
+    let (code, err) = bench_in(ro.path());
     assert_eq!(code, Some(1), "{err}");
     assert!(
         err.contains("is on a read-only filesystem; fix: give a directory on a writable"),

@@ -2,6 +2,8 @@
 //! made, naming the sizes and the fix (it used to fill the filesystem, fail with "No space left
 //! on device" and leave the data file behind).
 
+mod tmpfs;
+
 use std::process::Command;
 
 #[test]
@@ -9,26 +11,17 @@ fn a_file_workload_that_does_not_fit_is_refused_and_leaves_nothing() {
     if !joj_linux::testgate::root_test() {
         return;
     }
-    let tmp = tempfile::tempdir().unwrap();
-    let mnt = tmp.path().join("small");
-    std::fs::create_dir(&mnt).unwrap();
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=2m", "tmpfs"])
-        .arg(&mnt)
-        .status()
-        .unwrap();
-    assert!(mounted.success(), "mount of a 2 MiB tmpfs failed");
+    let small = tmpfs::Tmpfs::mount("size=2m");
+    let mnt = small.path();
     let out = Command::new(env!("CARGO_BIN_EXE_joj"))
         .args(["bench", "-a", "0", "-f", "8192", "--dir"])
-        .arg(&mnt)
+        .arg(mnt)
         .output()
         .unwrap();
-    let left: Vec<_> = std::fs::read_dir(&mnt)
+    let left: Vec<_> = std::fs::read_dir(mnt)
         .unwrap()
         .map(|e| e.unwrap().file_name())
         .collect();
-    let unmounted = Command::new("umount").arg(&mnt).status().unwrap();
-    assert!(unmounted.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(

@@ -86,15 +86,31 @@ impl Geometry {
         if self.sectors_per_page() > 64 {
             return bad("at most 64 sectors per page");
         }
-        if self.pages_per_block == 0 || self.blocks_per_plane == 0 || self.units() == 0 {
+        if [
+            self.pages_per_block,
+            self.blocks_per_plane,
+            self.channels,
+            self.dies_per_channel,
+            self.planes_per_die,
+        ]
+        .contains(&0)
+        {
             return bad("every geometry count must be non-zero");
         }
-        if self.physical_pages() >= u64::from(u32::MAX) {
-            return bad("physical pages must fit in 32 bits");
-        }
-        if self.physical_pages() > MAX_PHYSICAL_PAGES {
+        // In u64 and saturating: the u32 products of `units` and `blocks` are only computed
+        // once this bound holds. MAX_PHYSICAL_PAGES < 2^32: page numbers fit in 32 bits.
+        let pages = [
+            self.channels,
+            self.dies_per_channel,
+            self.planes_per_die,
+            self.blocks_per_plane,
+            self.pages_per_block,
+        ]
+        .iter()
+        .fold(1u64, |n, &k| n.saturating_mul(u64::from(k)));
+        if pages > MAX_PHYSICAL_PAGES {
             return Err(ProfileError::TooLarge {
-                pages: self.physical_pages(),
+                pages,
                 max_pages: MAX_PHYSICAL_PAGES,
             });
         }

@@ -188,8 +188,9 @@ pub enum ReplayError {
     SeveralDevices { devices: String },
     #[error(
         "trace record {index}: {sectors} sectors at sector {sector} end beyond the emulated \
-         device's {capacity_bytes} bytes; fix: check the trace (a block request is at most a \
-         few MiB), or replay it on a profile with a bigger capacity"
+         device's {capacity_bytes} bytes or exceed the 64 MiB a replayed read or write may \
+         carry; fix: check the trace (a block request is at most a few MiB), or replay it on a \
+         profile with a bigger capacity"
     )]
     BeyondDevice {
         index: usize,

@@ -194,7 +194,7 @@ impl Replayer {
         let mut dev = Emmc::new(&profile)?;
         let aged = match aging {
             Some(a) => {
-                let from = top_bytes.div_ceil(1 << 20) * (1 << 20)
+                let from = top_bytes.div_ceil(1 << 20).saturating_mul(1 << 20)
                     / u64::from(profile.geometry.page_bytes);
                 let spec = crate::aging::Aging {
                     validity_percent: a.validity_percent,
@@ -556,13 +556,21 @@ impl DeviceSummary {
     }
 }
 
-/// The byte offset and length of `r`, if it lies inside a device of `capacity_bytes` (a
-/// request with no data — a flush — always does).
+/// The largest read or write replayed, one buffer in memory: 64 MiB, above any block layer's
+/// request size (Linux's `max_hw_sectors_kb` is at most a few MiB on eMMC, SATA and NVMe).
+/// A discard carries no data and may be as large as the device.
+pub const MAX_REQUEST_BYTES: u64 = 64 << 20;
+
+/// The byte offset and length of `r`, if it lies inside a device of `capacity_bytes` and, when
+/// it carries data, is at most [`MAX_REQUEST_BYTES`] (a request with no data — a flush —
+/// always passes).
 fn request_bytes(r: &TraceRecord, capacity_bytes: u64) -> Option<(u64, u64)> {
     if !matches!(r.op, Op::Read | Op::Write | Op::Discard) {
         return Some((0, 0));
     }
     let offset = r.sector.checked_mul(SECTOR_BYTES)?;
     let bytes = r.sectors.checked_mul(SECTOR_BYTES)?;
-    (offset.checked_add(bytes)? <= capacity_bytes).then_some((offset, bytes))
+    let carries_data = r.op != Op::Discard;
+    let fits = offset.checked_add(bytes)? <= capacity_bytes;
+    (fits && !(carries_data && bytes > MAX_REQUEST_BYTES)).then_some((offset, bytes))
 }

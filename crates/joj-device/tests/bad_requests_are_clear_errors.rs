@@ -72,6 +72,13 @@ fn replay_names_the_offending_record() {
         replay(&huge, &p),
         Err(ReplayError::BeyondDevice { index: 0, .. })
     ));
+    // Inside the device but more than one replayed request may carry (64 MiB).
+    let p_big = joj_device::Profile::builtin("emmc5").unwrap();
+    let oversized = vec![rec(Op::Read, 0, (65 << 20) / 512, "7:0")];
+    assert!(matches!(
+        replay(&oversized, &p_big),
+        Err(ReplayError::BeyondDevice { index: 0, .. })
+    ));
     let overflowing = vec![rec(Op::Write, u64::MAX / 2, 8, "7:0")];
     assert!(matches!(
         replay(&overflowing, &p),

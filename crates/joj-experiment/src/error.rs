@@ -53,7 +53,7 @@ pub enum StackError {
         "joj restart measures the synthetic workload (--workload xftl-synthetic), the paper's Table 5 setup"
     )]
     RestartWorkload,
-    #[error("{what} must be at least 1")]
+    #[error("{what} must be at least 1; fix: give 1 or more")]
     Zero { what: &'static str },
 }
 

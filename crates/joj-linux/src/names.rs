@@ -6,12 +6,18 @@
 //! |---|---|---|
 //! | scratch directory | `<fs>-<pid>-XXXXXX` (a crash copy: `<fs>-<pid>-crash-XXXXXX`) | [`crate::scratch::RUN_DIR`] |
 //! | image file | `<fs>-<pid>-<role>-XXXXXX.img` (in a crash copy: `<role>.img`) | its scratch directory |
-//! | tracefs instance | `joj-<pid>-<n>` | `/sys/kernel/tracing/instances` |
+//! | tracefs instance | `joj-<pid>-<n>`, or `joj-<pid>-<n>-ns<inode>` outside the initial pid namespace | `/sys/kernel/tracing/instances` |
 //! | host temporary directory | `joj-<pid>-XXXXXX`, mode 0700 | `$TMPDIR` or `/tmp` |
 //!
 //! `XXXXXX` is [`RANDOM_CHARS`] random ASCII letters and digits (tempfile's), `<fs>` a
 //! [`FsKind`] name, `<n>` a per-process counter. Parsing is pure and strict: a name gives its
 //! pid only if it has exactly one of these shapes.
+//!
+//! tracefs instances are seen by every pid namespace on the kernel (a container's joj and the
+//! host's), while a pid means something only in its own namespace: an instance's name carries
+//! its maker's pid-namespace inode unless that is the initial namespace, and only names of our
+//! own namespace give a pid. Mounts are per mount namespace and images are recognised by their
+//! path under [`crate::scratch::RUN_DIR`], so they need no tag.
 
 use crate::fs::FsKind;
 
@@ -40,9 +46,26 @@ pub fn image_prefix(kind: FsKind, pid: u32, role: &str) -> String {
     format!("{}-{pid}-{role}-", kind.name())
 }
 
-/// The `n`-th tracefs instance name of `pid`.
-pub fn trace_instance(pid: u32, n: u64) -> String {
-    format!("{TRACE_INSTANCE_PREFIX}{pid}-{n}")
+/// The inode of the initial pid namespace (`PROC_PID_INIT_INO` in the kernel).
+pub const INITIAL_PID_NAMESPACE: u64 = 0xEFFF_FFFC;
+
+/// The inode of this process's pid namespace, read once (`/proc/self/ns/pid`); the initial
+/// namespace's when it cannot be read.
+pub fn own_pid_namespace() -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    static NS: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *NS.get_or_init(|| {
+        std::fs::metadata("/proc/self/ns/pid").map_or(INITIAL_PID_NAMESPACE, |m| m.ino())
+    })
+}
+
+/// The `n`-th tracefs instance name of `pid` in the pid namespace of inode `ns`.
+pub fn trace_instance(pid: u32, n: u64, ns: u64) -> String {
+    if ns == INITIAL_PID_NAMESPACE {
+        format!("{TRACE_INSTANCE_PREFIX}{pid}-{n}")
+    } else {
+        format!("{TRACE_INSTANCE_PREFIX}{pid}-{n}-ns{ns}")
+    }
 }
 
 /// Prefix of a host temporary directory of `pid`.
@@ -99,10 +122,16 @@ pub fn is_crash_image(name: &str) -> bool {
         .is_some_and(|role| IMAGE_ROLES.contains(&role))
 }
 
-/// The pid in a tracefs instance's name (`joj-<pid>-<n>`).
-pub fn trace_instance_pid(name: &str) -> Option<u32> {
-    let (pid, n) = pid_and_rest(name.strip_prefix(TRACE_INSTANCE_PREFIX)?)?;
-    n.bytes().all(|b| b.is_ascii_digit()).then_some(pid)
+/// The pid in a tracefs instance's name made in the pid namespace of inode `ns`; `None` for
+/// another namespace's instance, whose pid says nothing here.
+pub fn trace_instance_pid(name: &str, ns: u64) -> Option<u32> {
+    let (pid, rest) = pid_and_rest(name.strip_prefix(TRACE_INSTANCE_PREFIX)?)?;
+    let (n, tag) = match rest.split_once("-ns") {
+        Some((n, tag)) => (n, Some(tag.parse::<u64>().ok()?)),
+        None => (rest, None),
+    };
+    let same_namespace = tag.unwrap_or(INITIAL_PID_NAMESPACE) == ns;
+    (n.bytes().all(|b| b.is_ascii_digit()) && !n.is_empty() && same_namespace).then_some(pid)
 }
 
 /// The pid in a host temporary directory's name (`joj-<pid>-XXXXXX`).
@@ -137,12 +166,32 @@ mod tests {
                 assert_eq!(image_pid(&image), Some(31), "{image}");
             }
         }
-        assert_eq!(trace_instance_pid(&trace_instance(12345, 0)), Some(12345));
-        assert_eq!(trace_instance_pid(&trace_instance(1, 17)), Some(1));
+        let init = INITIAL_PID_NAMESPACE;
+        assert_eq!(trace_instance(12345, 0, init), "joj-12345-0");
+        assert_eq!(
+            trace_instance_pid(&trace_instance(12345, 0, init), init),
+            Some(12345)
+        );
+        assert_eq!(trace_instance_pid(&trace_instance(1, 17, 77), 77), Some(1));
         assert_eq!(
             temp_dir_pid(&format!("{}AbCdEf", temp_dir_prefix(99))),
             Some(99)
         );
+    }
+
+    #[test]
+    fn another_pid_namespaces_instance_gives_no_pid() {
+        let init = INITIAL_PID_NAMESPACE;
+        // A container's joj, seen from the host, and the host's, seen from a container.
+        assert_eq!(
+            trace_instance_pid(&trace_instance(57, 0, 4026532999), init),
+            None
+        );
+        assert_eq!(
+            trace_instance_pid(&trace_instance(57, 0, init), 4026532999),
+            None
+        );
+        assert_eq!(trace_instance_pid("joj-57-0-nsx", init), None);
     }
 
     #[test]
@@ -181,7 +230,11 @@ mod tests {
             "joj--0",
             "joj-+1-0",
         ] {
-            assert_eq!(trace_instance_pid(name), None, "{name}");
+            assert_eq!(
+                trace_instance_pid(name, INITIAL_PID_NAMESPACE),
+                None,
+                "{name}"
+            );
         }
         // Old, pid-less temporary directories and directories people name by hand.
         for name in [

@@ -107,14 +107,15 @@ pub enum ScratchError {
         min_bytes: u64,
     },
     #[error(
-        "a {} MiB image does not fit in {dir}, which has {} MiB free: the loop device would \
-         fail its writes once the host filesystem is full; fix: ask for at most {} MiB (joj: \
-         --image-mib), or free space in {dir}",
-        .size_bytes >> 20, .free_bytes >> 20, .free_bytes >> 20, dir = .dir.display()
+        "a {} MiB image does not fit in {dir}, whose filesystem holds {} MiB in all; fix: ask \
+         for at most {} MiB (joj: --image-mib)",
+        .size_bytes >> 20, .total_bytes >> 20, .max_bytes >> 20, dir = .dir.display()
     )]
     TooLarge {
         size_bytes: u64,
-        free_bytes: u64,
+        /// The largest main image that fits, with the journal device, if any.
+        max_bytes: u64,
+        total_bytes: u64,
         dir: PathBuf,
     },
     #[error("cannot {what} {path}: {source}; fix: check free space and permissions there")]
@@ -146,10 +147,19 @@ pub enum ScratchError {
     Cleanup(Vec<CleanupProblem>),
 }
 
-/// Bytes an unprivileged writer may still use in the filesystem holding `dir`.
-fn free_bytes(dir: &Path) -> std::io::Result<u64> {
+/// The size of the filesystem holding a directory, and what an unprivileged writer may
+/// still use of it.
+struct Space {
+    total_bytes: u64,
+    free_bytes: u64,
+}
+
+fn space(dir: &Path) -> std::io::Result<Space> {
     let st = rustix::fs::statvfs(dir)?;
-    Ok(st.f_bavail.saturating_mul(st.f_frsize))
+    Ok(Space {
+        total_bytes: st.f_blocks.saturating_mul(st.f_frsize),
+        free_bytes: st.f_bavail.saturating_mul(st.f_frsize),
+    })
 }
 
 fn join(problems: &[CleanupProblem]) -> String {
@@ -207,15 +217,29 @@ impl ScratchFs {
             } else {
                 0
             });
-        let free_bytes = free_bytes(image_dir).map_err(io("check the free space of", image_dir))?;
-        if needed > free_bytes {
+        let space = space(image_dir).map_err(io("check the size of", image_dir))?;
+        if needed > space.total_bytes {
             return Err(ScratchError::TooLarge {
                 size_bytes: needed,
-                free_bytes,
+                max_bytes: space
+                    .total_bytes
+                    .saturating_sub(needed - options.size_bytes),
+                total_bytes: space.total_bytes,
                 dir: image_dir.to_path_buf(),
             });
         }
-
+        if needed > space.free_bytes {
+            // The images are sparse: a run takes only what its filesystem writes, usually a few
+            // MiB, so a big image on a small free space is allowed — but said.
+            eprintln!(
+                "joj-linux: warning: the {} MiB image is larger than the {} MiB free in {}: \
+                 it is sparse, but a run writing more than that fails with I/O errors on its \
+                 loop device",
+                needed >> 20,
+                space.free_bytes >> 20,
+                image_dir.display()
+            );
+        }
         // From here on, drop releases the registry entry, so every early return cleans up.
         let mut me = Self::unmade(kind, &options);
         me.make_dirs(

@@ -374,7 +374,7 @@ fn create_instance(id: u64, instances: &Path) -> Result<PathBuf, TraceError> {
     let (mut first, mut last) = (None, None);
     for _ in 0..INSTANCE_NAME_ATTEMPTS {
         let n = NEXT_INSTANCE.fetch_add(1, Ordering::Relaxed);
-        let path = instances.join(names::trace_instance(pid, n));
+        let path = instances.join(names::trace_instance(pid, n, names::own_pid_namespace()));
         let made = cleanup::track(id, |res| match std::fs::create_dir(&path) {
             Ok(()) => {
                 res.trace_instances.push(path.clone());

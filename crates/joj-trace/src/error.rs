@@ -125,14 +125,20 @@ pub enum OutputError {
         source: io::Error,
     },
 
-    #[error("cannot inspect {}: {source}", .path.display())]
+    #[error(
+        "cannot inspect {}: {source}; fix: check that its directory exists and is readable",
+        .path.display()
+    )]
     Inspect {
         path: PathBuf,
         #[source]
         source: io::Error,
     },
 
-    #[error("writing {}: {source}", .path.display())]
+    #[error(
+        "writing {}: {source}; fix: check free space and permissions there",
+        .path.display()
+    )]
     Write {
         path: PathBuf,
         #[source]

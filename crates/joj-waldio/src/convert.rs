@@ -23,7 +23,10 @@ pub struct ConvertReport {
 /// Convert `path` (which must exist and be a SQLite database) for use with waldio.
 pub fn convert(path: &Path) -> Result<ConvertReport, WaldioError> {
     let (page_size, reserve_before) = existing_db_header(path)?;
-    let sqlite = |what: &str, source| WaldioError::sqlite(what, path, source);
+    const UNCHANGED: &str = "nothing was changed";
+    const RESERVED: &str = "the reserve was added but WAL mode is not set yet: the database \
+                            works as before; run the conversion again to finish";
+    let sqlite = |what: &str, source| WaldioError::sqlite(what, path, UNCHANGED, source);
     let mut vacuumed = false;
     if reserve_before < layout::RESERVE_NEEDED {
         // The default VFS: a stock WAL, if any, is checkpointed by SQLite when leaving WAL mode.
@@ -51,8 +54,15 @@ pub fn convert(path: &Path) -> Result<ConvertReport, WaldioError> {
         conn.close().map_err(|(_, e)| sqlite("closing", e))?;
         vacuumed = true;
     }
-    let conn = open(path, &WaldioOptions::default())?;
-    conn.close().map_err(|(_, e)| sqlite("closing", e))?;
+    let state = if vacuumed { RESERVED } else { UNCHANGED };
+    let finishing = |what: &str, e: WaldioError| match e {
+        WaldioError::Sqlite { source, .. } => WaldioError::sqlite(what, path, state, source),
+        other => other,
+    };
+    let conn = open(path, &WaldioOptions::default())
+        .map_err(|e| finishing("setting WAL mode through waldio on", e))?;
+    conn.close()
+        .map_err(|(_, e)| WaldioError::sqlite("closing", path, state, e))?;
     let (_, reserve_after) = db_header(path)?.unwrap_or((page_size, 0));
     Ok(ConvertReport {
         reserve_before,

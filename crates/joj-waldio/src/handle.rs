@@ -44,20 +44,32 @@ pub enum WaldioError {
     )]
     NotSqlite { path: String },
     #[error(
-        "{path} is locked by another connection (SQLite waited 5 s while {what}); nothing was \
-         changed; fix: close the programs using it (`fuser {path}` lists them), then retry"
+        "{path} is locked by another connection (SQLite waited 5 s while {what}); {state}; \
+         fix: close the programs using it (`fuser {path}` lists them), then retry"
     )]
-    Busy { path: String, what: String },
+    Busy {
+        path: String,
+        what: String,
+        /// What had been done when the lock stopped it.
+        state: &'static str,
+    },
 }
 
 impl WaldioError {
-    /// [`WaldioError::Sqlite`], or [`WaldioError::Busy`] when another connection holds `path`.
-    pub(crate) fn sqlite(what: &str, path: &Path, source: rusqlite::Error) -> WaldioError {
+    /// [`WaldioError::Sqlite`], or [`WaldioError::Busy`] (with `state`, what had been done)
+    /// when another connection holds `path`.
+    pub(crate) fn sqlite(
+        what: &str,
+        path: &Path,
+        state: &'static str,
+        source: rusqlite::Error,
+    ) -> WaldioError {
         use rusqlite::ErrorCode::{DatabaseBusy, DatabaseLocked};
         match source.sqlite_error_code() {
             Some(DatabaseBusy | DatabaseLocked) => WaldioError::Busy {
                 path: path.display().to_string(),
                 what: what.to_string(),
+                state,
             },
             _ => WaldioError::Sqlite {
                 what: format!("{what} {}", path.display()),
@@ -72,8 +84,17 @@ impl WaldioError {
 /// when it is missing or not a SQLite database.
 pub fn existing_db_header(path: &Path) -> Result<(u32, u8), WaldioError> {
     let shown = || path.display().to_string();
-    if !path.exists() {
-        return Err(WaldioError::NotFound { path: shown() });
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(WaldioError::NotFound { path: shown() });
+        }
+        Err(source) => {
+            return Err(WaldioError::Io {
+                what: format!("reading {}", shown()),
+                source,
+            });
+        }
+        Ok(_) => {}
     }
     db_header(path)?.ok_or_else(|| WaldioError::NotSqlite { path: shown() })
 }

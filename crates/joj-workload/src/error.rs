@@ -8,9 +8,9 @@ use std::path::PathBuf;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConfigError {
-    #[error("-n must be at least 1 transaction")]
+    #[error("-n must be at least 1 transaction; fix: give 1 or more")]
     ZeroTransactions,
-    #[error("{what} must be at least 1")]
+    #[error("{what} must be at least 1; fix: give 1 or more")]
     Zero { what: &'static str },
     /// A size-like number beyond what joj runs ([`crate::config::bounds`]).
     #[error("{what} {given} is more than joj runs ({why}); fix: give at most {max}")]
@@ -80,7 +80,9 @@ pub enum ConfigError {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum WorkloadError {
-    #[error("invalid configuration: {0}")]
+    /// Printed as the configuration error itself, which names the parameter (a prefix with
+    /// the same text as its source would print it twice in a chain of causes).
+    #[error(transparent)]
     Config(#[from] ConfigError),
     #[error("SQLite failed while {what}: {source}")]
     Sqlite {

@@ -34,7 +34,7 @@ mod report;
 mod rig;
 mod trial;
 
-pub use options::CrashOptions;
+pub use options::{CrashOptions, MAX_CUTS, MAX_TRANSACTIONS};
 pub use report::{CrashReport, CrashTrial};
 
 use joj_atomic::XftlCounters;

@@ -42,6 +42,9 @@ pub struct Seen {
     pub temp_dirs: Vec<TempEntry>,
     /// This process's effective uid: only temporary directories it owns can be its runs'.
     pub euid: u32,
+    /// This process's pid namespace when it is not the initial one: only tracefs instances
+    /// made in it name a pid that means something here ([`names`]).
+    pub other_pid_namespace: Option<u64>,
 }
 
 /// A directory in the host's temporary directory.
@@ -164,7 +167,11 @@ pub(super) fn removal_order(a: &Resource, b: &Resource) -> std::cmp::Ordering {
 fn ours(seen: &Seen) -> Vec<(u32, Resource)> {
     let mut found = Vec::new();
     for name in &seen.trace_instances {
-        if let Some(pid) = names::trace_instance_pid(name) {
+        if let Some(pid) = names::trace_instance_pid(
+            name,
+            seen.other_pid_namespace
+                .unwrap_or(names::INITIAL_PID_NAMESPACE),
+        ) {
             found.push((pid, Resource::TraceInstance(seen.instances_dir.join(name))));
         }
     }
@@ -201,19 +208,23 @@ fn scratch_pid_of(path: &Path, run_dir: &Path) -> Option<u32> {
     names::scratch_dir_pid(first.as_os_str().to_str()?)
 }
 
-/// The pid of the process that made the image a loop device serves: in the image's own name,
-/// or, for a crash copy's `<role>.img`, in its scratch directory's.
+/// The pid of the process that made the image a loop device serves. Only an image directly
+/// inside one of `run_dir`'s scratch directories is joj's: a `<kind>-<pid>-<role>-….img`
+/// whose pid is its directory's, or a crash copy's `<role>.img`. An image of joj's name
+/// anywhere else (copied out to keep, attached by hand) is not ours, whatever its name.
 fn image_owner(backing: &Path, run_dir: &Path) -> Option<u32> {
     let shown = backing.to_str()?;
     let path = Path::new(shown.strip_suffix(" (deleted)").unwrap_or(shown));
     let name = path.file_name()?.to_str()?;
-    names::image_pid(name).or_else(|| {
-        let dir = path.parent()?;
-        let in_run_dir = dir.parent() == Some(run_dir);
-        (in_run_dir && names::is_crash_image(name))
-            .then(|| scratch_pid_of(dir, run_dir))
-            .flatten()
-    })
+    let dir = path.parent()?;
+    if dir.parent() != Some(run_dir) {
+        return None;
+    }
+    let dir_pid = scratch_pid_of(dir, run_dir)?;
+    match names::image_pid(name) {
+        Some(pid) => (pid == dir_pid).then_some(pid),
+        None => names::is_crash_image(name).then_some(dir_pid),
+    }
 }
 
 /// One line per pid, `what` then the pid then the things: `removed leftovers of dead joj 12:

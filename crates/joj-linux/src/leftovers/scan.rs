@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::decide::{Liveness, Seen, TempEntry};
 use super::error::{LeftoverError, Scope};
+use crate::names;
 use crate::prereq::TRACEFS_ROOT;
 use crate::scratch::RUN_DIR;
 
@@ -19,6 +20,8 @@ pub(super) fn seen(scope: Scope) -> Result<Seen, LeftoverError> {
         temp_dirs: temp_entries(&temp_root)?,
         temp_root,
         euid,
+        other_pid_namespace: Some(names::own_pid_namespace())
+            .filter(|&ns| ns != names::INITIAL_PID_NAMESPACE),
         ..Seen::default()
     };
     if scope == Scope::TempDirs {

@@ -35,6 +35,7 @@ fn run_of(pid: u32) -> Seen {
             mode: 0o700,
         }],
         euid: 0,
+        other_pid_namespace: None,
     }
 }
 
@@ -118,6 +119,7 @@ fn things_not_named_as_joj_names_them_are_not_considered() {
             },
         ],
         euid: 0,
+        other_pid_namespace: None,
     };
     assert_eq!(decide(&seen, liveness), Decision::default());
 }
@@ -162,6 +164,13 @@ fn a_crash_copy_and_a_deleted_image_are_found_by_their_directory_and_name() {
             ),
             // A crash copy's name elsewhere says nothing.
             (7, format!("/srv/xfs-{DEAD}-crash-Zz0000/main.img").into()),
+            // Nor does an image of joj's name copied out to keep, or one in another pid's
+            // scratch directory.
+            (8, format!("/srv/keep/ext4-{DEAD}-main-Qw3rTy.img").into()),
+            (
+                9,
+                format!("/run/joj/ext4-{DEAD}-aB3dE6/ext4-1-main-Qw3rTy.img").into(),
+            ),
         ],
         ..Seen::default()
     };
