@@ -4,22 +4,10 @@
 //! printed or created. (Were the check after the run, `joj crash` here would run 1000 power
 //! cuts first, and `compare` would need a scratch filesystem.)
 
-use std::path::Path;
-use std::process::Command;
+mod in_dir;
 
-/// Runs joj in `dir`; returns (success, stdout, stderr).
-fn joj(args: &[&str], dir: &Path) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_joj"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use in_dir::joj;
+use std::path::Path;
 
 fn refused(args: &[&str], dir: &Path, says: &[&str]) {
     let (ok, out, err) = joj(args, dir);

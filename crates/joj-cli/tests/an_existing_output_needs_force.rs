@@ -3,31 +3,10 @@
 //! the fix, before any work, and leave the file as it was; with `--force` the file is replaced
 //! whole (written beside it, then renamed over it), leaving nothing else behind.
 
+mod in_dir;
+
+use in_dir::{joj, names};
 use std::path::Path;
-use std::process::Command;
-
-/// Runs joj in `dir`; returns (success, stdout, stderr).
-fn joj(args: &[&str], dir: &Path) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_joj"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
 
 const BLKPARSE: &str = "  7,0    1        6     0.000004500  1234  D  WS 2048 + 8 [joj]\n";
 const KEEP: &str = "the user's own file\n";

@@ -2,21 +2,9 @@
 //! expected (blkparse text lines, with an example) and how to produce it; no output is written
 //! and an existing one is kept, even with `--force`.
 
-use std::path::Path;
-use std::process::Command;
+mod in_dir;
 
-/// Runs joj in `dir`; returns (success, stderr).
-fn joj(args: &[&str], dir: &Path) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_joj"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use in_dir::joj;
 
 #[test]
 fn an_input_without_requests_is_an_error() {
@@ -27,7 +15,7 @@ fn an_input_without_requests_is_an_error() {
     std::fs::write(d.join("keep.jsonl"), "kept\n").unwrap();
 
     for input in ["notatrace.txt", "empty.txt"] {
-        let (ok, err) = joj(&["trace", "import", "-o", "new.jsonl", input], d);
+        let (ok, _, err) = joj(&["trace", "import", "-o", "new.jsonl", input], d);
         assert!(!ok, "{input} holds no request: {err}");
         assert!(
             err.contains(&format!("{input} holds no block request"))
@@ -38,7 +26,7 @@ fn an_input_without_requests_is_an_error() {
         );
         assert!(!d.join("new.jsonl").exists(), "no output for no requests");
 
-        let (ok, err) = joj(
+        let (ok, _, err) = joj(
             &["trace", "import", "--force", "-o", "keep.jsonl", input],
             d,
         );

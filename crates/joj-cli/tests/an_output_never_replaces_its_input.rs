@@ -3,30 +3,9 @@
 //! untouched and nothing is left beside it. `--force` does not change that. A device profile
 //! file given to `--device` is an input of crash, restart and compare.
 
-use std::path::Path;
-use std::process::Command;
+mod in_dir;
 
-/// Runs joj; returns (success, stderr).
-fn joj(args: &[&str], dir: &Path) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_joj"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
+use in_dir::{joj, names};
 
 const BLKPARSE: &str = "  7,0    1        6     0.000004500  1234  D  WS 2048 + 8 [joj]\n\
                         7,0    1        7     0.000005500  1234  D  FN [jbd2/loop0-8]\n";
@@ -36,7 +15,7 @@ fn an_output_never_replaces_its_input() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     std::fs::write(d.join("sda.txt"), BLKPARSE).unwrap();
-    let (ok, err) = joj(&["trace", "import", "-o", "run.trace.jsonl", "sda.txt"], d);
+    let (ok, _, err) = joj(&["trace", "import", "-o", "run.trace.jsonl", "sda.txt"], d);
     assert!(ok, "{err}");
     let trace = std::fs::read(d.join("run.trace.jsonl")).unwrap();
     std::os::unix::fs::symlink("run.trace.jsonl", d.join("link.jsonl")).unwrap();
@@ -55,7 +34,7 @@ fn an_output_never_replaces_its_input() {
             if force {
                 args.push("--force");
             }
-            let (ok, err) = joj(&args, d);
+            let (ok, _, err) = joj(&args, d);
             assert!(!ok, "plotting over the input must fail: {args:?}");
             assert!(
                 err.contains("same file as the input run.trace.jsonl") && err.contains("fix:"),
@@ -63,7 +42,7 @@ fn an_output_never_replaces_its_input() {
             );
         }
     }
-    let (ok, err) = joj(
+    let (ok, _, err) = joj(
         &["trace", "import", "--force", "-o", "sda.txt", "sda.txt"],
         d,
     );
@@ -80,7 +59,7 @@ fn an_output_never_replaces_its_input() {
             "--save",
             "phone.json",
         ];
-        let (ok, err) = joj(&args, d);
+        let (ok, _, err) = joj(&args, d);
         assert!(!ok);
         assert!(err.contains("same file as the input phone.json"), "{err}");
     }
