@@ -6,10 +6,9 @@
 mod common;
 
 use std::os::unix::fs::PermissionsExt;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
-use common::{SIGKILL, signal, temp_dirs_of};
+use common::{SIGKILL, long_host_run, signal, temp_dirs_of};
 
 #[test]
 fn a_host_run_after_a_killed_one_removes_its_temp_dir() {
@@ -23,31 +22,8 @@ fn a_host_run_after_a_killed_one_removes_its_temp_dir() {
             .env("TMPDIR", tmp.path());
         c
     };
-    let mut killed = joj(&[
-        "bench",
-        "--fs",
-        "host",
-        "-n",
-        "100000",
-        "--interval-ms",
-        "2",
-    ])
-    .stdout(Stdio::null())
-    .stderr(Stdio::null())
-    .spawn()
-    .unwrap();
+    let mut killed = long_host_run(tmp.path(), out.path());
     let pid = killed.id();
-    let t0 = Instant::now();
-    while !temp_dirs_of(pid, tmp.path())
-        .first()
-        .is_some_and(|d| d.join("joj-0.db").exists())
-    {
-        assert!(
-            t0.elapsed() < Duration::from_secs(60),
-            "the run never started"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
     signal(pid, SIGKILL);
     killed.wait().unwrap();
     let left = temp_dirs_of(pid, tmp.path());

@@ -5,45 +5,16 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
-use common::{SIGINT, SIGTERM, signal, temp_dirs_of};
+use common::{SIGINT, SIGTERM, long_host_run, signal, temp_dirs_of};
 
 /// Starts a long host run with `TMPDIR=tmp`, waits until its database is in its temporary
 /// directory, sends `sig`, and returns the exit code.
 fn signalled_host_run(tmp: &Path, sig: i32) -> (u32, Option<i32>) {
     let out = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_joj"))
-        .args([
-            "bench",
-            "--fs",
-            "host",
-            "-n",
-            "100000",
-            "--interval-ms",
-            "2",
-        ])
-        .arg("--out")
-        .arg(out.path())
-        .env("TMPDIR", tmp)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = long_host_run(tmp, out.path());
     let pid = child.id();
-    let t0 = Instant::now();
-    while !temp_dirs_of(pid, tmp)
-        .first()
-        .is_some_and(|d| d.join("joj-0.db").exists())
-    {
-        assert!(
-            t0.elapsed() < Duration::from_secs(60),
-            "the run never started"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(Duration::from_millis(200));
+    std::thread::sleep(std::time::Duration::from_millis(200));
     signal(pid, sig);
     (pid, child.wait().unwrap().code())
 }

@@ -122,6 +122,40 @@ pub fn run_joj(args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// A `--fs host` run long enough to be signalled, with `TMPDIR=tmp` and `--out out`, started
+/// and waited for until its database is in its temporary directory.
+pub fn long_host_run(tmp: &Path, out: &Path) -> Child {
+    let child = Command::new(env!("CARGO_BIN_EXE_joj"))
+        .args([
+            "bench",
+            "--fs",
+            "host",
+            "-n",
+            "100000",
+            "--interval-ms",
+            "2",
+        ])
+        .arg("--out")
+        .arg(out)
+        .env("TMPDIR", tmp)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while !temp_dirs_of(child.id(), tmp)
+        .first()
+        .is_some_and(|d| d.join("joj-0.db").exists())
+    {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the run never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child
+}
+
 /// A traced run on a scratch ext4 long enough to be killed in its window.
 pub const LONG_TRACED_BENCH: [&str; 10] = [
     "bench",
