@@ -40,21 +40,17 @@ impl BaseVfs {
     /// The VFS SQLite knows as `name`.
     pub fn find(name: &str) -> Option<BaseVfs> {
         let c = CString::new(name).ok()?;
-        // SAFETY: sqlite3_initialize is idempotent and thread-safe; vfs_find takes any C string.
-        let raw = unsafe {
-            ffi::sqlite3_initialize();
-            ffi::sqlite3_vfs_find(c.as_ptr())
-        };
+        crate::sqlite_alloc::initialize();
+        // SAFETY: vfs_find takes any C string.
+        let raw = unsafe { ffi::sqlite3_vfs_find(c.as_ptr()) };
         NonNull::new(raw).map(|raw| BaseVfs { raw })
     }
 
     /// SQLite's default VFS (`unix` unless someone made another one the default).
     pub fn default_vfs() -> Option<BaseVfs> {
-        // SAFETY: as in `find`; NULL asks for the default.
-        let raw = unsafe {
-            ffi::sqlite3_initialize();
-            ffi::sqlite3_vfs_find(std::ptr::null())
-        };
+        crate::sqlite_alloc::initialize();
+        // SAFETY: NULL asks for the default.
+        let raw = unsafe { ffi::sqlite3_vfs_find(std::ptr::null()) };
         NonNull::new(raw).map(|raw| BaseVfs { raw })
     }
 
@@ -69,6 +65,19 @@ impl BaseVfs {
     fn vfs(&self) -> &ffi::sqlite3_vfs {
         // SAFETY: a registered VFS object, never freed.
         unsafe { self.raw.as_ref() }
+    }
+
+    /// Make this VFS the process's default (what connections opened without a VFS name use).
+    pub fn make_default(&self) -> Result<(), SqliteError> {
+        // SAFETY: a VFS SQLite knows; registering it again only moves it to the list's head.
+        let rc = unsafe { ffi::sqlite3_vfs_register(self.raw.as_ptr(), 1) };
+        if rc != ffi::SQLITE_OK {
+            return Err(SqliteError::with_message(
+                ResultCode::from_raw(rc),
+                format!("making {} the default VFS", self.name()),
+            ));
+        }
+        Ok(())
     }
 
     pub fn name(&self) -> String {

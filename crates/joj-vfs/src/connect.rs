@@ -56,6 +56,42 @@ impl Connecting<'_> {
         }
     }
 
+    /// The keys of every URI parameter of the main database's name, in order.
+    pub fn uri_keys(&self) -> Vec<String> {
+        let mut keys = Vec::new();
+        // SAFETY: a live connection; sqlite3_uri_key returns NULL past the last parameter.
+        unsafe {
+            let name = ffi::sqlite3_db_filename(self.db.as_ptr(), c"main".as_ptr());
+            if name.is_null() {
+                return keys;
+            }
+            for n in 0.. {
+                let k = ffi::sqlite3_uri_key(name, n);
+                if k.is_null() {
+                    break;
+                }
+                keys.push(CStr::from_ptr(k).to_string_lossy().into_owned());
+            }
+        }
+        keys
+    }
+
+    /// The main database's file (`None`: in-memory or temporary).
+    pub fn database_path(&self) -> Option<std::path::PathBuf> {
+        // SAFETY: a live connection; the name is SQLite's, copied before the call returns.
+        let name = unsafe {
+            let p = ffi::sqlite3_db_filename(self.db.as_ptr(), c"main".as_ptr());
+            if p.is_null() || *p == 0 {
+                return None;
+            }
+            CStr::from_ptr(p)
+        };
+        use std::os::unix::ffi::OsStrExt;
+        Some(std::path::PathBuf::from(std::ffi::OsStr::from_bytes(
+            name.to_bytes(),
+        )))
+    }
+
     /// Run `sql` (statements without results, such as `PRAGMA synchronous=FULL`).
     pub fn execute(&mut self, sql: &str) -> Result<(), SqliteError> {
         let c = CString::new(sql).map_err(|_| {

@@ -7,7 +7,7 @@
 
 use crate::error::{ResultCode, SqliteError};
 use libsqlite3_sys as ffi;
-use std::ffi::{CStr, CString, c_char, c_int, c_void};
+use std::ffi::{CStr, c_char, c_int, c_void};
 use std::marker::PhantomData;
 
 /// One `xFileControl` request. `'a` is the duration of the call.
@@ -55,18 +55,13 @@ pub struct OtherControl<'a> {
 
 /// A string SQLite will free with `sqlite3_free` (what `VFSNAME` and `PRAGMA` replies must be).
 fn sqlite_string(text: &str) -> Result<*mut c_char, SqliteError> {
-    let c = CString::new(text).map_err(|_| {
-        SqliteError::with_message(
+    if text.contains('\0') {
+        return Err(SqliteError::with_message(
             ResultCode::MISUSE,
             format!("a file-control reply contains a NUL byte: {text:?}"),
-        )
-    })?;
-    // SAFETY: a "%s" format and a valid C string; the result is NULL or SQLite-owned memory.
-    let s = unsafe { ffi::sqlite3_mprintf(c"%s".as_ptr(), c.as_ptr()) };
-    if s.is_null() {
-        return Err(SqliteError::new(ResultCode::NOMEM));
+        ));
     }
-    Ok(s)
+    crate::sqlite_alloc::string(text).ok_or_else(|| SqliteError::new(ResultCode::NOMEM))
 }
 
 impl VfsNameReply<'_> {

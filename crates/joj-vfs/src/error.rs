@@ -17,6 +17,7 @@ impl ResultCode {
     pub const OK: ResultCode = ResultCode(ffi::SQLITE_OK);
     pub const ERROR: ResultCode = ResultCode(ffi::SQLITE_ERROR);
     pub const BUSY: ResultCode = ResultCode(ffi::SQLITE_BUSY);
+    pub const LOCKED: ResultCode = ResultCode(ffi::SQLITE_LOCKED);
     pub const NOMEM: ResultCode = ResultCode(ffi::SQLITE_NOMEM);
     pub const READONLY: ResultCode = ResultCode(ffi::SQLITE_READONLY);
     pub const FULL: ResultCode = ResultCode(ffi::SQLITE_FULL);

@@ -41,6 +41,8 @@ mod forward_to_base;
 mod lock_table;
 mod name;
 mod outcome;
+mod raw_connection;
+mod sqlite_alloc;
 pub mod unpoisoned;
 mod vfs;
 
@@ -58,4 +60,5 @@ pub use flags::{
 pub use lock_table::{Busy, HandleLock, LockTable};
 pub use name::FileName;
 pub use outcome::{FetchedPage, FullPathname, ReadOutcome, ShmMapping};
+pub use raw_connection::RawConnection;
 pub use vfs::{Vfs, VfsFile};

@@ -1,13 +1,12 @@
 //! One-command conversion of an existing database for waldio: give every page the 24-byte
 //! reserve the embedded frame headers need (`VACUUM` through SQLite's default VFS), then put
 //! it in WAL mode through waldio. Nothing is lost: VACUUM is SQLite's own transactional copy.
+//! It opens connections with [`RawConnection`], so it runs in the loadable extension too.
 
-use crate::handle::{WaldioError, db_header, existing_db_header, open};
+use crate::handle::{WaldioError, db_header, existing_db_header, register, uri};
 use crate::layout;
 use crate::options::WaldioOptions;
-use libsqlite3_sys as ffi;
-use rusqlite::Connection;
-use std::ffi::{c_int, c_void};
+use joj_vfs::{RawConnection, ResultCode, SqliteError};
 use std::path::Path;
 
 /// What [`convert`] found and did.
@@ -30,39 +29,38 @@ pub fn convert(path: &Path) -> Result<ConvertReport, WaldioError> {
     let mut vacuumed = false;
     if reserve_before < layout::RESERVE_NEEDED {
         // The default VFS: a stock WAL, if any, is checkpointed by SQLite when leaving WAL mode.
-        let conn = Connection::open(path).map_err(|e| sqlite("opening", e))?;
-        conn.query_row("PRAGMA journal_mode=DELETE", [], |r| r.get::<_, String>(0))
+        let mut conn = RawConnection::open(path, None).map_err(|e| sqlite("opening", e))?;
+        conn.query("PRAGMA journal_mode=DELETE")
             .map_err(|e| sqlite("leaving WAL mode on", e))?;
-        let mut n: c_int = layout::RESERVE_NEEDED as c_int;
-        // SAFETY: a live connection handle and a valid int out/in pointer.
-        let rc = unsafe {
-            ffi::sqlite3_file_control(
-                conn.handle(),
-                c"main".as_ptr(),
-                ffi::SQLITE_FCNTL_RESERVE_BYTES,
-                &mut n as *mut c_int as *mut c_void,
-            )
-        };
-        if rc != ffi::SQLITE_OK {
-            return Err(sqlite(
-                "setting the reserve of",
-                rusqlite::Error::SqliteFailure(ffi::Error::new(rc), None),
-            ));
-        }
-        conn.execute_batch("VACUUM")
+        conn.set_reserve_bytes(layout::RESERVE_NEEDED)
+            .map_err(|e| sqlite("setting the reserve of", e))?;
+        conn.query("VACUUM")
             .map_err(|e| sqlite("VACUUM (adds the reserve) of", e))?;
-        conn.close().map_err(|(_, e)| sqlite("closing", e))?;
+        conn.close().map_err(|e| sqlite("closing", e))?;
         vacuumed = true;
     }
     let state = if vacuumed { RESERVED } else { UNCHANGED };
-    let finishing = |what: &str, e: WaldioError| match e {
-        WaldioError::Sqlite { source, .. } => WaldioError::sqlite(what, path, state, source),
-        other => other,
-    };
-    let conn = open(path, &WaldioOptions::default())
+    let finishing = |what: &str, e| WaldioError::sqlite(what, path, state, e);
+    let vfs = register()?;
+    let name = uri(path, &WaldioOptions::default());
+    let mut conn = RawConnection::open(Path::new(&name), Some(vfs.name()))
+        .map_err(|e| finishing("opening through waldio", e))?;
+    let mode = conn
+        .query("PRAGMA journal_mode=WAL")
         .map_err(|e| finishing("setting WAL mode through waldio on", e))?;
-    conn.close()
-        .map_err(|(_, e)| WaldioError::sqlite("closing", path, state, e))?;
+    if !mode
+        .as_deref()
+        .is_some_and(|m| m.eq_ignore_ascii_case("wal"))
+    {
+        return Err(finishing(
+            "setting WAL mode through waldio on",
+            SqliteError::with_message(
+                ResultCode::ERROR,
+                format!("SQLite kept journal_mode={}", mode.unwrap_or_default()),
+            ),
+        ));
+    }
+    conn.close().map_err(|e| finishing("closing", e))?;
     let (_, reserve_after) = db_header(path)?.unwrap_or((page_size, 0));
     Ok(ConvertReport {
         reserve_before,

@@ -4,9 +4,8 @@
 use crate::counters::WaldioCounters;
 use crate::io::Tap;
 use crate::options::WaldioOptions;
-use crate::{layout, sqlite_header, vfs};
-use joj_vfs::{BaseVfs, Registered};
-use rusqlite::{Connection, OpenFlags};
+use crate::{sqlite_header, vfs};
+use joj_vfs::{BaseVfs, Registered, ResultCode, SqliteError};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -27,7 +26,7 @@ pub enum WaldioError {
     #[error("{what}: {source}{}", detail.as_ref().map(|d| format!(" ({d})")).unwrap_or_default())]
     Sqlite {
         what: String,
-        source: rusqlite::Error,
+        source: SqliteError,
         /// What the VFS said about it, when it said something.
         detail: Option<String>,
     },
@@ -62,11 +61,10 @@ impl WaldioError {
         what: &str,
         path: &Path,
         state: &'static str,
-        source: rusqlite::Error,
+        source: SqliteError,
     ) -> WaldioError {
-        use rusqlite::ErrorCode::{DatabaseBusy, DatabaseLocked};
-        match source.sqlite_error_code() {
-            Some(DatabaseBusy | DatabaseLocked) => WaldioError::Busy {
+        match source.code().primary() {
+            ResultCode::BUSY | ResultCode::LOCKED => WaldioError::Busy {
                 path: path.display().to_string(),
                 what: what.to_string(),
                 state,
@@ -158,7 +156,8 @@ pub fn last_error() -> Option<String> {
 }
 
 /// Forget the last errors of every waldio VFS (before an open whose error gets the message).
-fn clear_last_error() {
+#[cfg(feature = "rusqlite")]
+pub(crate) fn clear_last_error() {
     for v in vfs::lock(&REGISTERED).iter() {
         v.reg.errors().clear();
     }
@@ -201,61 +200,13 @@ pub fn uri(path: &Path, opts: &WaldioOptions) -> String {
     s
 }
 
-/// Open `path` through `vfs` in WAL mode with `opts`. A database without the reserve is
-/// refused before SQLite touches it.
-pub fn open_with(
-    vfs: WaldioVfs,
-    path: &Path,
-    opts: &WaldioOptions,
-) -> Result<Connection, WaldioError> {
-    // A message from an earlier, unrelated failure must not be attached to this open's error.
-    clear_last_error();
-    if let Some((_, reserve)) = db_header(path)? {
-        if reserve < layout::RESERVE_NEEDED {
-            return Err(WaldioError::NoReserve {
-                path: path.display().to_string(),
-                reserve,
-            });
-        }
-    }
-    let sqlite = |what: &str, source: rusqlite::Error| WaldioError::Sqlite {
-        what: format!("{what} {}", path.display()),
-        source,
-        detail: last_error(),
-    };
-    let conn = Connection::open_with_flags_and_vfs(
-        uri(path, opts),
-        OpenFlags::SQLITE_OPEN_READ_WRITE
-            | OpenFlags::SQLITE_OPEN_CREATE
-            | OpenFlags::SQLITE_OPEN_URI
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        vfs.name(),
-    )
-    .map_err(|e| sqlite("opening", e))?;
-    let mode: String = conn
-        .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
-        .map_err(|e| sqlite("setting journal_mode=WAL on", e))?;
-    if !mode.eq_ignore_ascii_case("wal") {
-        return Err(WaldioError::Sqlite {
-            what: format!("setting journal_mode=WAL on {}", path.display()),
-            source: rusqlite::Error::InvalidQuery,
-            detail: Some(format!("SQLite kept journal_mode={mode}")),
-        });
-    }
-    Ok(conn)
-}
-
-/// [`open_with`] on the default `waldio` VFS.
-pub fn open(path: &Path, opts: &WaldioOptions) -> Result<Connection, WaldioError> {
-    open_with(register()?, path, opts)
-}
-
 /// Page size and reserved bytes per page from a database file's header (`None`: no header).
 pub fn db_header(path: &Path) -> Result<Option<(u32, u8)>, WaldioError> {
-    sqlite_header::read(path).map_err(|source| WaldioError::Io {
+    let header = sqlite_header::read(path).map_err(|source| WaldioError::Io {
         what: format!("reading the header of {}", path.display()),
         source,
-    })
+    })?;
+    Ok(header.map(|h| (h.page_size, h.reserve)))
 }
 
 /// The path of a database's WAL.

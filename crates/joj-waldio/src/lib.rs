@@ -17,8 +17,11 @@
 //! group sync, a commit's frames are written before SQLite acknowledges it (and durable with
 //! `full`/`fua`); the page bytes that hold frame headers are verified to be zero before use.
 
+#[cfg(feature = "rusqlite")]
+mod connection;
 mod convert;
 pub mod counters;
+pub mod db_mark;
 mod handle;
 pub mod io;
 pub mod layout;
@@ -27,11 +30,13 @@ mod sqlite_header;
 mod vfs;
 pub mod wal;
 
+#[cfg(feature = "rusqlite")]
+pub use connection::{open, open_with};
 pub use convert::{ConvertReport, convert};
 pub use counters::{AtomicWaldioCounters, WaldioCounters};
 pub use handle::{
-    VFS_NAME, WaldioError, WaldioVfs, db_header, existing_db_header, last_error, open, open_with,
-    register, register_over, uri, wal_path,
+    VFS_NAME, WaldioError, WaldioVfs, db_header, existing_db_header, last_error, register,
+    register_over, uri, wal_path,
 };
 pub use io::{AlignedBuf, DirectFile, Tap, WalIo};
 pub use options::{GroupSync, OptionsError, SyncOption, WaldioOptions, group_due};

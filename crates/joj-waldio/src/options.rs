@@ -40,6 +40,36 @@ pub enum OptionsError {
     UnknownSync { given: String },
     #[error("{key}={given:?} is not a whole number; give {key} as a non-negative integer")]
     NotANumber { key: &'static str, given: String },
+    #[error(
+        "unknown URI parameter {key:?}: waldio's are {} (docs/formats/waldio.md)",
+        URI_KEYS.join(", ")
+    )]
+    UnknownKey { key: String },
+}
+
+/// Every URI parameter waldio reads; any other `waldio_*` key is refused (a misspelt option
+/// would otherwise be ignored silently).
+pub const URI_KEYS: &[&str] = &[
+    "waldio_sync",
+    "waldio_group",
+    "waldio_group_kib",
+    "waldio_group_ms",
+    "waldio_prealloc_frames",
+    "waldio_extend_frames",
+    "waldio_canary_skip_sync",
+];
+
+/// Refuse a `waldio_*` key that is not one of [`URI_KEYS`] (other keys are SQLite's).
+pub fn check_uri_keys<'a>(keys: impl IntoIterator<Item = &'a str>) -> Result<(), OptionsError> {
+    match keys
+        .into_iter()
+        .find(|k| k.starts_with("waldio_") && !URI_KEYS.contains(k))
+    {
+        Some(key) => Err(OptionsError::UnknownKey {
+            key: key.to_string(),
+        }),
+        None => Ok(()),
+    }
 }
 
 impl FromStr for SyncOption {

@@ -4,8 +4,17 @@
 use std::io::Read;
 use std::path::Path;
 
-/// Page size and reserve from a database file's header (`None`: no file, or no SQLite header).
-pub(crate) fn read(path: &Path) -> std::io::Result<Option<(u32, u8)>> {
+/// The header fields waldio reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Header {
+    pub(crate) page_size: u32,
+    pub(crate) reserve: u8,
+    /// The file-format write version is 2: the database is in WAL mode.
+    pub(crate) wal_mode: bool,
+}
+
+/// The header of a database file (`None`: no file, or no SQLite header).
+pub(crate) fn read(path: &Path) -> std::io::Result<Option<Header>> {
     let mut f = match std::fs::File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -25,5 +34,9 @@ pub(crate) fn read(path: &Path) -> std::io::Result<Option<(u32, u8)>> {
     }
     let raw = u16::from_be_bytes([h[16], h[17]]) as u32;
     let page = if raw == 1 { 65536 } else { raw };
-    Ok(Some((page, h[20])))
+    Ok(Some(Header {
+        page_size: page,
+        reserve: h[20],
+        wal_mode: h[18] == 2,
+    }))
 }

@@ -6,14 +6,31 @@ use super::registry;
 use crate::connect::Connecting;
 use crate::error::ResultCode;
 use libsqlite3_sys as ffi;
-use std::ffi::{CString, c_char, c_int, c_void};
+use std::ffi::{c_char, c_int, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::ptr::NonNull;
 
 /// Install the hook (SQLite ignores an entry point registered already).
 pub(crate) fn install() -> c_int {
     // SAFETY: registering a valid extern "C" entry point of the documented signature.
-    unsafe { ffi::sqlite3_auto_extension(Some(on_open)) }
+    #[cfg(not(feature = "loadable_extension"))]
+    let rc = unsafe { ffi::sqlite3_auto_extension(Some(on_open)) };
+    // The extension API table declares the entry point as `void (*)(void)`, as sqlite3.h's
+    // `sqlite3_auto_extension(void(*)(void))` does; SQLite calls it with the real signature.
+    #[cfg(feature = "loadable_extension")]
+    // SAFETY: a function pointer cast between two extern "C" function types, the one SQLite
+    // documents for auto-extensions being the one it calls.
+    let rc = unsafe {
+        ffi::sqlite3_auto_extension(Some(std::mem::transmute::<
+            unsafe extern "C" fn(
+                *mut ffi::sqlite3,
+                *mut *mut c_char,
+                *const ffi::sqlite3_api_routines,
+            ) -> c_int,
+            unsafe extern "C" fn(),
+        >(on_open)))
+    };
+    rc
 }
 
 unsafe extern "C" fn on_open(
@@ -58,9 +75,9 @@ unsafe extern "C" fn on_open(
     };
     let code = entry.errors.fail(&e);
     if let (false, Some(m)) = (err.is_null(), e.message()) {
-        if let Ok(c) = CString::new(m) {
-            // SAFETY: SQLite frees *err with sqlite3_free; "%s" with a valid C string.
-            unsafe { *err = ffi::sqlite3_mprintf(c"%s".as_ptr(), c.as_ptr()) };
+        if let Some(s) = crate::sqlite_alloc::string(m) {
+            // SAFETY: SQLite frees *err with sqlite3_free, which matches sqlite_alloc.
+            unsafe { *err = s };
         }
     }
     code

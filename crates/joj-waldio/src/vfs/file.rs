@@ -93,7 +93,11 @@ impl VfsFile for WaldioFile {
     }
 
     fn fetch(&mut self, offset: u64, amount: usize) -> Result<Option<FetchedPage>, SqliteError> {
-        each!(self, |f| f.fetch(offset, amount))
+        match self {
+            // A mapped first page would show the header's mark raw: SQLite reads it instead.
+            WaldioFile::PassThrough(f) if f.main_db && offset < 100 => Ok(None),
+            _ => each!(self, |f| f.fetch(offset, amount)),
+        }
     }
 
     fn unfetch(&mut self, offset: u64, page: Option<FetchedPage>) -> Result<(), SqliteError> {

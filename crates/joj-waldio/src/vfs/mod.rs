@@ -11,7 +11,9 @@ mod wal_file;
 
 pub(crate) use instance::{Waldio, lock, read, write};
 
+use crate::db_mark;
 use crate::layout::RESERVE_NEEDED;
+use crate::options;
 use crate::sqlite_header;
 use crate::wal::WalError;
 use file::WaldioFile;
@@ -23,6 +25,19 @@ use shared_wal::{open_shared, with_existing_wal};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use wal_file::WalFile;
+
+/// Why a database without the reserve cannot have a waldio WAL, and the fixes.
+fn no_reserve_message(db: &Path, page_size: u32, reserve: u8) -> String {
+    format!(
+        "{} keeps {reserve} reserved bytes per page; waldio needs at least {RESERVE_NEEDED} for \
+         the embedded frame headers (page size {page_size}). Convert it once with `joj waldio \
+         convert {}` or the extension's `SELECT waldio_convert('{}')` from a connection not on \
+         waldio (VACUUM with a 24-byte reserve), or open it without the waldio VFS",
+        db.display(),
+        db.display(),
+        db.display()
+    )
+}
 
 fn is_wal_name(path: &Path) -> bool {
     path.as_os_str().as_bytes().ends_with(b"-wal")
@@ -42,17 +57,10 @@ impl Waldio {
         let mut mode = 0o644;
         if let Some(db_path) = name.database_path() {
             match sqlite_header::read(&db_path) {
-                Ok(Some((page, reserve))) if reserve < RESERVE_NEEDED => {
+                Ok(Some(h)) if h.reserve < RESERVE_NEEDED => {
                     return Err(SqliteError::with_message(
                         ResultCode::CANTOPEN,
-                        format!(
-                            "{} keeps {reserve} reserved bytes per page; waldio needs at least \
-                             {RESERVE_NEEDED} for the embedded frame headers (page size {page}). \
-                             Convert it once with `joj waldio convert {}` (VACUUM with a \
-                             24-byte reserve), or open it without the waldio VFS",
-                            db_path.display(),
-                            db_path.display()
-                        ),
+                        no_reserve_message(&db_path, h.page_size, h.reserve),
                     ));
                 }
                 Ok(_) => {}
@@ -69,6 +77,20 @@ impl Waldio {
             }
         }
         let shared = open_shared(self, path, flags.create(), mode, opts)?;
+        // The WAL is waldio's (or new): mark the database before any frame can be written.
+        if let Some(db_path) = name.database_path() {
+            db_mark::ensure(&db_path).map_err(|e| {
+                SqliteError::with_message(
+                    ResultCode::CANTOPEN,
+                    format!(
+                        "marking {} as a waldio database (byte 19 of its header, so that a \
+                         SQLite without waldio refuses it): {e}; fix: make the database file \
+                         writable",
+                        db_path.display()
+                    ),
+                )
+            })?;
+        }
         Ok(WalFile { inst: self, shared })
     }
 }
@@ -89,6 +111,7 @@ impl Vfs for Waldio {
             inst: self,
             base,
             path: name.map(|n| n.path().to_path_buf()),
+            main_db: flags.kind() == FileKind::MainDb,
         };
         Ok((WaldioFile::PassThrough(file), out))
     }
@@ -139,13 +162,26 @@ impl Vfs for Waldio {
     }
 
     /// Ask for the 24-byte reserve (new databases get it) and set `PRAGMA synchronous` to what
-    /// the durability option needs.
+    /// the durability option needs. Refused here, with the message as the open's error: options
+    /// waldio cannot use, and a database in WAL mode without the reserve (its WAL could never
+    /// be opened).
     fn on_connect(&self, conn: &mut Connecting<'_>) -> Result<(), SqliteError> {
         conn.request_reserve_bytes(RESERVE_NEEDED);
-        let defaults = self.defaults();
-        let opts = defaults
-            .with_uri_params(|key| conn.uri_parameter(key))
-            .unwrap_or(defaults);
+        let refused = |m: String| SqliteError::with_message(ResultCode::CANTOPEN, m);
+        let keys = conn.uri_keys();
+        let opts = options::check_uri_keys(keys.iter().map(String::as_str))
+            .and_then(|()| {
+                self.defaults()
+                    .with_uri_params(|key| conn.uri_parameter(key))
+            })
+            .map_err(|e| refused(e.to_string()))?;
+        if let Some(db) = conn.database_path() {
+            if let Ok(Some(h)) = sqlite_header::read(&db) {
+                if h.wal_mode && h.reserve < RESERVE_NEEDED {
+                    return Err(refused(no_reserve_message(&db, h.page_size, h.reserve)));
+                }
+            }
+        }
         // The pragma reads the schema, so it fails on a database or WAL waldio refuses. The
         // open goes on: the application's first statement meets the same refusal, with the
         // VFS's message as the last error (failing here would replace it with this one).

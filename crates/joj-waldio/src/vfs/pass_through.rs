@@ -1,7 +1,9 @@
 //! Every file but the WAL (database, `-shm` through it, journals, temporary files): the base
-//! VFS's file, unchanged. A test's tap sees its writes, syncs and truncates after they succeed.
+//! VFS's file, unchanged but for the main database's header mark (`db_mark`). A test's tap sees
+//! its writes (as SQLite gave them), syncs and truncates after they succeed.
 
 use super::instance::Waldio;
+use crate::db_mark;
 use joj_vfs::{BaseFile, ReadOutcome, SqliteError, SyncFlags, VfsFile};
 use std::path::PathBuf;
 
@@ -9,6 +11,8 @@ pub(crate) struct PassThrough {
     pub(crate) inst: &'static Waldio,
     pub(crate) base: BaseFile,
     pub(crate) path: Option<PathBuf>,
+    /// The main database: its header's read version is marked on disk (`db_mark`).
+    pub(crate) main_db: bool,
 }
 
 impl PassThrough {
@@ -22,11 +26,22 @@ impl PassThrough {
 
 impl VfsFile for PassThrough {
     fn read(&mut self, buf: &mut [u8], offset: u64) -> Result<ReadOutcome, SqliteError> {
-        self.base.read(buf, offset)
+        let out = self.base.read(buf, offset)?;
+        if self.main_db {
+            db_mark::show(buf, offset);
+        }
+        Ok(out)
     }
 
     fn write(&mut self, data: &[u8], offset: u64) -> Result<(), SqliteError> {
-        self.base.write(data, offset)?;
+        match self
+            .main_db
+            .then(|| db_mark::stored(data, offset))
+            .flatten()
+        {
+            Some(marked) => self.base.write(&marked, offset)?,
+            None => self.base.write(data, offset)?,
+        }
         self.tap(|t, p| t.write(p, offset, data, false));
         Ok(())
     }

@@ -1,0 +1,231 @@
+//! The extension's VFSs and SQL functions.
+//!
+//! | function | returns |
+//! |---|---|
+//! | `joj_version()` | the extension's version |
+//! | `joj_counters()` | JSON: the accounting VFS `joj`'s counters since the extension was loaded |
+//! | `waldio_state([path])` | JSON: waldio's default options, counters and last error; with a database path, its header as waldio sees it |
+//! | `waldio_convert(path)` | JSON: gives an existing database waldio's 24-byte reserve (VACUUM) and puts it in WAL mode through waldio |
+//! | `joj_make_default(vfs)` | makes `waldio` or `joj` the process's default VFS; returns the previous default's name |
+//!
+//! Every function's work is a plain Rust function of its text arguments; one trampoline turns
+//! it into a SQLite function.
+
+use crate::sql;
+use joj_vfs::BaseVfs;
+use libsqlite3_sys as ffi;
+use serde_json::json;
+use std::ffi::{CString, c_char, c_int, c_void};
+use std::path::Path;
+
+/// A SQL function's work: its arguments as text, its JSON or text result or an error message.
+type Work = fn(&[Option<String>]) -> Result<String, String>;
+
+struct Function {
+    name: &'static str,
+    /// Argument counts it accepts.
+    args: &'static [c_int],
+    /// Changes files or the process: not from triggers or views (`SQLITE_DIRECTONLY`).
+    direct_only: bool,
+    work: Work,
+}
+
+const FUNCTIONS: &[Function] = &[
+    Function {
+        name: "joj_version",
+        args: &[0],
+        direct_only: false,
+        work: |_| Ok(env!("CARGO_PKG_VERSION").to_string()),
+    },
+    Function {
+        name: "joj_counters",
+        args: &[0],
+        direct_only: false,
+        work: |_| counters(),
+    },
+    Function {
+        name: "waldio_state",
+        args: &[0, 1],
+        direct_only: false,
+        work: waldio_state,
+    },
+    Function {
+        name: "waldio_convert",
+        args: &[1],
+        direct_only: true,
+        work: waldio_convert,
+    },
+    Function {
+        name: "joj_make_default",
+        args: &[1],
+        direct_only: true,
+        work: make_default,
+    },
+];
+
+/// Register `joj` (accounting) and `waldio` (over SQLite's `unix`) in the loading SQLite, once.
+pub(crate) fn register_vfss() -> Result<(), String> {
+    joj_vfs::register().map_err(|e| format!("joj: registering the accounting VFS joj: {e}"))?;
+    joj_waldio::register().map_err(|e| format!("joj: registering the waldio VFS: {e}"))?;
+    Ok(())
+}
+
+fn json_text(v: serde_json::Value) -> Result<String, String> {
+    serde_json::to_string(&v).map_err(|e| e.to_string())
+}
+
+fn counters() -> Result<String, String> {
+    let vfs = joj_vfs::register().map_err(|e| e.to_string())?;
+    json_text(json!({
+        "vfs": joj_vfs::VFS_NAME,
+        "sync_call": vfs.sync_call(),
+        "counters": vfs.counters(),
+    }))
+}
+
+fn waldio_state(args: &[Option<String>]) -> Result<String, String> {
+    let vfs = joj_waldio::register().map_err(|e| e.to_string())?;
+    let mut state = json!({
+        "vfs": vfs.name(),
+        "defaults": vfs.defaults(),
+        "counters": vfs.counters(),
+        "last_error": vfs.last_error().map(|e| e.message().to_string()),
+    });
+    if let Some(Some(path)) = args.first() {
+        let path = Path::new(path);
+        let raw = std::fs::read(path)
+            .map_err(|e| format!("waldio_state: reading {}: {e}", path.display()))?;
+        let header = joj_waldio::db_header(path).map_err(|e| e.to_string())?;
+        let wal = joj_waldio::wal_path(path);
+        state["database"] = json!({
+            "path": path,
+            "page_size": header.map(|h| h.0),
+            "reserve": header.map(|h| h.1),
+            "marked": raw.get(19) == Some(&joj_waldio::db_mark::MARK),
+            "wal_bytes": std::fs::metadata(&wal).map(|m| m.len()).ok(),
+        });
+    }
+    json_text(state)
+}
+
+fn waldio_convert(args: &[Option<String>]) -> Result<String, String> {
+    let Some(Some(path)) = args.first() else {
+        return Err(
+            "waldio_convert: give the database's path, e.g. waldio_convert('app.db')".into(),
+        );
+    };
+    let report =
+        joj_waldio::convert(Path::new(path)).map_err(|e| format!("waldio_convert: {e}"))?;
+    json_text(json!(report))
+}
+
+fn make_default(args: &[Option<String>]) -> Result<String, String> {
+    let name = args.first().cloned().flatten().unwrap_or_default();
+    if name != joj_waldio::VFS_NAME && name != joj_vfs::VFS_NAME {
+        return Err(format!(
+            "joj_make_default: {name:?} is not one of joj's VFSs; give 'waldio' or 'joj'"
+        ));
+    }
+    let previous = BaseVfs::default_vfs().map(|v| v.name()).unwrap_or_default();
+    let vfs = BaseVfs::find(&name)
+        .ok_or_else(|| format!("joj_make_default: {name} is not registered"))?;
+    vfs.make_default()
+        .map_err(|e| format!("joj_make_default: {e}"))?;
+    Ok(previous)
+}
+
+/// The one C entry point of every function: runs its [`Work`] (the user data) on the
+/// arguments, returns its text or its error.
+unsafe extern "C" fn trampoline(
+    ctx: *mut ffi::sqlite3_context,
+    argc: c_int,
+    argv: *mut *mut ffi::sqlite3_value,
+) {
+    // SAFETY: the user data registered with this function is its `Work`.
+    let work: Work =
+        unsafe { std::mem::transmute::<*mut c_void, Work>(ffi::sqlite3_user_data(ctx)) };
+    let n = usize::try_from(argc).unwrap_or(0);
+    // SAFETY: SQLite passes `argc` values.
+    let args: Vec<Option<String>> = (0..n).map(|i| unsafe { sql::arg_text(argv, i) }).collect();
+    let out = std::panic::catch_unwind(|| work(&args))
+        .unwrap_or_else(|_| Err("joj: internal error (a panic) in a SQL function".into()));
+    // SAFETY: the current call's context.
+    unsafe {
+        match out {
+            Ok(text) => sql::result_text(ctx, &text),
+            Err(m) => sql::result_error(ctx, &m),
+        }
+    }
+}
+
+/// Add every function to `db`.
+///
+/// # Safety
+/// `db` is a live connection; `err` is null or SQLite's error out pointer.
+pub(crate) unsafe fn add_to(db: *mut ffi::sqlite3, err: *mut *mut c_char) -> c_int {
+    for f in FUNCTIONS {
+        let name = CString::new(f.name).expect("function names have no NUL");
+        let flags = ffi::SQLITE_UTF8
+            | if f.direct_only {
+                ffi::SQLITE_DIRECTONLY
+            } else {
+                0
+            };
+        for &n in f.args {
+            // SAFETY: a live connection, a static function pointer as user data, no destructor.
+            let rc = unsafe {
+                ffi::sqlite3_create_function_v2(
+                    db,
+                    name.as_ptr(),
+                    n,
+                    flags,
+                    f.work as *mut c_void,
+                    Some(trampoline),
+                    None,
+                    None,
+                    None,
+                )
+            };
+            if rc != ffi::SQLITE_OK {
+                // SAFETY: as the caller promised.
+                unsafe {
+                    sql::set_error(
+                        err,
+                        &format!("joj: registering {}(): SQLite code {rc}", f.name),
+                    )
+                };
+                return rc;
+            }
+        }
+    }
+    ffi::SQLITE_OK
+}
+
+/// For connections opened later: add the functions.
+unsafe extern "C" fn on_new_connection(
+    db: *mut ffi::sqlite3,
+    err: *mut *mut c_char,
+    _api: *const ffi::sqlite3_api_routines,
+) -> c_int {
+    // SAFETY: the connection SQLite is opening.
+    unsafe { add_to(db, err) }
+}
+
+/// Register [`on_new_connection`] as an auto-extension.
+///
+/// # Safety
+/// The API table is bound.
+pub(crate) unsafe fn install_for_new_connections() {
+    // SAFETY: the table declares the entry point as `void (*)(void)`, as sqlite3.h does; SQLite
+    // calls it with the auto-extension signature it has.
+    unsafe {
+        ffi::sqlite3_auto_extension(Some(std::mem::transmute::<
+            unsafe extern "C" fn(
+                *mut ffi::sqlite3,
+                *mut *mut c_char,
+                *const ffi::sqlite3_api_routines,
+            ) -> c_int,
+            unsafe extern "C" fn(),
+        >(on_new_connection)));
+    }
+}
