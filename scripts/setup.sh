@@ -6,9 +6,14 @@ cd "$(dirname "$0")/.."
 
 need=()
 for tool in mkfs.ext4:e2fsprogs debugfs:e2fsprogs mkfs.xfs:xfsprogs xfs_db:xfsprogs \
-            mkfs.btrfs:btrfs-progs blkparse:blktrace losetup:mount cc:gcc; do
+            mkfs.btrfs:btrfs-progs blkparse:blktrace losetup:mount cc:gcc \
+            sqlite3:sqlite3 /usr/bin/python3:python3; do
   command -v "${tool%%:*}" >/dev/null 2>&1 || need+=("${tool##*:}")
 done
+# The loadable extension is built against the system SQLite's headers (libsqlite3-dev), with
+# bindgen, which needs libclang (libclang-dev).
+[ -e /usr/include/sqlite3ext.h ] || need+=(libsqlite3-dev)
+ls /usr/lib/llvm-*/lib/libclang.so >/dev/null 2>&1 || need+=(libclang-dev)
 if [ "${#need[@]}" -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "setup: missing packages ${need[*]}; run as root or: sudo apt-get install ${need[*]}" >&2
@@ -28,3 +33,6 @@ if [ "$(id -u)" -eq 0 ] && [ ! -e /sys/kernel/tracing/instances ]; then
 fi
 cargo build --release --locked -p joj-cli
 echo "setup: built target/release/joj" >&2
+# The loadable SQLite extension is its own cargo workspace (see crates/joj-ext/Cargo.toml).
+(cd crates/joj-ext && cargo build --release --locked)
+echo "setup: built target/ext/release/libjoj.so (the SQLite extension)" >&2

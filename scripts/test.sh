@@ -14,13 +14,17 @@ elif ! ./scripts/setup.sh; then
   echo "test: setup.sh failed; going on without it (JOJ_SKIP_KERNEL_TESTS is set)" >&2
 fi
 cargo fmt --all -- --check
+(cd crates/joj-ext && cargo fmt --all -- --check)
 cargo clippy --workspace --all-targets --release --locked -- -D warnings
+(cd crates/joj-ext && cargo clippy --all-targets --release --locked -- -D warnings)
 
 mkdir -p target
 export JOJ_SKIP_LOG="$PWD/target/joj-skipped-tests.log"
 rm -f "$JOJ_SKIP_LOG"
 status=0
 cargo test --workspace --release --locked -- --test-threads=2 || status=$?
+# The SQLite extension (its own workspace): loaded into the system's sqlite3 shell and python3.
+(cd crates/joj-ext && cargo test --release --locked -- --test-threads=2) || status=$?
 
 if [ -s "$JOJ_SKIP_LOG" ]; then
   skipped=$(wc -l < "$JOJ_SKIP_LOG")

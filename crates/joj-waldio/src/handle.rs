@@ -209,8 +209,14 @@ pub fn db_header(path: &Path) -> Result<Option<(u32, u8)>, WaldioError> {
     Ok(header.map(|h| (h.page_size, h.reserve)))
 }
 
-/// The path of a database's WAL.
+/// The file waldio keeps a database's WAL in: `<db>-waldio` (SQLite calls it `<db>-wal`, see
+/// [`sqlite_wal_path`]; the VFS maps one to the other).
 pub fn wal_path(db: &Path) -> PathBuf {
+    vfs::physical_wal(&sqlite_wal_path(db))
+}
+
+/// The name SQLite gives a database's WAL, `<db>-wal`: where a stock SQLite keeps its WAL.
+pub fn sqlite_wal_path(db: &Path) -> PathBuf {
     let mut s = db.as_os_str().to_owned();
     s.push("-wal");
     PathBuf::from(s)

@@ -36,7 +36,7 @@ pub use convert::{ConvertReport, convert};
 pub use counters::{AtomicWaldioCounters, WaldioCounters};
 pub use handle::{
     VFS_NAME, WaldioError, WaldioVfs, db_header, existing_db_header, last_error, register,
-    register_over, uri, wal_path,
+    register_over, sqlite_wal_path, uri, wal_path,
 };
 pub use io::{AlignedBuf, DirectFile, Tap, WalIo};
 pub use options::{GroupSync, OptionsError, SyncOption, WaldioOptions, group_due};

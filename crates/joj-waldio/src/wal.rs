@@ -43,6 +43,15 @@ pub enum WalError {
     StockWal,
     #[error("the WAL file is not a waldio WAL (unknown content); move it away if it is not needed")]
     Foreign,
+    #[error(
+        "two waldio WALs: {old} (the name waldio used before) and {new}; fix: keep the one \
+         whose database you trust (normally the newer file, by modification time) and move the \
+         other away"
+    )]
+    TwoWals {
+        old: std::path::PathBuf,
+        new: std::path::PathBuf,
+    },
     #[error("the WAL file has waldio format version {0}; this build reads version 1 only")]
     NewerVersion(u32),
     #[error("the disk is full: no room to preallocate the WAL ({0}); free space and retry")]

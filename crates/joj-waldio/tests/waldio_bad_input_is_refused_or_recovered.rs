@@ -6,7 +6,7 @@
 mod common;
 
 use common::value_of;
-use joj_waldio::{WaldioOptions, open, wal_path};
+use joj_waldio::{WaldioOptions, open, sqlite_wal_path, wal_path};
 use rusqlite::Connection;
 use std::path::Path;
 
@@ -107,7 +107,7 @@ fn stock_wal_is_refused_until_checkpointed_and_nothing_is_lost() {
     }
     let db = dir.path().join("copy.db");
     std::fs::copy(&src, &db).unwrap();
-    std::fs::copy(wal_path(&src), wal_path(&db)).unwrap();
+    std::fs::copy(sqlite_wal_path(&src), sqlite_wal_path(&db)).unwrap();
     drop(c);
     let err = open(&db, &WaldioOptions::default())
         .unwrap_err()
@@ -124,6 +124,31 @@ fn stock_wal_is_refused_until_checkpointed_and_nothing_is_lost() {
     let c = open(&db, &WaldioOptions::default()).unwrap();
     assert_eq!(rows(&c), (1..=20).collect::<Vec<_>>());
     integrity(&c);
+}
+
+#[test]
+fn a_waldio_wal_under_sqlites_name_is_moved_to_its_own_and_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = wal_with_frames(dir.path(), 40);
+    // The layout of a joj from before WALs moved: the waldio WAL at `-wal`.
+    std::fs::rename(wal_path(&db), sqlite_wal_path(&db)).unwrap();
+    let c = open(&db, &WaldioOptions::default()).unwrap();
+    assert_eq!(rows(&c), (1..=40).collect::<Vec<_>>());
+    integrity(&c);
+    assert!(wal_path(&db).exists() && !sqlite_wal_path(&db).exists());
+    drop(c);
+    // Both names at once: refused, naming both, nothing moved.
+    let dir = tempfile::tempdir().unwrap();
+    let db = wal_with_frames(dir.path(), 3);
+    std::fs::copy(wal_path(&db), sqlite_wal_path(&db)).unwrap();
+    let err = open(&db, &WaldioOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("two waldio WALs") && err.contains("-waldio"),
+        "{err}"
+    );
+    assert!(wal_path(&db).exists() && sqlite_wal_path(&db).exists());
 }
 
 #[test]

@@ -213,10 +213,10 @@ impl FileObserver for ExtentRecorder {
     }
 }
 
-/// A file's role from its name (SQLite's suffixes and joj's `.db`).
+/// A file's role from its name (SQLite's suffixes, waldio's `-waldio` and joj's `.db`).
 pub(super) fn role_from_name(p: &Path) -> FileRole {
     let s = p.to_string_lossy();
-    if s.ends_with("-wal") {
+    if s.ends_with("-wal") || s.ends_with("-waldio") {
         FileRole::Wal
     } else if s.ends_with("-journal") {
         FileRole::RollbackJournal

@@ -37,7 +37,13 @@ fn wal_sizes(dir: &Path) -> WalSizes {
         for e in entries.flatten() {
             let p = e.path();
             if p.extension().is_some_and(|x| x == "db") {
-                let wal = joj_waldio::wal_path(&p);
+                // waldio keeps its WAL in `-waldio`; every other mode in SQLite's `-wal`.
+                let waldio = joj_waldio::wal_path(&p);
+                let wal = if waldio.exists() {
+                    waldio
+                } else {
+                    joj_waldio::sqlite_wal_path(&p)
+                };
                 let size = std::fs::metadata(&wal).ok().map(|m| m.len());
                 out.push((wal, size));
             }

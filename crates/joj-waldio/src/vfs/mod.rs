@@ -8,6 +8,9 @@ mod instance;
 mod pass_through;
 mod shared_wal;
 mod wal_file;
+mod wal_name;
+
+pub(crate) use wal_name::physical as physical_wal;
 
 pub(crate) use instance::{Waldio, lock, read, write};
 
@@ -49,10 +52,17 @@ impl Waldio {
         name: &FileName<'_>,
         flags: OpenFlags,
     ) -> Result<WalFile, SqliteError> {
-        let path = name.path();
         let opts = self
             .options_for(name)
             .map_err(|e| SqliteError::with_message(ResultCode::CANTOPEN, e.to_string()))?;
+        let logical = name.path();
+        let physical = wal_name::settle(logical).map_err(|e| {
+            SqliteError::with_message(
+                shared_wal::code_of(&e, ResultCode::CANTOPEN),
+                format!("{}: {e}", logical.display()),
+            )
+        })?;
+        let path = physical.as_path();
         // The database must keep the reserve the frame headers live in.
         let mut mode = 0o644;
         if let Some(db_path) = name.database_path() {
@@ -118,7 +128,7 @@ impl Vfs for Waldio {
 
     fn delete(&self, path: &Path, sync_dir: bool) -> Result<(), SqliteError> {
         if is_wal_name(path) {
-            match with_existing_wal(self, path, |st| st.mark_absent()) {
+            match with_existing_wal(self, &wal_name::physical(path), |st| st.mark_absent()) {
                 Ok(Some(())) => return Ok(()),
                 Ok(None) => return Err(SqliteError::new(ResultCode::IOERR_DELETE_NOENT)),
                 // Not a waldio file (a stock WAL SQLite wants gone): the base VFS deletes it.
@@ -140,11 +150,15 @@ impl Vfs for Waldio {
 
     fn access(&self, path: &Path, check: Access) -> Result<bool, SqliteError> {
         if check == Access::Exists && is_wal_name(path) {
-            let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+            let physical = wal_name::physical(path);
+            let size = std::fs::metadata(&physical).map(|m| m.len()).unwrap_or(0);
             if size == 0 {
-                return Ok(false);
+                // Something at SQLite's own name (an old waldio WAL to move, a stock WAL to
+                // refuse) is present: opening it settles which.
+                let there = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+                return Ok(there > 0);
             }
-            return match with_existing_wal(self, path, |st| st.exists()) {
+            return match with_existing_wal(self, &physical, |st| st.exists()) {
                 Ok(v) => Ok(v.unwrap_or(false)),
                 // Someone else's WAL: report it present so opening it gives the error.
                 Err(WalError::StockWal | WalError::Foreign | WalError::NewerVersion(_)) => Ok(true),

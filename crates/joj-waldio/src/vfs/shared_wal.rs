@@ -32,7 +32,10 @@ fn file_key(fd: std::os::fd::BorrowedFd<'_>) -> std::io::Result<(u64, u64)> {
 pub(crate) fn code_of(e: &WalError, default: ResultCode) -> ResultCode {
     match e {
         WalError::Full(_) => ResultCode::FULL,
-        WalError::StockWal | WalError::Foreign | WalError::NewerVersion(_) => ResultCode::CANTOPEN,
+        WalError::StockWal
+        | WalError::Foreign
+        | WalError::NewerVersion(_)
+        | WalError::TwoWals { .. } => ResultCode::CANTOPEN,
         _ => default,
     }
 }

@@ -1,0 +1,108 @@
+//! Bad input through the extension: a missing extension path, an unknown waldio URI option, a
+//! database without waldio's reserve, a VFS joj does not have, a missing database to convert —
+//! each a clear error naming the fix, and nothing changed.
+
+mod common;
+
+use std::process::Command;
+
+/// Run Python `code` with the extension loaded (as `lib`); its stdout.
+fn python(dir: &std::path::Path, code: &str) -> String {
+    let prelude = format!(
+        "import sqlite3\nloader = sqlite3.connect(':memory:')\nloader.enable_load_extension(True)\n\
+         loader.load_extension({:?})\n",
+        common::lib().with_extension("").to_string_lossy()
+    );
+    let out = common::run_ok(
+        Command::new(common::python())
+            .args(["-c", &(prelude + code)])
+            .current_dir(dir),
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn a_missing_extension_path_is_named_by_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, _, stderr) = common::shell(dir.path(), &[], ".load ./no/such/libjoj\n");
+    assert!(!ok || stderr.contains("Error"), "{stderr}");
+    assert!(
+        stderr.contains("no/such/libjoj"),
+        "the path is named: {stderr}"
+    );
+    let out = common::run_ok(Command::new(common::python()).args([
+        "-c",
+        "import sqlite3\nc = sqlite3.connect(':memory:')\nc.enable_load_extension(True)\n\
+         try:\n    c.load_extension('./no/such/libjoj')\nexcept sqlite3.OperationalError as e:\n    print(e)",
+    ]));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("no/such/libjoj"));
+}
+
+#[test]
+fn an_unknown_waldio_uri_option_fails_the_open_naming_the_known_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = python(
+        dir.path(),
+        "try:\n    sqlite3.connect('file:a.db?vfs=waldio&waldio_snyc=full', uri=True).execute('select 1')\n\
+         except sqlite3.Error as e:\n    print(e)\n\
+         try:\n    sqlite3.connect('file:a.db?vfs=waldio&waldio_sync=fast', uri=True).execute('select 1')\n\
+         except sqlite3.Error as e:\n    print(e)\n",
+    );
+    assert!(
+        out.contains("unknown URI parameter \"waldio_snyc\": waldio's are waldio_sync"),
+        "{out}"
+    );
+    assert!(out.contains("use full, fua or normal"), "{out}");
+}
+
+#[test]
+fn a_wal_database_without_the_reserve_is_refused_naming_the_conversion_and_converts() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = python(
+        dir.path(),
+        "plain = sqlite3.connect('plain.db', isolation_level=None)\n\
+         plain.execute('PRAGMA journal_mode=WAL')\n\
+         plain.execute('CREATE TABLE t(x)')\n\
+         plain.executemany('INSERT INTO t VALUES(?)', [(i,) for i in range(100)])\n\
+         plain.close()\n\
+         try:\n    sqlite3.connect('file:plain.db?vfs=waldio', uri=True).execute('select count(*) from t')\n\
+         except sqlite3.Error as e:\n    print('refused:', e)\n\
+         print('converted:', loader.execute(\"SELECT waldio_convert('plain.db')\").fetchone()[0])\n\
+         w = sqlite3.connect('file:plain.db?vfs=waldio', uri=True)\n\
+         print('rows:', w.execute('select count(*) from t').fetchone()[0])\n",
+    );
+    assert!(
+        out.contains("refused:")
+            && out.contains("keeps 0 reserved bytes per page")
+            && out.contains("waldio_convert('"),
+        "{out}"
+    );
+    assert!(out.contains("\"vacuumed\":true"), "{out}");
+    assert!(out.contains("rows: 100"), "{out}");
+}
+
+#[test]
+fn make_default_and_convert_refuse_bad_arguments_with_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = python(
+        dir.path(),
+        "for sql in [\"SELECT joj_make_default('unix2')\", \"SELECT waldio_convert('missing.db')\"]:\n\
+         \x20   try:\n        loader.execute(sql).fetchone()\n    except sqlite3.Error as e:\n        print(e)\n\
+         print(loader.execute(\"SELECT joj_make_default('waldio')\").fetchone()[0])\n\
+         d = sqlite3.connect('dflt.db', isolation_level=None)\n\
+         d.execute('PRAGMA journal_mode=WAL'); d.execute('CREATE TABLE t(x)'); d.execute('INSERT INTO t VALUES(1)')\n\
+         print(d.execute(\"SELECT json_extract(waldio_state('dflt.db'), '$.database.marked')\").fetchone()[0])\n",
+    );
+    assert!(
+        out.contains("\"unix2\" is not one of joj's VFSs; give 'waldio' or 'joj'"),
+        "{out}"
+    );
+    assert!(out.contains("missing.db does not exist"), "{out}");
+    let mut lines = out.lines().skip(2);
+    assert_eq!(lines.next(), Some("unix"), "the previous default: {out}");
+    assert_eq!(
+        lines.next(),
+        Some("1"),
+        "the default VFS is now waldio: {out}"
+    );
+}

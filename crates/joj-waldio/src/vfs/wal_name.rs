@@ -1,0 +1,120 @@
+//! Where a waldio WAL lives: SQLite names it `<db>-wal`; waldio keeps it in `<db>-waldio`
+//! (`docs/formats/waldio.md`, "File name"), so that a SQLite without the waldio VFS, which
+//! deletes or resets a `-wal` it cannot read, never finds it. A waldio WAL still at `-wal` (made
+//! before the rename) is moved; a stock WAL with frames at `-wal` is refused, as before.
+
+use crate::layout::{Decoded, HeaderBlock, WAL_HEADER_BYTES};
+use crate::wal::WalError;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// The physical file of the WAL SQLite calls `logical` (`X-wal` → `X-waldio`).
+pub(crate) fn physical(logical: &Path) -> PathBuf {
+    let mut s = logical.as_os_str().to_owned();
+    s.push("dio");
+    PathBuf::from(s)
+}
+
+/// What is at SQLite's `-wal` name.
+enum AtLogical {
+    /// Nothing, an empty file, or a stock WAL header without frames: nothing to keep.
+    Nothing,
+    /// A waldio WAL (our magic): one made before WALs moved to `-waldio`.
+    Waldio,
+}
+
+fn inspect(logical: &Path) -> Result<AtLogical, WalError> {
+    let mut f = match std::fs::File::open(logical) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(AtLogical::Nothing),
+        Err(source) => {
+            return Err(WalError::Io {
+                what: "opening the -wal file",
+                source,
+            });
+        }
+    };
+    let io = |source| WalError::Io {
+        what: "reading the -wal file",
+        source,
+    };
+    let len = f.metadata().map_err(io)?.len();
+    if len == 0 {
+        return Ok(AtLogical::Nothing);
+    }
+    let mut head = vec![0u8; 512.min(len as usize)];
+    f.read_exact(&mut head).map_err(io)?;
+    match HeaderBlock::decode(&head) {
+        Decoded::Waldio(_) | Decoded::Torn | Decoded::NewerVersion(_) => Ok(AtLogical::Waldio),
+        Decoded::SqliteWal if len <= WAL_HEADER_BYTES as u64 => Ok(AtLogical::Nothing),
+        Decoded::SqliteWal => Err(WalError::StockWal),
+        Decoded::Zero | Decoded::Foreign => Err(WalError::Foreign),
+    }
+}
+
+/// The physical WAL for SQLite's `logical` name, after moving a waldio WAL found at the logical
+/// name (rename, then the directory synced) and refusing a stock WAL with frames there.
+pub(crate) fn settle(logical: &Path) -> Result<PathBuf, WalError> {
+    let phys = physical(logical);
+    if let AtLogical::Waldio = inspect(logical)? {
+        if phys.exists() {
+            return Err(WalError::TwoWals {
+                old: logical.to_path_buf(),
+                new: phys,
+            });
+        }
+        let io = |what, source| WalError::Io { what, source };
+        std::fs::rename(logical, &phys).map_err(|e| io("moving the WAL to its -waldio name", e))?;
+        if let Some(dir) = phys.parent() {
+            let dir = if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            };
+            std::fs::File::open(dir)
+                .and_then(|d| d.sync_all())
+                .map_err(|e| io("syncing the directory after moving the WAL", e))?;
+        }
+    }
+    Ok(phys)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_physical_name_is_the_logical_one_with_dio_appended() {
+        assert_eq!(
+            physical(Path::new("/d/app.db-wal")),
+            Path::new("/d/app.db-waldio")
+        );
+    }
+
+    #[test]
+    fn nothing_or_an_empty_file_at_the_logical_name_is_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let wal = dir.path().join("a.db-wal");
+        assert_eq!(settle(&wal).unwrap(), dir.path().join("a.db-waldio"));
+        std::fs::write(&wal, b"").unwrap();
+        assert_eq!(settle(&wal).unwrap(), dir.path().join("a.db-waldio"));
+        assert!(wal.exists(), "an empty file is not ours to remove");
+    }
+
+    #[test]
+    fn a_stock_wal_with_frames_or_foreign_bytes_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let wal = dir.path().join("a.db-wal");
+        let mut stock = vec![0u8; 4096];
+        stock[..4].copy_from_slice(&0x377f_0682u32.to_be_bytes());
+        std::fs::write(&wal, &stock).unwrap();
+        assert!(matches!(settle(&wal), Err(WalError::StockWal)));
+        std::fs::write(&wal, &stock[..32]).unwrap();
+        assert!(
+            settle(&wal).is_ok(),
+            "a stock header without frames holds nothing"
+        );
+        std::fs::write(&wal, b"not a wal at all").unwrap();
+        assert!(matches!(settle(&wal), Err(WalError::Foreign)));
+    }
+}
