@@ -47,7 +47,14 @@ pub fn main(a: WaldioArgs) -> CliResult {
             Ok(())
         }
         WaldioCommand::Inspect { db } => {
-            let wal = joj_waldio::wal_path(&db);
+            // waldio's own file; else what is at SQLite's name (a stock WAL, or a waldio WAL
+            // from before the rename, which the next waldio open moves).
+            let wal = match joj_waldio::wal_path(&db) {
+                w if w.exists() => w,
+                w => Some(joj_waldio::sqlite_wal_path(&db))
+                    .filter(|s| s.exists())
+                    .unwrap_or(w),
+            };
             let (page, reserve) = joj_waldio::existing_db_header(&db)?;
             outln!(
                 "{}: page size {page} B, {reserve} reserved bytes per page",
