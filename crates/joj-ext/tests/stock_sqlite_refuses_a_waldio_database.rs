@@ -15,7 +15,7 @@ fn database_with_commits_in_its_wal(dir: &std::path::Path, rows: u64) -> std::pa
     let mut child = Command::new(common::python())
         .arg(common::script("writer.py"))
         .args([common::lib().as_os_str(), db.as_os_str()])
-        .arg("full")
+        .arg("waldio_sync=full")
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
