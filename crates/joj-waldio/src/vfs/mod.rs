@@ -55,14 +55,6 @@ impl Waldio {
         let opts = self
             .options_for(name)
             .map_err(|e| SqliteError::with_message(ResultCode::CANTOPEN, e.to_string()))?;
-        let logical = name.path();
-        let physical = wal_name::settle(logical).map_err(|e| {
-            SqliteError::with_message(
-                shared_wal::code_of(&e, ResultCode::CANTOPEN),
-                format!("{}: {e}", logical.display()),
-            )
-        })?;
-        let path = physical.as_path();
         // The database must keep the reserve the frame headers live in.
         let mut mode = 0o644;
         if let Some(db_path) = name.database_path() {
@@ -86,7 +78,15 @@ impl Waldio {
                 mode = md.permissions().mode() & 0o777;
             }
         }
-        let shared = open_shared(self, path, flags.create(), mode, opts)?;
+        // Only now (the database may have this WAL): move an old one, refuse a stock one.
+        let logical = name.path();
+        let physical = wal_name::settle(logical).map_err(|e| {
+            SqliteError::with_message(
+                shared_wal::code_of(&e, ResultCode::CANTOPEN),
+                format!("{}: {e}", logical.display()),
+            )
+        })?;
+        let shared = open_shared(self, &physical, flags.create(), mode, opts)?;
         // The WAL is waldio's (or new): mark the database before any frame can be written.
         if let Some(db_path) = name.database_path() {
             db_mark::ensure(&db_path).map_err(|e| {
@@ -130,9 +130,9 @@ impl Vfs for Waldio {
         if is_wal_name(path) {
             match with_existing_wal(self, &wal_name::physical(path), |st| st.mark_absent()) {
                 Ok(Some(())) => return Ok(()),
-                Ok(None) => return Err(SqliteError::new(ResultCode::IOERR_DELETE_NOENT)),
-                // Not a waldio file (a stock WAL SQLite wants gone): the base VFS deletes it.
-                Err(WalError::StockWal | WalError::Foreign) => {}
+                // No waldio WAL, or not a waldio file: the base VFS deletes what is at SQLite's
+                // name, as SQLite asked (or answers that nothing is there).
+                Ok(None) | Err(WalError::StockWal | WalError::Foreign) => {}
                 Err(e) => {
                     return Err(SqliteError::with_message(
                         ResultCode::IOERR_DELETE,

@@ -45,10 +45,13 @@ fn inspect(logical: &Path) -> Result<AtLogical, WalError> {
     let mut head = vec![0u8; 512.min(len as usize)];
     f.read_exact(&mut head).map_err(io)?;
     match HeaderBlock::decode(&head) {
-        Decoded::Waldio(_) | Decoded::Torn | Decoded::NewerVersion(_) => Ok(AtLogical::Waldio),
+        // Zero: preallocated blocks whose header block was never written — waldio's too.
+        Decoded::Waldio(_) | Decoded::Torn | Decoded::NewerVersion(_) | Decoded::Zero => {
+            Ok(AtLogical::Waldio)
+        }
         Decoded::SqliteWal if len <= WAL_HEADER_BYTES as u64 => Ok(AtLogical::Nothing),
         Decoded::SqliteWal => Err(WalError::StockWal),
-        Decoded::Zero | Decoded::Foreign => Err(WalError::Foreign),
+        Decoded::Foreign => Err(WalError::Foreign),
     }
 }
 
