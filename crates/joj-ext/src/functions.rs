@@ -18,8 +18,37 @@ use serde_json::json;
 use std::ffi::{CString, c_char, c_int, c_void};
 use std::path::Path;
 
-/// A SQL function's work: its arguments as text, its JSON or text result or an error message.
-type Work = fn(&[Option<String>]) -> Result<String, String>;
+/// Why a SQL function (or loading the extension) failed; the text is what SQLite reports.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ExtError {
+    #[error("joj: registering the accounting VFS joj: {0}")]
+    AccountingVfs(joj_vfs::VfsError),
+    #[error("joj: registering the waldio VFS: {0}")]
+    WaldioVfs(joj_waldio::WaldioError),
+    #[error("{function}: {source}")]
+    Waldio {
+        function: &'static str,
+        source: joj_waldio::WaldioError,
+    },
+    #[error("waldio_state: reading {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("waldio_convert: give the database's path, e.g. waldio_convert('app.db')")]
+    NoPath,
+    #[error("joj_make_default: {0:?} is not one of joj's VFSs; give 'waldio' or 'joj'")]
+    NotOurVfs(String),
+    #[error("joj_make_default: {0}")]
+    MakeDefault(joj_vfs::SqliteError),
+    #[error("joj: encoding JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("joj: internal error (a panic) in a SQL function")]
+    Panic,
+}
+
+/// A SQL function's work: its arguments as text, its JSON or text result or the error.
+type Work = fn(&[Option<String>]) -> Result<String, ExtError>;
 
 struct Function {
     name: &'static str,
@@ -64,18 +93,18 @@ const FUNCTIONS: &[Function] = &[
 ];
 
 /// Register `joj` (accounting) and `waldio` (over SQLite's `unix`) in the loading SQLite, once.
-pub(crate) fn register_vfss() -> Result<(), String> {
-    joj_vfs::register().map_err(|e| format!("joj: registering the accounting VFS joj: {e}"))?;
-    joj_waldio::register().map_err(|e| format!("joj: registering the waldio VFS: {e}"))?;
+pub(crate) fn register_vfss() -> Result<(), ExtError> {
+    joj_vfs::register().map_err(ExtError::AccountingVfs)?;
+    joj_waldio::register().map_err(ExtError::WaldioVfs)?;
     Ok(())
 }
 
-fn json_text(v: serde_json::Value) -> Result<String, String> {
-    serde_json::to_string(&v).map_err(|e| e.to_string())
+fn json_text(v: serde_json::Value) -> Result<String, ExtError> {
+    Ok(serde_json::to_string(&v)?)
 }
 
-fn counters() -> Result<String, String> {
-    let vfs = joj_vfs::register().map_err(|e| e.to_string())?;
+fn counters() -> Result<String, ExtError> {
+    let vfs = joj_vfs::register().map_err(ExtError::AccountingVfs)?;
     json_text(json!({
         "vfs": joj_vfs::VFS_NAME,
         "sync_call": vfs.sync_call(),
@@ -83,8 +112,8 @@ fn counters() -> Result<String, String> {
     }))
 }
 
-fn waldio_state(args: &[Option<String>]) -> Result<String, String> {
-    let vfs = joj_waldio::register().map_err(|e| e.to_string())?;
+fn waldio_state(args: &[Option<String>]) -> Result<String, ExtError> {
+    let vfs = joj_waldio::register().map_err(ExtError::WaldioVfs)?;
     let mut state = json!({
         "vfs": vfs.name(),
         "defaults": vfs.defaults(),
@@ -93,9 +122,14 @@ fn waldio_state(args: &[Option<String>]) -> Result<String, String> {
     });
     if let Some(Some(path)) = args.first() {
         let path = Path::new(path);
-        let raw = std::fs::read(path)
-            .map_err(|e| format!("waldio_state: reading {}: {e}", path.display()))?;
-        let header = joj_waldio::db_header(path).map_err(|e| e.to_string())?;
+        let raw = std::fs::read(path).map_err(|source| ExtError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        let header = joj_waldio::db_header(path).map_err(|source| ExtError::Waldio {
+            function: "waldio_state",
+            source,
+        })?;
         let wal = joj_waldio::wal_path(path);
         state["database"] = json!({
             "path": path,
@@ -108,29 +142,25 @@ fn waldio_state(args: &[Option<String>]) -> Result<String, String> {
     json_text(state)
 }
 
-fn waldio_convert(args: &[Option<String>]) -> Result<String, String> {
+fn waldio_convert(args: &[Option<String>]) -> Result<String, ExtError> {
     let Some(Some(path)) = args.first() else {
-        return Err(
-            "waldio_convert: give the database's path, e.g. waldio_convert('app.db')".into(),
-        );
+        return Err(ExtError::NoPath);
     };
-    let report =
-        joj_waldio::convert(Path::new(path)).map_err(|e| format!("waldio_convert: {e}"))?;
+    let report = joj_waldio::convert(Path::new(path)).map_err(|source| ExtError::Waldio {
+        function: "waldio_convert",
+        source,
+    })?;
     json_text(json!(report))
 }
 
-fn make_default(args: &[Option<String>]) -> Result<String, String> {
+fn make_default(args: &[Option<String>]) -> Result<String, ExtError> {
     let name = args.first().cloned().flatten().unwrap_or_default();
-    if name != joj_waldio::VFS_NAME && name != joj_vfs::VFS_NAME {
-        return Err(format!(
-            "joj_make_default: {name:?} is not one of joj's VFSs; give 'waldio' or 'joj'"
-        ));
-    }
+    let vfs = match BaseVfs::find(&name) {
+        Some(v) if name == joj_waldio::VFS_NAME || name == joj_vfs::VFS_NAME => v,
+        _ => return Err(ExtError::NotOurVfs(name)),
+    };
     let previous = BaseVfs::default_vfs().map(|v| v.name()).unwrap_or_default();
-    let vfs = BaseVfs::find(&name)
-        .ok_or_else(|| format!("joj_make_default: {name} is not registered"))?;
-    vfs.make_default()
-        .map_err(|e| format!("joj_make_default: {e}"))?;
+    vfs.make_default().map_err(ExtError::MakeDefault)?;
     Ok(previous)
 }
 
@@ -147,13 +177,12 @@ unsafe extern "C" fn trampoline(
     let n = usize::try_from(argc).unwrap_or(0);
     // SAFETY: SQLite passes `argc` values.
     let args: Vec<Option<String>> = (0..n).map(|i| unsafe { sql::arg_text(argv, i) }).collect();
-    let out = std::panic::catch_unwind(|| work(&args))
-        .unwrap_or_else(|_| Err("joj: internal error (a panic) in a SQL function".into()));
+    let out = std::panic::catch_unwind(|| work(&args)).unwrap_or(Err(ExtError::Panic));
     // SAFETY: the current call's context.
     unsafe {
         match out {
             Ok(text) => sql::result_text(ctx, &text),
-            Err(m) => sql::result_error(ctx, &m),
+            Err(e) => sql::result_error(ctx, &e.to_string()),
         }
     }
 }

@@ -87,9 +87,9 @@ unsafe fn init(
         unsafe { sql::set_error(err, &m) };
         return ffi::SQLITE_ERROR;
     }
-    if let Err(m) = functions::register_vfss() {
+    if let Err(e) = functions::register_vfss() {
         // SAFETY: as above, with the whole table bound.
-        unsafe { sql::set_error(err, &m) };
+        unsafe { sql::set_error(err, &e.to_string()) };
         return ffi::SQLITE_ERROR;
     }
     // SAFETY: the connection SQLite is loading us into.
