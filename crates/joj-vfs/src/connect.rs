@@ -2,9 +2,9 @@
 //! [`Vfs::on_connect`](crate::Vfs::on_connect) sees it — the few things a VFS may set up on it
 //! before the application gets it.
 
-use crate::error::{ResultCode, SqliteError};
+use crate::error::SqliteError;
 use libsqlite3_sys as ffi;
-use std::ffi::{CStr, CString, c_char, c_int, c_void};
+use std::ffi::{CStr, CString, c_int, c_void};
 use std::marker::PhantomData;
 use std::ptr::NonNull;
 
@@ -94,42 +94,13 @@ impl Connecting<'_> {
 
     /// Run `sql` (statements without results, such as `PRAGMA synchronous=FULL`).
     pub fn execute(&mut self, sql: &str) -> Result<(), SqliteError> {
-        let c = CString::new(sql).map_err(|_| {
-            SqliteError::with_message(ResultCode::MISUSE, format!("SQL with a NUL byte: {sql:?}"))
-        })?;
-        let mut err: *mut c_char = std::ptr::null_mut();
-        // SAFETY: a live connection, a valid SQL string, no callback, and an error-message out
-        // pointer whose result we free with sqlite3_free.
-        let rc = unsafe {
-            ffi::sqlite3_exec(
-                self.db.as_ptr(),
-                c.as_ptr(),
-                None,
-                std::ptr::null_mut(),
-                &mut err,
-            )
-        };
-        let message = if err.is_null() {
-            None
-        } else {
-            // SAFETY: SQLite's NUL-terminated message, freed right after it is copied.
-            let m = unsafe { CStr::from_ptr(err) }
-                .to_string_lossy()
-                .into_owned();
-            // SAFETY: allocated by SQLite for us.
-            unsafe { ffi::sqlite3_free(err as *mut c_void) };
-            Some(m)
-        };
-        if rc == ffi::SQLITE_OK {
-            return Ok(());
+        // SAFETY: the connection being opened, used by this call only.
+        match unsafe { crate::raw_connection::exec(self.db, sql) } {
+            Ok(_) => Ok(()),
+            Err(e) => Err(SqliteError::with_message(
+                e.code(),
+                format!("{sql}: {}", e.message().unwrap_or(e.code().description())),
+            )),
         }
-        let code = ResultCode::from_raw(rc);
-        Err(SqliteError::with_message(
-            code,
-            format!(
-                "{sql}: {}",
-                message.as_deref().unwrap_or(code.description())
-            ),
-        ))
     }
 }

@@ -72,59 +72,8 @@ impl RawConnection {
     /// Run `sql` (any number of statements); the first column of the last row any of them
     /// returned, as text (`None`: no row, or NULL).
     pub fn query(&mut self, sql: &str) -> Result<Option<String>, SqliteError> {
-        let c = c_string("SQL", sql)?;
-        let mut last: Option<String> = None;
-        let mut err: *mut c_char = std::ptr::null_mut();
-        unsafe extern "C" fn row(
-            out: *mut c_void,
-            n: c_int,
-            values: *mut *mut c_char,
-            _names: *mut *mut c_char,
-        ) -> c_int {
-            // SAFETY: `out` is the `Option<String>` passed below; `values` has `n` entries.
-            unsafe {
-                let out = &mut *(out as *mut Option<String>);
-                *out = if n > 0 && !(*values).is_null() {
-                    Some(CStr::from_ptr(*values).to_string_lossy().into_owned())
-                } else {
-                    None
-                };
-            }
-            0
-        }
-        // SAFETY: a live connection, a valid SQL string, a callback whose argument outlives the
-        // call, and an error out pointer freed with sqlite3_free.
-        let rc = unsafe {
-            ffi::sqlite3_exec(
-                self.db.as_ptr(),
-                c.as_ptr(),
-                Some(row),
-                &mut last as *mut Option<String> as *mut c_void,
-                &mut err,
-            )
-        };
-        let message = if err.is_null() {
-            None
-        } else {
-            // SAFETY: SQLite's NUL-terminated message, freed right after it is copied.
-            let m = unsafe { CStr::from_ptr(err) }
-                .to_string_lossy()
-                .into_owned();
-            // SAFETY: allocated by SQLite for us.
-            unsafe { ffi::sqlite3_free(err as *mut c_void) };
-            Some(m)
-        };
-        if rc != ffi::SQLITE_OK {
-            // The extended code is on the connection; exec's own return is the primary one.
-            // SAFETY: a live connection.
-            let code = unsafe { ffi::sqlite3_extended_errcode(self.db.as_ptr()) };
-            let code = ResultCode::from_raw(if code & 0xff == rc { code } else { rc });
-            return Err(SqliteError::with_message(
-                code,
-                message.unwrap_or_else(|| code.description().to_string()),
-            ));
-        }
-        Ok(last)
+        // SAFETY: our live connection.
+        unsafe { exec(self.db, sql) }
     }
 
     /// Ask for `n` reserved bytes per page (`SQLITE_FCNTL_RESERVE_BYTES`); a new database or a
@@ -172,4 +121,68 @@ impl Drop for RawConnection {
         // SAFETY: our live connection, closed once.
         unsafe { ffi::sqlite3_close(self.db.as_ptr()) };
     }
+}
+
+/// `sqlite3_exec` of `sql` on `db`: the first column of the last row returned, or the error
+/// with the extended code and SQLite's message.
+///
+/// # Safety
+/// `db` is a live connection, used by no other thread during the call.
+pub(crate) unsafe fn exec(
+    db: NonNull<ffi::sqlite3>,
+    sql: &str,
+) -> Result<Option<String>, SqliteError> {
+    let c = c_string("SQL", sql)?;
+    let mut last: Option<String> = None;
+    let mut err: *mut c_char = std::ptr::null_mut();
+    unsafe extern "C" fn row(
+        out: *mut c_void,
+        n: c_int,
+        values: *mut *mut c_char,
+        _names: *mut *mut c_char,
+    ) -> c_int {
+        // SAFETY: `out` is the `Option<String>` passed below; `values` has `n` entries.
+        unsafe {
+            let out = &mut *(out as *mut Option<String>);
+            *out = if n > 0 && !(*values).is_null() {
+                Some(CStr::from_ptr(*values).to_string_lossy().into_owned())
+            } else {
+                None
+            };
+        }
+        0
+    }
+    // SAFETY: a live connection, a valid SQL string, a callback whose argument outlives the
+    // call, and an error out pointer freed with sqlite3_free.
+    let rc = unsafe {
+        ffi::sqlite3_exec(
+            db.as_ptr(),
+            c.as_ptr(),
+            Some(row),
+            &mut last as *mut Option<String> as *mut c_void,
+            &mut err,
+        )
+    };
+    let message = if err.is_null() {
+        None
+    } else {
+        // SAFETY: SQLite's NUL-terminated message, freed right after it is copied.
+        let m = unsafe { CStr::from_ptr(err) }
+            .to_string_lossy()
+            .into_owned();
+        // SAFETY: allocated by SQLite for us.
+        unsafe { ffi::sqlite3_free(err as *mut c_void) };
+        Some(m)
+    };
+    if rc != ffi::SQLITE_OK {
+        // The extended code is on the connection; exec's own return is the primary one.
+        // SAFETY: a live connection.
+        let code = unsafe { ffi::sqlite3_extended_errcode(db.as_ptr()) };
+        let code = ResultCode::from_raw(if code & 0xff == rc { code } else { rc });
+        return Err(SqliteError::with_message(
+            code,
+            message.unwrap_or_else(|| code.description().to_string()),
+        ));
+    }
+    Ok(last)
 }
