@@ -151,6 +151,10 @@ pub struct RunResult {
     /// What pacing did (`joj bench --pace`): the host ran at the modeled device's speed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pace: Option<crate::pace::PaceReport>,
+    /// A command joj ran and traced (`joj trace -- COMMAND`): how it ended, its files, what
+    /// supervising it cost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<crate::run::CommandReport>,
 }
 
 impl RunResult {
@@ -185,6 +189,7 @@ impl RunResult {
             paper: None,
             xftl: None,
             pace: None,
+            command: None,
         }
     }
 }
