@@ -146,7 +146,15 @@ fn table(r: &RunResult) -> String {
     }
     s.push_str(&format!(
         "  {:<32} {:<16} {:>12} {:>14} {:>6} {:>10} {:>6} {:>7}  {}\n",
-        "file", "kind", "data KiB", "FS jrnl KiB*", "fsync", "fdatasync", "sfr", "O_SYNC", "deleted"
+        "file",
+        "kind",
+        "data KiB",
+        "FS jrnl KiB*",
+        "fsync",
+        "fdatasync",
+        "sfr",
+        "O_SYNC",
+        "deleted"
     ));
     for f in &c.files {
         s.push_str(&format!(

@@ -142,7 +142,13 @@ impl Watcher {
     /// Whether `f` is on the scratch filesystem; notes a SQLite header.
     fn ours(&mut self, f: &TouchedFile) -> bool {
         let on_scratch = f.file.metadata().is_ok_and(|m| m.dev() == self.st_dev);
-        if on_scratch && has_sqlite_header(&f.file) {
+        // Only a file whose name gives no role is read (reading updates its atime, which the
+        // filesystem then journals), and only until it is known to be a database.
+        if on_scratch
+            && kind_of(&f.path, false).0 == "other"
+            && !self.databases.contains(&f.path)
+            && has_sqlite_header(&f.file)
+        {
             self.databases.insert(f.path.clone());
         }
         on_scratch

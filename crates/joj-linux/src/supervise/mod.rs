@@ -149,11 +149,12 @@ pub fn supervise(
         program: program.clone(),
     })?;
     let mut guard = TaskGuard::new();
-    let root = spawn::fork_traced(&exe, argv, cwd, stdout_to_stderr, &filter::program())
-        .map_err(|source| SuperviseError::Spawn {
+    let root = spawn::fork_traced(&exe, argv, cwd, stdout_to_stderr, &filter::program()).map_err(
+        |source| SuperviseError::Spawn {
             program: program.clone(),
             source,
-        })?;
+        },
+    )?;
     guard.add(root);
     // The child stops with SIGTRAP once exec succeeded (PTRACE_TRACEME, no options yet).
     let status = wait(root).map_err(ptrace_err("waiting for the command to start"))?;
