@@ -23,14 +23,13 @@ use joj_linux::{BlockTracer, FsKind, SyncKind, TouchedFile};
 use joj_trace::FileRole;
 use joj_trace::classify::data_by_path;
 use joj_vfs::IoCounters;
-use serde::{Deserialize, Serialize};
 
 use super::classify::{classify_window, journal_layout};
 use super::emit::write_trace_and_plot;
 use super::extents::{ExtentRecorder, SyncInterval};
 use super::place::Place;
 use crate::error::ExperimentError;
-use crate::result::{BioIntent, RunConfig, RunResult};
+use crate::result::{BioIntent, CommandReport, FileReport, RunConfig, RunResult};
 use crate::stack::Storage;
 
 /// How to run a command.
@@ -51,54 +50,6 @@ pub struct CommandOptions {
     pub transactions: u64,
     /// The command's stdout goes to joj's stderr (joj's stdout then holds only joj's output).
     pub stdout_to_stderr: bool,
-}
-
-/// One file the command touched.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FileReport {
-    /// Path relative to the directory the command ran in.
-    pub path: String,
-    /// `database`, `wal`, `rollback_journal`, `shm` or `other`.
-    pub kind: String,
-    /// File data written to the device (block layer), in bytes.
-    pub data_bytes: u64,
-    /// FS journal bytes written while a sync call on this file was under way.
-    pub fs_journal_bytes_in_syncs: u64,
-    pub fsync: u64,
-    pub fdatasync: u64,
-    pub sync_file_range: u64,
-    /// Writes on O_DSYNC / O_SYNC descriptors or with RWF_DSYNC / RWF_SYNC.
-    pub sync_writes: u64,
-    /// Whether the command deleted it (or replaced it by a rename).
-    pub deleted: bool,
-}
-
-/// A traced command: how it ended and what supervising it cost.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct CommandReport {
-    pub argv: Vec<String>,
-    /// The directory it ran in, on the scratch filesystem.
-    pub cwd: String,
-    /// Its exit status, when it exited.
-    pub exit_code: Option<i32>,
-    /// The signal that ended it, when one did.
-    pub signal: Option<i32>,
-    /// Processes and threads traced.
-    pub tasks: u64,
-    /// Stops at traced system calls, and the time joj held them (the supervisor's overhead).
-    pub stops: u64,
-    pub stopped_s: f64,
-    /// `syncfs` / `sync` calls.
-    pub whole_fs_syncs: u64,
-    /// `fsync` / `fdatasync` of directories.
-    pub dir_syncs: u64,
-    pub files: Vec<FileReport>,
-}
-
-impl CommandReport {
-    pub fn succeeded(&self) -> bool {
-        self.exit_code == Some(0)
-    }
 }
 
 /// `-shm`: SQLite's WAL index, shared memory (counted with `other` by role).
@@ -342,26 +293,8 @@ fn traced(place: &Place, opts: &CommandOptions) -> Result<RunResult, ExperimentE
     let by_path = data_by_path(&layout, &classified.records);
 
     let files = file_reports(&cwd, &watcher, &by_path, &classified);
-    let counters = IoCounters::default();
-    let transactions = opts.transactions.max(1);
-    let mut result = RunResult::measured(
-        command_config(opts, fs, place.mount_options.clone()),
-        transactions,
-        elapsed_s,
-        vec![],
-        &counters,
-    );
-    for f in &files {
-        result.syscalls.fsync += f.fsync;
-        result.syscalls.fdatasync += f.fdatasync;
-        result.syscalls.deletes += u64::from(f.deleted);
-    }
+    let mut result = document(opts, place, fs, elapsed_s, intent, &classified);
     result.syscalls.dir_syncs = watcher.dir_syncs;
-    result.block_per_txn = Some(classified.totals.per_txn(transactions));
-    result.fs_journal_by_synced_file = Some(classified.fs_journal_by_synced_file);
-    result.bio_intent = Some(intent);
-    result.block = Some(classified.totals.clone());
-    result.unplaced_data = classified.unplaced.clone();
     result.command = Some(CommandReport {
         argv: opts
             .argv
@@ -384,11 +317,41 @@ fn traced(place: &Place, opts: &CommandOptions) -> Result<RunResult, ExperimentE
         dir_syncs: watcher.dir_syncs,
         files,
     });
+    for f in result.command.iter().flat_map(|c| &c.files) {
+        result.syscalls.fsync += f.fsync;
+        result.syscalls.fdatasync += f.fdatasync;
+        result.syscalls.deletes += u64::from(f.deleted);
+    }
     if let Some(out) = &opts.out_dir {
         let label = format!("{}-command-{}", opts.fs, program_name(&opts.argv));
         write_trace_and_plot(out, &label, &mut result, fs, &classified.records)?;
     }
     Ok(result)
+}
+
+/// The bench-shaped document of a traced command, before its `command` section.
+fn document(
+    opts: &CommandOptions,
+    place: &Place,
+    fs: &joj_linux::ScratchFs,
+    elapsed_s: f64,
+    intent: BioIntent,
+    classified: &super::classify::Classified,
+) -> RunResult {
+    let transactions = opts.transactions.max(1);
+    let mut result = RunResult::measured(
+        command_config(opts, fs, place.mount_options.clone()),
+        transactions,
+        elapsed_s,
+        vec![],
+        &IoCounters::default(),
+    );
+    result.block_per_txn = Some(classified.totals.per_txn(transactions));
+    result.fs_journal_by_synced_file = Some(classified.fs_journal_by_synced_file);
+    result.bio_intent = Some(intent);
+    result.block = Some(classified.totals.clone());
+    result.unplaced_data = classified.unplaced.clone();
+    result
 }
 
 /// The program's file name, for file names (`python3`, `joj`).

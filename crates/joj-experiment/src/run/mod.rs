@@ -22,7 +22,7 @@ mod fs;
 mod place;
 mod window;
 
-pub use command::{CommandOptions, CommandReport, FileReport, check_command, run_command};
+pub use command::{CommandOptions, check_command, run_command};
 pub use config::kernel_release;
 pub use extents::UnplacedData;
 
