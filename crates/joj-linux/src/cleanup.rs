@@ -322,6 +322,13 @@ static HANDLER: OnceLock<Result<(), HandlerError>> = OnceLock::new();
 /// Set by the first SIGINT/SIGTERM; a second one then exits at once.
 static CLEANING: AtomicBool = AtomicBool::new(false);
 
+/// Whether a SIGINT / SIGTERM cleanup is under way (the process is about to exit with 128 +
+/// signal). Code that would notice the cleanup's effects — a supervised command killed under
+/// it — waits instead of reporting them as its own failure.
+pub fn cleaning() -> bool {
+    CLEANING.load(Ordering::SeqCst)
+}
+
 /// Could not install the signal handler: which step failed, and the OS error.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error(

@@ -638,6 +638,54 @@ mod tests {
     }
 
     #[test]
+    fn data_by_path_follows_each_file_across_reuse_and_deletion() {
+        // Two rollback journals of the same name at sectors 100..108, one after the other
+        // (snapshot before each deletion), then a WAL reusing the same sectors.
+        let journal = |t| FileSnapshot {
+            path: "/d/a.db-journal".into(),
+            ..snap(FileRole::RollbackJournal, t, vec![ext("7:0", 100, 8)])
+        };
+        let layout = Layout {
+            files: vec![
+                journal(10),
+                journal(20),
+                FileSnapshot {
+                    path: "/d/a.db-wal".into(),
+                    ..snap(FileRole::Wal, 100, vec![ext("7:0", 100, 8)])
+                },
+            ],
+            ..Layout::default()
+        };
+        let records = vec![
+            rec(9, "7:0", Op::Write, 100, 8),
+            rec(21, "7:0", Op::Write, 104, 8), // half journal, half metadata
+            rec(99, "7:0", Op::Write, 100, 8),
+            rec(99, "7:0", Op::Read, 100, 8), // reads are not written bytes
+        ];
+        let by = data_by_path(&layout, &records);
+        assert_eq!(
+            by,
+            vec![
+                PathBytes {
+                    path: "/d/a.db-journal".into(),
+                    role: FileRole::RollbackJournal,
+                    bytes: 12 * 512
+                },
+                PathBytes {
+                    path: "/d/a.db-wal".into(),
+                    role: FileRole::Wal,
+                    bytes: 8 * 512
+                },
+            ]
+        );
+        // The per-path bytes are the per-role bytes of `classify`.
+        let mut recs = records.clone();
+        let totals = classify(&layout, &mut recs);
+        assert_eq!(totals.data_by_role.rollback_journal, 12 * 512);
+        assert_eq!(totals.data_by_role.wal, 8 * 512);
+    }
+
+    #[test]
     fn majority_ties_are_deterministic() {
         let s = SectorSplit {
             metadata: 4,

@@ -242,6 +242,13 @@ impl Loop<'_> {
             }
             self.stopped(tid, status);
         }
+        if cleanup::cleaning() {
+            // A signal cleanup killed the command; it exits the process when done, and the
+            // run must not go on to report the kill as the command's own end.
+            loop {
+                std::thread::park();
+            }
+        }
         Ok(Supervision {
             exit: self.exit.unwrap_or(ChildExit::Signal(libc::SIGKILL)),
             tasks: self.guard.seen,
