@@ -218,7 +218,11 @@ pub struct FileReport {
     pub sync_file_range: u64,
     /// Writes on O_DSYNC / O_SYNC descriptors or with RWF_DSYNC / RWF_SYNC.
     pub sync_writes: u64,
-    /// Whether the command deleted it (or replaced it by a rename).
+    /// unlink calls on it, renames from it and renames over it.
+    pub removals: u64,
+    /// truncate / ftruncate calls on it.
+    pub truncates: u64,
+    /// Whether it is gone at the end (deleted, or replaced by a rename).
     pub deleted: bool,
 }
 

@@ -51,7 +51,7 @@ pub use scratch::{
     DeviceRole, FileExtents, ScratchDevice, ScratchError, ScratchFs, ScratchOptions,
 };
 pub use supervise::{
-    ChildExit, Observer, SuperviseError, Supervision, SyncKind, TouchedFile, supervise,
+    Change, ChildExit, Observer, SuperviseError, Supervision, SyncKind, TouchedFile, supervise,
 };
 pub use tempdir::{RunTempDir, TempDirError};
 pub use tools::ToolMissing;

@@ -115,15 +115,21 @@ impl Watcher {
 }
 
 impl joj_linux::Observer for Watcher {
-    fn before_change(&mut self, f: &TouchedFile) {
+    fn before_change(&mut self, change: joj_linux::Change, f: &TouchedFile) {
         if !self.ours(f) {
             return;
         }
         let role = self.role(&f.path);
         self.recorder.record_file(&f.path, role, &f.file);
-        // Truncation and deletion both arrive here; a file that exists at the end is not
-        // deleted, which the end of the run settles.
-        self.entry(&f.path).deleted = true;
+        let e = self.entry(&f.path);
+        match change {
+            joj_linux::Change::Remove => {
+                e.removals += 1;
+                // A file that exists at the end is not deleted: the end of the run settles it.
+                e.deleted = true;
+            }
+            joj_linux::Change::Truncate => e.truncates += 1,
+        }
     }
 
     fn synced(&mut self, kind: SyncKind, f: Option<&TouchedFile>, start_ns: u64, end_ns: u64) {
@@ -320,7 +326,8 @@ fn traced(place: &Place, opts: &CommandOptions) -> Result<RunResult, ExperimentE
     for f in result.command.iter().flat_map(|c| &c.files) {
         result.syscalls.fsync += f.fsync;
         result.syscalls.fdatasync += f.fdatasync;
-        result.syscalls.deletes += u64::from(f.deleted);
+        result.syscalls.deletes += f.removals;
+        result.syscalls.truncates += f.truncates;
     }
     if let Some(out) = &opts.out_dir {
         let label = format!("{}-command-{}", opts.fs, program_name(&opts.argv));

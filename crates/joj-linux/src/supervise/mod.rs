@@ -56,11 +56,19 @@ pub enum SyncKind {
     Directory,
 }
 
+/// What the command is about to do to a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// unlink, or a rename's source or replaced target: the path stops naming these blocks.
+    Remove,
+    Truncate,
+}
+
 /// What the supervisor reports while the command runs.
 pub trait Observer {
     /// Just before the command unlinks, renames, replaces (as a rename's target) or truncates
     /// `file`.
-    fn before_change(&mut self, file: &TouchedFile);
+    fn before_change(&mut self, change: Change, file: &TouchedFile);
     /// A sync-type call returned; `file` is `None` for `sync` / `syncfs` and directories.
     fn synced(&mut self, kind: SyncKind, file: Option<&TouchedFile>, start_ns: u64, end_ns: u64);
 }
@@ -335,9 +343,9 @@ impl Loop<'_> {
             tracee::open_fd(tid, fd).map(|file| TouchedFile { path, file })
         };
         let cwd = libc::AT_FDCWD as u32 as u64;
-        let mut change = |f: Option<TouchedFile>| {
+        let mut change = |c: Change, f: Option<TouchedFile>| {
             if let Some(f) = f {
-                self.observer.before_change(&f);
+                self.observer.before_change(c, &f);
             }
         };
         let sync = |kind, file| Pending {
@@ -347,20 +355,20 @@ impl Loop<'_> {
         };
         let pending = match nr {
             libc::SYS_unlinkat if a[2] & libc::AT_REMOVEDIR as u64 == 0 => {
-                change(at_path(a[0], a[1]));
+                change(Change::Remove, at_path(a[0], a[1]));
                 None
             }
             libc::SYS_renameat2 | libc::SYS_renameat => {
-                change(at_path(a[0], a[1]));
-                change(at_path(a[2], a[3]));
+                change(Change::Remove, at_path(a[0], a[1]));
+                change(Change::Remove, at_path(a[2], a[3]));
                 None
             }
             libc::SYS_truncate => {
-                change(at_path(cwd, a[0]));
+                change(Change::Truncate, at_path(cwd, a[0]));
                 None
             }
             libc::SYS_ftruncate => {
-                change(at_fd(a[0]));
+                change(Change::Truncate, at_fd(a[0]));
                 None
             }
             libc::SYS_fsync | libc::SYS_fdatasync if tracee::fd_is_dir(tid, a[0]) => {
@@ -398,15 +406,15 @@ const RWF_ANY_SYNC: u64 = 0x2 | 0x4;
 fn legacy_call(
     nr: i64,
     a: [u64; 6],
-    change: &mut dyn FnMut(Option<TouchedFile>),
+    change: &mut dyn FnMut(Change, Option<TouchedFile>),
     at_path: &dyn Fn(u64, u64) -> Option<TouchedFile>,
     cwd: u64,
 ) -> Option<Pending> {
     match nr {
-        libc::SYS_unlink => change(at_path(cwd, a[0])),
+        libc::SYS_unlink => change(Change::Remove, at_path(cwd, a[0])),
         libc::SYS_rename => {
-            change(at_path(cwd, a[0]));
-            change(at_path(cwd, a[1]));
+            change(Change::Remove, at_path(cwd, a[0]));
+            change(Change::Remove, at_path(cwd, a[1]));
         }
         _ => {}
     }
@@ -417,7 +425,7 @@ fn legacy_call(
 fn legacy_call(
     _: i64,
     _: [u64; 6],
-    _: &mut dyn FnMut(Option<TouchedFile>),
+    _: &mut dyn FnMut(Change, Option<TouchedFile>),
     _: &dyn Fn(u64, u64) -> Option<TouchedFile>,
     _: u64,
 ) -> Option<Pending> {
