@@ -6,7 +6,8 @@ cd "$(dirname "$0")/.."
 
 need=()
 for tool in mkfs.ext4:e2fsprogs debugfs:e2fsprogs mkfs.xfs:xfsprogs xfs_db:xfsprogs \
-            mkfs.btrfs:btrfs-progs blkparse:blktrace losetup:mount cc:gcc; do
+            mkfs.btrfs:btrfs-progs blkparse:blktrace losetup:mount cc:gcc \
+            python3:python3 taskset:util-linux xfs_io:xfsprogs; do
   command -v "${tool%%:*}" >/dev/null 2>&1 || need+=("${tool##*:}")
 done
 if [ "${#need[@]}" -gt 0 ]; then
