@@ -117,7 +117,10 @@ pub enum SuperviseError {
          (relative paths are taken from joj's working directory, not the scratch filesystem)"
     )]
     NotFound { program: OsString },
-    #[error("cannot start {program:?}: {source}; fix: check that it is an executable program")]
+    #[error(
+        "cannot start {program:?}: {source}; fix: check that it is an executable program and, \
+         for a script, that the interpreter its `#!` line names exists"
+    )]
     Spawn {
         program: OsString,
         source: std::io::Error,
