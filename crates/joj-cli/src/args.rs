@@ -78,6 +78,28 @@ pub fn scratch_fs() -> Parser<FsKind> {
     })
 }
 
+/// `--fs` of `joj trace -- COMMAND`: a scratch filesystem; `host` is known but refused, saying
+/// why.
+pub fn traced_fs() -> Parser<FsKind> {
+    let mut values = named(&FsKind::ALL.map(FsKind::name));
+    values.push(PossibleValue::new("host").hide(true));
+    choices(values, |s| {
+        if s == "host" {
+            return Err(TraceNotOnHost.into());
+        }
+        parse::<FsKind>(s)
+    })
+}
+
+/// `joj trace --fs host -- COMMAND`.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "joj trace runs the command on a scratch filesystem it makes on a loop device, so that every \
+     block request of the device is the command's; a host directory cannot give that; fix: pick \
+     a scratch filesystem, e.g. --fs ext4 (needs root)"
+)]
+struct TraceNotOnHost;
+
 /// `--fs host` where a command cuts the power of a filesystem it made itself.
 #[derive(Debug, thiserror::Error)]
 #[error(

@@ -14,6 +14,7 @@ mod progress;
 mod replay_cmd;
 mod restart_cmd;
 mod trace_cmd;
+mod trace_run;
 mod version;
 mod waldio_cmd;
 
@@ -40,7 +41,9 @@ enum Command {
     Bench(Box<bench::BenchArgs>),
     /// Run one operation in every journal mode on one filesystem, traced, and compare the JOJ.
     Compare(Box<compare::CompareArgs>),
-    /// Work with block traces: import blkparse text, summarise, plot.
+    /// Run a command on a scratch filesystem and classify its block I/O (`joj trace [--fs KIND]
+    /// [--dir D] -- COMMAND [ARGS…]`), or work with block traces: import blkparse text,
+    /// summarise, plot.
     Trace(trace_cmd::TraceArgs),
     /// Replay a block trace (joj-trace or blkparse text) through an emulated eMMC profile.
     Replay(Box<replay_cmd::ReplayArgs>),

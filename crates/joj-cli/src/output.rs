@@ -67,6 +67,18 @@ pub enum CliError {
         .path.display()
     )]
     NoBlkparseRequests { path: PathBuf },
+    /// `joj trace -- COMMAND` whose command failed; its trace was reported first.
+    #[error(
+        "the traced command failed ({exit}); its trace is reported above; fix: make the command \
+         succeed on its own first (it ran in {cwd} on the scratch filesystem)"
+    )]
+    CommandFailed { exit: String, cwd: String },
+    /// `joj trace` with neither a subcommand nor a command after `--`.
+    #[error(
+        "joj trace needs a command to run after `--` (e.g. `joj trace --fs ext4 -- python3 \
+         app.py`) or a subcommand (import, show, plot); fix: add one"
+    )]
+    NoTraceCommand,
 }
 
 /// Check, before any work, the output file `path` that option `flag` names: not the same file

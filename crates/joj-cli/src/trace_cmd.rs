@@ -1,4 +1,10 @@
-//! `joj trace`: import blkparse text into joj's trace format, summarise a trace, plot it.
+//! `joj trace`: run a command on a scratch filesystem and trace it (`joj trace [--fs KIND]
+//! [--dir D] -- COMMAND [ARGS…]`, in [`crate::trace_run`]); import blkparse text into joj's
+//! trace format, summarise a trace, plot it (the subcommands).
+//!
+//! Both forms share `joj trace`: clap's subcommand is optional, the command is the trailing
+//! arguments after `--`, and the run options conflict with the subcommands, so
+//! `joj trace show t.jsonl` and `joj trace -- show` (a program named `show`) stay apart.
 
 use crate::output::{CliError, CliResult, check_output_file};
 use clap::{Args, Subcommand};
@@ -11,9 +17,12 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 #[derive(Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct TraceArgs {
     #[command(subcommand)]
-    command: TraceCommand,
+    command: Option<TraceCommand>,
+    #[command(flatten)]
+    run: crate::trace_run::TraceRunArgs,
 }
 
 #[derive(Subcommand)]
@@ -57,7 +66,10 @@ pub enum Axis {
 }
 
 pub fn main(a: TraceArgs) -> CliResult {
-    match a.command {
+    let Some(command) = a.command else {
+        return crate::trace_run::main(a.run);
+    };
+    match command {
         TraceCommand::Import {
             blkparse,
             output,

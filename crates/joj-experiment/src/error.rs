@@ -116,6 +116,13 @@ pub enum ExperimentError {
     NoPowerCut { txn: u64, why: String },
     #[error("no device is attached to the xftl VFS (the window began without one)")]
     NoDeviceAttached,
+    #[error(transparent)]
+    Supervise(#[from] joj_linux::SuperviseError),
+    #[error(
+        "--dir {dir}: {why}; fix: give a relative path without `..` (e.g. `--dir data`); joj \
+         creates it inside the scratch filesystem it makes for the command", dir = .dir.display()
+    )]
+    CommandDir { dir: PathBuf, why: &'static str },
     #[error("the measured window never ended")]
     WindowNeverEnded,
     #[error("the scratch filesystem is still in use when it must be closed")]

@@ -151,6 +151,10 @@ pub struct RunResult {
     /// What pacing did (`joj bench --pace`): the host ran at the modeled device's speed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pace: Option<crate::pace::PaceReport>,
+    /// A command joj ran and traced (`joj trace -- COMMAND`): how it ended, its files, what
+    /// supervising it cost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<CommandReport>,
 }
 
 impl RunResult {
@@ -185,6 +189,7 @@ impl RunResult {
             paper: None,
             xftl: None,
             pace: None,
+            command: None,
         }
     }
 }
@@ -195,4 +200,56 @@ pub struct BioIntent {
     pub fua_writes: u64,
     pub preflush_writes: u64,
     pub write_bios: u64,
+}
+
+/// One file the command touched.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileReport {
+    /// Path relative to the directory the command ran in.
+    pub path: String,
+    /// `database`, `wal`, `rollback_journal`, `shm` or `other`.
+    pub kind: String,
+    /// File data written to the device (block layer), in bytes.
+    pub data_bytes: u64,
+    /// FS journal bytes written while a sync call on this file was under way.
+    pub fs_journal_bytes_in_syncs: u64,
+    pub fsync: u64,
+    pub fdatasync: u64,
+    pub sync_file_range: u64,
+    /// Writes on O_DSYNC / O_SYNC descriptors or with RWF_DSYNC / RWF_SYNC.
+    pub sync_writes: u64,
+    /// unlink calls on it, renames from it and renames over it.
+    pub removals: u64,
+    /// truncate / ftruncate calls on it.
+    pub truncates: u64,
+    /// Whether it is gone at the end (deleted, or replaced by a rename).
+    pub deleted: bool,
+}
+
+/// A traced command: how it ended and what supervising it cost.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CommandReport {
+    pub argv: Vec<String>,
+    /// The directory it ran in, on the scratch filesystem.
+    pub cwd: String,
+    /// Its exit status, when it exited.
+    pub exit_code: Option<i32>,
+    /// The signal that ended it, when one did.
+    pub signal: Option<i32>,
+    /// Processes and threads traced.
+    pub tasks: u64,
+    /// Stops at traced system calls, and the time joj held them (the supervisor's overhead).
+    pub stops: u64,
+    pub stopped_s: f64,
+    /// `syncfs` / `sync` calls.
+    pub whole_fs_syncs: u64,
+    /// `fsync` / `fdatasync` of directories.
+    pub dir_syncs: u64,
+    pub files: Vec<FileReport>,
+}
+
+impl CommandReport {
+    pub fn succeeded(&self) -> bool {
+        self.exit_code == Some(0)
+    }
 }

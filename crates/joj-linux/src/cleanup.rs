@@ -30,6 +30,9 @@ const UNMOUNT_RETRY_DELAY: Duration = Duration::from_millis(50);
 /// directories, then host temporary directories.
 #[derive(Debug, Default)]
 pub(crate) struct Resources {
+    /// Processes and threads of a supervised command, killed before anything else is released
+    /// (they may be working in a mount).
+    pub tasks: Vec<libc::pid_t>,
     pub trace_instances: Vec<PathBuf>,
     pub mounts: Vec<PathBuf>,
     pub loops: Vec<LoopDevice>,
@@ -71,6 +74,7 @@ impl Resources {
     /// Releases everything, continuing past failures, and reports what could not be released.
     pub(crate) fn release(mut self) -> Vec<CleanupProblem> {
         let mut problems = Vec::new();
+        kill_tasks(&std::mem::take(&mut self.tasks));
         for path in self.trace_instances.drain(..).rev() {
             if let Err(p) = remove_trace_instance(&path) {
                 problems.push(p);
@@ -110,6 +114,27 @@ impl Resources {
             }
         }
         problems
+    }
+}
+
+/// How long a killed task may take to let go of its working directory and files.
+const TASK_EXIT_ATTEMPTS: u32 = 200;
+
+/// SIGKILL each task, then wait until each has released its files (`/proc/<pid>/cwd` becomes
+/// unreadable once a task has exited, zombie or not), so that an unmount after this is not
+/// refused for them.
+fn kill_tasks(tasks: &[libc::pid_t]) {
+    for &t in tasks {
+        // SAFETY: kill with a pid of a task this process started (a supervised command).
+        unsafe { libc::kill(t, libc::SIGKILL) };
+    }
+    for &t in tasks {
+        for _ in 0..TASK_EXIT_ATTEMPTS {
+            if std::fs::read_link(format!("/proc/{t}/cwd")).is_err() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 }
 
@@ -269,17 +294,20 @@ pub(crate) fn take(id: u64) -> Option<Resources> {
     registry().entries.remove(&id)
 }
 
-/// Releases every live resource of this process (tracefs instances of all entries first, so no
-/// trace keeps a device busy). Returns what could not be released.
+/// Releases every live resource of this process (supervised tasks of all entries first, so none
+/// keeps a mount busy, then tracefs instances, so no trace keeps a device busy). Returns what could not be released.
 pub fn cleanup_all() -> Vec<CleanupProblem> {
     let entries = std::mem::take(&mut registry().entries);
     let mut instances = Vec::new();
+    let mut tasks = Vec::new();
     let mut rest = Vec::new();
     for (_, mut res) in entries {
         instances.append(&mut res.trace_instances);
+        tasks.append(&mut res.tasks);
         rest.push(res);
     }
     let mut problems = Resources {
+        tasks,
         trace_instances: instances,
         ..Resources::default()
     }
@@ -293,6 +321,13 @@ pub fn cleanup_all() -> Vec<CleanupProblem> {
 static HANDLER: OnceLock<Result<(), HandlerError>> = OnceLock::new();
 /// Set by the first SIGINT/SIGTERM; a second one then exits at once.
 static CLEANING: AtomicBool = AtomicBool::new(false);
+
+/// Whether a SIGINT / SIGTERM cleanup is under way (the process is about to exit with 128 +
+/// signal). Code that would notice the cleanup's effects — a supervised command killed under
+/// it — waits instead of reporting them as its own failure.
+pub fn cleaning() -> bool {
+    CLEANING.load(Ordering::SeqCst)
+}
 
 /// Could not install the signal handler: which step failed, and the OS error.
 #[derive(Debug, Clone, thiserror::Error)]

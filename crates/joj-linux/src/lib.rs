@@ -32,6 +32,7 @@ pub mod loopdev;
 pub mod names;
 pub mod prereq;
 pub mod scratch;
+pub mod supervise;
 pub mod tempdir;
 pub mod testgate;
 mod tools;
@@ -48,6 +49,9 @@ pub use loopdev::{LoopDevice, LoopError, LoopOptions};
 pub use prereq::PrereqError;
 pub use scratch::{
     DeviceRole, FileExtents, ScratchDevice, ScratchError, ScratchFs, ScratchOptions,
+};
+pub use supervise::{
+    Change, ChildExit, Observer, SuperviseError, Supervision, SyncKind, TouchedFile, supervise,
 };
 pub use tempdir::{RunTempDir, TempDirError};
 pub use tools::ToolMissing;

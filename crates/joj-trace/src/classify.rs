@@ -123,12 +123,15 @@ impl SectorSplit {
     }
 }
 
-/// Consecutive snapshots (in time order) covering a segment that agree on the role.
+/// Consecutive snapshots (in time order) covering a segment that are of the same file (path
+/// and role).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Run {
     first_ns: u64,
     last_ns: u64,
     role: FileRole,
+    /// Index into [`Classifier::paths`].
+    file: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -159,6 +162,8 @@ enum DeviceMap {
 #[derive(Debug, Clone)]
 pub struct Classifier {
     devices: HashMap<String, DeviceMap>,
+    /// The distinct file paths of the layout's snapshots.
+    paths: Vec<String>,
 }
 
 /// What covers an extent, for the sweep that builds segments.
@@ -191,15 +196,67 @@ impl Classifier {
                 ));
             }
         }
+        let mut paths: Vec<String> = Vec::new();
+        let mut path_index: HashMap<&str, usize> = HashMap::new();
+        let file_of: Vec<usize> = layout
+            .files
+            .iter()
+            .map(|snap| {
+                *path_index.entry(&snap.path).or_insert_with(|| {
+                    paths.push(snap.path.clone());
+                    paths.len() - 1
+                })
+            })
+            .collect();
         let mut devices: HashMap<String, DeviceMap> = covers
             .into_iter()
-            .map(|(dev, extents)| (dev.to_owned(), build_device(&extents, &layout.files)))
+            .map(|(dev, extents)| {
+                (
+                    dev.to_owned(),
+                    build_device(&extents, &layout.files, &file_of),
+                )
+            })
             .collect();
         // A whole-device journal overrides whatever extents were listed on it.
         for dev in &layout.journal_devs {
             devices.insert(dev.clone(), DeviceMap::WholeJournal);
         }
-        Self { devices }
+        Self { devices, paths }
+    }
+
+    /// The data sectors of a request by file: `(path, role, sectors)`, each file once, in the
+    /// order met. The sum is [`SectorSplit::data_total`] of the same request.
+    pub fn split_files(
+        &self,
+        dev: &str,
+        sector: u64,
+        sectors: u64,
+        time_ns: u64,
+    ) -> Vec<(&str, FileRole, u64)> {
+        let mut out: Vec<(&str, FileRole, u64)> = Vec::new();
+        let Some(DeviceMap::Extents { segments, runs }) = self.devices.get(dev) else {
+            return out;
+        };
+        let end = sector.saturating_add(sectors);
+        let first = segments.partition_point(|s| s.end <= sector);
+        for seg in &segments[first..] {
+            if seg.start >= end {
+                break;
+            }
+            if let SegmentKind::Files(range) = &seg.kind {
+                let overlap = seg.end.min(end) - seg.start.max(sector);
+                let run = nearest_run(&runs[range.clone()], time_ns);
+                let path = self.paths[run.file].as_str();
+                match out
+                    .iter_mut()
+                    .find(|(p, r, _)| *p == path && *r == run.role)
+                {
+                    Some(entry) => entry.2 += overlap,
+                    None => out.push((path, run.role, overlap)),
+                }
+            }
+        }
+        out
     }
 
     /// Split `sectors` sectors from `sector` on `dev`, requested at `time_ns`, by class.
@@ -228,7 +285,7 @@ impl Classifier {
             match &seg.kind {
                 SegmentKind::Journal => split.fs_journal += overlap,
                 SegmentKind::Files(range) => {
-                    split.add_data(nearest_role(&runs[range.clone()], time_ns), overlap);
+                    split.add_data(nearest_run(&runs[range.clone()], time_ns).role, overlap);
                 }
             }
         }
@@ -285,30 +342,59 @@ pub fn classify(layout: &Layout, records: &mut [TraceRecord]) -> BlockTotals {
     totals
 }
 
-/// Role of the snapshot nearest in time to `t` among `runs` (non-empty, time-sorted). When two
-/// snapshots are equally near, the later wins: a block written between a file's deletion and
-/// another file's creation in the same place is more likely the new file's, since writeback
-/// follows allocation.
-fn nearest_role(runs: &[Run], t: u64) -> FileRole {
+/// The run of the snapshot nearest in time to `t` among `runs` (non-empty, time-sorted). When
+/// two snapshots are equally near, the later wins: a block written between a file's deletion
+/// and another file's creation in the same place is more likely the new file's, since
+/// writeback follows allocation.
+fn nearest_run(runs: &[Run], t: u64) -> &Run {
     let after = runs.partition_point(|r| r.first_ns <= t);
     if after == 0 {
-        return runs[0].role;
+        return &runs[0];
     }
     let prev = &runs[after - 1];
     if t <= prev.last_ns || after == runs.len() {
-        return prev.role;
+        return prev;
     }
     let next = &runs[after];
     if t - prev.last_ns < next.first_ns - t {
-        prev.role
+        prev
     } else {
-        next.role
+        next
     }
+}
+
+/// Written file-data bytes of every file of `layout` over `records` (classified or not): what
+/// [`classify`] counts by role, by path. Sorted by path.
+pub fn data_by_path(layout: &Layout, records: &[TraceRecord]) -> Vec<PathBytes> {
+    let classifier = Classifier::new(layout);
+    let mut by: BTreeMap<(String, FileRole), u64> = BTreeMap::new();
+    for rec in records.iter().filter(|r| r.op == Op::Write) {
+        for (path, role, sectors) in
+            classifier.split_files(&rec.dev, rec.sector, rec.sectors, rec.time_ns)
+        {
+            *by.entry((path.to_owned(), role)).or_default() += sectors * SECTOR_BYTES;
+        }
+    }
+    by.into_iter()
+        .map(|((path, role), bytes)| PathBytes { path, role, bytes })
+        .collect()
+}
+
+/// Written data bytes of one file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PathBytes {
+    pub path: String,
+    pub role: FileRole,
+    pub bytes: u64,
 }
 
 /// Flatten one device's extents into sorted disjoint segments by a sweep over their ends.
 /// Cost: O(E log E) for the sort plus, per segment, the number of snapshots covering it.
-fn build_device(extents: &[(u64, u64, Cover)], files: &[FileSnapshot]) -> DeviceMap {
+fn build_device(
+    extents: &[(u64, u64, Cover)],
+    files: &[FileSnapshot],
+    file_of: &[usize],
+) -> DeviceMap {
     // (position, is_start, cover); ends sort before starts at the same position so that
     // touching extents do not look overlapping for an instant (either order gives the same
     // segments, this one just keeps the active set smaller).
@@ -359,12 +445,14 @@ fn build_device(extents: &[(u64, u64, Cover)], files: &[FileSnapshot]) -> Device
             scratch.clear();
             for &(time_ns, index) in active.keys() {
                 let role = files[index].role;
+                let file = file_of[index];
                 match scratch.last_mut() {
-                    Some(run) if run.role == role => run.last_ns = time_ns,
+                    Some(run) if run.role == role && run.file == file => run.last_ns = time_ns,
                     _ => scratch.push(Run {
                         first_ns: time_ns,
                         last_ns: time_ns,
                         role,
+                        file,
                     }),
                 }
             }
@@ -547,6 +635,54 @@ mod tests {
         assert_eq!(role_at(60), Some(FileRole::Wal)); // equidistant: the later snapshot
         assert_eq!(role_at(61), Some(FileRole::Wal));
         assert_eq!(role_at(1_000), Some(FileRole::Wal));
+    }
+
+    #[test]
+    fn data_by_path_follows_each_file_across_reuse_and_deletion() {
+        // Two rollback journals of the same name at sectors 100..108, one after the other
+        // (snapshot before each deletion), then a WAL reusing the same sectors.
+        let journal = |t| FileSnapshot {
+            path: "/d/a.db-journal".into(),
+            ..snap(FileRole::RollbackJournal, t, vec![ext("7:0", 100, 8)])
+        };
+        let layout = Layout {
+            files: vec![
+                journal(10),
+                journal(20),
+                FileSnapshot {
+                    path: "/d/a.db-wal".into(),
+                    ..snap(FileRole::Wal, 100, vec![ext("7:0", 100, 8)])
+                },
+            ],
+            ..Layout::default()
+        };
+        let records = vec![
+            rec(9, "7:0", Op::Write, 100, 8),
+            rec(21, "7:0", Op::Write, 104, 8), // half journal, half metadata
+            rec(99, "7:0", Op::Write, 100, 8),
+            rec(99, "7:0", Op::Read, 100, 8), // reads are not written bytes
+        ];
+        let by = data_by_path(&layout, &records);
+        assert_eq!(
+            by,
+            vec![
+                PathBytes {
+                    path: "/d/a.db-journal".into(),
+                    role: FileRole::RollbackJournal,
+                    bytes: 12 * 512
+                },
+                PathBytes {
+                    path: "/d/a.db-wal".into(),
+                    role: FileRole::Wal,
+                    bytes: 8 * 512
+                },
+            ]
+        );
+        // The per-path bytes are the per-role bytes of `classify`.
+        let mut recs = records.clone();
+        let totals = classify(&layout, &mut recs);
+        assert_eq!(totals.data_by_role.rollback_journal, 12 * 512);
+        assert_eq!(totals.data_by_role.wal, 8 * 512);
     }
 
     #[test]

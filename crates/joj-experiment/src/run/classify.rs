@@ -17,10 +17,28 @@ pub(super) struct Classified {
     pub(super) totals: BlockTotals,
     pub(super) fs_journal_by_synced_file: FileBytes,
     pub(super) unplaced: Vec<UnplacedData>,
+    /// The file snapshots the records were classified with.
+    pub(super) snapshots: Vec<joj_trace::classify::FileSnapshot>,
+}
+
+impl Classified {
+    /// FS journal bytes written while one of `syncs` was under way.
+    pub(super) fn fs_journal_in(&self, syncs: &[SyncInterval]) -> u64 {
+        self.records
+            .iter()
+            .filter(|r| r.op == Op::Write && r.class == BlockClass::FsJournal)
+            .filter(|r| {
+                syncs
+                    .iter()
+                    .any(|s| s.start_ns <= r.time_ns && r.time_ns <= s.end_ns)
+            })
+            .map(TraceRecord::bytes)
+            .sum()
+    }
 }
 
 /// Where the filesystem keeps its journal on its devices.
-fn journal_layout(fs: &ScratchFs) -> Layout {
+pub(super) fn journal_layout(fs: &ScratchFs) -> Layout {
     let jl = fs.journal_layout();
     Layout {
         journal_devs: jl.journal_devs.clone(),
@@ -47,12 +65,14 @@ pub(super) fn classify_window(
     let (files, unplaced) = recorder.snapshots(fs)?;
     layout.files = files;
     let totals = classify(&layout, &mut records);
+    let snapshots = std::mem::take(&mut layout.files);
     let fs_journal_by_synced_file = attribute_fs_journal(&records, &recorder.take_syncs());
     Ok(Classified {
         records,
         totals,
         fs_journal_by_synced_file,
         unplaced,
+        snapshots,
     })
 }
 

@@ -35,13 +35,18 @@ pub(super) fn write_trace_and_plot(
         write_trace(w, &header, records)
     })?;
     let c = &result.config;
-    let title = format!(
-        "{} · {} · {} — {} transactions",
-        c.fs,
-        c.journal_mode.as_deref().unwrap_or(&c.op),
-        c.op,
-        result.transactions
-    );
+    let title = if result.command.is_some() {
+        // A traced command: its command line is the workload.
+        format!("{} · {}", c.fs, c.op)
+    } else {
+        format!(
+            "{} · {} · {} — {} transactions",
+            c.fs,
+            c.journal_mode.as_deref().unwrap_or(&c.op),
+            c.op,
+            result.transactions
+        )
+    };
     let svg = render_svg(&title, records, PlotAxis::Sequence)?;
     let plot = stage(out, &format!("{label}{PLOT_SUFFIX}"), |w| {
         w.write_all(svg.as_bytes()).map_err(TraceError::from)

@@ -75,6 +75,50 @@ impl ExtentRecorder {
         });
     }
 
+    /// Snapshot an open file (one joj opened itself, e.g. for a supervised command).
+    pub(super) fn record_file(&self, path: &Path, role: FileRole, file: &std::fs::File) {
+        let Ok(extents) = joj_linux::fiemap(file) else {
+            return;
+        };
+        lock(&self.snapshots).push(RawSnapshot {
+            path: path.to_path_buf(),
+            role,
+            time_ns: joj_linux::now_mono_ns(),
+            extents,
+        });
+    }
+
+    /// Record a sync call that joj observed from outside (a supervised command).
+    pub(super) fn push_sync(&self, sync: SyncInterval) {
+        lock(&self.syncs).push(sync);
+    }
+
+    /// Give every snapshot of a path the role `role_of` says, when it says one (a file's role
+    /// can be known only late, e.g. once its SQLite header is written).
+    pub(super) fn relabel(&self, role_of: &dyn Fn(&Path) -> Option<FileRole>) {
+        for snap in lock(&self.snapshots).iter_mut() {
+            if let Some(role) = role_of(&snap.path) {
+                snap.role = role;
+            }
+        }
+    }
+
+    /// Snapshot every regular file under `dir` and its subdirectories, its role read from its
+    /// name (callers relabel by content later).
+    pub(super) fn record_tree(&self, dir: &Path) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let Ok(t) = e.file_type() else { continue };
+            if t.is_dir() {
+                self.record_tree(&e.path());
+            } else if t.is_file() {
+                self.record(&e.path(), role_from_name(&e.path()), None);
+            }
+        }
+    }
+
     /// Snapshot every regular file under `dir`, its role read from its name.
     pub(super) fn record_dir(&self, dir: &Path) {
         let Ok(entries) = std::fs::read_dir(dir) else {

@@ -13,6 +13,7 @@
 
 mod checks;
 mod classify;
+mod command;
 mod config;
 mod device;
 mod emit;
@@ -21,6 +22,7 @@ mod fs;
 mod place;
 mod window;
 
+pub use command::{CommandOptions, check_command, run_command};
 pub use config::kernel_release;
 pub use extents::UnplacedData;
 

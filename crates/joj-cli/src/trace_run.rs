@@ -1,0 +1,175 @@
+//! `joj trace [--fs KIND] [--dir D] -- COMMAND [ARGS…]`: any program as a traced workload on a
+//! scratch filesystem, reported as a bench document with a per-file table.
+
+use crate::args;
+use crate::output::{CliError, CliResult};
+use clap::Args;
+use joj_experiment::RunResult;
+use joj_experiment::run::{CommandOptions, check_command, run_command};
+use joj_linux::FsKind;
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub struct TraceRunArgs {
+    /// Scratch filesystem joj makes on a loop device for the command (needs root).
+    #[arg(long, value_parser = args::traced_fs(), default_value = "ext4")]
+    fs: FsKind,
+    /// Run in this directory inside the scratch filesystem (relative; created), instead of its
+    /// top directory.
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    /// Directory for the trace file and SVG plot (created if missing); a taken name gets `-2`,
+    /// `-3`, …
+    #[arg(long, default_value = "joj-out")]
+    out: PathBuf,
+    /// Print one JSON document on stdout and nothing else (the command's stdout goes to
+    /// stderr).
+    #[arg(long)]
+    json: bool,
+    /// Size of the scratch filesystem image in MiB.
+    #[arg(long = "image-mib", default_value_t = 1024, allow_negative_numbers = true, value_parser = args::within::<u64>(1, 1 << 24))]
+    image_mib: u64,
+    /// The command's own number of transactions: `block_per_txn` divides the totals by it
+    /// (default 1: the whole command).
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = args::within::<u64>(1, u64::MAX >> 1))]
+    transactions: u64,
+    /// The program to run and its arguments, after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
+    argv: Vec<OsString>,
+}
+
+pub fn main(a: TraceRunArgs) -> CliResult {
+    if a.argv.is_empty() {
+        return Err(CliError::NoTraceCommand.into());
+    }
+    let opts = CommandOptions {
+        argv: a.argv,
+        fs: a.fs,
+        dir: a.dir,
+        image_size_bytes: a.image_mib << 20,
+        trace_buffer_kb: joj_experiment::RunOptions::default().trace_buffer_kb,
+        out_dir: Some(a.out.clone()),
+        transactions: a.transactions,
+        stdout_to_stderr: a.json,
+    };
+    check_command(&opts)?;
+    crate::output::check_output_folder("--out", &a.out)?;
+    let result = run_command(&opts)?;
+    if a.json {
+        outln!("{}", serde_json::to_string_pretty(&result)?)?;
+    } else {
+        out!("{}", table(&result))?;
+    }
+    match &result.command {
+        Some(c) if !c.succeeded() => Err(CliError::CommandFailed {
+            exit: match (c.exit_code, c.signal) {
+                (Some(code), _) => format!("exit status {code}"),
+                (None, Some(sig)) => format!("killed by signal {sig}"),
+                _ => "no exit status".into(),
+            },
+            cwd: c.cwd.clone(),
+        }
+        .into()),
+        _ => Ok(()),
+    }
+}
+
+/// What the command did to the device, then one row per file it touched.
+fn table(r: &RunResult) -> String {
+    let cfg = &r.config;
+    let mut s = format!(
+        "{} on {} (kernel {}, mount options {})\n",
+        cfg.op,
+        cfg.fs,
+        cfg.kernel,
+        cfg.mount_options.as_deref().unwrap_or("default")
+    );
+    let Some(c) = &r.command else { return s };
+    s.push_str(&format!(
+        "  {} in {:.3} s; {} task(s); the supervisor stopped it {} time(s), holding it {:.3} s; {} sync/syncfs and {} directory sync call(s)\n",
+        match (c.exit_code, c.signal) {
+            (Some(code), _) => format!("exit status {code}"),
+            (None, Some(sig)) => format!("killed by signal {sig}"),
+            _ => "no exit status".into(),
+        },
+        r.elapsed_s,
+        c.tasks,
+        c.stops,
+        c.stopped_s,
+        c.whole_fs_syncs,
+        c.dir_syncs
+    ));
+    if let (Some(b), Some(p)) = (&r.block, &r.block_per_txn) {
+        s.push_str(&format!(
+            "  block: {} requests, {} KiB written: data {} KiB (database {}, WAL {}, rollback journal {}, other {}), metadata {} KiB, FS journal {} KiB; {} flushes, {} FUA\n",
+            b.requests,
+            b.write_bytes / 1024,
+            b.data_bytes / 1024,
+            b.data_by_role.database / 1024,
+            b.data_by_role.wal / 1024,
+            b.data_by_role.rollback_journal / 1024,
+            b.data_by_role.other / 1024,
+            b.metadata_bytes / 1024,
+            b.fs_journal_bytes / 1024,
+            b.flushes,
+            b.fua
+        ));
+        if r.transactions > 1 {
+            s.push_str(&format!(
+                "  per transaction ({}): {:.1} KiB written (data {:.1}, metadata {:.1}, FS journal {:.1}), {:.2} flushes\n",
+                r.transactions,
+                p.write_bytes / 1024.0,
+                p.data_bytes / 1024.0,
+                p.metadata_bytes / 1024.0,
+                p.fs_journal_bytes / 1024.0,
+                p.flushes
+            ));
+        }
+    }
+    if let Some(i) = &r.bio_intent {
+        s.push_str(&format!(
+            "  submitted by the filesystem: {} write bios, {} with FUA, {} with preflush\n",
+            i.write_bios, i.fua_writes, i.preflush_writes
+        ));
+    }
+    for u in &r.unplaced_data {
+        s.push_str(&format!(
+            "  unplaced: {}: up to {} B had no place on the device at {} snapshot(s): {}\n",
+            u.path, u.max_bytes, u.snapshots, u.reason
+        ));
+    }
+    for (what, f) in [("trace", &r.trace_file), ("plot", &r.plot_file)] {
+        if let Some(f) = f {
+            s.push_str(&format!("  {what}: {f}\n"));
+        }
+    }
+    s.push_str(&format!(
+        "  {:<32} {:<16} {:>12} {:>14} {:>6} {:>10} {:>6} {:>7}  {}\n",
+        "file",
+        "kind",
+        "data KiB",
+        "FS jrnl KiB*",
+        "fsync",
+        "fdatasync",
+        "sfr",
+        "O_SYNC",
+        "deleted"
+    ));
+    for f in &c.files {
+        s.push_str(&format!(
+            "  {:<32} {:<16} {:>12.1} {:>14.1} {:>6} {:>10} {:>6} {:>7}  {}\n",
+            f.path,
+            f.kind,
+            f.data_bytes as f64 / 1024.0,
+            f.fs_journal_bytes_in_syncs as f64 / 1024.0,
+            f.fsync,
+            f.fdatasync,
+            f.sync_file_range,
+            f.sync_writes,
+            if f.deleted { "yes" } else { "" }
+        ));
+    }
+    s.push_str("  * FS journal written while a sync call on the file was under way\n");
+    s
+}

@@ -1,0 +1,63 @@
+//! python3's sqlite3 doing WAL-mode inserts under `joj trace`: the WAL file's data bytes and
+//! the FS journal its syncs cause are shown, and the command's exit status is reported.
+
+mod common;
+
+use std::process::Command;
+
+const SCRIPT: &str = r#"
+import sqlite3
+c = sqlite3.connect("wal.db", isolation_level=None)
+c.execute("PRAGMA journal_mode=WAL")
+c.execute("PRAGMA synchronous=FULL")
+c.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB)")
+for i in range(50):
+    c.execute("BEGIN")
+    c.execute("INSERT INTO t(v) VALUES (randomblob(100))")
+    c.execute("COMMIT")
+"#;
+
+#[test]
+fn a_wal_under_joj_trace_shows_the_wal_and_the_fs_journal() {
+    if !joj_linux::testgate::kernel_test(&[joj_linux::FsKind::Ext4]) {
+        return;
+    }
+    let out = tempfile::tempdir().unwrap();
+    let run = Command::new(env!("CARGO_BIN_EXE_joj"))
+        .args(["trace", "--fs", "ext4", "--json", "--out"])
+        .arg(out.path())
+        .args(["--", "python3", "-c", SCRIPT])
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!(doc["config"]["workload"], "command");
+    assert!(
+        doc["config"]["op"]
+            .as_str()
+            .unwrap()
+            .starts_with("python3 -c ")
+    );
+    assert_eq!(doc["command"]["exit_code"], 0);
+    let files = doc["command"]["files"].as_array().expect("command.files");
+    let wal = files
+        .iter()
+        .find(|f| f["path"] == "wal.db-wal")
+        .unwrap_or_else(|| panic!("no wal.db-wal row in {files:?}"));
+    assert_eq!(wal["kind"], "wal");
+    // 50 commits of at least one 4 KiB frame each, synced.
+    assert!(wal["data_bytes"].as_u64().unwrap() >= 50 * 4096, "{wal}");
+    assert!(wal["fdatasync"].as_u64().unwrap() + wal["fsync"].as_u64().unwrap() >= 50);
+    // The WAL grows every commit on ext4: each sync commits the FS journal.
+    assert!(
+        wal["fs_journal_bytes_in_syncs"].as_u64().unwrap() > 0,
+        "{wal}"
+    );
+    assert!(doc["block"]["fs_journal_bytes"].as_u64().unwrap() > 0);
+    assert!(doc["block"]["data_by_role"]["wal"].as_u64().unwrap() >= 50 * 4096);
+    assert!(doc["block"]["flushes"].as_u64().unwrap() >= 50, "{doc}");
+}

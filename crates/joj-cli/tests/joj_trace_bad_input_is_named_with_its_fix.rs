@@ -1,0 +1,73 @@
+//! `joj trace` refuses bad input before it makes anything, naming the fix: no command, a
+//! command that does not exist, `--fs host`, a `--dir` that is not inside the scratch
+//! filesystem. A failing command makes joj fail too, saying so. The subcommands still work.
+
+mod common;
+
+use common::run_joj;
+
+fn refused(args: &[&str], says: &[&str]) {
+    let out = run_joj(args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{args:?} was accepted");
+    for s in says {
+        assert!(err.contains(s), "{args:?}: {err:?} does not say {s:?}");
+    }
+    assert!(out.stdout.is_empty(), "{args:?} printed {:?}", out.stdout);
+}
+
+#[test]
+fn joj_trace_bad_input_is_named_with_its_fix() {
+    refused(&["trace"], &["after `--`", "fix:"]);
+    refused(&["trace", "--fs", "ext4"], &["after `--`", "fix:"]);
+    refused(
+        &["trace", "--", "no-such-program-joj-test"],
+        &["command not found", "no-such-program-joj-test", "fix:"],
+    );
+    refused(
+        &["trace", "--", "./not/here"],
+        &["command not found", "fix:"],
+    );
+    refused(
+        &["trace", "--fs", "host", "--", "true"],
+        &["scratch filesystem", "fix:"],
+    );
+    refused(
+        &["trace", "--dir", "/tmp", "--", "true"],
+        &["--dir /tmp", "absolute", "fix:"],
+    );
+    refused(
+        &["trace", "--dir", "../up", "--", "true"],
+        &["--dir ../up", "..", "fix:"],
+    );
+    // A subcommand and a command do not mix; the subcommands keep working.
+    refused(&["trace", "show", "--", "true"], &[]);
+    let out = run_joj(&["trace", "show", "/nonexistent/t.jsonl"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot open"));
+}
+
+#[test]
+fn a_failing_command_fails_joj_trace() {
+    if !joj_linux::testgate::kernel_test(&[joj_linux::FsKind::Ext4]) {
+        return;
+    }
+    let out = tempfile::tempdir().unwrap();
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_joj"))
+        .args(["trace", "--out"])
+        .arg(out.path())
+        .args(["--", "sh", "-c", "echo x > f && sync && exit 7"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("exit status 7") && err.contains("fix:"),
+        "{err}"
+    );
+    // The trace is still reported.
+    let table = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        table.contains("exit status 7") && table.contains(" f "),
+        "{table}"
+    );
+}

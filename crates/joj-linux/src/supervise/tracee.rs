@@ -1,0 +1,142 @@
+//! Reading a stopped tracee: its system call (PTRACE_GET_SYSCALL_INFO, the same on every
+//! architecture), a path string from its memory (`/proc/<tid>/mem`), what its descriptors and
+//! working directory name (`/proc/<tid>/fd`, `/proc/<tid>/cwd`, `/proc/<tid>/fdinfo`), and the
+//! file a path or descriptor names, opened by joj for FIEMAP.
+
+use std::fs::File;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+/// The longest path read from a tracee (PATH_MAX).
+const PATH_MAX: usize = 4096;
+const PAGE: u64 = 4096;
+
+/// A system call as the tracee is about to make it (seccomp stop) or has made it (exit).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum CallInfo {
+    Seccomp { nr: i64, args: [u64; 6] },
+    Exit,
+    Other,
+}
+
+pub(crate) fn call_info(tid: libc::pid_t) -> std::io::Result<CallInfo> {
+    // SAFETY: all-zero bytes are a valid ptrace_syscall_info (integers and a union of them).
+    let mut info: libc::ptrace_syscall_info = unsafe { std::mem::zeroed() };
+    // SAFETY: the kernel writes at most `size_of` bytes into `info`.
+    let rc = unsafe {
+        libc::ptrace(
+            libc::PTRACE_GET_SYSCALL_INFO,
+            tid,
+            std::mem::size_of::<libc::ptrace_syscall_info>(),
+            &mut info as *mut libc::ptrace_syscall_info,
+        )
+    };
+    if rc < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(match info.op {
+        libc::PTRACE_SYSCALL_INFO_SECCOMP => {
+            // SAFETY: `op` says the seccomp member is the one the kernel filled.
+            let s = unsafe { info.u.seccomp };
+            CallInfo::Seccomp {
+                nr: s.nr as i64,
+                args: s.args,
+            }
+        }
+        libc::PTRACE_SYSCALL_INFO_EXIT => CallInfo::Exit,
+        _ => CallInfo::Other,
+    })
+}
+
+/// The NUL-terminated string at `addr` in the tracee, read page by page so that a string
+/// ending just before an unmapped page is still read.
+pub(crate) fn read_path(tid: libc::pid_t, addr: u64) -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStringExt;
+    let mem = File::open(format!("/proc/{tid}/mem")).ok()?;
+    let mut out = Vec::new();
+    let mut at = addr;
+    while out.len() < PATH_MAX {
+        let chunk = (PAGE - at % PAGE) as usize;
+        let mut buf = vec![0u8; chunk];
+        let n = mem.read_at(&mut buf, at).ok()?;
+        if n == 0 {
+            return None;
+        }
+        if let Some(end) = buf[..n].iter().position(|&b| b == 0) {
+            out.extend_from_slice(&buf[..end]);
+            return Some(PathBuf::from(std::ffi::OsString::from_vec(out)));
+        }
+        out.extend_from_slice(&buf[..n]);
+        at += n as u64;
+    }
+    None
+}
+
+/// What `/proc/<tid>/fd/<fd>` names, without the kernel's ` (deleted)` mark.
+pub(crate) fn fd_path(tid: libc::pid_t, fd: u64) -> Option<PathBuf> {
+    let link = std::fs::read_link(format!("/proc/{tid}/fd/{fd}")).ok()?;
+    let s = link.to_string_lossy();
+    Some(match s.strip_suffix(" (deleted)") {
+        Some(p) => PathBuf::from(p),
+        None => link,
+    })
+}
+
+/// `path` made absolute the way the kernel resolves it for the tracee: against `dirfd`
+/// (`AT_FDCWD`: the working directory).
+pub(crate) fn resolve(tid: libc::pid_t, dirfd: u64, path: &Path) -> Option<PathBuf> {
+    if path.is_absolute() {
+        return Some(path.to_path_buf());
+    }
+    let base = if dirfd as i32 == libc::AT_FDCWD {
+        std::fs::read_link(format!("/proc/{tid}/cwd")).ok()?
+    } else {
+        fd_path(tid, dirfd)?
+    };
+    Some(base.join(path))
+}
+
+/// Whether descriptor `fd` of the tracee was opened with O_DSYNC (O_SYNC includes it), from
+/// the `flags:` line of `/proc/<tid>/fdinfo/<fd>` (octal).
+pub(crate) fn fd_is_dsync(tid: libc::pid_t, fd: u64) -> bool {
+    let Ok(text) = std::fs::read_to_string(format!("/proc/{tid}/fdinfo/{fd}")) else {
+        return false;
+    };
+    text.lines()
+        .find_map(|l| l.strip_prefix("flags:"))
+        .and_then(|f| u64::from_str_radix(f.trim(), 8).ok())
+        .is_some_and(|flags| flags & libc::O_DSYNC as u64 != 0)
+}
+
+/// Whether descriptor `fd` of the tracee is a directory.
+pub(crate) fn fd_is_dir(tid: libc::pid_t, fd: u64) -> bool {
+    std::fs::metadata(format!("/proc/{tid}/fd/{fd}")).is_ok_and(|m| m.is_dir())
+}
+
+/// The regular file at `path`, opened read-only without following a final symlink (unlink and
+/// rename act on the link itself) and without blocking; `None` for anything else.
+pub(crate) fn open_regular(path: &Path) -> Option<File> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .ok()
+}
+
+/// The regular file behind descriptor `fd` of the tracee, opened anew through `/proc` (this
+/// works also for a file already unlinked); `None` for anything else.
+pub(crate) fn open_fd(tid: libc::pid_t, fd: u64) -> Option<File> {
+    let link = format!("/proc/{tid}/fd/{fd}");
+    if !std::fs::metadata(&link).ok()?.is_file() {
+        return None;
+    }
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&link)
+        .ok()
+}
