@@ -52,10 +52,11 @@ pub struct CommandOptions {
     pub stdout_to_stderr: bool,
 }
 
-/// `-shm`: SQLite's WAL index, shared memory (counted with `other` by role).
+/// `-shm`: SQLite's WAL index, shared memory (counted with `other` by role); `-waldio`: the
+/// file waldio keeps SQLite's WAL in.
 fn kind_of(path: &Path, header_is_sqlite: bool) -> (&'static str, FileRole) {
     let s = path.to_string_lossy();
-    if s.ends_with("-wal") {
+    if s.ends_with("-wal") || s.ends_with("-waldio") {
         ("wal", FileRole::Wal)
     } else if s.ends_with("-journal") {
         ("rollback_journal", FileRole::RollbackJournal)
