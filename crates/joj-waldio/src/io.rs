@@ -1,9 +1,12 @@
 //! The WAL file's I/O, as a trait so crashes can be injected.
 //!
 //! [`WalIo`] is the handful of calls the WAL logic makes on its physical file: aligned reads and
-//! writes (optionally `RWF_DSYNC`), `fdatasync`, the file length and the direct-I/O alignment.
-//! [`DirectFile`] is the one real implementation: an `O_DIRECT` descriptor. [`Tap`] lets a test
-//! see every physical write and sync in order (the crash tests rebuild crash states from it).
+//! writes (optionally `RWF_DSYNC`), `fdatasync`, a write with its `fdatasync` in one
+//! submission, the file length and change time, and the direct-I/O alignment. [`DirectFile`] is
+//! the one real implementation: an `O_DIRECT` descriptor and an io_uring (through the `io-uring`
+//! crate: its ring set-up and memory ordering are the part not worth hand-writing). [`Tap`] lets
+//! a test see every physical write and sync in order (the crash tests rebuild crash states from
+//! it).
 //!
 //! Fault model of the real file (what the crash tests assume): a completed direct write sits in
 //! the device's volatile cache until a flush (`fdatasync`) or is durable at once with

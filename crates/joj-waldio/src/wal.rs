@@ -729,6 +729,8 @@ mod tests {
         data: Vec<u8>,
         align: u32,
         syncs: u32,
+        /// Writes so far: the file's change stamp.
+        writes: u32,
     }
 
     impl WalIo for MemIo {
@@ -750,6 +752,7 @@ mod tests {
                 self.data.resize(end, 0);
             }
             self.data[off as usize..end].copy_from_slice(buf);
+            self.writes += 1;
             Ok(())
         }
         fn sync_data(&mut self) -> std::io::Result<()> {
@@ -758,6 +761,9 @@ mod tests {
         }
         fn len(&self) -> std::io::Result<u64> {
             Ok(self.data.len() as u64)
+        }
+        fn change_stamp(&self) -> std::io::Result<Option<(i64, u32)>> {
+            Ok(Some((i64::from(self.writes), 0)))
         }
         fn dio_align(&self) -> u32 {
             self.align
@@ -776,6 +782,7 @@ mod tests {
             data: Vec::new(),
             align,
             syncs: 0,
+            writes: 0,
         };
         WalState::open(io, WaldioOptions::default(), Arc::default()).unwrap()
     }
@@ -824,6 +831,43 @@ mod tests {
         // commit (`full`) carried its own fdatasync: two syncs in all.
         assert!(s.io.data.len() >= 1025 * 4096);
         assert_eq!(s.io.syncs, 2);
+    }
+
+    /// Frame `i` of a 4096-byte-page WAL, a commit frame of a 1-page database.
+    fn commit_frame(s: &mut WalState<MemIo>, i: u64) {
+        let mut fh = [0u8; 24];
+        fh[..4].copy_from_slice(&1u32.to_be_bytes());
+        fh[4..8].copy_from_slice(&1u32.to_be_bytes());
+        let off = 32 + (i - 1) * (4096 + 24);
+        s.write(off, &fh).unwrap();
+        let mut page = vec![0x5au8; 4096];
+        page[4096 - 24..].fill(0);
+        s.write(off + 24, &page).unwrap();
+    }
+
+    #[test]
+    fn a_full_commit_carries_its_sync_and_the_xsync_after_it_adds_none() {
+        let mut s = state(512);
+        s.write(0, &wal_header(4096)).unwrap();
+        s.sync().unwrap(); // SQLite syncs a new header before the first frame.
+        commit_frame(&mut s, 1);
+        let after_commit = s.io.syncs;
+        s.sync().unwrap();
+        assert_eq!(
+            s.io.syncs, after_commit,
+            "the commit's own xSync flushes nothing new"
+        );
+        // A second xSync (a checkpoint's) is not right after a commit: it syncs.
+        s.sync().unwrap();
+        assert_eq!(s.io.syncs, after_commit + 1);
+        // A write by someone else between the commit and the next xSync (another process,
+        // after the application lowered `synchronous`) changes the stamp: that xSync syncs.
+        commit_frame(&mut s, 2);
+        let after_commit = s.io.syncs;
+        let zeros = AlignedBuf::zeroed(4096);
+        s.io.write_at(&zeros, 3 * 4096, false).unwrap();
+        s.sync().unwrap();
+        assert_eq!(s.io.syncs, after_commit + 1);
     }
 
     #[test]
