@@ -24,6 +24,9 @@ pub struct SpeedRun {
     pub mode: String,
     pub transactions: u64,
     pub ops_per_sec: f64,
+    /// Median transaction latency in microseconds (less moved by the host's slow flushes than
+    /// the rate, which their tail dominates).
+    pub p50_latency_us: f64,
     /// The run's checks (a steady run includes `steady_wal`) all passed.
     pub checks_ok: bool,
 }
@@ -39,6 +42,12 @@ pub struct SpeedSummary {
     pub ratios: Vec<f64>,
     /// Median of `ratios`.
     pub median_ratio: f64,
+    /// Median of the rounds' median latencies, microseconds.
+    pub median_p50_latency_us: f64,
+    /// Per round: the baseline's median latency over this mode's (above 1: this mode is faster).
+    pub latency_ratios: Vec<f64>,
+    /// Median of `latency_ratios`.
+    pub median_latency_ratio: f64,
 }
 
 /// Every run, in the order they ran, and the summaries.
@@ -94,18 +103,30 @@ pub fn summarise(runs: &[SpeedRun], baseline: &str) -> Vec<SpeedSummary> {
                 .filter(|r| r.op == op && r.mode == mode)
                 .collect();
             let rates: Vec<f64> = mine.iter().map(|r| r.ops_per_sec).collect();
+            let latencies: Vec<f64> = mine.iter().map(|r| r.p50_latency_us).collect();
+            let base_of = |r: &SpeedRun| {
+                runs.iter()
+                    .find(|b| b.op == op && b.mode == baseline && b.round == r.round)
+            };
             let ratios: Vec<f64> = mine
                 .iter()
                 .filter_map(|r| {
-                    runs.iter()
-                        .find(|b| b.op == op && b.mode == baseline && b.round == r.round)
+                    base_of(r)
                         .filter(|b| b.ops_per_sec > 0.0)
                         .map(|b| r.ops_per_sec / b.ops_per_sec)
                 })
                 .collect();
+            let latency_ratios: Vec<f64> = mine
+                .iter()
+                .filter(|r| r.p50_latency_us > 0.0)
+                .filter_map(|r| base_of(r).map(|b| b.p50_latency_us / r.p50_latency_us))
+                .collect();
             SpeedSummary {
                 median_ops_per_sec: median(&rates).unwrap_or(0.0),
                 median_ratio: median(&ratios).unwrap_or(0.0),
+                median_p50_latency_us: median(&latencies).unwrap_or(0.0),
+                median_latency_ratio: median(&latency_ratios).unwrap_or(0.0),
+                latency_ratios,
                 ratios,
                 op,
                 mode,
@@ -165,6 +186,7 @@ pub fn speed(
                     mode: mode.to_string(),
                     transactions: result.transactions,
                     ops_per_sec: result.ops_per_sec,
+                    p50_latency_us: result.latency_us.p50,
                     checks_ok: result.checks.iter().all(|c| c.ok),
                 };
                 each(&run);
@@ -185,21 +207,26 @@ pub fn speed(
 /// per-round ratios to stock WAL, and the ratios themselves.
 pub fn table(r: &SpeedReport) -> String {
     let mut s = format!(
-        "{:<8} {:<18} {:>12} {:>12}  per-round ratios\n",
-        "op",
-        "mode",
-        "median txn/s",
-        format!("/ {}", r.baseline)
+        "{:<8} {:<18} {:>12} {:>7}  {:<30} {:>7} {:>8}  per-round\n",
+        "op", "mode", "median txn/s", "ratio", "per-round ratios", "p50 µs", "p50 rat."
     );
+    let list = |v: &[f64]| {
+        v.iter()
+            .map(|x| format!("{x:.2}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
     for m in &r.summaries {
-        let ratios: Vec<String> = m.ratios.iter().map(|x| format!("{x:.2}")).collect();
         s.push_str(&format!(
-            "{:<8} {:<18} {:>12.1} {:>11.2}×  {}\n",
+            "{:<8} {:<18} {:>12.1} {:>6.2}×  {:<30} {:>7.0} {:>7.2}×  {}\n",
             m.op,
             m.mode,
             m.median_ops_per_sec,
             m.median_ratio,
-            ratios.join(" ")
+            list(&m.ratios),
+            m.median_p50_latency_us,
+            m.median_latency_ratio,
+            list(&m.latency_ratios)
         ));
     }
     let failed: Vec<String> = r
@@ -225,6 +252,7 @@ mod tests {
             mode: mode.into(),
             transactions: 1000,
             ops_per_sec,
+            p50_latency_us: 1e6 / ops_per_sec,
             checks_ok: true,
         }
     }
@@ -262,5 +290,7 @@ mod tests {
         assert!((w.median_ops_per_sec - 550.0).abs() < 1e-9);
         let b = s.iter().find(|m| m.mode == "wal").unwrap();
         assert!((b.median_ratio - 1.0).abs() < 1e-9);
+        // Latency ratios are baseline over mode: above 1 when the mode is faster.
+        assert!((w.median_latency_ratio - 1.2).abs() < 1e-9);
     }
 }

@@ -1,12 +1,10 @@
 //! The WAL file's I/O, as a trait so crashes can be injected.
 //!
 //! [`WalIo`] is the handful of calls the WAL logic makes on its physical file: aligned reads and
-//! writes (optionally `RWF_DSYNC`), `fdatasync`, a write with its `fdatasync` in one
-//! submission, the file length and change time, and the direct-I/O alignment. [`DirectFile`] is
-//! the one real implementation: an `O_DIRECT` descriptor and an io_uring (through the `io-uring`
-//! crate: its ring set-up and memory ordering are the part not worth hand-writing). [`Tap`] lets
-//! a test see every physical write and sync in order (the crash tests rebuild crash states from
-//! it).
+//! writes (optionally `RWF_DSYNC`), `fdatasync`, a write with its `fdatasync` in one system
+//! call, the file length and change time, and the direct-I/O alignment. [`DirectFile`] is the
+//! one real implementation: an `O_DIRECT` descriptor. [`Tap`] lets a test see every physical
+//! write and sync in order (the crash tests rebuild crash states from it).
 //!
 //! Fault model of the real file (what the crash tests assume): a completed direct write sits in
 //! the device's volatile cache until a flush (`fdatasync`) or is durable at once with
@@ -103,14 +101,16 @@ pub trait Tap: Send + Sync {
     }
 }
 
-/// The real WAL file: an `O_DIRECT` descriptor, and an io_uring for commits that carry their
-/// `fdatasync` (`None` where the kernel refuses one: those commits make two system calls).
+/// The real WAL file: an `O_DIRECT` descriptor.
 pub struct DirectFile {
     fd: OwnedFd,
     path: std::path::PathBuf,
     align: u32,
     tap: Option<Arc<dyn Tap>>,
-    ring: Option<io_uring::IoUring>,
+    /// The file's block device declares no FUA (`queue/fua` is 0): there an `RWF_DSYNC`
+    /// direct write is the write followed, inside the kernel, by the file's data sync
+    /// (`generic_write_sync`), the same commands as `write_at` then `sync_data`.
+    dsync_is_write_then_sync: bool,
 }
 
 impl DirectFile {
@@ -128,15 +128,13 @@ impl DirectFile {
         }
         let fd = rustix::fs::open(path, flags, Mode::from_raw_mode(mode))?;
         let align = dio_alignment(&fd)?;
-        // Two entries: a commit's write and its linked fdatasync. A kernel without io_uring (or
-        // with it disabled, `kernel.io_uring_disabled`) leaves commits on the two-call path.
-        let ring = io_uring::IoUring::new(2).ok();
+        let dsync_is_write_then_sync = device_declares_no_fua(&fd);
         Ok(DirectFile {
             fd,
             path: path.to_path_buf(),
             align,
             tap,
-            ring,
+            dsync_is_write_then_sync,
         })
     }
 
@@ -170,6 +168,22 @@ impl DirectFile {
         }
         Ok(())
     }
+}
+
+/// Whether the block device under the file's filesystem reads `0` in `queue/fua` (the
+/// partition's disk for a partition). Unknown (no sysfs entry: btrfs's anonymous devices,
+/// network filesystems) counts as "has FUA", which keeps commits on two calls.
+fn device_declares_no_fua(fd: &OwnedFd) -> bool {
+    let Ok(st) = rustix::fs::fstat(fd) else {
+        return false;
+    };
+    let dev = st.st_dev;
+    let (major, minor) = (rustix::fs::major(dev), rustix::fs::minor(dev));
+    let base = format!("/sys/dev/block/{major}:{minor}");
+    [format!("{base}/queue/fua"), format!("{base}/../queue/fua")]
+        .iter()
+        .find_map(|p| std::fs::read_to_string(p).ok())
+        .is_some_and(|v| v.trim() == "0")
 }
 
 /// The file's direct-I/O alignment from `statx` (`STATX_DIOALIGN`, Linux 6.1+), the larger of
@@ -239,80 +253,21 @@ impl WalIo for DirectFile {
         Ok(())
     }
 
-    /// One `io_uring_enter` carries the direct write and an `fdatasync` linked after it
-    /// (`IOSQE_IO_LINK`: the sync starts only once the write completed in full; a failed or
-    /// short write cancels it). A short write is finished, and synced, with the two calls.
+    /// Where the device has no FUA, one `pwritev2(RWF_DSYNC)`: the kernel completes the direct
+    /// write, then syncs the file's data (`generic_write_sync`, the `fdatasync` path: a cache
+    /// flush) before returning — no return to user space between the two. Where it has FUA,
+    /// `RWF_DSYNC` would make a FUA write instead of a flush, so the two calls are made.
     fn write_and_sync(&mut self, buf: &[u8], off: u64) -> std::io::Result<()> {
-        use io_uring::{opcode, squeue, types};
-        use std::os::fd::AsRawFd;
-        let Some(ring) = self.ring.as_mut() else {
+        if !self.dsync_is_write_then_sync {
             self.write_at(buf, off, false)?;
             return self.sync_data();
-        };
-        let len = u32::try_from(buf.len())
-            .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
-        let fd = types::Fd(self.fd.as_raw_fd());
-        let write = opcode::Write::new(fd, buf.as_ptr(), len)
-            .offset(off)
-            .build()
-            .flags(squeue::Flags::IO_LINK)
-            .user_data(1);
-        let sync = opcode::Fsync::new(fd)
-            .flags(types::FsyncFlags::DATASYNC)
-            .build()
-            .user_data(2);
-        // SAFETY: `buf` outlives both entries: this function waits below for both completions
-        // before returning, and nothing else uses the ring (it is owned by `self`, borrowed
-        // mutably here).
-        unsafe {
-            let mut sq = ring.submission();
-            sq.push(&write)
-                .and_then(|()| sq.push(&sync))
-                .map_err(|_| std::io::Error::other("io_uring submission queue full"))?;
         }
-        let mut results = [None::<i32>; 2];
-        let mut submitted = false;
-        while results.iter().any(Option::is_none) {
-            let r = if submitted {
-                ring.submitter().submit_and_wait(1)
-            } else {
-                ring.submit_and_wait(2)
-            };
-            match r {
-                Ok(_) => submitted = true,
-                Err(e) if e.raw_os_error() == Some(libc::EINTR) => {
-                    // The entries were consumed if the kernel saw them; the queue tells.
-                    submitted = ring.submission().is_empty();
-                    continue;
-                }
-                Err(e) => return Err(e),
-            }
-            for cqe in ring.completion() {
-                if let Some(slot) = results.get_mut((cqe.user_data() as usize).wrapping_sub(1)) {
-                    *slot = Some(cqe.result());
-                }
-            }
-        }
-        let (written, synced) = (results[0].unwrap_or(0), results[1].unwrap_or(0));
-        if written < 0 {
-            return Err(std::io::Error::from_raw_os_error(-written));
-        }
-        let written = written as usize;
-        if written < buf.len() {
-            // Short write: the link cancelled the sync. Finish with the plain calls.
-            if let Some(t) = &self.tap {
-                t.write(&self.path, off, &buf[..written], false);
-            }
-            self.write_at(&buf[written..], off + written as u64, false)?;
-            return self.sync_data();
-        }
+        let tap = self.tap.take();
+        let written = self.write_at(buf, off, true);
+        self.tap = tap;
+        written?;
         if let Some(t) = &self.tap {
             t.write(&self.path, off, buf, false);
-        }
-        if synced < 0 {
-            return Err(std::io::Error::from_raw_os_error(-synced));
-        }
-        if let Some(t) = &self.tap {
             t.sync(&self.path);
         }
         Ok(())
