@@ -1,10 +1,9 @@
 //! The WAL file's I/O, as a trait so crashes can be injected.
 //!
 //! [`WalIo`] is the handful of calls the WAL logic makes on its physical file: aligned reads and
-//! writes (optionally `RWF_DSYNC`), `fdatasync`, a write with its `fdatasync` in one system
-//! call, the file length and change time, and the direct-I/O alignment. [`DirectFile`] is the
-//! one real implementation: an `O_DIRECT` descriptor. [`Tap`] lets a test see every physical
-//! write and sync in order (the crash tests rebuild crash states from it).
+//! writes (optionally `RWF_DSYNC`), `fdatasync`, the file length and the direct-I/O alignment.
+//! [`DirectFile`] is the one real implementation: an `O_DIRECT` descriptor. [`Tap`] lets a test
+//! see every physical write and sync in order (the crash tests rebuild crash states from it).
 //!
 //! Fault model of the real file (what the crash tests assume): a completed direct write sits in
 //! the device's volatile cache until a flush (`fdatasync`) or is durable at once with
@@ -72,20 +71,8 @@ pub trait WalIo: Send {
     fn write_at(&mut self, buf: &[u8], off: u64, dsync: bool) -> std::io::Result<()>;
     /// `fdatasync`.
     fn sync_data(&mut self) -> std::io::Result<()>;
-    /// Write all of `buf` at `off` (both aligned), then `fdatasync`: on return the write has
-    /// completed and the device cache has been flushed, exactly as `write_at` then `sync_data`.
-    /// A file may carry both in one submission; by default it makes the two calls.
-    fn write_and_sync(&mut self, buf: &[u8], off: u64) -> std::io::Result<()> {
-        self.write_at(buf, off, false)?;
-        self.sync_data()
-    }
     /// File length in bytes.
     fn len(&self) -> std::io::Result<u64>;
-    /// A stamp that changes whenever anyone (another process too) writes the file: the inode's
-    /// change time. `None`: the file cannot tell, and callers must assume it changed.
-    fn change_stamp(&self) -> std::io::Result<Option<(i64, u32)>> {
-        Ok(None)
-    }
     /// Direct-I/O offset and length alignment in bytes.
     fn dio_align(&self) -> u32;
 }
@@ -107,10 +94,6 @@ pub struct DirectFile {
     path: std::path::PathBuf,
     align: u32,
     tap: Option<Arc<dyn Tap>>,
-    /// The file's block device declares no FUA (`queue/fua` is 0): there an `RWF_DSYNC`
-    /// direct write is the write followed, inside the kernel, by the file's data sync
-    /// (`generic_write_sync`), the same commands as `write_at` then `sync_data`.
-    dsync_is_write_then_sync: bool,
 }
 
 impl DirectFile {
@@ -128,13 +111,11 @@ impl DirectFile {
         }
         let fd = rustix::fs::open(path, flags, Mode::from_raw_mode(mode))?;
         let align = dio_alignment(&fd)?;
-        let dsync_is_write_then_sync = device_declares_no_fua(&fd);
         Ok(DirectFile {
             fd,
             path: path.to_path_buf(),
             align,
             tap,
-            dsync_is_write_then_sync,
         })
     }
 
@@ -168,22 +149,6 @@ impl DirectFile {
         }
         Ok(())
     }
-}
-
-/// Whether the block device under the file's filesystem reads `0` in `queue/fua` (the
-/// partition's disk for a partition). Unknown (no sysfs entry: btrfs's anonymous devices,
-/// network filesystems) counts as "has FUA", which keeps commits on two calls.
-fn device_declares_no_fua(fd: &OwnedFd) -> bool {
-    let Ok(st) = rustix::fs::fstat(fd) else {
-        return false;
-    };
-    let dev = st.st_dev;
-    let (major, minor) = (rustix::fs::major(dev), rustix::fs::minor(dev));
-    let base = format!("/sys/dev/block/{major}:{minor}");
-    [format!("{base}/queue/fua"), format!("{base}/../queue/fua")]
-        .iter()
-        .find_map(|p| std::fs::read_to_string(p).ok())
-        .is_some_and(|v| v.trim() == "0")
 }
 
 /// The file's direct-I/O alignment from `statx` (`STATX_DIOALIGN`, Linux 6.1+), the larger of
@@ -253,40 +218,8 @@ impl WalIo for DirectFile {
         Ok(())
     }
 
-    /// Where the device has no FUA, one `pwritev2(RWF_DSYNC)`: the kernel completes the direct
-    /// write, then syncs the file's data (`generic_write_sync`, the `fdatasync` path: a cache
-    /// flush) before returning — no return to user space between the two. Where it has FUA,
-    /// `RWF_DSYNC` would make a FUA write instead of a flush, so the two calls are made.
-    fn write_and_sync(&mut self, buf: &[u8], off: u64) -> std::io::Result<()> {
-        if !self.dsync_is_write_then_sync {
-            self.write_at(buf, off, false)?;
-            return self.sync_data();
-        }
-        let tap = self.tap.take();
-        let written = self.write_at(buf, off, true);
-        self.tap = tap;
-        written?;
-        if let Some(t) = &self.tap {
-            t.write(&self.path, off, buf, false);
-            t.sync(&self.path);
-        }
-        Ok(())
-    }
-
     fn len(&self) -> std::io::Result<u64> {
         Ok(rustix::fs::fstat(&self.fd)?.st_size as u64)
-    }
-
-    /// `statx` change time. A change time that was read is updated with full resolution at
-    /// the next change (multigrain timestamps, Linux 6.13+ on ext4, xfs, btrfs, tmpfs), so a
-    /// write after this call gives a different stamp.
-    fn change_stamp(&self) -> std::io::Result<Option<(i64, u32)>> {
-        use rustix::fs::{AtFlags, StatxFlags, statx};
-        let st = statx(&self.fd, "", AtFlags::EMPTY_PATH, StatxFlags::CTIME)?;
-        if st.stx_mask & StatxFlags::CTIME.bits() == 0 {
-            return Ok(None);
-        }
-        Ok(Some((st.stx_ctime.tv_sec, st.stx_ctime.tv_nsec)))
     }
 
     fn dio_align(&self) -> u32 {

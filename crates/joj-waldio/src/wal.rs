@@ -99,13 +99,6 @@ pub struct WalState<I: WalIo> {
     known_len_bytes: u64,
     /// A write or sync failed: refuse further I/O (the file's state is unknown).
     failed: bool,
-    /// The last I/O of this handle was a commit whose write carried its own `fdatasync`
-    /// (`full`, no group sync), and no `xSync` came since; with the file's change stamp right
-    /// after that sync. The `xSync` SQLite makes right after a commit finds the stamp unchanged
-    /// (it holds the WAL write lock: no one wrote since) and is skipped — the flush it would
-    /// send covers nothing new. If the application lowered `synchronous`, the next `xSync` may
-    /// be a checkpoint's after another process wrote frames: the stamp differs and it syncs.
-    synced_commit: Option<(i64, u32)>,
 }
 
 impl<I: WalIo> WalState<I> {
@@ -127,7 +120,6 @@ impl<I: WalIo> WalState<I> {
             written_hwm: 0,
             known_len_bytes: 0,
             failed: false,
-            synced_commit: None,
         };
         s.refresh_header()?;
         Ok(s)
@@ -390,12 +382,7 @@ impl<I: WalIo> WalState<I> {
 
     fn on_commit(&mut self) -> Result<(), WalError> {
         match self.opts.group {
-            // `full`: the commit's write carries its fdatasync (one submission), so the
-            // `xSync` SQLite makes next finds nothing to do.
-            None => {
-                let fuse = self.opts.sync == SyncOption::Full && !self.opts.canary_skip_sync;
-                self.write_pending(fuse).map(|_| ())
-            }
+            None => self.flush().map(|_| ()),
             Some(g) => {
                 self.buffered_commits += 1;
                 let oldest = *self.oldest_commit.get_or_insert_with(Instant::now);
@@ -433,12 +420,6 @@ impl<I: WalIo> WalState<I> {
     /// If the blocks carry group-sync commits, they get their durability here too (`full`:
     /// `fdatasync`). Returns whether an `fdatasync` was issued.
     fn flush(&mut self) -> Result<bool, WalError> {
-        self.write_pending(false)
-    }
-
-    /// [`Self::flush`]; with `fuse`, the last run's write and an `fdatasync` go out as one
-    /// submission ([`WalIo::write_and_sync`]) and the blocks are durable on return.
-    fn write_pending(&mut self, fuse: bool) -> Result<bool, WalError> {
         if self.pending.is_empty() {
             return Ok(false);
         }
@@ -462,7 +443,7 @@ impl<I: WalIo> WalState<I> {
         for (b, pb) in pending {
             if let Some((last_b, _)) = run.last() {
                 if *last_b + 1 != b {
-                    if let Err(e) = self.write_run(&run, dsync, false) {
+                    if let Err(e) = self.write_run(&run, dsync) {
                         result = Err(e);
                         break;
                     }
@@ -471,19 +452,12 @@ impl<I: WalIo> WalState<I> {
             }
             run.push((b, pb));
         }
-        let fused = fuse && !dsync;
         if result.is_ok() && !run.is_empty() {
-            result = self.write_run(&run, dsync, fused);
+            result = self.write_run(&run, dsync);
         }
         if let Err(e) = result {
             self.failed = true;
             return Err(e);
-        }
-        if fused {
-            // The fdatasync after the last run covers every run written before it.
-            self.synced_commit = self.io.change_stamp().ok().flatten();
-            bump(&self.counters.wal_syncs, 1);
-            return Ok(true);
         }
         let mut synced = false;
         if self.buffered_commits > 0 {
@@ -498,30 +472,16 @@ impl<I: WalIo> WalState<I> {
         Ok(synced)
     }
 
-    /// One direct write of a contiguous run; with `then_sync`, followed by an `fdatasync` in
-    /// the same submission.
-    fn write_run(
-        &mut self,
-        run: &[(u64, Pending)],
-        dsync: bool,
-        then_sync: bool,
-    ) -> Result<(), WalError> {
+    fn write_run(&mut self, run: &[(u64, Pending)], dsync: bool) -> Result<(), WalError> {
         let p = self.block as usize;
         let first = run[0].0;
         let mut buf = AlignedBuf::zeroed(run.len() * p);
         for (i, (_, pb)) in run.iter().enumerate() {
             buf[i * p..(i + 1) * p].copy_from_slice(&pb.data);
         }
-        if then_sync {
-            self.io
-                .write_and_sync(&buf, first * p as u64)
-                .map_err(|e| WalError::io("direct write and fdatasync of WAL blocks", e))?;
-        } else {
-            self.io
-                .write_at(&buf, first * p as u64, dsync)
-                .map_err(|e| WalError::io("direct write of WAL blocks", e))?;
-            self.synced_commit = None;
-        }
+        self.io
+            .write_at(&buf, first * p as u64, dsync)
+            .map_err(|e| WalError::io("direct write of WAL blocks", e))?;
         bump(&self.counters.direct_writes, 1);
         bump(&self.counters.direct_write_bytes, buf.len() as u64);
         if dsync {
@@ -589,7 +549,6 @@ impl<I: WalIo> WalState<I> {
             self.failed = true;
             return Err(WalError::io("fdatasync of the WAL", e));
         }
-        self.synced_commit = None;
         bump(&self.counters.wal_syncs, 1);
         Ok(())
     }
@@ -598,16 +557,7 @@ impl<I: WalIo> WalState<I> {
     pub fn sync(&mut self) -> Result<(), WalError> {
         self.check()?;
         let synced = self.flush()?;
-        // Right after a commit that carried its own fdatasync nothing was written since the
-        // device cache was flushed: another flush would change nothing.
-        let after_synced_commit = match self.synced_commit.take() {
-            Some(stamp) if !synced => self.io.change_stamp().ok().flatten() == Some(stamp),
-            _ => false,
-        };
-        if !synced
-            && !after_synced_commit
-            && (self.opts.sync != SyncOption::Fua || self.opts.canary_skip_sync)
-        {
+        if !synced && (self.opts.sync != SyncOption::Fua || self.opts.canary_skip_sync) {
             self.sync_data()?;
         }
         Ok(())
@@ -729,8 +679,6 @@ mod tests {
         data: Vec<u8>,
         align: u32,
         syncs: u32,
-        /// Writes so far: the file's change stamp.
-        writes: u32,
     }
 
     impl WalIo for MemIo {
@@ -752,7 +700,6 @@ mod tests {
                 self.data.resize(end, 0);
             }
             self.data[off as usize..end].copy_from_slice(buf);
-            self.writes += 1;
             Ok(())
         }
         fn sync_data(&mut self) -> std::io::Result<()> {
@@ -761,9 +708,6 @@ mod tests {
         }
         fn len(&self) -> std::io::Result<u64> {
             Ok(self.data.len() as u64)
-        }
-        fn change_stamp(&self) -> std::io::Result<Option<(i64, u32)>> {
-            Ok(Some((i64::from(self.writes), 0)))
         }
         fn dio_align(&self) -> u32 {
             self.align
@@ -782,7 +726,6 @@ mod tests {
             data: Vec::new(),
             align,
             syncs: 0,
-            writes: 0,
         };
         WalState::open(io, WaldioOptions::default(), Arc::default()).unwrap()
     }
@@ -827,47 +770,9 @@ mod tests {
         let mut hdr = [0u8; 32];
         s.read(0, &mut hdr).unwrap();
         assert_eq!(hdr, wal_header(4096));
-        // Preallocated once with one explicit sync, before the first frame was written; the
-        // commit (`full`) carried its own fdatasync: two syncs in all.
+        // Preallocated once with one explicit sync, before the first frame was written.
         assert!(s.io.data.len() >= 1025 * 4096);
-        assert_eq!(s.io.syncs, 2);
-    }
-
-    /// Frame `i` of a 4096-byte-page WAL, a commit frame of a 1-page database.
-    fn commit_frame(s: &mut WalState<MemIo>, i: u64) {
-        let mut fh = [0u8; 24];
-        fh[..4].copy_from_slice(&1u32.to_be_bytes());
-        fh[4..8].copy_from_slice(&1u32.to_be_bytes());
-        let off = 32 + (i - 1) * (4096 + 24);
-        s.write(off, &fh).unwrap();
-        let mut page = vec![0x5au8; 4096];
-        page[4096 - 24..].fill(0);
-        s.write(off + 24, &page).unwrap();
-    }
-
-    #[test]
-    fn a_full_commit_carries_its_sync_and_the_xsync_after_it_adds_none() {
-        let mut s = state(512);
-        s.write(0, &wal_header(4096)).unwrap();
-        s.sync().unwrap(); // SQLite syncs a new header before the first frame.
-        commit_frame(&mut s, 1);
-        let after_commit = s.io.syncs;
-        s.sync().unwrap();
-        assert_eq!(
-            s.io.syncs, after_commit,
-            "the commit's own xSync flushes nothing new"
-        );
-        // A second xSync (a checkpoint's) is not right after a commit: it syncs.
-        s.sync().unwrap();
-        assert_eq!(s.io.syncs, after_commit + 1);
-        // A write by someone else between the commit and the next xSync (another process,
-        // after the application lowered `synchronous`) changes the stamp: that xSync syncs.
-        commit_frame(&mut s, 2);
-        let after_commit = s.io.syncs;
-        let zeros = AlignedBuf::zeroed(4096);
-        s.io.write_at(&zeros, 3 * 4096, false).unwrap();
-        s.sync().unwrap();
-        assert_eq!(s.io.syncs, after_commit + 1);
+        assert_eq!(s.io.syncs, 1);
     }
 
     #[test]
