@@ -13,6 +13,7 @@ mod device_cmd;
 mod progress;
 mod replay_cmd;
 mod restart_cmd;
+mod speed_cmd;
 mod trace_cmd;
 mod trace_run;
 mod version;
@@ -41,6 +42,8 @@ enum Command {
     Bench(Box<bench::BenchArgs>),
     /// Run one operation in every journal mode on one filesystem, traced, and compare the JOJ.
     Compare(Box<compare::CompareArgs>),
+    /// Transactions per second of journal modes against stock WAL: interleaved rounds, medians.
+    Speed(Box<speed_cmd::SpeedArgs>),
     /// Run a command on a scratch filesystem and classify its block I/O (`joj trace [--fs KIND]
     /// [--dir D] -- COMMAND [ARGS…]`), or work with block traces: import blkparse text,
     /// summarise, plot.
@@ -75,6 +78,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Some(Command::Bench(a)) => bench::main(*a),
         Some(Command::Compare(a)) => compare::main(*a),
+        Some(Command::Speed(a)) => speed_cmd::main(*a),
         Some(Command::Trace(a)) => trace_cmd::main(a),
         Some(Command::Replay(a)) => replay_cmd::main(*a),
         Some(Command::Restart(a)) => restart_cmd::main(*a),
@@ -84,7 +88,7 @@ fn main() -> ExitCode {
         Some(Command::Cleanup(a)) => cleanup_cmd::main(a),
         None => {
             eprintln!(
-                "joj: give a command (bench, compare, trace, replay, restart, crash, device, waldio, cleanup) or --help"
+                "joj: give a command (bench, compare, speed, trace, replay, restart, crash, device, waldio, cleanup) or --help"
             );
             return ExitCode::from(2);
         }

@@ -45,6 +45,8 @@ pub enum StackError {
     CompareNeedsScratch,
     #[error("joj compare needs at least one mode (--modes)")]
     NoModes,
+    #[error("joj speed gives every ratio against stock WAL: include wal in --modes")]
+    SpeedNeedsWal,
     #[error(
         "joj restart measures delete, truncate, persist, wal and xftl; {0} has no log to recover from (or is not crash-safe)"
     )]

@@ -26,6 +26,7 @@ pub mod replay;
 pub mod restart;
 pub mod result;
 pub mod run;
+pub mod speed;
 pub mod stack;
 pub mod xftl;
 
