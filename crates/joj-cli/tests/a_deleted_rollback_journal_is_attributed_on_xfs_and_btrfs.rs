@@ -4,8 +4,6 @@
 
 mod common;
 
-use std::process::Command;
-
 const SCRIPT: &str = r#"
 import sqlite3
 c = sqlite3.connect("app.db", isolation_level=None)
@@ -24,24 +22,8 @@ fn a_deleted_rollback_journal_is_attributed_on_xfs_and_btrfs() {
         return;
     }
     for fs in ["xfs", "btrfs"] {
-        let out = tempfile::tempdir().unwrap();
-        let run = Command::new(env!("CARGO_BIN_EXE_joj"))
-            .args(["trace", "--fs", fs, "--json", "--out"])
-            .arg(out.path())
-            .args(["--", "python3", "-c", SCRIPT])
-            .output()
-            .unwrap();
-        assert!(
-            run.status.success(),
-            "{fs}: {}",
-            String::from_utf8_lossy(&run.stderr)
-        );
-        let doc: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
-        let files = doc["command"]["files"].as_array().expect("command.files");
-        let journal = files
-            .iter()
-            .find(|f| f["path"] == "app.db-journal")
-            .unwrap_or_else(|| panic!("{fs}: no app.db-journal row in {files:?}"));
+        let doc = common::joj_trace_json(&["--fs", fs], &["python3", "-c", SCRIPT]);
+        let journal = common::traced_file(&doc, "app.db-journal");
         assert_eq!(journal["deleted"], true, "{fs}: {journal}");
         assert!(
             journal["removals"].as_u64().unwrap() >= 20,

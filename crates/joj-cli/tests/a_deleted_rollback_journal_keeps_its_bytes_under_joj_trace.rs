@@ -4,8 +4,6 @@
 
 mod common;
 
-use std::process::Command;
-
 const SCRIPT: &str = r#"
 import sqlite3
 c = sqlite3.connect("app.sqlite", isolation_level=None)
@@ -24,32 +22,11 @@ fn a_deleted_rollback_journal_keeps_its_bytes_under_joj_trace() {
     if !joj_linux::testgate::kernel_test(&[joj_linux::FsKind::Ext4]) {
         return;
     }
-    let out = tempfile::tempdir().unwrap();
-    let run = Command::new(env!("CARGO_BIN_EXE_joj"))
-        .args([
-            "trace",
-            "--fs",
-            "ext4",
-            "--json",
-            "--transactions",
-            "50",
-            "--out",
-        ])
-        .arg(out.path())
-        .args(["--", "python3", "-c", SCRIPT])
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
+    let doc = common::joj_trace_json(
+        &["--fs", "ext4", "--transactions", "50"],
+        &["python3", "-c", SCRIPT],
     );
-    let doc: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
-    let files = doc["command"]["files"].as_array().expect("command.files");
-    let journal = files
-        .iter()
-        .find(|f| f["path"] == "app.sqlite-journal")
-        .unwrap_or_else(|| panic!("no app.sqlite-journal row in {files:?}"));
+    let journal = common::traced_file(&doc, "app.sqlite-journal");
     assert_eq!(journal["kind"], "rollback_journal");
     assert_eq!(journal["deleted"], true, "{journal}");
     // Each commit writes at least the journal header and one page: 50 transactions, ≥ 8 KiB
@@ -63,7 +40,7 @@ fn a_deleted_rollback_journal_keeps_its_bytes_under_joj_trace() {
         "the role total is the file's"
     );
     // The database is known by its header, whatever its name.
-    let db = files.iter().find(|f| f["path"] == "app.sqlite").unwrap();
+    let db = common::traced_file(&doc, "app.sqlite");
     assert_eq!(db["kind"], "database", "{db}");
     assert!(
         doc["trace_file"].is_string() && doc["plot_file"].is_string(),

@@ -3,8 +3,6 @@
 
 mod common;
 
-use std::process::Command;
-
 const SCRIPT: &str = r#"
 import sqlite3
 c = sqlite3.connect("wal.db", isolation_level=None)
@@ -22,19 +20,7 @@ fn a_wal_under_joj_trace_shows_the_wal_and_the_fs_journal() {
     if !joj_linux::testgate::kernel_test(&[joj_linux::FsKind::Ext4]) {
         return;
     }
-    let out = tempfile::tempdir().unwrap();
-    let run = Command::new(env!("CARGO_BIN_EXE_joj"))
-        .args(["trace", "--fs", "ext4", "--json", "--out"])
-        .arg(out.path())
-        .args(["--", "python3", "-c", SCRIPT])
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let doc: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    let doc = common::joj_trace_json(&["--fs", "ext4"], &["python3", "-c", SCRIPT]);
     assert_eq!(doc["config"]["workload"], "command");
     assert!(
         doc["config"]["op"]
@@ -43,11 +29,7 @@ fn a_wal_under_joj_trace_shows_the_wal_and_the_fs_journal() {
             .starts_with("python3 -c ")
     );
     assert_eq!(doc["command"]["exit_code"], 0);
-    let files = doc["command"]["files"].as_array().expect("command.files");
-    let wal = files
-        .iter()
-        .find(|f| f["path"] == "wal.db-wal")
-        .unwrap_or_else(|| panic!("no wal.db-wal row in {files:?}"));
+    let wal = common::traced_file(&doc, "wal.db-wal");
     assert_eq!(wal["kind"], "wal");
     // 50 commits of at least one 4 KiB frame each, synced.
     assert!(wal["data_bytes"].as_u64().unwrap() >= 50 * 4096, "{wal}");
@@ -98,27 +80,7 @@ print(c.execute("SELECT joj_counters()").fetchone()[0])
 }
 
 fn traced_python(code: &str) -> serde_json::Value {
-    let out = tempfile::tempdir().unwrap();
-    let run = Command::new(env!("CARGO_BIN_EXE_joj"))
-        .args(["trace", "--fs", "ext4", "--json", "--out"])
-        .arg(out.path())
-        .args(["--", "/usr/bin/python3", "-c", code])
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    serde_json::from_slice(&run.stdout).unwrap()
-}
-
-fn file_row<'a>(doc: &'a serde_json::Value, path: &str) -> &'a serde_json::Value {
-    let files = doc["command"]["files"].as_array().expect("command.files");
-    files
-        .iter()
-        .find(|f| f["path"] == path)
-        .unwrap_or_else(|| panic!("no {path} row in {files:?}"))
+    common::joj_trace_json(&["--fs", "ext4"], &["/usr/bin/python3", "-c", code])
 }
 
 #[test]
@@ -127,7 +89,7 @@ fn python_through_the_extensions_joj_vfs_shows_the_wals_fs_journal() {
         return;
     }
     let doc = traced_python(&through_the_extension("joj"));
-    let wal = file_row(&doc, "x.db-wal");
+    let wal = common::traced_file(&doc, "x.db-wal");
     assert_eq!(wal["kind"], "wal");
     assert!(wal["data_bytes"].as_u64().unwrap() >= 50 * 4096, "{wal}");
     assert!(
@@ -147,11 +109,11 @@ fn python_through_the_extensions_waldio_journals_only_its_preallocation() {
     }
     let waldio = traced_python(&through_the_extension("waldio"));
     let joj = traced_python(&through_the_extension("joj"));
-    let w = file_row(&waldio, "x.db-waldio");
+    let w = common::traced_file(&waldio, "x.db-waldio");
     assert_eq!(w["kind"], "wal");
     assert!(w["data_bytes"].as_u64().unwrap() >= 50 * 4096, "{w}");
     let waldio_fsj = w["fs_journal_bytes_in_syncs"].as_u64().unwrap();
-    let stock_fsj = file_row(&joj, "x.db-wal")["fs_journal_bytes_in_syncs"]
+    let stock_fsj = common::traced_file(&joj, "x.db-wal")["fs_journal_bytes_in_syncs"]
         .as_u64()
         .unwrap();
     assert!(

@@ -4,8 +4,6 @@
 
 mod common;
 
-use std::process::Command;
-
 const SCRIPT: &str = "dd if=/dev/zero of=d.bin bs=4k count=5 oflag=dsync 2>/dev/null \
     && xfs_io -f -c 'pwrite 0 8192' -c 'sync_range -w 0 8192' r.bin >/dev/null \
     && python3 -c \"import os
@@ -16,33 +14,13 @@ os.pwritev(fd, [b'z' * 4096], 8192, os.RWF_DSYNC)
 os.ftruncate(fd, 4096)
 open('gone.bin', 'w').write('x'); os.unlink('gone.bin')\"";
 
-fn row<'a>(files: &'a [serde_json::Value], path: &str) -> &'a serde_json::Value {
-    files
-        .iter()
-        .find(|f| f["path"] == path)
-        .unwrap_or_else(|| panic!("no {path} row in {files:?}"))
-}
-
 #[test]
 fn sync_calls_are_counted_per_file_under_joj_trace() {
     if !joj_linux::testgate::kernel_test(&[joj_linux::FsKind::Ext4]) {
         return;
     }
-    let out = tempfile::tempdir().unwrap();
-    let run = Command::new(env!("CARGO_BIN_EXE_joj"))
-        .args(["trace", "--json", "--out"])
-        .arg(out.path())
-        .args(["--", "sh", "-c", SCRIPT])
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let doc: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
-    let files = doc["command"]["files"].as_array().expect("command.files");
-    let count = |path: &str, key: &str| row(files, path)[key].as_u64().unwrap();
+    let doc = common::joj_trace_json(&[], &["sh", "-c", SCRIPT]);
+    let count = |path: &str, key: &str| common::traced_file(&doc, path)[key].as_u64().unwrap();
     assert_eq!(count("d.bin", "sync_writes"), 5);
     assert_eq!(count("d.bin", "data_bytes"), 5 * 4096);
     assert_eq!(count("r.bin", "sync_file_range"), 1);
@@ -51,7 +29,7 @@ fn sync_calls_are_counted_per_file_under_joj_trace() {
     assert_eq!(count("p.bin", "sync_writes"), 1);
     assert_eq!(count("p.bin", "truncates"), 1);
     assert_eq!(count("gone.bin", "removals"), 1);
-    assert_eq!(row(files, "gone.bin")["deleted"], true);
+    assert_eq!(common::traced_file(&doc, "gone.bin")["deleted"], true);
     assert_eq!(doc["syscalls"]["fsync"], 1);
     assert_eq!(doc["syscalls"]["fdatasync"], 1);
     assert_eq!(doc["syscalls"]["truncates"], 1);

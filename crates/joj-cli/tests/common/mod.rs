@@ -267,3 +267,33 @@ pub fn next_run_removes(pid: u32, left: &Held, out: &Path) {
         held_by(pid)
     );
 }
+
+/// `joj trace --json --out <temp> OPTIONS -- COMMAND…`: its JSON document. Panics with joj's
+/// stderr when joj (or the command) failed.
+pub fn joj_trace_json(options: &[&str], command: &[&str]) -> serde_json::Value {
+    let out = tempfile::tempdir().unwrap();
+    let run = Command::new(env!("CARGO_BIN_EXE_joj"))
+        .args(["trace", "--json"])
+        .args(options)
+        .arg("--out")
+        .arg(out.path())
+        .arg("--")
+        .args(command)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "joj trace {options:?} -- {command:?}: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    serde_json::from_slice(&run.stdout).unwrap()
+}
+
+/// The per-file row of `path` in a `joj trace` document.
+pub fn traced_file<'a>(doc: &'a serde_json::Value, path: &str) -> &'a serde_json::Value {
+    let files = doc["command"]["files"].as_array().expect("command.files");
+    files
+        .iter()
+        .find(|f| f["path"] == path)
+        .unwrap_or_else(|| panic!("no {path} row in {files:?}"))
+}

@@ -431,30 +431,10 @@ fn command_config(
     mount_options: Option<String>,
 ) -> RunConfig {
     RunConfig {
-        joj_version: env!("CARGO_PKG_VERSION").to_string(),
-        sqlite_version: rusqlite::version().to_string(),
-        kernel: super::config::kernel_release(),
-        fs: fs.kind().to_string(),
-        mount_options,
         workload: "command".into(),
         op: command_line(&opts.argv),
-        journal_mode: None,
-        synchronous: None,
-        sync_call: None,
-        page_size: None,
-        start: None,
-        threads: 1,
-        statements_per_txn: None,
-        tables: None,
-        attached_dbs: None,
-        record_bytes: 0,
-        interval_ms: None,
-        keys: None,
-        file_sync: None,
-        file_size_bytes: None,
-        seed: 0,
         trace: true,
-        paper: None,
+        ..super::config::unspecified(fs.kind().to_string(), mount_options)
     }
 }
 

@@ -11,16 +11,14 @@ pub fn kernel_release() -> String {
         .unwrap_or_else(|_| "unknown".to_string())
 }
 
-pub(super) fn run_config(
-    stack: &Stack,
-    workload: &Workload,
-    mount_options: Option<String>,
-) -> RunConfig {
-    let base = RunConfig {
+/// What every run's config says of the software and the filesystem; the workload's fields are
+/// left unset (a run, or a traced command, fills in its own).
+pub(super) fn unspecified(fs: String, mount_options: Option<String>) -> RunConfig {
+    RunConfig {
         joj_version: env!("CARGO_PKG_VERSION").to_string(),
         sqlite_version: rusqlite::version().to_string(),
         kernel: kernel_release(),
-        fs: stack.fs_name(),
+        fs,
         mount_options,
         workload: String::new(),
         op: String::new(),
@@ -39,8 +37,19 @@ pub(super) fn run_config(
         file_sync: None,
         file_size_bytes: None,
         seed: 0,
-        trace: stack.capture.is_some(),
+        trace: false,
         paper: None,
+    }
+}
+
+pub(super) fn run_config(
+    stack: &Stack,
+    workload: &Workload,
+    mount_options: Option<String>,
+) -> RunConfig {
+    let base = RunConfig {
+        trace: stack.capture.is_some(),
+        ..unspecified(stack.fs_name(), mount_options)
     };
     match workload {
         Workload::Db(w) => RunConfig {
