@@ -71,3 +71,24 @@ fn a_failing_command_fails_joj_trace() {
         "{table}"
     );
 }
+
+/// The command gets the signal state a shell gives it, not joj's (Rust ignores SIGPIPE): in
+/// `yes | head -n 1`, `yes` dies of SIGPIPE quietly instead of failing with "Broken pipe".
+#[test]
+fn the_traced_command_starts_with_default_signal_handling() {
+    if !joj_linux::testgate::kernel_test(&[joj_linux::FsKind::Ext4]) {
+        return;
+    }
+    let doc = common::joj_trace_json(&[], &["sh", "-c", "yes | head -n 1 >/dev/null; echo done"]);
+    assert_eq!(doc["command"]["exit_code"], 0);
+    let out = tempfile::tempdir().unwrap();
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_joj"))
+        .args(["trace", "--out"])
+        .arg(out.path())
+        .args(["--", "sh", "-c", "yes | head -n 1 >/dev/null"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{err}");
+    assert!(!err.contains("Broken pipe"), "yes saw EPIPE: {err}");
+}

@@ -192,7 +192,15 @@ pub fn supervise(
         | libc::PTRACE_O_TRACEEXEC
         | libc::PTRACE_O_EXITKILL;
     // SAFETY: ptrace requests on our own stopped tracee.
-    if unsafe { libc::ptrace(libc::PTRACE_SETOPTIONS, root, 0, options) } != 0 {
+    if unsafe {
+        libc::ptrace(
+            libc::PTRACE_SETOPTIONS,
+            root,
+            0 as libc::c_long,
+            options as libc::c_long,
+        )
+    } != 0
+    {
         return Err(ptrace_err("PTRACE_SETOPTIONS")(
             std::io::Error::last_os_error(),
         ));
@@ -232,13 +240,21 @@ impl Loop<'_> {
                 let e = std::io::Error::last_os_error();
                 match e.raw_os_error() {
                     Some(libc::EINTR) => continue,
-                    Some(libc::ECHILD) => break,
+                    Some(libc::ECHILD) => {
+                        // Every task is reaped: ids still listed are stale (a thread that
+                        // exec'd leaves no exit report) and may name someone else's process by
+                        // now, so the guard must not kill them.
+                        self.guard.forget_all();
+                        break;
+                    }
                     _ => return Err(ptrace_err("waitpid")(e)),
                 }
             }
             if libc::WIFEXITED(status) || libc::WIFSIGNALED(status) {
                 self.pending.remove(&tid);
                 self.guard.remove(tid);
+                // Its id may be reused by a later task, whose first stop must count as new.
+                self.started.remove(&tid);
                 if tid == self.root {
                     self.exit = Some(if libc::WIFEXITED(status) {
                         ChildExit::Code(libc::WEXITSTATUS(status))
@@ -317,8 +333,14 @@ impl Loop<'_> {
             // lets a stopped command go on, which a measurement run can live with.)
             let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
             // SAFETY: GETSIGINFO writes one siginfo_t.
-            let is_signal =
-                unsafe { libc::ptrace(libc::PTRACE_GETSIGINFO, tid, 0, &mut info as *mut _) } == 0;
+            let is_signal = unsafe {
+                libc::ptrace(
+                    libc::PTRACE_GETSIGINFO,
+                    tid,
+                    0 as libc::c_long,
+                    &mut info as *mut _,
+                )
+            } == 0;
             self.cont(tid, if is_signal { sig } else { 0 });
         }
     }
@@ -454,7 +476,7 @@ fn wait(pid: libc::pid_t) -> std::io::Result<i32> {
 fn resume(tid: libc::pid_t, req: libc::c_uint, sig: i32) {
     // SAFETY: a ptrace resume request on our tracee; `sig` is passed as data.
     unsafe {
-        libc::ptrace(req, tid, 0, sig as libc::c_long);
+        libc::ptrace(req, tid, 0 as libc::c_long, sig as libc::c_long);
     }
 }
 
@@ -480,6 +502,10 @@ impl TaskGuard {
 
     fn remove(&self, tid: libc::pid_t) {
         cleanup::track(self.id, |r| r.tasks.retain(|t| *t != tid));
+    }
+
+    fn forget_all(&self) {
+        cleanup::track(self.id, |r| r.tasks.clear());
     }
 }
 

@@ -54,6 +54,14 @@ pub(crate) fn fork_traced(
     let args: Vec<CString> = argv.iter().map(|a| cstring(a)).collect::<Result<_, _>>()?;
     let mut arg_ptrs: Vec<*const libc::c_char> = args.iter().map(|a| a.as_ptr()).collect();
     arg_ptrs.push(std::ptr::null());
+    // The command starts with the signal state a shell would give it, not joj's (Rust ignores
+    // SIGPIPE; joj's threads may block signals): an empty mask, prepared before the fork.
+    // SAFETY: sigemptyset fills the set it is given.
+    let empty = unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        set
+    };
     // SAFETY: fork; the child below makes only async-signal-safe calls and then execs or exits.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
@@ -66,10 +74,18 @@ pub(crate) fn fork_traced(
             if stdout_to_stderr && libc::dup2(2, 1) < 0 {
                 fail();
             }
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+            libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
             if libc::chdir(cwd.as_ptr()) != 0 {
                 fail();
             }
-            if libc::ptrace(libc::PTRACE_TRACEME, 0, 0, 0) != 0 {
+            if libc::ptrace(
+                libc::PTRACE_TRACEME,
+                0,
+                std::ptr::null_mut::<libc::c_void>(),
+                std::ptr::null_mut::<libc::c_void>(),
+            ) != 0
+            {
                 fail();
             }
             if filter::install(prog).is_err() {
