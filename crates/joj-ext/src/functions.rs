@@ -122,7 +122,8 @@ fn waldio_state(args: &[Option<String>]) -> Result<String, ExtError> {
     });
     if let Some(Some(path)) = args.first() {
         let path = Path::new(path);
-        let raw = std::fs::read(path).map_err(|source| ExtError::Read {
+        // The header only: the database may be large.
+        let marked = joj_waldio::db_mark::is_marked(path).map_err(|source| ExtError::Read {
             path: path.display().to_string(),
             source,
         })?;
@@ -135,7 +136,7 @@ fn waldio_state(args: &[Option<String>]) -> Result<String, ExtError> {
             "path": path,
             "page_size": header.map(|h| h.0),
             "reserve": header.map(|h| h.1),
-            "marked": raw.get(19) == Some(&joj_waldio::db_mark::MARK),
+            "marked": marked,
             "wal_bytes": std::fs::metadata(&wal).map(|m| m.len()).ok(),
         });
     }

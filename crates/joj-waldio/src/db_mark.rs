@@ -51,6 +51,26 @@ pub fn stored(data: &[u8], offset: u64) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// The first 100 bytes of the database file at `path` (`None`: no file, or shorter).
+fn header(f: &std::fs::File) -> std::io::Result<Option<[u8; 100]>> {
+    let mut h = [0u8; 100];
+    match f.read_exact_at(&mut h, 0) {
+        Ok(()) => Ok(Some(h)),
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Whether the database file at `path` carries the mark (`false`: no file, or no header).
+pub fn is_marked(path: &Path) -> std::io::Result<bool> {
+    let f = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(e),
+    };
+    Ok(header(&f)?.is_some_and(|h| h[READ_VERSION] == MARK))
+}
+
 /// Mark the database file at `path` if its header says WAL (2/2) and it has the reserve: the
 /// byte written with `pwrite`, then `fdatasync`, before this returns. `Ok(true)`: it was
 /// marked now; `Ok(false)`: nothing to do (marked already, rollback mode, no header yet).
@@ -64,12 +84,9 @@ pub fn ensure(path: &Path) -> std::io::Result<bool> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
         Err(e) => return Err(e),
     };
-    let mut h = [0u8; 100];
-    match f.read_exact_at(&mut h, 0) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(false),
-        Err(e) => return Err(e),
-    }
+    let Some(h) = header(&f)? else {
+        return Ok(false);
+    };
     if &h[..16] != b"SQLite format 3\0" || stored(&h, 0).is_none() {
         return Ok(false);
     }
@@ -135,10 +152,12 @@ mod tests {
         assert!(ensure(&db).unwrap());
         assert_eq!(std::fs::read(&db).unwrap()[19], MARK);
         assert!(!ensure(&db).unwrap(), "already marked");
+        assert!(is_marked(&db).unwrap());
         let rb = dir.path().join("rb.db");
         std::fs::write(&rb, header(1, 1, 24)).unwrap();
         assert!(!ensure(&rb).unwrap());
         assert_eq!(std::fs::read(&rb).unwrap()[19], 1);
+        assert!(!is_marked(&rb).unwrap());
         assert!(!ensure(&dir.path().join("missing.db")).unwrap());
         let short = dir.path().join("short.db");
         std::fs::write(&short, b"SQLite").unwrap();
