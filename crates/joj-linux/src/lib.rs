@@ -31,6 +31,7 @@ pub mod leftovers;
 pub mod loopdev;
 pub mod names;
 pub mod prereq;
+pub mod record;
 pub mod scratch;
 pub mod supervise;
 pub mod tempdir;

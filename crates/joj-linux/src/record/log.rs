@@ -1,0 +1,373 @@
+//! The joj-blocklog format (`docs/formats/blocklog.md`): a base image, then every write (with
+//! its data), flush and workload mark a recording disk received, in order.
+//!
+//! Layout (little-endian), each offset derived from the previous field:
+//! ```text
+//! MAGIC        0                     8   "JOJBLKLG"
+//! VERSION      MAGIC + 8             4   u32 = 1
+//! SECTOR       VERSION + 4           4   u32 = 512
+//! BLOCK        SECTOR + 4            4   u32 = 4096
+//! RESERVED     BLOCK + 4             4   u32 = 0
+//! SIZE         RESERVED + 4          8   u64 device bytes
+//! BASE_BLOCKS  SIZE + 8              8   u64 B
+//! base         BASE_BLOCKS + 8       B × (u64 index, 4096 bytes)
+//! records      'W' off u64 len u32 data | 'F' | 'M' kind u8 value u64 | 'E' count u64 crc u32
+//! ```
+
+use std::collections::BTreeMap;
+use std::io::{self, Read, Write};
+
+/// Unit of every write's offset and length: the loop device's logical block.
+pub const SECTOR_BYTES: u64 = 512;
+/// Unit of the base image.
+pub const BLOCK_BYTES: u64 = 4096;
+const MAGIC: &[u8; 8] = b"JOJBLKLG";
+const VERSION: u32 = 1;
+const HEADER_BYTES: usize = 8 + 4 + 4 + 4 + 4 + 8 + 8;
+const TAG_WRITE: u8 = b'W';
+const TAG_FLUSH: u8 = b'F';
+const TAG_MARK: u8 = b'M';
+const TAG_END: u8 = b'E';
+
+/// A workload event, logged where it happened among the device's requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case", tag = "event", content = "txn")]
+pub enum Mark {
+    /// Transaction `n` (from 1) is about to begin.
+    Begun(u64),
+    /// SQLite returned from transaction `n`'s commit.
+    Acknowledged(u64),
+}
+
+/// One thing the device received.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LogOp {
+    /// A write of whole sectors at `offset_bytes`.
+    Write { offset_bytes: u64, data: Vec<u8> },
+    /// A cache flush: every write before it is durable.
+    Flush,
+    /// A workload event.
+    Mark(Mark),
+}
+
+/// A device image held as its non-zero 4 KiB blocks.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SparseImage {
+    pub size_bytes: u64,
+    /// Block index → content; a block not present is zeros.
+    pub blocks: BTreeMap<u64, Box<[u8]>>,
+}
+
+impl SparseImage {
+    /// An all-zero image of `size_bytes` (a multiple of [`BLOCK_BYTES`]).
+    pub fn zeroed(size_bytes: u64) -> Self {
+        Self {
+            size_bytes,
+            blocks: BTreeMap::new(),
+        }
+    }
+
+    /// Writes `data` at `offset_bytes`; blocks that become all zeros are dropped.
+    /// Invariant: the range lies within the image (checked by the caller).
+    pub fn write(&mut self, offset_bytes: u64, data: &[u8]) {
+        let mut done = 0usize;
+        while done < data.len() {
+            let at = offset_bytes + done as u64;
+            let (index, within) = (at / BLOCK_BYTES, (at % BLOCK_BYTES) as usize);
+            let n = (BLOCK_BYTES as usize - within).min(data.len() - done);
+            let block = self
+                .blocks
+                .entry(index)
+                .or_insert_with(|| vec![0u8; BLOCK_BYTES as usize].into_boxed_slice());
+            block[within..within + n].copy_from_slice(&data[done..done + n]);
+            if block.iter().all(|&b| b == 0) {
+                self.blocks.remove(&index);
+            }
+            done += n;
+        }
+    }
+
+    /// Reads `buf.len()` bytes at `offset_bytes` (zeros where no block is held).
+    pub fn read(&self, offset_bytes: u64, buf: &mut [u8]) {
+        let mut done = 0usize;
+        while done < buf.len() {
+            let at = offset_bytes + done as u64;
+            let (index, within) = (at / BLOCK_BYTES, (at % BLOCK_BYTES) as usize);
+            let n = (BLOCK_BYTES as usize - within).min(buf.len() - done);
+            match self.blocks.get(&index) {
+                Some(b) => buf[done..done + n].copy_from_slice(&b[within..within + n]),
+                None => buf[done..done + n].fill(0),
+            }
+            done += n;
+        }
+    }
+}
+
+/// A recorded run: the device at the start and everything it received since.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BlockLog {
+    pub base: SparseImage,
+    pub ops: Vec<LogOp>,
+}
+
+/// A file that is not a valid joj-blocklog.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LogError {
+    #[error("not a joj-blocklog (the magic is missing); fix: pass a file `joj crash --fs` saved")]
+    NotALog,
+    #[error("joj-blocklog version {0} is newer than this joj (it reads version 1); fix: use the joj that wrote it")]
+    NewerVersion(u32),
+    #[error("joj-blocklog header is invalid: {0}")]
+    BadHeader(String),
+    #[error("joj-blocklog record {record} is invalid: {detail}")]
+    BadRecord { record: u64, detail: String },
+    #[error("joj-blocklog is cut short after record {0} (no end record); the run that wrote it did not finish")]
+    CutShort(u64),
+    #[error("joj-blocklog checksum mismatch (stored {stored:#010x}, computed {computed:#010x}): the file is damaged")]
+    Checksum { stored: u32, computed: u32 },
+    #[error("reading or writing a joj-blocklog failed: {0}")]
+    Io(#[from] io::Error),
+}
+
+/// A writer that keeps the CRC of everything written through it.
+struct Crc<W> {
+    inner: W,
+    crc: crc32fast::Hasher,
+}
+
+impl<W: Write> Write for Crc<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.crc.update(&buf[..n]);
+        Ok(n)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+impl BlockLog {
+    /// Writes the log in the joj-blocklog format.
+    pub fn write_to(&self, out: impl Write) -> Result<(), LogError> {
+        let mut w = Crc {
+            inner: io::BufWriter::new(out),
+            crc: crc32fast::Hasher::new(),
+        };
+        w.write_all(MAGIC)?;
+        w.write_all(&VERSION.to_le_bytes())?;
+        w.write_all(&(SECTOR_BYTES as u32).to_le_bytes())?;
+        w.write_all(&(BLOCK_BYTES as u32).to_le_bytes())?;
+        w.write_all(&0u32.to_le_bytes())?;
+        w.write_all(&self.base.size_bytes.to_le_bytes())?;
+        w.write_all(&(self.base.blocks.len() as u64).to_le_bytes())?;
+        for (index, data) in &self.base.blocks {
+            w.write_all(&index.to_le_bytes())?;
+            w.write_all(data)?;
+        }
+        for op in &self.ops {
+            match op {
+                LogOp::Write { offset_bytes, data } => {
+                    w.write_all(&[TAG_WRITE])?;
+                    w.write_all(&offset_bytes.to_le_bytes())?;
+                    w.write_all(&(data.len() as u32).to_le_bytes())?;
+                    w.write_all(data)?;
+                }
+                LogOp::Flush => w.write_all(&[TAG_FLUSH])?,
+                LogOp::Mark(m) => {
+                    let (kind, value) = match m {
+                        Mark::Begun(n) => (1u8, *n),
+                        Mark::Acknowledged(n) => (2u8, *n),
+                    };
+                    w.write_all(&[TAG_MARK, kind])?;
+                    w.write_all(&value.to_le_bytes())?;
+                }
+            }
+        }
+        w.write_all(&[TAG_END])?;
+        w.write_all(&(self.ops.len() as u64).to_le_bytes())?;
+        let crc = w.crc.clone().finalize();
+        let mut inner = w.inner;
+        inner.write_all(&crc.to_le_bytes())?;
+        inner.flush()?;
+        Ok(())
+    }
+
+    /// Reads and checks a whole joj-blocklog (see the format's *Validity*).
+    pub fn read_from(mut input: impl Read) -> Result<Self, LogError> {
+        let mut bytes = Vec::new();
+        input.read_to_end(&mut bytes)?;
+        Self::decode(&bytes)
+    }
+
+    fn decode(bytes: &[u8]) -> Result<Self, LogError> {
+        if bytes.len() < HEADER_BYTES || &bytes[..8] != MAGIC {
+            return Err(LogError::NotALog);
+        }
+        let mut r = Cursor { bytes, at: 8 };
+        let version = r.u32().ok_or(LogError::NotALog)?;
+        if version > VERSION {
+            return Err(LogError::NewerVersion(version));
+        }
+        let (sector, block, reserved) = (r.u32(), r.u32(), r.u32());
+        if (sector, block, reserved)
+            != (Some(SECTOR_BYTES as u32), Some(BLOCK_BYTES as u32), Some(0))
+            || version != VERSION
+        {
+            return Err(LogError::BadHeader(format!(
+                "version {version}, sector {sector:?}, block {block:?}, reserved {reserved:?}"
+            )));
+        }
+        let size_bytes = r.u64().ok_or(LogError::CutShort(0))?;
+        if size_bytes == 0 || size_bytes % BLOCK_BYTES != 0 {
+            return Err(LogError::BadHeader(format!("device size {size_bytes} bytes")));
+        }
+        let base_blocks = r.u64().ok_or(LogError::CutShort(0))?;
+        let mut base = SparseImage::zeroed(size_bytes);
+        let mut last = None;
+        for _ in 0..base_blocks {
+            let index = r.u64().ok_or(LogError::CutShort(0))?;
+            let data = r.take(BLOCK_BYTES as usize).ok_or(LogError::CutShort(0))?;
+            if last.is_some_and(|l| index <= l) || index >= size_bytes / BLOCK_BYTES {
+                return Err(LogError::BadHeader(format!("base block index {index}")));
+            }
+            last = Some(index);
+            base.blocks.insert(index, data.into());
+        }
+        let mut ops = Vec::new();
+        loop {
+            let record = ops.len() as u64;
+            let bad = |detail: String| LogError::BadRecord { record, detail };
+            let tag_at = r.at;
+            match r.u8().ok_or(LogError::CutShort(record))? {
+                TAG_WRITE => {
+                    let offset_bytes = r.u64().ok_or(LogError::CutShort(record))?;
+                    let len = r.u32().ok_or(LogError::CutShort(record))? as u64;
+                    if len == 0
+                        || offset_bytes % SECTOR_BYTES != 0
+                        || len % SECTOR_BYTES != 0
+                        || offset_bytes.checked_add(len).is_none_or(|end| end > size_bytes)
+                    {
+                        return Err(bad(format!("write of {len} bytes at {offset_bytes}")));
+                    }
+                    let data = r.take(len as usize).ok_or(LogError::CutShort(record))?;
+                    ops.push(LogOp::Write {
+                        offset_bytes,
+                        data: data.to_vec(),
+                    });
+                }
+                TAG_FLUSH => ops.push(LogOp::Flush),
+                TAG_MARK => {
+                    let kind = r.u8().ok_or(LogError::CutShort(record))?;
+                    let value = r.u64().ok_or(LogError::CutShort(record))?;
+                    ops.push(LogOp::Mark(match kind {
+                        1 => Mark::Begun(value),
+                        2 => Mark::Acknowledged(value),
+                        k => return Err(bad(format!("mark kind {k}"))),
+                    }));
+                }
+                TAG_END => {
+                    let count = r.u64().ok_or(LogError::CutShort(record))?;
+                    let stored = r.u32().ok_or(LogError::CutShort(record))?;
+                    let computed = crc32fast::hash(&bytes[..tag_at + 9]);
+                    if stored != computed {
+                        return Err(LogError::Checksum { stored, computed });
+                    }
+                    if count != record || r.at != bytes.len() {
+                        return Err(bad(format!(
+                            "end record counts {count} records, {record} read, {} bytes after it",
+                            bytes.len() - r.at
+                        )));
+                    }
+                    return Ok(BlockLog { base, ops });
+                }
+                t => return Err(bad(format!("unknown tag {t:#04x}"))),
+            }
+        }
+    }
+}
+
+/// Reads little-endian fields off a byte slice.
+struct Cursor<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let s = self.bytes.get(self.at..self.at.checked_add(n)?)?;
+        self.at += n;
+        Some(s)
+    }
+    fn u8(&mut self) -> Option<u8> {
+        self.take(1).map(|b| b[0])
+    }
+    fn u32(&mut self) -> Option<u32> {
+        self.take(4).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
+    }
+    fn u64(&mut self) -> Option<u64> {
+        self.take(8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> BlockLog {
+        let mut base = SparseImage::zeroed(16 * BLOCK_BYTES);
+        base.write(4096, &[7u8; 512]);
+        BlockLog {
+            base,
+            ops: vec![
+                LogOp::Mark(Mark::Begun(1)),
+                LogOp::Write {
+                    offset_bytes: 1024,
+                    data: vec![9u8; 1536],
+                },
+                LogOp::Flush,
+                LogOp::Mark(Mark::Acknowledged(1)),
+            ],
+        }
+    }
+
+    #[test]
+    fn a_log_reads_back_as_written() {
+        let mut bytes = Vec::new();
+        sample().write_to(&mut bytes).unwrap();
+        assert_eq!(BlockLog::read_from(&bytes[..]).unwrap(), sample());
+    }
+
+    #[test]
+    fn a_damaged_or_cut_log_is_refused_with_its_reason() {
+        let mut bytes = Vec::new();
+        sample().write_to(&mut bytes).unwrap();
+        let cut = BlockLog::read_from(&bytes[..bytes.len() - 13]).unwrap_err();
+        assert!(matches!(cut, LogError::CutShort(_)), "{cut}");
+        let mut flipped = bytes.clone();
+        let at = flipped.len() - 20;
+        flipped[at] ^= 1;
+        let e = BlockLog::read_from(&flipped[..]).unwrap_err();
+        assert!(matches!(e, LogError::Checksum { .. }), "{e}");
+        let e = BlockLog::read_from(&b"SQLite format 3\0................................"[..]);
+        assert!(matches!(e, Err(LogError::NotALog)));
+        let mut newer = bytes.clone();
+        newer[8] = 2;
+        assert!(matches!(
+            BlockLog::read_from(&newer[..]),
+            Err(LogError::NewerVersion(2))
+        ));
+    }
+
+    #[test]
+    fn a_sparse_image_drops_blocks_written_back_to_zero() {
+        let mut img = SparseImage::zeroed(4 * BLOCK_BYTES);
+        img.write(4000, &[1u8; 200]);
+        assert_eq!(img.blocks.len(), 2);
+        img.write(4000, &[0u8; 200]);
+        assert!(img.blocks.is_empty());
+        let mut buf = [5u8; 10];
+        img.read(0, &mut buf);
+        assert_eq!(buf, [0u8; 10]);
+    }
+}
