@@ -1,6 +1,8 @@
 //! `joj crash`: power cuts at random device commands while one of the X-FTL paper's workloads
 //! runs on the xftl stack; every recovered database is checked. The test lives in
-//! `joj_experiment::crash`.
+//! `joj_experiment::crash`. With `--fs`, crash states of the real kernel stack instead: a run
+//! recorded block by block, thousands of crash images recovered and checked
+//! (`joj_experiment::crash_states`).
 
 use std::sync::atomic::Ordering;
 
@@ -13,6 +15,28 @@ use joj_workload::paper::PaperWorkload;
 
 #[derive(Args)]
 pub struct CrashArgs {
+    /// Crash states of the real kernel stack on this scratch filesystem (instead of power cuts
+    /// inside the emulated device): a run's block writes and flushes are recorded through a
+    /// FUSE-backed loop device, then crash images are built, recovered and checked.
+    #[arg(long, value_parser = args::scratch_fs())]
+    pub fs: Option<joj_linux::FsKind>,
+    /// --fs: the journal mode of the recorded run.
+    #[arg(short = 'j', long, value_parser = args::journal(), default_value = "wal")]
+    pub journal: joj_workload::JournalMode,
+    /// --fs: crash states to check (all of them when the run has fewer).
+    #[arg(long, default_value_t = 2000, allow_negative_numbers = true, value_parser = args::within::<u64>(1, joj_experiment::crash_states::MAX_STATES))]
+    pub states: u64,
+    /// --fs: a mode broken on purpose, which the check must catch: skip-sync, fallocate-flush-only
+    /// (waldio), sync-off (stock modes); fallocate-only shows what the kernel does with
+    /// unwritten extents under fdatasync.
+    #[arg(long, value_parser = joj_experiment::crash_states::workload::Canary::NAMES)]
+    pub fs_canary: Option<String>,
+    /// --fs: check the states of a saved joj-blocklog instead of recording a run.
+    #[arg(long)]
+    pub from_log: Option<std::path::PathBuf>,
+    /// --fs: save the log and every violating state (with the command that rebuilds it) here.
+    #[arg(long)]
+    pub save_dir: Option<std::path::PathBuf>,
     /// The workload the cuts interrupt.
     #[arg(long, value_parser = args::paper_workload(), default_value = "xftl-synthetic")]
     pub workload: String,
@@ -73,6 +97,28 @@ pub struct CrashArgs {
 }
 
 pub fn main(a: CrashArgs) -> CliResult {
+    if let Some(fs) = a.fs {
+        return crate::crash_fs_cmd::main(crate::crash_fs_cmd::FsCrashArgs {
+            fs,
+            journal: a.journal,
+            states: a.states,
+            canary: a.fs_canary,
+            from_log: a.from_log,
+            save_dir: a.save_dir,
+            transactions: a.transactions,
+            seed: a.seed,
+            json: a.json,
+            save: a.save,
+            force: a.force,
+        });
+    }
+    if a.fs_canary.is_some() || a.from_log.is_some() || a.save_dir.is_some() {
+        return Err(
+            "--fs-canary, --from-log and --save-dir go with --fs (crash states of a kernel \
+                    filesystem); fix: add --fs ext4, or drop them"
+                .into(),
+        );
+    }
     check_save(a.save.as_deref(), a.force, Some(&a.device))?;
     let workload =
         PaperWorkload::from_name(&a.workload, a.pages_per_txn, a.warehouses, a.rl_divisor)?;

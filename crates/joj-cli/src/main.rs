@@ -9,6 +9,7 @@ mod bench;
 mod cleanup_cmd;
 mod compare;
 mod crash_cmd;
+mod crash_fs_cmd;
 mod device_cmd;
 mod progress;
 mod replay_cmd;
@@ -53,7 +54,8 @@ enum Command {
     /// Restart time after a power cut, per journal mode, on one device profile (X-FTL Table 5).
     Restart(Box<restart_cmd::RestartArgs>),
     /// Power cuts at random device commands while a paper workload runs on X-FTL; every
-    /// recovered database is checked against the acknowledged commits.
+    /// recovered database is checked against the acknowledged commits. With --fs: crash states
+    /// of SQLite on a real kernel filesystem, recorded block by block and checked.
     Crash(Box<crash_cmd::CrashArgs>),
     /// Emulated eMMC: format / inspect an image file, run fio-like synthetic workloads.
     Device(device_cmd::DeviceArgs),

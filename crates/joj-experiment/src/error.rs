@@ -125,6 +125,8 @@ pub enum ExperimentError {
          creates it inside the scratch filesystem it makes for the command", dir = .dir.display()
     )]
     CommandDir { dir: PathBuf, why: &'static str },
+    #[error("joj crash --fs: {0}")]
+    CrashStates(String),
     #[error("the measured window never ended")]
     WindowNeverEnded,
     #[error("the scratch filesystem is still in use when it must be closed")]

@@ -10,6 +10,8 @@
 //! - [`compare`]: one operation in several journal modes, one table.
 //! - [`restart`]: restart time after a power cut, per mode (the X-FTL paper's Table 5).
 //! - [`crash`]: power cuts at random device commands across the paper's workloads on X-FTL.
+//! - [`crash_states`]: crash states of the real kernel stack, from a recorded run's block writes
+//!   and flushes, each recovered and checked.
 //! - [`pace`], [`replay`]: the host held to a device model's time; a run's trace replayed
 //!   through a device model.
 //!
@@ -20,6 +22,7 @@
 
 pub mod compare;
 pub mod crash;
+pub mod crash_states;
 pub mod error;
 pub mod pace;
 pub mod replay;

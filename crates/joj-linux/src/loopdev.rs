@@ -519,3 +519,18 @@ fn configure(
     }
     Ok(())
 }
+
+/// `BLKFLSBUF` on a block device: write back and drop its cached blocks, so that the next
+/// reader sees the backing file as it is now.
+pub fn flush_buffers(device: &Path) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    const BLKFLSBUF: libc::c_ulong = 0x1261;
+    let dev = std::fs::File::open(device)?;
+    // SAFETY: BLKFLSBUF takes no argument; the fd is open for the call's duration.
+    let rc = unsafe { libc::ioctl(dev.as_raw_fd(), BLKFLSBUF as _, 0) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}

@@ -416,6 +416,76 @@ impl ScratchFs {
         Ok(copy)
     }
 
+    /// A `kind` filesystem on an image that `fill` writes (given the new, empty image file of
+    /// `options.size_bytes`), attached to a new loop device, not mounted: a crash state to
+    /// check. Call [`ScratchFs::mount`] to recover it, [`ScratchFs::unmount`] and
+    /// [`ScratchFs::refill`] to check the next state on the same loop device. Single-device
+    /// kinds only.
+    pub fn from_image(
+        kind: FsKind,
+        options: &ScratchOptions,
+        fill: impl FnOnce(&std::fs::File) -> std::io::Result<()>,
+    ) -> Result<ScratchFs, ScratchError> {
+        prereq::check_fs(kind)?;
+        let mut me = Self::unmade(kind, options);
+        me.make_dirs(&names::crash_dir_prefix(kind, std::process::id()), options)?;
+        let image = me.dir.join(format!("{}.img", DeviceRole::Main.name()));
+        let target = image.clone();
+        me.track(|res| {
+            res.files.push(target.clone());
+            let file = std::fs::File::create_new(&target).map_err(|source| ScratchError::Io {
+                what: "create",
+                path: target.clone(),
+                source,
+            })?;
+            refill_file(&file, &target, options.size_bytes, fill)
+        })?;
+        let dev = me.attach_loop(DeviceRole::Main, image, options)?;
+        me.devices.push(dev);
+        Ok(me)
+    }
+
+    /// Replaces the (unmounted) image's content with what `fill` writes into it, emptied and
+    /// sized as before, and drops the loop device's cached blocks so the next mount reads it.
+    pub fn refill(
+        &self,
+        fill: impl FnOnce(&std::fs::File) -> std::io::Result<()>,
+    ) -> Result<(), ScratchError> {
+        assert!(!self.mounted, "refill of a mounted filesystem");
+        let main = self.main_device();
+        let io = |what, path: &Path| {
+            let path = path.to_path_buf();
+            move |source| ScratchError::Io { what, path, source }
+        };
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&main.image)
+            .map_err(io("open", &main.image))?;
+        let size = file.metadata().map_err(io("stat", &main.image))?.len();
+        refill_file(&file, &main.image, size, fill)?;
+        crate::loopdev::flush_buffers(&main.path)
+            .map_err(io("drop the cached blocks of", &main.path))
+    }
+
+    /// Unmounts the filesystem, keeping its loop devices (to check or refill the image).
+    pub fn unmount(&mut self) -> Result<(), ScratchError> {
+        if !self.mounted {
+            return Ok(());
+        }
+        let mnt = self.mount_path.clone();
+        self.track(|res| {
+            cleanup::unmount(&mnt).map_err(|p| ScratchError::Cleanup(vec![p]))?;
+            res.mounts.retain(|m| m != &mnt);
+            Ok(())
+        })?;
+        self.mounted = false;
+        crate::loopdev::flush_buffers(&self.main_device().path).map_err(|source| ScratchError::Io {
+            what: "drop the cached blocks of",
+            path: self.main_device().path.clone(),
+            source,
+        })
+    }
+
     /// Runs `create` under the registry lock with this filesystem's resources.
     fn track<T>(
         &self,
@@ -539,6 +609,22 @@ impl ScratchFs {
             .map(cleanup::Resources::release)
             .unwrap_or_default()
     }
+}
+
+/// Empties `file`, sizes it to `size` bytes (sparse) and lets `fill` write it.
+fn refill_file(
+    file: &std::fs::File,
+    path: &Path,
+    size: u64,
+    fill: impl FnOnce(&std::fs::File) -> std::io::Result<()>,
+) -> Result<(), ScratchError> {
+    let io = |what| {
+        let path = path.to_path_buf();
+        move |source| ScratchError::Io { what, path, source }
+    };
+    file.set_len(0).map_err(io("empty"))?;
+    file.set_len(size).map_err(io("size"))?;
+    fill(file).map_err(io("write the crash state into"))
 }
 
 /// Copy `from` to a new file `to` of the same length, data segments only (`SEEK_DATA` /

@@ -75,6 +75,14 @@ pub trait WalIo: Send {
     fn len(&self) -> std::io::Result<u64>;
     /// Direct-I/O offset and length alignment in bytes.
     fn dio_align(&self) -> u32;
+    /// Test canary only: allocate `len` bytes with `fallocate` (unwritten extents).
+    fn preallocate_unwritten(&mut self, _len: u64) -> std::io::Result<()> {
+        Err(std::io::Error::from(std::io::ErrorKind::Unsupported))
+    }
+    /// Test canary only: a cache flush that commits none of the WAL's metadata.
+    fn flush_cache_only(&mut self) -> std::io::Result<()> {
+        self.sync_data()
+    }
 }
 
 /// Sees every physical write and sync of a file, in order (tests: crash-state reconstruction).
@@ -224,5 +232,17 @@ impl WalIo for DirectFile {
 
     fn dio_align(&self) -> u32 {
         self.align
+    }
+
+    fn preallocate_unwritten(&mut self, len: u64) -> std::io::Result<()> {
+        rustix::fs::fallocate(&self.fd, rustix::fs::FallocateFlags::empty(), 0, len)?;
+        Ok(())
+    }
+
+    /// `fsync` of the WAL's directory: on ext4 a clean inode's `fsync` waits for no journal
+    /// commit and sends the device a cache flush only.
+    fn flush_cache_only(&mut self) -> std::io::Result<()> {
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        std::fs::File::open(dir)?.sync_all()
     }
 }

@@ -57,6 +57,8 @@ pub const URI_KEYS: &[&str] = &[
     "waldio_prealloc_frames",
     "waldio_extend_frames",
     "waldio_canary_skip_sync",
+    "waldio_canary_fallocate",
+    "waldio_canary_flush_only",
 ];
 
 /// Refuse a `waldio_*` key that is not one of [`URI_KEYS`] (other keys are SQLite's).
@@ -119,6 +121,14 @@ pub struct WaldioOptions {
     /// A crash test that cannot tell this from the real thing tests nothing.
     #[serde(default)]
     pub canary_skip_sync: bool,
+    /// Test canary only: preallocate with `fallocate` alone (unwritten extents), writing and
+    /// syncing nothing: the preallocation WALDIO's explicit journaling replaces.
+    #[serde(default)]
+    pub canary_fallocate: bool,
+    /// Test canary only: make a commit durable with a cache flush that commits no metadata of
+    /// the WAL (an `fsync` of its clean directory) instead of `fdatasync`.
+    #[serde(default)]
+    pub canary_flush_only: bool,
 }
 
 impl Default for WaldioOptions {
@@ -129,6 +139,8 @@ impl Default for WaldioOptions {
             prealloc_frames: 1024,
             extend_frames: 256,
             canary_skip_sync: false,
+            canary_fallocate: false,
+            canary_flush_only: false,
         }
     }
 }
@@ -201,6 +213,12 @@ impl WaldioOptions {
         if let Some(n) = num("waldio_canary_skip_sync")? {
             self.canary_skip_sync = n != 0;
         }
+        if let Some(n) = num("waldio_canary_fallocate")? {
+            self.canary_fallocate = n != 0;
+        }
+        if let Some(n) = num("waldio_canary_flush_only")? {
+            self.canary_flush_only = n != 0;
+        }
         Ok(self)
     }
 
@@ -212,6 +230,12 @@ impl WaldioOptions {
         );
         if self.canary_skip_sync {
             s.push_str("&waldio_canary_skip_sync=1");
+        }
+        if self.canary_fallocate {
+            s.push_str("&waldio_canary_fallocate=1");
+        }
+        if self.canary_flush_only {
+            s.push_str("&waldio_canary_flush_only=1");
         }
         match self.group {
             None => s.push_str("&waldio_group=0"),

@@ -530,6 +530,14 @@ impl<I: WalIo> WalState<I> {
         // `blocks_on_disk` above has just read the length.
         let mut pos = self.known_len_bytes / align * align;
         let end = target * p;
+        if self.opts.canary_fallocate {
+            if let Err(e) = self.io.preallocate_unwritten(end) {
+                self.failed = true;
+                return Err(WalError::io("fallocate of the WAL (canary)", e));
+            }
+            self.known_len_bytes = self.known_len_bytes.max(end);
+            return Ok(());
+        }
         const CHUNK: u64 = 1 << 20;
         let zeros = AlignedBuf::zeroed(CHUNK as usize);
         while pos < end {
@@ -554,7 +562,12 @@ impl<I: WalIo> WalState<I> {
         if self.opts.canary_skip_sync {
             return Ok(());
         }
-        if let Err(e) = self.io.sync_data() {
+        let synced = if self.opts.canary_flush_only {
+            self.io.flush_cache_only()
+        } else {
+            self.io.sync_data()
+        };
+        if let Err(e) = synced {
             self.failed = true;
             return Err(WalError::io("fdatasync of the WAL", e));
         }

@@ -1,0 +1,268 @@
+//! The checker: a crash state's image materialized on a loop device (the durable image plus
+//! the state's writes, written sparse into a file on tmpfs), recovered by the kernel (mount:
+//! the filesystem replays its journal), the database opened by the mode's own VFS and read,
+//! then the filesystem unmounted and its own checker run read-only (`e2fsck -fn`,
+//! `xfs_repair -n`, `btrfs check --readonly`).
+//!
+//! One loop device serves every state: the image file is emptied and refilled, and the
+//! device's cached blocks dropped, between states. Identical images (by content hash) are
+//! checked once; each state is still judged against its own acknowledged transactions.
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::process::Command;
+
+use joj_linux::record::{BLOCK_BYTES, BlockLog, LogOp, SparseImage};
+use joj_linux::{FsKind, ScratchFs, ScratchOptions};
+use joj_workload::JournalMode;
+use serde::Serialize;
+
+use super::states::{CrashState, Epoch};
+use super::workload::{self, Canary, Shown};
+use crate::error::ExperimentError;
+
+/// What the checks of one image found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Outcome {
+    /// The kernel refused to mount the image (its message), if it did.
+    pub unmountable: Option<String>,
+    /// The filesystem checker's complaint, if any.
+    pub fsck: Option<String>,
+    pub shown: Shown,
+}
+
+/// Checks crash images of one recorded run.
+pub struct Checker<'a> {
+    fs: ScratchFs,
+    log: &'a BlockLog,
+    epochs: &'a [Epoch],
+    mode: JournalMode,
+    canary: Option<Canary>,
+    /// The base image plus every write of the epochs before `next_epoch`.
+    durable: SparseImage,
+    next_epoch: usize,
+    cache: HashMap<u64, Outcome>,
+    /// Images checked (distinct contents).
+    pub images_checked: u64,
+}
+
+impl<'a> Checker<'a> {
+    pub fn new(
+        kind: FsKind,
+        log: &'a BlockLog,
+        epochs: &'a [Epoch],
+        mode: JournalMode,
+        canary: Option<Canary>,
+    ) -> Result<Self, ExperimentError> {
+        let options = ScratchOptions {
+            size_bytes: log.base.size_bytes,
+            ..ScratchOptions::default()
+        };
+        let fs = ScratchFs::from_image(kind, &options, |f| write_image(f, &log.base))
+            .map_err(joj_linux::Error::from)?;
+        Ok(Checker {
+            fs,
+            log,
+            epochs,
+            mode,
+            canary,
+            durable: log.base.clone(),
+            next_epoch: 0,
+            cache: HashMap::new(),
+            images_checked: 0,
+        })
+    }
+
+    /// The image `state` leaves. States must come in epoch order.
+    pub fn image(&mut self, state: &CrashState) -> SparseImage {
+        let epoch = state.epoch as usize;
+        assert!(
+            epoch >= self.next_epoch.saturating_sub(1),
+            "states out of epoch order"
+        );
+        while self.next_epoch < epoch {
+            for w in &self.epochs[self.next_epoch].writes {
+                apply(&mut self.durable, &self.log.ops[w.op], None);
+            }
+            self.next_epoch += 1;
+        }
+        let mut image = self.durable.clone();
+        let e = &self.epochs[epoch];
+        for &i in &state.kept {
+            let torn = state.torn.filter(|t| t.write == i).map(|t| t.sectors);
+            apply(&mut image, &self.log.ops[e.writes[i as usize].op], torn);
+        }
+        image
+    }
+
+    /// Checks `image` (or recalls the outcome of an identical one).
+    pub fn check(&mut self, image: &SparseImage) -> Result<Outcome, ExperimentError> {
+        let key = content_hash(image);
+        if let Some(o) = self.cache.get(&key) {
+            return Ok(o.clone());
+        }
+        let outcome = self.check_fresh(image)?;
+        self.images_checked += 1;
+        self.cache.insert(key, outcome.clone());
+        Ok(outcome)
+    }
+
+    fn check_fresh(&mut self, image: &SparseImage) -> Result<Outcome, ExperimentError> {
+        self.fs
+            .refill(|f| write_image(f, image))
+            .map_err(joj_linux::Error::from)?;
+        let (unmountable, shown) = match self.fs.mount() {
+            Err(e) => (
+                Some(e.to_string()),
+                Shown::Broken("the filesystem does not mount".into()),
+            ),
+            Ok(()) => {
+                let dir = self.fs.mount_path().join("joj");
+                let shown = workload::shown(&dir, self.mode, self.canary);
+                self.fs.unmount().map_err(joj_linux::Error::from)?;
+                (None, shown)
+            }
+        };
+        let fsck = fsck(self.fs.kind(), &self.fs.main_device().path)?;
+        Ok(Outcome {
+            unmountable,
+            fsck,
+            shown,
+        })
+    }
+
+    pub fn close(self) -> Result<(), ExperimentError> {
+        self.fs.close().map_err(joj_linux::Error::from)?;
+        Ok(())
+    }
+}
+
+/// Applies a logged write (only its first `torn` sectors, if torn).
+fn apply(image: &mut SparseImage, op: &LogOp, torn: Option<u32>) {
+    if let LogOp::Write { offset_bytes, data } = op {
+        let len = torn.map_or(data.len(), |s| s as usize * 512);
+        image.write(*offset_bytes, &data[..len]);
+    }
+}
+
+fn write_image(file: &std::fs::File, image: &SparseImage) -> std::io::Result<()> {
+    for (index, data) in &image.blocks {
+        file.write_all_at(data, index * BLOCK_BYTES)?;
+    }
+    Ok(())
+}
+
+fn content_hash(image: &SparseImage) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    image.size_bytes.hash(&mut h);
+    for (index, data) in &image.blocks {
+        index.hash(&mut h);
+        data.hash(&mut h);
+    }
+    h.finish()
+}
+
+/// The filesystem's own checker, read-only; `None` when it finds the filesystem clean.
+fn fsck(kind: FsKind, device: &Path) -> Result<Option<String>, ExperimentError> {
+    let (tool, args): (&str, &[&str]) = match kind.fs_type() {
+        "ext4" => ("e2fsck", &["-f", "-n"]),
+        "xfs" => ("xfs_repair", &["-n"]),
+        _ => ("btrfs", &["check", "--readonly"]),
+    };
+    let out = Command::new(tool)
+        .args(args)
+        .arg(device)
+        .output()
+        .map_err(|source| ExperimentError::Io {
+            what: format!("running {tool} (install it: e2fsprogs, xfsprogs or btrfs-progs)"),
+            source,
+        })?;
+    if out.status.success() {
+        return Ok(None);
+    }
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .take(6)
+        .collect();
+    Ok(Some(format!(
+        "{tool} exit {}: {}",
+        out.status.code().unwrap_or(-1),
+        lines.join(" | ")
+    )))
+}
+
+/// Why a state violates its mode's promise, if it does.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "detail")]
+pub enum Violation {
+    Unmountable(String),
+    /// The database is corrupt or shows a transaction in part.
+    Broken(String),
+    /// Fewer transactions than acknowledged (beyond the window).
+    Lost {
+        shown: u64,
+        acknowledged: u64,
+    },
+    /// A transaction that had not begun is visible.
+    FromTheFuture {
+        shown: u64,
+        begun: u64,
+    },
+}
+
+/// Judges an outcome against a state's bounds and the mode's window (a pure function).
+pub fn judge(outcome: &Outcome, acked: u64, begun: u64, allowed_loss: u64) -> Option<Violation> {
+    if let Some(m) = &outcome.unmountable {
+        return Some(Violation::Unmountable(m.clone()));
+    }
+    match &outcome.shown {
+        Shown::Broken(why) => Some(Violation::Broken(why.clone())),
+        &Shown::Transactions(k) if k > begun => Some(Violation::FromTheFuture { shown: k, begun }),
+        &Shown::Transactions(k) if k + allowed_loss < acked => Some(Violation::Lost {
+            shown: k,
+            acknowledged: acked,
+        }),
+        Shown::Transactions(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(k: u64) -> Outcome {
+        Outcome {
+            unmountable: None,
+            fsck: None,
+            shown: Shown::Transactions(k),
+        }
+    }
+
+    #[test]
+    fn judge_holds_a_state_to_its_bounds_and_window() {
+        assert_eq!(judge(&ok(3), 3, 4, 0), None);
+        assert_eq!(judge(&ok(4), 3, 4, 0), None);
+        assert!(matches!(
+            judge(&ok(2), 3, 4, 0),
+            Some(Violation::Lost { .. })
+        ));
+        assert_eq!(judge(&ok(2), 3, 4, 1), None);
+        assert!(matches!(
+            judge(&ok(5), 3, 4, 0),
+            Some(Violation::FromTheFuture { .. })
+        ));
+        let broken = Outcome {
+            shown: Shown::Broken("x".into()),
+            ..ok(0)
+        };
+        assert!(matches!(
+            judge(&broken, 0, 0, 9),
+            Some(Violation::Broken(_))
+        ));
+    }
+}

@@ -1,0 +1,429 @@
+//! Crash states of the real kernel stack (`joj crash --fs`): SQLite in one journal mode on a
+//! real filesystem whose loop device is backed by joj's recording disk, every block write and
+//! flush of the run logged in order with the workload's marks (`docs/formats/blocklog.md`);
+//! then thousands of crash states built from that log ([`states`]), each materialized,
+//! recovered by the kernel, read by the mode's own VFS and checked by the filesystem's own
+//! checker ([`check`]).
+//!
+//! A durable mode must show, in every state, every transaction acknowledged before the cut, at
+//! most the ones begun, each whole, with `PRAGMA integrity_check` ok. A mode with a stated
+//! window ([`workload::Window`]) may lose that many of the last acknowledged transactions and
+//! nothing else. A canary must be caught.
+//!
+//! The recorded run is checked against the kernel's own account: the block requests of the
+//! same window are captured through tracefs, and their written bytes and flushes must equal
+//! the log's.
+//!
+//! Invariants: every random choice comes from `seed` (the same seed and log give the same
+//! states); the scratch filesystems, loop devices and FUSE mount are removed when the run ends,
+//! however it ends; a violation is reported, never raised.
+
+pub mod check;
+pub mod states;
+pub mod workload;
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use joj_linux::record::{BlockLog, LogOp, Mark, RecordingDisk};
+use joj_linux::{BlockTracer, FsKind, ScratchFs, ScratchOptions};
+use joj_trace::Op;
+use joj_workload::JournalMode;
+use serde::Serialize;
+
+use crate::error::ExperimentError;
+use check::{Checker, Violation, judge};
+use states::{CrashState, plan};
+use workload::{Canary, Window};
+
+/// Largest `--states`.
+pub const MAX_STATES: u64 = 10_000_000;
+/// Most loop devices checking states at once.
+const MAX_JOBS: usize = 2;
+/// Largest `-n`.
+pub const MAX_TRANSACTIONS: u64 = 100_000;
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct CrashFsOptions {
+    pub fs: FsKind,
+    pub mode: JournalMode,
+    pub canary: Option<Canary>,
+    /// Transactions of the recorded run.
+    pub transactions: u64,
+    /// Crash states to check (fewer when the run has fewer: then every one is checked).
+    pub states: u64,
+    pub seed: u64,
+    /// A saved log to check instead of recording a run.
+    pub from_log: Option<PathBuf>,
+    /// Where to save the log and the violating states (none when `None`).
+    pub save_dir: Option<PathBuf>,
+}
+
+impl CrashFsOptions {
+    pub fn validate(&self) -> Result<(), ExperimentError> {
+        if self.fs.needs_journal_device() {
+            return Err(ExperimentError::CrashStates(format!(
+                "{} keeps its journal on a second device, and the recording disk records one; \
+                 fix: use ext4, ext4-writeback, ext4-datajournal, xfs or btrfs",
+                self.fs
+            )));
+        }
+        if self.mode == JournalMode::Xftl {
+            return Err(ExperimentError::CrashStates(
+                "xftl runs on the emulated device, not a kernel filesystem; fix: use \
+                 `joj crash --device …` (power cuts inside the device) for xftl"
+                    .into(),
+            ));
+        }
+        match self.canary {
+            Some(c @ (Canary::SkipSync | Canary::FallocateOnly | Canary::FallocateFlushOnly))
+                if !matches!(self.mode, JournalMode::Waldio(_)) =>
+            {
+                return Err(ExperimentError::CrashStates(format!(
+                    "the {c:?} canary breaks waldio; fix: use --journal waldio"
+                )));
+            }
+            Some(Canary::SyncOff) if matches!(self.mode, JournalMode::Waldio(_)) => {
+                return Err(ExperimentError::CrashStates(
+                    "the sync-off canary is a stock SQLite mode; fix: use --journal wal, delete, \
+                     truncate or persist"
+                        .into(),
+                ));
+            }
+            _ => {}
+        }
+        if self.transactions == 0 || self.states == 0 {
+            return Err(crate::error::StackError::Zero {
+                what: "--states and -n",
+            }
+            .into());
+        }
+        Ok(())
+    }
+}
+
+/// The recorded log's shape and its agreement with tracefs.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct LogSummary {
+    pub writes: u64,
+    pub write_bytes: u64,
+    pub flushes: u64,
+    pub epochs: u64,
+    /// tracefs's account of the same window (absent for a saved log).
+    pub traced_write_bytes: Option<u64>,
+    pub traced_flushes: Option<u64>,
+    /// Seconds the recorded run took.
+    pub record_s: f64,
+}
+
+/// A state that broke its mode's promise.
+#[derive(Debug, Clone, Serialize)]
+pub struct Found {
+    pub index: usize,
+    pub state: CrashState,
+    pub acknowledged: u64,
+    pub begun: u64,
+    pub violation: Option<Violation>,
+    pub fsck: Option<String>,
+    pub description: String,
+}
+
+/// The result of `joj crash --fs`.
+#[derive(Debug, Clone, Serialize)]
+pub struct CrashFsReport {
+    pub fs: String,
+    pub mode: String,
+    pub canary: Option<Canary>,
+    pub window: Window,
+    pub transactions: u64,
+    pub seed: u64,
+    pub log: LogSummary,
+    pub states_explored: u64,
+    pub exhaustive: bool,
+    pub images_checked: u64,
+    pub violations: u64,
+    pub lost_acknowledged: u64,
+    pub broken: u64,
+    pub unmountable: u64,
+    pub fsck_failures: u64,
+    /// Most acknowledged transactions missing in one state (within the window or not).
+    pub largest_loss: u64,
+    pub check_s: f64,
+    pub states_per_s: f64,
+    /// Up to 20 violating states (and fsck failures), each with how to rebuild it.
+    pub found: Vec<Found>,
+    /// Where the log and the violating states were saved.
+    pub saved: Option<PathBuf>,
+}
+
+impl CrashFsReport {
+    /// Exit status 0: a sound mode shows no violation, a canary that must break is caught.
+    pub fn verdict_ok(&self) -> bool {
+        match self.canary {
+            Some(c) if c.must_break() => self.violations > 0,
+            _ => self.violations == 0 && self.fsck_failures == 0,
+        }
+    }
+}
+
+/// Records (or loads), plans and checks; `on_state` sees each state's index as it is checked.
+pub fn run(
+    opts: &CrashFsOptions,
+    mut on_planned: impl FnMut(u64),
+    mut on_state: impl FnMut(usize, Option<&Found>),
+) -> Result<CrashFsReport, ExperimentError> {
+    opts.validate()?;
+    joj_linux::install_cleanup_handler()?;
+    joj_linux::leftovers::sweep_and_report();
+    let (log, mut summary) = match &opts.from_log {
+        Some(path) => (load(path)?, LogSummary::default()),
+        None => record(opts)?,
+    };
+    let epochs = states::epochs(&log.ops);
+    summarize(&log, epochs.len(), &mut summary);
+    let plan = plan(
+        &epochs,
+        opts.states.min(usize::MAX as u64) as usize,
+        opts.seed,
+    );
+    on_planned(plan.states.len() as u64);
+    let window = Window::of(opts.mode, opts.canary);
+    let mut report = CrashFsReport {
+        fs: opts.fs.to_string(),
+        mode: opts.mode.to_string(),
+        canary: opts.canary,
+        window,
+        transactions: log
+            .ops
+            .iter()
+            .filter(|o| matches!(o, LogOp::Mark(Mark::Begun(_))))
+            .count() as u64,
+        seed: opts.seed,
+        log: summary,
+        states_explored: plan.states.len() as u64,
+        exhaustive: plan.exhaustive,
+        images_checked: 0,
+        violations: 0,
+        lost_acknowledged: 0,
+        broken: 0,
+        unmountable: 0,
+        fsck_failures: 0,
+        largest_loss: 0,
+        check_s: 0.0,
+        states_per_s: 0.0,
+        found: Vec::new(),
+        saved: None,
+    };
+    let started = Instant::now();
+    let mut all_found = Vec::new();
+    report.images_checked = check_all(opts, &log, &epochs, &plan.states, |index, outcome| {
+        let state = &plan.states[index];
+        let (acked, begun) = state.bounds(&epochs);
+        if let workload::Shown::Transactions(k) = outcome.shown {
+            report.largest_loss = report.largest_loss.max(acked.saturating_sub(k));
+        }
+        let violation = judge(&outcome, acked, begun, window.allowed_loss());
+        match &violation {
+            Some(Violation::Lost { .. }) => report.lost_acknowledged += 1,
+            Some(Violation::Broken(_)) | Some(Violation::FromTheFuture { .. }) => {
+                report.broken += 1
+            }
+            Some(Violation::Unmountable(_)) => report.unmountable += 1,
+            None => {}
+        }
+        report.violations += u64::from(violation.is_some());
+        report.fsck_failures += u64::from(outcome.fsck.is_some());
+        let found = (violation.is_some() || outcome.fsck.is_some()).then(|| Found {
+            index,
+            state: state.clone(),
+            acknowledged: acked,
+            begun,
+            violation,
+            fsck: outcome.fsck.clone(),
+            description: state.describe(&epochs),
+        });
+        on_state(index, found.as_ref());
+        if let Some(f) = found {
+            all_found.push(f);
+        }
+    })?;
+    all_found.sort_by_key(|f| f.index);
+    report.check_s = started.elapsed().as_secs_f64();
+    report.states_per_s = report.states_explored as f64 / report.check_s.max(1e-9);
+    if let (Some(dir), false) = (&opts.save_dir, all_found.is_empty()) {
+        report.saved = Some(save(dir, opts, &log, &all_found)?);
+    }
+    report.found = all_found.into_iter().take(20).collect();
+    Ok(report)
+}
+
+/// Checks `states` on as many loop devices as there are cores (at most [`MAX_JOBS`]), each
+/// worker a contiguous run of epochs; `each` sees every state's outcome on this thread.
+/// Returns the distinct images checked.
+fn check_all(
+    opts: &CrashFsOptions,
+    log: &BlockLog,
+    epochs: &[states::Epoch],
+    states: &[CrashState],
+    mut each: impl FnMut(usize, check::Outcome),
+) -> Result<u64, ExperimentError> {
+    let jobs = std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_JOBS));
+    let chunk = states.len().div_ceil(jobs).max(1);
+    std::thread::scope(|s| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let workers: Vec<_> = states
+            .chunks(chunk)
+            .enumerate()
+            .map(|(c, part)| {
+                let tx = tx.clone();
+                s.spawn(move || -> Result<u64, ExperimentError> {
+                    let mut checker = Checker::new(opts.fs, log, epochs, opts.mode, opts.canary)?;
+                    for (j, state) in part.iter().enumerate() {
+                        if joj_linux::cleanup::cleaning() {
+                            break;
+                        }
+                        let image = checker.image(state);
+                        let outcome = checker.check(&image)?;
+                        if tx.send((c * chunk + j, outcome)).is_err() {
+                            break;
+                        }
+                    }
+                    let n = checker.images_checked;
+                    checker.close()?;
+                    Ok(n)
+                })
+            })
+            .collect();
+        drop(tx);
+        for (index, outcome) in rx {
+            each(index, outcome);
+        }
+        let mut images = 0;
+        for w in workers {
+            images += w.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?;
+        }
+        Ok(images)
+    })
+}
+
+fn io_err(what: String) -> impl FnOnce(std::io::Error) -> ExperimentError {
+    move |source| ExperimentError::Io { what, source }
+}
+
+fn load(path: &Path) -> Result<BlockLog, ExperimentError> {
+    let f = std::fs::File::open(path).map_err(io_err(format!("opening {}", path.display())))?;
+    BlockLog::read_from(f)
+        .map_err(|e| ExperimentError::CrashStates(format!("{}: {e}", path.display())))
+}
+
+/// Saves the log and the violating states (each with the seed that rebuilds it) in `dir`.
+fn save(
+    dir: &Path,
+    opts: &CrashFsOptions,
+    log: &BlockLog,
+    found: &[Found],
+) -> Result<PathBuf, ExperimentError> {
+    std::fs::create_dir_all(dir).map_err(io_err(format!("creating {}", dir.display())))?;
+    let stem = format!("crash-{}-{}", opts.fs, opts.mode);
+    let log_path = dir.join(format!("{stem}.blocklog"));
+    let tmp = dir.join(format!(".{stem}.blocklog.tmp"));
+    let f = std::fs::File::create(&tmp).map_err(io_err(format!("creating {}", tmp.display())))?;
+    log.write_to(&f)
+        .map_err(|e| ExperimentError::CrashStates(format!("writing {}: {e}", tmp.display())))?;
+    f.sync_all()
+        .map_err(io_err(format!("syncing {}", tmp.display())))?;
+    std::fs::rename(&tmp, &log_path).map_err(io_err(format!("renaming {}", tmp.display())))?;
+    let states = serde_json::json!({
+        "log": log_path,
+        "fs": opts.fs.to_string(),
+        "journal": opts.mode.to_string(),
+        "seed": opts.seed,
+        "states": opts.states,
+        "replay": format!(
+            "joj crash --fs {} --journal {} --states {} --seed {} --from-log {}",
+            opts.fs, opts.mode, opts.states, opts.seed, log_path.display()
+        ),
+        "found": found,
+    });
+    let json_path = dir.join(format!("{stem}-violations.json"));
+    std::fs::write(
+        &json_path,
+        serde_json::to_string_pretty(&states).expect("serializable"),
+    )
+    .map_err(io_err(format!("writing {}", json_path.display())))?;
+    Ok(json_path)
+}
+
+fn summarize(log: &BlockLog, epochs: usize, s: &mut LogSummary) {
+    for op in &log.ops {
+        match op {
+            LogOp::Write { data, .. } => {
+                s.writes += 1;
+                s.write_bytes += data.len() as u64;
+            }
+            LogOp::Flush => s.flushes += 1,
+            LogOp::Mark(_) => {}
+        }
+    }
+    s.epochs = epochs as u64;
+}
+
+/// The recorded run: mkfs, mount and the schema outside the log; then `transactions`
+/// transactions with their marks, the connection's close (a WAL checkpoint) and a final
+/// `syncfs`, every block write and flush logged, and traced through tracefs too.
+fn record(opts: &CrashFsOptions) -> Result<(BlockLog, LogSummary), ExperimentError> {
+    let started = Instant::now();
+    let disk = RecordingDisk::create(Path::new(joj_linux::scratch::RUN_DIR))
+        .map_err(|e| ExperimentError::CrashStates(format!("the recording disk: {e}")))?;
+    let fs = ScratchFs::create(
+        opts.fs,
+        ScratchOptions {
+            size_bytes: opts.fs.min_size_bytes().max(64 << 20),
+            image_dir: Some(disk.dir().to_path_buf()),
+            ..ScratchOptions::default()
+        },
+    )
+    .map_err(joj_linux::Error::from)?;
+    let dir = fs.mount_path().join("joj");
+    std::fs::create_dir_all(&dir).map_err(io_err(format!("creating {}", dir.display())))?;
+    let sql = |what: &'static str| move |e| ExperimentError::CrashStates(format!("{what}: {e}"));
+    let mut conn =
+        workload::open(&dir, opts.mode, opts.canary).map_err(sql("opening the database"))?;
+    workload::prepare(&conn).map_err(|e| sql("creating the schema")(e.into()))?;
+    fs.sync().map_err(joj_linux::Error::from)?;
+    let tracer = BlockTracer::start(&fs.dev_ids(), 64 * 1024).map_err(joj_linux::Error::from)?;
+    disk.start_log(&fs.main_device().image)
+        .map_err(|e| ExperimentError::CrashStates(format!("starting the log: {e}")))?;
+    let mut ran = Ok(());
+    for i in 1..=opts.transactions {
+        disk.mark(Mark::Begun(i));
+        if let Err(e) = workload::transaction(&mut conn, i).map_err(workload::DbError::from) {
+            ran = Err(ExperimentError::CrashStates(format!(
+                "transaction {i}: {e}"
+            )));
+            break;
+        }
+        disk.mark(Mark::Acknowledged(i));
+    }
+    drop(conn);
+    let synced = fs.sync();
+    let log = disk
+        .take_log()
+        .map_err(|e| ExperimentError::CrashStates(format!("taking the log: {e}")));
+    let traced = tracer.stop().map_err(joj_linux::Error::from);
+    ran?;
+    synced.map_err(joj_linux::Error::from)?;
+    let (log, traced) = (log?, traced?);
+    fs.close().map_err(joj_linux::Error::from)?;
+    disk.close()
+        .map_err(|e| ExperimentError::CrashStates(format!("closing the recording disk: {e}")))?;
+    let writes = traced.requests.iter().filter(|r| r.op == Op::Write);
+    let summary = LogSummary {
+        traced_write_bytes: Some(writes.map(|r| r.bytes()).sum()),
+        traced_flushes: Some(traced.requests.iter().filter(|r| r.is_flush()).count() as u64),
+        record_s: started.elapsed().as_secs_f64(),
+        ..LogSummary::default()
+    };
+    Ok((log, summary))
+}

@@ -1,0 +1,268 @@
+//! The recorded workload and what a crash state must show of it.
+//!
+//! Transaction *i* (from 1) inserts row *i* of `t` with a 300-byte value derived from *i* and
+//! sets `meta.n` to *i*, in one SQLite transaction. A database shows *k* transactions when
+//! `meta.n` = *k* and `t` holds exactly rows 1..=*k*, each with its value: any other content
+//! (a row without its `meta`, a wrong value, a gap) is a transaction partly visible or a
+//! corrupt page, and `PRAGMA integrity_check` must say `ok`.
+
+use std::path::Path;
+
+use joj_workload::JournalMode;
+use rusqlite::{Connection, OpenFlags, params};
+use serde::Serialize;
+
+/// Bytes of each row's value.
+const VALUE_BYTES: usize = 300;
+/// SQLite's auto-checkpoint in WAL modes, pages: small, so the window holds checkpoints.
+pub const WAL_AUTOCHECKPOINT_PAGES: u32 = 64;
+/// The database file in the scratch filesystem's `joj` directory.
+pub const DB_NAME: &str = "crash.db";
+
+/// A test canary: a mode made unsafe on purpose, which the check must catch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Canary {
+    /// waldio without its per-commit `fdatasync` (and without `RWF_DSYNC`).
+    SkipSync,
+    /// waldio that preallocates with `fallocate` alone (unwritten extents, no sync) and makes
+    /// each commit durable with a cache flush that does not commit the WAL's metadata.
+    FallocateFlushOnly,
+    /// waldio that preallocates with `fallocate` alone but keeps its `fdatasync`: what this
+    /// kernel does with unwritten extents under `fdatasync` (not expected to break).
+    FallocateOnly,
+    /// A stock mode with `PRAGMA synchronous=OFF`: expected to lose acknowledged commits.
+    SyncOff,
+}
+
+impl Canary {
+    pub const NAMES: [&'static str; 4] = [
+        "skip-sync",
+        "fallocate-flush-only",
+        "fallocate-only",
+        "sync-off",
+    ];
+
+    pub fn from_name(s: &str) -> Option<Canary> {
+        Some(match s {
+            "skip-sync" => Canary::SkipSync,
+            "fallocate-flush-only" => Canary::FallocateFlushOnly,
+            "fallocate-only" => Canary::FallocateOnly,
+            "sync-off" => Canary::SyncOff,
+            _ => return None,
+        })
+    }
+
+    /// Whether the canary must break durability (a sound check catches it).
+    pub fn must_break(self) -> bool {
+        self != Canary::FallocateOnly
+    }
+
+    fn is_waldio(self) -> bool {
+        self != Canary::SyncOff
+    }
+}
+
+/// How far behind the acknowledged transactions a crash state may be in a mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "transactions")]
+pub enum Window {
+    /// Every acknowledged transaction survives.
+    Durable,
+    /// Up to this many of the last acknowledged transactions may be lost.
+    Transactions(u64),
+}
+
+impl Window {
+    /// The window a mode states (docs/formats/waldio.md for the waldio modes; SQLite's
+    /// documentation for `synchronous=NORMAL` in WAL mode: durable at the next checkpoint).
+    pub fn of(mode: JournalMode, canary: Option<Canary>) -> Window {
+        if canary.is_some() {
+            return Window::Durable;
+        }
+        match mode {
+            JournalMode::Waldio(m) => {
+                let o = m.options();
+                if o.sync == joj_waldio::SyncOption::Normal {
+                    // Synced at checkpoint: every commit since the last one may be lost.
+                    Window::Transactions(u64::from(WAL_AUTOCHECKPOINT_PAGES))
+                } else if let Some(g) = o.group {
+                    // One group buffer of commits, each at least one page.
+                    Window::Transactions((g.frame_buffer_bytes / 4096) as u64)
+                } else {
+                    Window::Durable
+                }
+            }
+            _ => Window::Durable,
+        }
+    }
+
+    pub fn allowed_loss(self) -> u64 {
+        match self {
+            Window::Durable => 0,
+            Window::Transactions(n) => n,
+        }
+    }
+}
+
+/// The value of row `i`.
+pub fn value(i: u64) -> Vec<u8> {
+    let mut x = i.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..VALUE_BYTES)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+/// Opening or using the database failed.
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    #[error(transparent)]
+    Sqlite(#[from] rusqlite::Error),
+    #[error(transparent)]
+    Waldio(#[from] joj_waldio::WaldioError),
+}
+
+/// Opens (creating) the database in `dir` as `mode` runs it.
+pub fn open(dir: &Path, mode: JournalMode, canary: Option<Canary>) -> Result<Connection, DbError> {
+    let path = dir.join(DB_NAME);
+    let conn = match mode {
+        JournalMode::Waldio(m) => {
+            let mut o = m.options();
+            if let Some(c) = canary.filter(|c| c.is_waldio()) {
+                o.canary_skip_sync = c == Canary::SkipSync;
+                o.canary_fallocate =
+                    matches!(c, Canary::FallocateOnly | Canary::FallocateFlushOnly);
+                o.canary_flush_only = c == Canary::FallocateFlushOnly;
+            }
+            let conn = joj_waldio::open(&path, &o)?;
+            conn.pragma_update(None, "synchronous", o.sqlite_synchronous())?;
+            conn
+        }
+        _ => {
+            let conn = Connection::open_with_flags(
+                &path,
+                OpenFlags::SQLITE_OPEN_READ_WRITE
+                    | OpenFlags::SQLITE_OPEN_CREATE
+                    | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )?;
+            let _: String =
+                conn.query_row(&format!("PRAGMA journal_mode={}", mode.pragma()), [], |r| {
+                    r.get(0)
+                })?;
+            let sync = if canary == Some(Canary::SyncOff) {
+                "OFF"
+            } else {
+                "FULL"
+            };
+            conn.pragma_update(None, "synchronous", sync)?;
+            conn
+        }
+    };
+    if mode.is_wal() {
+        conn.pragma_update(None, "wal_autocheckpoint", WAL_AUTOCHECKPOINT_PAGES)?;
+    }
+    Ok(conn)
+}
+
+/// Creates the schema (before the recorded window).
+pub fn prepare(conn: &Connection) -> Result<(), rusqlite::Error> {
+    conn.execute_batch(
+        "CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB NOT NULL);
+         CREATE TABLE meta(n INTEGER NOT NULL);
+         INSERT INTO meta VALUES(0);",
+    )
+}
+
+/// Runs transaction `i`.
+pub fn transaction(conn: &mut Connection, i: u64) -> Result<(), rusqlite::Error> {
+    let tx = conn.transaction()?;
+    tx.execute(
+        "INSERT INTO t(id, v) VALUES(?1, ?2)",
+        params![i as i64, value(i)],
+    )?;
+    tx.execute("UPDATE meta SET n = ?1", params![i as i64])?;
+    tx.commit()
+}
+
+/// What a recovered database shows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "detail")]
+pub enum Shown {
+    /// Exactly the first `k` transactions, intact.
+    Transactions(u64),
+    /// Anything else, said in words.
+    Broken(String),
+}
+
+/// Reads what the database in `dir` shows, opened by `mode`'s own VFS (which recovers it:
+/// SQLite rolls back a hot journal or rebuilds its WAL index here).
+pub fn shown(dir: &Path, mode: JournalMode, canary: Option<Canary>) -> Shown {
+    if !dir.join(DB_NAME).exists() {
+        return Shown::Broken(format!("{DB_NAME} is missing"));
+    }
+    let conn = match open(dir, mode, canary) {
+        Ok(c) => c,
+        Err(e) => return Shown::Broken(format!("cannot open: {e}")),
+    };
+    match read(&conn) {
+        Ok(s) => s,
+        Err(e) => Shown::Broken(format!("cannot read: {e}")),
+    }
+}
+
+fn read(conn: &Connection) -> Result<Shown, rusqlite::Error> {
+    let check: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0))?;
+    if check != "ok" {
+        return Ok(Shown::Broken(format!("integrity_check: {check}")));
+    }
+    let n: i64 = conn.query_row("SELECT n FROM meta", [], |r| r.get(0))?;
+    let mut stmt = conn.prepare("SELECT id, v FROM t ORDER BY id")?;
+    let mut rows = stmt.query([])?;
+    let mut expect = 1i64;
+    while let Some(row) = rows.next()? {
+        let (id, v): (i64, Vec<u8>) = (row.get(0)?, row.get(1)?);
+        if id != expect {
+            return Ok(Shown::Broken(format!(
+                "row {expect} missing (next row is {id})"
+            )));
+        }
+        if v != value(id as u64) {
+            return Ok(Shown::Broken(format!("row {id} has the wrong value")));
+        }
+        expect += 1;
+    }
+    let rows = expect - 1;
+    if rows != n {
+        return Ok(Shown::Broken(format!(
+            "partly visible: {rows} rows but meta.n = {n}"
+        )));
+    }
+    Ok(Shown::Transactions(rows as u64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_check_reads_a_clean_database_and_catches_a_partial_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = open(dir.path(), JournalMode::Wal, None).unwrap();
+        prepare(&conn).unwrap();
+        for i in 1..=5 {
+            transaction(&mut conn, i).unwrap();
+        }
+        assert_eq!(read(&conn).unwrap(), Shown::Transactions(5));
+        conn.execute("UPDATE meta SET n = 4", []).unwrap();
+        assert!(matches!(read(&conn).unwrap(), Shown::Broken(s) if s.contains("partly visible")));
+        conn.execute("UPDATE meta SET n = 5", []).unwrap();
+        conn.execute("UPDATE t SET v = x'00' WHERE id = 3", [])
+            .unwrap();
+        assert!(matches!(read(&conn).unwrap(), Shown::Broken(s) if s.contains("row 3")));
+    }
+}
