@@ -116,15 +116,21 @@ pub struct BlockLog {
 pub enum LogError {
     #[error("not a joj-blocklog (the magic is missing); fix: pass a file `joj crash --fs` saved")]
     NotALog,
-    #[error("joj-blocklog version {0} is newer than this joj (it reads version 1); fix: use the joj that wrote it")]
+    #[error(
+        "joj-blocklog version {0} is newer than this joj (it reads version 1); fix: use the joj that wrote it"
+    )]
     NewerVersion(u32),
     #[error("joj-blocklog header is invalid: {0}")]
     BadHeader(String),
     #[error("joj-blocklog record {record} is invalid: {detail}")]
     BadRecord { record: u64, detail: String },
-    #[error("joj-blocklog is cut short after record {0} (no end record); the run that wrote it did not finish")]
+    #[error(
+        "joj-blocklog is cut short after record {0} (no end record); the run that wrote it did not finish"
+    )]
     CutShort(u64),
-    #[error("joj-blocklog checksum mismatch (stored {stored:#010x}, computed {computed:#010x}): the file is damaged")]
+    #[error(
+        "joj-blocklog checksum mismatch (stored {stored:#010x}, computed {computed:#010x}): the file is damaged"
+    )]
     Checksum { stored: u32, computed: u32 },
     #[error("reading or writing a joj-blocklog failed: {0}")]
     Io(#[from] io::Error),
@@ -220,7 +226,9 @@ impl BlockLog {
         }
         let size_bytes = r.u64().ok_or(LogError::CutShort(0))?;
         if size_bytes == 0 || size_bytes % BLOCK_BYTES != 0 {
-            return Err(LogError::BadHeader(format!("device size {size_bytes} bytes")));
+            return Err(LogError::BadHeader(format!(
+                "device size {size_bytes} bytes"
+            )));
         }
         let base_blocks = r.u64().ok_or(LogError::CutShort(0))?;
         let mut base = SparseImage::zeroed(size_bytes);
@@ -245,8 +253,10 @@ impl BlockLog {
                     let len = r.u32().ok_or(LogError::CutShort(record))? as u64;
                     if len == 0
                         || offset_bytes % SECTOR_BYTES != 0
-                        || len % SECTOR_BYTES != 0
-                        || offset_bytes.checked_add(len).is_none_or(|end| end > size_bytes)
+                        || !len.is_multiple_of(SECTOR_BYTES)
+                        || offset_bytes
+                            .checked_add(len)
+                            .is_none_or(|end| end > size_bytes)
                     {
                         return Err(bad(format!("write of {len} bytes at {offset_bytes}")));
                     }
@@ -303,10 +313,12 @@ impl<'a> Cursor<'a> {
         self.take(1).map(|b| b[0])
     }
     fn u32(&mut self) -> Option<u32> {
-        self.take(4).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
+        self.take(4)
+            .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
     }
     fn u64(&mut self) -> Option<u64> {
-        self.take(8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+        self.take(8)
+            .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
     }
 }
 
