@@ -25,9 +25,10 @@ use crate::names;
 const UNMOUNT_ATTEMPTS: u32 = 20;
 const UNMOUNT_RETRY_DELAY: Duration = Duration::from_millis(50);
 
-/// Resources of one scratch filesystem, tracer or temporary directory, released in reverse
-/// order of creation: tracefs instances, then mounts, then loop devices, then files, then
-/// directories, then host temporary directories.
+/// Resources of one scratch filesystem, tracer, recording disk or temporary directory, released
+/// in reverse order of creation: tracefs instances, then mounts, then loop devices, then
+/// recording disks' FUSE mounts, then files, then directories, then host temporary
+/// directories.
 #[derive(Debug, Default)]
 pub(crate) struct Resources {
     /// Processes and threads of a supervised command, killed before anything else is released
@@ -36,6 +37,10 @@ pub(crate) struct Resources {
     pub trace_instances: Vec<PathBuf>,
     pub mounts: Vec<PathBuf>,
     pub loops: Vec<LoopDevice>,
+    /// FUSE mounts of recording disks ([`crate::record`]): they serve the image files behind
+    /// loop devices, so they go after every loop device — [`cleanup_all`] releases an entry
+    /// holding one after all other entries.
+    pub recording_mounts: Vec<PathBuf>,
     pub files: Vec<PathBuf>,
     pub dirs: Vec<PathBuf>,
     /// Removed with the workload files in them ([`remove_temp_dir`]).
@@ -88,6 +93,11 @@ impl Resources {
         for lo in self.loops.drain(..).rev() {
             if let Err(e) = lo.detach() {
                 problems.push(e.into());
+            }
+        }
+        for path in self.recording_mounts.drain(..).rev() {
+            if let Err(p) = unmount(&path) {
+                problems.push(p);
             }
         }
         for path in self.files.drain(..).rev() {
@@ -295,17 +305,25 @@ pub(crate) fn take(id: u64) -> Option<Resources> {
 }
 
 /// Releases every live resource of this process (supervised tasks of all entries first, so none
-/// keeps a mount busy, then tracefs instances, so no trace keeps a device busy). Returns what could not be released.
+/// keeps a mount busy, then tracefs instances, so no trace keeps a device busy, and recording
+/// disks last, so that every loop device on their files is gone first). Returns what could not
+/// be released.
 pub fn cleanup_all() -> Vec<CleanupProblem> {
     let entries = std::mem::take(&mut registry().entries);
     let mut instances = Vec::new();
     let mut tasks = Vec::new();
     let mut rest = Vec::new();
+    let mut recording = Vec::new();
     for (_, mut res) in entries {
         instances.append(&mut res.trace_instances);
         tasks.append(&mut res.tasks);
-        rest.push(res);
+        if res.recording_mounts.is_empty() {
+            rest.push(res);
+        } else {
+            recording.push(res);
+        }
     }
+    rest.extend(recording);
     let mut problems = Resources {
         tasks,
         trace_instances: instances,

@@ -6,6 +6,9 @@
 //! It is not a workload runner and does not classify requests: it hands `joj-trace` records
 //! (class `Unknown`) plus the layout facts a classifier needs.
 //!
+//! It also serves a *recording disk* ([`record`]): a FUSE filesystem whose files back a scratch
+//! filesystem's loop devices and which logs every write and flush that device receives.
+//!
 //! It also makes the host temporary directory of a `--fs host` run ([`RunTempDir`]), so that
 //! one cleanup registry and one signal handler cover everything a run makes.
 //!
@@ -48,6 +51,7 @@ pub use fs::{FsError, FsKind, JournalLayout};
 pub use leftovers::{LeftoverError, Scope, Sweep};
 pub use loopdev::{LoopDevice, LoopError, LoopOptions};
 pub use prereq::PrereqError;
+pub use record::{RecordError, RecordOptions, RecordingDisk};
 pub use scratch::{
     DeviceRole, FileExtents, ScratchDevice, ScratchError, ScratchFs, ScratchOptions,
 };
@@ -79,4 +83,6 @@ pub enum Error {
     Fiemap(#[from] FiemapError),
     #[error(transparent)]
     TempDir(#[from] TempDirError),
+    #[error(transparent)]
+    Record(#[from] RecordError),
 }

@@ -8,6 +8,7 @@
 //! | image file | `<fs>-<pid>-<role>-XXXXXX.img` (in a crash copy: `<role>.img`) | its scratch directory |
 //! | tracefs instance | `joj-<pid>-<n>`, or `joj-<pid>-<n>-ns<inode>` outside the initial pid namespace | `/sys/kernel/tracing/instances` |
 //! | host temporary directory | `joj-<pid>-XXXXXX`, mode 0700 | `$TMPDIR` or `/tmp` |
+//! | recording disk (a FUSE mount, holding images) | `rec-<pid>-XXXXXX` | [`crate::scratch::RUN_DIR`] |
 //!
 //! `XXXXXX` is [`RANDOM_CHARS`] random ASCII letters and digits (tempfile's), `<fs>` a
 //! [`FsKind`] name, `<n>` a per-process counter. Parsing is pure and strict: a name gives its
@@ -26,6 +27,8 @@ pub const RANDOM_CHARS: usize = 6;
 
 /// Prefix of the host temporary directories joj makes for `--fs host` runs.
 const TEMP_DIR_PREFIX: &str = "joj-";
+/// Prefix of a recording disk's directory (no [`FsKind`] name starts with it).
+const RECORDING_DIR_PREFIX: &str = "rec-";
 /// Prefix of joj's tracefs instances.
 const TRACE_INSTANCE_PREFIX: &str = "joj-";
 /// The roles an image file can have, as they appear in its name.
@@ -44,6 +47,17 @@ pub fn crash_dir_prefix(kind: FsKind, pid: u32) -> String {
 /// Prefix of an image file (`role` is `main` or `journal`); its suffix is `.img`.
 pub fn image_prefix(kind: FsKind, pid: u32, role: &str) -> String {
     format!("{}-{pid}-{role}-", kind.name())
+}
+
+/// Prefix of the directory of a recording disk ([`crate::record::RecordingDisk`]) of `pid`.
+pub fn recording_dir_prefix(pid: u32) -> String {
+    format!("{RECORDING_DIR_PREFIX}{pid}-")
+}
+
+/// The pid in a recording disk's directory name (`rec-<pid>-XXXXXX`).
+pub fn recording_dir_pid(name: &str) -> Option<u32> {
+    let (pid, random) = pid_and_rest(name.strip_prefix(RECORDING_DIR_PREFIX)?)?;
+    is_random(random).then_some(pid)
 }
 
 /// The inode of the initial pid namespace (`PROC_PID_INIT_INO` in the kernel).
@@ -176,6 +190,22 @@ mod tests {
         assert_eq!(
             temp_dir_pid(&format!("{}AbCdEf", temp_dir_prefix(99))),
             Some(99)
+        );
+        assert_eq!(
+            recording_dir_pid(&format!("{}AbCdEf", recording_dir_prefix(98))),
+            Some(98)
+        );
+        for name in [
+            "rec-98-abc",
+            "rec-x-abcdef",
+            "rec-98-abcdef-x",
+            "ext4-98-abcdef",
+        ] {
+            assert_eq!(recording_dir_pid(name), None, "{name}");
+        }
+        assert_eq!(
+            scratch_dir_pid(&format!("{}AbCdEf", recording_dir_prefix(98))),
+            None
         );
     }
 

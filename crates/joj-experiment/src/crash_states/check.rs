@@ -58,6 +58,9 @@ impl<'a> Checker<'a> {
     ) -> Result<Self, ExperimentError> {
         let options = ScratchOptions {
             size_bytes: log.base.size_bytes,
+            // Two workers mount copies of one filesystem at once: xfs refuses a second mount
+            // of the same UUID unless told not to look.
+            extra_mount_options: (kind.fs_type() == "xfs").then(|| "nouuid".to_string()),
             ..ScratchOptions::default()
         };
         let fs = ScratchFs::from_image(kind, &options, |f| write_image(f, &log.base))

@@ -268,7 +268,12 @@ fn check_all(
     states: &[CrashState],
     mut each: impl FnMut(usize, check::Outcome),
 ) -> Result<u64, ExperimentError> {
-    let jobs = std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_JOBS));
+    // btrfs keeps one registered device per filesystem id: copies are checked one at a time.
+    let jobs = if opts.fs.fs_type() == "btrfs" {
+        1
+    } else {
+        std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_JOBS))
+    };
     let chunk = states.len().div_ceil(jobs).max(1);
     std::thread::scope(|s| {
         let (tx, rx) = std::sync::mpsc::channel();

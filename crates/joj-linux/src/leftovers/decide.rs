@@ -77,6 +77,9 @@ pub enum Resource {
         index: u32,
         backing: PathBuf,
     },
+    /// A recording disk's FUSE mount (`<run_dir>/rec-<pid>-XXXXXX`): it serves the images of
+    /// loop devices, so it goes after them. Its dead daemon answers nothing (`ENOTCONN`).
+    RecordingMount(PathBuf),
     /// A scratch directory: removed with the images and the mount point in it, nothing else.
     ScratchDir(PathBuf),
     /// A host temporary directory: removed with the workload files in it, nothing else.
@@ -92,6 +95,7 @@ impl fmt::Display for Resource {
             }
             Resource::Mount(p) => write!(f, "{} (mount)", p.display()),
             Resource::Loop { index, .. } => write!(f, "/dev/loop{index}"),
+            Resource::RecordingMount(p) => write!(f, "{} (recording disk mount)", p.display()),
             Resource::ScratchDir(p) => write!(f, "{} (images and directory)", p.display()),
             Resource::TempDir(p) => write!(f, "{} (temporary directory)", p.display()),
         }
@@ -178,6 +182,8 @@ fn ours(seen: &Seen) -> Vec<(u32, Resource)> {
     for mount in &seen.mounts {
         if let Some(pid) = scratch_pid_of(mount, &seen.run_dir) {
             found.push((pid, Resource::Mount(mount.clone())));
+        } else if let Some(pid) = recording_pid_of(mount, &seen.run_dir) {
+            found.push((pid, Resource::RecordingMount(mount.clone())));
         }
     }
     for (index, backing) in &seen.loops {
@@ -187,7 +193,7 @@ fn ours(seen: &Seen) -> Vec<(u32, Resource)> {
         }
     }
     for name in &seen.scratch_dirs {
-        if let Some(pid) = names::scratch_dir_pid(name) {
+        if let Some(pid) = names::scratch_dir_pid(name).or_else(|| names::recording_dir_pid(name)) {
             found.push((pid, Resource::ScratchDir(seen.run_dir.join(name))));
         }
     }
@@ -208,10 +214,22 @@ fn scratch_pid_of(path: &Path, run_dir: &Path) -> Option<u32> {
     names::scratch_dir_pid(first.as_os_str().to_str()?)
 }
 
+/// The pid of the recording disk `path` is (only the directory itself is its mount).
+fn recording_pid_of(path: &Path, run_dir: &Path) -> Option<u32> {
+    let rest = path.strip_prefix(run_dir).ok()?;
+    let mut parts = rest.components();
+    let first = parts.next()?;
+    if parts.next().is_some() {
+        return None;
+    }
+    names::recording_dir_pid(first.as_os_str().to_str()?)
+}
+
 /// The pid of the process that made the image a loop device serves. Only an image directly
-/// inside one of `run_dir`'s scratch directories is joj's: a `<kind>-<pid>-<role>-….img`
-/// whose pid is its directory's, or a crash copy's `<role>.img`. An image of joj's name
-/// anywhere else (copied out to keep, attached by hand) is not ours, whatever its name.
+/// inside one of `run_dir`'s scratch directories or recording disks is joj's: a
+/// `<kind>-<pid>-<role>-….img` whose pid is its directory's, or a crash copy's `<role>.img`
+/// (not on a recording disk). An image of joj's name anywhere else (copied out to keep,
+/// attached by hand) is not ours, whatever its name.
 fn image_owner(backing: &Path, run_dir: &Path) -> Option<u32> {
     let shown = backing.to_str()?;
     let path = Path::new(shown.strip_suffix(" (deleted)").unwrap_or(shown));
@@ -219,6 +237,9 @@ fn image_owner(backing: &Path, run_dir: &Path) -> Option<u32> {
     let dir = path.parent()?;
     if dir.parent() != Some(run_dir) {
         return None;
+    }
+    if let Some(disk_pid) = recording_pid_of(dir, run_dir) {
+        return names::image_pid(name).filter(|&pid| pid == disk_pid);
     }
     let dir_pid = scratch_pid_of(dir, run_dir)?;
     match names::image_pid(name) {

@@ -1,5 +1,6 @@
 //! The sweep's removing half: takes a dead process's things away in [`Resource`]'s order —
-//! tracefs instance, unmount, loop devices, then images and directories — and never
+//! tracefs instance, unmount, loop devices, recording disks' FUSE mounts, then images and
+//! directories — and never
 //! recursively where a mount could still be: a scratch directory loses only its images and its
 //! (empty) mount point, a temporary directory only the workload's files.
 //!
@@ -53,7 +54,7 @@ pub(super) fn remove_all(mut found: Vec<Leftover>) -> Sweep {
 fn remove_one(resource: &Resource) -> Result<(), CleanupProblem> {
     match resource {
         Resource::TraceInstance(path) => cleanup::remove_trace_instance(path),
-        Resource::Mount(path) => cleanup::unmount(path),
+        Resource::Mount(path) | Resource::RecordingMount(path) => cleanup::unmount(path),
         Resource::Loop { index, backing } => Ok(loopdev::detach_stale(*index, backing)?),
         Resource::ScratchDir(path) => remove_scratch_dir(path),
         Resource::TempDir(path) => cleanup::remove_temp_dir(path),

@@ -67,8 +67,27 @@ fn dirs_in(dir: &Path) -> Result<Vec<(String, std::fs::Metadata)>, LeftoverError
     Ok(out)
 }
 
+/// The names of the directories in `dir` (none if `dir` does not exist), by the type the
+/// directory listing gives: no `stat` of each, which on the mount point of a dead recording
+/// disk fails (`ENOTCONN`) — and it must still be found.
 fn dir_names(dir: &Path) -> Result<Vec<String>, LeftoverError> {
-    Ok(dirs_in(dir)?.into_iter().map(|(name, _)| name).collect())
+    let scan_err = |source| LeftoverError::Scan {
+        path: dir.into(),
+        source,
+    };
+    let entries = match std::fs::read_dir(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
+        r => r.map_err(scan_err)?,
+    };
+    let mut out = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(scan_err)?;
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        if let (true, Some(name)) = (is_dir, entry.file_name().to_str()) {
+            out.push(name.to_string());
+        }
+    }
+    Ok(out)
 }
 
 fn temp_entries(dir: &Path) -> Result<Vec<TempEntry>, LeftoverError> {

@@ -218,3 +218,49 @@ fn the_report_has_one_line_per_dead_pid() {
          /tmp/joj-12345-XyZ123 (temporary directory)"
     );
 }
+
+#[test]
+fn a_recording_disk_is_unmounted_after_the_loop_devices_on_its_images() {
+    let seen = Seen {
+        run_dir: "/run/joj".into(),
+        scratch_dirs: vec!["ext4-12345-aB3dE6".into(), "rec-12345-Zx9Yw8".into()],
+        mounts: vec![
+            "/run/joj/rec-12345-Zx9Yw8".into(),
+            "/run/joj/ext4-12345-aB3dE6/mnt".into(),
+        ],
+        loops: vec![(
+            3,
+            "/run/joj/rec-12345-Zx9Yw8/ext4-12345-main-Qw3rTy.img".into(),
+        )],
+        ..Seen::default()
+    };
+    let d = decide(&seen, liveness);
+    let resources: Vec<_> = d.remove.iter().map(|l| l.resource.clone()).collect();
+    assert_eq!(
+        resources,
+        vec![
+            Resource::Mount("/run/joj/ext4-12345-aB3dE6/mnt".into()),
+            Resource::Loop {
+                index: 3,
+                backing: "/run/joj/rec-12345-Zx9Yw8/ext4-12345-main-Qw3rTy.img".into()
+            },
+            Resource::RecordingMount("/run/joj/rec-12345-Zx9Yw8".into()),
+            Resource::ScratchDir("/run/joj/ext4-12345-aB3dE6".into()),
+            Resource::ScratchDir("/run/joj/rec-12345-Zx9Yw8".into()),
+        ]
+    );
+    // Another pid's image on the disk, a mount below it and a crash image on it are not ours.
+    let stray = Seen {
+        run_dir: "/run/joj".into(),
+        mounts: vec!["/run/joj/rec-12345-Zx9Yw8/sub".into()],
+        loops: vec![
+            (
+                4,
+                "/run/joj/rec-12345-Zx9Yw8/ext4-999-main-Qw3rTy.img".into(),
+            ),
+            (5, "/run/joj/rec-12345-Zx9Yw8/main.img".into()),
+        ],
+        ..Seen::default()
+    };
+    assert!(decide(&stray, liveness).remove.is_empty());
+}
