@@ -27,10 +27,15 @@ pub struct CrashArgs {
     #[arg(long, default_value_t = 2000, allow_negative_numbers = true, value_parser = args::within::<u64>(1, joj_experiment::crash_states::MAX_STATES))]
     pub states: u64,
     /// --fs: a mode broken on purpose, which the check must catch: skip-sync, fallocate-flush-only
-    /// (waldio), sync-off (stock modes); fallocate-only shows what the kernel does with
-    /// unwritten extents under fdatasync.
+    /// (waldio), sync-off (stock modes). Two controls, expected to hold: fallocate-only (waldio
+    /// on unwritten extents, with its fdatasync) and flush-only (waldio's written
+    /// preallocation, each commit a bare device cache flush).
     #[arg(long, value_parser = joj_experiment::crash_states::workload::Canary::NAMES)]
     pub fs_canary: Option<String>,
+    /// --fs, stock modes: PRAGMA synchronous=EXTRA instead of FULL (DELETE mode then syncs the
+    /// directory after unlinking its journal, the commit point).
+    #[arg(long)]
+    pub sync_extra: bool,
     /// --fs: check the states of a saved joj-blocklog instead of recording a run.
     #[arg(long)]
     pub from_log: Option<std::path::PathBuf>,
@@ -103,6 +108,7 @@ pub fn main(a: CrashArgs) -> CliResult {
             journal: a.journal,
             states: a.states,
             canary: a.fs_canary,
+            sync_extra: a.sync_extra,
             from_log: a.from_log,
             save_dir: a.save_dir,
             transactions: a.transactions,

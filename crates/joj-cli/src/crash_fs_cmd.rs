@@ -15,6 +15,7 @@ pub struct FsCrashArgs {
     pub journal: joj_workload::JournalMode,
     pub states: u64,
     pub canary: Option<String>,
+    pub sync_extra: bool,
     pub from_log: Option<std::path::PathBuf>,
     pub save_dir: Option<std::path::PathBuf>,
     pub transactions: Option<u64>,
@@ -32,6 +33,7 @@ pub fn main(a: FsCrashArgs) -> CliResult {
         fs,
         mode: a.journal,
         canary: a.canary.as_deref().and_then(Canary::from_name),
+        sync_extra: a.sync_extra,
         transactions,
         states: a.states,
         seed: a.seed,
@@ -66,12 +68,12 @@ pub fn main(a: FsCrashArgs) -> CliResult {
     });
     if report.verdict_ok() {
         emitted
-    } else if report.canary.is_some() {
+    } else if report.canary.is_some_and(|c| c.must_break()) {
         Err(format!(
-            "none of {} crash states caught the {:?} canary: the check is too weak for this run; \
+            "none of {} crash states caught the {} canary: the check is too weak for this run; \
              try more --states or -n",
             report.states_explored,
-            report.canary.expect("a canary")
+            report.canary.map_or("", |c| c.name())
         )
         .into())
     } else {
@@ -106,14 +108,15 @@ fn summary(r: &CrashFsReport) -> String {
         _ => String::new(),
     };
     format!(
-        "\ncrash states of {} on {}{}: {} transactions recorded, {} writes ({} KiB), {} flushes, \
+        "\ncrash states of {} (synchronous {}) on {}{}: {} transactions recorded, {} writes ({} KiB), {} flushes, \
          {} epochs{traced}\n  {} states explored{} ({} distinct images checked) in {:.1} s, \
          {:.1} states/s\n  window: {}; violations {} (lost acknowledged {}, broken {}, \
          unmountable {}); fsck failures {}; largest loss {} transactions\n",
         r.mode,
+        r.synchronous,
         r.fs,
         r.canary
-            .map_or(String::new(), |c| format!(" (canary {c:?})")),
+            .map_or(String::new(), |c| format!(" (canary {})", c.name())),
         r.transactions,
         l.writes,
         l.write_bytes / 1024,

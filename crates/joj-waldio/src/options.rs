@@ -126,7 +126,7 @@ pub struct WaldioOptions {
     #[serde(default)]
     pub canary_fallocate: bool,
     /// Test canary only: make a commit durable with a cache flush that commits no metadata of
-    /// the WAL (an `fsync` of its clean directory) instead of `fdatasync`.
+    /// the WAL (an `fsync` of the block device under it) instead of `fdatasync`.
     #[serde(default)]
     pub canary_flush_only: bool,
 }

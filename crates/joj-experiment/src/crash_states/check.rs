@@ -16,11 +16,10 @@ use std::process::Command;
 
 use joj_linux::record::{BLOCK_BYTES, BlockLog, LogOp, SparseImage};
 use joj_linux::{FsKind, ScratchFs, ScratchOptions};
-use joj_workload::JournalMode;
 use serde::Serialize;
 
 use super::states::{CrashState, Epoch};
-use super::workload::{self, Canary, Shown};
+use super::workload::{self, Setup, Shown};
 use crate::error::ExperimentError;
 
 /// What the checks of one image found.
@@ -38,8 +37,7 @@ pub struct Checker<'a> {
     fs: ScratchFs,
     log: &'a BlockLog,
     epochs: &'a [Epoch],
-    mode: JournalMode,
-    canary: Option<Canary>,
+    setup: Setup,
     /// The base image plus every write of the epochs before `next_epoch`.
     durable: SparseImage,
     next_epoch: usize,
@@ -53,8 +51,7 @@ impl<'a> Checker<'a> {
         kind: FsKind,
         log: &'a BlockLog,
         epochs: &'a [Epoch],
-        mode: JournalMode,
-        canary: Option<Canary>,
+        setup: Setup,
     ) -> Result<Self, ExperimentError> {
         let options = ScratchOptions {
             size_bytes: log.base.size_bytes,
@@ -69,8 +66,7 @@ impl<'a> Checker<'a> {
             fs,
             log,
             epochs,
-            mode,
-            canary,
+            setup,
             durable: log.base.clone(),
             next_epoch: 0,
             cache: HashMap::new(),
@@ -123,7 +119,7 @@ impl<'a> Checker<'a> {
             ),
             Ok(()) => {
                 let dir = self.fs.mount_path().join("joj");
-                let shown = workload::shown(&dir, self.mode, self.canary);
+                let shown = workload::shown(&dir, self.setup);
                 self.fs.unmount().map_err(joj_linux::Error::from)?;
                 (None, shown)
             }

@@ -49,6 +49,8 @@ pub struct CrashFsOptions {
     pub fs: FsKind,
     pub mode: JournalMode,
     pub canary: Option<Canary>,
+    /// Stock modes: `PRAGMA synchronous=EXTRA` instead of `FULL`.
+    pub sync_extra: bool,
     /// Transactions of the recorded run.
     pub transactions: u64,
     /// Crash states to check (fewer when the run has fewer: then every one is checked).
@@ -61,6 +63,14 @@ pub struct CrashFsOptions {
 }
 
 impl CrashFsOptions {
+    pub fn setup(&self) -> workload::Setup {
+        workload::Setup {
+            mode: self.mode,
+            canary: self.canary,
+            sync_extra: self.sync_extra,
+        }
+    }
+
     pub fn validate(&self) -> Result<(), ExperimentError> {
         if self.fs.needs_journal_device() {
             return Err(ExperimentError::CrashStates(format!(
@@ -77,9 +87,12 @@ impl CrashFsOptions {
             ));
         }
         match self.canary {
-            Some(c @ (Canary::SkipSync | Canary::FallocateOnly | Canary::FallocateFlushOnly))
-                if !matches!(self.mode, JournalMode::Waldio(_)) =>
-            {
+            Some(
+                c @ (Canary::SkipSync
+                | Canary::FallocateOnly
+                | Canary::FallocateFlushOnly
+                | Canary::FlushOnly),
+            ) if !matches!(self.mode, JournalMode::Waldio(_)) => {
                 return Err(ExperimentError::CrashStates(format!(
                     "the {c:?} canary breaks waldio; fix: use --journal waldio"
                 )));
@@ -92,6 +105,13 @@ impl CrashFsOptions {
                 ));
             }
             _ => {}
+        }
+        if self.sync_extra && matches!(self.mode, JournalMode::Waldio(_)) {
+            return Err(ExperimentError::CrashStates(
+                "--sync-extra sets a stock mode's PRAGMA synchronous; waldio's durability is its \
+                 own option; fix: drop --sync-extra, or use waldio-fua / waldio-normal"
+                    .into(),
+            ));
         }
         if self.transactions == 0 || self.states == 0 {
             return Err(crate::error::StackError::Zero {
@@ -135,6 +155,8 @@ pub struct CrashFsReport {
     pub fs: String,
     pub mode: String,
     pub canary: Option<Canary>,
+    /// `FULL` or `EXTRA` for a stock mode, waldio's option for waldio.
+    pub synchronous: String,
     pub window: Window,
     pub transactions: u64,
     pub seed: u64,
@@ -188,11 +210,17 @@ pub fn run(
         opts.seed,
     );
     on_planned(plan.states.len() as u64);
-    let window = Window::of(opts.mode, opts.canary);
+    let window = Window::of(opts.mode, opts.canary, opts.sync_extra);
     let mut report = CrashFsReport {
         fs: opts.fs.to_string(),
         mode: opts.mode.to_string(),
         canary: opts.canary,
+        synchronous: match opts.mode {
+            JournalMode::Waldio(m) => m.options().sqlite_synchronous().to_string(),
+            _ if opts.canary == Some(Canary::SyncOff) => "OFF".into(),
+            _ if opts.sync_extra => "EXTRA".into(),
+            _ => "FULL".into(),
+        },
         window,
         transactions: log
             .ops
@@ -283,7 +311,7 @@ fn check_all(
             .map(|(c, part)| {
                 let tx = tx.clone();
                 s.spawn(move || -> Result<u64, ExperimentError> {
-                    let mut checker = Checker::new(opts.fs, log, epochs, opts.mode, opts.canary)?;
+                    let mut checker = Checker::new(opts.fs, log, epochs, opts.setup())?;
                     for (j, state) in part.iter().enumerate() {
                         if joj_linux::cleanup::cleaning() {
                             break;
@@ -346,8 +374,14 @@ fn save(
         "seed": opts.seed,
         "states": opts.states,
         "replay": format!(
-            "joj crash --fs {} --journal {} --states {} --seed {} --from-log {}",
-            opts.fs, opts.mode, opts.states, opts.seed, log_path.display()
+            "joj crash --fs {} --journal {}{}{} --states {} --seed {} --from-log {}",
+            opts.fs,
+            opts.mode,
+            opts.canary.map_or(String::new(), |c| format!(" --fs-canary {}", c.name())),
+            if opts.sync_extra { " --sync-extra" } else { "" },
+            opts.states,
+            opts.seed,
+            log_path.display()
         ),
         "found": found,
     });
@@ -393,8 +427,7 @@ fn record(opts: &CrashFsOptions) -> Result<(BlockLog, LogSummary), ExperimentErr
     let dir = fs.mount_path().join("joj");
     std::fs::create_dir_all(&dir).map_err(io_err(format!("creating {}", dir.display())))?;
     let sql = |what: &'static str| move |e| ExperimentError::CrashStates(format!("{what}: {e}"));
-    let mut conn =
-        workload::open(&dir, opts.mode, opts.canary).map_err(sql("opening the database"))?;
+    let mut conn = workload::open(&dir, opts.setup()).map_err(sql("opening the database"))?;
     workload::prepare(&conn).map_err(|e| sql("creating the schema")(e.into()))?;
     fs.sync().map_err(joj_linux::Error::from)?;
     let tracer = BlockTracer::start(&fs.dev_ids(), 64 * 1024).map_err(joj_linux::Error::from)?;

@@ -31,31 +31,47 @@ pub enum Canary {
     /// waldio that preallocates with `fallocate` alone but keeps its `fdatasync`: what this
     /// kernel does with unwritten extents under `fdatasync` (not expected to break).
     FallocateOnly,
+    /// waldio whose commit is the same bare cache flush, on its written, synced preallocation:
+    /// WALDIO's claim that such an overwrite needs no journal commit (not expected to break).
+    FlushOnly,
     /// A stock mode with `PRAGMA synchronous=OFF`: expected to lose acknowledged commits.
     SyncOff,
 }
 
 impl Canary {
-    pub const NAMES: [&'static str; 4] = [
+    pub const NAMES: [&'static str; 5] = [
         "skip-sync",
         "fallocate-flush-only",
         "fallocate-only",
+        "flush-only",
         "sync-off",
     ];
 
     pub fn from_name(s: &str) -> Option<Canary> {
-        Some(match s {
-            "skip-sync" => Canary::SkipSync,
-            "fallocate-flush-only" => Canary::FallocateFlushOnly,
-            "fallocate-only" => Canary::FallocateOnly,
-            "sync-off" => Canary::SyncOff,
-            _ => return None,
-        })
+        [
+            Canary::SkipSync,
+            Canary::FallocateFlushOnly,
+            Canary::FallocateOnly,
+            Canary::FlushOnly,
+            Canary::SyncOff,
+        ]
+        .into_iter()
+        .find(|c| c.name() == s)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Canary::SkipSync => "skip-sync",
+            Canary::FallocateFlushOnly => "fallocate-flush-only",
+            Canary::FallocateOnly => "fallocate-only",
+            Canary::FlushOnly => "flush-only",
+            Canary::SyncOff => "sync-off",
+        }
     }
 
     /// Whether the canary must break durability (a sound check catches it).
     pub fn must_break(self) -> bool {
-        self != Canary::FallocateOnly
+        !matches!(self, Canary::FallocateOnly | Canary::FlushOnly)
     }
 
     fn is_waldio(self) -> bool {
@@ -76,11 +92,15 @@ pub enum Window {
 impl Window {
     /// The window a mode states (docs/formats/waldio.md for the waldio modes; SQLite's
     /// documentation for `synchronous=NORMAL` in WAL mode: durable at the next checkpoint).
-    pub fn of(mode: JournalMode, canary: Option<Canary>) -> Window {
+    pub fn of(mode: JournalMode, canary: Option<Canary>, sync_extra: bool) -> Window {
         if canary.is_some() {
             return Window::Durable;
         }
         match mode {
+            // SQLite's documentation of `synchronous`: only EXTRA syncs the directory after
+            // DELETE mode unlinks the journal, the commit point; at FULL a power cut right
+            // after the commit may bring the journal back and roll the last one back.
+            JournalMode::Delete if !sync_extra => Window::Transactions(1),
             JournalMode::Waldio(m) => {
                 let o = m.options();
                 if o.sync == joj_waldio::SyncOption::Normal {
@@ -127,8 +147,22 @@ pub enum DbError {
     Waldio(#[from] joj_waldio::WaldioError),
 }
 
-/// Opens (creating) the database in `dir` as `mode` runs it.
-pub fn open(dir: &Path, mode: JournalMode, canary: Option<Canary>) -> Result<Connection, DbError> {
+/// How the recorded run drives SQLite.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Setup {
+    pub mode: JournalMode,
+    pub canary: Option<Canary>,
+    /// Stock modes: `PRAGMA synchronous=EXTRA` instead of `FULL`.
+    pub sync_extra: bool,
+}
+
+/// Opens (creating) the database in `dir` as `setup` runs it.
+pub fn open(dir: &Path, setup: Setup) -> Result<Connection, DbError> {
+    let Setup {
+        mode,
+        canary,
+        sync_extra,
+    } = setup;
     let path = dir.join(DB_NAME);
     let conn = match mode {
         JournalMode::Waldio(m) => {
@@ -137,7 +171,7 @@ pub fn open(dir: &Path, mode: JournalMode, canary: Option<Canary>) -> Result<Con
                 o.canary_skip_sync = c == Canary::SkipSync;
                 o.canary_fallocate =
                     matches!(c, Canary::FallocateOnly | Canary::FallocateFlushOnly);
-                o.canary_flush_only = c == Canary::FallocateFlushOnly;
+                o.canary_flush_only = matches!(c, Canary::FallocateFlushOnly | Canary::FlushOnly);
             }
             let conn = joj_waldio::open(&path, &o)?;
             conn.pragma_update(None, "synchronous", o.sqlite_synchronous())?;
@@ -154,10 +188,10 @@ pub fn open(dir: &Path, mode: JournalMode, canary: Option<Canary>) -> Result<Con
                 conn.query_row(&format!("PRAGMA journal_mode={}", mode.pragma()), [], |r| {
                     r.get(0)
                 })?;
-            let sync = if canary == Some(Canary::SyncOff) {
-                "OFF"
-            } else {
-                "FULL"
+            let sync = match (canary, sync_extra) {
+                (Some(Canary::SyncOff), _) => "OFF",
+                (_, true) => "EXTRA",
+                _ => "FULL",
             };
             conn.pragma_update(None, "synchronous", sync)?;
             conn
@@ -201,11 +235,11 @@ pub enum Shown {
 
 /// Reads what the database in `dir` shows, opened by `mode`'s own VFS (which recovers it:
 /// SQLite rolls back a hot journal or rebuilds its WAL index here).
-pub fn shown(dir: &Path, mode: JournalMode, canary: Option<Canary>) -> Shown {
+pub fn shown(dir: &Path, setup: Setup) -> Shown {
     if !dir.join(DB_NAME).exists() {
         return Shown::Broken(format!("{DB_NAME} is missing"));
     }
-    let conn = match open(dir, mode, canary) {
+    let conn = match open(dir, setup) {
         Ok(c) => c,
         Err(e) => return Shown::Broken(format!("cannot open: {e}")),
     };
@@ -252,7 +286,12 @@ mod tests {
     #[test]
     fn the_check_reads_a_clean_database_and_catches_a_partial_one() {
         let dir = tempfile::tempdir().unwrap();
-        let mut conn = open(dir.path(), JournalMode::Wal, None).unwrap();
+        let setup = Setup {
+            mode: JournalMode::Wal,
+            canary: None,
+            sync_extra: false,
+        };
+        let mut conn = open(dir.path(), setup).unwrap();
         prepare(&conn).unwrap();
         for i in 1..=5 {
             transaction(&mut conn, i).unwrap();
