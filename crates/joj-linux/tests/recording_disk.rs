@@ -269,7 +269,8 @@ fn close_leaves_no_mount_loop_device_or_directory() {
 const CHILD_ENV: &str = "JOJ_LINUX_RECORDING_CHILD";
 
 /// The child: a recording disk with ext4 on it (and the cleanup handler when asked), paths on
-/// stdout, then wait to be killed.
+/// stdout, then wait to be killed — in mode `busy` while overwriting a file with fsync (for
+/// reproducing by hand the stuck `kill -9` described in `record::disk`).
 #[test]
 fn child_waits_to_be_killed() {
     let Some(mode) = std::env::var_os(CHILD_ENV) else {
@@ -282,6 +283,12 @@ fn child_waits_to_be_killed() {
     let fs = ScratchFs::create(FsKind::Ext4, options_on(&disk, FsKind::Ext4, 64 * MIB)).unwrap();
     common::append_and_fsync(&fs.mount_path().join("f"), 100_000);
     println!("READY {} {}", disk.dir().display(), fs.dir().display());
+    let started = Instant::now();
+    while mode == "busy" && started.elapsed() < Duration::from_secs(60) {
+        let mut f = std::fs::File::create(fs.mount_path().join("g")).unwrap();
+        f.write_all(&[7u8; 100_000]).unwrap();
+        f.sync_all().unwrap();
+    }
     std::thread::sleep(Duration::from_secs(60));
     panic!("nothing killed the child");
 }

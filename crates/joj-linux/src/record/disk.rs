@@ -9,6 +9,14 @@
 //! devices above it need it to finish their writes. Closing the disk while a scratch
 //! filesystem still uses it is a caller's mistake: the unmount then falls back to a lazy one
 //! and the daemon goes on serving until that filesystem is released.
+//!
+//! Known limit (checked): `kill -9` while a thread of the process waits in `fsync` on the
+//! filesystem above leaves the process stuck — the daemon thread is gone, the waiting thread
+//! is in uninterruptible sleep for a write only the daemon could answer, and `/dev/fuse` stays
+//! open until that thread exits. The sweep then sees a live process and keeps its things.
+//! Aborting the connection frees it (`mount -t fusectl none /sys/fs/fuse/connections`, then
+//! `echo 1 > /sys/fs/fuse/connections/<minor of the FUSE mount>/abort`); the next sweep
+//! removes the rest. A stop by SIGINT/SIGTERM with the cleanup handler has no such problem.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
