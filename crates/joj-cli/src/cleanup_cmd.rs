@@ -12,6 +12,9 @@ use joj_linux::leftovers::{self, LeftoverError, Scope};
 pub struct CleanupArgs {}
 
 pub fn main(_: CleanupArgs) -> CliResult {
+    // A joj killed while a thread waited on its recording disk is stuck dying until that disk
+    // is aborted; then it is dead and its things are found below.
+    let aborted = leftovers::abort_dying();
     // Without root only this user's temporary directories can be looked at: those are still
     // removed, and the command then fails saying what it could not look at.
     let (found, not_root) = match leftovers::find(Scope::Everything) {
@@ -20,7 +23,8 @@ pub fn main(_: CleanupArgs) -> CliResult {
     };
     // Remove first, print after: a reader gone from stdout (`| head`) must not stop the
     // removal or hide the status.
-    let sweep = leftovers::remove(found.remove);
+    let mut sweep = leftovers::remove(found.remove);
+    sweep.problems.extend(aborted);
     let printed = print(&found.keep, &sweep);
     for problem in &sweep.problems {
         eprintln!("joj: {problem}");

@@ -255,3 +255,79 @@ fn bad_input_is_named_with_its_fix() {
     assert!(!out.status.success());
     assert!(err.contains("go with --fs"), "{err}");
 }
+
+/// Waits until `pid` holds a directory whose name starts with `prefix` under /run/joj.
+fn wait_for_dir(pid: u32, prefix: &str) {
+    let t0 = std::time::Instant::now();
+    while !common::held_by(pid)
+        .dirs
+        .iter()
+        .any(|d| d.starts_with(&format!("/run/joj/{prefix}")))
+    {
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(60),
+            "no {prefix} directory: {:?}",
+            common::held_by(pid)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+fn long_crash_run() -> std::process::Child {
+    std::process::Command::new(env!("CARGO_BIN_EXE_joj"))
+        .args([
+            "crash", "--fs", "ext4", "-j", "waldio", "-n", "3000", "--states", "100000",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// `kill -9` while the run is recorded (its FUSE daemon dies with it, possibly with a thread
+/// stuck in `fsync` above it): `joj cleanup` removes the recording disk, the scratch
+/// filesystem, its loop device and directories.
+#[test]
+fn kill_9_while_recording_leaves_nothing_after_joj_cleanup() {
+    if !joj_linux::testgate::kernel_test(&[FsKind::Ext4]) {
+        return;
+    }
+    let mut child = long_crash_run();
+    let pid = child.id();
+    wait_for_dir(pid, "rec-");
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    common::signal(pid, common::SIGKILL);
+    child.wait().unwrap();
+    let out = common::run_joj(&["cleanup"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let left = common::held_by(pid);
+    assert!(left.nothing(), "joj cleanup left {left:?}");
+}
+
+/// Ctrl-C while crash images are checked: the run releases everything itself.
+#[test]
+fn ctrl_c_while_checking_leaves_nothing() {
+    if !joj_linux::testgate::kernel_test(&[FsKind::Ext4]) {
+        return;
+    }
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_joj"))
+        .args([
+            "crash", "--fs", "ext4", "-j", "wal", "-n", "50", "--states", "100000",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    wait_for_dir(pid, &format!("ext4-{pid}-crash-"));
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    common::signal(pid, common::SIGINT);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let left = common::held_by(pid);
+    assert!(left.nothing(), "Ctrl-C left {left:?}");
+}

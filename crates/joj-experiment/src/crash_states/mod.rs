@@ -200,7 +200,7 @@ pub fn run(
     joj_linux::leftovers::sweep_and_report();
     let (log, mut summary) = match &opts.from_log {
         Some(path) => (load(path)?, LogSummary::default()),
-        None => record(opts)?,
+        None => record(opts).inspect_err(|_| wait_if_cleaning())?,
     };
     let epochs = states::epochs(&log.ops);
     summarize(&log, epochs.len(), &mut summary);
@@ -275,7 +275,8 @@ pub fn run(
         if let Some(f) = found {
             all_found.push(f);
         }
-    })?;
+    })
+    .inspect_err(|_| wait_if_cleaning())?;
     all_found.sort_by_key(|f| f.index);
     report.check_s = started.elapsed().as_secs_f64();
     report.states_per_s = report.states_explored as f64 / report.check_s.max(1e-9);
@@ -313,9 +314,7 @@ fn check_all(
                 s.spawn(move || -> Result<u64, ExperimentError> {
                     let mut checker = Checker::new(opts.fs, log, epochs, opts.setup())?;
                     for (j, state) in part.iter().enumerate() {
-                        if joj_linux::cleanup::cleaning() {
-                            break;
-                        }
+                        wait_if_cleaning();
                         let image = checker.image(state);
                         let outcome = checker.check(&image)?;
                         if tx.send((c * chunk + j, outcome)).is_err() {
@@ -338,6 +337,15 @@ fn check_all(
         }
         Ok(images)
     })
+}
+
+/// A SIGINT/SIGTERM cleanup is releasing what this run made and will exit the process with
+/// 128 + signal: what fails now fails because of it, and must not be reported as the run's
+/// own result.
+fn wait_if_cleaning() {
+    while joj_linux::cleanup::cleaning() {
+        std::thread::park();
+    }
 }
 
 fn io_err(what: String) -> impl FnOnce(std::io::Error) -> ExperimentError {

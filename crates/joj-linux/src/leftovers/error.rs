@@ -34,4 +34,7 @@ pub enum LeftoverError {
     },
     #[error("leftover of dead joj {pid}: {problem}")]
     Remove { pid: u32, problem: CleanupProblem },
+    /// A dying joj's recording disk could not be aborted (the message names the fix).
+    #[error("{0}")]
+    Abort(String),
 }

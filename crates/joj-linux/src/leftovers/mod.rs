@@ -13,6 +13,7 @@
 //! ([`sweep_and_report`]); `joj cleanup` sweeps on request.
 
 mod decide;
+mod dying;
 mod error;
 mod removal;
 mod scan;
@@ -34,6 +35,20 @@ pub fn find(scope: Scope) -> Result<Decision, LeftoverError> {
     Ok(decide::decide(&seen, scan::liveness))
 }
 
+/// Aborts the recording disks of dying joj processes (killed while a thread waited on their
+/// recording disk: see [`dying`]) and waits for those processes to go, so that [`find`] then
+/// sees them dead. Returns what could not be aborted, with the fix. Needs root (does nothing
+/// otherwise).
+pub fn abort_dying() -> Vec<LeftoverError> {
+    if !rustix::process::geteuid().is_root() {
+        return Vec::new();
+    }
+    dying::abort_dying()
+        .into_iter()
+        .map(LeftoverError::Abort)
+        .collect()
+}
+
 /// Removes `found` (things of dead processes, as [`find`] returns them), continuing past
 /// failures.
 pub fn remove(found: Vec<Leftover>) -> Sweep {
@@ -51,13 +66,16 @@ pub fn sweep() -> Sweep {
         Scope::TempDirs
     };
     let _one_at_a_time = SWEEPING.lock().unwrap_or_else(PoisonError::into_inner);
-    match find(scope) {
+    let aborted = abort_dying();
+    let mut sweep = match find(scope) {
         Ok(decision) => removal::remove_all(decision.remove),
         Err(e) => Sweep {
             removed: Vec::new(),
             problems: vec![e],
         },
-    }
+    };
+    sweep.problems.extend(aborted);
+    sweep
 }
 
 /// [`sweep`], saying on stderr what it removed (one line per dead process) and what it could

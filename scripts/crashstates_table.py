@@ -1,0 +1,38 @@
+#!/usr/bin/env python3
+"""One Markdown row per `joj crash --fs … --json` document (scripts/crashstates.sh).
+
+Columns: filesystem, mode (synchronous level; canary), transactions recorded, writes / flushes
+logged and whether tracefs saw the same, states explored (exhaustive?), distinct images
+checked, the mode's window, violations (lost acknowledged / broken / unmountable), fsck
+failures, largest loss, states per second.
+
+Usage: scripts/crashstates_table.py CRASH.json [...]
+"""
+import json
+import sys
+
+
+def row(d):
+    log = d["log"]
+    same = (log.get("traced_write_bytes") == log["write_bytes"]
+            and log.get("traced_flushes") == log["flushes"])
+    window = d["window"]
+    w = "durable" if window["kind"] == "durable" else f"≤ {window['transactions']} txn"
+    canary = f"; {d['canary']}" if d.get("canary") else ""
+    return (
+        f"| {d['fs']} | {d['mode']} ({d['synchronous']}{canary}) | {d['transactions']} | "
+        f"{log['writes']:,} / {log['flushes']:,} {'= tracefs' if same else '≠ tracefs'} | "
+        f"{d['states_explored']:,}{' (all)' if d['exhaustive'] else ''} | "
+        f"{d['images_checked']:,} | {w} | {d['violations']:,} ({d['lost_acknowledged']:,} / "
+        f"{d['broken']:,} / {d['unmountable']:,}) | {d['fsck_failures']:,} | "
+        f"{d['largest_loss']} | {d['states_per_s']:.0f} |"
+    )
+
+
+print("| FS | mode | txns | writes / flushes logged | states explored | images checked | "
+      "window | violations (lost / broken / unmountable) | fsck failures | largest loss | "
+      "states/s |")
+print("|---|---|---:|---|---:|---:|---|---|---:|---:|---:|")
+for path in sys.argv[1:]:
+    with open(path) as f:
+        print(row(json.load(f)))
