@@ -290,6 +290,18 @@ pub fn plan(epochs: &[Epoch], budget: usize, seed: u64) -> Plan {
             break;
         }
     }
+    // Random draws stall once the small epochs are used up: then every state of every epoch
+    // small enough to enumerate, the epochs in an order drawn from the seed.
+    let mut order: Vec<usize> = (0..epochs.len()).collect();
+    shuffle(&mut order, &mut rng);
+    for i in order {
+        if states.len() >= budget {
+            break;
+        }
+        for s in all_states(i as u32, &epochs[i]).unwrap_or_default() {
+            push(s, &mut states);
+        }
+    }
     Plan {
         states: sorted(states),
         exhaustive: false,
@@ -431,6 +443,22 @@ mod tests {
                 .all(|s| seen.insert((s.epoch, s.kept.clone(), s.torn)))
         );
         assert_eq!(plan(&e, 5, 1), p, "the same seed gives the same plan");
+    }
+
+    #[test]
+    fn a_budget_below_the_space_is_met_exactly() {
+        // 40 epochs of one 8-sector write and one 24-write epoch: too big to enumerate.
+        let mut ops = Vec::new();
+        for _ in 0..40 {
+            ops.extend([w(8), LogOp::Flush]);
+        }
+        ops.extend((0..24).map(|_| w(1)));
+        let e = epochs(&ops);
+        for budget in [100, 500, 700] {
+            let p = plan(&e, budget, 3);
+            assert!(!p.exhaustive);
+            assert_eq!(p.states.len(), budget);
+        }
     }
 
     #[test]
