@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Reproduce the crash-state table of docs/results.md: `joj crash --fs` for every journal mode on
 # ext4 (ordered) with at least 10,000 crash states each, and at least 2,000 each on
-# ext4-writeback, ext4-datajournal, xfs and btrfs; then the canaries and controls.
+# ext4-writeback, ext4-datajournal, xfs and btrfs; the stock modes at synchronous=NORMAL and
+# the waldio modes with a window; then the canaries and controls.
 # Usage: scripts/crashstates.sh [output-dir] [ext4-states] [other-states]
 #   (needs root; about 45 minutes on 2 cores; one JSON document per row in output-dir)
 set -euo pipefail
@@ -22,9 +23,12 @@ run() {
 for mode in wal delete truncate persist waldio waldio-fua; do
   run ext4 "$mode" "$big" -j "$mode" -n 300
 done
-run ext4 delete-extra "$big" -j delete --sync-extra -n 300
+run ext4 delete-extra "$big" -j delete --synchronous extra -n 300
 for mode in waldio-gs waldio-normal; do
   run ext4 "$mode" "$small" -j "$mode" -n 300
+done
+for mode in wal delete truncate persist; do
+  run ext4 "$mode-normal" "$small" -j "$mode" --synchronous normal -n 300
 done
 for fs in ext4-writeback ext4-datajournal xfs btrfs; do
   for mode in wal delete truncate persist waldio waldio-fua; do

@@ -32,10 +32,10 @@ pub struct CrashArgs {
     /// preallocation, each commit a bare device cache flush).
     #[arg(long, value_parser = joj_experiment::crash_states::workload::Canary::NAMES)]
     pub fs_canary: Option<String>,
-    /// --fs, stock modes: PRAGMA synchronous=EXTRA instead of FULL (DELETE mode then syncs the
-    /// directory after unlinking its journal, the commit point).
-    #[arg(long)]
-    pub sync_extra: bool,
+    /// --fs, stock modes: PRAGMA synchronous (extra: DELETE mode also syncs the directory
+    /// after unlinking its journal, the commit point; normal: judged against its window).
+    #[arg(long, value_parser = joj_experiment::crash_states::workload::StockSync::NAMES)]
+    pub synchronous: Option<String>,
     /// --fs: check the states of a saved joj-blocklog instead of recording a run.
     #[arg(long)]
     pub from_log: Option<std::path::PathBuf>,
@@ -108,7 +108,7 @@ pub fn main(a: CrashArgs) -> CliResult {
             journal: a.journal,
             states: a.states,
             canary: a.fs_canary,
-            sync_extra: a.sync_extra,
+            synchronous: a.synchronous,
             from_log: a.from_log,
             save_dir: a.save_dir,
             transactions: a.transactions,
@@ -118,10 +118,14 @@ pub fn main(a: CrashArgs) -> CliResult {
             force: a.force,
         });
     }
-    if a.fs_canary.is_some() || a.from_log.is_some() || a.save_dir.is_some() {
+    if a.fs_canary.is_some()
+        || a.from_log.is_some()
+        || a.save_dir.is_some()
+        || a.synchronous.is_some()
+    {
         return Err(
-            "--fs-canary, --from-log and --save-dir go with --fs (crash states of a kernel \
-                    filesystem); fix: add --fs ext4, or drop them"
+            "--fs-canary, --synchronous, --from-log and --save-dir go with --fs (crash states of \
+             a kernel filesystem); fix: add --fs ext4, or drop them"
                 .into(),
         );
     }

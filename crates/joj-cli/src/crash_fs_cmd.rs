@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 
 use crate::output::{CliResult, check_save};
 use crate::progress::Progress;
-use joj_experiment::crash_states::workload::Canary;
+use joj_experiment::crash_states::workload::{Canary, StockSync};
 use joj_experiment::crash_states::{CrashFsOptions, CrashFsReport, MAX_TRANSACTIONS, run};
 use joj_linux::FsKind;
 
@@ -15,7 +15,7 @@ pub struct FsCrashArgs {
     pub journal: joj_workload::JournalMode,
     pub states: u64,
     pub canary: Option<String>,
-    pub sync_extra: bool,
+    pub synchronous: Option<String>,
     pub from_log: Option<std::path::PathBuf>,
     pub save_dir: Option<std::path::PathBuf>,
     pub transactions: Option<u64>,
@@ -33,7 +33,11 @@ pub fn main(a: FsCrashArgs) -> CliResult {
         fs,
         mode: a.journal,
         canary: a.canary.as_deref().and_then(Canary::from_name),
-        sync_extra: a.sync_extra,
+        sync: a
+            .synchronous
+            .as_deref()
+            .and_then(StockSync::from_name)
+            .unwrap_or(StockSync::Full),
         transactions,
         states: a.states,
         seed: a.seed,

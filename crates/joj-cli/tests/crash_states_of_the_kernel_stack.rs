@@ -75,8 +75,21 @@ fn a_rollback_journal_keeps_every_acknowledged_commit_on_ext4() {
     for mode in ["truncate", "persist"] {
         assert_eq!(durable(mode, &[])["window"]["kind"], "durable");
     }
-    let extra = durable("delete", &["--sync-extra"]);
+    let extra = durable("delete", &["--synchronous", "extra"]);
     assert_eq!(extra["window"]["kind"], "durable", "{extra:#}");
+}
+
+/// WAL at `synchronous=NORMAL` is judged against its stated window (the commits since the last
+/// checkpoint) and stays within it.
+#[test]
+fn wal_at_normal_stays_within_its_window() {
+    if !joj_linux::testgate::kernel_test(&[FsKind::Ext4]) {
+        return;
+    }
+    let doc = durable("wal", &["--synchronous", "normal"]);
+    assert_eq!(doc["synchronous"], "NORMAL");
+    assert_eq!(doc["window"]["transactions"], 64, "{doc:#}");
+    assert!(count(&doc, "largest_loss") <= 64, "{doc:#}");
 }
 
 /// SQLite's documented window, found on the real stack: at `synchronous=FULL`, DELETE mode does

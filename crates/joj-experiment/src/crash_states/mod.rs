@@ -49,8 +49,8 @@ pub struct CrashFsOptions {
     pub fs: FsKind,
     pub mode: JournalMode,
     pub canary: Option<Canary>,
-    /// Stock modes: `PRAGMA synchronous=EXTRA` instead of `FULL`.
-    pub sync_extra: bool,
+    /// Stock modes' `PRAGMA synchronous`.
+    pub sync: workload::StockSync,
     /// Transactions of the recorded run.
     pub transactions: u64,
     /// Crash states to check (fewer when the run has fewer: then every one is checked).
@@ -67,7 +67,7 @@ impl CrashFsOptions {
         workload::Setup {
             mode: self.mode,
             canary: self.canary,
-            sync_extra: self.sync_extra,
+            sync: self.sync,
         }
     }
 
@@ -94,7 +94,8 @@ impl CrashFsOptions {
                 | Canary::FlushOnly),
             ) if !matches!(self.mode, JournalMode::Waldio(_)) => {
                 return Err(ExperimentError::CrashStates(format!(
-                    "the {c:?} canary breaks waldio; fix: use --journal waldio"
+                    "the {} canary breaks waldio; fix: use --journal waldio",
+                    c.name()
                 )));
             }
             Some(Canary::SyncOff) if matches!(self.mode, JournalMode::Waldio(_)) => {
@@ -106,10 +107,10 @@ impl CrashFsOptions {
             }
             _ => {}
         }
-        if self.sync_extra && matches!(self.mode, JournalMode::Waldio(_)) {
+        if self.sync != workload::StockSync::Full && matches!(self.mode, JournalMode::Waldio(_)) {
             return Err(ExperimentError::CrashStates(
-                "--sync-extra sets a stock mode's PRAGMA synchronous; waldio's durability is its \
-                 own option; fix: drop --sync-extra, or use waldio-fua / waldio-normal"
+                "--synchronous sets a stock mode's PRAGMA synchronous; waldio's durability is \
+                 its own option; fix: drop --synchronous, or use waldio-fua / waldio-normal"
                     .into(),
             ));
         }
@@ -210,7 +211,7 @@ pub fn run(
         opts.seed,
     );
     on_planned(plan.states.len() as u64);
-    let window = Window::of(opts.mode, opts.canary, opts.sync_extra);
+    let window = Window::of(opts.mode, opts.canary, opts.sync);
     let mut report = CrashFsReport {
         fs: opts.fs.to_string(),
         mode: opts.mode.to_string(),
@@ -218,8 +219,7 @@ pub fn run(
         synchronous: match opts.mode {
             JournalMode::Waldio(m) => m.options().sqlite_synchronous().to_string(),
             _ if opts.canary == Some(Canary::SyncOff) => "OFF".into(),
-            _ if opts.sync_extra => "EXTRA".into(),
-            _ => "FULL".into(),
+            _ => opts.sync.name().to_ascii_uppercase(),
         },
         window,
         transactions: log
@@ -386,7 +386,11 @@ fn save(
             opts.fs,
             opts.mode,
             opts.canary.map_or(String::new(), |c| format!(" --fs-canary {}", c.name())),
-            if opts.sync_extra { " --sync-extra" } else { "" },
+            if opts.sync == workload::StockSync::Full {
+                String::new()
+            } else {
+                format!(" --synchronous {}", opts.sync.name())
+            },
             opts.states,
             opts.seed,
             log_path.display()

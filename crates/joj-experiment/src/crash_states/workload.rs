@@ -79,6 +79,41 @@ impl Canary {
     }
 }
 
+/// `PRAGMA synchronous` of a stock mode in the recorded run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum StockSync {
+    Normal,
+    Full,
+    Extra,
+}
+
+impl StockSync {
+    pub const NAMES: [&'static str; 3] = ["full", "extra", "normal"];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            StockSync::Normal => "normal",
+            StockSync::Full => "full",
+            StockSync::Extra => "extra",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<StockSync> {
+        [StockSync::Normal, StockSync::Full, StockSync::Extra]
+            .into_iter()
+            .find(|c| c.name() == s)
+    }
+
+    fn pragma(self) -> &'static str {
+        match self {
+            StockSync::Normal => "NORMAL",
+            StockSync::Full => "FULL",
+            StockSync::Extra => "EXTRA",
+        }
+    }
+}
+
 /// How far behind the acknowledged transactions a crash state may be in a mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case", tag = "kind", content = "transactions")]
@@ -92,20 +127,26 @@ pub enum Window {
 impl Window {
     /// The window a mode states (docs/formats/waldio.md for the waldio modes; SQLite's
     /// documentation for `synchronous=NORMAL` in WAL mode: durable at the next checkpoint).
-    pub fn of(mode: JournalMode, canary: Option<Canary>, sync_extra: bool) -> Window {
+    pub fn of(mode: JournalMode, canary: Option<Canary>, sync: StockSync) -> Window {
         if canary.is_some() {
             return Window::Durable;
         }
+        let checkpoint = Window::Transactions(u64::from(WAL_AUTOCHECKPOINT_PAGES));
         match mode {
             // SQLite's documentation of `synchronous`: only EXTRA syncs the directory after
             // DELETE mode unlinks the journal, the commit point; at FULL a power cut right
             // after the commit may bring the journal back and roll the last one back.
-            JournalMode::Delete if !sync_extra => Window::Transactions(1),
+            JournalMode::Delete if sync != StockSync::Extra => Window::Transactions(1),
+            // pager.c syncs TRUNCATE's truncation of the journal (its commit point) only at
+            // FULL and above.
+            JournalMode::Truncate if sync == StockSync::Normal => Window::Transactions(1),
+            // WAL at NORMAL syncs the WAL at checkpoint only.
+            JournalMode::Wal if sync == StockSync::Normal => checkpoint,
             JournalMode::Waldio(m) => {
                 let o = m.options();
                 if o.sync == joj_waldio::SyncOption::Normal {
                     // Synced at checkpoint: every commit since the last one may be lost.
-                    Window::Transactions(u64::from(WAL_AUTOCHECKPOINT_PAGES))
+                    checkpoint
                 } else if let Some(g) = o.group {
                     // One group buffer of commits, each at least one page.
                     Window::Transactions((g.frame_buffer_bytes / 4096) as u64)
@@ -152,17 +193,13 @@ pub enum DbError {
 pub struct Setup {
     pub mode: JournalMode,
     pub canary: Option<Canary>,
-    /// Stock modes: `PRAGMA synchronous=EXTRA` instead of `FULL`.
-    pub sync_extra: bool,
+    /// Stock modes' `PRAGMA synchronous`.
+    pub sync: StockSync,
 }
 
 /// Opens (creating) the database in `dir` as `setup` runs it.
 pub fn open(dir: &Path, setup: Setup) -> Result<Connection, DbError> {
-    let Setup {
-        mode,
-        canary,
-        sync_extra,
-    } = setup;
+    let Setup { mode, canary, sync } = setup;
     let path = dir.join(DB_NAME);
     let conn = match mode {
         JournalMode::Waldio(m) => {
@@ -188,10 +225,9 @@ pub fn open(dir: &Path, setup: Setup) -> Result<Connection, DbError> {
                 conn.query_row(&format!("PRAGMA journal_mode={}", mode.pragma()), [], |r| {
                     r.get(0)
                 })?;
-            let sync = match (canary, sync_extra) {
-                (Some(Canary::SyncOff), _) => "OFF",
-                (_, true) => "EXTRA",
-                _ => "FULL",
+            let sync = match canary {
+                Some(Canary::SyncOff) => "OFF",
+                _ => sync.pragma(),
             };
             conn.pragma_update(None, "synchronous", sync)?;
             conn
@@ -289,7 +325,7 @@ mod tests {
         let setup = Setup {
             mode: JournalMode::Wal,
             canary: None,
-            sync_extra: false,
+            sync: StockSync::Full,
         };
         let mut conn = open(dir.path(), setup).unwrap();
         prepare(&conn).unwrap();

@@ -45,49 +45,40 @@ fn read(path: &Path) -> Result<String, LeftoverError> {
     })
 }
 
-/// The entries of `dir` that are directories (none if `dir` does not exist).
-fn dirs_in(dir: &Path) -> Result<Vec<(String, std::fs::Metadata)>, LeftoverError> {
+/// The entries of `dir` (none if `dir` does not exist).
+fn entries(dir: &Path) -> Result<Vec<std::fs::DirEntry>, LeftoverError> {
     let scan_err = |source| LeftoverError::Scan {
         path: dir.into(),
         source,
     };
-    let entries = match std::fs::read_dir(dir) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
-        r => r.map_err(scan_err)?,
-    };
-    let mut out = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(scan_err)?;
-        // Not followed: a symbolic link to a directory is not a directory joj made.
-        let Ok(meta) = entry.metadata() else { continue };
-        if let (true, Some(name)) = (meta.is_dir(), entry.file_name().to_str()) {
-            out.push((name.to_string(), meta));
-        }
+    match std::fs::read_dir(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(vec![]),
+        r => r.map_err(scan_err)?.map(|e| e.map_err(scan_err)).collect(),
     }
-    Ok(out)
+}
+
+/// The entries of `dir` that are directories (none if `dir` does not exist).
+fn dirs_in(dir: &Path) -> Result<Vec<(String, std::fs::Metadata)>, LeftoverError> {
+    Ok(entries(dir)?
+        .into_iter()
+        .filter_map(|entry| {
+            // Not followed: a symbolic link to a directory is not a directory joj made.
+            let meta = entry.metadata().ok()?;
+            let name = entry.file_name().to_str()?.to_string();
+            meta.is_dir().then_some((name, meta))
+        })
+        .collect())
 }
 
 /// The names of the directories in `dir` (none if `dir` does not exist), by the type the
 /// directory listing gives: no `stat` of each, which on the mount point of a dead recording
 /// disk fails (`ENOTCONN`) — and it must still be found.
 fn dir_names(dir: &Path) -> Result<Vec<String>, LeftoverError> {
-    let scan_err = |source| LeftoverError::Scan {
-        path: dir.into(),
-        source,
-    };
-    let entries = match std::fs::read_dir(dir) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
-        r => r.map_err(scan_err)?,
-    };
-    let mut out = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(scan_err)?;
-        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-        if let (true, Some(name)) = (is_dir, entry.file_name().to_str()) {
-            out.push(name.to_string());
-        }
-    }
-    Ok(out)
+    Ok(entries(dir)?
+        .into_iter()
+        .filter(|entry| entry.file_type().is_ok_and(|t| t.is_dir()))
+        .filter_map(|entry| entry.file_name().to_str().map(str::to_string))
+        .collect())
 }
 
 fn temp_entries(dir: &Path) -> Result<Vec<TempEntry>, LeftoverError> {
