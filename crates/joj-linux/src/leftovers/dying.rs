@@ -5,25 +5,25 @@
 //! connection (fusectl's `abort`) fails the pending request; the thread exits, the process
 //! dies, and the sweep that follows removes the rest.
 //!
-//! A joj whose leader is a zombie while other threads remain is dying: joj's main thread ends
-//! only by ending the process (a kill, or `exit`, which takes every thread with it).
+//! A joj is dying when SIGKILL is pending for it (its stuck thread cannot take it), or when its
+//! leader is a zombie while other threads remain: joj's main thread ends only by ending the
+//! process (a kill, or `exit`, which takes every thread with it). Both were seen: the leader
+//! itself stuck in a direct read of the WAL with SIGKILL pending, and a zombie leader with a
+//! thread stuck in `fsync`.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use super::scan::{ProcStat, parse_stat};
+use super::scan::parse_stat;
 use crate::names;
 
 const FUSECTL: &str = "/sys/fs/fuse/connections";
 /// How long to wait for a dying process to go once its connection is aborted.
-const DEATH_WAIT: Duration = Duration::from_secs(5);
+const DEATH_WAIT: Duration = Duration::from_secs(10);
 
 /// The minor device numbers of the recording-disk FUSE mounts of dying joj processes, from
 /// `/proc/self/mountinfo` text, with their pids (a pure function of the text and `stat`).
-pub(super) fn dying_mounts(
-    mountinfo: &str,
-    stat: impl Fn(u32) -> Option<ProcStat>,
-) -> Vec<(u32, u32)> {
+pub(super) fn dying_mounts(mountinfo: &str, dying: impl Fn(u32) -> bool) -> Vec<(u32, u32)> {
     mountinfo
         .lines()
         .filter_map(|line| {
@@ -32,8 +32,7 @@ pub(super) fn dying_mounts(
             let name = Path::new(mount).file_name()?.to_str()?;
             let pid = names::recording_dir_pid(name)?;
             let minor = dev.split_once(':')?.1.parse().ok()?;
-            let dying = stat(pid).is_some_and(|s| s.state == 'Z' && s.threads > 1);
-            dying.then_some((pid, minor))
+            dying(pid).then_some((pid, minor))
         })
         .collect()
 }
@@ -49,7 +48,9 @@ pub(super) fn abort_dying() -> Vec<String> {
             .ok()
             .and_then(|t| parse_stat(&t))
     };
-    let dying = dying_mounts(&mountinfo, stat);
+    let dying = dying_mounts(&mountinfo, |pid| {
+        stat(pid).is_some_and(|s| s.state == 'Z' && s.threads > 1) || sigkill_pending(pid)
+    });
     if dying.is_empty() {
         return Vec::new();
     }
@@ -84,6 +85,21 @@ pub(super) fn abort_dying() -> Vec<String> {
     problems
 }
 
+/// Whether SIGKILL is pending for the process (`ShdPnd` of `/proc/<pid>/status`).
+fn sigkill_pending(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .is_ok_and(|t| shared_pending_has_sigkill(&t))
+}
+
+/// `ShdPnd:` is the shared pending set in hex, bit `n - 1` for signal `n` (SIGKILL is 9).
+fn shared_pending_has_sigkill(status: &str) -> bool {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("ShdPnd:"))
+        .and_then(|h| u64::from_str_radix(h.trim(), 16).ok())
+        .is_some_and(|mask| mask & (1 << 8) != 0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -94,13 +110,15 @@ mod tests {
                     46 27 0:41 / /run/joj/rec-3240-AbCdEf rw - fuse joj-recording-disk rw\n\
                     47 27 0:42 / /run/joj/rec-3241-AbCdEf rw - fuse joj-recording-disk rw\n\
                     48 27 7:3 / /run/joj/joj-ext4-3239-AbCdEf/mnt rw - ext4 /dev/loop3 rw\n";
-        let stat = |pid| {
-            Some(ProcStat {
-                command: "joj".into(),
-                state: if pid == 3241 { 'S' } else { 'Z' },
-                threads: if pid == 3240 { 1 } else { 2 },
-            })
-        };
-        assert_eq!(dying_mounts(info, stat), vec![(3239, 40)]);
+        assert_eq!(dying_mounts(info, |pid| pid == 3239), vec![(3239, 40)]);
+    }
+
+    #[test]
+    fn a_pending_sigkill_is_read_from_the_shared_set() {
+        assert!(shared_pending_has_sigkill(
+            "SigPnd:\t0000000000000000\nShdPnd:\t0000000000000100\n"
+        ));
+        assert!(!shared_pending_has_sigkill("ShdPnd:\t0000000000004000\n"));
+        assert!(!shared_pending_has_sigkill("Name: joj\n"));
     }
 }
