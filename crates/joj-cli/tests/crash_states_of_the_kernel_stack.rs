@@ -216,6 +216,35 @@ fn fallocated_extents_under_fdatasync_stay_durable_on_this_kernel() {
     assert_eq!(count(&doc, "violations"), 0, "{doc:#}");
 }
 
+/// WALDIO's claim on the real stack, the control of the canary above: a direct overwrite of
+/// the WAL's written, synced preallocation needs no filesystem journaling, so a bare device
+/// cache flush per commit (no `fdatasync`) keeps every acknowledged commit.
+#[test]
+fn a_bare_cache_flush_after_overwriting_written_preallocation_stays_durable() {
+    if !joj_linux::testgate::kernel_test(&[FsKind::Ext4]) {
+        return;
+    }
+    let (ok, doc, err) = crash(&[
+        "-j",
+        "waldio",
+        "--fs-canary",
+        "flush-only",
+        "-n",
+        "25",
+        "--states",
+        "400",
+        "--seed",
+        "7",
+    ]);
+    assert!(ok, "{err}\n{doc:#}");
+    assert_eq!(count(&doc, "violations"), 0, "{doc:#}");
+    assert!(
+        count(&doc, "states_explored") >= 400 || doc["exhaustive"] == true,
+        "{doc:#}"
+    );
+    log_agrees_with_tracefs(&doc);
+}
+
 #[test]
 fn bad_input_is_named_with_its_fix() {
     let out = common::run_joj(&["crash", "--fs", "ext4-extjournal"]);
