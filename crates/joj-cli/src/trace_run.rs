@@ -76,7 +76,7 @@ pub fn main(a: TraceRunArgs) -> CliResult {
 }
 
 /// What the command did to the device, then one row per file it touched.
-fn table(r: &RunResult) -> String {
+pub fn table(r: &RunResult) -> String {
     let cfg = &r.config;
     let mut s = format!(
         "{} on {} (kernel {}, mount options {})\n",

@@ -20,6 +20,7 @@ pub mod file;
 pub mod latency;
 pub mod paper;
 pub mod sqlite;
+pub mod syscalls;
 pub mod window;
 
 pub use config::{

@@ -1,0 +1,505 @@
+//! The player: re-executes recorded calls under a root directory, one OS thread per recorded
+//! thread, each thread's calls in order, the recorded start order kept across threads (a call
+//! starts only once every call recorded before it has started), and with
+//! [`Timing::Recorded`] each call no earlier than its recorded offset from the phase's start.
+//!
+//! Data is not recorded: writes carry a fixed pattern (`0x5a`), a database's first page the
+//! 16-byte SQLite magic, so block volumes and SQLite roles are the original's. An observer is
+//! told before a file loses blocks (unlink, rename, truncate) and after every sync, as the
+//! supervisor of `joj trace -- COMMAND` tells it, so the replay is classified the same way.
+//! Descriptors live in a [`Player`] and outlast a phase: a file opened before the measured
+//! window is used inside it.
+
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use super::error::SyscallsError;
+use super::format::{Call, Op};
+use crate::window::lock;
+
+/// The byte every replayed write carries.
+pub const FILL_BYTE: u8 = 0x5a;
+/// The start of every SQLite database file.
+const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
+
+/// When each call starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Timing {
+    /// At its recorded offset from the phase's first call (think times kept).
+    Recorded,
+    /// As soon as the calls recorded before it have started.
+    Fast,
+}
+
+/// What a call is about to do to a file's blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    Remove,
+    Truncate,
+}
+
+/// Which sync returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Synced {
+    Fsync,
+    Fdatasync,
+    /// A write on an `O_SYNC` / `O_DSYNC` descriptor.
+    SyncWrite,
+    /// `syncfs`.
+    WholeFs,
+    /// `fsync` / `fdatasync` of a directory.
+    Directory,
+}
+
+/// Told of the replay's calls that move or settle blocks (times: CLOCK_MONOTONIC ns).
+pub trait PlayObserver: Sync {
+    fn before_change(&self, change: Change, path: &Path, file: &File);
+    fn synced(&self, kind: Synced, file: Option<(&Path, &File)>, start_ns: u64, end_ns: u64);
+}
+
+/// CLOCK_MONOTONIC in nanoseconds (the block tracer's clock).
+pub fn now_mono_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec to a valid pointer; CLOCK_MONOTONIC exists.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    assert_eq!(rc, 0, "CLOCK_MONOTONIC is always available");
+    ts.tv_sec.unsigned_abs() * 1_000_000_000 + ts.tv_nsec.unsigned_abs()
+}
+
+/// An open replayed descriptor.
+struct Opened {
+    file: Arc<File>,
+    path: PathBuf,
+    sync_writes: bool,
+    is_dir: bool,
+}
+
+/// What a phase did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PlayReport {
+    pub calls: u64,
+    pub threads: u64,
+    /// Calls that failed in the recording and succeeded in the replay.
+    pub unexpected_successes: u64,
+}
+
+/// Replays recorded calls under `root`, keeping their descriptors between phases.
+pub struct Player {
+    root: PathBuf,
+    fds: Mutex<HashMap<i32, Opened>>,
+}
+
+/// The shared turn: the index of the next call allowed to start.
+struct Turn {
+    next: Mutex<usize>,
+    cv: Condvar,
+    failed: AtomicBool,
+}
+
+impl Turn {
+    /// Wait until call `i` may start; `false` when another thread failed.
+    fn wait(&self, i: usize) -> bool {
+        let mut next = lock(&self.next);
+        while *next != i && !self.failed.load(Ordering::SeqCst) {
+            next = self.cv.wait(next).unwrap_or_else(|e| e.into_inner());
+        }
+        if self.failed.load(Ordering::SeqCst) {
+            return false;
+        }
+        *next += 1;
+        self.cv.notify_all();
+        true
+    }
+
+    fn fail(&self) {
+        self.failed.store(true, Ordering::SeqCst);
+        let _guard = lock(&self.next);
+        self.cv.notify_all();
+    }
+}
+
+/// Options of one phase.
+pub struct Phase<'a> {
+    pub timing: Timing,
+    pub observer: Option<&'a dyn PlayObserver>,
+    /// Counts finished calls.
+    pub progress: Option<&'a AtomicU64>,
+}
+
+impl Player {
+    pub fn new(root: &Path) -> Player {
+        Player {
+            root: root.to_path_buf(),
+            fds: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Replay `calls` (a phase of a checked recording) and return when all have.
+    pub fn play(&self, calls: &[Call], phase: &Phase) -> Result<PlayReport, SyscallsError> {
+        let mut by_tid: HashMap<u64, Vec<(usize, &Call)>> = HashMap::new();
+        for (i, c) in calls
+            .iter()
+            .filter(|c| !matches!(c.op, Op::Mark { .. }))
+            .enumerate()
+        {
+            by_tid.entry(c.tid).or_default().push((i, c));
+        }
+        let turn = Turn {
+            next: Mutex::new(0),
+            cv: Condvar::new(),
+            failed: AtomicBool::new(false),
+        };
+        let first_ns = calls.first().map_or(0, |c| c.start_ns);
+        let started = Instant::now();
+        let unexpected = AtomicU64::new(0);
+        let errors: Mutex<Vec<SyscallsError>> = Mutex::new(vec![]);
+        let (turn_ref, unexpected_ref, errors_ref) = (&turn, &unexpected, &errors);
+        std::thread::scope(|s| {
+            for list in by_tid.values() {
+                let (turn, unexpected, errors) = (turn_ref, unexpected_ref, errors_ref);
+                s.spawn(move || {
+                    let mut buf = AlignedBuf::default();
+                    for (i, c) in list {
+                        if phase.timing == Timing::Recorded {
+                            let due = Duration::from_nanos(c.start_ns.saturating_sub(first_ns));
+                            if let Some(wait) = due.checked_sub(started.elapsed()) {
+                                std::thread::sleep(wait);
+                            }
+                        }
+                        if !turn.wait(*i) {
+                            return;
+                        }
+                        match self.exec(c, &mut buf, phase.observer) {
+                            Ok(surprise) => {
+                                unexpected.fetch_add(u64::from(surprise), Ordering::Relaxed);
+                            }
+                            Err(e) => {
+                                lock(errors).push(e);
+                                turn.fail();
+                                return;
+                            }
+                        }
+                        if let Some(p) = phase.progress {
+                            p.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                });
+            }
+        });
+        if let Some(e) = lock(&errors).drain(..).next() {
+            return Err(e);
+        }
+        Ok(PlayReport {
+            calls: calls.len() as u64,
+            threads: by_tid.len() as u64,
+            unexpected_successes: unexpected.into_inner(),
+        })
+    }
+
+    /// The absolute path of a recorded relative one.
+    fn abs(&self, rel: &str) -> PathBuf {
+        if rel == "." {
+            self.root.clone()
+        } else {
+            self.root.join(rel)
+        }
+    }
+
+    /// The descriptor's file and path (the recording was checked: every descriptor used was
+    /// opened; one whose open failed here too stops the replay).
+    fn fd(&self, c: &Call, fd: i32) -> Result<(Arc<File>, PathBuf, bool, bool), SyscallsError> {
+        let fds = lock(&self.fds);
+        match fds.get(&fd) {
+            Some(o) => Ok((o.file.clone(), o.path.clone(), o.sync_writes, o.is_dir)),
+            None => Err(diverged(
+                c,
+                format!("descriptor {fd}"),
+                "no such descriptor",
+            )),
+        }
+    }
+}
+
+fn diverged(c: &Call, path: String, got: &str) -> SyscallsError {
+    SyscallsError::Diverged {
+        seq: c.seq,
+        call: c.op.name(),
+        path,
+        recorded: c
+            .errno
+            .clone()
+            .unwrap_or_else(|| format!("success ({})", c.ret)),
+        got: got.to_string(),
+    }
+}
+
+/// A reusable buffer aligned for `O_DIRECT`.
+#[derive(Default)]
+struct AlignedBuf {
+    raw: Vec<u8>,
+}
+
+const ALIGN: usize = 4096;
+
+impl AlignedBuf {
+    fn get(&mut self, len: usize, sqlite_header: bool) -> &mut [u8] {
+        if self.raw.len() < len + ALIGN {
+            self.raw = vec![FILL_BYTE; len + ALIGN];
+        }
+        let start = self.raw.as_ptr().align_offset(ALIGN);
+        let buf = &mut self.raw[start..start + len];
+        buf.fill(FILL_BYTE);
+        if sqlite_header && len >= SQLITE_MAGIC.len() {
+            buf[..SQLITE_MAGIC.len()].copy_from_slice(SQLITE_MAGIC);
+        }
+        buf
+    }
+}
+
+fn open_options(flags: &[String], mode: u32) -> OpenOptions {
+    let has = |f: &str| flags.iter().any(|x| x == f);
+    let mut o = OpenOptions::new();
+    let (read, write) = if has("O_RDWR") {
+        (true, true)
+    } else if has("O_WRONLY") {
+        (false, true)
+    } else {
+        (true, false)
+    };
+    o.read(read).write(write).mode(mode);
+    let mut custom = libc::O_CLOEXEC;
+    for (name, bit) in [
+        ("O_CREAT", libc::O_CREAT),
+        ("O_EXCL", libc::O_EXCL),
+        ("O_TRUNC", libc::O_TRUNC),
+        ("O_APPEND", libc::O_APPEND),
+        ("O_SYNC", libc::O_SYNC),
+        ("O_DSYNC", libc::O_DSYNC),
+        ("O_DIRECT", libc::O_DIRECT),
+        ("O_DIRECTORY", libc::O_DIRECTORY),
+        ("O_NOFOLLOW", libc::O_NOFOLLOW),
+        ("O_NOATIME", libc::O_NOATIME),
+    ] {
+        if has(name) {
+            custom |= bit;
+        }
+    }
+    o.custom_flags(custom);
+    o
+}
+
+fn whence(w: &str, off: i64) -> SeekFrom {
+    match w {
+        "SEEK_CUR" => SeekFrom::Current(off),
+        "SEEK_END" => SeekFrom::End(off),
+        _ => SeekFrom::Start(off.max(0) as u64),
+    }
+}
+
+impl Player {
+    /// Execute one call; `Ok(true)` when it failed in the recording and succeeded here.
+    fn exec(
+        &self,
+        c: &Call,
+        buf: &mut AlignedBuf,
+        obs: Option<&dyn PlayObserver>,
+    ) -> Result<bool, SyscallsError> {
+        // long: one arm per recorded call, each its system call and what the observer is told;
+        // the table reads best whole.
+        let res: std::io::Result<()> = match &c.op {
+            Op::Open {
+                path,
+                flags,
+                mode,
+                fd,
+            } => {
+                let abs = self.abs(path);
+                match open_options(flags, *mode).open(&abs) {
+                    // An open that failed in the recording and succeeds here is closed at once.
+                    Ok(f) if !c.failed() => {
+                        let sync_writes = flags.iter().any(|f| f == "O_SYNC" || f == "O_DSYNC");
+                        let is_dir = f.metadata().is_ok_and(|m| m.is_dir());
+                        lock(&self.fds).insert(
+                            *fd,
+                            Opened {
+                                file: Arc::new(f),
+                                path: abs,
+                                sync_writes,
+                                is_dir,
+                            },
+                        );
+                        Ok(())
+                    }
+                    Ok(_) => Ok(()),
+                    Err(e) => Err(e),
+                }
+            }
+            Op::Close { fd } => {
+                lock(&self.fds).remove(fd);
+                Ok(())
+            }
+            Op::Read { fd, len } => {
+                let (f, ..) = self.fd(c, *fd)?;
+                let b = buf.get(*len as usize, false);
+                (&*f).read(b).map(drop)
+            }
+            Op::Pread { fd, off, len } => {
+                let (f, ..) = self.fd(c, *fd)?;
+                let b = buf.get(*len as usize, false);
+                f.read_at(b, *off).map(drop)
+            }
+            Op::Write { fd, len } => {
+                let (f, path, sync, _) = self.fd(c, *fd)?;
+                let start = now_mono_ns();
+                let r = (&*f).write(buf.get(*len as usize, false)).map(drop);
+                if sync && r.is_ok() {
+                    if let Some(o) = obs {
+                        o.synced(Synced::SyncWrite, Some((&path, &f)), start, now_mono_ns());
+                    }
+                }
+                r
+            }
+            Op::Pwrite {
+                fd,
+                off,
+                len,
+                sqlite_header,
+            } => {
+                let (f, path, sync, _) = self.fd(c, *fd)?;
+                let start = now_mono_ns();
+                let r = f
+                    .write_at(buf.get(*len as usize, *sqlite_header), *off)
+                    .map(drop);
+                if sync && r.is_ok() {
+                    if let Some(o) = obs {
+                        o.synced(Synced::SyncWrite, Some((&path, &f)), start, now_mono_ns());
+                    }
+                }
+                r
+            }
+            Op::Lseek { fd, off, whence: w } => {
+                let (f, ..) = self.fd(c, *fd)?;
+                (&*f).seek(whence(w, *off)).map(drop)
+            }
+            Op::Fsync { fd } | Op::Fdatasync { fd } => {
+                let (f, path, _, is_dir) = self.fd(c, *fd)?;
+                let data_only = matches!(c.op, Op::Fdatasync { .. });
+                let start = now_mono_ns();
+                let r = if data_only {
+                    f.sync_data()
+                } else {
+                    f.sync_all()
+                };
+                if let (Some(o), true) = (obs, r.is_ok()) {
+                    let end = now_mono_ns();
+                    match (is_dir, data_only) {
+                        (true, _) => o.synced(Synced::Directory, None, start, end),
+                        (false, true) => o.synced(Synced::Fdatasync, Some((&path, &f)), start, end),
+                        (false, false) => o.synced(Synced::Fsync, Some((&path, &f)), start, end),
+                    }
+                }
+                r
+            }
+            Op::Syncfs { fd } => {
+                let (f, ..) = self.fd(c, *fd)?;
+                let start = now_mono_ns();
+                // SAFETY: syncfs on a descriptor this player keeps open.
+                let r = if unsafe { libc::syncfs(f.as_raw_fd()) } == 0 {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::last_os_error())
+                };
+                if let (Some(o), true) = (obs, r.is_ok()) {
+                    o.synced(Synced::WholeFs, None, start, now_mono_ns());
+                }
+                r
+            }
+            Op::Ftruncate { fd, len } => {
+                let (f, path, ..) = self.fd(c, *fd)?;
+                if let Some(o) = obs {
+                    o.before_change(Change::Truncate, &path, &f);
+                }
+                f.set_len(*len)
+            }
+            Op::Truncate { path, len } => {
+                let abs = self.abs(path);
+                self.tell_before(obs, Change::Truncate, &abs);
+                OpenOptions::new()
+                    .write(true)
+                    .open(&abs)
+                    .and_then(|f| f.set_len(*len))
+            }
+            Op::Fallocate { fd, mode, off, len } => {
+                let (f, ..) = self.fd(c, *fd)?;
+                // SAFETY: fallocate on a descriptor this player keeps open.
+                let rc = unsafe {
+                    libc::fallocate(
+                        f.as_raw_fd(),
+                        *mode,
+                        *off as libc::off_t,
+                        *len as libc::off_t,
+                    )
+                };
+                if rc == 0 {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::last_os_error())
+                }
+            }
+            Op::Unlink { path } => {
+                let abs = self.abs(path);
+                self.tell_before(obs, Change::Remove, &abs);
+                std::fs::remove_file(&abs)
+            }
+            Op::Rmdir { path } => std::fs::remove_dir(self.abs(path)),
+            Op::Rename { from, to } => {
+                let (from, to) = (self.abs(from), self.abs(to));
+                self.tell_before(obs, Change::Remove, &from);
+                self.tell_before(obs, Change::Remove, &to);
+                std::fs::rename(&from, &to)
+            }
+            Op::Mkdir { path, mode } => {
+                std::os::unix::fs::DirBuilderExt::mode(&mut std::fs::DirBuilder::new(), *mode)
+                    .create(self.abs(path))
+            }
+            Op::Mark { .. } => Ok(()),
+        };
+        self.outcome(c, res)
+    }
+
+    /// Tell the observer about a file by path, when it exists.
+    fn tell_before(&self, obs: Option<&dyn PlayObserver>, change: Change, abs: &Path) {
+        if let Some(o) = obs
+            && let Ok(f) = File::open(abs)
+            && f.metadata().is_ok_and(|m| m.is_file())
+        {
+            o.before_change(change, abs, &f);
+        }
+    }
+
+    /// Compare the replayed outcome with the recorded one.
+    fn outcome(&self, c: &Call, res: std::io::Result<()>) -> Result<bool, SyscallsError> {
+        let where_ = || {
+            c.op.paths()
+                .first()
+                .map(|p| p.to_string())
+                .or_else(|| c.op.fd().map(|fd| format!("descriptor {fd}")))
+                .unwrap_or_default()
+        };
+        match (res, c.failed()) {
+            (Ok(()), false) | (Err(_), true) => Ok(false),
+            (Ok(()), true) => Ok(true),
+            (Err(e), false) => Err(diverged(c, where_(), &e.to_string())),
+        }
+    }
+}
