@@ -72,9 +72,42 @@ fn kind_of(path: &Path, header_is_sqlite: bool) -> (&'static str, FileRole) {
 /// SQLite's file header starts with these 16 bytes.
 const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
 
+/// Whether `f` starts with SQLite's header. It is read through a descriptor of its own opened
+/// with `O_NOATIME` (joj runs as root, who may): a plain read would update the file's atime
+/// — after every write, under `relatime` — and the filesystem would journal that inode change,
+/// FS journal the program never caused.
 fn has_sqlite_header(f: &std::fs::File) -> bool {
+    use std::os::unix::fs::OpenOptionsExt;
+    let proc_path = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(f));
+    let quiet = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOATIME)
+        .open(proc_path);
+    let Ok(quiet) = quiet else { return false };
     let mut buf = [0u8; 16];
-    matches!(f.read_at(&mut buf, 0), Ok(16)) && &buf == SQLITE_HEADER
+    matches!(quiet.read_at(&mut buf, 0), Ok(16)) && &buf == SQLITE_HEADER
+}
+
+/// The device number of the filesystem `f` is on, asked for without its timestamps: on this
+/// kernel (6.13 and later: multigrain timestamps on ext4, xfs, btrfs) a `stat` that returns a
+/// file's mtime makes the next write give it a fine-grained new one, so every write after a
+/// `stat` changes the inode and the following `fsync` commits a journal transaction the
+/// program alone would often not have caused.
+fn device_quietly(f: &std::fs::File) -> Option<u64> {
+    // SAFETY: an all-zero statx is a valid value of the plain C struct.
+    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: statx on an open descriptor with an empty path and AT_EMPTY_PATH writes one
+    // struct statx to a valid pointer.
+    let rc = unsafe {
+        libc::statx(
+            std::os::fd::AsRawFd::as_raw_fd(f),
+            c"".as_ptr(),
+            libc::AT_EMPTY_PATH,
+            libc::STATX_TYPE,
+            &mut stx,
+        )
+    };
+    (rc == 0).then(|| libc::makedev(stx.stx_dev_major, stx.stx_dev_minor))
 }
 
 /// What the supervisor reports, kept for the run's files on the scratch filesystem.
@@ -93,7 +126,7 @@ pub(super) struct Watcher {
 impl Watcher {
     /// Whether `f` is on the scratch filesystem; notes a SQLite header.
     fn ours(&mut self, f: &TouchedFile) -> bool {
-        let on_scratch = f.file.metadata().is_ok_and(|m| m.dev() == self.st_dev);
+        let on_scratch = device_quietly(&f.file) == Some(self.st_dev);
         // Only a file whose name gives no role is read (reading updates its atime, which the
         // filesystem then journals), and only until it is known to be a database.
         if on_scratch

@@ -76,6 +76,26 @@ pub fn now_mono_ns() -> u64 {
     ts.tv_sec.unsigned_abs() * 1_000_000_000 + ts.tv_nsec.unsigned_abs()
 }
 
+/// The file type bits of `f`, asked for without its timestamps: a `stat` returning mtime
+/// would make the next write's mtime fine-grained (multigrain timestamps, Linux 6.13+), so
+/// every write would change the inode and journal where the recorded program's did not.
+fn file_type_quietly(f: &File) -> Option<u32> {
+    // SAFETY: an all-zero statx is a valid value of the plain C struct.
+    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: statx on an open descriptor with an empty path and AT_EMPTY_PATH writes one
+    // struct statx to a valid pointer.
+    let rc = unsafe {
+        libc::statx(
+            f.as_raw_fd(),
+            c"".as_ptr(),
+            libc::AT_EMPTY_PATH,
+            libc::STATX_TYPE,
+            &mut stx,
+        )
+    };
+    (rc == 0).then_some(u32::from(stx.stx_mode) & libc::S_IFMT)
+}
+
 /// An open replayed descriptor.
 struct Opened {
     file: Arc<File>,
@@ -328,7 +348,7 @@ impl Player {
                     // An open that failed in the recording and succeeds here is closed at once.
                     Ok(f) if !c.failed() => {
                         let sync_writes = flags.iter().any(|f| f == "O_SYNC" || f == "O_DSYNC");
-                        let is_dir = f.metadata().is_ok_and(|m| m.is_dir());
+                        let is_dir = file_type_quietly(&f) == Some(libc::S_IFDIR);
                         lock(&self.fds).insert(
                             *fd,
                             Opened {
@@ -481,7 +501,7 @@ impl Player {
     fn tell_before(&self, obs: Option<&dyn PlayObserver>, change: Change, abs: &Path) {
         if let Some(o) = obs
             && let Ok(f) = File::open(abs)
-            && f.metadata().is_ok_and(|m| m.is_file())
+            && file_type_quietly(&f) == Some(libc::S_IFREG)
         {
             o.before_change(change, abs, &f);
         }

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Replay fidelity (issue 22, docs/results.md "Replaying recorded system calls"): record a traced
+# `joj bench` run under strace (`joj syscalls record --bench-window`), replay the recording on a
+# fresh scratch filesystem of the same kind (`joj syscalls replay`), and print the recorded run's
+# own per-transaction figures beside the replay's: KiB of data, metadata and FS journal, and
+# flushes. A row holds when each differs by at most 5 % (figures under 0.1 are compared absolutely).
+# Usage: scripts/replayfidelity.sh [output-dir] [transactions] [timing]
+#   (needs root and strace; JOJ=path/to/joj to use another build; about 5 minutes on 2 cores)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-joj-out/replay-fidelity}
+n=${2:-300}
+timing=${3:-recorded}
+mkdir -p "$out/traces"
+joj=${JOJ:-./target/release/joj}
+[ -x "$joj" ] || cargo build --release --locked -p joj-cli
+row() {
+  local fs=$1 name=$2; shift 2
+  echo "== $fs $name" >&2
+  "$joj" syscalls record -o "$out/$fs-$name.jsonl" --force --bench-window --transactions "$n" \
+    -- "$joj" bench --fs "$fs" --trace --json -n "$n" --out "$out/traces" "$@" \
+    > "$out/$fs-$name.bench.json"
+  "$joj" syscalls replay "$out/$fs-$name.jsonl" --fs "$fs" --timing "$timing" --json \
+    --out "$out/traces" > "$out/$fs-$name.replay.json"
+}
+for fs in ext4 xfs; do
+  row "$fs" wal-insert -j wal --op insert
+  row "$fs" delete-insert -j delete --op insert
+  row "$fs" truncate-update -j truncate --op update
+  row "$fs" persist-insert -j persist --op insert
+  row "$fs" file-fsync-randwrite --op randwrite --file-sync fsync --file-kib 1024 --record-kib 4
+done
+python3 scripts/replayfidelity_table.py "$out"
