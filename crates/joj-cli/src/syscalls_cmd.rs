@@ -143,7 +143,7 @@ pub fn main(a: SyscallsArgs) -> CliResult {
             let opts = import_options(&root, transactions, None);
             let rec = import_strace(
                 &String::from_utf8_lossy(&text),
-                &strace.display().to_string(),
+                &format!("strace output {}", strace.display()),
                 &opts,
             )?;
             write_recording(&output, &rec, force)
@@ -236,7 +236,11 @@ fn record(
     }
     let line = joj_experiment::run::command_line(argv);
     let opts = import_options(root, transactions, Some(line));
-    let rec = import_strace(&String::from_utf8_lossy(&text), "strace output", &opts)?;
+    let rec = import_strace(
+        &String::from_utf8_lossy(&text),
+        "the strace output of the command",
+        &opts,
+    )?;
     write_recording(output, &rec, force)
 }
 

@@ -59,7 +59,7 @@ pub enum SyscallsError {
         fd: i32,
     },
     #[error(
-        "strace output {what} line {line}: {why}: {text:?}; fix: give the output of `strace -f -ttt -T -y -o FILE COMMAND` (joj syscalls record runs exactly that)"
+        "{what} line {line}: {why}: {text:?}; fix: give the output of `strace -f -ttt -T -y -o FILE COMMAND` (joj syscalls record runs exactly that)"
     )]
     StraceLine {
         what: String,
@@ -68,15 +68,15 @@ pub enum SyscallsError {
         text: String,
     },
     #[error(
-        "strace output {what}: no file-system call inside the root {root}; fix: check --root (the directory the program worked in, as strace shows it), and that strace ran with -f -y"
+        "{what}: no file-system call inside the root {root}; fix: check --root (the directory the program worked in, as strace shows it), and that strace ran with -f -y"
     )]
     NothingInRoot { what: String, root: String },
     #[error(
-        "strace output {what}: --bench-window found {found} syncfs call(s) on the root, a joj bench run makes two (the window's begin and end); fix: record `joj bench` with --trace on a scratch --fs, or import without --bench-window"
+        "{what}: --bench-window found {found} syncfs call(s) on the root, a joj bench run makes two (the window's begin and end); fix: record `joj bench` with --trace on a scratch --fs, or import without --bench-window"
     )]
     NoBenchWindow { what: String, found: u64 },
     #[error(
-        "strace output {what} line {line}: rename between the root and outside it ({from} -> {to}); fix: record with --root at a directory that holds both"
+        "{what} line {line}: rename between the root and outside it ({from} -> {to}); fix: record with --root at a directory that holds both"
     )]
     RenameAcrossRoot {
         what: String,

@@ -17,3 +17,6 @@ pub use format::{Call, Header, Mark, Op, Recording};
 pub use play::{Change, Phase, PlayObserver, PlayReport, Player, Synced, Timing};
 pub use strace::{ImportOptions, STRACE_CALLS, import_strace};
 pub use strace_line::BadLine;
+
+#[cfg(test)]
+mod tests;

@@ -1,6 +1,7 @@
 //! The player: re-executes recorded calls under a root directory, one OS thread per recorded
-//! thread, each thread's calls in order, the recorded start order kept across threads (a call
-//! starts only once every call recorded before it has started), and with
+//! thread, each thread's calls in order, and across threads what the recording shows to have
+//! happened first ([`Turn`]: the start order, and a call that ended before another started
+//! ends first here too); with
 //! [`Timing::Recorded`] each call no earlier than its recorded offset from the phase's start.
 //!
 //! Data is not recorded: writes carry a fixed pattern (`0x5a`), a database's first page the
@@ -119,31 +120,86 @@ pub struct Player {
     fds: Mutex<HashMap<i32, Opened>>,
 }
 
-/// The shared turn: the index of the next call allowed to start.
+/// The order a phase keeps across threads: call `i` starts once every call recorded before it
+/// has started, and once every call that had *ended* before it started in the recording has
+/// ended here — what the recording shows to have happened before it still does; calls that
+/// overlapped in the recording may overlap in the replay. Every wait is for a call of smaller
+/// index, so the waits cannot form a circle.
 struct Turn {
-    next: Mutex<usize>,
+    state: Mutex<TurnState>,
     cv: Condvar,
     failed: AtomicBool,
+    /// For each call, how many calls come before it in end order (ended before it started).
+    ended_before: Vec<usize>,
+    /// Each call's position in end order.
+    end_pos: Vec<usize>,
+}
+
+struct TurnState {
+    next_start: usize,
+    done: Vec<bool>,
+    /// The calls in end order are all done up to here.
+    done_prefix: usize,
 }
 
 impl Turn {
+    fn new(calls: &[&Call]) -> Turn {
+        let end = |c: &Call| c.start_ns.saturating_add(c.dur_ns);
+        let mut by_end: Vec<usize> = (0..calls.len()).collect();
+        by_end.sort_by_key(|&i| (end(calls[i]), i));
+        let mut end_pos = vec![0; calls.len()];
+        for (pos, &i) in by_end.iter().enumerate() {
+            end_pos[i] = pos;
+        }
+        let keys: Vec<(u64, usize)> = by_end.iter().map(|&i| (end(calls[i]), i)).collect();
+        let ended_before = (0..calls.len())
+            .map(|i| keys.partition_point(|&k| k < (calls[i].start_ns, i)))
+            .collect();
+        Turn {
+            state: Mutex::new(TurnState {
+                next_start: 0,
+                done: vec![false; calls.len()],
+                done_prefix: 0,
+            }),
+            cv: Condvar::new(),
+            failed: AtomicBool::new(false),
+            ended_before,
+            end_pos,
+        }
+    }
+
     /// Wait until call `i` may start; `false` when another thread failed.
     fn wait(&self, i: usize) -> bool {
-        let mut next = lock(&self.next);
-        while *next != i && !self.failed.load(Ordering::SeqCst) {
-            next = self.cv.wait(next).unwrap_or_else(|e| e.into_inner());
+        let mut st = lock(&self.state);
+        loop {
+            let failed = self.failed.load(Ordering::SeqCst);
+            let due = st.next_start == i && st.done_prefix >= self.ended_before[i];
+            if failed || due {
+                break;
+            }
+            st = self.cv.wait(st).unwrap_or_else(|e| e.into_inner());
         }
         if self.failed.load(Ordering::SeqCst) {
             return false;
         }
-        *next += 1;
+        st.next_start += 1;
         self.cv.notify_all();
         true
     }
 
+    /// Call `i` has returned.
+    fn done(&self, i: usize) {
+        let mut st = lock(&self.state);
+        st.done[self.end_pos[i]] = true;
+        while st.done_prefix < st.done.len() && st.done[st.done_prefix] {
+            st.done_prefix += 1;
+        }
+        self.cv.notify_all();
+    }
+
     fn fail(&self) {
         self.failed.store(true, Ordering::SeqCst);
-        let _guard = lock(&self.next);
+        let _guard = lock(&self.state);
         self.cv.notify_all();
     }
 }
@@ -166,19 +222,15 @@ impl Player {
 
     /// Replay `calls` (a phase of a checked recording) and return when all have.
     pub fn play(&self, calls: &[Call], phase: &Phase) -> Result<PlayReport, SyscallsError> {
-        let mut by_tid: HashMap<u64, Vec<(usize, &Call)>> = HashMap::new();
-        for (i, c) in calls
+        let real: Vec<&Call> = calls
             .iter()
             .filter(|c| !matches!(c.op, Op::Mark { .. }))
-            .enumerate()
-        {
+            .collect();
+        let mut by_tid: HashMap<u64, Vec<(usize, &Call)>> = HashMap::new();
+        for (i, c) in real.iter().enumerate() {
             by_tid.entry(c.tid).or_default().push((i, c));
         }
-        let turn = Turn {
-            next: Mutex::new(0),
-            cv: Condvar::new(),
-            failed: AtomicBool::new(false),
-        };
+        let turn = Turn::new(&real);
         let first_ns = calls.first().map_or(0, |c| c.start_ns);
         let started = Instant::now();
         let unexpected = AtomicU64::new(0);
@@ -199,7 +251,9 @@ impl Player {
                         if !turn.wait(*i) {
                             return;
                         }
-                        match self.exec(c, &mut buf, phase.observer) {
+                        let res = self.exec(c, &mut buf, phase.observer);
+                        turn.done(*i);
+                        match res {
                             Ok(surprise) => {
                                 unexpected.fetch_add(u64::from(surprise), Ordering::Relaxed);
                             }

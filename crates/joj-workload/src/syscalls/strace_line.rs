@@ -83,17 +83,17 @@ pub(super) fn seconds_to_ns(s: &str) -> Option<u64> {
 
 /// Take one line apart (`Err`: why it is not strace output).
 pub(super) fn parse_line(line: &str) -> Result<Line, BadLine> {
-    let line = line.trim_end();
-    let mut parts = line.splitn(3, ' ');
-    let first = parts.next().unwrap_or_default();
+    let line = line.trim();
+    // strace pads the thread column to a width (`5073  1795625372.819054 …`).
+    let (first, after_first) = line.split_once(' ').unwrap_or((line, ""));
     // Without -f there is no thread column: the time comes first.
     let (tid, time, rest) = if first.contains('.') {
-        let rest = line[first.len()..].trim_start();
-        (0, first, rest)
+        (0, first, after_first.trim_start())
     } else {
         let tid = first.parse().map_err(|_| BadLine::NoThreadId)?;
-        let time = parts.next().ok_or(BadLine::NoTimeStamp)?;
-        (tid, time, parts.next().unwrap_or_default())
+        let after_first = after_first.trim_start();
+        let (time, rest) = after_first.split_once(' ').ok_or(BadLine::NoTimeStamp)?;
+        (tid, time, rest.trim_start())
     };
     if rest.starts_with("+++") || rest.starts_with("---") || rest.is_empty() {
         return Ok(Line::Other);
