@@ -135,6 +135,36 @@ pub enum Op {
     Syncfs {
         fd: i32,
     },
+    /// `stat`, `lstat`, `newfstatat` / `statx` of a path.
+    Stat {
+        path: String,
+    },
+    /// `fstat`, `newfstatat` / `statx` of a descriptor (`AT_EMPTY_PATH`).
+    Fstat {
+        fd: i32,
+    },
+    /// `fchown` (SQLite, as root, gives every journal it opens its database's owner; on xfs the
+    /// inode change makes the next `fdatasync` force the log).
+    Fchown {
+        fd: i32,
+        uid: u32,
+        gid: u32,
+    },
+    /// `chown`, `lchown`, `fchownat` of a path.
+    Chown {
+        path: String,
+        uid: u32,
+        gid: u32,
+    },
+    Fchmod {
+        fd: i32,
+        mode: u32,
+    },
+    /// `chmod`, `fchmodat` of a path.
+    Chmod {
+        path: String,
+        mode: u32,
+    },
     Mark {
         name: Mark,
     },
@@ -154,7 +184,10 @@ impl Op {
             | Op::Fdatasync { fd }
             | Op::Ftruncate { fd, .. }
             | Op::Fallocate { fd, .. }
-            | Op::Syncfs { fd } => Some(*fd),
+            | Op::Syncfs { fd }
+            | Op::Fstat { fd }
+            | Op::Fchown { fd, .. }
+            | Op::Fchmod { fd, .. } => Some(*fd),
             _ => None,
         }
     }
@@ -166,6 +199,9 @@ impl Op {
             | Op::Truncate { path, .. }
             | Op::Unlink { path }
             | Op::Rmdir { path }
+            | Op::Stat { path }
+            | Op::Chown { path, .. }
+            | Op::Chmod { path, .. }
             | Op::Mkdir { path, .. } => vec![path],
             Op::Rename { from, to } => vec![from, to],
             _ => vec![],
@@ -192,6 +228,12 @@ impl Op {
             Op::Rename { .. } => "rename",
             Op::Mkdir { .. } => "mkdir",
             Op::Syncfs { .. } => "syncfs",
+            Op::Stat { .. } => "stat",
+            Op::Fstat { .. } => "fstat",
+            Op::Fchown { .. } => "fchown",
+            Op::Chown { .. } => "chown",
+            Op::Fchmod { .. } => "fchmod",
+            Op::Chmod { .. } => "chmod",
             Op::Mark { .. } => "mark",
         }
     }

@@ -546,6 +546,26 @@ impl Player {
                 std::os::unix::fs::DirBuilderExt::mode(&mut std::fs::DirBuilder::new(), *mode)
                     .create(self.abs(path))
             }
+            // A stat is replayed for its side effect: on Linux 6.13+ (multigrain timestamps) a
+            // file whose mtime was read gets a fine-grained new one at its next write, so the
+            // inode changes, and the next sync journals, where it would not have otherwise.
+            Op::Stat { path } => std::fs::metadata(self.abs(path)).map(drop),
+            Op::Fstat { fd } => self.fd(c, *fd)?.0.metadata().map(drop),
+            Op::Fchown { fd, uid, gid } => {
+                let f = self.fd(c, *fd)?.0;
+                std::os::unix::fs::fchown(&*f, Some(*uid), Some(*gid))
+            }
+            Op::Chown { path, uid, gid } => {
+                std::os::unix::fs::chown(self.abs(path), Some(*uid), Some(*gid))
+            }
+            Op::Fchmod { fd, mode } => {
+                let f = self.fd(c, *fd)?.0;
+                f.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(*mode))
+            }
+            Op::Chmod { path, mode } => std::fs::set_permissions(
+                self.abs(path),
+                std::os::unix::fs::PermissionsExt::from_mode(*mode),
+            ),
             Op::Mark { .. } => Ok(()),
         };
         self.outcome(c, res)

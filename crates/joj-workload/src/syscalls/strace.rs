@@ -11,9 +11,10 @@ use super::error::SyscallsError;
 use super::format::{Call, FORMAT, Header, Mark, Op, Recording, VERSION};
 use super::strace_line::{BadLine, Line, RawCall, parse_call, parse_line, split_fd_path, unquote};
 
-/// The system calls `joj syscalls record` asks strace for (x86_64 and aarch64 names; strace
-/// ignores none of them on either, it refuses names it does not know).
-pub const STRACE_CALLS: &str = "open,openat,creat,close,read,write,pread64,pwrite64,lseek,fsync,fdatasync,ftruncate,truncate,fallocate,unlink,unlinkat,rmdir,rename,renameat,renameat2,mkdir,mkdirat,syncfs";
+/// The system calls `joj syscalls record` asks strace for. `?` lets strace skip a call the
+/// architecture does not have (aarch64 has no `open`, `unlink`, …); `%stat`, `%lstat` and
+/// `%fstat` are strace's classes of every stat variant (`fstat`, `newfstatat`, `statx`, …).
+pub const STRACE_CALLS: &str = "?open,openat,?creat,close,read,write,pread64,pwrite64,lseek,fsync,fdatasync,ftruncate,truncate,fallocate,?unlink,unlinkat,?rmdir,?rename,renameat,renameat2,?mkdir,mkdirat,syncfs,%stat,%lstat,%fstat,?chown,fchown,?lchown,fchownat,?chmod,fchmod,fchmodat";
 
 /// How to import.
 #[derive(Debug, Clone, Default)]
@@ -327,8 +328,79 @@ impl Importer {
                 })
             }
             "rename" | "renameat" | "renameat2" => return self.rename(c),
+            "stat" | "lstat" | "fstat" | "newfstatat" | "statx" => self.stat(c),
+            "fchown" | "chown" | "lchown" | "fchownat" | "fchmod" | "chmod" | "fchmodat" => {
+                self.owner(c)
+            }
             _ => Conv::Skip,
         })
+    }
+
+    /// A stat of a path, or of a descriptor (`fstat`, or `AT_EMPTY_PATH` with an empty path).
+    fn stat(&mut self, c: &RawCall) -> Conv {
+        let a = &c.args;
+        match c.name.as_str() {
+            "fstat" => keep_fd(self.fd_arg(&a[0]), |fd| Op::Fstat { fd }),
+            "stat" | "lstat" => keep_path(self.path_arg(None, &a[0]), |path| Op::Stat { path }),
+            _ if a.len() >= 3 => {
+                // newfstatat(dirfd, path, buf, flags) / statx(dirfd, path, flags, mask, buf)
+                let flags = if c.name == "statx" {
+                    &a[2]
+                } else {
+                    &a[a.len() - 1]
+                };
+                if a[1] == "\"\"" && flags.contains("AT_EMPTY_PATH") {
+                    keep_fd(self.fd_arg(&a[0]), |fd| Op::Fstat { fd })
+                } else {
+                    keep_path(self.path_arg(Some(&a[0]), &a[1]), |path| Op::Stat { path })
+                }
+            }
+            _ => Conv::Skip,
+        }
+    }
+
+    /// A change of owner or mode, of a descriptor or a path.
+    fn owner(&mut self, c: &RawCall) -> Conv {
+        let a = &c.args;
+        let id = |i: usize| num::<u32>(a.get(i)).unwrap_or(0);
+        match (c.name.as_str(), a.len()) {
+            ("fchown", 3..) => {
+                let (uid, gid) = (id(1), id(2));
+                keep_fd(self.fd_arg(&a[0]), |fd| Op::Fchown { fd, uid, gid })
+            }
+            ("chown" | "lchown", 3..) => {
+                let (uid, gid) = (id(1), id(2));
+                keep_path(self.path_arg(None, &a[0]), |path| Op::Chown {
+                    path,
+                    uid,
+                    gid,
+                })
+            }
+            ("fchownat", 4..) => {
+                let (uid, gid) = (id(2), id(3));
+                keep_path(self.path_arg(Some(&a[0]), &a[1]), |path| Op::Chown {
+                    path,
+                    uid,
+                    gid,
+                })
+            }
+            ("fchmod", 2..) => {
+                let mode = octal(a.get(1));
+                keep_fd(self.fd_arg(&a[0]), |fd| Op::Fchmod { fd, mode })
+            }
+            ("chmod", 2..) => {
+                let mode = octal(a.get(1));
+                keep_path(self.path_arg(None, &a[0]), |path| Op::Chmod { path, mode })
+            }
+            ("fchmodat", 3..) => {
+                let mode = octal(a.get(2));
+                keep_path(self.path_arg(Some(&a[0]), &a[1]), |path| Op::Chmod {
+                    path,
+                    mode,
+                })
+            }
+            _ => Conv::Skip,
+        }
     }
 
     fn rename(&mut self, c: &RawCall) -> Result<Conv, (String, String)> {

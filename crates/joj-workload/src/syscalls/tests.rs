@@ -415,3 +415,42 @@ fn a_call_that_fails_where_it_succeeded_stops_the_replay() {
     assert!(matches!(e, SyscallsError::Diverged { seq: 0, .. }), "{e}");
     assert!(e.to_string().contains("never-made"), "{e}");
 }
+
+#[test]
+fn stats_and_owner_changes_are_kept_for_their_side_effects() {
+    // Real lines of `joj bench --fs host --dir /tmp/st/h3 -j persist` as root: SQLite stats the
+    // database, gives the journal its owner (fchown) and stats it.
+    let text = r#"16199 1795625685.480107 newfstatat(3</usr/lib/x86_64-linux-gnu/libgcc_s.so.1>, "", {st_mode=S_IFREG|0644, st_size=125312, ...}, AT_EMPTY_PATH) = 0 <0.000007>
+16199 1795625685.500065 statx(AT_FDCWD</tmp/st>, "/tmp/st/h3/joj-0.db", AT_STATX_SYNC_AS_STAT, STATX_ALL, 0x7ffe009d2280) = -1 ENOENT (No such file or directory) <0.000036>
+16199 1795625685.503377 openat(AT_FDCWD</tmp/st>, "/tmp/st/h3/joj-0.db-journal", O_RDWR|O_CREAT|O_NOFOLLOW|O_CLOEXEC, 0644) = 4</tmp/st/h3/joj-0.db-journal> <0.000142>
+16199 1795625685.503830 fchown(4</tmp/st/h3/joj-0.db-journal>, 0, 0) = 0 <0.000062>
+16199 1795625685.503950 fstat(4</tmp/st/h3/joj-0.db-journal>, {st_mode=S_IFREG|0644, st_size=0, ...}) = 0 <0.000049>"#;
+    let opts = ImportOptions {
+        root: Some("/tmp/st/h3".into()),
+        ..Default::default()
+    };
+    let rec = import_strace(text, "t", &opts).unwrap();
+    let ops: Vec<&Op> = rec.calls.iter().map(|c| &c.op).collect();
+    assert_eq!(
+        ops,
+        [
+            &Op::Stat {
+                path: "joj-0.db".into()
+            },
+            &Op::Open {
+                path: "joj-0.db-journal".into(),
+                flags: vec!["O_RDWR".into(), "O_CREAT".into(), "O_NOFOLLOW".into()],
+                mode: 0o644,
+                fd: 4
+            },
+            &Op::Fchown {
+                fd: 4,
+                uid: 0,
+                gid: 0
+            },
+            &Op::Fstat { fd: 4 },
+        ]
+    );
+    assert_eq!(rec.calls[0].errno.as_deref(), Some("ENOENT"));
+    assert_eq!(rec.header.dropped_outside_root, 1);
+}
