@@ -14,20 +14,22 @@ timing=${3:-recorded}
 mkdir -p "$out/traces"
 joj=${JOJ:-./target/release/joj}
 [ -x "$joj" ] || cargo build --release --locked -p joj-cli
+# row FS NAME TRANSACTIONS BENCH-ARGS…: TRANSACTIONS is what the run counts (a file workload's
+# are its records: --file-kib / --record-kib).
 row() {
-  local fs=$1 name=$2; shift 2
+  local fs=$1 name=$2 txns=$3; shift 3
   echo "== $fs $name" >&2
-  "$joj" syscalls record -o "$out/$fs-$name.jsonl" --force --bench-window --transactions "$n" \
-    -- "$joj" bench --fs "$fs" --trace --json -n "$n" --out "$out/traces" "$@" \
+  "$joj" syscalls record -o "$out/$fs-$name.jsonl" --force --bench-window --transactions "$txns" \
+    -- "$joj" bench --fs "$fs" --trace --json --out "$out/traces" "$@" \
     > "$out/$fs-$name.bench.json"
   "$joj" syscalls replay "$out/$fs-$name.jsonl" --fs "$fs" --timing "$timing" --json \
     --out "$out/traces" > "$out/$fs-$name.replay.json"
 }
 for fs in ext4 xfs; do
-  row "$fs" wal-insert -j wal --op insert
-  row "$fs" delete-insert -j delete --op insert
-  row "$fs" truncate-update -j truncate --op update
-  row "$fs" persist-insert -j persist --op insert
-  row "$fs" file-fsync-randwrite --op randwrite --file-sync fsync --file-kib 1024 --record-kib 4
+  row "$fs" wal-insert "$n" -n "$n" -j wal --op insert
+  row "$fs" delete-insert "$n" -n "$n" -j delete --op insert
+  row "$fs" truncate-update "$n" -n "$n" -j truncate --op update
+  row "$fs" persist-insert "$n" -n "$n" -j persist --op insert
+  row "$fs" file-fsync-randwrite 256 --op randwrite --file-sync fsync --file-kib 1024 --record-kib 4
 done
 python3 scripts/replayfidelity_table.py "$out"

@@ -29,6 +29,9 @@ pub struct Header {
     pub threads: u64,
     pub calls: u64,
     pub dropped_outside_root: u64,
+    /// Calls after a `joj bench` window's end, not kept (`--bench-window`).
+    #[serde(default)]
+    pub dropped_after_window: u64,
 }
 
 /// One recorded call: when, on which thread, what it returned, and what it was.
@@ -90,7 +93,7 @@ pub enum Op {
         fd: i32,
         off: u64,
         len: u64,
-        #[serde(default)]
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         sqlite_header: bool,
     },
     Lseek {

@@ -114,6 +114,7 @@ struct Importer {
     t0: Option<u64>,
     syncfs_on_root: u64,
     bench_window: bool,
+    dropped_after_window: u64,
 }
 
 impl Importer {
@@ -474,6 +475,7 @@ pub fn import_strace(
         t0: None,
         syncfs_on_root: 0,
         bench_window: opts.bench_window,
+        dropped_after_window: 0,
     };
     for (i, c) in raw.iter().enumerate() {
         match imp.convert(c) {
@@ -497,6 +499,11 @@ impl Importer {
     /// Keep a converted call; with `bench_window` the first two `syncfs` on the root become
     /// the marks.
     fn keep(&mut self, c: &RawCall, op: Op) {
+        // What a benchmark does after its window (close, checks, reports) is never replayed.
+        if self.bench_window && self.syncfs_on_root >= 2 {
+            self.dropped_after_window += 1;
+            return;
+        }
         if self.bench_window && matches!(op, Op::Syncfs { .. }) {
             let fd_path = c.args.first().and_then(|a| split_fd_path(a).1);
             if fd_path.is_some_and(|p| self.rel(Path::new(&p)).as_deref() == Some(".")) {
@@ -549,6 +556,7 @@ impl Importer {
                 threads: self.tids.len() as u64,
                 calls: self.calls.len() as u64,
                 dropped_outside_root: self.dropped,
+                dropped_after_window: self.dropped_after_window,
             },
             calls: self.calls,
         };

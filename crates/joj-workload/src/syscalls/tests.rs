@@ -166,6 +166,14 @@ fn a_bench_recording_finds_its_root_and_window() {
         .count();
     assert_eq!(unlinks, 2);
     assert!(rec.header.dropped_outside_root > 0);
+    // Nothing after the window is kept: the end mark is the last call.
+    assert!(matches!(
+        rec.calls.last().map(|c| &c.op),
+        Some(Op::Mark {
+            name: Mark::WindowEnd
+        })
+    ));
+    assert!(rec.header.dropped_after_window > 0);
     assert!(
         rec.calls
             .iter()
@@ -324,6 +332,7 @@ fn recording(ops: Vec<Op>) -> Recording {
             threads: 2,
             calls: calls.len() as u64,
             dropped_outside_root: 0,
+            dropped_after_window: 0,
         },
         calls,
     };
