@@ -463,3 +463,27 @@ fn stats_and_owner_changes_are_kept_for_their_side_effects() {
     assert_eq!(rec.calls[0].errno.as_deref(), Some("ENOENT"));
     assert_eq!(rec.header.dropped_outside_root, 1);
 }
+
+#[test]
+fn the_shipped_example_recordings_read_and_carry_a_window() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/recordings");
+    let mut seen = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let path = e.unwrap().path();
+        if path.extension().is_none_or(|x| x != "jsonl") {
+            continue;
+        }
+        let f = std::fs::File::open(&path).unwrap();
+        let rec = Recording::read(BufReader::new(f), &path.display().to_string())
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(rec.has_window(), "{}", path.display());
+        let (before, window) = rec.phases();
+        assert!(
+            !before.is_empty() && !window.is_empty(),
+            "{}",
+            path.display()
+        );
+        seen += 1;
+    }
+    assert_eq!(seen, 4, "the four recordings of docs/recordings/README.md");
+}
