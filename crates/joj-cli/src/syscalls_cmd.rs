@@ -103,6 +103,10 @@ struct ReplayArgs {
     /// Size of the scratch filesystem image in MiB.
     #[arg(long = "image-mib", default_value_t = 1024, value_parser = args::within::<u64>(1, 1 << 24))]
     image_mib: u64,
+    /// Also replay the replay's block trace through an emulated eMMC profile (emmc5, galaxy-s5,
+    /// openssd, or a profile JSON file) and add a `device` section, as `joj bench --device`.
+    #[arg(long)]
+    device: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -253,6 +257,13 @@ fn replay(a: ReplayArgs) -> CliResult {
         std::io::BufReader::new(file),
         &a.recording.display().to_string(),
     )?;
+    let device = match &a.device {
+        Some(name) => Some(joj_experiment::stack::DevicePlan {
+            profile: joj_device::Profile::load(name)?,
+            aging_validity: None,
+        }),
+        None => None,
+    };
     crate::output::check_output_folder("--out", &a.out)?;
     let progress = Progress::start_counting(rec.header.calls, "replay", "calls");
     let opts = SyscallReplayOptions {
@@ -267,6 +278,7 @@ fn replay(a: ReplayArgs) -> CliResult {
         transactions: a.transactions,
         name: a.recording.display().to_string(),
         progress: Some(progress.counter.clone()),
+        device,
     };
     let (result, played) = replay_syscalls(&rec, &opts)?;
     progress.counter.store(rec.header.calls, Ordering::Relaxed);
@@ -284,6 +296,18 @@ fn replay(a: ReplayArgs) -> CliResult {
             played.before_window.unexpected_successes + played.window.unexpected_successes
         )?;
         out!("{}", crate::trace_run::table(&result))?;
+        if let Some(d) = &result.device {
+            outln!(
+                "  device {} (trace replayed): {:.1} transactions/s modeled ({:.4} s), WAF {:.2}, {} flushes, {} FUA, {} GC copies",
+                d.profile,
+                d.modeled_ops_per_sec,
+                d.modeled_s,
+                d.waf,
+                d.flushes,
+                d.fua,
+                d.gc_copies
+            )?;
+        }
     }
     Ok(())
 }

@@ -276,6 +276,7 @@ fn traced(place: &Place, opts: &CommandOptions) -> Result<RunResult, ExperimentE
         end_syncfs: true,
         label: format!("{}-command-{}", opts.fs, program_name(&opts.argv)),
         workload: "command",
+        device: None,
     };
     traced_in(place, opts, &cwd, &spec, &mut |watcher: &mut Watcher| {
         Ok(joj_linux::supervise(
@@ -296,6 +297,8 @@ pub(super) struct WindowSpec<'a> {
     pub(super) label: String,
     /// `config.workload` of the document.
     pub(super) workload: &'a str,
+    /// Replay the classified trace through this device model (`device` section).
+    pub(super) device: Option<&'a crate::stack::DevicePlan>,
 }
 
 /// Trace `run` (which reports what it did to `watcher`) in `cwd` on the scratch filesystem
@@ -434,6 +437,15 @@ fn report(
     }
     if let Some(out) = &opts.out_dir {
         write_trace_and_plot(out, &spec.label, &mut result, fs, &classified.records)?;
+    }
+    if let Some(plan) = spec.device {
+        let txns = opts.transactions.max(1);
+        result.device = Some(crate::replay::replay_records(
+            &classified.records,
+            txns,
+            0,
+            plan,
+        )?);
     }
     Ok(result)
 }

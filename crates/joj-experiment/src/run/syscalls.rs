@@ -37,6 +37,8 @@ pub struct SyscallReplayOptions {
     pub name: String,
     /// Counts replayed calls (both phases).
     pub progress: Option<Arc<AtomicU64>>,
+    /// Also replay the classified trace through this device model (aging seed 0).
+    pub device: Option<crate::stack::DevicePlan>,
 }
 
 /// What the replay did, besides its document.
@@ -139,6 +141,7 @@ fn replay_in(
         end_syncfs: !rec.has_window(),
         label: format!("{}-replay-{}", opts.fs, file_label(&opts.name)),
         workload: "syscalls-replay",
+        device: opts.device.as_ref(),
     };
     let mut played = PlayReport::default();
     let result = traced_in(place, &copts, &cwd, &spec, &mut |watcher: &mut Watcher| {
