@@ -2,6 +2,15 @@
 //! call in recorded start order. Reading checks everything a replay relies on — format name,
 //! version, `seq` order, the call count, paths inside the root, descriptors opened before use,
 //! marks in pairs — so a replay never starts on a file it would stop in the middle of.
+//!
+//! Layout (UTF-8, one JSON object per `\n`-ended line):
+//!
+//! ```text
+//! line 1      {"format":"joj-syscalls","version":1,"source":…,"root":…,"transactions":…,
+//!              "threads":…,"calls":N,"dropped_outside_root":…[,"dropped_after_window":…]}
+//! lines 2…N+1 {"seq":i,"tid":…,"start_ns":…,"dur_ns":…,"ret":…[,"errno":"E…"],
+//!              "call":"<name>", <the call's own fields>}     in start order, seq = i
+//! ```
 
 use std::collections::HashSet;
 use std::io::{BufRead, Write};
