@@ -5,7 +5,7 @@
 # own per-transaction figures beside the replay's: KiB of data, metadata and FS journal, and
 # flushes. A row holds when each differs by at most 5 % (figures under 0.1 are compared absolutely).
 # Usage: scripts/replayfidelity.sh [output-dir] [transactions] [timing]
-#   (needs root and strace; JOJ=path/to/joj to use another build; about 5 minutes on 2 cores)
+#   (needs root and strace; JOJ=path/to/joj to use another build; about 6 minutes on 2 cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-joj-out/replay-fidelity}
@@ -30,6 +30,7 @@ for fs in ext4 xfs; do
   row "$fs" delete-insert "$n" -n "$n" -j delete --op insert
   row "$fs" truncate-update "$n" -n "$n" -j truncate --op update
   row "$fs" persist-insert "$n" -n "$n" -j persist --op insert
+  row "$fs" truncate-insert-2threads "$n" -n "$n" --threads 2 -j truncate --op insert
   row "$fs" file-fsync-randwrite 256 --op randwrite --file-sync fsync --file-kib 1024 --record-kib 4
 done
 python3 scripts/replayfidelity_table.py "$out"

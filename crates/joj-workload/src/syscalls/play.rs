@@ -99,6 +99,9 @@ fn file_type_quietly(f: &File) -> Option<u32> {
 
 /// An open replayed descriptor.
 struct Opened {
+    /// The recorded call that opened it: a descriptor number is reused, and a `close` on one
+    /// thread can overlap the `open` on another that gets the same number back.
+    seq: u64,
     file: Arc<File>,
     path: PathBuf,
     sync_writes: bool,
@@ -403,15 +406,20 @@ impl Player {
                     Ok(f) if !c.failed() => {
                         let sync_writes = flags.iter().any(|f| f == "O_SYNC" || f == "O_DSYNC");
                         let is_dir = file_type_quietly(&f) == Some(libc::S_IFDIR);
-                        lock(&self.fds).insert(
-                            *fd,
-                            Opened {
-                                file: Arc::new(f),
-                                path: abs,
-                                sync_writes,
-                                is_dir,
-                            },
-                        );
+                        let mut fds = lock(&self.fds);
+                        // A later open of the same number may have come first here.
+                        if fds.get(fd).is_none_or(|o| o.seq < c.seq) {
+                            fds.insert(
+                                *fd,
+                                Opened {
+                                    seq: c.seq,
+                                    file: Arc::new(f),
+                                    path: abs,
+                                    sync_writes,
+                                    is_dir,
+                                },
+                            );
+                        }
                         Ok(())
                     }
                     Ok(_) => Ok(()),
@@ -419,7 +427,12 @@ impl Player {
                 }
             }
             Op::Close { fd } => {
-                lock(&self.fds).remove(fd);
+                let mut fds = lock(&self.fds);
+                // Only the descriptor this close closed in the recording: one opened after it
+                // started (which got the number back) stays.
+                if fds.get(fd).is_some_and(|o| o.seq < c.seq) {
+                    fds.remove(fd);
+                }
                 Ok(())
             }
             Op::Read { fd, len } => {
