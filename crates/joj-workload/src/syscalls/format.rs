@@ -12,7 +12,7 @@
 //!              "call":"<name>", <the call's own fields>}     in start order, seq = i
 //! ```
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::io::{BufRead, Write};
 use std::path::{Component, Path};
 
@@ -61,6 +61,20 @@ impl Call {
     pub fn failed(&self) -> bool {
         self.errno.is_some()
     }
+
+    /// When the call returned, in the recording.
+    pub fn end_ns(&self) -> u64 {
+        self.start_ns.saturating_add(self.dur_ns)
+    }
+}
+
+/// Whether `close` closes the descriptor an open that returned at `opened_end_ns` gave. A
+/// descriptor number is reused at once: an open on another thread that was still running when
+/// the close began can return the number the close frees, and then it is that newer
+/// descriptor which stays open — though the open *started* first, so it comes first in the
+/// recording. Only a descriptor whose open had returned before the close began is closed.
+pub fn closes(opened_end_ns: u64, close: &Call) -> bool {
+    opened_end_ns <= close.start_ns
 }
 
 /// Where a recording's measured window begins or ends.
@@ -319,7 +333,8 @@ impl Recording {
                 found: self.calls.len() as u64,
             });
         }
-        let mut open: HashSet<i32> = HashSet::new();
+        // Each open descriptor with the recorded end of the open that returned it.
+        let mut open: HashMap<i32, u64> = HashMap::new();
         let mut marks = Vec::new();
         for (i, c) in self.calls.iter().enumerate() {
             let line = i as u64 + 2;
@@ -336,7 +351,7 @@ impl Recording {
                 }
             }
             if let Some(fd) = c.op.fd()
-                && !open.contains(&fd)
+                && !open.contains_key(&fd)
             {
                 return Err(SyscallsError::UnknownFd {
                     what: what.to_string(),
@@ -347,10 +362,12 @@ impl Recording {
             }
             match &c.op {
                 Op::Open { fd, .. } if !c.failed() => {
-                    open.insert(*fd);
+                    open.insert(*fd, c.end_ns());
                 }
                 Op::Close { fd } => {
-                    open.remove(fd);
+                    if open.get(fd).is_some_and(|&end| closes(end, c)) {
+                        open.remove(fd);
+                    }
                 }
                 Op::Mark { name } => marks.push((line, *name)),
                 _ => {}

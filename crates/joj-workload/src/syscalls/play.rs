@@ -99,9 +99,10 @@ fn file_type_quietly(f: &File) -> Option<u32> {
 
 /// An open replayed descriptor.
 struct Opened {
-    /// The recorded call that opened it: a descriptor number is reused, and a `close` on one
-    /// thread can overlap the `open` on another that gets the same number back.
-    seq: u64,
+    /// When the open that returned it returned, in the recording: a descriptor number is
+    /// reused, and a `close` on one thread can overlap the `open` on another that gets the
+    /// number back ([`super::format::closes`]).
+    opened_end_ns: u64,
     file: Arc<File>,
     path: PathBuf,
     sync_writes: bool,
@@ -407,12 +408,12 @@ impl Player {
                         let sync_writes = flags.iter().any(|f| f == "O_SYNC" || f == "O_DSYNC");
                         let is_dir = file_type_quietly(&f) == Some(libc::S_IFDIR);
                         let mut fds = lock(&self.fds);
-                        // A later open of the same number may have come first here.
-                        if fds.get(fd).is_none_or(|o| o.seq < c.seq) {
+                        // A newer open of the same number may have come first here.
+                        if fds.get(fd).is_none_or(|o| o.opened_end_ns <= c.end_ns()) {
                             fds.insert(
                                 *fd,
                                 Opened {
-                                    seq: c.seq,
+                                    opened_end_ns: c.end_ns(),
                                     file: Arc::new(f),
                                     path: abs,
                                     sync_writes,
@@ -428,9 +429,12 @@ impl Player {
             }
             Op::Close { fd } => {
                 let mut fds = lock(&self.fds);
-                // Only the descriptor this close closed in the recording: one opened after it
-                // started (which got the number back) stays.
-                if fds.get(fd).is_some_and(|o| o.seq < c.seq) {
+                // Only the descriptor this close closed in the recording: one whose open was
+                // still running when the close began (it got the number back) stays.
+                if fds
+                    .get(fd)
+                    .is_some_and(|o| super::format::closes(o.opened_end_ns, c))
+                {
                     fds.remove(fd);
                 }
                 Ok(())

@@ -487,3 +487,51 @@ fn the_shipped_example_recordings_read_and_carry_a_window() {
     }
     assert_eq!(seen, 4, "the four recordings of docs/recordings/README.md");
 }
+
+#[test]
+fn a_descriptor_number_freed_by_a_close_during_anothers_open_stays_with_the_open() {
+    // Thread 1 opens `a` as 11 and later closes it; thread 2's open of `b`, which started just
+    // before that close and returned after it, got 11 back; thread 2 then syncs 11. In start
+    // order the open comes before the close (as xfs's two-thread TRUNCATE run recorded it).
+    let at = |seq, tid, start_ns, dur_ns, op| Call {
+        seq,
+        tid,
+        start_ns,
+        dur_ns,
+        ret: 0,
+        errno: None,
+        op,
+    };
+    let open = |path: &str| Op::Open {
+        path: path.into(),
+        flags: vec!["O_RDWR".into(), "O_CREAT".into()],
+        mode: 0o644,
+        fd: 11,
+    };
+    let calls = vec![
+        at(0, 1, 0, 10, open("a")),
+        at(1, 2, 100, 50, open("b")),
+        at(2, 1, 110, 10, Op::Close { fd: 11 }),
+        at(3, 2, 200, 10, Op::Fdatasync { fd: 11 }),
+        at(4, 2, 300, 10, Op::Close { fd: 11 }),
+    ];
+    let mut rec = recording(vec![Op::Mkdir {
+        path: "d".into(),
+        mode: 0o755,
+    }]);
+    rec.header.calls = calls.len() as u64;
+    rec.calls = calls;
+    rec.check("race").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    Player::new(dir.path())
+        .play(
+            &rec.calls,
+            &Phase {
+                timing: Timing::Fast,
+                observer: None,
+                progress: None,
+            },
+        )
+        .unwrap();
+    assert!(dir.path().join("b").exists());
+}
