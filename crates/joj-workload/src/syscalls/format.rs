@@ -364,10 +364,8 @@ impl Recording {
                 Op::Open { fd, .. } if !c.failed() => {
                     open.insert(*fd, c.end_ns());
                 }
-                Op::Close { fd } => {
-                    if open.get(fd).is_some_and(|&end| closes(end, c)) {
-                        open.remove(fd);
-                    }
+                Op::Close { fd } if open.get(fd).is_some_and(|&end| closes(end, c)) => {
+                    open.remove(fd);
                 }
                 Op::Mark { name } => marks.push((line, *name)),
                 _ => {}
