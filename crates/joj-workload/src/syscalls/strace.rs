@@ -154,7 +154,8 @@ impl Importer {
     fn fd_arg(&self, arg: &str) -> Option<Result<i32, ()>> {
         let (n, path) = split_fd_path(arg);
         let n: i32 = n.parse().ok()?;
-        let inside = path.is_some_and(|p| self.rel(Path::new(&p)).is_some());
+        // `-y` shows a file as its absolute path; pipes, sockets and the like as `pipe:[123]`.
+        let inside = path.is_some_and(|p| p.starts_with('/') && self.rel(Path::new(&p)).is_some());
         Some(if inside { Ok(n) } else { Err(()) })
     }
 }

@@ -535,3 +535,19 @@ fn a_descriptor_number_freed_by_a_close_during_anothers_open_stays_with_the_open
         .unwrap();
     assert!(dir.path().join("b").exists());
 }
+
+#[test]
+fn a_pipe_is_never_inside_the_root() {
+    // `-y` shows a pipe as `pipe:[N]`, which is not a path relative to the working directory
+    // (a pyenv shim's bash closing its pipe, with its cwd the recorded root).
+    let text = r#"25699 1795627163.744880 newfstatat(AT_FDCWD</tmp/st/py>, ".", {st_mode=S_IFDIR|0755, st_size=4096, ...}, 0) = 0 <0.000007>
+25699 1795627163.768177 close(4<pipe:[349783]>) = 0 <0.000012>"#;
+    let opts = ImportOptions {
+        root: Some("/tmp/st/py".into()),
+        ..Default::default()
+    };
+    let rec = import_strace(text, "t", &opts).unwrap();
+    assert_eq!(rec.calls.len(), 1, "{:?}", rec.calls);
+    assert_eq!(rec.calls[0].op, Op::Stat { path: ".".into() });
+    assert_eq!(rec.header.dropped_outside_root, 1);
+}
