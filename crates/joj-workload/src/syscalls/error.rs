@@ -94,6 +94,4 @@ pub enum SyscallsError {
         recorded: String,
         got: String,
     },
-    #[error("replay: a replay thread panicked: {0}")]
-    ThreadPanicked(String),
 }

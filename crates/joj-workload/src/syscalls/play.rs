@@ -1,8 +1,8 @@
 //! The player: re-executes recorded calls under a root directory, one OS thread per recorded
 //! thread, each thread's calls in order, and across threads what the recording shows to have
 //! happened first ([`Turn`]: the start order, and a call that ended before another started
-//! ends first here too); with
-//! [`Timing::Recorded`] each call no earlier than its recorded offset from the phase's start.
+//! ends first here too); with [`Timing::Recorded`] each call no earlier than its recorded
+//! offset from the phase's start.
 //!
 //! Data is not recorded: writes carry a fixed pattern (`0x5a`), a database's first page the
 //! 16-byte SQLite magic, so block volumes and SQLite roles are the original's. An observer is
@@ -278,7 +278,7 @@ impl Player {
             return Err(e);
         }
         Ok(PlayReport {
-            calls: calls.len() as u64,
+            calls: real.len() as u64,
             threads: by_tid.len() as u64,
             unexpected_successes: unexpected.into_inner(),
         })
