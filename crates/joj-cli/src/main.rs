@@ -15,6 +15,7 @@ mod progress;
 mod replay_cmd;
 mod restart_cmd;
 mod speed_cmd;
+mod syscalls_cmd;
 mod trace_cmd;
 mod trace_run;
 mod version;
@@ -49,6 +50,9 @@ enum Command {
     /// [--dir D] -- COMMAND [ARGS…]`), or work with block traces: import blkparse text,
     /// summarise, plot.
     Trace(trace_cmd::TraceArgs),
+    /// Record a program's file-system calls (strace) and replay them on a scratch filesystem,
+    /// traced and classified (Mobigen-style).
+    Syscalls(syscalls_cmd::SyscallsArgs),
     /// Replay a block trace (joj-trace or blkparse text) through an emulated eMMC profile.
     Replay(Box<replay_cmd::ReplayArgs>),
     /// Restart time after a power cut, per journal mode, on one device profile (X-FTL Table 5).
@@ -82,6 +86,7 @@ fn main() -> ExitCode {
         Some(Command::Compare(a)) => compare::main(*a),
         Some(Command::Speed(a)) => speed_cmd::main(*a),
         Some(Command::Trace(a)) => trace_cmd::main(a),
+        Some(Command::Syscalls(a)) => syscalls_cmd::main(a),
         Some(Command::Replay(a)) => replay_cmd::main(*a),
         Some(Command::Restart(a)) => restart_cmd::main(*a),
         Some(Command::Crash(a)) => crash_cmd::main(*a),

@@ -79,6 +79,18 @@ pub enum CliError {
          app.py`) or a subcommand (import, show, plot); fix: add one"
     )]
     NoTraceCommand,
+    /// `joj syscalls record` without strace.
+    #[error(
+        "strace is not installed (not in $PATH nor /usr/bin); joj syscalls record runs the \
+         command under it; fix: apt-get install strace"
+    )]
+    NoStrace,
+    /// `joj syscalls record` whose command failed; no recording is written.
+    #[error(
+        "the recorded command failed ({status}); no recording was written; fix: make the \
+         command succeed on its own first"
+    )]
+    RecordedCommandFailed { status: String },
 }
 
 /// Check, before any work, the output file `path` that option `flag` names: not the same file

@@ -76,17 +76,35 @@ pub fn main(a: TraceRunArgs) -> CliResult {
 }
 
 /// What the command did to the device, then one row per file it touched.
-fn table(r: &RunResult) -> String {
+pub fn table(r: &RunResult) -> String {
     let cfg = &r.config;
     let mut s = format!(
         "{} on {} (kernel {}, mount options {})\n",
         cfg.op,
         cfg.fs,
         cfg.kernel,
-        cfg.mount_options.as_deref().unwrap_or("default")
+        cfg.mount_options
+            .as_deref()
+            .filter(|m| !m.is_empty())
+            .unwrap_or("default")
     );
     let Some(c) = &r.command else { return s };
-    s.push_str(&format!(
+    if cfg.workload == "syscalls-replay" {
+        s.push_str(&format!(
+            "  replayed in {:.3} s on {} thread(s); {} sync/syncfs and {} directory sync call(s)\n",
+            r.elapsed_s, c.tasks, c.whole_fs_syncs, c.dir_syncs
+        ));
+    } else {
+        s.push_str(&command_line_summary(r, c));
+    }
+    block_lines(&mut s, r);
+    file_rows(&mut s, c);
+    s
+}
+
+/// How the command ended and what the supervisor did.
+fn command_line_summary(r: &RunResult, c: &joj_experiment::result::CommandReport) -> String {
+    format!(
         "  {} in {:.3} s; {} task(s); the supervisor stopped it {} time(s), holding it {:.3} s; {} sync/syncfs and {} directory sync call(s)\n",
         match (c.exit_code, c.signal) {
             (Some(code), _) => format!("exit status {code}"),
@@ -99,7 +117,11 @@ fn table(r: &RunResult) -> String {
         c.stopped_s,
         c.whole_fs_syncs,
         c.dir_syncs
-    ));
+    )
+}
+
+/// The block totals, per transaction, the bios' flags, unplaced data, the output files.
+fn block_lines(s: &mut String, r: &RunResult) {
     if let (Some(b), Some(p)) = (&r.block, &r.block_per_txn) {
         s.push_str(&format!(
             "  block: {} requests, {} KiB written: data {} KiB (database {}, WAL {}, rollback journal {}, other {}), metadata {} KiB, FS journal {} KiB; {} flushes, {} FUA\n",
@@ -144,6 +166,10 @@ fn table(r: &RunResult) -> String {
             s.push_str(&format!("  {what}: {f}\n"));
         }
     }
+}
+
+/// One row per file the command touched.
+fn file_rows(s: &mut String, c: &joj_experiment::result::CommandReport) {
     s.push_str(&format!(
         "  {:<32} {:<16} {:>12} {:>14} {:>6} {:>10} {:>6} {:>7}  {}\n",
         "file",
@@ -171,5 +197,4 @@ fn table(r: &RunResult) -> String {
         ));
     }
     s.push_str("  * FS journal written while a sync call on the file was under way\n");
-    s
 }

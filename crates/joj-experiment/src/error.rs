@@ -120,6 +120,8 @@ pub enum ExperimentError {
     NoDeviceAttached,
     #[error(transparent)]
     Supervise(#[from] joj_linux::SuperviseError),
+    #[error(transparent)]
+    Syscalls(#[from] joj_workload::syscalls::SyscallsError),
     #[error(
         "--dir {dir}: {why}; fix: give a relative path without `..` (e.g. `--dir data`); joj \
          creates it inside the scratch filesystem it makes for the command", dir = .dir.display()

@@ -5,6 +5,8 @@
 //!   of 100-byte records, and file writes and reads under each durability mode.
 //! - The X-FTL paper's ([`paper`]): its synthetic `partsupp` updates, TPC-C, RL Benchmark,
 //!   written against a plain connection so that any VFS can run them.
+//! - Recorded programs ([`syscalls`], Mobigen-style): a versioned recording of file-system
+//!   calls, imported from strace, and the player that re-executes it under a directory.
 //!
 //! A database workload runs on whatever [`SqliteSetup`] it is given (VFS, journal mode,
 //! synchronous level) and brackets exactly its measured transactions with a [`Window`]; the
@@ -20,6 +22,7 @@ pub mod file;
 pub mod latency;
 pub mod paper;
 pub mod sqlite;
+pub mod syscalls;
 pub mod window;
 
 pub use config::{

@@ -72,13 +72,46 @@ fn kind_of(path: &Path, header_is_sqlite: bool) -> (&'static str, FileRole) {
 /// SQLite's file header starts with these 16 bytes.
 const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
 
+/// Whether `f` starts with SQLite's header. It is read through a descriptor of its own opened
+/// with `O_NOATIME` (joj runs as root, who may): a plain read would update the file's atime
+/// — after every write, under `relatime` — and the filesystem would journal that inode change,
+/// FS journal the program never caused.
 fn has_sqlite_header(f: &std::fs::File) -> bool {
+    use std::os::unix::fs::OpenOptionsExt;
+    let proc_path = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(f));
+    let quiet = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOATIME)
+        .open(proc_path);
+    let Ok(quiet) = quiet else { return false };
     let mut buf = [0u8; 16];
-    matches!(f.read_at(&mut buf, 0), Ok(16)) && &buf == SQLITE_HEADER
+    matches!(quiet.read_at(&mut buf, 0), Ok(16)) && &buf == SQLITE_HEADER
+}
+
+/// The device number of the filesystem `f` is on, asked for without its timestamps: on this
+/// kernel (6.13 and later: multigrain timestamps on ext4, xfs, btrfs) a `stat` that returns a
+/// file's mtime makes the next write give it a fine-grained new one, so every write after a
+/// `stat` changes the inode and the following `fsync` commits a journal transaction the
+/// program alone would often not have caused.
+fn device_quietly(f: &std::fs::File) -> Option<u64> {
+    // SAFETY: an all-zero statx is a valid value of the plain C struct.
+    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: statx on an open descriptor with an empty path and AT_EMPTY_PATH writes one
+    // struct statx to a valid pointer.
+    let rc = unsafe {
+        libc::statx(
+            std::os::fd::AsRawFd::as_raw_fd(f),
+            c"".as_ptr(),
+            libc::AT_EMPTY_PATH,
+            libc::STATX_TYPE,
+            &mut stx,
+        )
+    };
+    (rc == 0).then(|| libc::makedev(stx.stx_dev_major, stx.stx_dev_minor))
 }
 
 /// What the supervisor reports, kept for the run's files on the scratch filesystem.
-struct Watcher {
+pub(super) struct Watcher {
     recorder: Arc<ExtentRecorder>,
     /// The scratch filesystem's device number: files elsewhere are not the run's.
     st_dev: u64,
@@ -93,7 +126,7 @@ struct Watcher {
 impl Watcher {
     /// Whether `f` is on the scratch filesystem; notes a SQLite header.
     fn ours(&mut self, f: &TouchedFile) -> bool {
-        let on_scratch = f.file.metadata().is_ok_and(|m| m.dev() == self.st_dev);
+        let on_scratch = device_quietly(&f.file) == Some(self.st_dev);
         // Only a file whose name gives no role is read (reading updates its atime, which the
         // filesystem then journals), and only until it is known to be a database.
         if on_scratch
@@ -237,13 +270,47 @@ fn syncfs(dir: &Path) -> Result<(), ExperimentError> {
 }
 
 fn traced(place: &Place, opts: &CommandOptions) -> Result<RunResult, ExperimentError> {
-    let fs = place
-        .scratch
-        .as_ref()
-        .expect("a command always runs on a scratch filesystem");
     let cwd = command_dir(&place.dir, opts.dir.as_deref())?;
     std::fs::create_dir_all(&cwd).map_err(io(format!("creating {}", cwd.display())))?;
-    let st_dev = std::fs::metadata(&cwd)
+    let spec = WindowSpec {
+        end_syncfs: true,
+        label: format!("{}-command-{}", opts.fs, program_name(&opts.argv)),
+        workload: "command",
+        device: None,
+    };
+    traced_in(place, opts, &cwd, &spec, &mut |watcher: &mut Watcher| {
+        Ok(joj_linux::supervise(
+            &opts.argv,
+            &cwd,
+            opts.stdout_to_stderr,
+            watcher,
+        )?)
+    })
+}
+
+/// How a traced window ends, and what its outputs are named.
+pub(super) struct WindowSpec<'a> {
+    /// `syncfs` before the tracer stops, so what was left dirty is counted (a command's whole
+    /// lifetime); without it the window ends as `joj bench`'s does.
+    pub(super) end_syncfs: bool,
+    /// The trace file's and plot's name.
+    pub(super) label: String,
+    /// `config.workload` of the document.
+    pub(super) workload: &'a str,
+    /// Replay the classified trace through this device model (`device` section).
+    pub(super) device: Option<&'a crate::stack::DevicePlan>,
+}
+
+/// Trace `run` (which reports what it did to `watcher`) in `cwd` on the scratch filesystem
+/// and classify it: `syncfs`, tracer on, `run`, (`syncfs`,) tracer off, then the document.
+pub(super) fn traced_in(
+    place: &Place,
+    opts: &CommandOptions,
+    cwd: &Path,
+    spec: &WindowSpec,
+    run: &mut dyn FnMut(&mut Watcher) -> Result<joj_linux::Supervision, ExperimentError>,
+) -> Result<RunResult, ExperimentError> {
+    let st_dev = std::fs::metadata(cwd)
         .map_err(io(format!("reading {}", cwd.display())))?
         .dev();
     let recorder = Arc::new(ExtentRecorder::default());
@@ -256,21 +323,64 @@ fn traced(place: &Place, opts: &CommandOptions) -> Result<RunResult, ExperimentE
         whole_fs_syncs: 0,
         dir_syncs: 0,
     };
-    syncfs(&cwd)?;
+    syncfs(cwd)?;
     let devs = place.devs();
     let devs: Vec<&str> = devs.iter().map(String::as_str).collect();
     let tracer = BlockTracer::start(&devs, opts.trace_buffer_kb).map_err(joj_linux::Error::from)?;
     let started = std::time::Instant::now();
-    let supervised = joj_linux::supervise(&opts.argv, &cwd, opts.stdout_to_stderr, &mut watcher);
+    let supervised = run(&mut watcher);
     let elapsed_s = started.elapsed().as_secs_f64();
     // Whatever the command left dirty is written inside the trace.
-    let synced = syncfs(&cwd);
-    recorder.record_tree(&cwd);
+    let synced = if spec.end_syncfs { syncfs(cwd) } else { Ok(()) };
+    recorder.record_tree(cwd);
     let trace = tracer.stop().map_err(joj_linux::Error::from);
     let supervised = supervised?;
     synced?;
     let trace = trace?;
+    let mut intent = BioIntent::default();
+    for b in trace.bios.iter().filter(|b| b.op == joj_trace::Op::Write) {
+        intent.write_bios += 1;
+        intent.fua_writes += u64::from(b.fua);
+        intent.preflush_writes += u64::from(b.preflush);
+    }
+    let measured = Measured {
+        elapsed_s,
+        intent,
+        supervised,
+    };
+    report(
+        place,
+        opts,
+        cwd,
+        spec,
+        &mut watcher,
+        trace.requests,
+        measured,
+    )
+}
 
+/// What the traced window measured, besides its requests.
+struct Measured {
+    elapsed_s: f64,
+    intent: BioIntent,
+    supervised: joj_linux::Supervision,
+}
+
+/// Classify the window's requests and make the document with its per-file rows.
+fn report(
+    place: &Place,
+    opts: &CommandOptions,
+    cwd: &Path,
+    spec: &WindowSpec,
+    watcher: &mut Watcher,
+    requests: Vec<joj_trace::TraceRecord>,
+    m: Measured,
+) -> Result<RunResult, ExperimentError> {
+    let fs = place
+        .scratch
+        .as_ref()
+        .expect("a command always runs on a scratch filesystem");
+    let recorder = watcher.recorder.clone();
     // Roles are final now: a database is known by its header, whenever it was first seen.
     let roles: BTreeMap<PathBuf, FileRole> = watcher
         .files
@@ -287,21 +397,16 @@ fn traced(place: &Place, opts: &CommandOptions) -> Result<RunResult, ExperimentE
         sync.role = kind_of(path, watcher.databases.contains(path)).1;
         recorder.push_sync(*sync);
     }
-    // Files that exist at the end: their snapshots taken above by `record_tree`.
-    let mut intent = BioIntent::default();
-    for b in trace.bios.iter().filter(|b| b.op == joj_trace::Op::Write) {
-        intent.write_bios += 1;
-        intent.fua_writes += u64::from(b.fua);
-        intent.preflush_writes += u64::from(b.preflush);
-    }
-    let classified = classify_window(fs, &recorder, trace.requests)?;
+    let classified = classify_window(fs, &recorder, requests)?;
     let mut layout = journal_layout(fs);
     layout.files = classified.snapshots.clone();
     let by_path = data_by_path(&layout, &classified.records);
 
-    let files = file_reports(&cwd, &watcher, &by_path, &classified);
-    let mut result = document(opts, place, fs, elapsed_s, intent, &classified);
+    let files = file_reports(cwd, watcher, &by_path, &classified);
+    let mut result = document(opts, place, fs, m.elapsed_s, m.intent, &classified);
+    result.config.workload = spec.workload.to_string();
     result.syscalls.dir_syncs = watcher.dir_syncs;
+    let exit = m.supervised.exit;
     result.command = Some(CommandReport {
         argv: opts
             .argv
@@ -309,17 +414,17 @@ fn traced(place: &Place, opts: &CommandOptions) -> Result<RunResult, ExperimentE
             .map(|a| a.to_string_lossy().into_owned())
             .collect(),
         cwd: cwd.to_string_lossy().into_owned(),
-        exit_code: match supervised.exit {
+        exit_code: match exit {
             joj_linux::ChildExit::Code(c) => Some(c),
             joj_linux::ChildExit::Signal(_) => None,
         },
-        signal: match supervised.exit {
+        signal: match exit {
             joj_linux::ChildExit::Signal(s) => Some(s),
             joj_linux::ChildExit::Code(_) => None,
         },
-        tasks: supervised.tasks,
-        stops: supervised.stops,
-        stopped_s: supervised.handling_ns as f64 / 1e9,
+        tasks: m.supervised.tasks,
+        stops: m.supervised.stops,
+        stopped_s: m.supervised.handling_ns as f64 / 1e9,
         whole_fs_syncs: watcher.whole_fs_syncs,
         dir_syncs: watcher.dir_syncs,
         files,
@@ -331,8 +436,16 @@ fn traced(place: &Place, opts: &CommandOptions) -> Result<RunResult, ExperimentE
         result.syscalls.truncates += f.truncates;
     }
     if let Some(out) = &opts.out_dir {
-        let label = format!("{}-command-{}", opts.fs, program_name(&opts.argv));
-        write_trace_and_plot(out, &label, &mut result, fs, &classified.records)?;
+        write_trace_and_plot(out, &spec.label, &mut result, fs, &classified.records)?;
+    }
+    if let Some(plan) = spec.device {
+        let txns = opts.transactions.max(1);
+        result.device = Some(crate::replay::replay_records(
+            &classified.records,
+            txns,
+            0,
+            plan,
+        )?);
     }
     Ok(result)
 }

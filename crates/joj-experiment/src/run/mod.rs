@@ -20,11 +20,13 @@ mod emit;
 mod extents;
 mod fs;
 mod place;
+mod syscalls;
 mod window;
 
-pub use command::{CommandOptions, check_command, run_command};
+pub use command::{CommandOptions, check_command, command_line, run_command};
 pub use config::kernel_release;
 pub use extents::UnplacedData;
+pub use syscalls::{SyscallReplayOptions, SyscallReplayReport, replay_syscalls};
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;

@@ -1,7 +1,8 @@
 //! The measured window of a run on a kernel filesystem: at `begin`, `syncfs` so nothing from
 //! preparation is still dirty, snapshot every file's extents, start the block tracer (and the
 //! pacer), snapshot the VFS counters; at `end`, the reverse. Only what happened in between is
-//! reported.
+//! reported. A traced window also ends with `syncfs`, after the tracer stopped, so that a
+//! recording of the run's system calls can find both ends of the window.
 
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
@@ -222,6 +223,12 @@ impl MeasuredWindow {
         self.set_observer(None);
         if let Some(rec) = self.recorder() {
             rec.record_dir(&self.dir);
+            // A traced window ends, as it began, with a `syncfs` of the run's directory: the
+            // two bracket the window in a system-call recording of the run (`joj syscalls
+            // record --bench-window`). The tracer has stopped, so it changes no figure.
+            if let Err(e) = syncfs(&self.dir) {
+                cap.error.get_or_insert(e);
+            }
         }
     }
 }

@@ -1,0 +1,313 @@
+//! `joj syscalls`: Mobigen-style record and replay of file-system calls
+//! (`docs/formats/syscalls.md`). `record` runs a command under strace and imports its output,
+//! `import-strace` imports strace output made elsewhere, `replay` re-executes a recording on a
+//! scratch filesystem, traced and classified like `joj trace -- COMMAND`.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+
+use clap::{Args, Subcommand, ValueEnum};
+use joj_experiment::run::{SyscallReplayOptions, replay_syscalls};
+use joj_linux::FsKind;
+use joj_trace::TraceError;
+use joj_trace::output::{Existing, write_atomically};
+use joj_workload::syscalls::{ImportOptions, Recording, STRACE_CALLS, Timing, import_strace};
+
+use crate::args;
+use crate::output::{CliError, CliResult, check_output_file};
+use crate::progress::Progress;
+
+#[derive(Args)]
+pub struct SyscallsArgs {
+    #[command(subcommand)]
+    command: SyscallsCommand,
+}
+
+/// Where the recorded root is and whether the recording has a `joj bench` window.
+#[derive(Args, Clone)]
+#[group(required = true, multiple = true)]
+struct RootArgs {
+    /// The directory the program worked in: calls on paths and descriptors outside it are
+    /// dropped (and counted).
+    #[arg(long)]
+    root: Option<PathBuf>,
+    /// The recording is of `joj bench --trace` on a scratch filesystem: its window's two
+    /// `syncfs` calls become the measured window, and without --root the root is their
+    /// directory.
+    #[arg(long)]
+    bench_window: bool,
+}
+
+#[derive(Subcommand)]
+enum SyscallsCommand {
+    /// Run COMMAND under strace and write its file-system calls as a recording.
+    Record {
+        /// The recording to write (an existing file only with --force).
+        #[arg(short, long)]
+        output: PathBuf,
+        #[command(flatten)]
+        root: RootArgs,
+        /// What a replay divides its totals by (the command's own transactions).
+        #[arg(long, default_value_t = 1, value_parser = args::within::<u64>(1, u64::MAX >> 1))]
+        transactions: u64,
+        /// Also keep strace's own output here.
+        #[arg(long)]
+        keep_strace: Option<PathBuf>,
+        /// Replace an existing output file.
+        #[arg(long)]
+        force: bool,
+        /// The program to record and its arguments, after `--`.
+        #[arg(last = true, value_name = "COMMAND", required = true)]
+        argv: Vec<OsString>,
+    },
+    /// Convert `strace -f -ttt -T -y -o FILE` output into a recording.
+    ImportStrace {
+        strace: PathBuf,
+        /// The recording to write (never the input; an existing file only with --force).
+        #[arg(short, long)]
+        output: PathBuf,
+        #[command(flatten)]
+        root: RootArgs,
+        /// What a replay divides its totals by.
+        #[arg(long, default_value_t = 1, value_parser = args::within::<u64>(1, u64::MAX >> 1))]
+        transactions: u64,
+        /// Replace an existing output file.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Re-execute a recording on a scratch filesystem, traced and classified.
+    Replay(Box<ReplayArgs>),
+}
+
+#[derive(Args)]
+struct ReplayArgs {
+    recording: PathBuf,
+    /// Scratch filesystem joj makes on a loop device for the replay (needs root).
+    #[arg(long, value_parser = args::traced_fs(), default_value = "ext4")]
+    fs: FsKind,
+    /// `recorded`: each call at its recorded time (think times kept); `fast`: as soon as the
+    /// calls recorded before it have started.
+    #[arg(long, value_enum, default_value_t = TimingArg::Recorded)]
+    timing: TimingArg,
+    /// Divide the totals by this many transactions (default: the recording's own).
+    #[arg(long, value_parser = args::within::<u64>(1, u64::MAX >> 1))]
+    transactions: Option<u64>,
+    /// Directory for the trace file and SVG plot (created if missing).
+    #[arg(long, default_value = "joj-out")]
+    out: PathBuf,
+    /// Print one JSON document on stdout and nothing else.
+    #[arg(long)]
+    json: bool,
+    /// Size of the scratch filesystem image in MiB.
+    #[arg(long = "image-mib", default_value_t = 1024, value_parser = args::within::<u64>(1, 1 << 24))]
+    image_mib: u64,
+    /// Also replay the replay's block trace through an emulated eMMC profile (emmc5, galaxy-s5,
+    /// openssd, or a profile JSON file) and add a `device` section, as `joj bench --device`.
+    #[arg(long)]
+    device: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum TimingArg {
+    Recorded,
+    Fast,
+}
+
+pub fn main(a: SyscallsArgs) -> CliResult {
+    match a.command {
+        SyscallsCommand::Record {
+            output,
+            root,
+            transactions,
+            keep_strace,
+            force,
+            argv,
+        } => record(
+            &output,
+            &root,
+            transactions,
+            keep_strace.as_deref(),
+            force,
+            &argv,
+        ),
+        SyscallsCommand::ImportStrace {
+            strace,
+            output,
+            root,
+            transactions,
+            force,
+        } => {
+            check_output_file("-o/--output", &output, force, &[&strace])?;
+            let text = std::fs::read(&strace).map_err(|source| CliError::Open {
+                path: strace.clone(),
+                source,
+            })?;
+            let opts = import_options(&root, transactions, None);
+            let rec = import_strace(
+                &String::from_utf8_lossy(&text),
+                &format!("strace output {}", strace.display()),
+                &opts,
+            )?;
+            write_recording(&output, &rec, force)
+        }
+        SyscallsCommand::Replay(r) => replay(*r),
+    }
+}
+
+fn import_options(root: &RootArgs, transactions: u64, command: Option<String>) -> ImportOptions {
+    ImportOptions {
+        root: root.root.clone(),
+        bench_window: root.bench_window,
+        transactions,
+        command,
+    }
+}
+
+fn write_recording(output: &Path, rec: &Recording, force: bool) -> CliResult {
+    write_atomically(output, Existing::replace_if(force), |w| {
+        rec.write(&mut *w).map_err(TraceError::from)
+    })?;
+    eprintln!(
+        "recorded {} calls of {} thread(s) under {} into {} ({} outside the root dropped{})",
+        rec.header.calls,
+        rec.header.threads,
+        rec.header.root,
+        output.display(),
+        rec.header.dropped_outside_root,
+        if rec.has_window() {
+            "; with a joj bench window"
+        } else {
+            ""
+        }
+    );
+    Ok(())
+}
+
+/// strace, from $PATH or /usr/bin.
+fn find_strace() -> Option<PathBuf> {
+    std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .chain([PathBuf::from("/usr/bin")])
+        .map(|d| d.join("strace"))
+        .find(|p| p.is_file())
+}
+
+fn record(
+    output: &Path,
+    root: &RootArgs,
+    transactions: u64,
+    keep_strace: Option<&Path>,
+    force: bool,
+    argv: &[OsString],
+) -> CliResult {
+    check_output_file("-o/--output", output, force, &[])?;
+    if let Some(k) = keep_strace {
+        check_output_file("--keep-strace", k, force, &[output])?;
+    }
+    let strace = find_strace().ok_or(CliError::NoStrace)?;
+    let tmp = std::env::temp_dir().join(format!("joj-strace-{}.txt", std::process::id()));
+    let status = std::process::Command::new(&strace)
+        .args(["-f", "-ttt", "-T", "-y", "-qq", "-e", "signal=none"])
+        .arg(format!("-etrace={STRACE_CALLS}"))
+        .arg("-o")
+        .arg(&tmp)
+        .arg("--")
+        .args(argv)
+        .status()
+        .map_err(|source| CliError::Open {
+            path: strace.clone(),
+            source,
+        })?;
+    let text = std::fs::read(&tmp).map_err(|source| CliError::Open {
+        path: tmp.clone(),
+        source,
+    });
+    let _ = std::fs::remove_file(&tmp);
+    let text = text?;
+    if let Some(k) = keep_strace {
+        write_atomically(k, Existing::replace_if(force), |w| {
+            w.write_all(&text).map_err(TraceError::from)
+        })?;
+    }
+    if !status.success() {
+        return Err(CliError::RecordedCommandFailed {
+            status: status.to_string(),
+        }
+        .into());
+    }
+    let line = joj_experiment::run::command_line(argv);
+    let opts = import_options(root, transactions, Some(line));
+    let rec = import_strace(
+        &String::from_utf8_lossy(&text),
+        "the strace output of the command",
+        &opts,
+    )?;
+    write_recording(output, &rec, force)
+}
+
+fn replay(a: ReplayArgs) -> CliResult {
+    let file = std::fs::File::open(&a.recording).map_err(|source| CliError::Open {
+        path: a.recording.clone(),
+        source,
+    })?;
+    let rec = Recording::read(
+        std::io::BufReader::new(file),
+        &a.recording.display().to_string(),
+    )?;
+    let device = match &a.device {
+        Some(name) => Some(joj_experiment::stack::DevicePlan {
+            profile: joj_device::Profile::load(name)?,
+            aging_validity: None,
+        }),
+        None => None,
+    };
+    crate::output::check_output_folder("--out", &a.out)?;
+    let progress = Progress::start_counting(rec.header.calls, "replay", "calls");
+    let opts = SyscallReplayOptions {
+        fs: a.fs,
+        image_size_bytes: a.image_mib << 20,
+        trace_buffer_kb: joj_experiment::RunOptions::default().trace_buffer_kb,
+        out_dir: Some(a.out.clone()),
+        timing: match a.timing {
+            TimingArg::Recorded => Timing::Recorded,
+            TimingArg::Fast => Timing::Fast,
+        },
+        transactions: a.transactions,
+        name: a.recording.display().to_string(),
+        progress: Some(progress.counter.clone()),
+        device,
+    };
+    let (result, played) = replay_syscalls(&rec, &opts)?;
+    progress.counter.store(rec.header.calls, Ordering::Relaxed);
+    drop(progress);
+    if a.json {
+        outln!("{}", serde_json::to_string_pretty(&result)?)?;
+    } else {
+        outln!(
+            "replayed {} ({} calls, {} thread(s)): {} before the window unmeasured, {} measured; {} call(s) that failed when recorded succeeded here",
+            a.recording.display(),
+            rec.header.calls,
+            rec.header.threads,
+            played.before_window.calls,
+            played.window.calls,
+            played.before_window.unexpected_successes + played.window.unexpected_successes
+        )?;
+        out!("{}", crate::trace_run::table(&result))?;
+        if let Some(d) = &result.device {
+            outln!(
+                "  device {} (trace replayed): {:.1} transactions/s modeled ({:.4} s), WAF {:.2}, {} flushes, {} FUA, {} GC copies",
+                d.profile,
+                d.modeled_ops_per_sec,
+                d.modeled_s,
+                d.waf,
+                d.flushes,
+                d.fua,
+                d.gc_copies
+            )?;
+        }
+    }
+    Ok(())
+}

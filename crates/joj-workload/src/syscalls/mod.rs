@@ -1,0 +1,22 @@
+//! Mobigen-style record and replay of file-system calls (`docs/formats/syscalls.md`): the
+//! `joj-syscalls` format ([`format`]), the importer of `strace -f -ttt -T -y` output
+//! ([`strace`]) and the player that re-executes a recording under a directory ([`play`]).
+//! Measuring a replay (scratch filesystem, block tracing, classification) is
+//! `joj-experiment`'s; this module only does the calls. Invariants: a [`Recording`] that was
+//! read or imported has passed [`Recording::check`] — every path inside its root, every
+//! descriptor opened before use — so a replay never meets a call it cannot map.
+
+pub mod error;
+pub mod format;
+pub mod play;
+pub mod strace;
+mod strace_line;
+
+pub use error::SyscallsError;
+pub use format::{Call, Header, Mark, Op, Recording};
+pub use play::{Change, Phase, PlayObserver, PlayReport, Player, Synced, Timing};
+pub use strace::{ImportOptions, STRACE_CALLS, import_strace};
+pub use strace_line::BadLine;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,567 @@
+//! strace output → a [`Recording`]: the importer. Lines are parsed by [`super::strace_line`]
+//! and `<unfinished ...>` halves joined with their `resumed>` halves per thread; each call is
+//! kept when its path, or its descriptor's `-y` path, is inside the root, with paths made
+//! relative to it. `--bench-window` turns the two `syncfs` calls a traced `joj bench` run makes
+//! on its directory into the window's marks.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Component, Path, PathBuf};
+
+use super::error::SyscallsError;
+use super::format::{Call, FORMAT, Header, Mark, Op, Recording, VERSION};
+use super::strace_line::{BadLine, Line, RawCall, parse_call, parse_line, split_fd_path, unquote};
+
+/// The system calls `joj syscalls record` asks strace for. `?` lets strace skip a call the
+/// architecture does not have (aarch64 has no `open`, `unlink`, …); `%stat`, `%lstat` and
+/// `%fstat` are strace's classes of every stat variant (`fstat`, `newfstatat`, `statx`, …).
+pub const STRACE_CALLS: &str = "?open,openat,?creat,close,read,write,pread64,pwrite64,lseek,fsync,fdatasync,ftruncate,truncate,fallocate,?unlink,unlinkat,?rmdir,?rename,renameat,renameat2,?mkdir,mkdirat,syncfs,%stat,%lstat,%fstat,?chown,fchown,?lchown,fchownat,?chmod,fchmod,fchmodat";
+
+/// How to import.
+#[derive(Debug, Clone, Default)]
+pub struct ImportOptions {
+    /// The recorded root; `None` only with `bench_window` (the first `syncfs`'s directory).
+    pub root: Option<PathBuf>,
+    /// The recording is of a traced `joj bench` run: its two `syncfs` on the root are the
+    /// window's marks.
+    pub bench_window: bool,
+    pub transactions: u64,
+    pub command: Option<String>,
+}
+
+/// The open flags a recording keeps (the replay honours each).
+pub const KEPT_FLAGS: &[&str] = &[
+    "O_RDONLY",
+    "O_WRONLY",
+    "O_RDWR",
+    "O_CREAT",
+    "O_EXCL",
+    "O_TRUNC",
+    "O_APPEND",
+    "O_SYNC",
+    "O_DSYNC",
+    "O_DIRECT",
+    "O_DIRECTORY",
+    "O_NOFOLLOW",
+    "O_NOATIME",
+];
+
+/// Join the halves of interrupted calls: every whole call, in the order of the lines that
+/// finished it, each with the start time of its first half.
+fn whole_calls(text: &str, what: &str) -> Result<Vec<RawCall>, SyscallsError> {
+    let mut pending: HashMap<u64, (u64, String, String)> = HashMap::new();
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let bad = |why: BadLine| SyscallsError::StraceLine {
+            what: what.to_string(),
+            line: i as u64 + 1,
+            why,
+            text: line.chars().take(200).collect(),
+        };
+        let call = match parse_line(line).map_err(bad)? {
+            Line::Other => continue,
+            Line::Call(c) => c,
+            Line::Unfinished {
+                tid,
+                time_ns,
+                name,
+                args_head,
+            } => {
+                pending.insert(tid, (time_ns, name, args_head));
+                continue;
+            }
+            Line::Resumed { tid, name, tail } => {
+                let Some((time_ns, first_name, head)) = pending.remove(&tid) else {
+                    return Err(bad(BadLine::ResumedWithoutStart));
+                };
+                if first_name != name {
+                    return Err(bad(BadLine::ResumedOtherCall));
+                }
+                let after = format!("{head}{tail}");
+                parse_call(tid, time_ns, &name, &after).map_err(bad)?
+            }
+        };
+        out.push(call);
+    }
+    // Calls start-ordered, as the recording keeps them (a resumed call finished later).
+    out.sort_by_key(|c| c.time_ns);
+    Ok(out)
+}
+
+/// `p` without `.` and `..` components (lexically; strace shows paths as the program gave
+/// them).
+fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The state the importer keeps while walking the calls.
+struct Importer {
+    root: PathBuf,
+    /// The working directory strace last showed (`AT_FDCWD</d>`), for paths of non-`at` calls.
+    cwd: Option<PathBuf>,
+    calls: Vec<Call>,
+    tids: BTreeSet<u64>,
+    dropped: u64,
+    t0: Option<u64>,
+    syncfs_on_root: u64,
+    bench_window: bool,
+    dropped_after_window: u64,
+}
+
+impl Importer {
+    /// `path` relative to the root, or `None` when outside it.
+    fn rel(&self, path: &Path) -> Option<String> {
+        let abs = normalize(&if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            self.cwd
+                .clone()
+                .unwrap_or_else(|| self.root.clone())
+                .join(path)
+        });
+        let rel = abs.strip_prefix(&self.root).ok()?;
+        let s = rel.to_string_lossy().into_owned();
+        Some(if s.is_empty() { ".".into() } else { s })
+    }
+
+    /// A path argument: a string, relative to `dirfd` (an `AT_FDCWD</d>` or `5</d>` argument).
+    fn path_arg(&mut self, dirfd: Option<&str>, arg: &str) -> Option<Result<String, ()>> {
+        let raw = unquote(arg)?;
+        let p = PathBuf::from(String::from_utf8_lossy(&raw).into_owned());
+        let base = dirfd.and_then(|d| split_fd_path(d).1).map(PathBuf::from);
+        if let Some(b) = &base
+            && dirfd.is_some_and(|d| d.starts_with("AT_FDCWD"))
+        {
+            self.cwd = Some(b.clone());
+        }
+        let abs = match (&base, p.is_absolute()) {
+            (Some(b), false) => b.join(&p),
+            _ => p,
+        };
+        Some(self.rel(&abs).ok_or(()))
+    }
+
+    /// A descriptor argument inside the root: its number.
+    fn fd_arg(&self, arg: &str) -> Option<Result<i32, ()>> {
+        let (n, path) = split_fd_path(arg);
+        let n: i32 = n.parse().ok()?;
+        // `-y` shows a file as its absolute path; pipes, sockets and the like as `pipe:[123]`.
+        let inside = path.is_some_and(|p| p.starts_with('/') && self.rel(Path::new(&p)).is_some());
+        Some(if inside { Ok(n) } else { Err(()) })
+    }
+}
+
+fn num<T: std::str::FromStr>(s: Option<&String>) -> Option<T> {
+    let s = s?;
+    let s = s.split_once('<').map_or(s.as_str(), |x| x.0);
+    s.parse().ok()
+}
+
+fn octal(s: Option<&String>) -> u32 {
+    s.and_then(|m| u32::from_str_radix(m.trim_start_matches("0o"), 8).ok())
+        .unwrap_or(0o644)
+}
+
+fn flags(s: Option<&String>) -> Vec<String> {
+    s.map(|f| {
+        f.split('|')
+            .filter(|x| KEPT_FLAGS.contains(x))
+            .map(str::to_string)
+            .collect()
+    })
+    .unwrap_or_default()
+}
+
+/// Outcome of converting one call: kept, outside the root, or not a call joj replays.
+enum Conv {
+    Keep(Op),
+    Outside,
+    Skip,
+}
+
+fn keep_path(r: Option<Result<String, ()>>, op: impl FnOnce(String) -> Op) -> Conv {
+    match r {
+        Some(Ok(p)) => Conv::Keep(op(p)),
+        Some(Err(())) => Conv::Outside,
+        None => Conv::Skip,
+    }
+}
+
+fn keep_fd(r: Option<Result<i32, ()>>, op: impl FnOnce(i32) -> Op) -> Conv {
+    match r {
+        Some(Ok(fd)) => Conv::Keep(op(fd)),
+        Some(Err(())) => Conv::Outside,
+        None => Conv::Skip,
+    }
+}
+
+impl Importer {
+    fn convert(&mut self, c: &RawCall) -> Result<Conv, (String, String)> {
+        // long: one arm per system call strace names, each a few lines; split, it would only
+        // scatter the table of what each call becomes.
+        let a = &c.args;
+        let ret = c.ret.unwrap_or(-1);
+        let len_of = |count: Option<&String>| -> u64 {
+            if ret >= 0 {
+                ret as u64
+            } else {
+                num(count).unwrap_or(0)
+            }
+        };
+        let ret_fd = || i32::try_from(ret).unwrap_or(-1);
+        Ok(match c.name.as_str() {
+            "open" | "openat" | "creat" => {
+                let (dirfd, path, fl, mode) = match c.name.as_str() {
+                    "openat" => (a.first(), a.get(1), a.get(2), a.get(3)),
+                    "open" => (None, a.first(), a.get(1), a.get(2)),
+                    _ => (None, a.first(), None, a.get(1)),
+                };
+                let mut fl = flags(fl);
+                if c.name == "creat" {
+                    fl = vec!["O_WRONLY".into(), "O_CREAT".into(), "O_TRUNC".into()];
+                }
+                let Some(path) = path else {
+                    return Ok(Conv::Skip);
+                };
+                let p = self.path_arg(dirfd.map(String::as_str), path);
+                keep_path(p, |path| Op::Open {
+                    path,
+                    flags: fl,
+                    mode: octal(mode),
+                    fd: ret_fd(),
+                })
+            }
+            "close" => keep_fd(self.fd_arg(&a[0]), |fd| Op::Close { fd }),
+            "read" | "write" | "pread64" | "pwrite64" if a.len() >= 3 => {
+                let len = len_of(a.get(2));
+                let off = num(a.get(3)).unwrap_or(0);
+                let head = a[1].starts_with("\"SQLite format 3\\0");
+                let name = c.name.clone();
+                keep_fd(self.fd_arg(&a[0]), |fd| match name.as_str() {
+                    "read" => Op::Read { fd, len },
+                    "write" => Op::Write { fd, len },
+                    "pread64" => Op::Pread { fd, off, len },
+                    _ => Op::Pwrite {
+                        fd,
+                        off,
+                        len,
+                        sqlite_header: head && off == 0,
+                    },
+                })
+            }
+            "lseek" if a.len() >= 3 => {
+                let off = num(a.get(1)).unwrap_or(0);
+                let whence = a[2].clone();
+                keep_fd(self.fd_arg(&a[0]), |fd| Op::Lseek { fd, off, whence })
+            }
+            "fsync" => keep_fd(self.fd_arg(&a[0]), |fd| Op::Fsync { fd }),
+            "fdatasync" => keep_fd(self.fd_arg(&a[0]), |fd| Op::Fdatasync { fd }),
+            "syncfs" => keep_fd(self.fd_arg(&a[0]), |fd| Op::Syncfs { fd }),
+            "ftruncate" if a.len() >= 2 => {
+                let len = num(a.get(1)).unwrap_or(0);
+                keep_fd(self.fd_arg(&a[0]), |fd| Op::Ftruncate { fd, len })
+            }
+            "truncate" if a.len() >= 2 => {
+                let len = num(a.get(1)).unwrap_or(0);
+                keep_path(self.path_arg(None, &a[0]), |path| Op::Truncate {
+                    path,
+                    len,
+                })
+            }
+            "fallocate" if a.len() >= 4 => {
+                let (mode, off, len) = (
+                    num(a.get(1)).unwrap_or(0),
+                    num(a.get(2)).unwrap_or(0),
+                    num(a.get(3)).unwrap_or(0),
+                );
+                keep_fd(self.fd_arg(&a[0]), |fd| Op::Fallocate {
+                    fd,
+                    mode,
+                    off,
+                    len,
+                })
+            }
+            "unlink" | "rmdir" => {
+                let rmdir = c.name == "rmdir";
+                keep_path(self.path_arg(None, &a[0]), |path| {
+                    if rmdir {
+                        Op::Rmdir { path }
+                    } else {
+                        Op::Unlink { path }
+                    }
+                })
+            }
+            "unlinkat" if a.len() >= 2 => {
+                let rmdir = a.get(2).is_some_and(|f| f.contains("AT_REMOVEDIR"));
+                keep_path(self.path_arg(Some(&a[0]), &a[1]), |path| {
+                    if rmdir {
+                        Op::Rmdir { path }
+                    } else {
+                        Op::Unlink { path }
+                    }
+                })
+            }
+            "mkdir" | "mkdirat" => {
+                let (dirfd, path, mode) = if c.name == "mkdirat" {
+                    (a.first(), a.get(1), a.get(2))
+                } else {
+                    (None, a.first(), a.get(1))
+                };
+                let Some(path) = path else {
+                    return Ok(Conv::Skip);
+                };
+                let p = self.path_arg(dirfd.map(String::as_str), path);
+                // The root exists in every replay: making it is not replayed.
+                if matches!(&p, Some(Ok(r)) if r == ".") {
+                    return Ok(Conv::Skip);
+                }
+                keep_path(p, |path| Op::Mkdir {
+                    path,
+                    mode: octal(mode),
+                })
+            }
+            "rename" | "renameat" | "renameat2" => return self.rename(c),
+            "stat" | "lstat" | "fstat" | "newfstatat" | "statx" => self.stat(c),
+            "fchown" | "chown" | "lchown" | "fchownat" | "fchmod" | "chmod" | "fchmodat" => {
+                self.owner(c)
+            }
+            _ => Conv::Skip,
+        })
+    }
+
+    /// A stat of a path, or of a descriptor (`fstat`, or `AT_EMPTY_PATH` with an empty path).
+    fn stat(&mut self, c: &RawCall) -> Conv {
+        let a = &c.args;
+        match c.name.as_str() {
+            "fstat" => keep_fd(self.fd_arg(&a[0]), |fd| Op::Fstat { fd }),
+            "stat" | "lstat" => keep_path(self.path_arg(None, &a[0]), |path| Op::Stat { path }),
+            _ if a.len() >= 3 => {
+                // newfstatat(dirfd, path, buf, flags) / statx(dirfd, path, flags, mask, buf)
+                let flags = if c.name == "statx" {
+                    &a[2]
+                } else {
+                    &a[a.len() - 1]
+                };
+                if a[1] == "\"\"" && flags.contains("AT_EMPTY_PATH") {
+                    keep_fd(self.fd_arg(&a[0]), |fd| Op::Fstat { fd })
+                } else {
+                    keep_path(self.path_arg(Some(&a[0]), &a[1]), |path| Op::Stat { path })
+                }
+            }
+            _ => Conv::Skip,
+        }
+    }
+
+    /// A change of owner or mode, of a descriptor or a path.
+    fn owner(&mut self, c: &RawCall) -> Conv {
+        let a = &c.args;
+        let id = |i: usize| num::<u32>(a.get(i)).unwrap_or(0);
+        match (c.name.as_str(), a.len()) {
+            ("fchown", 3..) => {
+                let (uid, gid) = (id(1), id(2));
+                keep_fd(self.fd_arg(&a[0]), |fd| Op::Fchown { fd, uid, gid })
+            }
+            ("chown" | "lchown", 3..) => {
+                let (uid, gid) = (id(1), id(2));
+                keep_path(self.path_arg(None, &a[0]), |path| Op::Chown {
+                    path,
+                    uid,
+                    gid,
+                })
+            }
+            ("fchownat", 4..) => {
+                let (uid, gid) = (id(2), id(3));
+                keep_path(self.path_arg(Some(&a[0]), &a[1]), |path| Op::Chown {
+                    path,
+                    uid,
+                    gid,
+                })
+            }
+            ("fchmod", 2..) => {
+                let mode = octal(a.get(1));
+                keep_fd(self.fd_arg(&a[0]), |fd| Op::Fchmod { fd, mode })
+            }
+            ("chmod", 2..) => {
+                let mode = octal(a.get(1));
+                keep_path(self.path_arg(None, &a[0]), |path| Op::Chmod { path, mode })
+            }
+            ("fchmodat", 3..) => {
+                let mode = octal(a.get(2));
+                keep_path(self.path_arg(Some(&a[0]), &a[1]), |path| Op::Chmod {
+                    path,
+                    mode,
+                })
+            }
+            _ => Conv::Skip,
+        }
+    }
+
+    fn rename(&mut self, c: &RawCall) -> Result<Conv, (String, String)> {
+        let a = &c.args;
+        let (from, to) = if c.name == "rename" {
+            (self.path_arg(None, &a[0]), self.path_arg(None, &a[1]))
+        } else if a.len() >= 4 {
+            (
+                self.path_arg(Some(&a[0]), &a[1]),
+                self.path_arg(Some(&a[2]), &a[3]),
+            )
+        } else {
+            return Ok(Conv::Skip);
+        };
+        Ok(match (from, to) {
+            (Some(Ok(from)), Some(Ok(to))) => Conv::Keep(Op::Rename { from, to }),
+            (Some(Err(())), Some(Err(()))) => Conv::Outside,
+            (Some(f), Some(t)) => {
+                let show = |r: Result<String, ()>| r.unwrap_or_else(|()| "(outside)".into());
+                return Err((show(f), show(t)));
+            }
+            _ => Conv::Skip,
+        })
+    }
+
+    fn push(&mut self, c: &RawCall, op: Op) {
+        let t0 = *self.t0.get_or_insert(c.time_ns);
+        self.tids.insert(c.tid);
+        self.calls.push(Call {
+            seq: self.calls.len() as u64,
+            tid: c.tid,
+            start_ns: c.time_ns.saturating_sub(t0),
+            dur_ns: c.dur_ns,
+            ret: c.ret.unwrap_or(-1),
+            errno: c.errno.clone(),
+            op,
+        });
+    }
+}
+
+/// The directory of the first `syncfs` call (a `joj bench` run's directory).
+fn first_syncfs_dir(calls: &[RawCall]) -> Option<PathBuf> {
+    calls
+        .iter()
+        .find(|c| c.name == "syncfs")
+        .and_then(|c| c.args.first())
+        .and_then(|a| split_fd_path(a).1)
+        .map(PathBuf::from)
+}
+
+/// Import strace output `text` (`what` names it in errors).
+pub fn import_strace(
+    text: &str,
+    what: &str,
+    opts: &ImportOptions,
+) -> Result<Recording, SyscallsError> {
+    let raw = whole_calls(text, what)?;
+    let root = match (&opts.root, opts.bench_window) {
+        (Some(r), _) => normalize(r),
+        (None, _) => first_syncfs_dir(&raw).ok_or_else(|| SyscallsError::NoBenchWindow {
+            what: what.to_string(),
+            found: 0,
+        })?,
+    };
+    let mut imp = Importer {
+        root,
+        cwd: None,
+        calls: vec![],
+        tids: BTreeSet::new(),
+        dropped: 0,
+        t0: None,
+        syncfs_on_root: 0,
+        bench_window: opts.bench_window,
+        dropped_after_window: 0,
+    };
+    for (i, c) in raw.iter().enumerate() {
+        match imp.convert(c) {
+            Ok(Conv::Keep(op)) => imp.keep(c, op),
+            Ok(Conv::Outside) => imp.dropped += 1,
+            Ok(Conv::Skip) => {}
+            Err((from, to)) => {
+                return Err(SyscallsError::RenameAcrossRoot {
+                    what: what.to_string(),
+                    line: i as u64 + 1,
+                    from,
+                    to,
+                });
+            }
+        }
+    }
+    imp.finish(what, opts)
+}
+
+impl Importer {
+    /// Keep a converted call; with `bench_window` the first two `syncfs` on the root become
+    /// the marks.
+    fn keep(&mut self, c: &RawCall, op: Op) {
+        // What a benchmark does after its window (close, checks, reports) is never replayed.
+        if self.bench_window && self.syncfs_on_root >= 2 {
+            self.dropped_after_window += 1;
+            return;
+        }
+        if self.bench_window && matches!(op, Op::Syncfs { .. }) {
+            let fd_path = c.args.first().and_then(|a| split_fd_path(a).1);
+            if fd_path.is_some_and(|p| self.rel(Path::new(&p)).as_deref() == Some(".")) {
+                self.syncfs_on_root += 1;
+                match self.syncfs_on_root {
+                    1 => {
+                        return self.push(
+                            c,
+                            Op::Mark {
+                                name: Mark::WindowBegin,
+                            },
+                        );
+                    }
+                    2 => {
+                        return self.push(
+                            c,
+                            Op::Mark {
+                                name: Mark::WindowEnd,
+                            },
+                        );
+                    }
+                    _ => {}
+                }
+            }
+        }
+        self.push(c, op);
+    }
+
+    fn finish(self, what: &str, opts: &ImportOptions) -> Result<Recording, SyscallsError> {
+        if self.bench_window && self.syncfs_on_root < 2 {
+            return Err(SyscallsError::NoBenchWindow {
+                what: what.to_string(),
+                found: self.syncfs_on_root,
+            });
+        }
+        if self.calls.is_empty() {
+            return Err(SyscallsError::NothingInRoot {
+                what: what.to_string(),
+                root: self.root.display().to_string(),
+            });
+        }
+        let rec = Recording {
+            header: Header {
+                format: FORMAT.into(),
+                version: VERSION,
+                source: "strace".into(),
+                command: opts.command.clone(),
+                root: self.root.to_string_lossy().into_owned(),
+                transactions: opts.transactions.max(1),
+                threads: self.tids.len() as u64,
+                calls: self.calls.len() as u64,
+                dropped_outside_root: self.dropped,
+                dropped_after_window: self.dropped_after_window,
+            },
+            calls: self.calls,
+        };
+        rec.check(what)?;
+        Ok(rec)
+    }
+}
