@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Reproduce the crash-state table of docs/results.md: `joj crash --fs` for every journal mode on
 # ext4 (ordered) with at least 10,000 crash states each, and at least 2,000 each on
-# ext4-writeback, ext4-datajournal, xfs and btrfs; the stock modes at synchronous=NORMAL and
+# ext4-writeback, ext4-datajournal, xfs and btrfs (and ext4-nojournal, an extra); the stock modes at synchronous=NORMAL and
 # the waldio modes with a window; then the canaries and controls.
 # Usage: scripts/crashstates.sh [output-dir] [ext4-states] [other-states]
-#   (needs root; about 45 minutes on 2 cores; one JSON document per row in output-dir)
+#   (needs root; about an hour on 2 cores; one JSON document per row in output-dir)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-joj-out/crash-states}
@@ -34,6 +34,10 @@ for fs in ext4-writeback ext4-datajournal xfs btrfs; do
   for mode in wal delete truncate persist waldio waldio-fua; do
     run "$fs" "$mode" "$small" -j "$mode" -n 150
   done
+done
+# The no-journal line (an extra: without a journal, crash consistency is fsck's job).
+for mode in wal waldio; do
+  run ext4-nojournal "$mode" "$small" -j "$mode" -n 150
 done
 run ext4 canary-skip-sync "$small" -j waldio --fs-canary skip-sync -n 100
 run ext4 canary-fallocate-flush-only "$small" -j waldio --fs-canary fallocate-flush-only -n 100

@@ -11,6 +11,7 @@
 //! - ext4 external journal: the whole second device;
 //! - xfs internal log: `logstart`/`logblocks` from the superblock (`xfs_db`), the start
 //!   converted from an AG-relative fs block to a 512-byte daddr with `xfs_db convert`;
+//! - ext4 without a journal (`ext4-nojournal`): none;
 //! - btrfs: none. btrfs has no journal area: its copy-on-write trees make each commit atomic, and
 //!   the fsync log tree is made of ordinary metadata blocks allocated anywhere in metadata
 //!   chunks, so its writes classify as metadata, not journal.
@@ -39,6 +40,9 @@ pub enum FsKind {
     /// ext4 `data=ordered` with its journal on a second loop device (`mkfs.ext4 -O journal_dev`,
     /// then `-J device=`), as in the I/O-stack paper's external-journal knob.
     Ext4ExtJournal,
+    /// ext4 made without a journal (`mkfs.ext4 -O ^has_journal`): the eMMC-features paper's
+    /// "no-journal" line, where nothing journals metadata and a crash leaves repair to fsck.
+    Ext4NoJournal,
     /// xfs with its internal log.
     Xfs,
     /// btrfs, single device (metadata DUP, data single: mkfs defaults).
@@ -47,11 +51,12 @@ pub enum FsKind {
 
 impl FsKind {
     /// Every kind, in display order.
-    pub const ALL: [FsKind; 6] = [
+    pub const ALL: [FsKind; 7] = [
         FsKind::Ext4,
         FsKind::Ext4Writeback,
         FsKind::Ext4DataJournal,
         FsKind::Ext4ExtJournal,
+        FsKind::Ext4NoJournal,
         FsKind::Xfs,
         FsKind::Btrfs,
     ];
@@ -63,6 +68,7 @@ impl FsKind {
             FsKind::Ext4Writeback => "ext4-writeback",
             FsKind::Ext4DataJournal => "ext4-datajournal",
             FsKind::Ext4ExtJournal => "ext4-extjournal",
+            FsKind::Ext4NoJournal => "ext4-nojournal",
             FsKind::Xfs => "xfs",
             FsKind::Btrfs => "btrfs",
         }
@@ -74,7 +80,8 @@ impl FsKind {
             FsKind::Ext4
             | FsKind::Ext4Writeback
             | FsKind::Ext4DataJournal
-            | FsKind::Ext4ExtJournal => "ext4",
+            | FsKind::Ext4ExtJournal
+            | FsKind::Ext4NoJournal => "ext4",
             FsKind::Xfs => "xfs",
             FsKind::Btrfs => "btrfs",
         }
@@ -115,7 +122,8 @@ impl FsKind {
                 Some(j) => format!("data=ordered,journal_path={}", j.display()),
                 None => "data=ordered".into(),
             },
-            FsKind::Xfs | FsKind::Btrfs => String::new(),
+            // Without a journal ext4 has no data mode to choose.
+            FsKind::Ext4NoJournal | FsKind::Xfs | FsKind::Btrfs => String::new(),
         }
     }
 }
@@ -145,7 +153,7 @@ impl FromStr for FsKind {
 pub enum FsError {
     #[error(
         "unknown filesystem `{name}`; fix: use one of ext4, ext4-writeback, ext4-datajournal, \
-         ext4-extjournal, xfs, btrfs"
+         ext4-extjournal, ext4-nojournal, xfs, btrfs"
     )]
     UnknownKind { name: String },
     #[error("{kind} needs a journal device and none was given; fix: pass the second device")]
@@ -196,6 +204,10 @@ pub fn mkfs(kind: FsKind, main: &Path, journal: Option<&Path>) -> Result<(), FsE
         FsKind::Ext4 | FsKind::Ext4Writeback | FsKind::Ext4DataJournal => {
             run("mkfs.ext4", ext4_args(&[]))
         }
+        FsKind::Ext4NoJournal => run(
+            "mkfs.ext4",
+            ext4_args(&["-O".into(), "^has_journal".into()]),
+        ),
         FsKind::Ext4ExtJournal => {
             let journal = journal
                 .ok_or(FsError::JournalDeviceMissing { kind })?
@@ -392,7 +404,8 @@ pub fn journal_layout(
                 }],
             })
         }
-        FsKind::Btrfs => Ok(JournalLayout::default()),
+        // No journal at all: every metadata write lands in place.
+        FsKind::Ext4NoJournal | FsKind::Btrfs => Ok(JournalLayout::default()),
     }
 }
 

@@ -31,6 +31,21 @@ fn lifecycle(kind: FsKind) {
     if let Some(mode) = mode {
         assert!(line.contains(mode), "{kind}: {line}");
     }
+    // The kinds without a journal area have none in their layout; the others have one.
+    let journaled = !matches!(kind, FsKind::Ext4NoJournal | FsKind::Btrfs);
+    assert_eq!(!fs.journal_layout().is_empty(), journaled, "{kind}");
+    if kind == FsKind::Ext4NoJournal {
+        let dump = std::process::Command::new("dumpe2fs")
+            .args(["-h", fs.devices()[0].path.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&dump.stdout);
+        let features = text
+            .lines()
+            .find(|l| l.starts_with("Filesystem features:"))
+            .unwrap();
+        assert!(!features.contains("has_journal"), "{features}");
+    }
     let expected_devices = if kind.needs_journal_device() { 2 } else { 1 };
     assert_eq!(fs.devices().len(), expected_devices);
     assert_eq!(common::loops_backed_under(&dir).len(), expected_devices);
@@ -68,6 +83,11 @@ fn ext4_datajournal() {
 #[test]
 fn ext4_extjournal() {
     lifecycle(FsKind::Ext4ExtJournal);
+}
+
+#[test]
+fn ext4_nojournal() {
+    lifecycle(FsKind::Ext4NoJournal);
 }
 
 #[test]

@@ -75,7 +75,7 @@ impl CrashFsOptions {
         if self.fs.needs_journal_device() {
             return Err(ExperimentError::CrashStates(format!(
                 "{} keeps its journal on a second device, and the recording disk records one; \
-                 fix: use ext4, ext4-writeback, ext4-datajournal, xfs or btrfs",
+                 fix: use ext4, ext4-writeback, ext4-datajournal, ext4-nojournal, xfs or btrfs",
                 self.fs
             )));
         }
