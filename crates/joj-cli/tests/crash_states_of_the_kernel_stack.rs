@@ -139,6 +139,29 @@ fn caught(mode: &str, canary: &str, more: &[&str]) -> Value {
     doc
 }
 
+/// A control: the mode with `canary` keeps every acknowledged commit, in a real recorded run.
+fn holds(mode: &str, canary: &str) {
+    let (ok, doc, err) = crash(&[
+        "-j",
+        mode,
+        "--fs-canary",
+        canary,
+        "-n",
+        "25",
+        "--states",
+        "400",
+        "--seed",
+        "7",
+    ]);
+    assert!(ok, "the {canary} control must hold: {err}\n{doc:#}");
+    assert_eq!(count(&doc, "violations"), 0, "{doc:#}");
+    assert!(
+        count(&doc, "states_explored") >= 400 || doc["exhaustive"] == true,
+        "{doc:#}"
+    );
+    log_agrees_with_tracefs(&doc);
+}
+
 #[test]
 fn waldio_without_its_fdatasync_is_caught() {
     if !joj_linux::testgate::kernel_test(&[FsKind::Ext4]) {
@@ -200,20 +223,7 @@ fn fallocated_extents_under_fdatasync_stay_durable_on_this_kernel() {
     if !joj_linux::testgate::kernel_test(&[FsKind::Ext4]) {
         return;
     }
-    let (ok, doc, err) = crash(&[
-        "-j",
-        "waldio",
-        "--fs-canary",
-        "fallocate-only",
-        "-n",
-        "25",
-        "--states",
-        "400",
-        "--seed",
-        "7",
-    ]);
-    assert!(ok, "{err}\n{doc:#}");
-    assert_eq!(count(&doc, "violations"), 0, "{doc:#}");
+    holds("waldio", "fallocate-only");
 }
 
 /// WALDIO's claim on the real stack, the control of the canary above: a direct overwrite of
@@ -224,25 +234,7 @@ fn a_bare_cache_flush_after_overwriting_written_preallocation_stays_durable() {
     if !joj_linux::testgate::kernel_test(&[FsKind::Ext4]) {
         return;
     }
-    let (ok, doc, err) = crash(&[
-        "-j",
-        "waldio",
-        "--fs-canary",
-        "flush-only",
-        "-n",
-        "25",
-        "--states",
-        "400",
-        "--seed",
-        "7",
-    ]);
-    assert!(ok, "{err}\n{doc:#}");
-    assert_eq!(count(&doc, "violations"), 0, "{doc:#}");
-    assert!(
-        count(&doc, "states_explored") >= 400 || doc["exhaustive"] == true,
-        "{doc:#}"
-    );
-    log_agrees_with_tracefs(&doc);
+    holds("waldio", "flush-only");
 }
 
 #[test]

@@ -67,13 +67,7 @@ pub trait PlayObserver: Sync {
 
 /// CLOCK_MONOTONIC in nanoseconds (the block tracer's clock).
 pub fn now_mono_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes one timespec to a valid pointer; CLOCK_MONOTONIC exists.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    assert_eq!(rc, 0, "CLOCK_MONOTONIC is always available");
+    let ts = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
     ts.tv_sec.unsigned_abs() * 1_000_000_000 + ts.tv_nsec.unsigned_abs()
 }
 
