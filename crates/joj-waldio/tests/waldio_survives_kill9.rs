@@ -74,6 +74,8 @@ fn kill_runs(mode: &str, runs: u32, seed: u64) -> u64 {
     let db = dir.path().join("k.db");
     for run in 0..runs {
         let stop_after = rng.random_range(1..300u64);
+        // The child's stderr, shown when a run fails (a child that dies early says why here).
+        let child_err = dir.path().join("child.stderr");
         let mut child = Command::new(&exe)
             .args([
                 "--exact",
@@ -85,7 +87,7 @@ fn kill_runs(mode: &str, runs: u32, seed: u64) -> u64 {
             .env("WALDIO_KILL9_DB", &db)
             .env("WALDIO_KILL9_MODE", mode)
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(std::fs::File::create(&child_err).unwrap())
             .spawn()
             .unwrap();
         let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
@@ -109,8 +111,9 @@ fn kill_runs(mode: &str, runs: u32, seed: u64) -> u64 {
             }
         }
         child.wait().unwrap();
+        let stderr = std::fs::read_to_string(&child_err).unwrap_or_default();
         let ctx = format!(
-            "{mode}: seed {seed}, run {run}, killed after {seen} new acks ({acked} acknowledged in all)"
+            "{mode}: seed {seed}, run {run}, killed after {seen} new acks ({acked} acknowledged in all); the child's stderr:\n{stderr}"
         );
         let c =
             joj_waldio::open(&db, &options(mode)).unwrap_or_else(|e| panic!("{ctx}: reopen: {e}"));
