@@ -92,6 +92,9 @@ pub struct CommonArgs {
     /// run takes about the modeled time.
     #[arg(long)]
     pub pace: bool,
+    /// The host completion model on the replay (needs --device; docs/polling.md).
+    #[command(flatten)]
+    pub completion: crate::completion_args::CompletionArgs,
 }
 
 impl CommonArgs {
@@ -125,7 +128,7 @@ impl CommonArgs {
     }
 
     /// The run's options on `fs` (the device profile loaded here, so a bad name fails at once).
-    pub fn run_options(&self, fs: FsChoice) -> Result<RunOptions, joj_device::ProfileError> {
+    pub fn run_options(&self, fs: FsChoice) -> Result<RunOptions, Box<dyn std::error::Error>> {
         Ok(RunOptions {
             fs,
             trace: self.trace,
@@ -137,6 +140,7 @@ impl CommonArgs {
                 .map(joj_device::Profile::load)
                 .transpose()?,
             aging_validity: self.gc_validity,
+            completion: self.completion.host()?,
             pace: self.pace,
             ..RunOptions::default()
         })
@@ -429,6 +433,9 @@ pub fn summary(r: &RunResult) -> String {
             }, d.modeled_ops_per_sec, d.modeled_s, d.waf, d.flushes, d.fua, d.gc_copies,
             crate::output::erases_phrase(d.erases, d.map_erases)
         ));
+        if let Some(h) = &d.completion {
+            s.push_str(&crate::completion_args::completion_line(h, "transaction"));
+        }
     }
     if let Some(t) = &r.trace_file {
         s.push_str(&format!("  trace: {t}\n"));

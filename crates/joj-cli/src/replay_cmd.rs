@@ -3,8 +3,7 @@
 use crate::output::{CliError, CliResult};
 use clap::Args;
 use joj_device::{
-    Completion, DeviceSummary, HostCompletion, Profile, ReplayOptions, ReplayReport, load_trace,
-    replay_with,
+    DeviceSummary, HostCompletion, Profile, ReplayOptions, ReplayReport, load_trace, replay_with,
 };
 use std::path::PathBuf;
 
@@ -24,50 +23,20 @@ pub struct ReplayArgs {
     /// Keep the trace's gaps between requests as idle time (default: back to back).
     #[arg(long = "honor-timestamps")]
     pub honor_timestamps: bool,
-    /// Host completion model (docs/polling.md): `interrupt` adds one wakeup per device command,
-    /// `poll` keeps a CPU busy for the whole device time. Off when not given.
-    #[arg(long, value_enum)]
-    pub completion: Option<CompletionArg>,
-    /// Cost of one interrupt-driven wakeup in µs (default 10, an assumption: see docs/polling.md).
-    #[arg(long = "wakeup-us")]
-    pub wakeup_us: Option<f64>,
+    #[command(flatten)]
+    pub completion: crate::completion_args::CompletionArgs,
     /// Print one JSON document on stdout and nothing else.
     #[arg(long)]
     pub json: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum CompletionArg {
-    Interrupt,
-    Poll,
-}
-
 /// The completion model `a` asks for, checked against the rest of its options.
 fn host_completion(a: &ReplayArgs) -> Result<Option<HostCompletion>, CliError> {
-    let Some(c) = a.completion else {
-        return match a.wakeup_us {
-            Some(_) => Err(CliError::WakeupWithoutInterrupt),
-            None => Ok(None),
-        };
-    };
-    if a.honor_timestamps {
+    let host = a.completion.host()?;
+    if host.is_some() && a.honor_timestamps {
         return Err(CliError::CompletionWithTimestamps);
     }
-    let completion = match c {
-        CompletionArg::Interrupt => Completion::Interrupt,
-        CompletionArg::Poll if a.wakeup_us.is_some() => {
-            return Err(CliError::WakeupWithoutInterrupt);
-        }
-        CompletionArg::Poll => Completion::Poll,
-    };
-    let wakeup_ns = a
-        .wakeup_us
-        .map(|us| (us.max(0.0) * 1e3).round() as u64)
-        .unwrap_or(HostCompletion::DEFAULT_WAKEUP_NS);
-    Ok(Some(HostCompletion {
-        completion,
-        wakeup_ns,
-    }))
+    Ok(host)
 }
 
 pub fn main(a: ReplayArgs) -> CliResult {
@@ -151,20 +120,9 @@ fn text(a: &ReplayArgs, format: &str, r: &ReplayReport, d: &DeviceSummary) -> St
         c.rmw_reads
     ));
     if let Some(h) = &d.completion {
-        s.push_str(&format!(
-            "  completion {:?} (wakeup {:.1} µs): {} completions, {} wakeups, {} context switches; \
-             host sees {:.4} s, {:.1} {basis}/s, {:.1} µs per {}; CPU busy {:.4} s ({:.1} % of one core)\n",
-            h.completion,
-            h.wakeup_ns as f64 / 1e3,
-            h.completions,
-            h.wakeups,
-            h.context_switches,
-            h.modeled_s,
-            h.modeled_ops_per_sec,
-            h.latency_per_op_us,
+        s.push_str(&crate::completion_args::completion_line(
+            h,
             basis.trim_end_matches('s'),
-            h.cpu_busy_s,
-            100.0 * h.cpu_busy_fraction
         ));
     }
     s
