@@ -422,6 +422,19 @@ pub fn summary(r: &RunResult) -> String {
             check.detail
         ));
     }
+    if !r.threads.is_empty() {
+        let ops = r.transactions.max(1) as f64;
+        let sum = |f: fn(&joj_workload::ThreadUsage) -> u64| -> f64 {
+            r.threads.iter().map(f).sum::<u64>() as f64
+        };
+        s.push_str(&format!(
+            "  {} threads: {:.2} voluntary + {:.2} involuntary context switches and {:.1} µs CPU per operation\n",
+            r.threads.len(),
+            sum(|t| t.voluntary_switches) / ops,
+            sum(|t| t.involuntary_switches) / ops,
+            sum(|t| t.cpu_ns) / ops / 1e3
+        ));
+    }
     if let Some(d) = &r.device {
         s.push_str(&format!(
             "  device {} ({}): {:.1} transactions/s modeled ({:.4} s), WAF {:.2}, {} flushes, {} FUA, {} GC copies, {}\n",
