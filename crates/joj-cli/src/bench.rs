@@ -92,6 +92,9 @@ pub struct CommonArgs {
     /// run takes about the modeled time.
     #[arg(long)]
     pub pace: bool,
+    /// The host completion model on the replay (needs --device; docs/polling.md).
+    #[command(flatten)]
+    pub completion: crate::completion_args::CompletionArgs,
 }
 
 impl CommonArgs {
@@ -125,7 +128,7 @@ impl CommonArgs {
     }
 
     /// The run's options on `fs` (the device profile loaded here, so a bad name fails at once).
-    pub fn run_options(&self, fs: FsChoice) -> Result<RunOptions, joj_device::ProfileError> {
+    pub fn run_options(&self, fs: FsChoice) -> Result<RunOptions, Box<dyn std::error::Error>> {
         Ok(RunOptions {
             fs,
             trace: self.trace,
@@ -137,6 +140,7 @@ impl CommonArgs {
                 .map(joj_device::Profile::load)
                 .transpose()?,
             aging_validity: self.gc_validity,
+            completion: self.completion.host()?,
             pace: self.pace,
             ..RunOptions::default()
         })
@@ -418,6 +422,19 @@ pub fn summary(r: &RunResult) -> String {
             check.detail
         ));
     }
+    if !r.threads.is_empty() {
+        let ops = r.transactions.max(1) as f64;
+        let sum = |f: fn(&joj_workload::ThreadUsage) -> u64| -> f64 {
+            r.threads.iter().map(f).sum::<u64>() as f64
+        };
+        s.push_str(&format!(
+            "  {} threads: {:.2} voluntary + {:.2} involuntary context switches and {:.1} µs CPU per operation\n",
+            r.threads.len(),
+            sum(|t| t.voluntary_switches) / ops,
+            sum(|t| t.involuntary_switches) / ops,
+            sum(|t| t.cpu_ns) / ops / 1e3
+        ));
+    }
     if let Some(d) = &r.device {
         s.push_str(&format!(
             "  device {} ({}): {:.1} transactions/s modeled ({:.4} s), WAF {:.2}, {} flushes, {} FUA, {} GC copies, {}\n",
@@ -429,6 +446,9 @@ pub fn summary(r: &RunResult) -> String {
             }, d.modeled_ops_per_sec, d.modeled_s, d.waf, d.flushes, d.fua, d.gc_copies,
             crate::output::erases_phrase(d.erases, d.map_erases)
         ));
+        if let Some(h) = &d.completion {
+            s.push_str(&crate::completion_args::completion_line(h, "transaction"));
+        }
     }
     if let Some(t) = &r.trace_file {
         s.push_str(&format!("  trace: {t}\n"));

@@ -8,6 +8,7 @@ mod args;
 mod bench;
 mod cleanup_cmd;
 mod compare;
+mod completion_args;
 mod crash_cmd;
 mod crash_fs_cmd;
 mod device_cmd;

@@ -73,6 +73,20 @@ pub enum CliError {
          succeed on its own first (it ran in {cwd} on the scratch filesystem)"
     )]
     CommandFailed { exit: String, cwd: String },
+    /// `joj replay --completion` with `--honor-timestamps`: the completion model needs a
+    /// back-to-back replay, whose modeled time is all device time.
+    #[error(
+        "--completion needs a back-to-back replay: with --honor-timestamps the modeled time holds \
+         the trace's idle gaps, which polling would not spin through; fix: drop \
+         --honor-timestamps"
+    )]
+    CompletionWithTimestamps,
+    /// `--wakeup-us` without `--completion interrupt`.
+    #[error(
+        "--wakeup-us is the cost of an interrupt-driven wakeup and only means something with \
+         --completion interrupt; fix: add --completion interrupt or drop --wakeup-us"
+    )]
+    WakeupWithoutInterrupt,
     /// `joj trace` with neither a subcommand nor a command after `--`.
     #[error(
         "joj trace needs a command to run after `--` (e.g. `joj trace --fs ext4 -- python3 \

@@ -1,8 +1,10 @@
 //! `joj replay`: a block trace (joj-trace file or blkparse text) through an emulated device.
 
-use crate::output::CliResult;
+use crate::output::{CliError, CliResult};
 use clap::Args;
-use joj_device::{DeviceSummary, Profile, ReplayOptions, ReplayReport, load_trace, replay_with};
+use joj_device::{
+    DeviceSummary, HostCompletion, Profile, ReplayOptions, ReplayReport, load_trace, replay_with,
+};
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -21,12 +23,24 @@ pub struct ReplayArgs {
     /// Keep the trace's gaps between requests as idle time (default: back to back).
     #[arg(long = "honor-timestamps")]
     pub honor_timestamps: bool,
+    #[command(flatten)]
+    pub completion: crate::completion_args::CompletionArgs,
     /// Print one JSON document on stdout and nothing else.
     #[arg(long)]
     pub json: bool,
 }
 
+/// The completion model `a` asks for, checked against the rest of its options.
+fn host_completion(a: &ReplayArgs) -> Result<Option<HostCompletion>, CliError> {
+    let host = a.completion.host()?;
+    if host.is_some() && a.honor_timestamps {
+        return Err(CliError::CompletionWithTimestamps);
+    }
+    Ok(host)
+}
+
 pub fn main(a: ReplayArgs) -> CliResult {
+    let host = host_completion(&a)?;
     let profile = Profile::load(&a.profile)?;
     let trace = load_trace(&a.trace)?;
     let opts = ReplayOptions {
@@ -36,7 +50,10 @@ pub fn main(a: ReplayArgs) -> CliResult {
         ..ReplayOptions::default()
     };
     let report = replay_with(&trace.records, &profile, &opts)?;
-    let summary = DeviceSummary::from_replay(&report, trace.transactions());
+    let mut summary = DeviceSummary::from_replay(&report, trace.transactions());
+    if let Some(host) = &host {
+        summary = summary.with_completion(host, report.completions());
+    }
     if a.json {
         let doc = serde_json::json!({
             "trace": a.trace.display().to_string(),
@@ -102,5 +119,11 @@ fn text(a: &ReplayArgs, format: &str, r: &ReplayReport, d: &DeviceSummary) -> St
         c.latency.read.mean_us,
         c.rmw_reads
     ));
+    if let Some(h) = &d.completion {
+        s.push_str(&crate::completion_args::completion_line(
+            h,
+            basis.trim_end_matches('s'),
+        ));
+    }
     s
 }

@@ -261,6 +261,7 @@ fn replay(a: ReplayArgs) -> CliResult {
         Some(name) => Some(joj_experiment::stack::DevicePlan {
             profile: joj_device::Profile::load(name)?,
             aging_validity: None,
+            completion: None,
         }),
         None => None,
     };

@@ -96,6 +96,14 @@ pub struct ReplayReport {
     pub aging: Option<crate::aging::AgingReport>,
 }
 
+impl ReplayReport {
+    /// Device commands that completed: every read, write, flush and discard replayed (a
+    /// preflush is its own flush command on an eMMC).
+    pub fn completions(&self) -> u64 {
+        self.reads + self.writes + self.flushes + self.discards
+    }
+}
+
 /// Replay `records` through a fresh device of `profile`, back to back, single device.
 pub fn replay(records: &[TraceRecord], profile: &Profile) -> Result<ReplayReport, ReplayError> {
     replay_with(records, profile, &ReplayOptions::default())
@@ -501,6 +509,9 @@ pub struct DeviceSummary {
     /// How the device was aged before the run, if it was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aging: Option<crate::aging::AgingReport>,
+    /// The host completion model applied to the replay (`--completion`), if asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completion: Option<crate::completion::CompletionReport>,
 }
 
 impl DeviceSummary {
@@ -544,7 +555,19 @@ impl DeviceSummary {
             gc_validity: c.gc_validity,
             txn_commits: c.txn_commits,
             aging: None,
+            completion: None,
         }
+    }
+
+    /// Apply `host`'s completion model to this back-to-back replay of `completions` commands.
+    pub fn with_completion(
+        mut self,
+        host: &crate::completion::HostCompletion,
+        completions: u64,
+    ) -> DeviceSummary {
+        let device_ns = (self.modeled_s * 1e9).round() as u64;
+        self.completion = Some(host.account(device_ns, completions, self.ops));
+        self
     }
 
     /// From a replay: `ops` transactions if given, else the replayed host requests.

@@ -28,6 +28,15 @@ pub enum StackError {
     #[error("--pace runs the host at an emulated device's speed: add --device <profile>")]
     PaceNeedsDevice,
     #[error(
+        "--completion models the host side of an emulated device's completions: add --device <profile>"
+    )]
+    CompletionNeedsDevice,
+    #[error(
+        "--completion applies to a replayed block trace; --journal xftl runs on the device model \
+         directly and has none: drop --completion"
+    )]
+    CompletionXftl,
+    #[error(
         "--pace feeds the device model from a live block trace: run it on a scratch filesystem (--fs ext4, ...)"
     )]
     PaceNeedsScratch,

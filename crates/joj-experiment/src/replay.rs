@@ -30,8 +30,9 @@ pub fn replay_records(
         ..ReplayOptions::default()
     };
     let report = replay_with(records, &plan.profile, &opts)?;
-    Ok(DeviceSummary::from_replay(
-        &report,
-        Some(transactions.max(1)),
-    ))
+    let summary = DeviceSummary::from_replay(&report, Some(transactions.max(1)));
+    Ok(match &plan.completion {
+        Some(host) => summary.with_completion(host, report.completions()),
+        None => summary,
+    })
 }

@@ -155,6 +155,10 @@ pub struct RunResult {
     /// supervising it cost.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<CommandReport>,
+    /// A file workload's threads, in order: context switches and CPU time over each thread's
+    /// operations (`/proc/thread-self`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub threads: Vec<joj_workload::ThreadUsage>,
 }
 
 impl RunResult {
@@ -190,6 +194,7 @@ impl RunResult {
             xftl: None,
             pace: None,
             command: None,
+            threads: vec![],
         }
     }
 }

@@ -100,6 +100,8 @@ pub struct RunOptions {
     pub device: Option<Profile>,
     /// Age the device before the run (GC validity in percent).
     pub aging_validity: Option<u32>,
+    /// Host completion model applied to the replay (`None`: device time only).
+    pub completion: Option<joj_device::HostCompletion>,
     /// Run the host at the device's speed: after each transaction wait for a model of
     /// `device` fed live from the kernel (`crate::pace`).
     pub pace: bool,
@@ -117,6 +119,7 @@ impl Default for RunOptions {
             progress: None,
             device: None,
             aging_validity: None,
+            completion: None,
             pace: false,
         }
     }
@@ -142,8 +145,9 @@ pub enum Storage {
     Host(Option<PathBuf>),
     /// A scratch filesystem on loop devices made for the run.
     Scratch { kind: FsKind, image_bytes: u64 },
-    /// The flash file layer on an emulated transactional eMMC in this process.
-    Device(DevicePlan),
+    /// The flash file layer on an emulated transactional eMMC in this process (boxed: a plan
+    /// carries a whole profile).
+    Device(Box<DevicePlan>),
 }
 
 /// An emulated device of a profile, optionally aged.
@@ -152,6 +156,8 @@ pub struct DevicePlan {
     pub profile: Profile,
     /// GC victims hold about this share of valid pages after aging (`None`: a fresh device).
     pub aging_validity: Option<u32>,
+    /// Host completion model applied to the replay (`None`: device time only).
+    pub completion: Option<joj_device::HostCompletion>,
 }
 
 /// Capturing the kernel's block requests in the measured window.
@@ -190,6 +196,7 @@ impl Stack {
         let device = opts.device.clone().map(|profile| DevicePlan {
             profile,
             aging_validity: opts.aging_validity,
+            completion: opts.completion,
         });
         let stack = match workload {
             Workload::File(_) => Stack {
@@ -251,6 +258,14 @@ fn check_options(workload: &Workload, opts: &RunOptions) -> Result<(), StackErro
         }
     }
     let xftl = matches!(workload, Workload::Db(w) if w.journal == JournalMode::Xftl);
+    if opts.completion.is_some() {
+        if opts.device.is_none() {
+            return Err(StackError::CompletionNeedsDevice);
+        }
+        if xftl {
+            return Err(StackError::CompletionXftl);
+        }
+    }
     if opts.pace {
         if opts.device.is_none() {
             return Err(StackError::PaceNeedsDevice);
@@ -332,7 +347,7 @@ fn db_stack(
             vfs,
             sqlite,
             sync_call: None,
-            storage: Storage::Device(plan),
+            storage: Storage::Device(Box::new(plan)),
             capture: None,
             pace: None,
             replay: None,
@@ -426,6 +441,10 @@ mod tests {
     #[test]
     fn options_that_do_not_go_together_are_refused() {
         let host = RunOptions::default();
+        let poll = joj_device::HostCompletion {
+            completion: joj_device::Completion::Poll,
+            wakeup_ns: 0,
+        };
         let cases = [
             (
                 db(JournalMode::Xftl),
@@ -455,6 +474,23 @@ mod tests {
                     ..ext4()
                 },
                 StackError::PaceNeedsDevice,
+            ),
+            (
+                db(JournalMode::Wal),
+                RunOptions {
+                    completion: Some(poll),
+                    ..ext4()
+                },
+                StackError::CompletionNeedsDevice,
+            ),
+            (
+                db(JournalMode::Xftl),
+                RunOptions {
+                    completion: Some(poll),
+                    device: Some(profile()),
+                    ..host.clone()
+                },
+                StackError::CompletionXftl,
             ),
             (
                 db(JournalMode::Wal),

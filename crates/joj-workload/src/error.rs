@@ -90,6 +90,11 @@ pub enum WorkloadError {
         #[source]
         source: rusqlite::Error,
     },
+    /// `/proc/thread-self` did not read as this kernel's format (joj needs Linux).
+    #[error(
+        "cannot count the thread's context switches: {what}; fix: run on Linux with /proc mounted"
+    )]
+    ThreadUsage { what: String },
     #[error("I/O error while {what}: {source}")]
     Io {
         what: String,

@@ -7,6 +7,7 @@
 use crate::config::bounds::latency_samples;
 use crate::config::{FileAccess, FileSync, FileWorkload};
 use crate::error::{ConfigError, WorkloadError};
+use crate::thread_usage::ThreadUsage;
 use crate::window::Window;
 use joj_vfs::IoCounters;
 use rand::{RngExt, SeedableRng};
@@ -32,6 +33,8 @@ pub struct FileRunOutput {
     /// System calls issued in the window (file bytes go to `other_bytes`).
     pub syscalls: IoCounters,
     pub files: Vec<PathBuf>,
+    /// Each thread's context switches and CPU time over its operations, in thread order.
+    pub threads: Vec<ThreadUsage>,
 }
 
 /// A zeroed heap buffer aligned for O_DIRECT; std's Vec cannot promise the alignment.
@@ -178,7 +181,7 @@ fn run_thread(
     w: &FileWorkload,
     thread: u32,
     progress: Option<&AtomicU64>,
-) -> Result<(Vec<u64>, ThreadCounts), WorkloadError> {
+) -> Result<(Vec<u64>, ThreadCounts, ThreadUsage), WorkloadError> {
     let file = OpenOptions::new()
         .read(true)
         .write(w.access.is_write())
@@ -200,6 +203,7 @@ fn run_thread(
     let mut buf = AlignedBuf::new(w.record_bytes as usize, b'a' + (thread % 26) as u8)?;
     let mut lat = latency_samples(ops);
     let mut c = ThreadCounts::default();
+    let usage_before = ThreadUsage::now()?;
     for i in 0..ops {
         let offset = match w.access {
             FileAccess::RandWrite | FileAccess::RandRead => {
@@ -240,7 +244,8 @@ fn run_thread(
             p.fetch_add(1, Ordering::Relaxed);
         }
     }
-    Ok((lat, c))
+    let usage = ThreadUsage::now()?.since(&usage_before);
+    Ok((lat, c, usage))
 }
 
 /// Run the file workload, measuring only inside `window`. On an error, the workload's files
@@ -296,9 +301,11 @@ fn run_threads(
     window_result?;
     let mut latencies = Vec::new();
     let mut sys = IoCounters::default();
+    let mut threads = Vec::with_capacity(results.len());
     for r in results {
-        let (lat, c) = r?;
+        let (lat, c, usage) = r?;
         latencies.extend(lat);
+        threads.push(usage);
         sys.fsync += c.fsync;
         sys.fdatasync += c.fdatasync;
         sys.write_calls += c.write_calls;
@@ -312,6 +319,7 @@ fn run_threads(
         elapsed,
         syscalls: sys,
         files: (0..w.threads).map(|t| file_path(dir, t)).collect(),
+        threads,
     })
 }
 

@@ -23,6 +23,7 @@ pub mod latency;
 pub mod paper;
 pub mod sqlite;
 pub mod syscalls;
+pub mod thread_usage;
 pub mod window;
 
 pub use config::{
@@ -32,4 +33,5 @@ pub use config::{
 pub use db::{DbRunOutput, PaperOutcome};
 pub use error::{ConfigError, WorkloadError};
 pub use sqlite::SqliteSetup;
+pub use thread_usage::ThreadUsage;
 pub use window::{Unmeasured, Window, lock};

@@ -63,6 +63,8 @@ struct Ran {
     /// A file workload counts its own system calls (no VFS underneath).
     syscalls: Option<IoCounters>,
     paper: Option<PaperOutcome>,
+    /// A file workload's per-thread context switches and CPU time.
+    threads: Vec<joj_workload::ThreadUsage>,
 }
 
 /// Create the workload's files, then run it inside the window.
@@ -83,6 +85,7 @@ fn prepare_and_run(
                 elapsed_s: out.elapsed.as_secs_f64(),
                 syscalls: None,
                 paper: out.paper,
+                threads: vec![],
             })
         }
         (Workload::File(w), _) => {
@@ -93,6 +96,7 @@ fn prepare_and_run(
                 elapsed_s: out.elapsed.as_secs_f64(),
                 syscalls: Some(out.syscalls),
                 paper: None,
+                threads: out.threads,
             })
         }
         (Workload::Db(_), None) => unreachable!("Stack::resolve sets SQLite up for databases"),
@@ -181,6 +185,7 @@ fn base_result(
         waldio: captured.waldio,
         paper: ran.paper,
         pace: captured.pace.clone(),
+        threads: ran.threads,
         ..RunResult::measured(
             run_config(stack, workload, place.mount_options.clone()),
             workload.transactions(),

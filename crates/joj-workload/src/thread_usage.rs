@@ -1,0 +1,93 @@
+//! What one thread cost the machine in a measured window: its voluntary and involuntary context
+//! switches and its CPU time, read from `/proc/thread-self` (`status` and `schedstat`), the
+//! figures `getrusage(RUSAGE_THREAD)` gives, with CPU time in nanoseconds instead of ticks.
+//!
+//! A voluntary switch is the thread giving up the CPU to wait (for a completion, a lock, a
+//! journal commit); an involuntary one is the scheduler taking it away. ATC'13 Fig. 9 counts
+//! both for the eMMC daemon under interrupt and polling completion.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::WorkloadError;
+
+/// Counts of one thread since it started (a snapshot) or over a window (a difference).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThreadUsage {
+    pub voluntary_switches: u64,
+    pub involuntary_switches: u64,
+    /// Time on a CPU (user + system), from the scheduler's own account.
+    pub cpu_ns: u64,
+}
+
+impl ThreadUsage {
+    /// The calling thread's counts so far.
+    pub fn now() -> Result<ThreadUsage, WorkloadError> {
+        let read = |name: &str| {
+            std::fs::read_to_string(format!("/proc/thread-self/{name}")).map_err(|source| {
+                WorkloadError::Io {
+                    what: format!("reading /proc/thread-self/{name}"),
+                    source,
+                }
+            })
+        };
+        let status = read("status")?;
+        let schedstat = read("schedstat")?;
+        let field = |key: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(key)?.trim().parse::<u64>().ok())
+                .ok_or_else(|| WorkloadError::ThreadUsage {
+                    what: format!("no `{key}` in /proc/thread-self/status"),
+                })
+        };
+        let cpu_ns = schedstat
+            .split_whitespace()
+            .next()
+            .and_then(|v| v.parse::<u64>().ok())
+            .ok_or_else(|| WorkloadError::ThreadUsage {
+                what: format!("/proc/thread-self/schedstat is `{}`", schedstat.trim()),
+            })?;
+        Ok(ThreadUsage {
+            voluntary_switches: field("voluntary_ctxt_switches:")?,
+            involuntary_switches: field("nonvoluntary_ctxt_switches:")?,
+            cpu_ns,
+        })
+    }
+
+    /// What happened between `earlier` and `self`.
+    pub fn since(&self, earlier: &ThreadUsage) -> ThreadUsage {
+        ThreadUsage {
+            voluntary_switches: self
+                .voluntary_switches
+                .saturating_sub(earlier.voluntary_switches),
+            involuntary_switches: self
+                .involuntary_switches
+                .saturating_sub(earlier.involuntary_switches),
+            cpu_ns: self.cpu_ns.saturating_sub(earlier.cpu_ns),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_thread_that_sleeps_switches_voluntarily_and_one_that_spins_uses_cpu() {
+        let before = ThreadUsage::now().unwrap();
+        for _ in 0..3 {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        let slept = ThreadUsage::now().unwrap().since(&before);
+        assert!(slept.voluntary_switches >= 3, "{slept:?}");
+
+        let before = ThreadUsage::now().unwrap();
+        let t0 = std::time::Instant::now();
+        let mut x = 0u64;
+        while t0.elapsed() < std::time::Duration::from_millis(20) {
+            x = std::hint::black_box(x.wrapping_add(1));
+        }
+        let spun = ThreadUsage::now().unwrap().since(&before);
+        assert!(spun.cpu_ns > 0, "{spun:?}");
+    }
+}
