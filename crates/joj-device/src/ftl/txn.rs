@@ -404,14 +404,21 @@ mod tests {
             let lpn = 5 + rng.below(435) as u32;
             now = f.write(Lpn(lpn), &page(10 + (i % 200) as u8), now).unwrap();
         }
-        assert!(f.stats().gc_copies > copies_before, "GC copied pages while t was active");
+        assert!(
+            f.stats().gc_copies > copies_before,
+            "GC copied pages while t was active"
+        );
         let done = f.commit(t, now).unwrap();
         let mut m = f.into_medium();
         m.power_loss(done, 3);
         let (mut g, _) = Ftl::recover(m, cfg, 440, done).unwrap();
         g.check_invariants();
         for lpn in 0..5u32 {
-            assert_eq!(read(&mut g, lpn), 2, "lpn {lpn}: the committed version is shown");
+            assert_eq!(
+                read(&mut g, lpn),
+                2,
+                "lpn {lpn}: the committed version is shown"
+            );
         }
     }
 
