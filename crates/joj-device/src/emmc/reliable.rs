@@ -3,7 +3,8 @@
 //! cut. Semantics and crash argument: `docs/device-model.md`, "Reliable write across a packed
 //! command".
 //!
-//! The command's pages are programmed as one X-FTL transaction (`ftl/txn.rs`, format
+//! A command of one page is written as before (a page is old or new on its own). A command of
+//! several pages is programmed as one X-FTL transaction (`ftl/txn.rs`, format
 //! `docs/formats/xftl.md`): each page is programmed tagged, and the commit table written after
 //! the last of them completes is the single point at which all of them become the device's
 //! version. The command completes when that table is programmed. Nothing of the persistent
@@ -48,6 +49,16 @@ impl<M: Medium> Emmc<M> {
             return Err(FtlError::XL2PFull { capacity }.into());
         }
         let pages = lpns.len() as u64;
+        self.host.reliable_atomic_commands += 1;
+        self.host.reliable_atomic_pages += pages;
+        if pages == 1 {
+            // One page is old or new on its own: no transaction, no commit table to wait for.
+            let mut done = t;
+            for w in writes {
+                done = done.max(self.write_durable(w.offset_bytes, w.data, t)?);
+            }
+            return Ok(done);
+        }
         let tid = self.ftl.begin();
         let mut done = t;
         for w in writes {
@@ -65,8 +76,6 @@ impl<M: Medium> Emmc<M> {
                 self.cache.free_slot(ev.slot);
             }
         }
-        self.host.reliable_atomic_commands += 1;
-        self.host.reliable_atomic_pages += pages;
         Ok(committed.max(done))
     }
 
