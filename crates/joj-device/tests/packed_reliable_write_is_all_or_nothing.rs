@@ -343,3 +343,36 @@ fn atomic_reliable_commands_are_counted_and_the_default_is_per_page() {
         "the built-in profiles keep per-page reliable writes"
     );
 }
+
+/// Two writes of one page in one command are two programs of that page: the command is still
+/// all or nothing (the first write alone never shows).
+#[test]
+fn two_writes_of_one_page_in_one_command_are_all_or_nothing() {
+    let profile = profile(ReliableWriteAtomicity::Command);
+    let page = u64::from(profile.geometry.page_bytes);
+    let old = pattern(1, page as usize);
+    let (a, b) = (pattern(2, 512), pattern(3, 512));
+    let mut new = old.clone();
+    new[..512].copy_from_slice(&a);
+    new[1024..1536].copy_from_slice(&b);
+    let trial = Trial {
+        history: vec![(5 * page, old.clone(), true)],
+        cached_after_flush: Vec::new(),
+        command: vec![(5 * page, a), (5 * page + 1024, b)],
+        pages: vec![(5, old, new)],
+        others: (0..profile.logical_pages())
+            .filter(|&l| l != 5)
+            .map(|l| (l, vec![vec![0u8; page as usize]]))
+            .collect(),
+    };
+    let (dev, start, done) = run(&trial, &profile);
+    let points = cut_points(&dev, start, done);
+    assert!(points.len() > 4, "cuts inside the command: {points:?}");
+    for (i, at) in points.into_iter().enumerate() {
+        let outcome = cut_and_check(&trial, &profile, at, i as u64);
+        assert!(
+            outcome == Outcome::AllNew || (outcome == Outcome::AllOld && at < done),
+            "cut at {at} (command {start}..{done}): {outcome:?}"
+        );
+    }
+}

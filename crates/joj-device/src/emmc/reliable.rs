@@ -3,8 +3,8 @@
 //! cut. Semantics and crash argument: `docs/device-model.md`, "Reliable write across a packed
 //! command".
 //!
-//! A command of one page is written as before (a page is old or new on its own). A command of
-//! several pages is programmed as one X-FTL transaction (`ftl/txn.rs`, format
+//! A command of one write of one page is written as before (one program is old or new on its
+//! own). Any other command is programmed as one X-FTL transaction (`ftl/txn.rs`, format
 //! `docs/formats/xftl.md`): each page is programmed tagged, and the commit table written after
 //! the last of them completes is the single point at which all of them become the device's
 //! version. The command completes when that table is programmed. Nothing of the persistent
@@ -51,13 +51,12 @@ impl<M: Medium> Emmc<M> {
         let pages = lpns.len() as u64;
         self.host.reliable_atomic_commands += 1;
         self.host.reliable_atomic_pages += pages;
-        if pages == 1 {
-            // One page is old or new on its own: no transaction, no commit table to wait for.
-            let mut done = t;
-            for w in writes {
-                done = done.max(self.write_durable(w.offset_bytes, w.data, t)?);
-            }
-            return Ok(done);
+        if let [w] = writes
+            && pages == 1
+        {
+            // One program of one page is old or new on its own: no transaction, no commit
+            // table to wait for. (Two writes of one page would be two programs.)
+            return self.write_durable(w.offset_bytes, w.data, t);
         }
         let tid = self.ftl.begin();
         let mut done = t;
