@@ -14,7 +14,8 @@ pub struct WriteFlags {
     /// Forced unit access: the write is durable when it completes (bypasses the volatile cache).
     pub fua: bool,
     /// eMMC reliable write: like FUA, and the request's pages are each old-or-new after a power
-    /// loss (Linux sends FUA writes to eMMC as reliable writes, REFERENCE.md).
+    /// loss — all of the command's together with `ReliableWriteAtomicity::Command` (Linux sends
+    /// FUA writes to eMMC as reliable writes, REFERENCE.md).
     pub reliable: bool,
 }
 

@@ -262,6 +262,25 @@ pub struct FtlConfig {
     /// erased.
     #[serde(default)]
     pub erase_map_blocks: bool,
+    /// What a reliable write keeps all-or-nothing across a power cut inside its command
+    /// (`docs/device-model.md`, "Reliable write across a packed command"). `page` (the default,
+    /// and every profile made before this knob): each page is old or new on its own.
+    /// `command`: every page of one reliable write command, packed or not, is old or every page
+    /// is new — the eMMC-features paper's assumption, carried out as one X-FTL transaction.
+    #[serde(default)]
+    pub reliable_write_atomicity: ReliableWriteAtomicity,
+}
+
+/// The unit a reliable write is atomic in against a power cut inside its command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReliableWriteAtomicity {
+    /// Every page is old or new on its own; a cut inside a command of several pages may leave
+    /// some old and some new (what eMMC's reliable write promises per address, JESD84-A441).
+    #[default]
+    Page,
+    /// Every page of the command is old, or every page is new.
+    Command,
 }
 
 fn default_xl2p_entries() -> u32 {
@@ -279,6 +298,7 @@ impl Default for FtlConfig {
             flush_meta_pages: 0,
             commit_meta_pages: 0,
             erase_map_blocks: false,
+            reliable_write_atomicity: ReliableWriteAtomicity::Page,
         }
     }
 }

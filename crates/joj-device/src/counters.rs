@@ -169,6 +169,12 @@ pub struct Counters {
     pub discard_bytes: u64,
     /// Host commands that carried several writes (eMMC packed commands).
     pub packed_commands: u64,
+    /// Reliable write commands (packed or not) made atomic across the command
+    /// (`ReliableWriteAtomicity::Command`), and the distinct pages they wrote.
+    #[serde(default)]
+    pub reliable_atomic_commands: u64,
+    #[serde(default)]
+    pub reliable_atomic_pages: u64,
     pub nand_reads: u64,
     pub nand_read_bytes: u64,
     pub nand_programs: u64,

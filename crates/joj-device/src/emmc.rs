@@ -15,7 +15,8 @@
 //!   checkpoint and waits for it: every write completed before the flush is durable.
 //! - FUA / reliable writes bypass the cache (merging any cached older sectors of their pages)
 //!   and complete when their pages are programmed: the OOB `(lpn, seq)` lets recovery find them
-//!   without a checkpoint.
+//!   without a checkpoint. With `ReliableWriteAtomicity::Command` a reliable write command is
+//!   instead one transaction, all of its pages old or all new after a cut (`reliable`).
 //! - Discard unmaps whole pages in its range (partial pages are left alone) and is durable at
 //!   the next flush.
 //!
@@ -28,6 +29,7 @@
 //! and `torn_erase_blocks`, and the device's counters carry them as
 //! `recovery_torn_pages` / `recovery_torn_erase_blocks` of the last power-on.
 
+mod reliable;
 mod txn;
 
 use crate::addr::Lpn;
@@ -51,6 +53,8 @@ struct HostCounters {
     discards: u64,
     discard_bytes: u64,
     packed: u64,
+    reliable_atomic_commands: u64,
+    reliable_atomic_pages: u64,
     rmw_reads: u64,
     cache_hits: u64,
     cache_misses: u64,
@@ -92,6 +96,8 @@ pub struct Emmc<M: Medium> {
     gc_seen: u64,
     /// Torn pages and blocks found by the recovery that powered this device on.
     recovery_torn: (u64, u64),
+    /// When the last host command started: the earliest instant `power_loss_at` can cut.
+    command_start_ns: u64,
     page_buf: Vec<u8>,
     merge_buf: Vec<u8>,
 }
@@ -142,6 +148,7 @@ impl<M: Medium> Emmc<M> {
             gc_commands: None,
             gc_seen: 0,
             recovery_torn: (0, 0),
+            command_start_ns: now_ns,
             page_buf: vec![0; pb],
             merge_buf: vec![0; pb],
             profile: profile.clone(),
@@ -179,6 +186,30 @@ impl<M: Medium> Emmc<M> {
         let mut medium = self.ftl.into_medium();
         medium.power_loss(at_ns, seed);
         PowerCut { medium, at_ns }
+    }
+
+    /// Cut power at `at_ns`, which may lie inside the last host command (from its start on):
+    /// what the command had not yet programmed never happened, its programs under way are torn,
+    /// and its map writes not yet complete leave the previous ones. This is the one way to cut
+    /// *inside* a command; `power_loss` cuts after the last completion.
+    ///
+    /// # Panics
+    /// If `at_ns` is before the last command started (the medium no longer knows what was
+    /// under way then).
+    pub fn power_loss_at(self, at_ns: u64, seed: u64) -> PowerCut<M> {
+        assert!(
+            at_ns >= self.command_start_ns,
+            "power_loss_at({at_ns}) before the last command started ({})",
+            self.command_start_ns
+        );
+        let mut medium = self.ftl.into_medium();
+        medium.power_loss(at_ns, seed);
+        PowerCut { medium, at_ns }
+    }
+
+    /// When the last host command started (simulated ns).
+    pub fn command_start_ns(&self) -> u64 {
+        self.command_start_ns
     }
 
     /// Shut down cleanly: flush, then hand the medium back (to save an image).
@@ -464,6 +495,7 @@ impl<M: Medium> Emmc<M> {
         }
         let now = self.now_ns;
         self.ftl.medium_mut().retire(now);
+        self.command_start_ns = now;
         Ok(now)
     }
 
@@ -550,14 +582,21 @@ impl<M: Medium> Emmc<M> {
         flags: WriteFlags,
         t: u64,
     ) -> Result<u64, DeviceError> {
-        self.host.write_requests += 1;
-        self.host.write_bytes += data.len() as u64;
         if flags.durable() {
-            self.host.fua += 1;
+            self.count_write(data.len() as u64);
             self.write_durable(offset_bytes, data, t)
         } else {
+            self.host.write_requests += 1;
+            self.host.write_bytes += data.len() as u64;
             self.write_cached(offset_bytes, data, t)
         }
+    }
+
+    /// Count one durable (FUA or reliable) host write request of `bytes`.
+    fn count_write(&mut self, bytes: u64) {
+        self.host.write_requests += 1;
+        self.host.write_bytes += bytes;
+        self.host.fua += 1;
     }
 
     fn check_data(&self, offset_bytes: u64, len: usize) -> Result<(), DeviceError> {
@@ -663,7 +702,13 @@ impl<M: Medium> BlockDevice for Emmc<M> {
         self.check_not_in_txn(offset_bytes, data.len() as u64)?;
         let start = self.start_command()?;
         let t = start + self.profile.timing.command_overhead_ns + self.xfer_ns(data.len() as u64);
-        let done = self.guard(|d| d.do_write(offset_bytes, data, flags, t))?;
+        let done = if self.reliable_atomic(flags) {
+            self.count_write(data.len() as u64);
+            let one = [PackedWrite { offset_bytes, data }];
+            self.guard(|d| d.write_reliable_atomic(&one, t))?
+        } else {
+            self.guard(|d| d.do_write(offset_bytes, data, flags, t))?
+        };
         self.record_write_latency(flags, done - start);
         self.now_ns = done;
         Ok(())
@@ -684,13 +729,20 @@ impl<M: Medium> BlockDevice for Emmc<M> {
         let start = self.start_command()?;
         let total: u64 = writes.iter().map(|w| w.data.len() as u64).sum();
         let t = start + self.profile.timing.command_overhead_ns + self.xfer_ns(total);
-        let done = self.guard(|d| {
-            let mut done = t;
+        let done = if self.reliable_atomic(flags) {
             for w in writes {
-                done = done.max(d.do_write(w.offset_bytes, w.data, flags, t)?);
+                self.count_write(w.data.len() as u64);
             }
-            Ok(done)
-        })?;
+            self.guard(|d| d.write_reliable_atomic(writes, t))?
+        } else {
+            self.guard(|d| {
+                let mut done = t;
+                for w in writes {
+                    done = done.max(d.do_write(w.offset_bytes, w.data, flags, t)?);
+                }
+                Ok(done)
+            })?
+        };
         self.host.packed += 1;
         self.record_write_latency(flags, done - start);
         self.now_ns = done;
@@ -770,6 +822,8 @@ impl<M: Medium> BlockDevice for Emmc<M> {
             discards: self.host.discards,
             discard_bytes: self.host.discard_bytes,
             packed_commands: self.host.packed,
+            reliable_atomic_commands: self.host.reliable_atomic_commands,
+            reliable_atomic_pages: self.host.reliable_atomic_pages,
             nand_reads: s.nand_reads,
             nand_read_bytes: s.nand_reads * page,
             nand_programs,

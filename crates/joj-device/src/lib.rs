@@ -40,7 +40,9 @@ pub use addr::{BlockId, Lpn, Oob, Ppn};
 pub use aging::{Aging, AgingReport, age};
 pub use block::{BlockDevice, DeviceGeometry, PackedWrite, TransactionalDevice, WriteFlags};
 pub use completion::{Completion, CompletionReport, HostCompletion};
-pub use config::{CacheConfig, DataMode, FtlConfig, GcPolicy, Geometry, Profile, Timing};
+pub use config::{
+    CacheConfig, DataMode, FtlConfig, GcPolicy, Geometry, Profile, ReliableWriteAtomicity, Timing,
+};
 pub use counters::{Counters, LatencySummary};
 pub use emmc::{Emmc, PowerCut};
 pub use error::{DeviceError, FtlError, ImageError, MediumError, ProfileError, ReplayError};

@@ -56,6 +56,17 @@ enum Inflight {
 }
 
 impl Inflight {
+    /// When the operation starts changing the medium, if it does so gradually (programs and
+    /// erases; map writes take effect at their end).
+    fn start_ns(&self) -> Option<u64> {
+        match self {
+            Inflight::Program { start_ns, .. } | Inflight::Erase { start_ns, .. } => {
+                Some(*start_ns)
+            }
+            Inflight::Checkpoint { .. } | Inflight::CommitTable { .. } => None,
+        }
+    }
+
     fn end_ns(&self) -> u64 {
         match self {
             Inflight::Program { end_ns, .. }
@@ -138,6 +149,23 @@ impl NandMedium {
     /// Erase counts of all blocks (wear statistics).
     pub fn erase_counts(&self) -> &[u32] {
         &self.erase_counts
+    }
+
+    /// Every instant at or after `from_ns` at which an operation still in the log starts or
+    /// ends, sorted and distinct. Between two neighbours a power cut leaves the same medium, so
+    /// cutting at each of them and one nanosecond after reaches every crash state of that span
+    /// (crash tests use it to cut at every point inside a command).
+    pub fn event_times_ns(&self, from_ns: u64) -> Vec<u64> {
+        let mut t: Vec<u64> = self
+            .inflight
+            .iter()
+            .flat_map(|op| [op.start_ns(), Some(op.end_ns())])
+            .flatten()
+            .filter(|&x| x >= from_ns)
+            .collect();
+        t.sort_unstable();
+        t.dedup();
+        t
     }
 
     /// Heap bytes of stored page data.

@@ -228,3 +228,35 @@ fn the_gc_command_log_names_the_commands_that_collected() {
     dev.log_gc_commands(false);
     assert!(dev.gc_commands().is_empty());
 }
+
+/// A reliable command made atomic (`ReliableWriteAtomicity::Command`) completes only when its
+/// commit table is programmed, after its slowest page: at least one page program later than
+/// the same command with per-page reliable write.
+#[test]
+fn an_atomic_reliable_command_waits_for_its_commit_table() {
+    let data = vec![3u8; 2048];
+    let writes: Vec<PackedWrite> = (0..4u64)
+        .map(|i| PackedWrite {
+            offset_bytes: i * 4096,
+            data: &data,
+        })
+        .collect();
+    let mut done = Vec::new();
+    for atomicity in [
+        joj_device::ReliableWriteAtomicity::Page,
+        joj_device::ReliableWriteAtomicity::Command,
+    ] {
+        let mut p = tiny_profile();
+        p.ftl.reliable_write_atomicity = atomicity;
+        let mut dev = Emmc::new(&p).unwrap();
+        dev.write_packed(&writes, WriteFlags::RELIABLE).unwrap();
+        done.push(dev.now_ns());
+    }
+    let p = tiny_profile();
+    assert!(
+        done[1] >= done[0] + p.timing.program_page_ns,
+        "per page {} ns, atomic {} ns",
+        done[0],
+        done[1]
+    );
+}

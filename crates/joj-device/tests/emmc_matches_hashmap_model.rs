@@ -56,7 +56,9 @@ fn clamp(dev_sectors: u64, sector: u64, sectors: u64) -> (u64, u64) {
 
 /// The tiny profile, or (variant 1) one whose cache writes sub-page writes through, destages
 /// after 0.5 ms idle, with cost-benefit GC, or (variant 2) no cache at all, or (variant 3) the
-/// `openssd` shape: every write destaged at once, and every flush logs a 6-page map.
+/// `openssd` shape: every write destaged at once, and every flush logs a 6-page map, or
+/// (variant 4) reliable writes atomic across their command, with half the packed commands
+/// reliable.
 fn profile(variant: u8) -> joj_device::Profile {
     let mut p = tiny_profile();
     match variant {
@@ -70,6 +72,7 @@ fn profile(variant: u8) -> joj_device::Profile {
             p.cache.destage_watermark_percent = 0;
             p.ftl.flush_meta_pages = 6;
         }
+        4 => p.ftl.reliable_write_atomicity = joj_device::ReliableWriteAtomicity::Command,
         _ => {}
     }
     p
@@ -115,6 +118,11 @@ fn run_on(ops: &[Op], variant: u8) -> Result<(), TestCaseError> {
                 let da = pattern(id + 1, la as usize);
                 let db = pattern(id + 2, lb as usize);
                 id += 2;
+                let f = if variant == 4 && (a ^ b) & 1 == 0 {
+                    WriteFlags::RELIABLE
+                } else {
+                    WriteFlags::NONE
+                };
                 dev.write_packed(
                     &[
                         PackedWrite {
@@ -126,11 +134,11 @@ fn run_on(ops: &[Op], variant: u8) -> Result<(), TestCaseError> {
                             data: &db,
                         },
                     ],
-                    WriteFlags::NONE,
+                    f,
                 )
                 .unwrap();
-                model.write(oa, &da, false);
-                model.write(ob, &db, false);
+                model.write(oa, &da, f.durable());
+                model.write(ob, &db, f.durable());
             }
             Op::Read { sector, sectors: n } => {
                 let (off, len) = clamp(sectors, sector, n);
@@ -191,6 +199,13 @@ proptest! {
         variant in 1u8..=3,
     ) {
         run_on(&ops, variant)?;
+    }
+
+    #[test]
+    fn reliable_writes_atomic_per_command_match_the_model(
+        ops in proptest::collection::vec(op(196 * 4), 1..300),
+    ) {
+        run_on(&ops, 4)?;
     }
 }
 

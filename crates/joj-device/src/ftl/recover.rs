@@ -14,7 +14,9 @@
 //! 4. **Scanned pages.** A valid untagged page with `seq > S` replaces the mapping if its `seq`
 //!    is the highest seen for its logical page.
 //! 5. **Commit table.** A committed transaction's page that the checkpoint does not cover
-//!    competes the same way, if its page still holds exactly what the entry names.
+//!    competes with its *commit's* sequence number (not its page's: GC may have copied the
+//!    previous version after the page was programmed), if its page still holds exactly what
+//!    the entry names.
 //! 6. **Block table.** Valid counts, free blocks and the GC index from the recovered mapping;
 //!    sequence numbers continue above everything found on flash.
 //! 7. **Persist.** A checkpoint of the recovered mapping: what the device shows after power-on
@@ -301,7 +303,7 @@ impl<M: Medium> Ftl<M> {
 
     /// Phase 5: committed transactions the checkpoint does not cover (docs/formats/xftl.md,
     /// recovery). An entry counts only while its page still holds exactly the tagged copy it
-    /// names; then it competes with the other copies by sequence number. Returns the highest
+    /// names; then it competes with the other copies by its commit sequence number. Returns the highest
     /// commit sequence number of these entries (0 if none).
     fn map_from_commit_table(
         &mut self,
@@ -323,8 +325,12 @@ impl<M: Medium> Ftl<M> {
                     // The scan counted this tagged page as dropped; a commit record names it.
                     report.uncommitted_pages_dropped =
                         report.uncommitted_pages_dropped.saturating_sub(1);
-                    if o.seq > best_seq[lpn] {
-                        best_seq[lpn] = o.seq;
+                    // Ranked by the commit, not the program: while the transaction was
+                    // active, GC may have copied the previous version with a higher `seq`
+                    // than this page's, and that copy must not win. Every copy programmed
+                    // after the commit (a later write, or GC moving this version) is newer.
+                    if e.commit_seq > best_seq[lpn] {
+                        best_seq[lpn] = e.commit_seq;
                         self.l2p[lpn] = e.ppn;
                         from_scan[lpn] = false;
                         report.xl2p_entries_applied += 1;
