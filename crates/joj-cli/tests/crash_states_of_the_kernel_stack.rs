@@ -119,8 +119,9 @@ fn waldio_fua_keeps_every_acknowledged_commit_on_ext4() {
     }
 }
 
-fn caught(mode: &str, canary: &str, more: &[&str]) -> Value {
-    let mut args = vec![
+/// A small recorded run of `mode` with `canary`: 25 transactions, 400 states, seed 7.
+fn canary_args<'a>(mode: &'a str, canary: &'a str) -> Vec<&'a str> {
+    vec![
         "-j",
         mode,
         "--fs-canary",
@@ -131,7 +132,11 @@ fn caught(mode: &str, canary: &str, more: &[&str]) -> Value {
         "400",
         "--seed",
         "7",
-    ];
+    ]
+}
+
+fn caught(mode: &str, canary: &str, more: &[&str]) -> Value {
+    let mut args = canary_args(mode, canary);
     args.extend_from_slice(more);
     let (ok, doc, err) = crash(&args);
     assert!(ok, "the {canary} canary must be caught: {err}\n{doc:#}");
@@ -141,18 +146,7 @@ fn caught(mode: &str, canary: &str, more: &[&str]) -> Value {
 
 /// A control: the mode with `canary` keeps every acknowledged commit, in a real recorded run.
 fn holds(mode: &str, canary: &str) {
-    let (ok, doc, err) = crash(&[
-        "-j",
-        mode,
-        "--fs-canary",
-        canary,
-        "-n",
-        "25",
-        "--states",
-        "400",
-        "--seed",
-        "7",
-    ]);
+    let (ok, doc, err) = crash(&canary_args(mode, canary));
     assert!(ok, "the {canary} control must hold: {err}\n{doc:#}");
     assert_eq!(count(&doc, "violations"), 0, "{doc:#}");
     assert!(

@@ -227,8 +227,9 @@ mod tests {
         ftl_with(logical, xl2p_entries, 0)
     }
 
-    fn ftl_with(logical: u64, xl2p_entries: u32, commit_meta_pages: u32) -> Ftl<NandMedium> {
-        let g = Geometry {
+    /// The small test device: 2 channels of 32 blocks of 8 pages of 512 bytes.
+    fn small_geometry() -> Geometry {
+        Geometry {
             page_bytes: 512,
             pages_per_block: 8,
             blocks_per_plane: 32,
@@ -236,7 +237,11 @@ mod tests {
             dies_per_channel: 1,
             channels: 2,
             sector_bytes: 512,
-        };
+        }
+    }
+
+    fn ftl_with(logical: u64, xl2p_entries: u32, commit_meta_pages: u32) -> Ftl<NandMedium> {
+        let g = small_geometry();
         let m = NandMedium::new(g, Timing::default(), DataMode::Full);
         let cfg = FtlConfig {
             gc_free_blocks: 2,
@@ -373,15 +378,7 @@ mod tests {
     /// its commit, not by its page's program).
     #[test]
     fn regression_a_gc_copy_of_the_previous_version_does_not_beat_a_commit() {
-        let g = Geometry {
-            page_bytes: 512,
-            pages_per_block: 8,
-            blocks_per_plane: 32,
-            planes_per_die: 1,
-            dies_per_channel: 1,
-            channels: 2,
-            sector_bytes: 512,
-        };
+        let g = small_geometry();
         let m = NandMedium::new(g, Timing::default(), DataMode::Full);
         let cfg = FtlConfig {
             gc_free_blocks: 2,
