@@ -81,6 +81,12 @@ pub enum CliError {
          --honor-timestamps"
     )]
     CompletionWithTimestamps,
+    /// `--journal-region-mib` without `--emmc-journal`.
+    #[error(
+        "--journal-region-mib sizes the optimized journal's region and only means something with \
+         --emmc-journal; fix: add --emmc-journal or drop --journal-region-mib"
+    )]
+    RegionWithoutEmmcJournal,
     /// `--wakeup-us` without `--completion interrupt`.
     #[error(
         "--wakeup-us is the cost of an interrupt-driven wakeup and only means something with \

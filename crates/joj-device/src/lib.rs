@@ -24,6 +24,7 @@ mod cache;
 pub mod completion;
 pub mod config;
 pub mod counters;
+pub mod ejournal;
 pub mod emmc;
 pub mod error;
 pub mod ftl;
@@ -44,6 +45,7 @@ pub use config::{
     CacheConfig, DataMode, FtlConfig, GcPolicy, Geometry, Profile, ReliableWriteAtomicity, Timing,
 };
 pub use counters::{Counters, LatencySummary};
+pub use ejournal::{EjournalError, EjournalStats, replay_ejournal};
 pub use emmc::{Emmc, PowerCut};
 pub use error::{DeviceError, FtlError, ImageError, MediumError, ProfileError, ReplayError};
 pub use ftl::{Ftl, RecoveryReport, TXN_BIT, Tid};

@@ -308,6 +308,34 @@ impl Replayer {
         Ok(())
     }
 
+    /// One packed command of reliable writes, `(offset, bytes)` each (the optimized journal's
+    /// commit, `ejournal`): durable on return, waited for by the application.
+    pub fn apply_packed_reliable(
+        &mut self,
+        index: usize,
+        extents: &[(u64, u64)],
+    ) -> Result<(), ReplayError> {
+        let before = self.dev.now_ns();
+        let total: u64 = extents.iter().map(|e| e.1).sum();
+        self.buf.resize(total as usize, 0);
+        let mut writes = Vec::with_capacity(extents.len());
+        let mut at = 0usize;
+        for &(offset, bytes) in extents {
+            writes.push(crate::block::PackedWrite {
+                offset_bytes: offset,
+                data: &self.buf[at..at + bytes as usize],
+            });
+            at += bytes as usize;
+        }
+        self.dev
+            .write_packed(&writes, WriteFlags::RELIABLE)
+            .map_err(|source| ReplayError::Device { index, source })?;
+        self.report.records += 1;
+        self.report.writes += extents.len() as u64;
+        self.wait_ns += self.dev.now_ns() - before;
+        Ok(())
+    }
+
     /// Modeled time since the replay started (after aging and prefill).
     pub fn elapsed_ns(&self) -> u64 {
         self.dev.now_ns() - self.start_ns

@@ -1,0 +1,543 @@
+//! The eMMC-features paper's optimized filesystem journal ("journal coalition") as a trace
+//! transformation and a replay mode: each ext4 (jbd2) journal transaction of a classified block
+//! trace is issued instead as one packed command of reliable writes to a journal region,
+//! acknowledged without a flush; the metadata's home-location writes are deferred and written
+//! back (checkpointed) when the region is full, and once at the end of the trace.
+//!
+//! Design, and which flushes are dropped and why: `docs/device-model.md`, "The optimized
+//! journal (eMMC journal coalition)". `transform` is pure (records in, steps out);
+//! `replay_ejournal` runs the steps through the device model.
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+
+use joj_trace::{BlockClass, Op, SECTOR_BYTES, TraceRecord};
+
+use crate::config::Profile;
+use crate::error::ReplayError;
+use crate::replay::{ReplayOptions, ReplayReport, Replayer};
+
+/// Default journal region: the paper's default case (256 MB).
+pub const DEFAULT_REGION_MIB: u64 = 256;
+
+/// Errors of the optimized-journal transformation.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EjournalError {
+    #[error(
+        "a journal region of {region_mib} MiB cannot hold one transaction of {txn_pages} pages \
+         ({page_bytes}-byte pages); fix: give a larger `--journal-region-mib`"
+    )]
+    TransactionLargerThanRegion {
+        region_mib: u64,
+        txn_pages: u64,
+        page_bytes: u64,
+    },
+    #[error(
+        "the journal region must hold at least one page (got {region_mib} MiB); fix: \
+         `--journal-region-mib` of 1 or more"
+    )]
+    RegionTooSmall { region_mib: u64 },
+    #[error(
+        "the optimized journal replays a trace of one device, and this one has several \
+         ({devices}); fix: replay a trace of an internal-journal filesystem (`--fs ext4`)"
+    )]
+    SeveralDevices { devices: String },
+    #[error(
+        "the journal region ({region_mib} MiB above byte {start_bytes}) ends beyond the device's \
+         {capacity_bytes} bytes; fix: a smaller `--journal-region-mib` or a larger profile"
+    )]
+    RegionBeyondDevice {
+        region_mib: u64,
+        start_bytes: u64,
+        capacity_bytes: u64,
+    },
+    #[error(transparent)]
+    Replay(#[from] ReplayError),
+}
+
+/// One step of the transformed trace.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// A request of the original trace, unchanged (its index in the original trace).
+    Keep(usize, TraceRecord),
+    /// A cache flush the design keeps in front of a commit: writes other than the journal's
+    /// were issued since the last flush (ordered mode's data).
+    OrderingFlush,
+    /// One journal transaction: a packed command of reliable writes, `(offset, bytes)` each,
+    /// in the journal region; `from` lists the original records it replaces.
+    Packed {
+        extents: Vec<(u64, u64)>,
+        from: Vec<usize>,
+    },
+    /// Deferred metadata written to its home locations (`(offset, bytes)`, whole pages), then a
+    /// flush so the region can be reused. `forced`: the region was full and the commit waits.
+    Checkpoint {
+        writes: Vec<(u64, u64)>,
+        forced: bool,
+    },
+}
+
+/// What the transformation did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EjournalStats {
+    pub region_mib: u64,
+    /// Journal transactions recognised (each ends with a FUA journal write, the commit block).
+    pub transactions: u64,
+    /// Packed commands issued (one per transaction).
+    pub packed_commands: u64,
+    /// Journal-region pages written by the packed commands.
+    pub packed_pages: u64,
+    /// Journal writes of the original trace the packed commands replace.
+    pub journal_writes_coalesced: u64,
+    /// Metadata home-location writes of the original trace, deferred to checkpoints.
+    pub metadata_writes_deferred: u64,
+    /// Checkpoints: forced (region full), and the one at the end of the trace.
+    pub checkpoints_forced: u64,
+    pub checkpoints_final: u64,
+    /// Home-location write requests and pages the checkpoints issued.
+    pub checkpoint_writes: u64,
+    pub checkpoint_pages: u64,
+    /// Flushes of the original trace dropped: preflushes of journal writes with no other write
+    /// to order before them.
+    pub flushes_dropped: u64,
+    /// Preflushes kept as an ordering flush (data written since the last flush).
+    pub flushes_kept_for_ordering: u64,
+    /// FUA commit writes replaced by the packed reliable write.
+    pub fua_replaced: u64,
+    /// Flushes added: one per checkpoint.
+    pub flushes_added: u64,
+    /// Journal writes after the last commit (no FUA block ends them), replayed unchanged.
+    pub unterminated_journal_writes: u64,
+}
+
+impl EjournalStats {
+    /// Mean journal-region pages per packed command.
+    pub fn pages_per_command(&self) -> f64 {
+        if self.packed_commands == 0 {
+            0.0
+        } else {
+            self.packed_pages as f64 / self.packed_commands as f64
+        }
+    }
+}
+
+/// The checkpoint policy: a transaction of `txn_pages` finds the region with `used_pages` of
+/// `region_pages` written since the last checkpoint; a checkpoint is due when it would not fit.
+pub fn checkpoint_due(used_pages: u64, txn_pages: u64, region_pages: u64) -> bool {
+    used_pages + txn_pages > region_pages
+}
+
+/// Whether `r` is a write of the filesystem journal (a jbd2 block).
+fn is_journal_write(r: &TraceRecord) -> bool {
+    r.op == Op::Write && r.class == BlockClass::FsJournal
+}
+
+/// Pages `[first, last]` a request covers.
+fn page_span(r: &TraceRecord, page_bytes: u64) -> (u64, u64) {
+    let start = r.sector * SECTOR_BYTES;
+    let end = start + r.bytes().max(1);
+    (start / page_bytes, (end - 1) / page_bytes)
+}
+
+/// Transformation state over one pass of the trace.
+struct State {
+    page_bytes: u64,
+    region_start_page: u64,
+    region_pages: u64,
+    used_pages: u64,
+    pending: Vec<usize>,
+    deferred: BTreeSet<u64>,
+    unflushed_other: bool,
+    stats: EjournalStats,
+    steps: Vec<Step>,
+}
+
+impl State {
+    fn checkpoint(&mut self, forced: bool) {
+        let pages: Vec<u64> = std::mem::take(&mut self.deferred).into_iter().collect();
+        self.used_pages = 0;
+        if pages.is_empty() && !forced {
+            return;
+        }
+        let mut writes = Vec::new();
+        let mut i = 0;
+        while i < pages.len() {
+            let mut n = 1;
+            while i + n < pages.len() && pages[i + n] == pages[i] + n as u64 {
+                n += 1;
+            }
+            writes.push((pages[i] * self.page_bytes, n as u64 * self.page_bytes));
+            i += n;
+        }
+        self.stats.checkpoint_writes += writes.len() as u64;
+        self.stats.checkpoint_pages += pages.len() as u64;
+        self.stats.flushes_added += 1;
+        if forced {
+            self.stats.checkpoints_forced += 1;
+        } else {
+            self.stats.checkpoints_final += 1;
+        }
+        self.steps.push(Step::Checkpoint { writes, forced });
+    }
+
+    fn commit(&mut self, records: &[TraceRecord]) -> Result<(), EjournalError> {
+        let from = std::mem::take(&mut self.pending);
+        let mut pages = 0;
+        let mut preflushes = 0;
+        for &i in &from {
+            let (a, b) = page_span(&records[i], self.page_bytes);
+            pages += b - a + 1;
+            preflushes += u64::from(records[i].preflush);
+        }
+        if pages > self.region_pages {
+            return Err(EjournalError::TransactionLargerThanRegion {
+                region_mib: (self.region_pages * self.page_bytes) >> 20,
+                txn_pages: pages,
+                page_bytes: self.page_bytes,
+            });
+        }
+        if checkpoint_due(self.used_pages, pages, self.region_pages) {
+            self.checkpoint(true);
+        }
+        if self.unflushed_other {
+            self.steps.push(Step::OrderingFlush);
+            self.unflushed_other = false;
+            self.stats.flushes_kept_for_ordering += 1;
+            self.stats.flushes_dropped += preflushes.saturating_sub(1);
+        } else {
+            self.stats.flushes_dropped += preflushes;
+        }
+        let offset = (self.region_start_page + self.used_pages) * self.page_bytes;
+        self.used_pages += pages;
+        self.stats.transactions += 1;
+        self.stats.packed_commands += 1;
+        self.stats.packed_pages += pages;
+        self.stats.journal_writes_coalesced += from.len() as u64;
+        self.stats.fua_replaced += 1;
+        // The region is written as one contiguous run; the command carries it as one entry.
+        self.steps.push(Step::Packed {
+            extents: vec![(offset, pages * self.page_bytes)],
+            from,
+        });
+        Ok(())
+    }
+}
+
+/// Where the journal region lies on the device, in bytes (whole pages).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Region {
+    pub start_bytes: u64,
+    pub bytes: u64,
+}
+
+impl Region {
+    /// `mib` MiB from the first MiB boundary at or above `top_bytes`.
+    pub fn above(top_bytes: u64, mib: u64) -> Region {
+        Region {
+            start_bytes: top_bytes.div_ceil(1 << 20) * (1 << 20),
+            bytes: mib << 20,
+        }
+    }
+}
+
+/// Transform a classified trace of one device: journal transactions become packed reliable
+/// commands in `region` (written circularly from its start); metadata writes are deferred to
+/// checkpoints. Pure.
+pub fn transform(
+    records: &[TraceRecord],
+    page_bytes: u64,
+    region: Region,
+) -> Result<(Vec<Step>, EjournalStats), EjournalError> {
+    let region_mib = region.bytes >> 20;
+    if region.bytes < page_bytes {
+        return Err(EjournalError::RegionTooSmall { region_mib });
+    }
+    let mut st = State {
+        page_bytes,
+        region_start_page: region.start_bytes / page_bytes,
+        region_pages: region.bytes / page_bytes,
+        used_pages: 0,
+        pending: Vec::new(),
+        deferred: BTreeSet::new(),
+        unflushed_other: false,
+        stats: EjournalStats {
+            region_mib,
+            ..EjournalStats::default()
+        },
+        steps: Vec::new(),
+    };
+    for (i, r) in records.iter().enumerate() {
+        if is_journal_write(r) {
+            st.pending.push(i);
+            if r.fua {
+                st.commit(records)?;
+            }
+            continue;
+        }
+        if r.op == Op::Write && r.class == BlockClass::Metadata && !r.fua && !r.preflush {
+            let (a, b) = page_span(r, page_bytes);
+            st.deferred.extend(a..=b);
+            st.stats.metadata_writes_deferred += 1;
+            continue;
+        }
+        if r.op == Op::Discard {
+            let (a, b) = page_span(r, page_bytes);
+            st.deferred.retain(|p| *p < a || *p > b);
+        }
+        if r.is_flush() {
+            st.unflushed_other = false;
+        }
+        if r.op == Op::Write && !r.fua {
+            st.unflushed_other = true;
+        }
+        st.steps.push(Step::Keep(i, r.clone()));
+    }
+    // Journal writes no commit block ended: replayed as they were.
+    for i in std::mem::take(&mut st.pending) {
+        st.stats.unterminated_journal_writes += 1;
+        st.steps.push(Step::Keep(i, records[i].clone()));
+    }
+    st.checkpoint(false);
+    Ok((st.steps, st.stats))
+}
+
+/// Replay `records` (one device) through `profile` with the optimized journal. `profile` should
+/// have `ftl.reliable_write_atomicity = "command"` for the durability the design claims; the
+/// replay's timing does not depend on it.
+pub fn replay_ejournal(
+    records: &[TraceRecord],
+    profile: &Profile,
+    opts: &ReplayOptions,
+    region_mib: u64,
+) -> Result<(ReplayReport, EjournalStats), EjournalError> {
+    let mut devs: Vec<&str> = records.iter().map(|r| r.dev.as_str()).collect();
+    devs.sort_unstable();
+    devs.dedup();
+    let selected: Vec<TraceRecord> = match (&opts.dev, devs.len()) {
+        (Some(d), _) => records.iter().filter(|r| &r.dev == d).cloned().collect(),
+        (None, n) if n > 1 => {
+            return Err(EjournalError::SeveralDevices {
+                devices: devs.join(", "),
+            });
+        }
+        _ => records.to_vec(),
+    };
+    let top = selected
+        .iter()
+        .filter(|r| r.op != Op::Flush)
+        .map(|r| (r.sector + r.sectors) * SECTOR_BYTES)
+        .max()
+        .unwrap_or(0);
+    let page_bytes = u64::from(profile.geometry.page_bytes);
+    let mut replayer = Replayer::new(profile, opts.data_mode, opts.aging, top)
+        .map_err(|source| ReplayError::Device { index: 0, source })?;
+    let capacity = profile.capacity_bytes();
+    let region = Region::above(top, region_mib);
+    if region_mib == 0 {
+        return Err(EjournalError::RegionTooSmall { region_mib });
+    }
+    if region.start_bytes + region.bytes > capacity {
+        return Err(EjournalError::RegionBeyondDevice {
+            region_mib,
+            start_bytes: region.start_bytes,
+            capacity_bytes: capacity,
+        });
+    }
+    let (steps, stats) = transform(&selected, page_bytes, region)?;
+    let flush = TraceRecord::new(0, "", Op::Flush, 0, 0);
+    for step in &steps {
+        match step {
+            Step::Keep(i, r) => replayer.apply(*i, r)?,
+            Step::OrderingFlush => replayer.apply(0, &flush)?,
+            Step::Packed { extents, from } => {
+                replayer.apply_packed_reliable(from.first().copied().unwrap_or(0), extents)?
+            }
+            Step::Checkpoint { writes, forced } => {
+                for &(offset, bytes) in writes {
+                    let mut w = TraceRecord::new(
+                        0,
+                        "",
+                        Op::Write,
+                        offset / SECTOR_BYTES,
+                        bytes / SECTOR_BYTES,
+                    );
+                    w.sync = *forced;
+                    replayer.apply(0, &w)?;
+                }
+                let mut f = flush.clone();
+                f.sync = *forced;
+                replayer.apply(0, &f)?;
+            }
+        }
+    }
+    let mut report = replayer.finish();
+    report.dev = opts.dev.clone().or(devs.first().map(|d| d.to_string()));
+    Ok((report, stats))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PAGE: u64 = 4096;
+
+    fn w(sector: u64, sectors: u64, class: BlockClass) -> TraceRecord {
+        let mut r = TraceRecord::new(0, "7:0", Op::Write, sector, sectors);
+        r.class = class;
+        r
+    }
+
+    fn commit(sector: u64) -> TraceRecord {
+        let mut r = w(sector, 8, BlockClass::FsJournal);
+        r.preflush = true;
+        r.fua = true;
+        r
+    }
+
+    /// Two ordered-mode transactions (the first after a data write, the second after none),
+    /// metadata home writes between them, a pure flush at the end.
+    fn trace() -> Vec<TraceRecord> {
+        vec![
+            w(1000, 8, BlockClass::Data),                // 0 data, cached
+            w(5000, 8, BlockClass::FsJournal),           // 1 descriptor
+            w(5008, 16, BlockClass::FsJournal),          // 2 two metadata blocks
+            commit(5024),                                // 3 commit: preflush + FUA
+            w(64, 8, BlockClass::Metadata),              // 4 inode table, home
+            w(72, 8, BlockClass::Metadata),              // 5 next page, home
+            w(64, 8, BlockClass::Metadata),              // 6 the same inode page again
+            w(5032, 8, BlockClass::FsJournal),           // 7 descriptor
+            commit(5040),                                // 8 commit, nothing to order
+            TraceRecord::new(0, "7:0", Op::Flush, 0, 0), // 9
+        ]
+    }
+
+    fn region() -> Region {
+        Region {
+            start_bytes: 1 << 20,
+            bytes: 1 << 20,
+        }
+    }
+
+    #[test]
+    fn every_journal_block_of_a_transaction_ends_in_exactly_one_packed_command() {
+        let recs = trace();
+        let (steps, stats) = transform(&recs, PAGE, region()).unwrap();
+        let packed: Vec<&Vec<usize>> = steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::Packed { from, .. } => Some(from),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(packed, vec![&vec![1, 2, 3], &vec![7, 8]]);
+        for (i, r) in recs.iter().enumerate() {
+            let n = packed.iter().filter(|f| f.contains(&i)).count();
+            let kept = steps
+                .iter()
+                .any(|s| matches!(s, Step::Keep(j, _) if *j == i));
+            if r.class == BlockClass::FsJournal {
+                assert_eq!((n, kept), (1, false), "journal record {i}");
+            } else {
+                assert_eq!(n, 0, "record {i} is not the journal's");
+            }
+        }
+        assert_eq!(stats.transactions, 2);
+        assert_eq!(stats.packed_commands, 2);
+        assert_eq!(stats.packed_pages, 4 + 2);
+        assert_eq!(stats.fua_replaced, 2);
+        // The commands are consecutive runs of the region.
+        let extents: Vec<Vec<(u64, u64)>> = steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::Packed { extents, .. } => Some(extents.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            extents,
+            vec![
+                vec![(1 << 20, 4 * PAGE)],
+                vec![((1 << 20) + 4 * PAGE, 2 * PAGE)]
+            ]
+        );
+    }
+
+    #[test]
+    fn only_the_preflushes_with_nothing_to_order_are_dropped() {
+        let (steps, stats) = transform(&trace(), PAGE, region()).unwrap();
+        // The first commit follows a cached data write: its preflush stays, as a flush right
+        // before the packed command. The second has nothing to order: dropped.
+        let shape: Vec<&str> = steps
+            .iter()
+            .map(|s| match s {
+                Step::Keep(_, r) if r.op == Op::Flush => "flush",
+                Step::Keep(..) => "keep",
+                Step::OrderingFlush => "ordering",
+                Step::Packed { .. } => "packed",
+                Step::Checkpoint { .. } => "checkpoint",
+            })
+            .collect();
+        assert_eq!(
+            shape,
+            vec![
+                "keep",
+                "ordering",
+                "packed",
+                "packed",
+                "flush",
+                "checkpoint"
+            ]
+        );
+        assert_eq!(stats.flushes_kept_for_ordering, 1);
+        assert_eq!(stats.flushes_dropped, 1);
+        assert_eq!(stats.flushes_added, 1);
+    }
+
+    #[test]
+    fn checkpoints_write_each_deferred_metadata_page_home_once() {
+        let (steps, stats) = transform(&trace(), PAGE, region()).unwrap();
+        assert_eq!(stats.metadata_writes_deferred, 3);
+        let cp: Vec<&Step> = steps
+            .iter()
+            .filter(|s| matches!(s, Step::Checkpoint { .. }))
+            .collect();
+        assert_eq!(
+            cp,
+            vec![&Step::Checkpoint {
+                writes: vec![(64 * 512, 2 * PAGE)],
+                forced: false
+            }]
+        );
+        assert_eq!((stats.checkpoint_writes, stats.checkpoint_pages), (1, 2));
+    }
+
+    #[test]
+    fn a_full_region_forces_a_checkpoint_before_the_commit() {
+        // Five pages: the first transaction (4) fits, the second (2) does not.
+        let small = Region {
+            start_bytes: 1 << 20,
+            bytes: 5 * PAGE,
+        };
+        let (steps, stats) = transform(&trace(), PAGE, small).unwrap();
+        assert_eq!(stats.checkpoints_forced, 1);
+        let i_cp = steps
+            .iter()
+            .position(|s| matches!(s, Step::Checkpoint { forced: true, .. }))
+            .unwrap();
+        assert!(matches!(&steps[i_cp + 1], Step::Packed { from, extents }
+            if from == &vec![7, 8] && extents == &vec![(1 << 20, 2 * PAGE)]));
+        assert!(checkpoint_due(4, 2, 5) && !checkpoint_due(3, 2, 5));
+    }
+
+    #[test]
+    fn a_transaction_larger_than_the_region_is_a_clear_error() {
+        let tiny = Region {
+            start_bytes: 1 << 20,
+            bytes: 2 * PAGE,
+        };
+        let e = transform(&trace(), PAGE, tiny).unwrap_err();
+        assert!(e.to_string().contains("--journal-region-mib"), "{e}");
+    }
+}
