@@ -159,8 +159,8 @@ pub fn ejournal_text(e: &EjournalStats) -> String {
         "  optimized journal ({} MiB region, reliable write atomic per command): {} transactions \
          coalesced from {} journal writes into {} packed commands ({:.1} pages each)\n  \
          {} metadata writes deferred; {} checkpoints ({} forced, {} final): {} writes, {} pages\n  \
-         flushes: {} dropped, {} kept to order data before a commit, {} added by checkpoints; \
-         {} FUA commits replaced; {} journal writes after the last commit replayed unchanged\n",
+         flushes: {} preflushes and {} post-commit flushes dropped, {} kept to order data before a \
+         commit, {} added by checkpoints; {} FUA commits replaced; {} journal writes after the last commit replayed unchanged\n",
         e.region_mib,
         e.transactions,
         e.journal_writes_coalesced,
@@ -173,6 +173,7 @@ pub fn ejournal_text(e: &EjournalStats) -> String {
         e.checkpoint_writes,
         e.checkpoint_pages,
         e.flushes_dropped,
+        e.postflushes_dropped,
         e.flushes_kept_for_ordering,
         e.flushes_added,
         e.fua_replaced,

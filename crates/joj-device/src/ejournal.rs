@@ -99,9 +99,12 @@ pub struct EjournalStats {
     /// Home-location write requests and pages the checkpoints issued.
     pub checkpoint_writes: u64,
     pub checkpoint_pages: u64,
-    /// Flushes of the original trace dropped: preflushes of journal writes with no other write
-    /// to order before them.
+    /// Flushes of the original trace dropped: preflushes of commits with no other write to
+    /// order before them (a flag, or a flush request among the transaction's journal writes).
     pub flushes_dropped: u64,
+    /// Flush requests right after a commit written without FUA (the block layer's emulation of
+    /// FUA on a device without it), dropped: the packed reliable write is durable on return.
+    pub postflushes_dropped: u64,
     /// Preflushes kept as an ordering flush (data written since the last flush).
     pub flushes_kept_for_ordering: u64,
     /// FUA commit writes replaced by the packed reliable write.
@@ -134,6 +137,15 @@ fn is_journal_write(r: &TraceRecord) -> bool {
     r.op == Op::Write && r.class == BlockClass::FsJournal
 }
 
+/// Whether journal write `i` is a transaction's commit block: a FUA write (`REQ_PREFLUSH |
+/// REQ_FUA`, as jbd2 issues it), or — on a device without FUA, where the block layer issues the
+/// commit as flush, plain write, flush — a journal write after a flush that came after the
+/// transaction's other journal writes (`flushed_since`) and followed by a flush.
+fn is_commit(records: &[TraceRecord], i: usize, flushed_since: bool) -> bool {
+    let r = &records[i];
+    r.fua || (flushed_since && records.get(i + 1).is_some_and(|n| n.op == Op::Flush))
+}
+
 /// Pages `[first, last]` a request covers.
 fn page_span(r: &TraceRecord, page_bytes: u64) -> (u64, u64) {
     let start = r.sector * SECTOR_BYTES;
@@ -148,6 +160,8 @@ struct State {
     region_pages: u64,
     used_pages: u64,
     pending: Vec<usize>,
+    /// Pure flushes seen among the pending journal writes: the commit's preflush.
+    pending_flushes: Vec<usize>,
     deferred: BTreeSet<u64>,
     unflushed_other: bool,
     stats: EjournalStats,
@@ -184,13 +198,14 @@ impl State {
 
     fn commit(&mut self, records: &[TraceRecord]) -> Result<(), EjournalError> {
         let from = std::mem::take(&mut self.pending);
-        let mut pages = 0;
-        let mut preflushes = 0;
+        let mut preflushes = std::mem::take(&mut self.pending_flushes).len() as u64;
+        let mut bytes = 0;
         for &i in &from {
-            let (a, b) = page_span(&records[i], self.page_bytes);
-            pages += b - a + 1;
+            bytes += records[i].bytes();
             preflushes += u64::from(records[i].preflush);
         }
+        // The transaction's blocks lie back to back in the region, from a page boundary.
+        let pages = bytes.div_ceil(self.page_bytes).max(1);
         if pages > self.region_pages {
             return Err(EjournalError::TransactionLargerThanRegion {
                 region_mib: (self.region_pages * self.page_bytes) >> 20,
@@ -215,7 +230,7 @@ impl State {
         self.stats.packed_commands += 1;
         self.stats.packed_pages += pages;
         self.stats.journal_writes_coalesced += from.len() as u64;
-        self.stats.fua_replaced += 1;
+        self.stats.fua_replaced += from.last().map_or(0, |&i| u64::from(records[i].fua));
         // The region is written as one contiguous run; the command carries it as one entry.
         self.steps.push(Step::Packed {
             extents: vec![(offset, pages * self.page_bytes)],
@@ -260,6 +275,7 @@ pub fn transform(
         region_pages: region.bytes / page_bytes,
         used_pages: 0,
         pending: Vec::new(),
+        pending_flushes: Vec::new(),
         deferred: BTreeSet::new(),
         unflushed_other: false,
         stats: EjournalStats {
@@ -268,12 +284,23 @@ pub fn transform(
         },
         steps: Vec::new(),
     };
+    let mut postflush = None;
     for (i, r) in records.iter().enumerate() {
         if is_journal_write(r) {
             st.pending.push(i);
-            if r.fua {
+            if is_commit(records, i, !st.pending_flushes.is_empty()) {
                 st.commit(records)?;
+                let next_is_flush = records.get(i + 1).is_some_and(|n| n.op == Op::Flush);
+                postflush = (!r.fua && next_is_flush).then_some(i + 1);
             }
+            continue;
+        }
+        if postflush == Some(i) {
+            st.stats.postflushes_dropped += 1;
+            continue;
+        }
+        if r.op == Op::Flush && !st.pending.is_empty() {
+            st.pending_flushes.push(i);
             continue;
         }
         if r.op == Op::Write && r.class == BlockClass::Metadata && !r.fua && !r.preflush {
@@ -294,9 +321,12 @@ pub fn transform(
         }
         st.steps.push(Step::Keep(i, r.clone()));
     }
-    // Journal writes no commit block ended: replayed as they were.
-    for i in std::mem::take(&mut st.pending) {
-        st.stats.unterminated_journal_writes += 1;
+    // Journal writes (and flushes among them) no commit block ended: replayed as they were.
+    let mut left = std::mem::take(&mut st.pending);
+    left.append(&mut st.pending_flushes);
+    left.sort_unstable();
+    for i in left {
+        st.stats.unterminated_journal_writes += u64::from(records[i].op == Op::Write);
         st.steps.push(Step::Keep(i, records[i].clone()));
     }
     st.checkpoint(false);
@@ -529,6 +559,52 @@ mod tests {
         assert!(matches!(&steps[i_cp + 1], Step::Packed { from, extents }
             if from == &vec![7, 8] && extents == &vec![(1 << 20, 2 * PAGE)]));
         assert!(checkpoint_due(4, 2, 5) && !checkpoint_due(3, 2, 5));
+    }
+
+    /// A loop device has no FUA: the block layer sends jbd2's commit as flush, write, flush.
+    #[test]
+    fn a_commit_without_fua_is_found_by_its_flushes_and_both_are_handled() {
+        let f = || TraceRecord::new(0, "7:0", Op::Flush, 0, 0);
+        let recs = vec![
+            w(1000, 8, BlockClass::Data),       // 0 data
+            w(5000, 32, BlockClass::FsJournal), // 1 descriptor + 3 blocks
+            f(),                                // 2 commit's preflush: orders data 0, kept
+            w(5032, 8, BlockClass::FsJournal),  // 3 commit block
+            f(),                                // 4 FUA emulation: dropped
+            w(5040, 32, BlockClass::FsJournal), // 5 next transaction, no data before it
+            f(),                                // 6 preflush with nothing to order: dropped
+            w(5072, 8, BlockClass::FsJournal),  // 7 commit
+            f(),                                // 8 dropped
+            w(1008, 8, BlockClass::Data),       // 9
+            f(),                                // 10 an fsync's own flush: kept
+        ];
+        let (steps, stats) = transform(&recs, PAGE, region()).unwrap();
+        let from: Vec<Vec<usize>> = steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::Packed { from, .. } => Some(from.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(from, vec![vec![1, 3], vec![5, 7]]);
+        assert_eq!(stats.packed_pages, 10);
+        assert_eq!(
+            (
+                stats.flushes_kept_for_ordering,
+                stats.flushes_dropped,
+                stats.postflushes_dropped
+            ),
+            (1, 1, 2)
+        );
+        assert_eq!(stats.fua_replaced, 0);
+        let kept: Vec<usize> = steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::Keep(i, _) => Some(*i),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(kept, vec![0, 9, 10]);
     }
 
     #[test]
