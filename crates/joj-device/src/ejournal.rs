@@ -139,11 +139,16 @@ fn is_journal_write(r: &TraceRecord) -> bool {
 
 /// Whether journal write `i` is a transaction's commit block: a FUA write (`REQ_PREFLUSH |
 /// REQ_FUA`, as jbd2 issues it), or — on a device without FUA, where the block layer issues the
-/// commit as flush, plain write, flush — a journal write after a flush that came after the
-/// transaction's other journal writes (`flushed_since`) and followed by a flush.
-fn is_commit(records: &[TraceRecord], i: usize, flushed_since: bool) -> bool {
-    let r = &records[i];
-    r.fua || (flushed_since && records.get(i + 1).is_some_and(|n| n.op == Op::Flush))
+/// commit as flush, plain write, flush — a journal write between two flushes that follows other
+/// journal writes of its transaction (`earlier_writes`).
+fn is_commit(records: &[TraceRecord], i: usize, earlier_writes: bool) -> bool {
+    records[i].fua || (earlier_writes && flush_write_flush(records, i))
+}
+
+/// Whether record `j` is a journal write with a pure flush right before and right after it.
+fn flush_write_flush(records: &[TraceRecord], j: usize) -> bool {
+    let flush = |k: usize| records.get(k).is_some_and(|r| r.op == Op::Flush);
+    records.get(j).is_some_and(is_journal_write) && j >= 1 && flush(j - 1) && flush(j + 1)
 }
 
 /// Pages `[first, last]` a request covers.
@@ -160,7 +165,7 @@ struct State {
     region_pages: u64,
     used_pages: u64,
     pending: Vec<usize>,
-    /// Pure flushes seen among the pending journal writes: the commit's preflush.
+    /// The pure flush right before a commit written without FUA: its preflush.
     pending_flushes: Vec<usize>,
     deferred: BTreeSet<u64>,
     unflushed_other: bool,
@@ -288,7 +293,7 @@ pub fn transform(
     for (i, r) in records.iter().enumerate() {
         if is_journal_write(r) {
             st.pending.push(i);
-            if is_commit(records, i, !st.pending_flushes.is_empty()) {
+            if is_commit(records, i, st.pending.len() > 1) {
                 st.commit(records)?;
                 let next_is_flush = records.get(i + 1).is_some_and(|n| n.op == Op::Flush);
                 postflush = (!r.fua && next_is_flush).then_some(i + 1);
@@ -299,7 +304,8 @@ pub fn transform(
             st.stats.postflushes_dropped += 1;
             continue;
         }
-        if r.op == Op::Flush && !st.pending.is_empty() {
+        // The commit's preflush (flush, commit write, flush): decided at the commit.
+        if r.op == Op::Flush && !st.pending.is_empty() && flush_write_flush(records, i + 1) {
             st.pending_flushes.push(i);
             continue;
         }
@@ -605,6 +611,44 @@ mod tests {
             })
             .collect();
         assert_eq!(kept, vec![0, 9, 10]);
+    }
+
+    /// An `fdatasync` that needs no commit flushes on its own while a journal write is pending:
+    /// that flush is not the commit's and stays where it was.
+    #[test]
+    fn a_flush_that_is_not_a_commits_stays_in_place() {
+        let f = || TraceRecord::new(0, "7:0", Op::Flush, 0, 0);
+        let recs = vec![
+            w(5000, 32, BlockClass::FsJournal), // 0 descriptor, commit comes later
+            w(1000, 8, BlockClass::Data),       // 1
+            f(),                                // 2 fdatasync's own flush: kept
+            w(1008, 8, BlockClass::Data),       // 3
+            f(),                                // 4 commit's preflush: orders 3, kept
+            w(5032, 8, BlockClass::FsJournal),  // 5 commit
+            f(),                                // 6 dropped
+        ];
+        let (steps, stats) = transform(&recs, PAGE, region()).unwrap();
+        let shape: Vec<String> = steps
+            .iter()
+            .map(|s| match s {
+                Step::Keep(i, _) => format!("keep {i}"),
+                Step::OrderingFlush => "ordering".into(),
+                Step::Packed { from, .. } => format!("packed {from:?}"),
+                Step::Checkpoint { .. } => "checkpoint".into(),
+            })
+            .collect();
+        assert_eq!(
+            shape,
+            vec!["keep 1", "keep 2", "keep 3", "ordering", "packed [0, 5]"]
+        );
+        assert_eq!(
+            (
+                stats.flushes_kept_for_ordering,
+                stats.flushes_dropped,
+                stats.postflushes_dropped
+            ),
+            (1, 0, 1)
+        );
     }
 
     #[test]
