@@ -41,7 +41,8 @@ pub enum EjournalError {
     RegionTooSmall { region_mib: u64 },
     #[error(
         "the optimized journal replays a trace of one device, and this one has several \
-         ({devices}); fix: replay a trace of an internal-journal filesystem (`--fs ext4`)"
+         ({devices}); fix: choose the filesystem's device with `--dev major:minor`, or trace an \
+         internal-journal filesystem (`--fs ext4`)"
     )]
     SeveralDevices { devices: String },
     #[error(
@@ -257,7 +258,7 @@ impl Region {
     pub fn above(top_bytes: u64, mib: u64) -> Region {
         Region {
             start_bytes: top_bytes.div_ceil(1 << 20) * (1 << 20),
-            bytes: mib << 20,
+            bytes: mib.saturating_mul(1 << 20),
         }
     }
 }
@@ -367,20 +368,22 @@ pub fn replay_ejournal(
         .max()
         .unwrap_or(0);
     let page_bytes = u64::from(profile.geometry.page_bytes);
-    let mut replayer = Replayer::new(profile, opts.data_mode, opts.aging, top)
-        .map_err(|source| ReplayError::Device { index: 0, source })?;
     let capacity = profile.capacity_bytes();
     let region = Region::above(top, region_mib);
     if region_mib == 0 {
         return Err(EjournalError::RegionTooSmall { region_mib });
     }
-    if region.start_bytes + region.bytes > capacity {
+    if region.start_bytes.saturating_add(region.bytes) > capacity {
         return Err(EjournalError::RegionBeyondDevice {
             region_mib,
             start_bytes: region.start_bytes,
             capacity_bytes: capacity,
         });
     }
+    // Aging's cold region starts above the journal region.
+    let top_with_region = region.start_bytes + region.bytes;
+    let mut replayer = Replayer::new(profile, opts.data_mode, opts.aging, top_with_region)
+        .map_err(|source| ReplayError::Device { index: 0, source })?;
     let (steps, stats) = transform(&selected, page_bytes, region)?;
     let flush = TraceRecord::new(0, "", Op::Flush, 0, 0);
     for step in &steps {
