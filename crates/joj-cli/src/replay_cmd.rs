@@ -20,6 +20,15 @@ pub struct ReplayArgs {
     /// Replay every device of the trace as a partition of the one emulated device.
     #[arg(long)]
     pub partitions: bool,
+    /// Replay device DEV of the trace through its own emulated device of PROFILE
+    /// (`DEV=PROFILE`; DEV is `major:minor`, or `main` / `journal` as the trace's header names
+    /// them). Repeat for every device of the trace; the run is timed as the host sees it
+    /// (docs/device-model.md, "Several devices, each with its profile").
+    #[arg(long = "profile-for", value_name = "DEV=PROFILE", conflicts_with_all = ["dev", "partitions", "profile"])]
+    pub profile_for: Vec<String>,
+    /// Allow one profile for two devices of --profile-for (two separate devices of one kind).
+    #[arg(long = "same-profile-ok", requires = "profile_for")]
+    pub same_profile_ok: bool,
     /// Keep the trace's gaps between requests as idle time (default: back to back).
     #[arg(long = "honor-timestamps")]
     pub honor_timestamps: bool,
@@ -41,6 +50,12 @@ fn host_completion(a: &ReplayArgs) -> Result<Option<HostCompletion>, CliError> {
 
 pub fn main(a: ReplayArgs) -> CliResult {
     let host = host_completion(&a)?;
+    if !a.profile_for.is_empty() {
+        if host.is_some() {
+            return Err(CliError::CompletionWithDevices.into());
+        }
+        return crate::replay_devices_cmd::main(&a);
+    }
     let profile = Profile::load(&a.profile)?;
     let trace = load_trace(&a.trace)?;
     let opts = ReplayOptions {

@@ -32,6 +32,7 @@ pub mod image;
 pub mod medium;
 pub mod nand;
 pub mod replay;
+pub mod replay_devices;
 pub mod rng;
 pub mod selfcheck;
 pub mod workload;
@@ -52,6 +53,9 @@ pub use nand::NandMedium;
 pub use replay::{
     AgingSpec, DeviceSummary, LoadedTrace, OpsBasis, ReplayOptions, ReplayReport, Replayer,
     load_trace, replay, replay_with,
+};
+pub use replay_devices::{
+    DeviceProfile, DevicesReport, check_assignment, replay_devices, resolve_device,
 };
 pub use selfcheck::{SelfCheckReport, self_check};
 pub use workload::{
