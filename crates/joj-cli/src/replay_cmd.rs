@@ -54,7 +54,13 @@ pub fn main(a: ReplayArgs) -> CliResult {
         if host.is_some() {
             return Err(CliError::CompletionWithDevices.into());
         }
-        return crate::replay_devices_cmd::main(&a);
+        return crate::replay_devices_cmd::main(&crate::replay_devices_cmd::DevicesArgs {
+            trace: &a.trace,
+            profile_for: &a.profile_for,
+            same_profile_ok: a.same_profile_ok,
+            honor_timestamps: a.honor_timestamps,
+            json: a.json,
+        });
     }
     let profile = Profile::load(&a.profile)?;
     let trace = load_trace(&a.trace)?;

@@ -2,14 +2,22 @@
 //! with a section per device and the run's host time.
 
 use crate::output::{CliError, CliResult};
-use crate::replay_cmd::ReplayArgs;
 use joj_device::{DeviceProfile, DeviceSummary, Profile, ReplayOptions, load_trace};
 
-pub fn main(a: &ReplayArgs) -> CliResult {
-    let trace = load_trace(&a.trace)?;
+/// What `joj replay` was given for a replay with a profile per device.
+pub struct DevicesArgs<'a> {
+    pub trace: &'a std::path::Path,
+    pub profile_for: &'a [String],
+    pub same_profile_ok: bool,
+    pub honor_timestamps: bool,
+    pub json: bool,
+}
+
+pub fn main(a: &DevicesArgs) -> CliResult {
+    let trace = load_trace(a.trace)?;
     let mut assign = Vec::with_capacity(a.profile_for.len());
     let mut names = Vec::with_capacity(a.profile_for.len());
-    for given in &a.profile_for {
+    for given in a.profile_for {
         let (name, profile) = given
             .split_once('=')
             .filter(|(d, p)| !d.is_empty() && !p.is_empty())

@@ -8,7 +8,13 @@ use std::process::{Command, Output};
 fn two_device_trace(dir: &std::path::Path) -> std::path::PathBuf {
     let header = joj_trace::TraceHeader {
         clock: joj_trace::Clock::Mono,
-        devices: vec![],
+        devices: ["7:0", "7:1"]
+            .map(|dev| joj_trace::TraceDevice {
+                dev: dev.to_string(),
+                role: joj_trace::DeviceRole::Main,
+                name: format!("/dev/loop-{dev}"),
+            })
+            .to_vec(),
         source: joj_trace::TraceSource::Tracefs,
         meta: Default::default(),
     };

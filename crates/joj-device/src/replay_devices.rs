@@ -24,7 +24,7 @@ use joj_trace::{Op, SECTOR_BYTES, TraceRecord};
 
 use crate::config::Profile;
 use crate::error::ReplayError;
-use crate::replay::{ReplayOptions, ReplayReport, Replayer, devices_in_order};
+use crate::replay::{DeviceSummary, ReplayOptions, ReplayReport, Replayer, devices_in_order};
 
 /// One device of a trace and the profile it is replayed through.
 #[derive(Debug, Clone, PartialEq)]
@@ -43,6 +43,51 @@ pub struct DevicesReport {
     pub host_modeled_s: f64,
     /// Modeled time the application waited, summed over the devices.
     pub host_app_wait_s: f64,
+}
+
+impl DevicesReport {
+    /// The run's `device` section over every device: the host's modeled time and wait, and the
+    /// devices' counts summed (`profile` joins the profiles with `+`). Each device's own
+    /// section is `DeviceSummary::from_replay` of its report.
+    pub fn summary(&self, transactions: Option<u64>) -> DeviceSummary {
+        let mut parts = self
+            .devices
+            .iter()
+            .map(|r| DeviceSummary::from_replay(r, transactions));
+        let Some(mut all) = parts.next() else {
+            return DeviceSummary::new("", &crate::Counters::default(), transactions, 0.0);
+        };
+        for d in parts {
+            all.profile = format!("{}+{}", all.profile, d.profile);
+            all.host_write_bytes += d.host_write_bytes;
+            all.nand_program_bytes += d.nand_program_bytes;
+            all.erases += d.erases;
+            all.map_erases += d.map_erases;
+            all.gc_copies += d.gc_copies;
+            all.flushes += d.flushes;
+            all.fua += d.fua;
+            all.nand_programs += d.nand_programs;
+            all.nand_reads += d.nand_reads;
+            all.gc_runs += d.gc_runs;
+            all.txn_commits += d.txn_commits;
+            if transactions.is_none() {
+                all.ops += d.ops;
+            }
+        }
+        all.waf = if all.host_write_bytes > 0 {
+            all.nand_program_bytes as f64 / all.host_write_bytes as f64
+        } else {
+            0.0
+        };
+        all.modeled_s = self.host_modeled_s;
+        all.app_wait_s = self.host_app_wait_s;
+        all.modeled_ops_per_sec = if self.host_modeled_s > 0.0 {
+            all.ops as f64 / self.host_modeled_s
+        } else {
+            0.0
+        };
+        all
+    }
 }
 
 /// Whether the host waited for `r` before issuing anything after it (the requests
