@@ -11,7 +11,7 @@ use std::path::PathBuf;
 pub struct ReplayArgs {
     /// A joj-trace file (`joj bench --trace` writes them) or blkparse text output.
     pub trace: PathBuf,
-    /// Device profile: a built-in name (emmc5, galaxy-s5, openssd) or a profile JSON path.
+    /// Device profile: a built-in name (emmc5, galaxy-s5, openssd, sdcard-2013) or a profile JSON path.
     #[arg(long, default_value = "emmc5")]
     pub profile: String,
     /// Replay only this device of the trace (`major:minor`).
