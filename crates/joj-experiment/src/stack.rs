@@ -420,6 +420,40 @@ mod tests {
     }
 
     #[test]
+    fn a_journal_device_goes_with_a_device_replay_of_an_external_journal() {
+        let w = db(JournalMode::Truncate);
+        let ext = RunOptions {
+            fs: FsChoice::Scratch(FsKind::Ext4ExtJournal),
+            device: Some(profile()),
+            journal_device: Some(profile()),
+            ..RunOptions::default()
+        };
+        let plan = Stack::resolve(&w, &ext).unwrap().replay.unwrap();
+        assert!(plan.journal_profile.is_some());
+        let no_device = RunOptions {
+            device: None,
+            ..ext.clone()
+        };
+        assert!(matches!(
+            Stack::resolve(&w, &no_device),
+            Err(StackError::JournalDeviceNeedsDevice)
+        ));
+        let on_ext4 = RunOptions {
+            fs: FsChoice::Scratch(FsKind::Ext4),
+            ..ext.clone()
+        };
+        assert!(matches!(
+            Stack::resolve(&w, &on_ext4),
+            Err(StackError::JournalDeviceNeedsExtJournal)
+        ));
+        let paced = RunOptions { pace: true, ..ext };
+        assert!(matches!(
+            Stack::resolve(&w, &paced),
+            Err(StackError::JournalDeviceOneDeviceOption)
+        ));
+    }
+
+    #[test]
     fn each_mode_runs_on_its_own_stack() {
         let wal = Stack::resolve(&db(JournalMode::Wal), &ext4()).unwrap();
         assert_eq!(wal.vfs, VfsChain::Accounting);
