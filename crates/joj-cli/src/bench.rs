@@ -82,6 +82,11 @@ pub struct CommonArgs {
     /// --trace. `--journal xftl` runs on it.
     #[arg(long)]
     pub device: Option<String>,
+    /// With --device and --fs ext4-extjournal: replay the external journal device through this
+    /// profile and the filesystem's device through --device's, each its own emulated device,
+    /// timed as the host sees them; the JSON gets a `devices` section per device.
+    #[arg(long = "journal-device", requires = "device")]
+    pub journal_device: Option<String>,
     /// Age the device before the run so GC victims hold about this share of valid pages, in
     /// percent (X-FTL's 30, 50, 70); needs --device.
     #[arg(long = "gc-validity", allow_negative_numbers = true, value_parser = args::count::<u32>())]
@@ -140,6 +145,11 @@ impl CommonArgs {
                 .map(joj_device::Profile::load)
                 .transpose()?,
             aging_validity: self.gc_validity,
+            journal_device: self
+                .journal_device
+                .as_deref()
+                .map(joj_device::Profile::load)
+                .transpose()?,
             completion: self.completion.host()?,
             pace: self.pace,
             ..RunOptions::default()

@@ -31,7 +31,7 @@ enum DeviceCommand {
     /// --force is given, and even then only if it is a joj device image.
     Format {
         image: PathBuf,
-        /// Device profile: a built-in name (emmc5, galaxy-s5, openssd) or a profile JSON path.
+        /// Device profile: a built-in name (emmc5, galaxy-s5, openssd, sdcard-2013) or a profile JSON path.
         #[arg(long, default_value = "emmc5")]
         profile: String,
         /// Replace an existing joj device image.
@@ -58,7 +58,7 @@ enum DeviceCommand {
 
 #[derive(Args)]
 pub struct RunArgs {
-    /// Device profile: a built-in name (emmc5, galaxy-s5, openssd) or a profile JSON path.
+    /// Device profile: a built-in name (emmc5, galaxy-s5, openssd, sdcard-2013) or a profile JSON path.
     #[arg(long, default_value = "emmc5")]
     pub profile: String,
     /// The access pattern.

@@ -14,6 +14,7 @@ mod crash_fs_cmd;
 mod device_cmd;
 mod progress;
 mod replay_cmd;
+mod replay_devices_cmd;
 mod restart_cmd;
 mod speed_cmd;
 mod syscalls_cmd;

@@ -87,6 +87,16 @@ pub enum CliError {
          --emmc-journal; fix: add --emmc-journal or drop --journal-region-mib"
     )]
     RegionWithoutEmmcJournal,
+    /// `--completion` with `--profile-for`.
+    #[error(
+        "--completion applies to one back-to-back device; with --profile-for the devices overlap \
+         and no one completion count times the run; fix: drop --completion, or replay one \
+         device with --dev"
+    )]
+    CompletionWithDevices,
+    /// `--profile-for` not of the form `DEV=PROFILE`.
+    #[error("--profile-for {given}: expected DEV=PROFILE, e.g. `--profile-for journal=galaxy-s5`")]
+    ProfileForSyntax { given: String },
     /// `--wakeup-us` without `--completion interrupt`.
     #[error(
         "--wakeup-us is the cost of an interrupt-driven wakeup and only means something with \

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 pub struct ReplayArgs {
     /// A joj-trace file (`joj bench --trace` writes them) or blkparse text output.
     pub trace: PathBuf,
-    /// Device profile: a built-in name (emmc5, galaxy-s5, openssd) or a profile JSON path.
+    /// Device profile: a built-in name (emmc5, galaxy-s5, openssd, sdcard-2013) or a profile JSON path.
     #[arg(long, default_value = "emmc5")]
     pub profile: String,
     /// Replay only this device of the trace (`major:minor`).
@@ -21,6 +21,15 @@ pub struct ReplayArgs {
     /// Replay every device of the trace as a partition of the one emulated device.
     #[arg(long)]
     pub partitions: bool,
+    /// Replay device DEV of the trace through its own emulated device of PROFILE
+    /// (`DEV=PROFILE`; DEV is `major:minor`, or `main` / `journal` as the trace's header names
+    /// them). Repeat for every device of the trace; the run is timed as the host sees it
+    /// (docs/device-model.md, "Several devices, each with its profile").
+    #[arg(long = "profile-for", value_name = "DEV=PROFILE", conflicts_with_all = ["dev", "partitions", "profile"])]
+    pub profile_for: Vec<String>,
+    /// Allow one profile for two devices of --profile-for (two separate devices of one kind).
+    #[arg(long = "same-profile-ok", requires = "profile_for")]
+    pub same_profile_ok: bool,
     /// Keep the trace's gaps between requests as idle time (default: back to back).
     #[arg(long = "honor-timestamps")]
     pub honor_timestamps: bool,
@@ -28,10 +37,10 @@ pub struct ReplayArgs {
     /// packed command of reliable writes to a journal region, metadata checkpointed later
     /// (docs/device-model.md, "The optimized journal"); sets the profile's
     /// `ftl.reliable_write_atomicity = "command"`.
-    #[arg(long = "emmc-journal")]
+    #[arg(long = "emmc-journal", conflicts_with = "profile_for")]
     pub emmc_journal: bool,
     /// Size of the optimized journal's region in MiB (with --emmc-journal; the paper: 32–512).
-    #[arg(long = "journal-region-mib")]
+    #[arg(long = "journal-region-mib", conflicts_with = "profile_for")]
     pub journal_region_mib: Option<u64>,
     #[command(flatten)]
     pub completion: crate::completion_args::CompletionArgs,
@@ -51,6 +60,18 @@ fn host_completion(a: &ReplayArgs) -> Result<Option<HostCompletion>, CliError> {
 
 pub fn main(a: ReplayArgs) -> CliResult {
     let host = host_completion(&a)?;
+    if !a.profile_for.is_empty() {
+        if host.is_some() {
+            return Err(CliError::CompletionWithDevices.into());
+        }
+        return crate::replay_devices_cmd::main(&crate::replay_devices_cmd::DevicesArgs {
+            trace: &a.trace,
+            profile_for: &a.profile_for,
+            same_profile_ok: a.same_profile_ok,
+            honor_timestamps: a.honor_timestamps,
+            json: a.json,
+        });
+    }
     let profile = Profile::load(&a.profile)?;
     let trace = load_trace(&a.trace)?;
     let opts = ReplayOptions {

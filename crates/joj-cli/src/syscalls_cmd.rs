@@ -262,6 +262,7 @@ fn replay(a: ReplayArgs) -> CliResult {
             profile: joj_device::Profile::load(name)?,
             aging_validity: None,
             completion: None,
+            journal_profile: None,
         }),
         None => None,
     };

@@ -335,6 +335,7 @@ const BUILTIN: &[(&str, &str)] = &[
     ("emmc5", include_str!("../profiles/emmc5.json")),
     ("galaxy-s5", include_str!("../profiles/galaxy-s5.json")),
     ("openssd", include_str!("../profiles/openssd.json")),
+    ("sdcard-2013", include_str!("../profiles/sdcard-2013.json")),
 ];
 
 impl Profile {

@@ -198,6 +198,28 @@ pub enum ReplayError {
         sectors: u64,
         capacity_bytes: u64,
     },
+    #[error(
+        "device {dev} of the trace has no profile (devices in the trace: {devices}); fix: give \
+         each device one, e.g. `--profile-for {dev}=galaxy-s5`"
+    )]
+    DeviceWithoutProfile { dev: String, devices: String },
+    #[error(
+        "no single device of the trace is called {name} (the header lists: {devices}); fix: name \
+         a device by `major:minor`, or by `main` or `journal` when the trace's header lists one"
+    )]
+    UnknownDeviceName { name: String, devices: String },
+    #[error("device {dev} is given a profile twice; fix: give each device one profile")]
+    DeviceProfiledTwice { dev: String },
+    #[error(
+        "devices {first} and {second} are both given profile {profile}: each device is its own \
+         emulated device; if two devices of that kind are meant, say so with \
+         `--same-profile-ok`, or replay them as partitions of one device with `--partitions`"
+    )]
+    SharedProfile {
+        profile: String,
+        first: String,
+        second: String,
+    },
     #[error("trace record {index}: a {op} request of zero sectors")]
     EmptyRequest { index: usize, op: String },
     #[error(transparent)]

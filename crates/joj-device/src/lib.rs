@@ -33,6 +33,7 @@ pub mod image;
 pub mod medium;
 pub mod nand;
 pub mod replay;
+pub mod replay_devices;
 pub mod rng;
 pub mod selfcheck;
 pub mod workload;
@@ -54,6 +55,9 @@ pub use nand::NandMedium;
 pub use replay::{
     AgingSpec, DeviceSummary, LoadedTrace, OpsBasis, ReplayOptions, ReplayReport, Replayer,
     load_trace, replay, replay_with,
+};
+pub use replay_devices::{
+    DeviceProfile, DevicesReport, check_assignment, replay_devices, resolve_device,
 };
 pub use selfcheck::{SelfCheckReport, self_check};
 pub use workload::{

@@ -13,6 +13,14 @@
 //! first MiB boundary after the highest sector the previous one used: a phone's partitions
 //! share one eMMC.
 //!
+//! A device whose profile has no volatile write cache (`cache.capacity_bytes == 0`, an SD card)
+//! is given no flush: Linux completes a flush for a queue without a write cache in the block
+//! layer (`block/blk-flush.c`, `blk_flush_policy`) and sends a FUA write as a plain write, so
+//! the replay drops pure flushes and preflushes for it (`ReplayReport::flushes_dropped`).
+//!
+//! A trace of several devices can also be replayed with each device through its own profile
+//! (`crate::replay_devices`), timed as the host sees it.
+//!
 //! `load_trace` reads either input joj knows (a joj-trace file, or blkparse text), and
 //! `DeviceSummary` is the `device` section of every report joj prints about a modeled run.
 
@@ -84,6 +92,10 @@ pub struct ReplayReport {
     pub writes: u64,
     /// Pure flushes plus preflushes.
     pub flushes: u64,
+    /// Flushes and preflushes not sent because the profile has no write cache (Linux sends
+    /// none to such a device).
+    #[serde(default)]
+    pub flushes_dropped: u64,
     pub discards: u64,
     /// Records of other operations (secure erase, driver-private), skipped.
     pub skipped_other: u64,
@@ -183,6 +195,8 @@ pub fn replay_with(
 /// on it), for a caller that gets its requests while they happen (`joj bench --pace`).
 pub struct Replayer {
     dev: Emmc<crate::nand::NandMedium>,
+    /// The profile has no write cache: flushes are dropped, FUA is a plain write.
+    no_cache: bool,
     report: ReplayReport,
     start_ns: u64,
     wait_ns: u64,
@@ -220,6 +234,7 @@ impl Replayer {
             reads: 0,
             writes: 0,
             flushes: 0,
+            flushes_dropped: 0,
             discards: 0,
             skipped_other: 0,
             modeled_s: 0.0,
@@ -229,6 +244,7 @@ impl Replayer {
         };
         let start_ns = dev.now_ns();
         Ok(Replayer {
+            no_cache: profile.cache.capacity_bytes == 0,
             dev,
             report,
             start_ns,
@@ -266,8 +282,12 @@ impl Replayer {
             }
         };
         if r.preflush && r.op != Op::Flush {
-            dev.flush().map_err(err)?;
-            report.flushes += 1;
+            if self.no_cache {
+                report.flushes_dropped += 1;
+            } else {
+                dev.flush().map_err(err)?;
+                report.flushes += 1;
+            }
         }
         let waited = match r.op {
             Op::Read => {
@@ -278,7 +298,7 @@ impl Replayer {
             }
             Op::Write => {
                 buf.resize(bytes as usize, 0);
-                let flags = if r.fua {
+                let flags = if r.fua && !self.no_cache {
                     WriteFlags::FUA
                 } else {
                     WriteFlags::NONE
@@ -286,6 +306,10 @@ impl Replayer {
                 dev.write(offset, buf, flags).map_err(err)?;
                 report.writes += 1;
                 r.sync || r.fua || r.preflush
+            }
+            Op::Flush if self.no_cache => {
+                report.flushes_dropped += 1;
+                false
             }
             Op::Flush => {
                 dev.flush().map_err(err)?;
@@ -341,6 +365,24 @@ impl Replayer {
         self.dev.now_ns() - self.start_ns
     }
 
+    /// Write every page `records` read (see `ReplayOptions::prefill_reads`) and start the
+    /// replay's clock and counters after it.
+    pub(crate) fn prefill<'a>(
+        &mut self,
+        records: impl Iterator<Item = &'a TraceRecord>,
+    ) -> Result<(), crate::DeviceError> {
+        prefill(&mut self.dev, records)?;
+        self.start_ns = self.dev.now_ns();
+        Ok(())
+    }
+
+    /// Leave the device idle until `elapsed_ns` after the replay started (nothing if it is
+    /// already later); the device may destage its cache meanwhile.
+    pub fn idle_until(&mut self, elapsed_ns: u64) -> Result<(), crate::DeviceError> {
+        self.dev
+            .advance_to(self.start_ns.saturating_add(elapsed_ns))
+    }
+
     /// The report of everything applied.
     pub fn finish(mut self) -> ReplayReport {
         self.report.modeled_s = self.elapsed_ns() as f64 / 1e9;
@@ -387,7 +429,7 @@ fn prefill<'a>(
 pub const PARTITIONED_DEV: &str = "partitions";
 
 /// Devices of `records` in order of first appearance.
-fn devices_in_order(records: &[TraceRecord]) -> Vec<&str> {
+pub(crate) fn devices_in_order(records: &[TraceRecord]) -> Vec<&str> {
     let mut devs: Vec<&str> = Vec::new();
     for r in records {
         if !devs.contains(&r.dev.as_str()) {

@@ -44,6 +44,21 @@ pub enum StackError {
     PaceFileWorkload,
     #[error("--gc-validity ages the emulated device: add --device <profile>")]
     AgingNeedsDevice,
+    #[error(
+        "--journal-device is the external journal's own profile: add --device <profile> for the \
+         filesystem's device"
+    )]
+    JournalDeviceNeedsDevice,
+    #[error(
+        "--journal-device needs a filesystem with an external journal device: use --fs \
+         ext4-extjournal"
+    )]
+    JournalDeviceNeedsExtJournal,
+    #[error(
+        "--journal-device replays two devices that overlap; --pace and --completion time one \
+         device back to back; fix: drop one of them"
+    )]
+    JournalDeviceOneDeviceOption,
     #[error("--gc-validity {0}: the share of valid pages in GC victims must be in 1..=99 percent")]
     AgingPercent(u32),
     #[error("-p/--dir names a host directory; it cannot be combined with a scratch --fs")]

@@ -137,6 +137,10 @@ pub struct RunResult {
     /// `modeled_ops_per_sec` in transactions per modeled second.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<joj_device::DeviceSummary>,
+    /// With `--journal-device`: each device's own section (`device` is then the run as the
+    /// host sees it, over both).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub devices: Option<Vec<DeviceSection>>,
     /// What the waldio VFS did in the window (WALDIO modes only): direct log writes, syncs,
     /// group writes, preallocation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -189,6 +193,7 @@ impl RunResult {
             plot_file: None,
             checks: vec![],
             device: None,
+            devices: None,
             waldio: None,
             paper: None,
             xftl: None,
@@ -257,4 +262,14 @@ impl CommandReport {
     pub fn succeeded(&self) -> bool {
         self.exit_code == Some(0)
     }
+}
+
+/// One device of a run replayed with a profile per device.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeviceSection {
+    /// `major:minor` in the trace.
+    pub dev: String,
+    /// `main` or `journal`.
+    pub role: String,
+    pub device: joj_device::DeviceSummary,
 }

@@ -102,6 +102,9 @@ pub struct RunOptions {
     pub aging_validity: Option<u32>,
     /// Host completion model applied to the replay (`None`: device time only).
     pub completion: Option<joj_device::HostCompletion>,
+    /// With `device`: replay the external journal device of `ext4-extjournal` through this
+    /// profile, each device through its own (`joj_device::replay_devices`).
+    pub journal_device: Option<Profile>,
     /// Run the host at the device's speed: after each transaction wait for a model of
     /// `device` fed live from the kernel (`crate::pace`).
     pub pace: bool,
@@ -120,6 +123,7 @@ impl Default for RunOptions {
             device: None,
             aging_validity: None,
             completion: None,
+            journal_device: None,
             pace: false,
         }
     }
@@ -158,6 +162,9 @@ pub struct DevicePlan {
     pub aging_validity: Option<u32>,
     /// Host completion model applied to the replay (`None`: device time only).
     pub completion: Option<joj_device::HostCompletion>,
+    /// The external journal device's own profile (`None`: every device is a partition of
+    /// `profile`).
+    pub journal_profile: Option<Profile>,
 }
 
 /// Capturing the kernel's block requests in the measured window.
@@ -197,6 +204,7 @@ impl Stack {
             profile,
             aging_validity: opts.aging_validity,
             completion: opts.completion,
+            journal_profile: opts.journal_device.clone(),
         });
         let stack = match workload {
             Workload::File(_) => Stack {
@@ -248,6 +256,24 @@ impl Stack {
 }
 
 /// Options that cannot go together, whatever the mode.
+/// `journal_device` goes with a `device` replay of an `ext4-extjournal` run, unpaced and
+/// without a completion model (both time one device).
+fn check_journal_device(opts: &RunOptions) -> Result<(), StackError> {
+    if opts.device.is_none() {
+        return Err(StackError::JournalDeviceNeedsDevice);
+    }
+    if !matches!(
+        opts.fs,
+        FsChoice::Scratch(joj_linux::FsKind::Ext4ExtJournal)
+    ) {
+        return Err(StackError::JournalDeviceNeedsExtJournal);
+    }
+    if opts.pace || opts.completion.is_some() {
+        return Err(StackError::JournalDeviceOneDeviceOption);
+    }
+    Ok(())
+}
+
 fn check_options(workload: &Workload, opts: &RunOptions) -> Result<(), StackError> {
     if let Some(v) = opts.aging_validity {
         if opts.device.is_none() {
@@ -258,6 +284,9 @@ fn check_options(workload: &Workload, opts: &RunOptions) -> Result<(), StackErro
         }
     }
     let xftl = matches!(workload, Workload::Db(w) if w.journal == JournalMode::Xftl);
+    if opts.journal_device.is_some() {
+        check_journal_device(opts)?;
+    }
     if opts.completion.is_some() {
         if opts.device.is_none() {
             return Err(StackError::CompletionNeedsDevice);
@@ -388,6 +417,40 @@ mod tests {
             fs: FsChoice::Scratch(FsKind::Ext4),
             ..RunOptions::default()
         }
+    }
+
+    #[test]
+    fn a_journal_device_goes_with_a_device_replay_of_an_external_journal() {
+        let w = db(JournalMode::Truncate);
+        let ext = RunOptions {
+            fs: FsChoice::Scratch(FsKind::Ext4ExtJournal),
+            device: Some(profile()),
+            journal_device: Some(profile()),
+            ..RunOptions::default()
+        };
+        let plan = Stack::resolve(&w, &ext).unwrap().replay.unwrap();
+        assert!(plan.journal_profile.is_some());
+        let no_device = RunOptions {
+            device: None,
+            ..ext.clone()
+        };
+        assert!(matches!(
+            Stack::resolve(&w, &no_device),
+            Err(StackError::JournalDeviceNeedsDevice)
+        ));
+        let on_ext4 = RunOptions {
+            fs: FsChoice::Scratch(FsKind::Ext4),
+            ..ext.clone()
+        };
+        assert!(matches!(
+            Stack::resolve(&w, &on_ext4),
+            Err(StackError::JournalDeviceNeedsExtJournal)
+        ));
+        let paced = RunOptions { pace: true, ..ext };
+        assert!(matches!(
+            Stack::resolve(&w, &paced),
+            Err(StackError::JournalDeviceOneDeviceOption)
+        ));
     }
 
     #[test]

@@ -440,12 +440,15 @@ fn report(
     }
     if let Some(plan) = spec.device {
         let txns = opts.transactions.max(1);
-        result.device = Some(crate::replay::replay_records(
+        let (device, devices) = crate::replay::replay_records(
             &classified.records,
             txns,
             0,
             plan,
-        )?);
+            &super::fs::journal_devs(fs),
+        )?;
+        result.device = Some(device);
+        result.devices = devices;
     }
     Ok(result)
 }

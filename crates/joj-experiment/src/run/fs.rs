@@ -161,12 +161,15 @@ fn measure(
         }
         if let Some(plan) = &stack.replay {
             let records = &classified.records;
-            result.device = Some(replay_records(
+            let (device, devices) = replay_records(
                 records,
                 transactions,
                 workload.seed(),
                 plan,
-            )?);
+                &journal_devs(fs),
+            )?;
+            result.device = Some(device);
+            result.devices = devices;
         }
     }
     Ok(result)
@@ -194,4 +197,13 @@ fn base_result(
             &counters,
         )
     }
+}
+
+/// The external journal devices of `fs` (`major:minor`, as trace records name them).
+pub(super) fn journal_devs(fs: &joj_linux::ScratchFs) -> Vec<String> {
+    fs.devices()
+        .iter()
+        .filter(|d| d.role == joj_linux::DeviceRole::Journal)
+        .map(|d| d.dev.to_string())
+        .collect()
 }
