@@ -87,6 +87,14 @@ pub struct CommonArgs {
     /// timed as the host sees them; the JSON gets a `devices` section per device.
     #[arg(long = "journal-device", requires = "device")]
     pub journal_device: Option<String>,
+    /// With --device: replay the run's trace with the eMMC paper's optimized journal (each ext4
+    /// journal transaction one packed command of reliable writes, metadata checkpointed later;
+    /// docs/device-model.md); the `device` section gets an `emmc_journal` part.
+    #[arg(long = "emmc-journal", requires = "device")]
+    pub emmc_journal: bool,
+    /// The optimized journal's region in MiB (with --emmc-journal; default 256).
+    #[arg(long = "journal-region-mib", requires = "emmc_journal")]
+    pub journal_region_mib: Option<u64>,
     /// Age the device before the run so GC victims hold about this share of valid pages, in
     /// percent (X-FTL's 30, 50, 70); needs --device.
     #[arg(long = "gc-validity", allow_negative_numbers = true, value_parser = args::count::<u32>())]
@@ -151,6 +159,10 @@ impl CommonArgs {
                 .map(joj_device::Profile::load)
                 .transpose()?,
             completion: self.completion.host()?,
+            emmc_journal_mib: self.emmc_journal.then(|| {
+                self.journal_region_mib
+                    .unwrap_or(joj_device::ejournal::DEFAULT_REGION_MIB)
+            }),
             pace: self.pace,
             ..RunOptions::default()
         })
@@ -458,6 +470,9 @@ pub fn summary(r: &RunResult) -> String {
         ));
         if let Some(h) = &d.completion {
             s.push_str(&crate::completion_args::completion_line(h, "transaction"));
+        }
+        if let Some(e) = &d.emmc_journal {
+            s.push_str(&crate::replay_cmd::ejournal_text(e));
         }
     }
     if let Some(t) = &r.trace_file {

@@ -263,6 +263,7 @@ fn replay(a: ReplayArgs) -> CliResult {
             aging_validity: None,
             completion: None,
             journal_profile: None,
+            emmc_journal_mib: None,
         }),
         None => None,
     };

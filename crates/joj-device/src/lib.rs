@@ -25,6 +25,7 @@ pub mod completion;
 pub mod config;
 pub mod counters;
 pub mod ejournal;
+pub mod ejournal_replay;
 pub mod emmc;
 pub mod error;
 pub mod ftl;
@@ -46,7 +47,8 @@ pub use config::{
     CacheConfig, DataMode, FtlConfig, GcPolicy, Geometry, Profile, ReliableWriteAtomicity, Timing,
 };
 pub use counters::{Counters, LatencySummary};
-pub use ejournal::{EjournalError, EjournalStats, replay_ejournal};
+pub use ejournal::{EjournalError, EjournalStats};
+pub use ejournal_replay::replay_ejournal;
 pub use emmc::{Emmc, PowerCut};
 pub use error::{DeviceError, FtlError, ImageError, MediumError, ProfileError, ReplayError};
 pub use ftl::{Ftl, RecoveryReport, TXN_BIT, Tid};

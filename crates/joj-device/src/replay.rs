@@ -582,6 +582,9 @@ pub struct DeviceSummary {
     /// The host completion model applied to the replay (`--completion`), if asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub completion: Option<crate::completion::CompletionReport>,
+    /// The optimized journal's transformation, when the trace was replayed with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub emmc_journal: Option<crate::ejournal::EjournalStats>,
 }
 
 impl DeviceSummary {
@@ -626,6 +629,7 @@ impl DeviceSummary {
             txn_commits: c.txn_commits,
             aging: None,
             completion: None,
+            emmc_journal: None,
         }
     }
 

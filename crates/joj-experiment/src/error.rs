@@ -59,6 +59,13 @@ pub enum StackError {
          device back to back; fix: drop one of them"
     )]
     JournalDeviceOneDeviceOption,
+    #[error(
+        "--emmc-journal replays the run's trace through --device with the optimized journal: it \
+         needs --device, and cannot be combined with --pace (which paces the kernel by the \
+         unchanged trace) or --journal-device (one device only); fix: add --device or drop the \
+         other option"
+    )]
+    EmmcJournalOptions,
     #[error("--gc-validity {0}: the share of valid pages in GC victims must be in 1..=99 percent")]
     AgingPercent(u32),
     #[error("-p/--dir names a host directory; it cannot be combined with a scratch --fs")]
@@ -115,6 +122,8 @@ pub enum ExperimentError {
     Image(#[from] joj_device::ImageError),
     #[error("replaying the run through the device model: {0}")]
     Replay(#[from] joj_device::ReplayError),
+    #[error("replaying the run with the optimized journal: {0}")]
+    Ejournal(#[from] joj_device::EjournalError),
     #[error(transparent)]
     Trace(#[from] joj_trace::error::TraceError),
     #[error("I/O error while {what}: {source}")]

@@ -44,6 +44,21 @@ pub fn replay_records(
     if let Some(journal) = &plan.journal_profile {
         return per_device(records, txns, plan, journal, journal_devs, opts);
     }
+    if let Some(mib) = plan.emmc_journal_mib {
+        let mut profile = plan.profile.clone();
+        profile.ftl.reliable_write_atomicity = joj_device::ReliableWriteAtomicity::Command;
+        let opts = ReplayOptions {
+            partitions: false,
+            ..opts
+        };
+        let (report, stats) = joj_device::replay_ejournal(records, &profile, &opts, mib)?;
+        let mut summary = DeviceSummary::from_replay(&report, txns);
+        summary.emmc_journal = Some(stats);
+        return Ok(match &plan.completion {
+            Some(host) => (summary.with_completion(host, report.completions()), None),
+            None => (summary, None),
+        });
+    }
     let report = replay_with(records, &plan.profile, &opts)?;
     let summary = DeviceSummary::from_replay(&report, txns);
     Ok(match &plan.completion {

@@ -105,6 +105,8 @@ pub struct RunOptions {
     /// With `device`: replay the external journal device of `ext4-extjournal` through this
     /// profile, each device through its own (`joj_device::replay_devices`).
     pub journal_device: Option<Profile>,
+    /// With `device`: replay with the eMMC paper's optimized journal, region in MiB.
+    pub emmc_journal_mib: Option<u64>,
     /// Run the host at the device's speed: after each transaction wait for a model of
     /// `device` fed live from the kernel (`crate::pace`).
     pub pace: bool,
@@ -124,6 +126,7 @@ impl Default for RunOptions {
             aging_validity: None,
             completion: None,
             journal_device: None,
+            emmc_journal_mib: None,
             pace: false,
         }
     }
@@ -165,6 +168,9 @@ pub struct DevicePlan {
     /// The external journal device's own profile (`None`: every device is a partition of
     /// `profile`).
     pub journal_profile: Option<Profile>,
+    /// Replay with the eMMC paper's optimized journal in a region of this many MiB
+    /// (`joj_device::replay_ejournal`; `None`: the trace as captured).
+    pub emmc_journal_mib: Option<u64>,
 }
 
 /// Capturing the kernel's block requests in the measured window.
@@ -205,6 +211,7 @@ impl Stack {
             aging_validity: opts.aging_validity,
             completion: opts.completion,
             journal_profile: opts.journal_device.clone(),
+            emmc_journal_mib: opts.emmc_journal_mib,
         });
         let stack = match workload {
             Workload::File(_) => Stack {
@@ -284,6 +291,11 @@ fn check_options(workload: &Workload, opts: &RunOptions) -> Result<(), StackErro
         }
     }
     let xftl = matches!(workload, Workload::Db(w) if w.journal == JournalMode::Xftl);
+    if opts.emmc_journal_mib.is_some()
+        && (opts.device.is_none() || opts.pace || opts.journal_device.is_some())
+    {
+        return Err(StackError::EmmcJournalOptions);
+    }
     if opts.journal_device.is_some() {
         check_journal_device(opts)?;
     }
@@ -451,6 +463,38 @@ mod tests {
             Stack::resolve(&w, &paced),
             Err(StackError::JournalDeviceOneDeviceOption)
         ));
+    }
+
+    #[test]
+    fn the_optimized_journal_goes_with_a_device_replay_of_one_device() {
+        let w = db(JournalMode::Wal);
+        let ok = RunOptions {
+            device: Some(profile()),
+            emmc_journal_mib: Some(64),
+            ..ext4()
+        };
+        let plan = Stack::resolve(&w, &ok).unwrap().replay.unwrap();
+        assert_eq!(plan.emmc_journal_mib, Some(64));
+        for bad in [
+            RunOptions {
+                device: None,
+                ..ok.clone()
+            },
+            RunOptions {
+                pace: true,
+                ..ok.clone()
+            },
+            RunOptions {
+                fs: FsChoice::Scratch(FsKind::Ext4ExtJournal),
+                journal_device: Some(profile()),
+                ..ok.clone()
+            },
+        ] {
+            assert!(matches!(
+                Stack::resolve(&w, &bad),
+                Err(StackError::EmmcJournalOptions)
+            ));
+        }
     }
 
     #[test]
