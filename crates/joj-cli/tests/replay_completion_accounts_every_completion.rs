@@ -3,7 +3,9 @@
 //! flush of the trace) and nothing else. Both replay the same trace, so the device time is the
 //! same; `--honor-timestamps` is refused with the fix named.
 
-use joj_trace::{Clock, DeviceRole, Op, TraceDevice, TraceHeader, TraceRecord, TraceSource};
+mod common;
+
+use joj_trace::{Op, TraceRecord};
 use std::path::Path;
 use std::process::Command;
 
@@ -14,18 +16,7 @@ fn write_trace(path: &Path) {
         records.push(TraceRecord::new(i * 10, "7:0", Op::Write, 4096 + i * 64, 8));
         records.push(TraceRecord::new(i * 10 + 1, "7:0", Op::Flush, 0, 0));
     }
-    let mut meta = serde_json::Map::new();
-    meta.insert("transactions".into(), 30u64.into());
-    let header = TraceHeader {
-        clock: Clock::Relative,
-        devices: vec![TraceDevice {
-            dev: "7:0".into(),
-            role: DeviceRole::Main,
-            name: "/dev/loop0".into(),
-        }],
-        source: TraceSource::Tracefs,
-        meta,
-    };
+    let header = common::loop0_header(30u64);
     joj_trace::write_trace_file(path, &header, &records).unwrap();
 }
 

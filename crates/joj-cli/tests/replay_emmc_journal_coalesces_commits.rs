@@ -3,9 +3,9 @@
 //! command, the post-commit flush is dropped and the replay is faster than the unchanged trace;
 //! `--journal-region-mib` alone is a clear error.
 
-use joj_trace::{
-    BlockClass, Clock, DeviceRole, Op, TraceDevice, TraceHeader, TraceRecord, TraceSource,
-};
+mod common;
+
+use joj_trace::{BlockClass, Op, TraceHeader, TraceRecord};
 use std::process::Command;
 
 fn trace(transactions: u64) -> (TraceHeader, Vec<TraceRecord>) {
@@ -23,18 +23,7 @@ fn trace(transactions: u64) -> (TraceHeader, Vec<TraceRecord>) {
         records.push(w(t + 3, 65536 + i * 40 + 32, 8, BlockClass::FsJournal));
         records.push(TraceRecord::new(t + 4, "7:0", Op::Flush, 0, 0));
     }
-    let mut meta = serde_json::Map::new();
-    meta.insert("transactions".into(), transactions.into());
-    let header = TraceHeader {
-        clock: Clock::Relative,
-        devices: vec![TraceDevice {
-            dev: "7:0".into(),
-            role: DeviceRole::Main,
-            name: "/dev/loop0".into(),
-        }],
-        source: TraceSource::Tracefs,
-        meta,
-    };
+    let header = common::loop0_header(transactions);
     (header, records)
 }
 

@@ -2,7 +2,9 @@
 //! counters of the run result contract, and counts modeled throughput in the transactions the
 //! trace's header names.
 
-use joj_trace::{Clock, DeviceRole, Op, TraceDevice, TraceHeader, TraceRecord, TraceSource};
+mod common;
+
+use joj_trace::{Op, TraceHeader, TraceRecord};
 use std::process::Command;
 
 /// Per transaction: an 8 KiB log write, a flush, a 4 KiB commit write, a flush.
@@ -15,18 +17,7 @@ fn wal_like_trace(transactions: u64) -> (TraceHeader, Vec<TraceRecord>) {
         records.push(TraceRecord::new(t + 2, "7:0", Op::Write, 65536 + i * 8, 8));
         records.push(TraceRecord::new(t + 3, "7:0", Op::Flush, 0, 0));
     }
-    let mut meta = serde_json::Map::new();
-    meta.insert("transactions".into(), transactions.into());
-    let header = TraceHeader {
-        clock: Clock::Relative,
-        devices: vec![TraceDevice {
-            dev: "7:0".into(),
-            role: DeviceRole::Main,
-            name: "/dev/loop0".into(),
-        }],
-        source: TraceSource::Tracefs,
-        meta,
-    };
+    let header = common::loop0_header(transactions);
     (header, records)
 }
 

@@ -297,3 +297,20 @@ pub fn traced_file<'a>(doc: &'a serde_json::Value, path: &str) -> &'a serde_json
         .find(|f| f["path"] == path)
         .unwrap_or_else(|| panic!("no {path} row in {files:?}"))
 }
+
+/// The header of a synthetic trace of one loop device (`7:0`, the main device) whose
+/// transactions are `transactions`: what the replay tests write before `joj replay`.
+pub fn loop0_header(transactions: u64) -> joj_trace::TraceHeader {
+    let mut meta = serde_json::Map::new();
+    meta.insert("transactions".into(), transactions.into());
+    joj_trace::TraceHeader {
+        clock: joj_trace::Clock::Relative,
+        devices: vec![joj_trace::TraceDevice {
+            dev: "7:0".into(),
+            role: joj_trace::DeviceRole::Main,
+            name: "/dev/loop0".into(),
+        }],
+        source: joj_trace::TraceSource::Tracefs,
+        meta,
+    }
+}
