@@ -66,6 +66,12 @@ pub enum StackError {
          other option"
     )]
     EmmcJournalOptions,
+    #[error(
+        "--emmc-journal rewrites the filesystem journal of a replayed block trace; --journal xftl \
+         runs on the device model directly, with no filesystem journal to rewrite; fix: drop \
+         --emmc-journal, or name joj compare's --modes without xftl"
+    )]
+    EmmcJournalXftl,
     #[error("--gc-validity {0}: the share of valid pages in GC victims must be in 1..=99 percent")]
     AgingPercent(u32),
     #[error("-p/--dir names a host directory; it cannot be combined with a scratch --fs")]

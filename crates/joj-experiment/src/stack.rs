@@ -296,6 +296,9 @@ fn check_options(workload: &Workload, opts: &RunOptions) -> Result<(), StackErro
     {
         return Err(StackError::EmmcJournalOptions);
     }
+    if opts.emmc_journal_mib.is_some() && xftl {
+        return Err(StackError::EmmcJournalXftl);
+    }
     if opts.journal_device.is_some() {
         check_journal_device(opts)?;
     }
@@ -495,6 +498,11 @@ mod tests {
                 Err(StackError::EmmcJournalOptions)
             ));
         }
+        // X-FTL runs on the device with no filesystem journal: refused, not silently ignored.
+        assert!(matches!(
+            Stack::resolve(&db(JournalMode::Xftl), &ok),
+            Err(StackError::EmmcJournalXftl)
+        ));
     }
 
     #[test]
