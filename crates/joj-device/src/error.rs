@@ -177,7 +177,10 @@ pub enum ReplayError {
          `joj bench --trace` or `blkparse -i <dev>`"
     )]
     NoRequests { path: String },
-    #[error("trace has no request for device {dev} (devices in the trace: {devices})")]
+    #[error(
+        "trace has no request for device {dev} (devices in the trace: {devices}); fix: name one \
+         of those devices, as `major:minor`"
+    )]
     NoSuchDevice { dev: String, devices: String },
     #[error("trace record {index}: {source}")]
     Device { index: usize, source: DeviceError },
