@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+# The ATC'13 Table 2 matrix of docs/results.md from the runs scripts/atc13matrix.sh made.
+# Usage: atc13matrix_table.py DIR   (JOJ = the joj binary, default ./target/release/joj)
+# Measured: the run's own transactions/s on this machine's loop devices (run.json).
+# Modeled: the run's block trace replayed (joj replay) with the data device through sdcard-2013;
+#   on ext4-extjournal the journal device through galaxy-s5 (--profile-for, the host section).
+#   Rows without P: no host completion model (the device's time only, as two-device replays
+#   give it). P: --completion poll (its cell also gives --completion interrupt, one 10 µs wakeup
+#   per command). joj refuses --completion with two-device replays, so rows with both E and P are
+#   modeled without P (said in the cell).
+import glob, json, os, subprocess, sys
+J = os.environ.get('JOJ', './target/release/joj')
+D = sys.argv[1]
+SD, EMMC = 'sdcard-2013', 'galaxy-s5'
+PAPER = {  # Table 2: (insert/s, update/s) on ext4, xfs
+    'Baseline': {'ext4': (39, 102), 'xfs': (60, 149)},
+    'F': {'ext4': (46, 156), 'xfs': (60, 251)},
+    'E': {'ext4': (51, 143), 'xfs': (82, 179)},
+    'P': {'ext4': (39, 109), 'xfs': (61, 153)},
+    'W': {'ext4': (76, 100), 'xfs': (75, 153)},
+    'F+E+P': {'ext4': (60, 245), 'xfs': (84, 265)},
+    'F+E+P+W': {'ext4': (92, 113), 'xfs': (86, 188)},
+}
+# row -> (sync call, journal mode, external journal, polling)
+ROWS = {
+    'Baseline': ('fsync', 'truncate', False, False),
+    'F': ('fdatasync', 'truncate', False, False),
+    'E': ('fsync', 'truncate', True, False),
+    'P': ('fsync', 'truncate', False, True),
+    'W': ('fsync', 'wal', False, False),
+    'F+E+P': ('fdatasync', 'truncate', True, True),
+    'F+E+P+W': ('fdatasync', 'wal', True, True),
+}
+
+def run_dir(fs, call, jm, op):
+    return f'{D}/{fs}-{call}-{jm}-{op}'
+
+def measured(d):
+    r = json.load(open(f'{d}/run.json'))
+    return r['ops_per_sec'] if 'ops_per_sec' in r else r['result']['ops_per_sec']
+
+def replay(d, args):
+    tr = glob.glob(f'{d}/*.trace.jsonl')[0]
+    out = subprocess.run(['nice', '-n', '19', J, 'replay', tr, *args, '--json'],
+                         capture_output=True, text=True, check=True).stdout
+    return json.loads(out)
+
+def modeled_one(d, completion=None):
+    j = replay(d, ['--profile', SD] + (['--completion', completion] if completion else []))
+    dev = j['device']
+    c = dev.get('completion') or {}
+    return c.get('modeled_ops_per_sec', dev['modeled_ops_per_sec'])
+
+def modeled_two(d):
+    j = replay(d, ['--profile-for', 'main=' + SD, '--profile-for', 'journal=' + EMMC])
+    return j['host']['modeled_ops_per_sec']
+
+def cell(fs, row, op):
+    """(measured, measured note, modeled, modeled note)"""
+    call, jm, ext, poll = ROWS[row]
+    if ext and fs == 'xfs':
+        if row == 'E':
+            return None, 'no E: joj has no external-journal xfs', None, 'no E (xfs)'
+        # F+E+P(+W) on xfs: E cannot be made, the cell is F+P(+W)
+        d = run_dir('xfs', call, jm, op)
+        return measured(d), 'F' + ('+W' if jm == 'wal' else '') + ' (no E on xfs, P not measurable)', \
+            modeled_one(d, 'poll'), 'F+P' + ('+W' if jm == 'wal' else '') + \
+            f' (no E on xfs); interrupt {modeled_one(d, "interrupt"):.1f}'
+    if ext:
+        d = run_dir('ext4-extjournal', call, jm, op)
+        mnote = 'no P: --completion refused on two-device replays' if poll else ''
+        return measured(d), 'P not measurable here' if poll else '', modeled_two(d), mnote
+    d = run_dir(fs, call, jm, op)
+    if poll:
+        return None, 'not measurable: no poll queue here (polling.md)', modeled_one(d, 'poll'), \
+            f'poll; interrupt {modeled_one(d, "interrupt"):.1f}'
+    return measured(d), '', modeled_one(d), ''
+
+def fmt(v, base, note):
+    if v is None:
+        return f'– ({note})'
+    s = f'{v:.1f} ({v / base:.2f})'
+    return s + (f' [{note}]' if note else '')
+
+print(f'Measured: transactions/s of the run on loop devices. Modeled: its trace through {SD} '
+      f'(journal device through {EMMC} on ext4-extjournal). (×Baseline) in parentheses.')
+print()
+print('| fs | op | row | measured TPS (×B) | modeled TPS (×B) | paper TPS (×B) |')
+print('|---|---|---|---|---|---|')
+for fs in ['ext4', 'xfs']:
+    for k, op in enumerate(['insert', 'update']):
+        cells = {row: cell(fs, row, op) for row in ROWS}
+        bm, _, bmod, _ = cells['Baseline']
+        pb = PAPER['Baseline'][fs][k]
+        for row in ROWS:
+            m, mn, md, mdn = cells[row]
+            p = PAPER[row][fs][k]
+            print(f'| {fs} | {op} | {row} | {fmt(m, bm, mn)} | {fmt(md, bmod, mdn)} | {p} ({p / pb:.2f}) |')
+        sys.stdout.flush()
