@@ -152,26 +152,12 @@ pub fn replay_with(
         }
         None => (records, devs.first().map(|d| d.to_string())),
     };
-    let top = records
-        .iter()
-        .filter(|r| dev_name.as_deref().is_none_or(|d| d == r.dev))
-        .map(|r| {
-            r.sector
-                .saturating_add(r.sectors)
-                .saturating_mul(SECTOR_BYTES)
-        })
-        .max()
-        .unwrap_or(0);
-    let mut replayer = Replayer::new(profile, opts.data_mode, opts.aging, top)
-        .map_err(|source| ReplayError::Device { index: 0, source })?;
-    if opts.prefill_reads {
-        let selected = records
+    let selected = || {
+        records
             .iter()
-            .filter(|r| dev_name.as_deref().is_none_or(|d| d == r.dev));
-        prefill(&mut replayer.dev, selected)
-            .map_err(|source| ReplayError::Device { index: 0, source })?;
-        replayer.start_ns = replayer.dev.now_ns();
-    }
+            .filter(|r| dev_name.as_deref().is_none_or(|d| d == r.dev))
+    };
+    let mut replayer = Replayer::for_records(profile, opts, selected)?;
     let first_time = records.first().map_or(0, |r| r.time_ns);
     let start_ns = replayer.dev.now_ns();
     for (index, r) in records.iter().enumerate() {
@@ -367,13 +353,29 @@ impl Replayer {
 
     /// Write every page `records` read (see `ReplayOptions::prefill_reads`) and start the
     /// replay's clock and counters after it.
-    pub(crate) fn prefill<'a>(
-        &mut self,
-        records: impl Iterator<Item = &'a TraceRecord>,
-    ) -> Result<(), crate::DeviceError> {
-        prefill(&mut self.dev, records)?;
-        self.start_ns = self.dev.now_ns();
-        Ok(())
+    /// A device of `profile` for the requests `records()` yields: sized (and aged) up to the
+    /// highest byte they touch, their reads' pages written first when `opts.prefill_reads`.
+    pub(crate) fn for_records<'a, I: Iterator<Item = &'a TraceRecord>>(
+        profile: &Profile,
+        opts: &ReplayOptions,
+        records: impl Fn() -> I,
+    ) -> Result<Replayer, ReplayError> {
+        let device_err = |source| ReplayError::Device { index: 0, source };
+        let top = records()
+            .map(|r| {
+                r.sector
+                    .saturating_add(r.sectors)
+                    .saturating_mul(SECTOR_BYTES)
+            })
+            .max()
+            .unwrap_or(0);
+        let mut replayer =
+            Replayer::new(profile, opts.data_mode, opts.aging, top).map_err(device_err)?;
+        if opts.prefill_reads {
+            prefill(&mut replayer.dev, records()).map_err(device_err)?;
+            replayer.start_ns = replayer.dev.now_ns();
+        }
+        Ok(replayer)
     }
 
     /// Leave the device idle until `elapsed_ns` after the replay started (nothing if it is

@@ -20,7 +20,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use joj_trace::{Op, SECTOR_BYTES, TraceRecord};
+use joj_trace::{Op, TraceRecord};
 
 use crate::config::Profile;
 use crate::error::ReplayError;
@@ -185,21 +185,7 @@ pub fn replay_devices(
     let mut replayers = Vec::with_capacity(assign.len());
     for a in assign {
         let mine = || records.iter().filter(|r| r.dev == a.dev);
-        let top = mine()
-            .map(|r| {
-                r.sector
-                    .saturating_add(r.sectors)
-                    .saturating_mul(SECTOR_BYTES)
-            })
-            .max()
-            .unwrap_or(0);
-        let mut replayer = Replayer::new(&a.profile, opts.data_mode, opts.aging, top)
-            .map_err(|source| ReplayError::Device { index: 0, source })?;
-        if opts.prefill_reads {
-            replayer
-                .prefill(mine())
-                .map_err(|source| ReplayError::Device { index: 0, source })?;
-        }
+        let replayer = Replayer::for_records(&a.profile, opts, mine)?;
         replayers.push(replayer);
     }
     // Host time (ns since the replay began) at which each device's latest waited request ended.
