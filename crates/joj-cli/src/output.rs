@@ -109,12 +109,9 @@ pub enum CliError {
          app.py`) or a subcommand (import, show, plot); fix: add one"
     )]
     NoTraceCommand,
-    /// `joj syscalls record` without strace.
-    #[error(
-        "strace is not installed (not in $PATH nor /usr/bin); joj syscalls record runs the \
-         command under it; fix: apt-get install strace"
-    )]
-    NoStrace,
+    /// `joj syscalls record` without strace (it runs the command under it).
+    #[error("joj syscalls record runs the command under strace: {0}")]
+    NoStrace(#[from] joj_linux::ToolMissing),
     /// `joj syscalls record` whose command failed; no recording is written.
     #[error(
         "the recorded command failed ({status}); no recording was written; fix: make the \

@@ -72,6 +72,10 @@ pub fn main(a: ReplayArgs) -> CliResult {
             json: a.json,
         });
     }
+    // Refused before the trace (which may be large) is read.
+    if a.journal_region_mib.is_some() && !a.emmc_journal {
+        return Err(CliError::RegionWithoutEmmcJournal.into());
+    }
     let profile = Profile::load(&a.profile)?;
     let trace = load_trace(&a.trace)?;
     let opts = ReplayOptions {
@@ -80,9 +84,6 @@ pub fn main(a: ReplayArgs) -> CliResult {
         honor_timestamps: a.honor_timestamps,
         ..ReplayOptions::default()
     };
-    if a.journal_region_mib.is_some() && !a.emmc_journal {
-        return Err(CliError::RegionWithoutEmmcJournal.into());
-    }
     let (report, ejournal) = if a.emmc_journal {
         let mut profile = profile.clone();
         profile.ftl.reliable_write_atomicity = ReliableWriteAtomicity::Command;

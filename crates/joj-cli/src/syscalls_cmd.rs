@@ -185,16 +185,6 @@ fn write_recording(output: &Path, rec: &Recording, force: bool) -> CliResult {
     Ok(())
 }
 
-/// strace, from $PATH or /usr/bin.
-fn find_strace() -> Option<PathBuf> {
-    std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-        .chain([PathBuf::from("/usr/bin")])
-        .map(|d| d.join("strace"))
-        .find(|p| p.is_file())
-}
-
 fn record(
     output: &Path,
     root: &RootArgs,
@@ -207,7 +197,7 @@ fn record(
     if let Some(k) = keep_strace {
         check_output_file("--keep-strace", k, force, &[output])?;
     }
-    let strace = find_strace().ok_or(CliError::NoStrace)?;
+    let strace = joj_linux::prereq::find_tool("strace")?;
     let tmp = std::env::temp_dir().join(format!("joj-strace-{}.txt", std::process::id()));
     let status = std::process::Command::new(&strace)
         .args(["-f", "-ttt", "-T", "-y", "-qq", "-e", "signal=none"])

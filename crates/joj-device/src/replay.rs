@@ -159,15 +159,13 @@ pub fn replay_with(
     };
     let mut replayer = Replayer::for_records(profile, opts, selected)?;
     let first_time = records.first().map_or(0, |r| r.time_ns);
-    let start_ns = replayer.dev.now_ns();
     for (index, r) in records.iter().enumerate() {
         if dev_name.as_deref().is_some_and(|d| d != r.dev) {
             continue;
         }
         if opts.honor_timestamps {
             replayer
-                .dev
-                .advance_to(start_ns + r.time_ns.saturating_sub(first_time))
+                .idle_until(r.time_ns.saturating_sub(first_time))
                 .map_err(|source| ReplayError::Device { index, source })?;
         }
         replayer.apply(index, r)?;
@@ -351,8 +349,6 @@ impl Replayer {
         self.dev.now_ns() - self.start_ns
     }
 
-    /// Write every page `records` read (see `ReplayOptions::prefill_reads`) and start the
-    /// replay's clock and counters after it.
     /// A device of `profile` for the requests `records()` yields: sized (and aged) up to the
     /// highest byte they touch, their reads' pages written first when `opts.prefill_reads`.
     pub(crate) fn for_records<'a, I: Iterator<Item = &'a TraceRecord>>(

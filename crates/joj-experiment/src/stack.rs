@@ -262,7 +262,6 @@ impl Stack {
     }
 }
 
-/// Options that cannot go together, whatever the mode.
 /// `journal_device` goes with a `device` replay of an `ext4-extjournal` run, unpaced and
 /// without a completion model (both time one device).
 fn check_journal_device(opts: &RunOptions) -> Result<(), StackError> {
@@ -281,6 +280,7 @@ fn check_journal_device(opts: &RunOptions) -> Result<(), StackError> {
     Ok(())
 }
 
+/// Options that cannot go together, whatever the mode.
 fn check_options(workload: &Workload, opts: &RunOptions) -> Result<(), StackError> {
     if let Some(v) = opts.aging_validity {
         if opts.device.is_none() {

@@ -32,6 +32,7 @@ pub fn package_for(tool: &str) -> &'static str {
         "mkfs.xfs" | "xfs_db" => "xfsprogs",
         "mkfs.btrfs" | "btrfs" => "btrfs-progs",
         "modprobe" => "kmod",
+        "strace" => "strace",
         _ => "the package that provides it",
     }
 }
