@@ -27,7 +27,8 @@ pub struct CrashArgs {
     #[arg(long, default_value_t = 2000, allow_negative_numbers = true, value_parser = args::within::<u64>(1, joj_experiment::crash_states::MAX_STATES))]
     pub states: u64,
     /// --fs: a mode broken on purpose, which the check must catch: skip-sync, fallocate-flush-only
-    /// (waldio), sync-off (stock modes). Two controls, expected to hold: fallocate-only (waldio
+    /// (waldio), sync-off (stock modes), per-page-reliable (--emmc-journal: the packed reliable
+    /// commit atomic per page only). Two controls, expected to hold: fallocate-only (waldio
     /// on unwritten extents, with its fdatasync) and flush-only (waldio's written
     /// preallocation, each commit a bare device cache flush).
     #[arg(long, value_parser = joj_experiment::crash_states::workload::Canary::NAMES)]
@@ -36,6 +37,15 @@ pub struct CrashArgs {
     /// after unlinking its journal, the commit point; normal: judged against its window).
     #[arg(long, value_parser = joj_experiment::crash_states::workload::StockSync::NAMES)]
     pub synchronous: Option<String>,
+    /// --fs: what the recorded run does: SQLite transactions (sqlite) or PostMark-like file
+    /// creates, appends and deletes, each made durable with fsync (postmark).
+    #[arg(long, value_parser = joj_experiment::crash_states::FsWorkload::NAMES, default_value = "sqlite")]
+    pub fs_workload: String,
+    /// --fs with ext4: read the run as the eMMC paper's optimized journal issues it — each jbd2
+    /// transaction one all-or-nothing packed reliable write, durable without a flush, the
+    /// commit's flushes dropped (docs/device-model.md).
+    #[arg(long)]
+    pub emmc_journal: bool,
     /// --fs: check the states of a saved joj-blocklog instead of recording a run.
     #[arg(long)]
     pub from_log: Option<std::path::PathBuf>,
@@ -109,6 +119,8 @@ pub fn main(a: CrashArgs) -> CliResult {
             states: a.states,
             canary: a.fs_canary,
             synchronous: a.synchronous,
+            workload: a.fs_workload,
+            emmc_journal: a.emmc_journal,
             from_log: a.from_log,
             save_dir: a.save_dir,
             transactions: a.transactions,
@@ -119,12 +131,15 @@ pub fn main(a: CrashArgs) -> CliResult {
         });
     }
     if a.fs_canary.is_some()
+        || a.emmc_journal
+        || a.fs_workload != "sqlite"
         || a.from_log.is_some()
         || a.save_dir.is_some()
         || a.synchronous.is_some()
     {
         return Err(
-            "--fs-canary, --synchronous, --from-log and --save-dir go with --fs (crash states of \
+            "--fs-canary, --fs-workload, --emmc-journal, --synchronous, --from-log and --save-dir \
+             go with --fs (crash states of \
              a kernel filesystem); fix: add --fs ext4, or drop them"
                 .into(),
         );

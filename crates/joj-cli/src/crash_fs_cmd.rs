@@ -6,7 +6,9 @@ use std::sync::atomic::Ordering;
 use crate::output::{CliResult, check_save};
 use crate::progress::Progress;
 use joj_experiment::crash_states::workload::{Canary, StockSync};
-use joj_experiment::crash_states::{CrashFsOptions, CrashFsReport, MAX_TRANSACTIONS, run};
+use joj_experiment::crash_states::{
+    CrashFsOptions, CrashFsReport, FsWorkload, MAX_TRANSACTIONS, run,
+};
 use joj_linux::FsKind;
 
 /// What `joj crash --fs` was given.
@@ -16,6 +18,8 @@ pub struct FsCrashArgs {
     pub states: u64,
     pub canary: Option<String>,
     pub synchronous: Option<String>,
+    pub workload: String,
+    pub emmc_journal: bool,
     pub from_log: Option<std::path::PathBuf>,
     pub save_dir: Option<std::path::PathBuf>,
     pub transactions: Option<u64>,
@@ -32,6 +36,8 @@ pub fn main(a: FsCrashArgs) -> CliResult {
     let opts = CrashFsOptions {
         fs,
         mode: a.journal,
+        workload: FsWorkload::from_name(&a.workload).unwrap_or(FsWorkload::Sqlite),
+        emmc_journal: a.emmc_journal,
         canary: a.canary.as_deref().and_then(Canary::from_name),
         sync: a
             .synchronous
@@ -98,6 +104,43 @@ pub fn main(a: FsCrashArgs) -> CliResult {
 }
 
 fn summary(r: &CrashFsReport) -> String {
+    let mut out = states_summary(r);
+    if let Some(c) = &r.emmc_journal {
+        out.push_str(&format!(
+            "  read as the optimized journal: {} jbd2 transactions as packed reliable writes \
+             ({} writes); flushes dropped: {} preflushes, {} after commits; {} ordering flushes \
+             added, {} kept; {} journal writes of an unfinished transaction left plain\n",
+            c.groups,
+            c.group_writes,
+            c.preflushes_dropped,
+            c.post_commit_flushes_dropped,
+            c.ordering_flushes,
+            c.flushes_kept,
+            c.unfinished_journal_writes
+        ));
+    }
+    if let Some(m) = &r.mount {
+        out.push_str(&format!(
+            "  mount (journal replay, modeled on {}): {} of {} states replay; per state mean \
+             {:.1} transactions, {:.1} journal blocks read, {:.1} home blocks written, {:.2} ms \
+             (max {} / {} / {} / {:.2} ms)\n",
+            m.profile,
+            m.images_replaying,
+            m.images,
+            m.mean_transactions,
+            m.mean_journal_blocks,
+            m.mean_home_blocks,
+            m.mean_ms,
+            m.max_transactions,
+            m.max_journal_blocks,
+            m.max_home_blocks,
+            m.max_ms
+        ));
+    }
+    out
+}
+
+fn states_summary(r: &CrashFsReport) -> String {
     let l = &r.log;
     let traced = match (l.traced_write_bytes, l.traced_flushes) {
         (Some(b), Some(f)) => format!(

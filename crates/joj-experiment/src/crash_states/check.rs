@@ -18,6 +18,8 @@ use joj_linux::record::{BLOCK_BYTES, BlockLog, LogOp, SparseImage};
 use joj_linux::{FsKind, ScratchFs, ScratchOptions};
 use serde::Serialize;
 
+use super::jbd2::{self, Journal};
+use super::postmark::Expected;
 use super::states::{CrashState, Epoch};
 use super::workload::{self, Setup, Shown};
 use crate::error::ExperimentError;
@@ -30,6 +32,25 @@ pub struct Outcome {
     /// The filesystem checker's complaint, if any.
     pub fsck: Option<String>,
     pub shown: Shown,
+    /// What the kernel's journal recovery replays from the image, for ext4 with a journal.
+    pub replay: Option<jbd2::Replay>,
+}
+
+/// How a recovered filesystem is read: the SQLite database, or the PostMark-like files.
+#[derive(Debug, Clone, Copy)]
+pub enum Reader<'a> {
+    Sqlite(Setup),
+    Postmark(&'a Expected),
+}
+
+impl Reader<'_> {
+    /// What the workload's directory `dir` shows.
+    pub fn shown(&self, dir: &Path) -> Shown {
+        match self {
+            Reader::Sqlite(setup) => workload::shown(dir, *setup),
+            Reader::Postmark(e) => e.shown(dir),
+        }
+    }
 }
 
 /// Checks crash images of one recorded run.
@@ -37,7 +58,9 @@ pub struct Checker<'a> {
     fs: ScratchFs,
     log: &'a BlockLog,
     epochs: &'a [Epoch],
-    setup: Setup,
+    reader: Reader<'a>,
+    /// The journal of an ext4 image, whose replay each outcome reports.
+    journal: Option<Journal>,
     /// The base image plus every write of the epochs before `next_epoch`.
     durable: SparseImage,
     next_epoch: usize,
@@ -51,7 +74,7 @@ impl<'a> Checker<'a> {
         kind: FsKind,
         log: &'a BlockLog,
         epochs: &'a [Epoch],
-        setup: Setup,
+        reader: Reader<'a>,
     ) -> Result<Self, ExperimentError> {
         let options = ScratchOptions {
             size_bytes: log.base.size_bytes,
@@ -66,7 +89,10 @@ impl<'a> Checker<'a> {
             fs,
             log,
             epochs,
-            setup,
+            reader,
+            journal: (kind.fs_type() == "ext4")
+                .then(|| jbd2::locate(&log.base).ok())
+                .flatten(),
             durable: log.base.clone(),
             next_epoch: 0,
             cache: HashMap::new(),
@@ -109,6 +135,7 @@ impl<'a> Checker<'a> {
     }
 
     fn check_fresh(&mut self, image: &SparseImage) -> Result<Outcome, ExperimentError> {
+        let replay = self.journal.as_ref().map(|j| jbd2::replay(image, j));
         self.fs
             .refill(|f| write_image(f, image))
             .map_err(joj_linux::Error::from)?;
@@ -119,7 +146,7 @@ impl<'a> Checker<'a> {
             ),
             Ok(()) => {
                 let dir = self.fs.mount_path().join("joj");
-                let shown = workload::shown(&dir, self.setup);
+                let shown = self.reader.shown(&dir);
                 self.fs.unmount().map_err(joj_linux::Error::from)?;
                 (None, shown)
             }
@@ -129,6 +156,7 @@ impl<'a> Checker<'a> {
             unmountable,
             fsck,
             shown,
+            replay,
         })
     }
 
@@ -227,6 +255,15 @@ pub fn judge(outcome: &Outcome, acked: u64, begun: u64, allowed_loss: u64) -> Op
             acknowledged: acked,
         }),
         Shown::Transactions(_) => None,
+        &Shown::Partial(k) if k + 1 > begun => Some(Violation::FromTheFuture {
+            shown: k + 1,
+            begun,
+        }),
+        &Shown::Partial(k) if k + allowed_loss < acked => Some(Violation::Lost {
+            shown: k,
+            acknowledged: acked,
+        }),
+        Shown::Partial(_) => None,
     }
 }
 
@@ -239,6 +276,7 @@ mod tests {
             unmountable: None,
             fsck: None,
             shown: Shown::Transactions(k),
+            replay: None,
         }
     }
 

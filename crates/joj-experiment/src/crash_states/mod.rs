@@ -19,6 +19,11 @@
 //! however it ends; a violation is reported, never raised.
 
 pub mod check;
+pub mod coalition;
+pub mod jbd2;
+pub mod mount;
+pub mod planned;
+pub mod postmark;
 pub mod states;
 pub mod workload;
 
@@ -32,9 +37,35 @@ use joj_workload::JournalMode;
 use serde::Serialize;
 
 use crate::error::ExperimentError;
-use check::{Checker, Violation, judge};
-use states::{CrashState, plan};
+use check::{Checker, Reader, Violation, judge};
+use coalition::CoalitionStats;
+use mount::{MountCost, MountModel};
+use planned::{FoundState, Planned};
+use postmark::Expected;
 use workload::{Canary, Window};
+
+/// What the recorded run does on the filesystem.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FsWorkload {
+    /// SQLite transactions in the journal mode given (`workload.rs`).
+    Sqlite,
+    /// PostMark-like file creates, appends and deletes (`postmark.rs`); the journal mode is not
+    /// used.
+    Postmark,
+}
+
+impl FsWorkload {
+    pub const NAMES: [&'static str; 2] = ["sqlite", "postmark"];
+
+    pub fn from_name(s: &str) -> Option<FsWorkload> {
+        match s {
+            "sqlite" => Some(FsWorkload::Sqlite),
+            "postmark" => Some(FsWorkload::Postmark),
+            _ => None,
+        }
+    }
+}
 
 /// Largest `--states`.
 pub const MAX_STATES: u64 = 10_000_000;
@@ -48,6 +79,9 @@ pub const MAX_TRANSACTIONS: u64 = 100_000;
 pub struct CrashFsOptions {
     pub fs: FsKind,
     pub mode: JournalMode,
+    pub workload: FsWorkload,
+    /// Read the run as the eMMC paper's optimized journal issues it (`coalition.rs`).
+    pub emmc_journal: bool,
     pub canary: Option<Canary>,
     /// Stock modes' `PRAGMA synchronous`.
     pub sync: workload::StockSync,
@@ -79,7 +113,8 @@ impl CrashFsOptions {
                 self.fs
             )));
         }
-        if self.mode == JournalMode::Xftl {
+        self.validate_emmc_journal()?;
+        if self.mode == JournalMode::Xftl && self.workload == FsWorkload::Sqlite {
             return Err(ExperimentError::CrashStates(
                 "xftl runs on the emulated device, not a kernel filesystem; fix: use \
                  `joj crash --device …` (power cuts inside the device) for xftl"
@@ -87,6 +122,13 @@ impl CrashFsOptions {
             ));
         }
         match self.canary {
+            Some(c) if self.workload == FsWorkload::Postmark && c != Canary::PerPageReliable => {
+                return Err(ExperimentError::CrashStates(format!(
+                    "the {} canary breaks a SQLite mode, and --fs-workload postmark runs no \
+                     SQLite; fix: drop --fs-canary, or use --fs-workload sqlite",
+                    c.name()
+                )));
+            }
             Some(
                 c @ (Canary::SkipSync
                 | Canary::FallocateOnly
@@ -124,6 +166,37 @@ impl CrashFsOptions {
     }
 }
 
+impl CrashFsOptions {
+    fn validate_emmc_journal(&self) -> Result<(), ExperimentError> {
+        let jbd2 = self.fs.fs_type() == "ext4"
+            && self.fs != FsKind::Ext4NoJournal
+            && !self.fs.needs_journal_device();
+        if self.emmc_journal && !jbd2 {
+            return Err(ExperimentError::CrashStates(format!(
+                "--emmc-journal reads jbd2's transactions, and {} has no internal jbd2 journal; \
+                 fix: use --fs ext4 (or ext4-writeback, ext4-datajournal)",
+                self.fs
+            )));
+        }
+        if self.canary == Some(Canary::PerPageReliable) && !self.emmc_journal {
+            return Err(ExperimentError::CrashStates(
+                "the per-page-reliable canary breaks the optimized journal's commit; fix: add \
+                 --emmc-journal"
+                    .into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// How the recovered filesystem is read.
+    fn reader<'a>(&self, expected: Option<&'a Expected>) -> Reader<'a> {
+        match expected {
+            Some(e) => Reader::Postmark(e),
+            None => Reader::Sqlite(self.setup()),
+        }
+    }
+}
+
 /// The recorded log's shape and its agreement with tracefs.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct LogSummary {
@@ -142,7 +215,7 @@ pub struct LogSummary {
 #[derive(Debug, Clone, Serialize)]
 pub struct Found {
     pub index: usize,
-    pub state: CrashState,
+    pub state: FoundState,
     pub acknowledged: u64,
     pub begun: u64,
     pub violation: Option<Violation>,
@@ -155,6 +228,7 @@ pub struct Found {
 pub struct CrashFsReport {
     pub fs: String,
     pub mode: String,
+    pub workload: FsWorkload,
     pub canary: Option<Canary>,
     /// `FULL` or `EXTRA` for a stock mode, waldio's option for waldio.
     pub synchronous: String,
@@ -162,6 +236,8 @@ pub struct CrashFsReport {
     pub transactions: u64,
     pub seed: u64,
     pub log: LogSummary,
+    /// What reading the run as the optimized journal did (`--emmc-journal`).
+    pub emmc_journal: Option<CoalitionStats>,
     pub states_explored: u64,
     pub exhaustive: bool,
     pub images_checked: u64,
@@ -172,6 +248,8 @@ pub struct CrashFsReport {
     pub fsck_failures: u64,
     /// Most acknowledged transactions missing in one state (within the window or not).
     pub largest_loss: u64,
+    /// The journal replay each checked image needs at mount, modeled (ext4).
+    pub mount: Option<MountCost>,
     pub check_s: f64,
     pub states_per_s: f64,
     /// Up to 20 violating states (and fsck failures), each with how to rebuild it.
@@ -191,6 +269,8 @@ impl CrashFsReport {
 }
 
 /// Records (or loads), plans and checks; `on_state` sees each state's index as it is checked.
+// long: one pass from the log to the report, each step a call; splitting it would only pass the
+// report's parts around.
 pub fn run(
     opts: &CrashFsOptions,
     mut on_planned: impl FnMut(u64),
@@ -203,34 +283,44 @@ pub fn run(
         Some(path) => (load(path)?, LogSummary::default()),
         None => record(opts).inspect_err(|_| wait_if_cleaning())?,
     };
-    let epochs = states::epochs(&log.ops);
-    summarize(&log, epochs.len(), &mut summary);
-    let plan = plan(
-        &epochs,
+    let transactions = log
+        .ops
+        .iter()
+        .filter(|o| matches!(o, LogOp::Mark(Mark::Begun(_))))
+        .count() as u64;
+    let expected =
+        (opts.workload == FsWorkload::Postmark).then(|| Expected::new(transactions, opts.seed));
+    let planned = Planned::new(
+        &log,
+        opts.emmc_journal,
         opts.states.min(usize::MAX as u64) as usize,
         opts.seed,
-    );
-    on_planned(plan.states.len() as u64);
+        opts.canary == Some(Canary::PerPageReliable),
+    )?;
+    summarize(&log, planned.epochs(), &mut summary);
+    on_planned(planned.len() as u64);
     let window = Window::of(opts.mode, opts.canary, opts.sync);
     let mut report = CrashFsReport {
         fs: opts.fs.to_string(),
-        mode: opts.mode.to_string(),
+        mode: match opts.workload {
+            FsWorkload::Sqlite => opts.mode.to_string(),
+            FsWorkload::Postmark => "postmark (files, fsync)".into(),
+        },
+        workload: opts.workload,
         canary: opts.canary,
         synchronous: match opts.mode {
+            _ if opts.workload == FsWorkload::Postmark => "fsync".into(),
             JournalMode::Waldio(m) => m.options().sqlite_synchronous().to_string(),
             _ if opts.canary == Some(Canary::SyncOff) => "OFF".into(),
             _ => opts.sync.name().to_ascii_uppercase(),
         },
         window,
-        transactions: log
-            .ops
-            .iter()
-            .filter(|o| matches!(o, LogOp::Mark(Mark::Begun(_))))
-            .count() as u64,
+        transactions,
         seed: opts.seed,
         log: summary,
-        states_explored: plan.states.len() as u64,
-        exhaustive: plan.exhaustive,
+        emmc_journal: planned.coalition(),
+        states_explored: planned.len() as u64,
+        exhaustive: planned.exhaustive(),
         images_checked: 0,
         violations: 0,
         lost_acknowledged: 0,
@@ -238,18 +328,30 @@ pub fn run(
         unmountable: 0,
         fsck_failures: 0,
         largest_loss: 0,
+        mount: None,
         check_s: 0.0,
         states_per_s: 0.0,
         found: Vec::new(),
         saved: None,
     };
+    let mut mount = match jbd2::locate(&log.base) {
+        Ok(j) if opts.fs.fs_type() == "ext4" => Some((MountModel::new(j)?, MountCost::default())),
+        _ => None,
+    };
+    let mut mount_err = None;
     let started = Instant::now();
     let mut all_found = Vec::new();
-    report.images_checked = check_all(opts, &log, &epochs, &plan.states, |index, outcome| {
-        let state = &plan.states[index];
-        let (acked, begun) = state.bounds(&epochs);
-        if let workload::Shown::Transactions(k) = outcome.shown {
+    let reader = opts.reader(expected.as_ref());
+    report.images_checked = check_all(opts, &log, &planned, reader, |index, outcome| {
+        let (acked, begun) = planned.bounds(index);
+        if let workload::Shown::Transactions(k) | workload::Shown::Partial(k) = outcome.shown {
             report.largest_loss = report.largest_loss.max(acked.saturating_sub(k));
+        }
+        if let (Some((model, cost)), Some(r)) = (&mut mount, &outcome.replay) {
+            match model.cost_ns(r) {
+                Ok(ns) => cost.add(r, ns),
+                Err(e) => mount_err = mount_err.take().or(Some(e)),
+            }
         }
         let violation = judge(&outcome, acked, begun, window.allowed_loss());
         match &violation {
@@ -264,12 +366,12 @@ pub fn run(
         report.fsck_failures += u64::from(outcome.fsck.is_some());
         let found = (violation.is_some() || outcome.fsck.is_some()).then(|| Found {
             index,
-            state: state.clone(),
+            state: planned.state(index),
             acknowledged: acked,
             begun,
             violation,
             fsck: outcome.fsck.clone(),
-            description: state.describe(&epochs),
+            description: planned.describe(index),
         });
         on_state(index, found.as_ref());
         if let Some(f) = found {
@@ -277,6 +379,10 @@ pub fn run(
         }
     })
     .inspect_err(|_| wait_if_cleaning())?;
+    if let Some(e) = mount_err {
+        return Err(e);
+    }
+    report.mount = mount.map(|(_, cost)| cost);
     all_found.sort_by_key(|f| f.index);
     report.check_s = started.elapsed().as_secs_f64();
     report.states_per_s = report.states_explored as f64 / report.check_s.max(1e-9);
@@ -287,14 +393,14 @@ pub fn run(
     Ok(report)
 }
 
-/// Checks `states` on as many loop devices as there are cores (at most [`MAX_JOBS`]), each
-/// worker a contiguous run of epochs; `each` sees every state's outcome on this thread.
-/// Returns the distinct images checked.
+/// Checks the planned states on as many loop devices as there are cores (at most
+/// [`MAX_JOBS`]), each worker a contiguous run of them; `each` sees every state's outcome on
+/// this thread. Returns the distinct images checked.
 fn check_all(
     opts: &CrashFsOptions,
     log: &BlockLog,
-    epochs: &[states::Epoch],
-    states: &[CrashState],
+    planned: &Planned,
+    reader: Reader<'_>,
     mut each: impl FnMut(usize, check::Outcome),
 ) -> Result<u64, ExperimentError> {
     // btrfs keeps one registered device per filesystem id: copies are checked one at a time.
@@ -303,21 +409,22 @@ fn check_all(
     } else {
         std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_JOBS))
     };
-    let chunk = states.len().div_ceil(jobs).max(1);
+    let chunk = planned.len().div_ceil(jobs).max(1);
+    let indices: Vec<usize> = (0..planned.len()).collect();
     std::thread::scope(|s| {
         let (tx, rx) = std::sync::mpsc::channel();
-        let workers: Vec<_> = states
+        let workers: Vec<_> = indices
             .chunks(chunk)
-            .enumerate()
-            .map(|(c, part)| {
+            .map(|part| {
                 let tx = tx.clone();
                 s.spawn(move || -> Result<u64, ExperimentError> {
-                    let mut checker = Checker::new(opts.fs, log, epochs, opts.setup())?;
-                    for (j, state) in part.iter().enumerate() {
+                    let mut checker = Checker::new(opts.fs, log, planned.plain_epochs(), reader)?;
+                    let mut builder = planned.builder(log);
+                    for &i in part {
                         wait_if_cleaning();
-                        let image = checker.image(state);
+                        let image = planned.image(&mut builder, &mut checker, i);
                         let outcome = checker.check(&image)?;
-                        if tx.send((c * chunk + j, outcome)).is_err() {
+                        if tx.send((i, outcome)).is_err() {
                             break;
                         }
                     }
@@ -337,6 +444,43 @@ fn check_all(
         }
         Ok(images)
     })
+}
+
+/// The recorded run's workload, prepared before the log starts.
+enum Runner {
+    Sqlite(rusqlite::Connection),
+    Postmark(Expected),
+}
+
+impl Runner {
+    fn prepare(opts: &CrashFsOptions, dir: &Path) -> Result<Runner, ExperimentError> {
+        let fail = |what: &str, e: &dyn std::fmt::Display| {
+            ExperimentError::CrashStates(format!("{what}: {e}"))
+        };
+        match opts.workload {
+            FsWorkload::Sqlite => {
+                let conn = workload::open(dir, opts.setup())
+                    .map_err(|e| fail("opening the database", &e))?;
+                workload::prepare(&conn).map_err(|e| fail("creating the schema", &e))?;
+                Ok(Runner::Sqlite(conn))
+            }
+            FsWorkload::Postmark => {
+                let e = Expected::new(opts.transactions, opts.seed);
+                postmark::prepare(dir, &e).map_err(|err| fail("making the file pool", &err))?;
+                Ok(Runner::Postmark(e))
+            }
+        }
+    }
+
+    fn transaction(&mut self, dir: &Path, i: u64) -> Result<(), ExperimentError> {
+        let failed = |e: &dyn std::fmt::Display| {
+            ExperimentError::CrashStates(format!("transaction {i}: {e}"))
+        };
+        match self {
+            Runner::Sqlite(conn) => workload::transaction(conn, i).map_err(|e| failed(&e)),
+            Runner::Postmark(e) => postmark::transaction(dir, e, i).map_err(|e| failed(&e)),
+        }
+    }
 }
 
 /// A SIGINT/SIGTERM cleanup is releasing what this run made and will exit the process with
@@ -382,9 +526,15 @@ fn save(
         "seed": opts.seed,
         "states": opts.states,
         "replay": format!(
-            "joj crash --fs {} --journal {}{}{} --states {} --seed {} --from-log {}",
+            "joj crash --fs {} --journal {}{}{}{} --states {} --seed {} --from-log {}",
             opts.fs,
             opts.mode,
+            match (opts.workload, opts.emmc_journal) {
+                (FsWorkload::Sqlite, false) => "",
+                (FsWorkload::Sqlite, true) => " --emmc-journal",
+                (FsWorkload::Postmark, false) => " --fs-workload postmark",
+                (FsWorkload::Postmark, true) => " --fs-workload postmark --emmc-journal",
+            },
             opts.canary.map_or(String::new(), |c| format!(" --fs-canary {}", c.name())),
             if opts.sync == workload::StockSync::Full {
                 String::new()
@@ -438,9 +588,7 @@ fn record(opts: &CrashFsOptions) -> Result<(BlockLog, LogSummary), ExperimentErr
     .map_err(joj_linux::Error::from)?;
     let dir = fs.mount_path().join("joj");
     std::fs::create_dir_all(&dir).map_err(io_err(format!("creating {}", dir.display())))?;
-    let sql = |what: &'static str| move |e| ExperimentError::CrashStates(format!("{what}: {e}"));
-    let mut conn = workload::open(&dir, opts.setup()).map_err(sql("opening the database"))?;
-    workload::prepare(&conn).map_err(|e| sql("creating the schema")(e.into()))?;
+    let mut runner = Runner::prepare(opts, &dir)?;
     fs.sync().map_err(joj_linux::Error::from)?;
     let tracer = BlockTracer::start(&fs.dev_ids(), 64 * 1024).map_err(joj_linux::Error::from)?;
     disk.start_log(&fs.main_device().image)
@@ -448,15 +596,13 @@ fn record(opts: &CrashFsOptions) -> Result<(BlockLog, LogSummary), ExperimentErr
     let mut ran = Ok(());
     for i in 1..=opts.transactions {
         disk.mark(Mark::Begun(i));
-        if let Err(e) = workload::transaction(&mut conn, i).map_err(workload::DbError::from) {
-            ran = Err(ExperimentError::CrashStates(format!(
-                "transaction {i}: {e}"
-            )));
+        if let Err(e) = runner.transaction(&dir, i) {
+            ran = Err(e);
             break;
         }
         disk.mark(Mark::Acknowledged(i));
     }
-    drop(conn);
+    drop(runner);
     let synced = fs.sync();
     let log = disk
         .take_log()

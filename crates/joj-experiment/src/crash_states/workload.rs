@@ -36,15 +36,19 @@ pub enum Canary {
     FlushOnly,
     /// A stock mode with `PRAGMA synchronous=OFF`: expected to lose acknowledged commits.
     SyncOff,
+    /// The optimized journal (`--emmc-journal`) on a device whose packed reliable write is
+    /// atomic per 4 KiB page only: a cut inside a commit may leave part of it.
+    PerPageReliable,
 }
 
 impl Canary {
-    pub const NAMES: [&'static str; 5] = [
+    pub const NAMES: [&'static str; 6] = [
         "skip-sync",
         "fallocate-flush-only",
         "fallocate-only",
         "flush-only",
         "sync-off",
+        "per-page-reliable",
     ];
 
     pub fn from_name(s: &str) -> Option<Canary> {
@@ -54,6 +58,7 @@ impl Canary {
             Canary::FallocateOnly,
             Canary::FlushOnly,
             Canary::SyncOff,
+            Canary::PerPageReliable,
         ]
         .into_iter()
         .find(|c| c.name() == s)
@@ -66,6 +71,7 @@ impl Canary {
             Canary::FallocateOnly => "fallocate-only",
             Canary::FlushOnly => "flush-only",
             Canary::SyncOff => "sync-off",
+            Canary::PerPageReliable => "per-page-reliable",
         }
     }
 
@@ -74,8 +80,8 @@ impl Canary {
         !matches!(self, Canary::FallocateOnly | Canary::FlushOnly)
     }
 
-    fn is_waldio(self) -> bool {
-        self != Canary::SyncOff
+    pub fn is_waldio(self) -> bool {
+        !matches!(self, Canary::SyncOff | Canary::PerPageReliable)
     }
 }
 
@@ -265,6 +271,9 @@ pub fn transaction(conn: &mut Connection, i: u64) -> Result<(), rusqlite::Error>
 pub enum Shown {
     /// Exactly the first `k` transactions, intact.
     Transactions(u64),
+    /// The first `k` transactions and transaction `k + 1` begun, not finished (a workload of
+    /// file operations, which POSIX does not make atomic).
+    Partial(u64),
     /// Anything else, said in words.
     Broken(String),
 }

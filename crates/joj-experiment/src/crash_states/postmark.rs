@@ -1,0 +1,264 @@
+//! A PostMark-like workload for `joj crash --fs` (`--fs-workload postmark`): a pool of small
+//! files, then transactions that each create a file, append to one or delete one, made durable
+//! before they are acknowledged (`fsync` of the file, and of the directory when a name changes).
+//!
+//! PostMark (Katcher, NetApp TR-3022, 1997) creates a pool of files of 500 B–9.77 KiB, then runs
+//! transactions of a create-or-delete and a read-or-append; here each transaction is one of
+//! create (512 B–10 KiB), append (512 B–4 KiB) or delete, drawn from the seed, with a pool of
+//! [`POOL_FILES`] made before the recorded window. Reads change nothing on disk and are left out.
+//!
+//! Byte `o` of file `id` is a function of `(id, o)`, so a file's whole content is its length:
+//! the state after *k* transactions is a map from file to length. A recovered directory shows
+//! *k* transactions when it equals that state exactly, and transaction *k + 1* in part when it
+//! equals the state after *k* but for the file *k + 1* creates or appends to, at a length in
+//! between (POSIX does not make a create or an append atomic: a cut during one may leave it
+//! begun). Anything else — a file with wrong bytes, a length outside those, a stray or missing
+//! file — is broken.
+
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::Path;
+
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use super::workload::Shown;
+
+/// Files made before the recorded window.
+pub const POOL_FILES: u64 = 16;
+
+/// One transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Create { id: u64, bytes: u64 },
+    Append { id: u64, bytes: u64 },
+    Delete { id: u64 },
+}
+
+/// File id → length.
+pub type State = BTreeMap<u64, u64>;
+
+/// The file name of `id`.
+pub fn name(id: u64) -> String {
+    format!("pm{id:06}")
+}
+
+fn id_of(name: &str) -> Option<u64> {
+    name.strip_prefix("pm")
+        .filter(|d| d.len() == 6)
+        .and_then(|d| d.parse().ok())
+}
+
+/// Bytes `from..to` of file `id`.
+pub fn content(id: u64, from: u64, to: u64) -> Vec<u8> {
+    (from..to)
+        .map(|o| {
+            let mut x = (id << 32 ^ o).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            x ^= x >> 29;
+            (x.wrapping_mul(0xbf58_476d_1ce4_e5b9) >> 56) as u8
+        })
+        .collect()
+}
+
+/// The pool and the transactions of a run, and the state after each.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Expected {
+    pub pool: State,
+    pub ops: Vec<Op>,
+    /// `states[k]`: after the first `k` transactions.
+    pub states: Vec<State>,
+}
+
+impl Expected {
+    /// `transactions` transactions drawn from `seed`.
+    pub fn new(transactions: u64, seed: u64) -> Expected {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x9057_3a4c);
+        let pool: State = (0..POOL_FILES)
+            .map(|id| (id, rng.random_range(512..=10_240)))
+            .collect();
+        let (mut state, mut next_id) = (pool.clone(), POOL_FILES);
+        let (mut ops, mut states) = (Vec::new(), vec![pool.clone()]);
+        for _ in 0..transactions {
+            let live: Vec<u64> = state.keys().copied().collect();
+            let pick = rng.random_range(0..4u32);
+            let op = match (pick, live.len()) {
+                (1, 2..) => Op::Delete {
+                    id: live[rng.random_range(0..live.len())],
+                },
+                (2 | 3, 1..) => Op::Append {
+                    id: live[rng.random_range(0..live.len())],
+                    bytes: rng.random_range(512..=4096),
+                },
+                _ => {
+                    next_id += 1;
+                    Op::Create {
+                        id: next_id - 1,
+                        bytes: rng.random_range(512..=10_240),
+                    }
+                }
+            };
+            apply(&mut state, op);
+            ops.push(op);
+            states.push(state.clone());
+        }
+        Expected { pool, ops, states }
+    }
+
+    /// What the directory `dir` shows.
+    pub fn shown(&self, dir: &Path) -> Shown {
+        let disk = match read_dir(dir) {
+            Ok(d) => d,
+            Err(broken) => return broken,
+        };
+        if let Some(k) = self.states.iter().position(|s| *s == disk) {
+            return Shown::Transactions(k as u64);
+        }
+        for (k, op) in self.ops.iter().enumerate() {
+            if in_part(&self.states[k], *op, &disk) {
+                return Shown::Partial(k as u64);
+            }
+        }
+        Shown::Broken(format!(
+            "the files ({} of them) match no prefix of the transactions",
+            disk.len()
+        ))
+    }
+}
+
+fn apply(state: &mut State, op: Op) {
+    match op {
+        Op::Create { id, bytes } => {
+            state.insert(id, bytes);
+        }
+        Op::Append { id, bytes } => *state.get_mut(&id).expect("append to a live file") += bytes,
+        Op::Delete { id } => {
+            state.remove(&id);
+        }
+    }
+}
+
+/// Whether `disk` is `before` with `op` begun but not finished.
+fn in_part(before: &State, op: Op, disk: &State) -> bool {
+    let (id, lo, hi) = match op {
+        Op::Create { id, bytes } => (id, 0, bytes),
+        Op::Append { id, bytes } => {
+            let Some(&a) = before.get(&id) else {
+                return false;
+            };
+            (id, a, a + bytes)
+        }
+        Op::Delete { .. } => return false,
+    };
+    let Some(&len) = disk.get(&id) else {
+        return false;
+    };
+    (lo..=hi).contains(&len)
+        && disk.len() == before.len() + usize::from(!before.contains_key(&id))
+        && disk
+            .iter()
+            .all(|(f, l)| *f == id || before.get(f) == Some(l))
+}
+
+/// The files in `dir`, each checked byte for byte (or why they are broken).
+fn read_dir(dir: &Path) -> Result<State, Shown> {
+    let broken = |why: String| Shown::Broken(why);
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| broken(format!("cannot list the files: {e}")))?;
+    let mut state = State::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| broken(format!("cannot list the files: {e}")))?;
+        let file_name = entry.file_name().to_string_lossy().into_owned();
+        let Some(id) = id_of(&file_name) else {
+            return Err(broken(format!("a stray file {file_name}")));
+        };
+        let data = std::fs::read(entry.path())
+            .map_err(|e| broken(format!("cannot read {file_name}: {e}")))?;
+        if let Some(o) = data
+            .iter()
+            .zip(content(id, 0, data.len() as u64))
+            .position(|(a, b)| *a != b)
+        {
+            return Err(broken(format!(
+                "{file_name} has a wrong byte at offset {o}"
+            )));
+        }
+        state.insert(id, data.len() as u64);
+    }
+    Ok(state)
+}
+
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+/// Makes the pool in `dir` (before the recorded window).
+pub fn prepare(dir: &Path, e: &Expected) -> std::io::Result<()> {
+    for (&id, &bytes) in &e.pool {
+        let mut f = File::create_new(dir.join(name(id)))?;
+        f.write_all(&content(id, 0, bytes))?;
+        f.sync_all()?;
+    }
+    sync_dir(dir)
+}
+
+/// Runs transaction `i` (from 1), durable on return.
+pub fn transaction(dir: &Path, e: &Expected, i: u64) -> std::io::Result<()> {
+    match e.ops[i as usize - 1] {
+        Op::Create { id, bytes } => {
+            let mut f = File::create_new(dir.join(name(id)))?;
+            f.write_all(&content(id, 0, bytes))?;
+            f.sync_all()?;
+            sync_dir(dir)
+        }
+        Op::Append { id, bytes } => {
+            let before = e.states[i as usize - 1][&id];
+            let mut f = OpenOptions::new().append(true).open(dir.join(name(id)))?;
+            f.write_all(&content(id, before, before + bytes))?;
+            f.sync_all()
+        }
+        Op::Delete { id } => {
+            std::fs::remove_file(dir.join(name(id)))?;
+            sync_dir(dir)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_directory_shows_whole_transactions_a_partial_one_or_is_broken() {
+        let e = Expected::new(30, 5);
+        assert_eq!(e.states.len(), 31);
+        assert_eq!(e, Expected::new(30, 5));
+        let dir = tempfile::tempdir().unwrap();
+        prepare(dir.path(), &e).unwrap();
+        assert_eq!(e.shown(dir.path()), Shown::Transactions(0));
+        for i in 1..=12 {
+            transaction(dir.path(), &e, i).unwrap();
+        }
+        assert_eq!(e.shown(dir.path()), Shown::Transactions(12));
+        // Transaction 13 begun: its file created or appended to, short.
+        let (id, at) = match e.ops[12] {
+            Op::Create { id, .. } => (id, 0),
+            Op::Append { id, .. } => (id, e.states[12][&id]),
+            Op::Delete { id } => {
+                std::fs::remove_file(dir.path().join(name(id))).unwrap();
+                assert_eq!(e.shown(dir.path()), Shown::Transactions(13));
+                return;
+            }
+        };
+        let mut f = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.path().join(name(id)))
+            .unwrap();
+        f.write_all(&content(id, at, at + 100)).unwrap();
+        assert_eq!(e.shown(dir.path()), Shown::Partial(12));
+        let next = content(id, at + 100, at + 101)[0];
+        f.write_all(&[!next]).unwrap();
+        assert!(matches!(e.shown(dir.path()), Shown::Broken(w) if w.contains("wrong byte")));
+    }
+}
