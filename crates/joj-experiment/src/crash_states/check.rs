@@ -255,15 +255,24 @@ pub fn judge(outcome: &Outcome, acked: u64, begun: u64, allowed_loss: u64) -> Op
             acknowledged: acked,
         }),
         Shown::Transactions(_) => None,
-        &Shown::Partial(k) if k + 1 > begun => Some(Violation::FromTheFuture {
-            shown: k + 1,
-            begun,
-        }),
-        &Shown::Partial(k) if k + allowed_loss < acked => Some(Violation::Lost {
-            shown: k,
-            acknowledged: acked,
-        }),
-        Shown::Partial(_) => None,
+        Shown::Candidates { whole, partial } => {
+            let floor = acked.saturating_sub(allowed_loss);
+            let fits = whole.iter().any(|&k| (floor..=begun).contains(&k))
+                || partial.iter().any(|&k| k >= floor && k < begun);
+            let lowest = whole.iter().chain(partial).min().copied().unwrap_or(0);
+            let highest = outcome.shown.most().unwrap_or(0);
+            match fits {
+                true => None,
+                false if highest < floor => Some(Violation::Lost {
+                    shown: highest,
+                    acknowledged: acked,
+                }),
+                false => Some(Violation::FromTheFuture {
+                    shown: lowest,
+                    begun,
+                }),
+            }
+        }
     }
 }
 
@@ -292,6 +301,27 @@ mod tests {
         assert!(matches!(
             judge(&ok(5), 3, 4, 0),
             Some(Violation::FromTheFuture { .. })
+        ));
+        let either = |whole: Vec<u64>, partial: Vec<u64>| Outcome {
+            shown: Shown::Candidates { whole, partial },
+            ..ok(0)
+        };
+        // A file created then deleted: the image is the state after 5 and after 7.
+        assert_eq!(judge(&either(vec![5, 7], vec![]), 7, 7, 0), None);
+        assert_eq!(judge(&either(vec![5, 7], vec![]), 5, 5, 0), None);
+        assert!(matches!(
+            judge(&either(vec![5, 7], vec![]), 6, 6, 0),
+            Some(Violation::Lost { shown: 7, .. }) | Some(Violation::FromTheFuture { .. })
+        ));
+        // Transaction 4 in part: fine while it is begun and not acknowledged.
+        assert_eq!(judge(&either(vec![], vec![3]), 3, 4, 0), None);
+        assert!(matches!(
+            judge(&either(vec![], vec![3]), 3, 3, 0),
+            Some(Violation::FromTheFuture { .. })
+        ));
+        assert!(matches!(
+            judge(&either(vec![], vec![3]), 4, 4, 0),
+            Some(Violation::Lost { .. })
         ));
         let broken = Outcome {
             shown: Shown::Broken("x".into()),

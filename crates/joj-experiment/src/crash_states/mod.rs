@@ -344,7 +344,7 @@ pub fn run(
     let reader = opts.reader(expected.as_ref());
     report.images_checked = check_all(opts, &log, &planned, reader, |index, outcome| {
         let (acked, begun) = planned.bounds(index);
-        if let workload::Shown::Transactions(k) | workload::Shown::Partial(k) = outcome.shown {
+        if let Some(k) = outcome.shown.most() {
             report.largest_loss = report.largest_loss.max(acked.saturating_sub(k));
         }
         if let (Some((model, cost)), Some(r)) = (&mut mount, &outcome.replay) {

@@ -12,8 +12,10 @@
 //! *k* transactions when it equals that state exactly, and transaction *k + 1* in part when it
 //! equals the state after *k* but for the file *k + 1* creates or appends to, at a length in
 //! between (POSIX does not make a create or an append atomic: a cut during one may leave it
-//! begun). Anything else — a file with wrong bytes, a length outside those, a stray or missing
-//! file — is broken.
+//! begun). States repeat (a file created, then deleted, gives the state before it back), so a
+//! directory is read as every *k* it fits, and judged as showing the acknowledged ones if any of
+//! them does. Anything else — a file with wrong bytes, a length outside those, a stray or
+//! missing file — is broken.
 
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
@@ -111,13 +113,16 @@ impl Expected {
             Ok(d) => d,
             Err(broken) => return broken,
         };
-        if let Some(k) = self.states.iter().position(|s| *s == disk) {
-            return Shown::Transactions(k as u64);
-        }
-        for (k, op) in self.ops.iter().enumerate() {
-            if in_part(&self.states[k], *op, &disk) {
-                return Shown::Partial(k as u64);
-            }
+        let whole: Vec<u64> = (self.states.iter().enumerate())
+            .filter(|(_, s)| **s == disk)
+            .map(|(k, _)| k as u64)
+            .collect();
+        let partial: Vec<u64> = (self.ops.iter().enumerate())
+            .filter(|(k, op)| in_part(&self.states[*k], **op, &disk))
+            .map(|(k, _)| k as u64)
+            .collect();
+        if !whole.is_empty() || !partial.is_empty() {
+            return Shown::Candidates { whole, partial };
         }
         Shown::Broken(format!(
             "the files ({} of them) match no prefix of the transactions",
@@ -140,20 +145,22 @@ fn apply(state: &mut State, op: Op) {
 
 /// Whether `disk` is `before` with `op` begun but not finished.
 fn in_part(before: &State, op: Op, disk: &State) -> bool {
-    let (id, lo, hi) = match op {
-        Op::Create { id, bytes } => (id, 0, bytes),
+    // The lengths strictly between the whole states before and after (an empty new file is
+    // between: the state before has no file).
+    let (id, between) = match op {
+        Op::Create { id, bytes } => (id, 0..bytes),
         Op::Append { id, bytes } => {
             let Some(&a) = before.get(&id) else {
                 return false;
             };
-            (id, a, a + bytes)
+            (id, a + 1..a + bytes)
         }
         Op::Delete { .. } => return false,
     };
     let Some(&len) = disk.get(&id) else {
         return false;
     };
-    (lo..=hi).contains(&len)
+    between.contains(&len)
         && disk.len() == before.len() + usize::from(!before.contains_key(&id))
         && disk
             .iter()
@@ -235,18 +242,22 @@ mod tests {
         assert_eq!(e, Expected::new(30, 5));
         let dir = tempfile::tempdir().unwrap();
         prepare(dir.path(), &e).unwrap();
-        assert_eq!(e.shown(dir.path()), Shown::Transactions(0));
+        let whole = |k: u64| Shown::Candidates {
+            whole: vec![k],
+            partial: vec![],
+        };
+        assert_eq!(e.shown(dir.path()), whole(0));
         for i in 1..=12 {
             transaction(dir.path(), &e, i).unwrap();
         }
-        assert_eq!(e.shown(dir.path()), Shown::Transactions(12));
+        assert_eq!(e.shown(dir.path()), whole(12));
         // Transaction 13 begun: its file created or appended to, short.
         let (id, at) = match e.ops[12] {
             Op::Create { id, .. } => (id, 0),
             Op::Append { id, .. } => (id, e.states[12][&id]),
             Op::Delete { id } => {
                 std::fs::remove_file(dir.path().join(name(id))).unwrap();
-                assert_eq!(e.shown(dir.path()), Shown::Transactions(13));
+                assert_eq!(e.shown(dir.path()), whole(13));
                 return;
             }
         };
@@ -256,9 +267,36 @@ mod tests {
             .open(dir.path().join(name(id)))
             .unwrap();
         f.write_all(&content(id, at, at + 100)).unwrap();
-        assert_eq!(e.shown(dir.path()), Shown::Partial(12));
+        assert!(matches!(
+            e.shown(dir.path()),
+            Shown::Candidates { partial, .. } if partial == vec![12]
+        ));
         let next = content(id, at + 100, at + 101)[0];
         f.write_all(&[!next]).unwrap();
         assert!(matches!(e.shown(dir.path()), Shown::Broken(w) if w.contains("wrong byte")));
+    }
+
+    #[test]
+    fn a_state_that_repeats_is_read_as_every_k_it_fits() {
+        // Regression: a file created and then deleted gives the pool back, and the directory
+        // was read as showing 0 transactions only (2 acknowledged "lost").
+        let pool: State = [(0, 700)].into_iter().collect();
+        let ops = vec![Op::Create { id: 1, bytes: 600 }, Op::Delete { id: 1 }];
+        let mut states = vec![pool.clone()];
+        for &op in &ops {
+            let mut next = states.last().unwrap().clone();
+            apply(&mut next, op);
+            states.push(next);
+        }
+        let e = Expected { pool, ops, states };
+        let dir = tempfile::tempdir().unwrap();
+        prepare(dir.path(), &e).unwrap();
+        assert_eq!(
+            e.shown(dir.path()),
+            Shown::Candidates {
+                whole: vec![0, 2],
+                partial: vec![]
+            }
+        );
     }
 }

@@ -130,6 +130,17 @@ pub enum Window {
     Transactions(u64),
 }
 
+impl Shown {
+    /// The most transactions the image can be read as showing whole, if it shows any.
+    pub fn most(&self) -> Option<u64> {
+        match self {
+            Shown::Transactions(k) => Some(*k),
+            Shown::Candidates { whole, partial } => whole.iter().chain(partial).max().copied(),
+            Shown::Broken(_) => None,
+        }
+    }
+}
+
 impl Window {
     /// The window a mode states (docs/formats/waldio.md for the waldio modes; SQLite's
     /// documentation for `synchronous=NORMAL` in WAL mode: durable at the next checkpoint).
@@ -271,9 +282,11 @@ pub fn transaction(conn: &mut Connection, i: u64) -> Result<(), rusqlite::Error>
 pub enum Shown {
     /// Exactly the first `k` transactions, intact.
     Transactions(u64),
-    /// The first `k` transactions and transaction `k + 1` begun, not finished (a workload of
-    /// file operations, which POSIX does not make atomic).
-    Partial(u64),
+    /// A workload of file operations, whose states may repeat (a file created, then deleted):
+    /// the `k`s whose state after `k` transactions the image equals (`whole`), and those for
+    /// which it equals that state with transaction `k + 1` begun, not finished (`partial`:
+    /// POSIX does not make a create or an append atomic). Both increasing, not both empty.
+    Candidates { whole: Vec<u64>, partial: Vec<u64> },
     /// Anything else, said in words.
     Broken(String),
 }
