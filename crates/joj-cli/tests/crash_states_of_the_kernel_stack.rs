@@ -9,24 +9,11 @@ mod common;
 use joj_linux::FsKind;
 use serde_json::Value;
 
-/// `joj crash --fs ext4 ARGS --json`: (exit ok, the document, stderr). Afterwards nothing the
-/// run made is left: no FUSE mount, loop device, mount or directory with its pid.
+/// `joj crash --fs ext4 ARGS --json`: (exit ok, the document, stderr); the run leaves nothing.
 fn crash(args: &[&str]) -> (bool, Value, String) {
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_joj"))
-        .args(["crash", "--fs", "ext4", "--json"])
-        .args(args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let doc = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}): {stderr}"));
-    let left = common::held_by(pid);
-    assert!(left.nothing(), "the run left {left:?}");
-    (out.status.success(), doc, stderr)
+    let mut all = vec!["crash", "--fs", "ext4", "--json"];
+    all.extend_from_slice(args);
+    common::joj_json_leaving_nothing(&all)
 }
 
 fn count(doc: &Value, key: &str) -> u64 {

@@ -10,31 +10,20 @@ mod common;
 use joj_linux::FsKind;
 use serde_json::Value;
 
-/// `joj crash --fs ext4 --fs-workload postmark ARGS --json`: (exit ok, document, stderr); the
-/// run leaves nothing behind.
+/// `joj crash --fs ext4 --fs-workload postmark ARGS --json` (40 transactions, 400 states):
+/// (exit ok, document, stderr); the run leaves nothing behind.
 fn crash(args: &[&str]) -> (bool, Value, String) {
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_joj"))
-        .args([
-            "crash",
-            "--fs",
-            "ext4",
-            "--fs-workload",
-            "postmark",
-            "--json",
-        ])
-        .args(["-n", "40", "--states", "400", "--seed", "11"])
-        .args(args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let doc = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}): {stderr}"));
-    assert!(common::held_by(pid).nothing(), "the run left something");
-    (out.status.success(), doc, stderr)
+    let mut all = vec![
+        "crash",
+        "--fs",
+        "ext4",
+        "--fs-workload",
+        "postmark",
+        "--json",
+    ];
+    all.extend_from_slice(&["-n", "40", "--states", "400", "--seed", "11"]);
+    all.extend_from_slice(args);
+    common::joj_json_leaving_nothing(&all)
 }
 
 fn count(doc: &Value, key: &str) -> u64 {

@@ -122,6 +122,25 @@ pub fn run_joj(args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// `joj ARGS` whose stdout is one JSON document: (exit ok, the document, stderr). Afterwards
+/// nothing the run made is left: no FUSE mount, loop device, mount or directory with its pid.
+pub fn joj_json_leaving_nothing(args: &[&str]) -> (bool, serde_json::Value, String) {
+    let child = Command::new(env!("CARGO_BIN_EXE_joj"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let doc = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}): {stderr}"));
+    let left = held_by(pid);
+    assert!(left.nothing(), "the run left {left:?}");
+    (out.status.success(), doc, stderr)
+}
+
 /// A `--fs host` run long enough to be signalled, with `TMPDIR=tmp` and `--out out`, started
 /// and waited for until its database is in its temporary directory.
 pub fn long_host_run(tmp: &Path, out: &Path) -> Child {
