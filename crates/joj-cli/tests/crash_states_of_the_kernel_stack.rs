@@ -6,6 +6,7 @@
 
 mod common;
 
+use common::count;
 use joj_linux::FsKind;
 use serde_json::Value;
 
@@ -14,12 +15,6 @@ fn crash(args: &[&str]) -> (bool, Value, String) {
     let mut all = vec!["crash", "--fs", "ext4", "--json"];
     all.extend_from_slice(args);
     common::joj_json_leaving_nothing(&all)
-}
-
-fn count(doc: &Value, key: &str) -> u64 {
-    doc[key]
-        .as_u64()
-        .unwrap_or_else(|| panic!("{key} missing: {doc}"))
 }
 
 /// The recorded run is the real run: the log's bytes and flushes are tracefs's.

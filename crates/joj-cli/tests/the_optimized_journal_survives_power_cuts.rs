@@ -7,6 +7,7 @@
 
 mod common;
 
+use common::count;
 use joj_linux::FsKind;
 use serde_json::Value;
 
@@ -24,12 +25,6 @@ fn crash(args: &[&str]) -> (bool, Value, String) {
     all.extend_from_slice(&["-n", "40", "--states", "400", "--seed", "11"]);
     all.extend_from_slice(args);
     common::joj_json_leaving_nothing(&all)
-}
-
-fn count(doc: &Value, key: &str) -> u64 {
-    doc[key]
-        .as_u64()
-        .unwrap_or_else(|| panic!("{key} missing: {doc}"))
 }
 
 #[test]

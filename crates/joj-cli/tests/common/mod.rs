@@ -141,6 +141,13 @@ pub fn joj_json_leaving_nothing(args: &[&str]) -> (bool, serde_json::Value, Stri
     (out.status.success(), doc, stderr)
 }
 
+/// `doc[key]` as a count, or a panic naming the key.
+pub fn count(doc: &serde_json::Value, key: &str) -> u64 {
+    doc[key]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{key} missing: {doc}"))
+}
+
 /// A `--fs host` run long enough to be signalled, with `TMPDIR=tmp` and `--out out`, started
 /// and waited for until its database is in its temporary directory.
 pub fn long_host_run(tmp: &Path, out: &Path) -> Child {
