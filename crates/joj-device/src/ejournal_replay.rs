@@ -12,36 +12,44 @@ use crate::replay::{ReplayOptions, ReplayReport, Replayer};
 /// Replay `records` (one device) through `profile` with the optimized journal. `profile` should
 /// have `ftl.reliable_write_atomicity = "command"` for the durability the design claims; the
 /// replay's timing does not depend on it.
+// long: device choice, region bounds, the transformation and its steps, in the order a reader
+// checks them; each step's replay is a call.
 pub fn replay_ejournal(
     records: &[TraceRecord],
     profile: &Profile,
     opts: &ReplayOptions,
     region_mib: u64,
 ) -> Result<(ReplayReport, EjournalStats), EjournalError> {
-    let mut devs: Vec<&str> = records.iter().map(|r| r.dev.as_str()).collect();
-    devs.sort_unstable();
-    devs.dedup();
-    let selected: Vec<TraceRecord> = match (&opts.dev, devs.len()) {
-        (Some(d), _) => records.iter().filter(|r| &r.dev == d).cloned().collect(),
-        (None, n) if n > 1 => {
-            return Err(EjournalError::SeveralDevices {
+    let devs = crate::replay::devices_in_order(records);
+    let selected: Vec<TraceRecord> = match &opts.dev {
+        Some(d) if !devs.contains(&d.as_str()) => {
+            return Err(ReplayError::NoSuchDevice {
+                dev: d.clone(),
                 devices: devs.join(", "),
+            }
+            .into());
+        }
+        Some(d) => records.iter().filter(|r| &r.dev == d).cloned().collect(),
+        None if devs.len() > 1 => {
+            let mut sorted = devs.clone();
+            sorted.sort_unstable();
+            return Err(EjournalError::SeveralDevices {
+                devices: sorted.join(", "),
             });
         }
-        _ => records.to_vec(),
+        None => records.to_vec(),
     };
+    if region_mib == 0 {
+        return Err(EjournalError::RegionTooSmall { region_mib });
+    }
     let top = selected
         .iter()
         .filter(|r| r.op != Op::Flush)
         .map(|r| (r.sector + r.sectors) * SECTOR_BYTES)
         .max()
         .unwrap_or(0);
-    let page_bytes = u64::from(profile.geometry.page_bytes);
     let capacity = profile.capacity_bytes();
     let region = Region::above(top, region_mib);
-    if region_mib == 0 {
-        return Err(EjournalError::RegionTooSmall { region_mib });
-    }
     if region.start_bytes.saturating_add(region.bytes) > capacity {
         return Err(EjournalError::RegionBeyondDevice {
             region_mib,
@@ -49,13 +57,28 @@ pub fn replay_ejournal(
             capacity_bytes: capacity,
         });
     }
-    // Aging's cold region starts above the journal region.
-    let top_with_region = region.start_bytes + region.bytes;
-    let mut replayer = Replayer::new(profile, opts.data_mode, opts.aging, top_with_region)
-        .map_err(|source| ReplayError::Device { index: 0, source })?;
-    let (steps, stats) = transform(&selected, page_bytes, region)?;
+    let (steps, stats) = transform(&selected, u64::from(profile.geometry.page_bytes), region)?;
+    // Prefilled as the plain replay is; aging's cold region starts above the journal region.
+    let mut replayer = Replayer::above(
+        profile,
+        opts,
+        region.start_bytes + region.bytes,
+        || selected.iter(),
+    )?;
+    let first_ns = selected.first().map_or(0, |r| r.time_ns);
+    let arrives = |i: usize| selected[i].time_ns.saturating_sub(first_ns);
     let flush = TraceRecord::new(0, "", Op::Flush, 0, 0);
     for step in &steps {
+        let at = match step {
+            Step::Keep(i, _) => Some(*i),
+            Step::Packed { from, .. } => from.last().copied(),
+            Step::OrderingFlush | Step::Checkpoint { .. } => None,
+        };
+        if let (true, Some(i)) = (opts.honor_timestamps, at) {
+            replayer
+                .idle_until(arrives(i))
+                .map_err(|source| ReplayError::Device { index: i, source })?;
+        }
         match step {
             Step::Keep(i, r) => replayer.apply(*i, r)?,
             Step::OrderingFlush => replayer.apply(0, &flush)?,
@@ -83,4 +106,49 @@ pub fn replay_ejournal(
     let mut report = replayer.finish();
     report.dev = opts.dev.clone().or(devs.first().map(|d| d.to_string()));
     Ok((report, stats))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use joj_trace::BlockClass;
+
+    fn trace() -> Vec<TraceRecord> {
+        let mut desc = TraceRecord::new(0, "7:0", Op::Write, 5000, 8);
+        desc.class = BlockClass::FsJournal;
+        let mut commit = TraceRecord::new(10_000, "7:0", Op::Write, 5008, 8);
+        commit.class = BlockClass::FsJournal;
+        (commit.preflush, commit.fua) = (true, true);
+        vec![desc, commit]
+    }
+
+    #[test]
+    fn a_device_the_trace_lacks_is_refused() {
+        let opts = ReplayOptions {
+            dev: Some("8:1".into()),
+            ..ReplayOptions::default()
+        };
+        let profile = Profile::builtin("galaxy-s5").unwrap();
+        let err = replay_ejournal(&trace(), &profile, &opts, 1).unwrap_err();
+        assert!(
+            matches!(err, EjournalError::Replay(ReplayError::NoSuchDevice { .. })),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn recorded_gaps_become_idle_time_when_asked() {
+        let profile = Profile::builtin("galaxy-s5").unwrap();
+        let back_to_back = replay_ejournal(&trace(), &profile, &ReplayOptions::default(), 1)
+            .unwrap()
+            .0;
+        let paced = ReplayOptions {
+            honor_timestamps: true,
+            ..ReplayOptions::default()
+        };
+        let (paced, stats) = replay_ejournal(&trace(), &profile, &paced, 1).unwrap();
+        assert_eq!(stats.packed_commands, 1);
+        assert!(paced.modeled_s >= 10e-6, "{}", paced.modeled_s);
+        assert!(paced.modeled_s > back_to_back.modeled_s);
+    }
 }

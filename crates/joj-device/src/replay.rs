@@ -356,7 +356,6 @@ impl Replayer {
         opts: &ReplayOptions,
         records: impl Fn() -> I,
     ) -> Result<Replayer, ReplayError> {
-        let device_err = |source| ReplayError::Device { index: 0, source };
         let top = records()
             .map(|r| {
                 r.sector
@@ -365,8 +364,20 @@ impl Replayer {
             })
             .max()
             .unwrap_or(0);
+        Replayer::above(profile, opts, top, records)
+    }
+
+    /// [`Replayer::for_records`] with aging's cold region from the first MiB above `top_bytes`
+    /// (a caller that writes above its records: the optimized journal's region).
+    pub(crate) fn above<'a, I: Iterator<Item = &'a TraceRecord>>(
+        profile: &Profile,
+        opts: &ReplayOptions,
+        top_bytes: u64,
+        records: impl Fn() -> I,
+    ) -> Result<Replayer, ReplayError> {
+        let device_err = |source| ReplayError::Device { index: 0, source };
         let mut replayer =
-            Replayer::new(profile, opts.data_mode, opts.aging, top).map_err(device_err)?;
+            Replayer::new(profile, opts.data_mode, opts.aging, top_bytes).map_err(device_err)?;
         if opts.prefill_reads {
             prefill(&mut replayer.dev, records()).map_err(device_err)?;
             replayer.start_ns = replayer.dev.now_ns();
