@@ -59,12 +59,9 @@ pub fn replay_ejournal(
     }
     let (steps, stats) = transform(&selected, u64::from(profile.geometry.page_bytes), region)?;
     // Prefilled as the plain replay is; aging's cold region starts above the journal region.
-    let mut replayer = Replayer::above(
-        profile,
-        opts,
-        region.start_bytes + region.bytes,
-        || selected.iter(),
-    )?;
+    let mut replayer = Replayer::above(profile, opts, region.start_bytes + region.bytes, || {
+        selected.iter()
+    })?;
     let first_ns = selected.first().map_or(0, |r| r.time_ns);
     let arrives = |i: usize| selected[i].time_ns.saturating_sub(first_ns);
     let flush = TraceRecord::new(0, "", Op::Flush, 0, 0);
@@ -80,8 +77,12 @@ pub fn replay_ejournal(
                 .map_err(|source| ReplayError::Device { index: i, source })?;
         }
         match step {
-            Step::Keep(i, r) => replayer.apply(*i, r)?,
-            Step::OrderingFlush => replayer.apply(0, &flush)?,
+            Step::Keep(i, r) => {
+                replayer.apply(*i, r)?;
+            }
+            Step::OrderingFlush => {
+                replayer.apply(0, &flush)?;
+            }
             Step::Packed { extents, from } => {
                 replayer.apply_packed_reliable(from.first().copied().unwrap_or(0), extents)?
             }

@@ -238,8 +238,9 @@ impl Replayer {
     }
 
     /// Execute request `r` (number `index` of its trace, for errors), starting when the
-    /// previous one completed.
-    pub fn apply(&mut self, index: usize, r: &TraceRecord) -> Result<(), ReplayError> {
+    /// previous one completed. Returns whether the host waited for it (a read, a flush the
+    /// device executes, a synchronous write): the time counted in `app_wait_s`.
+    pub fn apply(&mut self, index: usize, r: &TraceRecord) -> Result<bool, ReplayError> {
         let report = &mut self.report;
         let dev = &mut self.dev;
         let buf = &mut self.buf;
@@ -313,7 +314,7 @@ impl Replayer {
         if waited {
             self.wait_ns += dev.now_ns() - before;
         }
-        Ok(())
+        Ok(waited)
     }
 
     /// One packed command of reliable writes, `(offset, bytes)` each (the optimized journal's

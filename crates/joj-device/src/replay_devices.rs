@@ -20,7 +20,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use joj_trace::{Op, TraceRecord};
+use joj_trace::TraceRecord;
 
 use crate::config::Profile;
 use crate::error::ReplayError;
@@ -87,16 +87,6 @@ impl DevicesReport {
             0.0
         };
         all
-    }
-}
-
-/// Whether the host waited for `r` before issuing anything after it (the requests
-/// `Replayer::apply` counts in `app_wait_s`).
-fn host_waited(r: &TraceRecord) -> bool {
-    match r.op {
-        Op::Read | Op::Flush => true,
-        Op::Write => r.sync || r.fua || r.preflush,
-        Op::Discard | Op::Other => false,
     }
 }
 
@@ -208,8 +198,7 @@ pub fn replay_devices(
         replayers[i]
             .idle_until(start)
             .map_err(|source| ReplayError::Device { index, source })?;
-        replayers[i].apply(index, r)?;
-        if host_waited(r) {
+        if replayers[i].apply(index, r)? {
             waited_until[i] = replayers[i].elapsed_ns();
         }
     }
@@ -232,6 +221,7 @@ pub fn replay_devices(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use joj_trace::Op;
 
     fn profile(name: &str) -> Profile {
         let mut p = Profile::builtin("galaxy-s5").unwrap();
