@@ -319,6 +319,14 @@ impl BenchArgs {
     }
 
     fn workload(&self) -> Result<Workload, joj_workload::ConfigError> {
+        let count = match (self.common.transactions, self.common.transactions_in_all) {
+            (Some(_), _) => Some("--transactions"),
+            (None, Some(_)) => Some("-n"),
+            (None, None) => None,
+        };
+        if let (true, Some(flag)) = (self.file_mode(), count) {
+            return Err(joj_workload::ConfigError::CountOfAFileWorkload { flag });
+        }
         Ok(if self.file_mode() {
             Workload::File(self.file_workload())
         } else {

@@ -209,3 +209,14 @@ fn a_huge_count_on_a_scratch_filesystem_is_refused_before_it_is_made() {
         assert!(after <= before, "{args:?} made a scratch directory");
     }
 }
+
+#[test]
+fn a_transaction_count_for_a_file_workload_is_refused() {
+    // It used to be ignored: the run wrote the default 1 MiB file whatever -n said.
+    for flag in ["-n", "--transactions"] {
+        refused(
+            &["bench", "--fs", "host", "--op", "randwrite", flag, "10"],
+            &[flag, "file workload", "--file-kib", "fix"],
+        );
+    }
+}

@@ -50,6 +50,12 @@ pub enum ConfigError {
     Warehouses { given: u32, max: u32 },
     #[error("--rl-divisor {given}: the RL Benchmark's counts can be divided by 1..={max}")]
     RlDivisor { given: u32, max: u32 },
+    #[error(
+        "{flag} counts SQLite transactions, and this is a file workload, sized by its file and \
+         record as Mobibench's (--file-kib / -f, --record-kib / -r); fix: drop {flag}, or give \
+         the file size with --file-kib"
+    )]
+    CountOfAFileWorkload { flag: &'static str },
     #[error("file size {file_bytes} B must be at least one record of {record_bytes} B")]
     FileSmallerThanRecord { file_bytes: u64, record_bytes: u64 },
     #[error(
