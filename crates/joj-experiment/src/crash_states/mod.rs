@@ -510,7 +510,10 @@ fn save(
     found: &[Found],
 ) -> Result<PathBuf, ExperimentError> {
     std::fs::create_dir_all(dir).map_err(io_err(format!("creating {}", dir.display())))?;
-    let stem = format!("crash-{}-{}", opts.fs, opts.mode);
+    let stem = match opts.workload {
+        FsWorkload::Sqlite => format!("crash-{}-{}", opts.fs, opts.mode),
+        FsWorkload::Postmark => format!("crash-{}-postmark", opts.fs),
+    };
     let log_path = dir.join(format!("{stem}.blocklog"));
     let tmp = dir.join(format!(".{stem}.blocklog.tmp"));
     let f = std::fs::File::create(&tmp).map_err(io_err(format!("creating {}", tmp.display())))?;
