@@ -145,6 +145,8 @@ pub struct IFtl<M: Medium> {
     held: HashMap<u32, Held>,
     /// Retained flash pages: ppn → logical page of the entry that names it.
     retained: HashMap<u32, u32>,
+    /// Retained pages per block.
+    retained_in: Vec<u32>,
     head: u32,
     tail: u32,
     next_tid: u32,
@@ -259,6 +261,7 @@ impl<M: Medium> IFtl<M> {
             txns: HashMap::new(),
             held: HashMap::new(),
             retained: HashMap::new(),
+            retained_in: vec![0; nblocks],
             head,
             tail,
             next_tid,
@@ -323,6 +326,12 @@ impl<M: Medium> IFtl<M> {
     /// Give the medium and the NVM back (power loss).
     pub fn into_parts(self) -> (M, Nvm) {
         (self.medium, self.nvm)
+    }
+
+    /// Forget the undo records of NAND commands and NVM stores complete by `now_ns`.
+    pub fn retire(&mut self, now_ns: u64) {
+        self.medium.retire(now_ns);
+        self.nvm.retire(now_ns);
     }
 
     /// When every program and NVM store issued so far is complete.
@@ -403,6 +412,27 @@ impl<M: Medium> IFtl<M> {
         let bv = &mut self.blocks[(ppn / self.ppb) as usize];
         debug_assert!(bv.valid_pages > 0, "invalidating a dead page {ppn}");
         bv.valid_pages -= 1;
+    }
+
+    /// Flash page `ppn` becomes retained for logical page `lpn`.
+    fn retain(&mut self, ppn: u32, lpn: u32) {
+        self.retained.insert(ppn, lpn);
+        self.retained_in[(ppn / self.ppb) as usize] += 1;
+    }
+
+    /// Flash page `ppn` is retained no more. A log block left with no retained page and no
+    /// room is an ordinary block from now on: it no longer counts against `log_blocks`.
+    fn unretain(&mut self, ppn: u32) {
+        if self.retained.remove(&ppn).is_none() {
+            return;
+        }
+        let b = ppn / self.ppb;
+        self.retained_in[b as usize] -= 1;
+        if self.retained_in[b as usize] == 0 && self.log_role[b as usize] && self.log_open != Some(b)
+        {
+            self.log_role[b as usize] = false;
+            self.log_blocks_used -= 1;
+        }
     }
 
     /// A location the host no longer reaches and no entry names: free it.

@@ -76,7 +76,7 @@ impl<M: Medium> IFtl<M> {
             } else if self.retained.get(&ppn) == Some(&lpn) {
                 if self.canary == IftlCanary::EagerGc {
                     // The canary: a traditional GC drops the invalid page.
-                    self.retained.remove(&ppn);
+                    self.unretain(ppn);
                     self.invalidate(ppn);
                     continue;
                 }

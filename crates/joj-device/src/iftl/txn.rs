@@ -199,7 +199,7 @@ impl<M: Medium> IFtl<M> {
                     },
                 );
                 if let Loc::Flash(p) = cur {
-                    self.retained.insert(p, lpn);
+                    self.retain(p, lpn);
                 }
                 self.txn_mut(tid)?.lpns.push(lpn);
             }
@@ -246,7 +246,7 @@ impl<M: Medium> IFtl<M> {
             if let Some(c) = h.entry {
                 t = self.discard(c, tid.0, t)?;
                 if let Loc::Flash(p) = h.old {
-                    self.retained.remove(&p);
+                    self.unretain(p);
                 }
                 self.release(h.old);
             }
@@ -276,7 +276,7 @@ impl<M: Medium> IFtl<M> {
             t = self.map_set(lpn, h.old, t)?;
             self.release(cur);
             if let Loc::Flash(p) = h.old {
-                self.retained.remove(&p);
+                self.unretain(p);
             }
             entries.push(c);
         }
@@ -333,8 +333,8 @@ impl<M: Medium> IFtl<M> {
             reason: format!("retained page {from} has no entry"),
         })?;
         h.old = Loc::Flash(to);
-        self.retained.remove(&from);
-        self.retained.insert(to, lpn);
+        self.unretain(from);
+        self.retain(to, lpn);
         let at = self.layout.entry(c) + ENTRY_OLD_OFFSET;
         Ok(self.nvm.store_u32(at, to, t)?)
     }
