@@ -422,9 +422,10 @@ impl<M: Medium> IFtl<M> {
 
     /// Flash page `ppn` is retained no more. A log block left with no retained page and no
     /// room is an ordinary block from now on: it no longer counts against `log_blocks`.
-    fn unretain(&mut self, ppn: u32) {
+    /// Returns whether it was.
+    fn unretain(&mut self, ppn: u32) -> bool {
         if self.retained.remove(&ppn).is_none() {
-            return;
+            return false;
         }
         let b = ppn / self.ppb;
         self.retained_in[b as usize] -= 1;
@@ -433,6 +434,7 @@ impl<M: Medium> IFtl<M> {
             self.log_role[b as usize] = false;
             self.log_blocks_used -= 1;
         }
+        true
     }
 
     /// A location the host no longer reaches and no entry names: free it.

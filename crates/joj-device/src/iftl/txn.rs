@@ -245,10 +245,15 @@ impl<M: Medium> IFtl<M> {
             };
             if let Some(c) = h.entry {
                 t = self.discard(c, tid.0, t)?;
-                if let Loc::Flash(p) = h.old {
-                    self.unretain(p);
+                match h.old {
+                    // Not retained only under `IftlCanary::EagerGc` (already dropped).
+                    Loc::Flash(p) => {
+                        if self.unretain(p) {
+                            self.invalidate(p);
+                        }
+                    }
+                    other => self.release(other),
                 }
-                self.release(h.old);
             }
         }
         t = self.advance_head(t)?;
@@ -275,8 +280,15 @@ impl<M: Medium> IFtl<M> {
             let cur = self.map_get(lpn)?;
             t = self.map_set(lpn, h.old, t)?;
             self.release(cur);
-            if let Loc::Flash(p) = h.old {
-                self.unretain(p);
+            if let Loc::Flash(p) = h.old
+                && !self.unretain(p)
+            {
+                // Only under `IftlCanary::EagerGc`, which erased the page: the FTL believes it
+                // valid again, as a firmware with that bug would.
+                let b = (p / self.ppb) as usize;
+                if self.blocks[b].state != crate::gc::BlockState::Free {
+                    self.blocks[b].valid_pages += 1;
+                }
             }
             entries.push(c);
         }
