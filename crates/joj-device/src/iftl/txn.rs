@@ -66,6 +66,13 @@ impl<M: Medium> IFtl<M> {
         issue_ns: u64,
     ) -> Result<u64, FtlError> {
         let l = self.check_lpn(lpn)?;
+        let pb = self.layout.page_bytes as usize;
+        if kind == WriteKind::Metadata && data.len() != pb {
+            return Err(FtlError::Medium(crate::error::MediumError::BadDataLength {
+                expected: pb,
+                found: data.len(),
+            }));
+        }
         let first = self.check_writer(tid, l)?;
         if kind == WriteKind::Data {
             // Before the lookup: GC may move the page's current copy.
