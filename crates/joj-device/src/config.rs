@@ -398,7 +398,10 @@ const BUILTIN: &[(&str, &str)] = &[
     ("emmc5", include_str!("../profiles/emmc5.json")),
     ("galaxy-s5", include_str!("../profiles/galaxy-s5.json")),
     ("openssd", include_str!("../profiles/openssd.json")),
-    ("openssd-iftl", include_str!("../profiles/openssd-iftl.json")),
+    (
+        "openssd-iftl",
+        include_str!("../profiles/openssd-iftl.json"),
+    ),
     ("sdcard-2013", include_str!("../profiles/sdcard-2013.json")),
 ];
 

@@ -429,7 +429,9 @@ impl<M: Medium> IFtl<M> {
         }
         let b = ppn / self.ppb;
         self.retained_in[b as usize] -= 1;
-        if self.retained_in[b as usize] == 0 && self.log_role[b as usize] && self.log_open != Some(b)
+        if self.retained_in[b as usize] == 0
+            && self.log_role[b as usize]
+            && self.log_open != Some(b)
         {
             self.log_role[b as usize] = false;
             self.log_blocks_used -= 1;
@@ -578,7 +580,11 @@ impl<M: Medium> IFtl<M> {
             assert!(c.wrapping_sub(self.head) < self.log_len(), "entry {c} live");
             let b = self.nvm.peek(self.layout.entry(c), 16).expect("entry");
             let e = layout::LogEntry::decode(b);
-            assert_eq!((e.tid, e.lpn, e.old), (h.tid, lpn, h.old.word()), "entry {c}");
+            assert_eq!(
+                (e.tid, e.lpn, e.old),
+                (h.tid, lpn, h.old.word()),
+                "entry {c}"
+            );
             match h.old {
                 Loc::Flash(p) => {
                     live[(p / self.ppb) as usize] += 1;
@@ -598,7 +604,10 @@ impl<M: Medium> IFtl<M> {
         for &s in &self.free_slots {
             slots[s as usize] += 1;
         }
-        assert!(slots.iter().all(|&n| n == 1), "every slot used once or free");
+        assert!(
+            slots.iter().all(|&n| n == 1),
+            "every slot used once or free"
+        );
         let mut free = 0;
         for (b, v) in self.blocks.iter().enumerate() {
             assert_eq!(v.valid_pages, live[b], "block {b} live count");

@@ -26,7 +26,8 @@ fn a_returned_commit_survives_a_cut_and_an_open_transaction_does_not() {
     let t = d.begin().unwrap();
     let before = d.now_ns();
     d.write(Some(t), Lpn(1), WriteKind::Data, &page(1)).unwrap();
-    d.write(Some(t), Lpn(2), WriteKind::Metadata, &page(2)).unwrap();
+    d.write(Some(t), Lpn(2), WriteKind::Metadata, &page(2))
+        .unwrap();
     let written = d.now_ns();
     assert!(
         written - before < p.timing.program_page_ns,
@@ -54,7 +55,11 @@ fn a_returned_commit_survives_a_cut_and_an_open_transaction_does_not() {
         assert_eq!(buf, page(want), "logical page {lpn} after the cut");
     }
     let c = d.host_counters().clone();
-    assert_eq!((c.reads, c.writes), (3, 0), "counters start again after recovery");
+    assert_eq!(
+        (c.reads, c.writes),
+        (3, 0),
+        "counters start again after recovery"
+    );
     d.ftl().check_invariants();
 }
 
@@ -65,7 +70,8 @@ fn abort_restores_every_page() {
     d.write(None, Lpn(5), WriteKind::Data, &page(5)).unwrap();
     let t = d.begin().unwrap();
     d.write(Some(t), Lpn(5), WriteKind::Data, &page(6)).unwrap();
-    d.write(Some(t), Lpn(6), WriteKind::Metadata, &page(6)).unwrap();
+    d.write(Some(t), Lpn(6), WriteKind::Metadata, &page(6))
+        .unwrap();
     d.write_bytes(Some(t), Lpn(6), 10, &[1, 2, 3]).unwrap();
     d.abort(t).unwrap();
     let mut buf = page(0);
@@ -73,6 +79,9 @@ fn abort_restores_every_page() {
     assert_eq!(buf, page(5));
     d.read(None, Lpn(6), &mut buf).unwrap();
     assert_eq!(buf, page(0));
-    assert!(d.write(None, Lpn(5), WriteKind::Data, &page(1)[..100]).is_err());
+    assert!(
+        d.write(None, Lpn(5), WriteKind::Data, &page(1)[..100])
+            .is_err()
+    );
     d.ftl().check_invariants();
 }

@@ -8,16 +8,20 @@
 mod common;
 
 use common::{device, device_with, iftl_config, page, read_all};
-use joj_device::{
-    DataMode, FtlError, IFtl, IftlConfig, Lpn, NandMedium, Timing, WriteKind,
-};
+use joj_device::{DataMode, FtlError, IFtl, IftlConfig, Lpn, NandMedium, Timing, WriteKind};
 
 fn filled(cfg: IftlConfig) -> (IFtl<NandMedium>, Vec<u64>, u64) {
     let mut f = device_with(cfg, common::LOGICAL_PAGES);
     let mut now = 0;
     for lpn in 0..f.logical_pages() as u32 {
         now = f
-            .write(None, Lpn(lpn), WriteKind::Data, &page(u64::from(lpn) + 1), now)
+            .write(
+                None,
+                Lpn(lpn),
+                WriteKind::Data,
+                &page(u64::from(lpn) + 1),
+                now,
+            )
             .unwrap();
     }
     let before = read_all(&mut f, now).unwrap();
@@ -34,11 +38,17 @@ fn a_full_logftl_is_an_error_and_abort_restores() {
     let (t, done) = f.begin(now).unwrap();
     now = done;
     for lpn in 0..16 {
-        now = f.write(Some(t), Lpn(lpn), WriteKind::Data, &page(900), now).unwrap();
+        now = f
+            .write(Some(t), Lpn(lpn), WriteKind::Data, &page(900), now)
+            .unwrap();
     }
     // Rewriting a page it holds needs no entry.
-    now = f.write(Some(t), Lpn(3), WriteKind::Data, &page(901), now).unwrap();
-    let e = f.write(Some(t), Lpn(16), WriteKind::Data, &page(902), now).unwrap_err();
+    now = f
+        .write(Some(t), Lpn(3), WriteKind::Data, &page(901), now)
+        .unwrap();
+    let e = f
+        .write(Some(t), Lpn(16), WriteKind::Data, &page(902), now)
+        .unwrap_err();
     assert!(matches!(e, FtlError::LogFtlFull { capacity: 16 }), "{e}");
     f.check_invariants();
     now = f.abort(t, now).unwrap();
@@ -55,9 +65,15 @@ fn a_full_transaction_table_is_an_error() {
         now = done;
         open.push(t);
     }
-    assert!(matches!(f.begin(now), Err(FtlError::TxnTableFull { slots: 8 })));
+    assert!(matches!(
+        f.begin(now),
+        Err(FtlError::TxnTableFull { slots: 8 })
+    ));
     now = f.commit(open[0], now).unwrap();
-    assert!(f.begin(now).is_ok(), "a committed transaction frees its slot");
+    assert!(
+        f.begin(now).is_ok(),
+        "a committed transaction frees its slot"
+    );
 }
 
 #[test]
@@ -70,9 +86,13 @@ fn no_free_metadata_slot_is_an_error_and_abort_restores() {
     let (t, done) = f.begin(now).unwrap();
     now = done;
     for lpn in 0..4 {
-        now = f.write(Some(t), Lpn(lpn), WriteKind::Metadata, &page(700), now).unwrap();
+        now = f
+            .write(Some(t), Lpn(lpn), WriteKind::Metadata, &page(700), now)
+            .unwrap();
     }
-    let e = f.write(Some(t), Lpn(4), WriteKind::Metadata, &page(701), now).unwrap_err();
+    let e = f
+        .write(Some(t), Lpn(4), WriteKind::Metadata, &page(701), now)
+        .unwrap_err();
     assert!(matches!(e, FtlError::NvmSlotsFull { slots: 4 }), "{e}");
     f.check_invariants();
     now = f.abort(t, now).unwrap();
@@ -95,7 +115,9 @@ fn a_transaction_that_outgrows_the_log_blocks_is_an_error_and_abortable() {
     // (The fill alternated units page by page, so every fourth page is every other page of a
     // block.)
     for lpn in (0..240u32).step_by(4) {
-        now = f.write(Some(t), Lpn(lpn), WriteKind::Data, &page(5000), now).unwrap();
+        now = f
+            .write(Some(t), Lpn(lpn), WriteKind::Data, &page(5000), now)
+            .unwrap();
     }
     // Plain writes of the other half make those blocks GC victims, whose retained pages lazy
     // GC must copy — more than one log block holds.
@@ -103,7 +125,7 @@ fn a_transaction_that_outgrows_the_log_blocks_is_an_error_and_abortable() {
     let mut rng = joj_device::rng::SimRng::new(19);
     for i in 0..20_000u64 {
         let lpn = rng.below(common::LOGICAL_PAGES) as u32;
-        if lpn % 4 == 0 && lpn < 240 {
+        if lpn.is_multiple_of(4) && lpn < 240 {
             continue;
         }
         match f.write(None, Lpn(lpn), WriteKind::Data, &page(6000 + i), now) {
@@ -126,7 +148,9 @@ fn a_transaction_that_outgrows_the_log_blocks_is_an_error_and_abortable() {
     f.check_invariants();
     // With the transaction gone, GC has room again.
     for lpn in 1..40u32 {
-        now = f.write(None, Lpn(lpn), WriteKind::Data, &page(7000), now).unwrap();
+        now = f
+            .write(None, Lpn(lpn), WriteKind::Data, &page(7000), now)
+            .unwrap();
     }
     f.check_invariants();
 }
@@ -167,7 +191,13 @@ fn an_nvm_too_small_for_the_tables_is_refused_at_format() {
     let m = NandMedium::new(common::geometry(), Timing::default(), DataMode::Full);
     let e = IFtl::format(m, cfg, &common::ftl_config(), common::LOGICAL_PAGES).unwrap_err();
     assert!(
-        matches!(e, FtlError::NvmExhausted { nvm_bytes: 2048, .. }),
+        matches!(
+            e,
+            FtlError::NvmExhausted {
+                nvm_bytes: 2048,
+                ..
+            }
+        ),
         "{e}"
     );
     let _ = device();

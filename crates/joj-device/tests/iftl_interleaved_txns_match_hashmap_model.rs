@@ -83,14 +83,21 @@ fn run(seed: u64) {
             for t in &tids {
                 for (&lpn, &tag) in &model.open[&t.0] {
                     f.read(Some(*t), Lpn(lpn), &mut buf, now).unwrap();
-                    assert_eq!(tag_of(&buf).unwrap(), tag, "seed {seed}: {t} reads its {lpn}");
+                    assert_eq!(
+                        tag_of(&buf).unwrap(),
+                        tag,
+                        "seed {seed}: {t} reads its {lpn}"
+                    );
                 }
             }
         }
         f.retire(now);
     }
     let s = f.stats().clone();
-    assert!(s.gc_runs > 0 && s.lazy_gc_copies > 0, "seed {seed}: GC ran lazily: {s:?}");
+    assert!(
+        s.gc_runs > 0 && s.lazy_gc_copies > 0,
+        "seed {seed}: GC ran lazily: {s:?}"
+    );
     assert!(s.commits > 0 && s.aborts > 0);
     eprintln!("seed {seed}: {s:?}, {outgrown} transactions outgrew the log blocks");
 }

@@ -14,7 +14,11 @@ use joj_device::{DataMode, Ftl, Lpn, NandMedium, Timing, WriteKind, rng::SimRng}
 fn workload(seed: u64) -> Vec<Vec<u32>> {
     let mut rng = SimRng::new(seed);
     (0..300)
-        .map(|_| (0..1 + rng.below(8)).map(|_| rng.below(LOGICAL_PAGES) as u32).collect())
+        .map(|_| {
+            (0..1 + rng.below(8))
+                .map(|_| rng.below(LOGICAL_PAGES) as u32)
+                .collect()
+        })
         .collect()
 }
 
@@ -42,7 +46,9 @@ fn iftl_programs_no_mapping_page_where_xftl_programs_many() {
         let (t, d) = f.begin(now).unwrap();
         now = d;
         for &lpn in pages {
-            now = f.write(Some(t), Lpn(lpn), WriteKind::Data, &page(1), now).unwrap();
+            now = f
+                .write(Some(t), Lpn(lpn), WriteKind::Data, &page(1), now)
+                .unwrap();
         }
         now = f.commit(t, now).unwrap();
     }
@@ -59,7 +65,10 @@ fn iftl_programs_no_mapping_page_where_xftl_programs_many() {
     assert!(x_ratio > 0.1, "X-FTL programs its commit tables to flash");
     assert_eq!(is.mapping_flash_programs, 0);
     assert_eq!(i_ratio, 0.0);
-    assert!(f.nvm_stats().bytes_written > 0, "i-FTL's mapping changes are NVM stores");
+    assert!(
+        f.nvm_stats().bytes_written > 0,
+        "i-FTL's mapping changes are NVM stores"
+    );
 }
 
 #[test]
@@ -70,7 +79,9 @@ fn the_data_tag_sends_metadata_to_nvm_and_data_to_flash() {
     now = d;
     let (mut meta, mut data) = (0u64, 0u64);
     for lpn in 0..50u32 {
-        now = f.write(Some(t), Lpn(lpn), kind_of(lpn), &page(9), now).unwrap();
+        now = f
+            .write(Some(t), Lpn(lpn), kind_of(lpn), &page(9), now)
+            .unwrap();
         match kind_of(lpn) {
             WriteKind::Metadata => meta += 1,
             WriteKind::Data => data += 1,
@@ -79,9 +90,15 @@ fn the_data_tag_sends_metadata_to_nvm_and_data_to_flash() {
     // A small metadata update inside the transaction: in place, only the bytes given.
     let programs = f.stats().host_programs;
     let nvm_before = f.stats().metadata_bytes_to_nvm;
-    now = f.write_bytes(Some(t), Lpn(10), 100, &[7u8; 24], now).unwrap();
+    now = f
+        .write_bytes(Some(t), Lpn(10), 100, &[7u8; 24], now)
+        .unwrap();
     assert_eq!(f.stats().metadata_bytes_to_nvm - nvm_before, 24);
-    assert_eq!(f.stats().host_programs, programs, "no flash program for metadata");
+    assert_eq!(
+        f.stats().host_programs,
+        programs,
+        "no flash program for metadata"
+    );
     f.commit(t, now).unwrap();
     let s = f.stats();
     let pb = common::PAGE_BYTES as u64;

@@ -24,6 +24,9 @@ fn five_thousand_cuts_show_exactly_the_committed_transactions() {
     }
     eprintln!("{seed} trials: {counts:?}");
     assert!(counts.in_lazy_gc >= 100, "cuts inside lazy GC: {counts:?}");
-    assert!(counts.in_recovery >= 100, "cuts inside recovery: {counts:?}");
+    assert!(
+        counts.in_recovery >= 100,
+        "cuts inside recovery: {counts:?}"
+    );
     assert!(counts.in_commit >= 10, "cuts inside a commit: {counts:?}");
 }

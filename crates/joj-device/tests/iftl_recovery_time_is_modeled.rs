@@ -17,20 +17,28 @@ fn iftl_cut(committed: u32, open_pages: u32) -> joj_device::IftlRecoveryReport {
     let (t, d) = f.begin(now).unwrap();
     now = d;
     for lpn in 0..committed {
-        now = f.write(Some(t), Lpn(lpn), WriteKind::Data, &page(1), now).unwrap();
+        now = f
+            .write(Some(t), Lpn(lpn), WriteKind::Data, &page(1), now)
+            .unwrap();
     }
     now = f.commit(t, now).unwrap();
     let (u, d) = f.begin(now).unwrap();
     now = d;
     for lpn in 0..open_pages {
-        now = f.write(Some(u), Lpn(lpn), WriteKind::Data, &page(2), now).unwrap();
+        now = f
+            .write(Some(u), Lpn(lpn), WriteKind::Data, &page(2), now)
+            .unwrap();
     }
     let (mut m, mut nvm) = f.into_parts();
     m.power_loss(now, 1);
     nvm.power_loss(now, 1);
     let reads_before = m.busy_ns();
     let (g, report) = IFtl::recover(m, nvm, iftl_config(), &ftl_config(), now).unwrap();
-    assert_eq!(g.medium().busy_ns(), reads_before, "recovery reads no flash");
+    assert_eq!(
+        g.medium().busy_ns(),
+        reads_before,
+        "recovery reads no flash"
+    );
     assert_eq!(report.entries_restored, u64::from(open_pages));
     report
 }

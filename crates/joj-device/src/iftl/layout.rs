@@ -36,7 +36,7 @@ pub(crate) const OFF_CURSOR: u64 = OFF_NEXT_TID + 8;
 pub(crate) const HEADER_BYTES: u64 = OFF_CURSOR + 8 + 16;
 
 const _: () = assert!(HEADER_BYTES == 64);
-const _: () = assert!(OFF_NEXT_TID % 8 == 0 && OFF_CURSOR % 8 == 0);
+const _: () = assert!(OFF_NEXT_TID.is_multiple_of(8) && OFF_CURSOR.is_multiple_of(8));
 
 pub(crate) const TX_SLOT_BYTES: u64 = 8;
 pub(crate) const LOG_ENTRY_BYTES: u64 = 16;
@@ -187,7 +187,10 @@ impl Layout {
     pub(crate) fn read(nvm: &Nvm) -> Result<Layout, FtlError> {
         let corrupt = |reason: String| FtlError::NvmCorrupt { reason };
         if nvm.size_bytes() < HEADER_BYTES {
-            return Err(corrupt(format!("{} bytes hold no header", nvm.size_bytes())));
+            return Err(corrupt(format!(
+                "{} bytes hold no header",
+                nvm.size_bytes()
+            )));
         }
         let magic = nvm.peek_u64(OFF_MAGIC)?;
         if magic != MAGIC {
@@ -197,7 +200,9 @@ impl Layout {
         }
         let version = nvm.peek_u32(OFF_VERSION)?;
         if version != VERSION {
-            return Err(corrupt(format!("version {version}, this build reads {VERSION}")));
+            return Err(corrupt(format!(
+                "version {version}, this build reads {VERSION}"
+            )));
         }
         let l = Layout::plan(
             nvm.peek_u32(OFF_PAGE_BYTES)?,

@@ -6,11 +6,12 @@
 
 use std::collections::HashSet;
 
-use super::{IFtl, IftlRecoveryReport};
 use super::layout::{
-    ENTRY_COMMITTED, ENTRY_COMMITTING, ENTRY_DISCARDED, HEADER_BYTES, LOG_ENTRY_BYTES, Layout, LogEntry, OFF_CURSOR, TX_COMMITTED,
-    TX_FREE, TX_SLOT_BYTES, pack_cursor, pack_slot, unpack_cursor,
+    ENTRY_COMMITTED, ENTRY_COMMITTING, ENTRY_DISCARDED, HEADER_BYTES, LOG_ENTRY_BYTES, Layout,
+    LogEntry, OFF_CURSOR, TX_COMMITTED, TX_FREE, TX_SLOT_BYTES, pack_cursor, pack_slot,
+    unpack_cursor,
 };
+use super::{IFtl, IftlRecoveryReport};
 use crate::config::{FtlConfig, IftlConfig};
 use crate::error::FtlError;
 use crate::medium::Medium;
@@ -49,7 +50,10 @@ impl<M: Medium> IFtl<M> {
         let live = tail.wrapping_sub(head);
         if live > layout.log_entries {
             return Err(FtlError::NvmCorrupt {
-                reason: format!("logFTL cursor head {head} tail {tail} beyond its {} entries", layout.log_entries),
+                reason: format!(
+                    "logFTL cursor head {head} tail {tail} beyond its {} entries",
+                    layout.log_entries
+                ),
             });
         }
         let mut report = IftlRecoveryReport {

@@ -2,7 +2,7 @@
 //! persistent steps `docs/formats/iftl.md` §4 fixes (and §5 argues for).
 
 use super::layout::{
-    ENTRY_COMMITTING, ENTRY_DISCARDED, ENTRY_OLD_OFFSET, LogEntry, Loc, OFF_CURSOR, OFF_NEXT_TID,
+    ENTRY_COMMITTING, ENTRY_DISCARDED, ENTRY_OLD_OFFSET, Loc, LogEntry, OFF_CURSOR, OFF_NEXT_TID,
     TX_ACTIVE, TX_COMMITTED, TX_FREE, pack_cursor, pack_slot,
 };
 use super::{Held, IFtl, ITxn, IftlCanary, WriteKind};
@@ -29,11 +29,9 @@ impl<M: Medium> IFtl<M> {
         let t = self
             .nvm
             .store_u64(OFF_NEXT_TID, u64::from(self.next_tid), issue_ns)?;
-        let t = self.nvm.store_u64(
-            self.layout.tx_slot(slot),
-            pack_slot(tid, TX_ACTIVE),
-            t,
-        )?;
+        let t = self
+            .nvm
+            .store_u64(self.layout.tx_slot(slot), pack_slot(tid, TX_ACTIVE), t)?;
         self.tx_slot_used[slot as usize] = true;
         self.txns.insert(
             tid,
@@ -303,11 +301,9 @@ impl<M: Medium> IFtl<M> {
             t = self.discard(c, tid.0, t)?;
         }
         t = self.advance_head(t)?;
-        t = self.nvm.store_u64(
-            self.layout.tx_slot(txn.slot),
-            pack_slot(0, TX_FREE),
-            t,
-        )?;
+        t = self
+            .nvm
+            .store_u64(self.layout.tx_slot(txn.slot), pack_slot(0, TX_FREE), t)?;
         self.tx_slot_used[txn.slot as usize] = false;
         self.stats.aborts += 1;
         Ok(t)

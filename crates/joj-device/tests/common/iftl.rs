@@ -76,7 +76,7 @@ pub fn tag_of(p: &[u8]) -> Result<u64, String> {
 
 /// The data tag of a logical page: every tenth is metadata (an inode page, say).
 pub fn kind_of(lpn: u32) -> WriteKind {
-    if lpn % 10 == 0 {
+    if lpn.is_multiple_of(10) {
         WriteKind::Metadata
     } else {
         WriteKind::Data

@@ -183,7 +183,10 @@ fn choose_cut(
     rng: &mut SimRng,
     counts: &mut CutCounts,
 ) -> u64 {
-    let from = ops.last().map_or(0, |o| o.ret_ns).saturating_sub(RETIRE_LAG_NS / 2);
+    let from = ops
+        .last()
+        .map_or(0, |o| o.ret_ns)
+        .saturating_sub(RETIRE_LAG_NS / 2);
     let mut events = f.medium().event_times_ns(from);
     events.extend(f.nvm().event_times_ns(from));
     events.sort_unstable();
