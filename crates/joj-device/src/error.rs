@@ -18,6 +18,14 @@ pub enum MediumError {
     MapIndexOutOfRange { index: u32, len: usize },
 }
 
+/// Errors of the NVM: an access beyond the region. The FTL must never commit one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum NvmError {
+    #[error("NVM access at byte {offset} of {len} bytes goes beyond the region ({size} bytes)")]
+    OutOfRange { offset: u64, len: u64, size: u64 },
+}
+
 /// Errors of the page-mapping FTL.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -47,7 +55,7 @@ pub enum FtlError {
     #[error("transaction {tid} is not active (never begun, or already committed or aborted)")]
     NoSuchTxn { tid: u32 },
     #[error(transparent)]
-    Nvm(#[from] crate::nvm::NvmError),
+    Nvm(#[from] NvmError),
     #[error(
         "i-FTL's tables need {needed_bytes} bytes of NVM but the device has {nvm_bytes}: give it \
          more NVM (`iftl.nvm_bytes`) or fewer logical pages"

@@ -56,13 +56,15 @@ pub use counters::{Counters, LatencySummary};
 pub use ejournal::{EjournalError, EjournalStats};
 pub use ejournal_replay::replay_ejournal;
 pub use emmc::{Emmc, PowerCut};
-pub use error::{DeviceError, FtlError, ImageError, MediumError, ProfileError, ReplayError};
+pub use error::{
+    DeviceError, FtlError, ImageError, MediumError, NvmError, ProfileError, ReplayError,
+};
 pub use ftl::{Ftl, RecoveryReport, TXN_BIT, Tid};
 pub use iftl::{IFtl, IftlCanary, IftlRecoveryReport, IftlStats, WriteKind};
 pub use iftl_device::{IftlDevice, IftlHostCounters, IftlPowerCut};
 pub use medium::{CommitEntry, Medium};
 pub use nand::NandMedium;
-pub use nvm::{Nvm, NvmError, NvmStats};
+pub use nvm::{Nvm, NvmStats};
 pub use replay::{
     AgingSpec, DeviceSummary, LoadedTrace, OpsBasis, ReplayOptions, ReplayReport, Replayer,
     load_trace, replay, replay_with,

@@ -15,18 +15,11 @@
 use serde::{Deserialize, Serialize};
 
 use crate::config::{NvmTiming, Timing};
+use crate::error::NvmError;
 use crate::rng::SimRng;
 
 /// An aligned word: the unit a store is atomic in.
 pub const NVM_WORD_BYTES: u64 = 8;
-
-/// Errors of the NVM: an access beyond the region. The FTL must never commit one.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum NvmError {
-    #[error("NVM access at byte {offset} of {len} bytes goes beyond the region ({size} bytes)")]
-    OutOfRange { offset: u64, len: u64, size: u64 },
-}
 
 /// What the NVM did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
