@@ -65,6 +65,14 @@ impl<M: Medium> IFtl<M> {
             }
         }
         assert_eq!(free, self.free_count, "free block count");
+        let mut retained_in = vec![0u32; self.blocks.len()];
+        for &p in self.retained.keys() {
+            retained_in[(p / self.ppb) as usize] += 1;
+        }
+        assert_eq!(retained_in, self.retained_in, "retained pages per block");
+        let log_blocks = self.log_role.iter().filter(|&&l| l).count() as u32;
+        assert_eq!(log_blocks, self.log_blocks_used, "log blocks in use");
+        assert!(self.log_blocks_used <= self.cfg.log_blocks);
         let cursor = self.nvm.peek_u64(layout::OFF_CURSOR).expect("cursor");
         assert_eq!(layout::unpack_cursor(cursor), (self.head, self.tail));
     }

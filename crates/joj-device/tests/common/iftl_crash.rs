@@ -3,7 +3,8 @@
 //! power cut at an instant when a NAND command or an NVM store starts or ends, recovery, and a
 //! check that the device shows exactly the acknowledged commits — the commit under way at the
 //! cut all or nothing — and nothing of any other transaction. Sometimes the cut falls inside
-//! recovery itself, and the device recovers again.
+//! recovery itself, and the device recovers again. Between the transactions' writes run plain
+//! writes (durable on return) and metadata pages updated in parts (`write_bytes`).
 
 #![allow(dead_code)]
 
@@ -19,6 +20,7 @@ pub struct CutCounts {
     pub cuts: u64,
     pub in_lazy_gc: u64,
     pub in_recovery: u64,
+    /// Cuts while a commit or a plain write was under way (acknowledged only once returned).
     pub in_commit: u64,
 }
 
@@ -137,6 +139,38 @@ fn run_ops(
                 model.commit(t.0);
                 kind = OpKind::Commit(writes);
                 f.commit(t, issue)
+            }
+        } else if r < 16 {
+            // A plain write: durable on return, like a one-page commit.
+            let lpn = rng.below(u64::from(logical)) as u32;
+            let tag = *next_tag;
+            *next_tag += 1;
+            match f.write(None, Lpn(lpn), kind_of(lpn), &page(tag), issue) {
+                Ok(done) => {
+                    model.committed.insert(lpn, tag);
+                    kind = OpKind::Commit(HashMap::from([(lpn, tag)]));
+                    Ok(done)
+                }
+                Err(FtlError::TxnConflict { .. }) => Ok(issue),
+                Err(e) => Err(e),
+            }
+        } else if r < 22 {
+            // A metadata page updated by parts (NVM, in place once the transaction owns it).
+            let t = tids[rng.below(tids.len() as u64) as usize];
+            let lpn = 10 * rng.below(u64::from(logical) / 10) as u32;
+            let tag = *next_tag;
+            *next_tag += 1;
+            let p = page(tag);
+            let r = f
+                .write_bytes(Some(t), Lpn(lpn), 8, &p[8..], issue)
+                .and_then(|d| f.write_bytes(Some(t), Lpn(lpn), 0, &p[..8], d));
+            match r {
+                Ok(done) => {
+                    model.open.get_mut(&t.0).map(|w| w.insert(lpn, tag));
+                    Ok(done)
+                }
+                Err(FtlError::TxnConflict { .. }) => Ok(issue),
+                Err(e) => Err(e),
             }
         } else {
             let t = tids[rng.below(tids.len() as u64) as usize];
