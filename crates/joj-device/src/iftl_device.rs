@@ -8,7 +8,10 @@
 //! page and mapping are persistent; `commit` returns when its commit store is persistent,
 //! which the NVM's ordering puts after every earlier store of the transaction, and each of
 //! those after its page's program — the durability point. The volatile write cache of `Emmc`
-//! is not used: i-FTL's writes go straight to the FTL.
+//! is not used: i-FTL's writes go straight to the FTL. `block` puts the device behind the
+//! `BlockDevice` and `TransactionalDevice` contracts.
+
+mod block;
 
 use serde::{Deserialize, Serialize};
 
@@ -49,6 +52,7 @@ pub struct IftlDevice<M: Medium> {
     now_ns: u64,
     store_data: bool,
     host: IftlHostCounters,
+    flushes: u64,
 }
 
 impl IftlDevice<NandMedium> {
@@ -81,6 +85,7 @@ impl<M: Medium> IftlDevice<M> {
             ftl,
             now_ns,
             host: IftlHostCounters::default(),
+            flushes: 0,
         }
     }
 

@@ -38,5 +38,8 @@ fn five_thousand_cuts_show_exactly_the_committed_transactions() {
         counts.in_recovery >= 100,
         "cuts inside recovery: {counts:?}"
     );
-    assert!(counts.in_commit >= 10, "cuts inside a commit or plain write: {counts:?}");
+    assert!(
+        counts.in_commit >= 10,
+        "cuts inside a commit or plain write: {counts:?}"
+    );
 }

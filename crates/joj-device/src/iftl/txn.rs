@@ -142,6 +142,18 @@ impl<M: Medium> IFtl<M> {
         self.write(tid, lpn, WriteKind::Metadata, &page, t)
     }
 
+    /// Drop `lpn`'s mapping (a plain discard): it reads as zeros; persistent on return.
+    pub fn trim(&mut self, lpn: Lpn, issue_ns: u64) -> Result<u64, FtlError> {
+        let l = self.check_lpn(lpn)?;
+        self.check_writer(None, l)?;
+        let cur = self.map_get(l)?;
+        if cur == Loc::Unmapped {
+            return Ok(issue_ns);
+        }
+        self.release(cur);
+        self.map_set(l, Loc::Unmapped, issue_ns)
+    }
+
     /// Whether `tid` may write `lpn`, and whether it is its first write of it.
     fn check_writer(&self, tid: Option<Tid>, lpn: u32) -> Result<bool, FtlError> {
         let held = self.held.get(&lpn);
