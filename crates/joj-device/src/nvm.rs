@@ -3,8 +3,11 @@
 //! `docs/formats/iftl.md` §3.
 //!
 //! # Model
-//! - One port: accesses are served one at a time, each `latency + bytes / bandwidth`
-//!   (`NvmTiming`). A store ends with a persist barrier: the next access starts after it.
+//! - Each access costs `latency + bytes / bandwidth` (`NvmTiming`). Stores are served one at a
+//!   time in the order issued, each ending with a persist barrier: the next store starts after
+//!   it. Reads queue only behind reads: a store scheduled to run once a NAND program completes
+//!   does not hold up a host read issued before then (the model charges no bus contention
+//!   between a read and a store that overlap in time).
 //! - Fault model: every store is logged with its start and end time and the bytes it replaced
 //!   until it is retired. On `power_loss(at)`, walking the log backwards: a store that had not
 //!   started by `at` never happened; a store under way at `at` keeps a random subset of its
@@ -46,6 +49,7 @@ pub struct Nvm {
     bytes: Vec<u8>,
     timing: NvmTiming,
     free_ns: u64,
+    read_free_ns: u64,
     inflight: Vec<InflightStore>,
     stats: NvmStats,
 }
@@ -57,6 +61,7 @@ impl Nvm {
             bytes: vec![0; size_bytes as usize],
             timing,
             free_ns: 0,
+            read_free_ns: 0,
             inflight: Vec::new(),
             stats: NvmStats::default(),
         }
@@ -74,7 +79,7 @@ impl Nvm {
         &self.timing
     }
 
-    /// When the port is next free (every store issued so far is persistent by then).
+    /// When every store issued so far is persistent.
     pub fn free_ns(&self) -> u64 {
         self.free_ns
     }
@@ -87,19 +92,30 @@ impl Nvm {
         }
     }
 
-    fn schedule(&mut self, latency_ns: u64, len: u64, issue_ns: u64) -> (u64, u64) {
+    fn schedule_store(&mut self, len: u64, issue_ns: u64) -> (u64, u64) {
         let start = issue_ns.max(self.free_ns);
-        let end = start + latency_ns + Timing::transfer_ns(len, self.timing.bytes_per_s);
+        let end = start
+            + self.timing.write_latency_ns
+            + Timing::transfer_ns(len, self.timing.bytes_per_s);
         self.free_ns = end;
         self.stats.busy_ns += end - start;
         (start, end)
+    }
+
+    fn schedule_read(&mut self, len: u64, issue_ns: u64) -> u64 {
+        let start = issue_ns.max(self.read_free_ns);
+        let end =
+            start + self.timing.read_latency_ns + Timing::transfer_ns(len, self.timing.bytes_per_s);
+        self.read_free_ns = end;
+        self.stats.busy_ns += end - start;
+        end
     }
 
     /// Read `buf.len()` bytes at `offset`; returns when the data is in the controller.
     pub fn read(&mut self, offset: u64, buf: &mut [u8], issue_ns: u64) -> Result<u64, NvmError> {
         let r = self.check(offset, buf.len() as u64)?;
         buf.copy_from_slice(&self.bytes[r]);
-        let (_, end) = self.schedule(self.timing.read_latency_ns, buf.len() as u64, issue_ns);
+        let end = self.schedule_read(buf.len() as u64, issue_ns);
         self.stats.reads += 1;
         self.stats.bytes_read += buf.len() as u64;
         Ok(end)
@@ -109,7 +125,7 @@ impl Nvm {
     /// took with `peek`).
     pub fn charge_read(&mut self, offset: u64, len: u64, issue_ns: u64) -> Result<u64, NvmError> {
         self.check(offset, len)?;
-        let (_, end) = self.schedule(self.timing.read_latency_ns, len, issue_ns);
+        let end = self.schedule_read(len, issue_ns);
         self.stats.reads += 1;
         self.stats.bytes_read += len;
         Ok(end)
@@ -120,7 +136,7 @@ impl Nvm {
         let r = self.check(offset, data.len() as u64)?;
         let old = self.bytes[r.clone()].to_vec();
         self.bytes[r].copy_from_slice(data);
-        let (start, end) = self.schedule(self.timing.write_latency_ns, data.len() as u64, issue_ns);
+        let (start, end) = self.schedule_store(data.len() as u64, issue_ns);
         self.inflight.push(InflightStore {
             offset,
             start_ns: start,
@@ -206,6 +222,7 @@ impl Nvm {
             }
         }
         self.free_ns = at_ns;
+        self.read_free_ns = at_ns;
     }
 }
 
