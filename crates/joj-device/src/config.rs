@@ -350,6 +350,32 @@ pub struct IftlConfig {
     pub metadata_slots: Option<u32>,
 }
 
+impl IftlConfig {
+    /// Every size and time the i-FTL divides by or counts on is non-zero.
+    pub fn validate(&self) -> Result<(), ProfileError> {
+        let fields = [
+            (
+                "iftl.nvm.read_latency_ns",
+                self.nvm.read_latency_ns,
+                "103 (STT-MRAM tRCD + CL)",
+            ),
+            (
+                "iftl.nvm.write_latency_ns",
+                self.nvm.write_latency_ns,
+                "156 (tRCD + tRP)",
+            ),
+            ("iftl.nvm.bytes_per_s", self.nvm.bytes_per_s, "2132000000"),
+            ("iftl.nvm_bytes", self.nvm_bytes, "8388608"),
+            ("iftl.tx_slots", u64::from(self.tx_slots), "64"),
+            ("iftl.log_entries", u64::from(self.log_entries), "16384"),
+        ];
+        match fields.iter().find(|(_, value, _)| *value == 0) {
+            Some(&(field, _, example)) => Err(ProfileError::ZeroTiming { field, example }),
+            None => Ok(()),
+        }
+    }
+}
+
 impl Default for IftlConfig {
     fn default() -> Self {
         IftlConfig {
@@ -461,6 +487,9 @@ impl Profile {
                 reason: "over_provisioning_percent must be > 0".into(),
             });
         }
+        if let Some(i) = &self.iftl {
+            i.validate()?;
+        }
         if self.cache.destage_watermark_percent > 100 {
             return Err(ProfileError::Invalid {
                 reason: "destage_watermark_percent must be ≤ 100".into(),
@@ -540,6 +569,22 @@ mod tests {
             assert!(p.capacity_bytes() > 0);
         }
         assert_eq!(Profile::builtin("emmc5").unwrap().geometry.page_bytes, 8192);
+    }
+
+    #[test]
+    fn a_zero_nvm_figure_is_refused_naming_the_field() {
+        let mut p = Profile::builtin("openssd-iftl").unwrap();
+        assert!(p.validate().is_ok());
+        if let Some(i) = p.iftl.as_mut() {
+            i.nvm.bytes_per_s = 0;
+        }
+        assert!(matches!(
+            p.validate(),
+            Err(ProfileError::ZeroTiming {
+                field: "iftl.nvm.bytes_per_s",
+                ..
+            })
+        ));
     }
 
     #[test]
