@@ -28,7 +28,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::addr::{BlockId, Lpn, Oob, Ppn, page_checksum};
-use crate::config::{FtlConfig, IftlConfig};
+use crate::config::{DataMode, FtlConfig, IftlConfig};
 use crate::error::FtlError;
 use crate::ftl::Tid;
 use crate::gc::{BlockState, BlockView};
@@ -269,7 +269,11 @@ impl<M: Medium> IFtl<M> {
             in_gc: false,
             canary: IftlCanary::None,
             stats: IftlStats::default(),
-            scratch: vec![0; page_bytes],
+            scratch: if medium.data_mode() == DataMode::Full {
+                vec![0; page_bytes]
+            } else {
+                Vec::new()
+            },
             medium,
             nvm,
             cfg,
@@ -555,6 +559,11 @@ impl<M: Medium> IFtl<M> {
             Loc::Unmapped => {
                 buf.fill(0);
                 Ok(t)
+            }
+            Loc::Flash(p) if self.medium.data_mode() == DataMode::OobOnly => {
+                // The medium keeps no data: timing and checks as in `Full`, zeros returned.
+                buf.fill(0);
+                self.read_verified(p, lpn, &mut [], t)
             }
             Loc::Flash(p) => self.read_verified(p, lpn, buf, t),
             Loc::Meta(s) => Ok(self.nvm.read(self.layout.meta(s), buf, t)?),

@@ -85,3 +85,46 @@ fn abort_restores_every_page() {
     );
     d.ftl().check_invariants();
 }
+
+/// Benches run without page data (`DataMode::OobOnly`): the same commands give exactly the
+/// counters and times of a device that keeps its data, GC and lazy GC included.
+#[test]
+fn oob_only_gives_the_counters_and_times_of_full() {
+    let run = |mode| {
+        let p = profile().with_data_mode(mode);
+        let mut d = IftlDevice::new(&p).unwrap();
+        let n = d.logical_pages() as u32;
+        let mut rng = joj_device::rng::SimRng::new(4);
+        let mut buf = page(0);
+        for i in 0..20_000u32 {
+            let t = d.begin().unwrap();
+            for _ in 0..3 {
+                let lpn = rng.below(u64::from(n)) as u32;
+                let kind = if lpn % 16 == 0 {
+                    WriteKind::Metadata
+                } else {
+                    WriteKind::Data
+                };
+                match d.write(Some(t), Lpn(lpn), kind, &page(i as u8)) {
+                    Ok(())
+                    | Err(joj_device::DeviceError::Ftl(joj_device::FtlError::TxnConflict {
+                        ..
+                    })) => {}
+                    Err(e) => panic!("{e}"),
+                }
+            }
+            d.read(None, Lpn(rng.below(u64::from(n)) as u32), &mut buf)
+                .unwrap();
+            if i % 5 == 0 {
+                d.abort(t).unwrap();
+            } else {
+                d.commit(t).unwrap();
+            }
+        }
+        (d.stats().clone(), d.nvm_stats().clone(), d.now_ns())
+    };
+    let full = run(joj_device::DataMode::Full);
+    let oob = run(joj_device::DataMode::OobOnly);
+    assert!(full.0.gc_runs > 0, "GC ran: {:?}", full.0);
+    assert_eq!(full, oob);
+}

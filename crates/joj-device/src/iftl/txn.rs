@@ -82,7 +82,7 @@ impl<M: Medium> IFtl<M> {
             WriteKind::Data => {
                 let (p, done) = self.program_data(l, data, issue_ns)?;
                 self.stats.host_programs += 1;
-                self.stats.data_bytes_to_flash += data.len() as u64;
+                self.stats.data_bytes_to_flash += pb as u64;
                 (Loc::Flash(p), done)
             }
             WriteKind::Metadata => match cur {
