@@ -100,7 +100,7 @@ fn oob_only_gives_the_counters_and_times_of_full() {
             let t = d.begin().unwrap();
             for _ in 0..3 {
                 let lpn = rng.below(u64::from(n)) as u32;
-                let kind = if lpn % 16 == 0 {
+                let kind = if lpn.is_multiple_of(16) {
                     WriteKind::Metadata
                 } else {
                     WriteKind::Data
