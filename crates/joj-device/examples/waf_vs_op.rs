@@ -60,6 +60,7 @@ fn profile(op_percent: f64, policy: GcPolicy) -> Profile {
             ..FtlConfig::default()
         },
         data_mode: DataMode::OobOnly,
+        iftl: None,
     }
 }
 

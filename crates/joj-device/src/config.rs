@@ -303,6 +303,92 @@ impl Default for FtlConfig {
     }
 }
 
+/// Timing of the byte-addressable NVM beside the controller (i-FTL's STT-RAM), per access:
+/// `latency + bytes / bandwidth`, every access charged a row miss.
+///
+/// Defaults from the Everspin EMD3D256M 256 Mb STT-MRAM datasheet (rev. 1.3, 10/2018,
+/// Figure 4 example at DDR3-1066: CL-tRCD-tRP = 8-47-36 clocks of 1.875 ns): read = tRCD + CL =
+/// 103 ns; write = tRCD + tRP = 156 ns (data is non-volatile only once its row is precharged,
+/// datasheet "Command descriptions", note 2); 1066 MT/s × 16 bits = 2.13 GB/s.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NvmTiming {
+    pub read_latency_ns: u64,
+    pub write_latency_ns: u64,
+    pub bytes_per_s: u64,
+}
+
+impl Default for NvmTiming {
+    fn default() -> Self {
+        NvmTiming {
+            read_latency_ns: 103,
+            write_latency_ns: 156,
+            bytes_per_s: 2_132_000_000,
+        }
+    }
+}
+
+/// i-FTL (`docs/formats/iftl.md`): the NVM region and the sizes of its tables.
+///
+/// `nvm_bytes` 8 MiB is the paper's (§V.A). `tx_slots`, `log_entries` and `log_blocks` have no
+/// source (the paper gives no sizes); they bound when `FtlError::TxnTableFull`, `LogFtlFull` and
+/// `LogBlocksFull` occur, not the speed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IftlConfig {
+    pub nvm_bytes: u64,
+    #[serde(default)]
+    pub nvm: NvmTiming,
+    /// Transactions open at once (transaction-table slots).
+    pub tx_slots: u32,
+    /// Entries of the logFTL ring.
+    pub log_entries: u32,
+    /// Flash blocks reserved for lazy GC's copies of retained pages (paper Fig. 5 "Log-Block").
+    pub log_blocks: u32,
+    /// Metadata slots (one page each) in NVM; `None`: every byte left after the tables.
+    #[serde(default)]
+    pub metadata_slots: Option<u32>,
+}
+
+impl IftlConfig {
+    /// Every size and time the i-FTL divides by or counts on is non-zero.
+    pub fn validate(&self) -> Result<(), ProfileError> {
+        let fields = [
+            (
+                "iftl.nvm.read_latency_ns",
+                self.nvm.read_latency_ns,
+                "103 (STT-MRAM tRCD + CL)",
+            ),
+            (
+                "iftl.nvm.write_latency_ns",
+                self.nvm.write_latency_ns,
+                "156 (tRCD + tRP)",
+            ),
+            ("iftl.nvm.bytes_per_s", self.nvm.bytes_per_s, "2132000000"),
+            ("iftl.nvm_bytes", self.nvm_bytes, "8388608"),
+            ("iftl.tx_slots", u64::from(self.tx_slots), "64"),
+            ("iftl.log_entries", u64::from(self.log_entries), "16384"),
+        ];
+        match fields.iter().find(|(_, value, _)| *value == 0) {
+            Some(&(field, _, example)) => Err(ProfileError::ZeroTiming { field, example }),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Default for IftlConfig {
+    fn default() -> Self {
+        IftlConfig {
+            nvm_bytes: 8 << 20,
+            nvm: NvmTiming::default(),
+            tx_slots: 64,
+            log_entries: 16_384,
+            log_blocks: 8,
+            metadata_slots: None,
+        }
+    }
+}
+
 /// Whether the medium keeps page contents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
@@ -329,12 +415,19 @@ pub struct Profile {
     pub ftl: FtlConfig,
     #[serde(default)]
     pub data_mode: DataMode,
+    /// i-FTL's NVM and tables, for profiles of a board with NVM (`openssd-iftl`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iftl: Option<IftlConfig>,
 }
 
 const BUILTIN: &[(&str, &str)] = &[
     ("emmc5", include_str!("../profiles/emmc5.json")),
     ("galaxy-s5", include_str!("../profiles/galaxy-s5.json")),
     ("openssd", include_str!("../profiles/openssd.json")),
+    (
+        "openssd-iftl",
+        include_str!("../profiles/openssd-iftl.json"),
+    ),
     ("sdcard-2013", include_str!("../profiles/sdcard-2013.json")),
 ];
 
@@ -393,6 +486,9 @@ impl Profile {
             return Err(ProfileError::Invalid {
                 reason: "over_provisioning_percent must be > 0".into(),
             });
+        }
+        if let Some(i) = &self.iftl {
+            i.validate()?;
         }
         if self.cache.destage_watermark_percent > 100 {
             return Err(ProfileError::Invalid {
@@ -473,6 +569,22 @@ mod tests {
             assert!(p.capacity_bytes() > 0);
         }
         assert_eq!(Profile::builtin("emmc5").unwrap().geometry.page_bytes, 8192);
+    }
+
+    #[test]
+    fn a_zero_nvm_figure_is_refused_naming_the_field() {
+        let mut p = Profile::builtin("openssd-iftl").unwrap();
+        assert!(p.validate().is_ok());
+        if let Some(i) = p.iftl.as_mut() {
+            i.nvm.bytes_per_s = 0;
+        }
+        assert!(matches!(
+            p.validate(),
+            Err(ProfileError::ZeroTiming {
+                field: "iftl.nvm.bytes_per_s",
+                ..
+            })
+        ));
     }
 
     #[test]

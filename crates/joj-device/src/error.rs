@@ -18,6 +18,14 @@ pub enum MediumError {
     MapIndexOutOfRange { index: u32, len: usize },
 }
 
+/// Errors of the NVM: an access beyond the region. The FTL must never commit one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum NvmError {
+    #[error("NVM access at byte {offset} of {len} bytes goes beyond the region ({size} bytes)")]
+    OutOfRange { offset: u64, len: u64, size: u64 },
+}
+
 /// Errors of the page-mapping FTL.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -46,6 +54,35 @@ pub enum FtlError {
     TxnConflict { lpn: u32, holder: u32, by: String },
     #[error("transaction {tid} is not active (never begun, or already committed or aborted)")]
     NoSuchTxn { tid: u32 },
+    #[error(transparent)]
+    Nvm(#[from] NvmError),
+    #[error(
+        "i-FTL's tables need {needed_bytes} bytes of NVM but the device has {nvm_bytes}: give it \
+         more NVM (`iftl.nvm_bytes`) or fewer logical pages"
+    )]
+    NvmExhausted { needed_bytes: u64, nvm_bytes: u64 },
+    #[error(
+        "no NVM metadata slot is free ({slots} slots): commit or abort a transaction, or give the \
+         device more NVM"
+    )]
+    NvmSlotsFull { slots: u32 },
+    #[error(
+        "the logFTL is full ({capacity} entries live): commit or abort the open transactions, or \
+         give the device a larger `iftl.log_entries`"
+    )]
+    LogFtlFull { capacity: u32 },
+    #[error(
+        "lazy GC needs a log block but all {blocks} reserved log blocks hold pages open \
+         transactions still need: commit or abort a transaction (`iftl.log_blocks`)"
+    )]
+    LogBlocksFull { blocks: u32 },
+    #[error(
+        "the transaction table is full ({slots} transactions open): commit or abort one, or give \
+         the device more `iftl.tx_slots`"
+    )]
+    TxnTableFull { slots: u32 },
+    #[error("NVM region not usable: {reason}")]
+    NvmCorrupt { reason: String },
 }
 
 impl FtlError {
@@ -57,6 +94,10 @@ impl FtlError {
                 | FtlError::TxnConflict { .. }
                 | FtlError::NoSuchTxn { .. }
                 | FtlError::LpnOutOfRange { .. }
+                | FtlError::NvmSlotsFull { .. }
+                | FtlError::LogFtlFull { .. }
+                | FtlError::TxnTableFull { .. }
+                | FtlError::LogBlocksFull { .. }
         )
     }
 }

@@ -61,6 +61,14 @@ pub struct FtlStats {
     pub map_erases: u64,
 }
 
+impl FtlStats {
+    /// Flash pages programmed for mapping (checkpoints and X-FTL commit tables) per page
+    /// programmed for the host: i-FTL's counterpart is `IftlStats::mapping_programs_per_host_page`.
+    pub fn mapping_programs_per_host_page(&self) -> f64 {
+        (self.map_programs + self.commit_table_programs) as f64 / self.host_programs.max(1) as f64
+    }
+}
+
 /// Erase-count statistics over all blocks.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WearStats {

@@ -7,7 +7,9 @@
 //! victim policies, TRIM, checkpoints + OOB scan recovery) → `Emmc` (host command timing,
 //! volatile write-back cache, flush, FUA / reliable write, packed commands, discard), which
 //! implements the `BlockDevice` contract. `replay` and `workload` drive it; `selfcheck` prints a
-//! profile's headline figures; `image` saves a device to a file and opens it again.
+//! profile's headline figures; `image` saves a device to a file and opens it again. `iftl` is
+//! the i-FTL alternative to X-FTL: mapping tables in byte-addressable NVM (`nvm`), lazy GC and
+//! data tags (`docs/formats/iftl.md`); `iftl_device` puts host command timing on it.
 //! Design, figures and limits: `docs/device-model.md`.
 //!
 //! It is a model, not a driver: time is simulated (nanoseconds, never the wall clock), every
@@ -30,9 +32,12 @@ pub mod emmc;
 pub mod error;
 pub mod ftl;
 pub mod gc;
+pub mod iftl;
+pub mod iftl_device;
 pub mod image;
 pub mod medium;
 pub mod nand;
+pub mod nvm;
 pub mod replay;
 pub mod replay_devices;
 pub mod rng;
@@ -44,16 +49,22 @@ pub use aging::{Aging, AgingReport, age};
 pub use block::{BlockDevice, DeviceGeometry, PackedWrite, TransactionalDevice, WriteFlags};
 pub use completion::{Completion, CompletionReport, HostCompletion};
 pub use config::{
-    CacheConfig, DataMode, FtlConfig, GcPolicy, Geometry, Profile, ReliableWriteAtomicity, Timing,
+    CacheConfig, DataMode, FtlConfig, GcPolicy, Geometry, IftlConfig, NvmTiming, Profile,
+    ReliableWriteAtomicity, Timing,
 };
 pub use counters::{Counters, LatencySummary};
 pub use ejournal::{EjournalError, EjournalStats};
 pub use ejournal_replay::replay_ejournal;
 pub use emmc::{Emmc, PowerCut};
-pub use error::{DeviceError, FtlError, ImageError, MediumError, ProfileError, ReplayError};
+pub use error::{
+    DeviceError, FtlError, ImageError, MediumError, NvmError, ProfileError, ReplayError,
+};
 pub use ftl::{Ftl, RecoveryReport, TXN_BIT, Tid};
+pub use iftl::{IFtl, IftlCanary, IftlRecoveryReport, IftlStats, WriteKind};
+pub use iftl_device::{IftlDevice, IftlHostCounters, IftlPowerCut};
 pub use medium::{CommitEntry, Medium};
 pub use nand::NandMedium;
+pub use nvm::{Nvm, NvmStats};
 pub use replay::{
     AgingSpec, DeviceSummary, LoadedTrace, OpsBasis, ReplayOptions, ReplayReport, Replayer,
     load_trace, replay, replay_with,

@@ -63,6 +63,7 @@ pub fn tiny_profile() -> Profile {
             ..FtlConfig::default()
         },
         data_mode: DataMode::Full,
+        iftl: None,
     }
 }
 

@@ -1,0 +1,572 @@
+//! i-FTL (Xu & Hou): a transactional page-mapping FTL whose mapping tables live in NVM.
+//!
+//! `dataFTL` (the L2P table) and the append-only `logFTL` (per page an uncommitted transaction
+//! overwrote: TX-ID, TX-state, logical page, old location) are NVM stores, never flash page
+//! programs. Transactions interleave (paper Fig. 3); `commit` is one 8-byte NVM store; `abort`
+//! and recovery follow the paper's Algorithm 1; GC is *lazy* (Fig. 5): before a victim is
+//! erased, every invalid page an open transaction may still need is copied to a reserved log
+//! block and its logFTL entry follows it. Writes carry a data tag: metadata goes to NVM slots,
+//! data to flash. Format, ordering of every persistent step and the crash argument:
+//! `docs/formats/iftl.md`.
+//!
+//! Invariants kept (checked by `IFtl::check_invariants`):
+//! - a block's live count = pages `dataFTL` points into it + retained pages in it;
+//! - every retained page is the `old` of exactly one live logFTL entry of an open transaction,
+//!   and is never erased while it is;
+//! - at most one open transaction holds a logical page; its entry is live in `[head, tail)`;
+//! - every NVM store that names a flash page is issued at or after that page's program
+//!   completed, and every erase after the last NVM store that moved a page out of its block.
+
+mod check;
+mod layout;
+mod lazy_gc;
+mod recover;
+mod txn;
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::addr::{BlockId, Lpn, Oob, Ppn, page_checksum};
+use crate::config::{DataMode, FtlConfig, IftlConfig};
+use crate::error::FtlError;
+use crate::ftl::Tid;
+use crate::gc::{BlockState, BlockView};
+use crate::medium::{Medium, PageState};
+use crate::nvm::{Nvm, NvmStats};
+use layout::{Layout, Loc, OFF_MAGIC};
+
+/// The data tag of a write (paper §IV.A): where its contents belong.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WriteKind {
+    /// File contents: programmed to flash.
+    Data,
+    /// Filesystem metadata (inodes, sizes, extents, superblock): kept in an NVM slot.
+    Metadata,
+}
+
+/// Deliberately broken variants the crash tests must catch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum IftlCanary {
+    #[default]
+    None,
+    /// Drop the old page at a transaction's write, before commit: no logFTL entry.
+    NoLogFtl,
+    /// GC erases the old pages of open transactions (traditional, not lazy, GC).
+    EagerGc,
+}
+
+/// What the i-FTL did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IftlStats {
+    /// Logical pages written by the host (both kinds).
+    pub host_pages_written: u64,
+    pub data_bytes_to_flash: u64,
+    pub metadata_bytes_to_nvm: u64,
+    /// Pages programmed for host data.
+    pub host_programs: u64,
+    /// Valid pages copied by GC.
+    pub gc_copies: u64,
+    /// Retained (invalid, still needed) pages lazy GC copied to log blocks.
+    pub lazy_gc_copies: u64,
+    pub gc_runs: u64,
+    pub erases: u64,
+    pub nand_reads: u64,
+    pub commits: u64,
+    pub aborts: u64,
+    pub log_entries_appended: u64,
+    /// Flash pages programmed to persist mapping tables: 0 by construction (they are in NVM).
+    pub mapping_flash_programs: u64,
+}
+
+impl IftlStats {
+    /// Flash pages programmed for mapping per host page written (X-FTL's counterpart:
+    /// `FtlStats::mapping_programs_per_host_page`).
+    pub fn mapping_programs_per_host_page(&self) -> f64 {
+        self.mapping_flash_programs as f64 / self.host_pages_written.max(1) as f64
+    }
+}
+
+/// What i-FTL's recovery found and what it cost (X-FTL's counterpart: `RecoveryReport`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IftlRecoveryReport {
+    /// Modeled time from power-on to a usable mapping: NVM reads and stores only, no flash.
+    pub modeled_ns: u64,
+    pub nvm_bytes_read: u64,
+    pub nvm_bytes_written: u64,
+    /// Live logFTL entries scanned.
+    pub log_entries_scanned: u64,
+    /// `dataFTL` entries restored to an old location (uncommitted writes undone).
+    pub entries_restored: u64,
+    /// Transactions found open (not committed) and rolled back.
+    pub txns_rolled_back: u64,
+}
+
+/// A logical page an open transaction wrote: the transaction, its logFTL entry (free-running
+/// counter) and the old location that entry names.
+#[derive(Debug, Clone, Copy)]
+struct Held {
+    tid: u32,
+    /// `None` only under `IftlCanary::NoLogFtl`.
+    entry: Option<u32>,
+    old: Loc,
+}
+
+/// An open transaction.
+#[derive(Debug, Default)]
+struct ITxn {
+    slot: u32,
+    /// Logical pages in first-write order.
+    lpns: Vec<u32>,
+}
+
+/// The i-FTL over a medium and an NVM region.
+#[derive(Debug)]
+pub struct IFtl<M: Medium> {
+    medium: M,
+    nvm: Nvm,
+    cfg: IftlConfig,
+    gc_free_blocks: u32,
+    layout: Layout,
+    ppb: u32,
+    blocks: Vec<BlockView>,
+    log_role: Vec<bool>,
+    free: Vec<Vec<u32>>,
+    free_count: u32,
+    open: Vec<Option<u32>>,
+    cursor: usize,
+    log_open: Option<u32>,
+    log_blocks_used: u32,
+    seq: u64,
+    program_horizon_ns: u64,
+    free_slots: Vec<u32>,
+    tx_slot_used: Vec<bool>,
+    txns: HashMap<u32, ITxn>,
+    held: HashMap<u32, Held>,
+    /// Retained flash pages: ppn → logical page of the entry that names it.
+    retained: HashMap<u32, u32>,
+    /// Retained pages per block.
+    retained_in: Vec<u32>,
+    head: u32,
+    tail: u32,
+    next_tid: u32,
+    in_gc: bool,
+    canary: IftlCanary,
+    stats: IftlStats,
+    scratch: Vec<u8>,
+}
+
+impl<M: Medium> IFtl<M> {
+    /// A new, empty i-FTL: every programmed block erased, the NVM region laid out and its
+    /// magic stored last.
+    pub fn format(
+        mut medium: M,
+        cfg: IftlConfig,
+        ftl: &FtlConfig,
+        logical_pages: u64,
+    ) -> Result<IFtl<M>, FtlError> {
+        let g = medium.geometry().clone();
+        let reserve = u64::from(g.units()) + u64::from(ftl.gc_free_blocks) + 2;
+        let user_blocks = logical_pages.div_ceil(u64::from(g.pages_per_block));
+        if u64::from(g.blocks()) < user_blocks + reserve + u64::from(cfg.log_blocks)
+            || logical_pages == 0
+            || logical_pages >= u64::from(layout::META_BIT)
+        {
+            return Err(FtlError::GeometryTooSmall {
+                reason: format!(
+                    "{} blocks cannot hold {user_blocks} blocks of {logical_pages} logical pages plus \
+                     {reserve} spare and {} log blocks",
+                    g.blocks(),
+                    cfg.log_blocks
+                ),
+            });
+        }
+        let layout = Layout::plan(
+            g.page_bytes,
+            logical_pages as u32,
+            cfg.tx_slots,
+            cfg.log_entries,
+            cfg.metadata_slots,
+            cfg.nvm_bytes,
+        )?;
+        for b in 0..g.blocks() {
+            if medium.programmed_pages(BlockId(b)) > 0 {
+                medium.erase(BlockId(b), 0)?;
+            }
+        }
+        let mut nvm = Nvm::new(cfg.nvm_bytes, cfg.nvm.clone());
+        let map = vec![0xFFu8; layout.map_bytes() as usize];
+        let t = nvm.store(layout.map_off, &map, 0)?;
+        let t = nvm.store(0, &layout.header(), t)?;
+        let t = nvm.store_u64(OFF_MAGIC, layout::MAGIC, t)?;
+        nvm.retire(t);
+        Self::rebuild(medium, nvm, cfg, ftl.gc_free_blocks, layout)
+    }
+
+    /// The volatile state from a formatted (and, after a cut, recovered) region: live counts
+    /// from `dataFTL`, free blocks = blocks with nothing programmed, every other block closed.
+    fn rebuild(
+        medium: M,
+        nvm: Nvm,
+        cfg: IftlConfig,
+        gc_free_blocks: u32,
+        layout: Layout,
+    ) -> Result<IFtl<M>, FtlError> {
+        let g = medium.geometry().clone();
+        let ppb = g.pages_per_block;
+        let nblocks = g.blocks() as usize;
+        let mut blocks = vec![
+            BlockView {
+                state: BlockState::Full,
+                valid_pages: 0,
+                last_write_seq: 0,
+            };
+            nblocks
+        ];
+        let mut slot_used = vec![false; layout.meta_slots as usize];
+        for lpn in 0..layout.logical_pages {
+            match Loc::from_word(nvm.peek_u32(layout.map(lpn))?) {
+                Loc::Unmapped => {}
+                Loc::Flash(p) if u64::from(p) < g.physical_pages() => {
+                    blocks[(p / ppb) as usize].valid_pages += 1
+                }
+                Loc::Meta(s) if s < layout.meta_slots => slot_used[s as usize] = true,
+                other => {
+                    return Err(FtlError::NvmCorrupt {
+                        reason: format!("dataFTL[{lpn}] = {other:?} is beyond the device"),
+                    });
+                }
+            }
+        }
+        let (head, tail) = layout::unpack_cursor(nvm.peek_u64(layout::OFF_CURSOR)?);
+        let next_tid = nvm.peek_u64(layout::OFF_NEXT_TID)?.max(1) as u32;
+        let page_bytes = g.page_bytes as usize;
+        let mut f = IFtl {
+            ppb,
+            blocks,
+            log_role: vec![false; nblocks],
+            free: vec![Vec::new(); g.units() as usize],
+            free_count: 0,
+            open: vec![None; g.units() as usize],
+            cursor: 0,
+            log_open: None,
+            log_blocks_used: 0,
+            seq: 0,
+            program_horizon_ns: 0,
+            free_slots: (0..layout.meta_slots)
+                .rev()
+                .filter(|&s| !slot_used[s as usize])
+                .collect(),
+            tx_slot_used: vec![false; layout.tx_slots as usize],
+            txns: HashMap::new(),
+            held: HashMap::new(),
+            retained: HashMap::new(),
+            retained_in: vec![0; nblocks],
+            head,
+            tail,
+            next_tid,
+            in_gc: false,
+            canary: IftlCanary::None,
+            stats: IftlStats::default(),
+            scratch: if medium.data_mode() == DataMode::Full {
+                vec![0; page_bytes]
+            } else {
+                Vec::new()
+            },
+            medium,
+            nvm,
+            cfg,
+            gc_free_blocks,
+            layout,
+        };
+        for b in (0..nblocks as u32).rev() {
+            if f.medium.programmed_pages(BlockId(b)) == 0 {
+                if f.blocks[b as usize].valid_pages != 0 {
+                    return Err(FtlError::NvmCorrupt {
+                        reason: format!("dataFTL points into erased block {b}"),
+                    });
+                }
+                f.blocks[b as usize].state = BlockState::Free;
+                let unit = g.unit_of_block(b) as usize;
+                f.free[unit].push(b);
+                f.free_count += 1;
+            }
+        }
+        Ok(f)
+    }
+
+    pub fn logical_pages(&self) -> u64 {
+        u64::from(self.layout.logical_pages)
+    }
+
+    pub fn page_bytes(&self) -> u32 {
+        self.layout.page_bytes
+    }
+
+    pub fn stats(&self) -> &IftlStats {
+        &self.stats
+    }
+
+    pub fn nvm_stats(&self) -> &NvmStats {
+        self.nvm.stats()
+    }
+
+    pub fn medium(&self) -> &M {
+        &self.medium
+    }
+
+    pub fn medium_mut(&mut self) -> &mut M {
+        &mut self.medium
+    }
+
+    pub fn nvm(&self) -> &Nvm {
+        &self.nvm
+    }
+
+    pub fn nvm_mut(&mut self) -> &mut Nvm {
+        &mut self.nvm
+    }
+
+    /// Give the medium and the NVM back (power loss).
+    pub fn into_parts(self) -> (M, Nvm) {
+        (self.medium, self.nvm)
+    }
+
+    /// Forget the undo records of NAND commands and NVM stores complete by `now_ns`.
+    pub fn retire(&mut self, now_ns: u64) {
+        self.medium.retire(now_ns);
+        self.nvm.retire(now_ns);
+    }
+
+    /// When every program and NVM store issued so far is complete.
+    pub fn horizon_ns(&self) -> u64 {
+        self.program_horizon_ns.max(self.nvm.free_ns())
+    }
+
+    /// Metadata slots in NVM, and how many are free.
+    pub fn metadata_slots(&self) -> (u32, usize) {
+        (self.layout.meta_slots, self.free_slots.len())
+    }
+
+    /// Switch on a deliberately broken variant (crash-test canaries).
+    pub fn set_canary(&mut self, canary: IftlCanary) {
+        self.canary = canary;
+    }
+
+    /// Live logFTL entries (`tail - head`, discarded ones at the front excepted).
+    pub fn log_len(&self) -> u32 {
+        self.tail.wrapping_sub(self.head)
+    }
+
+    fn check_lpn(&self, lpn: Lpn) -> Result<u32, FtlError> {
+        if lpn.0 >= self.layout.logical_pages {
+            return Err(FtlError::LpnOutOfRange {
+                lpn: lpn.0,
+                logical_pages: self.logical_pages(),
+            });
+        }
+        Ok(lpn.0)
+    }
+
+    /// `dataFTL[lpn]`, untimed (bookkeeping; the timed paths charge their reads).
+    fn map_get(&self, lpn: u32) -> Result<Loc, FtlError> {
+        Ok(Loc::from_word(self.nvm.peek_u32(self.layout.map(lpn))?))
+    }
+
+    fn map_set(&mut self, lpn: u32, loc: Loc, issue_ns: u64) -> Result<u64, FtlError> {
+        Ok(self
+            .nvm
+            .store_u32(self.layout.map(lpn), loc.word(), issue_ns)?)
+    }
+
+    /// Log blocks not yet taken: kept free for lazy GC.
+    fn log_reserve(&self) -> u32 {
+        self.cfg.log_blocks - self.log_blocks_used
+    }
+
+    fn take_free_block(&mut self, prefer_unit: usize) -> Option<u32> {
+        let unit = if self.free[prefer_unit].is_empty() {
+            (0..self.free.len()).max_by_key(|&u| (self.free[u].len(), std::cmp::Reverse(u)))?
+        } else {
+            prefer_unit
+        };
+        let b = self.free[unit].pop()?;
+        self.free_count -= 1;
+        self.blocks[b as usize].state = BlockState::Open;
+        Some(b)
+    }
+
+    fn push_free(&mut self, block: u32) {
+        let unit = self.medium.geometry().unit_of_block(block) as usize;
+        if self.log_role[block as usize] {
+            self.log_role[block as usize] = false;
+            self.log_blocks_used -= 1;
+        }
+        self.blocks[block as usize] = BlockView {
+            state: BlockState::Free,
+            valid_pages: 0,
+            last_write_seq: 0,
+        };
+        self.free[unit].push(block);
+        self.free_count += 1;
+    }
+
+    /// The page at `ppn` is no longer live.
+    fn invalidate(&mut self, ppn: u32) {
+        let bv = &mut self.blocks[(ppn / self.ppb) as usize];
+        debug_assert!(bv.valid_pages > 0, "invalidating a dead page {ppn}");
+        bv.valid_pages -= 1;
+    }
+
+    /// Flash page `ppn` becomes retained for logical page `lpn`.
+    fn retain(&mut self, ppn: u32, lpn: u32) {
+        self.retained.insert(ppn, lpn);
+        self.retained_in[(ppn / self.ppb) as usize] += 1;
+    }
+
+    /// Flash page `ppn` is retained no more. A log block left with no retained page and no
+    /// room is an ordinary block from now on: it no longer counts against `log_blocks`.
+    /// Returns whether it was.
+    fn unretain(&mut self, ppn: u32) -> bool {
+        if self.retained.remove(&ppn).is_none() {
+            return false;
+        }
+        let b = ppn / self.ppb;
+        self.retained_in[b as usize] -= 1;
+        if self.retained_in[b as usize] == 0
+            && self.log_role[b as usize]
+            && self.log_open != Some(b)
+        {
+            self.log_role[b as usize] = false;
+            self.log_blocks_used -= 1;
+        }
+        true
+    }
+
+    /// A location the host no longer reaches and no entry names: free it.
+    fn release(&mut self, loc: Loc) {
+        match loc {
+            Loc::Unmapped => {}
+            Loc::Flash(p) => self.invalidate(p),
+            Loc::Meta(s) => self.free_slots.push(s),
+        }
+    }
+
+    /// Program `data` as a copy of `lpn` into `block` (a frontier); returns `(ppn, done)`.
+    fn program_into(
+        &mut self,
+        block: u32,
+        lpn: u32,
+        data: &[u8],
+        issue_ns: u64,
+    ) -> Result<(u32, u64), FtlError> {
+        let page = self.medium.programmed_pages(BlockId(block));
+        debug_assert!(page < self.ppb);
+        let ppn = block * self.ppb + page;
+        self.seq += 1;
+        let oob = Oob {
+            lpn,
+            checksum: page_checksum(data, lpn, self.seq),
+            seq: self.seq,
+        };
+        let done = self.medium.program(Ppn(ppn), data, oob, issue_ns)?;
+        let bv = &mut self.blocks[block as usize];
+        bv.valid_pages += 1;
+        bv.last_write_seq = self.seq;
+        if page + 1 == self.ppb {
+            bv.state = BlockState::Full;
+        }
+        self.program_horizon_ns = self.program_horizon_ns.max(done);
+        Ok((ppn, done))
+    }
+
+    /// Program `data` for `lpn` at the next data frontier (round robin over the units).
+    fn program_data(
+        &mut self,
+        lpn: u32,
+        data: &[u8],
+        issue_ns: u64,
+    ) -> Result<(u32, u64), FtlError> {
+        let slots = self.open.len();
+        for _ in 0..slots {
+            let slot = self.cursor;
+            self.cursor = (self.cursor + 1) % slots;
+            let block = match self.open[slot] {
+                Some(b) => Some(b),
+                None if self.in_gc || self.free_count > self.log_reserve() => {
+                    let b = self.take_free_block(slot);
+                    self.open[slot] = b;
+                    b
+                }
+                None => None,
+            };
+            if let Some(b) = block {
+                let r = self.program_into(b, lpn, data, issue_ns)?;
+                if self.blocks[b as usize].state == BlockState::Full {
+                    self.open[slot] = None;
+                }
+                return Ok(r);
+            }
+        }
+        Err(FtlError::NoFreeBlocks)
+    }
+
+    /// Read `ppn` into `buf` and check it is a complete copy of `lpn`.
+    fn read_verified(
+        &mut self,
+        ppn: u32,
+        lpn: u32,
+        buf: &mut [u8],
+        issue_ns: u64,
+    ) -> Result<u64, FtlError> {
+        let r = self.medium.read(Ppn(ppn), buf, issue_ns)?;
+        self.stats.nand_reads += 1;
+        let found = page_checksum(buf, r.oob.lpn, r.oob.seq);
+        if r.state != PageState::Programmed || r.oob.lpn != lpn || found != r.oob.checksum {
+            return Err(FtlError::ChecksumMismatch {
+                ppn,
+                expected: r.oob.checksum,
+                found,
+            });
+        }
+        Ok(r.done_ns)
+    }
+
+    /// Read `lpn` as `tid` sees it (its own copy if it wrote one; everyone else the committed
+    /// version). Unmapped pages read as zeros. Returns when the data is in the controller.
+    pub fn read(
+        &mut self,
+        tid: Option<Tid>,
+        lpn: Lpn,
+        buf: &mut [u8],
+        issue_ns: u64,
+    ) -> Result<u64, FtlError> {
+        let l = self.check_lpn(lpn)?;
+        let loc = match self.held.get(&l) {
+            Some(h) if Some(h.tid) != tid.map(|t| t.0) => h.old,
+            _ => {
+                let t = self.nvm.charge_read(self.layout.map(l), 4, issue_ns)?;
+                let loc = self.map_get(l)?;
+                return self.read_loc(l, loc, buf, t);
+            }
+        };
+        self.read_loc(l, loc, buf, issue_ns)
+    }
+
+    fn read_loc(&mut self, lpn: u32, loc: Loc, buf: &mut [u8], t: u64) -> Result<u64, FtlError> {
+        match loc {
+            Loc::Unmapped => {
+                buf.fill(0);
+                Ok(t)
+            }
+            Loc::Flash(p) if self.medium.data_mode() == DataMode::OobOnly => {
+                // The medium keeps no data: timing and checks as in `Full`, zeros returned.
+                buf.fill(0);
+                self.read_verified(p, lpn, &mut [], t)
+            }
+            Loc::Flash(p) => self.read_verified(p, lpn, buf, t),
+            Loc::Meta(s) => Ok(self.nvm.read(self.layout.meta(s), buf, t)?),
+        }
+    }
+}
