@@ -5,6 +5,9 @@
 //!   the device's transactions, so no filesystem journal is needed.
 //! - [`register`] / [`XftlVfs`]: the `xftl` VFS over a `FlashFs` attached to it
 //!   ([`register_with`] for a device other than the emulated eMMC of this process).
+//! - [`AppTxn`] ([`XftlVfs::begin_app`]): an application transaction — statements on several
+//!   databases and writes to plain files, committed or aborted as one device transaction
+//!   (`docs/formats/apptxn.md`).
 //! - [`remote`]: the device served to another process over a Unix socket, so that process can
 //!   be killed (`kill -9`) in the middle of a transaction while the device keeps running.
 //!
@@ -23,6 +26,7 @@
 //! conn.execute_batch("PRAGMA page_size=8192; PRAGMA journal_mode=DELETE;").unwrap();
 //! ```
 
+pub mod apptxn;
 pub mod flashfs;
 pub mod remote;
 mod vfs;
@@ -32,6 +36,8 @@ use std::sync::Mutex;
 use joj_device::{DeviceError, Emmc, NandMedium, Profile, TransactionalDevice};
 use joj_vfs::{Registered, VfsError};
 
+pub use apptxn::AppTxn;
+pub use apptxn::error::{AppTxnError, DeviceLimit};
 pub use flashfs::{FileId, FlashFs, FsCounters, FsError, FsOptions, InodeError};
 pub use remote::{
     ConnectionEnd, ProtocolError, RemoteDevice, ServeOptions, ServeReport, TxnWrite, serve,
@@ -53,6 +59,10 @@ pub enum AtomicError {
     Vfs(#[from] VfsError),
     #[error("VFS {0}: files are open; close every connection before swapping its device")]
     Busy(String),
+    #[error("VFS {name} has no flash file layer attached: call XftlVfs::attach first")]
+    NoFileLayer { name: String },
+    #[error(transparent)]
+    Fs(#[from] FsError),
     #[error(
         "VFS {name} is registered already for devices of another type; register this device \
          type under another name"
@@ -142,6 +152,23 @@ impl<D: TransactionalDevice + Send + 'static> XftlVfs<D> {
     pub fn with_fs<R>(&self, f: impl FnOnce(&mut FlashFs<D>) -> R) -> Option<R> {
         let mut g = vfs::lock(&self.inst().mounted);
         g.as_mut().map(|m| f(&mut m.fs))
+    }
+
+    /// Open an application transaction (`docs/formats/apptxn.md`): one device transaction
+    /// for statements on several databases and writes to plain files, until
+    /// [`AppTxn::commit`] or [`AppTxn::abort`].
+    pub fn begin_app(&self) -> Result<AppTxn<D>, AppTxnError> {
+        AppTxn::begin(self.inst())
+    }
+
+    /// Create plain file `name` (empty, durable on return) if it does not exist, for
+    /// application transactions to write.
+    pub fn create_file(&self, name: &str) -> Result<(), AtomicError> {
+        self.with_fs(|fs| fs.open(name, true).map(|_| ()))
+            .ok_or_else(|| AtomicError::NoFileLayer {
+                name: self.name().into(),
+            })?
+            .map_err(AtomicError::Fs)
     }
 
     /// How often each commit path ran (since registration).
