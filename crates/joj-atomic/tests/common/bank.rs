@@ -28,7 +28,7 @@ pub fn open_off(vfs: &str, name: &str) -> rusqlite::Result<Connection> {
     Ok(c)
 }
 
-fn schema(c: &Connection, pad: bool) -> rusqlite::Result<()> {
+pub fn schema(c: &Connection, pad: bool) -> rusqlite::Result<()> {
     if !pad {
         c.execute_batch("PRAGMA page_size=8192; PRAGMA journal_mode=DELETE;")?;
     }
