@@ -181,6 +181,15 @@ impl<D: TransactionalDevice + Send + 'static> XftlVfs<D> {
         self.reg.errors().last()
     }
 
+    /// Canary for the crash tests: application transactions write plain files outside their
+    /// device transaction (plain writes, synced at once) — not atomic with their databases.
+    /// Crash and abort tests must catch it.
+    pub fn set_canary_files_outside_app_txns(&self, on: bool) {
+        self.inst()
+            .canary_files_outside
+            .store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// Fault injection: the next `n` batch commits fail with `SQLITE_IOERR_WRITE` (the batch is
     /// aborted first), so SQLite takes its journal path.
     pub fn fail_next_commits(&self, n: u32) {

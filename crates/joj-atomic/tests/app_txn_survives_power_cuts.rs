@@ -3,8 +3,9 @@
 //! journal off: after each cut and recovery the device passes its own consistency check, both
 //! databases pass `PRAGMA integrity_check`, and the two databases and the ledger all show the
 //! same state — exactly the acknowledged transactions, or those and the one whose commit was
-//! under way — never a part of one. Explicit aborts are mixed in. A device that acknowledges
-//! commits before they are durable must be caught.
+//! under way — never a part of one. Explicit aborts are mixed in. Two canaries must be caught:
+//! a device that acknowledges commits before they are durable, and application transactions
+//! that write the ledger outside their device transaction.
 
 mod common;
 
@@ -199,4 +200,20 @@ fn a_device_that_acknowledges_before_durable_is_caught() {
         "150 cuts could not tell an early acknowledgement"
     );
     eprintln!("canary caught in {caught} of 150 cuts");
+}
+
+#[test]
+fn a_ledger_written_outside_the_transaction_is_caught() {
+    let vfs = joj_atomic::register("apptxn-canary-files").unwrap();
+    let p = common::profile(64);
+    let base = base_image(&vfs, &p);
+    let states = model();
+    vfs.set_canary_files_outside_app_txns(true);
+    let caught = failures(&vfs, &base, &states, 0..150, false, &p).0.len();
+    vfs.set_canary_files_outside_app_txns(false);
+    assert!(
+        caught > 0,
+        "150 cuts could not tell a ledger outside the transaction"
+    );
+    eprintln!("files-outside canary caught in {caught} of 150 cuts");
 }

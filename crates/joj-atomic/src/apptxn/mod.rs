@@ -19,6 +19,7 @@ use crate::vfs::{APP_TXN_PRAGMA, Device, Mounted, Refusal, Xftl};
 use error::AppTxnError;
 use joj_device::{Tid, TransactionalDevice};
 use rusqlite::Connection;
+use std::sync::atomic::Ordering;
 
 /// An open application transaction on an `xftl` VFS whose device is of type `D`.
 pub struct AppTxn<D: TransactionalDevice + Send + 'static> {
@@ -179,6 +180,7 @@ impl<D: TransactionalDevice + Send + 'static> AppTxn<D> {
     ) -> Result<R, AppTxnError> {
         self.check_open()?;
         let tid = self.tid;
+        let canary = self.inst.canary_files_outside.load(Ordering::Relaxed);
         let r = self.with(|m| {
             let Some(id) = m.fs.lookup(name) else {
                 return Err(AppTxnError::FileLayer {
@@ -186,6 +188,10 @@ impl<D: TransactionalDevice + Send + 'static> AppTxn<D> {
                     source: FsError::NoSuchFile(name.into()),
                 });
             };
+            if canary {
+                let v = f(&mut m.fs, id).and_then(|v| m.fs.sync(id).map(|()| v));
+                return v.map_err(|e| AppTxnError::from_fs(tid, e));
+            }
             match m.touch(id.0, Some(tid), None) {
                 Ok(()) => {}
                 Err(Refusal::Busy) => {

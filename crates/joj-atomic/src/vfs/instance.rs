@@ -9,7 +9,7 @@ use joj_device::{Tid, TransactionalDevice};
 use joj_vfs::{LockTable, ResultCode, SqliteError};
 use std::collections::HashSet;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 joj_vfs::atomic_counter_set! {
     XftlCounters, Atomics;
@@ -95,6 +95,9 @@ pub(crate) struct Xftl<D> {
     pub(crate) next_handle: AtomicU64,
     /// Fault injection: the next this many batch commits fail with an I/O error.
     pub(crate) fail_commits: AtomicU32,
+    /// Canary for the crash tests: application transactions write plain files outside their
+    /// device transaction (plain writes, synced), as a file layer without transactions would.
+    pub(crate) canary_files_outside: AtomicBool,
 }
 
 pub(crate) use joj_vfs::unpoisoned::lock;
@@ -108,6 +111,7 @@ impl<D: Device> Xftl<D> {
             next_temp: AtomicU64::new(1),
             next_handle: AtomicU64::new(1),
             fail_commits: AtomicU32::new(0),
+            canary_files_outside: AtomicBool::new(false),
         }
     }
 
