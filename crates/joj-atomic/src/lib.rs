@@ -47,6 +47,13 @@ pub use vfs::XftlCounters;
 /// The device the VFS runs on by default: the emulated eMMC with X-FTL.
 pub type XDevice = Emmc<NandMedium>;
 
+// An application transaction moves between threads with its work.
+const _: fn() = || {
+    fn send<T: Send>() {}
+    send::<AppTxn<XDevice>>();
+    send::<AppTxnError>();
+};
+
 /// A freshly formatted device of `profile` (page data kept: SQLite needs it back).
 pub fn new_device(profile: &Profile) -> Result<XDevice, DeviceError> {
     Emmc::new(&profile.clone().with_data_mode(joj_device::DataMode::Full))

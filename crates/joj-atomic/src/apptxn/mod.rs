@@ -11,6 +11,30 @@
 //!
 //! The API is the seam a loadable SQLite extension will expose through SQL functions: begin,
 //! enroll (a `PRAGMA` the VFS answers), commit, abort.
+//!
+//! ```no_run
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use joj_atomic::{FlashFs, FsOptions, new_device};
+//! let dev = new_device(&joj_device::Profile::builtin("galaxy-s5")?)?;
+//! let vfs = joj_atomic::register("xftl")?;
+//! vfs.attach(FlashFs::format(dev, FsOptions::default())?)?;
+//! vfs.create_file("ledger.log")?;
+//! let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_CREATE;
+//! let a = rusqlite::Connection::open_with_flags_and_vfs("a.db", flags, vfs.name())?;
+//! let b = rusqlite::Connection::open_with_flags_and_vfs("b.db", flags, vfs.name())?;
+//! for c in [&a, &b] {
+//!     c.execute_batch("PRAGMA journal_mode=OFF; CREATE TABLE IF NOT EXISTS account(id, balance);")?;
+//! }
+//! let mut tx = vfs.begin_app()?; // TX_BEGIN
+//! tx.enroll(&a)?;
+//! tx.enroll(&b)?;
+//! tx.execute(&a, "UPDATE account SET balance = balance - 10 WHERE id = 1", [])?;
+//! tx.execute(&b, "INSERT INTO account VALUES (102, 1500)", [])?;
+//! tx.append("ledger.log", b"1 -> 102: 10\n")?;
+//! tx.commit()?; // TX_END: one device commit, durable on return
+//! # Ok(())
+//! # }
+//! ```
 
 pub mod error;
 
