@@ -15,19 +15,29 @@ pub enum DeviceLimit {
     #[error("the device has no free block left")]
     NoFreeBlocks,
     /// i-FTL: the `logFTL` (old pages of uncommitted transactions) in NVM is full.
-    #[error("the device's logFTL is full")]
-    LogFtlFull,
-    /// i-FTL: the reserved log blocks (lazy GC's copies of old pages) are full.
-    #[error("the device's reserved log blocks are full")]
-    LogBlocksFull,
-    /// i-FTL: the NVM holding the mapping tables and metadata is exhausted.
-    #[error("the device's NVM is exhausted")]
-    NvmExhausted,
+    #[error("the device's logFTL holds {capacity} entries of open transactions")]
+    LogFtlFull { capacity: u32 },
+    /// i-FTL: every reserved log block (lazy GC's copies of old pages) holds pages open
+    /// transactions still need.
+    #[error("all {blocks} reserved log blocks of the device are in use")]
+    LogBlocksFull { blocks: u32 },
+    /// i-FTL: no NVM metadata slot is free.
+    #[error("all {slots} NVM metadata slots of the device are in use")]
+    NvmSlotsFull { slots: u32 },
+    /// i-FTL: the table of open transactions is full.
+    #[error("the device holds at most {slots} open transactions")]
+    OpenTxnsFull { slots: u32 },
+    /// i-FTL: the NVM cannot hold the tables.
+    #[error("the device's tables need {needed_bytes} bytes of NVM, it has {nvm_bytes}")]
+    NvmExhausted { needed_bytes: u64, nvm_bytes: u64 },
 }
 
 impl DeviceLimit {
-    /// The limit `e` reports, if it is one (the i-FTL device's errors join here when it has
-    /// them).
+    /// The limit `e` reports, if it is one. When the i-FTL device's errors reach this branch,
+    /// their arms join here: `FtlError::LogFtlFull { capacity }` → `LogFtlFull`,
+    /// `LogBlocksFull { blocks }` → `LogBlocksFull`, `NvmSlotsFull { slots }` →
+    /// `NvmSlotsFull`, `TxnTableFull { slots }` → `OpenTxnsFull`, `NvmExhausted { .. }` →
+    /// `NvmExhausted`.
     pub fn of(e: &DeviceError) -> Option<DeviceLimit> {
         match e {
             DeviceError::Ftl(FtlError::XL2PFull { capacity }) => Some(DeviceLimit::TxnTable {
