@@ -34,7 +34,10 @@ fn record(l: usize, i: u64) -> Vec<u8> {
 }
 
 /// Per lane, `states[j]`: (database digest, log) after its first `j` committed changes.
-fn model() -> Vec<Vec<((i64, i64), Vec<u8>)>> {
+/// A lane's database digest and log.
+type LaneState = ((i64, i64), Vec<u8>);
+
+fn model() -> Vec<Vec<LaneState>> {
     (0..LANES.len())
         .map(|l| {
             let c = Connection::open_in_memory().unwrap();
@@ -125,7 +128,7 @@ fn run(vfs: &XftlVfs) -> Outcome {
     (lanes, String::new())
 }
 
-fn lane_state(vfs: &XftlVfs, l: usize) -> Result<((i64, i64), Vec<u8>), String> {
+fn lane_state(vfs: &XftlVfs, l: usize) -> Result<LaneState, String> {
     let (db, log) = LANES[l];
     let c = bank::open(vfs.name(), db).map_err(|e| e.to_string())?;
     let ok: String = c
@@ -150,7 +153,7 @@ fn lane_state(vfs: &XftlVfs, l: usize) -> Result<((i64, i64), Vec<u8>), String> 
 fn trial(
     vfs: &XftlVfs,
     base: &[u8],
-    states: &[Vec<((i64, i64), Vec<u8>)>],
+    states: &[Vec<LaneState>],
     seed: u64,
     p: &Profile,
 ) -> Result<bool, String> {
