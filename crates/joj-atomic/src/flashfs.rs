@@ -60,6 +60,8 @@ pub enum FsError {
     NameTooLong(String),
     #[error("{0} is already in a batch (device transaction)")]
     AlreadyInBatch(String),
+    #[error("{0} exists already")]
+    Exists(String),
 }
 
 joj_vfs::counter_set! {
@@ -101,6 +103,8 @@ struct Inode {
     /// `batch` is an application transaction's (`docs/formats/apptxn.md`): SQLite's batch
     /// controls and syncs do not end it, only `commit_app` / `abort_app` do.
     app: bool,
+    /// The application transaction `batch` created the file: an abort frees the slot again.
+    created: bool,
     /// The batch wrote the inode page already (its size changed inside the batch).
     journal: bool,
     /// Device offsets of the pages the open batch wrote (dropped from the cache on abort).
@@ -650,6 +654,7 @@ impl<D: TransactionalDevice> FlashFs<D> {
             if ino.batch == Some(t) {
                 ino.batch = None;
                 ino.app = false;
+                ino.created = false;
                 ino.journal = false;
                 ino.size = ino.mem_size;
                 ino.batch_pages.clear();
@@ -672,6 +677,41 @@ impl<D: TransactionalDevice> FlashFs<D> {
                 Ok(())
             }
         }
+    }
+
+    /// Create file `name` inside application transaction `t`: its inode is written under `t`,
+    /// so the file exists on the device only if `t` commits (an abort frees the slot). The
+    /// file is in `t` from now on. A name that exists already is refused.
+    pub fn create_app(&mut self, name: &str, t: Tid) -> Result<FileId, FsError> {
+        if self.lookup(name).is_some() {
+            return Err(FsError::Exists(name.into()));
+        }
+        if name.len() > MAX_NAME {
+            return Err(FsError::NameTooLong(name.into()));
+        }
+        let slot = self
+            .inodes
+            .iter()
+            .position(|i| !i.in_use && i.batch.is_none())
+            .ok_or(FsError::NoFreeSlot { slots: self.slots })? as u32;
+        {
+            let ino = &mut self.inodes[slot as usize];
+            ino.in_use = true;
+            ino.name = name.to_string();
+            ino.mem_size = 0;
+            ino.generation += 1;
+            ino.batch = Some(t);
+            ino.app = true;
+            ino.created = true;
+            ino.journal = true;
+        }
+        let b = self.inode_page(slot);
+        if let Err(e) = self.dev.write_txn(t, self.inode_offset(slot), &b) {
+            self.revert_inode(slot as usize);
+            return Err(e.into());
+        }
+        self.counters.inode_page_writes += 1;
+        Ok(FileId(slot))
     }
 
     /// Commit application transaction `t` over the files `ids` it holds: their changed sizes
@@ -706,6 +746,10 @@ impl<D: TransactionalDevice> FlashFs<D> {
         let ino = &mut self.inodes[slot];
         ino.batch = None;
         ino.app = false;
+        if std::mem::take(&mut ino.created) {
+            ino.in_use = false;
+            ino.name.clear();
+        }
         if ino.journal {
             ino.generation -= 1;
             ino.journal = false;
@@ -761,6 +805,7 @@ fn decode_inode(b: &[u8]) -> Result<Inode, InodeError> {
         mem_size: size,
         batch: None,
         app: false,
+        created: false,
         journal: false,
         batch_pages: Vec::new(),
     })

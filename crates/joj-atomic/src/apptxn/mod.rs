@@ -239,6 +239,24 @@ impl<D: TransactionalDevice + Send + 'static> AppTxn<D> {
         }
     }
 
+    /// Create plain file `name` (empty) inside this transaction: it exists for everyone only
+    /// once the transaction commits; an abort leaves no file. A name that exists is refused
+    /// (`FileLayer` with `FsError::Exists`).
+    pub fn create_file(&mut self, name: &str) -> Result<(), AppTxnError> {
+        self.check_open()?;
+        let tid = self.tid;
+        let r = self.with(|m| {
+            let id = m.fs.create_app(name, tid)?;
+            m.apps.hold(id.0, tid);
+            Ok(())
+        });
+        match r {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(self.fail(AppTxnError::from_fs(tid, e))),
+            Err(e) => Err(self.fail(e)),
+        }
+    }
+
     /// Write `data` at `offset` of plain file `name` (which must exist).
     pub fn write_file(&mut self, name: &str, offset: u64, data: &[u8]) -> Result<(), AppTxnError> {
         self.on_file(name, |fs, id| fs.write(id, offset, data))
