@@ -60,6 +60,8 @@ pub enum FsError {
     NameTooLong(String),
     #[error("{0} is already in a batch (device transaction)")]
     AlreadyInBatch(String),
+    #[error("{0} exists already")]
+    Exists(String),
 }
 
 joj_vfs::counter_set! {
@@ -98,6 +100,11 @@ struct Inode {
     /// Size as the host sees it (may be ahead of `size` until sync or commit).
     mem_size: u64,
     batch: Option<Tid>,
+    /// `batch` is an application transaction's (`docs/formats/apptxn.md`): SQLite's batch
+    /// controls and syncs do not end it, only `commit_app` / `abort_app` do.
+    app: bool,
+    /// The application transaction `batch` created the file: an abort frees the slot again.
+    created: bool,
     /// The batch wrote the inode page already (its size changed inside the batch).
     journal: bool,
     /// Device offsets of the pages the open batch wrote (dropped from the cache on abort).
@@ -557,6 +564,10 @@ impl<D: TransactionalDevice> FlashFs<D> {
     /// transactions are durable already), so the flush is skipped — SQLite syncs the database
     /// after every batch commit.
     pub fn sync(&mut self, id: FileId) -> Result<(), FsError> {
+        if self.inodes[id.0 as usize].app {
+            // The application transaction's commit makes the file durable.
+            return Ok(());
+        }
         if self.inodes[id.0 as usize].batch.is_some() {
             return Err(FsError::AlreadyInBatch(self.name(id).into()));
         }
@@ -574,6 +585,10 @@ impl<D: TransactionalDevice> FlashFs<D> {
 
     /// Open a device transaction for `id`'s writes (`SQLITE_FCNTL_BEGIN_ATOMIC_WRITE`).
     pub fn begin_batch(&mut self, id: FileId) -> Result<(), FsError> {
+        if self.inodes[id.0 as usize].app {
+            // Inside an application transaction SQLite's batch is part of it.
+            return Ok(());
+        }
         if self.inodes[id.0 as usize].batch.is_some() {
             return Err(FsError::AlreadyInBatch(self.name(id).into()));
         }
@@ -584,63 +599,178 @@ impl<D: TransactionalDevice> FlashFs<D> {
         Ok(())
     }
 
+    /// Whether a batch of SQLite's own (not an application transaction) is open on `id`.
     pub fn in_batch(&self, id: FileId) -> bool {
-        self.inodes[id.0 as usize].batch.is_some()
+        let ino = &self.inodes[id.0 as usize];
+        ino.batch.is_some() && !ino.app
+    }
+
+    /// The application transaction `id` belongs to, if any.
+    pub fn app_txn(&self, id: FileId) -> Option<Tid> {
+        let ino = &self.inodes[id.0 as usize];
+        if ino.app { ino.batch } else { None }
     }
 
     /// Commit the batch: the inode too if the size changed, in the same device transaction.
     /// On an error the batch is aborted (nothing of it stays) and the error returned.
     pub fn commit_batch(&mut self, id: FileId) -> Result<(), FsError> {
         let slot = id.0;
-        let Some(t) = self.inodes[slot as usize].batch else {
+        let ino = &self.inodes[slot as usize];
+        let Some(t) = ino.batch.filter(|_| !ino.app) else {
             return Ok(());
         };
-        let r = (|| {
-            let ino = &self.inodes[slot as usize];
-            if ino.mem_size != ino.size {
-                let old_gen = ino.generation;
-                self.inodes[slot as usize].generation += 1;
-                let b = self.inode_page(slot);
-                let off = self.inode_offset(slot);
-                if let Err(e) = self.dev.write_txn(t, off, &b) {
-                    self.inodes[slot as usize].generation = old_gen;
-                    return Err(e);
-                }
-                self.counters.inode_page_writes += 1;
-                self.inodes[slot as usize].journal = true;
-            }
-            self.dev.commit_txn(t)
-        })();
-        match r {
+        match self.commit_files(t, &[id]) {
             Ok(()) => {
-                let ino = &mut self.inodes[slot as usize];
-                ino.batch = None;
-                ino.size = ino.mem_size;
-                ino.batch_pages.clear();
                 self.counters.batch_commits += 1;
                 Ok(())
             }
             Err(e) => {
                 self.rollback_batch(id);
-                Err(e.into())
+                Err(e)
             }
         }
     }
 
+    /// Write the inode of every file in `ids` whose size changed under `t`, then commit `t`;
+    /// on success the files leave the transaction. On an error nothing is undone here.
+    fn commit_files(&mut self, t: Tid, ids: &[FileId]) -> Result<(), FsError> {
+        for &id in ids {
+            let slot = id.0;
+            let ino = &self.inodes[slot as usize];
+            if ino.batch != Some(t) || ino.mem_size == ino.size {
+                continue;
+            }
+            self.inodes[slot as usize].generation += 1;
+            let b = self.inode_page(slot);
+            let off = self.inode_offset(slot);
+            // `journal` records that the generation moved, so an abort moves it back.
+            self.inodes[slot as usize].journal = true;
+            self.dev.write_txn(t, off, &b)?;
+            self.counters.inode_page_writes += 1;
+        }
+        self.dev.commit_txn(t)?;
+        for &id in ids {
+            let ino = &mut self.inodes[id.0 as usize];
+            if ino.batch == Some(t) {
+                ino.batch = None;
+                ino.app = false;
+                ino.created = false;
+                ino.journal = false;
+                ino.size = ino.mem_size;
+                ino.batch_pages.clear();
+            }
+        }
+        Ok(())
+    }
+
+    /// Put `id` into application transaction `t` (`docs/formats/apptxn.md` §2): its reads and
+    /// writes run under `t` until [`FlashFs::commit_app`] or [`FlashFs::abort_app`].
+    pub fn join_app(&mut self, id: FileId, t: Tid) -> Result<(), FsError> {
+        let ino = &mut self.inodes[id.0 as usize];
+        match ino.batch {
+            Some(b) if b == t && ino.app => Ok(()),
+            Some(_) => Err(FsError::AlreadyInBatch(ino.name.clone())),
+            None => {
+                ino.batch = Some(t);
+                ino.app = true;
+                ino.journal = false;
+                Ok(())
+            }
+        }
+    }
+
+    /// Create file `name` inside application transaction `t`: its inode is written under `t`,
+    /// so the file exists on the device only if `t` commits (an abort frees the slot). The
+    /// file is in `t` from now on. A name that exists already is refused.
+    pub fn create_app(&mut self, name: &str, t: Tid) -> Result<FileId, FsError> {
+        if self.lookup(name).is_some() {
+            return Err(FsError::Exists(name.into()));
+        }
+        if name.len() > MAX_NAME {
+            return Err(FsError::NameTooLong(name.into()));
+        }
+        let slot = self
+            .inodes
+            .iter()
+            .position(|i| !i.in_use && i.batch.is_none())
+            .ok_or(FsError::NoFreeSlot { slots: self.slots })? as u32;
+        {
+            let ino = &mut self.inodes[slot as usize];
+            ino.in_use = true;
+            ino.name = name.to_string();
+            ino.mem_size = 0;
+            ino.generation += 1;
+            ino.batch = Some(t);
+            ino.app = true;
+            ino.created = true;
+            ino.journal = true;
+        }
+        let b = self.inode_page(slot);
+        if let Err(e) = self.dev.write_txn(t, self.inode_offset(slot), &b) {
+            self.revert_inode(slot as usize);
+            return Err(e.into());
+        }
+        self.counters.inode_page_writes += 1;
+        Ok(FileId(slot))
+    }
+
+    /// Commit application transaction `t` over the files `ids` it holds: their changed sizes
+    /// and `t`'s pages in one device commit (durable on return). On an error `t` is aborted
+    /// (every file as before) and the error returned.
+    pub fn commit_app(&mut self, t: Tid, ids: &[FileId]) -> Result<(), FsError> {
+        match self.commit_files(t, ids) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                // The abort's own error adds nothing: the commit's is the cause.
+                let _ = self.abort_app(t, ids);
+                Err(e)
+            }
+        }
+    }
+
+    /// Abort application transaction `t`: one device abort; every file in `ids` it holds is
+    /// as before it (size, and the host page cache). The in-memory state is reverted even if
+    /// the device refuses the abort (a dead device: its recovery drops `t`).
+    pub fn abort_app(&mut self, t: Tid, ids: &[FileId]) -> Result<(), FsError> {
+        let r = self.dev.abort_txn(t);
+        for &id in ids {
+            if self.inodes[id.0 as usize].batch == Some(t) {
+                self.revert_inode(id.0 as usize);
+            }
+        }
+        Ok(r?)
+    }
+
+    /// The file's state as before its transaction (which was aborted).
+    fn revert_inode(&mut self, slot: usize) {
+        let ino = &mut self.inodes[slot];
+        ino.batch = None;
+        ino.app = false;
+        if std::mem::take(&mut ino.created) {
+            ino.in_use = false;
+            ino.name.clear();
+        }
+        if ino.journal {
+            ino.generation -= 1;
+            ino.journal = false;
+        }
+        ino.mem_size = ino.size;
+        let pages = std::mem::take(&mut ino.batch_pages);
+        for off in pages {
+            self.cache.remove(&off);
+        }
+    }
+
     /// Abort the batch: every page it wrote, and the size, are as before it.
+    /// An application transaction's file is left alone (only `abort_app` ends it).
     pub fn rollback_batch(&mut self, id: FileId) {
         let slot = id.0 as usize;
-        if let Some(t) = self.inodes[slot].batch.take() {
+        if self.inodes[slot].app {
+            return;
+        }
+        if let Some(t) = self.inodes[slot].batch {
             let _ = self.dev.abort_txn(t);
-            let ino = &mut self.inodes[slot];
-            if ino.journal {
-                ino.generation -= 1;
-            }
-            ino.mem_size = ino.size;
-            let pages = std::mem::take(&mut ino.batch_pages);
-            for off in pages {
-                self.cache.remove(&off);
-            }
+            self.revert_inode(slot);
             self.counters.batch_aborts += 1;
         }
     }
@@ -674,6 +804,8 @@ fn decode_inode(b: &[u8]) -> Result<Inode, InodeError> {
         generation: u64::from_le_bytes(b[24..32].try_into().expect("8")),
         mem_size: size,
         batch: None,
+        app: false,
+        created: false,
         journal: false,
         batch_pages: Vec::new(),
     })

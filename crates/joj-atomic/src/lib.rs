@@ -5,6 +5,9 @@
 //!   the device's transactions, so no filesystem journal is needed.
 //! - [`register`] / [`XftlVfs`]: the `xftl` VFS over a `FlashFs` attached to it
 //!   ([`register_with`] for a device other than the emulated eMMC of this process).
+//! - [`AppTxn`] ([`XftlVfs::begin_app`]): an application transaction — statements on several
+//!   databases and writes to plain files, committed or aborted as one device transaction
+//!   (`docs/formats/apptxn.md`).
 //! - [`remote`]: the device served to another process over a Unix socket, so that process can
 //!   be killed (`kill -9`) in the middle of a transaction while the device keeps running.
 //!
@@ -23,6 +26,7 @@
 //! conn.execute_batch("PRAGMA page_size=8192; PRAGMA journal_mode=DELETE;").unwrap();
 //! ```
 
+pub mod apptxn;
 pub mod flashfs;
 pub mod remote;
 mod vfs;
@@ -32,6 +36,8 @@ use std::sync::Mutex;
 use joj_device::{DeviceError, Emmc, NandMedium, Profile, TransactionalDevice};
 use joj_vfs::{Registered, VfsError};
 
+pub use apptxn::AppTxn;
+pub use apptxn::error::{AppTxnError, DeviceLimit};
 pub use flashfs::{FileId, FlashFs, FsCounters, FsError, FsOptions, InodeError};
 pub use remote::{
     ConnectionEnd, ProtocolError, RemoteDevice, ServeOptions, ServeReport, TxnWrite, serve,
@@ -40,6 +46,13 @@ pub use vfs::XftlCounters;
 
 /// The device the VFS runs on by default: the emulated eMMC with X-FTL.
 pub type XDevice = Emmc<NandMedium>;
+
+// An application transaction moves between threads with its work.
+const _: fn() = || {
+    fn send<T: Send>() {}
+    send::<AppTxn<XDevice>>();
+    send::<AppTxnError>();
+};
 
 /// A freshly formatted device of `profile` (page data kept: SQLite needs it back).
 pub fn new_device(profile: &Profile) -> Result<XDevice, DeviceError> {
@@ -53,6 +66,10 @@ pub enum AtomicError {
     Vfs(#[from] VfsError),
     #[error("VFS {0}: files are open; close every connection before swapping its device")]
     Busy(String),
+    #[error("VFS {name} has no flash file layer attached: call XftlVfs::attach first")]
+    NoFileLayer { name: String },
+    #[error(transparent)]
+    Fs(#[from] FsError),
     #[error(
         "VFS {name} is registered already for devices of another type; register this device \
          type under another name"
@@ -144,6 +161,23 @@ impl<D: TransactionalDevice + Send + 'static> XftlVfs<D> {
         g.as_mut().map(|m| f(&mut m.fs))
     }
 
+    /// Open an application transaction (`docs/formats/apptxn.md`): one device transaction
+    /// for statements on several databases and writes to plain files, until
+    /// [`AppTxn::commit`] or [`AppTxn::abort`].
+    pub fn begin_app(&self) -> Result<AppTxn<D>, AppTxnError> {
+        AppTxn::begin(self.inst())
+    }
+
+    /// Create plain file `name` (empty, durable on return) if it does not exist, for
+    /// application transactions to write.
+    pub fn create_file(&self, name: &str) -> Result<(), AtomicError> {
+        self.with_fs(|fs| fs.open(name, true).map(|_| ()))
+            .ok_or_else(|| AtomicError::NoFileLayer {
+                name: self.name().into(),
+            })?
+            .map_err(AtomicError::Fs)
+    }
+
     /// How often each commit path ran (since registration).
     pub fn counters(&self) -> XftlCounters {
         self.inst().counters()
@@ -152,6 +186,15 @@ impl<D: TransactionalDevice + Send + 'static> XftlVfs<D> {
     /// The last error this VFS reported.
     pub fn last_error(&self) -> Option<joj_vfs::LastError> {
         self.reg.errors().last()
+    }
+
+    /// Canary for the crash tests: application transactions write plain files outside their
+    /// device transaction (plain writes, synced at once) — not atomic with their databases.
+    /// Crash and abort tests must catch it.
+    pub fn set_canary_files_outside_app_txns(&self, on: bool) {
+        self.inst()
+            .canary_files_outside
+            .store(on, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Fault injection: the next `n` batch commits fail with `SQLITE_IOERR_WRITE` (the batch is

@@ -1,17 +1,29 @@
 //! A file of the `xftl` VFS: a slot of the attached [`FlashFs`](crate::FlashFs), this handle's
-//! lock on it, and the batch-atomic file controls as device transactions.
+//! lock on it, the batch-atomic file controls as device transactions, and the handle's part
+//! in application transactions (`docs/formats/apptxn.md`: enrolment by `PRAGMA xftl_app_txn`,
+//! files joining at the first lock, the changed change counter after a transaction ends).
 
-use super::instance::{Device, Xftl, bump};
+use super::instance::{Device, Mounted, Refusal, Xftl, bump};
+use crate::apptxn::error::AppTxnError;
 use crate::flashfs::{FileId, FsError};
+use joj_device::Tid;
 use joj_vfs::{
-    DeviceCharacteristics, FileControl, HandleLock, LockLevel, ReadOutcome, ResultCode,
-    SqliteError, SyncFlags, VfsFile,
+    DeviceCharacteristics, FileControl, HandleLock, LockLevel, PragmaRequest, ReadOutcome,
+    ResultCode, SqliteError, SyncFlags, VfsFile,
 };
 use std::sync::atomic::Ordering;
+
+/// The pragma that enrolls a connection's database handle in an application transaction.
+pub(crate) const APP_TXN_PRAGMA: &str = "xftl_app_txn";
+
+/// Offset and length of SQLite's change-counter check (`pagerSharedLock` reads 16 bytes at 24).
+const COUNTER_CHECK: (u64, usize) = (24, 16);
 
 pub(crate) struct XFile<D: 'static> {
     pub(crate) inst: &'static Xftl<D>,
     pub(crate) id: u32,
+    /// This handle's identity in the application-transaction tables.
+    pub(crate) hid: u64,
     pub(crate) lock: HandleLock,
     pub(crate) delete_on_close: bool,
     pub(crate) main_db: bool,
@@ -36,7 +48,77 @@ enum CommitFailure {
     Fs(#[from] FsError),
 }
 
+/// Record file-layer error `e` of handle `hid` as its application transaction's failure (if
+/// it is in one), after taking its SQLite code and message.
+fn record<D: Device>(m: &mut Mounted<D>, hid: u64, e: FsError, io: ResultCode) -> SqliteError {
+    let err = SqliteError::with_message(fs_code(&e, io), e.to_string());
+    if let Some(tid) = m.apps.member(hid) {
+        m.apps.fail(tid, AppTxnError::from_fs(tid, e));
+    }
+    err
+}
+
 impl<D: Device> XFile<D> {
+    /// `PRAGMA xftl_app_txn [= <tid> | none]`: enroll this handle, or answer its transaction.
+    fn app_txn_pragma(&mut self, p: &mut PragmaRequest<'_>) -> Result<(), SqliteError> {
+        let (inst, hid, level) = (self.inst, self.hid, self.lock.level());
+        let value = p
+            .value()
+            .map(|v| v.trim().trim_matches('\'').to_ascii_lowercase());
+        let r = inst.with_mounted(|m| match value.as_deref() {
+            None => Ok(m.apps.member(hid)),
+            Some(_) if level != LockLevel::None => Err(
+                "the connection is inside a transaction; enroll it between statements".to_string(),
+            ),
+            Some("none" | "0") => {
+                m.apps.enroll(hid, None);
+                Ok(None)
+            }
+            Some(v) => {
+                // `<tid>` or `<tid>@<vfs>` (the API names its VFS: ids are per device).
+                let (t, vfs) = v.split_once('@').unwrap_or((v, &inst.name));
+                match t.parse::<u32>() {
+                    _ if !vfs.eq_ignore_ascii_case(&inst.name) => Err(format!(
+                        "the transaction is on VFS {vfs}, this database on {}",
+                        inst.name
+                    )),
+                    Ok(t) if m.apps.enroll(hid, Some(Tid(t))) => Ok(Some(Tid(t))),
+                    Ok(t) => Err(format!("no open application transaction {t}")),
+                    Err(_) => Err(format!("{v:?} is not a transaction id")),
+                }
+            }
+        })?;
+        match r {
+            Ok(t) => p.reply(&t.map_or_else(|| "none".to_string(), |t| t.to_string())),
+            Err(msg) => {
+                p.reply(&msg)?;
+                Err(SqliteError::with_message(ResultCode::ERROR, msg))
+            }
+        }
+    }
+
+    /// A write of `id`: the journal barrier after a failed batch (`docs/formats/xftl.md` §3),
+    /// then the file layer's write (under the file's transaction, if it is in one).
+    fn write_plain_or_app(
+        inst: &Xftl<D>,
+        m: &mut Mounted<D>,
+        id: FileId,
+        offset: u64,
+        data: &[u8],
+    ) -> Result<(), FsError> {
+        if m.barrier.remove(&id.0) && !m.fs.in_batch(id) {
+            // SQLite's retry after a failed batch creates the journal from its in-memory
+            // copy and writes database pages without syncing it first: make the journal
+            // (data and size) durable before the first database page can reach flash.
+            let journal = format!("{}-journal", m.fs.name(id));
+            if let Some(j) = m.fs.lookup(&journal) {
+                m.fs.sync(j)?;
+                bump(&inst.counters.journal_barriers);
+            }
+        }
+        m.fs.write(id, offset, data)
+    }
+
     fn fail(&self, code: ResultCode, what: &str, e: impl std::fmt::Display) -> SqliteError {
         SqliteError::with_message(code, format!("{what} {}: {e}", self.name))
     }
@@ -95,35 +177,45 @@ impl<D: Device> XFile<D> {
 
 impl<D: Device> VfsFile for XFile<D> {
     fn read(&mut self, buf: &mut [u8], offset: u64) -> Result<ReadOutcome, SqliteError> {
-        let id = FileId(self.id);
-        match self.inst.with_mounted(|m| m.fs.read(id, offset, buf))? {
+        let (id, hid) = (FileId(self.id), self.hid);
+        let check = (offset, buf.len()) == COUNTER_CHECK;
+        let r = self
+            .inst
+            .with_mounted(|m| match m.fs.read(id, offset, buf) {
+                Ok(n) => {
+                    if check && m.apps.take_stale(hid) {
+                        // An application transaction this file was in ended: make SQLite drop
+                        // its page cache (`docs/formats/apptxn.md` §3).
+                        for b in &mut buf[..4] {
+                            *b = !*b;
+                        }
+                    }
+                    Ok(n)
+                }
+                Err(e) => Err(record(m, hid, e, ResultCode::IOERR_READ)),
+            })?;
+        match r {
             Ok(n) => Ok(ReadOutcome::from_filled(buf, n)),
-            Err(e) => Err(self.fail(ResultCode::IOERR_READ, "read", e)),
+            Err(e) => Err(self.fail(e.code(), "read", e)),
         }
     }
 
     fn write(&mut self, data: &[u8], offset: u64) -> Result<(), SqliteError> {
-        let (inst, id) = (self.inst, FileId(self.id));
+        let (inst, id, hid) = (self.inst, FileId(self.id), self.hid);
         let r = inst.with_mounted(|m| {
-            if m.barrier.remove(&id.0) && !m.fs.in_batch(id) {
-                // SQLite's retry after a failed batch creates the journal from its in-memory
-                // copy and writes database pages without syncing it first: make the journal
-                // (data and size) durable before the first database page can reach flash.
-                let journal = format!("{}-journal", m.fs.name(id));
-                if let Some(j) = m.fs.lookup(&journal) {
-                    m.fs.sync(j)?;
-                    bump(&inst.counters.journal_barriers);
-                }
-            }
-            m.fs.write(id, offset, data)
+            let r = Self::write_plain_or_app(inst, m, id, offset, data);
+            r.map_err(|e| record(m, hid, e, ResultCode::IOERR_WRITE))
         })?;
-        r.map_err(|e| self.fail(fs_code(&e, ResultCode::IOERR_WRITE), "write", e))
+        r.map_err(|e| self.fail(e.code(), "write", e))
     }
 
     fn truncate(&mut self, size: u64) -> Result<(), SqliteError> {
-        let id = FileId(self.id);
-        let r = self.inst.with_mounted(|m| m.fs.truncate(id, size))?;
-        r.map_err(|e| self.fail(fs_code(&e, ResultCode::IOERR_TRUNCATE), "truncate", e))
+        let (id, hid) = (FileId(self.id), self.hid);
+        let r = self.inst.with_mounted(|m| {
+            let r = m.fs.truncate(id, size);
+            r.map_err(|e| record(m, hid, e, ResultCode::IOERR_TRUNCATE))
+        })?;
+        r.map_err(|e| self.fail(e.code(), "truncate", e))
     }
 
     fn sync(&mut self, _flags: SyncFlags) -> Result<(), SqliteError> {
@@ -141,16 +233,43 @@ impl<D: Device> VfsFile for XFile<D> {
     }
 
     fn lock(&mut self, level: LockLevel) -> Result<(), SqliteError> {
-        let (id, handle) = (self.id, &mut self.lock);
-        self.inst
-            .with_mounted(|m| m.locks.lock(&id, handle, level))?
-            .map_err(|_| SqliteError::busy())
+        let (id, hid, handle) = (self.id, self.hid, &mut self.lock);
+        let first = handle.level() == LockLevel::None && level >= LockLevel::Shared;
+        let r = self.inst.with_mounted(|m| {
+            if first {
+                // The file joins the handle's application transaction, or the touch waits or
+                // loses (`docs/formats/apptxn.md` §2).
+                let by = m.apps.member(hid);
+                m.touch(id, by, Some(hid))?;
+            }
+            m.locks
+                .lock(&id, handle, level)
+                .map_err(|_| Refusal::Busy)?;
+            if first {
+                m.apps.locked(hid, id);
+            }
+            Ok(())
+        })?;
+        r.map_err(|refusal| match refusal {
+            Refusal::Busy => SqliteError::busy(),
+            Refusal::Conflict => SqliteError::with_message(
+                ResultCode::IOERR_LOCK,
+                format!(
+                    "{}: held by another application transaction; this one lost and must abort",
+                    self.name
+                ),
+            ),
+        })
     }
 
     fn unlock(&mut self, level: LockLevel) -> Result<(), SqliteError> {
-        let (id, handle) = (self.id, &mut self.lock);
-        self.inst
-            .with_mounted(|m| m.locks.unlock(&id, handle, level))
+        let (id, hid, handle) = (self.id, self.hid, &mut self.lock);
+        self.inst.with_mounted(|m| {
+            m.locks.unlock(&id, handle, level);
+            if level == LockLevel::None {
+                m.apps.unlocked(hid, id);
+            }
+        })
     }
 
     fn check_reserved_lock(&mut self) -> Result<bool, SqliteError> {
@@ -167,6 +286,12 @@ impl<D: Device> VfsFile for XFile<D> {
                 Ok(())
             }
             FileControl::SizeHint(_) => Ok(()),
+            FileControl::Pragma(mut p)
+                if p.name()
+                    .is_some_and(|n| n.eq_ignore_ascii_case(APP_TXN_PRAGMA)) =>
+            {
+                self.app_txn_pragma(&mut p)
+            }
             _ => Err(SqliteError::not_found()),
         }
     }
@@ -189,6 +314,7 @@ impl<D: Device> VfsFile for XFile<D> {
                 bump(&inst.counters.batch_rollbacks);
             }
             m.locks.unlock(&id.0, &mut self.lock, LockLevel::None);
+            m.apps.closed(self.hid);
             m.open_handles = m.open_handles.saturating_sub(1);
             if self.delete_on_close {
                 let _ = m.fs.delete(&self.name);

@@ -1,13 +1,15 @@
 //! One registered `xftl` VFS on devices of type `D`: the file layer attached to it (with the
 //! lock table and the open-handle count that belong to it), the commit-path counters and the
-//! fault injection.
+//! fault injection; and the application transactions of the attached layer (`apps`).
 
-use crate::flashfs::FlashFs;
-use joj_device::TransactionalDevice;
+use super::apps::{Access, AppTable};
+use crate::apptxn::error::AppTxnError;
+use crate::flashfs::{FileId, FlashFs};
+use joj_device::{Tid, TransactionalDevice};
 use joj_vfs::{LockTable, ResultCode, SqliteError};
 use std::collections::HashSet;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 joj_vfs::atomic_counter_set! {
     XftlCounters, Atomics;
@@ -38,6 +40,49 @@ pub(crate) struct Mounted<D> {
     pub(crate) open_handles: u64,
     /// Databases whose batch commit failed: their journal is synced before the next write.
     pub(crate) barrier: HashSet<u32>,
+    /// Application transactions: enrolled handles, held files (`docs/formats/apptxn.md`).
+    pub(crate) apps: AppTable,
+}
+
+/// Why a touch of a file was refused (`docs/formats/apptxn.md` §2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// Wait and retry (`SQLITE_BUSY`).
+    Busy,
+    /// The toucher's application transaction lost to the holder (recorded as its failure).
+    Conflict,
+}
+
+impl<D: Device> Mounted<D> {
+    /// Let transaction `by` (`None`: no transaction) touch file `slot` through handle `hid`
+    /// (`None`: a plain-file call of the API): the file joins `by` if free.
+    pub(crate) fn touch(
+        &mut self,
+        slot: u32,
+        by: Option<Tid>,
+        hid: Option<u64>,
+    ) -> Result<(), Refusal> {
+        match self.apps.access(slot, by, hid) {
+            Access::Go => Ok(()),
+            Access::Busy => Err(Refusal::Busy),
+            Access::Conflict { holder } => {
+                if let Some(tid) = by {
+                    let file = self.fs.name(FileId(slot)).to_string();
+                    self.apps
+                        .fail(tid, AppTxnError::Conflict { tid, file, holder });
+                }
+                Err(Refusal::Conflict)
+            }
+            Access::Join(tid) => {
+                // A batch of SQLite's own cannot be open without a lock; refuse if it were.
+                if self.fs.join_app(FileId(slot), tid).is_err() {
+                    return Err(Refusal::Busy);
+                }
+                self.apps.hold(slot, tid);
+                Ok(())
+            }
+        }
+    }
 }
 
 /// One registered `xftl` VFS on devices of type `D`.
@@ -46,8 +91,13 @@ pub(crate) struct Xftl<D> {
     pub(crate) mounted: Mutex<Option<Mounted<D>>>,
     pub(crate) counters: Atomics,
     pub(crate) next_temp: AtomicU64,
+    /// Identity of the next file handle opened (the application-transaction tables' key).
+    pub(crate) next_handle: AtomicU64,
     /// Fault injection: the next this many batch commits fail with an I/O error.
     pub(crate) fail_commits: AtomicU32,
+    /// Canary for the crash tests: application transactions write plain files outside their
+    /// device transaction (plain writes, synced), as a file layer without transactions would.
+    pub(crate) canary_files_outside: AtomicBool,
 }
 
 pub(crate) use joj_vfs::unpoisoned::lock;
@@ -59,7 +109,9 @@ impl<D: Device> Xftl<D> {
             mounted: Mutex::new(None),
             counters: Atomics::default(),
             next_temp: AtomicU64::new(1),
+            next_handle: AtomicU64::new(1),
             fail_commits: AtomicU32::new(0),
+            canary_files_outside: AtomicBool::new(false),
         }
     }
 
@@ -78,6 +130,7 @@ impl<D: Device> Xftl<D> {
             locks: LockTable::new(),
             open_handles: 0,
             barrier: HashSet::new(),
+            apps: AppTable::default(),
         });
         true
     }

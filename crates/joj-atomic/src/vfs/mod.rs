@@ -8,11 +8,13 @@
 //! SQLite's lock levels. Names, time, sleep and randomness are the default VFS's; the files
 //! never reach it.
 
+mod apps;
 mod file;
 mod instance;
 
+pub(crate) use file::APP_TXN_PRAGMA;
 pub use instance::XftlCounters;
-pub(crate) use instance::{Device, Xftl, lock};
+pub(crate) use instance::{Device, Mounted, Refusal, Xftl, lock};
 
 use file::{XFile, fs_code};
 use instance::bump;
@@ -36,9 +38,11 @@ impl<D: Device> Vfs for Xftl<D> {
             Some(name) => (name.as_c_str().to_string_lossy().into_owned(), false),
         };
         let create = flags.create();
+        let hid = self.next_handle.fetch_add(1, Ordering::Relaxed);
         let opened = self.with_mounted(|m| {
             let id = m.fs.open(&path, create)?;
             m.open_handles += 1;
+            m.apps.opened(hid, id.0);
             Ok(id)
         })?;
         let id = opened.map_err(|e| {
@@ -53,6 +57,7 @@ impl<D: Device> Vfs for Xftl<D> {
         let file = XFile {
             inst: self,
             id: id.0,
+            hid,
             lock: HandleLock::new(),
             delete_on_close: temp || flags.delete_on_close(),
             main_db: flags.kind() == FileKind::MainDb,

@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod bank;
+
 use joj_atomic::{FlashFs, FsOptions, XDevice, new_device};
 use joj_device::Profile;
 

@@ -1,0 +1,151 @@
+//! What can end an application transaction early (`docs/formats/apptxn.md` §1): one structured
+//! error per cause, each naming the transaction, which was aborted before the error returned.
+
+use crate::flashfs::FsError;
+use joj_device::{DeviceError, FtlError, Tid};
+
+/// A limit of the device that a transaction outgrew.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DeviceLimit {
+    /// X-FTL: the X-L2P table of active transactions' pages is full.
+    #[error("the device's transaction table holds {capacity} pages of open transactions")]
+    TxnTable { capacity: u32 },
+    /// No free block is left to write the transaction's pages to.
+    #[error("the device has no free block left")]
+    NoFreeBlocks,
+    /// i-FTL: the `logFTL` (old pages of uncommitted transactions) in NVM is full.
+    #[error("the device's logFTL holds {capacity} entries of open transactions")]
+    LogFtlFull { capacity: u32 },
+    /// i-FTL: every reserved log block (lazy GC's copies of old pages) holds pages open
+    /// transactions still need.
+    #[error("all {blocks} reserved log blocks of the device are in use")]
+    LogBlocksFull { blocks: u32 },
+    /// i-FTL: no NVM metadata slot is free.
+    #[error("all {slots} NVM metadata slots of the device are in use")]
+    NvmSlotsFull { slots: u32 },
+    /// i-FTL: the table of open transactions is full.
+    #[error("the device holds at most {slots} open transactions")]
+    OpenTxnsFull { slots: u32 },
+    /// i-FTL: the NVM cannot hold the tables.
+    #[error("the device's tables need {needed_bytes} bytes of NVM, it has {nvm_bytes}")]
+    NvmExhausted { needed_bytes: u64, nvm_bytes: u64 },
+}
+
+impl DeviceLimit {
+    /// The limit `e` reports, if it is one. When the i-FTL device's errors reach this branch,
+    /// their arms join here: `FtlError::LogFtlFull { capacity }` → `LogFtlFull`,
+    /// `LogBlocksFull { blocks }` → `LogBlocksFull`, `NvmSlotsFull { slots }` →
+    /// `NvmSlotsFull`, `TxnTableFull { slots }` → `OpenTxnsFull`, `NvmExhausted { .. }` →
+    /// `NvmExhausted`.
+    pub fn of(e: &DeviceError) -> Option<DeviceLimit> {
+        match e {
+            DeviceError::Ftl(FtlError::XL2PFull { capacity }) => Some(DeviceLimit::TxnTable {
+                capacity: *capacity,
+            }),
+            DeviceError::Ftl(FtlError::NoFreeBlocks) => Some(DeviceLimit::NoFreeBlocks),
+            _ => None,
+        }
+    }
+}
+
+/// Why an application transaction ended without committing. Every variant but `Ended` and
+/// `NoFileLayer` means the transaction was aborted: every file is as before it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AppTxnError {
+    #[error(
+        "application transaction {tid} touched {file}, which application transaction {holder} \
+         holds; {tid} was aborted (retry it once {holder} ends)"
+    )]
+    Conflict { tid: Tid, file: String, holder: Tid },
+    #[error(
+        "application transaction {tid} outgrew the device ({limit}); it was aborted: split it \
+         into smaller transactions"
+    )]
+    Outgrown {
+        tid: Tid,
+        limit: DeviceLimit,
+        #[source]
+        source: DeviceError,
+    },
+    #[error("application transaction {tid} was aborted after a device error: {source}")]
+    Device {
+        tid: Tid,
+        #[source]
+        source: DeviceError,
+    },
+    #[error("application transaction {tid} was aborted after a file-layer error: {source}")]
+    FileLayer {
+        tid: Tid,
+        #[source]
+        source: FsError,
+    },
+    #[error("application transaction {tid} was aborted after a failed statement: {source}")]
+    Sql {
+        tid: Tid,
+        #[source]
+        source: rusqlite::Error,
+    },
+    #[error(
+        "application transaction {tid} could not enroll schema {schema}: {reason}; it was aborted"
+    )]
+    NotEnrolled {
+        tid: Tid,
+        schema: String,
+        reason: String,
+    },
+    #[error(
+        "application transaction {tid}: a statement or BEGIN of an enrolled connection is still \
+         open at commit; it was aborted (finish every statement before commit)"
+    )]
+    OpenStatement { tid: Tid },
+    #[error(
+        "application transaction {tid}: {file} is in use outside it (a SQLite lock or batch of \
+         another handle); it was aborted (retry it)"
+    )]
+    Busy { tid: Tid, file: String },
+    #[error("cannot begin an application transaction: {source}")]
+    Begin {
+        #[source]
+        source: DeviceError,
+    },
+    #[error("application transaction {tid} has ended already (committed or aborted)")]
+    Ended { tid: Tid },
+    #[error("no flash file layer is attached to VFS {vfs}: call XftlVfs::attach first")]
+    NoFileLayer { vfs: String },
+}
+
+impl AppTxnError {
+    /// The error for device error `e` inside transaction `tid`.
+    pub fn from_device(tid: Tid, e: DeviceError) -> AppTxnError {
+        if let Some(limit) = DeviceLimit::of(&e) {
+            return AppTxnError::Outgrown {
+                tid,
+                limit,
+                source: e,
+            };
+        }
+        if let DeviceError::Ftl(FtlError::TxnConflict { lpn, holder, .. }) = &e {
+            return AppTxnError::Conflict {
+                tid,
+                file: format!("logical page {lpn}"),
+                holder: Tid(*holder),
+            };
+        }
+        AppTxnError::Device { tid, source: e }
+    }
+
+    /// The error for file-layer error `e` inside transaction `tid`.
+    pub fn from_fs(tid: Tid, e: FsError) -> AppTxnError {
+        match e {
+            FsError::Device(d) => AppTxnError::from_device(tid, d),
+            e => AppTxnError::FileLayer { tid, source: e },
+        }
+    }
+
+    /// Whether the transaction lost a conflict (retrying it may succeed).
+    pub fn is_conflict(&self) -> bool {
+        matches!(self, AppTxnError::Conflict { .. })
+    }
+}

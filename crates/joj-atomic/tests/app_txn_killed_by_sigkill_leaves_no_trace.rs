@@ -1,0 +1,258 @@
+//! `kill -9` of a process in the middle of an application transaction (withdraw/deposit: two
+//! databases and the ledger file, SQLite's journal off) while the device keeps running: the
+//! transaction leaves no trace in any file.
+//!
+//! The device lives in this process and is served over a Unix socket (`joj_atomic::remote`);
+//! a child process — this test binary running the ignored test [`child_transfers_until_killed`]
+//! — mounts the file layer through a `RemoteDevice` and runs application transactions, printing
+//! `acked <i>` after each commit returns. The server kills the child with SIGKILL after the
+//! `w`-th `write_txn` of its `k`-th device transaction (each application transaction is one),
+//! so the process dies with part of the transaction — pages of one database, of both, the
+//! ledger's page, or its new size — on the device; the server sees the connection close and
+//! aborts it. Afterwards: no active transaction, the FTL's invariants hold, both databases pass
+//! `PRAGMA integrity_check`, databases and ledger are exactly the state after the acknowledged
+//! transactions (the in-memory reference), and the next transaction of the same pages commits.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use common::bank::{self, Model, State};
+use joj_atomic::{FlashFs, RemoteDevice, ServeOptions, ServeReport, TxnWrite, XDevice, serve};
+
+const CHILD: &str = "child_transfers_until_killed";
+const SOCKET_ENV: &str = "JOJ_APPTXN_KILL9_SOCKET";
+const FIRST_ENV: &str = "JOJ_APPTXN_KILL9_FIRST";
+/// The transfers' seed.
+const WORK: u64 = 9;
+const CHILD_TXNS: u64 = 5000;
+const SIGKILL: i32 = 9;
+
+/// The child: transfers `first..` as application transactions until it is killed.
+#[test]
+#[ignore = "the writer process of app_txn_killed_by_sigkill_leaves_no_trace, which starts it"]
+fn child_transfers_until_killed() {
+    let Ok(socket) = std::env::var(SOCKET_ENV) else {
+        eprintln!("{CHILD} only runs as the child of app_txn_killed_by_sigkill_leaves_no_trace");
+        return;
+    };
+    let first: u64 = std::env::var(FIRST_ENV).unwrap().parse().unwrap();
+    let dev = RemoteDevice::connect(&socket).unwrap();
+    let vfs = joj_atomic::register_with::<RemoteDevice>("apptxn-kill9-remote").unwrap();
+    vfs.attach(FlashFs::mount(dev).unwrap()).unwrap();
+    let a = bank::open_off(vfs.name(), "a.db").unwrap();
+    let b = bank::open_off(vfs.name(), "b.db").unwrap();
+    let mut out = std::io::stdout();
+    for i in first..first + CHILD_TXNS {
+        let mut tx = vfs.begin_app().unwrap();
+        tx.enroll(&a).unwrap();
+        tx.enroll(&b).unwrap();
+        bank::run(&mut tx, &a, &b, i, bank::transfer(WORK, i)).unwrap();
+        tx.commit().unwrap();
+        writeln!(out, "acked {i}").unwrap();
+        out.flush().unwrap();
+    }
+    panic!("{CHILD_TXNS} transactions committed and nobody killed this process");
+}
+
+/// Where the server kills the child: after the `write`-th `write_txn` of its `txn`-th device
+/// transaction (1-based).
+#[derive(Debug, Clone, Copy)]
+struct Kill {
+    txn: u64,
+    write: u64,
+}
+
+struct Run {
+    status: ExitStatus,
+    acked: Vec<u64>,
+    stderr: String,
+    report: ServeReport,
+    killed: bool,
+}
+
+fn accept(listener: &UnixListener, child: &mut Child) -> UnixStream {
+    listener.set_nonblocking(true).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match listener.accept() {
+            Ok((s, _)) => {
+                s.set_nonblocking(false).unwrap();
+                return s;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(e) => panic!("accepting the writer process's connection: {e}"),
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            if let Some(mut e) = child.stderr.take() {
+                let _ = e.read_to_string(&mut err);
+            }
+            panic!("the writer process exited ({status}) before connecting:\n{err}");
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            panic!("the writer process did not connect within 30 s");
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// Serve `dev` to a child running transfers `first..`, killed at `kill`.
+fn run_child(dev: XDevice, socket: &Path, first: u64, kill: Kill) -> (XDevice, Run) {
+    let listener = UnixListener::bind(socket).unwrap();
+    let exe = std::env::current_exe().expect("the test binary's own path");
+    let mut child = Command::new(&exe)
+        .args([
+            CHILD,
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(SOCKET_ENV, socket)
+        .env(FIRST_ENV, first.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start the writer process {}: {e}", exe.display()));
+    let stream = accept(&listener, &mut child);
+    let stdout = child.stdout.take().expect("piped");
+    let mut stderr = child.stderr.take().expect("piped");
+    let child = Mutex::new(child);
+    let status: Mutex<Option<ExitStatus>> = Mutex::new(None);
+    let (dev, report, acked, err) = std::thread::scope(|s| {
+        let out = s.spawn(|| {
+            BufReader::new(stdout)
+                .lines()
+                .map(|l| l.unwrap())
+                .filter_map(|l| {
+                    l.split_once("acked ")
+                        .map(|(_, n)| n.parse::<u64>().unwrap())
+                })
+                .collect::<Vec<u64>>()
+        });
+        let err = s.spawn(move || {
+            let mut e = String::new();
+            let _ = stderr.read_to_string(&mut e);
+            e
+        });
+        let server = s.spawn(|| {
+            let hook = |w: TxnWrite| {
+                if w.txn == kill.txn && w.write == kill.write {
+                    // The write ran; its reply is not sent: the child is inside the
+                    // transaction. `Child::kill` is SIGKILL on Unix.
+                    let mut c = child.lock().unwrap();
+                    c.kill().unwrap();
+                    *status.lock().unwrap() = Some(c.wait().unwrap());
+                }
+            };
+            serve(
+                stream,
+                dev,
+                ServeOptions {
+                    abort_on_disconnect: true,
+                    after_write_txn: Some(Box::new(hook)),
+                },
+            )
+        });
+        let (dev, report) = server.join().unwrap();
+        (dev, report, out.join().unwrap(), err.join().unwrap())
+    });
+    let killed = status.lock().unwrap().is_some();
+    let status = match status.into_inner().unwrap() {
+        Some(s) => s,
+        None => child.into_inner().unwrap().wait().unwrap(),
+    };
+    let run = Run {
+        status,
+        acked,
+        stderr: err,
+        report,
+        killed,
+    };
+    (dev, run)
+}
+
+#[test]
+fn app_txn_killed_by_sigkill_leaves_no_trace() {
+    let vfs = joj_atomic::register("apptxn-kill9").unwrap();
+    let p = common::profile(64);
+    vfs.attach(common::formatted(&p)).unwrap();
+    bank::setup(&vfs);
+    let mut dev = vfs.detach().unwrap().into_device();
+    let mut model = Model::new();
+    let mut states: Vec<State> = vec![model.state()];
+    for i in 0..64 {
+        model.apply(i, bank::transfer(WORK, i));
+        states.push(model.state());
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut committed = 0u64;
+    // A transfer writes page 1 and a leaf of a.db, the same of b.db, the ledger's page, then
+    // the ledger's inode at commit: kills fall after each of them.
+    let kills = [
+        Kill { txn: 1, write: 1 },
+        Kill { txn: 2, write: 2 },
+        Kill { txn: 3, write: 3 },
+        Kill { txn: 1, write: 4 },
+        Kill { txn: 2, write: 5 },
+        Kill { txn: 3, write: 6 },
+    ];
+    for (round, &kill) in kills.iter().enumerate() {
+        let socket = dir.path().join(format!("round{round}.sock"));
+        let (d, run) = run_child(dev, &socket, committed, kill);
+        let what = format!(
+            "child {}, acked {:?}, server {:?}, stderr:\n{}",
+            run.status, run.acked, run.report, run.stderr
+        );
+        assert!(run.killed, "round {round}: {kill:?} never reached: {what}");
+        assert_eq!(run.status.signal(), Some(SIGKILL), "round {round}: {what}");
+        let acked = kill.txn - 1;
+        assert_eq!(
+            run.acked,
+            (committed..committed + acked).collect::<Vec<_>>(),
+            "round {round}: {what}"
+        );
+        assert_eq!(
+            (run.report.aborted_on_disconnect, run.report.left_active),
+            (1, 0),
+            "round {round}: the dead transaction was not aborted: {what}"
+        );
+        committed += acked;
+        assert_eq!(d.ftl().active_transactions(), 0, "round {round}");
+        d.ftl().check_invariants();
+        vfs.attach(FlashFs::mount(d).unwrap()).unwrap();
+        assert_eq!(
+            bank::observe(&vfs).unwrap(),
+            states[committed as usize],
+            "round {round} (kill {kill:?}): a trace of the killed transaction; {what}"
+        );
+        // The next transaction of the same pages (the killed transfer's) commits.
+        {
+            let a = bank::open_off(vfs.name(), "a.db").unwrap();
+            let b = bank::open_off(vfs.name(), "b.db").unwrap();
+            let mut tx = vfs.begin_app().unwrap();
+            tx.enroll(&a).unwrap();
+            tx.enroll(&b).unwrap();
+            let i = committed;
+            bank::run(&mut tx, &a, &b, i, bank::transfer(WORK, i)).unwrap();
+            tx.commit().unwrap();
+        }
+        committed += 1;
+        assert_eq!(bank::observe(&vfs).unwrap(), states[committed as usize]);
+        eprintln!(
+            "round {round}: killed in child transaction {} after write {}, {acked} acked, {} \
+             commands served",
+            kill.txn, kill.write, run.report.commands
+        );
+        dev = vfs.detach().unwrap().into_device();
+    }
+}
