@@ -7,6 +7,9 @@
 
 use joj_device::{DeviceError, Tid, TransactionalDevice};
 
+/// The superblock and inode pages are the file layer's metadata (i-FTL keeps them in NVM).
+const META: joj_device::WriteKind = joj_device::WriteKind::Metadata;
+
 const SUPER_MAGIC: &[u8; 8] = b"jojFFS\0\x01";
 const INODE_MAGIC: &[u8; 8] = b"jojINODE";
 const VERSION: u32 = 1;
@@ -180,9 +183,9 @@ impl<D: TransactionalDevice> FlashFs<D> {
         let t = dev.begin_txn()?;
         let zero = vec![0u8; page as usize];
         for i in 0..opts.slots {
-            dev.write_txn(t, (1 + u64::from(i) * region) * page, &zero)?;
+            dev.write_txn_kind(t, (1 + u64::from(i) * region) * page, &zero, META)?;
         }
-        dev.write_txn(t, 0, &sb)?;
+        dev.write_txn_kind(t, 0, &sb, META)?;
         dev.commit_txn(t)?;
         Ok(FlashFs {
             dev,
@@ -350,7 +353,7 @@ impl<D: TransactionalDevice> FlashFs<D> {
         let t = self.dev.begin_txn()?;
         let r = self
             .dev
-            .write_txn(t, off, &b)
+            .write_txn_kind(t, off, &b, META)
             .and_then(|_| self.dev.commit_txn(t));
         if let Err(e) = r {
             let _ = self.dev.abort_txn(t);
@@ -645,7 +648,7 @@ impl<D: TransactionalDevice> FlashFs<D> {
             let off = self.inode_offset(slot);
             // `journal` records that the generation moved, so an abort moves it back.
             self.inodes[slot as usize].journal = true;
-            self.dev.write_txn(t, off, &b)?;
+            self.dev.write_txn_kind(t, off, &b, META)?;
             self.counters.inode_page_writes += 1;
         }
         self.dev.commit_txn(t)?;
@@ -706,7 +709,10 @@ impl<D: TransactionalDevice> FlashFs<D> {
             ino.journal = true;
         }
         let b = self.inode_page(slot);
-        if let Err(e) = self.dev.write_txn(t, self.inode_offset(slot), &b) {
+        if let Err(e) = self
+            .dev
+            .write_txn_kind(t, self.inode_offset(slot), &b, META)
+        {
             self.revert_inode(slot as usize);
             return Err(e.into());
         }

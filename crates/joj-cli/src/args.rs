@@ -111,7 +111,9 @@ struct NotOnHost;
 /// `-j/--journal`: a journal mode by name, or Mobibench's number.
 pub fn journal() -> Parser<JournalMode> {
     let mut values = named(&JournalMode::NAMES);
-    values[JournalMode::NAMES.len() - 1] = PossibleValue::new("xftl").help("needs --device");
+    values[JournalMode::NAMES.len() - 2] = PossibleValue::new("xftl").help("needs --device");
+    values[JournalMode::NAMES.len() - 1] =
+        PossibleValue::new("iftl").help("needs --device (openssd-iftl: the i-FTL paper's board)");
     for (n, mode) in ["DELETE", "TRUNCATE", "PERSIST", "WAL", "MEMORY", "OFF"]
         .iter()
         .enumerate()

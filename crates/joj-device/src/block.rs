@@ -96,6 +96,17 @@ pub trait BlockDevice {
     fn counters(&self) -> Counters;
 }
 
+/// The data tag of a write (i-FTL, paper §IV.A): where its contents belong. A device without
+/// NVM treats both alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WriteKind {
+    /// File contents: programmed to flash.
+    Data,
+    /// Filesystem metadata (inodes, sizes, extents, superblock): kept in an NVM slot.
+    Metadata,
+}
+
 /// A block device with X-FTL's transactions (DESIGN.md, "Transactional device";
 /// `docs/formats/xftl.md`). Transactional requests cover whole pages.
 ///
@@ -106,6 +117,18 @@ pub trait BlockDevice {
 pub trait TransactionalDevice: BlockDevice {
     fn begin_txn(&mut self) -> Result<Tid, DeviceError>;
     fn write_txn(&mut self, tid: Tid, offset_bytes: u64, data: &[u8]) -> Result<(), DeviceError>;
+    /// `write_txn` with the write's data tag, which a device with NVM uses to place it (i-FTL);
+    /// by default the tag is dropped.
+    fn write_txn_kind(
+        &mut self,
+        tid: Tid,
+        offset_bytes: u64,
+        data: &[u8],
+        kind: WriteKind,
+    ) -> Result<(), DeviceError> {
+        let _ = kind;
+        self.write_txn(tid, offset_bytes, data)
+    }
     fn read_txn(&mut self, tid: Tid, offset_bytes: u64, buf: &mut [u8]) -> Result<(), DeviceError>;
     fn commit_txn(&mut self, tid: Tid) -> Result<(), DeviceError>;
     fn abort_txn(&mut self, tid: Tid) -> Result<(), DeviceError>;

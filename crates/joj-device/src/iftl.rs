@@ -36,15 +36,7 @@ use crate::medium::{Medium, PageState};
 use crate::nvm::{Nvm, NvmStats};
 use layout::{Layout, Loc, OFF_MAGIC};
 
-/// The data tag of a write (paper §IV.A): where its contents belong.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum WriteKind {
-    /// File contents: programmed to flash.
-    Data,
-    /// Filesystem metadata (inodes, sizes, extents, superblock): kept in an NVM slot.
-    Metadata,
-}
+pub use crate::block::WriteKind;
 
 /// Deliberately broken variants the crash tests must catch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -81,6 +73,25 @@ pub struct IftlStats {
 }
 
 impl IftlStats {
+    /// What happened since `base` (an earlier copy of the same counters).
+    pub fn since(&self, base: &IftlStats) -> IftlStats {
+        IftlStats {
+            host_pages_written: self.host_pages_written - base.host_pages_written,
+            data_bytes_to_flash: self.data_bytes_to_flash - base.data_bytes_to_flash,
+            metadata_bytes_to_nvm: self.metadata_bytes_to_nvm - base.metadata_bytes_to_nvm,
+            host_programs: self.host_programs - base.host_programs,
+            gc_copies: self.gc_copies - base.gc_copies,
+            lazy_gc_copies: self.lazy_gc_copies - base.lazy_gc_copies,
+            gc_runs: self.gc_runs - base.gc_runs,
+            erases: self.erases - base.erases,
+            nand_reads: self.nand_reads - base.nand_reads,
+            commits: self.commits - base.commits,
+            aborts: self.aborts - base.aborts,
+            log_entries_appended: self.log_entries_appended - base.log_entries_appended,
+            mapping_flash_programs: self.mapping_flash_programs - base.mapping_flash_programs,
+        }
+    }
+
     /// Flash pages programmed for mapping per host page written (X-FTL's counterpart:
     /// `FtlStats::mapping_programs_per_host_page`).
     pub fn mapping_programs_per_host_page(&self) -> f64 {
@@ -114,7 +125,7 @@ struct Held {
 }
 
 /// An open transaction.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct ITxn {
     slot: u32,
     /// Logical pages in first-write order.
@@ -122,7 +133,7 @@ struct ITxn {
 }
 
 /// The i-FTL over a medium and an NVM region.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct IFtl<M: Medium> {
     medium: M,
     nvm: Nvm,

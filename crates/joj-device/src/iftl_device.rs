@@ -45,7 +45,7 @@ pub struct IftlHostCounters {
 }
 
 /// An i-FTL device over medium `M`.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct IftlDevice<M: Medium> {
     profile: Profile,
     ftl: IFtl<M>,
@@ -53,6 +53,9 @@ pub struct IftlDevice<M: Medium> {
     store_data: bool,
     host: IftlHostCounters,
     flushes: u64,
+    /// The FTL's counters and the clock when counting (re)started ([`Self::reset_counters`]).
+    baseline: IftlStats,
+    start_ns: u64,
 }
 
 impl IftlDevice<NandMedium> {
@@ -79,6 +82,7 @@ impl<M: Medium> IftlDevice<M> {
     }
 
     fn assemble(ftl: IFtl<M>, profile: &Profile, now_ns: u64) -> IftlDevice<M> {
+        let baseline = ftl.stats().clone();
         IftlDevice {
             store_data: profile.data_mode == DataMode::Full,
             profile: profile.clone(),
@@ -86,7 +90,23 @@ impl<M: Medium> IftlDevice<M> {
             now_ns,
             host: IftlHostCounters::default(),
             flushes: 0,
+            baseline,
+            start_ns: now_ns,
         }
+    }
+
+    /// Start counting afresh (after the file layer is formatted and the database loaded):
+    /// `BlockDevice::counters` and `stats_since_reset` cover what follows.
+    pub fn reset_counters(&mut self) {
+        self.host = IftlHostCounters::default();
+        self.flushes = 0;
+        self.baseline = self.ftl.stats().clone();
+        self.start_ns = self.now_ns;
+    }
+
+    /// The FTL's counters since the last [`Self::reset_counters`] (or the format).
+    pub fn stats_since_reset(&self) -> IftlStats {
+        self.ftl.stats().since(&self.baseline)
     }
 
     /// The simulated host clock: when the last command returned.

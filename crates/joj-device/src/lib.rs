@@ -46,7 +46,9 @@ pub mod workload;
 
 pub use addr::{BlockId, Lpn, Oob, Ppn};
 pub use aging::{Aging, AgingReport, age};
-pub use block::{BlockDevice, DeviceGeometry, PackedWrite, TransactionalDevice, WriteFlags};
+pub use block::{
+    BlockDevice, DeviceGeometry, PackedWrite, TransactionalDevice, WriteFlags, WriteKind,
+};
 pub use completion::{Completion, CompletionReport, HostCompletion};
 pub use config::{
     CacheConfig, DataMode, FtlConfig, GcPolicy, Geometry, IftlConfig, NvmTiming, Profile,
@@ -60,7 +62,7 @@ pub use error::{
     DeviceError, FtlError, ImageError, MediumError, NvmError, ProfileError, ReplayError,
 };
 pub use ftl::{Ftl, RecoveryReport, TXN_BIT, Tid};
-pub use iftl::{IFtl, IftlCanary, IftlRecoveryReport, IftlStats, WriteKind};
+pub use iftl::{IFtl, IftlCanary, IftlRecoveryReport, IftlStats};
 pub use iftl_device::{IftlDevice, IftlHostCounters, IftlPowerCut};
 pub use medium::{CommitEntry, Medium};
 pub use nand::NandMedium;

@@ -28,7 +28,7 @@ use crate::error::MediumError;
 use crate::medium::{CommitEntry, MapCheckpoint, Medium, PageRead, PageState};
 use crate::rng::SimRng;
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 enum Inflight {
     Program {
         ppn: u32,
@@ -78,7 +78,7 @@ impl Inflight {
 }
 
 /// Emulated NAND flash in memory.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct NandMedium {
     geometry: Geometry,
     timing: Timing,

@@ -35,7 +35,7 @@ pub struct NvmStats {
     pub busy_ns: u64,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct InflightStore {
     offset: u64,
     start_ns: u64,
@@ -44,7 +44,7 @@ struct InflightStore {
 }
 
 /// The NVM region.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Nvm {
     bytes: Vec<u8>,
     timing: NvmTiming,

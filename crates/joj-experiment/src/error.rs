@@ -23,7 +23,10 @@ pub enum StackError {
         "--journal xftl runs SQLite on the emulated transactional eMMC: add --device <profile> (galaxy-s5, emmc5, openssd or a profile JSON file)"
     )]
     XftlNeedsDevice,
-    #[error("xftl runs one connection on one database (no --threads, no --attached)")]
+    #[error(
+        "xftl and iftl run one connection per thread, each on its own database: at most 8 \
+         threads, no --attached"
+    )]
     XftlOneConnection,
     #[error("--pace runs the host at an emulated device's speed: add --device <profile>")]
     PaceNeedsDevice,
@@ -72,6 +75,11 @@ pub enum StackError {
          --emmc-journal, or name joj compare's --modes without xftl"
     )]
     EmmcJournalXftl,
+    #[error(
+        "--gc-validity ages X-FTL's eMMC model; the i-FTL device has no aging yet; fix: drop \
+         --gc-validity, or use --journal xftl"
+    )]
+    AgingIftl,
     #[error("--gc-validity {0}: the share of valid pages in GC victims must be in 1..=99 percent")]
     AgingPercent(u32),
     #[error("-p/--dir names a host directory; it cannot be combined with a scratch --fs")]

@@ -23,6 +23,11 @@ pub const ACCOUNTING_VFS: &str = joj_vfs::VFS_NAME;
 pub const WALDIO_VFS_NAME: &str = "waldio-joj";
 /// The xftl VFS joj registers for X-FTL runs.
 pub const XFTL_VFS_NAME: &str = "xftl-run";
+/// Most threads of an `xftl` or `iftl` run (each thread's database and journal take two of
+/// the file layer's 16 slots).
+pub const MAX_DEVICE_THREADS: u32 = 8;
+/// The runner's `xftl` VFS on the i-FTL device (`--journal iftl`).
+pub const IFTL_VFS_NAME: &str = "iftl-run";
 
 /// Where the run's files live, as the user names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -241,7 +246,10 @@ impl Stack {
         match &self.storage {
             Storage::Host(_) => "host".into(),
             Storage::Scratch { kind, .. } => kind.to_string(),
-            Storage::Device(_) => "xftl".into(),
+            Storage::Device(_) => self
+                .mode
+                .filter(|m| m.on_device())
+                .map_or("xftl".into(), |m| m.to_string()),
         }
     }
 
@@ -290,7 +298,12 @@ fn check_options(workload: &Workload, opts: &RunOptions) -> Result<(), StackErro
             return Err(StackError::AgingPercent(v));
         }
     }
-    let xftl = matches!(workload, Workload::Db(w) if w.journal == JournalMode::Xftl);
+    let xftl = matches!(workload, Workload::Db(w) if w.journal.on_device());
+    if opts.aging_validity.is_some()
+        && matches!(workload, Workload::Db(w) if w.journal == JournalMode::Iftl)
+    {
+        return Err(StackError::AgingIftl);
+    }
     if opts.emmc_journal_mib.is_some()
         && (opts.device.is_none() || opts.pace || opts.journal_device.is_some())
     {
@@ -370,6 +383,7 @@ fn db_stack(
             (VfsChain::WaldioOverAccounting(o), WALDIO_VFS_NAME, level)
         }
         JournalMode::Xftl => (VfsChain::Xftl, XFTL_VFS_NAME, w.synchronous),
+        JournalMode::Iftl => (VfsChain::Xftl, IFTL_VFS_NAME, w.synchronous),
         _ => (VfsChain::Accounting, ACCOUNTING_VFS, w.synchronous),
     };
     let sqlite = Some(SqliteSetup::new(
@@ -381,7 +395,9 @@ fn db_stack(
         let Some(plan) = device else {
             return Err(StackError::XftlNeedsDevice);
         };
-        if w.threads != 1 || w.attached_dbs != 0 {
+        // Each thread its own database: a database file and its (rare) journal per thread
+        // fit the file layer's 16 slots.
+        if w.threads > MAX_DEVICE_THREADS || w.attached_dbs != 0 {
             return Err(StackError::XftlOneConnection);
         }
         // Nothing kernel-side runs under xftl: the device counts its own commands, and its
@@ -531,6 +547,19 @@ mod tests {
         assert_eq!(x.sqlite.as_ref().unwrap().journal, SqliteJournal::Delete);
         assert!(x.capture.is_none() && x.replay.is_none() && x.pace.is_none());
         assert_eq!(x.fs_name(), "xftl");
+
+        let i = Stack::resolve(&db(JournalMode::Iftl), &device).unwrap();
+        assert!(matches!(i.storage, Storage::Device(_)));
+        assert_eq!(i.sqlite.as_ref().unwrap().vfs, IFTL_VFS_NAME);
+        assert_eq!(i.fs_name(), "iftl");
+        let aged = RunOptions {
+            aging_validity: Some(50),
+            ..device
+        };
+        assert_eq!(
+            Stack::resolve(&db(JournalMode::Iftl), &aged).unwrap_err(),
+            StackError::AgingIftl
+        );
     }
 
     #[test]
@@ -618,7 +647,7 @@ mod tests {
             (
                 Workload::Db(DbWorkload {
                     journal: JournalMode::Xftl,
-                    threads: 2,
+                    threads: MAX_DEVICE_THREADS + 1,
                     ..DbWorkload::default()
                 }),
                 RunOptions {

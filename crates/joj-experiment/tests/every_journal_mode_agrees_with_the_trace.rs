@@ -38,7 +38,7 @@ fn every_journal_mode_agrees_with_the_trace() {
                     assert!(b.data_by_role.wal >= r.files.wal, "{op:?} {mode}: {b:?}")
                 }
                 // WALDIO has its own test (waldio_log_commits_journal_nothing.rs).
-                JournalMode::Waldio(_) | JournalMode::Xftl => {
+                JournalMode::Waldio(_) | JournalMode::Xftl | JournalMode::Iftl => {
                     unreachable!("JournalMode::SQLITE holds SQLite's modes")
                 }
                 JournalMode::Delete | JournalMode::Truncate | JournalMode::Persist => {

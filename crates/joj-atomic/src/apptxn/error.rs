@@ -33,17 +33,33 @@ pub enum DeviceLimit {
 }
 
 impl DeviceLimit {
-    /// The limit `e` reports, if it is one. When the i-FTL device's errors reach this branch,
-    /// their arms join here: `FtlError::LogFtlFull { capacity }` → `LogFtlFull`,
-    /// `LogBlocksFull { blocks }` → `LogBlocksFull`, `NvmSlotsFull { slots }` →
-    /// `NvmSlotsFull`, `TxnTableFull { slots }` → `OpenTxnsFull`, `NvmExhausted { .. }` →
-    /// `NvmExhausted`.
+    /// The limit `e` reports, if it is one (X-FTL's and i-FTL's refusals: each rejects the
+    /// write without changing anything, and the device stays usable).
     pub fn of(e: &DeviceError) -> Option<DeviceLimit> {
         match e {
             DeviceError::Ftl(FtlError::XL2PFull { capacity }) => Some(DeviceLimit::TxnTable {
                 capacity: *capacity,
             }),
             DeviceError::Ftl(FtlError::NoFreeBlocks) => Some(DeviceLimit::NoFreeBlocks),
+            &DeviceError::Ftl(FtlError::LogFtlFull { capacity }) => {
+                Some(DeviceLimit::LogFtlFull { capacity })
+            }
+            &DeviceError::Ftl(FtlError::LogBlocksFull { blocks }) => {
+                Some(DeviceLimit::LogBlocksFull { blocks })
+            }
+            &DeviceError::Ftl(FtlError::NvmSlotsFull { slots }) => {
+                Some(DeviceLimit::NvmSlotsFull { slots })
+            }
+            &DeviceError::Ftl(FtlError::TxnTableFull { slots }) => {
+                Some(DeviceLimit::OpenTxnsFull { slots })
+            }
+            &DeviceError::Ftl(FtlError::NvmExhausted {
+                needed_bytes,
+                nvm_bytes,
+            }) => Some(DeviceLimit::NvmExhausted {
+                needed_bytes,
+                nvm_bytes,
+            }),
             _ => None,
         }
     }

@@ -140,11 +140,11 @@ impl<M: Medium> BlockDevice for IftlDevice<M> {
     }
 
     fn counters(&self) -> Counters {
-        let s = self.ftl.stats();
+        let s = &self.stats_since_reset();
         let pb = u64::from(self.page_bytes());
         let programs = s.host_programs + s.gc_copies + s.lazy_gc_copies;
         let host_write_bytes = self.host.write_bytes;
-        let modeled_s = self.now_ns as f64 / 1e9;
+        let modeled_s = (self.now_ns - self.start_ns) as f64 / 1e9;
         let ops = self.host.reads + self.host.writes;
         Counters {
             host_write_bytes,
@@ -185,7 +185,17 @@ impl<M: Medium> TransactionalDevice for IftlDevice<M> {
     }
 
     fn write_txn(&mut self, tid: Tid, offset_bytes: u64, data: &[u8]) -> Result<(), DeviceError> {
-        self.write_txn_kind(tid, offset_bytes, data, WriteKind::Data)
+        IftlDevice::write_txn_kind(self, tid, offset_bytes, data, WriteKind::Data)
+    }
+
+    fn write_txn_kind(
+        &mut self,
+        tid: Tid,
+        offset_bytes: u64,
+        data: &[u8],
+        kind: WriteKind,
+    ) -> Result<(), DeviceError> {
+        IftlDevice::write_txn_kind(self, tid, offset_bytes, data, kind)
     }
 
     fn read_txn(&mut self, tid: Tid, offset_bytes: u64, buf: &mut [u8]) -> Result<(), DeviceError> {

@@ -83,7 +83,8 @@ impl Rig {
             .fs_bytes
             .min(opts.profile.capacity_bytes() / 6)
             .min(384 << 20);
-        self.vfs.attach(xftl::formatted_device(&xo)?)?;
+        self.vfs
+            .attach(xftl::formatted_device::<joj_atomic::XDevice>(&xo)?)?;
         let prepared = db::prepare(Path::new(DIR), &self.workload, &self.setup);
         let fs = self.vfs.detach()?;
         if let Err(WorkloadError::DiskFull { what }) = prepared {

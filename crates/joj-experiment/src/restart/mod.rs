@@ -70,7 +70,9 @@ fn restart_stack(
     };
     let logged = setup.journal.is_wal() || setup.journal.is_rollback_file();
     match (&stack.storage, &stack.vfs) {
-        (Storage::Device(_), VfsChain::Xftl) => Ok((Restarted::Device, setup)),
+        (Storage::Device(_), VfsChain::Xftl) if mode == JournalMode::Xftl => {
+            Ok((Restarted::Device, setup))
+        }
         (Storage::Scratch { .. }, VfsChain::Accounting) if logged => {
             Ok((Restarted::Filesystem, setup))
         }

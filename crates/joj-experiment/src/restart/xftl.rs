@@ -24,7 +24,7 @@ pub(super) fn xftl_run(
 ) -> Result<RestartRun, ExperimentError> {
     let w = workload(opts, JournalMode::Xftl);
     let xo = XftlOptions::for_run(&opts.profile, None, opts.page_size, opts.seed);
-    let v = xftl::fresh_device(&xo)?;
+    let v = xftl::fresh_device::<joj_atomic::XDevice>(&xo)?;
     let result = (|| {
         let dir = PathBuf::from("/joj-xftl");
         db::prepare(&dir, &w, setup)?;

@@ -13,7 +13,9 @@ use super::config::run_config;
 use crate::error::ExperimentError;
 use crate::result::RunResult;
 use crate::stack::{DevicePlan, Stack, Workload};
-use crate::xftl::{self, XftlOptions};
+use crate::xftl::{self, IDevice, RunDevice, XftlOptions};
+use joj_atomic::XDevice;
+use joj_workload::JournalMode;
 
 /// The database's directory on the device (names there only need to be absolute).
 const DIR: &str = "/joj-xftl";
@@ -25,15 +27,29 @@ pub(super) fn run(
     setup: &SqliteSetup,
     progress: Option<Arc<AtomicU64>>,
 ) -> Result<RunResult, ExperimentError> {
+    match w.journal {
+        JournalMode::Iftl => run_on::<IDevice>(stack, plan, w, setup, progress),
+        _ => run_on::<XDevice>(stack, plan, w, setup, progress),
+    }
+}
+
+fn run_on<D: RunDevice>(
+    stack: &Stack,
+    plan: &DevicePlan,
+    w: &DbWorkload,
+    setup: &SqliteSetup,
+    progress: Option<Arc<AtomicU64>>,
+) -> Result<RunResult, ExperimentError> {
     let xo = XftlOptions::for_run(&plan.profile, plan.aging_validity, w.page_size, w.seed);
-    let v = xftl::fresh_device(&xo)?;
+    let v = xftl::fresh_device::<D>(&xo)?;
     let result = (|| {
         let dir = PathBuf::from(DIR);
         db::prepare(&dir, w, setup)?;
         let window = xftl::Window::new(v);
         let out = db::run(&dir, w, setup, &window, progress)?;
         sqlite::integrity_check(&out.databases, &setup.vfs)?;
-        let (device, report) = window.take(&xo.profile, w.transactions)?;
+        let all = Workload::Db(w.clone()).transactions();
+        let (device, report) = window.take(&xo.profile, all)?;
         Ok(result_of(stack, w, out, device, report))
     })();
     let _ = v.detach();
@@ -47,15 +63,15 @@ fn result_of(
     device: joj_device::DeviceSummary,
     report: xftl::XftlReport,
 ) -> RunResult {
-    // One connection (the stack refuses threads on the device); nothing kernel-side runs, so
-    // no system call is counted and there is no clock to pace.
+    // One connection per thread, each on its own database; nothing kernel-side runs, so no
+    // system call is counted and there is no clock to pace.
     RunResult {
         device: Some(device),
         paper: out.paper,
         xftl: Some(report),
         ..RunResult::measured(
             run_config(stack, &Workload::Db(w.clone()), None),
-            w.transactions,
+            Workload::Db(w.clone()).transactions(),
             out.elapsed.as_secs_f64(),
             out.latencies_ns,
             &IoCounters::default(),

@@ -81,13 +81,16 @@ pub enum JournalMode {
     /// X-FTL: SQLite's rollback-journal mode on the `xftl` VFS over the emulated transactional
     /// eMMC (crate `joj-atomic`); commits are batch-atomic device transactions.
     Xftl,
+    /// i-FTL: as `Xftl`, on the i-FTL device (mapping tables in NVM, lazy GC,
+    /// `docs/formats/iftl.md`).
+    Iftl,
 }
 
-const JOURNAL_CHOICES: &str = "delete, truncate, persist, wal, memory, off, waldio[-fua|-normal][-gs], or xftl (with --device)";
+const JOURNAL_CHOICES: &str = "delete, truncate, persist, wal, memory, off, waldio[-fua|-normal][-gs], xftl or iftl (xftl and iftl with --device)";
 
 impl JournalMode {
     /// Every mode's name (what `Display` writes and `FromStr` reads).
-    pub const NAMES: [&'static str; 13] = [
+    pub const NAMES: [&'static str; 14] = [
         "delete",
         "truncate",
         "persist",
@@ -101,6 +104,7 @@ impl JournalMode {
         "waldio-normal",
         "waldio-normal-gs",
         "xftl",
+        "iftl",
     ];
 
     /// SQLite's own six modes, in the order `joj compare` lists them.
@@ -127,11 +131,16 @@ impl JournalMode {
         JournalMode::Waldio(WaldioMode { sync, group })
     }
 
+    /// Whether the mode runs on the emulated transactional device (no kernel filesystem).
+    pub fn on_device(self) -> bool {
+        matches!(self, JournalMode::Xftl | JournalMode::Iftl)
+    }
+
     /// Which of SQLite's journal modes this mode runs SQLite in: WALDIO is SQLite's WAL under
     /// another VFS, X-FTL its rollback mode whose batches the device commits.
     pub fn sqlite_journal(self) -> SqliteJournal {
         match self {
-            JournalMode::Delete | JournalMode::Xftl => SqliteJournal::Delete,
+            JournalMode::Delete | JournalMode::Xftl | JournalMode::Iftl => SqliteJournal::Delete,
             JournalMode::Truncate => SqliteJournal::Truncate,
             JournalMode::Persist => SqliteJournal::Persist,
             JournalMode::Wal | JournalMode::Waldio(_) => SqliteJournal::Wal,
@@ -184,6 +193,7 @@ impl fmt::Display for JournalMode {
                 Ok(())
             }
             JournalMode::Xftl => f.write_str("xftl"),
+            JournalMode::Iftl => f.write_str("iftl"),
             other => f.write_str(&other.pragma().to_ascii_lowercase()),
         }
     }
@@ -205,6 +215,7 @@ impl FromStr for JournalMode {
             "memory" => JournalMode::Memory,
             "off" => JournalMode::Off,
             "xftl" => JournalMode::Xftl,
+            "iftl" => JournalMode::Iftl,
             other if other.starts_with("waldio") => {
                 let rest = &other["waldio".len()..];
                 let (rest, group) = match rest.strip_suffix("-gs") {
@@ -304,7 +315,7 @@ mod tests {
         for m in JournalMode::SQLITE
             .into_iter()
             .chain(JournalMode::WALDIO_ALL)
-            .chain([JournalMode::Xftl])
+            .chain([JournalMode::Xftl, JournalMode::Iftl])
         {
             assert_eq!(m.to_string().parse::<JournalMode>(), Ok(m));
         }

@@ -1,0 +1,237 @@
+//! The i-FTL paper's application transactions on the i-FTL device (`IftlDevice`: mapping tables
+//! and the file layer's metadata in NVM, lazy GC): transfers move money between two databases
+//! and append to a ledger, SQLite's journal off, each transfer one device transaction. The run is
+//! recorded with the device's clock (when each commit began and returned) on a device whose
+//! space is used up, so GC (and lazy GC) runs inside the transfers; then power is cut at
+//! instants drawn from the seed — at NAND and NVM events of the run, so inside writes, commits
+//! and GC — and, half of the time, again at an NVM event inside the recovery that followed.
+//! After each, the device passes its invariants, both databases `PRAGMA integrity_check`, and the
+//! databases and the ledger show exactly the transfers acknowledged before the cut, plus at most
+//! the one whose commit was under way, whole. `IFTL_APPTXN_CUTS` (default 600) sets the number
+//! of cuts; `IFTL_APPTXN_FIRST` the first seed.
+
+mod common;
+
+use common::bank::{self, Model, State};
+use joj_atomic::{FlashFs, FsOptions, XftlVfs};
+use joj_device::{IftlDevice, NandMedium, Profile};
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+type Dev = IftlDevice<NandMedium>;
+
+const TXNS: u64 = 24;
+const WORK: u64 = 23;
+
+/// A small i-FTL device with small blocks, so GC (lazy GC included) runs inside the transfers:
+/// galaxy-s5's NAND with 16 pages per block, 64 blocks per plane, 15 % spare (i-FTL reserves
+/// 16 blocks), the default NVM.
+fn profile() -> Profile {
+    let mut p = common::profile(64);
+    p.geometry.pages_per_block = 16;
+    p.ftl.over_provisioning_percent = 15.0;
+    p.iftl = Some(Default::default());
+    p.with_data_mode(joj_device::DataMode::Full)
+}
+
+/// Bytes of the device the file layer owns.
+const FS_BYTES: u64 = 4 << 20;
+
+/// A device whose every page above the file layer is written, then rewritten until GC runs:
+/// every later write brings GC closer (made once, cloned per trial).
+fn aged(p: &Profile) -> Dev {
+    use joj_device::{BlockDevice, WriteFlags};
+    let mut dev = IftlDevice::new(p).unwrap();
+    let page = u64::from(dev.page_bytes());
+    let data = vec![0x5au8; page as usize];
+    let pages = dev.logical_pages();
+    let first = FS_BYTES / page;
+    let mut lpn = first;
+    while dev.stats().gc_runs == 0 || lpn < pages {
+        let at = (first + (lpn - first) % (pages - first)) * page;
+        BlockDevice::write(&mut dev, at, &data, WriteFlags::NONE).unwrap();
+        lpn += 1;
+    }
+    dev
+}
+
+fn aborts(i: u64) -> bool {
+    ChaCha8Rng::seed_from_u64(WORK * 7919 + i).random_range(0..6u32) == 0
+}
+
+fn model() -> Vec<State> {
+    let mut m = Model::new();
+    let mut states = vec![m.state()];
+    for i in (0..TXNS).filter(|&i| !aborts(i)) {
+        m.apply(i, bank::transfer(WORK, i));
+        states.push(m.state());
+    }
+    states
+}
+
+/// When one committed transfer's commit began and returned, on the device's clock.
+#[derive(Debug, Clone, Copy)]
+struct Commit {
+    began_ns: u64,
+    returned_ns: u64,
+}
+
+fn now(vfs: &XftlVfs<Dev>) -> u64 {
+    vfs.with_fs(|fs| fs.device().now_ns()).unwrap()
+}
+
+/// The whole run on a fresh device: the device after it, when the setup ended, and each
+/// committed transfer's commit times.
+fn run(vfs: &XftlVfs<Dev>, base: &Dev) -> (Dev, u64, Vec<Commit>) {
+    let fs = FlashFs::format(
+        base.clone(),
+        FsOptions {
+            fs_bytes: FS_BYTES,
+            slots: 8,
+        },
+    )
+    .unwrap();
+    vfs.attach(fs).unwrap();
+    bank::setup(vfs);
+    let setup_ns = now(vfs);
+    let a = bank::open_off(vfs.name(), "a.db").unwrap();
+    let b = bank::open_off(vfs.name(), "b.db").unwrap();
+    let mut commits = Vec::new();
+    for i in 0..TXNS {
+        let mut tx = vfs.begin_app().unwrap();
+        tx.enroll(&a).unwrap();
+        tx.enroll(&b).unwrap();
+        bank::run(&mut tx, &a, &b, i, bank::transfer(WORK, i)).unwrap();
+        if aborts(i) {
+            tx.abort().unwrap();
+            continue;
+        }
+        let began_ns = now(vfs);
+        tx.commit().unwrap();
+        commits.push(Commit {
+            began_ns,
+            returned_ns: now(vfs),
+        });
+    }
+    drop((a, b));
+    (vfs.detach().unwrap().into_device(), setup_ns, commits)
+}
+
+/// Where the cuts fell.
+#[derive(Debug, Default)]
+struct Counts {
+    cuts: u64,
+    in_commit: u64,
+    in_recovery: u64,
+    /// GC runs and lazy-GC copies inside the transfers, over all trials.
+    gc_runs: u64,
+    lazy_gc_copies: u64,
+}
+
+/// One trial: run, cut at an event drawn from `seed`, recover (and maybe cut that recovery and
+/// recover again), check.
+fn trial(
+    vfs: &XftlVfs<Dev>,
+    (p, base): (&Profile, &Dev),
+    states: &[State],
+    seed: u64,
+    counts: &mut Counts,
+) -> Result<(), String> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let (dev, setup_ns, commits) = run(vfs, base);
+    counts.gc_runs += dev.stats().gc_runs - base.stats().gc_runs;
+    counts.lazy_gc_copies += dev.stats().lazy_gc_copies - base.stats().lazy_gc_copies;
+    let mut events = dev.ftl().medium().event_times_ns(setup_ns);
+    events.extend(dev.ftl().nvm().event_times_ns(setup_ns));
+    events.retain(|&t| t >= setup_ns);
+    if events.is_empty() {
+        return Err("the run left no event to cut at".into());
+    }
+    let at = events[rng.random_range(0..events.len())] + rng.random_range(0..2u64);
+    let acked = commits.iter().filter(|c| c.returned_ns <= at).count();
+    let in_flight = commits
+        .iter()
+        .any(|c| c.began_ns <= at && at < c.returned_ns);
+    counts.cuts += 1;
+    counts.in_commit += u64::from(in_flight);
+    let (mut dev, _) = IftlDevice::recover(dev.power_cut(at, seed), p)
+        .map_err(|e| format!("recovery after a cut at {at} ns: {e}"))?;
+    if rng.random_range(0..2u32) == 0 {
+        let inside = dev.ftl().nvm().event_times_ns(at);
+        if !inside.is_empty() {
+            let at2 = inside[rng.random_range(0..inside.len())] + rng.random_range(0..2u64);
+            counts.cuts += 1;
+            counts.in_recovery += 1;
+            dev = IftlDevice::recover(dev.power_cut(at2, seed + 1), p)
+                .map_err(|e| format!("recovery after a cut inside recovery at {at2} ns: {e}"))?
+                .0;
+        }
+    }
+    dev.ftl().check_invariants();
+    vfs.attach(FlashFs::mount(dev).map_err(|e| format!("mount: {e}"))?)
+        .map_err(|e| e.to_string())?;
+    let seen = bank::observe(vfs);
+    let _ = vfs.detach();
+    let seen = seen.map_err(|e| format!("cut at {at} ns: {e}"))?;
+    let allowed = if in_flight {
+        acked..=acked + 1
+    } else {
+        acked..=acked
+    };
+    if allowed.clone().any(|j| states[j] == seen) {
+        return Ok(());
+    }
+    let shows = |f: &dyn Fn(&State) -> bool| states.iter().position(f);
+    Err(format!(
+        "cut at {at} ns: {acked} acknowledged (commit under way: {in_flight}); a.db shows state \
+         {:?}, b.db {:?}, the ledger {:?}",
+        shows(&|s| s.a == seen.a),
+        shows(&|s| s.b == seen.b),
+        shows(&|s| s.ledger == seen.ledger),
+    ))
+}
+
+#[test]
+fn every_cut_leaves_each_transfer_whole_or_absent_on_the_iftl_device() {
+    let vfs = joj_atomic::register_with::<Dev>("apptxn-iftl-cuts").unwrap();
+    let p = profile();
+    let base = aged(&p);
+    let states = model();
+    let env = |k: &str, d: u64| {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(d)
+    };
+    let (want, first) = (env("IFTL_APPTXN_CUTS", 600), env("IFTL_APPTXN_FIRST", 0));
+    let started = std::time::Instant::now();
+    let mut counts = Counts::default();
+    let mut seed = first;
+    while counts.cuts < want {
+        if let Err(e) = trial(&vfs, (&p, &base), &states, seed, &mut counts) {
+            panic!("seed {seed} (rerun with IFTL_APPTXN_FIRST={seed} IFTL_APPTXN_CUTS=1): {e}");
+        }
+        seed += 1;
+    }
+    eprintln!(
+        "{} power cuts ({} trials from seed {first}) in {:.1} s: {counts:?}; {} transfers per \
+         run, {} committed",
+        counts.cuts,
+        seed - first,
+        started.elapsed().as_secs_f64(),
+        TXNS,
+        states.len() - 1
+    );
+    assert!(
+        counts.in_commit > 0,
+        "no cut fell inside a commit: {counts:?}"
+    );
+    assert!(
+        counts.in_recovery > 0,
+        "no cut fell inside recovery: {counts:?}"
+    );
+    assert!(
+        counts.gc_runs > 0,
+        "GC never ran inside the transfers: {counts:?}"
+    );
+}
