@@ -5,6 +5,8 @@
 //! space is used up, so GC (and lazy GC) runs inside the transfers; then power is cut at
 //! instants drawn from the seed — at NAND and NVM events of the run, so inside writes, commits
 //! and GC — and, half of the time, again at an NVM event inside the recovery that followed.
+//! Every third transfer also rewrites a 384 KiB plain file whole, so GC meets old pages of open
+//! transactions and must keep them (lazy GC).
 //! After each, the device passes its invariants, both databases `PRAGMA integrity_check`, and the
 //! databases and the ledger show exactly the transfers acknowledged before the cut, plus at most
 //! the one whose commit was under way, whole. `IFTL_APPTXN_CUTS` (default 600) sets the number
@@ -14,7 +16,7 @@ mod common;
 
 use common::bank::{self, Model, State};
 use joj_atomic::{FlashFs, FsOptions, XftlVfs};
-use joj_device::{IftlDevice, NandMedium, Profile};
+use joj_device::{IftlCanary, IftlDevice, NandMedium, Profile};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -55,18 +57,52 @@ fn aged(p: &Profile) -> Dev {
     dev
 }
 
+/// A plain file every third transfer rewrites whole inside its transaction (old pages of an
+/// open transaction, which lazy GC must keep): all its bytes are one value.
+const BLOB: &str = "blob.bin";
+const BLOB_BYTES: usize = 48 * 8192;
+
+fn rewrites_blob(i: u64) -> bool {
+    i % 3 == 0
+}
+
+fn blob_value(i: u64) -> u8 {
+    (i + 1) as u8
+}
+
 fn aborts(i: u64) -> bool {
     ChaCha8Rng::seed_from_u64(WORK * 7919 + i).random_range(0..6u32) == 0
 }
 
-fn model() -> Vec<State> {
+/// `states[j]`: the databases, the ledger and the blob's value after `j` committed transfers.
+fn model() -> Vec<(State, u8)> {
     let mut m = Model::new();
-    let mut states = vec![m.state()];
+    let mut blob = 0u8;
+    let mut states = vec![(m.state(), blob)];
     for i in (0..TXNS).filter(|&i| !aborts(i)) {
         m.apply(i, bank::transfer(WORK, i));
-        states.push(m.state());
+        if rewrites_blob(i) {
+            blob = blob_value(i);
+        }
+        states.push((m.state(), blob));
     }
     states
+}
+
+/// The blob's value, if every byte has it.
+fn read_blob(vfs: &XftlVfs<Dev>) -> Result<u8, String> {
+    let bytes = vfs
+        .with_fs(|fs| {
+            let id = fs.lookup(BLOB).ok_or("no blob file")?;
+            let mut buf = vec![0u8; fs.size(id) as usize];
+            fs.read(id, 0, &mut buf).map_err(|e| e.to_string())?;
+            Ok::<_, String>(buf)
+        })
+        .ok_or("no file layer")??;
+    match bytes.first() {
+        Some(&v) if bytes.len() == BLOB_BYTES && bytes.iter().all(|&b| b == v) => Ok(v),
+        _ => Err(format!("the blob is torn or short ({} bytes)", bytes.len())),
+    }
 }
 
 /// When one committed transfer's commit began and returned, on the device's clock.
@@ -82,9 +118,11 @@ fn now(vfs: &XftlVfs<Dev>) -> u64 {
 
 /// The whole run on a fresh device: the device after it, when the setup ended, and each
 /// committed transfer's commit times.
-fn run(vfs: &XftlVfs<Dev>, base: &Dev) -> (Dev, u64, Vec<Commit>) {
+fn run(vfs: &XftlVfs<Dev>, base: &Dev, canary: IftlCanary) -> (Dev, u64, Vec<Commit>) {
+    let mut dev = base.clone();
+    dev.ftl_mut().set_canary(canary);
     let fs = FlashFs::format(
-        base.clone(),
+        dev,
         FsOptions {
             fs_bytes: FS_BYTES,
             slots: 8,
@@ -93,6 +131,10 @@ fn run(vfs: &XftlVfs<Dev>, base: &Dev) -> (Dev, u64, Vec<Commit>) {
     .unwrap();
     vfs.attach(fs).unwrap();
     bank::setup(vfs);
+    vfs.create_file(BLOB).unwrap();
+    let mut tx = vfs.begin_app().unwrap();
+    tx.write_file(BLOB, 0, &vec![0u8; BLOB_BYTES]).unwrap();
+    tx.commit().unwrap();
     let setup_ns = now(vfs);
     let a = bank::open_off(vfs.name(), "a.db").unwrap();
     let b = bank::open_off(vfs.name(), "b.db").unwrap();
@@ -102,6 +144,10 @@ fn run(vfs: &XftlVfs<Dev>, base: &Dev) -> (Dev, u64, Vec<Commit>) {
         tx.enroll(&a).unwrap();
         tx.enroll(&b).unwrap();
         bank::run(&mut tx, &a, &b, i, bank::transfer(WORK, i)).unwrap();
+        if rewrites_blob(i) {
+            tx.write_file(BLOB, 0, &vec![blob_value(i); BLOB_BYTES])
+                .unwrap();
+        }
         if aborts(i) {
             tx.abort().unwrap();
             continue;
@@ -132,13 +178,13 @@ struct Counts {
 /// recover again), check.
 fn trial(
     vfs: &XftlVfs<Dev>,
-    (p, base): (&Profile, &Dev),
-    states: &[State],
+    (p, base, canary): (&Profile, &Dev, IftlCanary),
+    states: &[(State, u8)],
     seed: u64,
     counts: &mut Counts,
 ) -> Result<(), String> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let (dev, setup_ns, commits) = run(vfs, base);
+    let (dev, setup_ns, commits) = run(vfs, base, canary);
     counts.gc_runs += dev.stats().gc_runs - base.stats().gc_runs;
     counts.lazy_gc_copies += dev.stats().lazy_gc_copies - base.stats().lazy_gc_copies;
     let mut events = dev.ftl().medium().event_times_ns(setup_ns);
@@ -156,6 +202,7 @@ fn trial(
     counts.in_commit += u64::from(in_flight);
     let (mut dev, _) = IftlDevice::recover(dev.power_cut(at, seed), p)
         .map_err(|e| format!("recovery after a cut at {at} ns: {e}"))?;
+    dev.ftl_mut().set_canary(canary);
     if rng.random_range(0..2u32) == 0 {
         let inside = dev.ftl().nvm().event_times_ns(at);
         if !inside.is_empty() {
@@ -165,12 +212,15 @@ fn trial(
             dev = IftlDevice::recover(dev.power_cut(at2, seed + 1), p)
                 .map_err(|e| format!("recovery after a cut inside recovery at {at2} ns: {e}"))?
                 .0;
+            dev.ftl_mut().set_canary(canary);
         }
     }
-    dev.ftl().check_invariants();
+    if canary == IftlCanary::None {
+        dev.ftl().check_invariants();
+    }
     vfs.attach(FlashFs::mount(dev).map_err(|e| format!("mount: {e}"))?)
         .map_err(|e| e.to_string())?;
-    let seen = bank::observe(vfs);
+    let seen = bank::observe(vfs).and_then(|s| Ok((s, read_blob(vfs)?)));
     let _ = vfs.detach();
     let seen = seen.map_err(|e| format!("cut at {at} ns: {e}"))?;
     let allowed = if in_flight {
@@ -181,13 +231,15 @@ fn trial(
     if allowed.clone().any(|j| states[j] == seen) {
         return Ok(());
     }
-    let shows = |f: &dyn Fn(&State) -> bool| states.iter().position(f);
+    let shows = |f: &dyn Fn(&(State, u8)) -> bool| states.iter().position(f);
     Err(format!(
         "cut at {at} ns: {acked} acknowledged (commit under way: {in_flight}); a.db shows state \
-         {:?}, b.db {:?}, the ledger {:?}",
-        shows(&|s| s.a == seen.a),
-        shows(&|s| s.b == seen.b),
-        shows(&|s| s.ledger == seen.ledger),
+         {:?}, b.db {:?}, the ledger {:?}, the blob {:?} (value {})",
+        shows(&|s| s.0.a == seen.0.a),
+        shows(&|s| s.0.b == seen.0.b),
+        shows(&|s| s.0.ledger == seen.0.ledger),
+        shows(&|s| s.1 == seen.1),
+        seen.1,
     ))
 }
 
@@ -208,7 +260,13 @@ fn every_cut_leaves_each_transfer_whole_or_absent_on_the_iftl_device() {
     let mut counts = Counts::default();
     let mut seed = first;
     while counts.cuts < want {
-        if let Err(e) = trial(&vfs, (&p, &base), &states, seed, &mut counts) {
+        if let Err(e) = trial(
+            &vfs,
+            (&p, &base, IftlCanary::None),
+            &states,
+            seed,
+            &mut counts,
+        ) {
             panic!("seed {seed} (rerun with IFTL_APPTXN_FIRST={seed} IFTL_APPTXN_CUTS=1): {e}");
         }
         seed += 1;
@@ -233,5 +291,36 @@ fn every_cut_leaves_each_transfer_whole_or_absent_on_the_iftl_device() {
     assert!(
         counts.gc_runs > 0,
         "GC never ran inside the transfers: {counts:?}"
+    );
+}
+
+/// The canary: an i-FTL that drops the old page of an uncommitted write (no logFTL) must be
+/// caught by the same check.
+#[test]
+fn a_device_without_its_logftl_is_caught_by_the_application_check() {
+    let vfs = joj_atomic::register_with::<Dev>("apptxn-iftl-canary").unwrap();
+    let p = profile();
+    let base = aged(&p);
+    let states = model();
+    let mut counts = Counts::default();
+    let caught = (0..150u64)
+        .filter(|&seed| {
+            let t = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                trial(
+                    &vfs,
+                    (&p, &base, IftlCanary::NoLogFtl),
+                    &states,
+                    seed,
+                    &mut counts,
+                )
+            }));
+            let _ = vfs.detach();
+            !matches!(t, Ok(Ok(())))
+        })
+        .count();
+    eprintln!("no-logFTL canary caught in {caught} of 150 cuts");
+    assert!(
+        caught > 0,
+        "150 cuts could not tell a device without its logFTL"
     );
 }
