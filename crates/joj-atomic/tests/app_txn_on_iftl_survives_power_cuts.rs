@@ -63,7 +63,7 @@ const BLOB: &str = "blob.bin";
 const BLOB_BYTES: usize = 48 * 8192;
 
 fn rewrites_blob(i: u64) -> bool {
-    i % 3 == 0
+    i.is_multiple_of(3)
 }
 
 fn blob_value(i: u64) -> u8 {
