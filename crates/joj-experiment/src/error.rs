@@ -20,7 +20,7 @@ pub enum StackError {
     )]
     DeviceNeedsScratch,
     #[error(
-        "--journal xftl runs SQLite on the emulated transactional eMMC: add --device <profile> (galaxy-s5, emmc5, openssd or a profile JSON file)"
+        "--journal xftl and --journal iftl run SQLite on an emulated transactional device: add --device <profile> (galaxy-s5, emmc5, openssd, openssd-iftl or a profile JSON file)"
     )]
     XftlNeedsDevice,
     #[error(
@@ -93,7 +93,7 @@ pub enum StackError {
     #[error("joj speed gives every ratio against stock WAL: include wal in --modes")]
     SpeedNeedsWal,
     #[error(
-        "joj restart measures delete, truncate, persist, wal and xftl; {0} has no log to recover from (or is not crash-safe)"
+        "joj restart measures delete, truncate, persist, wal and xftl; {0} has no log to recover from, is not crash-safe, or (iftl) has its restart modeled by the device only (joj-device's iftl_recovery_time_is_modeled test)"
     )]
     NotRestartable(JournalMode),
     #[error(
