@@ -18,17 +18,13 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::net::{UnixListener, UnixStream};
+use common::kill::{self, Kill, Run};
+
+use std::io::Write;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
 
-use joj_atomic::{
-    FlashFs, RemoteDevice, ServeOptions, ServeReport, TxnWrite, XDevice, XftlVfs, serve,
-};
+use joj_atomic::{FlashFs, RemoteDevice, XDevice, XftlVfs};
 use joj_device::{DeviceError, FtlError, Lpn, Profile, TransactionalDevice};
 use rusqlite::{Connection, OpenFlags};
 
@@ -138,52 +134,6 @@ fn child_writes_until_killed() {
     panic!("{CHILD_TXNS} transactions committed and nobody killed this process");
 }
 
-/// Where the server kills the child: after the `write`-th `write_txn` of the child's `txn`-th
-/// device transaction (1-based; each SQLite transaction is one).
-#[derive(Debug, Clone, Copy)]
-struct Kill {
-    txn: u64,
-    write: u64,
-}
-
-/// What one child did.
-struct Run {
-    status: ExitStatus,
-    acked: Vec<u64>,
-    stderr: String,
-    report: ServeReport,
-    /// The kill point was reached (the server killed the child there).
-    killed: bool,
-}
-
-/// Accept the child's connection; fail clearly if it exits first or never connects.
-fn accept(listener: &UnixListener, child: &mut Child) -> UnixStream {
-    listener.set_nonblocking(true).unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        match listener.accept() {
-            Ok((s, _)) => {
-                s.set_nonblocking(false).unwrap();
-                return s;
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-            Err(e) => panic!("accepting the writer process's connection: {e}"),
-        }
-        if let Some(status) = child.try_wait().unwrap() {
-            let mut err = String::new();
-            if let Some(mut e) = child.stderr.take() {
-                let _ = e.read_to_string(&mut err);
-            }
-            panic!("the writer process exited ({status}) before connecting:\n{err}");
-        }
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            panic!("the writer process did not connect within 30 s");
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    }
-}
-
 /// Serve `dev` to a child running transactions `first..`, killed at `kill`.
 fn run_child(
     dev: XDevice,
@@ -192,87 +142,14 @@ fn run_child(
     kill: Kill,
     abort_on_disconnect: bool,
 ) -> (XDevice, Run) {
-    let listener = UnixListener::bind(socket).unwrap();
-    let exe = std::env::current_exe().expect("the test binary's own path");
-    let mut child = Command::new(&exe)
-        .args([
-            CHILD,
-            "--exact",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(SOCKET_ENV, socket)
-        .env(FIRST_ENV, first.to_string())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| {
-            panic!(
-                "cannot start the writer process ({} {CHILD}): {e}; this test runs its own \
-                 binary as the process it kills",
-                exe.display()
-            )
-        });
-    let stream = accept(&listener, &mut child);
-    let stdout = child.stdout.take().expect("piped");
-    let mut stderr = child.stderr.take().expect("piped");
-    let child = Mutex::new(child);
-    let status: Mutex<Option<ExitStatus>> = Mutex::new(None);
-    let (dev, report, acked, err) = std::thread::scope(|s| {
-        let out = s.spawn(|| {
-            BufReader::new(stdout)
-                .lines()
-                .map(|l| l.unwrap())
-                // libtest's "test child_writes_until_killed ... " has no newline before the
-                // test's own output: the first acknowledgement follows it on the same line.
-                .filter_map(|l| {
-                    l.split_once("acked ")
-                        .map(|(_, n)| n.parse::<u64>().unwrap())
-                })
-                .collect::<Vec<u64>>()
-        });
-        let err = s.spawn(move || {
-            let mut e = String::new();
-            let _ = stderr.read_to_string(&mut e);
-            e
-        });
-        let server = s.spawn(|| {
-            let hook = |w: TxnWrite| {
-                if w.txn == kill.txn && w.write == kill.write {
-                    // The device ran the write; its reply is not sent yet, so the child is
-                    // inside COMMIT. `Child::kill` is SIGKILL on Unix; wait until it is dead.
-                    let mut c = child.lock().unwrap();
-                    c.kill().unwrap();
-                    *status.lock().unwrap() = Some(c.wait().unwrap());
-                }
-            };
-            serve(
-                stream,
-                dev,
-                ServeOptions {
-                    abort_on_disconnect,
-                    after_write_txn: Some(Box::new(hook)),
-                },
-            )
-        });
-        let (dev, report) = server.join().unwrap();
-        (dev, report, out.join().unwrap(), err.join().unwrap())
-    });
-    let killed = status.lock().unwrap().is_some();
-    let status = match status.into_inner().unwrap() {
-        Some(s) => s,
-        None => child.into_inner().unwrap().wait().unwrap(),
+    let child = kill::Child {
+        test: CHILD,
+        socket_env: SOCKET_ENV,
+        first_env: FIRST_ENV,
+        first,
+        abort_on_disconnect,
     };
-    let run = Run {
-        status,
-        acked,
-        stderr: err,
-        report,
-        killed,
-    };
-    (dev, run)
+    kill::run_child(dev, socket, &child, kill)
 }
 
 /// What the checks after a round found wrong.

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod bank;
+pub mod kill;
 
 use joj_atomic::{FlashFs, FsOptions, XDevice, new_device};
 use joj_device::Profile;
