@@ -12,6 +12,8 @@
 //! aborts it. Afterwards: no active transaction, the FTL's invariants hold, both databases pass
 //! `PRAGMA integrity_check`, databases and ledger are exactly the state after the acknowledged
 //! transactions (the in-memory reference), and the next transaction of the same pages commits.
+//! The same rounds run on X-FTL's eMMC and on the i-FTL device (over the socket every write is
+//! tagged data: `RemoteDevice` does not carry the tag).
 
 mod common;
 
@@ -22,7 +24,8 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 
 use common::bank::{self, Model, State};
-use joj_atomic::{FlashFs, RemoteDevice, XDevice};
+use joj_atomic::{FlashFs, RemoteDevice, XDevice, XftlVfs};
+use joj_device::{IftlDevice, NandMedium, TransactionalDevice};
 
 const CHILD: &str = "child_transfers_until_killed";
 const SOCKET_ENV: &str = "JOJ_APPTXN_KILL9_SOCKET";
@@ -59,8 +62,34 @@ fn child_transfers_until_killed() {
     panic!("{CHILD_TXNS} transactions committed and nobody killed this process");
 }
 
+/// A device the rounds run on: how many transactions it holds open, its own invariants.
+trait Served: TransactionalDevice + Send + 'static {
+    fn open_txns(&self) -> usize;
+    fn check_invariants(&self);
+}
+
+impl Served for XDevice {
+    fn open_txns(&self) -> usize {
+        self.ftl().active_transactions()
+    }
+
+    fn check_invariants(&self) {
+        self.ftl().check_invariants()
+    }
+}
+
+impl Served for IftlDevice<NandMedium> {
+    fn open_txns(&self) -> usize {
+        self.ftl().open_transactions()
+    }
+
+    fn check_invariants(&self) {
+        self.ftl().check_invariants()
+    }
+}
+
 /// Serve `dev` to a child running transfers `first..`, killed at `kill`.
-fn run_child(dev: XDevice, socket: &Path, first: u64, kill: Kill) -> (XDevice, Run) {
+fn run_child<D: Served>(dev: D, socket: &Path, first: u64, kill: Kill) -> (D, Run) {
     let child = kill::Child {
         test: CHILD,
         socket_env: SOCKET_ENV,
@@ -74,9 +103,31 @@ fn run_child(dev: XDevice, socket: &Path, first: u64, kill: Kill) -> (XDevice, R
 #[test]
 fn app_txn_killed_by_sigkill_leaves_no_trace() {
     let vfs = joj_atomic::register("apptxn-kill9").unwrap();
-    let p = common::profile(64);
-    vfs.attach(common::formatted(&p)).unwrap();
-    bank::setup(&vfs);
+    vfs.attach(common::formatted(&common::profile(64))).unwrap();
+    rounds(&vfs);
+}
+
+#[test]
+fn app_txn_killed_by_sigkill_leaves_no_trace_on_the_iftl_device() {
+    let vfs = joj_atomic::register_with::<IftlDevice<NandMedium>>("apptxn-kill9-iftl").unwrap();
+    let mut p = common::profile(128).with_data_mode(joj_device::DataMode::Full);
+    p.iftl = Some(Default::default());
+    let dev = IftlDevice::new(&p).unwrap();
+    let fs = FlashFs::format(
+        dev,
+        joj_atomic::FsOptions {
+            fs_bytes: 64 << 20,
+            slots: 8,
+        },
+    )
+    .unwrap();
+    vfs.attach(fs).unwrap();
+    rounds(&vfs);
+}
+
+/// Six kills, each after another write of a transfer, on the device attached to `vfs`.
+fn rounds<D: Served>(vfs: &XftlVfs<D>) {
+    bank::setup(vfs);
     let mut dev = vfs.detach().unwrap().into_device();
     let mut model = Model::new();
     let mut states: Vec<State> = vec![model.state()];
@@ -117,11 +168,11 @@ fn app_txn_killed_by_sigkill_leaves_no_trace() {
             "round {round}: the dead transaction was not aborted: {what}"
         );
         committed += acked;
-        assert_eq!(d.ftl().active_transactions(), 0, "round {round}");
-        d.ftl().check_invariants();
+        assert_eq!(d.open_txns(), 0, "round {round}");
+        d.check_invariants();
         vfs.attach(FlashFs::mount(d).unwrap()).unwrap();
         assert_eq!(
-            bank::observe(&vfs).unwrap(),
+            bank::observe(vfs).unwrap(),
             states[committed as usize],
             "round {round} (kill {kill:?}): a trace of the killed transaction; {what}"
         );
@@ -137,7 +188,7 @@ fn app_txn_killed_by_sigkill_leaves_no_trace() {
             tx.commit().unwrap();
         }
         committed += 1;
-        assert_eq!(bank::observe(&vfs).unwrap(), states[committed as usize]);
+        assert_eq!(bank::observe(vfs).unwrap(), states[committed as usize]);
         eprintln!(
             "round {round}: killed in child transaction {} after write {}, {acked} acked, {} \
              commands served",

@@ -10,7 +10,8 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use joj_atomic::{ServeOptions, ServeReport, TxnWrite, XDevice, serve};
+use joj_atomic::{ServeOptions, ServeReport, TxnWrite, serve};
+use joj_device::TransactionalDevice;
 
 /// Where the server kills the child: after the `write`-th `write_txn` of its `txn`-th device
 /// transaction (1-based).
@@ -72,7 +73,12 @@ pub fn accept(listener: &UnixListener, child: &mut std::process::Child) -> UnixS
 
 /// Serve `dev` to a child — this test binary running its ignored test `child.test`, which
 /// connects to `socket` and prints `acked N` after each commit — killed at `kill`.
-pub fn run_child(dev: XDevice, socket: &Path, child: &Child, kill: Kill) -> (XDevice, Run) {
+pub fn run_child<D: TransactionalDevice + Send>(
+    dev: D,
+    socket: &Path,
+    child: &Child,
+    kill: Kill,
+) -> (D, Run) {
     let listener = UnixListener::bind(socket).unwrap();
     let exe = std::env::current_exe().expect("the test binary's own path");
     let spec = child;
