@@ -5,8 +5,8 @@
 //! space is used up, so GC (and lazy GC) runs inside the transfers; then power is cut at
 //! instants drawn from the seed — at NAND and NVM events of the run, so inside writes, commits
 //! and GC — and, half of the time, again at an NVM event inside the recovery that followed.
-//! Every third transfer also rewrites a 384 KiB plain file whole, so GC meets old pages of open
-//! transactions and must keep them (lazy GC).
+//! Every transfer also rewrites a few pages of a 384 KiB plain file, so old pages of open
+//! transactions sit in blocks GC chooses and must be kept (lazy GC).
 //! After each, the device passes its invariants, both databases `PRAGMA integrity_check`, and the
 //! databases and the ledger show exactly the transfers acknowledged before the cut, plus at most
 //! the one whose commit was under way, whole. `IFTL_APPTXN_CUTS` (default 600) sets the number
@@ -57,40 +57,45 @@ fn aged(p: &Profile) -> Dev {
     dev
 }
 
-/// A plain file every third transfer rewrites whole inside its transaction (old pages of an
-/// open transaction, which lazy GC must keep): all its bytes are one value.
+/// A plain file of which every transfer rewrites a few pages inside its transaction, so its pages
+/// spread over blocks with the databases' and an open transaction's old pages sit where GC looks
+/// (lazy GC must keep them). Page `k` of the file holds one value in all its bytes.
 const BLOB: &str = "blob.bin";
-const BLOB_BYTES: usize = 48 * 8192;
+const BLOB_PAGE: usize = 8192;
+const BLOB_PAGES: usize = 48;
 
-fn rewrites_blob(i: u64) -> bool {
-    i.is_multiple_of(3)
-}
-
-fn blob_value(i: u64) -> u8 {
-    (i + 1) as u8
+/// The pages transfer `i` rewrites, and the value it writes.
+fn blob_pages(i: u64) -> (Vec<usize>, u8) {
+    let mut rng = ChaCha8Rng::seed_from_u64(WORK * 31 + i);
+    let mut pages: Vec<usize> = (0..4).map(|_| rng.random_range(0..BLOB_PAGES)).collect();
+    pages.sort_unstable();
+    pages.dedup();
+    (pages, (i + 1) as u8)
 }
 
 fn aborts(i: u64) -> bool {
     ChaCha8Rng::seed_from_u64(WORK * 7919 + i).random_range(0..6u32) == 0
 }
 
-/// `states[j]`: the databases, the ledger and the blob's value after `j` committed transfers.
-fn model() -> Vec<(State, u8)> {
+/// `states[j]`: the databases, the ledger and the blob's page values after `j` committed
+/// transfers.
+fn model() -> Vec<(State, Vec<u8>)> {
     let mut m = Model::new();
-    let mut blob = 0u8;
-    let mut states = vec![(m.state(), blob)];
+    let mut blob = vec![0u8; BLOB_PAGES];
+    let mut states = vec![(m.state(), blob.clone())];
     for i in (0..TXNS).filter(|&i| !aborts(i)) {
         m.apply(i, bank::transfer(WORK, i));
-        if rewrites_blob(i) {
-            blob = blob_value(i);
+        let (pages, v) = blob_pages(i);
+        for p in pages {
+            blob[p] = v;
         }
-        states.push((m.state(), blob));
+        states.push((m.state(), blob.clone()));
     }
     states
 }
 
-/// The blob's value, if every byte has it.
-fn read_blob(vfs: &XftlVfs<Dev>) -> Result<u8, String> {
+/// The blob's page values, if every page holds one value in all its bytes.
+fn read_blob(vfs: &XftlVfs<Dev>) -> Result<Vec<u8>, String> {
     let bytes = vfs
         .with_fs(|fs| {
             let id = fs.lookup(BLOB).ok_or("no blob file")?;
@@ -99,10 +104,17 @@ fn read_blob(vfs: &XftlVfs<Dev>) -> Result<u8, String> {
             Ok::<_, String>(buf)
         })
         .ok_or("no file layer")??;
-    match bytes.first() {
-        Some(&v) if bytes.len() == BLOB_BYTES && bytes.iter().all(|&b| b == v) => Ok(v),
-        _ => Err(format!("the blob is torn or short ({} bytes)", bytes.len())),
+    if bytes.len() != BLOB_PAGE * BLOB_PAGES {
+        return Err(format!("the blob has {} bytes", bytes.len()));
     }
+    bytes
+        .chunks(BLOB_PAGE)
+        .enumerate()
+        .map(|(k, page)| match page.iter().all(|&b| b == page[0]) {
+            true => Ok(page[0]),
+            false => Err(format!("blob page {k} is torn")),
+        })
+        .collect()
 }
 
 /// When one committed transfer's commit began and returned, on the device's clock.
@@ -133,7 +145,8 @@ fn run(vfs: &XftlVfs<Dev>, base: &Dev, canary: IftlCanary) -> (Dev, u64, Vec<Com
     bank::setup(vfs);
     vfs.create_file(BLOB).unwrap();
     let mut tx = vfs.begin_app().unwrap();
-    tx.write_file(BLOB, 0, &vec![0u8; BLOB_BYTES]).unwrap();
+    tx.write_file(BLOB, 0, &vec![0u8; BLOB_PAGE * BLOB_PAGES])
+        .unwrap();
     tx.commit().unwrap();
     let setup_ns = now(vfs);
     let a = bank::open_off(vfs.name(), "a.db").unwrap();
@@ -144,8 +157,9 @@ fn run(vfs: &XftlVfs<Dev>, base: &Dev, canary: IftlCanary) -> (Dev, u64, Vec<Com
         tx.enroll(&a).unwrap();
         tx.enroll(&b).unwrap();
         bank::run(&mut tx, &a, &b, i, bank::transfer(WORK, i)).unwrap();
-        if rewrites_blob(i) {
-            tx.write_file(BLOB, 0, &vec![blob_value(i); BLOB_BYTES])
+        let (pages, v) = blob_pages(i);
+        for p in pages {
+            tx.write_file(BLOB, (p * BLOB_PAGE) as u64, &[v; BLOB_PAGE])
                 .unwrap();
         }
         if aborts(i) {
@@ -179,7 +193,7 @@ struct Counts {
 fn trial(
     vfs: &XftlVfs<Dev>,
     (p, base, canary): (&Profile, &Dev, IftlCanary),
-    states: &[(State, u8)],
+    states: &[(State, Vec<u8>)],
     seed: u64,
     counts: &mut Counts,
 ) -> Result<(), String> {
@@ -231,10 +245,10 @@ fn trial(
     if allowed.clone().any(|j| states[j] == seen) {
         return Ok(());
     }
-    let shows = |f: &dyn Fn(&(State, u8)) -> bool| states.iter().position(f);
+    let shows = |f: &dyn Fn(&(State, Vec<u8>)) -> bool| states.iter().position(f);
     Err(format!(
         "cut at {at} ns: {acked} acknowledged (commit under way: {in_flight}); a.db shows state \
-         {:?}, b.db {:?}, the ledger {:?}, the blob {:?} (value {})",
+         {:?}, b.db {:?}, the ledger {:?}, the blob {:?} ({:?})",
         shows(&|s| s.0.a == seen.0.a),
         shows(&|s| s.0.b == seen.0.b),
         shows(&|s| s.0.ledger == seen.0.ledger),
