@@ -77,9 +77,11 @@ fn aborts(i: u64) -> bool {
     ChaCha8Rng::seed_from_u64(WORK * 7919 + i).random_range(0..6u32) == 0
 }
 
-/// `states[j]`: the databases, the ledger and the blob's page values after `j` committed
-/// transfers.
-fn model() -> Vec<(State, Vec<u8>)> {
+/// The databases and the ledger, and the blob's page values.
+type Shown = (State, Vec<u8>);
+
+/// `states[j]`: what the files show after `j` committed transfers.
+fn model() -> Vec<Shown> {
     let mut m = Model::new();
     let mut blob = vec![0u8; BLOB_PAGES];
     let mut states = vec![(m.state(), blob.clone())];
@@ -193,7 +195,7 @@ struct Counts {
 fn trial(
     vfs: &XftlVfs<Dev>,
     (p, base, canary): (&Profile, &Dev, IftlCanary),
-    states: &[(State, Vec<u8>)],
+    states: &[Shown],
     seed: u64,
     counts: &mut Counts,
 ) -> Result<(), String> {
@@ -245,7 +247,7 @@ fn trial(
     if allowed.clone().any(|j| states[j] == seen) {
         return Ok(());
     }
-    let shows = |f: &dyn Fn(&(State, Vec<u8>)) -> bool| states.iter().position(f);
+    let shows = |f: &dyn Fn(&Shown) -> bool| states.iter().position(f);
     Err(format!(
         "cut at {at} ns: {acked} acknowledged (commit under way: {in_flight}); a.db shows state \
          {:?}, b.db {:?}, the ledger {:?}, the blob {:?} ({:?})",
