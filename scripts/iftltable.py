@@ -50,6 +50,18 @@ for t in range(1, 9):
     x, i = tps(load(f"fig8-xftl-{t}.json")), tps(load(f"fig8-iftl-{t}.json"))
     print(f"| {t} | {x:.1f} | {i:.1f} | {100 * (i / x - 1):+.1f} % |")
 
+print("\nWithdraw/deposit: application transactions (two databases updated, a ledger record "
+      "appended, one device commit each)\n")
+print("| device | modeled TPS | mapping pages per host page | metadata bytes to NVM |")
+print("|---|---:|---:|---:|")
+wd = {}
+for j, name in [("xftl", "X-FTL"), ("iftl", "i-FTL")]:
+    d = load(f"wd-{j}.json")
+    wd[j] = d["device"]["modeled_ops_per_sec"]
+    nvm = (d["xftl"].get("iftl") or {}).get("metadata_bytes_to_nvm", "-")
+    print(f"| {name} | {wd[j]:.1f} | {d['xftl']['mapping_programs_per_host_page']:.3f} | {nvm} |")
+print(f"\ni-FTL / X-FTL: {wd['iftl'] / wd['xftl']:.2f}×")
+
 i1 = tps(load("fig7-iftl-insert.json"))
 print("\nSensitivity: X-FTL insert against its unsourced firmware counts (i-FTL insert "
       f"{i1:.1f})\n")

@@ -2,7 +2,7 @@
 # The i-FTL paper's Figures 7 and 8 on the openssd-iftl profile, in one command: every mode on
 # the same profile — i-FTL (`-j iftl`), X-FTL (`-j xftl`) and the paper's baseline (SQLite journal
 # off on ext4 ordered, its block trace replayed through the profile) — for insert, update and
-# delete; i-FTL and X-FTL at 1-8 threads; X-FTL's unsourced per-commit and per-flush map-page
+# delete; i-FTL and X-FTL at 1-8 threads; the withdraw/deposit application transactions; X-FTL's unsourced per-commit and per-flush map-page
 # counts swept (sensitivity). Then the tables (scripts/iftltable.py).
 # Usage: scripts/iftltable.sh [output-dir] [transactions]   (needs root for the ext4 baseline;
 #   default 10,000 transactions, the paper's)
@@ -28,6 +28,11 @@ for t in 1 2 3 4 5 6 7 8; do
     "$joj" bench -j "$j" --device "$profile" -n "$n" -t "$t" --op insert --json \
       > "$out/fig8-$j-$t.json"
   done
+done
+# The paper's withdraw/deposit: application transactions over two databases and a ledger file.
+for j in iftl xftl; do
+  echo "withdraw/deposit $j (n=$n)" >&2
+  "$joj" apptxn -j "$j" --device "$profile" -n "$n" --json > "$out/wd-$j.json"
 done
 # X-FTL's firmware counts are the 8 KiB openssd profile's (unsourced for this board): sweep them.
 for c in 0 5 10 20; do

@@ -4,6 +4,7 @@
 
 #[macro_use]
 mod output;
+mod apptxn_cmd;
 mod args;
 mod bench;
 mod cleanup_cmd;
@@ -65,6 +66,9 @@ enum Command {
     Crash(Box<crash_cmd::CrashArgs>),
     /// Emulated eMMC: format / inspect an image file, run fio-like synthetic workloads.
     Device(device_cmd::DeviceArgs),
+    /// The i-FTL paper's withdraw/deposit: application transactions over two databases and a
+    /// file, on X-FTL's eMMC or the i-FTL device.
+    Apptxn(Box<apptxn_cmd::ApptxnArgs>),
     /// WALDIO: convert a database for the waldio VFS, inspect its WAL.
     Waldio(waldio_cmd::WaldioArgs),
     /// Remove what dead joj runs left behind (tracefs instances, mounts, loop devices, images,
@@ -93,11 +97,12 @@ fn main() -> ExitCode {
         Some(Command::Restart(a)) => restart_cmd::main(*a),
         Some(Command::Crash(a)) => crash_cmd::main(*a),
         Some(Command::Device(a)) => device_cmd::main(a),
+        Some(Command::Apptxn(a)) => apptxn_cmd::main(*a),
         Some(Command::Waldio(a)) => waldio_cmd::main(a),
         Some(Command::Cleanup(a)) => cleanup_cmd::main(a),
         None => {
             eprintln!(
-                "joj: give a command (bench, compare, speed, trace, replay, restart, crash, device, waldio, cleanup) or --help"
+                "joj: give a command (bench, compare, speed, trace, replay, restart, crash, device, apptxn, waldio, cleanup) or --help"
             );
             return ExitCode::from(2);
         }

@@ -176,6 +176,31 @@ pub enum ExperimentError {
     CommandDir { dir: PathBuf, why: &'static str },
     #[error("joj crash --fs: {0}")]
     CrashStates(String),
+    #[error("withdraw/deposit: {0}")]
+    AppTxn(#[from] joj_atomic::AppTxnError),
+    #[error("withdraw/deposit: {what}: {source}")]
+    WithdrawDepositSql {
+        what: &'static str,
+        #[source]
+        source: rusqlite::Error,
+    },
+    #[error(
+        "withdraw/deposit: after the run the balances sum to {total} (expected {expected}) and \
+         the ledger holds {ledger_bytes} bytes (expected {expected_ledger_bytes})"
+    )]
+    WithdrawDepositLost {
+        total: i64,
+        expected: i64,
+        ledger_bytes: u64,
+        expected_ledger_bytes: u64,
+    },
+    #[error("withdraw/deposit: PRAGMA integrity_check says: {0}")]
+    WithdrawDepositCorrupt(String),
+    #[error(
+        "withdraw/deposit runs application transactions on a transactional device, and {0} is \
+         not one; fix: --journal xftl or --journal iftl"
+    )]
+    WithdrawDepositMode(JournalMode),
     #[error("the measured window never ended")]
     WindowNeverEnded,
     #[error("the scratch filesystem is still in use when it must be closed")]

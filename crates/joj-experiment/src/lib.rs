@@ -31,6 +31,7 @@ pub mod result;
 pub mod run;
 pub mod speed;
 pub mod stack;
+pub mod withdraw_deposit;
 pub mod xftl;
 
 pub use error::{ExperimentError, HostDirProblem, StackError};
