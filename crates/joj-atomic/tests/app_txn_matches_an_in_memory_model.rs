@@ -95,10 +95,7 @@ fn op(
 
 #[test]
 fn random_transactions_match_the_reference_after_each_commit_and_abort() {
-    let seed: u64 = std::env::var("APPTXN_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1);
+    let seed = common::env_u64("APPTXN_SEED", 1);
     let vfs = joj_atomic::register("apptxn-model").unwrap();
     vfs.attach(common::formatted(&common::profile(64))).unwrap();
     bank::setup(&vfs);

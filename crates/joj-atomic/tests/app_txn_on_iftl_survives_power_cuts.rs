@@ -265,13 +265,10 @@ fn every_cut_leaves_each_transfer_whole_or_absent_on_the_iftl_device() {
     let p = profile();
     let base = aged(&p);
     let states = model();
-    let env = |k: &str, d: u64| {
-        std::env::var(k)
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(d)
-    };
-    let (want, first) = (env("IFTL_APPTXN_CUTS", 600), env("IFTL_APPTXN_FIRST", 0));
+    let (want, first) = (
+        common::env_u64("IFTL_APPTXN_CUTS", 600),
+        common::env_u64("IFTL_APPTXN_FIRST", 0),
+    );
     let started = std::time::Instant::now();
     let mut counts = Counts::default();
     let mut seed = first;

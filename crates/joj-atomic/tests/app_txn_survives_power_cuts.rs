@@ -103,10 +103,7 @@ fn trial(
     } else {
         rng.random_range(0..3_000_000)
     };
-    let cut = fs.into_device().power_loss(after, seed);
-    let (dev, _) = Emmc::recover(cut, p).map_err(|e| format!("device recovery: {e}"))?;
-    dev.ftl().check_invariants();
-    vfs.attach(FlashFs::mount(dev).map_err(|e| format!("mount: {e}"))?)
+    vfs.attach(common::cut_and_remount(fs, after, seed, p)?)
         .map_err(|e| e.to_string())?;
     let seen = bank::observe(vfs);
     let _ = vfs.detach();
@@ -158,14 +155,10 @@ fn every_cut_leaves_each_transfer_whole_in_both_databases_and_the_ledger_or_abse
     let p = common::profile(64);
     let base = base_image(&vfs, &p);
     let states = model();
-    let trials: u64 = std::env::var("APPTXN_CUTS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1500);
-    let first: u64 = std::env::var("APPTXN_FIRST")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
+    let (trials, first) = (
+        common::env_u64("APPTXN_CUTS", 1500),
+        common::env_u64("APPTXN_FIRST", 0),
+    );
     let started = std::time::Instant::now();
     let (failed, cut, in_commit) = failures(&vfs, &base, &states, first..first + trials, false, &p);
     assert!(

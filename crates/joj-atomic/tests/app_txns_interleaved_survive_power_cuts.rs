@@ -166,12 +166,8 @@ fn trial(
     vfs.with_fs(|fs| fs.device_mut().cut_power_after(Some(budget)));
     let (lanes, last) = run(vfs);
     let fs = vfs.detach().map_err(|e| e.to_string())?;
-    let cut = fs
-        .into_device()
-        .power_loss(rng.random_range(0..2_000_000), seed);
-    let (dev, _) = Emmc::recover(cut, p).map_err(|e| format!("device recovery: {e}"))?;
-    dev.ftl().check_invariants();
-    vfs.attach(FlashFs::mount(dev).map_err(|e| format!("mount: {e}"))?)
+    let after = rng.random_range(0..2_000_000);
+    vfs.attach(common::cut_and_remount(fs, after, seed, p)?)
         .map_err(|e| e.to_string())?;
     let seen: Vec<_> = (0..LANES.len()).map(|l| lane_state(vfs, l)).collect();
     let _ = vfs.detach();
@@ -197,10 +193,7 @@ fn interleaved_transactions_are_each_whole_or_absent_after_every_cut() {
     let p = common::profile(64);
     let base = base_image(&vfs, &p);
     let states = model();
-    let trials: u64 = std::env::var("APPTXN_CUTS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(600);
+    let trials = common::env_u64("APPTXN_CUTS", 600);
     let (mut failed, mut hit) = (Vec::new(), 0u64);
     for seed in 0..trials {
         match trial(&vfs, &base, &states, seed, &p) {

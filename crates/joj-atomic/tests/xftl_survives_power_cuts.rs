@@ -177,10 +177,7 @@ fn trial(
     } else {
         rng.random_range(0..3_000_000)
     };
-    let cut = fs.into_device().power_loss(after, seed);
-    let (dev, _) = Emmc::recover(cut, p).map_err(|e| format!("device recovery: {e}"))?;
-    dev.ftl().check_invariants();
-    vfs.attach(FlashFs::mount(dev).map_err(|e| format!("mount: {e}"))?)
+    vfs.attach(common::cut_and_remount(fs, after, seed, p)?)
         .map_err(|e| e.to_string())?;
     let result = (|| {
         let c = open(vfs.name(), "cut.db").map_err(|e| format!("reopen: {e}"))?;
@@ -239,14 +236,10 @@ fn every_power_cut_keeps_acknowledged_commits_and_nothing_else() {
     let p = profile();
     let base = base_image(&vfs, &p);
     let states = model();
-    let trials: u64 = std::env::var("XFTL_CUTS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1200);
-    let first: u64 = std::env::var("XFTL_FIRST")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
+    let (trials, first) = (
+        common::env_u64("XFTL_CUTS", 1200),
+        common::env_u64("XFTL_FIRST", 0),
+    );
     cuts_keep_every_acknowledged_commit(&vfs, &base, &states, first..first + trials, &p);
     let c = vfs.counters();
     eprintln!("{trials} power cuts; paths: {c:?}");

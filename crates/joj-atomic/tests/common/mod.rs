@@ -6,6 +6,7 @@ pub mod bank;
 pub mod kill;
 
 use joj_atomic::{FlashFs, FsOptions, XDevice, new_device};
+use joj_device::Emmc;
 use joj_device::Profile;
 
 /// galaxy-s5 cut to `blocks_per_plane` blocks per plane, so recovery scans stay short.
@@ -25,4 +26,26 @@ pub fn formatted(profile: &Profile) -> FlashFs<XDevice> {
         },
     )
     .unwrap()
+}
+
+/// The number in environment variable `name` (a test's knob: cuts, first seed), else `default`.
+pub fn env_u64(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Power goes `after_ns` after `fs`'s device's last command (`seed` picks what tears); the device
+/// recovers, passes its invariants, and the file layer mounts again.
+pub fn cut_and_remount(
+    fs: FlashFs<XDevice>,
+    after_ns: u64,
+    seed: u64,
+    p: &Profile,
+) -> Result<FlashFs<XDevice>, String> {
+    let cut = fs.into_device().power_loss(after_ns, seed);
+    let (dev, _) = Emmc::recover(cut, p).map_err(|e| format!("device recovery: {e}"))?;
+    dev.ftl().check_invariants();
+    FlashFs::mount(dev).map_err(|e| format!("mount: {e}"))
 }
