@@ -240,7 +240,7 @@ impl Importer {
                     fd: ret_fd(),
                 })
             }
-            "close" => keep_fd(self.fd_arg(&a[0]), |fd| Op::Close { fd }),
+            "close" if !a.is_empty() => keep_fd(self.fd_arg(&a[0]), |fd| Op::Close { fd }),
             "read" | "write" | "pread64" | "pwrite64" if a.len() >= 3 => {
                 let len = len_of(a.get(2));
                 let off = num(a.get(3)).unwrap_or(0);
@@ -263,9 +263,9 @@ impl Importer {
                 let whence = a[2].clone();
                 keep_fd(self.fd_arg(&a[0]), |fd| Op::Lseek { fd, off, whence })
             }
-            "fsync" => keep_fd(self.fd_arg(&a[0]), |fd| Op::Fsync { fd }),
-            "fdatasync" => keep_fd(self.fd_arg(&a[0]), |fd| Op::Fdatasync { fd }),
-            "syncfs" => keep_fd(self.fd_arg(&a[0]), |fd| Op::Syncfs { fd }),
+            "fsync" if !a.is_empty() => keep_fd(self.fd_arg(&a[0]), |fd| Op::Fsync { fd }),
+            "fdatasync" if !a.is_empty() => keep_fd(self.fd_arg(&a[0]), |fd| Op::Fdatasync { fd }),
+            "syncfs" if !a.is_empty() => keep_fd(self.fd_arg(&a[0]), |fd| Op::Syncfs { fd }),
             "ftruncate" if a.len() >= 2 => {
                 let len = num(a.get(1)).unwrap_or(0);
                 keep_fd(self.fd_arg(&a[0]), |fd| Op::Ftruncate { fd, len })
@@ -290,7 +290,7 @@ impl Importer {
                     len,
                 })
             }
-            "unlink" | "rmdir" => {
+            "unlink" | "rmdir" if !a.is_empty() => {
                 let rmdir = c.name == "rmdir";
                 keep_path(self.path_arg(None, &a[0]), |path| {
                     if rmdir {
@@ -342,8 +342,10 @@ impl Importer {
     fn stat(&mut self, c: &RawCall) -> Conv {
         let a = &c.args;
         match c.name.as_str() {
-            "fstat" => keep_fd(self.fd_arg(&a[0]), |fd| Op::Fstat { fd }),
-            "stat" | "lstat" => keep_path(self.path_arg(None, &a[0]), |path| Op::Stat { path }),
+            "fstat" if !a.is_empty() => keep_fd(self.fd_arg(&a[0]), |fd| Op::Fstat { fd }),
+            "stat" | "lstat" if !a.is_empty() => {
+                keep_path(self.path_arg(None, &a[0]), |path| Op::Stat { path })
+            }
             _ if a.len() >= 3 => {
                 // newfstatat(dirfd, path, buf, flags) / statx(dirfd, path, flags, mask, buf)
                 let flags = if c.name == "statx" {
@@ -407,7 +409,7 @@ impl Importer {
 
     fn rename(&mut self, c: &RawCall) -> Result<Conv, (String, String)> {
         let a = &c.args;
-        let (from, to) = if c.name == "rename" {
+        let (from, to) = if c.name == "rename" && a.len() >= 2 {
             (self.path_arg(None, &a[0]), self.path_arg(None, &a[1]))
         } else if a.len() >= 4 {
             (

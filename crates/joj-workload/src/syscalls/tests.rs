@@ -551,3 +551,30 @@ fn a_pipe_is_never_inside_the_root() {
     assert_eq!(rec.calls[0].op, Op::Stat { path: ".".into() });
     assert_eq!(rec.header.dropped_outside_root, 1);
 }
+
+#[test]
+fn calls_with_too_few_arguments_are_skipped_not_a_panic() {
+    // Regression: these arms indexed their first (or second) argument unchecked.
+    let mut text = String::new();
+    for call in [
+        "close()",
+        "fsync()",
+        "fdatasync()",
+        "syncfs()",
+        "unlink()",
+        "rmdir()",
+        "fstat()",
+        "stat()",
+        "lstat()",
+        r#"rename("/r/a")"#,
+    ] {
+        text.push_str(&format!("100 1795625372.917974 {call} = 0 <0.000010>\n"));
+    }
+    let opts = ImportOptions {
+        root: Some("/r".into()),
+        ..Default::default()
+    };
+    // Every call is skipped, so the recording has nothing under the root: a clear error.
+    let e = import_strace(&text, "t", &opts).unwrap_err();
+    assert!(matches!(e, SyscallsError::NothingInRoot { .. }), "{e}");
+}
