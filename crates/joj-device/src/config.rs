@@ -351,7 +351,8 @@ pub struct IftlConfig {
 }
 
 impl IftlConfig {
-    /// Every size and time the i-FTL divides by or counts on is non-zero.
+    /// Every size and time the i-FTL divides by or counts on is non-zero; the NVM, which the
+    /// model holds in memory, is at most 1 GiB.
     pub fn validate(&self) -> Result<(), ProfileError> {
         let fields = [
             (
@@ -365,12 +366,32 @@ impl IftlConfig {
                 "156 (tRCD + tRP)",
             ),
             ("iftl.nvm.bytes_per_s", self.nvm.bytes_per_s, "2132000000"),
-            ("iftl.nvm_bytes", self.nvm_bytes, "8388608"),
-            ("iftl.tx_slots", u64::from(self.tx_slots), "64"),
-            ("iftl.log_entries", u64::from(self.log_entries), "16384"),
         ];
-        match fields.iter().find(|(_, value, _)| *value == 0) {
-            Some(&(field, _, example)) => Err(ProfileError::ZeroTiming { field, example }),
+        if let Some(&(field, _, example)) = fields.iter().find(|(_, value, _)| *value == 0) {
+            return Err(ProfileError::ZeroTiming { field, example });
+        }
+        let sizes = [
+            ("iftl.nvm_bytes", self.nvm_bytes, 1 << 30, "8388608"),
+            (
+                "iftl.tx_slots",
+                u64::from(self.tx_slots),
+                u64::from(u32::MAX),
+                "64",
+            ),
+            (
+                "iftl.log_entries",
+                u64::from(self.log_entries),
+                u64::from(u32::MAX),
+                "16384",
+            ),
+        ];
+        match sizes.iter().find(|&&(_, v, max, _)| v == 0 || v > max) {
+            Some(&(field, value, max, example)) => Err(ProfileError::IftlField {
+                field,
+                value,
+                max,
+                example,
+            }),
             None => Ok(()),
         }
     }

@@ -165,6 +165,16 @@ pub enum ProfileError {
         field: &'static str,
         example: &'static str,
     },
+    #[error(
+        "invalid profile: {field} is {value}, outside 1..={max}; fix: give a value in that \
+         range, e.g. {example}"
+    )]
+    IftlField {
+        field: &'static str,
+        value: u64,
+        max: u64,
+        example: &'static str,
+    },
 }
 
 /// Errors reading or writing a device image file (`docs/formats/device-image.md`).

@@ -16,7 +16,9 @@ use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
+use super::check::apply;
 use super::jbd2::{self, JBD2_COMMIT, Journal};
+use super::states::{Torn, shuffle};
 
 /// Sectors of a 4 KiB page: a per-page reliable write tears only between pages.
 const PAGE_SECTORS: u32 = (BLOCK_BYTES / SECTOR_BYTES) as u32;
@@ -44,6 +46,8 @@ pub struct Item {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Epoch {
     pub items: Vec<Item>,
+    /// Indices in `items` of the groups, in order.
+    pub groups: Vec<usize>,
     pub begun_at_start: u64,
     /// Transactions acknowledged before the flush that ends the epoch (or the log's end).
     pub acked_at_end: u64,
@@ -223,17 +227,13 @@ impl Builder {
         }
         self.cur.acked_at_end = self.acked;
         self.cur.ends_with = ending;
+        self.cur.groups = (self.cur.items.iter().enumerate())
+            .filter(|(_, it)| matches!(it.kind, ItemKind::Group(_)))
+            .map(|(i, _)| i)
+            .collect();
         self.epochs.push(std::mem::take(&mut self.cur));
         self.started = false;
     }
-}
-
-/// A torn write: only its first `sectors` sectors landed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-pub struct Torn {
-    /// Index of the write: an item of the epoch, or a write of the partial group.
-    pub write: u32,
-    pub sectors: u32,
 }
 
 /// The canary's part of the group in flight: some of its writes, one maybe torn at a page.
@@ -241,6 +241,7 @@ pub struct Torn {
 pub struct Partial {
     /// Indices within the group's writes, increasing.
     pub kept: Vec<u32>,
+    /// One of `kept` torn (`Torn::write` is an index within the group's writes).
     pub torn: Option<Torn>,
 }
 
@@ -253,6 +254,7 @@ pub struct CutState {
     /// Items (ordinary writes) of the epoch that landed, increasing; all received before the
     /// next group.
     pub kept: Vec<u32>,
+    /// One of `kept` torn (`Torn::write` is an item index of the epoch).
     pub torn: Option<Torn>,
     /// Only under the per-page canary: part of the next group.
     pub partial: Option<Partial>,
@@ -260,11 +262,8 @@ pub struct CutState {
 
 impl Epoch {
     /// Item indices of the epoch's groups.
-    fn group_items(&self) -> Vec<usize> {
-        (self.items.iter().enumerate())
-            .filter(|(_, it)| matches!(it.kind, ItemKind::Group(_)))
-            .map(|(i, _)| i)
-            .collect()
+    fn group_items(&self) -> &[usize] {
+        &self.groups
     }
 
     /// Items that may land with `g` groups complete: ordinary writes before group `g + 1`.
@@ -467,12 +466,6 @@ fn tear(
     })
 }
 
-fn shuffle<T>(v: &mut [T], rng: &mut ChaCha8Rng) {
-    for i in (1..v.len()).rev() {
-        v.swap(i, rng.random_range(0..=i));
-    }
-}
-
 /// Builds the images of states that come in epoch order.
 pub struct Images<'a> {
     ops: &'a [LogOp],
@@ -537,14 +530,6 @@ impl<'a> Images<'a> {
             apply(&mut image, &self.ops[op], torn);
         }
         image
-    }
-}
-
-/// Applies a logged write (only its first `torn` sectors, if torn).
-fn apply(image: &mut SparseImage, op: &LogOp, torn: Option<u32>) {
-    if let LogOp::Write { offset_bytes, data } = op {
-        let len = torn.map_or(data.len(), |s| s as usize * SECTOR_BYTES as usize);
-        image.write(*offset_bytes, &data[..len]);
     }
 }
 

@@ -93,7 +93,8 @@ pub fn locate(image: &SparseImage) -> Result<Journal, Jbd2Error> {
     if le16(&sb, 0x38) != 0xEF53 {
         return Err(Jbd2Error::NoJournal("no ext4 superblock magic"));
     }
-    if 1024u64 << le32(&sb, 0x18) != BLOCK_BYTES {
+    // s_log_block_size: the block size is 1024 << it; 2 is 4 KiB.
+    if le32(&sb, 0x18) != 2 {
         return Err(Jbd2Error::NoJournal("the block size is not 4 KiB"));
     }
     if le32(&sb, 0x5C) & EXT4_FEATURE_COMPAT_HAS_JOURNAL == 0 || le32(&sb, 0xE0) == 0 {
@@ -153,10 +154,14 @@ fn walk_extents(
 }
 
 /// What the kernel's recovery of an image's journal will do.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct Replay {
     /// Journal block where the scan starts (`s_start`).
     pub start: u64,
+    /// The log's first block and its length in blocks (`s_first`, `s_maxlen`): the scan wraps
+    /// from the end back to `first`.
+    pub first: u64,
+    pub maxlen: u64,
     /// Committed transactions found after the journal's tail.
     pub transactions: u64,
     /// Journal blocks the scan reads (descriptor, data, revoke and commit blocks, and the
@@ -208,6 +213,8 @@ pub fn replay(image: &SparseImage, journal: &Journal) -> Replay {
     };
     let mut out = Replay {
         start: start as u64,
+        first: first as u64,
+        maxlen: maxlen as u64,
         ..Replay::default()
     };
     let (mut next, mut pending) = (start as u64, Vec::new());
@@ -346,7 +353,7 @@ mod tests {
         assert_eq!(r.transactions, 1);
         assert_eq!(r.home_blocks_written, 2);
         assert_eq!(r.home_blocks, vec![500, 501]);
-        assert_eq!(r.start, 1);
+        assert_eq!((r.start, r.first, r.maxlen), (1, 1, 64));
         // sb is not read by the scan; blocks 1..=6 and the zero block 7 that ends it.
         assert_eq!(r.journal_blocks_read, 7);
     }

@@ -121,6 +121,13 @@ impl CrashFsOptions {
                     .into(),
             ));
         }
+        if self.workload == FsWorkload::Postmark && self.sync != workload::StockSync::Full {
+            return Err(ExperimentError::CrashStates(
+                "--synchronous sets a SQLite mode's PRAGMA synchronous, and --fs-workload \
+                 postmark runs no SQLite (it fsyncs every transaction); fix: drop --synchronous"
+                    .into(),
+            ));
+        }
         match self.canary {
             Some(c) if self.workload == FsWorkload::Postmark && c != Canary::PerPageReliable => {
                 return Err(ExperimentError::CrashStates(format!(
@@ -290,16 +297,22 @@ pub fn run(
         .count() as u64;
     let expected =
         (opts.workload == FsWorkload::Postmark).then(|| Expected::new(transactions, opts.seed));
+    // The image's jbd2 journal, located once (ext4 kinds with one).
+    let journal = (opts.fs.fs_type() == "ext4").then(|| jbd2::locate(&log.base));
     let planned = Planned::new(
         &log,
-        opts.emmc_journal,
+        journal.as_ref().filter(|_| opts.emmc_journal),
         opts.states.min(usize::MAX as u64) as usize,
         opts.seed,
         opts.canary == Some(Canary::PerPageReliable),
     )?;
     summarize(&log, planned.epochs(), &mut summary);
     on_planned(planned.len() as u64);
-    let window = Window::of(opts.mode, opts.canary, opts.sync);
+    // The PostMark-like workload fsyncs every transaction: durable whatever the SQLite mode.
+    let window = match opts.workload {
+        FsWorkload::Sqlite => Window::of(opts.mode, opts.canary, opts.sync),
+        FsWorkload::Postmark => Window::Durable,
+    };
     let mut report = CrashFsReport {
         fs: opts.fs.to_string(),
         mode: match opts.workload {
@@ -334,50 +347,65 @@ pub fn run(
         found: Vec::new(),
         saved: None,
     };
-    let mut mount = match jbd2::locate(&log.base) {
-        Ok(j) if opts.fs.fs_type() == "ext4" => Some((MountModel::new(j)?, MountCost::default())),
-        _ => None,
+    let located = journal.and_then(Result::ok);
+    let mut mount = match &located {
+        Some(j) => Some((MountModel::new(j.clone())?, MountCost::default())),
+        None => None,
     };
+    // A replay's modeled cost, once per distinct replay (states share images).
+    let mut costs: std::collections::HashMap<jbd2::Replay, u64> = Default::default();
     let mut mount_err = None;
     let started = Instant::now();
     let mut all_found = Vec::new();
     let reader = opts.reader(expected.as_ref());
-    report.images_checked = check_all(opts, &log, &planned, reader, |index, outcome| {
-        let (acked, begun) = planned.bounds(index);
-        if let Some(k) = outcome.shown.most() {
-            report.largest_loss = report.largest_loss.max(acked.saturating_sub(k));
-        }
-        if let (Some((model, cost)), Some(r)) = (&mut mount, &outcome.replay) {
-            match model.cost_ns(r) {
-                Ok(ns) => cost.add(r, ns),
-                Err(e) => mount_err = mount_err.take().or(Some(e)),
+    report.images_checked = check_all(
+        opts,
+        (&log, located.as_ref()),
+        &planned,
+        reader,
+        |index, outcome| {
+            let (acked, begun) = planned.bounds(index);
+            if let Some(k) = outcome.shown.most() {
+                report.largest_loss = report.largest_loss.max(acked.saturating_sub(k));
             }
-        }
-        let violation = judge(&outcome, acked, begun, window.allowed_loss());
-        match &violation {
-            Some(Violation::Lost { .. }) => report.lost_acknowledged += 1,
-            Some(Violation::Broken(_)) | Some(Violation::FromTheFuture { .. }) => {
-                report.broken += 1
+            if let (Some((model, cost)), Some(r)) = (&mut mount, &outcome.replay) {
+                let ns = match costs.get(r) {
+                    Some(&ns) => Ok(ns),
+                    None => model.cost_ns(r).inspect(|&ns| {
+                        costs.insert(r.clone(), ns);
+                    }),
+                };
+                match ns {
+                    Ok(ns) => cost.add(r, ns),
+                    Err(e) => mount_err = mount_err.take().or(Some(e)),
+                }
             }
-            Some(Violation::Unmountable(_)) => report.unmountable += 1,
-            None => {}
-        }
-        report.violations += u64::from(violation.is_some());
-        report.fsck_failures += u64::from(outcome.fsck.is_some());
-        let found = (violation.is_some() || outcome.fsck.is_some()).then(|| Found {
-            index,
-            state: planned.state(index),
-            acknowledged: acked,
-            begun,
-            violation,
-            fsck: outcome.fsck.clone(),
-            description: planned.describe(index),
-        });
-        on_state(index, found.as_ref());
-        if let Some(f) = found {
-            all_found.push(f);
-        }
-    })
+            let violation = judge(&outcome, acked, begun, window.allowed_loss());
+            match &violation {
+                Some(Violation::Lost { .. }) => report.lost_acknowledged += 1,
+                Some(Violation::Broken(_)) | Some(Violation::FromTheFuture { .. }) => {
+                    report.broken += 1
+                }
+                Some(Violation::Unmountable(_)) => report.unmountable += 1,
+                None => {}
+            }
+            report.violations += u64::from(violation.is_some());
+            report.fsck_failures += u64::from(outcome.fsck.is_some());
+            let found = (violation.is_some() || outcome.fsck.is_some()).then(|| Found {
+                index,
+                state: planned.state(index),
+                acknowledged: acked,
+                begun,
+                violation,
+                fsck: outcome.fsck.clone(),
+                description: planned.describe(index),
+            });
+            on_state(index, found.as_ref());
+            if let Some(f) = found {
+                all_found.push(f);
+            }
+        },
+    )
     .inspect_err(|_| wait_if_cleaning())?;
     if let Some(e) = mount_err {
         return Err(e);
@@ -398,7 +426,7 @@ pub fn run(
 /// this thread. Returns the distinct images checked.
 fn check_all(
     opts: &CrashFsOptions,
-    log: &BlockLog,
+    (log, journal): (&BlockLog, Option<&jbd2::Journal>),
     planned: &Planned,
     reader: Reader<'_>,
     mut each: impl FnMut(usize, check::Outcome),
@@ -418,7 +446,13 @@ fn check_all(
             .map(|part| {
                 let tx = tx.clone();
                 s.spawn(move || -> Result<u64, ExperimentError> {
-                    let mut checker = Checker::new(opts.fs, log, planned.plain_epochs(), reader)?;
+                    let mut checker = Checker::new(
+                        opts.fs,
+                        log,
+                        planned.plain_epochs(),
+                        reader,
+                        journal.cloned(),
+                    )?;
                     let mut builder = planned.builder(log);
                     for &i in part {
                         wait_if_cleaning();

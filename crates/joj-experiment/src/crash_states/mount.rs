@@ -18,7 +18,6 @@ pub const MOUNT_PROFILE: &str = "galaxy-s5";
 pub struct MountModel {
     emmc: Emmc<NandMedium>,
     journal: Journal,
-    maxlen: u64,
 }
 
 fn dev(what: &'static str) -> impl FnOnce(joj_device::DeviceError) -> ExperimentError {
@@ -38,25 +37,22 @@ impl MountModel {
                 .map_err(dev("writing the model's journal"))?;
         }
         emmc.flush().map_err(dev("writing the model's journal"))?;
-        Ok(MountModel {
-            emmc,
-            journal,
-            maxlen,
-        })
+        Ok(MountModel { emmc, journal })
     }
 
-    /// Modeled nanoseconds of `r`: its journal reads from `r.start` on, its home writes, a
-    /// flush.
+    /// Modeled nanoseconds of `r`: its journal reads from `r.start` on (wrapping from
+    /// `r.maxlen` back to `r.first`, as the scan does), its home writes, a flush.
     pub fn cost_ns(&mut self, r: &Replay) -> Result<u64, ExperimentError> {
-        if r.journal_blocks_read == 0 {
+        if r.journal_blocks_read == 0 || r.maxlen <= r.first || r.start < r.first {
             return Ok(0);
         }
         let t0 = self.emmc.now_ns();
         let mut buf = vec![0u8; BLOCK_BYTES as usize];
         for i in 0..r.journal_blocks_read {
-            // The scan wraps past the journal's end to its first log block (1).
-            let l = 1 + (r.start - 1 + i) % (self.maxlen - 1);
-            let at = self.journal.offset_of(l).expect("within the journal");
+            let l = r.first + (r.start - r.first + i) % (r.maxlen - r.first);
+            let Some(at) = self.journal.offset_of(l) else {
+                break;
+            };
             self.emmc
                 .read(at, &mut buf)
                 .map_err(dev("reading the journal (mount model)"))?;

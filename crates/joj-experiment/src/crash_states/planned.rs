@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::check::Checker;
 use super::coalition::{self, Coalesced, CoalitionStats, CutState};
-use super::jbd2;
+use super::jbd2::{Jbd2Error, Journal};
 use super::states::{self, CrashState};
 use crate::error::ExperimentError;
 
@@ -33,16 +33,17 @@ pub enum Planned {
 }
 
 impl Planned {
-    /// Plans `budget` states of `log` from `seed`, read as the optimized journal issues it if
-    /// `emmc_journal` (with the per-page canary's partial commits if `per_page`).
+    /// Plans `budget` states of `log` from `seed`; with `emmc_journal` (the image's journal, as
+    /// located) read as the optimized journal issues it (with the per-page canary's partial
+    /// commits if `per_page`).
     pub fn new(
         log: &BlockLog,
-        emmc_journal: bool,
+        emmc_journal: Option<&Result<Journal, Jbd2Error>>,
         budget: usize,
         seed: u64,
         per_page: bool,
     ) -> Result<Planned, ExperimentError> {
-        if !emmc_journal {
+        let Some(journal) = emmc_journal else {
             let epochs = states::epochs(&log.ops);
             let plan = states::plan(&epochs, budget, seed);
             return Ok(Planned::Epochs {
@@ -50,11 +51,11 @@ impl Planned {
                 states: plan.states,
                 exhaustive: plan.exhaustive,
             });
-        }
-        let journal = jbd2::locate(&log.base).map_err(|e| {
+        };
+        let journal = journal.as_ref().map_err(|e| {
             ExperimentError::CrashStates(format!("the recorded image's journal: {e}"))
         })?;
-        let c = coalition::coalesce(&log.ops, &journal);
+        let c = coalition::coalesce(&log.ops, journal);
         let states = coalition::plan(&log.ops, &c.epochs, budget, seed, per_page);
         Ok(Planned::Coalesced { c, states })
     }

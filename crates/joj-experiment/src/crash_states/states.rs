@@ -363,7 +363,7 @@ fn random_states(epochs: &[Epoch], wanted: usize, rng: &mut ChaCha8Rng) -> Vec<C
 }
 
 /// Fisher–Yates from the seeded generator.
-fn shuffle<T>(v: &mut [T], rng: &mut ChaCha8Rng) {
+pub(super) fn shuffle<T>(v: &mut [T], rng: &mut ChaCha8Rng) {
     for i in (1..v.len()).rev() {
         let j = rng.random_range(0..=i);
         v.swap(i, j);
