@@ -113,6 +113,18 @@ fn bad_combinations_are_named_with_their_fix() {
             ][..],
             "runs no SQLite",
         ),
+        (
+            &[
+                "crash",
+                "--fs",
+                "ext4",
+                "--fs-workload",
+                "postmark",
+                "--synchronous",
+                "normal",
+            ][..],
+            "drop --synchronous",
+        ),
         (&["crash", "--emmc-journal"][..], "go with --fs"),
     ] {
         let out = common::run_joj(args);
