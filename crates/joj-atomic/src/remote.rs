@@ -17,7 +17,7 @@
 //!
 //! # Wire format
 //!
-//! Hand-written: eleven commands of a few fixed-width integers and one byte string each do not
+//! Hand-written: twelve commands of a few fixed-width integers and one byte string each do not
 //! need a serialization crate, and a fixed layout is easy to check against a hex dump. All
 //! integers little-endian.
 //!
@@ -38,8 +38,10 @@
 //!  9  READ_TXN       tid u32 | offset u64 | len u32            data
 //! 10  COMMIT_TXN     tid u32                                   -
 //! 11  ABORT_TXN      tid u32                                   -
+//! 12  WRITE_TXN_KIND tid u32 | kind u8 | offset u64 | data     -
 //!
 //! flags: bit 0 FUA, bit 1 reliable write
+//! kind:  0 data, 1 metadata (the data tag a device with NVM places by: i-FTL)
 //! ```
 //!
 //! A frame longer than [`MAX_FRAME_BYTES`] is a protocol error. Errors the device returns go
@@ -54,7 +56,7 @@ use std::path::Path;
 
 use joj_device::{
     BlockDevice, Counters, DeviceError, DeviceGeometry, PackedWrite, Tid, TransactionalDevice,
-    WriteFlags,
+    WriteFlags, WriteKind,
 };
 
 /// Largest frame either side accepts (length field included in neither): 64 MiB of data plus
@@ -72,10 +74,16 @@ const OP_WRITE_TXN: u8 = 8;
 const OP_READ_TXN: u8 = 9;
 const OP_COMMIT_TXN: u8 = 10;
 const OP_ABORT_TXN: u8 = 11;
+const OP_WRITE_TXN_KIND: u8 = 12;
 
 // `run` dispatches by range: the block commands, then the transaction commands, numbered
 // without gaps.
-const _: () = assert!(OP_GEOMETRY == 1 && OP_DISCARD + 1 == OP_BEGIN_TXN && OP_ABORT_TXN == 11);
+const _: () = assert!(
+    OP_GEOMETRY == 1 && OP_DISCARD + 1 == OP_BEGIN_TXN && OP_ABORT_TXN + 1 == OP_WRITE_TXN_KIND
+);
+
+const KIND_DATA: u8 = 0;
+const KIND_METADATA: u8 = 1;
 
 const STATUS_OK: u8 = 0;
 const STATUS_ERR: u8 = 1;
@@ -131,6 +139,8 @@ pub enum ProtocolError {
     TrailingBytes { left: usize },
     #[error("unknown write flags {flags:#04x}")]
     UnknownFlags { flags: u8 },
+    #[error("unknown data tag {kind} (0 data, 1 metadata)")]
+    UnknownKind { kind: u8 },
     #[error("a request of {len} bytes (at most {MAX_FRAME_BYTES})")]
     TooLong { len: u64 },
     #[error("an empty frame (no command)")]
@@ -223,6 +233,14 @@ fn decode_flags(b: u8) -> Result<WriteFlags, ProtocolError> {
         fua: b & FLAG_FUA != 0,
         reliable: b & FLAG_RELIABLE != 0,
     })
+}
+
+fn decode_kind(b: u8) -> Result<WriteKind, ProtocolError> {
+    match b {
+        KIND_DATA => Ok(WriteKind::Data),
+        KIND_METADATA => Ok(WriteKind::Metadata),
+        kind => Err(ProtocolError::UnknownKind { kind }),
+    }
 }
 
 fn check_len(len: u64) -> Result<usize, ProtocolError> {
@@ -450,6 +468,28 @@ impl TransactionalDevice for RemoteDevice {
         Ok(())
     }
 
+    fn write_txn_kind(
+        &mut self,
+        tid: Tid,
+        offset_bytes: u64,
+        data: &[u8],
+        kind: WriteKind,
+    ) -> Result<(), DeviceError> {
+        let kind = match kind {
+            WriteKind::Data => KIND_DATA,
+            WriteKind::Metadata => KIND_METADATA,
+        };
+        let req = Frame::new(OP_WRITE_TXN_KIND)
+            .u32(tid.0)
+            .u8(kind)
+            .u64(offset_bytes)
+            .bytes(data)
+            .finish();
+        self.call_empty(req)?;
+        self.count_write(data.len(), WriteFlags::NONE);
+        Ok(())
+    }
+
     fn read_txn(&mut self, tid: Tid, offset_bytes: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
         let req = Frame::new(OP_READ_TXN)
             .u32(tid.0)
@@ -606,7 +646,7 @@ fn run<D: TransactionalDevice>(
     let mut b = Body(body);
     match op {
         OP_GEOMETRY..=OP_DISCARD => run_block(dev, op, &mut b).map(|reply| (reply, None)),
-        OP_BEGIN_TXN..=OP_ABORT_TXN => run_txn(dev, op, &mut b, open, report),
+        OP_BEGIN_TXN..=OP_WRITE_TXN_KIND => run_txn(dev, op, &mut b, open, report),
         _ => Err(ProtocolError::UnknownCommand { op }),
     }
 }
@@ -692,10 +732,14 @@ fn run_txn<D: TransactionalDevice>(
             }
             reply_of(r, |f, tid| f.u32(tid.0))
         }
-        OP_WRITE_TXN => {
+        OP_WRITE_TXN | OP_WRITE_TXN_KIND => {
             let tid = Tid(b.u32()?);
+            let kind = match op {
+                OP_WRITE_TXN_KIND => decode_kind(b.u8()?)?,
+                _ => WriteKind::Data,
+            };
             let off = b.u64()?;
-            let r = dev.write_txn(tid, off, b.rest());
+            let r = dev.write_txn_kind(tid, off, b.rest(), kind);
             let mut wrote = None;
             if r.is_ok() {
                 if let Some(o) = open.get_mut(&tid) {
@@ -847,5 +891,46 @@ mod tests {
         );
         assert_eq!(report.aborted_on_disconnect, 1);
         assert_eq!(dev.ftl().active_transactions(), 0);
+    }
+
+    /// The data tag crosses the socket: a metadata write lands in the i-FTL device's NVM, a
+    /// data write on its flash, and an unknown tag ends the connection.
+    #[test]
+    fn the_data_tag_reaches_an_iftl_device_over_the_socket() {
+        let mut p = Profile::builtin("galaxy-s5")
+            .unwrap()
+            .with_blocks_per_plane(64);
+        p.geometry.pages_per_block = 16;
+        p.ftl.over_provisioning_percent = 15.0;
+        p.iftl = Some(Default::default());
+        let dev = joj_device::IftlDevice::new(&p).unwrap();
+        let page = dev.page_bytes() as usize;
+        let (a, b) = UnixStream::pair().unwrap();
+        let (dev, report) = std::thread::scope(|s| {
+            let server = s.spawn(move || serve(a, dev, ServeOptions::default()));
+            let mut r = RemoteDevice::from_stream(b.try_clone().unwrap()).unwrap();
+            let t = r.begin_txn().unwrap();
+            r.write_txn_kind(t, 0, &vec![1u8; page], WriteKind::Metadata)
+                .unwrap();
+            r.write_txn_kind(t, page as u64, &vec![2u8; page], WriteKind::Data)
+                .unwrap();
+            r.commit_txn(t).unwrap();
+            let bad = Frame::new(OP_WRITE_TXN_KIND)
+                .u32(t.0)
+                .u8(7)
+                .u64(0)
+                .bytes(&[0; 8])
+                .finish();
+            (&b).write_all(&bad).unwrap();
+            assert!(read_frame(&mut &b).unwrap().is_none(), "server hung up");
+            server.join().unwrap()
+        });
+        assert_eq!(
+            report.end,
+            ConnectionEnd::Malformed(ProtocolError::UnknownKind { kind: 7 })
+        );
+        let st = dev.stats();
+        assert_eq!(st.metadata_bytes_to_nvm, page as u64, "{st:?}");
+        assert_eq!(st.data_bytes_to_flash, page as u64, "{st:?}");
     }
 }

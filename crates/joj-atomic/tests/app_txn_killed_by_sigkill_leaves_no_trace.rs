@@ -12,8 +12,8 @@
 //! aborts it. Afterwards: no active transaction, the FTL's invariants hold, both databases pass
 //! `PRAGMA integrity_check`, databases and ledger are exactly the state after the acknowledged
 //! transactions (the in-memory reference), and the next transaction of the same pages commits.
-//! The same rounds run on X-FTL's eMMC and on the i-FTL device (over the socket every write is
-//! tagged data: `RemoteDevice` does not carry the tag).
+//! The same rounds run on X-FTL's eMMC and on the i-FTL device (the data tag crosses the
+//! socket: the file layer's metadata lands in the i-FTL device's NVM).
 
 mod common;
 
@@ -66,6 +66,10 @@ fn child_transfers_until_killed() {
 trait Served: TransactionalDevice + Send + 'static {
     fn open_txns(&self) -> usize;
     fn check_invariants(&self);
+    /// Metadata bytes the device placed in NVM (none for a device without NVM).
+    fn metadata_bytes_to_nvm(&self) -> Option<u64> {
+        None
+    }
 }
 
 impl Served for XDevice {
@@ -85,6 +89,10 @@ impl Served for IftlDevice<NandMedium> {
 
     fn check_invariants(&self) {
         self.ftl().check_invariants()
+    }
+
+    fn metadata_bytes_to_nvm(&self) -> Option<u64> {
+        Some(self.stats().metadata_bytes_to_nvm)
     }
 }
 
@@ -137,6 +145,7 @@ fn rounds<D: Served>(vfs: &XftlVfs<D>) {
     }
     let dir = tempfile::tempdir().unwrap();
     let mut committed = 0u64;
+    let mut served_metadata = 0;
     // A transfer writes page 1 and a leaf of a.db, the same of b.db, the ledger's page, then
     // the ledger's inode at commit: kills fall after each of them.
     let kills = [
@@ -149,7 +158,9 @@ fn rounds<D: Served>(vfs: &XftlVfs<D>) {
     ];
     for (round, &kill) in kills.iter().enumerate() {
         let socket = dir.path().join(format!("round{round}.sock"));
+        let before = dev.metadata_bytes_to_nvm();
         let (d, run) = run_child(dev, &socket, committed, kill);
+        served_metadata += d.metadata_bytes_to_nvm().unwrap_or(0) - before.unwrap_or(0);
         let what = format!(
             "child {}, acked {:?}, server {:?}, stderr:\n{}",
             run.status, run.acked, run.report, run.stderr
@@ -195,5 +206,12 @@ fn rounds<D: Served>(vfs: &XftlVfs<D>) {
             kill.txn, kill.write, run.report.commands
         );
         dev = vfs.detach().unwrap().into_device();
+    }
+    if dev.metadata_bytes_to_nvm().is_some() {
+        // The children's inode writes crossed the socket tagged as metadata.
+        assert!(
+            served_metadata > 0,
+            "no served write reached NVM as metadata"
+        );
     }
 }

@@ -39,20 +39,17 @@ fn profile() -> Profile {
 /// Bytes of the device the file layer owns.
 const FS_BYTES: u64 = 4 << 20;
 
-/// A device whose every page above the file layer is written, then rewritten until GC runs:
-/// every later write brings GC closer (made once, cloned per trial).
+/// A device whose every logical page is written once, the file layer's included (made once,
+/// cloned per trial): no block is free of live pages but the spare ones, so GC runs inside the
+/// transfers and its victims are blocks the file layer wrote, where the old pages of the open
+/// transfer are (lazy GC must keep them).
 fn aged(p: &Profile) -> Dev {
     use joj_device::{BlockDevice, WriteFlags};
     let mut dev = IftlDevice::new(p).unwrap();
     let page = u64::from(dev.page_bytes());
     let data = vec![0x5au8; page as usize];
-    let pages = dev.logical_pages();
-    let first = FS_BYTES / page;
-    let mut lpn = first;
-    while dev.stats().gc_runs == 0 || lpn < pages {
-        let at = (first + (lpn - first) % (pages - first)) * page;
-        BlockDevice::write(&mut dev, at, &data, WriteFlags::NONE).unwrap();
-        lpn += 1;
+    for lpn in 0..dev.logical_pages() {
+        BlockDevice::write(&mut dev, lpn * page, &data, WriteFlags::NONE).unwrap();
     }
     dev
 }
@@ -67,7 +64,7 @@ const BLOB_PAGES: usize = 48;
 /// The pages transfer `i` rewrites, and the value it writes.
 fn blob_pages(i: u64) -> (Vec<usize>, u8) {
     let mut rng = ChaCha8Rng::seed_from_u64(WORK * 31 + i);
-    let mut pages: Vec<usize> = (0..4).map(|_| rng.random_range(0..BLOB_PAGES)).collect();
+    let mut pages: Vec<usize> = (0..8).map(|_| rng.random_range(0..BLOB_PAGES)).collect();
     pages.sort_unstable();
     pages.dedup();
     (pages, (i + 1) as u8)
@@ -184,6 +181,8 @@ fn run(vfs: &XftlVfs<Dev>, base: &Dev, canary: IftlCanary) -> (Dev, u64, Vec<Com
 struct Counts {
     cuts: u64,
     in_commit: u64,
+    /// Cuts inside a GC run that met old pages of the open transfer (lazy GC).
+    in_lazy_gc: u64,
     in_recovery: u64,
     /// GC runs and lazy-GC copies inside the transfers, over all trials.
     gc_runs: u64,
@@ -209,7 +208,29 @@ fn trial(
     if events.is_empty() {
         return Err("the run left no event to cut at".into());
     }
-    let at = events[rng.random_range(0..events.len())] + rng.random_range(0..2u64);
+    // A third of the time, inside a GC run that met the open transfer's old pages.
+    let lazy: Vec<(u64, u64)> = dev
+        .ftl()
+        .retained_gc_spans()
+        .filter(|&(from, _)| from >= setup_ns)
+        .collect();
+    let inside_lazy: Vec<u64> = match lazy.is_empty() || rng.random_range(0..3u32) != 0 {
+        true => Vec::new(),
+        false => {
+            let (from, to) = lazy[rng.random_range(0..lazy.len())];
+            events
+                .iter()
+                .copied()
+                .filter(|&t| from <= t && t <= to)
+                .collect()
+        }
+    };
+    counts.in_lazy_gc += u64::from(!inside_lazy.is_empty());
+    let pool = match inside_lazy.is_empty() {
+        true => &events,
+        false => &inside_lazy,
+    };
+    let at = pool[rng.random_range(0..pool.len())] + rng.random_range(0..2u64);
     let acked = commits.iter().filter(|c| c.returned_ns <= at).count();
     let in_flight = commits
         .iter()
@@ -302,38 +323,50 @@ fn every_cut_leaves_each_transfer_whole_or_absent_on_the_iftl_device() {
         "no cut fell inside recovery: {counts:?}"
     );
     assert!(
-        counts.gc_runs > 0,
-        "GC never ran inside the transfers: {counts:?}"
+        counts.lazy_gc_copies > 0 && counts.in_lazy_gc > 0,
+        "no cut fell inside lazy GC: {counts:?}"
     );
+}
+
+/// Of `n` cuts on a device with `canary`, how many the application check catches.
+fn caught(canary: IftlCanary, name: &str, n: u64) -> (usize, Counts) {
+    let vfs = joj_atomic::register_with::<Dev>(name).unwrap();
+    let p = profile();
+    let base = aged(&p);
+    let states = model();
+    let mut counts = Counts::default();
+    let caught = (0..n)
+        .filter(|&seed| {
+            let t = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                trial(&vfs, (&p, &base, canary), &states, seed, &mut counts)
+            }));
+            let _ = vfs.detach();
+            !matches!(t, Ok(Ok(())))
+        })
+        .count();
+    eprintln!("{canary:?} canary caught in {caught} of {n} cuts: {counts:?}");
+    (caught, counts)
 }
 
 /// The canary: an i-FTL that drops the old page of an uncommitted write (no logFTL) must be
 /// caught by the same check.
 #[test]
 fn a_device_without_its_logftl_is_caught_by_the_application_check() {
-    let vfs = joj_atomic::register_with::<Dev>("apptxn-iftl-canary").unwrap();
-    let p = profile();
-    let base = aged(&p);
-    let states = model();
-    let mut counts = Counts::default();
-    let caught = (0..150u64)
-        .filter(|&seed| {
-            let t = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                trial(
-                    &vfs,
-                    (&p, &base, IftlCanary::NoLogFtl),
-                    &states,
-                    seed,
-                    &mut counts,
-                )
-            }));
-            let _ = vfs.detach();
-            !matches!(t, Ok(Ok(())))
-        })
-        .count();
-    eprintln!("no-logFTL canary caught in {caught} of 150 cuts");
+    let (caught, _) = caught(IftlCanary::NoLogFtl, "apptxn-iftl-canary", 150);
     assert!(
         caught > 0,
         "150 cuts could not tell a device without its logFTL"
     );
+}
+
+/// The canary: a GC that erases the old pages of the open transfer (traditional, not lazy)
+/// must be caught by the same check, with cuts aimed inside those GC runs.
+#[test]
+fn a_gc_that_is_not_lazy_is_caught_by_the_application_check() {
+    let (caught, counts) = caught(IftlCanary::EagerGc, "apptxn-iftl-eager-gc", 150);
+    assert!(
+        counts.in_lazy_gc > 0,
+        "no cut fell inside a GC run that met an open transfer's old pages: {counts:?}"
+    );
+    assert!(caught > 0, "150 cuts could not tell a GC that is not lazy");
 }

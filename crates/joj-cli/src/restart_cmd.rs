@@ -21,7 +21,7 @@ pub struct RestartArgs {
     /// Filesystem of the rollback and WAL modes (a scratch filesystem on a loop device).
     #[arg(long, value_parser = args::scratch_fs(), default_value = "ext4")]
     pub fs: FsKind,
-    /// Comma-separated modes (delete, truncate, persist, wal and xftl can be restarted).
+    /// Comma-separated modes (delete, truncate, persist, wal, xftl and iftl can be restarted).
     #[arg(long, value_parser = args::mode(), default_value = "delete,wal,xftl", value_delimiter = ',')]
     pub modes: Vec<JournalMode>,
     /// The workload the power cut interrupts (only xftl-synthetic, the paper's setup).
@@ -113,7 +113,7 @@ fn table(r: &RestartReport) -> String {
         "restart",
         "first access",
         "checkpoint",
-        "X-L2P load",
+        "X-L2P/logFTL",
         "not counted"
     );
     for row in &r.rows {
@@ -123,7 +123,7 @@ fn table(r: &RestartReport) -> String {
             if v.is_empty() {
                 "-".to_string()
             } else {
-                format!("{:.2}", v.iter().sum::<f64>() / n)
+                format!("{:.3}", v.iter().sum::<f64>() / n)
             }
         };
         let not_counted = mean(&|x| {
@@ -135,12 +135,12 @@ fn table(r: &RestartReport) -> String {
             )
         });
         out.push_str(&format!(
-            "{:>8} {:>10.2} {:>12} {:>10} {:>10} {:>18}\n",
+            "{:>8} {:>10.3} {:>12} {:>10} {:>12} {:>18}\n",
             row.mode,
             row.mean_restart_ms,
             mean(&|x| Some(x.first_access_ms)),
             mean(&|x| x.checkpoint_ms),
-            mean(&|x| x.xl2p_load_ms),
+            mean(&|x| x.xl2p_load_ms.or(x.logftl_recovery_ms)),
             not_counted
         ));
     }

@@ -23,7 +23,7 @@ mod lazy_gc;
 mod recover;
 mod txn;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
@@ -37,6 +37,9 @@ use crate::nvm::{Nvm, NvmStats};
 use layout::{Layout, Loc, OFF_MAGIC};
 
 pub use crate::block::WriteKind;
+
+/// How many GC runs that met retained pages `IFtl::retained_gc_spans` remembers.
+const RETAINED_GC_SPANS: usize = 64;
 
 /// Deliberately broken variants the crash tests must catch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -104,6 +107,11 @@ impl IftlStats {
 pub struct IftlRecoveryReport {
     /// Modeled time from power-on to a usable mapping: NVM reads and stores only, no flash.
     pub modeled_ns: u64,
+    /// Of `modeled_ns`, Algorithm 1: the header, the transaction table, the logFTL scan, the
+    /// restores and the stores that empty the log. The rest reads `dataFTL` whole to rebuild
+    /// the block table (valid pages per block), as any page-mapping FTL rebuilds it at mount.
+    #[serde(default)]
+    pub algorithm1_ns: u64,
     pub nvm_bytes_read: u64,
     pub nvm_bytes_written: u64,
     /// Live logFTL entries scanned.
@@ -163,6 +171,8 @@ pub struct IFtl<M: Medium> {
     tail: u32,
     next_tid: u32,
     in_gc: bool,
+    /// The last `RETAINED_GC_SPANS` GC runs that met retained pages: (issued, done) in ns.
+    retained_gc_spans: VecDeque<(u64, u64)>,
     canary: IftlCanary,
     stats: IftlStats,
     scratch: Vec<u8>,
@@ -278,6 +288,7 @@ impl<M: Medium> IFtl<M> {
             tail,
             next_tid,
             in_gc: false,
+            retained_gc_spans: VecDeque::new(),
             canary: IftlCanary::None,
             stats: IftlStats::default(),
             scratch: if medium.data_mode() == DataMode::Full {
@@ -348,6 +359,13 @@ impl<M: Medium> IFtl<M> {
     pub fn retire(&mut self, now_ns: u64) {
         self.medium.retire(now_ns);
         self.nvm.retire(now_ns);
+    }
+
+    /// When the last GC runs that met pages of open transactions (lazy GC, or their drop
+    /// under `IftlCanary::EagerGc`) were issued and when all they started was done, oldest
+    /// first: a crash harness aims cuts inside them. At most the last 64 are kept.
+    pub fn retained_gc_spans(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.retained_gc_spans.iter().copied()
     }
 
     /// When every program and NVM store issued so far is complete.

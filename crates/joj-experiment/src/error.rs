@@ -93,7 +93,7 @@ pub enum StackError {
     #[error("joj speed gives every ratio against stock WAL: include wal in --modes")]
     SpeedNeedsWal,
     #[error(
-        "joj restart measures delete, truncate, persist, wal and xftl; {0} has no log to recover from, is not crash-safe, or (iftl) has its restart modeled by the device only (joj-device's iftl_recovery_time_is_modeled test)"
+        "joj restart measures delete, truncate, persist, wal, xftl and iftl; {0} has no log to recover from or is not crash-safe"
     )]
     NotRestartable(JournalMode),
     #[error(

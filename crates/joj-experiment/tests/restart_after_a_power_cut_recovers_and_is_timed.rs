@@ -1,4 +1,4 @@
-//! `joj restart`'s measurement: a power cut inside a commit in delete, wal and xftl mode, a
+//! `joj restart`'s measurement: a power cut inside a commit in delete, wal, xftl and iftl mode, a
 //! restart that recovers exactly the acknowledged transactions (or the durable one more),
 //! passes `integrity_check`, and is timed through the device profile; nothing is left behind.
 
@@ -17,7 +17,12 @@ fn each_mode_recovers_what_it_acknowledged_and_pays_for_its_log() {
     let before = common::leftovers();
     let opts = RestartOptions {
         workload: PaperWorkload::synthetic(5),
-        modes: vec![JournalMode::Delete, JournalMode::Wal, JournalMode::Xftl],
+        modes: vec![
+            JournalMode::Delete,
+            JournalMode::Wal,
+            JournalMode::Xftl,
+            JournalMode::Iftl,
+        ],
         profile: joj_device::Profile::load("galaxy-s5").unwrap(),
         transactions: 60,
         runs: 2,
@@ -29,8 +34,8 @@ fn each_mode_recovers_what_it_acknowledged_and_pays_for_its_log() {
     };
     let mut heard = 0;
     let report = measure(&opts, |_, _| heard += 1).expect("restart measurement");
-    assert_eq!(heard, 6);
-    assert_eq!(report.rows.len(), 3);
+    assert_eq!(heard, 8);
+    assert_eq!(report.rows.len(), 4);
     for row in &report.rows {
         assert_eq!(row.runs.len(), 2);
         for run in &row.runs {
@@ -62,6 +67,13 @@ fn each_mode_recovers_what_it_acknowledged_and_pays_for_its_log() {
                     assert!(run.xl2p_load_ms.is_some());
                     assert!(run.not_counted_ms.device_recovery_ms.unwrap() > 0.0);
                 }
+                "iftl" => {
+                    assert_eq!(run.log_bytes, 0);
+                    assert_eq!(run.writes, 0, "an i-FTL restart copies nothing: {run:?}");
+                    let algorithm1 = run.logftl_recovery_ms.expect("Algorithm 1 is counted");
+                    let whole = run.not_counted_ms.device_recovery_ms.unwrap();
+                    assert!(0.0 < algorithm1 && algorithm1 < whole, "{run:?}");
+                }
                 other => panic!("unexpected mode {other}"),
             }
         }
@@ -75,10 +87,11 @@ fn each_mode_recovers_what_it_acknowledged_and_pays_for_its_log() {
             .mean_restart_ms
     };
     println!(
-        "restart ms: delete {:.2}, wal {:.2}, xftl {:.2}",
+        "restart ms: delete {:.2}, wal {:.2}, xftl {:.3}, iftl {:.3}",
         mean("delete"),
         mean("wal"),
-        mean("xftl")
+        mean("xftl"),
+        mean("iftl")
     );
     assert_eq!(common::leftovers(), before, "nothing left behind");
 }

@@ -3,6 +3,7 @@
 //! entry names — to a reserved log block, the entry following the copy; only then is the
 //! victim erased. The victim choice is the greedy policy of `crate::gc` over live pages.
 
+use super::RETAINED_GC_SPANS;
 use super::layout::Loc;
 use super::{IFtl, IftlCanary};
 use crate::addr::BlockId;
@@ -38,26 +39,34 @@ impl<M: Medium> IFtl<M> {
         let mut buf = std::mem::take(&mut self.scratch);
         let r = self.relocate_pages(victim, n, &mut buf, issue_ns);
         self.scratch = buf;
-        r?;
+        let met_retained = r?;
         assert_eq!(
             self.blocks[victim as usize].valid_pages, 0,
             "lazy GC left a live page in block {victim}"
         );
         // After every copy's program and every NVM store that moved a page away.
         let erase_at = issue_ns.max(self.horizon_ns());
-        self.medium.erase(BlockId(victim), erase_at)?;
+        let erased = self.medium.erase(BlockId(victim), erase_at)?;
         self.stats.erases += 1;
         self.push_free(victim);
+        if met_retained {
+            if self.retained_gc_spans.len() == RETAINED_GC_SPANS {
+                self.retained_gc_spans.pop_front();
+            }
+            self.retained_gc_spans.push_back((issue_ns, erased));
+        }
         Ok(())
     }
 
+    /// Copy the victim's live pages away; whether it held retained pages.
     fn relocate_pages(
         &mut self,
         victim: u32,
         n: u32,
         buf: &mut [u8],
         issue_ns: u64,
-    ) -> Result<(), FtlError> {
+    ) -> Result<bool, FtlError> {
+        let mut met_retained = false;
         for page in 0..n {
             let ppn = victim * self.ppb + page;
             let Some(oob) = self.medium.peek_oob(crate::addr::Ppn(ppn)) else {
@@ -74,6 +83,7 @@ impl<M: Medium> IFtl<M> {
                 self.invalidate(ppn);
                 self.stats.gc_copies += 1;
             } else if self.retained.get(&ppn) == Some(&lpn) {
+                met_retained = true;
                 if self.canary == IftlCanary::EagerGc {
                     // The canary: a traditional GC drops the invalid page.
                     self.unretain(ppn);
@@ -87,7 +97,7 @@ impl<M: Medium> IFtl<M> {
                 self.stats.lazy_gc_copies += 1;
             }
         }
-        Ok(())
+        Ok(met_retained)
     }
 
     /// Program a retained page's copy into the open log block, taking a reserved one if needed.

@@ -92,6 +92,7 @@ impl<M: Medium> IFtl<M> {
         for s in used_slots {
             t = nvm.store_u64(layout.tx_slot(s), pack_slot(0, TX_FREE), t)?;
         }
+        report.algorithm1_ns = t - at_ns;
         t = nvm.charge_read(layout.map_off, layout.map_bytes(), t)?;
         report.txns_rolled_back = rolled_back.union(&open).count() as u64;
         report.modeled_ns = t - at_ns;

@@ -196,6 +196,7 @@ fn restart_fs(
         first_access_ms: first_ms,
         checkpoint_ms,
         xl2p_load_ms: None,
+        logftl_recovery_ms: None,
         reads,
         writes,
         flushes,

@@ -9,7 +9,9 @@
 //! - `wal` on ext4: right after the sync of the commit's WAL frames, so the restart finds every
 //!   frame since the last checkpoint;
 //! - `xftl`: at a device command drawn from the seed among the transaction's first ones, with
-//!   the command under way torn.
+//!   the command under way torn;
+//! - `iftl`: at a NAND or NVM event drawn from the seed among the transaction's, what was in
+//!   flight torn.
 //!
 //! An ext4 power cut is a crash copy of the loop images ([`ScratchFs::crash_copy`]): what the
 //! loop devices had written, nothing the kernel still held in its caches. The restart mounts the
@@ -20,13 +22,17 @@
 //! page they read written to the replay device first. For `xftl` the device itself is
 //! recovered: the FTL's own recovery and the file layer's mount are reported and not counted
 //! (the paper leaves out the FTL's and the filesystem's), while loading the commit table and
-//! SQLite's first statement, timed by the device, are.
+//! SQLite's first statement, timed by the device, are. For `iftl` the counterpart of the
+//! commit table's load is the paper's Algorithm 1 over the logFTL in NVM: counted, with
+//! SQLite's first statement; the rest of the device's recovery (reading `dataFTL` to rebuild
+//! the block table) and the mount are reported, not counted.
 //!
 //! Every restart is checked: `PRAGMA integrity_check`, and the database holds exactly the
 //! acknowledged transactions or, when the cut came after the commit was durable, one more.
 
 mod check;
 mod fs;
+mod iftl;
 mod options;
 mod report;
 mod xftl;
@@ -50,10 +56,12 @@ enum Restarted {
     Filesystem,
     /// X-FTL on the device.
     Device,
+    /// i-FTL on its device.
+    IftlDevice,
 }
 
 /// The stack `mode` runs on for a restart; only modes with a log to recover from, on SQLite's
-/// own VFS or on X-FTL, can be restarted.
+/// own VFS or on X-FTL or i-FTL, can be restarted.
 fn restart_stack(
     opts: &RestartOptions,
     mode: JournalMode,
@@ -72,6 +80,9 @@ fn restart_stack(
     match (&stack.storage, &stack.vfs) {
         (Storage::Device(_), VfsChain::Xftl) if mode == JournalMode::Xftl => {
             Ok((Restarted::Device, setup))
+        }
+        (Storage::Device(_), VfsChain::Xftl) if mode == JournalMode::Iftl => {
+            Ok((Restarted::IftlDevice, setup))
         }
         (Storage::Scratch { .. }, VfsChain::Accounting) if logged => {
             Ok((Restarted::Filesystem, setup))
@@ -138,6 +149,7 @@ pub fn measure(
         for &(crash_in, budget, cut_seed) in &cuts {
             let run = match stack {
                 Restarted::Device => xftl::xftl_run(opts, setup, crash_in, budget, cut_seed)?,
+                Restarted::IftlDevice => iftl::iftl_run(opts, setup, crash_in, cut_seed)?,
                 Restarted::Filesystem => fs::fs_run(opts, *mode, setup, crash_in)?,
             };
             on_run(&name, &run);

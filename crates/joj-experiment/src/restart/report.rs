@@ -17,10 +17,11 @@ pub struct RestartRun {
     /// WAL only: frames the recovered WAL held (the checkpoint's `log` count; the file itself
     /// keeps its largest size across checkpoints).
     pub wal_frames: Option<u64>,
-    /// X-FTL commit-table entries the device recovery applied (xftl only).
+    /// X-FTL commit-table entries the device recovery applied (xftl), or i-FTL dataFTL
+    /// entries restored from the logFTL (iftl).
     pub xl2p_entries_applied: u64,
     /// The restart as the paper counts it: `first_access_ms` + `checkpoint_ms` +
-    /// `xl2p_load_ms`.
+    /// `xl2p_load_ms` (`logftl_recovery_ms` for iftl).
     pub restart_ms: f64,
     /// Opening the database and its first statement (a hot journal's rollback, the WAL index's
     /// rebuild), modeled.
@@ -29,6 +30,10 @@ pub struct RestartRun {
     pub checkpoint_ms: Option<f64>,
     /// xftl only: loading the commit table during device recovery, modeled.
     pub xl2p_load_ms: Option<f64>,
+    /// iftl only: the paper's Algorithm 1 over the logFTL in NVM during device recovery,
+    /// modeled: i-FTL's counterpart of `xl2p_load_ms`.
+    #[serde(default)]
+    pub logftl_recovery_ms: Option<f64>,
     /// Device requests in the counted windows.
     pub reads: u64,
     pub writes: u64,
@@ -44,9 +49,10 @@ pub struct NotCounted {
     /// ext4: the mount of the crashed image, with its journal replay, modeled.
     pub fs_mount_ms: Option<f64>,
     /// xftl: the device's whole recovery (mapping checkpoint, scan, and the commit table's
-    /// load, which `xl2p_load_ms` counts).
+    /// load, which `xl2p_load_ms` counts); iftl: Algorithm 1 (which `logftl_recovery_ms`
+    /// counts) and the read of `dataFTL` that rebuilds the block table.
     pub device_recovery_ms: Option<f64>,
-    /// xftl: the file layer's mount (superblock and inode pages).
+    /// xftl and iftl: the file layer's mount (superblock and inode pages).
     pub file_layer_mount_ms: Option<f64>,
 }
 

@@ -1,10 +1,11 @@
 //! A restart of `xftl`: the power is cut at a device command inside the commit, the device
 //! recovers from its medium, the file layer mounts, and SQLite's first statement is timed by
-//! the device.
+//! the device. The part after the device's recovery is shared with `iftl`.
 
 use std::path::PathBuf;
 
-use joj_device::{BlockDevice, Emmc};
+use joj_atomic::XftlVfs;
+use joj_device::Emmc;
 use joj_workload::paper::Driver;
 use joj_workload::{JournalMode, SqliteSetup, db};
 
@@ -12,7 +13,10 @@ use super::check::{first_access, recovered, workload};
 use super::options::RestartOptions;
 use super::report::{NotCounted, RestartRun};
 use crate::error::ExperimentError;
-use crate::xftl::{self, XftlOptions};
+use crate::xftl::{self, RunDevice, XftlOptions};
+
+/// Where the device runs keep their database (a path inside the flash file layer).
+pub(super) const DIR: &str = "/joj-xftl";
 
 /// `xftl` on a fresh device of the profile.
 pub(super) fn xftl_run(
@@ -26,7 +30,7 @@ pub(super) fn xftl_run(
     let xo = XftlOptions::for_run(&opts.profile, None, opts.page_size, opts.seed);
     let v = xftl::fresh_device::<joj_atomic::XDevice>(&xo)?;
     let result = (|| {
-        let dir = PathBuf::from("/joj-xftl");
+        let dir = PathBuf::from(DIR);
         db::prepare(&dir, &w, setup)?;
         let conn = db::connect(&dir, &w, 0, setup)?;
         let mut driver = Driver::new(&opts.workload, opts.seed)?;
@@ -50,46 +54,80 @@ pub(super) fn xftl_run(
                 source,
             })?;
         dev.ftl().check_invariants();
-        let before_mount = dev.now_ns();
-        let fs = joj_atomic::FlashFs::mount(dev).map_err(|source| ExperimentError::FlashFs {
-            what: "mounting the file layer",
-            source,
-        })?;
-        let mount_ns = fs.device().now_ns() - before_mount;
-        v.attach(fs)?;
-        v.with_fs(|fs| fs.device_mut().reset_counters());
-        let conn = db::connect(&dir, &w, 0, setup)?;
-        first_access(&conn)?;
-        let c = v
-            .with_fs(|fs| fs.device().counters())
-            .ok_or(ExperimentError::NoDeviceAttached)?;
-        let acknowledged = crash_in - 1;
-        let db_path = db::database_paths(&dir, &w, 0).remove(0);
-        let recovered = recovered(opts, &conn, &db_path, acknowledged)?;
-        drop(conn);
-        let first_ms = c.modeled_s * 1e3;
+        let after = restart_sqlite(opts, (JournalMode::Xftl, setup), &v, dev, crash_in)?;
         let xl2p_ms = report.xl2p_load_ns as f64 / 1e6;
         Ok(RestartRun {
+            xl2p_entries_applied: report.xl2p_entries_applied,
+            restart_ms: after.first_access_ms + xl2p_ms,
+            xl2p_load_ms: Some(xl2p_ms),
+            not_counted_ms: NotCounted {
+                device_recovery_ms: Some(report.modeled_ns as f64 / 1e6),
+                file_layer_mount_ms: Some(after.mount_ms),
+                ..NotCounted::default()
+            },
+            ..after.run
+        })
+    })();
+    let _ = v.detach();
+    result
+}
+
+/// What the restart of SQLite over a recovered device showed.
+pub(super) struct AfterRecovery {
+    /// The run with SQLite's part filled in (the device's part left at zero or none).
+    pub run: RestartRun,
+    pub first_access_ms: f64,
+    pub mount_ms: f64,
+}
+
+/// Mount the file layer on the recovered device, open the database, time its first statement
+/// on the device and check what it holds: transaction `crash_in` was the one cut.
+pub(super) fn restart_sqlite<D: RunDevice>(
+    opts: &RestartOptions,
+    (mode, setup): (JournalMode, &SqliteSetup),
+    v: &XftlVfs<D>,
+    dev: D,
+    crash_in: u64,
+) -> Result<AfterRecovery, ExperimentError> {
+    let w = workload(opts, mode);
+    let dir = PathBuf::from(DIR);
+    let mount_from = dev.counters().modeled_s;
+    let fs = joj_atomic::FlashFs::mount(dev).map_err(|source| ExperimentError::FlashFs {
+        what: "mounting the file layer",
+        source,
+    })?;
+    let mount_ms = (fs.device().counters().modeled_s - mount_from) * 1e3;
+    v.attach(fs)?;
+    v.with_fs(|fs| fs.device_mut().reset_counters());
+    let conn = db::connect(&dir, &w, 0, setup)?;
+    first_access(&conn)?;
+    let c = v
+        .with_fs(|fs| fs.device().counters())
+        .ok_or(ExperimentError::NoDeviceAttached)?;
+    let acknowledged = crash_in - 1;
+    let db_path = db::database_paths(&dir, &w, 0).remove(0);
+    let recovered = recovered(opts, &conn, &db_path, acknowledged)?;
+    drop(conn);
+    let first_access_ms = c.modeled_s * 1e3;
+    Ok(AfterRecovery {
+        run: RestartRun {
             crash_in_txn: crash_in,
             acknowledged,
             recovered,
             log_bytes: 0,
             wal_frames: None,
-            xl2p_entries_applied: report.xl2p_entries_applied,
-            restart_ms: first_ms + xl2p_ms,
-            first_access_ms: first_ms,
+            xl2p_entries_applied: 0,
+            restart_ms: first_access_ms,
+            first_access_ms,
             checkpoint_ms: None,
-            xl2p_load_ms: Some(xl2p_ms),
+            xl2p_load_ms: None,
+            logftl_recovery_ms: None,
             reads: c.host_read_requests,
             writes: c.host_write_requests,
             flushes: c.flushes,
-            not_counted_ms: NotCounted {
-                device_recovery_ms: Some(report.modeled_ns as f64 / 1e6),
-                file_layer_mount_ms: Some(mount_ns as f64 / 1e6),
-                ..NotCounted::default()
-            },
-        })
-    })();
-    let _ = v.detach();
-    result
+            not_counted_ms: NotCounted::default(),
+        },
+        first_access_ms,
+        mount_ms,
+    })
 }
