@@ -1,22 +1,18 @@
 //! A restart of `iftl`: the transaction drawn for the cut runs to its end on the device's
-//! clock, the power is cut at a NAND or NVM event inside it drawn from the seed (what was in
-//! flight torn), the device recovers — the paper's Algorithm 1 over the logFTL, counted as
+//! clock, the power is cut at a NAND or NVM event inside it, before its commit returned, drawn
+//! from the seed (what was in flight torn), the device recovers — the paper's Algorithm 1 over the logFTL, counted as
 //! i-FTL's counterpart of X-FTL's commit-table load, then the read of `dataFTL` that rebuilds
 //! the block table, reported with the whole recovery and not counted, as X-FTL's own mapping
 //! recovery is not — then the restart of SQLite shared with `xftl`.
 
-use std::path::PathBuf;
-
 use joj_device::{DataMode, IftlDevice};
-use joj_workload::paper::Driver;
-use joj_workload::{JournalMode, SqliteSetup, db};
+use joj_workload::{JournalMode, SqliteSetup};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::check::workload;
 use super::options::RestartOptions;
-use super::report::{NotCounted, RestartRun};
-use super::xftl::{DIR, restart_sqlite};
+use super::report::RestartRun;
+use super::xftl::{Recovery, restart_sqlite, run_up_to};
 use crate::error::ExperimentError;
 use crate::xftl::{self, IDevice, XftlOptions};
 
@@ -27,29 +23,24 @@ pub(super) fn iftl_run(
     crash_in: u64,
     cut_seed: u64,
 ) -> Result<RestartRun, ExperimentError> {
-    let w = workload(opts, JournalMode::Iftl);
     let xo = XftlOptions::for_run(&opts.profile, None, opts.page_size, opts.seed);
     let v = xftl::fresh_device::<IDevice>(&xo)?;
     let result =
         (|| {
-            let dir = PathBuf::from(DIR);
-            db::prepare(&dir, &w, setup)?;
-            let conn = db::connect(&dir, &w, 0, setup)?;
-            let mut driver = Driver::new(&opts.workload, opts.seed)?;
-            for _ in 1..crash_in {
-                driver.transaction(&conn)?;
-            }
+            let (conn, mut driver) = run_up_to(opts, (JournalMode::Iftl, setup), crash_in)?;
             let now = || {
                 v.with_fs(|fs| fs.device().now_ns())
                     .ok_or(ExperimentError::NoDeviceAttached)
             };
             let began = now()?;
             driver.transaction(&conn)?;
+            let returned = now()?;
             drop(conn);
             let dev = v.detach()?.into_device();
             let mut events = dev.ftl().medium().event_times_ns(began);
             events.extend(dev.ftl().nvm().event_times_ns(began));
-            events.retain(|&t| t >= began);
+            // Before the commit returned: the transaction is not acknowledged at the cut.
+            events.retain(|&t| began <= t && t < returned);
             if events.is_empty() {
                 return Err(ExperimentError::NoPowerCut {
                     txn: crash_in,
@@ -57,7 +48,8 @@ pub(super) fn iftl_run(
                 });
             }
             let mut rng = ChaCha8Rng::seed_from_u64(cut_seed);
-            let at = events[rng.random_range(0..events.len())] + rng.random_range(0..2u64);
+            let at = (events[rng.random_range(0..events.len())] + rng.random_range(0..2u64))
+                .min(returned - 1);
             let profile = opts.profile.clone().with_data_mode(DataMode::Full);
             let (dev, report) = IftlDevice::recover(dev.power_cut(at, cut_seed), &profile)
                 .map_err(|source| ExperimentError::Device {
@@ -65,19 +57,18 @@ pub(super) fn iftl_run(
                     source,
                 })?;
             dev.ftl().check_invariants();
-            let after = restart_sqlite(opts, (JournalMode::Iftl, setup), &v, dev, crash_in)?;
-            let algorithm1_ms = report.algorithm1_ns as f64 / 1e6;
-            Ok(RestartRun {
-                xl2p_entries_applied: report.entries_restored,
-                restart_ms: after.first_access_ms + algorithm1_ms,
-                logftl_recovery_ms: Some(algorithm1_ms),
-                not_counted_ms: NotCounted {
-                    device_recovery_ms: Some(report.modeled_ns as f64 / 1e6),
-                    file_layer_mount_ms: Some(after.mount_ms),
-                    ..NotCounted::default()
-                },
-                ..after.run
-            })
+            let recovery = Recovery {
+                entries_applied: report.entries_restored,
+                counted_ns: report.algorithm1_ns,
+                whole_ns: report.modeled_ns,
+            };
+            restart_sqlite(
+                opts,
+                (JournalMode::Iftl, setup),
+                &v,
+                (dev, recovery),
+                crash_in,
+            )
         })();
     let _ = v.detach();
     result

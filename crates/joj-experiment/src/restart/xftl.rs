@@ -26,17 +26,10 @@ pub(super) fn xftl_run(
     budget: u64,
     cut_seed: u64,
 ) -> Result<RestartRun, ExperimentError> {
-    let w = workload(opts, JournalMode::Xftl);
     let xo = XftlOptions::for_run(&opts.profile, None, opts.page_size, opts.seed);
     let v = xftl::fresh_device::<joj_atomic::XDevice>(&xo)?;
     let result = (|| {
-        let dir = PathBuf::from(DIR);
-        db::prepare(&dir, &w, setup)?;
-        let conn = db::connect(&dir, &w, 0, setup)?;
-        let mut driver = Driver::new(&opts.workload, opts.seed)?;
-        for _ in 1..crash_in {
-            driver.transaction(&conn)?;
-        }
+        let (conn, mut driver) = run_up_to(opts, (JournalMode::Xftl, setup), crash_in)?;
         v.with_fs(|fs| fs.device_mut().cut_power_after(Some(budget)));
         if driver.transaction(&conn).is_ok() {
             return Err(ExperimentError::NoPowerCut {
@@ -54,30 +47,31 @@ pub(super) fn xftl_run(
                 source,
             })?;
         dev.ftl().check_invariants();
-        let after = restart_sqlite(opts, (JournalMode::Xftl, setup), &v, dev, crash_in)?;
-        let xl2p_ms = report.xl2p_load_ns as f64 / 1e6;
-        Ok(RestartRun {
-            xl2p_entries_applied: report.xl2p_entries_applied,
-            restart_ms: after.first_access_ms + xl2p_ms,
-            xl2p_load_ms: Some(xl2p_ms),
-            not_counted_ms: NotCounted {
-                device_recovery_ms: Some(report.modeled_ns as f64 / 1e6),
-                file_layer_mount_ms: Some(after.mount_ms),
-                ..NotCounted::default()
-            },
-            ..after.run
-        })
+        let recovery = Recovery {
+            entries_applied: report.xl2p_entries_applied,
+            counted_ns: report.xl2p_load_ns,
+            whole_ns: report.modeled_ns,
+        };
+        restart_sqlite(
+            opts,
+            (JournalMode::Xftl, setup),
+            &v,
+            (dev, recovery),
+            crash_in,
+        )
     })();
     let _ = v.detach();
     result
 }
 
-/// What the restart of SQLite over a recovered device showed.
-pub(super) struct AfterRecovery {
-    /// The run with SQLite's part filled in (the device's part left at zero or none).
-    pub run: RestartRun,
-    pub first_access_ms: f64,
-    pub mount_ms: f64,
+/// What a device's recovery did and cost.
+pub(super) struct Recovery {
+    /// X-FTL: commit-table entries applied; i-FTL: `dataFTL` entries restored.
+    pub entries_applied: u64,
+    /// The transactional part, counted: X-FTL's commit-table load, i-FTL's Algorithm 1.
+    pub counted_ns: u64,
+    /// The whole recovery, reported and not counted.
+    pub whole_ns: u64,
 }
 
 /// Mount the file layer on the recovered device, open the database, time its first statement
@@ -86,9 +80,9 @@ pub(super) fn restart_sqlite<D: RunDevice>(
     opts: &RestartOptions,
     (mode, setup): (JournalMode, &SqliteSetup),
     v: &XftlVfs<D>,
-    dev: D,
+    (dev, recovery): (D, Recovery),
     crash_in: u64,
-) -> Result<AfterRecovery, ExperimentError> {
+) -> Result<RestartRun, ExperimentError> {
     let w = workload(opts, mode);
     let dir = PathBuf::from(DIR);
     let mount_from = dev.counters().modeled_s;
@@ -109,25 +103,45 @@ pub(super) fn restart_sqlite<D: RunDevice>(
     let recovered = recovered(opts, &conn, &db_path, acknowledged)?;
     drop(conn);
     let first_access_ms = c.modeled_s * 1e3;
-    Ok(AfterRecovery {
-        run: RestartRun {
-            crash_in_txn: crash_in,
-            acknowledged,
-            recovered,
-            log_bytes: 0,
-            wal_frames: None,
-            xl2p_entries_applied: 0,
-            restart_ms: first_access_ms,
-            first_access_ms,
-            checkpoint_ms: None,
-            xl2p_load_ms: None,
-            logftl_recovery_ms: None,
-            reads: c.host_read_requests,
-            writes: c.host_write_requests,
-            flushes: c.flushes,
-            not_counted_ms: NotCounted::default(),
-        },
+    let counted_ms = recovery.counted_ns as f64 / 1e6;
+    let iftl = mode == JournalMode::Iftl;
+    Ok(RestartRun {
+        crash_in_txn: crash_in,
+        acknowledged,
+        recovered,
+        log_bytes: 0,
+        wal_frames: None,
+        xl2p_entries_applied: recovery.entries_applied,
+        restart_ms: first_access_ms + counted_ms,
         first_access_ms,
-        mount_ms,
+        checkpoint_ms: None,
+        xl2p_load_ms: (!iftl).then_some(counted_ms),
+        logftl_recovery_ms: iftl.then_some(counted_ms),
+        reads: c.host_read_requests,
+        writes: c.host_write_requests,
+        flushes: c.flushes,
+        not_counted_ms: NotCounted {
+            device_recovery_ms: Some(recovery.whole_ns as f64 / 1e6),
+            file_layer_mount_ms: Some(mount_ms),
+            ..NotCounted::default()
+        },
     })
+}
+
+/// Make the database on the attached device and run the workload's first `crash_in - 1`
+/// transactions: the connection and the driver, at the transaction the cut will interrupt.
+pub(super) fn run_up_to(
+    opts: &RestartOptions,
+    (mode, setup): (JournalMode, &SqliteSetup),
+    crash_in: u64,
+) -> Result<(rusqlite::Connection, Driver), ExperimentError> {
+    let w = workload(opts, mode);
+    let dir = PathBuf::from(DIR);
+    db::prepare(&dir, &w, setup)?;
+    let conn = db::connect(&dir, &w, 0, setup)?;
+    let mut driver = Driver::new(&opts.workload, opts.seed)?;
+    for _ in 1..crash_in {
+        driver.transaction(&conn)?;
+    }
+    Ok((conn, driver))
 }
