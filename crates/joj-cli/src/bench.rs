@@ -479,6 +479,15 @@ pub fn summary(r: &RunResult) -> String {
         if let Some(h) = &d.completion {
             s.push_str(&crate::completion_args::completion_line(h, "transaction"));
         }
+        if let Some(i) = r.xftl.as_ref().and_then(|x| x.iftl.as_ref()) {
+            s.push_str(&format!(
+                "  i-FTL: {} B of data to flash, {} B of metadata to NVM, {} flash pages programmed for mapping, {} lazy-GC copies\n",
+                i.data_bytes_to_flash,
+                i.metadata_bytes_to_nvm,
+                i.mapping_flash_programs,
+                i.lazy_gc_copies
+            ));
+        }
         if let Some(e) = &d.emmc_journal {
             s.push_str(&crate::replay_cmd::ejournal_text(e));
         }
