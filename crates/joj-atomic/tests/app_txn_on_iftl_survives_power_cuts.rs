@@ -4,7 +4,8 @@
 //! recorded with the device's clock (when each commit began and returned) on a device whose
 //! space is used up, so GC (and lazy GC) runs inside the transfers; then power is cut at
 //! instants drawn from the seed — at NAND and NVM events of the run, so inside writes, commits
-//! and GC — and, half of the time, again at an NVM event inside the recovery that followed.
+//! and GC; a third of the time inside a GC run that met the open transfer's old pages — and,
+//! half of the time, again at an NVM event inside the recovery that followed.
 //! Every transfer also rewrites a few pages of a 384 KiB plain file, so old pages of open
 //! transactions sit in blocks GC chooses and must be kept (lazy GC).
 //! After each, the device passes its invariants, both databases `PRAGMA integrity_check`, and the
@@ -16,7 +17,7 @@ mod common;
 
 use common::bank::{self, Model, State};
 use joj_atomic::{FlashFs, FsOptions, XftlVfs};
-use joj_device::{IftlCanary, IftlDevice, NandMedium, Profile};
+use joj_device::{IftlCanary, IftlDevice, IftlStats, NandMedium, Profile};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -127,11 +128,13 @@ fn now(vfs: &XftlVfs<Dev>) -> u64 {
     vfs.with_fs(|fs| fs.device().now_ns()).unwrap()
 }
 
-/// The whole run on a fresh device: the device after it, when the setup ended, and each
-/// committed transfer's commit times.
-fn run(vfs: &XftlVfs<Dev>, base: &Dev, canary: IftlCanary) -> (Dev, u64, Vec<Commit>) {
+/// The whole run on a fresh device: the device after it, when the setup ended and its counters
+/// then, and each committed transfer's commit times.
+fn run(vfs: &XftlVfs<Dev>, base: &Dev, canary: IftlCanary) -> (Dev, (u64, IftlStats), Vec<Commit>) {
     let mut dev = base.clone();
     dev.ftl_mut().set_canary(canary);
+    // The cut is drawn after the run, anywhere in it.
+    dev.keep_cut_history();
     let fs = FlashFs::format(
         dev,
         FsOptions {
@@ -147,7 +150,10 @@ fn run(vfs: &XftlVfs<Dev>, base: &Dev, canary: IftlCanary) -> (Dev, u64, Vec<Com
     tx.write_file(BLOB, 0, &vec![0u8; BLOB_PAGE * BLOB_PAGES])
         .unwrap();
     tx.commit().unwrap();
-    let setup_ns = now(vfs);
+    let setup = (
+        now(vfs),
+        vfs.with_fs(|fs| fs.device().stats().clone()).unwrap(),
+    );
     let a = bank::open_off(vfs.name(), "a.db").unwrap();
     let b = bank::open_off(vfs.name(), "b.db").unwrap();
     let mut commits = Vec::new();
@@ -173,7 +179,7 @@ fn run(vfs: &XftlVfs<Dev>, base: &Dev, canary: IftlCanary) -> (Dev, u64, Vec<Com
         });
     }
     drop((a, b));
-    (vfs.detach().unwrap().into_device(), setup_ns, commits)
+    (vfs.detach().unwrap().into_device(), setup, commits)
 }
 
 /// Where the cuts fell.
@@ -181,7 +187,8 @@ fn run(vfs: &XftlVfs<Dev>, base: &Dev, canary: IftlCanary) -> (Dev, u64, Vec<Com
 struct Counts {
     cuts: u64,
     in_commit: u64,
-    /// Cuts inside a GC run that met old pages of the open transfer (lazy GC).
+    /// Trials whose (first) cut was aimed inside a GC run that met old pages of the open
+    /// transfer (lazy GC).
     in_lazy_gc: u64,
     in_recovery: u64,
     /// GC runs and lazy-GC copies inside the transfers, over all trials.
@@ -199,9 +206,10 @@ fn trial(
     counts: &mut Counts,
 ) -> Result<(), String> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let (dev, setup_ns, commits) = run(vfs, base, canary);
-    counts.gc_runs += dev.stats().gc_runs - base.stats().gc_runs;
-    counts.lazy_gc_copies += dev.stats().lazy_gc_copies - base.stats().lazy_gc_copies;
+    let (dev, (setup_ns, at_setup), commits) = run(vfs, base, canary);
+    let transfers = dev.stats().since(&at_setup);
+    counts.gc_runs += transfers.gc_runs;
+    counts.lazy_gc_copies += transfers.lazy_gc_copies;
     let mut events = dev.ftl().medium().event_times_ns(setup_ns);
     events.extend(dev.ftl().nvm().event_times_ns(setup_ns));
     events.retain(|&t| t >= setup_ns);
@@ -221,7 +229,7 @@ fn trial(
             events
                 .iter()
                 .copied()
-                .filter(|&t| from <= t && t <= to)
+                .filter(|&t| from <= t && t < to)
                 .collect()
         }
     };
@@ -328,34 +336,41 @@ fn every_cut_leaves_each_transfer_whole_or_absent_on_the_iftl_device() {
     );
 }
 
-/// Of `n` cuts on a device with `canary`, how many the application check catches.
-fn caught(canary: IftlCanary, name: &str, n: u64) -> (usize, Counts) {
+/// Of `n` trials on a device with `canary`: how many the application check caught, and how
+/// many of those had their cut aimed inside a GC run that met an open transfer's old pages.
+fn caught(canary: IftlCanary, name: &str, n: u64) -> (usize, usize, Counts) {
     let vfs = joj_atomic::register_with::<Dev>(name).unwrap();
     let p = profile();
     let base = aged(&p);
     let states = model();
     let mut counts = Counts::default();
-    let caught = (0..n)
-        .filter(|&seed| {
-            let t = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                trial(&vfs, (&p, &base, canary), &states, seed, &mut counts)
-            }));
-            let _ = vfs.detach();
-            !matches!(t, Ok(Ok(())))
-        })
-        .count();
-    eprintln!("{canary:?} canary caught in {caught} of {n} cuts: {counts:?}");
-    (caught, counts)
+    let (mut caught, mut caught_aimed) = (0, 0);
+    for seed in 0..n {
+        let aimed_before = counts.in_lazy_gc;
+        let t = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            trial(&vfs, (&p, &base, canary), &states, seed, &mut counts)
+        }));
+        let _ = vfs.detach();
+        if !matches!(t, Ok(Ok(()))) {
+            caught += 1;
+            caught_aimed += usize::from(counts.in_lazy_gc > aimed_before);
+        }
+    }
+    eprintln!(
+        "{canary:?} canary caught in {caught} of {n} trials ({caught_aimed} with the cut aimed \
+         inside lazy GC): {counts:?}"
+    );
+    (caught, caught_aimed, counts)
 }
 
 /// The canary: an i-FTL that drops the old page of an uncommitted write (no logFTL) must be
 /// caught by the same check.
 #[test]
 fn a_device_without_its_logftl_is_caught_by_the_application_check() {
-    let (caught, _) = caught(IftlCanary::NoLogFtl, "apptxn-iftl-canary", 150);
+    let (caught, _, _) = caught(IftlCanary::NoLogFtl, "apptxn-iftl-canary", 150);
     assert!(
         caught > 0,
-        "150 cuts could not tell a device without its logFTL"
+        "150 trials could not tell a device without its logFTL"
     );
 }
 
@@ -363,10 +378,10 @@ fn a_device_without_its_logftl_is_caught_by_the_application_check() {
 /// must be caught by the same check, with cuts aimed inside those GC runs.
 #[test]
 fn a_gc_that_is_not_lazy_is_caught_by_the_application_check() {
-    let (caught, counts) = caught(IftlCanary::EagerGc, "apptxn-iftl-eager-gc", 150);
+    let (caught, aimed, counts) = caught(IftlCanary::EagerGc, "apptxn-iftl-eager-gc", 150);
     assert!(
-        counts.in_lazy_gc > 0,
-        "no cut fell inside a GC run that met an open transfer's old pages: {counts:?}"
+        aimed > 0,
+        "no trial with its cut inside a GC run that dropped an open transfer's old pages was \
+         caught ({caught} caught of 150): {counts:?}"
     );
-    assert!(caught > 0, "150 cuts could not tell a GC that is not lazy");
 }

@@ -91,7 +91,14 @@ fn a_transaction_beyond_the_logftl_is_refused_aborted_and_leaves_no_trace() {
         DeviceLimit::LogFtlFull { capacity: ENTRIES },
         "large insert",
     );
-    drop(tx);
+    // The refusal itself aborted: no device transaction is open, and the API's is over.
+    let open = vfs.with_fs(|fs| fs.device().ftl().open_transactions());
+    assert_eq!(
+        open,
+        Some(0),
+        "the refused transaction is still open on the device"
+    );
+    assert!(matches!(tx.abort(), Err(AppTxnError::Ended { .. })));
     assert_eq!(bank::observe(&vfs).unwrap(), model.state());
     vfs.with_fs(|fs| fs.device().ftl().check_invariants());
     a_transfer_commits(&vfs, model);

@@ -481,7 +481,8 @@ pub fn summary(r: &RunResult) -> String {
         }
         if let Some(i) = r.xftl.as_ref().and_then(|x| x.iftl.as_ref()) {
             s.push_str(&format!(
-                "  i-FTL: {} B of data to flash, {} B of metadata to NVM, {} flash pages programmed for mapping, {} lazy-GC copies\n",
+                "  i-FTL: {} B of data to flash, {} B of metadata to NVM, {} flash pages \
+                 programmed for mapping, {} lazy-GC copies\n",
                 i.data_bytes_to_flash,
                 i.metadata_bytes_to_nvm,
                 i.mapping_flash_programs,

@@ -103,7 +103,7 @@ pub fn main(a: RestartArgs) -> CliResult {
 fn table(r: &RestartReport) -> String {
     let mut out = format!(
         "\nrestart after a power cut, {} ({} pages per txn), {} on {}, modeled ms (mean of {} \
-         cuts):\n{:>8} {:>10} {:>12} {:>10} {:>10} {:>18}\n",
+         cuts):\n{:>8} {:>10} {:>12} {:>10} {:>12} {:>18}\n",
         r.workload,
         r.pages_per_txn.unwrap_or(0),
         r.fs,

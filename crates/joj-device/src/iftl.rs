@@ -361,9 +361,10 @@ impl<M: Medium> IFtl<M> {
         self.nvm.retire(now_ns);
     }
 
-    /// When the last GC runs that met pages of open transactions (lazy GC, or their drop
-    /// under `IftlCanary::EagerGc`) were issued and when all they started was done, oldest
-    /// first: a crash harness aims cuts inside them. At most the last 64 are kept.
+    /// The last GC runs that met pages of open transactions (lazy GC, or their drop under
+    /// `IftlCanary::EagerGc`), oldest first: from when the run's work began (not before the
+    /// previous run's was done) to when its victim's erase completed, in ns. A crash harness
+    /// aims cuts inside them. At most the last 64 are kept.
     pub fn retained_gc_spans(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
         self.retained_gc_spans.iter().copied()
     }

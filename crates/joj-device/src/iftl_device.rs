@@ -56,6 +56,10 @@ pub struct IftlDevice<M: Medium> {
     /// The FTL's counters and the clock when counting (re)started ([`Self::reset_counters`]).
     baseline: IftlStats,
     start_ns: u64,
+    /// Whether every NAND command's and NVM store's undo record is kept, so that a power cut
+    /// may fall at any instant of the run ([`Self::keep_cut_history`]); else each command
+    /// forgets those complete when it starts, and a cut falls at or after the last command.
+    keep_history: bool,
 }
 
 impl IftlDevice<NandMedium> {
@@ -92,7 +96,24 @@ impl<M: Medium> IftlDevice<M> {
             flushes: 0,
             baseline,
             start_ns: now_ns,
+            keep_history: false,
         }
+    }
+
+    /// Keep the undo record of every command from now on, so that [`Self::power_cut`] may cut
+    /// at any instant since (crash harnesses that run first and choose the instant after).
+    /// Memory then grows with the run: a block's data for every erase, in `DataMode::Full`.
+    pub fn keep_cut_history(&mut self) {
+        self.keep_history = true;
+    }
+
+    /// A command starts at the host clock; unless the history is kept, what completed by then
+    /// can no longer be undone by a power cut and its undo record is dropped.
+    fn start(&mut self) -> u64 {
+        if !self.keep_history {
+            self.ftl.retire(self.now_ns);
+        }
+        self.now_ns
     }
 
     /// Start counting afresh (after the file layer is formatted and the database loaded):
@@ -169,7 +190,7 @@ impl<M: Medium> IftlDevice<M> {
 
     /// Open a transaction.
     pub fn begin(&mut self) -> Result<Tid, DeviceError> {
-        let t = self.now_ns + self.overhead_ns();
+        let t = self.start() + self.overhead_ns();
         let (tid, _) = self.ftl.begin(t)?;
         self.now_ns = t;
         self.host.begins += 1;
@@ -185,7 +206,7 @@ impl<M: Medium> IftlDevice<M> {
         data: &[u8],
     ) -> Result<(), DeviceError> {
         self.check_page(data.len())?;
-        let t = self.now_ns + self.overhead_ns() + self.xfer_ns(data.len() as u64);
+        let t = self.start() + self.overhead_ns() + self.xfer_ns(data.len() as u64);
         let bytes = if self.store_data || kind == WriteKind::Metadata {
             data
         } else {
@@ -207,7 +228,7 @@ impl<M: Medium> IftlDevice<M> {
         offset_bytes: u32,
         bytes: &[u8],
     ) -> Result<(), DeviceError> {
-        let t = self.now_ns + self.overhead_ns() + self.xfer_ns(bytes.len() as u64);
+        let t = self.start() + self.overhead_ns() + self.xfer_ns(bytes.len() as u64);
         let done = self.ftl.write_bytes(tid, lpn, offset_bytes, bytes, t)?;
         self.now_ns = if tid.is_some() { t } else { done };
         self.host.writes += 1;
@@ -218,7 +239,7 @@ impl<M: Medium> IftlDevice<M> {
     /// Read one page as `tid` sees it (`None`: the committed version).
     pub fn read(&mut self, tid: Option<Tid>, lpn: Lpn, buf: &mut [u8]) -> Result<(), DeviceError> {
         self.check_page(buf.len())?;
-        let t = self.now_ns + self.overhead_ns();
+        let t = self.start() + self.overhead_ns();
         let done = self.ftl.read(tid, lpn, buf, t)?;
         if !self.store_data {
             buf.fill(0);
@@ -231,7 +252,7 @@ impl<M: Medium> IftlDevice<M> {
 
     /// Commit `tid`: durable when this returns.
     pub fn commit(&mut self, tid: Tid) -> Result<(), DeviceError> {
-        let t = self.now_ns + self.overhead_ns();
+        let t = self.start() + self.overhead_ns();
         self.now_ns = self.ftl.commit(tid, t)?;
         self.host.commits += 1;
         Ok(())
@@ -239,14 +260,15 @@ impl<M: Medium> IftlDevice<M> {
 
     /// Abort `tid`: every page it wrote reads as before.
     pub fn abort(&mut self, tid: Tid) -> Result<(), DeviceError> {
-        let t = self.now_ns + self.overhead_ns();
+        let t = self.start() + self.overhead_ns();
         self.now_ns = self.ftl.abort(tid, t)?;
         self.host.aborts += 1;
         Ok(())
     }
 
-    /// Cut power at `at_ns` (at or after the last command's start; work in flight then is
-    /// torn or undone as `nand` and `nvm` describe; `seed` picks the torn bytes).
+    /// Cut power at `at_ns` (at or after the last command's start, or any instant since
+    /// [`Self::keep_cut_history`]; work in flight then is torn or undone as `nand` and `nvm`
+    /// describe; `seed` picks the torn bytes).
     pub fn power_cut(self, at_ns: u64, seed: u64) -> IftlPowerCut<M> {
         let (mut medium, mut nvm) = self.ftl.into_parts();
         medium.power_loss(at_ns, seed);

@@ -35,6 +35,9 @@ impl<M: Medium> IFtl<M> {
 
     fn relocate_and_erase(&mut self, victim: u32, issue_ns: u64) -> Result<(), FtlError> {
         self.stats.gc_runs += 1;
+        // Not before the previous victim's programs and stores are done (a later start than
+        // this victim's first read may have: spans stay inside its work).
+        let span_from = issue_ns.max(self.horizon_ns());
         let n = self.medium.programmed_pages(BlockId(victim));
         let mut buf = std::mem::take(&mut self.scratch);
         let r = self.relocate_pages(victim, n, &mut buf, issue_ns);
@@ -53,7 +56,7 @@ impl<M: Medium> IFtl<M> {
             if self.retained_gc_spans.len() == RETAINED_GC_SPANS {
                 self.retained_gc_spans.pop_front();
             }
-            self.retained_gc_spans.push_back((issue_ns, erased));
+            self.retained_gc_spans.push_back((span_from, erased));
         }
         Ok(())
     }

@@ -121,7 +121,7 @@ impl<M: Medium> BlockDevice for IftlDevice<M> {
     }
 
     fn flush(&mut self) -> Result<(), DeviceError> {
-        self.now_ns += self.overhead_ns();
+        self.now_ns = self.start() + self.overhead_ns();
         self.flushes += 1;
         Ok(())
     }
@@ -129,7 +129,7 @@ impl<M: Medium> BlockDevice for IftlDevice<M> {
     fn discard(&mut self, offset_bytes: u64, len_bytes: u64) -> Result<(), DeviceError> {
         self.check_range(offset_bytes, len_bytes, self.sector_bytes())?;
         let pb = self.page_bytes() as usize;
-        let mut t = self.now_ns + self.overhead_ns();
+        let mut t = self.start() + self.overhead_ns();
         for (lpn, _, _, n) in self.spans(offset_bytes, len_bytes) {
             if n == pb {
                 t = self.ftl.trim(Lpn(lpn), t)?;

@@ -1,9 +1,10 @@
 //! A restart of `iftl`: the transaction drawn for the cut runs to its end on the device's
-//! clock, the power is cut at a NAND or NVM event inside it, before its commit returned, drawn
-//! from the seed (what was in flight torn), the device recovers — the paper's Algorithm 1 over the logFTL, counted as
-//! i-FTL's counterpart of X-FTL's commit-table load, then the read of `dataFTL` that rebuilds
-//! the block table, reported with the whole recovery and not counted, as X-FTL's own mapping
-//! recovery is not — then the restart of SQLite shared with `xftl`.
+//! clock, and the power is cut at a NAND or NVM event inside it, before its commit returned,
+//! drawn from the seed (what was in flight torn). The device recovers: the paper's Algorithm 1
+//! over the logFTL, counted as i-FTL's counterpart of X-FTL's commit-table load, then the read
+//! of `dataFTL` that rebuilds the block table, reported with the whole recovery and not
+//! counted, as X-FTL's own mapping recovery is not. Then the restart of SQLite shared with
+//! `xftl`.
 
 use joj_device::{DataMode, IftlDevice};
 use joj_workload::{JournalMode, SqliteSetup};
@@ -32,6 +33,8 @@ pub(super) fn iftl_run(
                 v.with_fs(|fs| fs.device().now_ns())
                     .ok_or(ExperimentError::NoDeviceAttached)
             };
+            // Every command of the transaction stays undoable: the cut is chosen after it ran.
+            v.with_fs(|fs| fs.device_mut().keep_cut_history());
             let began = now()?;
             driver.transaction(&conn)?;
             let returned = now()?;
