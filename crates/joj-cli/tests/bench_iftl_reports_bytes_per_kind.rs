@@ -1,6 +1,7 @@
 //! `joj bench -j iftl --device openssd-iftl` prints, next to the device's throughput, where the
 //! i-FTL put the run's bytes: data to flash, the file layer's metadata to NVM, and no flash
-//! page for mapping (its tables are NVM stores). No kernel filesystem is involved.
+//! page for mapping (its tables are NVM stores); aged (`--gc-validity`), GC runs. No kernel
+//! filesystem is involved.
 
 use std::process::Command;
 
@@ -41,4 +42,38 @@ fn an_iftl_run_says_where_its_bytes_went() {
     );
     assert!(metadata > 0, "the database grew, its inode changed: {line}");
     assert_eq!(mapping, 0, "{line}");
+}
+
+/// `--gc-validity` ages the i-FTL device as it ages X-FTL's eMMC: GC runs inside the run and
+/// its victims' validity is reported.
+#[test]
+fn an_aged_iftl_run_collects_garbage() {
+    let out = Command::new(env!("CARGO_BIN_EXE_joj"))
+        .args([
+            "bench",
+            "--journal",
+            "iftl",
+            "--device",
+            "openssd-iftl",
+            "--gc-validity",
+            "50",
+            "-n",
+            "300",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let d = &doc["device"];
+    assert!(
+        d["gc_runs"].as_u64().unwrap() > 0,
+        "no GC on an aged device: {d}"
+    );
+    let v = d["gc_validity"].as_f64().unwrap();
+    assert!(0.0 < v && v < 1.0, "GC validity {v}");
 }

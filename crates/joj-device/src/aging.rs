@@ -10,14 +10,75 @@
 //! validity (the workload's own blocks, rewritten, may be emptier: the validity GC actually saw
 //! is reported by `DeviceSummary::gc_validity`). Cold pages are written as zeros, which the
 //! emulated NAND stores without a data buffer, so aging a large device costs little memory.
+//! X-FTL's eMMC and the i-FTL device age alike ([`Ageable`]); the i-FTL's GC threshold counts
+//! the log blocks it keeps free for lazy GC.
 
 use serde::{Deserialize, Serialize};
 
 use crate::block::{BlockDevice, WriteFlags};
+use crate::config::Profile;
 use crate::emmc::Emmc;
 use crate::error::DeviceError;
+use crate::iftl_device::IftlDevice;
 use crate::medium::Medium;
 use crate::rng::SimRng;
+
+/// A device aging can fill: its profile, its logical size, and its free blocks against the
+/// count at which its GC starts (X-FTL's eMMC and the i-FTL device).
+pub trait Ageable: BlockDevice {
+    fn aging_profile(&self) -> &Profile;
+    fn logical_pages(&self) -> u64;
+    fn free_blocks(&self) -> u32;
+    /// Free blocks at or below which GC runs (i-FTL: its reserve plus the log blocks not
+    /// yet taken).
+    fn gc_threshold_blocks(&self) -> u32;
+    /// Start counting afresh, after aging.
+    fn reset_counters(&mut self);
+}
+
+impl<M: Medium> Ageable for Emmc<M> {
+    fn aging_profile(&self) -> &Profile {
+        self.profile()
+    }
+
+    fn logical_pages(&self) -> u64 {
+        self.ftl().logical_pages()
+    }
+
+    fn free_blocks(&self) -> u32 {
+        self.ftl().free_blocks()
+    }
+
+    fn gc_threshold_blocks(&self) -> u32 {
+        self.profile().ftl.gc_free_blocks
+    }
+
+    fn reset_counters(&mut self) {
+        Emmc::reset_counters(self)
+    }
+}
+
+impl<M: Medium> Ageable for IftlDevice<M> {
+    fn aging_profile(&self) -> &Profile {
+        self.profile()
+    }
+
+    fn logical_pages(&self) -> u64 {
+        IftlDevice::logical_pages(self)
+    }
+
+    fn free_blocks(&self) -> u32 {
+        self.ftl().free_blocks()
+    }
+
+    fn gc_threshold_blocks(&self) -> u32 {
+        self.ftl().gc_threshold_blocks()
+    }
+
+    fn reset_counters(&mut self) {
+        IftlDevice::reset_counters(self)
+    }
+}
 
 /// How to age a device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -40,29 +101,25 @@ pub struct AgingReport {
 }
 
 /// Age `dev` as `aging` says; `seed` picks the trimmed pages. Counters are reset after.
-pub fn age<M: Medium>(
-    dev: &mut Emmc<M>,
-    aging: &Aging,
-    seed: u64,
-) -> Result<AgingReport, DeviceError> {
+pub fn age<D: Ageable>(dev: &mut D, aging: &Aging, seed: u64) -> Result<AgingReport, DeviceError> {
     if !(1..=99).contains(&aging.validity_percent) {
         return Err(DeviceError::Aging(format!(
             "validity {} % is outside 1..=99",
             aging.validity_percent
         )));
     }
-    let g = dev.profile().geometry.clone();
+    let g = dev.aging_profile().geometry.clone();
     let page = u64::from(g.page_bytes);
     let ppb = u64::from(g.pages_per_block);
     let units = u64::from(g.units());
-    let logical = dev.ftl().logical_pages();
+    let logical = dev.logical_pages();
     if aging.from_lpn >= logical {
         return Err(DeviceError::Aging(format!(
             "cold region starts at page {} beyond the device's {logical}",
             aging.from_lpn
         )));
     }
-    let keep = dev.profile().ftl.gc_free_blocks + aging.keep_free.max(1);
+    let keep = dev.gc_threshold_blocks() + aging.keep_free.max(1);
     let mut rng = SimRng::new(seed);
     // Cold logical pages not currently holding a valid aged page.
     let mut pool: Vec<u64> = (aging.from_lpn..logical).rev().collect();
@@ -75,7 +132,7 @@ pub fn age<M: Medium>(
         pages_trimmed: 0,
         free_blocks_after: 0,
     };
-    while u64::from(dev.ftl().free_blocks()) >= u64::from(keep) + units {
+    while u64::from(dev.free_blocks()) >= u64::from(keep) + units {
         if pool.len() < round {
             return Err(DeviceError::Aging(format!(
                 "the cold region (pages {}..{logical}) is too small to age this device to {} %",
@@ -102,7 +159,7 @@ pub fn age<M: Medium>(
     }
     dev.flush()?;
     dev.reset_counters();
-    report.free_blocks_after = dev.ftl().free_blocks();
+    report.free_blocks_after = dev.free_blocks();
     Ok(report)
 }
 
@@ -111,14 +168,11 @@ mod tests {
     use super::*;
     use crate::config::Profile;
 
-    #[test]
-    fn aged_device_collects_at_about_the_asked_validity() {
-        let p = Profile::builtin("galaxy-s5")
-            .unwrap()
-            .with_blocks_per_plane(64)
-            .with_data_mode(crate::config::DataMode::OobOnly);
+    /// Age a fresh device from `make` to 30, 50 and 70 %, overwrite a small hot region until
+    /// GC runs on the aged blocks, and check the validity GC saw.
+    fn collects_at_about_the_asked_validity<D: Ageable>(p: &Profile, make: impl Fn() -> D) {
         for v in [30u32, 50, 70] {
-            let mut dev = Emmc::new(&p).unwrap();
+            let mut dev = make();
             let r = age(
                 &mut dev,
                 &Aging {
@@ -130,7 +184,6 @@ mod tests {
             )
             .unwrap();
             assert!(r.pages_written > 0);
-            // Random overwrites of a small hot region make GC run on the aged blocks.
             let mut rng = SimRng::new(1);
             let page = u64::from(p.geometry.page_bytes);
             for _ in 0..20_000 {
@@ -153,5 +206,25 @@ mod tests {
                 seen * 100.0
             );
         }
+    }
+
+    #[test]
+    fn aged_device_collects_at_about_the_asked_validity() {
+        let p = Profile::builtin("galaxy-s5")
+            .unwrap()
+            .with_blocks_per_plane(64)
+            .with_data_mode(crate::config::DataMode::OobOnly);
+        collects_at_about_the_asked_validity(&p, || Emmc::new(&p).unwrap());
+    }
+
+    /// The i-FTL device ages the same way (its GC threshold counts the log blocks it keeps).
+    #[test]
+    fn aged_iftl_device_collects_at_about_the_asked_validity() {
+        let mut p = Profile::builtin("galaxy-s5")
+            .unwrap()
+            .with_blocks_per_plane(128)
+            .with_data_mode(crate::config::DataMode::OobOnly);
+        p.iftl = Some(Default::default());
+        collects_at_about_the_asked_validity(&p, || IftlDevice::new(&p).unwrap());
     }
 }

@@ -410,6 +410,16 @@ impl<M: Medium> IFtl<M> {
             .store_u32(self.layout.map(lpn), loc.word(), issue_ns)?)
     }
 
+    /// Free (erased) blocks.
+    pub fn free_blocks(&self) -> u32 {
+        self.free_count
+    }
+
+    /// Free blocks at or below which GC runs: the GC reserve plus the log blocks not yet taken.
+    pub fn gc_threshold_blocks(&self) -> u32 {
+        self.gc_free_blocks + self.log_reserve()
+    }
+
     /// Log blocks not yet taken: kept free for lazy GC.
     fn log_reserve(&self) -> u32 {
         self.cfg.log_blocks - self.log_blocks_used

@@ -130,6 +130,10 @@ impl<M: Medium> IftlDevice<M> {
         self.ftl.stats().since(&self.baseline)
     }
 
+    pub fn profile(&self) -> &Profile {
+        &self.profile
+    }
+
     /// The simulated host clock: when the last command returned.
     pub fn now_ns(&self) -> u64 {
         self.now_ns

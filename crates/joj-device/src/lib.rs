@@ -45,7 +45,7 @@ pub mod selfcheck;
 pub mod workload;
 
 pub use addr::{BlockId, Lpn, Oob, Ppn};
-pub use aging::{Aging, AgingReport, age};
+pub use aging::{Ageable, Aging, AgingReport, age};
 pub use block::{
     BlockDevice, DeviceGeometry, PackedWrite, TransactionalDevice, WriteFlags, WriteKind,
 };

@@ -75,11 +75,6 @@ pub enum StackError {
          --emmc-journal, or name joj compare's --modes without xftl"
     )]
     EmmcJournalXftl,
-    #[error(
-        "--gc-validity ages X-FTL's eMMC model; the i-FTL device has no aging yet; fix: drop \
-         --gc-validity, or use --journal xftl"
-    )]
-    AgingIftl,
     #[error("--gc-validity {0}: the share of valid pages in GC victims must be in 1..=99 percent")]
     AgingPercent(u32),
     #[error("-p/--dir names a host directory; it cannot be combined with a scratch --fs")]

@@ -299,11 +299,6 @@ fn check_options(workload: &Workload, opts: &RunOptions) -> Result<(), StackErro
         }
     }
     let xftl = matches!(workload, Workload::Db(w) if w.journal.on_device());
-    if opts.aging_validity.is_some()
-        && matches!(workload, Workload::Db(w) if w.journal == JournalMode::Iftl)
-    {
-        return Err(StackError::AgingIftl);
-    }
     if opts.emmc_journal_mib.is_some()
         && (opts.device.is_none() || opts.pace || opts.journal_device.is_some())
     {
@@ -556,10 +551,8 @@ mod tests {
             aging_validity: Some(50),
             ..device
         };
-        assert_eq!(
-            Stack::resolve(&db(JournalMode::Iftl), &aged).unwrap_err(),
-            StackError::AgingIftl
-        );
+        let i = Stack::resolve(&db(JournalMode::Iftl), &aged).unwrap();
+        assert!(matches!(i.storage, Storage::Device(_)));
     }
 
     #[test]

@@ -63,12 +63,8 @@ impl RunDevice for IDevice {
         IftlDevice::new(&profile.clone().with_data_mode(joj_device::DataMode::Full))
     }
 
-    /// Aging is X-FTL's eMMC's (`joj_device::age` fills that model's cache and FTL); the i-FTL
-    /// device refuses it (the stack refuses `--gc-validity` with `--journal iftl` earlier).
-    fn age(&mut self, _aging: &Aging, _seed: u64) -> Result<(), DeviceError> {
-        Err(DeviceError::Aging(
-            "the i-FTL device has no aging; fix: drop --gc-validity, or use --journal xftl".into(),
-        ))
+    fn age(&mut self, aging: &Aging, seed: u64) -> Result<(), DeviceError> {
+        joj_device::age(self, aging, seed).map(|_| ())
     }
 
     fn reset_counters(&mut self) {

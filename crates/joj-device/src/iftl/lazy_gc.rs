@@ -20,7 +20,7 @@ impl<M: Medium> IFtl<M> {
         }
         self.in_gc = true;
         let mut result = Ok(());
-        while self.free_count <= self.gc_free_blocks + self.log_reserve() {
+        while self.free_count <= self.gc_threshold_blocks() {
             let Some(victim) = choose_greedy(&self.blocks, self.ppb) else {
                 break;
             };

@@ -152,6 +152,13 @@ impl<M: Medium> BlockDevice for IftlDevice<M> {
             erases: s.erases,
             gc_copies: s.gc_copies + s.lazy_gc_copies,
             gc_runs: s.gc_runs,
+            // Valid and retained pages alike: both are copied before the erase.
+            gc_validity: if s.gc_runs == 0 {
+                0.0
+            } else {
+                (s.gc_copies + s.lazy_gc_copies) as f64
+                    / (s.gc_runs * u64::from(self.profile.geometry.pages_per_block)) as f64
+            },
             waf: if host_write_bytes == 0 {
                 0.0
             } else {
