@@ -101,13 +101,17 @@ pub fn main(a: RestartArgs) -> CliResult {
 }
 
 fn table(r: &RestartReport) -> String {
+    // The filesystem only where a mode ran on one: xftl and iftl run on the device alone.
+    let on_device = |m: &str| m == "xftl" || m == "iftl";
+    let stack = match r.rows.iter().all(|row| on_device(&row.mode)) {
+        true => format!("the device {}", r.profile),
+        false => format!("{} on {}", r.fs, r.profile),
+    };
     let mut out = format!(
-        "\nrestart after a power cut, {} ({} pages per txn), {} on {}, modeled ms (mean of {} \
+        "\nrestart after a power cut, {} ({} pages per txn), {stack}, modeled ms (mean of {} \
          cuts):\n{:>8} {:>10} {:>12} {:>10} {:>12} {:>18}\n",
         r.workload,
         r.pages_per_txn.unwrap_or(0),
-        r.fs,
-        r.profile,
         r.rows.first().map_or(0, |row| row.runs.len()),
         "mode",
         "restart",
