@@ -3,22 +3,19 @@
 //! page for mapping (its tables are NVM stores); aged (`--gc-validity`), GC runs. No kernel
 //! filesystem is involved.
 
-use std::process::Command;
+mod common;
 
 #[test]
 fn an_iftl_run_says_where_its_bytes_went() {
-    let out = Command::new(env!("CARGO_BIN_EXE_joj"))
-        .args([
-            "bench",
-            "--journal",
-            "iftl",
-            "--device",
-            "openssd-iftl",
-            "-n",
-            "50",
-        ])
-        .output()
-        .unwrap();
+    let out = common::run_joj(&[
+        "bench",
+        "--journal",
+        "iftl",
+        "--device",
+        "openssd-iftl",
+        "-n",
+        "50",
+    ]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -48,21 +45,18 @@ fn an_iftl_run_says_where_its_bytes_went() {
 /// its victims' validity is reported.
 #[test]
 fn an_aged_iftl_run_collects_garbage() {
-    let out = Command::new(env!("CARGO_BIN_EXE_joj"))
-        .args([
-            "bench",
-            "--journal",
-            "iftl",
-            "--device",
-            "openssd-iftl",
-            "--gc-validity",
-            "50",
-            "-n",
-            "300",
-            "--json",
-        ])
-        .output()
-        .unwrap();
+    let out = common::run_joj(&[
+        "bench",
+        "--journal",
+        "iftl",
+        "--device",
+        "openssd-iftl",
+        "--gc-validity",
+        "50",
+        "-n",
+        "300",
+        "--json",
+    ]);
     assert!(
         out.status.success(),
         "{}",
