@@ -216,7 +216,9 @@ pub(crate) unsafe fn add_to(db: *mut ffi::sqlite3, err: *mut *mut c_char) -> c_i
                     None,
                 )
             };
-            if rc != ffi::SQLITE_OK {
+            // SQLITE_BUSY: the function exists on this connection and a statement is running
+            // (the extension loaded again from SQL): the one there stays.
+            if rc != ffi::SQLITE_OK && rc != ffi::SQLITE_BUSY {
                 // SAFETY: as the caller promised.
                 unsafe {
                     sql::set_error(

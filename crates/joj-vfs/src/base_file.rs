@@ -192,6 +192,11 @@ impl BaseFile {
         )))
     }
 
+    /// The base file can map pages into memory (io-methods version 3 with `xFetch`).
+    pub fn has_memory_map(&self) -> bool {
+        self.version() >= 3 && self.methods().is_some_and(|m| m.xFetch.is_some())
+    }
+
     /// The base file has SQLite's shared-memory methods (io-methods version 2 or later).
     pub fn has_shared_memory(&self) -> bool {
         self.version() >= 2 && self.methods().is_some_and(|m| m.xShmMap.is_some())

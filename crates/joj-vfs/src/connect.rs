@@ -92,15 +92,48 @@ impl Connecting<'_> {
         )))
     }
 
-    /// Run `sql` (statements without results, such as `PRAGMA synchronous=FULL`).
-    pub fn execute(&mut self, sql: &str) -> Result<(), SqliteError> {
-        // SAFETY: the connection being opened, used by this call only.
-        match unsafe { crate::raw_connection::exec(self.db, sql) } {
-            Ok(_) => Ok(()),
-            Err(e) => Err(SqliteError::with_message(
-                e.code(),
-                format!("{sql}: {}", e.message().unwrap_or(e.code().description())),
-            )),
+    /// Read `buf.len()` bytes of the main database at `offset` through the file SQLite opened
+    /// for it (the top of its VFS stack), as SQLite would see them: `Ok(false)` if the file is
+    /// shorter (or has no file yet). No descriptor is opened (closing one would drop the
+    /// process's POSIX locks on the file) and no lock is taken: a check of the header, not a
+    /// read of data SQLite may be changing.
+    pub fn read_main_database(&self, buf: &mut [u8], offset: u64) -> Result<bool, SqliteError> {
+        let mut file: *mut ffi::sqlite3_file = std::ptr::null_mut();
+        // SAFETY: a live connection; FILE_POINTER is answered by SQLite itself.
+        let rc = unsafe {
+            ffi::sqlite3_file_control(
+                self.db.as_ptr(),
+                c"main".as_ptr(),
+                ffi::SQLITE_FCNTL_FILE_POINTER,
+                &mut file as *mut *mut ffi::sqlite3_file as *mut c_void,
+            )
+        };
+        // SAFETY: the file SQLite returned is open for the connection's life; a file whose
+        // pMethods is NULL is not open (a temporary database before its first write).
+        let read = unsafe {
+            if rc != ffi::SQLITE_OK || file.is_null() || (*file).pMethods.is_null() {
+                return Ok(false);
+            }
+            (*(*file).pMethods).xRead
+        };
+        let Some(x_read) = read else {
+            return Ok(false);
+        };
+        let n = c_int::try_from(buf.len())
+            .map_err(|_| SqliteError::new(crate::error::ResultCode::MISUSE))?;
+        // SAFETY: the file's own method, a buffer of `n` bytes.
+        let rc = unsafe {
+            x_read(
+                file,
+                buf.as_mut_ptr() as *mut c_void,
+                n,
+                offset.min(i64::MAX as u64) as i64,
+            )
+        };
+        match rc {
+            ffi::SQLITE_OK => Ok(true),
+            ffi::SQLITE_IOERR_SHORT_READ => Ok(false),
+            rc => Err(SqliteError::new(crate::error::ResultCode::from_raw(rc))),
         }
     }
 }

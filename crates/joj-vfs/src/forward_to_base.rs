@@ -3,8 +3,10 @@
 
 /// Inside `impl VfsFile for T`, where `self.$base` is a [`BaseFile`](crate::BaseFile): forward
 /// `file_size`, the locks, `file_control`, `sector_size`, `device_characteristics`, the
-/// shared-memory methods (`has_shared_memory` included) and `fetch` / `unfetch` to it
-/// unchanged. The file writes `read`, `write`, `truncate`, `sync` and `close` itself.
+/// shared-memory methods (`has_shared_memory` included) and `fetch` / `unfetch`
+/// (`has_memory_map` included) to it unchanged. The file writes `read`, `write`, `truncate`,
+/// `sync` and `close` itself. (`self.$base` may also be a
+/// [`SharedBaseFile`](crate::SharedBaseFile), which has the same methods.)
 #[macro_export]
 macro_rules! forward_to_base {
     ($base:ident) => {
@@ -41,6 +43,10 @@ macro_rules! forward_to_base {
 
         fn has_shared_memory(&self) -> bool {
             self.$base.has_shared_memory()
+        }
+
+        fn has_memory_map(&self) -> bool {
+            self.$base.has_memory_map()
         }
 
         fn shm_map(

@@ -12,20 +12,28 @@
 //! [`LockTable`] is SQLite's lock-level state machine for VFSs whose files are not OS files.
 //!
 //! **The accounting VFS** `joj` ([`register`]): SQLite's own unix VFS with every call passed
-//! through, except that joj counts what SQLite asks of the operating system — write calls and
-//! bytes per file role, `fsync` and `fdatasync` calls (including the directory syncs SQLite does
-//! after creating or deleting a journal) — and performs the syncs itself, so that `fsync` versus
-//! `fdatasync` is an explicit, visible choice rather than a compile-time one. An optional
-//! [`FileObserver`] is told after every sync and before every delete or truncate, which is how
-//! the measurement layer learns where each file's blocks are on disk while they still exist.
+//! through, counting what SQLite asks of the operating system — write calls and bytes per file
+//! role, `fsync` and `fdatasync` calls (including the directory syncs SQLite does after creating
+//! or deleting a journal). An experiment may choose `fsync` over the unix VFS's `fdatasync`, the
+//! one call joj then makes itself, so that the choice is visible rather than compiled in. An
+//! optional [`FileObserver`] is told after every sync and before every delete or truncate,
+//! which is how the measurement layer learns where each file's blocks are on disk while they
+//! still exist.
+//!
+//! **SQLite's whole contract.** A VFS on the seam is used by other people's applications:
+//! several processes and connections, `sqlite3_shutdown`, ATTACH, VFSs stacked above it. The
+//! seam never opens or closes a descriptor of a file SQLite may lock (closing one drops the
+//! process's POSIX locks; [`locksafe`] reads such a file from outside a VFS call), never runs
+//! SQL inside an open, and gives a new database the reserved bytes its VFS wants through SQLite
+//! itself at the file's first lock ([`VfsFile::reserve_bytes`]), for every schema and stack.
 //!
 //! It is not a new storage format: the bytes on disk are exactly those the unix VFS writes.
 //!
 //! Invariants: SQLite never sees a Rust panic or a file whose open failed; a file that panicked
 //! answers every further call with an error until closed. For `joj`: every counted byte was
-//! passed to the unix VFS's `xWrite`; a sync is counted only if the system call returned; after
-//! a failed write or sync the handle refuses further writes and syncs until it is closed and
-//! reopened (the page cache can no longer be trusted).
+//! passed to the unix VFS's `xWrite`; a sync is counted only if it returned; a failed call is
+//! the unix VFS's failure and changes nothing the next call sees (the accounting VFS adds no
+//! state of its own to a file: it is transparent, and recovers exactly when the unix VFS does).
 
 mod accounting;
 mod base;
@@ -39,9 +47,11 @@ mod error;
 mod flags;
 mod forward_to_base;
 mod lock_table;
+pub mod locksafe;
 mod name;
 mod outcome;
 mod raw_connection;
+mod shared_base_file;
 mod sqlite_alloc;
 pub mod unpoisoned;
 mod vfs;
@@ -61,4 +71,5 @@ pub use lock_table::{Busy, HandleLock, LockTable};
 pub use name::FileName;
 pub use outcome::{FetchedPage, FullPathname, ReadOutcome, ShmMapping};
 pub use raw_connection::RawConnection;
+pub use shared_base_file::{SharedBaseFile, WeakBaseFile};
 pub use vfs::{Vfs, VfsFile};

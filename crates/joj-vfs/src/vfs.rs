@@ -119,6 +119,21 @@ pub trait VfsFile: Send + 'static {
         false
     }
 
+    /// Whether the file can map pages into memory ([`fetch`](VfsFile::fetch)) when it has no
+    /// shared memory (a temporary database, a journal). Asked once, at open; default no.
+    fn has_memory_map(&self) -> bool {
+        false
+    }
+
+    /// Reserved bytes per page a database this file holds must have when SQLite creates it
+    /// (default 0: SQLite's choice). The shim asks SQLite for them
+    /// (`SQLITE_FCNTL_RESERVE_BYTES`) on the connection that takes the file's first SHARED
+    /// lock while the file is empty, whichever schema (main or attached) and whichever VFS
+    /// stacked above this one opened it; an existing database keeps its own reserve.
+    fn reserve_bytes(&self) -> u8 {
+        0
+    }
+
     fn shm_map(
         &mut self,
         region: u32,

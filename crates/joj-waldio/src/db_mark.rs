@@ -5,7 +5,6 @@
 //! SQLite through waldio sees 2. Pure translations plus one durable marking of a file.
 
 use crate::layout::RESERVE_NEEDED;
-use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 /// The byte stored as the read version of a waldio database (`'W'`). Any value above 2 makes
@@ -51,47 +50,33 @@ pub fn stored(data: &[u8], offset: u64) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// The first 100 bytes of the database file at `path` (`None`: no file, or shorter).
-fn header(f: &std::fs::File) -> std::io::Result<Option<[u8; 100]>> {
+/// Whether the database file at `path` carries the mark (`false`: no file, or no header). Read
+/// without closing any descriptor of the file this process has (`joj_vfs::locksafe`).
+pub fn is_marked(path: &Path) -> std::io::Result<bool> {
     let mut h = [0u8; 100];
-    match f.read_exact_at(&mut h, 0) {
-        Ok(()) => Ok(Some(h)),
-        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(None),
+    match joj_vfs::locksafe::read_head(path, &mut h) {
+        Ok(n) => Ok(n > READ_VERSION && h[READ_VERSION] == MARK),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
         Err(e) => Err(e),
     }
 }
 
-/// Whether the database file at `path` carries the mark (`false`: no file, or no header).
-pub fn is_marked(path: &Path) -> std::io::Result<bool> {
-    let f = match std::fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-        Err(e) => return Err(e),
-    };
-    Ok(header(&f)?.is_some_and(|h| h[READ_VERSION] == MARK))
-}
-
-/// Mark the database file at `path` if its header says WAL (2/2) and it has the reserve: the
-/// byte written with `pwrite`, then `fdatasync`, before this returns. `Ok(true)`: it was
-/// marked now; `Ok(false)`: nothing to do (marked already, rollback mode, no header yet).
-pub fn ensure(path: &Path) -> std::io::Result<bool> {
-    let f = match std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(path)
-    {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-        Err(e) => return Err(e),
-    };
-    let Some(h) = header(&f)? else {
+/// Mark the open database file `file` if its header says WAL (2/2) and it has the reserve: the
+/// byte written through SQLite's own file (no descriptor of waldio's: closing one would drop
+/// the process's locks), then synced, before this returns. `Ok(true)`: it was marked now;
+/// `Ok(false)`: nothing to do (marked already, rollback mode, no header yet).
+pub fn ensure(file: &mut joj_vfs::BaseFile) -> Result<bool, joj_vfs::SqliteError> {
+    let mut h = [0u8; 100];
+    if file.read(&mut h, 0)? == joj_vfs::ReadOutcome::Short {
         return Ok(false);
-    };
+    }
     if &h[..16] != b"SQLite format 3\0" || stored(&h, 0).is_none() {
         return Ok(false);
     }
-    f.write_all_at(&[MARK], READ_VERSION as u64)?;
-    f.sync_data()?;
+    file.write(&[MARK], READ_VERSION as u64)?;
+    file.sync(joj_vfs::SyncFlags::from_raw(
+        libsqlite3_sys::SQLITE_SYNC_NORMAL,
+    ))?;
     Ok(true)
 }
 
@@ -145,22 +130,17 @@ mod tests {
     }
 
     #[test]
-    fn ensure_marks_a_wal_database_once_and_leaves_others_alone() {
+    fn is_marked_reads_the_mark_and_nothing_else() {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("x.db");
-        std::fs::write(&db, header(2, 2, 24)).unwrap();
-        assert!(ensure(&db).unwrap());
-        assert_eq!(std::fs::read(&db).unwrap()[19], MARK);
-        assert!(!ensure(&db).unwrap(), "already marked");
+        std::fs::write(&db, stored(&header(2, 2, 24), 0).unwrap()).unwrap();
         assert!(is_marked(&db).unwrap());
         let rb = dir.path().join("rb.db");
         std::fs::write(&rb, header(1, 1, 24)).unwrap();
-        assert!(!ensure(&rb).unwrap());
-        assert_eq!(std::fs::read(&rb).unwrap()[19], 1);
         assert!(!is_marked(&rb).unwrap());
-        assert!(!ensure(&dir.path().join("missing.db")).unwrap());
+        assert!(!is_marked(&dir.path().join("missing.db")).unwrap());
         let short = dir.path().join("short.db");
         std::fs::write(&short, b"SQLite").unwrap();
-        assert!(!ensure(&short).unwrap());
+        assert!(!is_marked(&short).unwrap());
     }
 }

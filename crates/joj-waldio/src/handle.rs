@@ -169,11 +169,14 @@ pub fn register() -> Result<WaldioVfs, WaldioError> {
 }
 
 /// Register a waldio VFS called `name` over the VFS `base` (e.g. joj's accounting `joj`).
-/// New connections on it get the 24-byte reserve and the `PRAGMA synchronous` their options
-/// need.
+/// New databases on it get the 24-byte reserve when SQLite creates them. Calling it again
+/// (after `sqlite3_shutdown`, which clears SQLite's auto-extensions) installs joj-vfs's connect
+/// hook again.
 pub fn register_over(name: &str, base: &str) -> Result<WaldioVfs, WaldioError> {
     let mut reg = vfs::lock(&REGISTERED);
     if let Some(v) = reg.iter().find(|v| v.name() == name) {
+        // Registering again installs joj-vfs's connect hook again (after sqlite3_shutdown).
+        joj_vfs::register_vfs(name, |errors| vfs::Waldio::new(v.reg.vfs().base, errors))?;
         return Ok(*v);
     }
     let base_vfs = BaseVfs::find(base).ok_or_else(|| joj_vfs::VfsError::NoBaseVfs {

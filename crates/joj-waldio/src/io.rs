@@ -83,6 +83,13 @@ pub trait WalIo: Send {
     fn flush_cache_only(&mut self) -> std::io::Result<()> {
         self.sync_data()
     }
+    /// Cut the file back to `len` bytes (a preallocation that failed part way is removed).
+    fn set_len(&mut self, len: u64) -> std::io::Result<()>;
+    /// Bytes an unprivileged writer may still allocate on the file's filesystem (`None`: not
+    /// known); a preallocation is refused rather than made to fill the disk.
+    fn free_bytes(&self) -> std::io::Result<Option<u64>> {
+        Ok(None)
+    }
 }
 
 /// Sees every physical write and sync of a file, in order (tests: crash-state reconstruction).
@@ -237,6 +244,19 @@ impl WalIo for DirectFile {
     fn preallocate_unwritten(&mut self, len: u64) -> std::io::Result<()> {
         rustix::fs::fallocate(&self.fd, rustix::fs::FallocateFlags::empty(), 0, len)?;
         Ok(())
+    }
+
+    fn set_len(&mut self, len: u64) -> std::io::Result<()> {
+        rustix::fs::ftruncate(&self.fd, len)?;
+        if let Some(t) = &self.tap {
+            t.truncate(&self.path, len);
+        }
+        Ok(())
+    }
+
+    fn free_bytes(&self) -> std::io::Result<Option<u64>> {
+        let st = rustix::fs::fstatvfs(&self.fd)?;
+        Ok(Some(st.f_bavail.saturating_mul(st.f_frsize)))
     }
 
     /// `fsync` of the block device under the WAL (found through `/sys/dev/block`): the

@@ -1,7 +1,6 @@
 //! The two fields of a SQLite database header waldio depends on: the page size and the reserved
 //! bytes per page (where the embedded frame headers live).
 
-use std::io::Read;
 use std::path::Path;
 
 /// The header fields waldio reads.
@@ -13,30 +12,31 @@ pub(crate) struct Header {
     pub(crate) wal_mode: bool,
 }
 
-/// The header of a database file (`None`: no file, or no SQLite header).
-pub(crate) fn read(path: &Path) -> std::io::Result<Option<Header>> {
-    let mut f = match std::fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
-    };
-    let mut h = [0u8; 100];
-    let mut got = 0;
-    while got < h.len() {
-        let n = f.read(&mut h[got..])?;
-        if n == 0 {
-            break;
-        }
-        got += n;
-    }
-    if got < 100 || &h[..16] != b"SQLite format 3\0" {
-        return Ok(None);
+/// Bytes of the header waldio reads.
+pub(crate) const BYTES: usize = 100;
+
+/// The header in the first bytes of a database file (`None`: shorter, or not SQLite's).
+pub(crate) fn parse(h: &[u8]) -> Option<Header> {
+    if h.len() < BYTES || &h[..16] != b"SQLite format 3\0" {
+        return None;
     }
     let raw = u16::from_be_bytes([h[16], h[17]]) as u32;
     let page = if raw == 1 { 65536 } else { raw };
-    Ok(Some(Header {
+    Some(Header {
         page_size: page,
         reserve: h[20],
         wal_mode: h[18] == 2,
-    }))
+    })
+}
+
+/// The header of a database file (`None`: no file, or no SQLite header), read without closing
+/// any descriptor of it this process has (`joj_vfs::locksafe`): the file may be a database
+/// this process has open, with locks.
+pub(crate) fn read(path: &Path) -> std::io::Result<Option<Header>> {
+    let mut h = [0u8; BYTES];
+    match joj_vfs::locksafe::read_head(path, &mut h) {
+        Ok(n) => Ok(parse(&h[..n])),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
 }

@@ -3,13 +3,20 @@
 //!
 //! Invariants:
 //! - `pending` holds whole blocks not yet written; a block's header and page parts are each
-//!   either fully given by SQLite or filled from disk before they are written.
+//!   either fully given by SQLite or filled from disk before they are written. A block is
+//!   `committed` once a commit frame was written after it; blocks of a write transaction that
+//!   ended without one (rolled back after spilling) are dropped when SQLite releases the write
+//!   lock, never written later over frames another process committed.
 //! - Frames are written only inside the durable size: an extension is zero-filled and synced
-//!   before any block past the old end is written.
+//!   before any block past the old end is written; an extension that failed is cut off again.
 //! - The page bytes `P-24..P` SQLite writes are zero (checked before anything is stored), and
 //!   read back as zero.
-//! - Without group sync, a commit frame's page write leaves nothing pending: the transaction is
-//!   on disk (or in the device cache) when SQLite goes on to acknowledge it.
+//! - Without group sync, a commit frame's page write leaves nothing pending, and with `full`
+//!   or `fua` it is durable, before the write returns: the option decides a commit's
+//!   durability whatever `PRAGMA synchronous` the application runs.
+//! - Nothing here outlives a failed call but what is on disk: the WAL is written with direct
+//!   I/O (no page cache to distrust after an error), so after an error the state drops what it
+//!   had in memory for the failed transaction and the next call works as stock SQLite's would.
 
 use crate::counters::{AtomicWaldioCounters, bump};
 use crate::io::{AlignedBuf, WalIo};
@@ -56,13 +63,17 @@ pub enum WalError {
     NewerVersion(u32),
     #[error("the disk is full: no room to preallocate the WAL ({0}); free space and retry")]
     Full(std::io::Error),
+    #[error(
+        "the disk is full: no room to preallocate the WAL ({need} bytes needed, {free} free, of \
+         which waldio leaves {spare} to the database and other files); free space and retry, or \
+         open the database with a smaller waldio_prealloc_frames / waldio_extend_frames"
+    )]
+    NoRoom { need: u64, free: u64, spare: u64 },
     #[error("{what}: {source}")]
     Io {
         what: &'static str,
         source: std::io::Error,
     },
-    #[error("an earlier write or sync of this WAL failed; close and reopen the database")]
-    Failed,
 }
 
 impl WalError {
@@ -86,6 +97,37 @@ struct Pending {
     data: AlignedBuf,
     have_header: bool,
     have_page: bool,
+    /// A commit frame was written at or after this block (it belongs to a committed
+    /// transaction, still buffered by group sync).
+    committed: bool,
+}
+
+/// What a logical write did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Wrote {
+    /// It completed a commit frame: a sync that follows at once is the commit's.
+    pub commit: bool,
+}
+
+/// Which side of an `fdatasync` of the WAL the sync hook is told about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SyncEdge {
+    Before,
+    After,
+}
+
+/// Told around every `fdatasync` of the WAL (joj's measurement records the file's extents).
+pub type SyncHook = Box<dyn FnMut(SyncEdge) + Send>;
+
+/// Pending blocks beyond this many bytes are written before the commit: a transaction that
+/// spills a large change into the WAL must not hold all of it in memory. Frames written before
+/// their commit frame are ignored by recovery until it follows (format doc, case 1).
+const PENDING_LIMIT_BYTES: usize = 16 << 20;
+
+/// Free space a preallocation leaves on the filesystem (the database, its journal and other
+/// programs need room too): 8 MiB, or a quarter of what is free on a small filesystem.
+fn prealloc_spare_bytes(free: u64) -> u64 {
+    (8 << 20).min(free / 4)
 }
 
 /// The state of one WAL file in this process (shared by every connection that opened it).
@@ -104,10 +146,13 @@ pub struct WalState<I: WalIo> {
     /// Highest block written since the last WAL restart (blocks at or below are on disk).
     written_hwm: u64,
     /// File length as last seen by `fstat` or made by our own extension (a lower bound: waldio
-    /// never shrinks the file), so a commit needs no `fstat` while the WAL has room.
+    /// only shrinks the file to remove an extension that failed), so a commit needs no `fstat`
+    /// while the WAL has room.
     known_len_bytes: u64,
-    /// A write or sync failed: refuse further I/O (the file's state is unknown).
-    failed: bool,
+    /// Commit frames were written (or buffered) that no sync has made durable yet (`normal`,
+    /// group sync): a checkpoint syncs them before it copies a page.
+    unsynced_commits: bool,
+    sync_hook: Option<SyncHook>,
 }
 
 impl<I: WalIo> WalState<I> {
@@ -128,7 +173,8 @@ impl<I: WalIo> WalState<I> {
             oldest_commit: None,
             written_hwm: 0,
             known_len_bytes: 0,
-            failed: false,
+            unsynced_commits: false,
+            sync_hook: None,
         };
         s.refresh_header()?;
         Ok(s)
@@ -140,6 +186,18 @@ impl<I: WalIo> WalState<I> {
 
     pub fn io(&self) -> &I {
         &self.io
+    }
+
+    /// Be told around every `fdatasync` of the WAL.
+    pub fn set_sync_hook(&mut self, hook: SyncHook) {
+        self.sync_hook = Some(hook);
+    }
+
+    /// Forget what memory held of the write transaction under way (after an error, SQLite
+    /// rolls it back): the pending blocks not yet committed, and the cached length.
+    fn forget_transaction(&mut self) {
+        self.pending.retain(|_, pb| pb.committed);
+        self.known_len_bytes = 0;
     }
 
     /// Re-read the header block from disk (another process may have restarted the WAL).
@@ -183,14 +241,6 @@ impl<I: WalIo> WalState<I> {
         bump(&self.counters.direct_read_bytes, n as u64);
     }
 
-    fn check(&self) -> Result<(), WalError> {
-        if self.failed {
-            Err(WalError::Failed)
-        } else {
-            Ok(())
-        }
-    }
-
     fn blocks_on_disk(&mut self) -> Result<u64, WalError> {
         if self.block == 0 {
             return Ok(0);
@@ -205,7 +255,6 @@ impl<I: WalIo> WalState<I> {
 
     /// The logical size SQLite sees.
     pub fn logical_size(&mut self) -> Result<u64, WalError> {
-        self.check()?;
         self.refresh_header()?;
         if self.header.is_none() || self.block == 0 {
             return Ok(0);
@@ -224,8 +273,15 @@ impl<I: WalIo> WalState<I> {
     }
 
     /// A logical write from SQLite.
-    pub fn write(&mut self, off: u64, data: &[u8]) -> Result<(), WalError> {
-        self.check()?;
+    pub fn write(&mut self, off: u64, data: &[u8]) -> Result<Wrote, WalError> {
+        let r = self.write_pieces(off, data);
+        if r.is_err() {
+            self.forget_transaction();
+        }
+        r
+    }
+
+    fn write_pieces(&mut self, off: u64, data: &[u8]) -> Result<Wrote, WalError> {
         if off == 0 && data.len() >= WAL_HEADER_BYTES {
             self.begin_epoch(&data[..WAL_HEADER_BYTES])?;
         }
@@ -239,6 +295,9 @@ impl<I: WalIo> WalState<I> {
         let p = self.block as usize;
         let mut commit_block = None;
         let mut touched_written = false;
+        // A commit frame's header written again (`walRewriteChecksums`, after the commit
+        // frame): the commit is complete only now.
+        let mut rewrote_commit = false;
         for piece in layout::split(off, data.len(), self.block) {
             let bytes = &data[piece.buf_off..piece.buf_off + piece.len];
             match piece.part {
@@ -261,6 +320,9 @@ impl<I: WalIo> WalState<I> {
                         [p - FRAME_HEADER_BYTES + from..p - FRAME_HEADER_BYTES + from + piece.len]
                         .copy_from_slice(bytes);
                     pb.have_header = true;
+                    rewrote_commit |= pb.have_page
+                        && pb.committed
+                        && layout::frame_commit_size(&pb.data[p - FRAME_HEADER_BYTES..]) != 0;
                 }
                 Part::Page { frame, from } => {
                     // The reserved tail must be ours: zero in what SQLite writes.
@@ -294,16 +356,24 @@ impl<I: WalIo> WalState<I> {
                 }
             }
         }
-        if touched_written {
-            // A rewrite of blocks already written (walRewriteChecksums, an overwritten page of
-            // the open transaction): write through now so nothing acknowledged waits in memory.
-            self.flush()?;
-        }
         if commit_block.is_some() {
             bump(&self.counters.commits, 1);
             self.on_commit()?;
+            return Ok(Wrote { commit: true });
         }
-        Ok(())
+        if touched_written || self.pending.len() * p > PENDING_LIMIT_BYTES {
+            // A rewrite of blocks already written (walRewriteChecksums, an overwritten page of
+            // the open transaction): write through now so nothing acknowledged waits in memory.
+            // Or a transaction larger than memory should hold: its frames go out early.
+            self.flush()?;
+        }
+        if rewrote_commit && self.opts.group.is_none() {
+            // The rewritten commit frame is the one recovery checks: it gets the commit's
+            // durability again, and the sync SQLite may follow with is that commit's.
+            self.make_commit_durable()?;
+            return Ok(Wrote { commit: true });
+        }
+        Ok(Wrote::default())
     }
 
     /// A WAL header at offset 0 starts a new epoch; adopt its page size as the block size.
@@ -339,6 +409,7 @@ impl<I: WalIo> WalState<I> {
                 data,
                 have_header: true,
                 have_page: true,
+                committed: false,
             },
         );
     }
@@ -355,6 +426,7 @@ impl<I: WalIo> WalState<I> {
             data: AlignedBuf::zeroed(p),
             have_header: false,
             have_page: false,
+            committed: false,
         });
         let (missing_header, missing_page) = {
             let pb = &self.pending[&frame];
@@ -391,8 +463,17 @@ impl<I: WalIo> WalState<I> {
 
     fn on_commit(&mut self) -> Result<(), WalError> {
         match self.opts.group {
-            None => self.flush().map(|_| ()),
+            None => {
+                self.flush()?;
+                self.make_commit_durable()
+            }
             Some(g) => {
+                // Acknowledged, in memory until the group is written: kept through errors and
+                // the end of the write transaction.
+                for pb in self.pending.values_mut() {
+                    pb.committed = true;
+                }
+                self.unsynced_commits = true;
                 self.buffered_commits += 1;
                 let oldest = *self.oldest_commit.get_or_insert_with(Instant::now);
                 let bytes = self.pending.len() * self.block as usize;
@@ -401,6 +482,20 @@ impl<I: WalIo> WalState<I> {
                 } else {
                     Ok(())
                 }
+            }
+        }
+    }
+
+    /// A commit's frames are written (no group sync): make them durable as the option says —
+    /// `full` with `fdatasync` now, `fua` already (its writes were `RWF_DSYNC`), `normal` at the
+    /// next checkpoint (`sync_owed`).
+    fn make_commit_durable(&mut self) -> Result<(), WalError> {
+        match self.opts.sync {
+            SyncOption::Full => self.sync_data(),
+            SyncOption::Fua if !self.opts.canary_skip_sync => Ok(()),
+            SyncOption::Fua | SyncOption::Normal => {
+                self.unsynced_commits = true;
+                Ok(())
             }
         }
     }
@@ -415,9 +510,6 @@ impl<I: WalIo> WalState<I> {
         let (Some(g), Some(oldest)) = (self.opts.group, self.oldest_commit) else {
             return Ok(());
         };
-        if self.failed {
-            return Ok(());
-        }
         let bytes = self.pending.len() * self.block as usize;
         if group_due(bytes, oldest.elapsed().as_nanos() as u64, &g) {
             self.group_write()?;
@@ -432,7 +524,6 @@ impl<I: WalIo> WalState<I> {
         if self.pending.is_empty() {
             return Ok(false);
         }
-        self.check()?;
         let last = *self.pending.keys().next_back().expect("non-empty");
         self.ensure_capacity(last + 1)?;
         // Complete partial blocks from disk (a block past the old end reads as zeros).
@@ -446,47 +537,46 @@ impl<I: WalIo> WalState<I> {
             self.fill_from_disk(b, h, pg)?;
         }
         let dsync = self.opts.sync == SyncOption::Fua && !self.opts.canary_skip_sync;
-        let pending = std::mem::take(&mut self.pending);
-        let mut run: Vec<(u64, Pending)> = Vec::new();
-        let mut result = Ok(());
-        for (b, pb) in pending {
-            if let Some((last_b, _)) = run.last() {
-                if *last_b + 1 != b {
-                    if let Err(e) = self.write_run(&run, dsync) {
-                        result = Err(e);
-                        break;
-                    }
-                    run.clear();
-                }
+        // Contiguous runs of blocks, each one write; a block leaves `pending` once its run is
+        // written (a failed write leaves the rest, so buffered commits are never lost).
+        let keys: Vec<u64> = self.pending.keys().copied().collect();
+        let mut start = 0;
+        while start < keys.len() {
+            let mut end = start + 1;
+            while end < keys.len() && keys[end] == keys[end - 1] + 1 {
+                end += 1;
             }
-            run.push((b, pb));
-        }
-        if result.is_ok() && !run.is_empty() {
-            result = self.write_run(&run, dsync);
-        }
-        if let Err(e) = result {
-            self.failed = true;
-            return Err(e);
+            let run = &keys[start..end];
+            self.write_run(run, dsync)?;
+            for b in run {
+                self.pending.remove(b);
+            }
+            start = end;
         }
         let mut synced = false;
         if self.buffered_commits > 0 {
             bump(&self.counters.group_writes, 1);
             self.buffered_commits = 0;
             self.oldest_commit = None;
-            if self.opts.sync == SyncOption::Full {
-                self.sync_data()?;
-                synced = true;
+            match self.opts.sync {
+                SyncOption::Full => {
+                    self.sync_data()?;
+                    synced = true;
+                }
+                SyncOption::Fua if !self.opts.canary_skip_sync => self.unsynced_commits = false,
+                _ => {}
             }
         }
         Ok(synced)
     }
 
-    fn write_run(&mut self, run: &[(u64, Pending)], dsync: bool) -> Result<(), WalError> {
+    /// Write the pending blocks `run` (contiguous block numbers) in one direct write.
+    fn write_run(&mut self, run: &[u64], dsync: bool) -> Result<(), WalError> {
         let p = self.block as usize;
-        let first = run[0].0;
+        let first = run[0];
         let mut buf = AlignedBuf::zeroed(run.len() * p);
-        for (i, (_, pb)) in run.iter().enumerate() {
-            buf[i * p..(i + 1) * p].copy_from_slice(&pb.data);
+        for (i, b) in run.iter().enumerate() {
+            buf[i * p..(i + 1) * p].copy_from_slice(&self.pending[b].data);
         }
         self.io
             .write_at(&buf, first * p as u64, dsync)
@@ -498,13 +588,13 @@ impl<I: WalIo> WalState<I> {
         }
         if first == 0 {
             bump(&self.counters.header_writes, 1);
-            if let Decoded::Waldio(hb) = HeaderBlock::decode(&run[0].1.data) {
+            if let Decoded::Waldio(hb) = HeaderBlock::decode(&buf[..p]) {
                 self.header = hb.wal_header;
                 // A new epoch: frames of the old one are stale from here on.
                 self.written_hwm = 0;
             }
         }
-        let last = run[run.len() - 1].0;
+        let last = run[run.len() - 1];
         self.written_hwm = self.written_hwm.max(last);
         Ok(())
     }
@@ -528,56 +618,84 @@ impl<I: WalIo> WalState<I> {
         let p = u64::from(self.block);
         let align = u64::from(self.io.dio_align());
         // `blocks_on_disk` above has just read the length.
-        let mut pos = self.known_len_bytes / align * align;
-        let end = target * p;
-        if self.opts.canary_fallocate {
-            if let Err(e) = self.io.preallocate_unwritten(end) {
-                self.failed = true;
-                return Err(WalError::io("fallocate of the WAL (canary)", e));
+        let old_len = self.known_len_bytes;
+        let mut pos = old_len / align * align;
+        let end = target.saturating_mul(p);
+        let need = end.saturating_sub(old_len);
+        if let Some(free) = self
+            .io
+            .free_bytes()
+            .map_err(|e| WalError::io("statfs of the WAL's filesystem", e))?
+        {
+            // Refused rather than made to fill the disk: the rest of the filesystem is the
+            // database's and everyone else's.
+            let spare = prealloc_spare_bytes(free);
+            if need > free.saturating_sub(spare) {
+                return Err(WalError::NoRoom { need, free, spare });
             }
+        }
+        if self.opts.canary_fallocate {
+            self.io
+                .preallocate_unwritten(end)
+                .map_err(|e| WalError::io("fallocate of the WAL (canary)", e))?;
             self.known_len_bytes = self.known_len_bytes.max(end);
             return Ok(());
         }
         const CHUNK: u64 = 1 << 20;
         let zeros = AlignedBuf::zeroed(CHUNK as usize);
-        while pos < end {
-            let n = (end - pos).min(CHUNK) as usize;
-            if let Err(e) = self.io.write_at(&zeros[..n], pos, false) {
-                self.failed = true;
-                return Err(WalError::io("preallocating the WAL", e));
+        let extended = (|| {
+            while pos < end {
+                let n = (end - pos).min(CHUNK) as usize;
+                self.io
+                    .write_at(&zeros[..n], pos, false)
+                    .map_err(|e| WalError::io("preallocating the WAL", e))?;
+                bump(&self.counters.prealloc_bytes, n as u64);
+                pos += n as u64;
             }
-            bump(&self.counters.prealloc_bytes, n as u64);
-            pos += n as u64;
-        }
-        if let Err(e) = self.io.sync_data() {
-            self.failed = true;
-            return Err(WalError::io("fdatasync after preallocating the WAL", e));
+            self.fdatasync()
+                .map_err(|e| WalError::io("fdatasync after preallocating the WAL", e))
+        })();
+        if let Err(e) = extended {
+            // Remove what the failed extension made (it holds zeros only, and no frame was
+            // written past the old end): a full disk is left as it was found.
+            let _ = self.io.set_len(old_len);
+            self.known_len_bytes = 0;
+            return Err(e);
         }
         self.known_len_bytes = self.known_len_bytes.max(end);
         bump(&self.counters.prealloc_syncs, 1);
         Ok(())
     }
 
-    fn sync_data(&mut self) -> Result<(), WalError> {
-        if self.opts.canary_skip_sync {
-            return Ok(());
+    /// `fdatasync` of the WAL, with the sync hook told before and after.
+    fn fdatasync(&mut self) -> std::io::Result<()> {
+        if let Some(h) = self.sync_hook.as_mut() {
+            h(SyncEdge::Before);
         }
-        let synced = if self.opts.canary_flush_only {
+        let r = if self.opts.canary_flush_only {
             self.io.flush_cache_only()
         } else {
             self.io.sync_data()
         };
-        if let Err(e) = synced {
-            self.failed = true;
-            return Err(WalError::io("fdatasync of the WAL", e));
+        if let Some(h) = self.sync_hook.as_mut() {
+            h(SyncEdge::After);
         }
+        r
+    }
+
+    fn sync_data(&mut self) -> Result<(), WalError> {
+        if self.opts.canary_skip_sync {
+            return Ok(());
+        }
+        self.fdatasync()
+            .map_err(|e| WalError::io("fdatasync of the WAL", e))?;
+        self.unsynced_commits = false;
         bump(&self.counters.wal_syncs, 1);
         Ok(())
     }
 
     /// `xSync`: write what is pending and make the WAL durable.
     pub fn sync(&mut self) -> Result<(), WalError> {
-        self.check()?;
         let synced = self.flush()?;
         if !synced && (self.opts.sync != SyncOption::Fua || self.opts.canary_skip_sync) {
             self.sync_data()?;
@@ -585,11 +703,35 @@ impl<I: WalIo> WalState<I> {
         Ok(())
     }
 
+    /// `xSync` right after a commit frame, on the committing connection's handle: the commit's
+    /// sync, which the durability option has already decided (`full`: synced in the commit;
+    /// `fua`: its write was durable; `normal` and group sync: no sync per commit).
+    pub fn commit_sync(&mut self) -> Result<(), WalError> {
+        Ok(())
+    }
+
+    /// Before a checkpoint copies frames into the database: sync the commits whose sync the
+    /// option skipped (`normal`, group sync), with any group still buffered.
+    pub fn sync_owed(&mut self) -> Result<(), WalError> {
+        if self.unsynced_commits || self.buffered_commits > 0 {
+            self.sync()?;
+        }
+        Ok(())
+    }
+
+    /// SQLite released the WAL write lock: the blocks of a transaction that ended without a
+    /// commit frame (rolled back after spilling frames) are dropped, never written later.
+    pub fn drop_uncommitted(&mut self) {
+        self.pending.retain(|_, pb| pb.committed);
+    }
+
     /// A logical read. Bytes past the end read as zero and give `Short`.
     pub fn read(&mut self, off: u64, buf: &mut [u8]) -> Result<ReadOutcome, WalError> {
-        self.check()?;
         bump(&self.counters.read_calls, 1);
-        if off < WAL_HEADER_BYTES as u64 || self.block == 0 {
+        if off < WAL_HEADER_BYTES as u64 || self.block == 0 || self.current_header().is_none() {
+            // Another process may have started the WAL since this one last read its header
+            // block: SQLite reads a frame because the wal-index (shared memory) says it is
+            // there, whatever this process saw of the file before.
             self.refresh_header()?;
         }
         let Some(header) = self.current_header() else {
@@ -667,7 +809,6 @@ impl<I: WalIo> WalState<I> {
 
     /// `xTruncate(0)` and `xDelete`: make the WAL logically absent (blocks stay allocated).
     pub fn mark_absent(&mut self) -> Result<(), WalError> {
-        self.check()?;
         if self.block == 0 {
             return Ok(()); // never written: nothing on disk to hide
         }
@@ -680,15 +821,7 @@ impl<I: WalIo> WalState<I> {
 
     /// Close: write what is buffered (group sync: a last group write with its sync).
     pub fn close(&mut self) -> Result<(), WalError> {
-        if self.failed {
-            return Ok(());
-        }
         self.flush().map(|_| ())
-    }
-
-    /// Is the file in the failed state?
-    pub fn failed(&self) -> bool {
-        self.failed
     }
 }
 
@@ -733,6 +866,10 @@ mod tests {
         }
         fn dio_align(&self) -> u32 {
             self.align
+        }
+        fn set_len(&mut self, len: u64) -> std::io::Result<()> {
+            self.data.resize(len as usize, 0);
+            Ok(())
         }
     }
 
@@ -792,9 +929,132 @@ mod tests {
         let mut hdr = [0u8; 32];
         s.read(0, &mut hdr).unwrap();
         assert_eq!(hdr, wal_header(4096));
-        // Preallocated once with one explicit sync, before the first frame was written.
+        // Preallocated once with one explicit sync, before the first frame was written; then
+        // the commit's own fdatasync (`full`), and the sync SQLite follows it with adds none.
         assert!(s.io.data.len() >= 1025 * 4096);
-        assert_eq!(s.io.syncs, 1);
+        assert_eq!(s.io.syncs, 2);
+        s.commit_sync().unwrap();
+        assert_eq!(s.io.syncs, 2);
+    }
+
+    /// Frame `n`'s 24-byte header (page number `pgno`; a commit frame if `commit`).
+    fn frame_header(pgno: u32, commit: bool) -> [u8; 24] {
+        let mut fh = [0u8; 24];
+        fh[..4].copy_from_slice(&pgno.to_be_bytes());
+        if commit {
+            fh[4..8].copy_from_slice(&9u32.to_be_bytes());
+        }
+        fh
+    }
+
+    fn write_frame<I: WalIo>(
+        s: &mut WalState<I>,
+        n: u64,
+        pgno: u32,
+        commit: bool,
+        fill: u8,
+    ) -> Wrote {
+        let off = 32 + (n - 1) * (4096 + 24);
+        s.write(off, &frame_header(pgno, commit)).unwrap();
+        let mut page = vec![fill; 4096];
+        page[4096 - 24..].fill(0);
+        s.write(off + 24, &page).unwrap()
+    }
+
+    #[test]
+    fn normal_leaves_the_commit_unsynced_until_a_checkpoint_asks() {
+        let io = MemIo {
+            data: Vec::new(),
+            align: 512,
+            syncs: 0,
+        };
+        let opts = WaldioOptions {
+            sync: SyncOption::Normal,
+            ..WaldioOptions::default()
+        };
+        let mut s = WalState::open(io, opts, Arc::default()).unwrap();
+        s.write(0, &wal_header(4096)).unwrap();
+        assert!(write_frame(&mut s, 1, 2, true, 0x11).commit);
+        assert_eq!(s.io.syncs, 1, "the preallocation's sync only");
+        s.commit_sync().unwrap();
+        assert_eq!(s.io.syncs, 1, "no sync per commit with normal");
+        s.sync_owed().unwrap();
+        assert_eq!(s.io.syncs, 2, "the checkpoint's backfill waits for a sync");
+        s.sync_owed().unwrap();
+        assert_eq!(s.io.syncs, 2, "nothing owed twice");
+    }
+
+    #[test]
+    fn frames_of_a_rolled_back_transaction_are_dropped_at_the_end_of_it() {
+        let mut s = state(512);
+        s.write(0, &wal_header(4096)).unwrap();
+        assert!(write_frame(&mut s, 1, 2, true, 0x11).commit);
+        // A spill: frames 2 and 3 without a commit frame, then SQLite rolls back.
+        assert!(!write_frame(&mut s, 2, 3, false, 0x22).commit);
+        assert!(!write_frame(&mut s, 3, 4, false, 0x33).commit);
+        assert_eq!(s.pending.len(), 2);
+        s.drop_uncommitted();
+        assert!(s.pending.is_empty());
+        // Another process commits frame 2; this one's next flush writes nothing over it.
+        let theirs = 2 * 4096;
+        s.io.data[theirs..theirs + 4].copy_from_slice(&[0x44; 4]);
+        s.close().unwrap();
+        assert_eq!(&s.io.data[theirs..theirs + 4], &[0x44; 4]);
+    }
+
+    #[test]
+    fn a_failed_write_leaves_no_state_behind() {
+        struct Failing(MemIo, bool);
+        impl WalIo for Failing {
+            fn read_at(&mut self, buf: &mut [u8], off: u64) -> std::io::Result<usize> {
+                self.0.read_at(buf, off)
+            }
+            fn write_at(&mut self, buf: &[u8], off: u64, d: bool) -> std::io::Result<()> {
+                if self.1 && off > 0 {
+                    return Err(std::io::Error::from_raw_os_error(libc::EFBIG));
+                }
+                self.0.write_at(buf, off, d)
+            }
+            fn sync_data(&mut self) -> std::io::Result<()> {
+                self.0.sync_data()
+            }
+            fn len(&self) -> std::io::Result<u64> {
+                self.0.len()
+            }
+            fn dio_align(&self) -> u32 {
+                512
+            }
+            fn set_len(&mut self, len: u64) -> std::io::Result<()> {
+                self.0.set_len(len)
+            }
+        }
+        let io = Failing(
+            MemIo {
+                data: Vec::new(),
+                align: 512,
+                syncs: 0,
+            },
+            true,
+        );
+        let mut s = WalState::open(io, WaldioOptions::default(), Arc::default()).unwrap();
+        s.write(0, &wal_header(4096)).unwrap();
+        let off = 32;
+        s.write(off, &frame_header(2, true)).unwrap();
+        let mut page = vec![0x55u8; 4096];
+        page[4096 - 24..].fill(0);
+        assert!(s.write(off + 24, &page).is_err(), "the preallocation fails");
+        assert_eq!(
+            s.io.0.data.len(),
+            0,
+            "what the failed extension wrote is removed"
+        );
+        // The limit passes: the same connection commits, as stock SQLite would.
+        s.io.1 = false;
+        s.write(0, &wal_header(4096)).unwrap();
+        assert!(write_frame(&mut s, 1, 2, true, 0x66).commit);
+        let mut back = vec![0u8; 4096];
+        assert_eq!(s.read(off + 24, &mut back).unwrap(), ReadOutcome::Full);
+        assert_eq!(back[0], 0x66);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! A full disk and a read-only filesystem, on real (tmpfs) mounts made for the test: a clear
-//! error (`SQLITE_FULL` naming the preallocation; a read-only refusal), and every commit made
-//! before stays intact. Kernel-level: needs root to mount; fails (not skips) without it, unless
+//! error (`SQLITE_FULL` naming the preallocation; a read-only refusal), the connection that met
+//! the full disk goes on reading, and every commit made before stays intact. Kernel-level: needs root to mount; fails (not skips) without it, unless
 //! `JOJ_SKIP_KERNEL_TESTS=1`.
 
 mod common;
@@ -93,6 +93,11 @@ fn full_disk_gives_sqlite_full_and_keeps_every_commit() {
         why.contains("disk is full") && why.contains("preallocate"),
         "{why}"
     );
+    // The same connection goes on reading, as stock SQLite's does after a full disk.
+    let seen: i64 = c
+        .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+        .unwrap_or_else(|e| panic!("a read after the full disk failed: {e}"));
+    assert_eq!(seen, committed);
     drop(c);
     assert!(
         committed > 10,

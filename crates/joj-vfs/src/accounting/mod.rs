@@ -1,10 +1,11 @@
 //! The `joj` VFS: SQLite's unix VFS behind a thin accounting layer, on the seam.
 //!
-//! Every file is a unix-VFS file ([`BaseFile`](crate::BaseFile)) wrapped in an `AcctFile` that counts on the
-//! way. `xSync` and `xDelete` are not forwarded: joj issues the sync itself on the unix file's
-//! descriptor, with the call the caller chose (fsync or fdatasync), and repeats the unix VFS's
-//! directory sync after a journal is created (on the first sync) or deleted. That is the only
-//! behaviour the layer adds; the rest is SQLite's.
+//! Every file is a unix-VFS file ([`BaseFile`](crate::BaseFile)) wrapped in an `AcctFile` that
+//! counts on the way; every call, `xSync` and `xDelete` included, is the unix VFS's own, so its
+//! system-call overrides, fault injection, sync flags and error recovery are SQLite's. The one
+//! exception is an experiment that asks for `fsync` ([`AccountingVfs::set_sync_call`]): joj
+//! then issues `fsync` itself where the unix VFS would issue `fdatasync` (file and directory),
+//! so that the choice is visible rather than compiled in.
 //!
 //! The descriptor is the unix VFS's own (`BaseFile::unix_descriptor`), checked with `fstat`
 //! against the path at open: if the unix VFS's layout ever changed, opening fails with a clear
@@ -72,7 +73,6 @@ impl Vfs for Accounting {
             base,
             role: role_of(flags),
             dirsync_pending: creates_journal,
-            failed: false,
             path,
         };
         Ok((file, out))
@@ -81,15 +81,15 @@ impl Vfs for Accounting {
     fn delete(&self, path: &Path, sync_dir: bool) -> Result<(), SqliteError> {
         let shared = &self.shared;
         shared.notify(FileEvent::BeforeDelete, path, role_from_name(path), None);
-        os::unlink(path).map_err(|e| {
-            SqliteError::new(match e {
-                os::UnlinkError::NotFound => ResultCode::IOERR_DELETE_NOENT,
-                os::UnlinkError::Other => ResultCode::IOERR_DELETE,
-            })
-        })?;
+        let own_fsync = shared.counters.sync_call() == SyncCall::Fsync;
+        shared.unix.delete(path, sync_dir && !own_fsync)?;
         shared.counters.count_delete();
-        if sync_dir && !shared.sync_directory_of(path) {
-            return Err(SqliteError::new(ResultCode::IOERR_DIR_FSYNC));
+        if sync_dir {
+            if !own_fsync {
+                shared.count_directory_sync_of(path);
+            } else if !shared.sync_directory_of(path) {
+                return Err(SqliteError::new(ResultCode::IOERR_DIR_FSYNC));
+            }
         }
         Ok(())
     }
@@ -137,9 +137,6 @@ impl AccountingVfs {
 /// Register the `joj` VFS with SQLite (once per process; later calls return the same handle).
 /// It is not made the default VFS: open connections with the VFS name [`VFS_NAME`].
 pub fn register() -> Result<AccountingVfs, VfsError> {
-    if let Some(reg) = Registered::<Accounting>::find(VFS_NAME)? {
-        return Ok(AccountingVfs { reg });
-    }
     let unix = BaseVfs::find("unix").ok_or_else(|| VfsError::NoBaseVfs {
         name: "unix".into(),
     })?;

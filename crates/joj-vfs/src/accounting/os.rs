@@ -1,5 +1,6 @@
-//! The system calls the accounting VFS makes itself (through rustix): the sync call of the
-//! caller's choice, a directory's sync, unlink, and the check that a descriptor is the file.
+//! The system calls the accounting VFS makes itself (through rustix): `fsync` when an experiment
+//! chose it over the unix VFS's `fdatasync`, a directory's sync, and the checks that a
+//! descriptor is the file and that a directory is there. None opens a file SQLite may lock.
 
 use crate::counters::SyncCall;
 use rustix::fs::{Mode, OFlags};
@@ -38,20 +39,10 @@ pub(super) fn sync_directory_of(call: SyncCall, path: &Path) -> Option<bool> {
     Some(sync_fd(call, dir.as_fd()))
 }
 
-/// Why an unlink failed, as SQLite's delete codes tell it apart.
-pub(super) enum UnlinkError {
-    NotFound,
-    Other,
-}
-
-pub(super) fn unlink(path: &Path) -> Result<(), UnlinkError> {
-    rustix::fs::unlink(path).map_err(|e| {
-        if e == Errno::NOENT {
-            UnlinkError::NotFound
-        } else {
-            UnlinkError::Other
-        }
-    })
+/// Whether the directory of `path` exists (the unix VFS syncs it only if it can open it).
+pub(super) fn directory_exists(path: &Path) -> bool {
+    rustix::fs::stat(directory_of(path))
+        .is_ok_and(|st| rustix::fs::FileType::from_raw_mode(st.st_mode).is_dir())
 }
 
 /// Whether `fd` is an open descriptor of `path` (same device and inode), or for a file without

@@ -45,6 +45,14 @@ impl Shared {
         }
     }
 
+    /// Count the directory sync the unix VFS just made of `path`'s directory (it skips a
+    /// directory it cannot open, and so does this count).
+    pub(crate) fn count_directory_sync_of(&self, path: &Path) {
+        if os::directory_exists(path) {
+            self.counters.count_sync(self.counters.sync_call(), true);
+        }
+    }
+
     /// Sync the directory of `path` (counted as a directory sync); a directory that cannot be
     /// opened is skipped, as SQLite's unix VFS does.
     pub(crate) fn sync_directory_of(&self, path: &Path) -> bool {

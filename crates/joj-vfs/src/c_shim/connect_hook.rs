@@ -1,7 +1,14 @@
-//! One SQLite auto-extension for all of joj's VFSs: on every new connection it asks SQLite which
-//! VFS the main database is on and, if the registry knows it, runs that VFS's `on_connect`.
+//! One SQLite auto-extension for all of joj's VFSs: on every new connection it finds the joj VFS
+//! the main database is on — the connection's VFS, or one below a VFS stacked over it (asked
+//! through the main database's file with the shim's own file control, which such a VFS passes
+//! down) — and runs that VFS's `on_connect`.
+//!
+//! SQLite clears its auto-extensions in `sqlite3_shutdown()`; every registration installs the
+//! hook again (SQLite ignores one installed already), so an application that registers joj's
+//! VFSs (or loads the extension) again after a shutdown has it back.
 
 use super::errors::panic_error;
+use super::file_calls::REGISTRATION_FCNTL;
 use super::registry;
 use crate::connect::Connecting;
 use crate::error::ResultCode;
@@ -52,10 +59,25 @@ unsafe extern "C" fn on_open(
             &mut vfs as *mut *mut ffi::sqlite3_vfs as *mut c_void,
         )
     };
-    if rc != ffi::SQLITE_OK {
-        return ffi::SQLITE_OK;
-    }
-    let Some(entry) = registry::by_pointer(vfs) else {
+    let found = if rc == ffi::SQLITE_OK {
+        registry::by_pointer(vfs)
+    } else {
+        None
+    };
+    let Some(entry) = found.or_else(|| {
+        let mut reg: *const c_void = std::ptr::null();
+        // SAFETY: the connection being opened; joj's own control, answered by the shim of a
+        // joj VFS's file with its registration (any other VFS answers SQLITE_NOTFOUND).
+        let rc = unsafe {
+            ffi::sqlite3_file_control(
+                db.as_ptr(),
+                c"main".as_ptr(),
+                REGISTRATION_FCNTL,
+                &mut reg as *mut *const c_void as *mut c_void,
+            )
+        };
+        (rc == ffi::SQLITE_OK).then(|| registry::by_registration(reg))?
+    }) else {
         return ffi::SQLITE_OK;
     };
     // SAFETY: the connection being opened, for the duration of this call.

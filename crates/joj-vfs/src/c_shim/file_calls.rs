@@ -4,13 +4,25 @@
 //! hands them to `xOpen`; the open file lives in that buffer:
 //!
 //! ```text
-//! | sqlite3_file (pMethods) | &Registration<V> | poisoned | V::File |
+//! | sqlite3_file (pMethods) | &Registration<V> | poisoned | name | connection | V::File |
 //! ```
 //!
 //! Written by `xOpen` once the Rust file exists (until then `pMethods` is NULL, so SQLite never
 //! closes a file that failed to open), taken out and closed by `xClose`. Each method runs the
 //! Rust one under `catch_unwind`: a panic becomes the method's I/O error and poisons the file,
 //! which then answers every call but `xClose` with that error.
+//!
+//! Two file controls are the shim's own, for every file of every joj VFS, whatever VFS sits
+//! above it (both pass through any VFS that forwards the controls it does not know, as SQLite's
+//! own shims do):
+//! - `SQLITE_FCNTL_PDB`, which SQLite sends every database file it opens (main, attached,
+//!   temporary) with the address of the connection pointer of its B-tree: kept as `connection`
+//!   (and passed on to the file). With it the shim gives a new database the reserved bytes its
+//!   VFS asks for ([`VfsFile::reserve_bytes`]) at the first lock, while the file is still empty
+//!   — on whichever connection, schema or stacked VFS opened it, and without running SQL.
+//! - [`REGISTRATION_FCNTL`]: answers with the file's `Registration`, so the connect hook can
+//!   tell that a connection opened on another VFS (one stacked over ours) has one of joj's VFSs
+//!   below it.
 
 use super::errors::panic_error;
 use super::registration::Registration;
@@ -32,8 +44,19 @@ pub(crate) struct FileSlot<V: Vfs> {
     base: ffi::sqlite3_file,
     reg: &'static Registration<V>,
     poisoned: bool,
+    /// The reserve request is done (asked, or the database was found to exist already).
+    reserve_settled: bool,
+    /// The name SQLite passed to `xOpen` (valid until `xClose`), NULL for temporary files.
+    name: ffi::sqlite3_filename,
+    /// `SQLITE_FCNTL_PDB`'s argument: where the B-tree keeps its connection pointer (valid
+    /// while the file is open); NULL until SQLite sent it.
+    connection: *mut *mut ffi::sqlite3,
     file: ManuallyDrop<V::File>,
 }
+
+/// A file control of joj's own (outside SQLite's numbers): `arg` is a `*const c_void` out
+/// pointer that receives the file's `Registration`.
+pub(crate) const REGISTRATION_FCNTL: c_int = 0x6a6f_6a01;
 
 impl<V: Vfs> FileSlot<V> {
     /// SQLite aligns the buffers it gives `xOpen` to 8 bytes only.
@@ -49,11 +72,13 @@ impl<V: Vfs> FileSlot<V> {
     pub(crate) unsafe fn install(
         at: *mut ffi::sqlite3_file,
         reg: &'static Registration<V>,
+        name: ffi::sqlite3_filename,
         file: V::File,
-        shared_memory: bool,
     ) {
-        let methods = if shared_memory {
+        let methods = if file.has_shared_memory() {
             Tables::<V>::FULL
+        } else if file.has_memory_map() {
+            Tables::<V>::MAPPED
         } else {
             Tables::<V>::BASIC
         };
@@ -61,6 +86,9 @@ impl<V: Vfs> FileSlot<V> {
             base: ffi::sqlite3_file { pMethods: methods },
             reg,
             poisoned: false,
+            reserve_settled: false,
+            name,
+            connection: ptr::null_mut(),
             file: ManuallyDrop::new(file),
         };
         // SAFETY: the caller's contract: a buffer of the right size, 8-byte aligned (checked by
@@ -219,11 +247,83 @@ unsafe extern "C" fn f_file_size<V: Vfs>(
 
 unsafe extern "C" fn f_lock<V: Vfs>(file: *mut ffi::sqlite3_file, level: c_int) -> c_int {
     // SAFETY: see above.
-    rc(unsafe {
+    let r = unsafe {
         call::<V, _>(file, "lock", ResultCode::IOERR_LOCK, |f| {
             f.lock(lock_level(level)?)
         })
-    })
+    };
+    if r.is_ok() && level == ffi::SQLITE_LOCK_SHARED {
+        // SAFETY: see above; SQLite is inside this connection's call that takes the lock.
+        unsafe { settle_reserve::<V>(file) };
+    }
+    rc(r)
+}
+
+/// Give a database this file's VFS wants reserved bytes in the reserve, while it is still
+/// empty: `SQLITE_FCNTL_RESERVE_BYTES` on the connection that is taking its first SHARED lock
+/// (`lockBtree`, before it sizes the B-tree's cells and before `newDatabase` writes page 1).
+/// The control is handled inside SQLite on that B-tree; it runs no SQL and reads no file. Once
+/// the file holds a database its own reserve stands (SQLite changes it only with `VACUUM`).
+///
+/// # Safety
+/// `file` is an open file of `V`, called from within SQLite's `xLock` on it (the connection's
+/// mutex held by this thread, which SQLite's recursive mutexes allow to be taken again).
+unsafe fn settle_reserve<V: Vfs>(file: *mut ffi::sqlite3_file) {
+    {
+        // SAFETY: the caller's contract.
+        let s = unsafe { slot::<V>(file) };
+        if s.reserve_settled || s.poisoned {
+            return;
+        }
+    }
+    // SAFETY: the caller's contract (a panic in the file's methods is caught there).
+    let asked = unsafe {
+        call::<V, _>(file, "lock", ResultCode::IOERR_LOCK, |f| {
+            let want = f.reserve_bytes();
+            Ok((want, if want == 0 { 0 } else { f.file_size()? }))
+        })
+    };
+    // SAFETY: the caller's contract.
+    let s = unsafe { slot::<V>(file) };
+    let want = match asked {
+        Ok((0, _)) | Ok((_, 1..)) => {
+            s.reserve_settled = true;
+            return;
+        }
+        Ok((want, 0)) if !s.name.is_null() => want,
+        _ => return,
+    };
+    if s.connection.is_null() {
+        return;
+    }
+    // SAFETY: PDB's pointer is valid while the file is open; the connection is the one whose
+    // call this is.
+    let db = unsafe { *s.connection };
+    if db.is_null() {
+        return;
+    }
+    // SAFETY: a live connection; every name and filename SQLite returns is valid during the
+    // call, and our own name until xClose.
+    unsafe {
+        let ours = std::ffi::CStr::from_ptr(s.name);
+        for i in 0.. {
+            let schema = ffi::sqlite3_db_name(db, i);
+            if schema.is_null() {
+                break;
+            }
+            let fname = ffi::sqlite3_db_filename(db, schema);
+            if fname.is_null() || std::ffi::CStr::from_ptr(fname) != ours {
+                continue;
+            }
+            let mut n = c_int::from(want);
+            ffi::sqlite3_file_control(
+                db,
+                schema,
+                ffi::SQLITE_FCNTL_RESERVE_BYTES,
+                &mut n as *mut c_int as *mut c_void,
+            );
+        }
+    }
 }
 
 unsafe extern "C" fn f_unlock<V: Vfs>(file: *mut ffi::sqlite3_file, level: c_int) -> c_int {
@@ -261,6 +361,21 @@ unsafe extern "C" fn f_file_control<V: Vfs>(
     op: c_int,
     arg: *mut c_void,
 ) -> c_int {
+    match op {
+        REGISTRATION_FCNTL if !arg.is_null() => {
+            // SAFETY: see above; joj's own control passes a `*const c_void` out pointer.
+            unsafe {
+                let s = slot::<V>(file);
+                *(arg as *mut *const c_void) = s.reg as *const Registration<V> as *const c_void;
+            }
+            return ffi::SQLITE_OK;
+        }
+        ffi::SQLITE_FCNTL_PDB if !arg.is_null() => {
+            // SAFETY: see above; PDB's argument is the B-tree's `sqlite3 **`.
+            unsafe { slot::<V>(file).connection = arg as *mut *mut ffi::sqlite3 };
+        }
+        _ => {}
+    }
     // SAFETY: see above; `arg` is what SQLite passes with `op`.
     let control = unsafe { FileControl::from_raw(op, arg) };
     // SAFETY: see above.
@@ -392,14 +507,15 @@ unsafe extern "C" fn f_unfetch<V: Vfs>(
     })
 }
 
-/// The io-method tables of `V`'s files: `BASIC` (version 1) for files without shared memory,
-/// `FULL` (version 3: shared memory and memory-mapped pages) for files with it. A `static`
-/// cannot be generic, so each is an associated constant holding a reference, promoted to
-/// `'static` per `V` at monomorphisation: what SQLite's `pMethods` needs.
+/// The io-method tables of `V`'s files: `FULL` (version 3: shared memory and memory-mapped
+/// pages) for files with shared memory, `MAPPED` (version 3 without the shared-memory methods,
+/// which SQLite checks before it uses WAL: memory-mapped pages only, as the unix VFS gives a
+/// temporary database) for files that can map pages, `BASIC` (version 1) for the rest. A
+/// `static` cannot be generic, so each is an associated constant holding a reference,
+/// promoted to `'static` per `V` at monomorphisation: what SQLite's `pMethods` needs.
 pub(crate) struct Tables<V>(PhantomData<V>);
 
-const fn table<V: Vfs>(version: c_int) -> ffi::sqlite3_io_methods {
-    let shm = version >= 2;
+const fn table<V: Vfs>(version: c_int, shm: bool) -> ffi::sqlite3_io_methods {
     ffi::sqlite3_io_methods {
         iVersion: version,
         xClose: Some(f_close::<V>),
@@ -432,6 +548,7 @@ const fn table<V: Vfs>(version: c_int) -> ffi::sqlite3_io_methods {
 }
 
 impl<V: Vfs> Tables<V> {
-    const BASIC: &'static ffi::sqlite3_io_methods = &table::<V>(1);
-    const FULL: &'static ffi::sqlite3_io_methods = &table::<V>(3);
+    const BASIC: &'static ffi::sqlite3_io_methods = &table::<V>(1, false);
+    const MAPPED: &'static ffi::sqlite3_io_methods = &table::<V>(3, false);
+    const FULL: &'static ffi::sqlite3_io_methods = &table::<V>(3, true);
 }

@@ -112,6 +112,8 @@ pub fn register_vfs<V: Vfs>(
 ) -> Result<Registered<V>, VfsError> {
     let () = FileSlot::<V>::FITS_SQLITE_ALIGNMENT;
     if let Some(existing) = Registered::<V>::find(name)? {
+        // Again, in case SQLite was shut down since (which clears auto-extensions).
+        install_connect_hook(name)?;
         return Ok(existing);
     }
     let c_name = CString::new(name).map_err(|_| VfsError::BadName { name: name.into() })?;
@@ -128,13 +130,7 @@ pub fn register_vfs<V: Vfs>(
         return Err(VfsError::NameTaken { name: name.into() });
     }
     // The hook first: once SQLite knows the VFS, its connections must get their on_connect.
-    let rc = connect_hook::install();
-    if rc != ffi::SQLITE_OK {
-        return Err(VfsError::AutoExtension {
-            name: name.into(),
-            code: ResultCode::from_raw(rc),
-        });
-    }
+    install_connect_hook(name)?;
     let reg: &'static Registration<V> = Box::leak(Box::new(Registration {
         name: name.to_string(),
         c_name,
@@ -165,6 +161,18 @@ pub fn register_vfs<V: Vfs>(
         on_connect: on_connect::<V>,
     });
     Ok(Registered { reg, vfs })
+}
+
+/// Install the connect hook (again: SQLite ignores an auto-extension it has).
+fn install_connect_hook(name: &str) -> Result<(), VfsError> {
+    let rc = connect_hook::install();
+    if rc != ffi::SQLITE_OK {
+        return Err(VfsError::AutoExtension {
+            name: name.into(),
+            code: ResultCode::from_raw(rc),
+        });
+    }
+    Ok(())
 }
 
 /// The last error of the VFS of joj's registered as `name`, whatever its type.

@@ -44,3 +44,16 @@ pub(crate) fn by_pointer(vfs: *const ffi::sqlite3_vfs) -> Option<Entry> {
         .find(|e| std::ptr::eq(e.vfs.as_ptr(), vfs))
         .copied()
 }
+
+/// The entry whose registration (`Registration<V>`, type-erased) is at `reg`.
+pub(crate) fn by_registration(reg: *const std::ffi::c_void) -> Option<Entry> {
+    lock()
+        .iter()
+        .find(|e| {
+            std::ptr::eq(
+                e.instance as *const (dyn Any + Send + Sync) as *const (),
+                reg as *const (),
+            )
+        })
+        .copied()
+}

@@ -1,13 +1,15 @@
 //! SQLite's VFS-level calls for a registered `V: Vfs`: open, delete, access and full pathname
-//! go to the Rust VFS (under `catch_unwind`); randomness, sleep, time, dynamic loading and the
-//! OS error go unchanged to the VFS's delegate.
+//! go to the Rust VFS (under `catch_unwind`); randomness, sleep, time, dynamic loading, the OS
+//! error and the system-call overrides (`xSetSystemCall` and its two companions, with which a
+//! test or an application replaces the base VFS's `open`, `unlink`, ...) go unchanged to the
+//! VFS's delegate.
 
 use super::file_calls::FileSlot;
 use super::registration::Registration;
 use crate::error::ResultCode;
 use crate::flags::{Access, OpenFlags};
 use crate::name::FileName;
-use crate::vfs::{Vfs, VfsFile};
+use crate::vfs::Vfs;
 use libsqlite3_sys as ffi;
 use std::ffi::{CStr, OsStr, c_char, c_int, c_void};
 use std::os::unix::ffi::OsStrExt;
@@ -37,9 +39,9 @@ pub(crate) fn make_vfs<V: Vfs>(reg: &'static Registration<V>) -> ffi::sqlite3_vf
         xCurrentTime: Some(x_current_time::<V>),
         xGetLastError: Some(x_get_last_error::<V>),
         xCurrentTimeInt64: Some(x_current_time_int64::<V>),
-        xSetSystemCall: None,
-        xGetSystemCall: None,
-        xNextSystemCall: None,
+        xSetSystemCall: Some(x_set_system_call::<V>),
+        xGetSystemCall: Some(x_get_system_call::<V>),
+        xNextSystemCall: Some(x_next_system_call::<V>),
     }
 }
 
@@ -73,13 +75,12 @@ unsafe extern "C" fn x_open<V: Vfs>(
         // `open` gets the 'static VFS (its files may keep a reference to it).
         let vfs: &'static V = &reg.vfs;
         let opened = reg.guard("open", ResultCode::CANTOPEN, |_| {
-            let (f, out) = vfs.open(name.as_ref(), flags)?;
-            let shm = f.has_shared_memory();
-            Ok((f, out, shm))
+            vfs.open(name.as_ref(), flags)
         });
         match opened {
-            Ok((f, out, shm)) => {
-                FileSlot::install(file, reg, f, shm);
+            Ok((f, out)) => {
+                let raw_name = name.map_or(ptr::null(), |n| n.as_ptr());
+                FileSlot::install(file, reg, raw_name, f);
                 if !out_flags.is_null() {
                     *out_flags = out.bits();
                 }
@@ -212,6 +213,25 @@ delegated!(
     xCurrentTimeInt64,
     (t: *mut ffi::sqlite3_int64) -> c_int,
     ffi::SQLITE_ERROR
+);
+
+delegated!(
+    x_set_system_call,
+    xSetSystemCall,
+    (name: *const c_char, call: ffi::sqlite3_syscall_ptr) -> c_int,
+    ffi::SQLITE_NOTFOUND
+);
+delegated!(
+    x_get_system_call,
+    xGetSystemCall,
+    (name: *const c_char) -> ffi::sqlite3_syscall_ptr,
+    None
+);
+delegated!(
+    x_next_system_call,
+    xNextSystemCall,
+    (name: *const c_char) -> *const c_char,
+    ptr::null()
 );
 
 /// A symbol from a library `xDlOpen` loaded.

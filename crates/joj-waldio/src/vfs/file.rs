@@ -71,6 +71,14 @@ impl VfsFile for WaldioFile {
         each!(self, |f| f.has_shared_memory())
     }
 
+    fn has_memory_map(&self) -> bool {
+        each!(self, |f| f.has_memory_map())
+    }
+
+    fn reserve_bytes(&self) -> u8 {
+        each!(self, |f| f.reserve_bytes())
+    }
+
     fn shm_map(
         &mut self,
         region: u32,

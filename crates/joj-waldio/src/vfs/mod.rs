@@ -1,8 +1,11 @@
 //! The `waldio` VFS on joj-vfs's seam: the `-wal` file is a [`WalFile`] over the process's one
 //! [`WalState`](crate::WalState) of that file (`shared_wal`); every other file passes through to
-//! the base VFS (`unix`, or joj's accounting `joj`) unchanged. New connections get the 24-byte
-//! reserve and the `PRAGMA synchronous` their durability option needs (`on_connect`).
+//! the base VFS (`unix`, or joj's accounting `joj`) unchanged. A new database gets the 24-byte
+//! reserve when SQLite creates it (`PassThrough::reserve_bytes`); a new connection's URI
+//! options and database header are checked (`on_connect`), without SQL and without a
+//! descriptor of waldio's own on the database (docs/formats/waldio.md, "Locks").
 
+mod db_files;
 mod file;
 mod instance;
 mod pass_through;
@@ -55,29 +58,41 @@ impl Waldio {
         let opts = self
             .options_for(name)
             .map_err(|e| SqliteError::with_message(ResultCode::CANTOPEN, e.to_string()))?;
-        // The database must keep the reserve the frame headers live in.
-        let mut mode = 0o644;
-        if let Some(db_path) = name.database_path() {
-            match sqlite_header::read(&db_path) {
-                Ok(Some(h)) if h.reserve < RESERVE_NEEDED => {
-                    return Err(SqliteError::with_message(
-                        ResultCode::CANTOPEN,
-                        no_reserve_message(&db_path, h.page_size, h.reserve),
-                    ));
-                }
-                Ok(_) => {}
-                Err(e) => {
-                    return Err(SqliteError::with_message(
-                        ResultCode::CANTOPEN,
-                        format!("reading the header of {}: {e}", db_path.display()),
-                    ));
-                }
-            }
-            if let Ok(md) = std::fs::metadata(&db_path) {
-                use std::os::unix::fs::PermissionsExt;
-                mode = md.permissions().mode() & 0o777;
+        let cantopen = |m: String| SqliteError::with_message(ResultCode::CANTOPEN, m);
+        let db_path = name.database_path().ok_or_else(|| {
+            cantopen(format!(
+                "{}: SQLite named no database for this WAL",
+                name.path().display()
+            ))
+        })?;
+        // The database must keep the reserve the frame headers live in. Its header is read
+        // through the file SQLite has open (a descriptor of waldio's own, once closed, would
+        // drop the process's locks on the database).
+        let header = db_files::with_database(&db_path, |db| {
+            let mut h = [0u8; sqlite_header::BYTES];
+            db.read(&mut h, 0).map(|_| sqlite_header::parse(&h))
+        })
+        .ok_or_else(|| {
+            cantopen(format!(
+                "{}: the WAL is opened without its database open through {} in this process",
+                db_path.display(),
+                crate::VFS_NAME
+            ))
+        })?
+        .map_err(|e| cantopen(format!("reading the header of {}: {e}", db_path.display())))?;
+        if let Some(h) = header {
+            if h.reserve < RESERVE_NEEDED {
+                return Err(cantopen(no_reserve_message(
+                    &db_path,
+                    h.page_size,
+                    h.reserve,
+                )));
             }
         }
+        let mode = std::fs::metadata(&db_path).map_or(0o644, |md| {
+            use std::os::unix::fs::PermissionsExt;
+            md.permissions().mode() & 0o777
+        });
         // Only now (the database may have this WAL): move an old one, refuse a stock one.
         let logical = name.path();
         let physical = wal_name::settle(logical).map_err(|e| {
@@ -86,22 +101,17 @@ impl Waldio {
                 format!("{}: {e}", logical.display()),
             )
         })?;
-        let shared = open_shared(self, &physical, flags.create(), mode, opts)?;
+        let shared = open_shared(self, &physical, &db_path, flags.create(), mode, opts)?;
         // The WAL is waldio's (or new): mark the database before any frame can be written.
-        if let Some(db_path) = name.database_path() {
-            db_mark::ensure(&db_path).map_err(|e| {
-                SqliteError::with_message(
-                    ResultCode::CANTOPEN,
-                    format!(
-                        "marking {} as a waldio database (byte 19 of its header, so that a \
-                         SQLite without waldio refuses it): {e}; fix: make the database file \
-                         writable",
-                        db_path.display()
-                    ),
-                )
-            })?;
+        let marked = db_files::with_database(&db_path, db_mark::ensure);
+        if let Some(Err(e)) = marked {
+            return Err(cantopen(format!(
+                "marking {} as a waldio database (byte 19 of its header, so that a SQLite \
+                 without waldio refuses it): {e}; fix: make the database file writable",
+                db_path.display()
+            )));
         }
-        Ok(WalFile { inst: self, shared })
+        Ok(WalFile::new(shared))
     }
 }
 
@@ -117,12 +127,12 @@ impl Vfs for Waldio {
             return Ok((WaldioFile::Wal(self.open_wal(name, flags)?), flags));
         }
         let (base, out) = self.base.open(name, flags)?;
-        let file = PassThrough {
-            inst: self,
+        let file = PassThrough::new(
+            self,
             base,
-            path: name.map(|n| n.path().to_path_buf()),
-            main_db: flags.kind() == FileKind::MainDb,
-        };
+            name.map(|n| n.path().to_path_buf()),
+            flags.kind() == FileKind::MainDb,
+        );
         Ok((WaldioFile::PassThrough(file), out))
     }
 
@@ -175,31 +185,51 @@ impl Vfs for Waldio {
         Some(self.base)
     }
 
-    /// Ask for the 24-byte reserve (new databases get it) and set `PRAGMA synchronous` to what
-    /// the durability option needs. Refused here, with the message as the open's error: options
-    /// waldio cannot use, and a database in WAL mode without the reserve (its WAL could never
-    /// be opened).
+    /// Check a new connection before the application gets it, with the message as the open's
+    /// error: URI options waldio cannot use, and a database in WAL mode whose WAL could never be
+    /// opened (no reserve, or a reserve something else writes). Runs no SQL and touches no
+    /// file: the header is read through the connection's own file (`sqlite3_open` itself reads
+    /// nothing), so every open stock SQLite allows is allowed here, whatever locks others hold.
     fn on_connect(&self, conn: &mut Connecting<'_>) -> Result<(), SqliteError> {
-        conn.request_reserve_bytes(RESERVE_NEEDED);
         let refused = |m: String| SqliteError::with_message(ResultCode::CANTOPEN, m);
         let keys = conn.uri_keys();
-        let opts = options::check_uri_keys(keys.iter().map(String::as_str))
+        options::check_uri_keys(keys.iter().map(String::as_str))
             .and_then(|()| {
                 self.defaults()
                     .with_uri_params(|key| conn.uri_parameter(key))
             })
             .map_err(|e| refused(e.to_string()))?;
-        if let Some(db) = conn.database_path() {
-            if let Ok(Some(h)) = sqlite_header::read(&db) {
-                if h.wal_mode && h.reserve < RESERVE_NEEDED {
-                    return Err(refused(no_reserve_message(&db, h.page_size, h.reserve)));
-                }
-            }
+        let Some(db) = conn.database_path() else {
+            return Ok(());
+        };
+        let mut h = [0u8; sqlite_header::BYTES];
+        if !conn.read_main_database(&mut h, 0).unwrap_or(false) {
+            return Ok(());
         }
-        // The pragma reads the schema, so it fails on a database or WAL waldio refuses. The
-        // open goes on: the application's first statement meets the same refusal, with the
-        // VFS's message as the last error (failing here would replace it with this one).
-        let _ = conn.execute(&format!("PRAGMA synchronous={}", opts.sqlite_synchronous()));
+        let Some(h) = sqlite_header::parse(&h) else {
+            return Ok(());
+        };
+        if h.wal_mode && h.reserve < RESERVE_NEEDED {
+            return Err(refused(no_reserve_message(&db, h.page_size, h.reserve)));
+        }
+        if h.wal_mode && page_tail_in_use(conn, h.page_size) {
+            return Err(refused(format!(
+                "{}: the last {RESERVE_NEEDED} bytes of its first page hold data, so its \
+                 reserved bytes are written by something else (a VFS stacked above waldio, such \
+                 as a checksum VFS, or an encryption codec); waldio keeps its frame headers \
+                 there and cannot share them. Open it without that VFS, or without waldio",
+                db.display()
+            )));
+        }
         Ok(())
     }
+}
+
+/// Whether the last [`RESERVE_NEEDED`] bytes of page 1, as SQLite reads them, are not zero. The
+/// B-tree never writes a page's reserved bytes, so under waldio they stay zero unless a layer
+/// above writes them.
+fn page_tail_in_use(conn: &Connecting<'_>, page_size: u32) -> bool {
+    let mut tail = [0u8; RESERVE_NEEDED as usize];
+    let at = u64::from(page_size) - u64::from(RESERVE_NEEDED);
+    conn.read_main_database(&mut tail, at).unwrap_or(false) && tail.iter().any(|&b| b != 0)
 }

@@ -1,26 +1,66 @@
 //! Every file but the WAL (database, `-shm` through it, journals, temporary files): the base
 //! VFS's file, unchanged but for the main database's header mark (`db_mark`). A test's tap sees
 //! its writes (as SQLite gave them), syncs and truncates after they succeed.
+//!
+//! A main database's file is shared (`db_files`): the WAL's open reads and marks the header
+//! through it rather than through a descriptor of its own. It asks for waldio's reserve when
+//! SQLite creates the database (`reserve_bytes`), and it tells the WAL when SQLite ends a write
+//! transaction (the write lock of the wal-index released: frames a rolled-back transaction
+//! spilled are dropped) and before SQLite backfills a checkpoint (`SQLITE_FCNTL_CKPT_START`: a
+//! commit sync waldio's option skipped is made first).
 
+use super::db_files;
 use super::instance::Waldio;
+use super::shared_wal;
 use crate::db_mark;
-use joj_vfs::{BaseFile, ReadOutcome, SqliteError, SyncFlags, VfsFile};
+use crate::layout::RESERVE_NEEDED;
+use joj_vfs::{
+    FileControl, ReadOutcome, SharedBaseFile, ShmLockFlags, SqliteError, SyncFlags, VfsFile,
+};
 use std::path::PathBuf;
+
+/// `SQLITE_FCNTL_CKPT_START`: SQLite is about to copy WAL frames into the database.
+const CKPT_START: i32 = 39;
+/// The wal-index lock slot of the WAL write lock (`WAL_WRITE_LOCK` in SQLite's `wal.c`).
+const WAL_WRITE_LOCK: u32 = 0;
 
 pub(crate) struct PassThrough {
     pub(crate) inst: &'static Waldio,
-    pub(crate) base: BaseFile,
+    pub(crate) base: SharedBaseFile,
     pub(crate) path: Option<PathBuf>,
     /// The main database: its header's read version is marked on disk (`db_mark`).
     pub(crate) main_db: bool,
 }
 
 impl PassThrough {
+    pub(crate) fn new(
+        inst: &'static Waldio,
+        base: joj_vfs::BaseFile,
+        path: Option<PathBuf>,
+        main_db: bool,
+    ) -> PassThrough {
+        let base = SharedBaseFile::new(base);
+        if let (true, Some(p)) = (main_db, path.as_deref()) {
+            db_files::add(p, base.downgrade());
+        }
+        PassThrough {
+            inst,
+            base,
+            path,
+            main_db,
+        }
+    }
+
     /// Tell the instance's tap, if a test taps the VFS and the file has a name.
     fn tap(&self, f: impl FnOnce(&dyn crate::io::Tap, &std::path::Path)) {
         if let (Some(tap), Some(path)) = (self.inst.tap(), self.path.as_deref()) {
             f(tap.as_ref(), path);
         }
+    }
+
+    /// The main database's name (`None` for every other file).
+    fn database(&self) -> Option<&std::path::Path> {
+        self.path.as_deref().filter(|_| self.main_db)
     }
 }
 
@@ -58,9 +98,105 @@ impl VfsFile for PassThrough {
         Ok(())
     }
 
-    joj_vfs::forward_to_base!(base);
+    fn file_size(&mut self) -> Result<u64, SqliteError> {
+        self.base.file_size()
+    }
+
+    fn lock(&mut self, level: joj_vfs::LockLevel) -> Result<(), SqliteError> {
+        self.base.lock(level)
+    }
+
+    fn unlock(&mut self, level: joj_vfs::LockLevel) -> Result<(), SqliteError> {
+        self.base.unlock(level)
+    }
+
+    fn check_reserved_lock(&mut self) -> Result<bool, SqliteError> {
+        self.base.check_reserved_lock()
+    }
+
+    fn file_control(&mut self, control: FileControl<'_>) -> Result<(), SqliteError> {
+        let ckpt = matches!(&control, FileControl::Other(o) if o.op() == CKPT_START);
+        if let (true, Some(db)) = (ckpt, self.database()) {
+            // Before the first page is copied: the frames must be durable in the WAL first.
+            shared_wal::checkpoint_starts(db)?;
+        }
+        self.base.file_control(control)
+    }
+
+    fn sector_size(&mut self) -> u32 {
+        self.base.sector_size()
+    }
+
+    fn device_characteristics(&mut self) -> joj_vfs::DeviceCharacteristics {
+        self.base.device_characteristics()
+    }
+
+    fn has_shared_memory(&self) -> bool {
+        self.base.has_shared_memory()
+    }
+
+    fn has_memory_map(&self) -> bool {
+        self.base.has_memory_map()
+    }
+
+    fn reserve_bytes(&self) -> u8 {
+        if self.main_db { RESERVE_NEEDED } else { 0 }
+    }
+
+    fn shm_map(
+        &mut self,
+        region: u32,
+        region_bytes: u32,
+        extend: bool,
+    ) -> Result<joj_vfs::ShmMapping, SqliteError> {
+        self.base.shm_map(region, region_bytes, extend)
+    }
+
+    fn shm_lock(
+        &mut self,
+        offset: u32,
+        count: u32,
+        flags: ShmLockFlags,
+    ) -> Result<(), SqliteError> {
+        self.base.shm_lock(offset, count, flags)?;
+        // The write lock is slot 0, so a range holds it when it starts there.
+        let write_lock_released =
+            !flags.lock() && flags.exclusive() && offset == WAL_WRITE_LOCK && count > 0;
+        if let (true, Some(db)) = (write_lock_released, self.database()) {
+            shared_wal::write_transaction_ended(db);
+        }
+        Ok(())
+    }
+
+    fn shm_barrier(&mut self) {
+        self.base.shm_barrier()
+    }
+
+    fn shm_unmap(&mut self, delete: bool) -> Result<(), SqliteError> {
+        self.base.shm_unmap(delete)
+    }
+
+    fn fetch(
+        &mut self,
+        offset: u64,
+        amount: usize,
+    ) -> Result<Option<joj_vfs::FetchedPage>, SqliteError> {
+        self.base.fetch(offset, amount)
+    }
+
+    fn unfetch(
+        &mut self,
+        offset: u64,
+        page: Option<joj_vfs::FetchedPage>,
+    ) -> Result<(), SqliteError> {
+        self.base.unfetch(offset, page)
+    }
 
     fn close(self) -> Result<(), SqliteError> {
-        self.base.close()
+        let r = self.base.close();
+        if let Some(db) = self.path.as_deref().filter(|_| self.main_db) {
+            db_files::prune(db);
+        }
+        r
     }
 }

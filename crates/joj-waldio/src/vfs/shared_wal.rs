@@ -1,13 +1,15 @@
 //! One [`SharedWal`] per WAL file (device, inode) in the process: every connection's handle of
 //! the WAL points at it, so group-sync buffers and pending blocks are seen by all of them. An
 //! OFD lock keeps a group-syncing WAL to one process; a timer thread writes a group whose oldest
-//! commit reached the interval.
+//! commit reached the interval. The database's file reaches its WAL here by the database's name
+//! (the end of a write transaction, the start of a checkpoint's backfill).
 
 use super::instance::{Waldio, lock};
 use crate::io::DirectFile;
 use crate::options::WaldioOptions;
-use crate::wal::{WalError, WalState};
-use joj_vfs::{ResultCode, SqliteError};
+use crate::wal::{SyncEdge, WalError, WalState};
+use joj_trace::FileRole;
+use joj_vfs::{FileEvent, ResultCode, SqliteError};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
@@ -19,9 +21,45 @@ pub(crate) struct SharedWal {
     key: (u64, u64),
 }
 
-/// Every WAL open in this process, by (device, inode).
-type WalRegistry = HashMap<(u64, u64), Weak<SharedWal>>;
+/// Every WAL open in this process, by (device, inode), and by its database's name.
+#[derive(Default)]
+struct WalRegistry {
+    by_file: HashMap<(u64, u64), Weak<SharedWal>>,
+    by_database: HashMap<PathBuf, Weak<SharedWal>>,
+}
 static WALS: Mutex<Option<WalRegistry>> = Mutex::new(None);
+
+/// The WAL of the database called `db`, if this process has it open.
+fn of_database(db: &Path) -> Option<Arc<SharedWal>> {
+    lock(&WALS)
+        .as_ref()
+        .and_then(|r| r.by_database.get(db).and_then(Weak::upgrade))
+}
+
+/// SQLite released the WAL write lock of `db` (the write transaction committed or rolled
+/// back): frames of a rolled-back transaction still in memory are dropped, so that they can
+/// never be read or written over frames another process commits next.
+pub(crate) fn write_transaction_ended(db: &Path) {
+    if let Some(w) = of_database(db) {
+        lock(&w.state).drop_uncommitted();
+    }
+}
+
+/// SQLite is about to copy WAL frames of `db` into the database: commits whose sync the
+/// durability option skipped are made durable first (the checkpoint's own WAL sync may have
+/// been taken for the last commit's).
+pub(crate) fn checkpoint_starts(db: &Path) -> Result<(), SqliteError> {
+    let Some(w) = of_database(db) else {
+        return Ok(());
+    };
+    let mut st = lock(&w.state);
+    st.sync_owed().map_err(|e| {
+        fail(
+            code_of(&e, ResultCode::IOERR_FSYNC),
+            format!("{}: {e}", w.path.display()),
+        )
+    })
+}
 
 fn file_key(fd: std::os::fd::BorrowedFd<'_>) -> std::io::Result<(u64, u64)> {
     let st = rustix::fs::fstat(fd)?;
@@ -31,7 +69,7 @@ fn file_key(fd: std::os::fd::BorrowedFd<'_>) -> std::io::Result<(u64, u64)> {
 /// The SQLite code for a WAL error (`default` for plain I/O errors).
 pub(crate) fn code_of(e: &WalError, default: ResultCode) -> ResultCode {
     match e {
-        WalError::Full(_) => ResultCode::FULL,
+        WalError::Full(_) | WalError::NoRoom { .. } => ResultCode::FULL,
         WalError::StockWal
         | WalError::Foreign
         | WalError::NewerVersion(_)
@@ -49,6 +87,7 @@ fn fail(code: ResultCode, msg: String) -> SqliteError {
 pub(crate) fn open_shared(
     inst: &'static Waldio,
     path: &Path,
+    db: &Path,
     create: bool,
     mode: u32,
     opts: WaldioOptions,
@@ -70,8 +109,8 @@ pub(crate) fn open_shared(
         )
     })?;
     let mut wals = lock(&WALS);
-    let map = wals.get_or_insert_with(HashMap::new);
-    if let Some(existing) = map.get(&key).and_then(Weak::upgrade) {
+    let reg = wals.get_or_insert_with(WalRegistry::default);
+    if let Some(existing) = reg.by_file.get(&key).and_then(Weak::upgrade) {
         let theirs = *lock(&existing.state).options();
         if theirs != opts {
             return Err(fail(
@@ -87,6 +126,8 @@ pub(crate) fn open_shared(
                 ),
             ));
         }
+        reg.by_database
+            .insert(db.to_path_buf(), Arc::downgrade(&existing));
         return Ok(existing);
     }
     if let Err(e) = file.ofd_lock(opts.group.is_some()) {
@@ -100,18 +141,31 @@ pub(crate) fn open_shared(
             format!("{}: {why} ({e})", path.display()),
         ));
     }
-    let state = WalState::open(file, opts, inst.counters.clone()).map_err(|e| {
+    let mut state = WalState::open(file, opts, inst.counters.clone()).map_err(|e| {
         fail(
             code_of(&e, ResultCode::CANTOPEN),
             format!("{}: {e}", path.display()),
         )
     })?;
+    let observed = path.to_path_buf();
+    let fd = state.io().raw_fd();
+    state.set_sync_hook(Box::new(move |edge| {
+        if let Some(o) = inst.observer() {
+            let event = match edge {
+                SyncEdge::Before => FileEvent::BeforeSync,
+                SyncEdge::After => FileEvent::AfterSync,
+            };
+            o.file_event(event, &observed, FileRole::Wal, Some(fd));
+        }
+    }));
     let shared = Arc::new(SharedWal {
         state: Mutex::new(state),
         path: path.to_path_buf(),
         key,
     });
-    map.insert(key, Arc::downgrade(&shared));
+    reg.by_file.insert(key, Arc::downgrade(&shared));
+    reg.by_database
+        .insert(db.to_path_buf(), Arc::downgrade(&shared));
     drop(wals);
     if let Some(g) = opts.group {
         start_group_timer(inst, Arc::downgrade(&shared), g.interval_ms);
@@ -152,10 +206,11 @@ pub(crate) fn release(shared: Arc<SharedWal>) {
     let key = shared.key;
     drop(shared);
     let mut wals = lock(&WALS);
-    if let Some(map) = wals.as_mut() {
-        if map.get(&key).is_some_and(|w| w.strong_count() == 0) {
-            map.remove(&key);
+    if let Some(reg) = wals.as_mut() {
+        if reg.by_file.get(&key).is_some_and(|w| w.strong_count() == 0) {
+            reg.by_file.remove(&key);
         }
+        reg.by_database.retain(|_, w| w.strong_count() > 0);
     }
 }
 
@@ -182,7 +237,7 @@ pub(crate) fn with_existing_wal<R>(
     })?;
     let existing = lock(&WALS)
         .as_ref()
-        .and_then(|m| m.get(&key).and_then(Weak::upgrade));
+        .and_then(|r| r.by_file.get(&key).and_then(Weak::upgrade));
     match existing {
         Some(shared) => {
             let mut st = lock(&shared.state);

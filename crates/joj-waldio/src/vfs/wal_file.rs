@@ -1,37 +1,47 @@
 //! A connection's handle of a `-wal` file: SQLite's file calls over the [`SharedWal`]'s
 //! [`WalState`](crate::WalState). SQLite never locks the WAL file itself (its locks are in the
 //! `-shm`), and the WAL needs no shared memory of its own.
+//!
+//! The handle tells a commit's sync from every other: SQLite syncs a commit (when its
+//! `synchronous` asks it to) right after writing the commit frame, on the committing
+//! connection's handle, with nothing in between. That sync is the durability option's to decide
+//! (`WalState::commit_sync`: nothing more for `full`, which synced in the commit, and `fua`; none
+//! for `normal` and group sync); every other sync (the WAL header after a restart, a checkpoint)
+//! is real. A checkpoint that runs right after a commit without a sync between them is caught
+//! at `SQLITE_FCNTL_CKPT_START`, before it copies a page (`shared_wal::checkpoint_starts`).
 
-use super::instance::{Waldio, lock};
+use super::instance::lock;
 use super::shared_wal::{SharedWal, code_of, release};
 use crate::wal::ReadOutcome as WalRead;
-use joj_trace::FileRole;
 use joj_vfs::{
-    DeviceCharacteristics, FileControl, FileEvent, LockLevel, ReadOutcome, ResultCode, SqliteError,
-    SyncFlags, VfsFile,
+    DeviceCharacteristics, FileControl, LockLevel, ReadOutcome, ResultCode, SqliteError, SyncFlags,
+    VfsFile,
 };
 use std::fmt::Display;
 use std::sync::Arc;
 
 pub(crate) struct WalFile {
-    pub(crate) inst: &'static Waldio,
-    pub(crate) shared: Arc<SharedWal>,
+    shared: Arc<SharedWal>,
+    /// The last call on this handle wrote a commit frame: a sync now is that commit's.
+    just_committed: bool,
 }
 
 impl WalFile {
-    fn fail(&self, code: ResultCode, e: impl Display) -> SqliteError {
-        SqliteError::with_message(code, format!("{}: {e}", self.shared.path.display()))
+    pub(crate) fn new(shared: Arc<SharedWal>) -> WalFile {
+        WalFile {
+            shared,
+            just_committed: false,
+        }
     }
 
-    fn notify(&self, event: FileEvent, fd: i32) {
-        if let Some(o) = self.inst.observer() {
-            o.file_event(event, &self.shared.path, FileRole::Wal, Some(fd));
-        }
+    fn fail(&self, code: ResultCode, e: impl Display) -> SqliteError {
+        SqliteError::with_message(code, format!("{}: {e}", self.shared.path.display()))
     }
 }
 
 impl VfsFile for WalFile {
     fn read(&mut self, buf: &mut [u8], offset: u64) -> Result<ReadOutcome, SqliteError> {
+        self.just_committed = false;
         let mut st = lock(&self.shared.state);
         match st.read(offset, buf) {
             Ok(WalRead::Full) => Ok(ReadOutcome::Full),
@@ -42,12 +52,17 @@ impl VfsFile for WalFile {
     }
 
     fn write(&mut self, data: &[u8], offset: u64) -> Result<(), SqliteError> {
+        self.just_committed = false;
         let mut st = lock(&self.shared.state);
-        st.write(offset, data)
-            .map_err(|e| self.fail(code_of(&e, ResultCode::IOERR_WRITE), e))
+        let wrote = st
+            .write(offset, data)
+            .map_err(|e| self.fail(code_of(&e, ResultCode::IOERR_WRITE), e))?;
+        self.just_committed = wrote.commit;
+        Ok(())
     }
 
     fn truncate(&mut self, size: u64) -> Result<(), SqliteError> {
+        self.just_committed = false;
         if size > 0 {
             return Ok(()); // blocks stay; frames past the log are stale by their salts
         }
@@ -57,15 +72,14 @@ impl VfsFile for WalFile {
     }
 
     fn sync(&mut self, _flags: SyncFlags) -> Result<(), SqliteError> {
+        let commit = std::mem::take(&mut self.just_committed);
         let mut st = lock(&self.shared.state);
-        let fd = st.io().raw_fd();
-        self.notify(FileEvent::BeforeSync, fd);
-        let r = st.sync();
-        self.notify(FileEvent::AfterSync, fd);
+        let r = if commit { st.commit_sync() } else { st.sync() };
         r.map_err(|e| self.fail(code_of(&e, ResultCode::IOERR_FSYNC), e))
     }
 
     fn file_size(&mut self) -> Result<u64, SqliteError> {
+        self.just_committed = false;
         let mut st = lock(&self.shared.state);
         st.logical_size()
             .map_err(|e| self.fail(ResultCode::IOERR_FSTAT, e))

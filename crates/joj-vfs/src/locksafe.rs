@@ -1,0 +1,92 @@
+//! Reading the start of a file SQLite may hold POSIX advisory locks on, from code that is not a
+//! VFS call on it (a header check before an open, a diagnostic SQL function).
+//!
+//! On Linux a process's POSIX locks on a file belong to the process and the inode: closing *any*
+//! descriptor of the file drops all of them, which is why SQLite's unix VFS keeps one record per
+//! inode and defers closes. Opening a file only to read its header and closing it again would
+//! silently release the locks of every connection of this process on it (a commit in another
+//! process could then interleave with one in this process, and one of them be lost). So
+//! [`read_head`] opens nothing while the process has a descriptor of the file: it reads through
+//! that descriptor (`pread`, which touches no lock) and leaves it open. Only when the process has
+//! no descriptor of the file — and therefore holds no lock on it — does it open one of its own;
+//! if another descriptor of the file appeared meanwhile (another thread opened the database),
+//! its own is left open rather than closed.
+
+use rustix::fs::{Mode, OFlags};
+use std::os::fd::{AsFd, BorrowedFd, RawFd};
+use std::path::Path;
+
+fn same_file(fd: BorrowedFd<'_>, dev: u64, ino: u64) -> bool {
+    rustix::fs::fstat(fd).is_ok_and(|st| st.st_dev == dev && st.st_ino == ino)
+}
+
+/// Descriptors of this process (other than `except`) that refer to the inode (`dev`, `ino`).
+fn descriptors_of(dev: u64, ino: u64, except: Option<RawFd>) -> Vec<RawFd> {
+    let Ok(dir) = std::fs::read_dir("/proc/self/fd") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<RawFd>().ok())
+        .filter(|&n| Some(n) != except)
+        .filter(|&n| {
+            // SAFETY: the number is only passed to fstat; a descriptor closed (or reused for
+            // another file) meanwhile gives an error or another inode, both read as "not it".
+            let fd = unsafe { BorrowedFd::borrow_raw(n) };
+            same_file(fd, dev, ino)
+        })
+        .collect()
+}
+
+/// Read up to `buf.len()` bytes from the start of `path` without closing any descriptor of it
+/// that this process had (see the module documentation); the number of bytes read.
+pub fn read_head(path: &Path, buf: &mut [u8]) -> std::io::Result<usize> {
+    let st = rustix::fs::stat(path)?;
+    let (dev, ino) = (st.st_dev, st.st_ino);
+    for n in descriptors_of(dev, ino, None) {
+        // SAFETY: as in `descriptors_of`: the number is only read from with pread, and the
+        // read is kept only if the descriptor still refers to the file afterwards.
+        let fd = unsafe { BorrowedFd::borrow_raw(n) };
+        if let Ok(got) = rustix::io::pread(fd, &mut *buf, 0) {
+            if same_file(fd, dev, ino) {
+                return Ok(got);
+            }
+        }
+    }
+    let own = rustix::fs::open(path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())?;
+    let own_raw = std::os::fd::AsRawFd::as_raw_fd(&own);
+    let got = rustix::io::pread(own.as_fd(), buf, 0);
+    if !descriptors_of(dev, ino, Some(own_raw)).is_empty() {
+        // Another thread opened the file while we read: closing ours could drop its locks.
+        std::mem::forget(own);
+    }
+    Ok(got?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_through_an_open_descriptor_without_closing_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        std::fs::write(&p, b"hello world").unwrap();
+        let held = std::fs::File::open(&p).unwrap();
+        let mut buf = [0u8; 5];
+        assert_eq!(read_head(&p, &mut buf).unwrap(), 5);
+        assert_eq!(&buf, b"hello");
+        // The held descriptor is still open and usable.
+        let st = rustix::fs::fstat(&held).unwrap();
+        assert_eq!(st.st_size, 11);
+    }
+
+    #[test]
+    fn reads_a_file_nobody_has_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("g");
+        std::fs::write(&p, b"abc").unwrap();
+        let mut buf = [0u8; 8];
+        assert_eq!(read_head(&p, &mut buf).unwrap(), 3);
+        assert_eq!(&buf[..3], b"abc");
+        assert!(read_head(&dir.path().join("missing"), &mut buf).is_err());
+    }
+}
