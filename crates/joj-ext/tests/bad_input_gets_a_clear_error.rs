@@ -106,3 +106,29 @@ fn make_default_and_convert_refuse_bad_arguments_with_the_fix() {
         "the default VFS is now waldio: {out}"
     );
 }
+
+#[test]
+fn a_huge_waldio_uri_number_is_refused_naming_its_bound_and_makes_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = python(
+        dir.path(),
+        "for p in ['waldio_prealloc_frames=1000000000000', 'waldio_group_ms=100000000000',\n\
+         \x20         'waldio_group_kib=1000000000000']:\n\
+         \x20   try:\n\
+         \x20       c = sqlite3.connect('file:h.db?vfs=waldio&' + p, uri=True)\n\
+         \x20       c.execute('PRAGMA journal_mode=WAL')\n\
+         \x20       c.execute('CREATE TABLE t(x)')\n\
+         \x20       print('accepted', p)\n\
+         \x20   except sqlite3.Error as e:\n\
+         \x20       print(e)\n",
+    );
+    for want in [
+        "waldio_prealloc_frames=1000000000000 is out of range: give 1 to 65536",
+        "waldio_group_ms=100000000000 is out of range: give 1 to 1000",
+        "waldio_group_kib=1000000000000 is out of range: give 0 to 65536",
+    ] {
+        assert!(out.contains(want), "{want}: {out}");
+    }
+    assert!(!out.contains("accepted"), "{out}");
+    assert!(!dir.path().join("h.db-waldio").exists(), "a WAL was made");
+}

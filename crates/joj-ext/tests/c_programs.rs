@@ -7,29 +7,6 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-fn cc(dir: &Path, out: &str, source: &Path, extra: &[&str]) -> std::path::PathBuf {
-    let exe = dir.join(out);
-    let lib_dir = common::lib().parent().unwrap().to_path_buf();
-    common::run_ok(
-        Command::new("cc")
-            .arg("-Wall")
-            .arg("-o")
-            .arg(&exe)
-            .arg(source)
-            .arg(format!(
-                "-I{}",
-                Path::new(env!("CARGO_MANIFEST_DIR"))
-                    .join("include")
-                    .display()
-            ))
-            .args(extra)
-            .arg(format!("-L{}", lib_dir.display()))
-            .arg(format!("-Wl,-rpath,{}", lib_dir.display()))
-            .arg("-lsqlite3"),
-    );
-    exe
-}
-
 fn example() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/waldio_demo.c")
 }
@@ -54,7 +31,7 @@ fn rows_and_commits(stdout: &[u8]) -> (u64, u64) {
 #[test]
 fn the_c_example_loads_the_extension_and_writes_through_waldio() {
     let dir = tempfile::tempdir().unwrap();
-    let exe = cc(dir.path(), "demo", &example(), &[]);
+    let exe = common::cc(dir.path(), "demo", &example(), &[]);
     let out = common::run_ok(
         Command::new(&exe)
             .arg(common::lib())
@@ -69,7 +46,7 @@ fn the_c_example_loads_the_extension_and_writes_through_waldio() {
 #[test]
 fn the_c_example_linked_with_libjoj_registers_it_as_an_auto_extension() {
     let dir = tempfile::tempdir().unwrap();
-    let exe = cc(dir.path(), "linked", &example(), &["-DJOJ_LINKED", "-ljoj"]);
+    let exe = common::cc(dir.path(), "linked", &example(), &["-DJOJ_LINKED", "-ljoj"]);
     let out = common::run_ok(
         Command::new(&exe)
             .arg("-")
@@ -83,7 +60,7 @@ fn the_c_example_linked_with_libjoj_registers_it_as_an_auto_extension() {
 fn a_sqlite_older_than_the_headers_is_refused_naming_both_versions() {
     let dir = tempfile::tempdir().unwrap();
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/too_old.c");
-    let exe = cc(dir.path(), "too_old", &src, &["-ljoj"]);
+    let exe = common::cc(dir.path(), "too_old", &src, &["-ljoj"]);
     let out = common::run_ok(&mut Command::new(&exe));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("rc 1\n"), "SQLITE_ERROR expected: {text}");

@@ -40,4 +40,4 @@ pub use handle::{
 };
 pub use io::{AlignedBuf, DirectFile, Tap, WalIo};
 pub use options::{GroupSync, OptionsError, SyncOption, WaldioOptions, group_due};
-pub use wal::{WalError, WalState};
+pub use wal::{IoOp, WalError, WalState};

@@ -45,7 +45,50 @@ pub enum OptionsError {
         URI_KEYS.join(", ")
     )]
     UnknownKey { key: String },
+    #[error("{key}={given} is out of range: give {min} to {max} ({why})")]
+    OutOfRange {
+        key: &'static str,
+        given: u64,
+        min: u64,
+        max: u64,
+        why: &'static str,
+    },
 }
+
+/// The bounds of the numeric URI parameters, each with its reason: a value from a URI is
+/// someone else's input, and each one sizes memory, disk or a wait.
+pub const BOUNDS: &[(&str, u64, u64, &str)] = &[
+    (
+        "waldio_prealloc_frames",
+        1,
+        65_536,
+        "frames preallocated when the WAL is first written; SQLite checkpoints at 1000 by \
+         default, and 65536 frames are 256 MiB at 4 KiB pages, 4 GiB at 64 KiB",
+    ),
+    (
+        "waldio_extend_frames",
+        1,
+        65_536,
+        "frames added each time the WAL grows; the same bound as the preallocation",
+    ),
+    (
+        "waldio_group_kib",
+        0,
+        65_536,
+        "the group-sync frame buffer, held in memory: 64 MiB at most (0 turns group sync off)",
+    ),
+    (
+        "waldio_group_ms",
+        1,
+        1_000,
+        "how long an acknowledged commit may wait in the buffer, and be lost in a crash: a \
+         second at most",
+    ),
+    ("waldio_group", 0, 1, "1 turns group sync on, 0 off"),
+    ("waldio_canary_skip_sync", 0, 1, "a test canary, 0 or 1"),
+    ("waldio_canary_fallocate", 0, 1, "a test canary, 0 or 1"),
+    ("waldio_canary_flush_only", 0, 1, "a test canary, 0 or 1"),
+];
 
 /// Every URI parameter waldio reads; any other `waldio_*` key is refused (a misspelt option
 /// would otherwise be ignored silently).
@@ -179,13 +222,24 @@ impl WaldioOptions {
             self.sync = s.parse()?;
         }
         let num = |key: &'static str| -> Result<Option<u64>, OptionsError> {
-            match get(key) {
-                None => Ok(None),
-                Some(v) => v
-                    .parse::<u64>()
-                    .map(Some)
-                    .map_err(|_| OptionsError::NotANumber { key, given: v }),
+            let Some(v) = get(key) else {
+                return Ok(None);
+            };
+            let n = v
+                .parse::<u64>()
+                .map_err(|_| OptionsError::NotANumber { key, given: v })?;
+            if let Some(&(key, min, max, why)) = BOUNDS.iter().find(|b| b.0 == key) {
+                if !(min..=max).contains(&n) {
+                    return Err(OptionsError::OutOfRange {
+                        key,
+                        given: n,
+                        min,
+                        max,
+                        why,
+                    });
+                }
             }
+            Ok(Some(n))
         };
         if let Some(on) = num("waldio_group")? {
             self.group = if on == 0 {
@@ -205,10 +259,10 @@ impl WaldioOptions {
             self.group = Some(g);
         }
         if let Some(n) = num("waldio_prealloc_frames")? {
-            self.prealloc_frames = n.clamp(1, 1 << 24) as u32;
+            self.prealloc_frames = n as u32; // within BOUNDS
         }
         if let Some(n) = num("waldio_extend_frames")? {
-            self.extend_frames = n.clamp(1, 1 << 24) as u32;
+            self.extend_frames = n as u32; // within BOUNDS
         }
         if let Some(n) = num("waldio_canary_skip_sync")? {
             self.canary_skip_sync = n != 0;
@@ -306,5 +360,30 @@ mod tests {
         );
         assert_eq!(o.sqlite_synchronous(), "NORMAL");
         assert_eq!(WaldioOptions::default().sqlite_synchronous(), "FULL");
+    }
+
+    #[test]
+    fn every_number_beyond_its_bound_is_refused_naming_the_bound() {
+        for (key, given) in [
+            ("waldio_prealloc_frames", "1000000000000"),
+            ("waldio_prealloc_frames", "0"),
+            ("waldio_extend_frames", "65537"),
+            ("waldio_group_kib", "1000000000000"),
+            ("waldio_group_ms", "100000000000"),
+            ("waldio_group", "2"),
+        ] {
+            let err = WaldioOptions::default()
+                .with_uri_params(|k| (k == key).then(|| given.to_string()))
+                .unwrap_err();
+            assert!(
+                matches!(err, OptionsError::OutOfRange { key: k, .. } if k == key),
+                "{key}={given}: {err}"
+            );
+            assert!(err.to_string().contains("out of range: give"), "{err}");
+        }
+        let ok = WaldioOptions::default()
+            .with_uri_params(|k| (k == "waldio_prealloc_frames").then(|| "65536".to_string()))
+            .unwrap();
+        assert_eq!(ok.prealloc_frames, 65_536);
     }
 }

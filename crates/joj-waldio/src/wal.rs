@@ -71,17 +71,28 @@ pub enum WalError {
     NoRoom { need: u64, free: u64, spare: u64 },
     #[error("{what}: {source}")]
     Io {
+        op: IoOp,
         what: &'static str,
         source: std::io::Error,
     },
 }
 
+/// Which kind of system call an I/O error came from (SQLite's extended code follows it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IoOp {
+    Open,
+    Read,
+    Write,
+    Sync,
+    Stat,
+}
+
 impl WalError {
-    fn io(what: &'static str, source: std::io::Error) -> WalError {
+    fn io(op: IoOp, what: &'static str, source: std::io::Error) -> WalError {
         if source.raw_os_error() == Some(libc::ENOSPC) {
             WalError::Full(source)
         } else {
-            WalError::Io { what, source }
+            WalError::Io { op, what, source }
         }
     }
 }
@@ -208,7 +219,7 @@ impl<I: WalIo> WalState<I> {
         let len = self
             .io
             .len()
-            .map_err(|e| WalError::io("fstat of the WAL", e))?;
+            .map_err(|e| WalError::io(IoOp::Stat, "fstat of the WAL", e))?;
         if len == 0 {
             self.header = None;
             return Ok(());
@@ -219,7 +230,7 @@ impl<I: WalIo> WalState<I> {
         let got = self
             .io
             .read_at(&mut buf, 0)
-            .map_err(|e| WalError::io("reading the WAL header block", e))?;
+            .map_err(|e| WalError::io(IoOp::Read, "reading the WAL header block", e))?;
         self.count_read(got);
         match HeaderBlock::decode(&buf[..got]) {
             Decoded::Waldio(hb) => {
@@ -248,7 +259,7 @@ impl<I: WalIo> WalState<I> {
         let len = self
             .io
             .len()
-            .map_err(|e| WalError::io("fstat of the WAL", e))?;
+            .map_err(|e| WalError::io(IoOp::Stat, "fstat of the WAL", e))?;
         self.known_len_bytes = len;
         Ok(len / u64::from(self.block))
     }
@@ -288,6 +299,7 @@ impl<I: WalIo> WalState<I> {
         if self.block == 0 {
             // Frames before any header: SQLite never does this; refuse rather than guess.
             return Err(WalError::Io {
+                op: IoOp::Write,
                 what: "writing a WAL frame",
                 source: std::io::Error::other("no WAL header written yet"),
             });
@@ -445,7 +457,7 @@ impl<I: WalIo> WalState<I> {
         let got = self
             .io
             .read_at(&mut disk, frame * p as u64)
-            .map_err(|e| WalError::io("reading a WAL block back", e))?;
+            .map_err(|e| WalError::io(IoOp::Read, "reading a WAL block back", e))?;
         self.count_read(got);
         bump(&self.counters.rmw_reads, 1);
         let pb = self.pending.get_mut(&frame).expect("caller inserted it");
@@ -580,7 +592,7 @@ impl<I: WalIo> WalState<I> {
         }
         self.io
             .write_at(&buf, first * p as u64, dsync)
-            .map_err(|e| WalError::io("direct write of WAL blocks", e))?;
+            .map_err(|e| WalError::io(IoOp::Write, "direct write of WAL blocks", e))?;
         bump(&self.counters.direct_writes, 1);
         bump(&self.counters.direct_write_bytes, buf.len() as u64);
         if dsync {
@@ -625,7 +637,7 @@ impl<I: WalIo> WalState<I> {
         if let Some(free) = self
             .io
             .free_bytes()
-            .map_err(|e| WalError::io("statfs of the WAL's filesystem", e))?
+            .map_err(|e| WalError::io(IoOp::Stat, "statfs of the WAL's filesystem", e))?
         {
             // Refused rather than made to fill the disk: the rest of the filesystem is the
             // database's and everyone else's.
@@ -637,7 +649,7 @@ impl<I: WalIo> WalState<I> {
         if self.opts.canary_fallocate {
             self.io
                 .preallocate_unwritten(end)
-                .map_err(|e| WalError::io("fallocate of the WAL (canary)", e))?;
+                .map_err(|e| WalError::io(IoOp::Write, "fallocate of the WAL (canary)", e))?;
             self.known_len_bytes = self.known_len_bytes.max(end);
             return Ok(());
         }
@@ -648,12 +660,12 @@ impl<I: WalIo> WalState<I> {
                 let n = (end - pos).min(CHUNK) as usize;
                 self.io
                     .write_at(&zeros[..n], pos, false)
-                    .map_err(|e| WalError::io("preallocating the WAL", e))?;
+                    .map_err(|e| WalError::io(IoOp::Write, "preallocating the WAL", e))?;
                 bump(&self.counters.prealloc_bytes, n as u64);
                 pos += n as u64;
             }
             self.fdatasync()
-                .map_err(|e| WalError::io("fdatasync after preallocating the WAL", e))
+                .map_err(|e| WalError::io(IoOp::Sync, "fdatasync after preallocating the WAL", e))
         })();
         if let Err(e) = extended {
             // Remove what the failed extension made (it holds zeros only, and no frame was
@@ -688,7 +700,7 @@ impl<I: WalIo> WalState<I> {
             return Ok(());
         }
         self.fdatasync()
-            .map_err(|e| WalError::io("fdatasync of the WAL", e))?;
+            .map_err(|e| WalError::io(IoOp::Sync, "fdatasync of the WAL", e))?;
         self.unsynced_commits = false;
         bump(&self.counters.wal_syncs, 1);
         Ok(())
@@ -762,7 +774,7 @@ impl<I: WalIo> WalState<I> {
                     let got = self
                         .io
                         .read_at(&mut b, frame * p as u64)
-                        .map_err(|e| WalError::io("direct read of a WAL block", e))?;
+                        .map_err(|e| WalError::io(IoOp::Read, "direct read of a WAL block", e))?;
                     self.count_read(got);
                     cached = Some((frame, b, got));
                 }

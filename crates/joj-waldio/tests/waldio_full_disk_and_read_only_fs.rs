@@ -113,6 +113,43 @@ fn full_disk_gives_sqlite_full_and_keeps_every_commit() {
 }
 
 #[test]
+fn a_preallocation_beyond_the_free_space_is_refused_and_leaves_the_disk_as_it_was() {
+    let Some(fs) = Tmpfs::mount("16m") else {
+        return;
+    };
+    let db = fs.path().join("big.db");
+    let free_before = rustix::fs::statvfs(fs.dir.path()).unwrap().f_bavail;
+    // 65536 frames of 4 KiB: 256 MiB on a 16 MiB filesystem.
+    let opts = WaldioOptions {
+        prealloc_frames: 65_536,
+        ..WaldioOptions::default()
+    };
+    let c = open(&db, &opts).unwrap();
+    let err = c
+        .execute_batch("CREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB NOT NULL)")
+        .unwrap_err();
+    assert_eq!(
+        err.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DiskFull),
+        "{err}"
+    );
+    let why = joj_waldio::last_error().unwrap();
+    assert!(
+        why.contains("no room to preallocate") && why.contains("waldio_prealloc_frames"),
+        "{why}"
+    );
+    drop(c);
+    let wal = std::fs::metadata(joj_waldio::wal_path(&db)).map_or(0, |m| m.len());
+    assert!(wal < 1 << 20, "the refused preallocation left {wal} bytes");
+    let free_after = rustix::fs::statvfs(fs.dir.path()).unwrap().f_bavail;
+    assert!(
+        free_before - free_after < 64,
+        "{} blocks of the disk were taken",
+        free_before - free_after
+    );
+}
+
+#[test]
 fn read_only_filesystem_is_refused_and_the_database_is_untouched() {
     let Some(fs) = Tmpfs::mount("16m") else {
         return;

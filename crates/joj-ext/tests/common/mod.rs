@@ -111,3 +111,28 @@ pub fn readme_block(name: &str) -> String {
         &lib().with_extension("").to_string_lossy(),
     )
 }
+
+/// Compile the C program `source` against the system's SQLite into `dir/out`, with `extra`
+/// flags (`-ljoj` links the extension built with these tests).
+pub fn cc(dir: &Path, out: &str, source: &Path, extra: &[&str]) -> PathBuf {
+    let exe = dir.join(out);
+    let lib_dir = lib().parent().unwrap().to_path_buf();
+    run_ok(
+        Command::new("cc")
+            .arg("-Wall")
+            .arg("-o")
+            .arg(&exe)
+            .arg(source)
+            .arg(format!(
+                "-I{}",
+                Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("include")
+                    .display()
+            ))
+            .args(extra)
+            .arg(format!("-L{}", lib_dir.display()))
+            .arg(format!("-Wl,-rpath,{}", lib_dir.display()))
+            .arg("-lsqlite3"),
+    );
+    exe
+}

@@ -45,6 +45,17 @@ fn no_reserve_message(db: &Path, page_size: u32, reserve: u8) -> String {
     )
 }
 
+/// Why a database whose reserved bytes another layer writes cannot have a waldio WAL.
+fn reserve_in_use_message(db: &Path) -> String {
+    format!(
+        "{}: the last {RESERVE_NEEDED} bytes of its first page hold data, so its reserved bytes \
+         are written by something else (a VFS stacked above waldio, such as a checksum VFS, or \
+         an encryption codec); waldio keeps its frame headers there and cannot share them. Open \
+         it without that VFS, or without waldio",
+        db.display()
+    )
+}
+
 fn is_wal_name(path: &Path) -> bool {
     path.as_os_str().as_bytes().ends_with(b"-wal")
 }
@@ -87,6 +98,16 @@ impl Waldio {
                     h.page_size,
                     h.reserve,
                 )));
+            }
+            // The reserve must be waldio's alone: a layer above that writes into it (a checksum
+            // VFS, a codec) would have every frame refused; refuse before any is written.
+            let tail = db_files::with_database(&db_path, |db| {
+                let mut t = [0u8; RESERVE_NEEDED as usize];
+                let at = u64::from(h.page_size) - u64::from(RESERVE_NEEDED);
+                db.read(&mut t, at).map(|_| t.iter().any(|&b| b != 0))
+            });
+            if let Some(Ok(true)) = tail {
+                return Err(cantopen(reserve_in_use_message(&db_path)));
             }
         }
         let mode = std::fs::metadata(&db_path).map_or(0o644, |md| {
@@ -213,13 +234,7 @@ impl Vfs for Waldio {
             return Err(refused(no_reserve_message(&db, h.page_size, h.reserve)));
         }
         if h.wal_mode && page_tail_in_use(conn, h.page_size) {
-            return Err(refused(format!(
-                "{}: the last {RESERVE_NEEDED} bytes of its first page hold data, so its \
-                 reserved bytes are written by something else (a VFS stacked above waldio, such \
-                 as a checksum VFS, or an encryption codec); waldio keeps its frame headers \
-                 there and cannot share them. Open it without that VFS, or without waldio",
-                db.display()
-            )));
+            return Err(refused(reserve_in_use_message(&db)));
         }
         Ok(())
     }

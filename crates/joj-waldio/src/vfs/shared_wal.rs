@@ -7,7 +7,7 @@
 use super::instance::{Waldio, lock};
 use crate::io::DirectFile;
 use crate::options::WaldioOptions;
-use crate::wal::{SyncEdge, WalError, WalState};
+use crate::wal::{IoOp, SyncEdge, WalError, WalState};
 use joj_trace::FileRole;
 use joj_vfs::{FileEvent, ResultCode, SqliteError};
 use std::collections::HashMap;
@@ -70,6 +70,13 @@ fn file_key(fd: std::os::fd::BorrowedFd<'_>) -> std::io::Result<(u64, u64)> {
 pub(crate) fn code_of(e: &WalError, default: ResultCode) -> ResultCode {
     match e {
         WalError::Full(_) | WalError::NoRoom { .. } => ResultCode::FULL,
+        WalError::Io { op, .. } => match op {
+            IoOp::Read => ResultCode::IOERR_READ,
+            IoOp::Write => ResultCode::IOERR_WRITE,
+            IoOp::Sync => ResultCode::IOERR_FSYNC,
+            IoOp::Stat => ResultCode::IOERR_FSTAT,
+            IoOp::Open => default,
+        },
         WalError::StockWal
         | WalError::Foreign
         | WalError::NewerVersion(_)
@@ -177,7 +184,7 @@ pub(crate) fn open_shared(
 /// a weak reference and ends when the last handle of the WAL closes. Its errors go to the
 /// VFS's error log (no SQLite call is waiting for them).
 fn start_group_timer(inst: &'static Waldio, wal: Weak<SharedWal>, interval_ms: u64) {
-    let tick = std::time::Duration::from_micros((interval_ms * 1000 / 2).max(100));
+    let tick = std::time::Duration::from_micros((interval_ms.saturating_mul(1000) / 2).max(100));
     let spawned = std::thread::Builder::new()
         .name("waldio-group".into())
         .spawn(move || {
@@ -226,12 +233,14 @@ pub(crate) fn with_existing_wal<R>(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => {
             return Err(WalError::Io {
+                op: IoOp::Open,
                 what: "opening the WAL",
                 source: e,
             });
         }
     };
     let key = file_key(file.fd()).map_err(|e| WalError::Io {
+        op: IoOp::Stat,
         what: "fstat of the WAL",
         source: e,
     })?;

@@ -4,7 +4,7 @@
 //! before the rename) is moved; a stock WAL with frames at `-wal` is refused, as before.
 
 use crate::layout::{Decoded, HeaderBlock, WAL_HEADER_BYTES};
-use crate::wal::WalError;
+use crate::wal::{IoOp, WalError};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -29,12 +29,14 @@ fn inspect(logical: &Path) -> Result<AtLogical, WalError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(AtLogical::Nothing),
         Err(source) => {
             return Err(WalError::Io {
+                op: IoOp::Open,
                 what: "opening the -wal file",
                 source,
             });
         }
     };
     let io = |source| WalError::Io {
+        op: IoOp::Read,
         what: "reading the -wal file",
         source,
     };
@@ -66,7 +68,11 @@ pub(crate) fn settle(logical: &Path) -> Result<PathBuf, WalError> {
                 new: phys,
             });
         }
-        let io = |what, source| WalError::Io { what, source };
+        let io = |what, source| WalError::Io {
+            op: IoOp::Write,
+            what,
+            source,
+        };
         std::fs::rename(logical, &phys).map_err(|e| io("moving the WAL to its -waldio name", e))?;
         if let Some(dir) = phys.parent() {
             let dir = if dir.as_os_str().is_empty() {
