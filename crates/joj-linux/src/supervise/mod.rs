@@ -133,6 +133,28 @@ pub enum SuperviseError {
         step: &'static str,
         source: std::io::Error,
     },
+    /// `PTRACE_TRACEME` failed in the command: it already has a tracer, inherited from joj's.
+    #[error(
+        "cannot supervise {program:?}: it is already being traced — joj itself runs under a \
+         tracer{} that follows its children (strace -f, a debugger), and a process can have only \
+         one tracer, while joj trace needs to be the command's; fix: run joj trace outside \
+         strace -f and debuggers (strace without -f traces joj alone)",
+        .tracer.map_or_else(String::new, |p| format!(" (process {p})"))
+    )]
+    AlreadyTraced {
+        program: OsString,
+        tracer: Option<u32>,
+    },
+}
+
+/// The pid of the process tracing joj, if one is (`TracerPid` of `/proc/self/status`).
+fn own_tracer() -> Option<u32> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("TracerPid:"))
+        .and_then(|p| p.trim().parse().ok())
+        .filter(|&p| p != 0)
 }
 
 fn ptrace_err(step: &'static str) -> impl FnOnce(std::io::Error) -> SuperviseError {
@@ -170,11 +192,22 @@ pub fn supervise(
     // The child stops with SIGTRAP once exec succeeded (PTRACE_TRACEME, no options yet).
     let status = wait(root).map_err(ptrace_err("waiting for the command to start"))?;
     if libc::WIFEXITED(status) {
-        // The child exits with the errno of a failed exec (see `spawn`).
+        // The child exits with the errno of a failed exec, or a status of its own for a step
+        // before it (see `spawn`).
         guard.remove(root);
-        return Err(SuperviseError::Spawn {
-            program: program.clone(),
-            source: std::io::Error::from_raw_os_error(libc::WEXITSTATUS(status)),
+        return Err(match libc::WEXITSTATUS(status) {
+            spawn::TRACEME_FAILED => SuperviseError::AlreadyTraced {
+                program: program.clone(),
+                tracer: own_tracer(),
+            },
+            spawn::SECCOMP_FAILED => SuperviseError::Ptrace {
+                step: "installing the seccomp filter in the command",
+                source: std::io::Error::from_raw_os_error(libc::EPERM),
+            },
+            errno => SuperviseError::Spawn {
+                program: program.clone(),
+                source: std::io::Error::from_raw_os_error(errno),
+            },
         });
     }
     if !libc::WIFSTOPPED(status) {
