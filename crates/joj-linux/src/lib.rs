@@ -56,7 +56,8 @@ pub use scratch::{
     DeviceRole, FileExtents, ScratchDevice, ScratchError, ScratchFs, ScratchOptions,
 };
 pub use supervise::{
-    Change, ChildExit, Observer, SuperviseError, Supervision, SyncKind, TouchedFile, supervise,
+    Change, ChildExit, IoUring, Observer, SuperviseError, Supervision, SyncKind, TouchedFile,
+    supervise,
 };
 pub use tempdir::{RunTempDir, TempDirError};
 pub use tools::ToolMissing;

@@ -498,6 +498,31 @@ impl ScratchFs {
         self.kind
     }
 
+    /// Whether `bytes` more could be allocated on the mounted filesystem: an unnamed file
+    /// (`O_TMPFILE`, gone when closed) is given them with `fallocate`. Free-space counts do
+    /// not say it — ext4 and btrfs refuse data with blocks still counted free (reserved
+    /// clusters, metadata chunks) — so it is asked of the filesystem itself. It writes to the
+    /// filesystem: call it outside a measured window.
+    pub fn has_room_for(&self, bytes: u64) -> std::io::Result<bool> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let probe = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_TMPFILE)
+            .open(self.mount_path())?;
+        let len = libc::off_t::try_from(bytes).unwrap_or(libc::off_t::MAX);
+        // SAFETY: fallocate on a descriptor this function owns.
+        let rc = unsafe { libc::fallocate(std::os::fd::AsRawFd::as_raw_fd(&probe), 0, 0, len) };
+        if rc == 0 {
+            return Ok(true);
+        }
+        let e = std::io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::ENOSPC | libc::EDQUOT) => Ok(false),
+            _ => Err(e),
+        }
+    }
+
     /// Where the filesystem is mounted.
     pub fn mount_path(&self) -> &Path {
         &self.mount_path
