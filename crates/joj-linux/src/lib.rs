@@ -32,6 +32,7 @@ pub mod fs;
 pub mod fs_btrfs;
 pub mod leftovers;
 pub mod loopdev;
+mod mounts;
 pub mod names;
 pub mod prereq;
 pub mod record;

@@ -126,7 +126,7 @@ pub(super) fn mount_points(mountinfo: &str) -> Vec<PathBuf> {
         .collect()
 }
 
-fn unescape(field: &str) -> String {
+pub(crate) fn unescape(field: &str) -> String {
     let mut out = String::with_capacity(field.len());
     let mut rest = field;
     while let Some(at) = rest.find('\\') {
