@@ -29,7 +29,7 @@ fn a_huge_length_in_a_recording_is_refused_leaving_nothing() {
         ),
         (
             r#"{"seq":1,"tid":1,"start_ns":5,"dur_ns":1,"ret":0,"call":"ftruncate","fd":3,"len":9223372036854775808}"#,
-            "ftruncate to 0 + 9223372036854775808 goes past the largest file offset",
+            "ftruncate to 9223372036854775808 bytes, past the largest file offset",
         ),
         (
             r#"{"seq":1,"tid":1,"start_ns":5,"dur_ns":1,"ret":0,"call":"rmdir","path":"."}"#,

@@ -88,7 +88,12 @@ fn out_of_bounds(c: &Call) -> Option<String> {
         Op::Pread { off, len, .. } | Op::Pwrite { off, len, .. } => {
             io_len(*len).or_else(|| range("at", *off, *len))
         }
-        Op::Ftruncate { len, .. } | Op::Truncate { len, .. } => range("to", 0, *len),
+        Op::Ftruncate { len, .. } | Op::Truncate { len, .. } => (*len > MAX_OFFSET).then(|| {
+            format!(
+                "{name} to {len} bytes, past the largest file offset ({MAX_OFFSET}, a signed \
+                 64-bit off_t)"
+            )
+        }),
         Op::Fallocate { off, len, .. } => range("of", *off, *len),
         Op::Lseek { whence, .. } if !WHENCES.iter().any(|(w, _)| w == whence) => Some(format!(
             "lseek with whence {}, which is not one of SEEK_SET, SEEK_CUR, SEEK_END, SEEK_DATA, \
