@@ -6,7 +6,7 @@ use std::io::BufReader;
 use std::time::Duration;
 
 use super::SyscallsError;
-use super::format::{Call, Header, Op, Recording};
+use super::format::{Call, Op, Recording};
 use super::play::{MAX_GAP_NS, Phase, Player, Timing, diverged, due_times};
 use super::strace::{ImportOptions, import_strace};
 
@@ -143,13 +143,9 @@ fn a_line_longer_than_the_cap_is_refused_before_it_is_held() {
 }
 
 #[test]
-fn a_recording_that_is_a_device_or_fifo_is_refused_unread() {
+fn a_recording_that_is_a_device_is_refused_unread() {
     let e = Recording::read_file(std::path::Path::new("/dev/zero")).unwrap_err();
     assert!(e.to_string().contains("a character device"), "{e}");
-}
-
-fn unchecked(calls: Vec<Call>) -> Vec<Call> {
-    calls
 }
 
 fn at(seq: u64, start_ns: u64, op: Op) -> Call {
@@ -183,10 +179,10 @@ fn fast() -> Phase<'static> {
 
 #[test]
 fn the_player_refuses_a_huge_length_instead_of_allocating_or_wrapping() {
-    // A library caller may hand the player calls no check has seen.
     for len in [u64::MAX, 1_000_000_000_000] {
         let dir = tempfile::tempdir().unwrap();
-        let calls = unchecked(vec![
+        // Not a checked recording: a library caller may hand the player any calls.
+        let calls = vec![
             at(0, 0, open_a()),
             at(
                 1,
@@ -198,7 +194,7 @@ fn the_player_refuses_a_huge_length_instead_of_allocating_or_wrapping() {
                     sqlite_header: false,
                 },
             ),
-        ]);
+        ];
         let e = Player::new(dir.path()).play(&calls, &fast()).unwrap_err();
         assert!(matches!(e, SyscallsError::OutOfBounds { .. }), "{e}");
     }
@@ -334,46 +330,16 @@ fn o_path_is_kept_on_import() {
 
 #[test]
 fn the_peak_of_open_descriptors_is_counted() {
-    let mut calls = Vec::new();
-    for fd in 0..5 {
-        calls.push(at(
-            fd,
-            fd * 10,
-            Op::Open {
-                path: format!("f{fd}"),
-                flags: vec!["O_RDWR".into(), "O_CREAT".into()],
-                mode: 0o644,
-                fd: fd as i32 + 3,
-            },
-        ));
-    }
-    calls.push(at(5, 100, Op::Close { fd: 3 }));
-    calls.push(at(
-        6,
-        110,
-        Op::Open {
-            path: "g".into(),
-            flags: vec!["O_RDWR".into(), "O_CREAT".into()],
-            mode: 0o644,
-            fd: 3,
-        },
-    ));
-    let rec = Recording {
-        header: Header {
-            format: "joj-syscalls".into(),
-            version: 1,
-            source: "test".into(),
-            command: None,
-            root: "/r".into(),
-            transactions: 1,
-            threads: 1,
-            calls: calls.len() as u64,
-            dropped_outside_root: 0,
-            dropped_after_window: 0,
-        },
-        calls,
+    let open = |path: &str, fd| Op::Open {
+        path: path.into(),
+        flags: vec!["O_RDWR".into(), "O_CREAT".into()],
+        mode: 0o644,
+        fd,
     };
-    rec.check("t").unwrap();
+    let mut ops: Vec<Op> = (0..5).map(|i| open(&format!("f{i}"), i + 3)).collect();
+    ops.push(Op::Close { fd: 3 });
+    ops.push(open("g", 3));
+    let rec = super::tests::recording(ops);
     assert_eq!(rec.peak_open_descriptors(), 5);
 }
 
