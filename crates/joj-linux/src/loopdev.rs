@@ -16,7 +16,6 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::cleanup::CleanupProblem;
 use crate::dev::DevNum;
 use crate::mounts;
 use crate::prereq::LOOP_CONTROL;
@@ -149,6 +148,9 @@ pub enum LoopError {
         device: PathBuf,
         source: std::io::Error,
     },
+    /// A mount that kept the device busy could not be taken away.
+    #[error(transparent)]
+    Unmount(#[from] mounts::UnmountError),
     /// Detached, but the kernel keeps the device bound to its image while something has it
     /// open: it is not removed, and the sweep says so rather than that it removed it.
     #[error(
@@ -448,10 +450,7 @@ fn openers(device: &Path) -> Vec<String> {
 /// returned, also when the device could not be freed. `Ok` once the device no longer serves
 /// `backing` — detached here, or already by the kernel (autoclear, when the filesystem on it
 /// was unmounted); `StillBound` when something still holds it after the wait.
-pub(crate) fn detach_stale(
-    index: u32,
-    backing: &Path,
-) -> (Vec<PathBuf>, Result<(), CleanupProblem>) {
+pub(crate) fn detach_stale(index: u32, backing: &Path) -> (Vec<PathBuf>, Result<(), LoopError>) {
     let path = PathBuf::from(format!("/dev/loop{index}"));
     let serves = || backing_file(index).is_some_and(|b| b == backing);
     if !serves() {
@@ -481,7 +480,7 @@ pub(crate) fn detach_stale(
     }
     let unmounted = match DevNum::of_block_device(&path).map(mounts::unmount_holding) {
         Ok(Ok(gone)) => gone,
-        Ok(Err(problem)) => return (Vec::new(), Err(problem)),
+        Ok(Err(problem)) => return (Vec::new(), Err(problem.into())),
         Err(source) => {
             return (
                 Vec::new(),
@@ -498,12 +497,12 @@ pub(crate) fn detach_stale(
                 device: path,
                 source,
             };
-            return (unmounted, Err(e.into()));
+            return (unmounted, Err(e));
         }
     }
     drop(device);
     if !wait_until_released(index, backing) {
-        return (unmounted, Err(still_bound(index, backing).into()));
+        return (unmounted, Err(still_bound(index, backing)));
     }
     (unmounted, Ok(()))
 }

@@ -7,8 +7,80 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::cleanup::{self, CleanupProblem};
+use std::time::Duration;
+
 use crate::dev::DevNum;
+
+/// Attempts at a plain unmount of a busy filesystem before falling back to a lazy one.
+const UNMOUNT_ATTEMPTS: u32 = 20;
+const UNMOUNT_RETRY_DELAY: Duration = Duration::from_millis(50);
+
+/// A mount that could not be taken away.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "cannot unmount {path}: {source}; fix: stop processes using it (`fuser -m {path}`), then `umount {path}`",
+    path = .path.display()
+)]
+pub struct UnmountError {
+    pub path: PathBuf,
+    pub source: std::io::Error,
+}
+
+/// A `mountinfo` field with its octal escapes (of space, tab, newline, backslash) undone.
+pub(crate) fn unescape(field: &str) -> String {
+    let mut out = String::with_capacity(field.len());
+    let mut rest = field;
+    while let Some(at) = rest.find('\\') {
+        out.push_str(&rest[..at]);
+        let code = rest.get(at + 1..at + 4);
+        match code.and_then(|c| u8::from_str_radix(c, 8).ok()) {
+            Some(byte) => {
+                out.push(char::from(byte));
+                rest = &rest[at + 4..];
+            }
+            None => {
+                out.push('\\');
+                rest = &rest[at + 1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Syncs and unmounts `path`, retrying while busy, lazily as a last resort (with a warning).
+pub(crate) fn unmount(path: &Path) -> Result<(), UnmountError> {
+    use rustix::mount::{UnmountFlags, unmount};
+    if let Ok(dir) = std::fs::File::open(path) {
+        // Best effort: unmount syncs as well; this just gets the writeback done while we can
+        // still report errors on the right object.
+        let _ = rustix::fs::syncfs(&dir);
+    }
+    let failed = |e: rustix::io::Errno| UnmountError {
+        path: path.into(),
+        source: e.into(),
+    };
+    let mut last = None;
+    for _ in 0..UNMOUNT_ATTEMPTS {
+        match unmount(path, UnmountFlags::empty()) {
+            Ok(()) => return Ok(()),
+            // Not a mount point (any more): nothing of ours is mounted there.
+            Err(rustix::io::Errno::INVAL | rustix::io::Errno::NOENT) => return Ok(()),
+            Err(e @ rustix::io::Errno::BUSY) => {
+                last = Some(e);
+                std::thread::sleep(UNMOUNT_RETRY_DELAY);
+            }
+            Err(e) => return Err(failed(e)),
+        }
+    }
+    eprintln!(
+        "joj-linux: warning: {} stayed busy ({}); detaching it lazily — the kernel unmounts it \
+         and frees its loop device when the last user goes away",
+        path.display(),
+        last.map_or_else(String::new, |e| e.to_string()),
+    );
+    unmount(path, UnmountFlags::DETACH).map_err(failed)
+}
 
 /// One line of `/proc/self/mountinfo`: the mount point and the `major:minor` of what is
 /// mounted.
@@ -23,7 +95,7 @@ fn parse(mountinfo: &str) -> Vec<Mounted> {
         .filter_map(|l| {
             let mut f = l.split(' ');
             let dev = f.nth(2)?.to_string();
-            let point = PathBuf::from(crate::leftovers::unescape_mount_field(f.nth(1)?));
+            let point = PathBuf::from(unescape(f.nth(1)?));
             Some(Mounted { point, dev })
         })
         .collect()
@@ -54,9 +126,9 @@ pub(crate) fn holding(mountinfo: &str, dev: &str) -> Vec<PathBuf> {
 
 /// Unmounts every mount that keeps `dev` busy ([`holding`]); the mount points taken away, in
 /// the order they went. Stops at the first that cannot be unmounted.
-pub(crate) fn unmount_holding(dev: DevNum) -> Result<Vec<PathBuf>, CleanupProblem> {
+pub(crate) fn unmount_holding(dev: DevNum) -> Result<Vec<PathBuf>, UnmountError> {
     let read = || {
-        std::fs::read_to_string("/proc/self/mountinfo").map_err(|source| CleanupProblem::Unmount {
+        std::fs::read_to_string("/proc/self/mountinfo").map_err(|source| UnmountError {
             path: "/proc/self/mountinfo".into(),
             source,
         })
@@ -70,7 +142,7 @@ pub(crate) fn unmount_holding(dev: DevNum) -> Result<Vec<PathBuf>, CleanupProble
             break;
         }
         for p in points {
-            cleanup::unmount(&p)?;
+            unmount(&p)?;
             gone.push(p);
         }
     }

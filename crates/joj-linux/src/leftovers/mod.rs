@@ -23,7 +23,6 @@ use std::sync::{Mutex, PoisonError};
 pub use decide::{Decision, Kept, Leftover, Liveness, Resource, Seen, TempEntry, decide};
 pub use error::{LeftoverError, Scope};
 pub use removal::Sweep;
-pub(crate) use scan::unescape as unescape_mount_field;
 
 /// Serialises this process's sweeps (threads of a test binary start runs at once): a second
 /// one then finds nothing the first removed.

@@ -68,7 +68,10 @@ fn remove_one(resource: &Resource) -> (Vec<std::path::PathBuf>, Result<(), Clean
         Resource::Mount(path) | Resource::RecordingMount(path) => {
             (Vec::new(), cleanup::unmount(path))
         }
-        Resource::Loop { index, backing } => loopdev::detach_stale(*index, backing),
+        Resource::Loop { index, backing } => {
+            let (also, detached) = loopdev::detach_stale(*index, backing);
+            (also, detached.map_err(CleanupProblem::from))
+        }
         Resource::ScratchDir(path) => (Vec::new(), remove_scratch_dir(path)),
         Resource::TempDir(path) => (Vec::new(), cleanup::remove_temp_dir(path)),
     }

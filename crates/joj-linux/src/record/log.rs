@@ -243,11 +243,8 @@ impl BlockLog {
         Self::decode(&bytes)
     }
 
-    fn decode(bytes: &[u8]) -> Result<Self, LogError> {
-        if bytes.len() < HEADER_BYTES || &bytes[..8] != MAGIC {
-            return Err(LogError::NotALog);
-        }
-        let mut r = Cursor { bytes, at: 8 };
+    /// The header after the magic, then the base image (see the layout at the top).
+    fn decode_base(r: &mut Cursor) -> Result<SparseImage, LogError> {
         let version = r.u32().ok_or(LogError::NotALog)?;
         if version > VERSION {
             return Err(LogError::NewerVersion(version));
@@ -293,6 +290,16 @@ impl BlockLog {
             last = Some(index);
             base.blocks.insert(index, data.into());
         }
+        Ok(base)
+    }
+
+    fn decode(bytes: &[u8]) -> Result<Self, LogError> {
+        if bytes.len() < HEADER_BYTES || &bytes[..8] != MAGIC {
+            return Err(LogError::NotALog);
+        }
+        let mut r = Cursor { bytes, at: 8 };
+        let base = Self::decode_base(&mut r)?;
+        let size_bytes = base.size_bytes;
         let mut ops = Vec::new();
         loop {
             let record = ops.len() as u64;

@@ -480,6 +480,12 @@ impl Loop<'_> {
         for s in &read.submitted {
             match *s {
                 uring::Submitted::Sync { kind, fd } => {
+                    let kind = match kind {
+                        uring::RingSync::Fsync => SyncKind::Fsync,
+                        uring::RingSync::Fdatasync => SyncKind::Fdatasync,
+                        uring::RingSync::SyncFileRange => SyncKind::SyncFileRange,
+                        uring::RingSync::SyncWrite => SyncKind::SyncWrite,
+                    };
                     let file = fd.and_then(at_fd);
                     self.observer.io_uring(IoUring::Sync {
                         kind,

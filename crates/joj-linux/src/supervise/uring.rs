@@ -26,8 +26,6 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::os::unix::fs::{FileExt, MetadataExt};
 
-use super::SyncKind;
-
 const IORING_OFF_SQES: u64 = 0x1000_0000;
 const SETUP_SQPOLL: u32 = 1 << 1;
 const SETUP_SQE128: u32 = 1 << 10;
@@ -90,11 +88,21 @@ pub(crate) fn read_params(tid: libc::pid_t, addr: u64) -> Option<Ring> {
     Some(Ring::from_params(&p))
 }
 
+/// Which sync a submission is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RingSync {
+    Fsync,
+    Fdatasync,
+    SyncFileRange,
+    /// A write with `RWF_DSYNC` or `RWF_SYNC`.
+    SyncWrite,
+}
+
 /// One submission that touches durability or writes, as read from a ring.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Submitted {
     /// A sync or a synchronous write on descriptor `fd` (`None`: a registered file).
-    Sync { kind: SyncKind, fd: Option<i32> },
+    Sync { kind: RingSync, fd: Option<i32> },
     /// An open (`IORING_OP_OPENAT`, `OPENAT2`): where it goes is not known before it runs.
     Open,
 }
@@ -216,12 +224,12 @@ fn read_entries(tid: libc::pid_t, fd: i32, ring: &Ring, to_submit: u32) -> Optio
         let sync = |kind| Submitted::Sync { kind, fd };
         match opcode {
             OP_FSYNC if op_flags & FSYNC_DATASYNC != 0 => {
-                read.submitted.push(sync(SyncKind::Fdatasync))
+                read.submitted.push(sync(RingSync::Fdatasync))
             }
-            OP_FSYNC => read.submitted.push(sync(SyncKind::Fsync)),
-            OP_SYNC_FILE_RANGE => read.submitted.push(sync(SyncKind::SyncFileRange)),
+            OP_FSYNC => read.submitted.push(sync(RingSync::Fsync)),
+            OP_SYNC_FILE_RANGE => read.submitted.push(sync(RingSync::SyncFileRange)),
             OP_WRITEV | OP_WRITE | OP_WRITE_FIXED if op_flags & RWF_ANY_SYNC != 0 => {
-                read.submitted.push(sync(SyncKind::SyncWrite));
+                read.submitted.push(sync(RingSync::SyncWrite));
             }
             OP_WRITEV | OP_WRITE | OP_WRITE_FIXED => read.writes.extend(fd),
             OP_OPENAT | OP_OPENAT2 => read.submitted.push(Submitted::Open),

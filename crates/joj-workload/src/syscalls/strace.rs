@@ -153,19 +153,31 @@ fn num<T: std::str::FromStr>(s: Option<&String>) -> Option<T> {
     s.parse().ok()
 }
 
-/// A numeric argument that must be there and be a number of 0 or more (an offset, a length):
-/// `Err` says why not.
-fn count_arg(s: Option<&String>, what: &str) -> Result<u64, String> {
+/// Why a numeric argument (an offset, a length) cannot go into a recording.
+#[derive(Debug, thiserror::Error)]
+enum BadCount {
+    #[error("no {0} argument")]
+    Missing(&'static str),
+    #[error(
+        "{what} {n} is negative (the kernel refuses it; a recording keeps {what}s of 0 or more)"
+    )]
+    Negative { what: &'static str, n: i64 },
+    #[error("{what} {text} is not a number")]
+    NotANumber { what: &'static str, text: String },
+}
+
+/// A numeric argument that must be there and be a number of 0 or more.
+fn count_arg(s: Option<&String>, what: &'static str) -> Result<u64, BadCount> {
     let Some(text) = s else {
-        return Err(format!("no {what} argument"));
+        return Err(BadCount::Missing(what));
     };
     match num::<i64>(Some(text)) {
         Some(n) if n >= 0 => Ok(n as u64),
-        Some(n) => Err(format!(
-            "{what} {n} is negative (the kernel refuses it; a recording keeps {what}s of 0 or more)"
-        )),
-        None => num::<u64>(Some(text))
-            .ok_or_else(|| format!("{what} {} is not a number", input::quoted(text))),
+        Some(n) => Err(BadCount::Negative { what, n }),
+        None => num::<u64>(Some(text)).ok_or_else(|| BadCount::NotANumber {
+            what,
+            text: input::quoted(text),
+        }),
     }
 }
 
@@ -224,7 +236,7 @@ impl Importer {
         // The bytes a read or write moved: what it returned, which is at most what it asked
         // for; a failed call keeps what it asked for.
         let len_of = |count: Option<&String>| -> Result<u64, Refused> {
-            let asked = count_arg(count, "count").map_err(Refused::Call)?;
+            let asked = count_arg(count, "count").map_err(|e| Refused::Call(e.to_string()))?;
             let len = if ret >= 0 { ret as u64 } else { asked };
             if len > asked {
                 return Err(Refused::Call(format!(
@@ -239,7 +251,9 @@ impl Importer {
             }
             Ok(len)
         };
-        let offset = |arg: Option<&String>| count_arg(arg, "offset").map_err(Refused::Call);
+        let offset = |arg: Option<&String>| {
+            count_arg(arg, "offset").map_err(|e| Refused::Call(e.to_string()))
+        };
         let ret_fd = || i32::try_from(ret).unwrap_or(-1);
         Ok(match c.name.as_str() {
             "open" | "openat" | "creat" => {
@@ -292,11 +306,13 @@ impl Importer {
             "fdatasync" if !a.is_empty() => keep_fd(self.fd_arg(&a[0]), |fd| Op::Fdatasync { fd }),
             "syncfs" if !a.is_empty() => keep_fd(self.fd_arg(&a[0]), |fd| Op::Syncfs { fd }),
             "ftruncate" if a.len() >= 2 => {
-                let len = count_arg(a.get(1), "length").map_err(Refused::Call)?;
+                let len =
+                    count_arg(a.get(1), "length").map_err(|e| Refused::Call(e.to_string()))?;
                 keep_fd(self.fd_arg(&a[0]), |fd| Op::Ftruncate { fd, len })
             }
             "truncate" if a.len() >= 2 => {
-                let len = count_arg(a.get(1), "length").map_err(Refused::Call)?;
+                let len =
+                    count_arg(a.get(1), "length").map_err(|e| Refused::Call(e.to_string()))?;
                 keep_path(self.path_arg(None, &a[0]), |path| Op::Truncate {
                     path,
                     len,
@@ -305,7 +321,7 @@ impl Importer {
             "fallocate" if a.len() >= 4 => {
                 let mode = num(a.get(1)).unwrap_or(0);
                 let (off, len) = (offset(a.get(2))?, count_arg(a.get(3), "length"));
-                let len = len.map_err(Refused::Call)?;
+                let len = len.map_err(|e| Refused::Call(e.to_string()))?;
                 keep_fd(self.fd_arg(&a[0]), |fd| Op::Fallocate {
                     fd,
                     mode,
