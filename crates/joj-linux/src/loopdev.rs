@@ -469,10 +469,7 @@ pub(crate) fn detach_stale(index: u32, backing: &Path) -> (Vec<PathBuf>, Result<
             return (Vec::new(), Ok(()));
         }
         Err(source) => {
-            return (
-                Vec::new(),
-                Err(LoopError::OpenDevice { path, source }.into()),
-            );
+            return (Vec::new(), Err(LoopError::OpenDevice { path, source }));
         }
     };
     if !serves() {
@@ -482,10 +479,7 @@ pub(crate) fn detach_stale(index: u32, backing: &Path) -> (Vec<PathBuf>, Result<
         Ok(Ok(gone)) => gone,
         Ok(Err(problem)) => return (Vec::new(), Err(problem.into())),
         Err(source) => {
-            return (
-                Vec::new(),
-                Err(LoopError::OpenDevice { path, source }.into()),
-            );
+            return (Vec::new(), Err(LoopError::OpenDevice { path, source }));
         }
     };
     // SAFETY: LOOP_CLR_FD takes no argument.
