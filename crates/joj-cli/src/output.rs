@@ -73,6 +73,13 @@ pub enum CliError {
          succeed on its own first (it ran in {cwd} on the scratch filesystem)"
     )]
     CommandFailed { exit: String, cwd: String },
+    /// `joj trace -- COMMAND` whose command failed with the scratch filesystem full.
+    #[error(
+        "the traced command failed ({exit}) with the scratch filesystem full (not 1 MiB more \
+         could be allocated in its {image_mib} MiB); its trace is reported above; fix: give the \
+         command a larger scratch filesystem (--image-mib, now {image_mib})"
+    )]
+    CommandFailedFull { exit: String, image_mib: u64 },
     /// `joj replay --completion` with `--honor-timestamps`: the completion model needs a
     /// back-to-back replay, whose modeled time is all device time.
     #[error(

@@ -140,10 +140,7 @@ pub fn main(a: SyscallsArgs) -> CliResult {
             force,
         } => {
             check_output_file("-o/--output", &output, force, &[&strace])?;
-            let text = std::fs::read(&strace).map_err(|source| CliError::Open {
-                path: strace.clone(),
-                source,
-            })?;
+            let text = read_strace(&strace)?;
             let opts = import_options(&root, transactions, None);
             let rec = import_strace(
                 &String::from_utf8_lossy(&text),
@@ -211,10 +208,7 @@ fn record(
             path: strace.clone(),
             source,
         })?;
-    let text = std::fs::read(&tmp).map_err(|source| CliError::Open {
-        path: tmp.clone(),
-        source,
-    });
+    let text = read_strace(&tmp);
     let _ = std::fs::remove_file(&tmp);
     let text = text?;
     if let Some(k) = keep_strace {
@@ -238,15 +232,17 @@ fn record(
     write_recording(output, &rec, force)
 }
 
+/// The largest strace output imported: it is held in memory whole, with every call taken
+/// apart (a traced `joj bench` of 300 transactions writes 1 MiB of it).
+const MAX_STRACE_BYTES: u64 = 1 << 30;
+
+/// strace's output in `path`: a regular file of at most [`MAX_STRACE_BYTES`].
+fn read_strace(path: &Path) -> Result<Vec<u8>, joj_trace::InputError> {
+    joj_trace::input::read_all(path, MAX_STRACE_BYTES, "strace output")
+}
+
 fn replay(a: ReplayArgs) -> CliResult {
-    let file = std::fs::File::open(&a.recording).map_err(|source| CliError::Open {
-        path: a.recording.clone(),
-        source,
-    })?;
-    let rec = Recording::read(
-        std::io::BufReader::new(file),
-        &a.recording.display().to_string(),
-    )?;
+    let rec = Recording::read_file(&a.recording)?;
     let device = match &a.device {
         Some(name) => Some(joj_experiment::stack::DevicePlan {
             profile: joj_device::Profile::load(name)?,
@@ -276,6 +272,15 @@ fn replay(a: ReplayArgs) -> CliResult {
     let (result, played) = replay_syscalls(&rec, &opts)?;
     progress.counter.store(rec.header.calls, Ordering::Relaxed);
     drop(progress);
+    let capped = played.before_window.capped_gaps + played.window.capped_gaps;
+    if capped > 0 {
+        eprintln!(
+            "joj: {capped} recorded gap(s) between calls longer than {} s were shortened to it \
+             ({:.1} s of recorded idle time not replayed)",
+            joj_workload::syscalls::MAX_GAP_NS / 1_000_000_000,
+            (played.before_window.cut_ns + played.window.cut_ns) as f64 / 1e9
+        );
+    }
     if a.json {
         outln!("{}", serde_json::to_string_pretty(&result)?)?;
     } else {

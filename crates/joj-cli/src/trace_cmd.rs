@@ -8,7 +8,7 @@
 
 use crate::output::{CliError, CliResult, check_output_file};
 use clap::{Args, Subcommand};
-use joj_trace::format::{read_trace, write_trace};
+use joj_trace::format::{MAX_TRACE_BYTES, read_trace_file, write_trace};
 use joj_trace::output::{Existing, write_atomically};
 use joj_trace::plot::{PlotAxis, render_svg};
 use joj_trace::totals::BlockTotals;
@@ -76,7 +76,7 @@ pub fn main(a: TraceArgs) -> CliResult {
             force,
         } => import(&blkparse, &output, force)?,
         TraceCommand::Show { trace } => {
-            let (header, records) = read_trace(open(&trace)?)?;
+            let (header, records) = read_trace_file(&trace)?;
             let totals = BlockTotals::from_records(&records);
             let doc =
                 serde_json::json!({ "header": header, "records": records.len(), "block": totals });
@@ -89,7 +89,7 @@ pub fn main(a: TraceArgs) -> CliResult {
             axis,
         } => {
             check_output_file("-o/--output", &output, force, &[&trace])?;
-            let (_, records) = read_trace(open(&trace)?)?;
+            let (_, records) = read_trace_file(&trace)?;
             let axis = match axis {
                 Axis::Time => PlotAxis::Time,
                 Axis::Sequence => PlotAxis::Sequence,
@@ -111,7 +111,12 @@ pub fn main(a: TraceArgs) -> CliResult {
 /// `joj trace import`: blkparse text with at least one request, into a joj-trace file.
 fn import(blkparse: &Path, output: &Path, force: bool) -> CliResult {
     check_output_file("-o/--output", output, force, &[blkparse])?;
-    let import = joj_trace::blkparse::import_blkparse(std::io::BufReader::new(open(blkparse)?))?;
+    let input = joj_trace::input::open(blkparse, MAX_TRACE_BYTES, "blkparse text")?;
+    let mut reader = input.reader();
+    let import = joj_trace::blkparse::import_blkparse(&mut reader).map_err(|e| match e {
+        TraceError::Io(io) => TraceError::Input(reader.input_error(io)),
+        e => e,
+    })?;
     if import.records.is_empty() {
         return Err(CliError::NoBlkparseRequests {
             path: blkparse.to_path_buf(),
@@ -128,12 +133,4 @@ fn import(blkparse: &Path, output: &Path, force: bool) -> CliResult {
         output.display()
     );
     Ok(())
-}
-
-/// An input file, or an error naming it.
-fn open(path: &Path) -> Result<std::fs::File, CliError> {
-    std::fs::File::open(path).map_err(|source| CliError::Open {
-        path: path.to_path_buf(),
-        source,
-    })
 }

@@ -61,18 +61,90 @@ pub fn main(a: TraceRunArgs) -> CliResult {
     } else {
         out!("{}", table(&result))?;
     }
+    if let Some(c) = &result.command {
+        for w in unseen(c) {
+            eprintln!("joj: warning: {w}");
+        }
+    }
     match &result.command {
+        Some(c) if !c.succeeded() && c.filesystem_full => Err(CliError::CommandFailedFull {
+            exit: exit_of(c),
+            image_mib: a.image_mib,
+        }
+        .into()),
         Some(c) if !c.succeeded() => Err(CliError::CommandFailed {
-            exit: match (c.exit_code, c.signal) {
-                (Some(code), _) => format!("exit status {code}"),
-                (None, Some(sig)) => format!("killed by signal {sig}"),
-                _ => "no exit status".into(),
-            },
+            exit: exit_of(c),
             cwd: c.cwd.clone(),
         }
         .into()),
         _ => Ok(()),
     }
+}
+
+fn exit_of(c: &joj_experiment::result::CommandReport) -> String {
+    match (c.exit_code, c.signal) {
+        (Some(code), _) => format!("exit status {code}"),
+        (None, Some(sig)) => format!("killed by signal {sig}"),
+        _ => "no exit status".into(),
+    }
+}
+
+/// What the command did that the trace does not show: writes to files outside the scratch
+/// filesystem, and syncs submitted through io_uring.
+pub fn unseen(c: &joj_experiment::result::CommandReport) -> Vec<String> {
+    let mut lines = Vec::new();
+    if c.outside_writes_total > 0 {
+        let more = c.outside_writes_total - c.outside_writes.len() as u64;
+        lines.push(format!(
+            "the command opened {} file(s) outside the scratch filesystem for writing; their \
+             writes are not in the trace: {}{}",
+            c.outside_writes_total,
+            c.outside_writes.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        ));
+    }
+    if let Some(u) = &c.io_uring {
+        let per_file: Vec<String> = c
+            .files
+            .iter()
+            .filter(|f| f.io_uring_syncs > 0)
+            .map(|f| format!("{} {}", f.path, f.io_uring_syncs))
+            .collect();
+        let mut line = format!(
+            "the command used io_uring ({} ring(s), {} io_uring_enter call(s), {} submission(s)): \
+             syncs submitted through it are not in the fsync/fdatasync counts above, and the FS \
+             journal they caused is not attributed to them; read from its queue: {} sync(s)",
+            u.rings, u.enters, u.submissions, u.syncs
+        );
+        if !per_file.is_empty() {
+            line.push_str(&format!(" (by file: {})", per_file.join(", ")));
+        }
+        if u.syncs_of_unknown_files > 0 {
+            line.push_str(&format!(
+                ", {} on files joj could not name (registered files)",
+                u.syncs_of_unknown_files
+            ));
+        }
+        if u.unreadable_enters > 0 {
+            line.push_str(&format!(
+                "; {} io_uring_enter call(s) whose submissions joj could not read (a kernel-polled \
+                 ring or one in the command's own memory): syncs among them are unseen",
+                u.unreadable_enters
+            ));
+        }
+        if u.opens > 0 {
+            line.push_str(&format!(
+                "; {} open(s) through the ring, whose files are not checked",
+                u.opens
+            ));
+        }
+        lines.push(line);
+    }
+    lines
 }
 
 /// What the command did to the device, then one row per file it touched.

@@ -60,15 +60,26 @@ pub fn main(a: WaldioArgs) -> CliResult {
                 "{}: page size {page} B, {reserve} reserved bytes per page",
                 db.display()
             )?;
-            let bytes = match std::fs::read(&wal) {
-                Ok(b) => b,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            // Only its size and first block are needed: a WAL of any size is read no further,
+            // and a device or FIFO at its name is refused unread.
+            let input = match joj_trace::input::open(&wal, u64::MAX, "a waldio WAL") {
+                Ok(i) => i,
+                Err(joj_trace::InputError::Open { source, .. })
+                    if source.kind() == std::io::ErrorKind::NotFound =>
+                {
                     outln!("{}: no WAL file", wal.display())?;
                     return Ok(());
                 }
-                Err(e) => return Err(format!("reading {}: {e}", wal.display()).into()),
+                Err(e) => return Err(e.into()),
             };
-            let len = bytes.len() as u64;
+            let len = input.size_bytes;
+            let mut bytes = vec![0u8; len.min(4096) as usize];
+            std::os::unix::fs::FileExt::read_exact_at(&input.file, &mut bytes, 0).map_err(
+                |source| joj_trace::InputError::Read {
+                    path: wal.clone(),
+                    source,
+                },
+            )?;
             if len == 0 {
                 outln!(
                     "{}: empty (waldio has not written a WAL header yet)",

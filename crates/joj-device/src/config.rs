@@ -8,6 +8,8 @@ use crate::error::ProfileError;
 /// Physical pages a model may have: it keeps at least 16 B of state per page (the out-of-band
 /// area, `Oob`) in memory, so 2^28 pages already hold 4 GiB — a 2 TiB device of 8 KiB pages.
 pub const MAX_PHYSICAL_PAGES: u64 = 1 << 28;
+/// The largest profile file read: a profile is a few KiB of JSON.
+pub const MAX_PROFILE_BYTES: u64 = 1 << 20;
 
 /// Shape of the NAND array.
 ///
@@ -480,7 +482,8 @@ impl Profile {
         Ok(p)
     }
 
-    /// A built-in name, or else a path to a profile JSON file.
+    /// A built-in name, or else a path to a profile JSON file (a regular file of at most
+    /// [`MAX_PROFILE_BYTES`]).
     pub fn load(name_or_path: &str) -> Result<Profile, ProfileError> {
         if let Ok(p) = Self::builtin(name_or_path) {
             return Ok(p);
@@ -492,11 +495,17 @@ impl Profile {
                 known: Self::builtin_names().join(", "),
             });
         }
-        let text = std::fs::read_to_string(path).map_err(|e| ProfileError::Io {
-            path: name_or_path.to_string(),
-            message: e.to_string(),
-        })?;
-        Self::from_json(&text)
+        let bytes = joj_trace::input::read_all(path, MAX_PROFILE_BYTES, "a device profile")
+            .map_err(|e| ProfileError::Input(e.to_string()))?;
+        let text = String::from_utf8_lossy(&bytes);
+        Self::from_json(&text).map_err(|e| match e {
+            ProfileError::Parse { message } => ProfileError::ParseFile {
+                path: name_or_path.to_string(),
+                message,
+                known: Self::builtin_names().join(", "),
+            },
+            e => e,
+        })
     }
 
     pub fn validate(&self) -> Result<(), ProfileError> {

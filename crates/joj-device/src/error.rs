@@ -148,6 +148,19 @@ pub enum ProfileError {
     Io { path: String, message: String },
     #[error("profile does not parse: {message}")]
     Parse { message: String },
+    #[error(
+        "{path} is not a device profile: {message}; fix: give a profile JSON file (the fields \
+         of docs/device-model.md) or a built-in name ({known})"
+    )]
+    ParseFile {
+        path: String,
+        message: String,
+        known: String,
+    },
+    /// A profile file that cannot be read ([`joj_trace::InputError`]'s message: not a regular
+    /// file, too large, unreadable), kept as text so the error stays `Clone` and `Eq`.
+    #[error("{0}")]
+    Input(String),
     #[error("invalid profile: {reason}")]
     Invalid { reason: String },
     #[error(
@@ -183,7 +196,9 @@ pub enum ProfileError {
 pub enum ImageError {
     #[error("image I/O: {0}")]
     Io(#[from] std::io::Error),
-    #[error("not a joj device image (bad magic)")]
+    #[error(transparent)]
+    Input(#[from] joj_trace::InputError),
+    #[error("not a joj device image (bad magic); fix: give an image `joj device format` wrote")]
     BadMagic,
     #[error(
         "image format version {found} is newer than this build reads ({supported}); not touching it"

@@ -215,7 +215,7 @@ fn decode_header(bytes: &[u8]) -> Result<Header, ImageError> {
 }
 
 fn check_body<'a>(bytes: &'a [u8], h: &Header) -> Result<&'a [u8], ImageError> {
-    let want = HEADER_BYTES as u64 + h.body_bytes + TRAILER.len() as u64;
+    let want = (HEADER_BYTES as u64 + TRAILER.len() as u64).saturating_add(h.body_bytes);
     if bytes.len() as u64 != want || &bytes[bytes.len() - TRAILER.len()..] != TRAILER {
         return Err(ImageError::Malformed {
             reason: format!(
@@ -415,9 +415,36 @@ fn decode_data(
         .collect()
 }
 
+/// The largest image read: the model keeps a device's pages in memory, and the image holds
+/// them all (an `emmc5` image whose every page is written, with its data, is 7.5 GiB).
+pub const MAX_IMAGE_BYTES: u64 = 8 << 30;
+
+/// The bytes of the image at `path`: a regular file of at most [`MAX_IMAGE_BYTES`], whose
+/// header (magic, checksum) is checked, and its size compared with the one it states, before
+/// the rest is read.
+fn read_image(path: &Path) -> Result<Vec<u8>, ImageError> {
+    use std::os::unix::fs::FileExt;
+    let input = joj_trace::input::open(path, MAX_IMAGE_BYTES, "a device image")?;
+    let mut head = vec![0u8; HEADER_BYTES.min(input.size_bytes as usize)];
+    input.file.read_exact_at(&mut head, 0)?;
+    let h = decode_header(&head)?;
+    let want = h
+        .body_bytes
+        .saturating_add((HEADER_BYTES + TRAILER.len()) as u64);
+    if input.size_bytes != want {
+        return Err(ImageError::Malformed {
+            reason: format!(
+                "file is {} bytes, header says {want} with trailer; truncated or overwritten",
+                input.size_bytes
+            ),
+        });
+    }
+    Ok(input.read_all()?)
+}
+
 /// Header facts of the image at `path` (checks magic, version, header and body checksums).
 pub fn inspect(path: &Path) -> Result<ImageInfo, ImageError> {
-    let bytes = std::fs::read(path)?;
+    let bytes = read_image(path)?;
     let h = decode_header(&bytes)?;
     let body = check_body(&bytes, &h)?;
     let blocks = h.geometry.blocks() as usize;
@@ -521,7 +548,7 @@ pub fn open(
     path: &Path,
     profile: &Profile,
 ) -> Result<(Emmc<NandMedium>, RecoveryReport), ImageError> {
-    let bytes = std::fs::read(path)?;
+    let bytes = read_image(path)?;
     let medium = decode(&bytes, profile)?;
     Emmc::recover(PowerCut { medium, at_ns: 0 }, profile).map_err(|e| ImageError::Malformed {
         reason: format!("recovery failed: {e}"),

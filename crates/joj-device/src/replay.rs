@@ -24,7 +24,7 @@
 //! `load_trace` reads either input joj knows (a joj-trace file, or blkparse text), and
 //! `DeviceSummary` is the `device` section of every report joj prints about a modeled run.
 
-use std::io::Read;
+use std::io::BufRead;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -510,26 +510,35 @@ pub fn load_trace(path: &Path) -> Result<LoadedTrace, ReplayError> {
         path: shown.clone(),
         source,
     };
-    let io = |e: std::io::Error| err(joj_trace::TraceError::Io(e));
-    let mut file = std::fs::File::open(path).map_err(io)?;
-    let mut first = [0u8; 1];
-    let n = file.read(&mut first).map_err(io)?;
-    let file = std::fs::File::open(path).map_err(io)?;
-    let loaded = if n == 1 && first[0] == b'{' {
-        let (header, records) = joj_trace::read_trace(file).map_err(err)?;
-        LoadedTrace {
+    let input = joj_trace::input::open(
+        path,
+        joj_trace::format::MAX_TRACE_BYTES,
+        "a block trace (joj-trace or blkparse text)",
+    )
+    .map_err(|e| err(e.into()))?;
+    let mut reader = input.reader();
+    // A read past the file's limit (it grew while being read) is said as such.
+    let first = match reader.fill_buf() {
+        Ok(b) => b.first().copied(),
+        Err(e) => return Err(err(reader.input_error(e).into())),
+    };
+    let read = if first == Some(b'{') {
+        joj_trace::read_trace(&mut reader).map(|(header, records)| LoadedTrace {
             format: "joj-trace",
             header,
             records,
-        }
+        })
     } else {
-        let import = joj_trace::import_blkparse(std::io::BufReader::new(file)).map_err(err)?;
-        LoadedTrace {
+        joj_trace::import_blkparse(&mut reader).map(|import| LoadedTrace {
             format: "blkparse",
             header: import.header(),
             records: import.records,
-        }
+        })
     };
+    let loaded = read.map_err(|e| match e {
+        joj_trace::TraceError::Io(io) => err(reader.input_error(io).into()),
+        e => err(e),
+    })?;
     // A joj-trace file is recognised by its header, so one that holds no request is a run that
     // did no block I/O (a read-only mix served from the page cache): it replays to zero. Text
     // with no blkparse event in it is not a trace at all.

@@ -87,6 +87,14 @@ pub enum StackError {
     NoModes,
     #[error("joj speed gives every ratio against stock WAL: include wal in --modes")]
     SpeedNeedsWal,
+    /// `joj speed --modes …,xftl`: speed has no device to run them on.
+    #[error(
+        "joj speed times modes on --fs, a real filesystem, and {0} runs SQLite on an emulated \
+         transactional device, which speed does not model (it has no --device); fix: drop {0} \
+         from --modes, and time it with `joj bench -j {0} --device <profile>` or `joj compare \
+         --device <profile>`"
+    )]
+    SpeedOnDevice(JournalMode),
     #[error(
         "joj restart measures delete, truncate, persist, wal, xftl and iftl; {0} has no log to recover from or is not crash-safe"
     )]

@@ -234,6 +234,36 @@ pub struct FileReport {
     pub truncates: u64,
     /// Whether it is gone at the end (deleted, or replaced by a rename).
     pub deleted: bool,
+    /// Syncs submitted through io_uring and read from its submission queue (fsync,
+    /// fdatasync, sync_file_range, synchronous writes): not in the counts above, and their
+    /// FS journal not in `fs_journal_bytes_in_syncs` (joj cannot time them).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub io_uring_syncs: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// What a traced command did through io_uring, which joj sees only in part: a sync submitted
+/// on a ring is no system call the supervisor stops at.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IoUringReport {
+    /// Rings set up (`io_uring_setup`).
+    pub rings: u64,
+    /// `io_uring_enter` calls, and how many of them carried submissions joj could not read
+    /// (a kernel-polled ring, a ring in the command's own memory, a process with two rings on
+    /// one inode).
+    pub enters: u64,
+    pub unreadable_enters: u64,
+    /// Submissions handed to the kernel by those calls.
+    pub submissions: u64,
+    /// Syncs read from the rings (per file in `files[].io_uring_syncs`), and those whose file
+    /// is unknown (a registered file, or not a regular file).
+    pub syncs: u64,
+    pub syncs_of_unknown_files: u64,
+    /// Opens submitted on a ring: where they wrote, if anywhere, is not seen.
+    pub opens: u64,
 }
 
 /// A traced command: how it ended and what supervising it cost.
@@ -256,7 +286,27 @@ pub struct CommandReport {
     /// `fsync` / `fdatasync` of directories.
     pub dir_syncs: u64,
     pub files: Vec<FileReport>,
+    /// Regular files outside the scratch filesystem the command opened for writing (their
+    /// writes are not in the trace), by path, at most [`OUTSIDE_PATHS_KEPT`] of them;
+    /// `outside_writes_total` counts them all.
+    #[serde(default)]
+    pub outside_writes: Vec<String>,
+    #[serde(default)]
+    pub outside_writes_total: u64,
+    /// io_uring use, when the command set up or entered a ring.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_uring: Option<IoUringReport>,
+    /// Whether the scratch filesystem was full when the command ended: not even
+    /// [`FULL_BELOW_BYTES`] more could be allocated on it.
+    #[serde(default)]
+    pub filesystem_full: bool,
 }
+
+/// How many paths written outside the scratch filesystem a report lists.
+pub const OUTSIDE_PATHS_KEPT: usize = 100;
+/// A scratch filesystem on which this much more cannot be allocated when the command ends was
+/// full (1 MiB: what a failing write of a program typically asked for is in that range).
+pub const FULL_BELOW_BYTES: u64 = 1 << 20;
 
 impl CommandReport {
     pub fn succeeded(&self) -> bool {

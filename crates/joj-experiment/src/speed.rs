@@ -152,6 +152,9 @@ pub fn speed(
     if !modes.contains(&JournalMode::Wal) {
         return Err(StackError::SpeedNeedsWal.into());
     }
+    if let Some(&mode) = modes.iter().find(|m| m.on_device()) {
+        return Err(StackError::SpeedOnDevice(mode).into());
+    }
     base.validate()?;
     let opts = RunOptions {
         trace: false,

@@ -70,6 +70,8 @@ pub fn run(opts: &WithdrawDepositOptions) -> Result<WithdrawDepositReport, Exper
     if opts.transactions == 0 {
         return Err(StackError::Zero { what: "-n" }.into());
     }
+    // SQLite would ignore another page size and run at its default, silently.
+    joj_workload::config::check_page_size(opts.page_size)?;
     match opts.mode {
         JournalMode::Xftl => run_on::<XDevice>(opts),
         JournalMode::Iftl => run_on::<IDevice>(opts),

@@ -21,8 +21,7 @@ use std::time::Duration;
 use crate::loopdev::LoopDevice;
 use crate::names;
 
-/// Attempts at a plain unmount of a busy filesystem before falling back to a lazy one.
-const UNMOUNT_ATTEMPTS: u32 = 20;
+/// The pause between attempts at removing a busy tracefs instance.
 const UNMOUNT_RETRY_DELAY: Duration = Duration::from_millis(50);
 
 /// Resources of one scratch filesystem, tracer, recording disk or temporary directory, released
@@ -51,13 +50,8 @@ pub(crate) struct Resources {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum CleanupProblem {
-    #[error(
-        "cannot unmount {path}: {source}; fix: stop processes using it (`fuser -m {path}`), then `umount {path}`"
-    )]
-    Unmount {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Unmount(#[from] crate::mounts::UnmountError),
     #[error(transparent)]
     Loop(#[from] crate::loopdev::LoopError),
     #[error("cannot remove {path}: {source}; fix: remove it by hand")]
@@ -198,40 +192,7 @@ fn remove_workload_files_and_dir(path: &Path) -> std::io::Result<()> {
 
 /// Syncs and unmounts `path`, retrying while busy, lazily as a last resort (with a warning).
 pub(crate) fn unmount(path: &Path) -> Result<(), CleanupProblem> {
-    use rustix::mount::{UnmountFlags, unmount};
-    if let Ok(dir) = std::fs::File::open(path) {
-        // Best effort: unmount syncs as well; this just gets the writeback done while we can
-        // still report errors on the right object.
-        let _ = rustix::fs::syncfs(&dir);
-    }
-    let mut last = None;
-    for _ in 0..UNMOUNT_ATTEMPTS {
-        match unmount(path, UnmountFlags::empty()) {
-            Ok(()) => return Ok(()),
-            // Not a mount point (any more): nothing of ours is mounted there.
-            Err(rustix::io::Errno::INVAL | rustix::io::Errno::NOENT) => return Ok(()),
-            Err(e @ rustix::io::Errno::BUSY) => {
-                last = Some(e);
-                std::thread::sleep(UNMOUNT_RETRY_DELAY);
-            }
-            Err(e) => {
-                return Err(CleanupProblem::Unmount {
-                    path: path.into(),
-                    source: e.into(),
-                });
-            }
-        }
-    }
-    eprintln!(
-        "joj-linux: warning: {} stayed busy ({}); detaching it lazily — the kernel unmounts it \
-         and frees its loop device when the last user goes away",
-        path.display(),
-        last.map_or_else(String::new, |e| e.to_string()),
-    );
-    unmount(path, UnmountFlags::DETACH).map_err(|e| CleanupProblem::Unmount {
-        path: path.into(),
-        source: e.into(),
-    })
+    Ok(crate::mounts::unmount(path)?)
 }
 
 /// Attempts at removing a busy tracefs instance, `UNMOUNT_RETRY_DELAY` apart.

@@ -32,6 +32,7 @@ pub mod fs;
 pub mod fs_btrfs;
 pub mod leftovers;
 pub mod loopdev;
+mod mounts;
 pub mod names;
 pub mod prereq;
 pub mod record;
@@ -56,7 +57,8 @@ pub use scratch::{
     DeviceRole, FileExtents, ScratchDevice, ScratchError, ScratchFs, ScratchOptions,
 };
 pub use supervise::{
-    Change, ChildExit, Observer, SuperviseError, Supervision, SyncKind, TouchedFile, supervise,
+    Change, ChildExit, IoUring, Observer, SuperviseError, Supervision, SyncKind, TouchedFile,
+    supervise,
 };
 pub use tempdir::{RunTempDir, TempDirError};
 pub use tools::ToolMissing;

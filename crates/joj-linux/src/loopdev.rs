@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::dev::DevNum;
+use crate::mounts;
 use crate::prereq::LOOP_CONTROL;
 
 // From <linux/loop.h>.
@@ -146,6 +147,23 @@ pub enum LoopError {
     Detach {
         device: PathBuf,
         source: std::io::Error,
+    },
+    /// A mount that kept the device busy could not be taken away.
+    #[error(transparent)]
+    Unmount(#[from] mounts::UnmountError),
+    /// Detached, but the kernel keeps the device bound to its image while something has it
+    /// open: it is not removed, and the sweep says so rather than that it removed it.
+    #[error(
+        "{device} still serves {} after it was detached: {holders}; the kernel frees it when \
+         that lets go; fix: stop what holds it (`fuser -v {device}`), then `losetup -d {device}` \
+         if it stays",
+        .backing.display()
+    )]
+    StillBound {
+        device: PathBuf,
+        backing: PathBuf,
+        /// What holds it, as far as joj can tell (processes that have it open).
+        holders: String,
     },
 }
 
@@ -318,6 +336,20 @@ impl LoopDevice {
             self.device = None;
             return Ok(());
         }
+        // What still mounts it was made by the command run on it (a bind mount of the scratch
+        // filesystem elsewhere, a mount stacked on it): it goes with the device.
+        match mounts::unmount_holding(self.dev) {
+            Ok(gone) => {
+                for p in gone {
+                    eprintln!(
+                        "joj-linux: unmounted {}, a mount of {} (or on it) that joj did not make",
+                        p.display(),
+                        self.path.display()
+                    );
+                }
+            }
+            Err(problem) => eprintln!("joj-linux: warning: {problem}"),
+        }
         let Some(device) = self.device.take() else {
             return Ok(());
         };
@@ -334,13 +366,13 @@ impl LoopDevice {
             }
         }
         drop(device);
-        self.wait_until_released();
+        if !wait_until_released(self.index, &self.backing) {
+            eprintln!(
+                "joj-linux: warning: {}; a later `joj cleanup` removes it once free",
+                still_bound(self.index, &self.backing)
+            );
+        }
         Ok(())
-    }
-
-    /// Waits (briefly) until the kernel has really let go of our backing file.
-    fn wait_until_released(&self) {
-        wait_until_released(self.index, &self.backing);
     }
 }
 
@@ -352,35 +384,77 @@ pub(crate) fn backing_file(index: u32) -> Option<PathBuf> {
     Some(PathBuf::from(text.trim_end_matches('\n')))
 }
 
-/// Waits (briefly) until `/dev/loop<index>` no longer serves `backing`. Another process that
-/// merely has the device open — a filesystem tool scanning every block device, say — defers
-/// the teardown until it closes it; the device is ours until then and freed after.
-fn wait_until_released(index: u32, backing: &Path) {
+/// Waits (briefly) until `/dev/loop<index>` no longer serves `backing`; `false` when it still
+/// does. Another process that merely has the device open — a filesystem tool scanning every
+/// block device, say — defers the teardown until it closes it; the device is ours until then
+/// and freed after.
+fn wait_until_released(index: u32, backing: &Path) -> bool {
     let deadline = std::time::Instant::now() + DETACH_WAIT;
     while backing_file(index).is_some_and(|b| b == backing) {
         if std::time::Instant::now() >= deadline {
-            eprintln!(
-                "joj-linux: warning: /dev/loop{index} is still open elsewhere; the kernel detaches \
-                 it from {} when the last user closes it",
-                backing.display()
-            );
-            return;
+            return false;
         }
         std::thread::sleep(Duration::from_millis(5));
     }
+    true
+}
+
+/// The error for `/dev/loop<index>` still serving `backing`, with the processes that have it
+/// open.
+fn still_bound(index: u32, backing: &Path) -> LoopError {
+    let device = PathBuf::from(format!("/dev/loop{index}"));
+    let openers = openers(&device);
+    let holders = if openers.is_empty() {
+        "nothing joj can see has it open (a mount in another mount namespace, or a kernel user)"
+            .to_string()
+    } else {
+        format!("open by {}", openers.join(", "))
+    };
+    LoopError::StillBound {
+        device,
+        backing: backing.to_path_buf(),
+        holders,
+    }
+}
+
+/// The processes with `device` open (`pid (name)`), from their `/proc/<pid>/fd` links.
+fn openers(device: &Path) -> Vec<String> {
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for p in procs.flatten() {
+        let Some(pid) = p.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(fds) = std::fs::read_dir(p.path().join("fd")) else {
+            continue;
+        };
+        if fds
+            .flatten()
+            .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| l == device))
+        {
+            let name = std::fs::read_to_string(p.path().join("comm")).unwrap_or_default();
+            found.push(format!("process {pid} ({})", name.trim_end()));
+        }
+    }
+    found
 }
 
 /// Detaches `/dev/loop<index>` if it still serves `backing` (named as [`backing_file`] names
 /// it): a device a dead joj attached, found by the leftovers sweep, in no registry of this
 /// process. Ownership is the name of the backing file, checked again with the device open just
-/// before `LOOP_CLR_FD`; a device serving anything else is left alone. `Ok` once the device no
-/// longer serves `backing` — detached here, or already by the kernel (autoclear, when the
-/// filesystem on it was unmounted).
-pub(crate) fn detach_stale(index: u32, backing: &Path) -> Result<(), LoopError> {
+/// before `LOOP_CLR_FD`; a device serving anything else is left alone. Every mount that keeps
+/// the device busy is unmounted first ([`mounts::unmount_holding`]: a bind mount a traced
+/// command made of the scratch filesystem, mounts stacked on it); their mount points are
+/// returned, also when the device could not be freed. `Ok` once the device no longer serves
+/// `backing` — detached here, or already by the kernel (autoclear, when the filesystem on it
+/// was unmounted); `StillBound` when something still holds it after the wait.
+pub(crate) fn detach_stale(index: u32, backing: &Path) -> (Vec<PathBuf>, Result<(), LoopError>) {
     let path = PathBuf::from(format!("/dev/loop{index}"));
     let serves = || backing_file(index).is_some_and(|b| b == backing);
     if !serves() {
-        return Ok(());
+        return (Vec::new(), Ok(()));
     }
     let device = match OpenOptions::new()
         .read(true)
@@ -392,27 +466,39 @@ pub(crate) fn detach_stale(index: u32, backing: &Path) -> Result<(), LoopError> 
             if e.raw_os_error() == Some(libc::ENXIO)
                 || e.kind() == std::io::ErrorKind::NotFound =>
         {
-            return Ok(());
+            return (Vec::new(), Ok(()));
         }
-        Err(source) => return Err(LoopError::OpenDevice { path, source }),
+        Err(source) => {
+            return (Vec::new(), Err(LoopError::OpenDevice { path, source }));
+        }
     };
     if !serves() {
-        return Ok(());
+        return (Vec::new(), Ok(()));
     }
+    let unmounted = match DevNum::of_block_device(&path).map(mounts::unmount_holding) {
+        Ok(Ok(gone)) => gone,
+        Ok(Err(problem)) => return (Vec::new(), Err(problem.into())),
+        Err(source) => {
+            return (Vec::new(), Err(LoopError::OpenDevice { path, source }));
+        }
+    };
     // SAFETY: LOOP_CLR_FD takes no argument.
     let rc = unsafe { libc::ioctl(device.as_raw_fd(), LOOP_CLR_FD as _) };
     if rc < 0 {
         let source = std::io::Error::last_os_error();
         if source.raw_os_error() != Some(libc::ENXIO) {
-            return Err(LoopError::Detach {
+            let e = LoopError::Detach {
                 device: path,
                 source,
-            });
+            };
+            return (unmounted, Err(e));
         }
     }
     drop(device);
-    wait_until_released(index, backing);
-    Ok(())
+    if !wait_until_released(index, backing) {
+        return (unmounted, Err(still_bound(index, backing)));
+    }
+    (unmounted, Ok(()))
 }
 
 impl Drop for LoopDevice {

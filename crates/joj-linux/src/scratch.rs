@@ -154,6 +154,57 @@ struct Space {
     free_bytes: u64,
 }
 
+/// The image sizes `options` ask for, checked before anything is made: at least what `kind`
+/// needs, at most what the filesystem of the image directory holds (the images are sparse,
+/// so more than its free space is allowed, with a warning). Makes the run directory.
+fn check_size(kind: FsKind, options: &ScratchOptions) -> Result<(), ScratchError> {
+    let min_bytes = kind.min_size_bytes();
+    if options.size_bytes < min_bytes {
+        return Err(ScratchError::TooSmall {
+            kind,
+            size_bytes: options.size_bytes,
+            min_bytes,
+        });
+    }
+    let io = |what, path: &Path| {
+        let path = path.to_path_buf();
+        move |source| ScratchError::Io { what, path, source }
+    };
+    std::fs::create_dir_all(&options.run_dir).map_err(io("create", &options.run_dir))?;
+    let image_dir = options.image_dir.as_deref().unwrap_or(&options.run_dir);
+    let needed = options
+        .size_bytes
+        .saturating_add(if kind.needs_journal_device() {
+            options.journal_size_bytes
+        } else {
+            0
+        });
+    let space = space(image_dir).map_err(io("check the size of", image_dir))?;
+    if needed > space.total_bytes {
+        return Err(ScratchError::TooLarge {
+            size_bytes: needed,
+            max_bytes: space
+                .total_bytes
+                .saturating_sub(needed - options.size_bytes),
+            total_bytes: space.total_bytes,
+            dir: image_dir.to_path_buf(),
+        });
+    }
+    if needed > space.free_bytes {
+        // The images are sparse: a run takes only what its filesystem writes, usually a few
+        // MiB, so a big image on a small free space is allowed — but said.
+        eprintln!(
+            "joj-linux: warning: the {} MiB image is larger than the {} MiB free in {}: \
+                 it is sparse, but a run writing more than that fails with I/O errors on its \
+                 loop device",
+            needed >> 20,
+            space.free_bytes >> 20,
+            image_dir.display()
+        );
+    }
+    Ok(())
+}
+
 fn space(dir: &Path) -> std::io::Result<Space> {
     let st = rustix::fs::statvfs(dir)?;
     Ok(Space {
@@ -196,50 +247,11 @@ impl ScratchFs {
     /// Makes, formats and mounts a `kind` filesystem. On error, whatever was made is released.
     pub fn create(kind: FsKind, options: ScratchOptions) -> Result<Self, ScratchError> {
         prereq::check_fs(kind)?;
-        let min_bytes = kind.min_size_bytes();
-        if options.size_bytes < min_bytes {
-            return Err(ScratchError::TooSmall {
-                kind,
-                size_bytes: options.size_bytes,
-                min_bytes,
-            });
-        }
+        check_size(kind, &options)?;
         let io = |what, path: &Path| {
             let path = path.to_path_buf();
             move |source| ScratchError::Io { what, path, source }
         };
-        std::fs::create_dir_all(&options.run_dir).map_err(io("create", &options.run_dir))?;
-        let image_dir = options.image_dir.as_deref().unwrap_or(&options.run_dir);
-        let needed = options
-            .size_bytes
-            .saturating_add(if kind.needs_journal_device() {
-                options.journal_size_bytes
-            } else {
-                0
-            });
-        let space = space(image_dir).map_err(io("check the size of", image_dir))?;
-        if needed > space.total_bytes {
-            return Err(ScratchError::TooLarge {
-                size_bytes: needed,
-                max_bytes: space
-                    .total_bytes
-                    .saturating_sub(needed - options.size_bytes),
-                total_bytes: space.total_bytes,
-                dir: image_dir.to_path_buf(),
-            });
-        }
-        if needed > space.free_bytes {
-            // The images are sparse: a run takes only what its filesystem writes, usually a few
-            // MiB, so a big image on a small free space is allowed — but said.
-            eprintln!(
-                "joj-linux: warning: the {} MiB image is larger than the {} MiB free in {}: \
-                 it is sparse, but a run writing more than that fails with I/O errors on its \
-                 loop device",
-                needed >> 20,
-                space.free_bytes >> 20,
-                image_dir.display()
-            );
-        }
         // From here on, drop releases the registry entry, so every early return cleans up.
         let mut me = Self::unmade(kind, &options);
         me.make_dirs(
@@ -427,6 +439,9 @@ impl ScratchFs {
         fill: impl FnOnce(&std::fs::File) -> std::io::Result<()>,
     ) -> Result<ScratchFs, ScratchError> {
         prereq::check_fs(kind)?;
+        // A size from a file (a recorded log's device) is checked as an asked-for one is: a
+        // 2^62-byte image would otherwise fail in `ftruncate` as "File too large".
+        check_size(kind, options)?;
         let mut me = Self::unmade(kind, options);
         me.make_dirs(&names::crash_dir_prefix(kind, std::process::id()), options)?;
         let image = me.dir.join(format!("{}.img", DeviceRole::Main.name()));
@@ -496,6 +511,31 @@ impl ScratchFs {
 
     pub fn kind(&self) -> FsKind {
         self.kind
+    }
+
+    /// Whether `bytes` more could be allocated on the mounted filesystem: an unnamed file
+    /// (`O_TMPFILE`, gone when closed) is given them with `fallocate`. Free-space counts do
+    /// not say it — ext4 and btrfs refuse data with blocks still counted free (reserved
+    /// clusters, metadata chunks) — so it is asked of the filesystem itself. It writes to the
+    /// filesystem: call it outside a measured window.
+    pub fn has_room_for(&self, bytes: u64) -> std::io::Result<bool> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let probe = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_TMPFILE)
+            .open(self.mount_path())?;
+        let len = libc::off_t::try_from(bytes).unwrap_or(libc::off_t::MAX);
+        // SAFETY: fallocate on a descriptor this function owns.
+        let rc = unsafe { libc::fallocate(std::os::fd::AsRawFd::as_raw_fd(&probe), 0, 0, len) };
+        if rc == 0 {
+            return Ok(true);
+        }
+        let e = std::io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::ENOSPC | libc::EDQUOT) => Ok(false),
+            _ => Err(e),
+        }
     }
 
     /// Where the filesystem is mounted.

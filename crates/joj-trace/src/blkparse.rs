@@ -17,12 +17,13 @@
 //! does not parse is an error naming its line, since silently dropping requests would falsify
 //! every total computed from the trace.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufReader, Read};
 
 use serde_json::{Map, Value};
 
 use crate::error::TraceError;
 use crate::format::{Clock, DeviceRole, TraceDevice, TraceHeader, TraceSource};
+use crate::input;
 use crate::record::{BlockClass, Op, TraceRecord};
 
 /// Which blkparse action the imported records are.
@@ -78,15 +79,22 @@ pub fn import_blkparse(r: impl Read) -> Result<BlkparseImport, TraceError> {
     let mut issued = Vec::new();
     let mut queued = Vec::new();
     let mut line_no = 0;
-    let mut buf = String::new();
+    let mut buf = Vec::new();
     let mut r = BufReader::new(r);
     loop {
-        buf.clear();
-        if r.read_line(&mut buf)? == 0 {
-            break;
+        match input::read_line(&mut r, &mut buf, input::MAX_LINE_BYTES)? {
+            input::Line::End => break,
+            input::Line::Read => {}
+            input::Line::TooLong => {
+                return Err(TraceError::LineTooLong {
+                    line: line_no + 1,
+                    limit_bytes: input::MAX_LINE_BYTES,
+                });
+            }
         }
         line_no += 1;
-        let Some(event) = parse_line(&buf, line_no)? else {
+        let text = String::from_utf8_lossy(&buf);
+        let Some(event) = parse_line(&text, line_no)? else {
             continue;
         };
         match event {
@@ -146,7 +154,7 @@ fn parse_line(
     let err = |reason: &str| TraceError::BlkparseLine {
         line: line_no,
         reason: reason.to_owned(),
-        text: text.to_owned(),
+        text: input::quoted(text),
     };
 
     let dev = parse_dev(dev_field).ok_or_else(|| err("bad device, expected major,minor"))?;

@@ -25,6 +25,18 @@ pub enum TraceError {
     #[error("line {line}: malformed: {message}")]
     MalformedLine { line: usize, message: String },
 
+    /// A line longer than any of the format's (no record line is near it): refused before it
+    /// is held whole.
+    #[error(
+        "line {line} is longer than {limit_bytes} bytes, and no line of a trace is near that \
+         long; fix: check that this is the file meant (a joj-trace file or blkparse text)"
+    )]
+    LineTooLong { line: usize, limit_bytes: usize },
+
+    /// The file cannot be read as an input: not a regular file, too large, unreadable.
+    #[error(transparent)]
+    Input(#[from] crate::input::InputError),
+
     /// The last line has no terminating newline and does not parse: the file was cut short.
     #[error("line {line}: incomplete last line (truncated file)")]
     IncompleteLastLine { line: usize },
@@ -39,7 +51,8 @@ pub enum TraceError {
     InvalidRecord { line: usize, reason: String },
 
     /// An event line of blkparse text that could not be parsed.
-    #[error("blkparse line {line}: {reason}: {text:?}")]
+    /// `text` is the line quoted and cut ([`crate::input::quoted`]).
+    #[error("blkparse line {line}: {reason}: {text}")]
     BlkparseLine {
         line: usize,
         reason: String,

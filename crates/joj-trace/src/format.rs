@@ -13,14 +13,14 @@
 //! `IncompleteLastLine` (cut inside a line) or `RecordCountMismatch` (cut at a line boundary).
 
 use std::collections::HashSet;
-use std::fs::File;
-use std::io::{BufRead, BufReader, BufWriter, Read, Write};
+use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::error::TraceError;
+use crate::input;
 use crate::output::{Existing, write_atomically};
 use crate::record::{Op, TraceRecord};
 
@@ -30,6 +30,9 @@ pub const FORMAT_NAME: &str = "joj-trace";
 pub const FORMAT_VERSION: u32 = 1;
 /// Every file this crate writes starts with these bytes (the writer emits `format` first).
 pub const MAGIC_PREFIX: &str = "{\"format\":\"joj-trace\"";
+/// The largest trace file (or blkparse text) joj reads: its records are held in memory whole,
+/// about as large as their text; a traced run of a million requests writes some 200 MiB.
+pub const MAX_TRACE_BYTES: u64 = 2 << 30;
 
 /// What `time_ns` counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -137,8 +140,21 @@ pub fn write_trace_file(
 pub fn read_trace(r: impl Read) -> Result<(TraceHeader, Vec<TraceRecord>), TraceError> {
     let mut r = BufReader::new(r);
     let mut buf = Vec::new();
+    // No line of a trace is near this long: a longer one is refused before it fills memory.
+    let next_line = |r: &mut BufReader<_>, buf: &mut Vec<u8>, line: usize| match input::read_line(
+        r,
+        buf,
+        input::MAX_LINE_BYTES,
+    )? {
+        input::Line::End => Ok(false),
+        input::Line::Read => Ok(true),
+        input::Line::TooLong => Err(TraceError::LineTooLong {
+            line,
+            limit_bytes: input::MAX_LINE_BYTES,
+        }),
+    };
 
-    if r.read_until(b'\n', &mut buf)? == 0 {
+    if !next_line(&mut r, &mut buf, 1)? {
         return Err(TraceError::NotJojTrace {
             found: "an empty file".to_owned(),
         });
@@ -150,8 +166,7 @@ pub fn read_trace(r: impl Read) -> Result<(TraceHeader, Vec<TraceRecord>), Trace
     let mut records = Vec::with_capacity(usize::try_from(expected.min(1 << 20)).unwrap_or(0));
     let mut line = 1;
     loop {
-        buf.clear();
-        if r.read_until(b'\n', &mut buf)? == 0 {
+        if !next_line(&mut r, &mut buf, line + 1)? {
             break;
         }
         line += 1;
@@ -183,9 +198,14 @@ pub fn read_trace(r: impl Read) -> Result<(TraceHeader, Vec<TraceRecord>), Trace
     Ok((header, records))
 }
 
-/// Read the trace stored at `path`.
+/// Read the trace stored at `path`: a regular file of at most [`MAX_TRACE_BYTES`].
 pub fn read_trace_file(path: &Path) -> Result<(TraceHeader, Vec<TraceRecord>), TraceError> {
-    read_trace(File::open(path)?)
+    let input = input::open(path, MAX_TRACE_BYTES, "a joj-trace file")?;
+    let mut reader = input.reader();
+    read_trace(&mut reader).map_err(|e| match e {
+        TraceError::Io(io) => TraceError::Input(reader.input_error(io)),
+        e => e,
+    })
 }
 
 /// Parse line 1 (with its newline, if any) into the header and the announced record count.
@@ -213,7 +233,7 @@ fn parse_header(buf: &[u8]) -> Result<(TraceHeader, u64), TraceError> {
         Some(FORMAT_NAME) => {}
         Some(other) => {
             return Err(TraceError::NotJojTrace {
-                found: format!("format {other:?}"),
+                found: format!("format {}", input::quoted(other)),
             });
         }
         None => {
@@ -256,8 +276,8 @@ fn check_record(rec: &TraceRecord, devs: &HashSet<&str>, line: usize) -> Result<
     }
     if !devs.contains(rec.dev.as_str()) {
         return Err(invalid(format!(
-            "device {:?} is not listed in the header",
-            rec.dev
+            "device {} is not listed in the header",
+            input::quoted(&rec.dev)
         )));
     }
     Ok(())

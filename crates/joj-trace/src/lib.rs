@@ -10,7 +10,9 @@
 //! every output file: checked before the work (never the same file as an input, never an
 //! existing file unless the caller says to replace it), written atomically (temporary file,
 //! sync, then a name that is free or, when asked, a rename over the old file), and given a
-//! unique name when several runs write into one folder.
+//! unique name when several runs write into one folder. Its [`input`] module is how joj reads
+//! every input file: only a regular file, never past a stated size, a line at a time with a
+//! cap.
 //!
 //! Invariants: sectors are 512-byte units on the traced device; `bytes == sectors * 512` for
 //! reads, writes and discards and `0` for a pure flush; classification never changes a record's
@@ -20,6 +22,7 @@ pub mod blkparse;
 pub mod classify;
 pub mod error;
 pub mod format;
+pub mod input;
 pub mod output;
 pub mod plot;
 pub mod record;
@@ -32,6 +35,7 @@ pub use format::{
     Clock, DeviceRole, FORMAT_VERSION, TraceDevice, TraceHeader, TraceSource, read_trace,
     read_trace_file, write_trace, write_trace_file,
 };
+pub use input::InputError;
 pub use plot::{PlotAxis, plot_svg, render_svg};
 pub use record::{BlockClass, FileRole, Op, SECTOR_BYTES, TraceRecord};
 pub use totals::{BlockPerTxn, BlockTotals, DataByRole, DataByRolePerTxn};

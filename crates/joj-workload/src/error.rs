@@ -20,7 +20,10 @@ pub enum ConfigError {
         max: u64,
         why: &'static str,
     },
-    #[error("page size {0} is not a power of two in 512..=65536 (SQLite's range)")]
+    #[error(
+        "page size {0} is not a power of two in 512..=65536 (SQLite's range; it ignores any \
+         other); fix: give one of 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536 (--page-size)"
+    )]
     PageSize(u32),
     #[error("record size {0} bytes must be in 1..=1000000")]
     RecordBytes(usize),

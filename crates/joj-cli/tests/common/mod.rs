@@ -340,3 +340,70 @@ pub fn loop0_header(transactions: u64) -> joj_trace::TraceHeader {
         meta,
     }
 }
+
+/// How a bounded run of `joj` ended.
+#[derive(Debug)]
+pub struct Bounded {
+    /// The exit status; `None` when it was killed (by the deadline, or an abort).
+    pub code: Option<i32>,
+    pub stderr: String,
+    pub pid: u32,
+}
+
+/// `joj ARGS` with 4 GiB of address space and a 60-second deadline (then SIGKILL): a hostile
+/// input that would make joj allocate without bound or block for ever fails the test quickly
+/// instead of taking the machine's memory or hanging it. Afterwards nothing the run made may
+/// be left.
+pub fn joj_bounded(args: &[&str]) -> Bounded {
+    joj_limited(&[], None, args)
+}
+
+/// [`joj_bounded`] with more `prlimit` options (`--nofile=100:300`) and, when `cgroup` names a
+/// cgroup directory, joj moved into it before it starts.
+pub fn joj_limited(limits: &[&str], cgroup: Option<&Path>, args: &[&str]) -> Bounded {
+    let mut cmd = Command::new("sh");
+    // The shell moves itself into the cgroup, then becomes prlimit, which becomes joj: one pid.
+    let join = match cgroup {
+        Some(c) => format!("echo $$ > '{}/cgroup.procs' && ", c.display()),
+        None => String::new(),
+    };
+    cmd.arg("-c")
+        .arg(format!("{join}exec \"$@\""))
+        .arg("sh")
+        .arg("prlimit")
+        .arg(format!("--as={}", 4u64 << 30))
+        .args(limits)
+        .arg("--")
+        .arg(env!("CARGO_BIN_EXE_joj"))
+        .args(args);
+    let mut child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break Some(s);
+        }
+        if Instant::now() >= deadline {
+            signal(pid, SIGKILL);
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        use std::io::Read;
+        let _ = e.read_to_string(&mut stderr);
+    }
+    let left = held_by(pid);
+    assert!(left.nothing(), "joj {args:?} left {left:?}");
+    Bounded {
+        code: status.and_then(|s| s.code()),
+        stderr,
+        pid,
+    }
+}

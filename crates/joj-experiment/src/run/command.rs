@@ -29,7 +29,10 @@ use super::emit::write_trace_and_plot;
 use super::extents::{ExtentRecorder, SyncInterval};
 use super::place::Place;
 use crate::error::ExperimentError;
-use crate::result::{BioIntent, CommandReport, FileReport, RunConfig, RunResult};
+use crate::result::{
+    BioIntent, CommandReport, FULL_BELOW_BYTES, FileReport, IoUringReport, OUTSIDE_PATHS_KEPT,
+    RunConfig, RunResult,
+};
 use crate::stack::Storage;
 
 /// How to run a command.
@@ -121,6 +124,11 @@ pub(super) struct Watcher {
     syncs: Vec<(PathBuf, SyncInterval)>,
     whole_fs_syncs: u64,
     dir_syncs: u64,
+    /// Regular files off the scratch filesystem opened for writing (the first
+    /// [`OUTSIDE_PATHS_KEPT`]), and how many there were.
+    outside: std::collections::BTreeSet<PathBuf>,
+    outside_total: u64,
+    io_uring: Option<IoUringReport>,
 }
 
 impl Watcher {
@@ -149,6 +157,48 @@ impl Watcher {
 }
 
 impl joj_linux::Observer for Watcher {
+    fn opened_for_writing(&mut self, f: &TouchedFile) {
+        if device_quietly(&f.file) == Some(self.st_dev) {
+            return;
+        }
+        if self.outside.contains(&f.path) {
+            return;
+        }
+        self.outside_total += 1;
+        if self.outside.len() < OUTSIDE_PATHS_KEPT {
+            self.outside.insert(f.path.clone());
+        }
+    }
+
+    fn io_uring(&mut self, event: joj_linux::IoUring<'_>) {
+        let r = self.io_uring.get_or_insert_with(IoUringReport::default);
+        match event {
+            joj_linux::IoUring::Setup => r.rings += 1,
+            joj_linux::IoUring::Register => {}
+            joj_linux::IoUring::Open => r.opens += 1,
+            joj_linux::IoUring::Enter {
+                submitted,
+                unreadable,
+            } => {
+                r.enters += 1;
+                r.submissions += u64::from(submitted);
+                r.unreadable_enters += u64::from(unreadable);
+            }
+            joj_linux::IoUring::Sync { file, .. } => {
+                r.syncs += 1;
+                match file {
+                    Some(f) if self.ours(f) => self.entry(&f.path).io_uring_syncs += 1,
+                    Some(_) => {}
+                    None => {
+                        if let Some(r) = self.io_uring.as_mut() {
+                            r.syncs_of_unknown_files += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     fn before_change(&mut self, change: joj_linux::Change, f: &TouchedFile) {
         if !self.ours(f) {
             return;
@@ -322,6 +372,9 @@ pub(super) fn traced_in(
         syncs: vec![],
         whole_fs_syncs: 0,
         dir_syncs: 0,
+        outside: Default::default(),
+        outside_total: 0,
+        io_uring: None,
     };
     syncfs(cwd)?;
     let devs = place.devs();
@@ -330,10 +383,16 @@ pub(super) fn traced_in(
     let started = std::time::Instant::now();
     let supervised = run(&mut watcher);
     let elapsed_s = started.elapsed().as_secs_f64();
+
     // Whatever the command left dirty is written inside the trace.
     let synced = if spec.end_syncfs { syncfs(cwd) } else { Ok(()) };
     recorder.record_tree(cwd);
     let trace = tracer.stop().map_err(joj_linux::Error::from);
+    // Asked after the window: the probe allocates on the filesystem.
+    let filesystem_full = place
+        .scratch
+        .as_ref()
+        .is_some_and(|fs| fs.has_room_for(FULL_BELOW_BYTES).is_ok_and(|room| !room));
     let supervised = supervised?;
     synced?;
     let trace = trace?;
@@ -347,6 +406,7 @@ pub(super) fn traced_in(
         elapsed_s,
         intent,
         supervised,
+        filesystem_full,
     };
     report(
         place,
@@ -364,6 +424,8 @@ struct Measured {
     elapsed_s: f64,
     intent: BioIntent,
     supervised: joj_linux::Supervision,
+    /// Whether the scratch filesystem was full when the command ended.
+    filesystem_full: bool,
 }
 
 /// Classify the window's requests and make the document with its per-file rows.
@@ -428,6 +490,14 @@ fn report(
         whole_fs_syncs: watcher.whole_fs_syncs,
         dir_syncs: watcher.dir_syncs,
         files,
+        outside_writes: watcher
+            .outside
+            .iter()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect(),
+        outside_writes_total: watcher.outside_total,
+        io_uring: watcher.io_uring.clone(),
+        filesystem_full: m.filesystem_full,
     });
     for f in result.command.iter().flat_map(|c| &c.files) {
         result.syscalls.fsync += f.fsync;

@@ -88,6 +88,8 @@ pub fn replay_syscalls(
     rec: &Recording,
     opts: &SyscallReplayOptions,
 ) -> Result<(RunResult, SyscallReplayReport), ExperimentError> {
+    // Before anything is made: the replay holds as many descriptors open as the recording did.
+    joj_workload::syscalls::allow_open_descriptors(rec.peak_open_descriptors())?;
     let place = Place::make(&Storage::Scratch {
         kind: opts.fs,
         image_bytes: opts.image_size_bytes,

@@ -1,6 +1,8 @@
 //! The sweep's removing half: takes a dead process's things away in [`Resource`]'s order —
-//! tracefs instance, unmount, loop devices, recording disks' FUSE mounts, then images and
-//! directories — and never
+//! tracefs instance, unmount, loop devices (with every mount that still holds one, wherever
+//! it is: a traced command's bind mount of the scratch filesystem, a mount stacked on it),
+//! recording disks' FUSE mounts, then images and directories — and says removed only what is
+//! gone (a loop device something still holds is a problem, with what holds it) — and never
 //! recursively where a mount could still be: a scratch directory loses only its images and its
 //! (empty) mount point, a temporary directory only the workload's files.
 //!
@@ -40,7 +42,14 @@ pub(super) fn remove_all(mut found: Vec<Leftover>) -> Sweep {
     found.sort_by(|a, b| decide::removal_order(&a.resource, &b.resource));
     let mut sweep = Sweep::default();
     for leftover in found {
-        match remove_one(&leftover.resource) {
+        let (also, removed) = remove_one(&leftover.resource);
+        // Mounts that held a loop device elsewhere (a traced command's) are gone even when the
+        // device itself could not be freed: said either way.
+        sweep.removed.extend(also.into_iter().map(|p| Leftover {
+            pid: leftover.pid,
+            resource: Resource::Mount(p),
+        }));
+        match removed {
             Ok(()) => sweep.removed.push(leftover),
             Err(problem) => sweep.problems.push(LeftoverError::Remove {
                 pid: leftover.pid,
@@ -51,13 +60,20 @@ pub(super) fn remove_all(mut found: Vec<Leftover>) -> Sweep {
     sweep
 }
 
-fn remove_one(resource: &Resource) -> Result<(), CleanupProblem> {
+/// Removes one thing; also the mount points that had to go with it (the mounts that held a
+/// loop device).
+fn remove_one(resource: &Resource) -> (Vec<std::path::PathBuf>, Result<(), CleanupProblem>) {
     match resource {
-        Resource::TraceInstance(path) => cleanup::remove_trace_instance(path),
-        Resource::Mount(path) | Resource::RecordingMount(path) => cleanup::unmount(path),
-        Resource::Loop { index, backing } => Ok(loopdev::detach_stale(*index, backing)?),
-        Resource::ScratchDir(path) => remove_scratch_dir(path),
-        Resource::TempDir(path) => cleanup::remove_temp_dir(path),
+        Resource::TraceInstance(path) => (Vec::new(), cleanup::remove_trace_instance(path)),
+        Resource::Mount(path) | Resource::RecordingMount(path) => {
+            (Vec::new(), cleanup::unmount(path))
+        }
+        Resource::Loop { index, backing } => {
+            let (also, detached) = loopdev::detach_stale(*index, backing);
+            (also, detached.map_err(CleanupProblem::from))
+        }
+        Resource::ScratchDir(path) => (Vec::new(), remove_scratch_dir(path)),
+        Resource::TempDir(path) => (Vec::new(), cleanup::remove_temp_dir(path)),
     }
 }
 

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::decide::{Liveness, Seen, TempEntry};
 use super::error::{LeftoverError, Scope};
+use crate::mounts::unescape;
 use crate::names;
 use crate::prereq::TRACEFS_ROOT;
 use crate::scratch::RUN_DIR;
@@ -124,27 +125,6 @@ pub(super) fn mount_points(mountinfo: &str) -> Vec<PathBuf> {
         .filter_map(|l| l.split(' ').nth(4))
         .map(|m| PathBuf::from(unescape(m)))
         .collect()
-}
-
-fn unescape(field: &str) -> String {
-    let mut out = String::with_capacity(field.len());
-    let mut rest = field;
-    while let Some(at) = rest.find('\\') {
-        out.push_str(&rest[..at]);
-        let code = rest.get(at + 1..at + 4);
-        match code.and_then(|c| u8::from_str_radix(c, 8).ok()) {
-            Some(byte) => {
-                out.push(char::from(byte));
-                rest = &rest[at + 4..];
-            }
-            None => {
-                out.push('\\');
-                rest = &rest[at + 1..];
-            }
-        }
-    }
-    out.push_str(rest);
-    out
 }
 
 /// Whether `pid` is a live process (see [`super::decide`] for what "live" decides). This

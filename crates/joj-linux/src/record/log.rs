@@ -22,6 +22,12 @@ pub const SECTOR_BYTES: u64 = 512;
 /// Unit of the base image.
 pub const BLOCK_BYTES: u64 = 4096;
 const MAGIC: &[u8; 8] = b"JOJBLKLG";
+/// The largest device a log may describe: the largest scratch image joj makes (`--image-mib`
+/// is at most 2^24 MiB, 16 TiB). A crash state is made as an image of this size.
+pub const MAX_DEVICE_BYTES: u64 = 1 << 44;
+/// The largest log read: it is held in memory whole, with every write's data (a recorded
+/// `joj crash --fs` run of a few hundred transactions is tens of MiB).
+pub const MAX_LOG_BYTES: u64 = 1 << 30;
 const VERSION: u32 = 1;
 const HEADER_BYTES: usize = 8 + 4 + 4 + 4 + 4 + 8 + 8;
 const TAG_WRITE: u8 = b'W';
@@ -120,9 +126,26 @@ pub enum LogError {
         "joj-blocklog version {0} is newer than this joj (it reads version 1); fix: use the joj that wrote it"
     )]
     NewerVersion(u32),
-    #[error("joj-blocklog header is invalid: {0}")]
+    #[error(
+        "joj-blocklog header is invalid: {0}; fix: the file is damaged or not one joj wrote: \
+         record the run again (joj crash --fs --save-dir)"
+    )]
     BadHeader(String),
-    #[error("joj-blocklog record {record} is invalid: {detail}")]
+    #[error(
+        "joj-blocklog header gives a device of {size_bytes} bytes, more than joj makes \
+         ({MAX_DEVICE_BYTES} bytes, 16 TiB, the largest --image-mib); fix: the file is damaged \
+         or not one joj wrote: record the run again"
+    )]
+    DeviceTooLarge { size_bytes: u64 },
+    #[error(
+        "joj-blocklog is larger than joj reads ({MAX_LOG_BYTES} bytes, 1 GiB: it is held in \
+         memory whole); fix: check that it is the file meant (a log `joj crash --fs` saved)"
+    )]
+    TooLarge,
+    #[error(
+        "joj-blocklog record {record} is invalid: {detail}; fix: the file is damaged: record the \
+         run again (joj crash --fs --save-dir)"
+    )]
     BadRecord { record: u64, detail: String },
     #[error(
         "joj-blocklog is cut short after record {0} (no end record); the run that wrote it did not finish"
@@ -134,6 +157,8 @@ pub enum LogError {
     Checksum { stored: u32, computed: u32 },
     #[error("reading or writing a joj-blocklog failed: {0}")]
     Io(#[from] io::Error),
+    #[error(transparent)]
+    Input(Box<joj_trace::InputError>),
 }
 
 /// A writer that keeps the CRC of everything written through it.
@@ -199,35 +224,55 @@ impl BlockLog {
         Ok(())
     }
 
-    /// Reads and checks a whole joj-blocklog (see the format's *Validity*).
-    pub fn read_from(mut input: impl Read) -> Result<Self, LogError> {
+    /// Reads and checks a whole joj-blocklog (see the format's *Validity*), refused past
+    /// [`MAX_LOG_BYTES`] before more is held.
+    pub fn read_from(input: impl Read) -> Result<Self, LogError> {
         let mut bytes = Vec::new();
-        input.read_to_end(&mut bytes)?;
+        input.take(MAX_LOG_BYTES + 1).read_to_end(&mut bytes)?;
+        if bytes.len() as u64 > MAX_LOG_BYTES {
+            return Err(LogError::TooLarge);
+        }
         Self::decode(&bytes)
     }
 
-    fn decode(bytes: &[u8]) -> Result<Self, LogError> {
-        if bytes.len() < HEADER_BYTES || &bytes[..8] != MAGIC {
-            return Err(LogError::NotALog);
-        }
-        let mut r = Cursor { bytes, at: 8 };
+    /// Reads and checks the joj-blocklog in the file `path`: a regular file (a device or FIFO
+    /// is refused unread) of at most [`MAX_LOG_BYTES`].
+    pub fn read_file(path: &std::path::Path) -> Result<Self, LogError> {
+        let bytes = joj_trace::input::read_all(path, MAX_LOG_BYTES, "a joj-blocklog")
+            .map_err(|e| LogError::Input(Box::new(e)))?;
+        Self::decode(&bytes)
+    }
+
+    /// The header after the magic, then the base image (see the layout at the top).
+    fn decode_base(r: &mut Cursor) -> Result<SparseImage, LogError> {
         let version = r.u32().ok_or(LogError::NotALog)?;
         if version > VERSION {
             return Err(LogError::NewerVersion(version));
         }
-        let (sector, block, reserved) = (r.u32(), r.u32(), r.u32());
-        if (sector, block, reserved)
-            != (Some(SECTOR_BYTES as u32), Some(BLOCK_BYTES as u32), Some(0))
-            || version != VERSION
-        {
+        if version != VERSION {
             return Err(LogError::BadHeader(format!(
-                "version {version}, sector {sector:?}, block {block:?}, reserved {reserved:?}"
+                "version {version}, where this joj reads version {VERSION}"
             )));
         }
+        for (field, expected) in [
+            ("sector size", SECTOR_BYTES),
+            ("block size", BLOCK_BYTES),
+            ("reserved field", 0),
+        ] {
+            let found = r.u32().ok_or(LogError::CutShort(0))?;
+            if u64::from(found) != expected {
+                return Err(LogError::BadHeader(format!(
+                    "{field} {found}, where joj-blocklog version {VERSION} has {expected}"
+                )));
+            }
+        }
         let size_bytes = r.u64().ok_or(LogError::CutShort(0))?;
+        if size_bytes > MAX_DEVICE_BYTES {
+            return Err(LogError::DeviceTooLarge { size_bytes });
+        }
         if size_bytes == 0 || !size_bytes.is_multiple_of(BLOCK_BYTES) {
             return Err(LogError::BadHeader(format!(
-                "device size {size_bytes} bytes"
+                "a device of {size_bytes} bytes, not a whole number of {BLOCK_BYTES}-byte blocks"
             )));
         }
         let base_blocks = r.u64().ok_or(LogError::CutShort(0))?;
@@ -237,11 +282,24 @@ impl BlockLog {
             let index = r.u64().ok_or(LogError::CutShort(0))?;
             let data = r.take(BLOCK_BYTES as usize).ok_or(LogError::CutShort(0))?;
             if last.is_some_and(|l| index <= l) || index >= size_bytes / BLOCK_BYTES {
-                return Err(LogError::BadHeader(format!("base block index {index}")));
+                return Err(LogError::BadHeader(format!(
+                    "base block index {index}, out of order or past the device's {} blocks",
+                    size_bytes / BLOCK_BYTES
+                )));
             }
             last = Some(index);
             base.blocks.insert(index, data.into());
         }
+        Ok(base)
+    }
+
+    fn decode(bytes: &[u8]) -> Result<Self, LogError> {
+        if bytes.len() < HEADER_BYTES || &bytes[..8] != MAGIC {
+            return Err(LogError::NotALog);
+        }
+        let mut r = Cursor { bytes, at: 8 };
+        let base = Self::decode_base(&mut r)?;
+        let size_bytes = base.size_bytes;
         let mut ops = Vec::new();
         loop {
             let record = ops.len() as u64;
@@ -369,6 +427,34 @@ mod tests {
             BlockLog::read_from(&newer[..]),
             Err(LogError::NewerVersion(2))
         ));
+    }
+
+    #[test]
+    fn a_bad_header_is_named_field_by_field_and_a_huge_device_refused() {
+        let mut bytes = Vec::new();
+        sample().write_to(&mut bytes).unwrap();
+        // The sector size field (after magic and version) says 4096.
+        let mut sector = bytes.clone();
+        sector[12..16].copy_from_slice(&4096u32.to_le_bytes());
+        let e = BlockLog::read_from(&sector[..]).unwrap_err().to_string();
+        assert!(
+            e.contains("sector size 4096, where joj-blocklog version 1 has 512")
+                && e.contains("fix:")
+                && !e.contains("Some("),
+            "{e}"
+        );
+        // A device of 2^62 bytes: refused before any image of it is made.
+        let mut huge = bytes.clone();
+        huge[24..32].copy_from_slice(&(1u64 << 62).to_le_bytes());
+        let e = BlockLog::read_from(&huge[..]).unwrap_err();
+        assert!(
+            matches!(e, LogError::DeviceTooLarge { size_bytes } if size_bytes == 1 << 62),
+            "{e}"
+        );
+        assert!(e.to_string().contains("16 TiB"), "{e}");
+        // /dev/zero never ends: refused unread as a file, bounded as a reader.
+        let e = BlockLog::read_file(std::path::Path::new("/dev/zero")).unwrap_err();
+        assert!(e.to_string().contains("a character device"), "{e}");
     }
 
     #[test]

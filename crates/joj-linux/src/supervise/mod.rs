@@ -14,12 +14,19 @@
 //! inode number and no path), and other calls run at full speed (strace stops at every call and
 //! gives text to parse). The cost, one stop per traced call, is counted in [`Supervision`].
 //!
+//! Two things the command can do out of joj's sight are made visible: opens that may write are
+//! followed to their return, so a file written outside the scratch filesystem is reported by
+//! its path ([`Observer::opened_for_writing`]); and io_uring's three calls stop, so a ring's use
+//! is reported with what its submissions hold where they can be read ([`uring`],
+//! [`Observer::io_uring`]) — a sync submitted on a ring is no system call joj stops at.
+//!
 //! Invariants: only this process's own children are traced; every tracee is registered in the
 //! cleanup registry as it appears, so SIGINT / SIGTERM (and a run's error path) kill the command
 //! before the filesystem it runs on is unmounted; a tracee is never left stopped.
 
 mod filter;
 mod spawn;
+mod uring;
 
 pub use spawn::find_program;
 mod tracee;
@@ -64,6 +71,26 @@ pub enum Change {
     Truncate,
 }
 
+/// What the command did with io_uring, as far as joj can see ([`uring`]).
+#[derive(Debug)]
+pub enum IoUring<'a> {
+    /// A ring was set up (`io_uring_setup` returned).
+    Setup,
+    /// `io_uring_enter` with `submitted` new submissions; `unreadable` when what they are
+    /// could not be read (a polled ring, a ring in the command's own memory, …).
+    Enter { submitted: u32, unreadable: bool },
+    /// `io_uring_register` (registered files are named by index, not descriptor).
+    Register,
+    /// A sync, or a write with `RWF_DSYNC` or on an `O_DSYNC` descriptor, submitted on a ring;
+    /// `file` is `None` when its descriptor could not be resolved to a regular file.
+    Sync {
+        kind: SyncKind,
+        file: Option<&'a TouchedFile>,
+    },
+    /// An open submitted on a ring: whether and where it writes is not seen.
+    Open,
+}
+
 /// What the supervisor reports while the command runs.
 pub trait Observer {
     /// Just before the command unlinks, renames, replaces (as a rename's target) or truncates
@@ -71,6 +98,11 @@ pub trait Observer {
     fn before_change(&mut self, change: Change, file: &TouchedFile);
     /// A sync-type call returned; `file` is `None` for `sync` / `syncfs` and directories.
     fn synced(&mut self, kind: SyncKind, file: Option<&TouchedFile>, start_ns: u64, end_ns: u64);
+    /// An open with flags that may write (`O_WRONLY`, `O_RDWR`, `O_CREAT`, `O_TRUNC`, `creat`)
+    /// returned `file`, a regular file (`file.path`: what `/proc` names it).
+    fn opened_for_writing(&mut self, _file: &TouchedFile) {}
+    /// The command used io_uring.
+    fn io_uring(&mut self, _event: IoUring<'_>) {}
 }
 
 /// How the command ended.
@@ -133,6 +165,28 @@ pub enum SuperviseError {
         step: &'static str,
         source: std::io::Error,
     },
+    /// `PTRACE_TRACEME` failed in the command: it already has a tracer, inherited from joj's.
+    #[error(
+        "cannot supervise {program:?}: it is already being traced — joj itself runs under a \
+         tracer{} that follows its children (strace -f, a debugger), and a process can have only \
+         one tracer, while joj trace needs to be the command's; fix: run joj trace outside \
+         strace -f and debuggers (strace without -f traces joj alone)",
+        .tracer.map_or_else(String::new, |p| format!(" (process {p})"))
+    )]
+    AlreadyTraced {
+        program: OsString,
+        tracer: Option<u32>,
+    },
+}
+
+/// The pid of the process tracing joj, if one is (`TracerPid` of `/proc/self/status`).
+fn own_tracer() -> Option<u32> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("TracerPid:"))
+        .and_then(|p| p.trim().parse().ok())
+        .filter(|&p| p != 0)
 }
 
 fn ptrace_err(step: &'static str) -> impl FnOnce(std::io::Error) -> SuperviseError {
@@ -144,6 +198,16 @@ struct Pending {
     kind: SyncKind,
     file: Option<TouchedFile>,
     start_ns: u64,
+}
+
+/// A call followed to its exit for what it returns.
+enum Follow {
+    /// A sync: told to the observer with its interval.
+    Sync(Pending),
+    /// An open that may write: the descriptor it returns names the file.
+    Open,
+    /// `io_uring_setup`, whose parameters (at this address) hold the ring's layout.
+    RingSetup { params: u64 },
 }
 
 /// Run `argv` in `cwd` with the environment of joj, supervised, and return when it and every
@@ -170,11 +234,22 @@ pub fn supervise(
     // The child stops with SIGTRAP once exec succeeded (PTRACE_TRACEME, no options yet).
     let status = wait(root).map_err(ptrace_err("waiting for the command to start"))?;
     if libc::WIFEXITED(status) {
-        // The child exits with the errno of a failed exec (see `spawn`).
+        // The child exits with the errno of a failed exec, or a status of its own for a step
+        // before it (see `spawn`).
         guard.remove(root);
-        return Err(SuperviseError::Spawn {
-            program: program.clone(),
-            source: std::io::Error::from_raw_os_error(libc::WEXITSTATUS(status)),
+        return Err(match libc::WEXITSTATUS(status) {
+            spawn::TRACEME_FAILED => SuperviseError::AlreadyTraced {
+                program: program.clone(),
+                tracer: own_tracer(),
+            },
+            spawn::SECCOMP_FAILED => SuperviseError::Ptrace {
+                step: "installing the seccomp filter in the command",
+                source: std::io::Error::from_raw_os_error(libc::EPERM),
+            },
+            errno => SuperviseError::Spawn {
+                program: program.clone(),
+                source: std::io::Error::from_raw_os_error(errno),
+            },
         });
     }
     if !libc::WIFSTOPPED(status) {
@@ -211,6 +286,7 @@ pub fn supervise(
         observer,
         guard,
         pending: HashMap::new(),
+        rings: uring::Rings::default(),
         started: std::collections::HashSet::from([root]),
         exit: None,
         stops: 0,
@@ -223,7 +299,8 @@ struct Loop<'a> {
     root: libc::pid_t,
     observer: &'a mut dyn Observer,
     guard: TaskGuard,
-    pending: HashMap<libc::pid_t, Pending>,
+    pending: HashMap<libc::pid_t, Follow>,
+    rings: uring::Rings,
     started: std::collections::HashSet<libc::pid_t>,
     exit: Option<ChildExit>,
     stops: u64,
@@ -317,11 +394,10 @@ impl Loop<'_> {
         } else if sig == libc::SIGTRAP | 0x80 {
             let t0 = Instant::now();
             self.stops += 1;
-            if matches!(tracee::call_info(tid), Ok(CallInfo::Exit)) {
-                if let Some(p) = self.pending.remove(&tid) {
-                    self.observer
-                        .synced(p.kind, p.file.as_ref(), p.start_ns, now_mono_ns());
-                }
+            if let Ok(CallInfo::Exit { rval, is_error }) = tracee::call_info(tid)
+                && let Some(follow) = self.pending.remove(&tid)
+            {
+                self.returned(tid, follow, (!is_error).then_some(rval));
             }
             self.handling_ns += t0.elapsed().as_nanos() as u64;
             self.cont(tid, 0);
@@ -355,8 +431,88 @@ impl Loop<'_> {
         resume(tid, req, sig);
     }
 
+    /// A followed call of `tid` returned `rval` (`None`: it failed).
+    fn returned(&mut self, tid: libc::pid_t, follow: Follow, rval: Option<i64>) {
+        match follow {
+            Follow::Sync(p) => {
+                self.observer
+                    .synced(p.kind, p.file.as_ref(), p.start_ns, now_mono_ns());
+            }
+            Follow::Open => {
+                let opened = rval.filter(|&fd| fd >= 0).and_then(|fd| {
+                    let fd = fd as u64;
+                    let path = tracee::fd_path(tid, fd)?;
+                    tracee::open_fd(tid, fd).map(|file| TouchedFile { path, file })
+                });
+                if let Some(f) = opened {
+                    self.observer.opened_for_writing(&f);
+                }
+            }
+            Follow::RingSetup { params } => {
+                let ring = rval
+                    .and_then(|fd| i32::try_from(fd).ok())
+                    .zip(tracee::tgid(tid))
+                    .zip(uring::read_params(tid, params));
+                if let Some(((fd, tgid), ring)) = ring {
+                    self.rings.set_up(tgid, fd, ring);
+                }
+                self.observer.io_uring(IoUring::Setup);
+            }
+        }
+    }
+
+    /// `io_uring_enter` of `tid` on ring `fd` with `to_submit` entries: tell the observer what
+    /// the submissions are, where they can be read.
+    fn entering_ring(&mut self, tid: libc::pid_t, fd: u64, to_submit: u64) {
+        let to_submit = u32::try_from(to_submit).unwrap_or(u32::MAX);
+        let read = match (tracee::tgid(tid), i32::try_from(fd)) {
+            (Some(tgid), Ok(fd)) => self.rings.entering(tid, tgid, fd, to_submit),
+            _ => uring::Read {
+                unreadable: to_submit > 0,
+                ..Default::default()
+            },
+        };
+        let at_fd = |fd: i32| {
+            let fd = u64::try_from(fd).ok()?;
+            let path = tracee::fd_path(tid, fd)?;
+            tracee::open_fd(tid, fd).map(|file| TouchedFile { path, file })
+        };
+        for s in &read.submitted {
+            match *s {
+                uring::Submitted::Sync { kind, fd } => {
+                    let kind = match kind {
+                        uring::RingSync::Fsync => SyncKind::Fsync,
+                        uring::RingSync::Fdatasync => SyncKind::Fdatasync,
+                        uring::RingSync::SyncFileRange => SyncKind::SyncFileRange,
+                        uring::RingSync::SyncWrite => SyncKind::SyncWrite,
+                    };
+                    let file = fd.and_then(at_fd);
+                    self.observer.io_uring(IoUring::Sync {
+                        kind,
+                        file: file.as_ref(),
+                    });
+                }
+                uring::Submitted::Open => self.observer.io_uring(IoUring::Open),
+            }
+        }
+        for fd in &read.writes {
+            let dsync = u64::try_from(*fd).is_ok_and(|fd| tracee::fd_is_dsync(tid, fd));
+            if dsync {
+                let file = at_fd(*fd);
+                self.observer.io_uring(IoUring::Sync {
+                    kind: SyncKind::SyncWrite,
+                    file: file.as_ref(),
+                });
+            }
+        }
+        self.observer.io_uring(IoUring::Enter {
+            submitted: to_submit,
+            unreadable: read.unreadable,
+        });
+    }
+
     /// The tracee is about to make call `nr`: tell the observer, and return whether to follow
-    /// the call to its exit (a sync).
+    /// the call to its exit (a sync, an open that may write, a ring's setup).
     fn at_call(&mut self, tid: libc::pid_t, nr: i64, a: [u64; 6]) -> bool {
         let at_path = |dirfd: u64, addr: u64| {
             tracee::read_path(tid, addr)
@@ -373,10 +529,12 @@ impl Loop<'_> {
                 self.observer.before_change(c, &f);
             }
         };
-        let sync = |kind, file| Pending {
-            kind,
-            file,
-            start_ns: now_mono_ns(),
+        let sync = |kind, file| {
+            Follow::Sync(Pending {
+                kind,
+                file,
+                start_ns: now_mono_ns(),
+            })
         };
         let pending = match nr {
             libc::SYS_unlinkat if a[2] & libc::AT_REMOVEDIR as u64 == 0 => {
@@ -411,6 +569,20 @@ impl Loop<'_> {
             libc::SYS_pwritev2 if tracee::fd_is_dsync(tid, a[0]) || a[5] & RWF_ANY_SYNC != 0 => {
                 Some(sync(SyncKind::SyncWrite, at_fd(a[0])))
             }
+            // The filter stops only the opens whose flags may write.
+            libc::SYS_openat => Some(Follow::Open),
+            libc::SYS_openat2 => tracee::open_how_flags(tid, a[2])
+                .is_some_and(|f| f & u64::from(filter::WRITE_FLAGS) != 0)
+                .then_some(Follow::Open),
+            libc::SYS_io_uring_setup => Some(Follow::RingSetup { params: a[1] }),
+            libc::SYS_io_uring_enter => {
+                self.entering_ring(tid, a[0], a[1]);
+                None
+            }
+            libc::SYS_io_uring_register => {
+                self.observer.io_uring(IoUring::Register);
+                None
+            }
             _ => legacy_call(nr, a, &mut change, &at_path, cwd),
         };
         match pending {
@@ -434,13 +606,15 @@ fn legacy_call(
     change: &mut dyn FnMut(Change, Option<TouchedFile>),
     at_path: &dyn Fn(u64, u64) -> Option<TouchedFile>,
     cwd: u64,
-) -> Option<Pending> {
+) -> Option<Follow> {
     match nr {
         libc::SYS_unlink => change(Change::Remove, at_path(cwd, a[0])),
         libc::SYS_rename => {
             change(Change::Remove, at_path(cwd, a[0]));
             change(Change::Remove, at_path(cwd, a[1]));
         }
+        // The filter stops only the opens whose flags may write; creat always writes.
+        libc::SYS_open | libc::SYS_creat => return Some(Follow::Open),
         _ => {}
     }
     None
@@ -453,7 +627,7 @@ fn legacy_call(
     _: &mut dyn FnMut(Change, Option<TouchedFile>),
     _: &dyn Fn(u64, u64) -> Option<TouchedFile>,
     _: u64,
-) -> Option<Pending> {
+) -> Option<Follow> {
     None
 }
 

@@ -1,7 +1,8 @@
 //! Starting the supervised command: fork, then in the child only async-signal-safe calls —
 //! `dup2`, `chdir`, `ptrace(PTRACE_TRACEME)`, `seccomp`, `execv` — on memory prepared before
 //! the fork. A failed exec ends the child with the errno as its exit status, which the parent
-//! reads at its first wait (a successful exec stops it with SIGTRAP first). `std::process`
+//! reads at its first wait (a successful exec stops it with SIGTRAP first); a failed
+//! `PTRACE_TRACEME` or `seccomp` with one of the statuses below, above every errno. `std::process`
 //! cannot be used here: its child reports a failed exec by `write`, which the filter traps
 //! before any tracer is ready, and then aborts.
 
@@ -40,6 +41,12 @@ fn cstring(s: &OsStr) -> std::io::Result<CString> {
         )
     })
 }
+
+/// The child's exit status when `PTRACE_TRACEME` failed: the child already has a tracer (joj
+/// runs under `strace -f` or a debugger that follows children), and a process has one.
+pub(crate) const TRACEME_FAILED: i32 = 250;
+/// The child's exit status when installing the seccomp filter failed.
+pub(crate) const SECCOMP_FAILED: i32 = 251;
 
 /// Fork the command, traced by this thread and under the filter, in `cwd`; its pid.
 pub(crate) fn fork_traced(
@@ -86,10 +93,10 @@ pub(crate) fn fork_traced(
                 std::ptr::null_mut::<libc::c_void>(),
             ) != 0
             {
-                fail();
+                libc::_exit(TRACEME_FAILED);
             }
             if filter::install(prog).is_err() {
-                fail();
+                libc::_exit(SECCOMP_FAILED);
             }
             libc::execv(exe.as_ptr(), arg_ptrs.as_ptr());
             fail();

@@ -14,8 +14,15 @@ const PAGE: u64 = 4096;
 /// A system call as the tracee is about to make it (seccomp stop) or has made it (exit).
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum CallInfo {
-    Seccomp { nr: i64, args: [u64; 6] },
-    Exit,
+    Seccomp {
+        nr: i64,
+        args: [u64; 6],
+    },
+    /// The call returned `rval` (a negative errno when `is_error`).
+    Exit {
+        rval: i64,
+        is_error: bool,
+    },
     Other,
 }
 
@@ -43,7 +50,14 @@ pub(crate) fn call_info(tid: libc::pid_t) -> std::io::Result<CallInfo> {
                 args: s.args,
             }
         }
-        libc::PTRACE_SYSCALL_INFO_EXIT => CallInfo::Exit,
+        libc::PTRACE_SYSCALL_INFO_EXIT => {
+            // SAFETY: `op` says the exit member is the one the kernel filled.
+            let e = unsafe { info.u.exit };
+            CallInfo::Exit {
+                rval: e.sval,
+                is_error: e.is_error != 0,
+            }
+        }
         _ => CallInfo::Other,
     })
 }
@@ -94,6 +108,23 @@ pub(crate) fn resolve(tid: libc::pid_t, dirfd: u64, path: &Path) -> Option<PathB
         fd_path(tid, dirfd)?
     };
     Some(base.join(path))
+}
+
+/// The process (thread group) `tid` belongs to, from `/proc/<tid>/status`.
+pub(crate) fn tgid(tid: libc::pid_t) -> Option<libc::pid_t> {
+    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Tgid:"))
+        .and_then(|t| t.trim().parse().ok())
+}
+
+/// The `flags` of the `struct open_how` at `addr` in the tracee (openat2's third argument).
+pub(crate) fn open_how_flags(tid: libc::pid_t, addr: u64) -> Option<u64> {
+    let mem = File::open(format!("/proc/{tid}/mem")).ok()?;
+    let mut b = [0u8; 8];
+    mem.read_exact_at(&mut b, addr).ok()?;
+    Some(u64::from_le_bytes(b))
 }
 
 /// Whether descriptor `fd` of the tracee was opened with O_DSYNC (O_SYNC includes it), from

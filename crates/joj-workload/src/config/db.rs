@@ -190,6 +190,16 @@ impl Default for DbWorkload {
     }
 }
 
+/// A SQLite page size: a power of two from 512 to 65536 (`PRAGMA page_size` ignores any
+/// other, silently).
+pub fn check_page_size(page_size: u32) -> Result<(), ConfigError> {
+    if (512..=65536).contains(&page_size) && page_size.is_power_of_two() {
+        Ok(())
+    } else {
+        Err(ConfigError::PageSize(page_size))
+    }
+}
+
 impl DbWorkload {
     /// Check the parameters before anything is created; the error names the fix.
     pub fn validate(&self) -> Result<(), ConfigError> {
@@ -205,9 +215,7 @@ impl DbWorkload {
                 return Err(ConfigError::Zero { what });
             }
         }
-        if !(512..=65536).contains(&self.page_size) || !self.page_size.is_power_of_two() {
-            return Err(ConfigError::PageSize(self.page_size));
-        }
+        check_page_size(self.page_size)?;
         if self.record_bytes == 0 || self.record_bytes > 1_000_000 {
             return Err(ConfigError::RecordBytes(self.record_bytes));
         }

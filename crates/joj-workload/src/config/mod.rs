@@ -6,6 +6,6 @@ mod db;
 mod file;
 mod mode;
 
-pub use db::{DbOp, DbWorkload, KeyOrder, StartState};
+pub use db::{DbOp, DbWorkload, KeyOrder, StartState, check_page_size};
 pub use file::{FileAccess, FileSync, FileWorkload};
 pub use mode::{JournalMode, SqliteJournal, Synchronous, WaldioMode};

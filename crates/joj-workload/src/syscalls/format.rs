@@ -12,9 +12,10 @@
 //!              "call":"<name>", <the call's own fields>}     in start order, seq = i
 //! ```
 
-use std::collections::HashMap;
 use std::io::{BufRead, Write};
 use std::path::{Component, Path};
+
+use joj_trace::input;
 
 use serde::{Deserialize, Serialize};
 
@@ -24,6 +25,9 @@ use super::error::SyscallsError;
 pub const FORMAT: &str = "joj-syscalls";
 /// The version this joj reads and writes.
 pub const VERSION: u32 = 1;
+/// The largest recording read: its calls are held in memory whole (a recorded `joj bench` of
+/// 300 transactions is 160 KiB; a GiB holds some ten million calls).
+pub const MAX_RECORDING_BYTES: u64 = 1 << 30;
 
 /// The first line of a recording.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -292,25 +296,41 @@ impl Recording {
         w.flush()
     }
 
-    /// Read and check a recording (`what` names it in errors).
-    pub fn read(r: impl BufRead, what: &str) -> Result<Recording, SyscallsError> {
-        let mut lines = r.lines();
-        let io = |source| SyscallsError::Read {
-            what: what.to_string(),
-            source,
+    /// Read and check a recording (`what` names it in errors). No line longer than
+    /// [`input::MAX_LINE_BYTES`] is held: a longer one is refused as it is read.
+    pub fn read(mut r: impl BufRead, what: &str) -> Result<Recording, SyscallsError> {
+        let mut buf = Vec::new();
+        let next = |r: &mut dyn BufRead, buf: &mut Vec<u8>, line: u64| {
+            let got = input::read_line(r, buf, input::MAX_LINE_BYTES).map_err(|source| {
+                SyscallsError::Read {
+                    what: what.to_string(),
+                    source,
+                }
+            })?;
+            match got {
+                input::Line::End => Ok(false),
+                input::Line::Read => Ok(true),
+                input::Line::TooLong => Err(SyscallsError::LineTooLong {
+                    what: what.to_string(),
+                    line,
+                    limit_bytes: input::MAX_LINE_BYTES,
+                }),
+            }
         };
-        let first = lines.next().transpose().map_err(io)?.unwrap_or_default();
-        let header = parse_header(&first, what)?;
+        next(&mut r, &mut buf, 1)?;
+        let header = parse_header(&String::from_utf8_lossy(&buf), what)?;
         let mut calls = Vec::new();
-        for (i, line) in lines.enumerate() {
-            let line = line.map_err(io)?;
-            if line.trim().is_empty() {
+        let mut line = 1;
+        while next(&mut r, &mut buf, line + 1)? {
+            line += 1;
+            let text = String::from_utf8_lossy(&buf);
+            if text.trim().is_empty() {
                 continue;
             }
-            let call: Call = serde_json::from_str(&line).map_err(|e| SyscallsError::Corrupt {
+            let call: Call = serde_json::from_str(&text).map_err(|e| SyscallsError::Corrupt {
                 what: what.to_string(),
-                line: i as u64 + 2,
-                why: e.to_string(),
+                line,
+                why: input::quoted(&e.to_string()),
             })?;
             calls.push(call);
         }
@@ -319,65 +339,16 @@ impl Recording {
         Ok(rec)
     }
 
-    /// Everything a replay relies on; see the module comment.
-    pub fn check(&self, what: &str) -> Result<(), SyscallsError> {
-        let bad = |line: u64, why: String| SyscallsError::Invalid {
-            what: what.to_string(),
-            line,
-            why,
-        };
-        if self.calls.len() as u64 != self.header.calls {
-            return Err(SyscallsError::CountMismatch {
-                what: what.to_string(),
-                header: self.header.calls,
-                found: self.calls.len() as u64,
-            });
-        }
-        // Each open descriptor with the recorded end of the open that returned it.
-        let mut open: HashMap<i32, u64> = HashMap::new();
-        let mut marks = Vec::new();
-        for (i, c) in self.calls.iter().enumerate() {
-            let line = i as u64 + 2;
-            if c.seq != i as u64 {
-                return Err(bad(line, format!("seq {} where {} was due", c.seq, i)));
-            }
-            for p in c.op.paths() {
-                if !inside_root(p) {
-                    return Err(SyscallsError::PathEscapesRoot {
-                        what: what.to_string(),
-                        line,
-                        path: p.to_string(),
-                    });
-                }
-            }
-            if let Some(fd) = c.op.fd()
-                && !open.contains_key(&fd)
-            {
-                return Err(SyscallsError::UnknownFd {
-                    what: what.to_string(),
-                    line,
-                    call: c.op.name(),
-                    fd,
-                });
-            }
-            match &c.op {
-                Op::Open { fd, .. } if !c.failed() => {
-                    open.insert(*fd, c.end_ns());
-                }
-                Op::Close { fd } if open.get(fd).is_some_and(|&end| closes(end, c)) => {
-                    open.remove(fd);
-                }
-                Op::Mark { name } => marks.push((line, *name)),
-                _ => {}
-            }
-        }
-        match marks.as_slice() {
-            [] | [(_, Mark::WindowBegin), (_, Mark::WindowEnd)] => Ok(()),
-            _ => Err(bad(
-                marks[0].0,
-                "marks must be one window-begin followed by one window-end".into(),
-            )),
-        }
+    /// Read and check the recording in the file `path`: a regular file of at most
+    /// [`MAX_RECORDING_BYTES`].
+    pub fn read_file(path: &Path) -> Result<Recording, SyscallsError> {
+        let input = input::open(path, MAX_RECORDING_BYTES, "a joj-syscalls recording")?;
+        let mut reader = input.reader();
+        let what = path.display().to_string();
+        Recording::read(&mut reader, &what).map_err(|e| match e {
+            SyscallsError::Read { source, .. } => SyscallsError::Input(reader.input_error(source)),
+            e => e,
+        })
     }
 
     /// The calls of each phase: before the window (unmeasured), the window, after it (not

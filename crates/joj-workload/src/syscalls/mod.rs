@@ -4,19 +4,28 @@
 //! Measuring a replay (scratch filesystem, block tracing, classification) is
 //! `joj-experiment`'s; this module only does the calls. Invariants: a [`Recording`] that was
 //! read or imported has passed [`Recording::check`] — every path inside its root, every
-//! descriptor opened before use — so a replay never meets a call it cannot map.
+//! descriptor opened before use, every length, offset, flag and `whence` within what a replay
+//! executes ([`check`]) — so a replay never meets a call it cannot map; every file is read
+//! through `joj_trace::input` (a regular file, a size limit, a cap per line).
 
+pub mod check;
 pub mod error;
 pub mod format;
 pub mod play;
 pub mod strace;
 mod strace_line;
 
+pub use check::{MAX_IO_BYTES, OPEN_FLAGS, WHENCES};
 pub use error::SyscallsError;
-pub use format::{Call, Header, Mark, Op, Recording};
-pub use play::{Change, Phase, PlayObserver, PlayReport, Player, Synced, Timing};
+pub use format::{Call, Header, MAX_RECORDING_BYTES, Mark, Op, Recording};
+pub use play::{
+    Change, MAX_GAP_NS, Phase, PlayObserver, PlayReport, Player, Synced, Timing,
+    allow_open_descriptors,
+};
 pub use strace::{ImportOptions, STRACE_CALLS, import_strace};
 pub use strace_line::BadLine;
 
+#[cfg(test)]
+mod bounds_tests;
 #[cfg(test)]
 mod tests;

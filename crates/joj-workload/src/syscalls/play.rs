@@ -13,7 +13,7 @@
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -21,6 +21,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+use super::check::{MAX_IO_BYTES, OPEN_FLAGS, WHENCES};
 use super::error::SyscallsError;
 use super::format::{Call, Op};
 use crate::window::lock;
@@ -110,6 +111,35 @@ pub struct PlayReport {
     pub threads: u64,
     /// Calls that failed in the recording and succeeded in the replay.
     pub unexpected_successes: u64,
+    /// Recorded gaps between one call's start and the next longer than [`MAX_GAP_NS`], each
+    /// shortened to it ([`Timing::Recorded`]).
+    pub capped_gaps: u64,
+    /// The recorded idle time those gaps held beyond [`MAX_GAP_NS`], not replayed.
+    pub cut_ns: u64,
+}
+
+/// The longest wait between the starts of two calls a recorded-time replay keeps: longer than
+/// the kernel's writeback delay (dirty data expires after 30 s, the flusher wakes every 5 s),
+/// so what the flusher would do in a longer idle gap still happens in the shortened one.
+pub const MAX_GAP_NS: u64 = 60_000_000_000;
+
+/// Each call's due time from the phase's start with every gap between consecutive starts cut
+/// to [`MAX_GAP_NS`]; how many gaps were cut and by how much in all.
+pub(super) fn due_times(calls: &[&Call]) -> (Vec<u64>, u64, u64) {
+    let mut due = Vec::with_capacity(calls.len());
+    let (mut at, mut capped, mut cut) = (0u64, 0u64, 0u64);
+    let mut prev = calls.first().map_or(0, |c| c.start_ns);
+    for c in calls {
+        let gap = c.start_ns.saturating_sub(prev);
+        if gap > MAX_GAP_NS {
+            capped += 1;
+            cut = cut.saturating_add(gap - MAX_GAP_NS);
+        }
+        at = at.saturating_add(gap.min(MAX_GAP_NS));
+        prev = prev.max(c.start_ns);
+        due.push(at);
+    }
+    (due, capped, cut)
 }
 
 /// Replays recorded calls under `root`, keeping their descriptors between phases.
@@ -218,7 +248,9 @@ impl Player {
         }
     }
 
-    /// Replay `calls` (a phase of a checked recording) and return when all have.
+    /// Replay `calls` (a phase of a checked recording) and return when all have. A thread
+    /// that cannot be started stops the phase: the threads started are told to stop, and the
+    /// error says why.
     pub fn play(&self, calls: &[Call], phase: &Phase) -> Result<PlayReport, SyscallsError> {
         let real: Vec<&Call> = calls
             .iter()
@@ -229,43 +261,33 @@ impl Player {
             by_tid.entry(c.tid).or_default().push((i, c));
         }
         let turn = Turn::new(&real);
-        let first_ns = calls.first().map_or(0, |c| c.start_ns);
+        let (due, capped_gaps, cut_ns) = match phase.timing {
+            Timing::Recorded => due_times(&real),
+            Timing::Fast => (vec![0; real.len()], 0, 0),
+        };
         let started = Instant::now();
         let unexpected = AtomicU64::new(0);
         let errors: Mutex<Vec<SyscallsError>> = Mutex::new(vec![]);
-        let (turn_ref, unexpected_ref, errors_ref) = (&turn, &unexpected, &errors);
+        let (turn_ref, unexpected_ref, errors_ref, due_ref) = (&turn, &unexpected, &errors, &due);
+        let threads = by_tid.len() as u64;
         std::thread::scope(|s| {
-            for list in by_tid.values() {
-                let (turn, unexpected, errors) = (turn_ref, unexpected_ref, errors_ref);
-                s.spawn(move || {
-                    let mut buf = AlignedBuf::default();
-                    for (i, c) in list {
-                        if phase.timing == Timing::Recorded {
-                            let due = Duration::from_nanos(c.start_ns.saturating_sub(first_ns));
-                            if let Some(wait) = due.checked_sub(started.elapsed()) {
-                                std::thread::sleep(wait);
-                            }
-                        }
-                        if !turn.wait(*i) {
-                            return;
-                        }
-                        let res = self.exec(c, &mut buf, phase.observer);
-                        turn.done(*i);
-                        match res {
-                            Ok(surprise) => {
-                                unexpected.fetch_add(u64::from(surprise), Ordering::Relaxed);
-                            }
-                            Err(e) => {
-                                lock(errors).push(e);
-                                turn.fail();
-                                return;
-                            }
-                        }
-                        if let Some(p) = phase.progress {
-                            p.fetch_add(1, Ordering::Relaxed);
-                        }
-                    }
-                });
+            for (n, list) in by_tid.values().enumerate() {
+                let (turn, unexpected, errors, due) =
+                    (turn_ref, unexpected_ref, errors_ref, due_ref);
+                let spawned = std::thread::Builder::new()
+                    .name(format!("replay-{n}"))
+                    .spawn_scoped(s, move || {
+                        self.play_thread(list, phase, due, started, turn, unexpected, errors);
+                    });
+                if let Err(source) = spawned {
+                    lock(errors).push(SyscallsError::Thread {
+                        started_plus_one: n as u64 + 1,
+                        threads,
+                        source,
+                    });
+                    turn.fail();
+                    break;
+                }
             }
         });
         if let Some(e) = lock(&errors).drain(..).next() {
@@ -273,9 +295,53 @@ impl Player {
         }
         Ok(PlayReport {
             calls: real.len() as u64,
-            threads: by_tid.len() as u64,
+            threads,
             unexpected_successes: unexpected.into_inner(),
+            capped_gaps,
+            cut_ns,
         })
+    }
+
+    /// One recorded thread's calls, each at its turn (and due time); the first error stops
+    /// every thread.
+    #[allow(clippy::too_many_arguments)]
+    fn play_thread(
+        &self,
+        list: &[(usize, &Call)],
+        phase: &Phase,
+        due: &[u64],
+        started: Instant,
+        turn: &Turn,
+        unexpected: &AtomicU64,
+        errors: &Mutex<Vec<SyscallsError>>,
+    ) {
+        let mut buf = AlignedBuf::default();
+        for (i, c) in list {
+            if phase.timing == Timing::Recorded {
+                let at = Duration::from_nanos(due[*i]);
+                if let Some(wait) = at.checked_sub(started.elapsed()) {
+                    std::thread::sleep(wait);
+                }
+            }
+            if !turn.wait(*i) {
+                return;
+            }
+            let res = self.exec(c, &mut buf, phase.observer);
+            turn.done(*i);
+            match res {
+                Ok(surprise) => {
+                    unexpected.fetch_add(u64::from(surprise), Ordering::Relaxed);
+                }
+                Err(e) => {
+                    lock(errors).push(e);
+                    turn.fail();
+                    return;
+                }
+            }
+            if let Some(p) = phase.progress {
+                p.fetch_add(1, Ordering::Relaxed);
+            }
+        }
     }
 
     /// The absolute path of a recorded relative one.
@@ -293,26 +359,76 @@ impl Player {
         let fds = lock(&self.fds);
         match fds.get(&fd) {
             Some(o) => Ok((o.file.clone(), o.path.clone(), o.sync_writes, o.is_dir)),
-            None => Err(diverged(
-                c,
-                format!("descriptor {fd}"),
-                "no such descriptor",
-            )),
+            None => Err(diverged(c, format!("descriptor {fd}"), None)),
         }
     }
 }
 
-fn diverged(c: &Call, path: String, got: &str) -> SyscallsError {
+/// The replayed call's outcome differs from the recorded one; `got` is the replay's error
+/// (`None`: a descriptor whose open failed in the replay), which decides the fix.
+pub(super) fn diverged(c: &Call, path: String, got: Option<&std::io::Error>) -> SyscallsError {
+    let fix = match got.and_then(std::io::Error::raw_os_error) {
+        Some(libc::ENOSPC | libc::EDQUOT) => {
+            "the scratch filesystem is full: replay on a larger one (--image-mib)"
+        }
+        Some(libc::EMFILE | libc::ENFILE) => {
+            "the replay has more files open than the descriptor limit allows: raise it \
+             (`ulimit -n`) and replay again"
+        }
+        Some(libc::EFBIG) => {
+            "the call's offset or size is more than this filesystem kind allows in one file: \
+             replay on one that allows it (--fs xfs or btrfs)"
+        }
+        _ => {
+            "replay on a fresh filesystem (joj syscalls replay makes one); a recording made on \
+             another filesystem kind may depend on its behaviour"
+        }
+    };
     SyscallsError::Diverged {
         seq: c.seq,
         call: c.op.name(),
         path,
-        recorded: c
-            .errno
-            .clone()
-            .unwrap_or_else(|| format!("success ({})", c.ret)),
-        got: got.to_string(),
+        recorded: c.errno.clone().map_or_else(
+            || format!("success ({})", c.ret),
+            |e| joj_trace::input::quoted(&e),
+        ),
+        got: got.map_or_else(|| "no such descriptor".into(), ToString::to_string),
+        fix: fix.to_string(),
     }
+}
+
+/// Room for joj's own descriptors (trace files, loop devices, the tracer's buffers) besides a
+/// recording's, when the descriptor limit is raised for a replay.
+pub const OWN_DESCRIPTORS: u64 = 256;
+
+/// Make sure this process may open `needed` descriptors at once besides its own
+/// ([`OWN_DESCRIPTORS`]): the soft limit is raised up to the hard one when it is lower; a hard
+/// limit too low is an error naming it.
+pub fn allow_open_descriptors(needed: u64) -> Result<(), SyscallsError> {
+    use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+    let want = needed.saturating_add(OWN_DESCRIPTORS);
+    let lim = getrlimit(Resource::Nofile);
+    if lim.current.is_none_or(|cur| cur >= want) {
+        return Ok(());
+    }
+    if lim.maximum.is_some_and(|hard| hard < want) {
+        return Err(SyscallsError::TooManyDescriptors {
+            needed,
+            margin: OWN_DESCRIPTORS,
+            hard: lim.maximum.unwrap_or(0),
+        });
+    }
+    let raised = Rlimit {
+        current: Some(want),
+        maximum: lim.maximum,
+    };
+    // A soft limit up to the hard one is always allowed; should the kernel still refuse, the
+    // limit in force is the one to name.
+    setrlimit(Resource::Nofile, raised).map_err(|_| SyscallsError::TooManyDescriptors {
+        needed,
+        margin: OWN_DESCRIPTORS,
+        hard: lim.current.unwrap_or(0),
+    })
 }
 
 /// A reusable buffer aligned for `O_DIRECT`.
@@ -324,9 +440,15 @@ struct AlignedBuf {
 const ALIGN: usize = 4096;
 
 impl AlignedBuf {
-    fn get(&mut self, len: usize, sqlite_header: bool) -> &mut [u8] {
-        if self.raw.len() < len + ALIGN {
-            self.raw = vec![FILL_BYTE; len + ALIGN];
+    /// `len` bytes of the pattern, aligned; `None` past [`MAX_IO_BYTES`] (a checked recording
+    /// holds no such call).
+    fn get(&mut self, len: u64, sqlite_header: bool) -> Option<&mut [u8]> {
+        let len = usize::try_from(len)
+            .ok()
+            .filter(|&l| l as u64 <= MAX_IO_BYTES)?;
+        let size = len.checked_add(ALIGN)?;
+        if self.raw.len() < size {
+            self.raw = vec![FILL_BYTE; size];
         }
         let start = self.raw.as_ptr().align_offset(ALIGN);
         let buf = &mut self.raw[start..start + len];
@@ -334,8 +456,26 @@ impl AlignedBuf {
         if sqlite_header && len >= SQLITE_MAGIC.len() {
             buf[..SQLITE_MAGIC.len()].copy_from_slice(SQLITE_MAGIC);
         }
-        buf
+        Some(buf)
     }
+}
+
+/// A buffer for a call of `len` bytes, or the call refused (see [`AlignedBuf::get`]).
+fn buffer<'a>(
+    buf: &'a mut AlignedBuf,
+    c: &Call,
+    len: u64,
+    sqlite_header: bool,
+) -> Result<&'a mut [u8], SyscallsError> {
+    buf.get(len, sqlite_header)
+        .ok_or_else(|| SyscallsError::OutOfBounds {
+            what: "the replay".into(),
+            line: c.seq + 2,
+            why: format!(
+                "{} of {len} bytes, more than joj replays in one call ({MAX_IO_BYTES} bytes)",
+                c.op.name()
+            ),
+        })
 }
 
 fn open_options(flags: &[String], mode: u32) -> OpenOptions {
@@ -350,18 +490,7 @@ fn open_options(flags: &[String], mode: u32) -> OpenOptions {
     };
     o.read(read).write(write).mode(mode);
     let mut custom = libc::O_CLOEXEC;
-    for (name, bit) in [
-        ("O_CREAT", libc::O_CREAT),
-        ("O_EXCL", libc::O_EXCL),
-        ("O_TRUNC", libc::O_TRUNC),
-        ("O_APPEND", libc::O_APPEND),
-        ("O_SYNC", libc::O_SYNC),
-        ("O_DSYNC", libc::O_DSYNC),
-        ("O_DIRECT", libc::O_DIRECT),
-        ("O_DIRECTORY", libc::O_DIRECTORY),
-        ("O_NOFOLLOW", libc::O_NOFOLLOW),
-        ("O_NOATIME", libc::O_NOATIME),
-    ] {
+    for (name, bit) in OPEN_FLAGS {
         if has(name) {
             custom |= bit;
         }
@@ -370,12 +499,17 @@ fn open_options(flags: &[String], mode: u32) -> OpenOptions {
     o
 }
 
-fn whence(w: &str, off: i64) -> SeekFrom {
-    match w {
-        "SEEK_CUR" => SeekFrom::Current(off),
-        "SEEK_END" => SeekFrom::End(off),
-        _ => SeekFrom::Start(off.max(0) as u64),
+/// `lseek(2)` with the recorded `whence` (a checked recording names one of [`WHENCES`]) and
+/// offset as they are: a negative offset fails as it failed when recorded.
+fn lseek(f: &File, whence: &str, off: i64) -> std::io::Result<()> {
+    let Some(&(_, w)) = WHENCES.iter().find(|(n, _)| *n == whence) else {
+        return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
+    };
+    // SAFETY: lseek on a descriptor this player keeps open.
+    if unsafe { libc::lseek(f.as_raw_fd(), off, w) } < 0 {
+        return Err(std::io::Error::last_os_error());
     }
+    Ok(())
 }
 
 impl Player {
@@ -435,18 +569,18 @@ impl Player {
             }
             Op::Read { fd, len } => {
                 let (f, ..) = self.fd(c, *fd)?;
-                let b = buf.get(*len as usize, false);
+                let b = buffer(buf, c, *len, false)?;
                 (&*f).read(b).map(drop)
             }
             Op::Pread { fd, off, len } => {
                 let (f, ..) = self.fd(c, *fd)?;
-                let b = buf.get(*len as usize, false);
+                let b = buffer(buf, c, *len, false)?;
                 f.read_at(b, *off).map(drop)
             }
             Op::Write { fd, len } => {
                 let (f, path, sync, _) = self.fd(c, *fd)?;
                 let start = now_mono_ns();
-                let r = (&*f).write(buf.get(*len as usize, false)).map(drop);
+                let r = (&*f).write(buffer(buf, c, *len, false)?).map(drop);
                 if sync && r.is_ok() {
                     if let Some(o) = obs {
                         o.synced(Synced::SyncWrite, Some((&path, &f)), start, now_mono_ns());
@@ -463,7 +597,7 @@ impl Player {
                 let (f, path, sync, _) = self.fd(c, *fd)?;
                 let start = now_mono_ns();
                 let r = f
-                    .write_at(buf.get(*len as usize, *sqlite_header), *off)
+                    .write_at(buffer(buf, c, *len, *sqlite_header)?, *off)
                     .map(drop);
                 if sync && r.is_ok() {
                     if let Some(o) = obs {
@@ -474,7 +608,7 @@ impl Player {
             }
             Op::Lseek { fd, off, whence: w } => {
                 let (f, ..) = self.fd(c, *fd)?;
-                (&*f).seek(whence(w, *off)).map(drop)
+                lseek(&f, w, *off)
             }
             Op::Fsync { fd } | Op::Fdatasync { fd } => {
                 let (f, path, _, is_dir) = self.fd(c, *fd)?;
@@ -597,14 +731,14 @@ impl Player {
         let where_ = || {
             c.op.paths()
                 .first()
-                .map(|p| p.to_string())
+                .map(|p| joj_trace::input::quoted(p))
                 .or_else(|| c.op.fd().map(|fd| format!("descriptor {fd}")))
                 .unwrap_or_default()
         };
         match (res, c.failed()) {
             (Ok(()), false) | (Err(_), true) => Ok(false),
             (Ok(()), true) => Ok(true),
-            (Err(e), false) => Err(diverged(c, where_(), &e.to_string())),
+            (Err(e), false) => Err(diverged(c, where_(), Some(&e))),
         }
     }
 }

@@ -7,6 +7,9 @@
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Component, Path, PathBuf};
 
+use joj_trace::input;
+
+use super::check::{MAX_IO_BYTES, OPEN_FLAGS};
 use super::error::SyscallsError;
 use super::format::{Call, FORMAT, Header, Mark, Op, Recording, VERSION};
 use super::strace_line::{BadLine, Line, RawCall, parse_call, parse_line, split_fd_path, unquote};
@@ -28,26 +31,10 @@ pub struct ImportOptions {
     pub command: Option<String>,
 }
 
-/// The open flags a recording keeps (the replay honours each).
-pub const KEPT_FLAGS: &[&str] = &[
-    "O_RDONLY",
-    "O_WRONLY",
-    "O_RDWR",
-    "O_CREAT",
-    "O_EXCL",
-    "O_TRUNC",
-    "O_APPEND",
-    "O_SYNC",
-    "O_DSYNC",
-    "O_DIRECT",
-    "O_DIRECTORY",
-    "O_NOFOLLOW",
-    "O_NOATIME",
-];
-
 /// Join the halves of interrupted calls: every whole call, in the order of the lines that
 /// finished it, each with the start time of its first half.
-fn whole_calls(text: &str, what: &str) -> Result<Vec<RawCall>, SyscallsError> {
+/// Each with the number of the line that finished it.
+fn whole_calls(text: &str, what: &str) -> Result<Vec<(u64, RawCall)>, SyscallsError> {
     let mut pending: HashMap<u64, (u64, String, String)> = HashMap::new();
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -55,7 +42,7 @@ fn whole_calls(text: &str, what: &str) -> Result<Vec<RawCall>, SyscallsError> {
             what: what.to_string(),
             line: i as u64 + 1,
             why,
-            text: line.chars().take(200).collect(),
+            text: input::quoted(line),
         };
         let call = match parse_line(line).map_err(bad)? {
             Line::Other => continue,
@@ -80,10 +67,10 @@ fn whole_calls(text: &str, what: &str) -> Result<Vec<RawCall>, SyscallsError> {
                 parse_call(tid, time_ns, &name, &after).map_err(bad)?
             }
         };
-        out.push(call);
+        out.push((i as u64 + 1, call));
     }
     // Calls start-ordered, as the recording keeps them (a resumed call finished later).
-    out.sort_by_key(|c| c.time_ns);
+    out.sort_by_key(|(_, c)| c.time_ns);
     Ok(out)
 }
 
@@ -166,6 +153,34 @@ fn num<T: std::str::FromStr>(s: Option<&String>) -> Option<T> {
     s.parse().ok()
 }
 
+/// Why a numeric argument (an offset, a length) cannot go into a recording.
+#[derive(Debug, thiserror::Error)]
+enum BadCount {
+    #[error("no {0} argument")]
+    Missing(&'static str),
+    #[error(
+        "{what} {n} is negative (the kernel refuses it; a recording keeps {what}s of 0 or more)"
+    )]
+    Negative { what: &'static str, n: i64 },
+    #[error("{what} {text} is not a number")]
+    NotANumber { what: &'static str, text: String },
+}
+
+/// A numeric argument that must be there and be a number of 0 or more.
+fn count_arg(s: Option<&String>, what: &'static str) -> Result<u64, BadCount> {
+    let Some(text) = s else {
+        return Err(BadCount::Missing(what));
+    };
+    match num::<i64>(Some(text)) {
+        Some(n) if n >= 0 => Ok(n as u64),
+        Some(n) => Err(BadCount::Negative { what, n }),
+        None => num::<u64>(Some(text)).ok_or_else(|| BadCount::NotANumber {
+            what,
+            text: input::quoted(text),
+        }),
+    }
+}
+
 fn octal(s: Option<&String>) -> u32 {
     s.and_then(|m| u32::from_str_radix(m.trim_start_matches("0o"), 8).ok())
         .unwrap_or(0o644)
@@ -174,7 +189,7 @@ fn octal(s: Option<&String>) -> u32 {
 fn flags(s: Option<&String>) -> Vec<String> {
     s.map(|f| {
         f.split('|')
-            .filter(|x| KEPT_FLAGS.contains(x))
+            .filter(|x| OPEN_FLAGS.iter().any(|(n, _)| n == x))
             .map(str::to_string)
             .collect()
     })
@@ -186,6 +201,14 @@ enum Conv {
     Keep(Op),
     Outside,
     Skip,
+}
+
+/// Why a call cannot go into a recording.
+enum Refused {
+    /// A rename with one side outside the root (`from`, `to`, the outside shown as such).
+    AcrossRoot(String, String),
+    /// A call no kernel makes as shown, or past a recording's bounds.
+    Call(String),
 }
 
 fn keep_path(r: Option<Result<String, ()>>, op: impl FnOnce(String) -> Op) -> Conv {
@@ -205,17 +228,31 @@ fn keep_fd(r: Option<Result<i32, ()>>, op: impl FnOnce(i32) -> Op) -> Conv {
 }
 
 impl Importer {
-    fn convert(&mut self, c: &RawCall) -> Result<Conv, (String, String)> {
+    fn convert(&mut self, c: &RawCall) -> Result<Conv, Refused> {
         // long: one arm per system call strace names, each a few lines; split, it would only
         // scatter the table of what each call becomes.
         let a = &c.args;
         let ret = c.ret.unwrap_or(-1);
-        let len_of = |count: Option<&String>| -> u64 {
-            if ret >= 0 {
-                ret as u64
-            } else {
-                num(count).unwrap_or(0)
+        // The bytes a read or write moved: what it returned, which is at most what it asked
+        // for; a failed call keeps what it asked for.
+        let len_of = |count: Option<&String>| -> Result<u64, Refused> {
+            let asked = count_arg(count, "count").map_err(|e| Refused::Call(e.to_string()))?;
+            let len = if ret >= 0 { ret as u64 } else { asked };
+            if len > asked {
+                return Err(Refused::Call(format!(
+                    "returned {len} bytes for a count of {asked} (a call moves at most the bytes \
+                     it asks for)"
+                )));
             }
+            if len > MAX_IO_BYTES {
+                return Err(Refused::Call(format!(
+                    "moves {len} bytes, more than joj replays in one call ({MAX_IO_BYTES} bytes)"
+                )));
+            }
+            Ok(len)
+        };
+        let offset = |arg: Option<&String>| {
+            count_arg(arg, "offset").map_err(|e| Refused::Call(e.to_string()))
         };
         let ret_fd = || i32::try_from(ret).unwrap_or(-1);
         Ok(match c.name.as_str() {
@@ -242,8 +279,8 @@ impl Importer {
             }
             "close" if !a.is_empty() => keep_fd(self.fd_arg(&a[0]), |fd| Op::Close { fd }),
             "read" | "write" | "pread64" | "pwrite64" if a.len() >= 3 => {
-                let len = len_of(a.get(2));
-                let off = num(a.get(3)).unwrap_or(0);
+                let len = len_of(a.get(2))?;
+                let off = if a.len() >= 4 { offset(a.get(3))? } else { 0 };
                 let head = a[1].starts_with("\"SQLite format 3\\0");
                 let name = c.name.clone();
                 keep_fd(self.fd_arg(&a[0]), |fd| match name.as_str() {
@@ -259,7 +296,9 @@ impl Importer {
                 })
             }
             "lseek" if a.len() >= 3 => {
-                let off = num(a.get(1)).unwrap_or(0);
+                let off = num(a.get(1)).ok_or_else(|| {
+                    Refused::Call(format!("offset {} is not a number", input::quoted(&a[1])))
+                })?;
                 let whence = a[2].clone();
                 keep_fd(self.fd_arg(&a[0]), |fd| Op::Lseek { fd, off, whence })
             }
@@ -267,22 +306,22 @@ impl Importer {
             "fdatasync" if !a.is_empty() => keep_fd(self.fd_arg(&a[0]), |fd| Op::Fdatasync { fd }),
             "syncfs" if !a.is_empty() => keep_fd(self.fd_arg(&a[0]), |fd| Op::Syncfs { fd }),
             "ftruncate" if a.len() >= 2 => {
-                let len = num(a.get(1)).unwrap_or(0);
+                let len =
+                    count_arg(a.get(1), "length").map_err(|e| Refused::Call(e.to_string()))?;
                 keep_fd(self.fd_arg(&a[0]), |fd| Op::Ftruncate { fd, len })
             }
             "truncate" if a.len() >= 2 => {
-                let len = num(a.get(1)).unwrap_or(0);
+                let len =
+                    count_arg(a.get(1), "length").map_err(|e| Refused::Call(e.to_string()))?;
                 keep_path(self.path_arg(None, &a[0]), |path| Op::Truncate {
                     path,
                     len,
                 })
             }
             "fallocate" if a.len() >= 4 => {
-                let (mode, off, len) = (
-                    num(a.get(1)).unwrap_or(0),
-                    num(a.get(2)).unwrap_or(0),
-                    num(a.get(3)).unwrap_or(0),
-                );
+                let mode = num(a.get(1)).unwrap_or(0);
+                let (off, len) = (offset(a.get(2))?, count_arg(a.get(3), "length"));
+                let len = len.map_err(|e| Refused::Call(e.to_string()))?;
                 keep_fd(self.fd_arg(&a[0]), |fd| Op::Fallocate {
                     fd,
                     mode,
@@ -407,7 +446,7 @@ impl Importer {
         }
     }
 
-    fn rename(&mut self, c: &RawCall) -> Result<Conv, (String, String)> {
+    fn rename(&mut self, c: &RawCall) -> Result<Conv, Refused> {
         let a = &c.args;
         let (from, to) = if c.name == "rename" && a.len() >= 2 {
             (self.path_arg(None, &a[0]), self.path_arg(None, &a[1]))
@@ -423,8 +462,10 @@ impl Importer {
             (Some(Ok(from)), Some(Ok(to))) => Conv::Keep(Op::Rename { from, to }),
             (Some(Err(())), Some(Err(()))) => Conv::Outside,
             (Some(f), Some(t)) => {
-                let show = |r: Result<String, ()>| r.unwrap_or_else(|()| "(outside)".into());
-                return Err((show(f), show(t)));
+                let show = |r: Result<String, ()>| {
+                    r.map_or_else(|()| "(outside)".into(), |p| input::quoted(&p))
+                };
+                return Err(Refused::AcrossRoot(show(f), show(t)));
             }
             _ => Conv::Skip,
         })
@@ -446,9 +487,10 @@ impl Importer {
 }
 
 /// The directory of the first `syncfs` call (a `joj bench` run's directory).
-fn first_syncfs_dir(calls: &[RawCall]) -> Option<PathBuf> {
+fn first_syncfs_dir(calls: &[(u64, RawCall)]) -> Option<PathBuf> {
     calls
         .iter()
+        .map(|(_, c)| c)
         .find(|c| c.name == "syncfs")
         .and_then(|c| c.args.first())
         .and_then(|a| split_fd_path(a).1)
@@ -480,17 +522,25 @@ pub fn import_strace(
         bench_window: opts.bench_window,
         dropped_after_window: 0,
     };
-    for (i, c) in raw.iter().enumerate() {
+    for (line, c) in &raw {
         match imp.convert(c) {
             Ok(Conv::Keep(op)) => imp.keep(c, op),
             Ok(Conv::Outside) => imp.dropped += 1,
             Ok(Conv::Skip) => {}
-            Err((from, to)) => {
+            Err(Refused::AcrossRoot(from, to)) => {
                 return Err(SyscallsError::RenameAcrossRoot {
                     what: what.to_string(),
-                    line: i as u64 + 1,
+                    line: *line,
                     from,
                     to,
+                });
+            }
+            Err(Refused::Call(why)) => {
+                return Err(SyscallsError::StraceCall {
+                    what: what.to_string(),
+                    line: *line,
+                    call: c.name.clone(),
+                    why,
                 });
             }
         }

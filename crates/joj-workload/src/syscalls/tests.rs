@@ -315,7 +315,7 @@ fn call(seq: u64, op: Op) -> Call {
     }
 }
 
-fn recording(ops: Vec<Op>) -> Recording {
+pub(super) fn recording(ops: Vec<Op>) -> Recording {
     let calls: Vec<Call> = ops
         .into_iter()
         .enumerate()

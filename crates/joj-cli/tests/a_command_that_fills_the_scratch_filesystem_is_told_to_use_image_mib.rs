@@ -1,0 +1,46 @@
+//! A traced command that fails because the scratch filesystem is full used to be told "fix:
+//! make the command succeed on its own first". joj now asks the filesystem, after the traced
+//! window, whether 1 MiB more could be allocated, and when not says so with the fix:
+//! `--image-mib`. A command that fails with room to spare keeps the old message.
+
+mod common;
+
+use common::run_joj;
+
+#[test]
+fn a_command_that_fills_the_scratch_filesystem_is_told_to_use_image_mib() {
+    if !joj_linux::testgate::kernel_test(&[joj_linux::FsKind::Ext4]) {
+        return;
+    }
+    let out = tempfile::tempdir().unwrap();
+    let out = out.path().to_str().unwrap();
+    let run = run_joj(&[
+        "trace",
+        "--image-mib",
+        "64",
+        "--out",
+        out,
+        "--",
+        "dd",
+        "if=/dev/zero",
+        "of=fill",
+        "bs=1M",
+        "count=200",
+    ]);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("with the scratch filesystem full")
+            && stderr.contains(
+                "fix: give the command a larger scratch filesystem (--image-mib, now 64)"
+            ),
+        "{stderr}"
+    );
+    let run = run_joj(&["trace", "--image-mib", "64", "--out", out, "--", "false"]);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    assert!(
+        !stderr.contains("full") && stderr.contains("make the command succeed"),
+        "{stderr}"
+    );
+}

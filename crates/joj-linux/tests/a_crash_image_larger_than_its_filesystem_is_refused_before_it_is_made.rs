@@ -1,0 +1,43 @@
+//! A crash state's image is made at the size a recorded log gives (`ScratchFs::from_image`):
+//! a log saying 2^62 bytes used to fail in `ftruncate` with "File too large; fix: check free
+//! space and permissions there". The size is now checked as an asked-for image's is, before
+//! anything is made: refused naming the filesystem that cannot hold it and the largest that
+//! fits.
+
+mod common;
+
+use joj_linux::{FsKind, ScratchError, ScratchFs, ScratchOptions};
+
+#[test]
+fn a_crash_image_larger_than_its_filesystem_is_refused_before_it_is_made() {
+    if !common::machine_ready(&[FsKind::Ext4]) {
+        return;
+    }
+    let options = ScratchOptions {
+        size_bytes: 1 << 62,
+        ..Default::default()
+    };
+    let mut filled = false;
+    let err = ScratchFs::from_image(FsKind::Ext4, &options, |_| {
+        filled = true;
+        Ok(())
+    })
+    .unwrap_err();
+    assert!(
+        matches!(err, ScratchError::TooLarge { size_bytes, .. } if size_bytes == 1 << 62),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("does not fit in") && err.to_string().contains("fix:"),
+        "{err}"
+    );
+    assert!(!filled, "the image was made");
+    let ours = format!("ext4-{}-", std::process::id());
+    let made = std::fs::read_dir("/run/joj")
+        .map(|d| {
+            d.flatten()
+                .any(|e| e.file_name().to_string_lossy().starts_with(&ours))
+        })
+        .unwrap_or(false);
+    assert!(!made, "a scratch directory was made");
+}
