@@ -40,6 +40,13 @@ fn descriptors_of(dev: u64, ino: u64, except: Option<RawFd>) -> Vec<RawFd> {
 /// that this process had (see the module documentation); the number of bytes read.
 pub fn read_head(path: &Path, buf: &mut [u8]) -> std::io::Result<usize> {
     let st = rustix::fs::stat(path)?;
+    if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile {
+        // A FIFO would block the open, a device would be read as a database.
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{} is not a regular file", path.display()),
+        ));
+    }
     let (dev, ino) = (st.st_dev, st.st_ino);
     for n in descriptors_of(dev, ino, None) {
         // SAFETY: as in `descriptors_of`: the number is only read from with pread, and the
@@ -88,5 +95,24 @@ mod tests {
         assert_eq!(read_head(&p, &mut buf).unwrap(), 3);
         assert_eq!(&buf[..3], b"abc");
         assert!(read_head(&dir.path().join("missing"), &mut buf).is_err());
+    }
+
+    #[test]
+    fn a_fifo_or_a_device_is_refused_unopened() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        let mut buf = [0u8; 8];
+        let e = read_head(&fifo, &mut buf).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput, "{e}");
+        let e = read_head(Path::new("/dev/zero"), &mut buf).unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
     }
 }
