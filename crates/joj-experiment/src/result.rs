@@ -228,6 +228,11 @@ pub struct FileReport {
     pub sync_file_range: u64,
     /// Writes on O_DSYNC / O_SYNC descriptors or with RWF_DSYNC / RWF_SYNC.
     pub sync_writes: u64,
+    /// write, pwrite64, writev, pwritev, pwritev2 calls on it, and the bytes they wrote.
+    #[serde(default)]
+    pub write_calls: u64,
+    #[serde(default)]
+    pub write_bytes: u64,
     /// unlink calls on it, renames from it and renames over it.
     pub removals: u64,
     /// truncate / ftruncate calls on it.
@@ -278,9 +283,17 @@ pub struct CommandReport {
     pub signal: Option<i32>,
     /// Processes and threads traced.
     pub tasks: u64,
-    /// Stops at traced system calls, and the time joj held them (the supervisor's overhead).
+    /// Times a task waited for joj (opens, unlinks, renames, truncates, io_uring calls), and
+    /// the time joj took to let it go (the supervisor's overhead on the command).
     pub stops: u64,
     pub stopped_s: f64,
+    /// System call events read from the kernel's tracepoints (no stop).
+    #[serde(default)]
+    pub syscall_events: u64,
+    /// Sync calls on descriptors joj did not see opened and could not resolve (not in any
+    /// file's counts).
+    #[serde(default)]
+    pub unresolved_syncs: u64,
     /// `syncfs` / `sync` calls.
     pub whole_fs_syncs: u64,
     /// `fsync` / `fdatasync` of directories.

@@ -38,6 +38,8 @@ pub mod prereq;
 pub mod record;
 pub mod scratch;
 pub mod supervise;
+pub mod syscall_line;
+pub mod syscall_trace;
 pub mod tempdir;
 pub mod testgate;
 mod tools;
@@ -57,8 +59,8 @@ pub use scratch::{
     DeviceRole, FileExtents, ScratchDevice, ScratchError, ScratchFs, ScratchOptions,
 };
 pub use supervise::{
-    Change, ChildExit, IoUring, Observer, SuperviseError, Supervision, SyncKind, TouchedFile,
-    supervise,
+    Change, ChildExit, CommandSpec, IoUring, Observer, SuperviseError, Supervision, SyncKind,
+    TouchedFile, TracedDir, supervise,
 };
 pub use tempdir::{RunTempDir, TempDirError};
 pub use tools::ToolMissing;

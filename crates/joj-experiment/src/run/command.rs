@@ -123,7 +123,11 @@ pub(super) struct Watcher {
     databases: std::collections::BTreeSet<PathBuf>,
     syncs: Vec<(PathBuf, SyncInterval)>,
     whole_fs_syncs: u64,
-    dir_syncs: u64,
+    /// Directory syncs: `fsync` and `fdatasync` calls.
+    dir_fsyncs: u64,
+    dir_fdatasyncs: u64,
+    /// Syncs on descriptors joj never saw opened and could not resolve.
+    unresolved_syncs: u64,
     /// Regular files off the scratch filesystem opened for writing (the first
     /// [`OUTSIDE_PATHS_KEPT`]), and how many there were.
     outside: std::collections::BTreeSet<PathBuf>,
@@ -219,7 +223,8 @@ impl joj_linux::Observer for Watcher {
     fn synced(&mut self, kind: SyncKind, f: Option<&TouchedFile>, start_ns: u64, end_ns: u64) {
         let Some(f) = f else {
             match kind {
-                SyncKind::Directory => self.dir_syncs += 1,
+                SyncKind::Directory { datasync: true } => self.dir_fdatasyncs += 1,
+                SyncKind::Directory { datasync: false } => self.dir_fsyncs += 1,
                 SyncKind::WholeFs => self.whole_fs_syncs += 1,
                 _ => {}
             }
@@ -230,16 +235,38 @@ impl joj_linux::Observer for Watcher {
         }
         let role = self.role(&f.path);
         self.recorder.record_file(&f.path, role, &f.file);
-        let e = self.entry(&f.path);
+        self.count_sync(kind, &f.path, start_ns, end_ns);
+    }
+
+    fn synced_gone(&mut self, kind: SyncKind, path: &Path, start_ns: u64, end_ns: u64) {
+        self.count_sync(kind, path, start_ns, end_ns);
+    }
+
+    fn synced_unknown(&mut self, _kind: SyncKind) {
+        self.unresolved_syncs += 1;
+    }
+
+    fn wrote(&mut self, path: &Path, bytes: u64) {
+        let e = self.entry(path);
+        e.write_calls += 1;
+        e.write_bytes += bytes;
+    }
+}
+
+impl Watcher {
+    /// A sync call on `path` (a file of the run), with its interval.
+    fn count_sync(&mut self, kind: SyncKind, path: &Path, start_ns: u64, end_ns: u64) {
+        let role = self.role(path);
+        let e = self.entry(path);
         match kind {
             SyncKind::Fsync => e.fsync += 1,
             SyncKind::Fdatasync => e.fdatasync += 1,
             SyncKind::SyncFileRange => e.sync_file_range += 1,
             SyncKind::SyncWrite => e.sync_writes += 1,
-            SyncKind::WholeFs | SyncKind::Directory => {}
+            SyncKind::WholeFs | SyncKind::Directory { .. } => return,
         }
         self.syncs.push((
-            f.path.clone(),
+            path.to_path_buf(),
             SyncInterval {
                 role,
                 start_ns,
@@ -329,12 +356,15 @@ fn traced(place: &Place, opts: &CommandOptions) -> Result<RunResult, ExperimentE
         device: None,
     };
     traced_in(place, opts, &cwd, &spec, &mut |watcher: &mut Watcher| {
-        Ok(joj_linux::supervise(
-            &opts.argv,
-            &cwd,
-            opts.stdout_to_stderr,
-            watcher,
-        )?)
+        let command = joj_linux::CommandSpec {
+            argv: &opts.argv,
+            cwd: &cwd,
+            stdout_to_stderr: opts.stdout_to_stderr,
+            stderr_to: None,
+            scope: joj_linux::TracedDir::same(&place.dir),
+            trace_buffer_kb: joj_linux::syscall_trace::DEFAULT_SYSCALL_BUFFER_KB,
+        };
+        Ok(joj_linux::supervise(&command, watcher)?)
     })
 }
 
@@ -371,7 +401,9 @@ pub(super) fn traced_in(
         databases: Default::default(),
         syncs: vec![],
         whole_fs_syncs: 0,
-        dir_syncs: 0,
+        dir_fsyncs: 0,
+        dir_fdatasyncs: 0,
+        unresolved_syncs: 0,
         outside: Default::default(),
         outside_total: 0,
         io_uring: None,
@@ -467,41 +499,17 @@ fn report(
     let files = file_reports(cwd, watcher, &by_path, &classified);
     let mut result = document(opts, place, fs, m.elapsed_s, m.intent, &classified);
     result.config.workload = spec.workload.to_string();
-    result.syscalls.dir_syncs = watcher.dir_syncs;
-    let exit = m.supervised.exit;
-    result.command = Some(CommandReport {
-        argv: opts
-            .argv
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect(),
-        cwd: cwd.to_string_lossy().into_owned(),
-        exit_code: match exit {
-            joj_linux::ChildExit::Code(c) => Some(c),
-            joj_linux::ChildExit::Signal(_) => None,
-        },
-        signal: match exit {
-            joj_linux::ChildExit::Signal(s) => Some(s),
-            joj_linux::ChildExit::Code(_) => None,
-        },
-        tasks: m.supervised.tasks,
-        stops: m.supervised.stops,
-        stopped_s: m.supervised.handling_ns as f64 / 1e9,
-        whole_fs_syncs: watcher.whole_fs_syncs,
-        dir_syncs: watcher.dir_syncs,
-        files,
-        outside_writes: watcher
-            .outside
-            .iter()
-            .map(|p| p.to_string_lossy().into_owned())
-            .collect(),
-        outside_writes_total: watcher.outside_total,
-        io_uring: watcher.io_uring.clone(),
-        filesystem_full: m.filesystem_full,
-    });
+    // One vocabulary with `joj bench`: fsync and fdatasync count every call, directories'
+    // included; dir_syncs says how many of them were of directories.
+    result.syscalls.dir_syncs = watcher.dir_fsyncs + watcher.dir_fdatasyncs;
+    result.syscalls.fsync = watcher.dir_fsyncs;
+    result.syscalls.fdatasync = watcher.dir_fdatasyncs;
+    result.command = Some(command_report(opts, cwd, watcher, files, &m));
     for f in result.command.iter().flat_map(|c| &c.files) {
         result.syscalls.fsync += f.fsync;
         result.syscalls.fdatasync += f.fdatasync;
+        result.syscalls.write_calls += f.write_calls;
+        result.syscalls.write_bytes += f.write_bytes;
         result.syscalls.deletes += f.removals;
         result.syscalls.truncates += f.truncates;
     }
@@ -521,6 +529,52 @@ fn report(
         result.devices = devices;
     }
     Ok(result)
+}
+
+/// The `command` section: how the command ended, what supervising it cost, its files.
+fn command_report(
+    opts: &CommandOptions,
+    cwd: &Path,
+    watcher: &Watcher,
+    files: Vec<FileReport>,
+    m: &Measured,
+) -> CommandReport {
+    let exit = m
+        .supervised
+        .exit
+        .unwrap_or(joj_linux::ChildExit::Signal(libc::SIGKILL));
+    CommandReport {
+        argv: opts
+            .argv
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
+        cwd: cwd.to_string_lossy().into_owned(),
+        exit_code: match exit {
+            joj_linux::ChildExit::Code(c) => Some(c),
+            joj_linux::ChildExit::Signal(_) => None,
+        },
+        signal: match exit {
+            joj_linux::ChildExit::Signal(s) => Some(s),
+            joj_linux::ChildExit::Code(_) => None,
+        },
+        tasks: m.supervised.tasks,
+        stops: m.supervised.stops,
+        stopped_s: m.supervised.handling_ns as f64 / 1e9,
+        syscall_events: m.supervised.events,
+        unresolved_syncs: watcher.unresolved_syncs,
+        whole_fs_syncs: watcher.whole_fs_syncs,
+        dir_syncs: watcher.dir_fsyncs + watcher.dir_fdatasyncs,
+        files,
+        outside_writes: watcher
+            .outside
+            .iter()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect(),
+        outside_writes_total: watcher.outside_total,
+        io_uring: watcher.io_uring.clone(),
+        filesystem_full: m.filesystem_full,
+    }
 }
 
 /// The bench-shaped document of a traced command, before its `command` section.

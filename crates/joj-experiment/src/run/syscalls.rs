@@ -76,7 +76,7 @@ impl PlayObserver for Watching<'_> {
             Synced::Fdatasync => SyncKind::Fdatasync,
             Synced::SyncWrite => SyncKind::SyncWrite,
             Synced::WholeFs => SyncKind::WholeFs,
-            Synced::Directory => SyncKind::Directory,
+            Synced::Directory { datasync } => SyncKind::Directory { datasync },
         };
         let t = file.and_then(|(p, f)| touched(p, f));
         lock(&self.0).synced(kind, t.as_ref(), start_ns, end_ns);
@@ -157,10 +157,9 @@ fn replay_in(
             },
         )?;
         Ok(joj_linux::Supervision {
-            exit: joj_linux::ChildExit::Code(0),
+            exit: Some(joj_linux::ChildExit::Code(0)),
             tasks: played.threads,
-            stops: 0,
-            handling_ns: 0,
+            ..Default::default()
         })
     })?;
     report.window = played;

@@ -1,6 +1,6 @@
 //! Starting the supervised command: fork, then in the child only async-signal-safe calls —
-//! `dup2`, `chdir`, `ptrace(PTRACE_TRACEME)`, `seccomp`, `execv` — on memory prepared before
-//! the fork. A failed exec ends the child with the errno as its exit status, which the parent
+//! `dup2`, `chdir`, `ptrace(PTRACE_TRACEME)`, `seccomp`, `sendmsg` (the filter's notification
+//! listener goes to joj over a socket), `execv` — on memory prepared before the fork. A failed exec ends the child with the errno as its exit status, which the parent
 //! reads at its first wait (a successful exec stops it with SIGTRAP first); a failed
 //! `PTRACE_TRACEME` or `seccomp` with one of the statuses below, above every errno. `std::process`
 //! cannot be used here: its child reports a failed exec by `write`, which the filter traps
@@ -47,6 +47,8 @@ fn cstring(s: &OsStr) -> std::io::Result<CString> {
 pub(crate) const TRACEME_FAILED: i32 = 250;
 /// The child's exit status when installing the seccomp filter failed.
 pub(crate) const SECCOMP_FAILED: i32 = 251;
+/// The child's exit status when handing the filter's listener to joj failed.
+pub(crate) const LISTENER_NOT_SENT: i32 = 252;
 
 /// Fork the command, traced by this thread and under the filter, in `cwd`; its pid.
 pub(crate) fn fork_traced(
@@ -54,7 +56,9 @@ pub(crate) fn fork_traced(
     argv: &[OsString],
     cwd: &Path,
     stdout_to_stderr: bool,
+    stderr_to: Option<std::os::fd::RawFd>,
     prog: &[libc::sock_filter],
+    listener_to: std::os::fd::RawFd,
 ) -> std::io::Result<libc::pid_t> {
     let exe = cstring(exe.as_os_str())?;
     let cwd = cstring(cwd.as_os_str())?;
@@ -78,7 +82,13 @@ pub(crate) fn fork_traced(
         // SAFETY: the child: system calls on buffers made before the fork, then exec or _exit.
         unsafe {
             let fail = || libc::_exit(*libc::__errno_location());
+            // Standard output to joj's standard error first, then standard error to joj's pipe.
             if stdout_to_stderr && libc::dup2(2, 1) < 0 {
+                fail();
+            }
+            if let Some(fd) = stderr_to
+                && libc::dup2(fd, 2) < 0
+            {
                 fail();
             }
             libc::signal(libc::SIGPIPE, libc::SIG_DFL);
@@ -95,12 +105,96 @@ pub(crate) fn fork_traced(
             {
                 libc::_exit(TRACEME_FAILED);
             }
-            if filter::install(prog).is_err() {
-                libc::_exit(SECCOMP_FAILED);
+            let listener = match filter::install(prog) {
+                Ok(fd) => fd,
+                Err(_) => libc::_exit(SECCOMP_FAILED),
+            };
+            if send_fd(listener_to, listener).is_err() {
+                libc::_exit(LISTENER_NOT_SENT);
             }
+            libc::close(listener);
+            libc::close(listener_to);
             libc::execv(exe.as_ptr(), arg_ptrs.as_ptr());
             fail();
         }
     }
     Ok(pid)
+}
+
+/// Send descriptor `fd` over the socket `sock` (one byte with `SCM_RIGHTS`). Async-signal-safe:
+/// the message lives on the stack.
+fn send_fd(sock: std::os::fd::RawFd, fd: std::os::fd::RawFd) -> std::io::Result<()> {
+    // SAFETY: CMSG_SPACE is a pure computation.
+    const SPACE: usize = unsafe { libc::CMSG_SPACE(std::mem::size_of::<i32>() as u32) } as usize;
+    let mut control = [0u8; SPACE];
+    let mut byte = [b'L'];
+    let mut iov = libc::iovec {
+        iov_base: byte.as_mut_ptr().cast(),
+        iov_len: 1,
+    };
+    // SAFETY: an all-zero msghdr is valid; every pointer set below outlives the sendmsg.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = SPACE as _;
+    // SAFETY: the control buffer has room for one header carrying one int.
+    unsafe {
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        (*cmsg).cmsg_level = libc::SOL_SOCKET;
+        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+        (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<i32>() as u32) as _;
+        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<i32>(), fd);
+    }
+    // SAFETY: a message on the stack over a socket descriptor.
+    if unsafe { libc::sendmsg(sock, &msg, 0) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Receive the descriptor [`send_fd`] sent; `None` when the socket closed without one (the
+/// child ended before it sent it).
+pub(crate) fn recv_fd(sock: std::os::fd::RawFd) -> std::io::Result<Option<std::os::fd::OwnedFd>> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: CMSG_SPACE is a pure computation.
+    const SPACE: usize = unsafe { libc::CMSG_SPACE(std::mem::size_of::<i32>() as u32) } as usize;
+    let mut control = [0u8; SPACE];
+    let mut byte = [0u8];
+    let mut iov = libc::iovec {
+        iov_base: byte.as_mut_ptr().cast(),
+        iov_len: 1,
+    };
+    // SAFETY: an all-zero msghdr is valid; every pointer set below outlives the recvmsg.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = SPACE as _;
+    let n = loop {
+        // SAFETY: receiving into buffers on the stack.
+        let n = unsafe { libc::recvmsg(sock, &mut msg, libc::MSG_CMSG_CLOEXEC) };
+        if n >= 0 {
+            break n;
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    };
+    if n == 0 {
+        return Ok(None);
+    }
+    // SAFETY: the kernel filled the control buffer; a header, if any, lies within it.
+    unsafe {
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        if cmsg.is_null()
+            || (*cmsg).cmsg_level != libc::SOL_SOCKET
+            || (*cmsg).cmsg_type != libc::SCM_RIGHTS
+        {
+            return Ok(None);
+        }
+        let fd = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<i32>());
+        Ok(Some(std::os::fd::OwnedFd::from_raw_fd(fd)))
+    }
 }
