@@ -116,6 +116,12 @@ pub enum CliError {
          app.py`) or a subcommand (import, show, plot); fix: add one"
     )]
     NoTraceCommand,
+    /// joj's working directory cannot be read (removed while joj started).
+    #[error(
+        "cannot read the directory joj trace was started from: {source}; fix: start joj trace \
+         from an existing directory, or pass --empty"
+    )]
+    StartDir { source: std::io::Error },
     /// `joj syscalls record` without strace (it runs the command under it).
     #[error("joj syscalls record runs the command under strace: {0}")]
     NoStrace(#[from] joj_linux::ToolMissing),

@@ -15,10 +15,13 @@ pub struct TraceRunArgs {
     /// Scratch filesystem joj makes on a loop device for the command (needs root).
     #[arg(long, value_parser = args::traced_fs(), default_value = "ext4")]
     fs: FsKind,
-    /// Run in this directory inside the scratch filesystem (relative; created), instead of its
-    /// top directory.
+    /// Run in this directory (relative to where joj trace was started; created if missing).
     #[arg(long)]
     dir: Option<PathBuf>,
+    /// Run the command in an empty directory of the scratch filesystem instead of the
+    /// directory joj trace was started from.
+    #[arg(long)]
+    empty: bool,
     /// Directory for the trace file and SVG plot (created if missing); a taken name gets `-2`,
     /// `-3`, …
     #[arg(long, default_value = "joj-out")]
@@ -43,9 +46,15 @@ pub fn main(a: TraceRunArgs) -> CliResult {
     if a.argv.is_empty() {
         return Err(CliError::NoTraceCommand.into());
     }
+    let start_dir = if a.empty {
+        None
+    } else {
+        Some(std::env::current_dir().map_err(|source| CliError::StartDir { source })?)
+    };
     let opts = CommandOptions {
         argv: a.argv,
         fs: a.fs,
+        start_dir,
         dir: a.dir,
         image_size_bytes: a.image_mib << 20,
         trace_buffer_kb: joj_experiment::RunOptions::default().trace_buffer_kb,

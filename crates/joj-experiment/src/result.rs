@@ -275,8 +275,13 @@ pub struct IoUringReport {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CommandReport {
     pub argv: Vec<String>,
-    /// The directory it ran in, on the scratch filesystem.
+    /// The directory it ran in, as it named it.
     pub cwd: String,
+    /// The directory it was started from and saw as its own through an overlay whose upper
+    /// layer is on the scratch filesystem; `None` when it ran in an empty directory of the
+    /// scratch filesystem (`--empty`).
+    #[serde(default)]
+    pub start_dir: Option<String>,
     /// Its exit status, when it exited.
     pub exit_code: Option<i32>,
     /// The signal that ended it, when one did.

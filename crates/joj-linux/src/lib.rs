@@ -32,7 +32,7 @@ pub mod fs;
 pub mod fs_btrfs;
 pub mod leftovers;
 pub mod loopdev;
-mod mounts;
+pub mod mounts;
 pub mod names;
 pub mod prereq;
 pub mod record;
@@ -59,8 +59,8 @@ pub use scratch::{
     DeviceRole, FileExtents, ScratchDevice, ScratchError, ScratchFs, ScratchOptions,
 };
 pub use supervise::{
-    Change, ChildExit, CommandSpec, IoUring, Observer, SuperviseError, Supervision, SyncKind,
-    TouchedFile, TracedDir, supervise,
+    Change, ChildExit, CommandSpec, IoUring, Observer, Overlay, SuperviseError, Supervision,
+    SyncKind, TouchedFile, TracedDir, supervise,
 };
 pub use tempdir::{RunTempDir, TempDirError};
 pub use tools::ToolMissing;

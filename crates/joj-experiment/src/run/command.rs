@@ -41,8 +41,11 @@ pub struct CommandOptions {
     /// The program and its arguments.
     pub argv: Vec<OsString>,
     pub fs: FsKind,
-    /// A directory inside the scratch filesystem to run in (relative, created), instead of its
-    /// top directory for joj runs.
+    /// The directory the command sees as its own, through an overlay whose upper layer is on
+    /// the scratch filesystem (every file of it visible, what it writes traced); `None`: an
+    /// empty directory of the scratch filesystem.
+    pub start_dir: Option<PathBuf>,
+    /// A directory to run in, relative to the start directory (created), instead of it.
     pub dir: Option<PathBuf>,
     pub image_size_bytes: u64,
     pub trace_buffer_kb: u32,
@@ -314,6 +317,17 @@ pub fn check_command(opts: &CommandOptions) -> Result<(), ExperimentError> {
         }
         .into());
     }
+    if let Some(start) = &opts.start_dir {
+        let info = std::fs::read_to_string("/proc/self/mountinfo")
+            .map_err(io("reading /proc/self/mountinfo".into()))?;
+        let mounts = joj_linux::mounts::mounts_below(&info, start);
+        if !mounts.is_empty() || start == Path::new("/") {
+            return Err(ExperimentError::StartDirHasMounts {
+                dir: start.clone(),
+                mounts,
+            });
+        }
+    }
     command_dir(Path::new("/"), opts.dir.as_deref()).map(drop)
 }
 
@@ -347,25 +361,62 @@ fn syncfs(dir: &Path) -> Result<(), ExperimentError> {
 }
 
 fn traced(place: &Place, opts: &CommandOptions) -> Result<RunResult, ExperimentError> {
-    let cwd = command_dir(&place.dir, opts.dir.as_deref())?;
-    std::fs::create_dir_all(&cwd).map_err(io(format!("creating {}", cwd.display())))?;
+    let mkdir =
+        |d: &Path| std::fs::create_dir_all(d).map_err(io(format!("creating {}", d.display())));
+    let (cwd, scope, overlay) = match &opts.start_dir {
+        None => {
+            let cwd = command_dir(&place.dir, opts.dir.as_deref())?;
+            mkdir(&cwd)?;
+            (cwd, joj_linux::TracedDir::same(&place.dir), None)
+        }
+        Some(start) => {
+            let upper = place.dir.join("upper");
+            let work = place.dir.join("work");
+            mkdir(&work)?;
+            // A --dir the command runs in is made in the upper layer, so it is there in the
+            // overlay from the start.
+            mkdir(&command_dir(&upper, opts.dir.as_deref())?)?;
+            let scope = joj_linux::TracedDir {
+                command_root: start.clone(),
+                joj_root: upper.clone(),
+            };
+            let overlay = joj_linux::Overlay {
+                lower: start.clone(),
+                upper,
+                work,
+            };
+            (
+                command_dir(start, opts.dir.as_deref())?,
+                scope,
+                Some(overlay),
+            )
+        }
+    };
     let spec = WindowSpec {
         end_syncfs: true,
         label: format!("{}-command-{}", opts.fs, program_name(&opts.argv)),
         workload: "command",
         device: None,
     };
-    traced_in(place, opts, &cwd, &spec, &mut |watcher: &mut Watcher| {
-        let command = joj_linux::CommandSpec {
-            argv: &opts.argv,
-            cwd: &cwd,
-            stdout_to_stderr: opts.stdout_to_stderr,
-            stderr_to: None,
-            scope: joj_linux::TracedDir::same(&place.dir),
-            trace_buffer_kb: joj_linux::syscall_trace::DEFAULT_SYSCALL_BUFFER_KB,
-        };
-        Ok(joj_linux::supervise(&command, watcher)?)
-    })
+    traced_in(
+        place,
+        opts,
+        &cwd,
+        &scope,
+        &spec,
+        &mut |watcher: &mut Watcher| {
+            let command = joj_linux::CommandSpec {
+                argv: &opts.argv,
+                cwd: &cwd,
+                stdout_to_stderr: opts.stdout_to_stderr,
+                stderr_to: None,
+                scope: scope.clone(),
+                overlay: overlay.clone(),
+                trace_buffer_kb: joj_linux::syscall_trace::DEFAULT_SYSCALL_BUFFER_KB,
+            };
+            Ok(joj_linux::supervise(&command, watcher)?)
+        },
+    )
 }
 
 /// How a traced window ends, and what its outputs are named.
@@ -381,17 +432,20 @@ pub(super) struct WindowSpec<'a> {
     pub(super) device: Option<&'a crate::stack::DevicePlan>,
 }
 
-/// Trace `run` (which reports what it did to `watcher`) in `cwd` on the scratch filesystem
-/// and classify it: `syncfs`, tracer on, `run`, (`syncfs`,) tracer off, then the document.
+/// Trace `run` (which reports what it did to `watcher`) in `cwd` (as the command names it) with
+/// its files in `scope`, on the scratch filesystem, and classify it: `syncfs`, tracer on, `run`,
+/// (`syncfs`,) tracer off, then the document.
 pub(super) fn traced_in(
     place: &Place,
     opts: &CommandOptions,
     cwd: &Path,
+    scope: &joj_linux::TracedDir,
     spec: &WindowSpec,
     run: &mut dyn FnMut(&mut Watcher) -> Result<joj_linux::Supervision, ExperimentError>,
 ) -> Result<RunResult, ExperimentError> {
-    let st_dev = std::fs::metadata(cwd)
-        .map_err(io(format!("reading {}", cwd.display())))?
+    let top = &scope.joj_root;
+    let st_dev = std::fs::metadata(top)
+        .map_err(io(format!("reading {}", top.display())))?
         .dev();
     let recorder = Arc::new(ExtentRecorder::default());
     let mut watcher = Watcher {
@@ -408,7 +462,7 @@ pub(super) fn traced_in(
         outside_total: 0,
         io_uring: None,
     };
-    syncfs(cwd)?;
+    syncfs(top)?;
     let devs = place.devs();
     let devs: Vec<&str> = devs.iter().map(String::as_str).collect();
     let tracer = BlockTracer::start(&devs, opts.trace_buffer_kb).map_err(joj_linux::Error::from)?;
@@ -417,8 +471,8 @@ pub(super) fn traced_in(
     let elapsed_s = started.elapsed().as_secs_f64();
 
     // Whatever the command left dirty is written inside the trace.
-    let synced = if spec.end_syncfs { syncfs(cwd) } else { Ok(()) };
-    recorder.record_tree(cwd);
+    let synced = if spec.end_syncfs { syncfs(top) } else { Ok(()) };
+    recorder.record_tree_as(top, &scope.command_root);
     let trace = tracer.stop().map_err(joj_linux::Error::from);
     // Asked after the window: the probe allocates on the filesystem.
     let filesystem_full = place
@@ -443,7 +497,7 @@ pub(super) fn traced_in(
     report(
         place,
         opts,
-        cwd,
+        (cwd, scope),
         spec,
         &mut watcher,
         trace.requests,
@@ -464,7 +518,7 @@ struct Measured {
 fn report(
     place: &Place,
     opts: &CommandOptions,
-    cwd: &Path,
+    (cwd, scope): (&Path, &joj_linux::TracedDir),
     spec: &WindowSpec,
     watcher: &mut Watcher,
     requests: Vec<joj_trace::TraceRecord>,
@@ -496,7 +550,7 @@ fn report(
     layout.files = classified.snapshots.clone();
     let by_path = data_by_path(&layout, &classified.records);
 
-    let files = file_reports(cwd, watcher, &by_path, &classified);
+    let files = file_reports((cwd, scope), watcher, &by_path, &classified);
     let mut result = document(opts, place, fs, m.elapsed_s, m.intent, &classified);
     result.config.workload = spec.workload.to_string();
     // One vocabulary with `joj bench`: fsync and fdatasync count every call, directories'
@@ -550,6 +604,10 @@ fn command_report(
             .map(|a| a.to_string_lossy().into_owned())
             .collect(),
         cwd: cwd.to_string_lossy().into_owned(),
+        start_dir: opts
+            .start_dir
+            .as_ref()
+            .map(|d| d.to_string_lossy().into_owned()),
         exit_code: match exit {
             joj_linux::ChildExit::Code(c) => Some(c),
             joj_linux::ChildExit::Signal(_) => None,
@@ -629,7 +687,7 @@ fn program_name(argv: &[OsString]) -> String {
 /// One row per file the command touched or left, with its data bytes, sync calls and the FS
 /// journal written during those syncs.
 fn file_reports(
-    cwd: &Path,
+    (cwd, scope): (&Path, &joj_linux::TracedDir),
     w: &Watcher,
     by_path: &[joj_trace::classify::PathBytes],
     classified: &super::classify::Classified,
@@ -646,7 +704,8 @@ fn file_reports(
             .unwrap_or(path)
             .to_string_lossy()
             .into_owned();
-        if row.deleted && path.exists() {
+        let there = std::fs::symlink_metadata(scope.joj_path(path)).is_ok_and(|m| m.is_file());
+        if row.deleted && there {
             // Truncated, or replaced and then created again: it is there at the end.
             row.deleted = false;
         }

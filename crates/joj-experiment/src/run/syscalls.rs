@@ -132,6 +132,7 @@ fn replay_in(
     let copts = CommandOptions {
         argv,
         fs: opts.fs,
+        start_dir: None,
         dir: None,
         image_size_bytes: opts.image_size_bytes,
         trace_buffer_kb: opts.trace_buffer_kb,
@@ -146,22 +147,30 @@ fn replay_in(
         device: opts.device.as_ref(),
     };
     let mut played = PlayReport::default();
-    let result = traced_in(place, &copts, &cwd, &spec, &mut |watcher: &mut Watcher| {
-        let watching = Watching(Mutex::new(watcher));
-        played = player.play(
-            window,
-            &Phase {
-                timing: opts.timing,
-                observer: Some(&watching),
-                progress,
-            },
-        )?;
-        Ok(joj_linux::Supervision {
-            exit: Some(joj_linux::ChildExit::Code(0)),
-            tasks: played.threads,
-            ..Default::default()
-        })
-    })?;
+    let scope = joj_linux::TracedDir::same(&cwd);
+    let result = traced_in(
+        place,
+        &copts,
+        &cwd,
+        &scope,
+        &spec,
+        &mut |watcher: &mut Watcher| {
+            let watching = Watching(Mutex::new(watcher));
+            played = player.play(
+                window,
+                &Phase {
+                    timing: opts.timing,
+                    observer: Some(&watching),
+                    progress,
+                },
+            )?;
+            Ok(joj_linux::Supervision {
+                exit: Some(joj_linux::ChildExit::Code(0)),
+                tasks: played.threads,
+                ..Default::default()
+            })
+        },
+    )?;
     report.window = played;
     Ok((result, report))
 }

@@ -42,7 +42,7 @@ mod notify;
 mod spawn;
 mod uring;
 
-pub use spawn::find_program;
+pub use spawn::{Overlay, find_program};
 mod tracee;
 
 use std::collections::HashMap;
@@ -234,6 +234,17 @@ pub enum SuperviseError {
         program: OsString,
         tracer: Option<u32>,
     },
+    #[error(
+        "cannot give the command its directory {dir} through an overlay ({step}: {source}); fix: \
+         run on Linux 6.8 or later with overlayfs (`modprobe overlay`), from a directory on a \
+         filesystem overlayfs accepts as a lower layer — or pass --empty to run the command in \
+         an empty directory of the scratch filesystem"
+    )]
+    Overlay {
+        step: &'static str,
+        dir: PathBuf,
+        source: std::io::Error,
+    },
     /// The syscall trace failed (an instance that could not be made, events lost).
     #[error(transparent)]
     Trace(#[from] crate::tracefs::TraceError),
@@ -264,6 +275,8 @@ pub struct CommandSpec<'a> {
     /// Its standard error goes to this descriptor (joj keeps what it wrote), else to joj's.
     pub stderr_to: Option<std::os::fd::RawFd>,
     pub scope: TracedDir,
+    /// Run in a mount namespace of its own with this overlay on its starting directory.
+    pub overlay: Option<Overlay>,
     /// Per-CPU buffer of the syscall trace, KiB.
     pub trace_buffer_kb: u32,
 }
@@ -366,20 +379,34 @@ fn start(spec: &CommandSpec<'_>) -> Result<Started, SuperviseError> {
     };
     let (ours, theirs) = socket_pair().map_err(ptrace_err("making the listener's socket"))?;
     let mut guard = TaskGuard::new();
-    let root = spawn::fork_traced(
-        &exe,
-        spec.argv,
-        spec.cwd,
-        spec.stdout_to_stderr,
-        spec.stderr_to,
-        &filter::program(),
-        std::os::fd::AsRawFd::as_raw_fd(&theirs),
-    )
+    let prog = filter::program();
+    let root = spawn::fork_traced(&spawn::Launch {
+        exe: &exe,
+        argv: spec.argv,
+        cwd: spec.cwd,
+        stdout_to_stderr: spec.stdout_to_stderr,
+        stderr_to: spec.stderr_to,
+        prog: &prog,
+        listener_to: std::os::fd::AsRawFd::as_raw_fd(&theirs),
+        overlay: spec.overlay.as_ref(),
+    })
     .map_err(spawn_err)?;
     drop(theirs);
     guard.add(root);
-    let listener = spawn::recv_fd(std::os::fd::AsRawFd::as_raw_fd(&ours))
+    let received = spawn::recv_fd(std::os::fd::AsRawFd::as_raw_fd(&ours))
         .map_err(ptrace_err("receiving the notification listener"))?;
+    if let spawn::Received::OverlayFailed { step, errno } = received {
+        let _ = wait(root);
+        guard.remove(root);
+        return Err(SuperviseError::Overlay {
+            step: spawn::OVERLAY_STEPS
+                .get(usize::from(step))
+                .copied()
+                .unwrap_or("mounting the overlay"),
+            dir: spec.cwd.to_path_buf(),
+            source: std::io::Error::from_raw_os_error(errno),
+        });
+    }
     // The child stops with SIGTRAP once exec succeeded (PTRACE_TRACEME, no options yet).
     let status = wait(root).map_err(ptrace_err("waiting for the command to start"))?;
     if libc::WIFEXITED(status) {
@@ -404,11 +431,11 @@ fn start(spec: &CommandSpec<'_>) -> Result<Started, SuperviseError> {
             "it ended at once (wait status {status:#x})"
         ))));
     }
-    let listener = listener.ok_or_else(|| {
-        ptrace_err("receiving the notification listener")(std::io::Error::other(
-            "the command sent none",
-        ))
-    })?;
+    let spawn::Received::Listener(listener) = received else {
+        return Err(ptrace_err("receiving the notification listener")(
+            std::io::Error::other("the command sent none"),
+        ));
+    };
     Ok(Started {
         root,
         listener,
