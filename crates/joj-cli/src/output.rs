@@ -67,17 +67,17 @@ pub enum CliError {
         .path.display()
     )]
     NoBlkparseRequests { path: PathBuf },
-    /// `joj trace -- COMMAND` whose command failed; its trace was reported first.
+    /// `joj trace -- COMMAND` whose command failed: no report, no trace file or plot.
     #[error(
-        "the traced command failed ({exit}); its trace is reported above; fix: make the command \
-         succeed on its own first (it ran in {cwd} on the scratch filesystem)"
+        "the traced command failed ({exit}); no report, trace or plot is made of a run that \
+         stopped part-way; fix: {fix}"
     )]
-    CommandFailed { exit: String, cwd: String },
+    CommandFailed { exit: String, fix: String },
     /// `joj trace -- COMMAND` whose command failed with the scratch filesystem full.
     #[error(
         "the traced command failed ({exit}) with the scratch filesystem full (not 1 MiB more \
-         could be allocated in its {image_mib} MiB); its trace is reported above; fix: give the \
-         command a larger scratch filesystem (--image-mib, now {image_mib})"
+         could be allocated in its {image_mib} MiB); no report, trace or plot is made of it; \
+         fix: give the command a larger scratch filesystem (--image-mib, now {image_mib})"
     )]
     CommandFailedFull { exit: String, image_mib: u64 },
     /// `joj replay --completion` with `--honor-timestamps`: the completion model needs a

@@ -65,6 +65,25 @@ pub fn main(a: TraceRunArgs) -> CliResult {
     check_command(&opts)?;
     crate::output::check_output_folder("--out", &a.out)?;
     let result = run_command(&opts)?;
+    if let Some(c) = result.command.as_ref().filter(|c| !c.succeeded()) {
+        // Said first, apart from any report: there is none for a failed command.
+        eprintln!(
+            "joj: the command failed with {}: {} (run in {})",
+            exit_of(c),
+            result.config.op,
+            c.cwd
+        );
+        if !c.stderr_tail.is_empty() {
+            eprintln!(
+                "joj: the last {} line(s) of its standard error:",
+                c.stderr_tail.len()
+            );
+            for l in &c.stderr_tail {
+                eprintln!("  | {l}");
+            }
+        }
+        return Err(failure(c, &result.config.op, a.image_mib, a.empty).into());
+    }
     if a.json {
         outln!("{}", serde_json::to_string_pretty(&result)?)?;
     } else {
@@ -75,19 +94,40 @@ pub fn main(a: TraceRunArgs) -> CliResult {
             eprintln!("joj: warning: {w}");
         }
     }
-    match &result.command {
-        Some(c) if !c.succeeded() && c.filesystem_full => Err(CliError::CommandFailedFull {
-            exit: exit_of(c),
-            image_mib: a.image_mib,
-        }
-        .into()),
-        Some(c) if !c.succeeded() => Err(CliError::CommandFailed {
-            exit: exit_of(c),
-            cwd: c.cwd.clone(),
-        }
-        .into()),
-        _ => Ok(()),
+    Ok(())
+}
+
+/// The error of a failed command, with the fix its end points to.
+fn failure(
+    c: &joj_experiment::result::CommandReport,
+    command_line: &str,
+    image_mib: u64,
+    empty: bool,
+) -> CliError {
+    let exit = exit_of(c);
+    let said = |needle: &str| c.stderr_tail.iter().any(|l| l.contains(needle));
+    if c.filesystem_full {
+        return CliError::CommandFailedFull { exit, image_mib };
     }
+    let fix = if said("enable_load_extension") && said("AttributeError") {
+        "this Python was built without loadable SQLite extensions (e.g. a pyenv build without \
+         --enable-loadable-sqlite-extensions), so it cannot load libjoj; run the distribution's \
+         interpreter instead: joj trace -- /usr/bin/python3 …"
+            .to_string()
+    } else if empty && said("No such file or directory") {
+        "drop --empty: without it the command runs in the directory joj trace was started from, \
+         where its files are"
+            .to_string()
+    } else {
+        format!(
+            "the lines above are the command's own error: joj trace ran it in the directory it \
+             was started from ({}), with its files and environment, so it fails the same way \
+             without joj — fix the command (try `{command_line}` there); to trace a command that \
+             exits non-zero on purpose, wrap it: joj trace -- sh -c 'COMMAND; true'",
+            c.start_dir.as_deref().unwrap_or(&c.cwd),
+        )
+    };
+    CliError::CommandFailed { exit, fix }
 }
 
 fn exit_of(c: &joj_experiment::result::CommandReport) -> String {

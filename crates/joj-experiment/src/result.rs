@@ -318,6 +318,10 @@ pub struct CommandReport {
     /// [`FULL_BELOW_BYTES`] more could be allocated on it.
     #[serde(default)]
     pub filesystem_full: bool,
+    /// The last lines the command wrote to its standard error (at most 20; joj passes all of
+    /// it on as it comes).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stderr_tail: Vec<String>,
 }
 
 /// How many paths written outside the scratch filesystem a report lists.

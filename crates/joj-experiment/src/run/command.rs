@@ -398,25 +398,113 @@ fn traced(place: &Place, opts: &CommandOptions) -> Result<RunResult, ExperimentE
         workload: "command",
         device: None,
     };
-    traced_in(
+    let mut stderr_tail = Vec::new();
+    let mut result = traced_in(
         place,
         opts,
         &cwd,
         &scope,
         &spec,
         &mut |watcher: &mut Watcher| {
+            let (tail, write_end) = StderrTail::start().map_err(io("making a pipe".into()))?;
             let command = joj_linux::CommandSpec {
                 argv: &opts.argv,
                 cwd: &cwd,
                 stdout_to_stderr: opts.stdout_to_stderr,
-                stderr_to: None,
+                stderr_to: Some(std::os::fd::AsRawFd::as_raw_fd(&write_end)),
                 scope: scope.clone(),
                 overlay: overlay.clone(),
                 trace_buffer_kb: joj_linux::syscall_trace::DEFAULT_SYSCALL_BUFFER_KB,
             };
-            Ok(joj_linux::supervise(&command, watcher)?)
+            let supervised = joj_linux::supervise(&command, watcher);
+            // Every process holding the pipe has ended: the reader sees its end once joj's copy
+            // is closed too.
+            drop(write_end);
+            stderr_tail = tail.finish();
+            Ok(supervised?)
         },
-    )
+    )?;
+    if let Some(c) = result.command.as_mut() {
+        c.stderr_tail = stderr_tail;
+    }
+    Ok(result)
+}
+
+/// The command's standard error, passed on to joj's as it comes, its last lines kept for the
+/// report of a failure.
+struct StderrTail {
+    reader: std::thread::JoinHandle<Vec<String>>,
+}
+
+/// Lines of a failed command's standard error kept to show again.
+const STDERR_LINES_KEPT: usize = 20;
+/// The longest line kept (bytes); a longer one is cut with `…`.
+const STDERR_LINE_BYTES: usize = 400;
+
+impl StderrTail {
+    fn start() -> std::io::Result<(StderrTail, std::os::fd::OwnedFd)> {
+        use std::os::fd::FromRawFd;
+        let mut fds = [0; 2];
+        // SAFETY: pipe2 writes two descriptors.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: both descriptors are new and ours.
+        let (read, write) = unsafe {
+            (
+                std::fs::File::from_raw_fd(fds[0]),
+                std::os::fd::OwnedFd::from_raw_fd(fds[1]),
+            )
+        };
+        let reader = std::thread::spawn(move || pass_on_keeping_tail(read));
+        Ok((StderrTail { reader }, write))
+    }
+
+    fn finish(self) -> Vec<String> {
+        self.reader.join().unwrap_or_default()
+    }
+}
+
+/// Copy `read` to joj's standard error until it ends; the last lines.
+fn pass_on_keeping_tail(mut read: std::fs::File) -> Vec<String> {
+    use std::io::{Read, Write};
+    let mut tail: std::collections::VecDeque<String> = std::collections::VecDeque::new();
+    let mut line = Vec::new();
+    let mut buf = [0u8; 8192];
+    let mut keep = |line: &mut Vec<u8>| {
+        let mut text = String::from_utf8_lossy(line).into_owned();
+        if text.len() > STDERR_LINE_BYTES {
+            let mut cut = STDERR_LINE_BYTES;
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            text.truncate(cut);
+            text.push('…');
+        }
+        if tail.len() == STDERR_LINES_KEPT {
+            tail.pop_front();
+        }
+        tail.push_back(text);
+        line.clear();
+    };
+    loop {
+        let n = match read.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        let _ = std::io::stderr().write_all(&buf[..n]);
+        for &b in &buf[..n] {
+            if b == b'\n' {
+                keep(&mut line);
+            } else if line.len() <= STDERR_LINE_BYTES * 4 {
+                line.push(b);
+            }
+        }
+    }
+    if !line.is_empty() {
+        keep(&mut line);
+    }
+    tail.into()
 }
 
 /// How a traced window ends, and what its outputs are named.
@@ -567,7 +655,9 @@ fn report(
         result.syscalls.deletes += f.removals;
         result.syscalls.truncates += f.truncates;
     }
-    if let Some(out) = &opts.out_dir {
+    let succeeded = result.command.as_ref().is_none_or(CommandReport::succeeded);
+    if let (Some(out), true) = (&opts.out_dir, succeeded) {
+        // A failed command's trace would measure a run that stopped part-way: none is written.
         write_trace_and_plot(out, &spec.label, &mut result, fs, &classified.records)?;
     }
     if let Some(plan) = spec.device {
@@ -632,6 +722,7 @@ fn command_report(
         outside_writes_total: watcher.outside_total,
         io_uring: watcher.io_uring.clone(),
         filesystem_full: m.filesystem_full,
+        stderr_tail: Vec::new(),
     }
 }
 
