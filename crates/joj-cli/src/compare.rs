@@ -77,6 +77,7 @@ pub fn main(a: CompareArgs) -> CliResult {
             format!("{:?}", base.start).to_lowercase()
         );
         text.push_str(&table(&comparison));
+        text.push_str(&crate::meaning::of_compare(&comparison, &fs.name()));
         for row in &comparison.rows {
             if let Some(p) = &row.result.plot_file {
                 text.push_str(&format!("plot {}: {p}\n", row.mode));

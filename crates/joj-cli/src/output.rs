@@ -219,6 +219,34 @@ pub fn erases_phrase(data_blocks: u64, map_blocks: u64) -> String {
     }
 }
 
+/// What the file data joj could not place on the device at some extent snapshot means for the
+/// figures, in one line; with `verbose`, one more line per file and reason.
+pub fn unplaced_note(r: &joj_experiment::RunResult, verbose: bool) -> String {
+    if r.unplaced_data.is_empty() {
+        return String::new();
+    }
+    let bytes: u64 = r.unplaced_data.iter().map(|u| u.max_bytes).sum();
+    let mut s = format!(
+        "  note: some file data had no place on the device yet when joj mapped its file (e.g. \
+         delayed allocation); at most {:.1} KiB counted as FS metadata may be that data{}\n",
+        bytes as f64 / 1024.0,
+        if verbose {
+            ":"
+        } else {
+            " (--verbose lists it; the JSON has it in unplaced_data)"
+        }
+    );
+    if verbose {
+        for u in &r.unplaced_data {
+            s.push_str(&format!(
+                "    {}: up to {} B at {} snapshot(s): {}\n",
+                u.path, u.max_bytes, u.snapshots, u.reason
+            ));
+        }
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -27,6 +27,7 @@
 pub mod cleanup;
 mod cmd;
 pub mod dev;
+pub mod diskstats;
 pub mod fiemap;
 pub mod fs;
 pub mod fs_btrfs;

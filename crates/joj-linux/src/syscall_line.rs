@@ -42,6 +42,8 @@ pub enum SysEventKind {
     /// `old_pid` executed a new program and is now `pid` (a thread other than the leader
     /// takes the leader's id).
     Exec { pid: i32, old_pid: i32 },
+    /// A line the task wrote to the instance's `trace_marker` (`joj_vfs::marker`).
+    Marker(String),
 }
 
 /// A line of the instance's `trace_pipe`.
@@ -97,6 +99,8 @@ pub fn parse_sys_line(line: &str) -> Result<SysLine, SysLineError> {
             old_pid: key_value(payload, " old_pid=")
                 .ok_or(missing("sched_process_exec", "old_pid"))? as i32,
         }
+    } else if let Some(text) = rest.strip_prefix("tracing_mark_write: ") {
+        SysEventKind::Marker(text.trim_end().to_string())
     } else if rest.starts_with("sys_") {
         parse_call(rest)?
     } else {
@@ -235,6 +239,13 @@ mod tests {
                 old_pid: 22890
             }
         );
+    }
+
+    #[test]
+    fn a_marker_written_by_the_command_is_read_with_its_writer() {
+        let m = event("python3-9 (9) [000] 5.000001: tracing_mark_write: joj commit /p/a.db");
+        assert_eq!(m.tid, 9);
+        assert_eq!(m.kind, SysEventKind::Marker("joj commit /p/a.db".into()));
     }
 
     #[test]

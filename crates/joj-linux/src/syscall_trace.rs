@@ -62,8 +62,9 @@ pub struct SyscallTracer {
 }
 
 impl SyscallTracer {
-    /// Start tracing the system calls of process `pid` and every process it forks from now on.
-    pub fn start(pid: i32, buffer_kb: u32) -> Result<Self, TraceError> {
+    /// Make the instance, not yet tracing (its [`marker_path`](Self::marker_path) can be given
+    /// to the command before it starts).
+    pub fn create(buffer_kb: u32) -> Result<Self, TraceError> {
         use std::os::unix::fs::OpenOptionsExt;
         prereq::check_root()?;
         let root = prereq::ensure_tracefs()?;
@@ -84,7 +85,6 @@ impl SyscallTracer {
         me.write("options/record-tgid", "1")?;
         me.write("options/irq-info", "0")?;
         me.write("options/event-fork", "1")?;
-        me.write("set_event_pid", &pid.to_string())?;
         let syscalls = me.path.join("events/syscalls");
         let enable = |event: String| -> Result<(), TraceError> {
             if syscalls.join(&event).exists() {
@@ -117,8 +117,18 @@ impl SyscallTracer {
                     source,
                 })?,
         );
-        me.write("tracing_on", "1")?;
         Ok(me)
+    }
+
+    /// The instance's `trace_marker`: what a task writes there is recorded with the events.
+    pub fn marker_path(&self) -> PathBuf {
+        self.path.join("trace_marker")
+    }
+
+    /// Start tracing process `pid` and every process it forks from now on.
+    pub fn follow(&mut self, pid: i32) -> Result<(), TraceError> {
+        self.write("set_event_pid", &pid.to_string())?;
+        self.write("tracing_on", "1")
     }
 
     fn write(&self, file: &str, value: &str) -> Result<(), TraceError> {

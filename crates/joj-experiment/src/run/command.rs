@@ -19,6 +19,7 @@ use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
+use joj_linux::diskstats::DiskStats;
 use joj_linux::{BlockTracer, FsKind, SyncKind, TouchedFile};
 use joj_trace::FileRole;
 use joj_trace::classify::data_by_path;
@@ -31,7 +32,7 @@ use super::place::Place;
 use crate::error::ExperimentError;
 use crate::result::{
     BioIntent, CommandReport, FULL_BELOW_BYTES, FileReport, IoUringReport, OUTSIDE_PATHS_KEPT,
-    RunConfig, RunResult,
+    RunConfig, RunResult, SetupReport, SetupWork,
 };
 use crate::stack::Storage;
 
@@ -51,9 +52,9 @@ pub struct CommandOptions {
     pub trace_buffer_kb: u32,
     /// Where the trace file and plot go (none when `None`).
     pub out_dir: Option<PathBuf>,
-    /// What to divide the totals by for `block_per_txn` (the command's own transactions; 1:
-    /// the whole command).
-    pub transactions: u64,
+    /// What to divide the totals by for `block_per_txn` (the command's own transactions);
+    /// `None`: the commits counted in its databases, or 1 (the whole command) when none were.
+    pub transactions: Option<u64>,
     /// The command's stdout goes to joj's stderr (joj's stdout then holds only joj's output).
     pub stdout_to_stderr: bool,
 }
@@ -74,6 +75,9 @@ fn kind_of(path: &Path, header_is_sqlite: bool) -> (&'static str, FileRole) {
         ("other", FileRole::Other)
     }
 }
+
+/// The size of SQLite's WAL header.
+const WAL_HEADER_BYTES: u64 = 32;
 
 /// SQLite's file header starts with these 16 bytes.
 const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
@@ -136,6 +140,14 @@ pub(super) struct Watcher {
     outside: std::collections::BTreeSet<PathBuf>,
     outside_total: u64,
     io_uring: Option<IoUringReport>,
+    /// Directory syncs by directory, as the command names it.
+    dir_syncs_of: BTreeMap<PathBuf, u64>,
+    /// Commits a joj VFS in the command marked, by database path as the command names it.
+    commits_marked: BTreeMap<PathBuf, u64>,
+    /// Set-up work: what, the file, start and end (CLOCK_MONOTONIC ns).
+    setup: Vec<(String, Option<PathBuf>, u64, u64)>,
+    /// Set-up work begun and not yet ended, by thread.
+    setup_open: BTreeMap<i32, (String, u64)>,
 }
 
 impl Watcher {
@@ -241,6 +253,11 @@ impl joj_linux::Observer for Watcher {
         self.count_sync(kind, &f.path, start_ns, end_ns);
     }
 
+    fn synced_directory(&mut self, kind: SyncKind, path: &Path, start_ns: u64, end_ns: u64) {
+        *self.dir_syncs_of.entry(path.to_path_buf()).or_default() += 1;
+        self.synced(kind, None, start_ns, end_ns);
+    }
+
     fn synced_gone(&mut self, kind: SyncKind, path: &Path, start_ns: u64, end_ns: u64) {
         self.count_sync(kind, path, start_ns, end_ns);
     }
@@ -249,10 +266,39 @@ impl joj_linux::Observer for Watcher {
         self.unresolved_syncs += 1;
     }
 
-    fn wrote(&mut self, path: &Path, bytes: u64) {
+    fn marked(&mut self, tid: i32, time_ns: u64, text: &str) {
+        let Some(text) = text.strip_prefix("joj ") else {
+            return;
+        };
+        if let Some(db) = text.strip_prefix("commit ") {
+            *self.commits_marked.entry(PathBuf::from(db)).or_default() += 1;
+        } else if let Some(what) = text.strip_prefix("setup-begin ") {
+            self.setup_open.insert(tid, (what.to_string(), time_ns));
+        } else if text == "setup-end" {
+            if let Some((what, start)) = self.setup_open.remove(&tid) {
+                self.setup.push((what, None, start, time_ns));
+            }
+        }
+    }
+
+    fn copied_up(&mut self, path: &Path, start_ns: u64, end_ns: u64) {
+        self.setup.push((
+            "overlay copy-up".into(),
+            Some(path.to_path_buf()),
+            start_ns,
+            end_ns,
+        ));
+    }
+
+    fn wrote(&mut self, path: &Path, bytes: u64, offset: Option<u64>) {
+        let wal = kind_of(path, false).0 == "wal";
         let e = self.entry(path);
         e.write_calls += 1;
         e.write_bytes += bytes;
+        // SQLite's WAL header: 32 bytes at the start, written each time a WAL (re)starts.
+        if wal && offset == Some(0) && bytes == WAL_HEADER_BYTES {
+            e.wal_header_writes += 1;
+        }
     }
 }
 
@@ -549,11 +595,22 @@ pub(super) fn traced_in(
         outside: Default::default(),
         outside_total: 0,
         io_uring: None,
+        dir_syncs_of: BTreeMap::new(),
+        commits_marked: BTreeMap::new(),
+        setup: Vec::new(),
+        setup_open: BTreeMap::new(),
     };
     syncfs(top)?;
     let devs = place.devs();
     let devs: Vec<&str> = devs.iter().map(String::as_str).collect();
     let tracer = BlockTracer::start(&devs, opts.trace_buffer_kb).map_err(joj_linux::Error::from)?;
+    // The devices' own counters, a second observer (only when the window ends idle, after a
+    // syncfs: they count requests as they complete, the trace as they are issued).
+    let disk_stats = |devs: &[&str]| -> Option<DiskStats> {
+        let all: Option<Vec<DiskStats>> = devs.iter().map(|d| DiskStats::read(d).ok()).collect();
+        all.map(|a| DiskStats::sum(&a))
+    };
+    let disk_before = spec.end_syncfs.then(|| disk_stats(&devs)).flatten();
     let started = std::time::Instant::now();
     let supervised = run(&mut watcher);
     let elapsed_s = started.elapsed().as_secs_f64();
@@ -561,6 +618,7 @@ pub(super) fn traced_in(
     // Whatever the command left dirty is written inside the trace.
     let synced = if spec.end_syncfs { syncfs(top) } else { Ok(()) };
     recorder.record_tree_as(top, &scope.command_root);
+    let disk = disk_before.zip(disk_stats(&devs)).map(|(b, a)| a.since(&b));
     let trace = tracer.stop().map_err(joj_linux::Error::from);
     // Asked after the window: the probe allocates on the filesystem.
     let filesystem_full = place
@@ -571,12 +629,16 @@ pub(super) fn traced_in(
     synced?;
     let trace = trace?;
     let mut intent = BioIntent::default();
+    let mut empty_preflush = 0;
     for b in trace.bios.iter().filter(|b| b.op == joj_trace::Op::Write) {
         intent.write_bios += 1;
         intent.fua_writes += u64::from(b.fua);
         intent.preflush_writes += u64::from(b.preflush);
+        empty_preflush += u64::from(b.preflush && b.sectors == 0);
     }
     let measured = Measured {
+        disk: disk.map(|d| (d, empty_preflush)),
+        window_start_ns: trace.start_ns,
         elapsed_s,
         intent,
         supervised,
@@ -595,6 +657,10 @@ pub(super) fn traced_in(
 
 /// What the traced window measured, besides its requests.
 struct Measured {
+    /// The devices' counters over the window, and the empty preflush write bios the trace saw.
+    disk: Option<(DiskStats, u64)>,
+    /// When the block tracer started (CLOCK_MONOTONIC ns).
+    window_start_ns: u64,
     elapsed_s: f64,
     intent: BioIntent,
     supervised: joj_linux::Supervision,
@@ -636,17 +702,52 @@ fn report(
     let classified = classify_window(fs, &recorder, requests)?;
     let mut layout = journal_layout(fs);
     layout.files = classified.snapshots.clone();
+    let split = SetupSplit::of(&layout, &classified.records, &watcher.setup);
     let by_path = data_by_path(&layout, &classified.records);
-
-    let files = file_reports((cwd, scope), watcher, &by_path, &classified);
-    let mut result = document(opts, place, fs, m.elapsed_s, m.intent, &classified);
+    let setup_by_path = data_by_path(&layout, &split.setup_records);
+    let files = file_reports(
+        (cwd, scope),
+        watcher,
+        (&by_path, &setup_by_path),
+        &classified,
+    );
+    let marked: BTreeMap<String, u64> = watcher
+        .commits_marked
+        .iter()
+        .map(|(p, n)| (relative(cwd, p), *n))
+        .collect();
+    let dir_syncs: BTreeMap<String, u64> = watcher
+        .dir_syncs_of
+        .iter()
+        .map(|(p, n)| (relative(cwd, p), *n))
+        .collect();
+    let dbs = super::per_database::databases(&files, &marked, &dir_syncs);
+    let counted: u64 = dbs.iter().filter_map(|d| d.commits).sum();
+    let transactions = opts
+        .transactions
+        .unwrap_or(if counted > 0 { counted } else { 1 })
+        .max(1);
+    let mut result = document(opts, place, fs, (m.elapsed_s, m.intent), &classified);
+    result.transactions = transactions;
+    result.ops_per_sec = transactions as f64 / m.elapsed_s.max(1e-9);
+    result.block_per_txn = Some(split.work.per_txn(transactions));
     result.config.workload = spec.workload.to_string();
     // One vocabulary with `joj bench`: fsync and fdatasync count every call, directories'
     // included; dir_syncs says how many of them were of directories.
     result.syscalls.dir_syncs = watcher.dir_fsyncs + watcher.dir_fdatasyncs;
     result.syscalls.fsync = watcher.dir_fsyncs;
     result.syscalls.fdatasync = watcher.dir_fdatasyncs;
-    result.command = Some(command_report(opts, cwd, watcher, files, &m));
+    if let Some((d, empty_preflush)) = m.disk {
+        result.checks.push(super::checks::kernel_counters(
+            &d,
+            &classified.totals,
+            empty_preflush,
+        ));
+    }
+    let mut report = command_report(opts, cwd, watcher, files, &m);
+    report.databases = dbs;
+    report.setup = split.report(watcher, cwd, m.window_start_ns);
+    result.command = Some(report);
     for f in result.command.iter().flat_map(|c| &c.files) {
         result.syscalls.fsync += f.fsync;
         result.syscalls.fdatasync += f.fdatasync;
@@ -654,6 +755,8 @@ fn report(
         result.syscalls.write_bytes += f.write_bytes;
         result.syscalls.deletes += f.removals;
         result.syscalls.truncates += f.truncates;
+        let role = kind_of(Path::new(&f.path), f.kind == "database").1;
+        *result.files.of_role_mut(role) += f.write_bytes;
     }
     let succeeded = result.command.as_ref().is_none_or(CommandReport::succeeded);
     if let (Some(out), true) = (&opts.out_dir, succeeded) {
@@ -661,7 +764,7 @@ fn report(
         write_trace_and_plot(out, &spec.label, &mut result, fs, &classified.records)?;
     }
     if let Some(plan) = spec.device {
-        let txns = opts.transactions.max(1);
+        let txns = transactions;
         let (device, devices) = crate::replay::replay_records(
             &classified.records,
             txns,
@@ -722,6 +825,8 @@ fn command_report(
         outside_writes_total: watcher.outside_total,
         io_uring: watcher.io_uring.clone(),
         filesystem_full: m.filesystem_full,
+        setup: None,
+        databases: Vec::new(),
         stderr_tail: Vec::new(),
     }
 }
@@ -731,19 +836,21 @@ fn document(
     opts: &CommandOptions,
     place: &Place,
     fs: &joj_linux::ScratchFs,
-    elapsed_s: f64,
-    intent: BioIntent,
+    (elapsed_s, intent): (f64, BioIntent),
     classified: &super::classify::Classified,
 ) -> RunResult {
-    let transactions = opts.transactions.max(1);
     let mut result = RunResult::measured(
         command_config(opts, fs, place.mount_options.clone()),
-        transactions,
+        1,
         elapsed_s,
         vec![],
         &IoCounters::default(),
     );
-    result.block_per_txn = Some(classified.totals.per_txn(transactions));
+    // What a command's document cannot measure is null, never 0: its latencies and reads
+    // (no VFS of joj's in it), its threads (the tasks are in `command.tasks`).
+    result.latency_us = None;
+    result.syscalls.read_calls = None;
+    result.syscalls.read_bytes = None;
     result.fs_journal_by_synced_file = Some(classified.fs_journal_by_synced_file);
     result.bio_intent = Some(intent);
     result.block = Some(classified.totals.clone());
@@ -780,21 +887,25 @@ fn program_name(argv: &[OsString]) -> String {
 fn file_reports(
     (cwd, scope): (&Path, &joj_linux::TracedDir),
     w: &Watcher,
-    by_path: &[joj_trace::classify::PathBytes],
+    (by_path, setup_by_path): (
+        &[joj_trace::classify::PathBytes],
+        &[joj_trace::classify::PathBytes],
+    ),
     classified: &super::classify::Classified,
 ) -> Vec<FileReport> {
     let mut rows: BTreeMap<PathBuf, FileReport> = w.files.clone();
     for pb in by_path {
         rows.entry(PathBuf::from(&pb.path)).or_default().data_bytes += pb.bytes;
     }
+    for pb in setup_by_path {
+        rows.entry(PathBuf::from(&pb.path))
+            .or_default()
+            .setup_data_bytes += pb.bytes;
+    }
     for (path, row) in rows.iter_mut() {
         let kind = kind_of(path, w.databases.contains(path)).0;
         row.kind = kind.to_string();
-        row.path = path
-            .strip_prefix(cwd)
-            .unwrap_or(path)
-            .to_string_lossy()
-            .into_owned();
+        row.path = relative(cwd, path);
         let there = std::fs::symlink_metadata(scope.joj_path(path)).is_ok_and(|m| m.is_file());
         if row.deleted && there {
             // Truncated, or replaced and then created again: it is there at the end.
@@ -803,6 +914,62 @@ fn file_reports(
         row.fs_journal_bytes_in_syncs = classified.fs_journal_in(&w.syncs_of(path));
     }
     rows.into_values().collect()
+}
+
+/// `path` relative to `cwd` when it is inside it.
+fn relative(cwd: &Path, path: &Path) -> String {
+    path.strip_prefix(cwd)
+        .unwrap_or(path)
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The window's requests split by whether they were issued during set-up work.
+struct SetupSplit {
+    setup_records: Vec<joj_trace::TraceRecord>,
+    setup: joj_trace::totals::BlockTotals,
+    work: joj_trace::totals::BlockTotals,
+}
+
+impl SetupSplit {
+    fn of(
+        layout: &joj_trace::classify::Layout,
+        records: &[joj_trace::TraceRecord],
+        setup: &[(String, Option<PathBuf>, u64, u64)],
+    ) -> SetupSplit {
+        let during = |t: u64| setup.iter().any(|(_, _, s, e)| *s <= t && t <= *e);
+        let (mut setup_records, mut work_records): (Vec<_>, Vec<_>) =
+            records.iter().cloned().partition(|r| during(r.time_ns));
+        let setup = joj_trace::classify::classify(layout, &mut setup_records);
+        let work = joj_trace::classify::classify(layout, &mut work_records);
+        SetupSplit {
+            setup_records,
+            setup,
+            work,
+        }
+    }
+
+    /// The `setup` section, when there was set-up work.
+    fn report(&self, w: &Watcher, cwd: &Path, window_start_ns: u64) -> Option<SetupReport> {
+        if w.setup.is_empty() {
+            return None;
+        }
+        let mut work: Vec<SetupWork> = w
+            .setup
+            .iter()
+            .map(|(what, path, start, end)| SetupWork {
+                what: what.clone(),
+                path: path.as_deref().map(|p| relative(cwd, p)),
+                start_s: start.saturating_sub(window_start_ns) as f64 / 1e9,
+                duration_s: end.saturating_sub(*start) as f64 / 1e9,
+            })
+            .collect();
+        work.sort_by(|a, b| a.start_s.total_cmp(&b.start_s));
+        Some(SetupReport {
+            work,
+            block: self.setup.clone(),
+        })
+    }
 }
 
 impl Watcher {

@@ -19,6 +19,7 @@ mod device;
 mod emit;
 mod extents;
 mod fs;
+mod per_database;
 mod place;
 mod syscalls;
 mod window;
@@ -26,6 +27,7 @@ mod window;
 pub use command::{CommandOptions, check_command, command_line, run_command};
 pub use config::kernel_release;
 pub use extents::UnplacedData;
+pub use per_database::{DatabaseReport, PerCommit, databases};
 pub use syscalls::{SyscallReplayOptions, SyscallReplayReport, replay_syscalls};
 
 use std::sync::Arc;

@@ -137,7 +137,7 @@ fn replay_in(
         image_size_bytes: opts.image_size_bytes,
         trace_buffer_kb: opts.trace_buffer_kb,
         out_dir: opts.out_dir.clone(),
-        transactions: opts.transactions.unwrap_or(rec.header.transactions).max(1),
+        transactions: Some(opts.transactions.unwrap_or(rec.header.transactions).max(1)),
         stdout_to_stderr: false,
     };
     let spec = WindowSpec {

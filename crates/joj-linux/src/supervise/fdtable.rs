@@ -40,6 +40,11 @@ pub(crate) struct OpenedFile {
     /// Opened with flags that may write.
     pub(crate) may_write: bool,
     pub(crate) flags: u64,
+    /// The open copies the file up from an overlay's lower layer (a file the command opens
+    /// for writing that exists only in the directory it started from).
+    pub(crate) copy_up: bool,
+    /// When the open stopped (CLOCK_MONOTONIC ns).
+    pub(crate) stopped_ns: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -51,8 +56,14 @@ struct Entry {
 /// What an event meant for the files.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Seen {
-    /// An open returned descriptor `fd`.
-    Opened { file: Arc<OpenedFile> },
+    /// An open returned a descriptor of `file` at `end_ns`.
+    Opened { file: Arc<OpenedFile>, end_ns: u64 },
+    /// A task wrote a line to the trace's marker file.
+    Marked {
+        tid: i32,
+        time_ns: u64,
+        text: String,
+    },
     /// A sync-type call ran from `start_ns` to `end_ns`; `file` is `None` for `sync` /
     /// `syncfs` (`kind` WholeFs) or a descriptor not seen opened (`fd` of process `tid`).
     Synced {
@@ -68,6 +79,8 @@ pub(crate) enum Seen {
     Wrote {
         file: Arc<OpenedFile>,
         bytes: u64,
+        /// Where a `pwrite64` wrote (`None` for the other calls).
+        offset: Option<u64>,
         sync: bool,
         start_ns: u64,
         end_ns: u64,
@@ -168,6 +181,11 @@ impl FdModel {
                 self.table_of.insert(*pid, t);
                 None
             }
+            SysEventKind::Marker(text) => Some(Seen::Marked {
+                tid: e.tid,
+                time_ns: e.time_ns,
+                text: text.clone(),
+            }),
             SysEventKind::Enter { call, args } => self.enter(e, call, args),
             SysEventKind::Exit { call, ret } => self.exit(e, call, *ret),
         }
@@ -224,7 +242,10 @@ impl FdModel {
             let cloexec = file.flags & libc::O_CLOEXEC as u64 != 0;
             let file = Arc::new(file);
             self.set(e, fd, file.clone(), cloexec);
-            return Some(Seen::Opened { file });
+            return Some(Seen::Opened {
+                file,
+                end_ns: e.time_ns,
+            });
         }
         let entered = self.entered.remove(&e.tid).filter(|en| en.call == call)?;
         let arg = |i: usize| entered.args.get(i).copied().unwrap_or(0);
@@ -266,6 +287,7 @@ impl FdModel {
                 Some(Seen::Wrote {
                     file,
                     bytes,
+                    offset: (call == "pwrite64").then(|| arg(3)),
                     sync,
                     start_ns,
                     end_ns,
@@ -354,6 +376,8 @@ mod tests {
             dsync: flags & libc::O_DSYNC != 0,
             may_write: true,
             flags: flags as u64,
+            copy_up: false,
+            stopped_ns: 0,
         }
     }
     fn open(m: &mut FdModel, tid: i32, t: u64, f: OpenedFile, fd: i64) {

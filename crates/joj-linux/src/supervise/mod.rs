@@ -110,19 +110,35 @@ pub trait Observer: Send {
     fn synced_gone(&mut self, kind: SyncKind, path: &Path, start_ns: u64, end_ns: u64) {
         let _ = (kind, path, start_ns, end_ns);
     }
+    /// An fsync or fdatasync of directory `path` (as the command names it) ran.
+    fn synced_directory(&mut self, kind: SyncKind, path: &Path, start_ns: u64, end_ns: u64) {
+        let _ = path;
+        self.synced(kind, None, start_ns, end_ns);
+    }
     /// A sync on a descriptor joj did not see opened and could not resolve through `/proc`.
     fn synced_unknown(&mut self, kind: SyncKind) {
         let _ = kind;
     }
-    /// A write of `bytes` (what the call returned) to `path`, in the traced directory.
-    fn wrote(&mut self, path: &Path, bytes: u64) {
-        let _ = (path, bytes);
+    /// A write of `bytes` (what the call returned) to `path`, in the traced directory, at
+    /// `offset` when the call said (`pwrite64`).
+    fn wrote(&mut self, path: &Path, bytes: u64, offset: Option<u64>) {
+        let _ = (path, bytes, offset);
     }
     /// An open with flags that may write (`O_WRONLY`, `O_RDWR`, `O_CREAT`, `O_TRUNC`, `creat`)
     /// returned a descriptor of `file`, a regular file outside the traced directory.
     fn opened_for_writing(&mut self, _file: &TouchedFile) {}
     /// The command used io_uring.
     fn io_uring(&mut self, _event: IoUring<'_>) {}
+    /// Thread `tid` of the command wrote `text` to the trace's marker file (a joj VFS in it
+    /// marking a commit or set-up work: `joj_vfs::marker`).
+    fn marked(&mut self, tid: i32, time_ns: u64, text: &str) {
+        let _ = (tid, time_ns, text);
+    }
+    /// An open of `path` copied it up from the overlay's lower layer, from `start_ns` to
+    /// `end_ns` (the kernel copies the whole file and syncs it inside the open).
+    fn copied_up(&mut self, path: &Path, start_ns: u64, end_ns: u64) {
+        let _ = (path, start_ns, end_ns);
+    }
 }
 
 /// Where the files the command works on are: `command_root` as the command names it,
@@ -146,6 +162,11 @@ impl TracedDir {
     /// Whether the command's `path` (absolute, normalized) is in the traced directory.
     pub fn contains(&self, path: &Path) -> bool {
         path.starts_with(&self.command_root)
+    }
+
+    /// Whether the command sees the directory through an overlay (joj reaches it elsewhere).
+    pub fn is_overlay(&self) -> bool {
+        self.command_root != self.joj_root
     }
 
     /// Where joj reaches the command's `path`.
@@ -284,6 +305,9 @@ pub struct CommandSpec<'a> {
 /// What the threads share, behind one lock.
 struct Shared<'o> {
     observer: &'o mut dyn Observer,
+    /// The trace's marker file, which the command's joj VFSs open for writing: not an outside
+    /// write of the command's.
+    marker: PathBuf,
     model: FdModel,
     stops: u64,
     handling_ns: u64,
@@ -294,15 +318,17 @@ pub fn supervise(
     spec: &CommandSpec<'_>,
     observer: &mut dyn Observer,
 ) -> Result<Supervision, SuperviseError> {
+    let mut tracer = SyscallTracer::create(spec.trace_buffer_kb)?;
     let Started {
         root,
         listener,
         guard,
-    } = start(spec)?;
-    let mut tracer = SyscallTracer::start(root, spec.trace_buffer_kb)?;
+    } = start(spec, &tracer.marker_path())?;
+    tracer.follow(root)?;
     set_options(root)?;
     let shared = Mutex::new(Shared {
         observer,
+        marker: tracer.marker_path(),
         model: FdModel::new(root),
         stops: 0,
         handling_ns: 0,
@@ -324,6 +350,7 @@ pub fn supervise(
         let ended = Loop {
             root,
             shared: &shared,
+            scope,
             guard,
             pending: HashMap::new(),
             rings: uring::Rings::default(),
@@ -368,7 +395,7 @@ struct Started {
 
 /// Fork the command under the filter and ptrace, receive the filter's listener, and wait until
 /// the exec succeeded (or say why the command could not start).
-fn start(spec: &CommandSpec<'_>) -> Result<Started, SuperviseError> {
+fn start(spec: &CommandSpec<'_>, marker: &Path) -> Result<Started, SuperviseError> {
     let (program, _) = spec.argv.split_first().ok_or(SuperviseError::NoCommand)?;
     let exe = spawn::find_program(program).ok_or_else(|| SuperviseError::NotFound {
         program: program.clone(),
@@ -389,6 +416,10 @@ fn start(spec: &CommandSpec<'_>) -> Result<Started, SuperviseError> {
         prog: &prog,
         listener_to: std::os::fd::AsRawFd::as_raw_fd(&theirs),
         overlay: spec.overlay.as_ref(),
+        env: &[(
+            OsString::from(joj_vfs_marker_env()),
+            marker.as_os_str().to_owned(),
+        )],
     })
     .map_err(spawn_err)?;
     drop(theirs);
@@ -469,6 +500,12 @@ fn set_options(root: libc::pid_t) -> Result<(), SuperviseError> {
     Ok(())
 }
 
+/// The variable that names the trace's marker file for the command (`joj_vfs::marker::ENV`;
+/// joj-linux sits below joj-vfs, so the name is repeated here).
+fn joj_vfs_marker_env() -> &'static str {
+    "JOJ_TRACE_MARKER"
+}
+
 fn lock<'a, 'o>(m: &'a Mutex<Shared<'o>>) -> std::sync::MutexGuard<'a, Shared<'o>> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
@@ -538,8 +575,12 @@ fn open_in_scope(scope: &TracedDir, path: &Path) -> Option<File> {
 fn seen(sh: &mut Shared<'_>, scope: &TracedDir, e: &SysEvent) {
     let Some(s) = sh.model.apply(e) else { return };
     match s {
-        Seen::Opened { file } => {
-            if file.may_write && !scope.contains(&file.path) {
+        Seen::Marked { tid, time_ns, text } => sh.observer.marked(tid, time_ns, &text),
+        Seen::Opened { file, end_ns } => {
+            if file.copy_up {
+                sh.observer.copied_up(&file.path, file.stopped_ns, end_ns);
+            }
+            if file.may_write && !scope.contains(&file.path) && file.path != sh.marker {
                 if let Some(f) = tracee::open_regular(&file.path) {
                     let t = TouchedFile {
                         path: file.path.clone(),
@@ -552,12 +593,13 @@ fn seen(sh: &mut Shared<'_>, scope: &TracedDir, e: &SysEvent) {
         Seen::Wrote {
             file,
             bytes,
+            offset,
             sync,
             start_ns,
             end_ns,
         } => {
             if scope.contains(&file.path) {
-                sh.observer.wrote(&file.path, bytes);
+                sh.observer.wrote(&file.path, bytes, offset);
                 if sync {
                     synced_file(sh, scope, SyncKind::SyncWrite, &file, start_ns, end_ns);
                 }
@@ -571,6 +613,9 @@ fn seen(sh: &mut Shared<'_>, scope: &TracedDir, e: &SysEvent) {
             start_ns,
             end_ns,
         } => match (kind, file) {
+            (SyncKind::Directory { .. }, Some(dir)) => sh
+                .observer
+                .synced_directory(kind, &dir.path, start_ns, end_ns),
             (SyncKind::WholeFs | SyncKind::Directory { .. }, _) => {
                 sh.observer.synced(kind, None, start_ns, end_ns)
             }
@@ -631,6 +676,8 @@ fn synced_unseen_fd(
                 dsync: false,
                 may_write: true,
                 flags: 0,
+                copy_up: false,
+                stopped_ns: start_ns,
             };
             synced_file(sh, scope, kind, &file, start_ns, end_ns);
         }
@@ -653,12 +700,22 @@ fn at_notified(shared: &Mutex<Shared<'_>>, scope: &TracedDir, n: notify::Notifie
         let directory = !may_write
             && !tmpfile
             && std::fs::metadata(tracee::in_root(tid, &path)).is_ok_and(|m| m.is_dir());
+        // An overlay copies a file up from the starting directory inside the open that first
+        // may write it (the data too, unless the open truncates it).
+        let copy_up = may_write
+            && flags & libc::O_TRUNC as u64 == 0
+            && scope.is_overlay()
+            && scope.contains(&path)
+            && std::fs::symlink_metadata(scope.joj_path(&path)).is_err()
+            && std::fs::metadata(tracee::in_root(tid, &path)).is_ok_and(|m| m.is_file());
         let file = OpenedFile {
             path,
             directory,
             dsync: flags & libc::O_DSYNC as u64 != 0,
             may_write,
             flags,
+            copy_up,
+            stopped_ns: crate::tracefs::now_mono_ns(),
         };
         lock(shared).model.open_stopped(tid, file);
         return;
@@ -754,6 +811,7 @@ enum Follow {
 struct Loop<'a, 'o> {
     root: libc::pid_t,
     shared: &'a Mutex<Shared<'o>>,
+    scope: &'a TracedDir,
     guard: TaskGuard,
     pending: HashMap<libc::pid_t, Follow>,
     rings: uring::Rings,
@@ -936,10 +994,18 @@ impl Loop<'_, '_> {
                 ..Default::default()
             },
         };
+        let scope = self.scope;
         let at_fd = |fd: i32| {
             let fd = u64::try_from(fd).ok()?;
-            let path = tracee::fd_path(tid, fd)?;
-            tracee::open_fd(tid, fd).map(|file| TouchedFile { path, file })
+            let path = normalized(&tracee::fd_path(tid, fd)?);
+            // A file of the traced directory is opened where joj reaches it (through an
+            // overlay's upper directory); another through /proc.
+            let file = if scope.contains(&path) {
+                open_in_scope(scope, &path)
+            } else {
+                tracee::open_fd(tid, fd)
+            };
+            file.map(|file| TouchedFile { path, file })
         };
         let mut sh = lock(self.shared);
         for s in &read.submitted {

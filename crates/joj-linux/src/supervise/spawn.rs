@@ -84,6 +84,8 @@ pub(crate) struct Launch<'a> {
     pub(crate) listener_to: std::os::fd::RawFd,
     /// Run in a mount namespace of its own, with this overlay on `overlay.lower`.
     pub(crate) overlay: Option<&'a Overlay>,
+    /// Variables set in the command's environment (joj's own environment otherwise).
+    pub(crate) env: &'a [(OsString, OsString)],
 }
 
 /// The overlay's strings, made before the fork.
@@ -104,6 +106,15 @@ pub(crate) fn fork_traced(l: &Launch<'_>) -> std::io::Result<libc::pid_t> {
         .collect::<Result<_, _>>()?;
     let mut arg_ptrs: Vec<*const libc::c_char> = args.iter().map(|a| a.as_ptr()).collect();
     arg_ptrs.push(std::ptr::null());
+    let mut env: Vec<CString> = Vec::new();
+    for (k, v) in std::env::vars_os().filter(|(k, _)| l.env.iter().all(|(set, _)| set != k)) {
+        env.push(env_entry(&k, &v)?);
+    }
+    for (k, v) in l.env {
+        env.push(env_entry(k, v)?);
+    }
+    let mut env_ptrs: Vec<*const libc::c_char> = env.iter().map(|e| e.as_ptr()).collect();
+    env_ptrs.push(std::ptr::null());
     let overlay = match l.overlay {
         Some(o) => Some(OverlayC {
             lower: cstring(o.lower.as_os_str())?,
@@ -169,11 +180,24 @@ pub(crate) fn fork_traced(l: &Launch<'_>) -> std::io::Result<libc::pid_t> {
             }
             libc::close(listener);
             libc::close(l.listener_to);
-            libc::execv(exe.as_ptr(), arg_ptrs.as_ptr());
+            libc::execve(exe.as_ptr(), arg_ptrs.as_ptr(), env_ptrs.as_ptr());
             fail();
         }
     }
     Ok(pid)
+}
+
+/// `KEY=VALUE` for the command's environment.
+fn env_entry(k: &OsStr, v: &OsStr) -> std::io::Result<CString> {
+    let mut bytes = k.as_bytes().to_vec();
+    bytes.push(b'=');
+    bytes.extend_from_slice(v.as_bytes());
+    CString::new(bytes).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "an environment variable holds a NUL byte",
+        )
+    })
 }
 
 const FSOPEN_CLOEXEC: libc::c_uint = 1;

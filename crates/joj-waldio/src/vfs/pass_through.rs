@@ -21,6 +21,8 @@ use std::path::PathBuf;
 
 /// `SQLITE_FCNTL_CKPT_START`: SQLite is about to copy WAL frames into the database.
 const CKPT_START: i32 = 39;
+/// `SQLITE_FCNTL_COMMIT_PHASETWO`: sent to the main database after every commit.
+const COMMIT_PHASETWO: i32 = 22;
 /// The wal-index lock slot of the WAL write lock (`WAL_WRITE_LOCK` in SQLite's `wal.c`).
 const WAL_WRITE_LOCK: u32 = 0;
 
@@ -119,6 +121,15 @@ impl VfsFile for PassThrough {
         if let (true, Some(db)) = (ckpt, self.database()) {
             // Before the first page is copied: the frames must be durable in the WAL first.
             shared_wal::checkpoint_starts(db)?;
+        }
+        let commit = matches!(&control, FileControl::Other(o) if o.op() == COMMIT_PHASETWO);
+        // Over joj's accounting VFS, that VFS marks the commit itself.
+        if let (true, Some(db), false) = (
+            commit,
+            self.database(),
+            self.inst.base.name() == joj_vfs::VFS_NAME,
+        ) {
+            joj_vfs::marker::commit(db);
         }
         self.base.file_control(control)
     }
