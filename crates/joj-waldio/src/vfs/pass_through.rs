@@ -32,6 +32,9 @@ pub(crate) struct PassThrough {
     pub(crate) path: Option<PathBuf>,
     /// The main database: its header's read version is marked on disk (`db_mark`).
     pub(crate) main_db: bool,
+    /// Switch the database to WAL mode at its next commit in a rollback-journal mode (option
+    /// `waldio_journal=wal`).
+    pub(crate) to_wal: bool,
 }
 
 impl PassThrough {
@@ -50,6 +53,7 @@ impl PassThrough {
             base,
             path,
             main_db,
+            to_wal: false,
         }
     }
 
@@ -76,11 +80,20 @@ impl VfsFile for PassThrough {
     }
 
     fn write(&mut self, data: &[u8], offset: u64) -> Result<(), SqliteError> {
-        match self
-            .main_db
-            .then(|| db_mark::stored(data, offset))
-            .flatten()
-        {
+        // Page 1 of a rollback-mode commit, with the database to be switched: the header as
+        // PRAGMA journal_mode=WAL leaves it (the commit's journal still holds the old one).
+        let switched = (self.main_db && self.to_wal)
+            .then(|| db_mark::switched_to_wal(data, offset))
+            .flatten();
+        if switched.is_some() {
+            crate::counters::bump(&self.inst.counters.switched_to_wal, 1);
+        }
+        let marked = switched.or_else(|| {
+            self.main_db
+                .then(|| db_mark::stored(data, offset))
+                .flatten()
+        });
+        match marked {
             Some(marked) => self.base.write(&marked, offset)?,
             None => self.base.write(data, offset)?,
         }
