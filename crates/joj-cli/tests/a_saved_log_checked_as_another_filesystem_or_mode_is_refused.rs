@@ -39,7 +39,8 @@ fn an_ext4_log_checked_as_xfs_is_refused_naming_both() {
     let err = stderr_of(&out);
     assert!(!out.status.success(), "{err}");
     assert!(
-        err.contains("the log's image is ext4, not xfs") && err.contains("fix: give --fs ext4"),
+        err.contains("the log's image is ext4, not xfs")
+            && err.contains("fix: check it as what it is, --fs ext4"),
         "{err}"
     );
     assert!(!err.contains("violated"), "states were checked: {err}");

@@ -30,8 +30,9 @@ pub enum CrashFsError {
     #[error(
         "--from-log {}: {flag} {given}, but the log says it was recorded with {key}={logged}; \
          checking it as {given} would judge it against the wrong promise; fix: drop {flag} (it \
-         defaults to what the log says), or check it as recorded: {flag} {logged}",
-        .log.display()
+         defaults to what the log says){}",
+        .log.display(),
+        if .logged == "none" { String::new() } else { format!(", or check it as recorded: {flag} {logged}") }
     )]
     LogMismatch {
         log: PathBuf,
@@ -65,10 +66,12 @@ pub enum CrashFsError {
     },
     /// The base image's superblock is of another filesystem than `--fs`.
     #[error(
-        "--from-log {}: the log's image is {found}, not {given} as --fs {given} says: every \
-         state would be judged unmountable; fix: give --fs {found} (or one of its modes), or \
-         drop --fs",
-        .log.display()
+        "--from-log {}: the log's image is {found}, not {} as --fs {given} says: every state \
+         would be judged unmountable; fix: check it as what it is, --fs {found}{}",
+        .log.display(),
+        .given.fs_type(),
+        if *.found == "ext4" { " (or the ext4 mode it was recorded in: ext4-writeback, \
+         ext4-datajournal, ext4-nojournal)" } else { "" }
     )]
     ImageFsMismatch {
         log: PathBuf,

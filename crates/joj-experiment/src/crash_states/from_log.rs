@@ -435,7 +435,10 @@ mod tests {
         log.write_to(std::fs::File::create(&huge).unwrap()).unwrap();
         let e = load(&huge).unwrap_err();
         assert!(
-            matches!(e, ExperimentError::CrashFs(CrashFsError::DeviceTooLarge { .. })),
+            matches!(
+                e,
+                ExperimentError::CrashFs(CrashFsError::DeviceTooLarge { .. })
+            ),
             "{e}"
         );
         assert!(e.to_string().contains("fix:"));

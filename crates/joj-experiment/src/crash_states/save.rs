@@ -88,13 +88,18 @@ pub fn save(
 ) -> Result<Saved, CrashFsError> {
     let fail = CrashFsError::SaveDir;
     let mut saved = Saved::default();
-    if opts.from_log.is_none() && (opts.save_log || !found.is_empty()) {
+    // Checked before the run too; again now, as the folder may have changed meanwhile.
+    let make_dir = || {
+        joj_trace::output::check_output_dir(dir).map_err(fail)?;
         std::fs::create_dir_all(dir).map_err(|source| {
             fail(OutputError::Write {
                 path: dir.to_path_buf(),
                 source,
             })
-        })?;
+        })
+    };
+    if opts.from_log.is_none() && (opts.save_log || !found.is_empty()) {
+        make_dir()?;
     }
     let log_path = match &opts.from_log {
         Some(input) => Some(input.clone()),
@@ -116,12 +121,7 @@ pub fn save(
     let (Some(log_path), false) = (log_path, found.is_empty()) else {
         return Ok(saved);
     };
-    std::fs::create_dir_all(dir).map_err(|source| {
-        fail(OutputError::Write {
-            path: dir.to_path_buf(),
-            source,
-        })
-    })?;
+    make_dir()?;
     // The violations are named after the log they come from.
     let log_stem = log_path
         .file_stem()
