@@ -179,6 +179,8 @@ pub enum ExperimentError {
     CommandDir { dir: PathBuf, why: &'static str },
     #[error("joj crash --fs: {0}")]
     CrashStates(String),
+    #[error(transparent)]
+    CrashFs(#[from] crate::crash_states::error::CrashFsError),
     #[error("withdraw/deposit: {0}")]
     AppTxn(#[from] joj_atomic::AppTxnError),
     #[error("withdraw/deposit: {what}: {source}")]
