@@ -112,9 +112,14 @@ pub struct RunOptions {
     pub journal_device: Option<Profile>,
     /// With `device`: replay with the eMMC paper's optimized journal, region in MiB.
     pub emmc_journal_mib: Option<u64>,
-    /// Run the host at the device's speed: after each transaction wait for a model of
-    /// `device` fed live from the kernel (`crate::pace`).
+    /// Run the host at the device's speed: after each sync call and transaction wait for a
+    /// model of `device` fed live from the kernel (`crate::pace`). A database workload on a
+    /// scratch filesystem with a device is paced anyway unless `no_pace`; this asks for it, and
+    /// makes the options that cannot be paced an error.
     pub pace: bool,
+    /// Do not pace a run that would be paced by default (the modeled figures then depend on
+    /// this machine's speed; the result says so).
+    pub no_pace: bool,
 }
 
 impl Default for RunOptions {
@@ -133,6 +138,7 @@ impl Default for RunOptions {
             journal_device: None,
             emmc_journal_mib: None,
             pace: false,
+            no_pace: false,
         }
     }
 }
@@ -198,8 +204,10 @@ pub struct Stack {
     pub sync_call: Option<SyncCall>,
     pub storage: Storage,
     pub capture: Option<Capture>,
-    /// Hold the host to this device's time (`--pace`).
+    /// Hold the host to this device's time (`--pace`, or by default).
     pub pace: Option<DevicePlan>,
+    /// Whether a replayed run is paced, and why (`None`: nothing is modeled).
+    pub pacing: Option<crate::host::Pacing>,
     /// Replay the captured trace through this device after the run.
     pub replay: Option<DevicePlan>,
     /// Stem of the trace and plot file names.
@@ -227,6 +235,9 @@ impl Stack {
                 storage: storage_of(&opts.fs, opts.image_size_bytes),
                 capture: capture_of(opts, device.is_some()),
                 pace: None,
+                pacing: device
+                    .as_ref()
+                    .map(|_| crate::host::Pacing::Not("file workloads are not paced".into())),
                 replay: device,
                 label: String::new(),
             },
@@ -405,10 +416,12 @@ fn db_stack(
             storage: Storage::Device(Box::new(plan)),
             capture: None,
             pace: None,
+            pacing: None,
             replay: None,
             label: String::new(),
         });
     }
+    let pacing = device.as_ref().map(|_| pacing_of(opts));
     Ok(Stack {
         mode: Some(mode),
         vfs,
@@ -416,10 +429,45 @@ fn db_stack(
         sync_call: Some(w.sync_call),
         storage: storage_of(&opts.fs, opts.image_size_bytes),
         capture: capture_of(opts, device.is_some()),
-        pace: device.clone().filter(|_| opts.pace),
+        pace: device
+            .clone()
+            .filter(|_| pacing.as_ref().is_some_and(|p| p.paced())),
+        pacing,
         replay: device,
         label: String::new(),
     })
+}
+
+/// Whether a database run with a device is paced: by default yes, so that what the kernel does
+/// by the clock happens as on the modeled device and the modeled figures do not follow this
+/// machine's speed; not where the pacer cannot follow the replay.
+fn pacing_of(opts: &RunOptions) -> crate::host::Pacing {
+    use crate::host::Pacing;
+    if opts.pace {
+        return Pacing::Asked;
+    }
+    if opts.no_pace {
+        return Pacing::Not(
+            "--no-pace: the kernel ran at this machine's speed, so clock-driven journaling \
+             follows it"
+                .into(),
+        );
+    }
+    if opts.journal_device.is_some() {
+        return Pacing::Not(
+            "two devices (--journal-device): the pacer models one device; clock-driven \
+             journaling follows this machine's speed"
+                .into(),
+        );
+    }
+    if opts.emmc_journal_mib.is_some() {
+        return Pacing::Not(
+            "--emmc-journal replays a trace the kernel did not issue; clock-driven journaling \
+             follows this machine's speed"
+                .into(),
+        );
+    }
+    Pacing::Default
 }
 
 #[cfg(test)]
