@@ -74,6 +74,14 @@ pub struct CommonArgs {
     /// Size of the scratch filesystem image in MiB.
     #[arg(long = "image-mib", default_value_t = 1024, allow_negative_numbers = true, value_parser = args::within::<u64>(1, 1 << 24))]
     pub image_mib: u64,
+    /// Put the scratch filesystem's images in this directory (on a disk, to measure that disk)
+    /// instead of memory under /run/joj.
+    #[arg(long = "image-dir")]
+    pub image_dir: Option<PathBuf>,
+    /// Attach the scratch loop devices with direct I/O (losetup --direct-io=on), so that the
+    /// disk under --image-dir serves them and not the host's page cache.
+    #[arg(long = "loop-direct-io", requires = "image_dir")]
+    pub loop_direct_io: bool,
     /// Seed of every random choice (keys, offsets).
     #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = args::count::<u64>())]
     pub seed: u64,
@@ -170,6 +178,8 @@ impl CommonArgs {
             }),
             pace: self.pace,
             no_pace: self.no_pace,
+            image_dir: self.image_dir.clone(),
+            loop_direct_io: self.loop_direct_io,
             ..RunOptions::default()
         })
     }

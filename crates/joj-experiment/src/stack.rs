@@ -120,6 +120,12 @@ pub struct RunOptions {
     /// Do not pace a run that would be paced by default (the modeled figures then depend on
     /// this machine's speed; the result says so).
     pub no_pace: bool,
+    /// Put the scratch filesystem's images in this directory (a disk, to measure it) instead of
+    /// memory.
+    pub image_dir: Option<PathBuf>,
+    /// The loop devices reach their images with direct I/O (`losetup --direct-io=on`): the
+    /// disk under `image_dir`, not the host's page cache, serves them.
+    pub loop_direct_io: bool,
 }
 
 impl Default for RunOptions {
@@ -139,6 +145,8 @@ impl Default for RunOptions {
             emmc_journal_mib: None,
             pace: false,
             no_pace: false,
+            image_dir: None,
+            loop_direct_io: false,
         }
     }
 }
@@ -162,7 +170,14 @@ pub enum Storage {
     /// A host directory (a fresh temporary one when `None`).
     Host(Option<PathBuf>),
     /// A scratch filesystem on loop devices made for the run.
-    Scratch { kind: FsKind, image_bytes: u64 },
+    Scratch {
+        kind: FsKind,
+        image_bytes: u64,
+        /// Where its images go (`None`: in memory, under `/run/joj`).
+        image_dir: Option<PathBuf>,
+        /// Whether the loop devices reach their images with direct I/O.
+        direct_io: bool,
+    },
     /// The flash file layer on an emulated transactional eMMC in this process (boxed: a plan
     /// carries a whole profile).
     Device(Box<DevicePlan>),
@@ -232,7 +247,7 @@ impl Stack {
                 vfs: VfsChain::None,
                 sqlite: None,
                 sync_call: None,
-                storage: storage_of(&opts.fs, opts.image_size_bytes),
+                storage: storage_of(opts),
                 capture: capture_of(opts, device.is_some()),
                 pace: None,
                 pacing: device
@@ -352,12 +367,14 @@ fn check_options(workload: &Workload, opts: &RunOptions) -> Result<(), StackErro
     Ok(())
 }
 
-fn storage_of(fs: &FsChoice, image_bytes: u64) -> Storage {
-    match fs {
+fn storage_of(opts: &RunOptions) -> Storage {
+    match &opts.fs {
         FsChoice::Host(dir) => Storage::Host(dir.clone()),
         FsChoice::Scratch(kind) => Storage::Scratch {
             kind: *kind,
-            image_bytes,
+            image_bytes: opts.image_size_bytes,
+            image_dir: opts.image_dir.clone(),
+            direct_io: opts.loop_direct_io,
         },
     }
 }
@@ -427,7 +444,7 @@ fn db_stack(
         vfs,
         sqlite,
         sync_call: Some(w.sync_call),
-        storage: storage_of(&opts.fs, opts.image_size_bytes),
+        storage: storage_of(opts),
         capture: capture_of(opts, device.is_some()),
         pace: device
             .clone()

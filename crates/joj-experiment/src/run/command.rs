@@ -246,6 +246,8 @@ pub fn run_command(opts: &CommandOptions) -> Result<RunResult, ExperimentError> 
     let place = Place::make(&Storage::Scratch {
         kind: opts.fs,
         image_bytes: opts.image_size_bytes,
+        image_dir: None,
+        direct_io: false,
     })?;
     let result = traced(&place, opts);
     let closed = place.close();

@@ -91,6 +91,8 @@ pub fn replay_syscalls(
     let place = Place::make(&Storage::Scratch {
         kind: opts.fs,
         image_bytes: opts.image_size_bytes,
+        image_dir: None,
+        direct_io: false,
     })?;
     let result = replay_in(&place, rec, opts);
     let closed = place.close();
