@@ -138,6 +138,7 @@ fn replay_in(
         out_dir: opts.out_dir.clone(),
         transactions: opts.transactions.unwrap_or(rec.header.transactions).max(1),
         stdout_to_stderr: false,
+        device: None,
     };
     let spec = WindowSpec {
         end_syncfs: !rec.has_window(),
