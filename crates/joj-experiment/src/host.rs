@@ -29,7 +29,8 @@ pub struct HostMeasured {
     /// CPU time of the filesystem's journal thread(s) (ext4's jbd2) in the window.
     #[serde(default)]
     pub journal_thread_cpu_s: f64,
-    /// Time the workload threads were runnable but waited for a CPU (summed).
+    /// Time the workload threads, and the filesystem's journal thread, were runnable but waited
+    /// for a CPU (summed).
     pub run_delay_s: f64,
     pub voluntary_switches: u64,
     pub involuntary_switches: u64,
@@ -58,6 +59,8 @@ pub struct WindowCounts {
     pub sleep_ns: u64,
     /// CPU time of the filesystem's journal thread(s) in the window.
     pub journal_thread_cpu_ns: u64,
+    /// Their run-queue delay in the window.
+    pub journal_thread_run_delay_ns: u64,
 }
 
 impl HostMeasured {
@@ -66,7 +69,8 @@ impl HostMeasured {
     pub fn new(elapsed_s: f64, threads: &[ThreadUsage], n_threads: u32, w: &WindowCounts) -> Self {
         let sum = |f: fn(&ThreadUsage) -> u64| threads.iter().map(f).sum::<u64>();
         let n = f64::from(n_threads.max(1));
-        let run_delay_s = sum(|t| t.run_delay_ns) as f64 / 1e9;
+        let run_delay_s =
+            (sum(|t| t.run_delay_ns) + w.journal_thread_run_delay_ns) as f64 / 1e9;
         let overhead_s = w.overhead_ns as f64 / 1e9;
         let paced_sleep_s = w.sleep_ns as f64 / 1e9;
         let cpu_s = sum(|t| t.cpu_ns) as f64 / 1e9;
@@ -136,11 +140,22 @@ impl JournalThreads {
 
     /// Their CPU time so far, in nanoseconds (schedstat's first field).
     pub(crate) fn cpu_ns(&self) -> u64 {
+        self.schedstat(0)
+    }
+
+    /// Their time runnable but waiting for a CPU so far (schedstat's second field): while a
+    /// sync call waits for the journal thread, the thread's run-queue delay is the shared
+    /// machine's, as the workload thread's own is.
+    pub(crate) fn run_delay_ns(&self) -> u64 {
+        self.schedstat(1)
+    }
+
+    fn schedstat(&self, field: usize) -> u64 {
         self.pids
             .iter()
             .filter_map(|pid| {
                 let s = std::fs::read_to_string(format!("/proc/{pid}/schedstat")).ok()?;
-                s.split_whitespace().next()?.parse::<u64>().ok()
+                s.split_whitespace().nth(field)?.parse::<u64>().ok()
             })
             .sum()
     }
@@ -190,11 +205,17 @@ pub enum Pacing {
     Default,
     /// Not paced, for this reason.
     Not(String),
+    /// A replay of a recording: how the recording was made (paced on a profile, or not).
+    Recorded { paced_on: Option<String> },
 }
 
 impl Pacing {
     pub fn paced(&self) -> bool {
-        !matches!(self, Pacing::Not(_))
+        match self {
+            Pacing::Asked | Pacing::Default => true,
+            Pacing::Not(_) => false,
+            Pacing::Recorded { paced_on } => paced_on.is_some(),
+        }
     }
 }
 
@@ -206,6 +227,14 @@ impl std::fmt::Display for Pacing {
                 "paced (the default with --device): the kernel ran at the modeled speed",
             ),
             Pacing::Not(why) => write!(f, "unpaced: {why}"),
+            Pacing::Recorded { paced_on: Some(p) } => write!(
+                f,
+                "a recording made paced on {p} (the kernel ran at {p}'s modeled speed)"
+            ),
+            Pacing::Recorded { paced_on: None } => f.write_str(
+                "a recording made unpaced: clock-driven journaling followed the recording \
+                 machine's speed",
+            ),
         }
     }
 }
@@ -228,6 +257,7 @@ mod tests {
             overhead_ns: 200_000_000,
             sleep_ns: 500_000_000,
             journal_thread_cpu_ns: 50_000_000,
+            journal_thread_run_delay_ns: 0,
         };
         let h = HostMeasured::new(1.0, &[t], 1, &w);
         assert!((h.host_s - 0.2).abs() < 1e-12, "{h:?}");

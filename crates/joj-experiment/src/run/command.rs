@@ -334,12 +334,14 @@ pub(super) fn traced_in(
     let tracer = BlockTracer::start(&devs, opts.trace_buffer_kb).map_err(joj_linux::Error::from)?;
     let journal = crate::host::JournalThreads::find(&place.devs());
     let journal_at = journal.cpu_ns();
+    let journal_delay_at = journal.run_delay_ns();
     let children_at = children_cpu_ns();
     let started = std::time::Instant::now();
     let supervised = run(&mut watcher);
     let elapsed_s = started.elapsed().as_secs_f64();
     let cpu_ns = children_cpu_ns().saturating_sub(children_at);
     let journal_ns = journal.cpu_ns().saturating_sub(journal_at);
+    let journal_delay_ns = journal.run_delay_ns().saturating_sub(journal_delay_at);
     // Whatever the command left dirty is written inside the trace.
     let synced = if spec.end_syncfs { syncfs(cwd) } else { Ok(()) };
     recorder.record_tree(cwd);
@@ -359,6 +361,7 @@ pub(super) fn traced_in(
         supervised,
         cpu_ns,
         journal_ns,
+        journal_delay_ns,
     };
     report(
         place,
@@ -380,6 +383,8 @@ struct Measured {
     cpu_ns: u64,
     /// CPU time of the filesystem's journal thread.
     journal_ns: u64,
+    /// Its run-queue delay.
+    journal_delay_ns: u64,
 }
 
 /// CPU time (user + system) of this process's reaped children so far.
@@ -492,6 +497,7 @@ fn report(
             sync_calls,
             overhead_ns: m.supervised.handling_ns,
             journal_thread_cpu_ns: m.journal_ns,
+            journal_thread_run_delay_ns: m.journal_delay_ns,
             ..Default::default()
         };
         let host = crate::host::HostMeasured::new(m.elapsed_s, &[usage], 1, &counts);

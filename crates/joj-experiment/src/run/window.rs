@@ -111,8 +111,9 @@ pub(super) struct MeasuredWindow {
     tracer: Mutex<Option<BlockTracer>>,
     /// The sync calls' and pacing's shared state (the observer holds it too).
     clock: Arc<HostClock>,
-    /// The journal threads of the run's devices, and their CPU time at the window's start.
-    journal_threads: Mutex<Option<(crate::host::JournalThreads, u64)>>,
+    /// The journal threads of the run's devices, and their CPU time and run-queue delay at the
+    /// window's start.
+    journal_threads: Mutex<Option<(crate::host::JournalThreads, u64, u64)>>,
     before: Mutex<(IoCounters, WaldioCounters)>,
     captured: Mutex<Captured>,
 }
@@ -137,6 +138,7 @@ impl HostClock {
             overhead_ns: self.overhead_ns.load(Ordering::Relaxed),
             sleep_ns: self.sleep_ns.load(Ordering::Relaxed),
             journal_thread_cpu_ns: 0,
+            journal_thread_run_delay_ns: 0,
         }
     }
 
@@ -288,8 +290,8 @@ impl MeasuredWindow {
         }) as Arc<dyn FileObserver>));
         if let Some(t) = &self.tracing {
             let threads = crate::host::JournalThreads::find(&t.devs);
-            let at = threads.cpu_ns();
-            *lock(&self.journal_threads) = Some((threads, at));
+            let (cpu, delay) = (threads.cpu_ns(), threads.run_delay_ns());
+            *lock(&self.journal_threads) = Some((threads, cpu, delay));
         }
         let waldio = self.waldio.map(|w| w.counters()).unwrap_or_default();
         *lock(&self.before) = (self.vfs.counters(), waldio);
@@ -308,8 +310,10 @@ impl MeasuredWindow {
             cap.steady_wal = Some((start, wal_sizes(&self.dir)));
         }
         cap.counts = self.clock.counts();
-        if let Some((threads, at)) = lock(&self.journal_threads).take() {
-            cap.counts.journal_thread_cpu_ns = threads.cpu_ns().saturating_sub(at);
+        if let Some((threads, cpu, delay)) = lock(&self.journal_threads).take() {
+            cap.counts.journal_thread_cpu_ns = threads.cpu_ns().saturating_sub(cpu);
+            cap.counts.journal_thread_run_delay_ns =
+                threads.run_delay_ns().saturating_sub(delay);
         }
         if let Some(pacer) = lock(&self.clock.pacer).take() {
             match pacer.finish(&cap.counts, self.clock.threads) {
