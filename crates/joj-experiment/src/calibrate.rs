@@ -461,7 +461,7 @@ fn queue_depths(
                     s.spawn(move || {
                         let f = open_direct(path, 0)?;
                         let buf = Aligned::new(BLOCK as usize, 0x3c);
-                        let mut rng = Rng(seed ^ (u64::from(i) + 1) * 0x1000_0001);
+                        let mut rng = Rng(seed ^ ((u64::from(i) + 1) * 0x1000_0001));
                         let mut busy = 0u64;
                         for _ in 0..per {
                             let at = rng.block(region);

@@ -69,8 +69,7 @@ impl HostMeasured {
     pub fn new(elapsed_s: f64, threads: &[ThreadUsage], n_threads: u32, w: &WindowCounts) -> Self {
         let sum = |f: fn(&ThreadUsage) -> u64| threads.iter().map(f).sum::<u64>();
         let n = f64::from(n_threads.max(1));
-        let run_delay_s =
-            (sum(|t| t.run_delay_ns) + w.journal_thread_run_delay_ns) as f64 / 1e9;
+        let run_delay_s = (sum(|t| t.run_delay_ns) + w.journal_thread_run_delay_ns) as f64 / 1e9;
         let overhead_s = w.overhead_ns as f64 / 1e9;
         let paced_sleep_s = w.sleep_ns as f64 / 1e9;
         let cpu_s = sum(|t| t.cpu_ns) as f64 / 1e9;

@@ -630,7 +630,16 @@ mod tests {
         let s = Stack::resolve(&db(JournalMode::Delete), &opts).unwrap();
         assert!(s.capture.is_some());
         assert_eq!(s.replay.unwrap().aging_validity, Some(50));
-        assert!(s.pace.is_none());
+        // A modeled SQLite run is paced unless told not to be.
+        assert!(s.pace.is_some());
+        assert_eq!(s.pacing, Some(crate::host::Pacing::Default));
+        let unpaced = RunOptions {
+            no_pace: true,
+            ..opts.clone()
+        };
+        let u = Stack::resolve(&db(JournalMode::Delete), &unpaced).unwrap();
+        assert!(u.pace.is_none());
+        assert!(matches!(u.pacing, Some(crate::host::Pacing::Not(_))));
         let paced = RunOptions { pace: true, ..opts };
         assert!(
             Stack::resolve(&db(JournalMode::Wal), &paced)
@@ -638,6 +647,15 @@ mod tests {
                 .pace
                 .is_some()
         );
+        // Two devices, or a transformed trace: not paced, and said why.
+        let two = RunOptions {
+            fs: FsChoice::Scratch(FsKind::Ext4ExtJournal),
+            device: Some(profile()),
+            journal_device: Some(profile()),
+            ..RunOptions::default()
+        };
+        let t = Stack::resolve(&db(JournalMode::Truncate), &two).unwrap();
+        assert!(t.pace.is_none() && matches!(t.pacing, Some(crate::host::Pacing::Not(_))));
     }
 
     #[test]

@@ -85,7 +85,11 @@ fn trace_header(result: &RunResult, fs: &ScratchFs) -> TraceHeader {
     meta.insert("transactions".into(), result.transactions.into());
     // And compose the host's time measured in the run with the device's, as the run did: the
     // same recording replays to the same modeled figures (`joj replay`).
-    if let Some(h) = result.host.as_ref().and_then(|h| serde_json::to_value(h).ok()) {
+    if let Some(h) = result
+        .host
+        .as_ref()
+        .and_then(|h| serde_json::to_value(h).ok())
+    {
         meta.insert("host".into(), h);
     }
     if let Some(p) = &result.pace {

@@ -312,8 +312,7 @@ impl MeasuredWindow {
         cap.counts = self.clock.counts();
         if let Some((threads, cpu, delay)) = lock(&self.journal_threads).take() {
             cap.counts.journal_thread_cpu_ns = threads.cpu_ns().saturating_sub(cpu);
-            cap.counts.journal_thread_run_delay_ns =
-                threads.run_delay_ns().saturating_sub(delay);
+            cap.counts.journal_thread_run_delay_ns = threads.run_delay_ns().saturating_sub(delay);
         }
         if let Some(pacer) = lock(&self.clock.pacer).take() {
             match pacer.finish(&cap.counts, self.clock.threads) {
