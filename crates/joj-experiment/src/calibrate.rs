@@ -651,8 +651,8 @@ mod tests {
             load_after: 0.0,
         };
         let p = profile_from(&m, "t").unwrap();
-        // 1020 KiB in 1020 us: 1 GiB/s, so a 4 KiB transfer is 4 us and the command 46 us.
-        assert!((p.timing.host_bytes_per_s as f64 - 1024.0 * 1024.0 * 1e3).abs() < 1e4);
+        // 1020 KiB in 1020 us: 1 KiB/us, so a 4 KiB transfer is 4 us and the command 46 us.
+        assert!((p.timing.host_bytes_per_s as f64 - 1024.0 * 1e6).abs() < 1e4);
         assert!((p.timing.command_overhead_ns as i64 - 46_000).abs() < 100);
         assert!((p.timing.program_page_ns as i64 - 20_000).abs() < 10);
         // Intercept 100 us, less 46 us of command, is 2.7 pages of 20 us: 3.
