@@ -26,6 +26,26 @@ if rep:
               f'{", ".join(f"{x:.1f}" for x in d)} | {sp(d):.1f} % | {loads(rs)} |')
     print()
 
+# 1b. The same runs with the host's waits replaced by a fixed cost per sync call
+# (host.sync_wait_ns): the modeled figure then depends on the run's CPU time and counts only.
+if rep:
+    costs = [0, 100_000, 500_000, 1_000_000]
+    print('| command | waits as measured | ' + ' | '.join(f'sync_wait_ns = {c // 1000} µs' for c in costs) + ' |')
+    print('|---|---|' + '---|' * len(costs))
+    for tag, rs in rep.items():
+        cols = []
+        for c in [None] + costs:
+            xs = []
+            for r in rs:
+                m, h = r['modeled'], r['host']
+                cpu = min((h['cpu_s'] + h['journal_thread_cpu_s']) / h['threads'], h['host_s'])
+                waits = h['host_s'] - cpu if c is None else h['sync_calls'] * c / 1e9
+                xs.append(m['ops'] / (m['cpu_factor'] * cpu + waits + m['device_s']))
+            sp = (max(xs) - min(xs)) / med(xs) * 100
+            cols.append(f'{med(xs):.1f} (spread {sp:.1f} %)')
+        print(f'| {tag} | ' + ' | '.join(cols) + ' |')
+    print()
+
 # 2. and 5. Measured against modeled, per cell.
 for kind, title in [('host', 'zero-latency device: modeled (host alone) against measured on the memory loop device'),
                     ('disk', 'calibrated disk: modeled against measured on ext4 over a direct-I/O loop device on the disk')]:
