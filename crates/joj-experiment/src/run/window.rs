@@ -152,19 +152,25 @@ impl HostClock {
     }
 
     /// Paced: feed the model what the kernel issued so far and sleep until the wall clock
-    /// reaches the modeled time (host so far, scaled, plus the device's).
+    /// reaches the modeled time (host so far plus the device's).
     fn wait_for_device(&self) -> Result<(), ExperimentError> {
         let wait = self.overhead(|| match lock(&self.pacer).as_mut() {
             Some(p) => p.catch_up(&self.counts(), self.threads).map(Some),
             None => Ok(None),
         })?;
-        let Some(wait) = wait else { return Ok(()) };
-        // Sleep without the lock: other threads keep feeding the model meanwhile.
+        let Some(wait) = wait.filter(|w| !w.is_zero()) else {
+            return Ok(());
+        };
+        // Sleep without the lock: other threads keep feeding the model meanwhile. What counts
+        // is the time really slept: a sleep ends late (timer slack, the wakeup), and that lateness
+        // is pacing's, not the host's work.
+        let t0 = Instant::now();
         std::thread::sleep(wait);
+        let slept = t0.elapsed();
         self.sleep_ns
-            .fetch_add(wait.as_nanos() as u64, Ordering::Relaxed);
+            .fetch_add(slept.as_nanos() as u64, Ordering::Relaxed);
         if let Some(p) = lock(&self.pacer).as_mut() {
-            p.waited(wait);
+            p.waited(slept);
         }
         Ok(())
     }
