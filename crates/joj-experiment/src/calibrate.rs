@@ -304,6 +304,24 @@ fn timed(f: impl FnOnce() -> std::io::Result<()>) -> std::io::Result<u64> {
     Ok(t0.elapsed().as_nanos() as u64)
 }
 
+/// `n` samples of `f`, a timed request at a random place.
+fn lat(
+    n: u64,
+    rng: &mut Rng,
+    buf: &mut Aligned,
+    f: &mut dyn FnMut(&mut Rng, &mut Aligned) -> std::io::Result<u64>,
+    on_err: impl FnOnce(std::io::Error) -> ExperimentError,
+) -> Result<Latency, ExperimentError> {
+    let mut ns = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        match f(rng, buf) {
+            Ok(t) => ns.push(t),
+            Err(e) => return Err(on_err(e)),
+        }
+    }
+    Ok(Latency::of(ns))
+}
+
 /// Measure `opts.path`.
 pub fn measure(opts: &CalibrateOptions) -> Result<Measured, ExperimentError> {
     if opts.size_bytes < 64 * MIB {
@@ -321,22 +339,6 @@ pub fn measure(opts: &CalibrateOptions) -> Result<Measured, ExperimentError> {
     let mut buf = Aligned::new(MIB as usize, 0xa5);
     let err = |what: &str| io(format!("{what} on {shown}"));
 
-    fn lat(
-        n: u64,
-        rng: &mut Rng,
-        buf: &mut Aligned,
-        f: &mut dyn FnMut(&mut Rng, &mut Aligned) -> std::io::Result<u64>,
-        on_err: impl FnOnce(std::io::Error) -> ExperimentError,
-    ) -> Result<Latency, ExperimentError> {
-        let mut ns = Vec::with_capacity(n as usize);
-        for _ in 0..n {
-            match f(rng, buf) {
-                Ok(t) => ns.push(t),
-                Err(e) => return Err(on_err(e)),
-            }
-        }
-        Ok(Latency::of(ns))
-    }
     let write_4k = lat(
         n,
         &mut rng,
@@ -358,43 +360,11 @@ pub fn measure(opts: &CalibrateOptions) -> Result<Measured, ExperimentError> {
         },
         err("4 KiB random reads"),
     )?;
-    let seq = |write: bool, buf: &mut Aligned| -> Result<Latency, ExperimentError> {
-        let mut ns = Vec::new();
-        let mut at = 0;
-        while at + MIB <= region.min(64 * MIB) {
-            ns.push(
-                if write {
-                    timed(|| f.write_all_at(buf.bytes(MIB as usize), at))
-                } else {
-                    timed(|| f.read_exact_at(buf.bytes_mut(MIB as usize), at))
-                }
-                .map_err(err("1 MiB sequential I/O"))?,
-            );
-            at += MIB;
-        }
-        Ok(Latency::of(ns))
-    };
-    let write_1m = seq(true, &mut buf)?;
+    let write_1m = sequential(&f, true, &mut buf, region, &shown)?;
     f.sync_data().map_err(err("fdatasync"))?;
-    let read_1m = seq(false, &mut buf)?;
+    let read_1m = sequential(&f, false, &mut buf, region, &shown)?;
 
-    let mut flush_after = Vec::new();
-    let reps = (n / 10).clamp(10, 100);
-    for kib in [0u64, 4, 16, 64, 256, 1024, 4096] {
-        let mut ns = Vec::new();
-        for _ in 0..reps {
-            for _ in 0..kib / 4 {
-                let at = rng.block(region);
-                f.write_all_at(buf.bytes(BLOCK as usize), at)
-                    .map_err(err("4 KiB random writes"))?;
-            }
-            ns.push(timed(|| f.sync_data()).map_err(err("fdatasync"))?);
-        }
-        flush_after.push(FlushAfter {
-            kib,
-            latency: Latency::of(ns),
-        });
-    }
+    let flush_after = flushes(&f, &mut rng, &buf, region, (n / 10).clamp(10, 100), &shown)?;
     let dsync = open_direct(&t.path, libc::O_DSYNC)?;
     let dsync_write_4k = lat(
         n,
@@ -442,6 +412,60 @@ pub fn measure(opts: &CalibrateOptions) -> Result<Measured, ExperimentError> {
         load_before,
         load_after: load_1min(),
     })
+}
+
+/// 1 MiB writes (or reads) over the first 64 MiB of the region, one after the other.
+fn sequential(
+    f: &File,
+    write: bool,
+    buf: &mut Aligned,
+    region: u64,
+    shown: &str,
+) -> Result<Latency, ExperimentError> {
+    let mut ns = Vec::new();
+    let mut at = 0;
+    while at + MIB <= region.min(64 * MIB) {
+        ns.push(
+            if write {
+                timed(|| f.write_all_at(buf.bytes(MIB as usize), at))
+            } else {
+                timed(|| f.read_exact_at(buf.bytes_mut(MIB as usize), at))
+            }
+            .map_err(io(format!("1 MiB sequential I/O on {shown}")))?,
+        );
+        at += MIB;
+    }
+    Ok(Latency::of(ns))
+}
+
+/// Flush latency (`fdatasync` of initialised blocks: a flush only) after N KiB of random 4 KiB
+/// writes, `reps` times for each N.
+fn flushes(
+    f: &File,
+    rng: &mut Rng,
+    buf: &Aligned,
+    region: u64,
+    reps: u64,
+    shown: &str,
+) -> Result<Vec<FlushAfter>, ExperimentError> {
+    let err = |what: &str| io(format!("{what} on {shown}"));
+    let mut out = Vec::new();
+    for kib in [0u64, 4, 16, 64, 256, 1024, 4096] {
+        let mut ns = Vec::new();
+        for _ in 0..reps {
+            for _ in 0..kib / 4 {
+                let at = rng.block(region);
+                f.write_all_at(buf.bytes(BLOCK as usize), at)
+                    .map_err(err("4 KiB random writes"))?;
+            }
+            ns.push(timed(|| f.sync_data()).map_err(err("fdatasync"))?);
+        }
+        out.push(FlushAfter {
+            kib,
+            latency: Latency::of(ns),
+        });
+    }
+    Ok(out)
 }
 
 /// 4 KiB random writes from 1, 2, 4 and 8 threads at once, each its own descriptor.

@@ -480,47 +480,58 @@ fn report(
             plan,
             &super::fs::journal_devs(fs),
         )?;
-        // The host: the command's wall time less the supervisor's holding it; its CPU time and
-        // the journal thread's against the rest (waits). (A syscall replay runs in joj's own
-        // threads, whose CPU is not a child's: not modeled here.)
-        if spec.workload != "command" {
-            result.device = Some(device);
-            result.devices = devices;
-            return Ok(result);
+        if spec.workload == "command" {
+            // (A syscall replay runs in joj's own threads, whose CPU is not a child's: its host
+            // time is not modeled.)
+            let (host, modeled) = model_command(&result, &m, &device, plan, txns);
+            result.host = Some(host);
+            result.modeled = Some(modeled);
         }
-        let sync_calls = result.syscalls.fsync + result.syscalls.fdatasync;
-        let usage = joj_workload::ThreadUsage {
-            cpu_ns: m.cpu_ns,
-            ..Default::default()
-        };
-        let counts = crate::host::WindowCounts {
-            sync_calls,
-            overhead_ns: m.supervised.handling_ns,
-            journal_thread_cpu_ns: m.journal_ns,
-            journal_thread_run_delay_ns: m.journal_delay_ns,
-            ..Default::default()
-        };
-        let host = crate::host::HostMeasured::new(m.elapsed_s, &[usage], 1, &counts);
-        let device_s = device
-            .completion
-            .as_ref()
-            .map_or(device.modeled_s, |c| c.modeled_s);
-        result.modeled = Some(crate::host::Modeled::compose(
-            &plan.profile,
-            &host,
-            device_s,
-            txns,
-            &crate::host::Pacing::Not(
-                "joj trace does not pace the command: what its kernel does by the clock \
-                 follows this machine's speed"
-                    .into(),
-            ),
-        ));
-        result.host = Some(host);
         result.device = Some(device);
         result.devices = devices;
     }
     Ok(result)
+}
+
+/// A traced command's host time and modeled time on `plan`'s device: the command's wall time
+/// less the supervisor's holding it; its CPU time and the journal thread's against the rest
+/// (waits); plus the device's time.
+fn model_command(
+    result: &RunResult,
+    m: &Measured,
+    device: &joj_device::DeviceSummary,
+    plan: &crate::stack::DevicePlan,
+    txns: u64,
+) -> (crate::host::HostMeasured, crate::host::Modeled) {
+    let sync_calls = result.syscalls.fsync + result.syscalls.fdatasync;
+    let usage = joj_workload::ThreadUsage {
+        cpu_ns: m.cpu_ns,
+        ..Default::default()
+    };
+    let counts = crate::host::WindowCounts {
+        sync_calls,
+        overhead_ns: m.supervised.handling_ns,
+        journal_thread_cpu_ns: m.journal_ns,
+        journal_thread_run_delay_ns: m.journal_delay_ns,
+        ..Default::default()
+    };
+    let host = crate::host::HostMeasured::new(m.elapsed_s, &[usage], 1, &counts);
+    let device_s = device
+        .completion
+        .as_ref()
+        .map_or(device.modeled_s, |c| c.modeled_s);
+    let modeled = crate::host::Modeled::compose(
+        &plan.profile,
+        &host,
+        device_s,
+        txns,
+        &crate::host::Pacing::Not(
+            "joj trace does not pace the command: what its kernel does by the clock follows \
+             this machine's speed"
+                .into(),
+        ),
+    );
+    (host, modeled)
 }
 
 /// The bench-shaped document of a traced command, before its `command` section.
