@@ -21,11 +21,17 @@ DISK = os.environ.get('DISK_DIR', '/var/tmp/joj-timecheck')
 MODES = ['delete', 'truncate', 'persist', 'wal', 'waldio', 'off']
 OPS = ['insert', 'update', 'delete']
 os.makedirs(OUT, exist_ok=True)
+# A run already in OUT/runs.jsonl (same tag) is kept, not repeated: an interrupted check resumes.
+DONE = set()
+if os.path.exists(f'{OUT}/runs.jsonl'):
+    DONE = {json.loads(l)['tag'] for l in open(f'{OUT}/runs.jsonl')}
 
 def load():
     return float(open('/proc/loadavg').read().split()[0])
 
 def run(tag, args):
+    if tag in DONE:
+        return None
     t0 = time.time()
     while load() >= 1.2 and time.time() - t0 < WAIT:
         time.sleep(2)
