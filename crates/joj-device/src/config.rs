@@ -441,6 +441,15 @@ pub struct Profile {
     /// i-FTL's NVM and tables, for profiles of a board with NVM (`openssd-iftl`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iftl: Option<IftlConfig>,
+    /// The target host (`crate::host`): how its host time relates to this machine's. `None`:
+    /// this machine's host time, unscaled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<crate::host::HostConfig>,
+    /// The measurements a calibrated profile was derived from (`joj device calibrate`), kept as
+    /// written; the model reads none of it. Its `queue_depth` part holds the device's
+    /// throughput at several queue depths.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<serde_json::Value>,
 }
 
 const BUILTIN: &[(&str, &str)] = &[
@@ -452,6 +461,10 @@ const BUILTIN: &[(&str, &str)] = &[
         include_str!("../profiles/openssd-iftl.json"),
     ),
     ("sdcard-2013", include_str!("../profiles/sdcard-2013.json")),
+    (
+        "zero-latency",
+        include_str!("../profiles/zero-latency.json"),
+    ),
 ];
 
 impl Profile {
@@ -520,6 +533,9 @@ impl Profile {
         if let Some(i) = &self.iftl {
             i.validate()?;
         }
+        if let Some(h) = &self.host {
+            h.validate()?;
+        }
         if self.cache.destage_watermark_percent > 100 {
             return Err(ProfileError::Invalid {
                 reason: "destage_watermark_percent must be ≤ 100".into(),
@@ -543,6 +559,13 @@ impl Profile {
     pub fn with_blocks_per_plane(mut self, blocks_per_plane: u32) -> Profile {
         self.geometry.blocks_per_plane = blocks_per_plane;
         self
+    }
+
+    /// The profile's host, or this machine when it has no `host` section.
+    pub fn host_or_this_machine(&self) -> crate::host::HostConfig {
+        self.host
+            .clone()
+            .unwrap_or_else(crate::host::HostConfig::this_machine)
     }
 
     pub fn with_data_mode(mut self, mode: DataMode) -> Profile {
