@@ -94,6 +94,14 @@ pub trait BlockDevice {
     fn discard(&mut self, offset_bytes: u64, len_bytes: u64) -> Result<(), DeviceError>;
 
     fn counters(&self) -> Counters;
+
+    /// The host context (a thread) the next commands come from. Each issuer's command arrives
+    /// when its previous one completed; commands of different issuers may be in flight
+    /// together as far as the device's queue allows (`docs/device-model.md`, "Command queue").
+    /// A device without a queue ignores it.
+    fn set_issuer(&mut self, issuer: u32) {
+        let _ = issuer;
+    }
 }
 
 /// The data tag of a write (i-FTL, paper §IV.A): where its contents belong. A device without

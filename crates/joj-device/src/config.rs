@@ -137,8 +137,17 @@ pub struct Timing {
     /// Bandwidth of the host bus (eMMC HS400: 400 MB/s).
     pub host_bytes_per_s: u64,
     /// Fixed cost of every host command (command, response, firmware), paid once per packed
-    /// command.
+    /// command. The controller does one command's work at a time.
     pub command_overhead_ns: u64,
+    /// Tasks the device holds at once (eMMC 5.1 command queueing, 1–32: `CMDQ_DEPTH` + 1,
+    /// JESD84-B51 as Linux reads it, `drivers/mmc/core/mmc.c`). 1: one command at a time, an
+    /// eMMC before 5.1 (and the default).
+    #[serde(default = "default_queue_depth")]
+    pub queue_depth: u32,
+}
+
+fn default_queue_depth() -> u32 {
+    1
 }
 
 impl Default for Timing {
@@ -150,6 +159,7 @@ impl Default for Timing {
             channel_bytes_per_s: 400_000_000,
             host_bytes_per_s: 400_000_000,
             command_overhead_ns: 30_000,
+            queue_depth: 1,
         }
     }
 }
@@ -170,10 +180,21 @@ impl Timing {
                 "400000000 (eMMC HS400)",
             ),
         ];
-        match fields.iter().find(|(_, value, _)| *value == 0) {
-            Some(&(field, _, example)) => Err(ProfileError::ZeroTiming { field, example }),
-            None => Ok(()),
+        if let Some(&(field, _, example)) = fields.iter().find(|(_, value, _)| *value == 0) {
+            return Err(ProfileError::ZeroTiming { field, example });
         }
+        if !(1..=crate::queue::MAX_QUEUE_DEPTH).contains(&self.queue_depth) {
+            return Err(ProfileError::Invalid {
+                reason: format!(
+                    "timing.queue_depth {} is outside 1..={} (eMMC 5.1 queues at most {} tasks; \
+                     1 is a device without a queue)",
+                    self.queue_depth,
+                    crate::queue::MAX_QUEUE_DEPTH,
+                    crate::queue::MAX_QUEUE_DEPTH
+                ),
+            });
+        }
+        Ok(())
     }
 
     /// Time to move `bytes` at `bytes_per_s`, rounded up to a whole nanosecond.

@@ -2,10 +2,12 @@
 //! reliable write, packed commands and discard, on top of the page-mapping FTL.
 //!
 //! # Time
-//! The device keeps a host clock `now_ns` (simulated). A command starts at `now_ns`, pays the
-//! command overhead and the host-bus transfer, and completes when the host may continue; the
-//! clock moves to its completion. Background work (destaging, GC, checkpoints) is scheduled on
-//! the NAND units and may end after the command returns.
+//! The device keeps a host clock `now_ns` (simulated): the latest completion of any command. A
+//! command arrives and starts as the command queue decides (`queue`: with `queue_depth` 1, when
+//! the previous command completed; with a deeper queue, commands of different issuers overlap),
+//! pays the command overhead on the controller and the host-bus transfer, and completes when
+//! the host may continue. Background work (destaging, GC, checkpoints) is scheduled on the NAND
+//! units and may end after the command returns.
 //!
 //! # Durability
 //! - A cached write is volatile until a flush. Dirty pages beyond the destage watermark, or
@@ -41,6 +43,7 @@ use crate::error::DeviceError;
 use crate::ftl::{Ftl, FtlStats, RecoveryReport};
 use crate::medium::Medium;
 use crate::nand::NandMedium;
+use crate::queue::{Admitted, CommandKind, CommandQueue, CommandTimes};
 
 #[derive(Debug, Clone, Default)]
 struct HostCounters {
@@ -74,7 +77,11 @@ pub struct Emmc<M: Medium> {
     profile: Profile,
     ftl: Ftl<M>,
     cache: WriteCache,
+    /// The command queue: when each command arrives and starts (`queue`).
+    queue: CommandQueue,
+    /// The host clock: the latest completion of any command (or idle time, `advance_to`).
     now_ns: u64,
+    last_command: CommandTimes,
     start_ns: u64,
     capacity_bytes: u64,
     page_bytes: u64,
@@ -130,6 +137,7 @@ impl<M: Medium> Emmc<M> {
         Emmc {
             capacity_bytes: ftl.logical_pages() * page_bytes,
             cache: WriteCache::new(capacity_pages, g.page_bytes as usize, store_data),
+            queue: CommandQueue::new(profile.timing.queue_depth, now_ns),
             watermark_pages: capacity_pages * profile.cache.destage_watermark_percent as usize
                 / 100,
             page_bytes,
@@ -137,6 +145,7 @@ impl<M: Medium> Emmc<M> {
             full_mask,
             store_data,
             now_ns,
+            last_command: CommandTimes::default(),
             start_ns: now_ns,
             failed: false,
             host: HostCounters::default(),
@@ -231,10 +240,11 @@ impl<M: Medium> Emmc<M> {
         self.now_ns
     }
 
-    /// Let the host clock run to `t_ns` (idle time between requests). After
-    /// `idle_destage_after_ns` of idleness the device programs its dirty pages in the
-    /// background.
+    /// Let the host clock run to `t_ns` (idle time between requests): no command arrives
+    /// before it. After `idle_destage_after_ns` of idleness the device programs its dirty pages
+    /// in the background.
     pub fn advance_to(&mut self, t_ns: u64) -> Result<(), DeviceError> {
+        self.queue.hold_until(t_ns);
         if t_ns <= self.now_ns {
             return Ok(());
         }
@@ -250,6 +260,22 @@ impl<M: Medium> Emmc<M> {
         }
         self.now_ns = t_ns;
         Ok(())
+    }
+
+    /// The next commands come from `issuer` (`BlockDevice::set_issuer`).
+    pub fn set_issuer(&mut self, issuer: u32) {
+        self.queue.set_issuer(issuer);
+    }
+
+    /// The next command arrives at `t_ns` (or as soon after as the queue's rules allow),
+    /// whoever issued it: a replay that knows what each request waited for.
+    pub fn arrive_at(&mut self, t_ns: u64) {
+        self.queue.arrive_at(t_ns);
+    }
+
+    /// Tasks the device holds at once (`timing.queue_depth`).
+    pub fn queue_depth(&self) -> u32 {
+        self.queue.depth()
     }
 
     /// Start counting afresh (after preconditioning): counters and latencies cover what
@@ -481,9 +507,10 @@ impl<M: Medium> Emmc<M> {
         }
     }
 
-    /// Start a host command: count it for fault injection (a cut device refuses it), retire
-    /// the medium's work finished by now, and return the start time.
-    fn start_command(&mut self) -> Result<u64, DeviceError> {
+    /// Start a host command of `kind`: count it for fault injection (a cut device refuses it),
+    /// admit it to the queue, retire the medium's work finished by its start, and return its
+    /// arrival and start.
+    fn start_command(&mut self, kind: CommandKind) -> Result<Admitted, DeviceError> {
         self.tick()?;
         if let Some(log) = &mut self.gc_commands {
             let gc = self.ftl.stats().gc_runs;
@@ -493,18 +520,50 @@ impl<M: Medium> Emmc<M> {
             self.gc_seen = gc;
             self.commands += 1;
         }
-        let now = self.now_ns;
-        self.ftl.medium_mut().retire(now);
-        self.command_start_ns = now;
-        Ok(now)
+        let admitted = self.queue.begin(kind);
+        let start = admitted.start_ns;
+        self.ftl.medium_mut().retire(start);
+        self.command_start_ns = start;
+        Ok(admitted)
     }
 
-    /// Account a completed read of `bytes` that started at `start` and ends at `done`.
-    fn finish_read(&mut self, start: u64, done: u64, bytes: usize) {
+    /// The command's controller work (its overhead), begun at its start: returns when done.
+    fn overhead_done(&mut self, start: u64) -> u64 {
+        let overhead = self.profile.timing.command_overhead_ns;
+        self.queue.controller(start, overhead)
+    }
+
+    /// The command's overhead and then its `bytes` over the host bus: returns when the data is
+    /// in the device.
+    fn command_and_data(&mut self, start: u64, bytes: u64) -> u64 {
+        let t = self.overhead_done(start);
+        let xfer = self.xfer_ns(bytes);
+        self.queue.bus(t, xfer)
+    }
+
+    /// The command of `kind` admitted as `admitted` completed at `done`: the queue and the
+    /// host clock learn it.
+    fn finish(&mut self, kind: CommandKind, admitted: Admitted, done: u64) {
+        self.queue.end(kind, done);
+        self.now_ns = self.now_ns.max(done);
+        self.last_command = CommandTimes {
+            arrival_ns: admitted.arrival_ns,
+            start_ns: admitted.start_ns,
+            done_ns: done,
+        };
+    }
+
+    /// When the last command arrived, started and completed.
+    pub fn last_command(&self) -> CommandTimes {
+        self.last_command
+    }
+
+    /// Account a completed read of `bytes` admitted as `admitted` that ends at `done`.
+    fn finish_read(&mut self, admitted: Admitted, done: u64, bytes: usize) {
         self.host.read_requests += 1;
         self.host.read_bytes += bytes as u64;
-        self.lat.read.record(done - start);
-        self.now_ns = done;
+        self.lat.read.record(done - admitted.arrival_ns);
+        self.finish(CommandKind::Queued, admitted, done);
     }
 
     fn write_cached(
@@ -642,8 +701,8 @@ impl<M: Medium> BlockDevice for Emmc<M> {
 
     fn read(&mut self, offset_bytes: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
         self.check_range(offset_bytes, buf.len() as u64)?;
-        let start = self.start_command()?;
-        let t = start + self.profile.timing.command_overhead_ns;
+        let admitted = self.start_command(CommandKind::Queued)?;
+        let t = self.overhead_done(admitted.start_ns);
         let done = self.guard(|d| {
             let mut ready = t;
             let parts: Vec<_> = d.pages(offset_bytes, buf.len() as u64).collect();
@@ -686,9 +745,10 @@ impl<M: Medium> BlockDevice for Emmc<M> {
                 }
                 d.page_buf = page;
             }
-            Ok(ready + d.xfer_ns(buf.len() as u64))
+            let xfer = d.xfer_ns(buf.len() as u64);
+            Ok(d.queue.bus(ready, xfer))
         })?;
-        self.finish_read(start, done, buf.len());
+        self.finish_read(admitted, done, buf.len());
         Ok(())
     }
 
@@ -700,8 +760,8 @@ impl<M: Medium> BlockDevice for Emmc<M> {
     ) -> Result<(), DeviceError> {
         self.check_data(offset_bytes, data.len())?;
         self.check_not_in_txn(offset_bytes, data.len() as u64)?;
-        let start = self.start_command()?;
-        let t = start + self.profile.timing.command_overhead_ns + self.xfer_ns(data.len() as u64);
+        let admitted = self.start_command(CommandKind::Queued)?;
+        let t = self.command_and_data(admitted.start_ns, data.len() as u64);
         let done = if self.reliable_atomic(flags) {
             self.count_write(data.len() as u64);
             let one = [PackedWrite { offset_bytes, data }];
@@ -709,8 +769,8 @@ impl<M: Medium> BlockDevice for Emmc<M> {
         } else {
             self.guard(|d| d.do_write(offset_bytes, data, flags, t))?
         };
-        self.record_write_latency(flags, done - start);
-        self.now_ns = done;
+        self.record_write_latency(flags, done - admitted.arrival_ns);
+        self.finish(CommandKind::Queued, admitted, done);
         Ok(())
     }
 
@@ -726,9 +786,9 @@ impl<M: Medium> BlockDevice for Emmc<M> {
         if writes.is_empty() {
             return Err(DeviceError::EmptyRequest);
         }
-        let start = self.start_command()?;
+        let admitted = self.start_command(CommandKind::Queued)?;
         let total: u64 = writes.iter().map(|w| w.data.len() as u64).sum();
-        let t = start + self.profile.timing.command_overhead_ns + self.xfer_ns(total);
+        let t = self.command_and_data(admitted.start_ns, total);
         let done = if self.reliable_atomic(flags) {
             for w in writes {
                 self.count_write(w.data.len() as u64);
@@ -744,14 +804,14 @@ impl<M: Medium> BlockDevice for Emmc<M> {
             })?
         };
         self.host.packed += 1;
-        self.record_write_latency(flags, done - start);
-        self.now_ns = done;
+        self.record_write_latency(flags, done - admitted.arrival_ns);
+        self.finish(CommandKind::Queued, admitted, done);
         Ok(())
     }
 
     fn flush(&mut self) -> Result<(), DeviceError> {
-        let start = self.start_command()?;
-        let t = start + self.profile.timing.command_overhead_ns;
+        let admitted = self.start_command(CommandKind::Barrier)?;
+        let t = self.overhead_done(admitted.start_ns);
         let done = self.guard(|d| {
             while d.destage_oldest(t)? {}
             let t = t.max(d.ftl.program_horizon_ns());
@@ -759,16 +819,16 @@ impl<M: Medium> BlockDevice for Emmc<M> {
             Ok(d.ftl.flush_checkpoint(t)?)
         })?;
         self.host.flushes += 1;
-        self.lat.flush.record(done - start);
-        self.now_ns = done;
+        self.lat.flush.record(done - admitted.arrival_ns);
+        self.finish(CommandKind::Barrier, admitted, done);
         Ok(())
     }
 
     fn discard(&mut self, offset_bytes: u64, len_bytes: u64) -> Result<(), DeviceError> {
         self.check_range(offset_bytes, len_bytes)?;
         self.check_not_in_txn(offset_bytes, len_bytes)?;
-        let start = self.start_command()?;
-        let done = start + self.profile.timing.command_overhead_ns;
+        let admitted = self.start_command(CommandKind::Barrier)?;
+        let done = self.overhead_done(admitted.start_ns);
         let full = self.full_mask;
         let parts: Vec<_> = self.pages(offset_bytes, len_bytes).collect();
         self.guard(|d| {
@@ -785,9 +845,13 @@ impl<M: Medium> BlockDevice for Emmc<M> {
         })?;
         self.host.discards += 1;
         self.host.discard_bytes += len_bytes;
-        self.lat.discard.record(done - start);
-        self.now_ns = done;
+        self.lat.discard.record(done - admitted.arrival_ns);
+        self.finish(CommandKind::Barrier, admitted, done);
         Ok(())
+    }
+
+    fn set_issuer(&mut self, issuer: u32) {
+        Emmc::set_issuer(self, issuer);
     }
 
     fn counters(&self) -> Counters {

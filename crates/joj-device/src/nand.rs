@@ -105,6 +105,9 @@ pub struct NandMedium {
     erase_map_blocks: bool,
     /// Map-area blocks erased so far.
     map_erases: u64,
+    /// Completion of the last map-area write (checkpoint or commit table): the next one takes
+    /// effect no earlier, so map writes take effect in the order they were issued.
+    map_write_done_ns: u64,
     busy_ns: u64,
 }
 
@@ -135,6 +138,7 @@ impl NandMedium {
             map_cursor: 0,
             erase_map_blocks: false,
             map_erases: 0,
+            map_write_done_ns: 0,
             busy_ns: 0,
             geometry,
             timing,
@@ -493,10 +497,11 @@ impl Medium for NandMedium {
         let old_seq = self.checkpoint.checkpoint_seq;
         self.checkpoint.checkpoint_seq = checkpoint_seq;
         // The map area is spread over all units, one page after the other round-robin.
-        let mut end_ns = issue_ns;
+        let mut end_ns = issue_ns.max(self.map_write_done_ns);
         for _ in 0..map_pages {
             end_ns = end_ns.max(self.schedule_map_program(issue_ns));
         }
+        self.map_write_done_ns = end_ns;
         self.inflight.push(Inflight::Checkpoint {
             end_ns,
             old_ranges,
@@ -517,10 +522,11 @@ impl Medium for NandMedium {
     ) -> Result<u64, MediumError> {
         let old = std::mem::replace(&mut self.commit_table, table.to_vec());
         // The X-L2P area shares the map area's ring and round-robin placement over the units.
-        let mut end_ns = issue_ns;
+        let mut end_ns = issue_ns.max(self.map_write_done_ns);
         for _ in 0..pages {
             end_ns = end_ns.max(self.schedule_map_program(issue_ns));
         }
+        self.map_write_done_ns = end_ns;
         self.inflight.push(Inflight::CommitTable { end_ns, old });
         Ok(end_ns)
     }
@@ -647,6 +653,7 @@ impl Medium for NandMedium {
         self.inflight_erases = 0;
         self.unit_free_ns.fill(at_ns);
         self.channel_free_ns.fill(at_ns);
+        self.map_write_done_ns = at_ns;
     }
 
     fn busy_ns(&self) -> u64 {

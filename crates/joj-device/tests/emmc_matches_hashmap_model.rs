@@ -58,7 +58,8 @@ fn clamp(dev_sectors: u64, sector: u64, sectors: u64) -> (u64, u64) {
 /// after 0.5 ms idle, with cost-benefit GC, or (variant 2) no cache at all, or (variant 3) the
 /// `openssd` shape: every write destaged at once, and every flush logs a 6-page map, or
 /// (variant 4) reliable writes atomic across their command, with half the packed commands
-/// reliable.
+/// reliable, or (variant 5) a command queue of 8 tasks fed by three threads in turn, so that
+/// commands overlap.
 fn profile(variant: u8) -> joj_device::Profile {
     let mut p = tiny_profile();
     match variant {
@@ -73,6 +74,7 @@ fn profile(variant: u8) -> joj_device::Profile {
             p.ftl.flush_meta_pages = 6;
         }
         4 => p.ftl.reliable_write_atomicity = joj_device::ReliableWriteAtomicity::Command,
+        5 => p.timing.queue_depth = 8,
         _ => {}
     }
     p
@@ -91,6 +93,9 @@ fn run_on(ops: &[Op], variant: u8) -> Result<(), TestCaseError> {
     let mut model = Model::new(2048, cap / 2048);
     let mut id = 0u64;
     for (i, op) in ops.iter().enumerate() {
+        if variant == 5 {
+            dev.set_issuer(i as u32 % 3);
+        }
         match *op {
             Op::Write {
                 sector,
@@ -199,6 +204,13 @@ proptest! {
         variant in 1u8..=3,
     ) {
         run_on(&ops, variant)?;
+    }
+
+    #[test]
+    fn queued_commands_of_three_threads_match_the_model(
+        ops in proptest::collection::vec(op(196 * 4), 1..300),
+    ) {
+        run_on(&ops, 5)?;
     }
 
     #[test]
