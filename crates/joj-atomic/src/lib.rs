@@ -155,10 +155,13 @@ impl<D: TransactionalDevice + Send + 'static> XftlVfs<D> {
             .ok_or_else(|| AtomicError::Busy(self.name().into()))
     }
 
-    /// Run `f` on the attached file layer.
+    /// Run `f` on the attached file layer (its device commands issued by the calling thread).
     pub fn with_fs<R>(&self, f: impl FnOnce(&mut FlashFs<D>) -> R) -> Option<R> {
         let mut g = vfs::lock(&self.inst().mounted);
-        g.as_mut().map(|m| f(&mut m.fs))
+        g.as_mut().map(|m| {
+            m.fs.device_mut().set_issuer(vfs::thread_issuer());
+            f(&mut m.fs)
+        })
     }
 
     /// Open an application transaction (`docs/formats/apptxn.md`): one device transaction
