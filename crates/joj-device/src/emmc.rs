@@ -82,6 +82,8 @@ pub struct Emmc<M: Medium> {
     /// The host clock: the latest completion of any command (or idle time, `advance_to`).
     now_ns: u64,
     last_command: CommandTimes,
+    /// Commands started (admitted to the queue).
+    started: u64,
     start_ns: u64,
     capacity_bytes: u64,
     page_bytes: u64,
@@ -146,6 +148,7 @@ impl<M: Medium> Emmc<M> {
             store_data,
             now_ns,
             last_command: CommandTimes::default(),
+            started: 0,
             start_ns: now_ns,
             failed: false,
             host: HostCounters::default(),
@@ -276,6 +279,16 @@ impl<M: Medium> Emmc<M> {
     /// Tasks the device holds at once (`timing.queue_depth`).
     pub fn queue_depth(&self) -> u32 {
         self.queue.depth()
+    }
+
+    /// When the next command would arrive (`queue`, rule 1).
+    pub fn next_arrival_ns(&self) -> u64 {
+        self.queue.next_arrival_ns()
+    }
+
+    /// Commands started since the device was made or powered on.
+    pub fn commands_started(&self) -> u64 {
+        self.started
     }
 
     /// Start counting afresh (after preconditioning): counters and latencies cover what
@@ -521,6 +534,7 @@ impl<M: Medium> Emmc<M> {
             self.commands += 1;
         }
         let admitted = self.queue.begin(kind);
+        self.started += 1;
         let start = admitted.start_ns;
         self.ftl.medium_mut().retire(start);
         self.command_start_ns = start;

@@ -33,5 +33,7 @@ pub use format::{
     read_trace_file, write_trace, write_trace_file,
 };
 pub use plot::{PlotAxis, plot_svg, render_svg};
-pub use record::{BlockClass, FileRole, Op, SECTOR_BYTES, TraceRecord};
+pub use record::{
+    BlockClass, Completion, FileRole, Op, SECTOR_BYTES, TraceRecord, attach_completions,
+};
 pub use totals::{BlockPerTxn, BlockTotals, DataByRole, DataByRolePerTxn};
