@@ -44,6 +44,12 @@ pub use remote::{
 };
 pub use vfs::XftlCounters;
 
+/// The calling thread's issuer number, as the `xftl` VFS names it to the device
+/// (`BlockDevice::set_issuer`): one per thread.
+pub fn thread_issuer() -> u32 {
+    vfs::thread_issuer()
+}
+
 /// The device the VFS runs on by default: the emulated eMMC with X-FTL.
 pub type XDevice = Emmc<NandMedium>;
 

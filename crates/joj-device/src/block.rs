@@ -102,6 +102,15 @@ pub trait BlockDevice {
     fn set_issuer(&mut self, issuer: u32) {
         let _ = issuer;
     }
+
+    /// When `issuer`'s next command would arrive (its last command's completion, or later if
+    /// the host held the device idle), in the device's simulated time; `None` for a device
+    /// without a command queue. A driver of several threads uses it to issue in device-time
+    /// order.
+    fn issuer_ready_ns(&self, issuer: u32) -> Option<u64> {
+        let _ = issuer;
+        None
+    }
 }
 
 /// The data tag of a write (i-FTL, paper §IV.A): where its contents belong. A device without

@@ -868,6 +868,10 @@ impl<M: Medium> BlockDevice for Emmc<M> {
         Emmc::set_issuer(self, issuer);
     }
 
+    fn issuer_ready_ns(&self, issuer: u32) -> Option<u64> {
+        Some(self.queue.ready_ns(issuer))
+    }
+
     fn counters(&self) -> Counters {
         let s = self.ftl_delta();
         let page = self.page_bytes;

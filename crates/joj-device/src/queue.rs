@@ -130,6 +130,16 @@ impl CommandQueue {
         self.floor_ns = self.floor_ns.max(t_ns);
     }
 
+    /// When `issuer` may issue its next command: its last command's completion, not before the
+    /// floor.
+    pub fn ready_ns(&self, issuer: u32) -> u64 {
+        self.ready
+            .get(&issuer)
+            .copied()
+            .unwrap_or(0)
+            .max(self.floor_ns)
+    }
+
     /// When the next command arrives (rule 1).
     pub fn next_arrival_ns(&self) -> u64 {
         let own = match self.explicit_ns {

@@ -190,6 +190,10 @@ impl<M: Medium> BlockDevice for IftlDevice<M> {
     fn set_issuer(&mut self, issuer: u32) {
         IftlDevice::set_issuer(self, issuer);
     }
+
+    fn issuer_ready_ns(&self, issuer: u32) -> Option<u64> {
+        Some(self.queue.ready_ns(issuer))
+    }
 }
 
 impl<M: Medium> TransactionalDevice for IftlDevice<M> {
