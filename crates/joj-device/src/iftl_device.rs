@@ -75,12 +75,7 @@ impl IftlDevice<NandMedium> {
         profile.validate().map_err(|e| FtlError::GeometryTooSmall {
             reason: e.to_string(),
         })?;
-        let m = NandMedium::new(
-            profile.geometry.clone(),
-            profile.timing.clone(),
-            profile.data_mode,
-        );
-        Self::format(m, profile)
+        Self::format(NandMedium::for_profile(profile), profile)
     }
 }
 
@@ -324,5 +319,21 @@ impl<M: Medium> IftlDevice<M> {
         let (ftl, report) = IFtl::recover(cut.medium, cut.nvm, cfg, &profile.ftl, cut.at_ns)?;
         let now = cut.at_ns + report.modeled_ns;
         Ok((Self::assemble(ftl, profile, now), report))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_profile_mapping_sub_page_units_is_refused() {
+        let mut p = Profile::builtin("openssd-iftl").unwrap();
+        p.ftl.mapping_unit_bytes = Some(p.geometry.page_bytes / 2);
+        let e = IftlDevice::new(&p).unwrap_err();
+        assert!(
+            matches!(e, DeviceError::Ftl(FtlError::IftlNeedsPageMapping { .. })),
+            "{e:?}"
+        );
     }
 }

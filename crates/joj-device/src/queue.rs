@@ -11,8 +11,6 @@
 //! after every command's start); with depth 1 and one issuer a command starts exactly when the
 //! previous one completed, with controller and bus free — the device without a queue.
 
-use std::collections::HashMap;
-
 /// Most tasks an eMMC queue holds (JESD84-B51: `CMDQ_DEPTH` is five bits, plus one).
 pub const MAX_QUEUE_DEPTH: u32 = 32;
 
@@ -42,11 +40,11 @@ pub fn admit(
     match kind {
         CommandKind::Barrier => inflight_done.iter().copied().fold(t, u64::max),
         CommandKind::Queued => {
-            let mut running: Vec<u64> = inflight_done.iter().copied().filter(|&d| d > t).collect();
             let depth = depth.max(1);
-            if running.len() < depth {
+            if inflight_done.iter().filter(|&&d| d > t).count() < depth {
                 return t;
             }
+            let mut running: Vec<u64> = inflight_done.iter().copied().filter(|&d| d > t).collect();
             running.sort_unstable();
             // `len - depth + 1` of them must have completed: the earliest instant that holds.
             running[running.len() - depth]
@@ -74,8 +72,9 @@ pub struct CommandTimes {
 #[derive(Debug, Clone)]
 pub struct CommandQueue {
     depth: usize,
-    /// When each issuer may issue its next command (its last command's completion).
-    ready: HashMap<u32, u64>,
+    /// When each issuer may issue its next command (its last command's completion): a few
+    /// threads, looked up on every command.
+    ready: Vec<(u32, u64)>,
     issuer: u32,
     /// Arrival of the next command, when the host says (a replay that knows it).
     explicit_ns: Option<u64>,
@@ -96,7 +95,7 @@ impl CommandQueue {
     pub fn new(depth: u32, now_ns: u64) -> CommandQueue {
         CommandQueue {
             depth: depth.clamp(1, MAX_QUEUE_DEPTH) as usize,
-            ready: HashMap::new(),
+            ready: Vec::new(),
             issuer: 0,
             explicit_ns: None,
             floor_ns: now_ns,
@@ -133,18 +132,21 @@ impl CommandQueue {
     /// When `issuer` may issue its next command: its last command's completion, not before the
     /// floor.
     pub fn ready_ns(&self, issuer: u32) -> u64 {
+        self.ready_of(issuer).max(self.floor_ns)
+    }
+
+    fn ready_of(&self, issuer: u32) -> u64 {
         self.ready
-            .get(&issuer)
-            .copied()
-            .unwrap_or(0)
-            .max(self.floor_ns)
+            .iter()
+            .find(|(i, _)| *i == issuer)
+            .map_or(0, |&(_, t)| t)
     }
 
     /// When the next command arrives (rule 1).
     pub fn next_arrival_ns(&self) -> u64 {
         let own = match self.explicit_ns {
             Some(t) => t,
-            None => self.ready.get(&self.issuer).copied().unwrap_or(0),
+            None => self.ready_of(self.issuer),
         };
         own.max(self.floor_ns)
             .max(self.last_arrival_ns)
@@ -192,7 +194,10 @@ impl CommandQueue {
     /// longer holds a task slot after then, and after a barrier every command waits for it.
     pub fn end(&mut self, kind: CommandKind, done_ns: u64) {
         self.inflight.push(done_ns);
-        self.ready.insert(self.issuer, done_ns);
+        match self.ready.iter_mut().find(|(i, _)| *i == self.issuer) {
+            Some(r) => r.1 = done_ns,
+            None => self.ready.push((self.issuer, done_ns)),
+        }
         if kind == CommandKind::Barrier {
             self.barrier_done_ns = self.barrier_done_ns.max(done_ns);
         }

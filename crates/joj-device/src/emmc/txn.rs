@@ -76,7 +76,13 @@ impl<M: Medium> TransactionalDevice for Emmc<M> {
                         d.ftl.holder(Lpn(lpn)).is_none(),
                         "a page held by a transaction is never cached"
                     );
-                    let r = d.program_merged(lpn, ev.mask, Some(ev.slot), None, t);
+                    let one = super::UnitWrite {
+                        lpn,
+                        mask: ev.mask,
+                        src: Some(ev.slot),
+                        extra: None,
+                    };
+                    let r = d.program_units(&[one], t);
                     d.cache.free_slot(ev.slot);
                     r?;
                 }
