@@ -284,14 +284,19 @@ pub fn main(a: DeviceArgs) -> CliResult {
 }
 
 fn describe(i: &ImageInfo) -> String {
-    let g = &i.geometry;
+    // A logical page is a mapping unit: the NAND page unless the image maps sub-page units.
+    let unit = if i.mapping_unit_bytes == 0 {
+        i.geometry.page_bytes
+    } else {
+        i.mapping_unit_bytes
+    };
     format!(
         "format v{}, {} logical pages of {} B ({:.2} GiB), {} pages programmed, checkpoint seq {}, \
          max erase count {}, page data {}, {} bytes on disk",
         i.version,
         i.logical_pages,
-        g.page_bytes,
-        (i.logical_pages * u64::from(g.page_bytes)) as f64 / (1u64 << 30) as f64,
+        unit,
+        (i.logical_pages * u64::from(unit)) as f64 / (1u64 << 30) as f64,
         i.programmed_pages,
         i.checkpoint_seq,
         i.max_erase_count,

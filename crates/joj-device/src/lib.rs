@@ -39,6 +39,7 @@ pub mod image;
 pub mod medium;
 pub mod nand;
 pub mod nvm;
+pub mod queue;
 pub mod replay;
 pub mod replay_devices;
 pub mod rng;
