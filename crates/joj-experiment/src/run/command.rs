@@ -501,37 +501,7 @@ fn report(
     let mut result = document(opts, place, fs, m.elapsed_s, m.intent, &classified);
     result.config.workload = spec.workload.to_string();
     result.syscalls.dir_syncs = watcher.dir_syncs;
-    let exit = m.supervised.exit;
-    result.command = Some(CommandReport {
-        argv: opts
-            .argv
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect(),
-        cwd: cwd.to_string_lossy().into_owned(),
-        exit_code: match exit {
-            joj_linux::ChildExit::Code(c) => Some(c),
-            joj_linux::ChildExit::Signal(_) => None,
-        },
-        signal: match exit {
-            joj_linux::ChildExit::Signal(s) => Some(s),
-            joj_linux::ChildExit::Code(_) => None,
-        },
-        tasks: m.supervised.tasks,
-        stops: m.supervised.stops,
-        stopped_s: m.supervised.handling_ns as f64 / 1e9,
-        whole_fs_syncs: watcher.whole_fs_syncs,
-        dir_syncs: watcher.dir_syncs,
-        files,
-        outside_writes: watcher
-            .outside
-            .iter()
-            .map(|p| p.to_string_lossy().into_owned())
-            .collect(),
-        outside_writes_total: watcher.outside_total,
-        io_uring: watcher.io_uring.clone(),
-        filesystem_full: m.filesystem_full,
-    });
+    result.command = Some(command_report(opts, cwd, watcher, &m, files));
     for f in result.command.iter().flat_map(|c| &c.files) {
         result.syscalls.fsync += f.fsync;
         result.syscalls.fdatasync += f.fdatasync;
@@ -561,6 +531,47 @@ fn report(
         result.devices = devices;
     }
     Ok(result)
+}
+
+/// The command's own section of the document: how it ran and what it did to which file.
+fn command_report(
+    opts: &CommandOptions,
+    cwd: &Path,
+    watcher: &Watcher,
+    m: &Measured,
+    files: Vec<FileReport>,
+) -> CommandReport {
+    let exit = m.supervised.exit;
+    CommandReport {
+        argv: opts
+            .argv
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
+        cwd: cwd.to_string_lossy().into_owned(),
+        exit_code: match exit {
+            joj_linux::ChildExit::Code(c) => Some(c),
+            joj_linux::ChildExit::Signal(_) => None,
+        },
+        signal: match exit {
+            joj_linux::ChildExit::Signal(s) => Some(s),
+            joj_linux::ChildExit::Code(_) => None,
+        },
+        tasks: m.supervised.tasks,
+        stops: m.supervised.stops,
+        stopped_s: m.supervised.handling_ns as f64 / 1e9,
+        whole_fs_syncs: watcher.whole_fs_syncs,
+        dir_syncs: watcher.dir_syncs,
+        files,
+        outside_writes: watcher
+            .outside
+            .iter()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect(),
+        outside_writes_total: watcher.outside_total,
+        io_uring: watcher.io_uring.clone(),
+        filesystem_full: m.filesystem_full,
+    }
 }
 
 /// A traced command's host time and modeled time on `plan`'s device: the command's wall time
