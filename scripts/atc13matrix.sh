@@ -7,7 +7,9 @@
 #   Baseline = TRUNCATE journal + fsync; F = fdatasync; E = ext4's journal on a second loop device
 #   (ext4-extjournal; modeled: data sdcard-2013, journal galaxy-s5); P = polled completion (model
 #   only: joj replay --completion poll); W = WAL. xfs has no external-journal kind in joj.
-# A run already in the output dir (run.json and trace present) is kept, not repeated.
+# Each run is modeled as it runs (--device: host time measured in the run plus the device model,
+# the kernel paced at the device's speed; --journal-device for ext4-extjournal, unpaced: the pacer
+# models one device). A run already in the output dir (run.json and trace present) is kept.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-joj-out/atc13matrix}
@@ -28,8 +30,10 @@ for r in "${runs[@]}"; do
     fi
     rm -rf "$d"; mkdir -p "$d"
     echo "run $fs $call $jm $op (n=$n)" >&2
+    dev=(--device sdcard-2013)
+    [[ $fs == ext4-extjournal ]] && dev+=(--journal-device galaxy-s5)
     "$joj" bench --fs "$fs" --op "$op" -j "$jm" --sync-call "$call" -n "$n" --trace \
-      --out "$d" --json > "$d/run.json"
+      "${dev[@]}" --out "$d" --json > "$d/run.json"
   done
 done
 JOJ=$joj python3 scripts/atc13matrix_table.py "$out" | tee "$out/table.md"

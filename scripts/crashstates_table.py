@@ -7,6 +7,7 @@ checked, the mode's window, violations (lost acknowledged / broken / unmountable
 failures, largest loss, states per second.
 
 Usage: scripts/crashstates_table.py CRASH.json [...]
+       scripts/crashstates_table.py --kinds CRASH.json [...]   # the states by kind and coverage
 """
 import json
 import sys
@@ -28,6 +29,30 @@ def row(d):
         f"{d['largest_loss']} | {d['states_per_s']:.0f} |"
     )
 
+
+def kinds_row(d):
+    k = d["states_by_kind"]
+    c = d.get("coverage") or {}
+    in_flight = k["subset"] + k["torn"]
+    total = sum(k.values())
+    return (
+        f"| {d['fs']} | {d['mode']} ({d['synchronous']}) | {d['log']['epochs']:,} | "
+        f"{k['flush_boundary']:,} / {k['after_flush']:,} | {k['prefix']:,} | "
+        f"{k['subset']:,} / {k['torn']:,} ({100 * in_flight / max(total, 1):.0f} %) | "
+        f"{c.get('epochs_checked', 0):,} / {c.get('epochs_with_in_flight_checked', 0):,} of "
+        f"{c.get('epochs_with_writes', 0):,} | {100 * c.get('share_median', 0):.2g} % |"
+    )
+
+
+if sys.argv[1:2] == ["--kinds"]:
+    print("| FS | mode | epochs | flush boundary / after flush | prefix | subset / torn (in flight) | "
+          "epochs with a state / with one in flight, of those with writes | median share of an "
+          "epoch's states |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    for path in sys.argv[2:]:
+        with open(path) as f:
+            print(kinds_row(json.load(f)))
+    sys.exit(0)
 
 print("| FS | mode | txns | writes / flushes logged | states explored | images checked | "
       "window | violations (lost / broken / unmountable) | fsck failures | largest loss | "

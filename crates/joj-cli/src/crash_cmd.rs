@@ -20,9 +20,10 @@ pub struct CrashArgs {
     /// FUSE-backed loop device, then crash images are built, recovered and checked.
     #[arg(long, value_parser = args::scratch_fs())]
     pub fs: Option<joj_linux::FsKind>,
-    /// --fs: the journal mode of the recorded run.
-    #[arg(short = 'j', long, value_parser = args::journal(), default_value = "wal")]
-    pub journal: joj_workload::JournalMode,
+    /// --fs: the journal mode of the recorded run [default: wal; with --from-log, what the log
+    /// says].
+    #[arg(short = 'j', long, value_parser = args::journal())]
+    pub journal: Option<joj_workload::JournalMode>,
     /// --fs: crash states to check (all of them when the run has fewer).
     #[arg(long, default_value_t = 2000, allow_negative_numbers = true, value_parser = args::within::<u64>(1, joj_experiment::crash_states::MAX_STATES))]
     pub states: u64,
@@ -38,20 +39,34 @@ pub struct CrashArgs {
     #[arg(long, value_parser = joj_experiment::crash_states::workload::StockSync::NAMES)]
     pub synchronous: Option<String>,
     /// --fs: what the recorded run does: SQLite transactions (sqlite) or PostMark-like file
-    /// creates, appends and deletes, each made durable with fsync (postmark).
-    #[arg(long, value_parser = joj_experiment::crash_states::FsWorkload::NAMES, default_value = "sqlite")]
-    pub fs_workload: String,
+    /// creates, appends and deletes, each made durable with fsync (postmark) [default: sqlite;
+    /// with --from-log, what the log says].
+    #[arg(long, value_parser = joj_experiment::crash_states::FsWorkload::NAMES)]
+    pub fs_workload: Option<String>,
     /// --fs with ext4: read the run as the eMMC paper's optimized journal issues it — each jbd2
     /// transaction one all-or-nothing packed reliable write, durable without a flush, the
     /// commit's flushes dropped (docs/device-model.md).
     #[arg(long)]
     pub emmc_journal: bool,
-    /// --fs: check the states of a saved joj-blocklog instead of recording a run.
+    /// Check the states of a saved joj-blocklog instead of recording a run; --fs, -j,
+    /// --synchronous, --fs-workload, --fs-canary and --seed default to what the log says, and
+    /// must agree with it.
     #[arg(long)]
     pub from_log: Option<std::path::PathBuf>,
-    /// --fs: save the log and every violating state (with the command that rebuilds it) here.
+    /// --fs: save the log and every violating state (with the command that rebuilds it) here;
+    /// checked before the run; an earlier run's files are kept (the new ones get the next free
+    /// name) unless --force.
     #[arg(long)]
     pub save_dir: Option<std::path::PathBuf>,
+    /// --fs: save the recorded run's log in --save-dir even when no state violates (a clean
+    /// log to keep, share or edit into a new canary).
+    #[arg(long)]
+    pub save_log: bool,
+    /// --fs: judge every state against its mode's window (window) or against full durability
+    /// (full: every acknowledged transaction), to see what synchronous=NORMAL or group sync
+    /// loses.
+    #[arg(long, value_parser = joj_experiment::crash_states::workload::JudgeAs::NAMES)]
+    pub judge_as: Option<String>,
     /// The workload the cuts interrupt.
     #[arg(long, value_parser = args::paper_workload(), default_value = "xftl-synthetic")]
     pub workload: String,
@@ -96,9 +111,10 @@ pub struct CrashArgs {
     /// SQLite page size in bytes (the paper's: 8192).
     #[arg(long = "page-size", default_value_t = 8192, allow_negative_numbers = true, value_parser = args::count::<u32>())]
     pub page_size: u32,
-    /// Seed of every random choice (the data, the transactions, where each cut comes).
-    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = args::count::<u64>())]
-    pub seed: u64,
+    /// Seed of every random choice (the data, the transactions, where each cut comes)
+    /// [default: 42; with --from-log, the log's].
+    #[arg(long, allow_negative_numbers = true, value_parser = args::count::<u64>())]
+    pub seed: Option<u64>,
     /// Print one JSON document on stdout and nothing else.
     #[arg(long)]
     pub json: bool,
@@ -106,15 +122,15 @@ pub struct CrashArgs {
     /// the run.
     #[arg(long)]
     pub save: Option<std::path::PathBuf>,
-    /// Replace an existing --save file.
+    /// Replace an existing --save file (and earlier files of the same names in --save-dir).
     #[arg(long)]
     pub force: bool,
 }
 
 pub fn main(a: CrashArgs) -> CliResult {
-    if let Some(fs) = a.fs {
+    if a.fs.is_some() || a.from_log.is_some() {
         return crate::crash_fs_cmd::main(crate::crash_fs_cmd::FsCrashArgs {
-            fs,
+            fs: a.fs,
             journal: a.journal,
             states: a.states,
             canary: a.fs_canary,
@@ -123,6 +139,8 @@ pub fn main(a: CrashArgs) -> CliResult {
             emmc_journal: a.emmc_journal,
             from_log: a.from_log,
             save_dir: a.save_dir,
+            save_log: a.save_log,
+            judge_as: a.judge_as,
             transactions: a.transactions,
             seed: a.seed,
             json: a.json,
@@ -132,15 +150,16 @@ pub fn main(a: CrashArgs) -> CliResult {
     }
     if a.fs_canary.is_some()
         || a.emmc_journal
-        || a.fs_workload != "sqlite"
-        || a.from_log.is_some()
+        || a.fs_workload.is_some()
         || a.save_dir.is_some()
+        || a.save_log
+        || a.judge_as.is_some()
         || a.synchronous.is_some()
     {
         return Err(
-            "--fs-canary, --fs-workload, --emmc-journal, --synchronous, --from-log and --save-dir \
-             go with --fs (crash states of \
-             a kernel filesystem); fix: add --fs ext4, or drop them"
+            "--fs-canary, --fs-workload, --emmc-journal, --synchronous, --save-dir, --save-log \
+             and --judge-as go with --fs (crash states of a kernel filesystem); fix: add --fs \
+             ext4, or drop them"
                 .into(),
         );
     }
@@ -159,7 +178,7 @@ pub fn main(a: CrashArgs) -> CliResult {
         .unwrap_or_else(|| CrashOptions::default_transactions(&workload));
     let opts = CrashOptions {
         page_size: a.page_size,
-        seed: a.seed,
+        seed: a.seed.unwrap_or(42),
         fail_batch_one_in: a.fail_batch_one_in,
         canary: a.canary,
         max_delay_ns: a.max_delay_us.saturating_mul(1000),

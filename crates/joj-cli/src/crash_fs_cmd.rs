@@ -5,54 +5,98 @@ use std::sync::atomic::Ordering;
 
 use crate::output::{CliResult, check_save};
 use crate::progress::Progress;
-use joj_experiment::crash_states::workload::{Canary, StockSync};
+use joj_experiment::crash_states::error::CrashFsError;
+use joj_experiment::crash_states::from_log::{self, LogIdentity};
+use joj_experiment::crash_states::workload::{Canary, JudgeAs, StockSync, Window};
 use joj_experiment::crash_states::{
     CrashFsOptions, CrashFsReport, FsWorkload, MAX_TRANSACTIONS, run,
 };
 use joj_linux::FsKind;
 
-/// What `joj crash --fs` was given.
+/// What `joj crash --fs` was given (`None`: not given).
 pub struct FsCrashArgs {
-    pub fs: FsKind,
-    pub journal: joj_workload::JournalMode,
+    pub fs: Option<FsKind>,
+    pub journal: Option<joj_workload::JournalMode>,
     pub states: u64,
     pub canary: Option<String>,
     pub synchronous: Option<String>,
-    pub workload: String,
+    pub workload: Option<String>,
     pub emmc_journal: bool,
     pub from_log: Option<std::path::PathBuf>,
     pub save_dir: Option<std::path::PathBuf>,
+    pub save_log: bool,
+    pub judge_as: Option<String>,
     pub transactions: Option<u64>,
-    pub seed: u64,
+    pub seed: Option<u64>,
     pub json: bool,
     pub save: Option<std::path::PathBuf>,
     pub force: bool,
 }
 
-pub fn main(a: FsCrashArgs) -> CliResult {
-    let fs = a.fs;
-    check_save(a.save.as_deref(), a.force, None)?;
-    let transactions = a.transactions.unwrap_or(100).min(MAX_TRANSACTIONS);
-    let opts = CrashFsOptions {
+/// `given`, else what the log says, else `default` (`None`: the log is needed to say it and
+/// does not).
+fn or_logged<T>(given: Option<T>, logged: Option<T>, default: Option<T>) -> Option<T> {
+    given.or(logged).or(default)
+}
+
+/// The options of the run: the flags, with what a saved log says where a flag is not given.
+/// A flag that disagrees with the log is refused by the run itself (`from_log::check`).
+fn options(a: &FsCrashArgs) -> Result<CrashFsOptions, Box<dyn std::error::Error>> {
+    let logged = match &a.from_log {
+        Some(path) => from_log::identity(path)?,
+        None => LogIdentity::default(),
+    };
+    let unlabelled = |what, flag| CrashFsError::LogUnlabelled {
+        log: a.from_log.clone().unwrap_or_default(),
+        what,
+        flag,
+    };
+    let recorded = a.from_log.is_none();
+    let fs = or_logged(a.fs, logged.fs, None).ok_or_else(|| unlabelled("filesystem", "--fs"))?;
+    let mode = or_logged(
+        a.journal,
+        logged.mode,
+        recorded.then_some(joj_workload::JournalMode::Wal),
+    )
+    .ok_or_else(|| unlabelled("journal mode", "-j"))?;
+    let given_canary = a.canary.as_deref().map(Canary::from_name);
+    Ok(CrashFsOptions {
         fs,
-        mode: a.journal,
-        workload: FsWorkload::from_name(&a.workload).unwrap_or(FsWorkload::Sqlite),
+        mode,
+        workload: or_logged(
+            a.workload.as_deref().and_then(FsWorkload::from_name),
+            logged.workload,
+            Some(FsWorkload::Sqlite),
+        )
+        .unwrap_or(FsWorkload::Sqlite),
         emmc_journal: a.emmc_journal,
-        canary: a.canary.as_deref().and_then(Canary::from_name),
-        sync: a
-            .synchronous
-            .as_deref()
-            .and_then(StockSync::from_name)
-            .unwrap_or(StockSync::Full),
-        transactions,
+        canary: or_logged(given_canary, logged.canary, Some(None)).flatten(),
+        sync: or_logged(
+            a.synchronous.as_deref().and_then(StockSync::from_name),
+            logged.sync,
+            Some(StockSync::Full),
+        )
+        .unwrap_or(StockSync::Full),
+        transactions: a.transactions.unwrap_or(100).min(MAX_TRANSACTIONS),
         states: a.states,
-        seed: a.seed,
+        seed: or_logged(a.seed, logged.seed, Some(42)).unwrap_or(42),
         from_log: a.from_log.clone(),
         save_dir: a.save_dir.clone(),
-    };
+        save_log: a.save_log,
+        judge_as: a
+            .judge_as
+            .as_deref()
+            .and_then(JudgeAs::from_name)
+            .unwrap_or(JudgeAs::Window),
+    })
+}
+
+pub fn main(a: FsCrashArgs) -> CliResult {
+    check_save(a.save.as_deref(), a.force, None)?;
+    let opts = options(&a)?;
     let progress = Progress::start_counting(a.states, "crash states", "state");
     let json = a.json;
-    let report = run(
+    let ran = run(
         &opts,
         |planned| progress.restart(planned, "crash states"),
         |_, found| {
@@ -72,34 +116,54 @@ pub fn main(a: FsCrashArgs) -> CliResult {
         },
     );
     drop(progress);
-    let report = report?;
+    let (mut report, evidence) = ran?;
+    // Saved before printing, so the printed result says where; printed whatever saving did.
+    let saved = evidence.save(&opts, &mut report, a.force);
     let emitted = crate::output::emit(&report, a.save.as_deref(), a.force, json, || {
         summary(&report)
     });
+    let verdict = verdict(&report);
+    match (saved, verdict) {
+        (Err(e), Ok(())) => {
+            Err(format!("{e} (the result is printed above, so nothing computed is lost)").into())
+        }
+        (Err(e), Err(v)) => Err(format!(
+            "{v}; and {e} (the result is printed above, so nothing computed is lost)"
+        )
+        .into()),
+        (Ok(()), Err(v)) => Err(v.into()),
+        (Ok(()), Ok(())) => emitted,
+    }
+}
+
+/// Exit status 0, or why not.
+fn verdict(report: &CrashFsReport) -> Result<(), String> {
     if report.verdict_ok() {
-        emitted
+        Ok(())
     } else if report.canary.is_some_and(|c| c.must_break()) {
         Err(format!(
             "none of {} crash states caught the {} canary: the check is too weak for this run; \
              try more --states or -n",
             report.states_explored,
             report.canary.map_or("", |c| c.name())
-        )
-        .into())
+        ))
     } else {
         Err(format!(
-            "{} of {} crash states violated {}'s promise and {} failed the filesystem check \
+            "{} of {} crash states violated {}'s promise{} and {} failed the filesystem check \
              (listed above{})",
             report.violations,
             report.states_explored,
             report.mode,
+            match report.judged_as {
+                JudgeAs::Window => String::new(),
+                JudgeAs::Full => " judged as full durability (--judge-as full)".into(),
+            },
             report.fsck_failures,
             report
                 .saved
                 .as_ref()
                 .map_or(String::new(), |p| format!("; saved in {}", p.display()))
-        )
-        .into())
+        ))
     }
 }
 
@@ -154,11 +218,10 @@ fn states_summary(r: &CrashFsReport) -> String {
         ),
         _ => String::new(),
     };
-    format!(
+    let mut out = format!(
         "\ncrash states of {} (synchronous {}) on {}{}: {} transactions recorded, {} writes ({} KiB), {} flushes, \
          {} epochs{traced}\n  {} states explored{} ({} distinct images checked) in {:.1} s, \
-         {:.1} states/s\n  window: {}; violations {} (lost acknowledged {}, broken {}, \
-         unmountable {}); fsck failures {}; largest loss {} transactions\n",
+         {:.1} states/s\n",
         r.mode,
         r.synchronous,
         r.fs,
@@ -171,23 +234,82 @@ fn states_summary(r: &CrashFsReport) -> String {
         l.epochs,
         r.states_explored,
         if r.exhaustive {
-            ", every one there is"
+            " (exhaustive: every subset of every epoch, every tear point on a write's prefix and on all writes)"
         } else {
             ""
         },
         r.images_checked,
         r.check_s,
         r.states_per_s,
-        match r.window {
-            joj_experiment::crash_states::workload::Window::Durable => "durable".to_string(),
-            joj_experiment::crash_states::workload::Window::Transactions(n) =>
-                format!("up to {n} acknowledged transactions"),
-        },
-        r.violations,
-        r.lost_acknowledged,
-        r.broken,
-        r.unmountable,
-        r.fsck_failures,
-        r.largest_loss,
-    )
+    );
+    out.push_str(&kinds_line(r));
+    let window = match r.window {
+        Window::Durable => "durable".to_string(),
+        Window::Transactions(n) => format!("up to {n} acknowledged transactions"),
+    };
+    let judged = match (r.judged_as, r.window) {
+        (JudgeAs::Full, Window::Transactions(_)) => {
+            format!("judged as full durability (the mode's window: {window})")
+        }
+        _ => format!("window: {window}"),
+    };
+    out.push_str(&format!(
+        "  {judged}; violations {} (lost acknowledged {}, broken {}, unmountable {}); fsck \
+         failures {}; largest loss {} transactions\n",
+        r.violations, r.lost_acknowledged, r.broken, r.unmountable, r.fsck_failures, r.largest_loss,
+    ));
+    if r.window != Window::Durable && r.judged_as == JudgeAs::Window {
+        out.push_str(&format!(
+            "  against full durability: {} of {} states lose acknowledged transactions (see them \
+             with --judge-as full)\n",
+            r.losing_acknowledged, r.states_explored
+        ));
+    }
+    if let Some(checked) = &r.image_checked_before_mount {
+        out.push_str(&format!("  the log's image before any mount: {checked}\n"));
+    }
+    for (what, path) in [("log", &r.saved_log), ("violating states", &r.saved)] {
+        if let Some(p) = path {
+            out.push_str(&format!("  saved {what}: {}\n", p.display()));
+        }
+    }
+    out
+}
+
+/// The states by kind, and how much of each epoch they cover.
+fn kinds_line(r: &CrashFsReport) -> String {
+    let k = &r.states_by_kind;
+    let mut out = format!(
+        "  by kind: {} flush boundaries, {} right after a flush, {} in-order prefixes, {} \
+         subsets, {} torn writes ({:.0} % in flight)\n",
+        k.flush_boundary,
+        k.after_flush,
+        k.prefix,
+        k.subset,
+        k.torn,
+        100.0 * k.in_flight() as f64 / k.total().max(1) as f64
+    );
+    if let Some(c) = &r.coverage {
+        out.push_str(&format!(
+            "  coverage: of {} epochs with writes, {} have a state checked and {} a subset or \
+             torn write; share of an epoch's states checked: median {}, max {}\n",
+            c.epochs_with_writes,
+            c.epochs_checked,
+            c.epochs_with_in_flight_checked,
+            share(c.share_median),
+            share(c.share_max)
+        ));
+    }
+    out
+}
+
+/// A share as a percentage, with the digits a small one needs.
+fn share(x: f64) -> String {
+    if x == 0.0 {
+        "0 %".into()
+    } else if x >= 0.01 {
+        format!("{:.0} %", 100.0 * x)
+    } else {
+        format!("{:.1e} %", 100.0 * x)
+    }
 }

@@ -38,6 +38,7 @@ pub fn table(r: &RunResult, verbose: bool) -> String {
         r.syscalls.write_bytes
     ));
     block_lines(&mut s, r);
+    modeled_line(&mut s, r, c);
     setup_lines(&mut s, c);
     database_rows(&mut s, c);
     s.push_str(&crate::output::unplaced_note(r, verbose));
@@ -48,6 +49,28 @@ pub fn table(r: &RunResult, verbose: bool) -> String {
     }
     file_rows(&mut s, c);
     s
+}
+
+/// With `--device`: the time measured here next to the time modeled on the profile's device.
+fn modeled_line(s: &mut String, r: &RunResult, c: &CommandReport) {
+    if let (Some(d), Some(m), Some(h)) = (&r.device, &r.modeled, &r.host) {
+        s.push_str(&format!(
+            "  measured here: {:.3} s ({:.3} s of it the supervisor's); modeled on {}: {:.3} s = host {:.3} s ({}, CPU ×{:.2}; here {:.3} s CPU + journal thread, {:.3} s waits) + device {:.3} s ({} flushes, WAF {:.2}); {}\n",
+            r.elapsed_s,
+            c.stopped_s,
+            m.profile,
+            m.time.modeled_s,
+            m.time.host_s,
+            m.time.host,
+            m.time.cpu_factor,
+            h.cpu_s + h.journal_thread_cpu_s,
+            h.wait_s,
+            m.time.device_s,
+            d.flushes,
+            d.waf,
+            m.pacing
+        ));
+    }
 }
 
 /// How the command ended and what watching it cost.

@@ -40,6 +40,11 @@ pub struct TraceRunArgs {
     /// [default: the commits counted in its databases, or 1 when none were].
     #[arg(long, allow_negative_numbers = true, value_parser = args::within::<u64>(1, u64::MAX >> 1))]
     transactions: Option<u64>,
+    /// Replay the command's block trace through this device profile and give its modeled time
+    /// there, host included (the profile's `host` section scales this machine's host time),
+    /// next to the time measured here.
+    #[arg(long)]
+    device: Option<String>,
     /// The program to run and its arguments, after `--`.
     #[arg(last = true, value_name = "COMMAND")]
     argv: Vec<OsString>,
@@ -64,6 +69,18 @@ pub fn main(a: TraceRunArgs) -> CliResult {
         out_dir: Some(a.out.clone()),
         transactions: a.transactions,
         stdout_to_stderr: a.json,
+        device: a
+            .device
+            .as_deref()
+            .map(joj_device::Profile::load)
+            .transpose()?
+            .map(|profile| joj_experiment::stack::DevicePlan {
+                profile,
+                aging_validity: None,
+                completion: None,
+                journal_profile: None,
+                emmc_journal_mib: None,
+            }),
     };
     check_command(&opts)?;
     crate::output::check_output_folder("--out", &a.out)?;

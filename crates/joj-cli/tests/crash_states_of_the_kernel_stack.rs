@@ -39,7 +39,23 @@ fn durable(mode: &str, more: &[&str]) -> Value {
     assert!(count(&doc, "states_explored") >= 100, "{doc:#}");
     assert!(count(&doc, "images_checked") > 0);
     log_agrees_with_tracefs(&doc);
+    in_flight_has_its_share(&doc);
     doc
+}
+
+/// The states by kind add up, and unless every state was checked, at least half are writes
+/// in flight (subsets and torn writes).
+fn in_flight_has_its_share(doc: &Value) {
+    let k = &doc["states_by_kind"];
+    let of = |kind| count(k, kind);
+    let in_flight = of("subset") + of("torn");
+    let all = of("flush_boundary") + of("after_flush") + of("prefix") + in_flight;
+    assert_eq!(all, count(doc, "states_explored"), "{k}");
+    assert!(doc["exhaustive"] == true || 2 * in_flight >= all, "{k}");
+    assert_eq!(
+        doc["coverage"]["per_epoch"].as_array().map(Vec::len),
+        Some(count(&doc["log"], "epochs") as usize)
+    );
 }
 
 #[test]
@@ -264,6 +280,15 @@ fn bad_input_is_named_with_its_fix() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(err.contains("go with --fs"), "{err}");
+
+    // A log that is not a regular file is refused before it is read.
+    let out = common::run_joj(&["crash", "--from-log", "/dev/zero"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("not a regular file") && err.contains("fix:"),
+        "{err}"
+    );
 }
 
 /// Waits until `pid` holds a directory whose name starts with `prefix` under /run/joj.

@@ -113,6 +113,9 @@ pub enum StackError {
 pub enum ExperimentError {
     #[error(transparent)]
     Stack(#[from] StackError),
+    /// `joj device calibrate` cannot measure what it was given.
+    #[error("calibrate: {reason}")]
+    Calibrate { reason: String },
     #[error(transparent)]
     Workload(WorkloadError),
     #[error(transparent)]
@@ -189,6 +192,8 @@ pub enum ExperimentError {
     StartDirHasMounts { dir: PathBuf, mounts: Vec<PathBuf> },
     #[error("joj crash --fs: {0}")]
     CrashStates(String),
+    #[error(transparent)]
+    CrashFs(#[from] crate::crash_states::error::CrashFsError),
     #[error("withdraw/deposit: {0}")]
     AppTxn(#[from] joj_atomic::AppTxnError),
     #[error("withdraw/deposit: {what}: {source}")]

@@ -245,13 +245,35 @@ pub fn mkfs(kind: FsKind, main: &Path, journal: Option<&Path>) -> Result<(), FsE
     }
 }
 
-/// Mounts `main` on `target` with the kind's options plus `extra_options` (comma-separated).
+/// Whose bytes a mounted image holds, which decides how far the mount is trusted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImageOrigin {
+    /// A filesystem joj just made with mkfs and writes itself.
+    Made,
+    /// An image joj did not just make itself: a crash state, a saved log's image, anything
+    /// read back. It may have been crafted: it is mounted `nosymfollow,nodev,nosuid,noexec`
+    /// ([`FOREIGN_MOUNT_FLAGS`]), so that no symbolic link, device node, set-user-id bit or
+    /// executable inside it takes effect.
+    Foreign,
+}
+
+/// The mount flags of an [`ImageOrigin::Foreign`] image: the kernel follows no symbolic link
+/// on it (`ELOOP`), opens no device node (`EACCES`), honours no set-user-id bit and executes
+/// nothing from it.
+pub const FOREIGN_MOUNT_FLAGS: rustix::mount::MountFlags = rustix::mount::MountFlags::NOSYMFOLLOW
+    .union(rustix::mount::MountFlags::NODEV)
+    .union(rustix::mount::MountFlags::NOSUID)
+    .union(rustix::mount::MountFlags::NOEXEC);
+
+/// Mounts `main` on `target` with the kind's options plus `extra_options` (comma-separated),
+/// and [`FOREIGN_MOUNT_FLAGS`] for a foreign image.
 pub fn mount(
     kind: FsKind,
     main: &Path,
     journal: Option<&Path>,
     target: &Path,
     extra_options: Option<&str>,
+    origin: ImageOrigin,
 ) -> Result<(), FsError> {
     let mut options = kind.mount_options(journal);
     if let Some(extra) = extra_options.filter(|e| !e.is_empty()) {
@@ -260,23 +282,25 @@ pub fn mount(
         }
         options.push_str(extra);
     }
+    let flags = match origin {
+        ImageOrigin::Made => rustix::mount::MountFlags::empty(),
+        ImageOrigin::Foreign => FOREIGN_MOUNT_FLAGS,
+    };
+    let data = std::ffi::CString::new(options.clone());
     let mount_err = |source: std::io::Error| FsError::Mount {
         device: main.display().to_string(),
         target: target.display().to_string(),
         fs_type: kind.fs_type(),
-        options: options.clone(),
+        options: match origin {
+            ImageOrigin::Made => options.clone(),
+            ImageOrigin::Foreign if options.is_empty() => "nosymfollow,nodev,nosuid,noexec".into(),
+            ImageOrigin::Foreign => format!("{options},nosymfollow,nodev,nosuid,noexec"),
+        },
         source,
     };
-    let data = std::ffi::CString::new(options.clone())
-        .map_err(|_| mount_err(std::io::ErrorKind::InvalidInput.into()))?;
-    rustix::mount::mount(
-        main,
-        target,
-        kind.fs_type(),
-        rustix::mount::MountFlags::empty(),
-        data.as_c_str(),
-    )
-    .map_err(|e| mount_err(e.into()))
+    let data = data.map_err(|_| mount_err(std::io::ErrorKind::InvalidInput.into()))?;
+    rustix::mount::mount(main, target, kind.fs_type(), flags, data.as_c_str())
+        .map_err(|e| mount_err(e.into()))
 }
 
 /// Where a filesystem's journal lives, in 512-byte sectors on its devices.

@@ -9,6 +9,10 @@
 //! It also serves a *recording disk* ([`record`]): a FUSE filesystem whose files back a scratch
 //! filesystem's loop devices and which logs every write and flush that device receives.
 //!
+//! It also resolves paths inside images joj did not make itself beneath their mount point only
+//! ([`beneath`]), and mounts such images without symbolic links, device nodes, set-user-id bits
+//! or executables ([`fs::ImageOrigin::Foreign`]).
+//!
 //! It also makes the host temporary directory of a `--fs host` run ([`RunTempDir`]), so that
 //! one cleanup registry and one signal handler cover everything a run makes.
 //!
@@ -24,6 +28,7 @@
 //! - Everything here but the temporary directory needs root; [`prereq`] says what is missing
 //!   and how to get it.
 
+pub mod beneath;
 pub mod cleanup;
 mod cmd;
 pub mod dev;
@@ -47,11 +52,12 @@ mod tools;
 pub mod tracefs;
 pub mod traceline;
 
+pub use beneath::{Beneath, BeneathError, Entry as BeneathEntry};
 pub use cleanup::{CleanupProblem, HandlerError, cleanup_all, install_cleanup_handler};
 pub use cmd::CommandError;
 pub use dev::{BadDevNum, DevExtent, DevNum};
 pub use fiemap::{Extent, FiemapError, Unplaceable, fiemap, fiemap_path};
-pub use fs::{FsError, FsKind, JournalLayout};
+pub use fs::{FOREIGN_MOUNT_FLAGS, FsError, FsKind, ImageOrigin, JournalLayout};
 pub use leftovers::{LeftoverError, Scope, Sweep};
 pub use loopdev::{LoopDevice, LoopError, LoopOptions};
 pub use prereq::PrereqError;

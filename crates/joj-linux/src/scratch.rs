@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use crate::cleanup::{self, CleanupProblem};
 use crate::dev::{DevExtent, DevNum};
 use crate::fiemap::{self, Extent, FiemapError, Unplaceable};
-use crate::fs::{self, FsError, FsKind, JournalLayout};
+use crate::fs::{self, FsError, FsKind, ImageOrigin, JournalLayout};
 use crate::fs_btrfs::{self, BtrfsMapError};
 use crate::loopdev::{LoopDevice, LoopError, LoopOptions};
 use crate::names;
@@ -240,6 +240,9 @@ pub struct ScratchFs {
     journal: JournalLayout,
     /// Mount options beyond the kind's own, for [`ScratchFs::mount`].
     extra_mount_options: Option<String>,
+    /// Whether the image is one joj made itself or a foreign one (a crash copy, an image
+    /// filled by a caller), which is mounted without symlinks, devices, set-uid or exec.
+    origin: ImageOrigin,
     mounted: bool,
 }
 
@@ -309,6 +312,7 @@ impl ScratchFs {
             devices: Vec::new(),
             journal: JournalLayout::default(),
             extra_mount_options: options.extra_mount_options.clone(),
+            origin: ImageOrigin::Made,
             mounted: false,
         }
     }
@@ -359,7 +363,9 @@ impl ScratchFs {
     }
 
     /// Mount the filesystem at [`ScratchFs::mount_path`] (done by `create`; a [`crash_copy`]
-    /// is mounted by its caller, which is when the kernel replays the filesystem's journal).
+    /// is mounted by its caller, which is when the kernel replays the filesystem's journal). A
+    /// crash copy or an image from [`ScratchFs::from_image`] is foreign: it is mounted
+    /// `nosymfollow,nodev,nosuid,noexec` ([`crate::fs::FOREIGN_MOUNT_FLAGS`]).
     ///
     /// [`crash_copy`]: ScratchFs::crash_copy
     pub fn mount(&mut self) -> Result<(), ScratchError> {
@@ -369,9 +375,16 @@ impl ScratchFs {
         let main = self.main_device().path.clone();
         let journal = self.journal_device().map(|j| j.path.clone());
         let mnt = self.mount_path.clone();
-        let (kind, extra) = (self.kind, self.extra_mount_options.clone());
+        let (kind, extra, origin) = (self.kind, self.extra_mount_options.clone(), self.origin);
         self.track(|res| {
-            fs::mount(kind, &main, journal.as_deref(), &mnt, extra.as_deref())?;
+            fs::mount(
+                kind,
+                &main,
+                journal.as_deref(),
+                &mnt,
+                extra.as_deref(),
+                origin,
+            )?;
             res.mounts.push(mnt.clone());
             Ok(())
         })?;
@@ -387,6 +400,7 @@ impl ScratchFs {
     /// sparse); the original is untouched and stays mounted.
     pub fn crash_copy(&self, options: &ScratchOptions) -> Result<ScratchFs, ScratchError> {
         let mut copy = Self::unmade(self.kind, options);
+        copy.origin = ImageOrigin::Foreign;
         let pid = std::process::id();
         copy.make_dirs(&names::crash_dir_prefix(self.kind, pid), options)?;
         let mut renamed = Vec::new();
@@ -443,6 +457,7 @@ impl ScratchFs {
         // 2^62-byte image would otherwise fail in `ftruncate` as "File too large".
         check_size(kind, options)?;
         let mut me = Self::unmade(kind, options);
+        me.origin = ImageOrigin::Foreign;
         me.make_dirs(&names::crash_dir_prefix(kind, std::process::id()), options)?;
         let image = me.dir.join(format!("{}.img", DeviceRole::Main.name()));
         let target = image.clone();

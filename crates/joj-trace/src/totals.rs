@@ -247,6 +247,7 @@ mod tests {
             comm: "t".into(),
             class,
             file,
+            complete_ns: None,
         }
     }
 

@@ -407,3 +407,96 @@ pub fn joj_limited(limits: &[&str], cgroup: Option<&Path>, args: &[&str]) -> Bou
         pid,
     }
 }
+
+/// A joj-blocklog whose base image is an ext4 filesystem made by `mkfs.ext4 -d staging` (so
+/// it holds whatever `staging` holds: symbolic links, FIFOs, device nodes), written to
+/// `dir/crafted.blocklog` as version 1 (no labels) with a correct checksum, as a hostile log
+/// would be. Its records: one transaction begun, a write of the image's first block with the
+/// same bytes, a flush, the transaction acknowledged.
+pub fn crafted_ext4_log(staging: &Path, dir: &Path) -> PathBuf {
+    crafted_ext4_log_edited(staging, dir, |_| {})
+}
+
+/// [`crafted_ext4_log`], with `edit` changing the image's bytes after `mkfs.ext4 -d`.
+pub fn crafted_ext4_log_edited(
+    staging: &Path,
+    dir: &Path,
+    edit: impl FnOnce(&mut [u8]),
+) -> PathBuf {
+    use joj_linux::record::{BLOCK_BYTES, BlockLog, LogOp, Mark, SparseImage};
+    let image = dir.join("crafted.img");
+    let size_bytes = 64u64 << 20;
+    std::fs::File::create(&image)
+        .and_then(|f| f.set_len(size_bytes))
+        .unwrap();
+    let mkfs = Command::new("mkfs.ext4")
+        .args(["-q", "-F", "-b", "4096", "-d"])
+        .arg(staging)
+        .arg(&image)
+        .output()
+        .unwrap();
+    assert!(
+        mkfs.status.success(),
+        "mkfs.ext4 -d: {}",
+        String::from_utf8_lossy(&mkfs.stderr)
+    );
+    let mut bytes = std::fs::read(&image).unwrap();
+    edit(&mut bytes);
+    let mut base = SparseImage::zeroed(size_bytes);
+    for (i, block) in bytes.chunks(BLOCK_BYTES as usize).enumerate() {
+        if block.iter().any(|&b| b != 0) {
+            base.write(i as u64 * BLOCK_BYTES, block);
+        }
+    }
+    let log = BlockLog {
+        base,
+        ops: vec![
+            LogOp::Mark(Mark::Begun(1)),
+            LogOp::Write {
+                offset_bytes: 0,
+                data: bytes[..BLOCK_BYTES as usize].to_vec(),
+            },
+            LogOp::Flush,
+            LogOp::Mark(Mark::Acknowledged(1)),
+        ],
+        ..BlockLog::default()
+    };
+    std::fs::remove_file(&image).unwrap();
+    let mut bytes = Vec::new();
+    log.write_to(&mut bytes).unwrap();
+    // As a version-1 log (before labels): the same bytes with version 1, the label length's
+    // place reserved (0, as there are no labels), and the checksum made again.
+    assert!(log.labels.is_empty() && bytes[20..24] == [0; 4]);
+    bytes[8..12].copy_from_slice(&1u32.to_le_bytes());
+    let end = bytes.len() - 4;
+    let crc = crc32(&bytes[..end]);
+    bytes[end..].copy_from_slice(&crc.to_le_bytes());
+    let path = dir.join("crafted.blocklog");
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+/// CRC-32/ISO-HDLC, the joj-blocklog checksum.
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in bytes {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = (crc >> 1) ^ (0xEDB8_8320 & (crc & 1).wrapping_neg());
+        }
+    }
+    !crc
+}
+
+/// `joj ARGS` run to its end: its output, and what its pid left on the machine.
+pub fn joj_leaving(args: &[&str]) -> (Output, Held) {
+    let child = Command::new(env!("CARGO_BIN_EXE_joj"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    (out, held_by(pid))
+}

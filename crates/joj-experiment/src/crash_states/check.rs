@@ -15,9 +15,10 @@ use std::path::Path;
 use std::process::Command;
 
 use joj_linux::record::{BLOCK_BYTES, BlockLog, LogOp, SparseImage};
-use joj_linux::{FsKind, ScratchFs, ScratchOptions};
+use joj_linux::{Beneath, FsKind, ScratchFs, ScratchOptions};
 use serde::Serialize;
 
+use super::confined::{Confinement, ImageEscape};
 use super::jbd2::{self, Journal};
 use super::postmark::Expected;
 use super::states::{CrashState, Epoch};
@@ -44,11 +45,11 @@ pub enum Reader<'a> {
 }
 
 impl Reader<'_> {
-    /// What the workload's directory `dir` shows.
-    pub fn shown(&self, dir: &Path) -> Shown {
+    /// What the workload's directory in the mounted `image` shows, read beneath its root only.
+    pub fn shown(&self, image: &Confinement) -> Result<Shown, ImageEscape> {
         match self {
-            Reader::Sqlite(setup) => workload::shown(dir, *setup),
-            Reader::Postmark(e) => e.shown(dir),
+            Reader::Sqlite(setup) => workload::shown(image, *setup),
+            Reader::Postmark(e) => e.shown(image.beneath(), Path::new(workload::DIR_NAME)),
         }
     }
 }
@@ -121,42 +122,66 @@ impl<'a> Checker<'a> {
         image
     }
 
-    /// Checks `image` (or recalls the outcome of an identical one).
-    pub fn check(&mut self, image: &SparseImage) -> Result<Outcome, ExperimentError> {
+    /// Checks `image` (or recalls the outcome of an identical one); an image that leads out
+    /// of its filesystem is an [`ImageEscape`], not an outcome.
+    pub fn check(
+        &mut self,
+        image: &SparseImage,
+    ) -> Result<Result<Outcome, ImageEscape>, ExperimentError> {
         let key = content_hash(image);
         if let Some(o) = self.cache.get(&key) {
-            return Ok(o.clone());
+            return Ok(Ok(o.clone()));
         }
-        let outcome = self.check_fresh(image)?;
+        let outcome = match self.check_fresh(image)? {
+            Ok(o) => o,
+            Err(escape) => return Ok(Err(escape)),
+        };
         self.images_checked += 1;
         self.cache.insert(key, outcome.clone());
-        Ok(outcome)
+        Ok(Ok(outcome))
     }
 
-    fn check_fresh(&mut self, image: &SparseImage) -> Result<Outcome, ExperimentError> {
+    fn check_fresh(
+        &mut self,
+        image: &SparseImage,
+    ) -> Result<Result<Outcome, ImageEscape>, ExperimentError> {
         let replay = self.journal.as_ref().map(|j| jbd2::replay(image, j));
         self.fs
             .refill(|f| write_image(f, image))
             .map_err(joj_linux::Error::from)?;
+        // A foreign image: mounted nosymfollow,nodev,nosuid,noexec (ScratchFs::from_image).
         let (unmountable, shown) = match self.fs.mount() {
             Err(e) => (
                 Some(e.to_string()),
-                Shown::Broken("the filesystem does not mount".into()),
+                Ok(Shown::Broken("the filesystem does not mount".into())),
             ),
             Ok(()) => {
-                let dir = self.fs.mount_path().join("joj");
-                let shown = self.reader.shown(&dir);
+                let shown = self.read_mounted();
                 self.fs.unmount().map_err(joj_linux::Error::from)?;
-                (None, shown)
+                (None, shown?)
             }
         };
+        let shown = match shown {
+            Ok(s) => s,
+            Err(escape) => return Ok(Err(escape)),
+        };
         let fsck = fsck(self.fs.kind(), &self.fs.main_device().path)?;
-        Ok(Outcome {
+        Ok(Ok(Outcome {
             unmountable,
             fsck,
             shown,
             replay,
-        })
+        }))
+    }
+
+    /// What the mounted image shows, read with SQLite (or the file reader) confined to it; the
+    /// confinement ends before the image is unmounted.
+    fn read_mounted(&self) -> Result<Result<Shown, ImageEscape>, ExperimentError> {
+        let root = Beneath::open_root(self.fs.mount_path()).map_err(|e| {
+            ExperimentError::CrashStates(format!("opening the crash image's mount point: {e}"))
+        })?;
+        let image = Confinement::new(root)?;
+        Ok(self.reader.shown(&image))
     }
 
     pub fn close(self) -> Result<(), ExperimentError> {
@@ -173,7 +198,7 @@ pub(super) fn apply(image: &mut SparseImage, op: &LogOp, torn: Option<u32>) {
     }
 }
 
-fn write_image(file: &std::fs::File, image: &SparseImage) -> std::io::Result<()> {
+pub(super) fn write_image(file: &std::fs::File, image: &SparseImage) -> std::io::Result<()> {
     for (index, data) in &image.blocks {
         file.write_all_at(data, index * BLOCK_BYTES)?;
     }

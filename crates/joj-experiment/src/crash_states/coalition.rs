@@ -18,7 +18,7 @@ use serde::Serialize;
 
 use super::check::apply;
 use super::jbd2::{self, JBD2_COMMIT, Journal};
-use super::states::{Torn, shuffle};
+use super::states::{StateKind, Torn, shuffle};
 
 /// Sectors of a 4 KiB page: a per-page reliable write tears only between pages.
 const PAGE_SECTORS: u32 = (BLOCK_BYTES / SECTOR_BYTES) as u32;
@@ -258,6 +258,27 @@ pub struct CutState {
     pub torn: Option<Torn>,
     /// Only under the per-page canary: part of the next group.
     pub partial: Option<Partial>,
+}
+
+impl CutState {
+    /// Which kind of state this is, as [`super::planned::Planned::kinds`] counts them.
+    pub fn kind(&self, epochs: &[Epoch]) -> StateKind {
+        let cands = epochs[self.epoch as usize].candidates(self.groups as usize);
+        let partial_torn = self.partial.as_ref().is_some_and(|p| p.torn.is_some());
+        if self.torn.is_some() || partial_torn {
+            StateKind::Torn
+        } else if self.partial.is_some() {
+            StateKind::Subset
+        } else if self.kept == cands {
+            StateKind::FlushBoundary
+        } else if self.kept.is_empty() {
+            StateKind::AfterFlush
+        } else if cands.starts_with(&self.kept) {
+            StateKind::Prefix
+        } else {
+            StateKind::Subset
+        }
+    }
 }
 
 impl Epoch {

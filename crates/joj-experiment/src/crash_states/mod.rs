@@ -20,52 +20,37 @@
 
 pub mod check;
 pub mod coalition;
+pub mod confined;
+pub mod error;
+pub mod from_log;
 pub mod jbd2;
 pub mod mount;
+pub mod options;
 pub mod planned;
 pub mod postmark;
+pub mod report;
+pub mod save;
 pub mod states;
 pub mod workload;
 
-use std::path::{Path, PathBuf};
+pub use options::{CrashFsOptions, FsWorkload};
+pub use report::{Coverage, CrashFsReport, Found, LogSummary};
+
+use std::path::Path;
 use std::time::Instant;
 
 use joj_linux::record::{BlockLog, LogOp, Mark, RecordingDisk};
-use joj_linux::{BlockTracer, FsKind, ScratchFs, ScratchOptions};
+use joj_linux::{BlockTracer, ScratchFs, ScratchOptions};
 use joj_trace::Op;
 use joj_workload::JournalMode;
-use serde::Serialize;
 
 use crate::error::ExperimentError;
 use check::{Checker, Reader, Violation, judge};
-use coalition::CoalitionStats;
+use error::CrashFsError;
 use mount::{MountCost, MountModel};
-use planned::{FoundState, Planned};
+use planned::Planned;
 use postmark::Expected;
 use workload::{Canary, Window};
-
-/// What the recorded run does on the filesystem.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum FsWorkload {
-    /// SQLite transactions in the journal mode given (`workload.rs`).
-    Sqlite,
-    /// PostMark-like file creates, appends and deletes (`postmark.rs`); the journal mode is not
-    /// used.
-    Postmark,
-}
-
-impl FsWorkload {
-    pub const NAMES: [&'static str; 2] = ["sqlite", "postmark"];
-
-    pub fn from_name(s: &str) -> Option<FsWorkload> {
-        match s {
-            "sqlite" => Some(FsWorkload::Sqlite),
-            "postmark" => Some(FsWorkload::Postmark),
-            _ => None,
-        }
-    }
-}
 
 /// Largest `--states`.
 pub const MAX_STATES: u64 = 10_000_000;
@@ -74,229 +59,68 @@ const MAX_JOBS: usize = 2;
 /// Largest `-n`.
 pub const MAX_TRANSACTIONS: u64 = 100_000;
 
-/// What to run.
-#[derive(Debug, Clone)]
-pub struct CrashFsOptions {
-    pub fs: FsKind,
-    pub mode: JournalMode,
-    pub workload: FsWorkload,
-    /// Read the run as the eMMC paper's optimized journal issues it (`coalition.rs`).
-    pub emmc_journal: bool,
-    pub canary: Option<Canary>,
-    /// Stock modes' `PRAGMA synchronous`.
-    pub sync: workload::StockSync,
-    /// Transactions of the recorded run.
-    pub transactions: u64,
-    /// Crash states to check (fewer when the run has fewer: then every one is checked).
-    pub states: u64,
-    pub seed: u64,
-    /// A saved log to check instead of recording a run.
-    pub from_log: Option<PathBuf>,
-    /// Where to save the log and the violating states (none when `None`).
-    pub save_dir: Option<PathBuf>,
+/// What a run leaves to save after it reports: its log and its violating states.
+pub struct Evidence {
+    log: BlockLog,
+    found: Vec<Found>,
 }
 
-impl CrashFsOptions {
-    pub fn setup(&self) -> workload::Setup {
-        workload::Setup {
-            mode: self.mode,
-            canary: self.canary,
-            sync: self.sync,
-        }
-    }
-
-    pub fn validate(&self) -> Result<(), ExperimentError> {
-        if self.fs.needs_journal_device() {
-            return Err(ExperimentError::CrashStates(format!(
-                "{} keeps its journal on a second device, and the recording disk records one; \
-                 fix: use ext4, ext4-writeback, ext4-datajournal, ext4-nojournal, xfs or btrfs",
-                self.fs
-            )));
-        }
-        self.validate_emmc_journal()?;
-        if self.mode == JournalMode::Xftl && self.workload == FsWorkload::Sqlite {
-            return Err(ExperimentError::CrashStates(
-                "xftl runs on the emulated device, not a kernel filesystem; fix: use \
-                 `joj crash --device …` (power cuts inside the device) for xftl"
-                    .into(),
-            ));
-        }
-        if self.workload == FsWorkload::Postmark && self.sync != workload::StockSync::Full {
-            return Err(ExperimentError::CrashStates(
-                "--synchronous sets a SQLite mode's PRAGMA synchronous, and --fs-workload \
-                 postmark runs no SQLite (it fsyncs every transaction); fix: drop --synchronous"
-                    .into(),
-            ));
-        }
-        match self.canary {
-            Some(c) if self.workload == FsWorkload::Postmark && c != Canary::PerPageReliable => {
-                return Err(ExperimentError::CrashStates(format!(
-                    "the {} canary breaks a SQLite mode, and --fs-workload postmark runs no \
-                     SQLite; fix: drop --fs-canary, or use --fs-workload sqlite",
-                    c.name()
-                )));
-            }
-            Some(
-                c @ (Canary::SkipSync
-                | Canary::FallocateOnly
-                | Canary::FallocateFlushOnly
-                | Canary::FlushOnly),
-            ) if !matches!(self.mode, JournalMode::Waldio(_)) => {
-                return Err(ExperimentError::CrashStates(format!(
-                    "the {} canary breaks waldio; fix: use --journal waldio",
-                    c.name()
-                )));
-            }
-            Some(Canary::SyncOff) if matches!(self.mode, JournalMode::Waldio(_)) => {
-                return Err(ExperimentError::CrashStates(
-                    "the sync-off canary is a stock SQLite mode; fix: use --journal wal, delete, \
-                     truncate or persist"
-                        .into(),
-                ));
-            }
-            _ => {}
-        }
-        if self.sync != workload::StockSync::Full && matches!(self.mode, JournalMode::Waldio(_)) {
-            return Err(ExperimentError::CrashStates(
-                "--synchronous sets a stock mode's PRAGMA synchronous; waldio's durability is \
-                 its own option; fix: drop --synchronous, or use waldio-fua / waldio-normal"
-                    .into(),
-            ));
-        }
-        if self.transactions == 0 || self.states == 0 {
-            return Err(crate::error::StackError::Zero {
-                what: "--states and -n",
-            }
-            .into());
-        }
+impl Evidence {
+    /// Saves the evidence as `opts` ask (`--save-dir`, `--save-log`; see [`save`]), replacing
+    /// earlier files only with `force`, and says where in `report`. Nothing to do without
+    /// `--save-dir`.
+    pub fn save(
+        &self,
+        opts: &CrashFsOptions,
+        report: &mut CrashFsReport,
+        force: bool,
+    ) -> Result<(), CrashFsError> {
+        let Some(dir) = &opts.save_dir else {
+            return Ok(());
+        };
+        let saved = save::save(dir, opts, &self.log, &self.found, force)?;
+        report.saved = saved.violations;
+        report.saved_log = saved.log;
         Ok(())
-    }
-}
-
-impl CrashFsOptions {
-    fn validate_emmc_journal(&self) -> Result<(), ExperimentError> {
-        let jbd2 = self.fs.fs_type() == "ext4"
-            && self.fs != FsKind::Ext4NoJournal
-            && !self.fs.needs_journal_device();
-        if self.emmc_journal && !jbd2 {
-            return Err(ExperimentError::CrashStates(format!(
-                "--emmc-journal reads jbd2's transactions, and {} has no internal jbd2 journal; \
-                 fix: use --fs ext4 (or ext4-writeback, ext4-datajournal)",
-                self.fs
-            )));
-        }
-        if self.canary == Some(Canary::PerPageReliable) && !self.emmc_journal {
-            return Err(ExperimentError::CrashStates(
-                "the per-page-reliable canary breaks the optimized journal's commit; fix: add \
-                 --emmc-journal"
-                    .into(),
-            ));
-        }
-        Ok(())
-    }
-
-    /// How the recovered filesystem is read.
-    fn reader<'a>(&self, expected: Option<&'a Expected>) -> Reader<'a> {
-        match expected {
-            Some(e) => Reader::Postmark(e),
-            None => Reader::Sqlite(self.setup()),
-        }
-    }
-}
-
-/// The recorded log's shape and its agreement with tracefs.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct LogSummary {
-    pub writes: u64,
-    pub write_bytes: u64,
-    pub flushes: u64,
-    pub epochs: u64,
-    /// tracefs's account of the same window (absent for a saved log).
-    pub traced_write_bytes: Option<u64>,
-    pub traced_flushes: Option<u64>,
-    /// Seconds the recorded run took.
-    pub record_s: f64,
-}
-
-/// A state that broke its mode's promise.
-#[derive(Debug, Clone, Serialize)]
-pub struct Found {
-    pub index: usize,
-    pub state: FoundState,
-    pub acknowledged: u64,
-    pub begun: u64,
-    pub violation: Option<Violation>,
-    pub fsck: Option<String>,
-    pub description: String,
-}
-
-/// The result of `joj crash --fs`.
-#[derive(Debug, Clone, Serialize)]
-pub struct CrashFsReport {
-    pub fs: String,
-    pub mode: String,
-    pub workload: FsWorkload,
-    pub canary: Option<Canary>,
-    /// `FULL` or `EXTRA` for a stock mode, waldio's option for waldio.
-    pub synchronous: String,
-    pub window: Window,
-    pub transactions: u64,
-    pub seed: u64,
-    pub log: LogSummary,
-    /// What reading the run as the optimized journal did (`--emmc-journal`).
-    pub emmc_journal: Option<CoalitionStats>,
-    pub states_explored: u64,
-    pub exhaustive: bool,
-    pub images_checked: u64,
-    pub violations: u64,
-    pub lost_acknowledged: u64,
-    pub broken: u64,
-    pub unmountable: u64,
-    pub fsck_failures: u64,
-    /// Most acknowledged transactions missing in one state (within the window or not).
-    pub largest_loss: u64,
-    /// The journal replay each checked image needs at mount, modeled (ext4).
-    pub mount: Option<MountCost>,
-    pub check_s: f64,
-    pub states_per_s: f64,
-    /// Up to 20 violating states (and fsck failures), each with how to rebuild it.
-    pub found: Vec<Found>,
-    /// Where the log and the violating states were saved.
-    pub saved: Option<PathBuf>,
-}
-
-impl CrashFsReport {
-    /// Exit status 0: a sound mode shows no violation, a canary that must break is caught.
-    pub fn verdict_ok(&self) -> bool {
-        match self.canary {
-            Some(c) if c.must_break() => self.violations > 0,
-            _ => self.violations == 0 && self.fsck_failures == 0,
-        }
     }
 }
 
 /// Records (or loads), plans and checks; `on_state` sees each state's index as it is checked.
+/// Returns the report and the evidence to save ([`Evidence::save`], after the report is shown).
 // long: one pass from the log to the report, each step a call; splitting it would only pass the
 // report's parts around.
 pub fn run(
     opts: &CrashFsOptions,
     mut on_planned: impl FnMut(u64),
     mut on_state: impl FnMut(usize, Option<&Found>),
-) -> Result<CrashFsReport, ExperimentError> {
+) -> Result<(CrashFsReport, Evidence), ExperimentError> {
     opts.validate()?;
     joj_linux::install_cleanup_handler()?;
     joj_linux::leftovers::sweep_and_report();
-    let (log, mut summary) = match &opts.from_log {
-        Some(path) => (load(path)?, LogSummary::default()),
-        None => record(opts).inspect_err(|_| wait_if_cleaning())?,
+    let (log, mut summary, image_checked) = match &opts.from_log {
+        Some(path) => {
+            let log = from_log::load(path)?;
+            from_log::check(path, &log, opts)?;
+            let checked = from_log::check_image_before_mount(path, opts.fs, &log)?;
+            (log, LogSummary::default(), Some(checked))
+        }
+        None => {
+            let (log, summary) = record(opts).inspect_err(|_| wait_if_cleaning())?;
+            (log, summary, None)
+        }
     };
     let transactions = log
         .ops
         .iter()
         .filter(|o| matches!(o, LogOp::Mark(Mark::Begun(_))))
         .count() as u64;
+    // The PostMark-like files depend on the recorded run's seed, which a labelled log keeps.
+    let workload_seed = from_log::LogIdentity::of(Path::new(""), &log.labels)
+        .ok()
+        .and_then(|id| id.seed)
+        .unwrap_or(opts.seed);
     let expected =
-        (opts.workload == FsWorkload::Postmark).then(|| Expected::new(transactions, opts.seed));
+        (opts.workload == FsWorkload::Postmark).then(|| Expected::new(transactions, workload_seed));
     // The image's jbd2 journal, located once (ext4 kinds with one).
     let journal = (opts.fs.fs_type() == "ext4").then(|| jbd2::locate(&log.base));
     let planned = Planned::new(
@@ -334,18 +158,24 @@ pub fn run(
         emmc_journal: planned.coalition(),
         states_explored: planned.len() as u64,
         exhaustive: planned.exhaustive(),
+        states_by_kind: planned.kinds(),
+        coverage: planned.coverage().map(Coverage::of),
         images_checked: 0,
+        judged_as: opts.judge_as,
         violations: 0,
         lost_acknowledged: 0,
         broken: 0,
         unmountable: 0,
         fsck_failures: 0,
         largest_loss: 0,
+        losing_acknowledged: 0,
+        image_checked_before_mount: image_checked,
         mount: None,
         check_s: 0.0,
         states_per_s: 0.0,
         found: Vec::new(),
         saved: None,
+        saved_log: None,
     };
     let located = journal.and_then(Result::ok);
     let mut mount = match &located {
@@ -368,6 +198,10 @@ pub fn run(
             if let Some(k) = outcome.shown.most() {
                 report.largest_loss = report.largest_loss.max(acked.saturating_sub(k));
             }
+            report.losing_acknowledged += u64::from(matches!(
+                judge(&outcome, acked, begun, 0),
+                Some(Violation::Lost { .. })
+            ));
             if let (Some((model, cost)), Some(r)) = (&mut mount, &outcome.replay) {
                 let ns = match costs.get(r) {
                     Some(&ns) => Ok(ns),
@@ -380,7 +214,7 @@ pub fn run(
                     Err(e) => mount_err = mount_err.take().or(Some(e)),
                 }
             }
-            let violation = judge(&outcome, acked, begun, window.allowed_loss());
+            let violation = judge(&outcome, acked, begun, opts.judge_as.allowed_loss(window));
             match &violation {
                 Some(Violation::Lost { .. }) => report.lost_acknowledged += 1,
                 Some(Violation::Broken(_)) | Some(Violation::FromTheFuture { .. }) => {
@@ -414,11 +248,12 @@ pub fn run(
     all_found.sort_by_key(|f| f.index);
     report.check_s = started.elapsed().as_secs_f64();
     report.states_per_s = report.states_explored as f64 / report.check_s.max(1e-9);
-    if let (Some(dir), false) = (&opts.save_dir, all_found.is_empty()) {
-        report.saved = Some(save(dir, opts, &log, &all_found)?);
-    }
-    report.found = all_found.into_iter().take(20).collect();
-    Ok(report)
+    report.found = all_found.iter().take(20).cloned().collect();
+    let evidence = Evidence {
+        log,
+        found: all_found,
+    };
+    Ok((report, evidence))
 }
 
 /// Checks the planned states on as many loop devices as there are cores (at most
@@ -439,12 +274,14 @@ fn check_all(
     };
     let chunk = planned.len().div_ceil(jobs).max(1);
     let indices: Vec<usize> = (0..planned.len()).collect();
+    // A worker that fails (a foreign image, a mount that cannot be undone) stops the others.
+    let stop = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|s| {
         let (tx, rx) = std::sync::mpsc::channel();
         let workers: Vec<_> = indices
             .chunks(chunk)
             .map(|part| {
-                let tx = tx.clone();
+                let (tx, stop) = (tx.clone(), &stop);
                 s.spawn(move || -> Result<u64, ExperimentError> {
                     let mut checker = Checker::new(
                         opts.fs,
@@ -454,12 +291,29 @@ fn check_all(
                         journal.cloned(),
                     )?;
                     let mut builder = planned.builder(log);
-                    for &i in part {
+                    let mut each_state = |i: usize| -> Result<bool, ExperimentError> {
                         wait_if_cleaning();
                         let image = planned.image(&mut builder, &mut checker, i);
-                        let outcome = checker.check(&image)?;
-                        if tx.send((i, outcome)).is_err() {
+                        let outcome = checker.check(&image)?.map_err(|escape| {
+                            CrashFsError::ForeignImage {
+                                state: i,
+                                description: planned.describe(i),
+                                what: escape.0,
+                            }
+                        })?;
+                        Ok(tx.send((i, outcome)).is_ok())
+                    };
+                    for &i in part {
+                        if stop.load(std::sync::atomic::Ordering::Relaxed) {
                             break;
+                        }
+                        match each_state(i) {
+                            Ok(true) => {}
+                            Ok(false) => break,
+                            Err(e) => {
+                                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                                return Err(e);
+                            }
                         }
                     }
                     let n = checker.images_checked;
@@ -530,69 +384,6 @@ fn io_err(what: String) -> impl FnOnce(std::io::Error) -> ExperimentError {
     move |source| ExperimentError::Io { what, source }
 }
 
-fn load(path: &Path) -> Result<BlockLog, ExperimentError> {
-    let f = std::fs::File::open(path).map_err(io_err(format!("opening {}", path.display())))?;
-    BlockLog::read_from(f)
-        .map_err(|e| ExperimentError::CrashStates(format!("{}: {e}", path.display())))
-}
-
-/// Saves the log and the violating states (each with the seed that rebuilds it) in `dir`.
-fn save(
-    dir: &Path,
-    opts: &CrashFsOptions,
-    log: &BlockLog,
-    found: &[Found],
-) -> Result<PathBuf, ExperimentError> {
-    std::fs::create_dir_all(dir).map_err(io_err(format!("creating {}", dir.display())))?;
-    let stem = match opts.workload {
-        FsWorkload::Sqlite => format!("crash-{}-{}", opts.fs, opts.mode),
-        FsWorkload::Postmark => format!("crash-{}-postmark", opts.fs),
-    };
-    let log_path = dir.join(format!("{stem}.blocklog"));
-    let tmp = dir.join(format!(".{stem}.blocklog.tmp"));
-    let f = std::fs::File::create(&tmp).map_err(io_err(format!("creating {}", tmp.display())))?;
-    log.write_to(&f)
-        .map_err(|e| ExperimentError::CrashStates(format!("writing {}: {e}", tmp.display())))?;
-    f.sync_all()
-        .map_err(io_err(format!("syncing {}", tmp.display())))?;
-    std::fs::rename(&tmp, &log_path).map_err(io_err(format!("renaming {}", tmp.display())))?;
-    let states = serde_json::json!({
-        "log": log_path,
-        "fs": opts.fs.to_string(),
-        "journal": opts.mode.to_string(),
-        "seed": opts.seed,
-        "states": opts.states,
-        "replay": format!(
-            "joj crash --fs {} --journal {}{}{}{} --states {} --seed {} --from-log {}",
-            opts.fs,
-            opts.mode,
-            match (opts.workload, opts.emmc_journal) {
-                (FsWorkload::Sqlite, false) => "",
-                (FsWorkload::Sqlite, true) => " --emmc-journal",
-                (FsWorkload::Postmark, false) => " --fs-workload postmark",
-                (FsWorkload::Postmark, true) => " --fs-workload postmark --emmc-journal",
-            },
-            opts.canary.map_or(String::new(), |c| format!(" --fs-canary {}", c.name())),
-            if opts.sync == workload::StockSync::Full {
-                String::new()
-            } else {
-                format!(" --synchronous {}", opts.sync.name())
-            },
-            opts.states,
-            opts.seed,
-            log_path.display()
-        ),
-        "found": found,
-    });
-    let json_path = dir.join(format!("{stem}-violations.json"));
-    std::fs::write(
-        &json_path,
-        serde_json::to_string_pretty(&states).expect("serializable"),
-    )
-    .map_err(io_err(format!("writing {}", json_path.display())))?;
-    Ok(json_path)
-}
-
 fn summarize(log: &BlockLog, epochs: usize, s: &mut LogSummary) {
     for op in &log.ops {
         match op {
@@ -647,7 +438,8 @@ fn record(opts: &CrashFsOptions) -> Result<(BlockLog, LogSummary), ExperimentErr
     let traced = tracer.stop().map_err(joj_linux::Error::from);
     ran?;
     synced.map_err(joj_linux::Error::from)?;
-    let (log, traced) = (log?, traced?);
+    let (mut log, traced) = (log?, traced?);
+    log.labels = from_log::labels(opts);
     fs.close().map_err(joj_linux::Error::from)?;
     disk.close()
         .map_err(|e| ExperimentError::CrashStates(format!("closing the recording disk: {e}")))?;

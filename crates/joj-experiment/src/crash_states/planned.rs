@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::check::Checker;
 use super::coalition::{self, Coalesced, CoalitionStats, CutState};
 use super::jbd2::{Jbd2Error, Journal};
-use super::states::{self, CrashState};
+use super::states::{self, CrashState, KindCounts};
 use crate::error::ExperimentError;
 
 /// A state as its reading describes it.
@@ -86,6 +86,28 @@ impl Planned {
                 ..
             }
         )
+    }
+
+    /// The states by kind. A state of the optimized journal's reading is a boundary when
+    /// every write that may land did, after-flush when none did, a prefix when the first ones
+    /// did in order, torn when one is torn (also inside a partial group), a subset otherwise.
+    pub fn kinds(&self) -> KindCounts {
+        let mut k = KindCounts::default();
+        match self {
+            Planned::Epochs { states, .. } => states.iter().for_each(|s| k.add(s.kind)),
+            Planned::Coalesced { c, states } => {
+                states.iter().for_each(|s| k.add(s.kind(&c.epochs)))
+            }
+        }
+        k
+    }
+
+    /// The share of each epoch's states checked (the plain reading only).
+    pub fn coverage(&self) -> Option<Vec<states::EpochCoverage>> {
+        match self {
+            Planned::Epochs { epochs, states, .. } => Some(states::coverage(epochs, states)),
+            Planned::Coalesced { .. } => None,
+        }
     }
 
     pub fn coalition(&self) -> Option<CoalitionStats> {

@@ -19,12 +19,15 @@
 
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::Path;
+
+use joj_linux::Beneath;
 
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use super::confined::{ImageEscape, broken_or_escape};
 use super::workload::Shown;
 
 /// Files made before the recorded window.
@@ -108,10 +111,12 @@ impl Expected {
     }
 
     /// What the directory `dir` shows.
-    pub fn shown(&self, dir: &Path) -> Shown {
-        let disk = match read_dir(dir) {
+    /// What the directory `dir` of `image` shows (its files are read beneath the image's root
+    /// only; a link, a special file or a way out is an [`ImageEscape`]).
+    pub fn shown(&self, image: &Beneath, dir: &Path) -> Result<Shown, ImageEscape> {
+        let disk = match read_dir(image, dir)? {
             Ok(d) => d,
-            Err(broken) => return broken,
+            Err(broken) => return Ok(broken),
         };
         let whole: Vec<u64> = (self.states.iter().enumerate())
             .filter(|(_, s)| **s == disk)
@@ -122,12 +127,12 @@ impl Expected {
             .map(|(k, _)| k as u64)
             .collect();
         if !whole.is_empty() || !partial.is_empty() {
-            return Shown::Candidates { whole, partial };
+            return Ok(Shown::Candidates { whole, partial });
         }
-        Shown::Broken(format!(
+        Ok(Shown::Broken(format!(
             "the files ({} of them) match no prefix of the transactions",
             disk.len()
-        ))
+        )))
     }
 }
 
@@ -167,32 +172,38 @@ fn in_part(before: &State, op: Op, disk: &State) -> bool {
             .all(|(f, l)| *f == id || before.get(f) == Some(l))
 }
 
-/// The files in `dir`, each checked byte for byte (or why they are broken).
-fn read_dir(dir: &Path) -> Result<State, Shown> {
-    let broken = |why: String| Shown::Broken(why);
-    let entries =
-        std::fs::read_dir(dir).map_err(|e| broken(format!("cannot list the files: {e}")))?;
+/// The files in `dir` of `image`, each checked byte for byte (or why they are broken).
+fn read_dir(image: &Beneath, dir: &Path) -> Result<Result<State, Shown>, ImageEscape> {
+    let broken = |why: String| Ok(Err(Shown::Broken(why)));
+    let names = match image.read_dir(dir).map_err(broken_or_escape) {
+        Ok(n) => n,
+        Err(Ok(why)) => return broken(format!("cannot list the files: {why}")),
+        Err(Err(escape)) => return Err(escape),
+    };
     let mut state = State::new();
-    for entry in entries {
-        let entry = entry.map_err(|e| broken(format!("cannot list the files: {e}")))?;
-        let file_name = entry.file_name().to_string_lossy().into_owned();
+    for file_name in names {
+        let file_name = file_name.to_string_lossy().into_owned();
         let Some(id) = id_of(&file_name) else {
-            return Err(broken(format!("a stray file {file_name}")));
+            return broken(format!("a stray file {file_name}"));
         };
-        let data = std::fs::read(entry.path())
-            .map_err(|e| broken(format!("cannot read {file_name}: {e}")))?;
+        let mut data = Vec::new();
+        let read = match image.open_file(&dir.join(&file_name)) {
+            Ok(mut f) => f.read_to_end(&mut data).map_err(|e| e.to_string()),
+            Err(e) => Err(broken_or_escape(e)?),
+        };
+        if let Err(e) = read {
+            return broken(format!("cannot read {file_name}: {e}"));
+        }
         if let Some(o) = data
             .iter()
             .zip(content(id, 0, data.len() as u64))
             .position(|(a, b)| *a != b)
         {
-            return Err(broken(format!(
-                "{file_name} has a wrong byte at offset {o}"
-            )));
+            return broken(format!("{file_name} has a wrong byte at offset {o}"));
         }
         state.insert(id, data.len() as u64);
     }
-    Ok(state)
+    Ok(Ok(state))
 }
 
 fn sync_dir(dir: &Path) -> std::io::Result<()> {
@@ -235,6 +246,17 @@ pub fn transaction(dir: &Path, e: &Expected, i: u64) -> std::io::Result<()> {
 mod tests {
     use super::*;
 
+    trait ShownIn {
+        fn shown_in(&self, dir: &Path) -> Shown;
+    }
+
+    impl ShownIn for Expected {
+        fn shown_in(&self, dir: &Path) -> Shown {
+            let image = Beneath::open_root(dir).unwrap();
+            self.shown(&image, Path::new("")).unwrap()
+        }
+    }
+
     #[test]
     fn a_directory_shows_whole_transactions_a_partial_one_or_is_broken() {
         let e = Expected::new(30, 5);
@@ -246,18 +268,18 @@ mod tests {
             whole: vec![k],
             partial: vec![],
         };
-        assert_eq!(e.shown(dir.path()), whole(0));
+        assert_eq!(e.shown_in(dir.path()), whole(0));
         for i in 1..=12 {
             transaction(dir.path(), &e, i).unwrap();
         }
-        assert_eq!(e.shown(dir.path()), whole(12));
+        assert_eq!(e.shown_in(dir.path()), whole(12));
         // Transaction 13 begun: its file created or appended to, short.
         let (id, at) = match e.ops[12] {
             Op::Create { id, .. } => (id, 0),
             Op::Append { id, .. } => (id, e.states[12][&id]),
             Op::Delete { id } => {
                 std::fs::remove_file(dir.path().join(name(id))).unwrap();
-                assert_eq!(e.shown(dir.path()), whole(13));
+                assert_eq!(e.shown_in(dir.path()), whole(13));
                 return;
             }
         };
@@ -268,12 +290,12 @@ mod tests {
             .unwrap();
         f.write_all(&content(id, at, at + 100)).unwrap();
         assert!(matches!(
-            e.shown(dir.path()),
+            e.shown_in(dir.path()),
             Shown::Candidates { partial, .. } if partial == vec![12]
         ));
         let next = content(id, at + 100, at + 101)[0];
         f.write_all(&[!next]).unwrap();
-        assert!(matches!(e.shown(dir.path()), Shown::Broken(w) if w.contains("wrong byte")));
+        assert!(matches!(e.shown_in(dir.path()), Shown::Broken(w) if w.contains("wrong byte")));
     }
 
     #[test]
@@ -292,7 +314,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         prepare(dir.path(), &e).unwrap();
         assert_eq!(
-            e.shown(dir.path()),
+            e.shown_in(dir.path()),
             Shown::Candidates {
                 whole: vec![0, 2],
                 partial: vec![]

@@ -10,10 +10,15 @@
 //! and the fewest begun ones (its start): the strictest reading.
 //!
 //! Exploration within `budget`: exhaustive (every subset of every epoch, and every tear point
-//! of every write on top of its in-order prefix and of all other writes) when that fits;
-//! otherwise every flush boundary (an epoch fully written, the flush not yet done) and the
-//! state right after each flush, then in-order prefixes, then random subsets with a torn write
-//! half of the time, all drawn from `seed`. Invariant: no state appears twice.
+//! of every write on top of its in-order prefix and of all other writes) when that fits.
+//! Otherwise the budget is split by kind ([`Shares`], a pure policy): at least half goes to
+//! states *in flight* — a subset of an epoch's writes that is not an in-order prefix, or one
+//! with a torn write — drawn at random (an epoch by its writes, each write kept with
+//! probability 1/2, a kept write torn half of the time), then from the enumerable epochs; a
+//! quarter to the boundary states (an epoch fully written, the flush not yet done; and right
+//! after a flush), sampled when there are more; the rest to in-order prefixes, sampled too.
+//! What one kind cannot use goes to the others. All drawn from `seed`. Invariant: no state
+//! appears twice; each state's kind says which of these it is.
 
 use std::collections::HashSet;
 
@@ -185,15 +190,7 @@ fn all_states(epoch: u32, e: &Epoch) -> Option<Vec<CrashState>> {
     let mut out = Vec::new();
     for mask in 0u32..(1 << w) {
         let kept: Vec<u32> = (0..w as u32).filter(|i| mask & (1 << i) != 0).collect();
-        let kind = if kept.len() == w {
-            StateKind::FlushBoundary
-        } else if kept.is_empty() {
-            StateKind::AfterFlush
-        } else if kept.iter().enumerate().all(|(j, &i)| j as u32 == i) {
-            StateKind::Prefix
-        } else {
-            StateKind::Subset
-        };
+        let kind = kind_of(&kept, None, w);
         out.push(CrashState {
             epoch,
             kept,
@@ -221,15 +218,42 @@ fn all_states(epoch: u32, e: &Epoch) -> Option<Vec<CrashState>> {
     Some(out)
 }
 
+/// How a budget that cannot hold every state is split among the kinds (a pure policy): at
+/// least half for states in flight, a quarter for boundary states, the rest for in-order
+/// prefixes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Shares {
+    pub boundary: usize,
+    pub prefix: usize,
+    pub in_flight: usize,
+}
+
+impl Shares {
+    /// The stated split of `budget`.
+    pub fn of(budget: usize) -> Shares {
+        let in_flight = budget.div_ceil(2);
+        let boundary = budget / 4;
+        Shares {
+            boundary,
+            prefix: budget - in_flight - boundary,
+            in_flight,
+        }
+    }
+}
+
+/// Whether `kept` (increasing) is the first `kept.len()` writes.
+fn is_prefix(kept: &[u32]) -> bool {
+    kept.iter().enumerate().all(|(j, &i)| j as u32 == i)
+}
+
+/// Whether a state has writes in flight in the sense of the split: a torn write, or a kept set
+/// that is not an in-order prefix (nor all the writes, nor none).
+pub fn in_flight(s: &CrashState) -> bool {
+    matches!(s.kind, StateKind::Subset | StateKind::Torn)
+}
+
 /// The crash states of `epochs` to check within `budget`, chosen from `seed`.
 pub fn plan(epochs: &[Epoch], budget: usize, seed: u64) -> Plan {
-    let mut seen = HashSet::new();
-    let mut states = Vec::new();
-    let mut push = |s: CrashState, states: &mut Vec<CrashState>| {
-        if states.len() < budget && seen.insert((s.epoch, s.kept.clone(), s.torn)) {
-            states.push(s);
-        }
-    };
     // Exhaustive when every epoch's space is small and the total fits.
     let mut all = Vec::new();
     let mut fits = true;
@@ -243,11 +267,10 @@ pub fn plan(epochs: &[Epoch], budget: usize, seed: u64) -> Plan {
         }
     }
     if fits {
-        for s in all {
-            push(s, &mut states);
-        }
+        let mut seen = HashSet::new();
+        all.retain(|s| seen.insert((s.epoch, s.kept.clone(), s.torn)));
         return Plan {
-            states: sorted(states),
+            states: sorted(all),
             exhaustive: true,
         };
     }
@@ -258,58 +281,80 @@ pub fn plan(epochs: &[Epoch], budget: usize, seed: u64) -> Plan {
         torn: None,
         kind,
     };
-    for (i, e) in epochs.iter().enumerate() {
-        push(
-            prefix(i as u32, e.writes.len(), StateKind::FlushBoundary),
-            &mut states,
-        );
-    }
-    for (i, e) in epochs.iter().enumerate() {
-        if !e.writes.is_empty() {
-            push(prefix(i as u32, 0, StateKind::AfterFlush), &mut states);
-        }
-    }
+    let mut boundary: Vec<CrashState> = epochs
+        .iter()
+        .enumerate()
+        .map(|(i, e)| prefix(i as u32, e.writes.len(), StateKind::FlushBoundary))
+        .chain(
+            (epochs.iter().enumerate())
+                .filter(|(_, e)| !e.writes.is_empty())
+                .map(|(i, _)| prefix(i as u32, 0, StateKind::AfterFlush)),
+        )
+        .collect();
     let mut prefixes: Vec<CrashState> = epochs
         .iter()
         .enumerate()
         .flat_map(|(i, e)| (1..e.writes.len()).map(move |j| (i, j)))
         .map(|(i, j)| prefix(i as u32, j, StateKind::Prefix))
         .collect();
+    let shares = Shares::of(budget);
+    let boundary_share = boundary.len().min(shares.boundary);
+    let prefix_share = prefixes.len().min(shares.prefix);
+    // The in-flight states get their share and whatever the other kinds cannot use.
+    let flying = in_flight_states(epochs, budget - boundary_share - prefix_share, &mut rng);
+    // What the in-flight states could not use goes back to the boundaries, then the prefixes.
+    let unused = budget - boundary_share - prefix_share - flying.len();
+    let boundary_take = boundary.len().min(boundary_share + unused);
+    let unused = unused - (boundary_take - boundary_share);
+    let prefix_take = prefixes.len().min(prefix_share + unused);
+    shuffle(&mut boundary, &mut rng);
     shuffle(&mut prefixes, &mut rng);
-    for s in prefixes {
-        push(s, &mut states);
-    }
-    // Random draws may repeat a prefix above: draw again until the budget is met or no draw
-    // adds a state.
-    loop {
-        let before = states.len();
-        for s in random_states(epochs, budget.saturating_sub(before), &mut rng) {
-            push(s, &mut states);
-        }
-        if states.len() == before || states.len() >= budget {
-            break;
-        }
-    }
-    // Random draws stall once the small epochs are used up: then every state of every epoch
-    // small enough to enumerate, the epochs in an order drawn from the seed.
-    let mut order: Vec<usize> = (0..epochs.len()).collect();
-    shuffle(&mut order, &mut rng);
-    for i in order {
-        if states.len() >= budget {
-            break;
-        }
-        for s in all_states(i as u32, &epochs[i]).unwrap_or_default() {
-            push(s, &mut states);
-        }
-    }
+    boundary.truncate(boundary_take);
+    prefixes.truncate(prefix_take);
+    let mut states = boundary;
+    states.extend(prefixes);
+    states.extend(flying);
     Plan {
         states: sorted(states),
         exhaustive: false,
     }
 }
 
+/// Up to `wanted` states in flight, none twice: random draws until they stall, then every
+/// in-flight state of the enumerable epochs, the epochs in an order drawn from the seed.
+fn in_flight_states(epochs: &[Epoch], wanted: usize, rng: &mut ChaCha8Rng) -> Vec<CrashState> {
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    let mut push = |s: CrashState, out: &mut Vec<CrashState>| {
+        if out.len() < wanted && in_flight(&s) && seen.insert((s.epoch, s.kept.clone(), s.torn)) {
+            out.push(s);
+        }
+    };
+    loop {
+        let before = out.len();
+        for s in random_states(epochs, wanted.saturating_sub(before), rng) {
+            push(s, &mut out);
+        }
+        if out.len() == before || out.len() >= wanted {
+            break;
+        }
+    }
+    let mut order: Vec<usize> = (0..epochs.len()).collect();
+    shuffle(&mut order, rng);
+    for i in order {
+        if out.len() >= wanted {
+            break;
+        }
+        for s in all_states(i as u32, &epochs[i]).unwrap_or_default() {
+            push(s, &mut out);
+        }
+    }
+    out
+}
+
 /// Up to `wanted` random states: an epoch drawn by its writes, each write kept with
-/// probability 1/2, one kept write torn half of the time; none twice.
+/// probability 1/2, one kept write torn half of the time; none twice. Each gets the kind its
+/// writes make it (a draw may be a boundary or a prefix).
 fn random_states(epochs: &[Epoch], wanted: usize, rng: &mut ChaCha8Rng) -> Vec<CrashState> {
     let mut out = Vec::new();
     let mut seen = HashSet::new();
@@ -344,11 +389,7 @@ fn random_states(epochs: &[Epoch], wanted: usize, rng: &mut ChaCha8Rng) -> Vec<C
             let sectors = rng.random_range(1..e.writes[write as usize].sectors);
             Torn { write, sectors }
         });
-        let kind = if torn.is_some() {
-            StateKind::Torn
-        } else {
-            StateKind::Subset
-        };
+        let kind = kind_of(&kept, torn, e.writes.len());
         let s = CrashState {
             epoch: ei as u32,
             kept,
@@ -358,6 +399,97 @@ fn random_states(epochs: &[Epoch], wanted: usize, rng: &mut ChaCha8Rng) -> Vec<C
         if seen.insert((s.epoch, s.kept.clone(), s.torn)) {
             out.push(s);
         }
+    }
+    out
+}
+
+/// The kind of a state that keeps `kept` (increasing) of an epoch's `writes`, `torn` or not.
+fn kind_of(kept: &[u32], torn: Option<Torn>, writes: usize) -> StateKind {
+    if torn.is_some() {
+        StateKind::Torn
+    } else if kept.len() == writes {
+        StateKind::FlushBoundary
+    } else if kept.is_empty() {
+        StateKind::AfterFlush
+    } else if is_prefix(kept) {
+        StateKind::Prefix
+    } else {
+        StateKind::Subset
+    }
+}
+
+/// How many states of each kind a plan holds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct KindCounts {
+    pub flush_boundary: u64,
+    pub after_flush: u64,
+    pub prefix: u64,
+    pub subset: u64,
+    pub torn: u64,
+}
+
+impl KindCounts {
+    pub fn add(&mut self, kind: StateKind) {
+        *match kind {
+            StateKind::FlushBoundary => &mut self.flush_boundary,
+            StateKind::AfterFlush => &mut self.after_flush,
+            StateKind::Prefix => &mut self.prefix,
+            StateKind::Subset => &mut self.subset,
+            StateKind::Torn => &mut self.torn,
+        } += 1;
+    }
+
+    /// States with writes in flight: subsets and torn writes.
+    pub fn in_flight(&self) -> u64 {
+        self.subset + self.torn
+    }
+
+    pub fn total(&self) -> u64 {
+        self.flush_boundary + self.after_flush + self.prefix + self.subset + self.torn
+    }
+}
+
+/// The states a plan checks of one epoch, against all the fault model allows there.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct EpochCoverage {
+    pub epoch: u32,
+    pub writes: u32,
+    pub states: u64,
+    /// Of them, subsets and torn writes.
+    pub in_flight_states: u64,
+    /// Every state the fault model allows in the epoch: each subset of its writes, and each
+    /// subset with one of its writes torn at each sector boundary (`2^w + Σ (sectors − 1) ·
+    /// 2^(w−1)`; infinite beyond what an `f64` holds).
+    pub fault_model_states: f64,
+    /// `states / fault_model_states`.
+    pub share: f64,
+}
+
+/// The share of each epoch's states that `states` check.
+pub fn coverage(epochs: &[Epoch], states: &[CrashState]) -> Vec<EpochCoverage> {
+    let mut out: Vec<EpochCoverage> = epochs
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let w = e.writes.len() as i32;
+            let tears: f64 = e.writes.iter().map(|x| f64::from(x.sectors - 1)).sum();
+            EpochCoverage {
+                epoch: i as u32,
+                writes: w as u32,
+                states: 0,
+                in_flight_states: 0,
+                fault_model_states: 2f64.powi(w) + tears * 2f64.powi(w - 1),
+                share: 0.0,
+            }
+        })
+        .collect();
+    for s in states {
+        let c = &mut out[s.epoch as usize];
+        c.states += 1;
+        c.in_flight_states += u64::from(in_flight(s));
+    }
+    for c in &mut out {
+        c.share = c.states as f64 / c.fault_model_states;
     }
     out
 }
@@ -424,25 +556,82 @@ mod tests {
         assert!(p.states.windows(2).all(|w| w[0].epoch <= w[1].epoch));
     }
 
+    fn count(p: &Plan, kinds: &[StateKind]) -> usize {
+        p.states.iter().filter(|s| kinds.contains(&s.kind)).count()
+    }
+
     #[test]
-    fn a_tight_budget_keeps_flush_boundaries_first_and_never_repeats() {
+    fn a_tight_budget_is_split_by_kind_and_never_repeats() {
         let e = epochs(&log());
-        let p = plan(&e, 5, 1);
+        let p = plan(&e, 6, 1);
         assert!(!p.exhaustive);
-        assert_eq!(p.states.len(), 5);
-        let boundaries = p
-            .states
-            .iter()
-            .filter(|s| s.kind == StateKind::FlushBoundary)
-            .count();
-        assert_eq!(boundaries, 3);
+        assert_eq!(p.states.len(), 6);
+        // Half in flight, a quarter (rounded down) boundaries, the rest prefixes.
+        assert_eq!(count(&p, &[StateKind::Subset, StateKind::Torn]), 3, "{p:?}");
+        assert_eq!(
+            count(&p, &[StateKind::FlushBoundary, StateKind::AfterFlush]),
+            1,
+            "{p:?}"
+        );
+        assert_eq!(count(&p, &[StateKind::Prefix]), 2, "{p:?}");
+        for s in &p.states {
+            let w = e[s.epoch as usize].writes.len();
+            assert_eq!(s.kind, kind_of(&s.kept, s.torn, w), "{s:?}");
+        }
         let mut seen = HashSet::new();
         assert!(
             p.states
                 .iter()
                 .all(|s| seen.insert((s.epoch, s.kept.clone(), s.torn)))
         );
-        assert_eq!(plan(&e, 5, 1), p, "the same seed gives the same plan");
+        assert_eq!(plan(&e, 6, 1), p, "the same seed gives the same plan");
+    }
+
+    /// Regression (issue 32): with as many flushes as half the budget, the flush-boundary
+    /// states used to take the whole budget, so no subset and no torn write was ever checked.
+    #[test]
+    fn many_flushes_still_leave_half_the_budget_to_writes_in_flight() {
+        // 1,200 epochs of three 8-sector writes, as btrfs's delete rows log.
+        let mut ops = Vec::new();
+        for _ in 0..1200 {
+            ops.extend([w(8), w(8), w(8), LogOp::Flush]);
+        }
+        let e = epochs(&ops);
+        let p = plan(&e, 2000, 42);
+        assert_eq!(p.states.len(), 2000);
+        assert!(count(&p, &[StateKind::Torn]) > 0, "no torn write");
+        assert!(count(&p, &[StateKind::Subset]) > 0, "no subset");
+        assert!(
+            count(&p, &[StateKind::Subset, StateKind::Torn]) >= 1000,
+            "in flight: {}",
+            count(&p, &[StateKind::Subset, StateKind::Torn])
+        );
+        // 2,401 boundary states sampled down to their quarter.
+        assert_eq!(
+            count(&p, &[StateKind::FlushBoundary, StateKind::AfterFlush]),
+            500
+        );
+    }
+
+    #[test]
+    fn a_kind_that_cannot_use_its_share_gives_it_to_the_others() {
+        // One-sector writes cannot tear, and one write per epoch has no subset in flight: of
+        // 204 states, one is in flight (the second write of the last epoch alone) and one a
+        // prefix; the boundaries take what those two cannot use.
+        let mut ops = Vec::new();
+        for _ in 0..100 {
+            ops.extend([w(1), LogOp::Flush]);
+        }
+        ops.extend([w(1), w(1)]);
+        let e = epochs(&ops);
+        let p = plan(&e, 150, 5);
+        assert!(!p.exhaustive);
+        assert_eq!(count(&p, &[StateKind::Subset, StateKind::Torn]), 1);
+        assert_eq!(count(&p, &[StateKind::Prefix]), 1);
+        assert_eq!(
+            count(&p, &[StateKind::FlushBoundary, StateKind::AfterFlush]),
+            148
+        );
     }
 
     #[test]
@@ -459,6 +648,28 @@ mod tests {
             assert!(!p.exhaustive);
             assert_eq!(p.states.len(), budget);
         }
+    }
+
+    #[test]
+    fn coverage_counts_each_epochs_states_against_its_fault_model() {
+        let e = epochs(&log());
+        let p = plan(&e, 10_000, 1);
+        let c = coverage(&e, &p.states);
+        // Epoch 1: one 1-sector write: 2 states, both checked.
+        assert_eq!(
+            (c[1].states, c[1].fault_model_states, c[1].share),
+            (2, 2.0, 1.0)
+        );
+        // Epoch 0: an 8-sector and a 1-sector write: 4 subsets + 7 tear points × the 2
+        // subsets holding the 8-sector write, all of them checked.
+        assert_eq!((c[0].states, c[0].fault_model_states), (18, 18.0));
+        // Epoch 2: writes of 2, 1 and 1 sectors: 8 subsets + 1 tear point × the 4 subsets
+        // holding the first; the exhaustive plan tears it on its prefix and on all three.
+        assert_eq!((c[2].states, c[2].fault_model_states), (10, 12.0));
+        assert_eq!(
+            c.iter().map(|x| x.states).sum::<u64>(),
+            p.states.len() as u64
+        );
     }
 
     #[test]

@@ -8,9 +8,12 @@
 
 use std::path::Path;
 
+use joj_linux::BeneathEntry;
 use joj_workload::JournalMode;
 use rusqlite::{Connection, OpenFlags, params};
 use serde::Serialize;
+
+use super::confined::{Confinement, ImageEscape, broken_or_escape};
 
 /// Bytes of each row's value.
 const VALUE_BYTES: usize = 300;
@@ -130,6 +133,35 @@ pub enum Window {
     Transactions(u64),
 }
 
+/// What a state is judged against: the mode's stated window, or full durability (every
+/// acknowledged transaction), which shows what a window such as `synchronous=NORMAL` loses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum JudgeAs {
+    Window,
+    Full,
+}
+
+impl JudgeAs {
+    pub const NAMES: [&'static str; 2] = ["window", "full"];
+
+    pub fn from_name(s: &str) -> Option<JudgeAs> {
+        match s {
+            "window" => Some(JudgeAs::Window),
+            "full" => Some(JudgeAs::Full),
+            _ => None,
+        }
+    }
+
+    /// The acknowledged transactions a state may lose, for a mode of `window`.
+    pub fn allowed_loss(self, window: Window) -> u64 {
+        match self {
+            JudgeAs::Window => window.allowed_loss(),
+            JudgeAs::Full => 0,
+        }
+    }
+}
+
 impl Shown {
     /// The most transactions the image can be read as showing whole, if it shows any.
     pub fn most(&self) -> Option<u64> {
@@ -216,8 +248,18 @@ pub struct Setup {
 
 /// Opens (creating) the database in `dir` as `setup` runs it.
 pub fn open(dir: &Path, setup: Setup) -> Result<Connection, DbError> {
+    open_via(&dir.join(DB_NAME), setup, None)
+}
+
+/// Opens the database at `path` as `setup` runs it, through SQLite's own VFS (waldio over it
+/// for the waldio modes) or, with `confined`, through the VFS that keeps it inside a crash
+/// image.
+fn open_via(
+    path: &Path,
+    setup: Setup,
+    confined: Option<&Confinement>,
+) -> Result<Connection, DbError> {
     let Setup { mode, canary, sync } = setup;
-    let path = dir.join(DB_NAME);
     let conn = match mode {
         JournalMode::Waldio(m) => {
             let mut o = m.options();
@@ -227,17 +269,21 @@ pub fn open(dir: &Path, setup: Setup) -> Result<Connection, DbError> {
                     matches!(c, Canary::FallocateOnly | Canary::FallocateFlushOnly);
                 o.canary_flush_only = matches!(c, Canary::FallocateFlushOnly | Canary::FlushOnly);
             }
-            let conn = joj_waldio::open(&path, &o)?;
+            let conn = match confined {
+                None => joj_waldio::open(path, &o)?,
+                Some(c) => joj_waldio::open_with(c.waldio()?, path, &o)?,
+            };
             conn.pragma_update(None, "synchronous", o.sqlite_synchronous())?;
             conn
         }
         _ => {
-            let conn = Connection::open_with_flags(
-                &path,
-                OpenFlags::SQLITE_OPEN_READ_WRITE
-                    | OpenFlags::SQLITE_OPEN_CREATE
-                    | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-            )?;
+            let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+            let conn = match confined {
+                None => Connection::open_with_flags(path, flags)?,
+                Some(c) => Connection::open_with_flags_and_vfs(path, flags, c.vfs_name().as_str())?,
+            };
             let _: String =
                 conn.query_row(&format!("PRAGMA journal_mode={}", mode.pragma()), [], |r| {
                     r.get(0)
@@ -291,19 +337,60 @@ pub enum Shown {
     Broken(String),
 }
 
-/// Reads what the database in `dir` shows, opened by `mode`'s own VFS (which recovers it:
-/// SQLite rolls back a hot journal or rebuilds its WAL index here).
-pub fn shown(dir: &Path, setup: Setup) -> Shown {
-    if !dir.join(DB_NAME).exists() {
-        return Shown::Broken(format!("{DB_NAME} is missing"));
+/// The directory of the scratch filesystem the workload runs in.
+pub const DIR_NAME: &str = "joj";
+
+/// The files SQLite and waldio may open beside the database: each must be a regular file or
+/// missing in a crash image.
+const COMPANIONS: [&str; 4] = ["-wal", "-shm", "-journal", "-waldio"];
+
+/// Reads what the database in the image's `joj` directory shows, opened by `mode`'s own VFS
+/// (which recovers it: SQLite rolls back a hot journal or rebuilds its WAL index here), over
+/// the VFS that keeps SQLite inside the image. The directory, the database and every file
+/// beside it that SQLite or waldio may open must be a directory or regular files (or missing):
+/// anything else — a symbolic link, a FIFO, a device node — or any path SQLite asks for outside
+/// the image is an [`ImageEscape`], which no crash of joj's workload can leave.
+pub fn shown(image: &Confinement, setup: Setup) -> Result<Shown, ImageEscape> {
+    let beneath = image.beneath();
+    let dir = Path::new(DIR_NAME);
+    let db = dir.join(DB_NAME);
+    let entry = |rel: &Path| beneath.entry(rel).map_err(broken_or_escape);
+    let looked_up = (|| {
+        match entry(dir)? {
+            BeneathEntry::Directory => {}
+            BeneathEntry::Missing => return Err(Ok(format!("{DIR_NAME}/ is missing"))),
+            BeneathEntry::File { .. } => {
+                return Err(Err(ImageEscape(format!(
+                    "{DIR_NAME} is a regular file, where a directory is expected"
+                ))));
+            }
+        }
+        for name in COMPANIONS {
+            entry(&dir.join(format!("{DB_NAME}{name}")))?;
+        }
+        match entry(&db)? {
+            BeneathEntry::File { .. } => Ok(()),
+            BeneathEntry::Missing => Err(Ok(format!("{DB_NAME} is missing"))),
+            BeneathEntry::Directory => Err(Err(ImageEscape(format!(
+                "{DIR_NAME}/{DB_NAME} is a directory, where a regular file is expected"
+            )))),
+        }
+    })();
+    match looked_up {
+        Ok(()) => {}
+        Err(Ok(broken)) => return Ok(Shown::Broken(broken)),
+        Err(Err(escape)) => return Err(escape),
     }
-    let conn = match open(dir, setup) {
-        Ok(c) => c,
-        Err(e) => return Shown::Broken(format!("cannot open: {e}")),
+    let shown = match open_via(&beneath.absolute(&db), setup, Some(image)) {
+        Ok(conn) => match read(&conn) {
+            Ok(s) => s,
+            Err(e) => Shown::Broken(format!("cannot read: {e}")),
+        },
+        Err(e) => Shown::Broken(format!("cannot open: {e}")),
     };
-    match read(&conn) {
-        Ok(s) => s,
-        Err(e) => Shown::Broken(format!("cannot read: {e}")),
+    match image.take_refusal() {
+        Some(why) => Err(ImageEscape(why)),
+        None => Ok(shown),
     }
 }
 

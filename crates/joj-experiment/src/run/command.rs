@@ -23,16 +23,16 @@ use joj_linux::diskstats::DiskStats;
 use joj_linux::{BlockTracer, FsKind, SyncKind, TouchedFile};
 use joj_trace::FileRole;
 use joj_trace::classify::data_by_path;
-use joj_vfs::IoCounters;
 
 use super::classify::{classify_window, journal_layout};
+use super::command_doc::{command_report, document, model_command, program_name};
 use super::emit::write_trace_and_plot;
 use super::extents::{ExtentRecorder, SyncInterval};
 use super::place::Place;
 use crate::error::ExperimentError;
 use crate::result::{
     BioIntent, CommandReport, FULL_BELOW_BYTES, FileReport, IoUringReport, OUTSIDE_PATHS_KEPT,
-    RunConfig, RunResult, SetupReport, SetupWork,
+    RunResult, SetupReport, SetupWork,
 };
 use crate::stack::Storage;
 
@@ -57,6 +57,9 @@ pub struct CommandOptions {
     pub transactions: Option<u64>,
     /// The command's stdout goes to joj's stderr (joj's stdout then holds only joj's output).
     pub stdout_to_stderr: bool,
+    /// Replay the command's trace through this device and model its time there, host included
+    /// (`device` and `modeled` sections).
+    pub device: Option<crate::stack::DevicePlan>,
 }
 
 /// `-shm`: SQLite's WAL index, shared memory (counted with `other` by role); `-waldio`: the
@@ -129,17 +132,17 @@ pub(super) struct Watcher {
     /// Paths seen with a SQLite header.
     databases: std::collections::BTreeSet<PathBuf>,
     syncs: Vec<(PathBuf, SyncInterval)>,
-    whole_fs_syncs: u64,
+    pub(super) whole_fs_syncs: u64,
     /// Directory syncs: `fsync` and `fdatasync` calls.
-    dir_fsyncs: u64,
-    dir_fdatasyncs: u64,
+    pub(super) dir_fsyncs: u64,
+    pub(super) dir_fdatasyncs: u64,
     /// Syncs on descriptors joj never saw opened and could not resolve.
-    unresolved_syncs: u64,
+    pub(super) unresolved_syncs: u64,
     /// Regular files off the scratch filesystem opened for writing (the first
     /// [`OUTSIDE_PATHS_KEPT`]), and how many there were.
-    outside: std::collections::BTreeSet<PathBuf>,
-    outside_total: u64,
-    io_uring: Option<IoUringReport>,
+    pub(super) outside: std::collections::BTreeSet<PathBuf>,
+    pub(super) outside_total: u64,
+    pub(super) io_uring: Option<IoUringReport>,
     /// Directory syncs by directory, as the command names it.
     dir_syncs_of: BTreeMap<PathBuf, u64>,
     /// Commits a joj VFS in the command marked, by database path as the command names it.
@@ -383,6 +386,8 @@ pub fn run_command(opts: &CommandOptions) -> Result<RunResult, ExperimentError> 
     let place = Place::make(&Storage::Scratch {
         kind: opts.fs,
         image_bytes: opts.image_size_bytes,
+        image_dir: None,
+        direct_io: false,
     })?;
     let result = traced(&place, opts);
     let closed = place.close();
@@ -442,7 +447,7 @@ fn traced(place: &Place, opts: &CommandOptions) -> Result<RunResult, ExperimentE
         end_syncfs: true,
         label: format!("{}-command-{}", opts.fs, program_name(&opts.argv)),
         workload: "command",
-        device: None,
+        device: opts.device.as_ref(),
     };
     let mut stderr_tail = Vec::new();
     let mut result = traced_in(
@@ -611,9 +616,16 @@ pub(super) fn traced_in(
         all.map(|a| DiskStats::sum(&a))
     };
     let disk_before = spec.end_syncfs.then(|| disk_stats(&devs)).flatten();
+    let journal = crate::host::JournalThreads::find(&place.devs());
+    let journal_at = journal.cpu_ns();
+    let journal_delay_at = journal.run_delay_ns();
+    let children_at = children_cpu_ns();
     let started = std::time::Instant::now();
     let supervised = run(&mut watcher);
     let elapsed_s = started.elapsed().as_secs_f64();
+    let cpu_ns = children_cpu_ns().saturating_sub(children_at);
+    let journal_ns = journal.cpu_ns().saturating_sub(journal_at);
+    let journal_delay_ns = journal.run_delay_ns().saturating_sub(journal_delay_at);
 
     // Whatever the command left dirty is written inside the trace.
     let synced = if spec.end_syncfs { syncfs(top) } else { Ok(()) };
@@ -643,6 +655,9 @@ pub(super) fn traced_in(
         intent,
         supervised,
         filesystem_full,
+        cpu_ns,
+        journal_ns,
+        journal_delay_ns,
     };
     report(
         place,
@@ -656,16 +671,34 @@ pub(super) fn traced_in(
 }
 
 /// What the traced window measured, besides its requests.
-struct Measured {
+pub(super) struct Measured {
     /// The devices' counters over the window, and the empty preflush write bios the trace saw.
-    disk: Option<(DiskStats, u64)>,
+    pub(super) disk: Option<(DiskStats, u64)>,
     /// When the block tracer started (CLOCK_MONOTONIC ns).
-    window_start_ns: u64,
-    elapsed_s: f64,
-    intent: BioIntent,
-    supervised: joj_linux::Supervision,
+    pub(super) window_start_ns: u64,
+    pub(super) elapsed_s: f64,
+    pub(super) intent: BioIntent,
+    pub(super) supervised: joj_linux::Supervision,
     /// Whether the scratch filesystem was full when the command ended.
-    filesystem_full: bool,
+    pub(super) filesystem_full: bool,
+    /// CPU time of the command's processes (reaped children, `RUSAGE_CHILDREN`).
+    pub(super) cpu_ns: u64,
+    /// CPU time of the filesystem's journal thread.
+    pub(super) journal_ns: u64,
+    /// Its run-queue delay.
+    pub(super) journal_delay_ns: u64,
+}
+
+/// CPU time (user + system) of this process's reaped children so far.
+fn children_cpu_ns() -> u64 {
+    // SAFETY: an all-zero rusage is a valid value of the plain C struct.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes one struct rusage to a valid pointer.
+    if unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) } != 0 {
+        return 0;
+    }
+    let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
+    ns(ru.ru_utime) + ns(ru.ru_stime)
 }
 
 /// Classify the window's requests and make the document with its per-file rows.
@@ -772,114 +805,17 @@ fn report(
             plan,
             &super::fs::journal_devs(fs),
         )?;
+        if spec.workload == "command" {
+            // (A syscall replay runs in joj's own threads, whose CPU is not a child's: its host
+            // time is not modeled.)
+            let (host, modeled) = model_command(&result, &m, &device, plan, txns);
+            result.host = Some(host);
+            result.modeled = Some(modeled);
+        }
         result.device = Some(device);
         result.devices = devices;
     }
     Ok(result)
-}
-
-/// The `command` section: how the command ended, what supervising it cost, its files.
-fn command_report(
-    opts: &CommandOptions,
-    cwd: &Path,
-    watcher: &Watcher,
-    files: Vec<FileReport>,
-    m: &Measured,
-) -> CommandReport {
-    let exit = m
-        .supervised
-        .exit
-        .unwrap_or(joj_linux::ChildExit::Signal(libc::SIGKILL));
-    CommandReport {
-        argv: opts
-            .argv
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect(),
-        cwd: cwd.to_string_lossy().into_owned(),
-        start_dir: opts
-            .start_dir
-            .as_ref()
-            .map(|d| d.to_string_lossy().into_owned()),
-        exit_code: match exit {
-            joj_linux::ChildExit::Code(c) => Some(c),
-            joj_linux::ChildExit::Signal(_) => None,
-        },
-        signal: match exit {
-            joj_linux::ChildExit::Signal(s) => Some(s),
-            joj_linux::ChildExit::Code(_) => None,
-        },
-        tasks: m.supervised.tasks,
-        stops: m.supervised.stops,
-        stopped_s: m.supervised.handling_ns as f64 / 1e9,
-        syscall_events: m.supervised.events,
-        unresolved_syncs: watcher.unresolved_syncs,
-        whole_fs_syncs: watcher.whole_fs_syncs,
-        dir_syncs: watcher.dir_fsyncs + watcher.dir_fdatasyncs,
-        files,
-        outside_writes: watcher
-            .outside
-            .iter()
-            .map(|p| p.to_string_lossy().into_owned())
-            .collect(),
-        outside_writes_total: watcher.outside_total,
-        io_uring: watcher.io_uring.clone(),
-        filesystem_full: m.filesystem_full,
-        setup: None,
-        databases: Vec::new(),
-        stderr_tail: Vec::new(),
-    }
-}
-
-/// The bench-shaped document of a traced command, before its `command` section.
-fn document(
-    opts: &CommandOptions,
-    place: &Place,
-    fs: &joj_linux::ScratchFs,
-    (elapsed_s, intent): (f64, BioIntent),
-    classified: &super::classify::Classified,
-) -> RunResult {
-    let mut result = RunResult::measured(
-        command_config(opts, fs, place.mount_options.clone()),
-        1,
-        elapsed_s,
-        vec![],
-        &IoCounters::default(),
-    );
-    // What a command's document cannot measure is null, never 0: its latencies and reads
-    // (no VFS of joj's in it), its threads (the tasks are in `command.tasks`).
-    result.latency_us = None;
-    result.syscalls.read_calls = None;
-    result.syscalls.read_bytes = None;
-    result.fs_journal_by_synced_file = Some(classified.fs_journal_by_synced_file);
-    result.bio_intent = Some(intent);
-    result.block = Some(classified.totals.clone());
-    result.unplaced_data = classified.unplaced.clone();
-    result
-}
-
-/// The program's file name, for file names (`python3`, `joj`).
-fn program_name(argv: &[OsString]) -> String {
-    let name = argv
-        .first()
-        .and_then(|p| Path::new(p).file_name())
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let clean: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if clean.is_empty() {
-        "command".into()
-    } else {
-        clean
-    }
 }
 
 /// One row per file the command touched or left, with its data bytes, sync calls and the FS
@@ -982,40 +918,10 @@ impl Watcher {
     }
 }
 
-fn command_config(
-    opts: &CommandOptions,
-    fs: &joj_linux::ScratchFs,
-    mount_options: Option<String>,
-) -> RunConfig {
-    RunConfig {
-        workload: "command".into(),
-        op: command_line(&opts.argv),
-        trace: true,
-        ..super::config::unspecified(fs.kind().to_string(), mount_options)
-    }
-}
-
-/// The command line as a shell would take it back (arguments with spaces or quotes quoted).
-pub fn command_line(argv: &[OsString]) -> String {
-    argv.iter()
-        .map(|a| {
-            let s = a.to_string_lossy();
-            if !s.is_empty()
-                && s.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
-            {
-                s.into_owned()
-            } else {
-                format!("'{}'", s.replace('\'', r"'\''"))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::run::command_line;
 
     #[test]
     fn a_dir_must_stay_inside_the_scratch_filesystem() {

@@ -14,6 +14,7 @@
 mod checks;
 mod classify;
 mod command;
+mod command_doc;
 mod config;
 mod device;
 mod emit;
@@ -24,7 +25,8 @@ mod place;
 mod syscalls;
 mod window;
 
-pub use command::{CommandOptions, check_command, command_line, run_command};
+pub use command::{CommandOptions, check_command, run_command};
+pub use command_doc::command_line;
 pub use config::kernel_release;
 pub use extents::UnplacedData;
 pub use per_database::{DatabaseReport, PerCommit, databases};

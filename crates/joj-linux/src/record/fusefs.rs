@@ -106,7 +106,7 @@ impl Store {
             ino,
             log: BlockLog {
                 base,
-                ops: Vec::new(),
+                ..BlockLog::default()
             },
         });
         Ok(())

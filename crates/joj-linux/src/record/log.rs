@@ -1,18 +1,21 @@
 //! The joj-blocklog format (`docs/formats/blocklog.md`): a base image, then every write (with
 //! its data), flush and workload mark a recording disk received, in order.
 //!
-//! Layout (little-endian), each offset derived from the previous field:
+//! Layout of version 2 (little-endian), each offset derived from the previous field:
 //! ```text
 //! MAGIC        0                     8   "JOJBLKLG"
-//! VERSION      MAGIC + 8             4   u32 = 1
+//! VERSION      MAGIC + 8             4   u32 = 2
 //! SECTOR       VERSION + 4           4   u32 = 512
 //! BLOCK        SECTOR + 4            4   u32 = 4096
-//! RESERVED     BLOCK + 4             4   u32 = 0
-//! SIZE         RESERVED + 4          8   u64 device bytes
+//! LABEL_BYTES  BLOCK + 4             4   u32 L ≤ 4096 (version 1: reserved, 0)
+//! SIZE         LABEL_BYTES + 4       8   u64 device bytes
 //! BASE_BLOCKS  SIZE + 8              8   u64 B
-//! base         BASE_BLOCKS + 8       B × (u64 index, 4096 bytes)
+//! labels       BASE_BLOCKS + 8       L bytes: `key=value` lines, each ending in '\n'
+//! base         labels + L            B × (u64 index, 4096 bytes)
 //! records      'W' off u64 len u32 data | 'F' | 'M' kind u8 value u64 | 'E' count u64 crc u32
 //! ```
+//! Version 1 is the same without labels (its `LABEL_BYTES` is the reserved 0); it is still
+//! read.
 
 use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
@@ -28,8 +31,13 @@ pub const MAX_DEVICE_BYTES: u64 = 1 << 44;
 /// The largest log read: it is held in memory whole, with every write's data (a recorded
 /// `joj crash --fs` run of a few hundred transactions is tens of MiB).
 pub const MAX_LOG_BYTES: u64 = 1 << 30;
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 const HEADER_BYTES: usize = 8 + 4 + 4 + 4 + 4 + 8 + 8;
+/// Largest label block: a few dozen short lines say what a run was.
+pub const MAX_LABEL_BYTES: usize = 4096;
+/// Longest label key and value.
+const MAX_KEY_BYTES: usize = 32;
+const MAX_VALUE_BYTES: usize = 256;
 const TAG_WRITE: u8 = b'W';
 const TAG_FLUSH: u8 = b'F';
 const TAG_MARK: u8 = b'M';
@@ -109,11 +117,17 @@ impl SparseImage {
     }
 }
 
+/// What a log says about the run that made it (`fs=ext4`, `journal=wal`, …): keys of
+/// lowercase letters, digits and `-`, values of printable ASCII. Empty for a version-1 log.
+pub type Labels = BTreeMap<String, String>;
+
 /// A recorded run: the device at the start and everything it received since.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct BlockLog {
     pub base: SparseImage,
     pub ops: Vec<LogOp>,
+    /// What the run was (written as the label block; see [`Labels`]).
+    pub labels: Labels,
 }
 
 /// A file that is not a valid joj-blocklog.
@@ -123,9 +137,11 @@ pub enum LogError {
     #[error("not a joj-blocklog (the magic is missing); fix: pass a file `joj crash --fs` saved")]
     NotALog,
     #[error(
-        "joj-blocklog version {0} is newer than this joj (it reads version 1); fix: use the joj that wrote it"
+        "joj-blocklog version {0} is newer than this joj (it reads versions 1 and 2); fix: use the joj that wrote it"
     )]
     NewerVersion(u32),
+    #[error("joj-blocklog labels are invalid: {0}")]
+    BadLabels(String),
     #[error(
         "joj-blocklog header is invalid: {0}; fix: the file is damaged or not one joj wrote: \
          record the run again (joj crash --fs --save-dir)"
@@ -185,13 +201,15 @@ impl BlockLog {
             inner: io::BufWriter::new(out),
             crc: crc32fast::Hasher::new(),
         };
+        let labels = encode_labels(&self.labels)?;
         w.write_all(MAGIC)?;
         w.write_all(&VERSION.to_le_bytes())?;
         w.write_all(&(SECTOR_BYTES as u32).to_le_bytes())?;
         w.write_all(&(BLOCK_BYTES as u32).to_le_bytes())?;
-        w.write_all(&0u32.to_le_bytes())?;
+        w.write_all(&(labels.len() as u32).to_le_bytes())?;
         w.write_all(&self.base.size_bytes.to_le_bytes())?;
         w.write_all(&(self.base.blocks.len() as u64).to_le_bytes())?;
+        w.write_all(&labels)?;
         for (index, data) in &self.base.blocks {
             w.write_all(&index.to_le_bytes())?;
             w.write_all(data)?;
@@ -243,39 +261,27 @@ impl BlockLog {
         Self::decode(&bytes)
     }
 
-    /// The header after the magic, then the base image (see the layout at the top).
-    fn decode_base(r: &mut Cursor) -> Result<SparseImage, LogError> {
-        let version = r.u32().ok_or(LogError::NotALog)?;
-        if version > VERSION {
-            return Err(LogError::NewerVersion(version));
-        }
-        if version != VERSION {
-            return Err(LogError::BadHeader(format!(
-                "version {version}, where this joj reads version {VERSION}"
-            )));
-        }
-        for (field, expected) in [
-            ("sector size", SECTOR_BYTES),
-            ("block size", BLOCK_BYTES),
-            ("reserved field", 0),
-        ] {
-            let found = r.u32().ok_or(LogError::CutShort(0))?;
-            if u64::from(found) != expected {
-                return Err(LogError::BadHeader(format!(
-                    "{field} {found}, where joj-blocklog version {VERSION} has {expected}"
-                )));
-            }
-        }
-        let size_bytes = r.u64().ok_or(LogError::CutShort(0))?;
-        if size_bytes > MAX_DEVICE_BYTES {
-            return Err(LogError::DeviceTooLarge { size_bytes });
-        }
-        if size_bytes == 0 || !size_bytes.is_multiple_of(BLOCK_BYTES) {
-            return Err(LogError::BadHeader(format!(
-                "a device of {size_bytes} bytes, not a whole number of {BLOCK_BYTES}-byte blocks"
-            )));
-        }
-        let base_blocks = r.u64().ok_or(LogError::CutShort(0))?;
+    /// Reads only the header and the labels of a joj-blocklog (the first few KiB): what the
+    /// log says it is, before reading it whole. The checksum is not checked here.
+    pub fn read_labels(input: impl Read) -> Result<Labels, LogError> {
+        let mut head = Vec::with_capacity(HEADER_BYTES + MAX_LABEL_BYTES);
+        input
+            .take((HEADER_BYTES + MAX_LABEL_BYTES) as u64)
+            .read_to_end(&mut head)?;
+        let mut r = Cursor {
+            bytes: &head,
+            at: 0,
+        };
+        Ok(Header::read(&mut r)?.labels)
+    }
+
+    fn decode(bytes: &[u8]) -> Result<Self, LogError> {
+        let mut r = Cursor { bytes, at: 0 };
+        let Header {
+            size_bytes,
+            base_blocks,
+            labels,
+        } = Header::read(&mut r)?;
         let mut base = SparseImage::zeroed(size_bytes);
         let mut last = None;
         for _ in 0..base_blocks {
@@ -290,16 +296,6 @@ impl BlockLog {
             last = Some(index);
             base.blocks.insert(index, data.into());
         }
-        Ok(base)
-    }
-
-    fn decode(bytes: &[u8]) -> Result<Self, LogError> {
-        if bytes.len() < HEADER_BYTES || &bytes[..8] != MAGIC {
-            return Err(LogError::NotALog);
-        }
-        let mut r = Cursor { bytes, at: 8 };
-        let base = Self::decode_base(&mut r)?;
-        let size_bytes = base.size_bytes;
         let mut ops = Vec::new();
         loop {
             let record = ops.len() as u64;
@@ -347,12 +343,123 @@ impl BlockLog {
                             bytes.len() - r.at
                         )));
                     }
-                    return Ok(BlockLog { base, ops });
+                    return Ok(BlockLog { base, ops, labels });
                 }
                 t => return Err(bad(format!("unknown tag {t:#04x}"))),
             }
         }
     }
+}
+
+/// The fixed header and the labels.
+struct Header {
+    size_bytes: u64,
+    base_blocks: u64,
+    labels: Labels,
+}
+
+impl Header {
+    fn read(r: &mut Cursor<'_>) -> Result<Header, LogError> {
+        if r.bytes.len() < HEADER_BYTES || &r.bytes[..8] != MAGIC {
+            return Err(LogError::NotALog);
+        }
+        r.at = 8;
+        let version = r.u32().ok_or(LogError::NotALog)?;
+        if version > VERSION {
+            return Err(LogError::NewerVersion(version));
+        }
+        for (field, expected) in [("sector size", SECTOR_BYTES), ("block size", BLOCK_BYTES)] {
+            let found = r.u32().ok_or(LogError::CutShort(0))?;
+            if u64::from(found) != expected {
+                return Err(LogError::BadHeader(format!(
+                    "{field} {found}, where joj-blocklog version {version} has {expected}"
+                )));
+            }
+        }
+        let label_bytes = r.u32().ok_or(LogError::CutShort(0))?;
+        let labels_ok = match version {
+            1 => label_bytes == 0,
+            _ => label_bytes as usize <= MAX_LABEL_BYTES,
+        };
+        if !labels_ok {
+            return Err(LogError::BadHeader(format!(
+                "{label_bytes} label bytes, where version {version} has {}",
+                if version == 1 {
+                    "0".to_string()
+                } else {
+                    format!("at most {MAX_LABEL_BYTES}")
+                }
+            )));
+        }
+        let size_bytes = r.u64().ok_or(LogError::CutShort(0))?;
+        if size_bytes > MAX_DEVICE_BYTES {
+            return Err(LogError::DeviceTooLarge { size_bytes });
+        }
+        if size_bytes == 0 || !size_bytes.is_multiple_of(BLOCK_BYTES) {
+            return Err(LogError::BadHeader(format!(
+                "a device of {size_bytes} bytes, not a whole number of {BLOCK_BYTES}-byte blocks"
+            )));
+        }
+        let base_blocks = r.u64().ok_or(LogError::CutShort(0))?;
+        let text = r.take(label_bytes as usize).ok_or(LogError::CutShort(0))?;
+        Ok(Header {
+            size_bytes,
+            base_blocks,
+            labels: decode_labels(text)?,
+        })
+    }
+}
+
+fn valid_key(k: &str) -> bool {
+    !k.is_empty()
+        && k.len() <= MAX_KEY_BYTES
+        && k.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+}
+
+fn valid_value(v: &str) -> bool {
+    v.len() <= MAX_VALUE_BYTES && v.bytes().all(|b| (0x20..0x7f).contains(&b))
+}
+
+fn encode_labels(labels: &Labels) -> Result<Vec<u8>, LogError> {
+    let mut out = Vec::new();
+    for (k, v) in labels {
+        if !valid_key(k) || !valid_value(v) {
+            return Err(LogError::BadLabels(format!("{k:?}={v:?}")));
+        }
+        out.extend_from_slice(format!("{k}={v}\n").as_bytes());
+    }
+    if out.len() > MAX_LABEL_BYTES {
+        return Err(LogError::BadLabels(format!(
+            "{} bytes, more than {MAX_LABEL_BYTES}",
+            out.len()
+        )));
+    }
+    Ok(out)
+}
+
+fn decode_labels(text: &[u8]) -> Result<Labels, LogError> {
+    let bad = |why: String| LogError::BadLabels(why);
+    let text = std::str::from_utf8(text).map_err(|_| bad("not UTF-8".into()))?;
+    let mut labels = Labels::new();
+    if text.is_empty() {
+        return Ok(labels);
+    }
+    let Some(body) = text.strip_suffix('\n') else {
+        return Err(bad("the last line has no newline".into()));
+    };
+    for line in body.split('\n') {
+        let (k, v) = line
+            .split_once('=')
+            .ok_or_else(|| bad(format!("line {line:?} is not key=value")))?;
+        if !valid_key(k) || !valid_value(v) {
+            return Err(bad(format!("line {line:?}")));
+        }
+        if labels.insert(k.to_string(), v.to_string()).is_some() {
+            return Err(bad(format!("key {k} given twice")));
+        }
+    }
+    Ok(labels)
 }
 
 /// Reads little-endian fields off a byte slice.
@@ -388,6 +495,9 @@ mod tests {
         let mut base = SparseImage::zeroed(16 * BLOCK_BYTES);
         base.write(4096, &[7u8; 512]);
         BlockLog {
+            labels: [("fs", "ext4"), ("journal", "wal")]
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .into(),
             base,
             ops: vec![
                 LogOp::Mark(Mark::Begun(1)),
@@ -422,10 +532,48 @@ mod tests {
         let e = BlockLog::read_from(&b"SQLite format 3\0................................"[..]);
         assert!(matches!(e, Err(LogError::NotALog)));
         let mut newer = bytes.clone();
-        newer[8] = 2;
+        newer[8] = 3;
         assert!(matches!(
             BlockLog::read_from(&newer[..]),
-            Err(LogError::NewerVersion(2))
+            Err(LogError::NewerVersion(3))
+        ));
+    }
+
+    #[test]
+    fn the_labels_read_back_alone_and_a_version_1_log_has_none() {
+        let mut bytes = Vec::new();
+        sample().write_to(&mut bytes).unwrap();
+        assert_eq!(BlockLog::read_labels(&bytes[..]).unwrap(), sample().labels);
+        // Version 1: the same log without the label block, its length field zero.
+        let label_bytes = u32::from_le_bytes(bytes[20..24].try_into().unwrap()) as usize;
+        let mut v1 = bytes[..HEADER_BYTES].to_vec();
+        v1[8] = 1;
+        v1[20..24].fill(0);
+        v1.extend_from_slice(&bytes[HEADER_BYTES + label_bytes..bytes.len() - 4]);
+        let crc = crc32fast::hash(&v1);
+        v1.extend_from_slice(&crc.to_le_bytes());
+        let old = BlockLog::read_from(&v1[..]).unwrap();
+        assert!(old.labels.is_empty());
+        assert_eq!(old.ops, sample().ops);
+    }
+
+    #[test]
+    fn bad_labels_are_refused() {
+        for (k, v) in [("Fs", "ext4"), ("fs", "a\nb"), ("", "x")] {
+            let mut log = sample();
+            log.labels.insert(k.into(), v.into());
+            assert!(matches!(
+                log.write_to(Vec::new()),
+                Err(LogError::BadLabels(_))
+            ));
+        }
+        let mut bytes = Vec::new();
+        sample().write_to(&mut bytes).unwrap();
+        // The label block's length beyond its bound.
+        bytes[20..24].copy_from_slice(&(MAX_LABEL_BYTES as u32 + 1).to_le_bytes());
+        assert!(matches!(
+            BlockLog::read_labels(&bytes[..]),
+            Err(LogError::BadHeader(_))
         ));
     }
 
@@ -438,7 +586,7 @@ mod tests {
         sector[12..16].copy_from_slice(&4096u32.to_le_bytes());
         let e = BlockLog::read_from(&sector[..]).unwrap_err().to_string();
         assert!(
-            e.contains("sector size 4096, where joj-blocklog version 1 has 512")
+            e.contains("sector size 4096, where joj-blocklog version 2 has 512")
                 && e.contains("fix:")
                 && !e.contains("Some("),
             "{e}"

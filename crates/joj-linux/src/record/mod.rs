@@ -12,4 +12,7 @@ mod fusefs;
 pub mod log;
 
 pub use disk::{HeldBytes, RecordError, RecordOptions, RecordingDisk};
-pub use log::{BLOCK_BYTES, BlockLog, LogError, LogOp, Mark, SECTOR_BYTES, SparseImage};
+pub use log::{
+    BLOCK_BYTES, BlockLog, Labels, LogError, LogOp, MAX_DEVICE_BYTES, MAX_LABEL_BYTES,
+    MAX_LOG_BYTES, Mark, SECTOR_BYTES, SparseImage,
+};

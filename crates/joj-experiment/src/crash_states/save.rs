@@ -1,0 +1,149 @@
+//! Saving a run's evidence in `--save-dir`: its log (when it found violations, or always with
+//! `--save-log`) and the violating states, each with the command that rebuilds them.
+//!
+//! Nothing saved before is ever replaced without `--force`: a second run into the same folder
+//! gets the next free name (`crash-ext4-wal-2.blocklog`, …), each name taken only if free
+//! (`joj_trace::output::publish_unique`), so two runs at once keep their own files too. Each
+//! file is written whole to a temporary name, synced, and only then given its name.
+
+use std::path::{Path, PathBuf};
+
+use joj_linux::record::BlockLog;
+use joj_trace::OutputError;
+use joj_trace::output::{Existing, Staged, publish_unique, stage};
+
+use super::error::CrashFsError;
+use super::options::{CrashFsOptions, FsWorkload};
+use super::report::Found;
+use super::workload::StockSync;
+
+/// Where the evidence went.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Saved {
+    pub log: Option<PathBuf>,
+    pub violations: Option<PathBuf>,
+}
+
+/// The stem of a recorded run's files: `crash-<fs>-<mode>` (`-postmark` for that workload).
+fn stem(opts: &CrashFsOptions) -> String {
+    match opts.workload {
+        FsWorkload::Sqlite => format!("crash-{}-{}", opts.fs, opts.mode),
+        FsWorkload::Postmark => format!("crash-{}-postmark", opts.fs),
+    }
+}
+
+/// The command that checks the same states of the log at `log` again.
+pub fn replay_command(opts: &CrashFsOptions, log: &Path) -> String {
+    format!(
+        "joj crash --fs {} --journal {}{}{}{} --states {} --seed {} --from-log {}",
+        opts.fs,
+        opts.mode,
+        match (opts.workload, opts.emmc_journal) {
+            (FsWorkload::Sqlite, false) => "",
+            (FsWorkload::Sqlite, true) => " --emmc-journal",
+            (FsWorkload::Postmark, false) => " --fs-workload postmark",
+            (FsWorkload::Postmark, true) => " --fs-workload postmark --emmc-journal",
+        },
+        opts.canary
+            .map_or(String::new(), |c| format!(" --fs-canary {}", c.name())),
+        if opts.sync == StockSync::Full {
+            String::new()
+        } else {
+            format!(" --synchronous {}", opts.sync.name())
+        },
+        opts.states,
+        opts.seed,
+        log.display()
+    )
+}
+
+/// Publishes `staged` in `dir` as `<stem><suffix>`: replacing that file with `force`, else
+/// under the first free stem of `stem`, `stem-2`, …
+fn publish(
+    dir: &Path,
+    stem: &str,
+    suffix: &str,
+    staged: Staged,
+    force: bool,
+) -> Result<PathBuf, OutputError> {
+    if force {
+        let path = dir.join(format!("{stem}{suffix}"));
+        staged.publish(&path, Existing::Replace)?;
+        Ok(path)
+    } else {
+        let [path] = publish_unique(dir, stem, [(suffix, staged)])?;
+        Ok(path)
+    }
+}
+
+/// Saves the evidence of a run of `opts` in `dir`: the recorded `log` (unless the run read a
+/// saved one, `from_log`) when `found` is not empty or `opts.save_log`, then the violating
+/// states, naming the log they come from.
+pub fn save(
+    dir: &Path,
+    opts: &CrashFsOptions,
+    log: &BlockLog,
+    found: &[Found],
+    force: bool,
+) -> Result<Saved, CrashFsError> {
+    let fail = CrashFsError::SaveDir;
+    let mut saved = Saved::default();
+    // Checked before the run too; again now, as the folder may have changed meanwhile.
+    let make_dir = || {
+        joj_trace::output::check_output_dir(dir).map_err(fail)?;
+        std::fs::create_dir_all(dir).map_err(|source| {
+            fail(OutputError::Write {
+                path: dir.to_path_buf(),
+                source,
+            })
+        })
+    };
+    if opts.from_log.is_none() && (opts.save_log || !found.is_empty()) {
+        make_dir()?;
+    }
+    let log_path = match &opts.from_log {
+        Some(input) => Some(input.clone()),
+        None if opts.save_log || !found.is_empty() => {
+            let name = format!("{}.blocklog", stem(opts));
+            let staged = stage(dir, &name, |w| {
+                log.write_to(w).map_err(|e| OutputError::Write {
+                    path: dir.join(&name),
+                    source: std::io::Error::other(e),
+                })
+            })
+            .map_err(fail)?;
+            let path = publish(dir, &stem(opts), ".blocklog", staged, force).map_err(fail)?;
+            saved.log = Some(path.clone());
+            Some(path)
+        }
+        None => None,
+    };
+    let (Some(log_path), false) = (log_path, found.is_empty()) else {
+        return Ok(saved);
+    };
+    make_dir()?;
+    // The violations are named after the log they come from.
+    let log_stem = log_path
+        .file_stem()
+        .map_or_else(|| stem(opts), |s| s.to_string_lossy().into_owned());
+    let doc = serde_json::json!({
+        "log": log_path,
+        "fs": opts.fs.to_string(),
+        "journal": opts.mode.to_string(),
+        "seed": opts.seed,
+        "states": opts.states,
+        "replay": replay_command(opts, &log_path),
+        "found": found,
+    });
+    let json_stem = format!("{log_stem}-violations");
+    let name = format!("{json_stem}.json");
+    let staged = stage(dir, &name, |w| {
+        serde_json::to_writer_pretty(w, &doc).map_err(|e| OutputError::Write {
+            path: dir.join(&name),
+            source: e.into(),
+        })
+    })
+    .map_err(fail)?;
+    saved.violations = Some(publish(dir, &json_stem, ".json", staged, force).map_err(fail)?);
+    Ok(saved)
+}
