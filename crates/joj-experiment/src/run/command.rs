@@ -25,7 +25,7 @@ use joj_trace::FileRole;
 use joj_trace::classify::data_by_path;
 
 use super::classify::{classify_window, journal_layout};
-use super::command_doc::{command_report, document, model_command, program_name};
+use super::command_doc::{command_label, command_report, document, model_command};
 use super::emit::write_trace_and_plot;
 use super::extents::{ExtentRecorder, SyncInterval};
 use super::place::Place;
@@ -445,7 +445,7 @@ fn traced(place: &Place, opts: &CommandOptions) -> Result<RunResult, ExperimentE
     };
     let spec = WindowSpec {
         end_syncfs: true,
-        label: format!("{}-command-{}", opts.fs, program_name(&opts.argv)),
+        label: format!("trace-{}-{}", opts.fs, command_label(&opts.argv)),
         workload: "command",
         device: opts.device.as_ref(),
     };

@@ -131,28 +131,45 @@ pub(super) fn document(
     result
 }
 
-/// The program's file name, for file names (`python3`, `joj`).
-pub(super) fn program_name(argv: &[OsString]) -> String {
-    let name = argv
+/// What ran, for file names: the program's file name and, when there is one, the first
+/// argument that is no option, as a file name (`python3-app.py`, `sh-run.sh`, `joj`).
+pub(super) fn command_label(argv: &[OsString]) -> String {
+    let name = |a: &OsString| {
+        Path::new(a)
+            .file_name()
+            .map(|n| clean_for_file_name(&n.to_string_lossy()))
+            .filter(|n| !n.is_empty())
+    };
+    let program = argv
         .first()
-        .and_then(|p| Path::new(p).file_name())
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let clean: String = name
+        .and_then(name)
+        .unwrap_or_else(|| "command".into());
+    let what = argv
+        .iter()
+        .skip(1)
+        .find(|a| !a.to_string_lossy().starts_with('-'))
+        .and_then(name);
+    match what {
+        Some(w) => format!("{program}-{w}"),
+        None => program,
+    }
+}
+
+/// `text` with every character but ASCII letters, digits, `-`, `_` and `.` as `_`, at most 40
+/// characters, never starting with a dot.
+pub(crate) fn clean_for_file_name(text: &str) -> String {
+    let clean: String = text
         .chars()
         .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
                 c
             } else {
                 '_'
             }
         })
+        .take(40)
         .collect();
-    if clean.is_empty() {
-        "command".into()
-    } else {
-        clean
-    }
+    clean.trim_start_matches('.').to_string()
 }
 
 pub(super) fn command_config(

@@ -35,7 +35,8 @@ impl Waldio {
     }
 
     /// A rollback journal of `db` was opened through waldio: the database is not in WAL mode,
-    /// so waldio is not in use for it. Said once per database (on stderr and to `sqlite3_log`),
+    /// so waldio is not in use for it. Said once per database, at its second rollback journal
+    /// (on stderr and to `sqlite3_log`),
     /// unless the database is about to be switched (`switching`: option `waldio_journal=wal`,
     /// and a header with waldio's reserve; `reserve`: what the header keeps, when it was read).
     pub(crate) fn rollback_journal_of(
@@ -45,11 +46,13 @@ impl Waldio {
         reserve: Option<u8>,
     ) {
         crate::counters::bump(&self.counters.rollback_journal_opens, 1);
+        // Said at the second journal: the first may be the transaction that creates the
+        // database or switches it to WAL (PRAGMA journal_mode=WAL is itself such a transaction).
         let first = {
             let mut seen = lock(&self.not_in_wal);
             let n = seen.entry(db.to_path_buf()).or_default();
             *n += 1;
-            *n == 1
+            *n == 2
         };
         let short = reserve.filter(|r| *r < crate::layout::RESERVE_NEEDED);
         if let (true, true, Some(r)) = (first, switching, short) {
