@@ -7,7 +7,7 @@ use crate::output::{CliResult, check_save};
 use crate::progress::Progress;
 use clap::Args;
 use joj_experiment::FsChoice;
-use joj_experiment::compare::{compare, default_modes, table};
+use joj_experiment::compare::{CompareEvent, DURABILITY_WORDS, compare, default_modes, table};
 use joj_workload::{DbOp, DbWorkload, JournalMode};
 
 #[derive(Args)]
@@ -59,10 +59,14 @@ pub fn main(a: CompareArgs) -> CliResult {
     // One bar over every mode's transactions.
     let progress = Progress::start(base.transactions * modes.len() as u64, "compare");
     opts.progress = Some(progress.counter.clone());
-    let comparison = compare(&base, &modes, &opts, |row| {
-        if !json {
-            progress.println(&summary(&row.result));
+    let comparison = compare(&base, &modes, &opts, |event| match event {
+        // Said even when stderr is no terminal (the bar is hidden then): a long run is never
+        // silent.
+        CompareEvent::Starting { mode, index, of } => {
+            progress.println(&format!("compare: {mode} ({index} of {of})\n"));
         }
+        CompareEvent::Done(row) if !json => progress.println(&summary(&row.result)),
+        CompareEvent::Done(_) => {}
     });
     drop(progress);
     let comparison = comparison?;
@@ -77,6 +81,7 @@ pub fn main(a: CompareArgs) -> CliResult {
             format!("{:?}", base.start).to_lowercase()
         );
         text.push_str(&table(&comparison));
+        text.push_str(&format!("{DURABILITY_WORDS}\n"));
         if let Some(m) = comparison
             .rows
             .iter()
@@ -92,6 +97,9 @@ pub fn main(a: CompareArgs) -> CliResult {
             if let Some(p) = &row.result.plot_file {
                 text.push_str(&format!("plot {}: {p}\n", row.mode));
             }
+        }
+        if let Some(p) = &comparison.plot_file {
+            text.push_str(&format!("plot of the modes side by side: {p}\n"));
         }
         text
     })

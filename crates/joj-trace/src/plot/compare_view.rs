@@ -70,9 +70,14 @@ pub fn render_compare_svg(
     Ok(svg)
 }
 
-/// A mode's durability, cut to fit the line under its bar.
-fn short_durability(b: &ModeBar) -> String {
-    b.durability.chars().take(24).collect()
+/// A mode's durability in two short lines under its bar: the level (`full`, `group ≤ 2 ms`)
+/// and, when it has one, what its parenthesis says (`SQLite normal`), each cut to fit.
+fn durability_lines(b: &ModeBar) -> (String, String) {
+    let fit = |s: &str| s.chars().take(18).collect::<String>();
+    match b.durability.split_once(" (") {
+        Some((level, rest)) => (fit(level), fit(rest.trim_end_matches(')'))),
+        None => (fit(&b.durability), String::new()),
+    }
 }
 
 /// Text centred on `x` (in data units) below the axis: `dy` pixels down.
@@ -157,15 +162,17 @@ fn draw_bytes(
             8,
             ("sans-serif", 13).into_font().color(&INK).into(),
         )?;
-        under_bar(
-            &mut chart,
-            x,
-            &short_durability(b),
-            26,
-            ("sans-serif", 11).into_font().color(&GREY).into(),
-        )?;
+        let (level, why) = durability_lines(b);
+        for (text, dy) in [(level, 26), (why, 40)] {
+            under_bar(
+                &mut chart,
+                x,
+                &text,
+                dy,
+                ("sans-serif", 11).into_font().color(&GREY).into(),
+            )?;
+        }
     }
-    // The legend: the parts present, top right, above every bar (the axis leaves room).
     let present: Vec<(&str, RGBColor)> = parts(&bars.first().cloned().unwrap_or(ModeBar {
         mode: String::new(),
         durability: String::new(),
@@ -193,7 +200,7 @@ fn draw_bytes(
             (x + 16, y),
         )
         .map_err(plot_error("the legend"))?;
-        x += 16 + name.chars().count() as i32 * 6 + 22;
+        x += 16 + name.chars().count() as i32 * 6 + 14;
     }
     Ok(())
 }
