@@ -5,6 +5,7 @@ use crate::args;
 use crate::bench::{CommonArgs, summary};
 use crate::output::{CliResult, check_save};
 use crate::progress::Progress;
+use crate::report_page::Kind;
 use clap::Args;
 use joj_experiment::FsChoice;
 use joj_experiment::compare::{CompareEvent, DURABILITY_WORDS, compare, default_modes, table};
@@ -31,6 +32,9 @@ pub struct CompareArgs {
     /// Replace an existing --save file.
     #[arg(long)]
     pub force: bool,
+    /// Also write the HTML report page (`joj report`) beside the traces in --out.
+    #[arg(long)]
+    pub report: bool,
 }
 
 pub fn main(a: CompareArgs) -> CliResult {
@@ -70,6 +74,14 @@ pub fn main(a: CompareArgs) -> CliResult {
     });
     drop(progress);
     let comparison = comparison?;
+    if a.report {
+        let page = crate::report_cmd::beside(
+            Kind::Compare(Box::new(comparison.clone())),
+            comparison.plot_file.as_deref(),
+            &a.common.out,
+        )?;
+        eprintln!("report: {}", page.display());
+    }
     crate::output::emit(&comparison, a.save.as_deref(), a.force, json, || {
         let mut text = format!(
             "\n{} on {}, {} transactions, synchronous={}, {}, {} start; KiB written per transaction:\n",

@@ -33,6 +33,9 @@ pub struct TraceRunArgs {
     /// device at some snapshot).
     #[arg(long, short)]
     verbose: bool,
+    /// Also write the HTML report page (`joj report`) beside the trace in --out.
+    #[arg(long)]
+    report: bool,
     /// Size of the scratch filesystem image in MiB.
     #[arg(long = "image-mib", default_value_t = 1024, allow_negative_numbers = true, value_parser = args::within::<u64>(1, 1 << 24))]
     image_mib: u64,
@@ -114,6 +117,12 @@ pub fn main(a: TraceRunArgs) -> CliResult {
         for w in crate::trace_report::unseen(c) {
             eprintln!("joj: warning: {w}");
         }
+    }
+    if a.report {
+        let plot = result.plot_file.clone();
+        let kind = crate::report_page::Kind::Run(Box::new(result));
+        let page = crate::report_cmd::beside(kind, plot.as_deref(), &a.out)?;
+        eprintln!("report: {}", page.display());
     }
     Ok(())
 }

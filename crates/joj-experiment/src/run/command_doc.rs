@@ -155,13 +155,13 @@ pub(super) fn command_label(argv: &[OsString]) -> String {
     }
 }
 
-/// `text` with every character but ASCII letters, digits, `-`, `_` and `.` as `_`, at most 40
+/// `text` with every character but ASCII letters, digits, `-`, `_`, `+` and `.` as `_`, at most 40
 /// characters, never starting with a dot.
 pub(crate) fn clean_for_file_name(text: &str) -> String {
     let clean: String = text
         .chars()
         .map(|c| {
-            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+            if c.is_ascii_alphanumeric() || "-_.+".contains(c) {
                 c
             } else {
                 '_'

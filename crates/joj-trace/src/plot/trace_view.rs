@@ -487,10 +487,12 @@ fn draw_lanes(area: &Area<'_>, g: &Gathered, (x_lo, x_hi): (f64, f64)) -> Result
 /// The lane's class, its total and its share of what was written, top left, on a white box.
 fn lane_label(area: &Area<'_>, lane: &Lane, written: u64) -> Result<(), TraceError> {
     let share = if written > 0 && lane.series.label != READ.label {
-        format!(
-            " ({:.0} % of writes)",
-            100.0 * lane.bytes as f64 / written as f64
-        )
+        let pct = 100.0 * lane.bytes as f64 / written as f64;
+        if pct < 0.5 {
+            " (<1 % of writes)".to_string()
+        } else {
+            format!(" ({pct:.0} % of writes)")
+        }
     } else {
         String::new()
     };
