@@ -5,7 +5,7 @@ use crate::args;
 use crate::bench::{CommonArgs, summary};
 use crate::output::{CliResult, check_save};
 use crate::progress::Progress;
-use crate::report_page::Kind;
+use crate::report_doc::Kind;
 use clap::Args;
 use joj_experiment::FsChoice;
 use joj_experiment::compare::{CompareEvent, DURABILITY_WORDS, compare, default_modes, table};
@@ -73,7 +73,8 @@ pub fn main(a: CompareArgs) -> CliResult {
         CompareEvent::Done(_) => {}
     });
     drop(progress);
-    let comparison = comparison?;
+    let mut comparison = comparison?;
+    joj_experiment::compare_plot::write_beside(&mut comparison, &base, &opts)?;
     if a.report {
         let page = crate::report_cmd::beside(
             Kind::Compare(Box::new(comparison.clone())),

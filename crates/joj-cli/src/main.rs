@@ -18,6 +18,7 @@ mod progress;
 mod replay_cmd;
 mod replay_devices_cmd;
 mod report_cmd;
+mod report_doc;
 mod report_page;
 mod report_parts;
 mod restart_cmd;

@@ -15,7 +15,8 @@ use joj_trace::TraceError;
 use joj_trace::output::{Existing, write_atomically};
 
 use crate::output::{CliResult, check_output_file};
-use crate::report_page::{Document, Kind, Skipped, page};
+use crate::report_doc::{Document, Kind, Skipped};
+use crate::report_page::page;
 
 /// The largest result document read (a trace run's JSON with its file rows is a few MiB).
 pub const MAX_DOCUMENT_BYTES: u64 = 64 << 20;

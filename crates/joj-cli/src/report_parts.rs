@@ -7,7 +7,7 @@ use std::path::Path;
 use joj_experiment::RunResult;
 use joj_experiment::compare::Comparison;
 
-use crate::report_page::{Document, Kind, esc, inline_svg, plot_beside, scalar};
+use crate::report_doc::{Document, Kind, esc, inline_svg, plot_beside, scalar};
 
 /// Rows of a flattened crash or replay document shown at most.
 const MAX_FIELDS: usize = 80;

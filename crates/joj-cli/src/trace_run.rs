@@ -120,7 +120,7 @@ pub fn main(a: TraceRunArgs) -> CliResult {
     }
     if a.report {
         let plot = result.plot_file.clone();
-        let kind = crate::report_page::Kind::Run(Box::new(result));
+        let kind = crate::report_doc::Kind::Run(Box::new(result));
         let page = crate::report_cmd::beside(kind, plot.as_deref(), &a.out)?;
         eprintln!("report: {}", page.display());
     }

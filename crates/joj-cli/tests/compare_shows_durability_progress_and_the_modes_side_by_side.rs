@@ -1,7 +1,8 @@
 //! `joj compare` says each row's durability (waldio-gs runs SQLite at synchronous=normal and
 //! relies on group sync: its row says so, not the header's `full`), says which mode it is
 //! running as it goes (even when stderr is no terminal), and draws the modes side by side:
-//! bytes per transaction by class, stacked, and flushes per transaction.
+//! bytes per transaction by class, stacked, and flushes per transaction; `--report` writes the
+//! report page beside them.
 
 use std::process::Command;
 
@@ -20,6 +21,7 @@ fn compare_shows_durability_progress_and_the_modes_side_by_side() {
             "40",
             "--modes",
             "wal,delete,waldio-gs",
+            "--report",
             "--out",
         ])
         .arg(out.path())
@@ -68,4 +70,12 @@ fn compare_shows_durability_progress_and_the_modes_side_by_side() {
         "plot of the modes side by side: {}",
         plot.display()
     )));
+    // --report: the page beside the trace, named after the plot.
+    let page = out.path().join("compare-ext4-insert.html");
+    let html = std::fs::read_to_string(&page).unwrap_or_else(|e| panic!("{}: {e}", page.display()));
+    assert!(html.contains("group ≤ 2 ms (SQLite normal)") && html.contains("What this means"));
+    assert!(
+        err.contains(&format!("report: {}", page.display())),
+        "{err}"
+    );
 }

@@ -139,32 +139,10 @@ pub fn compare(
         each(CompareEvent::Done(&row));
         rows.push(row);
     }
-    let mut comparison = Comparison {
+    Ok(Comparison {
         rows,
         plot_file: None,
-    };
-    if let Some(out) = &opts.out_dir {
-        let name = format!("compare-{}-{}", opts.fs.name(), base.name());
-        let title = format!(
-            "{} on {}: the journal modes side by side, {} transactions",
-            base.name(),
-            opts.fs.name(),
-            base.transactions
-        );
-        let subtitle = format!(
-            "synchronous={} (waldio rows: as their durability says); the JOJ: FS journal written \
-             while SQLite synced its log",
-            base.synchronous
-        );
-        comparison.plot_file = Some(crate::compare_plot::write(
-            out,
-            &name,
-            &title,
-            &subtitle,
-            &comparison,
-        )?);
-    }
-    Ok(comparison)
+    })
 }
 
 /// The table `joj compare` prints: per mode, its durability, transactions/s, then KiB written per

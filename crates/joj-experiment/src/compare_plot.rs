@@ -1,6 +1,7 @@
 //! The picture of a comparison: per mode, the bytes each transaction wrote by class, stacked
 //! (the JOJ apart from the rest of the FS journal), and the flushes per transaction, drawn by
-//! [`joj_trace::plot::render_compare_svg`] from the rows' figures.
+//! [`joj_trace::plot::render_compare_svg`] from the rows' figures. (The comparison itself does
+//! not know its picture: this module depends on it, not the other way round.)
 
 use std::io::Write;
 use std::path::Path;
@@ -11,6 +12,8 @@ use joj_trace::plot::{ModeBar, render_compare_svg};
 
 use crate::compare::{CompareRow, Comparison};
 use crate::error::ExperimentError;
+use crate::stack::RunOptions;
+use joj_workload::DbWorkload;
 
 /// A traced row's figures per transaction; `None` for a row that was not traced.
 pub fn bar_of(row: &CompareRow) -> Option<ModeBar> {
@@ -39,8 +42,34 @@ pub fn render(title: &str, subtitle: &str, c: &Comparison) -> Result<String, Tra
     render_compare_svg(title, subtitle, &bars)
 }
 
+/// With an output folder in `opts`, draw `c` there as `compare-<fs>-<op>.svg` (`-2`, … when
+/// taken) and name the file in `c.plot_file`.
+pub fn write_beside(
+    c: &mut Comparison,
+    base: &DbWorkload,
+    opts: &RunOptions,
+) -> Result<(), ExperimentError> {
+    let Some(out) = &opts.out_dir else {
+        return Ok(());
+    };
+    let name = format!("compare-{}-{}", opts.fs.name(), base.name());
+    let title = format!(
+        "{} on {}: the journal modes side by side, {} transactions",
+        base.name(),
+        opts.fs.name(),
+        base.transactions
+    );
+    let subtitle = format!(
+        "synchronous={} (waldio rows: as their durability says); the JOJ: FS journal written \
+         while SQLite synced its log",
+        base.synchronous
+    );
+    c.plot_file = Some(write(out, &name, &title, &subtitle, c)?);
+    Ok(())
+}
+
 /// Write `<name>.svg` into `out` (`<name>-2.svg`, … when taken) and return its path.
-pub(crate) fn write(
+fn write(
     out: &Path,
     name: &str,
     title: &str,

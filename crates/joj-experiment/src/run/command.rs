@@ -14,18 +14,19 @@
 //! database, from the SQLite header at its start, whatever its name.
 
 use std::collections::BTreeMap;
-use std::ffi::OsString;
+
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
 use joj_linux::diskstats::DiskStats;
-use joj_linux::{BlockTracer, FsKind, SyncKind, TouchedFile};
+use joj_linux::{BlockTracer, SyncKind, TouchedFile};
 use joj_trace::FileRole;
 use joj_trace::classify::data_by_path;
 
 use super::classify::{classify_window, journal_layout};
-use super::command_doc::{command_label, command_report, document, model_command};
+pub use super::command_doc::CommandOptions;
+use super::command_doc::{Measured, command_label, document, model_command};
 use super::emit::write_trace_and_plot;
 use super::extents::{ExtentRecorder, SyncInterval};
 use super::place::Place;
@@ -35,32 +36,6 @@ use crate::result::{
     RunResult, SetupReport, SetupWork,
 };
 use crate::stack::Storage;
-
-/// How to run a command.
-#[derive(Debug, Clone)]
-pub struct CommandOptions {
-    /// The program and its arguments.
-    pub argv: Vec<OsString>,
-    pub fs: FsKind,
-    /// The directory the command sees as its own, through an overlay whose upper layer is on
-    /// the scratch filesystem (every file of it visible, what it writes traced); `None`: an
-    /// empty directory of the scratch filesystem.
-    pub start_dir: Option<PathBuf>,
-    /// A directory to run in, relative to the start directory (created), instead of it.
-    pub dir: Option<PathBuf>,
-    pub image_size_bytes: u64,
-    pub trace_buffer_kb: u32,
-    /// Where the trace file and plot go (none when `None`).
-    pub out_dir: Option<PathBuf>,
-    /// What to divide the totals by for `block_per_txn` (the command's own transactions);
-    /// `None`: the commits counted in its databases, or 1 (the whole command) when none were.
-    pub transactions: Option<u64>,
-    /// The command's stdout goes to joj's stderr (joj's stdout then holds only joj's output).
-    pub stdout_to_stderr: bool,
-    /// Replay the command's trace through this device and model its time there, host included
-    /// (`device` and `modeled` sections).
-    pub device: Option<crate::stack::DevicePlan>,
-}
 
 /// `-shm`: SQLite's WAL index, shared memory (counted with `other` by role); `-waldio`: the
 /// file waldio keeps SQLite's WAL in.
@@ -670,25 +645,6 @@ pub(super) fn traced_in(
     )
 }
 
-/// What the traced window measured, besides its requests.
-pub(super) struct Measured {
-    /// The devices' counters over the window, and the empty preflush write bios the trace saw.
-    pub(super) disk: Option<(DiskStats, u64)>,
-    /// When the block tracer started (CLOCK_MONOTONIC ns).
-    pub(super) window_start_ns: u64,
-    pub(super) elapsed_s: f64,
-    pub(super) intent: BioIntent,
-    pub(super) supervised: joj_linux::Supervision,
-    /// Whether the scratch filesystem was full when the command ended.
-    pub(super) filesystem_full: bool,
-    /// CPU time of the command's processes (reaped children, `RUSAGE_CHILDREN`).
-    pub(super) cpu_ns: u64,
-    /// CPU time of the filesystem's journal thread.
-    pub(super) journal_ns: u64,
-    /// Its run-queue delay.
-    pub(super) journal_delay_ns: u64,
-}
-
 /// CPU time (user + system) of this process's reaped children so far.
 fn children_cpu_ns() -> u64 {
     // SAFETY: an all-zero rusage is a valid value of the plain C struct.
@@ -781,6 +737,20 @@ fn report(
     report.databases = dbs;
     report.setup = split.report(watcher, cwd, m.window_start_ns);
     result.command = Some(report);
+    add_file_calls(&mut result);
+    let succeeded = result.command.as_ref().is_none_or(CommandReport::succeeded);
+    if let (Some(out), true) = (&opts.out_dir, succeeded) {
+        // A failed command's trace would measure a run that stopped part-way: none is written.
+        write_trace_and_plot(out, &spec.label, &mut result, fs, &classified.records)?;
+    }
+    if let Some(plan) = spec.device {
+        on_device(&mut result, plan, spec, fs, &classified.records, &m)?;
+    }
+    Ok(result)
+}
+
+/// The per-file calls summed into the document's `syscalls` and `files` sections.
+fn add_file_calls(result: &mut RunResult) {
     for f in result.command.iter().flat_map(|c| &c.files) {
         result.syscalls.fsync += f.fsync;
         result.syscalls.fdatasync += f.fdatasync;
@@ -791,31 +761,84 @@ fn report(
         let role = kind_of(Path::new(&f.path), f.kind == "database").1;
         *result.files.of_role_mut(role) += f.write_bytes;
     }
-    let succeeded = result.command.as_ref().is_none_or(CommandReport::succeeded);
-    if let (Some(out), true) = (&opts.out_dir, succeeded) {
-        // A failed command's trace would measure a run that stopped part-way: none is written.
-        write_trace_and_plot(out, &spec.label, &mut result, fs, &classified.records)?;
+}
+
+/// The command's trace replayed through `plan`'s device, and (a command's, not a syscall
+/// replay's) time modeled there, host included.
+fn on_device(
+    result: &mut RunResult,
+    plan: &crate::stack::DevicePlan,
+    spec: &WindowSpec,
+    fs: &joj_linux::ScratchFs,
+    records: &[joj_trace::TraceRecord],
+    m: &Measured,
+) -> Result<(), ExperimentError> {
+    let txns = result.transactions;
+    let (device, devices) =
+        crate::replay::replay_records(records, txns, 0, plan, &super::fs::journal_devs(fs))?;
+    if spec.workload == "command" {
+        // (A syscall replay runs in joj's own threads, whose CPU is not a child's: its host
+        // time is not modeled.)
+        let (host, modeled) = model_command(result, m, &device, plan, txns);
+        result.host = Some(host);
+        result.modeled = Some(modeled);
     }
-    if let Some(plan) = spec.device {
-        let txns = transactions;
-        let (device, devices) = crate::replay::replay_records(
-            &classified.records,
-            txns,
-            0,
-            plan,
-            &super::fs::journal_devs(fs),
-        )?;
-        if spec.workload == "command" {
-            // (A syscall replay runs in joj's own threads, whose CPU is not a child's: its host
-            // time is not modeled.)
-            let (host, modeled) = model_command(&result, &m, &device, plan, txns);
-            result.host = Some(host);
-            result.modeled = Some(modeled);
-        }
-        result.device = Some(device);
-        result.devices = devices;
+    result.device = Some(device);
+    result.devices = devices;
+    Ok(())
+}
+
+/// The `command` section: how the command ended, what supervising it cost, its files.
+fn command_report(
+    opts: &CommandOptions,
+    cwd: &Path,
+    watcher: &Watcher,
+    files: Vec<FileReport>,
+    m: &Measured,
+) -> CommandReport {
+    let exit = m
+        .supervised
+        .exit
+        .unwrap_or(joj_linux::ChildExit::Signal(libc::SIGKILL));
+    CommandReport {
+        argv: opts
+            .argv
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
+        cwd: cwd.to_string_lossy().into_owned(),
+        start_dir: opts
+            .start_dir
+            .as_ref()
+            .map(|d| d.to_string_lossy().into_owned()),
+        exit_code: match exit {
+            joj_linux::ChildExit::Code(c) => Some(c),
+            joj_linux::ChildExit::Signal(_) => None,
+        },
+        signal: match exit {
+            joj_linux::ChildExit::Signal(s) => Some(s),
+            joj_linux::ChildExit::Code(_) => None,
+        },
+        tasks: m.supervised.tasks,
+        stops: m.supervised.stops,
+        stopped_s: m.supervised.handling_ns as f64 / 1e9,
+        syscall_events: m.supervised.events,
+        unresolved_syncs: watcher.unresolved_syncs,
+        whole_fs_syncs: watcher.whole_fs_syncs,
+        dir_syncs: watcher.dir_fsyncs + watcher.dir_fdatasyncs,
+        files,
+        outside_writes: watcher
+            .outside
+            .iter()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect(),
+        outside_writes_total: watcher.outside_total,
+        io_uring: watcher.io_uring.clone(),
+        filesystem_full: m.filesystem_full,
+        setup: None,
+        databases: Vec::new(),
+        stderr_tail: Vec::new(),
     }
-    Ok(result)
 }
 
 /// One row per file the command touched or left, with its data bytes, sync calls and the FS
@@ -922,6 +945,7 @@ impl Watcher {
 mod tests {
     use super::*;
     use crate::run::command_line;
+    use std::ffi::OsString;
 
     #[test]
     fn a_dir_must_stay_inside_the_scratch_filesystem() {

@@ -2,13 +2,59 @@
 //! configuration and, with a device profile, its host and modeled time.
 
 use std::ffi::OsString;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use joj_linux::FsKind;
+use joj_linux::diskstats::DiskStats;
 use joj_vfs::IoCounters;
 
-use super::command::{CommandOptions, Measured, Watcher};
 use super::place::Place;
-use crate::result::{BioIntent, CommandReport, FileReport, RunConfig, RunResult};
+use crate::result::{BioIntent, RunConfig, RunResult};
+
+/// How to run a command.
+#[derive(Debug, Clone)]
+pub struct CommandOptions {
+    /// The program and its arguments.
+    pub argv: Vec<OsString>,
+    pub fs: FsKind,
+    /// The directory the command sees as its own, through an overlay whose upper layer is on
+    /// the scratch filesystem (every file of it visible, what it writes traced); `None`: an
+    /// empty directory of the scratch filesystem.
+    pub start_dir: Option<PathBuf>,
+    /// A directory to run in, relative to the start directory (created), instead of it.
+    pub dir: Option<PathBuf>,
+    pub image_size_bytes: u64,
+    pub trace_buffer_kb: u32,
+    /// Where the trace file and plot go (none when `None`).
+    pub out_dir: Option<PathBuf>,
+    /// What to divide the totals by for `block_per_txn` (the command's own transactions);
+    /// `None`: the commits counted in its databases, or 1 (the whole command) when none were.
+    pub transactions: Option<u64>,
+    /// The command's stdout goes to joj's stderr (joj's stdout then holds only joj's output).
+    pub stdout_to_stderr: bool,
+    /// Replay the command's trace through this device and model its time there, host included
+    /// (`device` and `modeled` sections).
+    pub device: Option<crate::stack::DevicePlan>,
+}
+
+/// What the traced window measured, besides its requests.
+pub(super) struct Measured {
+    /// The devices' counters over the window, and the empty preflush write bios the trace saw.
+    pub(super) disk: Option<(DiskStats, u64)>,
+    /// When the block tracer started (CLOCK_MONOTONIC ns).
+    pub(super) window_start_ns: u64,
+    pub(super) elapsed_s: f64,
+    pub(super) intent: BioIntent,
+    pub(super) supervised: joj_linux::Supervision,
+    /// Whether the scratch filesystem was full when the command ended.
+    pub(super) filesystem_full: bool,
+    /// CPU time of the command's processes (reaped children, `RUSAGE_CHILDREN`).
+    pub(super) cpu_ns: u64,
+    /// CPU time of the filesystem's journal thread.
+    pub(super) journal_ns: u64,
+    /// Its run-queue delay.
+    pub(super) journal_delay_ns: u64,
+}
 
 /// A traced command's host time and modeled time on `plan`'s device: the command's wall time
 /// less the supervisor's holding it; its CPU time and the journal thread's against the rest
@@ -49,59 +95,6 @@ pub(super) fn model_command(
         ),
     );
     (host, modeled)
-}
-
-/// The `command` section: how the command ended, what supervising it cost, its files.
-pub(super) fn command_report(
-    opts: &CommandOptions,
-    cwd: &Path,
-    watcher: &Watcher,
-    files: Vec<FileReport>,
-    m: &Measured,
-) -> CommandReport {
-    let exit = m
-        .supervised
-        .exit
-        .unwrap_or(joj_linux::ChildExit::Signal(libc::SIGKILL));
-    CommandReport {
-        argv: opts
-            .argv
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect(),
-        cwd: cwd.to_string_lossy().into_owned(),
-        start_dir: opts
-            .start_dir
-            .as_ref()
-            .map(|d| d.to_string_lossy().into_owned()),
-        exit_code: match exit {
-            joj_linux::ChildExit::Code(c) => Some(c),
-            joj_linux::ChildExit::Signal(_) => None,
-        },
-        signal: match exit {
-            joj_linux::ChildExit::Signal(s) => Some(s),
-            joj_linux::ChildExit::Code(_) => None,
-        },
-        tasks: m.supervised.tasks,
-        stops: m.supervised.stops,
-        stopped_s: m.supervised.handling_ns as f64 / 1e9,
-        syscall_events: m.supervised.events,
-        unresolved_syncs: watcher.unresolved_syncs,
-        whole_fs_syncs: watcher.whole_fs_syncs,
-        dir_syncs: watcher.dir_fsyncs + watcher.dir_fdatasyncs,
-        files,
-        outside_writes: watcher
-            .outside
-            .iter()
-            .map(|p| p.to_string_lossy().into_owned())
-            .collect(),
-        outside_writes_total: watcher.outside_total,
-        io_uring: watcher.io_uring.clone(),
-        filesystem_full: m.filesystem_full,
-        setup: None,
-        databases: Vec::new(),
-        stderr_tail: Vec::new(),
-    }
 }
 
 /// The bench-shaped document of a traced command, before its `command` section.

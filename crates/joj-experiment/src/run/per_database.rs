@@ -16,47 +16,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
-use crate::result::FileReport;
-
-/// One database's commits and what they cost.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DatabaseReport {
-    /// The database file, as in `files[].path`.
-    pub path: String,
-    /// The journal mode its files show: `wal`, `waldio`, `delete`, `truncate`, `persist`, or
-    /// `rollback` (a rollback journal whose end was not seen), or several joined by `+`.
-    pub journal_mode: String,
-    /// Commits, when they could be counted.
-    pub commits: Option<u64>,
-    /// How they were counted, or why they could not be.
-    pub commits_counted_by: String,
-    /// Its files, with the data each had written (set-up work excluded).
-    pub files: Vec<String>,
-    /// Data written to its files, set-up work excluded.
-    pub data_bytes: u64,
-    /// Of that, to its log (WAL or rollback journal).
-    pub log_data_bytes: u64,
-    /// FS journal written while its files were being synced.
-    pub fs_journal_bytes_in_syncs: u64,
-    /// Of that, while its log was being synced: the journaling of journal.
-    pub joj_bytes: u64,
-    /// fsync, fdatasync, sync_file_range and synchronous writes on its files, and the syncs of
-    /// its directory.
-    pub syncs: u64,
-    pub per_commit: Option<PerCommit>,
-}
-
-/// [`DatabaseReport`]'s figures divided by its commits.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct PerCommit {
-    pub data_bytes: f64,
-    pub log_data_bytes: f64,
-    pub fs_journal_bytes_in_syncs: f64,
-    pub joj_bytes: f64,
-    pub syncs: f64,
-}
+use crate::result::{DatabaseReport, FileReport, PerCommit};
 
 /// The suffixes of a database's companion files.
 const COMPANIONS: [(&str, Companion); 4] = [

@@ -6,7 +6,7 @@ use plotters::coord::Shift;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
-use super::{BLUE, GREEN, GREY, INK, ORANGE, PURPLE, plot_error};
+use super::style::{BLUE, GREEN, GREY, INK, ORANGE, PURPLE, plot_error};
 use crate::error::TraceError;
 
 const WIDTH_PX: u32 = 1400;
@@ -160,7 +160,7 @@ fn draw_bytes(
             x,
             &b.mode,
             8,
-            ("sans-serif", 13).into_font().color(&INK).into(),
+            ("sans-serif", 13).into_font().color(&INK),
         )?;
         let (level, why) = durability_lines(b);
         for (text, dy) in [(level, 26), (why, 40)] {
@@ -169,10 +169,19 @@ fn draw_bytes(
                 x,
                 &text,
                 dy,
-                ("sans-serif", 11).into_font().color(&GREY).into(),
+                ("sans-serif", 11).into_font().color(&GREY),
             )?;
         }
     }
+    draw_legend(area, bars)
+}
+
+/// The legend: the parts some mode has, one row between the panel's caption and its bars,
+/// hiding nothing.
+fn draw_legend(
+    area: &DrawingArea<SVGBackend<'_>, Shift>,
+    bars: &[ModeBar],
+) -> Result<(), TraceError> {
     let present: Vec<(&str, RGBColor)> = parts(&bars.first().cloned().unwrap_or(ModeBar {
         mode: String::new(),
         durability: String::new(),
@@ -196,7 +205,7 @@ fn draw_bytes(
             .map_err(plot_error("the legend"))?;
         area.draw_text(
             name,
-            &("sans-serif", 12).into_font().color(&INK).into(),
+            &("sans-serif", 12).into_font().color(&INK),
             (x + 16, y),
         )
         .map_err(plot_error("the legend"))?;

@@ -6,7 +6,7 @@ use plotters::element::{Drawable, PointCollection};
 use plotters::prelude::*;
 use plotters_backend::{BackendCoord, DrawingErrorKind};
 
-use super::{
+use super::style::{
     BLUE, GREEN, GREY, INK, ORANGE, PURPLE, PlotAxis, PlotInfo, SKY, VERMILION, grouped,
     integer_label, plot_error, size,
 };
@@ -401,8 +401,7 @@ fn draw(
             &("sans-serif", 12)
                 .into_font()
                 .transform(FontTransform::Rotate270)
-                .color(&GREY)
-                .into(),
+                .color(&GREY),
             (4, lanes_h as i32 / 2 + 150),
         )
         .map_err(plot_error("the lanes' axis title"))?;
@@ -416,7 +415,7 @@ fn draw_lanes(area: &Area<'_>, g: &Gathered, (x_lo, x_hi): (f64, f64)) -> Result
     if g.lanes.is_empty() {
         area.draw_text(
             "no request with an address in this trace",
-            &("sans-serif", 16).into_font().color(&GREY).into(),
+            &("sans-serif", 16).into_font().color(&GREY),
             (Y_LABELS_PX as i32 + 20, 30),
         )
         .map_err(plot_error("the empty trace"))?;
@@ -506,7 +505,7 @@ fn lane_label(area: &Area<'_>, lane: &Lane, written: u64) -> Result<(), TraceErr
     .map_err(plot_error("a lane's label"))?;
     area.draw_text(
         &text,
-        &("sans-serif", 13).into_font().color(&INK).into(),
+        &("sans-serif", 13).into_font().color(&INK),
         (x + 17, 3),
     )
     .map_err(plot_error("a lane's label"))
@@ -570,7 +569,7 @@ fn draw_flush_rate(
     );
     area.draw_text(
         &text,
-        &("sans-serif", 13).into_font().color(&INK).into(),
+        &("sans-serif", 13).into_font().color(&INK),
         (Y_LABELS_PX as i32 + 4, 3),
     )
     .map_err(plot_error("the flush lane's label"))
