@@ -3,8 +3,8 @@
 //! replay of the captured trace, and the kernel sees time pass as on the device: with `fsync`
 //! on a WAL that has its size, every commit finds a new mtime to journal (unpaced, on a fast
 //! loop device, most commits fall in the clock tick of the one before and journal nothing; that
-//! comparison depends on the machine's speed and is in docs/results/measurement-stack.md, not here). Nothing is left
-//! behind.
+//! comparison depends on the machine's speed and is in docs/results/measurement-stack.md, not
+//! here). Nothing is left behind.
 
 mod common;
 
