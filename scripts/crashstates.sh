@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reproduce the crash-state table of docs/results.md: `joj crash --fs` for every journal mode on
+# Reproduce the crash-state table of docs/results/measurement-stack.md: `joj crash --fs` for every journal mode on
 # ext4 (ordered) with at least 10,000 crash states each, and at least 2,000 each on
 # ext4-writeback, ext4-datajournal, xfs and btrfs (and ext4-nojournal, an extra); the stock modes at synchronous=NORMAL and
 # the waldio modes with a window; then the canaries and controls.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Capture the eight traced runs of the ATC'13 external-journal (E) table of docs/results.md:
+# Capture the eight traced runs of the ATC'13 external-journal (E) table of docs/results/atc13.md:
 # ext4 and ext4-extjournal, fsync and fdatasync, insert and update, TRUNCATE, 1,000 transactions.
 # Usage: scripts/extjournal.sh [output-dir]   (needs root; a few minutes on 2 cores)
 # Then: python3 scripts/extjournal_table.py OUTPUT-DIR [PROFILE]

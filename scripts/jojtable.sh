@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reproduce the JOJ tables of docs/results.md: every journal mode, traced, on each filesystem.
+# Reproduce the JOJ tables of docs/results/measurement-stack.md: every journal mode, traced, on each filesystem.
 # Usage: scripts/jojtable.sh [output-dir]   (needs root; takes a few minutes)
 set -euo pipefail
 cd "$(dirname "$0")/.."

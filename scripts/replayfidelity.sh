@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Replay fidelity (issue 22, docs/results.md "Replaying recorded system calls"): record a traced
+# Replay fidelity (issue 22, docs/results/measurement-stack.md "Replaying recorded system calls"): record a traced
 # `joj bench` run under strace (`joj syscalls record --bench-window`), replay the recording on a
 # fresh scratch filesystem of the same kind (`joj syscalls replay`), and print the recorded run's
 # own per-transaction figures beside the replay's: KiB of data, metadata and FS journal, and

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Issue 33's checks of modeled time, each run as a separate joj process, every figure a median of
-# repeated runs, the machine's load recorded with each run (docs/results.md, "Modeled time").
+# repeated runs, the machine's load recorded with each run (docs/results/measurement-stack.md, "Modeled time").
 # Usage: scripts/timecheck.py OUT-DIR [repeat|host|disk|all]   (root; JOJ = joj binary)
 #   repeat: one command, 5 runs each: modeled TPS spread (ATC'13 baseline on sdcard-2013, paced
 #           and --no-pace; WAL insert on galaxy-s5)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reproduce the WALDIO tables of docs/results.md: stock WAL against every WALDIO mode, traced,
+# Reproduce the WALDIO tables of docs/results/waldio.md: stock WAL against every WALDIO mode, traced,
 # on ext4 (ordered) on a loop device; insert, update and delete; fresh and steady state.
 # Usage: scripts/waldiotable.sh [output-dir] [transactions]   (needs root; a few minutes)
 set -euo pipefail

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reproduce the X-FTL curve of docs/results.md: the synthetic workload (Table 1's) for k = 1..20
+# Reproduce the X-FTL curve of docs/results/x-ftl.md: the synthetic workload (Table 1's) for k = 1..20
 # pages per transaction, fresh and at 30 / 50 / 70 % GC validity, in delete, wal and xftl mode,
 # every row on one device profile (galaxy-s5, or $JOJ_DEVICE). Prints one table per validity and
 # keeps every JSON document.

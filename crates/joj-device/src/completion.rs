@@ -20,7 +20,7 @@
 //!
 //! Parameters: no published measurement of the wakeup cost on the paper's phone (Exynos 4412,
 //! Cortex-A9 at 1.4 GHz) was found; [`HostCompletion::DEFAULT_WAKEUP_NS`] says where its value
-//! comes from, and `docs/results.md` shows how the result moves with it.
+//! comes from, and `docs/results/atc13.md` shows how the result moves with it.
 
 use serde::{Deserialize, Serialize};
 

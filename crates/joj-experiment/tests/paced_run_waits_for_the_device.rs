@@ -3,8 +3,8 @@
 //! replay of the captured trace, and the kernel sees time pass as on the device: with `fsync`
 //! on a WAL that has its size, every commit finds a new mtime to journal (unpaced, on a fast
 //! loop device, most commits fall in the clock tick of the one before and journal nothing; that
-//! comparison depends on the machine's speed and is in results.md, not here). Nothing is left
-//! behind.
+//! comparison depends on the machine's speed and is in docs/results/measurement-stack.md, not
+//! here). Nothing is left behind.
 
 mod common;
 
@@ -82,7 +82,7 @@ fn paced_run_waits_for_the_device() {
     let u = joj_experiment::run(&Workload::Db(w), &unpaced).expect("unpaced run");
     assert!(u.pace.is_none());
     // How much less an unpaced run journals depends on how fast this machine is at the moment
-    // (on a loaded machine the loop device is as slow as the model): shown in results.md, not
+    // (on a loaded machine the loop device is as slow as the model): shown in docs/results/, not
     // asserted here.
     assert_eq!(
         common::leftovers(),

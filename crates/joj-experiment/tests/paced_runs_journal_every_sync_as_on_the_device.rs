@@ -6,8 +6,8 @@
 //! the journal's mtime moved since the first, i.e. if a clock tick (4 ms) passed between them:
 //! on an SD card (`sdcard-2013`, several ms per write) always, on the loop device in memory
 //! only when this machine happened to be slow. Paced per transaction, 7.25–7.47 flushes per
-//! commit came out of two runs of the same command (docs/results.md); paced at each sync call,
-//! every `fsync` commits and flushes twice: exactly 8.
+//! commit came out of two runs of the same command (docs/results/measurement-stack.md, "Modeled
+//! time"); paced at each sync call, every `fsync` commits and flushes twice: exactly 8.
 
 mod common;
 

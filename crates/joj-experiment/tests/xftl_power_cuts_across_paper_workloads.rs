@@ -3,7 +3,8 @@
 //! integrity_check` passes, and the database equals the state after exactly the acknowledged
 //! transactions (or one more, when one was under way). Batch commits fail at random so that
 //! SQLite's journal path is cut too. The canary device, which acknowledges commits before they
-//! are durable, must be caught. More cuts: `joj crash --cuts N` (docs/results.md).
+//! are durable, must be caught. More cuts: `joj crash --cuts N` (docs/results/x-ftl.md, "Crash
+//! safety").
 
 #[path = "../../joj-workload/tests/paper_common/mod.rs"]
 mod paper_common;

@@ -99,9 +99,9 @@ fn normal_loses_nothing_acknowledged_over_50_kills() {
     assert_eq!(kill_runs("waldio_sync=normal", 0, 3), 0);
 }
 
-/// Group sync's window (docs/formats/waldio.md, docs/results.md): a commit is durable once its
-/// group is written; the frame buffer (16 KiB) holds at most 4 one-page commits (each insert of
-/// a 200-byte row here) — a kill may lose those, never more, and never part of one.
+/// Group sync's window (docs/formats/waldio.md, docs/results/waldio.md): a commit is durable once
+/// its group is written; the frame buffer (16 KiB) holds at most 4 one-page commits (each insert
+/// of a 200-byte row here) — a kill may lose those, never more, and never part of one.
 #[test]
 fn group_sync_loses_at_most_its_window_over_50_kills() {
     let worst = kill_runs("waldio_sync=full&waldio_group=1", 4, 4);
