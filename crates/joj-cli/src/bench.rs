@@ -434,13 +434,19 @@ pub fn summary(r: &RunResult) -> String {
             p.profile, p.modeled_s, p.waited_s
         ));
     }
+    if let Some(l) = &r.latency_us {
+        s.push_str(&format!(
+            "  latency µs: p50 {:.1}  p99 {:.1}  p99.9 {:.1}  max {:.1}\n",
+            l.p50, l.p99, l.p999, l.max
+        ));
+    }
     s.push_str(&format!(
-        "  latency µs: p50 {:.1}  p99 {:.1}  p99.9 {:.1}  max {:.1}\n",
-        r.latency_us.p50, r.latency_us.p99, r.latency_us.p999, r.latency_us.max
-    ));
-    s.push_str(&format!(
-        "  syscalls: {} fsync, {} fdatasync, {} writes of {} B\n",
-        r.syscalls.fsync, r.syscalls.fdatasync, r.syscalls.write_calls, r.syscalls.write_bytes
+        "  syscalls: {} fsync, {} fdatasync ({} of them of directories), {} writes of {} B\n",
+        r.syscalls.fsync,
+        r.syscalls.fdatasync,
+        r.syscalls.dir_syncs,
+        r.syscalls.write_calls,
+        r.syscalls.write_bytes
     ));
     s.push_str(&format!(
         "  bytes written: database {}  WAL {}  rollback journal {}  other {}\n",
@@ -492,15 +498,7 @@ pub fn summary(r: &RunResult) -> String {
             p.flushes
         ));
     }
-    for u in &r.unplaced_data {
-        let name = std::path::Path::new(&u.path)
-            .file_name()
-            .map_or(u.path.clone(), |n| n.to_string_lossy().into_owned());
-        s.push_str(&format!(
-            "  unplaced: {name}: up to {} B had no place on the device at {} extent snapshot(s): {}; requests to blocks no snapshot places count as metadata\n",
-            u.max_bytes, u.snapshots, u.reason
-        ));
-    }
+    s.push_str(&crate::output::unplaced_note(r, false));
     for check in &r.checks {
         s.push_str(&format!(
             "  check {}: {} ({})\n",

@@ -5,9 +5,10 @@ use crate::args;
 use crate::bench::{CommonArgs, summary};
 use crate::output::{CliResult, check_save};
 use crate::progress::Progress;
+use crate::report_doc::Kind;
 use clap::Args;
 use joj_experiment::FsChoice;
-use joj_experiment::compare::{compare, default_modes, table};
+use joj_experiment::compare::{CompareEvent, DURABILITY_WORDS, compare, default_modes, table};
 use joj_workload::{DbOp, DbWorkload, JournalMode};
 
 #[derive(Args)]
@@ -31,6 +32,9 @@ pub struct CompareArgs {
     /// Replace an existing --save file.
     #[arg(long)]
     pub force: bool,
+    /// Also write the HTML report page (`joj report`) beside the traces in --out.
+    #[arg(long)]
+    pub report: bool,
 }
 
 pub fn main(a: CompareArgs) -> CliResult {
@@ -59,13 +63,26 @@ pub fn main(a: CompareArgs) -> CliResult {
     // One bar over every mode's transactions.
     let progress = Progress::start(base.transactions * modes.len() as u64, "compare");
     opts.progress = Some(progress.counter.clone());
-    let comparison = compare(&base, &modes, &opts, |row| {
-        if !json {
-            progress.println(&summary(&row.result));
+    let comparison = compare(&base, &modes, &opts, |event| match event {
+        // Said even when stderr is no terminal (the bar is hidden then): a long run is never
+        // silent.
+        CompareEvent::Starting { mode, index, of } => {
+            progress.println(&format!("compare: {mode} ({index} of {of})\n"));
         }
+        CompareEvent::Done(row) if !json => progress.println(&summary(&row.result)),
+        CompareEvent::Done(_) => {}
     });
     drop(progress);
-    let comparison = comparison?;
+    let mut comparison = comparison?;
+    joj_experiment::compare_plot::write_beside(&mut comparison, &base, &opts)?;
+    if a.report {
+        let page = crate::report_cmd::beside(
+            Kind::Compare(Box::new(comparison.clone())),
+            comparison.plot_file.as_deref(),
+            &a.common.out,
+        )?;
+        eprintln!("report: {}", page.display());
+    }
     crate::output::emit(&comparison, a.save.as_deref(), a.force, json, || {
         let mut text = format!(
             "\n{} on {}, {} transactions, synchronous={}, {}, {} start; KiB written per transaction:\n",
@@ -77,6 +94,7 @@ pub fn main(a: CompareArgs) -> CliResult {
             format!("{:?}", base.start).to_lowercase()
         );
         text.push_str(&table(&comparison));
+        text.push_str(&format!("{DURABILITY_WORDS}\n"));
         if let Some(m) = comparison
             .rows
             .iter()
@@ -87,10 +105,14 @@ pub fn main(a: CompareArgs) -> CliResult {
                 m.time.host, m.time.cpu_factor, m.profile, m.pacing
             ));
         }
+        text.push_str(&crate::meaning::of_compare(&comparison, &fs.name()));
         for row in &comparison.rows {
             if let Some(p) = &row.result.plot_file {
                 text.push_str(&format!("plot {}: {p}\n", row.mode));
             }
+        }
+        if let Some(p) = &comparison.plot_file {
+            text.push_str(&format!("plot of the modes side by side: {p}\n"));
         }
         text
     })

@@ -13,13 +13,19 @@ mod completion_args;
 mod crash_cmd;
 mod crash_fs_cmd;
 mod device_cmd;
+mod meaning;
 mod progress;
 mod replay_cmd;
 mod replay_devices_cmd;
+mod report_cmd;
+mod report_doc;
+mod report_page;
+mod report_parts;
 mod restart_cmd;
 mod speed_cmd;
 mod syscalls_cmd;
 mod trace_cmd;
+mod trace_report;
 mod trace_run;
 mod version;
 mod waldio_cmd;
@@ -64,6 +70,9 @@ enum Command {
     /// recovered database is checked against the acknowledged commits. With --fs: crash states
     /// of SQLite on a real kernel filesystem, recorded block by block and checked.
     Crash(Box<crash_cmd::CrashArgs>),
+    /// One self-contained HTML page from saved results (bench, compare, trace, crash, replay
+    /// JSON): tables, plots, the runs' facts and what they mean.
+    Report(report_cmd::ReportArgs),
     /// Emulated eMMC: format / inspect an image file, run fio-like synthetic workloads.
     Device(device_cmd::DeviceArgs),
     /// The i-FTL paper's withdraw/deposit: application transactions over two databases and a
@@ -96,13 +105,14 @@ fn main() -> ExitCode {
         Some(Command::Replay(a)) => replay_cmd::main(*a),
         Some(Command::Restart(a)) => restart_cmd::main(*a),
         Some(Command::Crash(a)) => crash_cmd::main(*a),
+        Some(Command::Report(a)) => report_cmd::main(a),
         Some(Command::Device(a)) => device_cmd::main(a),
         Some(Command::Apptxn(a)) => apptxn_cmd::main(*a),
         Some(Command::Waldio(a)) => waldio_cmd::main(a),
         Some(Command::Cleanup(a)) => cleanup_cmd::main(a),
         None => {
             eprintln!(
-                "joj: give a command (bench, compare, speed, trace, replay, restart, crash, device, apptxn, waldio, cleanup) or --help"
+                "joj: give a command (bench, compare, speed, trace, replay, restart, crash, report, device, apptxn, waldio, cleanup) or --help"
             );
             return ExitCode::from(2);
         }

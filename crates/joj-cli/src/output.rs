@@ -67,17 +67,17 @@ pub enum CliError {
         .path.display()
     )]
     NoBlkparseRequests { path: PathBuf },
-    /// `joj trace -- COMMAND` whose command failed; its trace was reported first.
+    /// `joj trace -- COMMAND` whose command failed: no report, no trace file or plot.
     #[error(
-        "the traced command failed ({exit}); its trace is reported above; fix: make the command \
-         succeed on its own first (it ran in {cwd} on the scratch filesystem)"
+        "the traced command failed ({exit}); no report, trace or plot is made of a run that \
+         stopped part-way; fix: {fix}"
     )]
-    CommandFailed { exit: String, cwd: String },
+    CommandFailed { exit: String, fix: String },
     /// `joj trace -- COMMAND` whose command failed with the scratch filesystem full.
     #[error(
         "the traced command failed ({exit}) with the scratch filesystem full (not 1 MiB more \
-         could be allocated in its {image_mib} MiB); its trace is reported above; fix: give the \
-         command a larger scratch filesystem (--image-mib, now {image_mib})"
+         could be allocated in its {image_mib} MiB); no report, trace or plot is made of it; \
+         fix: give the command a larger scratch filesystem (--image-mib, now {image_mib})"
     )]
     CommandFailedFull { exit: String, image_mib: u64 },
     /// `joj replay --completion` with `--honor-timestamps`: the completion model needs a
@@ -116,6 +116,12 @@ pub enum CliError {
          app.py`) or a subcommand (import, show, plot); fix: add one"
     )]
     NoTraceCommand,
+    /// joj's working directory cannot be read (removed while joj started).
+    #[error(
+        "cannot read the directory joj trace was started from: {source}; fix: start joj trace \
+         from an existing directory, or pass --empty"
+    )]
+    StartDir { source: std::io::Error },
     /// `joj syscalls record` without strace (it runs the command under it).
     #[error("joj syscalls record runs the command under strace: {0}")]
     NoStrace(#[from] joj_linux::ToolMissing),
@@ -211,6 +217,34 @@ pub fn erases_phrase(data_blocks: u64, map_blocks: u64) -> String {
     } else {
         format!("{data_blocks} erases (+{map_blocks} map blocks)")
     }
+}
+
+/// What the file data joj could not place on the device at some extent snapshot means for the
+/// figures, in one line; with `verbose`, one more line per file and reason.
+pub fn unplaced_note(r: &joj_experiment::RunResult, verbose: bool) -> String {
+    if r.unplaced_data.is_empty() {
+        return String::new();
+    }
+    let bytes: u64 = r.unplaced_data.iter().map(|u| u.max_bytes).sum();
+    let mut s = format!(
+        "  note: some file data had no place on the device yet when joj mapped its file (e.g. \
+         delayed allocation); at most {:.1} KiB counted as FS metadata may be that data{}\n",
+        bytes as f64 / 1024.0,
+        if verbose {
+            ":"
+        } else {
+            " (--verbose lists it; the JSON has it in unplaced_data)"
+        }
+    );
+    if verbose {
+        for u in &r.unplaced_data {
+            s.push_str(&format!(
+                "    {}: up to {} B at {} snapshot(s): {}\n",
+                u.path, u.max_bytes, u.snapshots, u.reason
+            ));
+        }
+    }
+    s
 }
 
 #[cfg(test)]

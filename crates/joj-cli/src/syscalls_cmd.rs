@@ -293,7 +293,7 @@ fn replay(a: ReplayArgs) -> CliResult {
             played.window.calls,
             played.before_window.unexpected_successes + played.window.unexpected_successes
         )?;
-        out!("{}", crate::trace_run::table(&result))?;
+        out!("{}", crate::trace_report::table(&result, false))?;
         if let Some(d) = &result.device {
             outln!(
                 "  device {} (trace replayed): {:.1} transactions/s modeled ({:.4} s), WAF {:.2}, {} flushes, {} FUA, {} GC copies",

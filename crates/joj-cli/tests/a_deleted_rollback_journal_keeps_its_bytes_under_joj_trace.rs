@@ -35,7 +35,7 @@ fn a_deleted_rollback_journal_keeps_its_bytes_under_joj_trace() {
     assert!(bytes >= 50 * 8192, "journal data {bytes} B: {journal}");
     assert!(journal["fsync"].as_u64().unwrap() + journal["fdatasync"].as_u64().unwrap() >= 50);
     assert_eq!(
-        doc["block"]["data_by_role"]["rollback_journal"].as_u64(),
+        doc["block"]["data_by_role"]["rollback_journal_bytes"].as_u64(),
         Some(bytes),
         "the role total is the file's"
     );

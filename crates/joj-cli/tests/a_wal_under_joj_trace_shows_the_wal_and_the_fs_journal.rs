@@ -40,7 +40,7 @@ fn a_wal_under_joj_trace_shows_the_wal_and_the_fs_journal() {
         "{wal}"
     );
     assert!(doc["block"]["fs_journal_bytes"].as_u64().unwrap() > 0);
-    assert!(doc["block"]["data_by_role"]["wal"].as_u64().unwrap() >= 50 * 4096);
+    assert!(doc["block"]["data_by_role"]["wal_bytes"].as_u64().unwrap() >= 50 * 4096);
     assert!(doc["block"]["flushes"].as_u64().unwrap() >= 50, "{doc}");
 }
 

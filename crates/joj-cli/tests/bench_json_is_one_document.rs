@@ -55,7 +55,7 @@ fn bench_json_is_one_document() {
         assert!(doc["syscalls"][key].as_u64().is_some(), "syscalls.{key}");
     }
     assert_eq!(doc["transactions"], 30);
-    assert!(doc["files"]["wal"].as_u64().unwrap() >= 30 * 4096);
+    assert!(doc["files"]["wal_bytes"].as_u64().unwrap() >= 30 * 4096);
     assert_eq!(doc["config"]["journal_mode"], "wal");
     assert_eq!(doc["config"]["synchronous"], "full");
     assert_eq!(doc["config"]["fs"], "host");
@@ -117,7 +117,7 @@ fn mobibench_flags_mean_what_mobibench_means() {
         "--sync-call fsync issues only fsync"
     );
     assert!(doc["syscalls"]["fsync"].as_u64().unwrap() >= 20);
-    assert!(doc["files"]["rollback_journal"].as_u64().unwrap() > 0);
+    assert!(doc["files"]["rollback_journal_bytes"].as_u64().unwrap() > 0);
 
     // File mode: -a 1 random write, -y 8 fdatasync, -f 64 KiB, -r 4 KiB.
     let dir = tempfile::tempdir().unwrap();

@@ -5,13 +5,18 @@ use crate::error::{ExperimentError, StackError};
 use crate::result::RunResult;
 use crate::run::run_on;
 use crate::stack::{FsChoice, RunOptions, Stack, Workload};
-use joj_workload::{DbWorkload, JournalMode};
+use joj_workload::{DbWorkload, JournalMode, Synchronous};
 use serde::{Deserialize, Serialize};
 
-/// One mode's row: its name and the fields of its `joj bench` document.
+/// One mode's row: its name, what an acknowledged commit survives, and the fields of its
+/// `joj bench` document.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CompareRow {
     pub mode: String,
+    /// What a commit survives once it returned, in [`durability`]'s words (absent in documents
+    /// written before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub durability: Option<String>,
     #[serde(flatten)]
     pub result: RunResult,
 }
@@ -19,7 +24,60 @@ pub struct CompareRow {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Comparison {
     pub rows: Vec<CompareRow>,
+    /// The modes side by side ([`joj_trace::plot::render_compare_svg`]), when the rows were
+    /// traced into a folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plot_file: Option<String>,
 }
+
+/// What `compare` says as it goes.
+#[derive(Debug, Clone, Copy)]
+pub enum CompareEvent<'a> {
+    /// Mode `index` (from 1) of `of` starts.
+    Starting {
+        mode: JournalMode,
+        index: usize,
+        of: usize,
+    },
+    /// A row is done.
+    Done(&'a CompareRow),
+}
+
+/// What an acknowledged commit of `mode` survives when the workload asked SQLite for
+/// `synchronous` (waldio sets SQLite's level itself: its rows say both). The words are
+/// explained by [`DURABILITY_WORDS`].
+pub fn durability(mode: JournalMode, synchronous: Synchronous) -> String {
+    match mode {
+        JournalMode::Off | JournalMode::Memory => "none (no journal)".into(),
+        JournalMode::Xftl | JournalMode::Iftl => "full (device txn)".into(),
+        JournalMode::Waldio(m) => {
+            let o = m.options();
+            let sqlite = o.sqlite_synchronous().to_lowercase();
+            match (o.sync, o.group) {
+                (_, Some(g)) => format!("group ≤ {} ms (SQLite {sqlite})", g.interval_ms),
+                (joj_waldio::SyncOption::Normal, None) => {
+                    format!("normal (SQLite {sqlite})")
+                }
+                (_, None) => format!("full (SQLite {sqlite})"),
+            }
+        }
+        _ => match synchronous {
+            Synchronous::Full => "full".into(),
+            Synchronous::Normal if mode == JournalMode::Wal => "normal".into(),
+            Synchronous::Normal => "full (normal)".into(),
+            Synchronous::Off => "none (synchronous=off)".into(),
+        },
+    }
+}
+
+/// The key to [`durability`]'s words, one line.
+pub const DURABILITY_WORDS: &str = "durability: full = every commit is durable when it returns;\n  \
+     group ≤ N ms = commits are written and synced in groups: a commit is durable at most N ms \
+     after it returns (waldio's group sync; SQLite runs at synchronous=normal, waldio syncs);\n  \
+     normal = the last commits before a power cut may roll back (durable at the next sync or \
+     checkpoint);\n  full (normal) = a rollback journal at synchronous=normal: commits are \
+     durable, with a small risk to the database on some filesystems;\n  \
+     none = a crash may lose commits or corrupt the database";
 
 /// The rows `joj compare` runs when none are named: SQLite's own modes beside joj's answer to
 /// their journaling of journal — WALDIO, without and with group sync — and, when a device is
@@ -42,7 +100,7 @@ pub fn compare(
     base: &DbWorkload,
     modes: &[JournalMode],
     opts: &RunOptions,
-    mut each: impl FnMut(&CompareRow),
+    mut each: impl FnMut(CompareEvent<'_>),
 ) -> Result<Comparison, ExperimentError> {
     if modes.is_empty() {
         return Err(StackError::NoModes.into());
@@ -65,19 +123,29 @@ pub fn compare(
         planned.push((mode, Stack::resolve(&w, &o)?, w));
     }
     let mut rows = Vec::new();
-    for (mode, stack, w) in planned {
+    let of = planned.len();
+    for (i, (mode, stack, w)) in planned.into_iter().enumerate() {
+        each(CompareEvent::Starting {
+            mode,
+            index: i + 1,
+            of,
+        });
         let result = run_on(&stack, &w, opts.progress.clone())?;
         let row = CompareRow {
             mode: mode.to_string(),
+            durability: Some(durability(mode, base.synchronous)),
             result,
         };
-        each(&row);
+        each(CompareEvent::Done(&row));
         rows.push(row);
     }
-    Ok(Comparison { rows })
+    Ok(Comparison {
+        rows,
+        plot_file: None,
+    })
 }
 
-/// The table `joj compare` prints: per mode, transactions/s, then KiB written per
+/// The table `joj compare` prints: per mode, its durability, transactions/s, then KiB written per
 /// transaction — database data, log data (WAL or rollback journal), filesystem metadata,
 /// filesystem journal and the part of it written while SQLite synced its log (the JOJ), total —
 /// and flush requests per transaction. When the rows were replayed through a device model
@@ -95,12 +163,12 @@ pub fn table(c: &Comparison) -> String {
         (String::new(), String::new())
     };
     s.push_str(&format!(
-        "{:<14} {:>9} | {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} | {:>7}{dev_head}\n",
-        "mode", "txn/s", "db", "log", "meta", "fs-jnl", "(JOJ)", "total", "flushes"
+        "{:<14} {:<28} {:>9} | {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} | {:>7}{dev_head}\n",
+        "mode", "durability", "txn/s", "db", "log", "meta", "fs-jnl", "(JOJ)", "total", "flushes"
     ));
     s.push_str(&format!(
-        "{:<14} {:>9} | {:^53} | {:>7}{dev_unit}\n",
-        "", "", "KiB written per transaction", "per txn"
+        "{:<14} {:<28} {:>9} | {:^53} | {:>7}{dev_unit}\n",
+        "", "", "", "KiB written per transaction", "per txn"
     ));
     for r in &c.rows {
         let dev_col = match (&r.result.modeled, &r.result.device, device) {
@@ -118,6 +186,7 @@ pub fn table(c: &Comparison) -> String {
             (None, None, false) => String::new(),
         };
         let res = &r.result;
+        let durability = r.durability.as_deref().unwrap_or("?");
         match &res.block_per_txn {
             Some(b) => {
                 let n = res.transactions.max(1) as f64;
@@ -127,8 +196,9 @@ pub fn table(c: &Comparison) -> String {
                     .unwrap_or(0.0);
                 let log = b.data_by_role.wal + b.data_by_role.rollback_journal;
                 s.push_str(&format!(
-                    "{:<14} {:>9.1} | {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} | {:>7.2}{dev_col}\n",
+                    "{:<14} {:<28} {:>9.1} | {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} | {:>7.2}{dev_col}\n",
                     r.mode,
+                    durability,
                     res.ops_per_sec,
                     b.data_by_role.database / 1024.0,
                     log / 1024.0,
@@ -140,8 +210,8 @@ pub fn table(c: &Comparison) -> String {
                 ));
             }
             None => s.push_str(&format!(
-                "{:<14} {:>9.1} | (not traced){dev_col}\n",
-                r.mode, res.ops_per_sec
+                "{:<14} {:<28} {:>9.1} | (not traced){dev_col}\n",
+                r.mode, durability, res.ops_per_sec
             )),
         }
     }

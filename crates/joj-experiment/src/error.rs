@@ -180,6 +180,16 @@ pub enum ExperimentError {
          creates it inside the scratch filesystem it makes for the command", dir = .dir.display()
     )]
     CommandDir { dir: PathBuf, why: &'static str },
+    #[error(
+        "joj trace gives the command the directory it was started from, {dir}, through an \
+         overlay (what the command writes lands on the scratch filesystem); an overlay does not \
+         show what is mounted below its directory ({mounts}), so the command would miss it; fix: start \
+         joj trace from a directory with no mount below it (your project's directory), or pass \
+         --empty to run the command in an empty directory of the scratch filesystem",
+        dir = .dir.display(),
+        mounts = .mounts.iter().map(|m| m.display().to_string()).collect::<Vec<_>>().join(", ")
+    )]
+    StartDirHasMounts { dir: PathBuf, mounts: Vec<PathBuf> },
     #[error("joj crash --fs: {0}")]
     CrashStates(String),
     #[error(transparent)]

@@ -22,6 +22,7 @@
 
 pub mod calibrate;
 pub mod compare;
+pub mod compare_plot;
 pub mod crash;
 pub mod crash_states;
 pub mod error;

@@ -8,13 +8,30 @@ use joj_workload::latency::LatencySummary;
 use joj_workload::paper::PaperWorkload;
 use serde::{Deserialize, Serialize};
 
-/// Bytes written through the VFS (or the file workload), by file role.
+/// Bytes written through the VFS (or the file workload, or a traced command's write calls),
+/// by file role.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileBytes {
+    #[serde(rename = "database_bytes", alias = "database")]
     pub database: u64,
+    #[serde(rename = "wal_bytes", alias = "wal")]
     pub wal: u64,
+    #[serde(rename = "rollback_journal_bytes", alias = "rollback_journal")]
     pub rollback_journal: u64,
+    #[serde(rename = "other_bytes", alias = "other")]
     pub other: u64,
+}
+
+impl FileBytes {
+    /// The count of files of `role`.
+    pub fn of_role_mut(&mut self, role: joj_trace::FileRole) -> &mut u64 {
+        match role {
+            joj_trace::FileRole::Database => &mut self.database,
+            joj_trace::FileRole::Wal => &mut self.wal,
+            joj_trace::FileRole::RollbackJournal => &mut self.rollback_journal,
+            joj_trace::FileRole::Other => &mut self.other,
+        }
+    }
 }
 
 impl From<&IoCounters> for FileBytes {
@@ -36,8 +53,9 @@ pub struct Syscalls {
     pub dir_syncs: u64,
     pub write_calls: u64,
     pub write_bytes: u64,
-    pub read_calls: u64,
-    pub read_bytes: u64,
+    /// Reads through the VFS; `None` where nothing measured them (a traced command).
+    pub read_calls: Option<u64>,
+    pub read_bytes: Option<u64>,
     pub truncates: u64,
     pub deletes: u64,
 }
@@ -50,8 +68,8 @@ impl From<&IoCounters> for Syscalls {
             dir_syncs: c.dir_syncs,
             write_calls: c.write_calls,
             write_bytes: c.write_bytes,
-            read_calls: c.read_calls,
-            read_bytes: c.read_bytes,
+            read_calls: Some(c.read_calls),
+            read_bytes: Some(c.read_bytes),
             truncates: c.truncates,
             deletes: c.deletes,
         }
@@ -75,7 +93,9 @@ pub struct RunConfig {
     pub sync_call: Option<String>,
     pub page_size: Option<u32>,
     pub start: Option<String>,
-    pub threads: u32,
+    /// Worker threads of the workload; `None` for a traced command (its processes and
+    /// threads are `command.tasks`).
+    pub threads: Option<u32>,
     pub statements_per_txn: Option<u32>,
     pub tables: Option<u32>,
     pub attached_dbs: Option<u32>,
@@ -108,7 +128,8 @@ pub struct RunResult {
     pub elapsed_s: f64,
     /// Transactions (or operations) per second.
     pub ops_per_sec: f64,
-    pub latency_us: LatencySummary,
+    /// Per-transaction latency; `None` where it was not measured (a traced command).
+    pub latency_us: Option<LatencySummary>,
     pub syscalls: Syscalls,
     pub files: FileBytes,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -188,7 +209,7 @@ impl RunResult {
             transactions,
             elapsed_s,
             ops_per_sec: transactions as f64 / elapsed_s.max(1e-9),
-            latency_us: LatencySummary::from_ns(latencies_ns),
+            latency_us: Some(LatencySummary::from_ns(latencies_ns)),
             syscalls: Syscalls::from(counters),
             files: FileBytes::from(counters),
             block: None,
@@ -230,6 +251,10 @@ pub struct FileReport {
     pub kind: String,
     /// File data written to the device (block layer), in bytes.
     pub data_bytes: u64,
+    /// Of that, written by one-time set-up work (an overlay copy-up of the file, waldio
+    /// preallocating it): not a commit's.
+    #[serde(default)]
+    pub setup_data_bytes: u64,
     /// FS journal bytes written while a sync call on this file was under way.
     pub fs_journal_bytes_in_syncs: u64,
     pub fsync: u64,
@@ -237,6 +262,14 @@ pub struct FileReport {
     pub sync_file_range: u64,
     /// Writes on O_DSYNC / O_SYNC descriptors or with RWF_DSYNC / RWF_SYNC.
     pub sync_writes: u64,
+    /// write, pwrite64, writev, pwritev, pwritev2 calls on it, and the bytes they wrote.
+    #[serde(default)]
+    pub write_calls: u64,
+    #[serde(default)]
+    pub write_bytes: u64,
+    /// For a WAL: writes of its 32-byte header (each time SQLite starts or restarts it).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub wal_header_writes: u64,
     /// unlink calls on it, renames from it and renames over it.
     pub removals: u64,
     /// truncate / ftruncate calls on it.
@@ -279,17 +312,30 @@ pub struct IoUringReport {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CommandReport {
     pub argv: Vec<String>,
-    /// The directory it ran in, on the scratch filesystem.
+    /// The directory it ran in, as it named it.
     pub cwd: String,
+    /// The directory it was started from and saw as its own through an overlay whose upper
+    /// layer is on the scratch filesystem; `None` when it ran in an empty directory of the
+    /// scratch filesystem (`--empty`).
+    #[serde(default)]
+    pub start_dir: Option<String>,
     /// Its exit status, when it exited.
     pub exit_code: Option<i32>,
     /// The signal that ended it, when one did.
     pub signal: Option<i32>,
     /// Processes and threads traced.
     pub tasks: u64,
-    /// Stops at traced system calls, and the time joj held them (the supervisor's overhead).
+    /// Times a task waited for joj (opens, unlinks, renames, truncates, io_uring calls), and
+    /// the time joj took to let it go (the supervisor's overhead on the command).
     pub stops: u64,
     pub stopped_s: f64,
+    /// System call events read from the kernel's tracepoints (no stop).
+    #[serde(default)]
+    pub syscall_events: u64,
+    /// Sync calls on descriptors joj did not see opened and could not resolve (not in any
+    /// file's counts).
+    #[serde(default)]
+    pub unresolved_syncs: u64,
     /// `syncfs` / `sync` calls.
     pub whole_fs_syncs: u64,
     /// `fsync` / `fdatasync` of directories.
@@ -309,6 +355,41 @@ pub struct CommandReport {
     /// [`FULL_BELOW_BYTES`] more could be allocated on it.
     #[serde(default)]
     pub filesystem_full: bool,
+    /// One-time set-up work seen in the window and what the device did meanwhile: reported
+    /// apart from the per-commit figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup: Option<SetupReport>,
+    /// Each SQLite database's commits and their cost.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub databases: Vec<DatabaseReport>,
+    /// The last lines the command wrote to its standard error (at most 20; joj passes all of
+    /// it on as it comes).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stderr_tail: Vec<String>,
+}
+
+/// One-time set-up work in a traced command's window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SetupReport {
+    /// What was set up, in time order.
+    pub work: Vec<SetupWork>,
+    /// The block requests issued while it ran (every request of the device meanwhile, the
+    /// command's other threads' included).
+    pub block: BlockTotals,
+}
+
+/// One piece of set-up work.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SetupWork {
+    /// `overlay copy-up` (a file the command first wrote copied up from its directory), or
+    /// what a joj VFS marked (`waldio-preallocation`).
+    pub what: String,
+    /// The file, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// When it ran, seconds from the window's start, and for how long.
+    pub start_s: f64,
+    pub duration_s: f64,
 }
 
 /// How many paths written outside the scratch filesystem a report lists.
@@ -331,4 +412,42 @@ pub struct DeviceSection {
     /// `main` or `journal`.
     pub role: String,
     pub device: joj_device::DeviceSummary,
+}
+
+/// One database's commits and what they cost.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DatabaseReport {
+    /// The database file, as in `files[].path`.
+    pub path: String,
+    /// The journal mode its files show: `wal`, `waldio`, `delete`, `truncate`, `persist`, or
+    /// `rollback` (a rollback journal whose end was not seen), or several joined by `+`.
+    pub journal_mode: String,
+    /// Commits, when they could be counted.
+    pub commits: Option<u64>,
+    /// How they were counted, or why they could not be.
+    pub commits_counted_by: String,
+    /// Its files, with the data each had written (set-up work excluded).
+    pub files: Vec<String>,
+    /// Data written to its files, set-up work excluded.
+    pub data_bytes: u64,
+    /// Of that, to its log (WAL or rollback journal).
+    pub log_data_bytes: u64,
+    /// FS journal written while its files were being synced.
+    pub fs_journal_bytes_in_syncs: u64,
+    /// Of that, while its log was being synced: the journaling of journal.
+    pub joj_bytes: u64,
+    /// fsync, fdatasync, sync_file_range and synchronous writes on its files, and the syncs of
+    /// its directory.
+    pub syncs: u64,
+    pub per_commit: Option<PerCommit>,
+}
+
+/// [`DatabaseReport`]'s figures divided by its commits.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PerCommit {
+    pub data_bytes: f64,
+    pub log_data_bytes: f64,
+    pub fs_journal_bytes_in_syncs: f64,
+    pub joj_bytes: f64,
+    pub syncs: f64,
 }

@@ -189,7 +189,7 @@ pub fn speed(
                     mode: mode.to_string(),
                     transactions: result.transactions,
                     ops_per_sec: result.ops_per_sec,
-                    p50_latency_us: result.latency_us.p50,
+                    p50_latency_us: result.latency_us.map_or(0.0, |l| l.p50),
                     checks_ok: result.checks.iter().all(|c| c.ok),
                 };
                 each(&run);

@@ -6,7 +6,7 @@
 //! | `joj_counters()` | JSON: the accounting VFS `joj`'s counters since the extension was loaded |
 //! | `waldio_state([path])` | JSON: waldio's default options, counters and last error; with a database path, its header as waldio sees it |
 //! | `waldio_convert(path)` | JSON: gives an existing database waldio's 24-byte reserve (VACUUM) and puts it in WAL mode through waldio |
-//! | `joj_make_default(vfs)` | makes `waldio` or `joj` the process's default VFS; returns the previous default's name |
+//! | `joj_make_default(vfs [, options])` | makes `waldio` or `joj` the process's default VFS; returns the previous default's name. For `waldio`, `options` (URI parameters, `&`-joined: `'waldio_journal=wal'`) become its defaults |
 //!
 //! Every function's work is a plain Rust function of its text arguments; one trampoline turns
 //! it into a SQLite function.
@@ -41,6 +41,15 @@ pub(crate) enum ExtError {
     NotOurVfs(String),
     #[error("joj_make_default: {0}")]
     MakeDefault(joj_vfs::SqliteError),
+    #[error(
+        "joj_make_default: options are waldio's; give them only with 'waldio', e.g. \
+         joj_make_default('waldio', 'waldio_journal=wal')"
+    )]
+    OptionsForJoj,
+    #[error(
+        "joj_make_default: {0}; options are URI parameters joined by &, e.g. 'waldio_journal=wal&waldio_sync=full'"
+    )]
+    Options(joj_waldio::OptionsError),
     #[error("joj: encoding JSON: {0}")]
     Json(#[from] serde_json::Error),
     #[error("joj: internal error (a panic) in a SQL function")]
@@ -86,7 +95,7 @@ const FUNCTIONS: &[Function] = &[
     },
     Function {
         name: "joj_make_default",
-        args: &[1],
+        args: &[1, 2],
         direct_only: true,
         work: make_default,
     },
@@ -119,6 +128,13 @@ fn waldio_state(args: &[Option<String>]) -> Result<String, ExtError> {
         "defaults": vfs.defaults(),
         "counters": vfs.counters(),
         "last_error": vfs.last_error().map(|e| e.message().to_string()),
+        // Databases that committed through a rollback journal under waldio: not in WAL mode,
+        // so waldio is not in use for them.
+        "not_in_wal_mode": vfs
+            .not_in_wal_mode()
+            .into_iter()
+            .map(|(path, n)| json!({ "path": path, "rollback_journal_opens": n }))
+            .collect::<Vec<_>>(),
     });
     if let Some(Some(path)) = args.first() {
         let path = Path::new(path);
@@ -160,6 +176,35 @@ fn make_default(args: &[Option<String>]) -> Result<String, ExtError> {
         Some(v) if name == joj_waldio::VFS_NAME || name == joj_vfs::VFS_NAME => v,
         _ => return Err(ExtError::NotOurVfs(name)),
     };
+    if let Some(Some(options)) = args.get(1) {
+        if name != joj_waldio::VFS_NAME {
+            return Err(ExtError::OptionsForJoj);
+        }
+        let waldio = joj_waldio::register().map_err(ExtError::WaldioVfs)?;
+        let pairs: Vec<(&str, &str)> = options
+            .split('&')
+            .filter(|kv| !kv.is_empty())
+            .map(|kv| kv.split_once('=').unwrap_or((kv, "")))
+            .collect();
+        if let Some((key, _)) = pairs
+            .iter()
+            .find(|(k, _)| !joj_waldio::options::URI_KEYS.contains(k))
+        {
+            return Err(ExtError::Options(joj_waldio::OptionsError::UnknownKey {
+                key: key.to_string(),
+            }));
+        }
+        let defaults = waldio
+            .defaults()
+            .with_uri_params(|key| {
+                pairs
+                    .iter()
+                    .find(|(k, _)| *k == key)
+                    .map(|(_, v)| v.to_string())
+            })
+            .map_err(ExtError::Options)?;
+        waldio.set_defaults(defaults);
+    }
     let previous = BaseVfs::default_vfs().map(|v| v.name()).unwrap_or_default();
     vfs.make_default().map_err(ExtError::MakeDefault)?;
     Ok(previous)

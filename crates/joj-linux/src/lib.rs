@@ -32,17 +32,20 @@ pub mod beneath;
 pub mod cleanup;
 mod cmd;
 pub mod dev;
+pub mod diskstats;
 pub mod fiemap;
 pub mod fs;
 pub mod fs_btrfs;
 pub mod leftovers;
 pub mod loopdev;
-mod mounts;
+pub mod mounts;
 pub mod names;
 pub mod prereq;
 pub mod record;
 pub mod scratch;
 pub mod supervise;
+pub mod syscall_line;
+pub mod syscall_trace;
 pub mod tempdir;
 pub mod testgate;
 mod tools;
@@ -63,8 +66,8 @@ pub use scratch::{
     DeviceRole, FileExtents, ScratchDevice, ScratchError, ScratchFs, ScratchOptions,
 };
 pub use supervise::{
-    Change, ChildExit, IoUring, Observer, SuperviseError, Supervision, SyncKind, TouchedFile,
-    supervise,
+    Change, ChildExit, CommandSpec, IoUring, Observer, Overlay, SuperviseError, Supervision,
+    SyncKind, TouchedFile, TracedDir, supervise,
 };
 pub use tempdir::{RunTempDir, TempDirError};
 pub use tools::ToolMissing;

@@ -82,6 +82,19 @@ pub(crate) fn unmount(path: &Path) -> Result<(), UnmountError> {
     unmount(path, UnmountFlags::DETACH).map_err(failed)
 }
 
+/// The mount points strictly below `dir` (which an overlay of `dir` would not show), as
+/// `mountinfo` lists them.
+pub fn mounts_below(mountinfo: &str, dir: &Path) -> Vec<PathBuf> {
+    let mut below: Vec<PathBuf> = parse(mountinfo)
+        .into_iter()
+        .map(|m| m.point)
+        .filter(|p| p != dir && p.starts_with(dir))
+        .collect();
+    below.sort();
+    below.dedup();
+    below
+}
+
 /// One line of `/proc/self/mountinfo`: the mount point and the `major:minor` of what is
 /// mounted.
 struct Mounted {
@@ -152,6 +165,22 @@ pub(crate) fn unmount_holding(dev: DevNum) -> Result<Vec<PathBuf>, UnmountError>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mounts_below_a_directory_are_those_strictly_inside_it() {
+        let info = "22 1 254:0 / / rw - ext4 /dev/vda rw\n\
+                    30 22 0:5 / /home/u/app/data rw - tmpfs tmpfs rw\n\
+                    31 22 0:6 / /home/u/application rw - tmpfs tmpfs rw\n\
+                    32 22 0:7 / /home/u/app rw - tmpfs tmpfs rw\n";
+        assert_eq!(
+            mounts_below(info, Path::new("/home/u/app")),
+            [PathBuf::from("/home/u/app/data")]
+        );
+        assert_eq!(
+            mounts_below(info, Path::new("/home/u/other")),
+            Vec::<PathBuf>::new()
+        );
+    }
 
     #[test]
     fn every_mount_holding_a_device_is_found_deepest_and_latest_first() {

@@ -94,6 +94,16 @@ pub enum TraceError {
         reason: TraceLineError,
     },
     #[error(
+        "cannot parse line {line_no} of the system call trace ({reason}): {line}; fix: report \
+         this line, the kernel's format changed"
+    )]
+    SyscallLine {
+        line_no: usize,
+        line: String,
+        #[source]
+        reason: crate::syscall_line::SysLineError,
+    },
+    #[error(
         "the trace lost {lost} event(s): the {buffer_kb} KiB per-CPU buffer filled up; fix: \
          start the tracer with a bigger buffer_kb (e.g. {}) or trace a shorter run",
         .buffer_kb.saturating_mul(4)
@@ -368,7 +378,7 @@ impl BlockStream {
 /// Makes this process's next free instance `joj-<pid>-<n>` in `instances`, recorded in
 /// registry entry `id`. A name that exists already (left by a dead process that had our pid,
 /// or made by hand) is skipped for the next `n`: it is not ours to reuse or remove.
-fn create_instance(id: u64, instances: &Path) -> Result<PathBuf, TraceError> {
+pub(crate) fn create_instance(id: u64, instances: &Path) -> Result<PathBuf, TraceError> {
     let pid = std::process::id();
     let (mut first, mut last) = (None, None);
     for _ in 0..INSTANCE_NAME_ATTEMPTS {

@@ -113,17 +113,56 @@ pub enum TraceLineError {
 
 /// Parses one line of a tracefs `trace` file.
 pub fn parse_trace_line(line: &str) -> Result<TraceLine, TraceLineError> {
+    let p = match parse_trace_line_prefix(line)? {
+        Ok(p) => p,
+        Err(other) => return Ok(other),
+    };
+    let (event, payload) = p
+        .rest
+        .split_once(": ")
+        .ok_or_else(|| TraceLineError::NoEvent {
+            text: p.rest.to_string(),
+        })?;
+    match event {
+        "block_rq_issue" => parse_rq_issue(p.time_ns, payload).map(TraceLine::Request),
+        "block_bio_queue" => parse_bio_queue(p.time_ns, payload).map(TraceLine::Bio),
+        "block_rq_complete" => parse_rq_complete(p.time_ns, payload).map(TraceLine::Complete),
+        _ => Ok(TraceLine::Other),
+    }
+}
+
+/// The columns every event line starts with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct LinePrefix<'a> {
+    /// The task (thread) id after `<task>-`.
+    pub(crate) pid: i32,
+    /// The `(<tgid>)` column, when option `record-tgid` prints it with a number.
+    pub(crate) tgid: Option<i32>,
+    pub(crate) time_ns: u64,
+    /// What follows `<secs>.<usecs>: `: the event and its payload.
+    pub(crate) rest: &'a str,
+}
+
+/// The task, time and the rest of an event line; `Err` with a [`TraceLine::Lost`] or
+/// [`TraceLine::Other`] for a line that is no event.
+pub(crate) fn parse_trace_line_prefix(
+    line: &str,
+) -> Result<Result<LinePrefix<'_>, TraceLine>, TraceLineError> {
     let line = line.trim_end_matches(['\n', '\r']);
     let trimmed = line.trim_start();
     if trimmed.is_empty() || trimmed.starts_with('#') {
-        return Ok(TraceLine::Other);
+        return Ok(Err(TraceLine::Other));
     }
     if let Some(rest) = trimmed.strip_prefix("CPU:") {
-        return parse_lost(rest).ok_or_else(|| TraceLineError::BadLostMarker {
-            text: trimmed.to_string(),
-        });
+        return parse_lost(rest)
+            .map(Err)
+            .ok_or_else(|| TraceLineError::BadLostMarker {
+                text: trimmed.to_string(),
+            });
     }
-    let after_cpu = &line[cpu_field_end(line).ok_or(TraceLineError::NoTaskPidCpu)?..];
+    let cpu_end = cpu_field_end(line).ok_or(TraceLineError::NoTaskPidCpu)?;
+    let (pid, tgid) = task_ids(&line[..cpu_end]).ok_or(TraceLineError::NoTaskPidCpu)?;
+    let after_cpu = &line[cpu_end..];
     let (first, rest) =
         after_cpu
             .trim_start()
@@ -147,18 +186,27 @@ pub fn parse_trace_line(line: &str) -> Result<TraceLine, TraceLineError> {
             text: stamp.to_string(),
         })?;
     let time_ns = parse_timestamp(stamp)?;
-    let (event, payload) =
-        rest.trim_start()
-            .split_once(": ")
-            .ok_or_else(|| TraceLineError::NoEvent {
-                text: rest.to_string(),
-            })?;
-    match event {
-        "block_rq_issue" => parse_rq_issue(time_ns, payload).map(TraceLine::Request),
-        "block_bio_queue" => parse_bio_queue(time_ns, payload).map(TraceLine::Bio),
-        "block_rq_complete" => parse_rq_complete(time_ns, payload).map(TraceLine::Complete),
-        _ => Ok(TraceLine::Other),
+    Ok(Ok(LinePrefix {
+        pid,
+        tgid,
+        time_ns,
+        rest: rest.trim_start(),
+    }))
+}
+
+/// `<task>-<pid> [(<tgid>)] [<cpu>]` (the text up to the cpu column's end): the pid and tgid.
+fn task_ids(head: &str) -> Option<(i32, Option<i32>)> {
+    let open = head.rfind('[')?;
+    let mut before = head[..open].trim_end();
+    let mut tgid = None;
+    if before.ends_with(')') {
+        let p = before.rfind('(')?;
+        tgid = before[p + 1..before.len() - 1].trim().parse().ok();
+        before = head[..p].trim_end();
     }
+    let digits = before.bytes().rev().take_while(u8::is_ascii_digit).count();
+    let pid = before[before.len() - digits..].parse().ok()?;
+    Some((pid, tgid))
 }
 
 /// Index just past the `[cpu]` field that follows `<task>-<pid>` (and an optional `(<tgid>)`).

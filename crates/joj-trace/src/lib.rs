@@ -36,7 +36,7 @@ pub use format::{
     read_trace_file, write_trace, write_trace_file,
 };
 pub use input::InputError;
-pub use plot::{PlotAxis, plot_svg, render_svg};
+pub use plot::{PlotAxis, PlotInfo, plot_svg, render_svg};
 pub use record::{
     BlockClass, Completion, FileRole, Op, SECTOR_BYTES, TraceRecord, attach_completions,
 };

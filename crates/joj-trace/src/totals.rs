@@ -17,9 +17,13 @@ use crate::record::{BlockClass, FileRole, Op, TraceRecord};
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub struct DataByRole {
+    #[serde(rename = "database_bytes", alias = "database")]
     pub database: u64,
+    #[serde(rename = "wal_bytes", alias = "wal")]
     pub wal: u64,
+    #[serde(rename = "rollback_journal_bytes", alias = "rollback_journal")]
     pub rollback_journal: u64,
+    #[serde(rename = "other_bytes", alias = "other")]
     pub other: u64,
 }
 
@@ -100,9 +104,13 @@ pub struct BlockPerTxn {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub struct DataByRolePerTxn {
+    #[serde(rename = "database_bytes", alias = "database")]
     pub database: f64,
+    #[serde(rename = "wal_bytes", alias = "wal")]
     pub wal: f64,
+    #[serde(rename = "rollback_journal_bytes", alias = "rollback_journal")]
     pub rollback_journal: f64,
+    #[serde(rename = "other_bytes", alias = "other")]
     pub other: f64,
 }
 
@@ -296,7 +304,7 @@ mod tests {
         let t = BlockTotals::from_records(&sample());
         let json = serde_json::to_value(&t).expect("json");
         assert_eq!(json["fs_journal_bytes"], 32 * 512);
-        assert_eq!(json["data_by_role"]["rollback_journal"], 0);
+        assert_eq!(json["data_by_role"]["rollback_journal_bytes"], 0);
         let back: BlockTotals = serde_json::from_value(json).expect("parse");
         assert_eq!(back, t);
 

@@ -67,6 +67,9 @@ pub struct IoCounters {
     pub read_bytes: u64,
     pub truncates: u64,
     pub deletes: u64,
+    /// Write transactions SQLite committed on a main database (`SQLITE_FCNTL_COMMIT_PHASETWO`).
+    #[serde(default)]
+    pub commits: u64,
     pub database_bytes: u64,
     pub wal_bytes: u64,
     pub rollback_journal_bytes: u64,
@@ -86,6 +89,7 @@ impl IoCounters {
             read_bytes: self.read_bytes - earlier.read_bytes,
             truncates: self.truncates - earlier.truncates,
             deletes: self.deletes - earlier.deletes,
+            commits: self.commits - earlier.commits,
             database_bytes: self.database_bytes - earlier.database_bytes,
             wal_bytes: self.wal_bytes - earlier.wal_bytes,
             rollback_journal_bytes: self.rollback_journal_bytes - earlier.rollback_journal_bytes,
@@ -115,6 +119,7 @@ pub(crate) struct AtomicCounters {
     read_bytes: AtomicU64,
     truncates: AtomicU64,
     deletes: AtomicU64,
+    commits: AtomicU64,
     by_role: [AtomicU64; 4],
     sync_call: AtomicU8,
 }
@@ -162,6 +167,10 @@ impl AtomicCounters {
         self.truncates.fetch_add(1, Ordering::Relaxed);
     }
 
+    pub(crate) fn count_commit(&self) {
+        self.commits.fetch_add(1, Ordering::Relaxed);
+    }
+
     pub(crate) fn count_delete(&self) {
         self.deletes.fetch_add(1, Ordering::Relaxed);
     }
@@ -178,6 +187,7 @@ impl AtomicCounters {
             read_bytes: r(&self.read_bytes),
             truncates: r(&self.truncates),
             deletes: r(&self.deletes),
+            commits: r(&self.commits),
             database_bytes: r(&self.by_role[0]),
             wal_bytes: r(&self.by_role[1]),
             rollback_journal_bytes: r(&self.by_role[2]),

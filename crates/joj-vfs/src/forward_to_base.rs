@@ -7,9 +7,20 @@
 /// (`has_memory_map` included) to it unchanged. The file writes `read`, `write`, `truncate`,
 /// `sync` and `close` itself. (`self.$base` may also be a
 /// [`SharedBaseFile`](crate::SharedBaseFile), which has the same methods.)
+/// `forward_to_base!(base, except file_control)` forwards all of them but `file_control`.
 #[macro_export]
 macro_rules! forward_to_base {
     ($base:ident) => {
+        $crate::forward_to_base!($base, except file_control);
+
+        fn file_control(
+            &mut self,
+            control: $crate::FileControl<'_>,
+        ) -> Result<(), $crate::SqliteError> {
+            self.$base.file_control(control)
+        }
+    };
+    ($base:ident, except file_control) => {
         fn file_size(&mut self) -> Result<u64, $crate::SqliteError> {
             self.$base.file_size()
         }
@@ -24,13 +35,6 @@ macro_rules! forward_to_base {
 
         fn check_reserved_lock(&mut self) -> Result<bool, $crate::SqliteError> {
             self.$base.check_reserved_lock()
-        }
-
-        fn file_control(
-            &mut self,
-            control: $crate::FileControl<'_>,
-        ) -> Result<(), $crate::SqliteError> {
-            self.$base.file_control(control)
         }
 
         fn sector_size(&mut self) -> u32 {

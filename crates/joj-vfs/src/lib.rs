@@ -48,6 +48,7 @@ mod flags;
 mod forward_to_base;
 mod lock_table;
 pub mod locksafe;
+pub mod marker;
 mod name;
 mod outcome;
 mod raw_connection;

@@ -50,6 +50,40 @@ pub fn stored(data: &[u8], offset: u64) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// Offset of the file change counter, and of the "version valid for" number that must equal it.
+const CHANGE_COUNTER: usize = 24;
+const VERSION_VALID_FOR: usize = 92;
+
+/// What is stored for SQLite's write of page 1 (`data` at offset 0) in a rollback-journal mode
+/// when the database is to be switched to WAL (option `waldio_journal=wal`): `Some(copy)`
+/// with the header as `PRAGMA journal_mode=WAL` leaves it (write and read versions 2, the read
+/// version stored as the mark) and the change counter one higher than SQLite wrote — so that
+/// every connection, this one included, drops its cached page 1 at its next transaction,
+/// reads the header again and opens the WAL. `None` when the write is not a whole header of a
+/// rollback-mode database with waldio's reserve (no reserve: the WAL could not be opened).
+pub fn switched_to_wal(data: &[u8], offset: u64) -> Option<Vec<u8>> {
+    if offset != 0 || data.len() < 100 || &data[..16] != b"SQLite format 3\0" {
+        return None;
+    }
+    if data[WRITE_VERSION] != 1 || data[READ_VERSION] != 1 || data[RESERVE] < RESERVE_NEEDED {
+        return None;
+    }
+    let mut out = data.to_vec();
+    out[WRITE_VERSION] = WAL;
+    out[READ_VERSION] = MARK;
+    let counter = u32::from_be_bytes([
+        data[CHANGE_COUNTER],
+        data[CHANGE_COUNTER + 1],
+        data[CHANGE_COUNTER + 2],
+        data[CHANGE_COUNTER + 3],
+    ])
+    .wrapping_add(1)
+    .to_be_bytes();
+    out[CHANGE_COUNTER..CHANGE_COUNTER + 4].copy_from_slice(&counter);
+    out[VERSION_VALID_FOR..VERSION_VALID_FOR + 4].copy_from_slice(&counter);
+    Some(out)
+}
+
 /// Whether the database file at `path` carries the mark (`false`: no file, or no header). Read
 /// without closing any descriptor of the file this process has (`joj_vfs::locksafe`).
 pub fn is_marked(path: &Path) -> std::io::Result<bool> {
@@ -127,6 +161,27 @@ mod tests {
         part[9] = MARK;
         show(&mut part, 10);
         assert_eq!(part[9], 2);
+    }
+
+    #[test]
+    fn a_rollback_header_is_switched_to_wal_with_a_new_change_counter() {
+        let mut h = header(1, 1, 24);
+        h[24..28].copy_from_slice(&7u32.to_be_bytes());
+        h[92..96].copy_from_slice(&7u32.to_be_bytes());
+        let out = switched_to_wal(&h, 0).expect("switched");
+        assert_eq!((out[18], out[19]), (2, MARK));
+        assert_eq!(out[24..28], 8u32.to_be_bytes());
+        assert_eq!(out[92..96], 8u32.to_be_bytes());
+        let mut shown = out.clone();
+        show(&mut shown, 0);
+        assert_eq!((shown[18], shown[19]), (2, 2), "SQLite sees a WAL database");
+        assert!(switched_to_wal(&header(1, 1, 0), 0).is_none(), "no reserve");
+        assert!(
+            switched_to_wal(&header(2, 2, 24), 0).is_none(),
+            "WAL already"
+        );
+        assert!(switched_to_wal(&h[..50], 0).is_none(), "not a whole header");
+        assert!(switched_to_wal(&h, 4096).is_none(), "not page 1");
     }
 
     #[test]

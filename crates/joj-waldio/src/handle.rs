@@ -137,6 +137,15 @@ impl WaldioVfs {
         vfs::write(&self.inst().observer, observer);
     }
 
+    /// The databases that opened a rollback journal through this VFS (not in WAL mode, so
+    /// waldio is not in use for them), with how many times.
+    pub fn not_in_wal_mode(&self) -> Vec<(std::path::PathBuf, u64)> {
+        joj_vfs::unpoisoned::lock(&self.inst().not_in_wal)
+            .iter()
+            .map(|(p, n)| (p.clone(), *n))
+            .collect()
+    }
+
     /// The last error this VFS reported (SQLite only sees a result code).
     pub fn last_error(&self) -> Option<joj_vfs::LastError> {
         self.reg.errors().last()

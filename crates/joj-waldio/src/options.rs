@@ -38,6 +38,11 @@ impl fmt::Display for SyncOption {
 pub enum OptionsError {
     #[error("unknown waldio sync option {given:?}: use full, fua or normal")]
     UnknownSync { given: String },
+    #[error(
+        "unknown waldio_journal {given:?}: use wal (connections through waldio are switched to \
+         WAL mode) or unchanged (the journal mode the application sets)"
+    )]
+    UnknownJournal { given: String },
     #[error("{key}={given:?} is not a whole number; give {key} as a non-negative integer")]
     NotANumber { key: &'static str, given: String },
     #[error(
@@ -94,6 +99,7 @@ pub const BOUNDS: &[(&str, u64, u64, &str)] = &[
 /// would otherwise be ignored silently).
 pub const URI_KEYS: &[&str] = &[
     "waldio_sync",
+    "waldio_journal",
     "waldio_group",
     "waldio_group_kib",
     "waldio_group_ms",
@@ -172,6 +178,11 @@ pub struct WaldioOptions {
     /// the WAL (an `fsync` of the block device under it) instead of `fdatasync`.
     #[serde(default)]
     pub canary_flush_only: bool,
+    /// `waldio_journal=wal`: a database opened through waldio in a rollback-journal mode is
+    /// switched to WAL mode at its first commit (so waldio is in use for it), as `PRAGMA
+    /// journal_mode=WAL` would; `false` (`unchanged`): the application's journal mode stays.
+    #[serde(default)]
+    pub wal_mode: bool,
 }
 
 impl Default for WaldioOptions {
@@ -184,6 +195,7 @@ impl Default for WaldioOptions {
             canary_skip_sync: false,
             canary_fallocate: false,
             canary_flush_only: false,
+            wal_mode: false,
         }
     }
 }
@@ -220,6 +232,13 @@ impl WaldioOptions {
     ) -> Result<WaldioOptions, OptionsError> {
         if let Some(s) = get("waldio_sync") {
             self.sync = s.parse()?;
+        }
+        if let Some(j) = get("waldio_journal") {
+            self.wal_mode = match j.as_str() {
+                "wal" => true,
+                "unchanged" => false,
+                _ => return Err(OptionsError::UnknownJournal { given: j }),
+            };
         }
         let num = |key: &'static str| -> Result<Option<u64>, OptionsError> {
             let Some(v) = get(key) else {
@@ -290,6 +309,9 @@ impl WaldioOptions {
         }
         if self.canary_flush_only {
             s.push_str("&waldio_canary_flush_only=1");
+        }
+        if self.wal_mode {
+            s.push_str("&waldio_journal=wal");
         }
         match self.group {
             None => s.push_str("&waldio_group=0"),

@@ -655,6 +655,8 @@ impl<I: WalIo> WalState<I> {
         }
         const CHUNK: u64 = 1 << 20;
         let zeros = AlignedBuf::zeroed(CHUNK as usize);
+        // One-time work, not a commit's: `joj trace` reports its block I/O apart.
+        joj_vfs::marker::setup_begins("waldio-preallocation");
         let extended = (|| {
             while pos < end {
                 let n = (end - pos).min(CHUNK) as usize;
@@ -667,6 +669,7 @@ impl<I: WalIo> WalState<I> {
             self.fdatasync()
                 .map_err(|e| WalError::io(IoOp::Sync, "fdatasync after preallocating the WAL", e))
         })();
+        joj_vfs::marker::setup_ends();
         if let Err(e) = extended {
             // Remove what the failed extension made (it holds zeros only, and no frame was
             // written past the old end): a full disk is left as it was found.

@@ -142,6 +142,35 @@ pub(super) fn cross_checks(
     checks
 }
 
+/// The devices' own counters over the window against the trace: the same sectors written and
+/// flushes, and as many write I/Os as the writes issued plus the empty preflush write bios (an
+/// `fsync` whose file needed no journal commit sends one; the block layer counts it as a write
+/// request but issues a flush for it — see `joj_linux::diskstats`).
+pub(super) fn kernel_counters(
+    k: &joj_linux::diskstats::DiskStats,
+    b: &BlockTotals,
+    empty_preflush: u64,
+) -> Check {
+    let writes = b.write_requests + empty_preflush;
+    Check {
+        name: "kernel_counters".into(),
+        ok: k.write_ios == writes
+            && k.write_sectors * 512 == b.write_bytes
+            && k.flush_ios == b.flushes,
+        detail: format!(
+            "the devices' stat: {} write I/Os = {} writes issued + {} empty preflush writes \
+             (issued as flushes); {} B written = {} B traced; {} flushes = {} traced",
+            k.write_ios,
+            b.write_requests,
+            empty_preflush,
+            k.write_sectors * 512,
+            b.write_bytes,
+            k.flush_ios,
+            b.flushes
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,49 +14,28 @@
 //! database, from the SQLite header at its start, whatever its name.
 
 use std::collections::BTreeMap;
-use std::ffi::OsString;
+
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
-use joj_linux::{BlockTracer, FsKind, SyncKind, TouchedFile};
+use joj_linux::diskstats::DiskStats;
+use joj_linux::{BlockTracer, SyncKind, TouchedFile};
 use joj_trace::FileRole;
 use joj_trace::classify::data_by_path;
-use joj_vfs::IoCounters;
 
 use super::classify::{classify_window, journal_layout};
+pub use super::command_doc::CommandOptions;
+use super::command_doc::{Measured, command_label, document, model_command};
 use super::emit::write_trace_and_plot;
 use super::extents::{ExtentRecorder, SyncInterval};
 use super::place::Place;
 use crate::error::ExperimentError;
 use crate::result::{
     BioIntent, CommandReport, FULL_BELOW_BYTES, FileReport, IoUringReport, OUTSIDE_PATHS_KEPT,
-    RunConfig, RunResult,
+    RunResult, SetupReport, SetupWork,
 };
 use crate::stack::Storage;
-
-/// How to run a command.
-#[derive(Debug, Clone)]
-pub struct CommandOptions {
-    /// The program and its arguments.
-    pub argv: Vec<OsString>,
-    pub fs: FsKind,
-    /// A directory inside the scratch filesystem to run in (relative, created), instead of its
-    /// top directory for joj runs.
-    pub dir: Option<PathBuf>,
-    pub image_size_bytes: u64,
-    pub trace_buffer_kb: u32,
-    /// Where the trace file and plot go (none when `None`).
-    pub out_dir: Option<PathBuf>,
-    /// What to divide the totals by for `block_per_txn` (the command's own transactions; 1:
-    /// the whole command).
-    pub transactions: u64,
-    /// The command's stdout goes to joj's stderr (joj's stdout then holds only joj's output).
-    pub stdout_to_stderr: bool,
-    /// Replay the command's trace through this device and model its time there, host included
-    /// (`device` and `modeled` sections).
-    pub device: Option<crate::stack::DevicePlan>,
-}
 
 /// `-shm`: SQLite's WAL index, shared memory (counted with `other` by role); `-waldio`: the
 /// file waldio keeps SQLite's WAL in.
@@ -74,6 +53,9 @@ fn kind_of(path: &Path, header_is_sqlite: bool) -> (&'static str, FileRole) {
         ("other", FileRole::Other)
     }
 }
+
+/// The size of SQLite's WAL header.
+const WAL_HEADER_BYTES: u64 = 32;
 
 /// SQLite's file header starts with these 16 bytes.
 const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
@@ -125,13 +107,25 @@ pub(super) struct Watcher {
     /// Paths seen with a SQLite header.
     databases: std::collections::BTreeSet<PathBuf>,
     syncs: Vec<(PathBuf, SyncInterval)>,
-    whole_fs_syncs: u64,
-    dir_syncs: u64,
+    pub(super) whole_fs_syncs: u64,
+    /// Directory syncs: `fsync` and `fdatasync` calls.
+    pub(super) dir_fsyncs: u64,
+    pub(super) dir_fdatasyncs: u64,
+    /// Syncs on descriptors joj never saw opened and could not resolve.
+    pub(super) unresolved_syncs: u64,
     /// Regular files off the scratch filesystem opened for writing (the first
     /// [`OUTSIDE_PATHS_KEPT`]), and how many there were.
-    outside: std::collections::BTreeSet<PathBuf>,
-    outside_total: u64,
-    io_uring: Option<IoUringReport>,
+    pub(super) outside: std::collections::BTreeSet<PathBuf>,
+    pub(super) outside_total: u64,
+    pub(super) io_uring: Option<IoUringReport>,
+    /// Directory syncs by directory, as the command names it.
+    dir_syncs_of: BTreeMap<PathBuf, u64>,
+    /// Commits a joj VFS in the command marked, by database path as the command names it.
+    commits_marked: BTreeMap<PathBuf, u64>,
+    /// Set-up work: what, the file, start and end (CLOCK_MONOTONIC ns).
+    setup: Vec<(String, Option<PathBuf>, u64, u64)>,
+    /// Set-up work begun and not yet ended, by thread.
+    setup_open: BTreeMap<i32, (String, u64)>,
 }
 
 impl Watcher {
@@ -222,7 +216,8 @@ impl joj_linux::Observer for Watcher {
     fn synced(&mut self, kind: SyncKind, f: Option<&TouchedFile>, start_ns: u64, end_ns: u64) {
         let Some(f) = f else {
             match kind {
-                SyncKind::Directory => self.dir_syncs += 1,
+                SyncKind::Directory { datasync: true } => self.dir_fdatasyncs += 1,
+                SyncKind::Directory { datasync: false } => self.dir_fsyncs += 1,
                 SyncKind::WholeFs => self.whole_fs_syncs += 1,
                 _ => {}
             }
@@ -233,16 +228,72 @@ impl joj_linux::Observer for Watcher {
         }
         let role = self.role(&f.path);
         self.recorder.record_file(&f.path, role, &f.file);
-        let e = self.entry(&f.path);
+        self.count_sync(kind, &f.path, start_ns, end_ns);
+    }
+
+    fn synced_directory(&mut self, kind: SyncKind, path: &Path, start_ns: u64, end_ns: u64) {
+        *self.dir_syncs_of.entry(path.to_path_buf()).or_default() += 1;
+        self.synced(kind, None, start_ns, end_ns);
+    }
+
+    fn synced_gone(&mut self, kind: SyncKind, path: &Path, start_ns: u64, end_ns: u64) {
+        self.count_sync(kind, path, start_ns, end_ns);
+    }
+
+    fn synced_unknown(&mut self, _kind: SyncKind) {
+        self.unresolved_syncs += 1;
+    }
+
+    fn marked(&mut self, tid: i32, time_ns: u64, text: &str) {
+        let Some(text) = text.strip_prefix("joj ") else {
+            return;
+        };
+        if let Some(db) = text.strip_prefix("commit ") {
+            *self.commits_marked.entry(PathBuf::from(db)).or_default() += 1;
+        } else if let Some(what) = text.strip_prefix("setup-begin ") {
+            self.setup_open.insert(tid, (what.to_string(), time_ns));
+        } else if text == "setup-end" {
+            if let Some((what, start)) = self.setup_open.remove(&tid) {
+                self.setup.push((what, None, start, time_ns));
+            }
+        }
+    }
+
+    fn copied_up(&mut self, path: &Path, start_ns: u64, end_ns: u64) {
+        self.setup.push((
+            "overlay copy-up".into(),
+            Some(path.to_path_buf()),
+            start_ns,
+            end_ns,
+        ));
+    }
+
+    fn wrote(&mut self, path: &Path, bytes: u64, offset: Option<u64>) {
+        let wal = kind_of(path, false).0 == "wal";
+        let e = self.entry(path);
+        e.write_calls += 1;
+        e.write_bytes += bytes;
+        // SQLite's WAL header: 32 bytes at the start, written each time a WAL (re)starts.
+        if wal && offset == Some(0) && bytes == WAL_HEADER_BYTES {
+            e.wal_header_writes += 1;
+        }
+    }
+}
+
+impl Watcher {
+    /// A sync call on `path` (a file of the run), with its interval.
+    fn count_sync(&mut self, kind: SyncKind, path: &Path, start_ns: u64, end_ns: u64) {
+        let role = self.role(path);
+        let e = self.entry(path);
         match kind {
             SyncKind::Fsync => e.fsync += 1,
             SyncKind::Fdatasync => e.fdatasync += 1,
             SyncKind::SyncFileRange => e.sync_file_range += 1,
             SyncKind::SyncWrite => e.sync_writes += 1,
-            SyncKind::WholeFs | SyncKind::Directory => {}
+            SyncKind::WholeFs | SyncKind::Directory { .. } => return,
         }
         self.syncs.push((
-            f.path.clone(),
+            path.to_path_buf(),
             SyncInterval {
                 role,
                 start_ns,
@@ -290,6 +341,17 @@ pub fn check_command(opts: &CommandOptions) -> Result<(), ExperimentError> {
         }
         .into());
     }
+    if let Some(start) = &opts.start_dir {
+        let info = std::fs::read_to_string("/proc/self/mountinfo")
+            .map_err(io("reading /proc/self/mountinfo".into()))?;
+        let mounts = joj_linux::mounts::mounts_below(&info, start);
+        if !mounts.is_empty() || start == Path::new("/") {
+            return Err(ExperimentError::StartDirHasMounts {
+                dir: start.clone(),
+                mounts,
+            });
+        }
+    }
     command_dir(Path::new("/"), opts.dir.as_deref()).map(drop)
 }
 
@@ -325,22 +387,150 @@ fn syncfs(dir: &Path) -> Result<(), ExperimentError> {
 }
 
 fn traced(place: &Place, opts: &CommandOptions) -> Result<RunResult, ExperimentError> {
-    let cwd = command_dir(&place.dir, opts.dir.as_deref())?;
-    std::fs::create_dir_all(&cwd).map_err(io(format!("creating {}", cwd.display())))?;
+    let mkdir =
+        |d: &Path| std::fs::create_dir_all(d).map_err(io(format!("creating {}", d.display())));
+    let (cwd, scope, overlay) = match &opts.start_dir {
+        None => {
+            let cwd = command_dir(&place.dir, opts.dir.as_deref())?;
+            mkdir(&cwd)?;
+            (cwd, joj_linux::TracedDir::same(&place.dir), None)
+        }
+        Some(start) => {
+            let upper = place.dir.join("upper");
+            let work = place.dir.join("work");
+            mkdir(&work)?;
+            // A --dir the command runs in is made in the upper layer, so it is there in the
+            // overlay from the start.
+            mkdir(&command_dir(&upper, opts.dir.as_deref())?)?;
+            let scope = joj_linux::TracedDir {
+                command_root: start.clone(),
+                joj_root: upper.clone(),
+            };
+            let overlay = joj_linux::Overlay {
+                lower: start.clone(),
+                upper,
+                work,
+            };
+            (
+                command_dir(start, opts.dir.as_deref())?,
+                scope,
+                Some(overlay),
+            )
+        }
+    };
     let spec = WindowSpec {
         end_syncfs: true,
-        label: format!("{}-command-{}", opts.fs, program_name(&opts.argv)),
+        label: format!("trace-{}-{}", opts.fs, command_label(&opts.argv)),
         workload: "command",
         device: opts.device.as_ref(),
     };
-    traced_in(place, opts, &cwd, &spec, &mut |watcher: &mut Watcher| {
-        Ok(joj_linux::supervise(
-            &opts.argv,
-            &cwd,
-            opts.stdout_to_stderr,
-            watcher,
-        )?)
-    })
+    let mut stderr_tail = Vec::new();
+    let mut result = traced_in(
+        place,
+        opts,
+        &cwd,
+        &scope,
+        &spec,
+        &mut |watcher: &mut Watcher| {
+            let (tail, write_end) = StderrTail::start().map_err(io("making a pipe".into()))?;
+            let command = joj_linux::CommandSpec {
+                argv: &opts.argv,
+                cwd: &cwd,
+                stdout_to_stderr: opts.stdout_to_stderr,
+                stderr_to: Some(std::os::fd::AsRawFd::as_raw_fd(&write_end)),
+                scope: scope.clone(),
+                overlay: overlay.clone(),
+                trace_buffer_kb: joj_linux::syscall_trace::DEFAULT_SYSCALL_BUFFER_KB,
+            };
+            let supervised = joj_linux::supervise(&command, watcher);
+            // Every process holding the pipe has ended: the reader sees its end once joj's copy
+            // is closed too.
+            drop(write_end);
+            stderr_tail = tail.finish();
+            Ok(supervised?)
+        },
+    )?;
+    if let Some(c) = result.command.as_mut() {
+        c.stderr_tail = stderr_tail;
+    }
+    Ok(result)
+}
+
+/// The command's standard error, passed on to joj's as it comes, its last lines kept for the
+/// report of a failure.
+struct StderrTail {
+    reader: std::thread::JoinHandle<Vec<String>>,
+}
+
+/// Lines of a failed command's standard error kept to show again.
+const STDERR_LINES_KEPT: usize = 20;
+/// The longest line kept (bytes); a longer one is cut with `…`.
+const STDERR_LINE_BYTES: usize = 400;
+
+impl StderrTail {
+    fn start() -> std::io::Result<(StderrTail, std::os::fd::OwnedFd)> {
+        use std::os::fd::FromRawFd;
+        let mut fds = [0; 2];
+        // SAFETY: pipe2 writes two descriptors.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: both descriptors are new and ours.
+        let (read, write) = unsafe {
+            (
+                std::fs::File::from_raw_fd(fds[0]),
+                std::os::fd::OwnedFd::from_raw_fd(fds[1]),
+            )
+        };
+        let reader = std::thread::spawn(move || pass_on_keeping_tail(read));
+        Ok((StderrTail { reader }, write))
+    }
+
+    fn finish(self) -> Vec<String> {
+        self.reader.join().unwrap_or_default()
+    }
+}
+
+/// Copy `read` to joj's standard error until it ends; the last lines.
+fn pass_on_keeping_tail(mut read: std::fs::File) -> Vec<String> {
+    use std::io::{Read, Write};
+    let mut tail: std::collections::VecDeque<String> = std::collections::VecDeque::new();
+    let mut line = Vec::new();
+    let mut buf = [0u8; 8192];
+    let mut keep = |line: &mut Vec<u8>| {
+        let mut text = String::from_utf8_lossy(line).into_owned();
+        if text.len() > STDERR_LINE_BYTES {
+            let mut cut = STDERR_LINE_BYTES;
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            text.truncate(cut);
+            text.push('…');
+        }
+        if tail.len() == STDERR_LINES_KEPT {
+            tail.pop_front();
+        }
+        tail.push_back(text);
+        line.clear();
+    };
+    loop {
+        let n = match read.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        let _ = std::io::stderr().write_all(&buf[..n]);
+        for &b in &buf[..n] {
+            if b == b'\n' {
+                keep(&mut line);
+            } else if line.len() <= STDERR_LINE_BYTES * 4 {
+                line.push(b);
+            }
+        }
+    }
+    if !line.is_empty() {
+        keep(&mut line);
+    }
+    tail.into()
 }
 
 /// How a traced window ends, and what its outputs are named.
@@ -356,17 +546,20 @@ pub(super) struct WindowSpec<'a> {
     pub(super) device: Option<&'a crate::stack::DevicePlan>,
 }
 
-/// Trace `run` (which reports what it did to `watcher`) in `cwd` on the scratch filesystem
-/// and classify it: `syncfs`, tracer on, `run`, (`syncfs`,) tracer off, then the document.
+/// Trace `run` (which reports what it did to `watcher`) in `cwd` (as the command names it) with
+/// its files in `scope`, on the scratch filesystem, and classify it: `syncfs`, tracer on, `run`,
+/// (`syncfs`,) tracer off, then the document.
 pub(super) fn traced_in(
     place: &Place,
     opts: &CommandOptions,
     cwd: &Path,
+    scope: &joj_linux::TracedDir,
     spec: &WindowSpec,
     run: &mut dyn FnMut(&mut Watcher) -> Result<joj_linux::Supervision, ExperimentError>,
 ) -> Result<RunResult, ExperimentError> {
-    let st_dev = std::fs::metadata(cwd)
-        .map_err(io(format!("reading {}", cwd.display())))?
+    let top = &scope.joj_root;
+    let st_dev = std::fs::metadata(top)
+        .map_err(io(format!("reading {}", top.display())))?
         .dev();
     let recorder = Arc::new(ExtentRecorder::default());
     let mut watcher = Watcher {
@@ -376,15 +569,28 @@ pub(super) fn traced_in(
         databases: Default::default(),
         syncs: vec![],
         whole_fs_syncs: 0,
-        dir_syncs: 0,
+        dir_fsyncs: 0,
+        dir_fdatasyncs: 0,
+        unresolved_syncs: 0,
         outside: Default::default(),
         outside_total: 0,
         io_uring: None,
+        dir_syncs_of: BTreeMap::new(),
+        commits_marked: BTreeMap::new(),
+        setup: Vec::new(),
+        setup_open: BTreeMap::new(),
     };
-    syncfs(cwd)?;
+    syncfs(top)?;
     let devs = place.devs();
     let devs: Vec<&str> = devs.iter().map(String::as_str).collect();
     let tracer = BlockTracer::start(&devs, opts.trace_buffer_kb).map_err(joj_linux::Error::from)?;
+    // The devices' own counters, a second observer (only when the window ends idle, after a
+    // syncfs: they count requests as they complete, the trace as they are issued).
+    let disk_stats = |devs: &[&str]| -> Option<DiskStats> {
+        let all: Option<Vec<DiskStats>> = devs.iter().map(|d| DiskStats::read(d).ok()).collect();
+        all.map(|a| DiskStats::sum(&a))
+    };
+    let disk_before = spec.end_syncfs.then(|| disk_stats(&devs)).flatten();
     let journal = crate::host::JournalThreads::find(&place.devs());
     let journal_at = journal.cpu_ns();
     let journal_delay_at = journal.run_delay_ns();
@@ -397,8 +603,9 @@ pub(super) fn traced_in(
     let journal_delay_ns = journal.run_delay_ns().saturating_sub(journal_delay_at);
 
     // Whatever the command left dirty is written inside the trace.
-    let synced = if spec.end_syncfs { syncfs(cwd) } else { Ok(()) };
-    recorder.record_tree(cwd);
+    let synced = if spec.end_syncfs { syncfs(top) } else { Ok(()) };
+    recorder.record_tree_as(top, &scope.command_root);
+    let disk = disk_before.zip(disk_stats(&devs)).map(|(b, a)| a.since(&b));
     let trace = tracer.stop().map_err(joj_linux::Error::from);
     // Asked after the window: the probe allocates on the filesystem.
     let filesystem_full = place
@@ -409,12 +616,16 @@ pub(super) fn traced_in(
     synced?;
     let trace = trace?;
     let mut intent = BioIntent::default();
+    let mut empty_preflush = 0;
     for b in trace.bios.iter().filter(|b| b.op == joj_trace::Op::Write) {
         intent.write_bios += 1;
         intent.fua_writes += u64::from(b.fua);
         intent.preflush_writes += u64::from(b.preflush);
+        empty_preflush += u64::from(b.preflush && b.sectors == 0);
     }
     let measured = Measured {
+        disk: disk.map(|d| (d, empty_preflush)),
+        window_start_ns: trace.start_ns,
         elapsed_s,
         intent,
         supervised,
@@ -426,27 +637,12 @@ pub(super) fn traced_in(
     report(
         place,
         opts,
-        cwd,
+        (cwd, scope),
         spec,
         &mut watcher,
         trace.requests,
         measured,
     )
-}
-
-/// What the traced window measured, besides its requests.
-struct Measured {
-    elapsed_s: f64,
-    intent: BioIntent,
-    supervised: joj_linux::Supervision,
-    /// Whether the scratch filesystem was full when the command ended.
-    filesystem_full: bool,
-    /// CPU time of the command's processes (reaped children, `RUSAGE_CHILDREN`).
-    cpu_ns: u64,
-    /// CPU time of the filesystem's journal thread.
-    journal_ns: u64,
-    /// Its run-queue delay.
-    journal_delay_ns: u64,
 }
 
 /// CPU time (user + system) of this process's reaped children so far.
@@ -465,7 +661,7 @@ fn children_cpu_ns() -> u64 {
 fn report(
     place: &Place,
     opts: &CommandOptions,
-    cwd: &Path,
+    (cwd, scope): (&Path, &joj_linux::TracedDir),
     spec: &WindowSpec,
     watcher: &mut Watcher,
     requests: Vec<joj_trace::TraceRecord>,
@@ -495,53 +691,115 @@ fn report(
     let classified = classify_window(fs, &recorder, requests)?;
     let mut layout = journal_layout(fs);
     layout.files = classified.snapshots.clone();
+    let split = SetupSplit::of(&layout, &classified.records, &watcher.setup);
     let by_path = data_by_path(&layout, &classified.records);
-
-    let files = file_reports(cwd, watcher, &by_path, &classified);
-    let mut result = document(opts, place, fs, m.elapsed_s, m.intent, &classified);
+    let setup_by_path = data_by_path(&layout, &split.setup_records);
+    let files = file_reports(
+        (cwd, scope),
+        watcher,
+        (&by_path, &setup_by_path),
+        &classified,
+    );
+    let marked: BTreeMap<String, u64> = watcher
+        .commits_marked
+        .iter()
+        .map(|(p, n)| (relative(cwd, p), *n))
+        .collect();
+    let dir_syncs: BTreeMap<String, u64> = watcher
+        .dir_syncs_of
+        .iter()
+        .map(|(p, n)| (relative(cwd, p), *n))
+        .collect();
+    let dbs = super::per_database::databases(&files, &marked, &dir_syncs);
+    let counted: u64 = dbs.iter().filter_map(|d| d.commits).sum();
+    let transactions = opts
+        .transactions
+        .unwrap_or(if counted > 0 { counted } else { 1 })
+        .max(1);
+    let mut result = document(opts, place, fs, (m.elapsed_s, m.intent), &classified);
+    result.transactions = transactions;
+    result.ops_per_sec = transactions as f64 / m.elapsed_s.max(1e-9);
+    result.block_per_txn = Some(split.work.per_txn(transactions));
     result.config.workload = spec.workload.to_string();
-    result.syscalls.dir_syncs = watcher.dir_syncs;
-    result.command = Some(command_report(opts, cwd, watcher, &m, files));
-    for f in result.command.iter().flat_map(|c| &c.files) {
-        result.syscalls.fsync += f.fsync;
-        result.syscalls.fdatasync += f.fdatasync;
-        result.syscalls.deletes += f.removals;
-        result.syscalls.truncates += f.truncates;
+    // One vocabulary with `joj bench`: fsync and fdatasync count every call, directories'
+    // included; dir_syncs says how many of them were of directories.
+    result.syscalls.dir_syncs = watcher.dir_fsyncs + watcher.dir_fdatasyncs;
+    result.syscalls.fsync = watcher.dir_fsyncs;
+    result.syscalls.fdatasync = watcher.dir_fdatasyncs;
+    if let Some((d, empty_preflush)) = m.disk {
+        result.checks.push(super::checks::kernel_counters(
+            &d,
+            &classified.totals,
+            empty_preflush,
+        ));
     }
-    if let Some(out) = &opts.out_dir {
+    let mut report = command_report(opts, cwd, watcher, files, &m);
+    report.databases = dbs;
+    report.setup = split.report(watcher, cwd, m.window_start_ns);
+    result.command = Some(report);
+    add_file_calls(&mut result);
+    let succeeded = result.command.as_ref().is_none_or(CommandReport::succeeded);
+    if let (Some(out), true) = (&opts.out_dir, succeeded) {
+        // A failed command's trace would measure a run that stopped part-way: none is written.
         write_trace_and_plot(out, &spec.label, &mut result, fs, &classified.records)?;
     }
     if let Some(plan) = spec.device {
-        let txns = opts.transactions.max(1);
-        let (device, devices) = crate::replay::replay_records(
-            &classified.records,
-            txns,
-            0,
-            plan,
-            &super::fs::journal_devs(fs),
-        )?;
-        if spec.workload == "command" {
-            // (A syscall replay runs in joj's own threads, whose CPU is not a child's: its host
-            // time is not modeled.)
-            let (host, modeled) = model_command(&result, &m, &device, plan, txns);
-            result.host = Some(host);
-            result.modeled = Some(modeled);
-        }
-        result.device = Some(device);
-        result.devices = devices;
+        on_device(&mut result, plan, spec, fs, &classified.records, &m)?;
     }
     Ok(result)
 }
 
-/// The command's own section of the document: how it ran and what it did to which file.
+/// The per-file calls summed into the document's `syscalls` and `files` sections.
+fn add_file_calls(result: &mut RunResult) {
+    for f in result.command.iter().flat_map(|c| &c.files) {
+        result.syscalls.fsync += f.fsync;
+        result.syscalls.fdatasync += f.fdatasync;
+        result.syscalls.write_calls += f.write_calls;
+        result.syscalls.write_bytes += f.write_bytes;
+        result.syscalls.deletes += f.removals;
+        result.syscalls.truncates += f.truncates;
+        let role = kind_of(Path::new(&f.path), f.kind == "database").1;
+        *result.files.of_role_mut(role) += f.write_bytes;
+    }
+}
+
+/// The command's trace replayed through `plan`'s device, and (a command's, not a syscall
+/// replay's) time modeled there, host included.
+fn on_device(
+    result: &mut RunResult,
+    plan: &crate::stack::DevicePlan,
+    spec: &WindowSpec,
+    fs: &joj_linux::ScratchFs,
+    records: &[joj_trace::TraceRecord],
+    m: &Measured,
+) -> Result<(), ExperimentError> {
+    let txns = result.transactions;
+    let (device, devices) =
+        crate::replay::replay_records(records, txns, 0, plan, &super::fs::journal_devs(fs))?;
+    if spec.workload == "command" {
+        // (A syscall replay runs in joj's own threads, whose CPU is not a child's: its host
+        // time is not modeled.)
+        let (host, modeled) = model_command(result, m, &device, plan, txns);
+        result.host = Some(host);
+        result.modeled = Some(modeled);
+    }
+    result.device = Some(device);
+    result.devices = devices;
+    Ok(())
+}
+
+/// The `command` section: how the command ended, what supervising it cost, its files.
 fn command_report(
     opts: &CommandOptions,
     cwd: &Path,
     watcher: &Watcher,
-    m: &Measured,
     files: Vec<FileReport>,
+    m: &Measured,
 ) -> CommandReport {
-    let exit = m.supervised.exit;
+    let exit = m
+        .supervised
+        .exit
+        .unwrap_or(joj_linux::ChildExit::Signal(libc::SIGKILL));
     CommandReport {
         argv: opts
             .argv
@@ -549,6 +807,10 @@ fn command_report(
             .map(|a| a.to_string_lossy().into_owned())
             .collect(),
         cwd: cwd.to_string_lossy().into_owned(),
+        start_dir: opts
+            .start_dir
+            .as_ref()
+            .map(|d| d.to_string_lossy().into_owned()),
         exit_code: match exit {
             joj_linux::ChildExit::Code(c) => Some(c),
             joj_linux::ChildExit::Signal(_) => None,
@@ -560,8 +822,10 @@ fn command_report(
         tasks: m.supervised.tasks,
         stops: m.supervised.stops,
         stopped_s: m.supervised.handling_ns as f64 / 1e9,
+        syscall_events: m.supervised.events,
+        unresolved_syncs: watcher.unresolved_syncs,
         whole_fs_syncs: watcher.whole_fs_syncs,
-        dir_syncs: watcher.dir_syncs,
+        dir_syncs: watcher.dir_fsyncs + watcher.dir_fdatasyncs,
         files,
         outside_writes: watcher
             .outside
@@ -571,126 +835,100 @@ fn command_report(
         outside_writes_total: watcher.outside_total,
         io_uring: watcher.io_uring.clone(),
         filesystem_full: m.filesystem_full,
-    }
-}
-
-/// A traced command's host time and modeled time on `plan`'s device: the command's wall time
-/// less the supervisor's holding it; its CPU time and the journal thread's against the rest
-/// (waits); plus the device's time.
-fn model_command(
-    result: &RunResult,
-    m: &Measured,
-    device: &joj_device::DeviceSummary,
-    plan: &crate::stack::DevicePlan,
-    txns: u64,
-) -> (crate::host::HostMeasured, crate::host::Modeled) {
-    let sync_calls = result.syscalls.fsync + result.syscalls.fdatasync;
-    let usage = joj_workload::ThreadUsage {
-        cpu_ns: m.cpu_ns,
-        ..Default::default()
-    };
-    let counts = crate::host::WindowCounts {
-        sync_calls,
-        overhead_ns: m.supervised.handling_ns,
-        journal_thread_cpu_ns: m.journal_ns,
-        journal_thread_run_delay_ns: m.journal_delay_ns,
-        ..Default::default()
-    };
-    let host = crate::host::HostMeasured::new(m.elapsed_s, &[usage], 1, &counts);
-    let device_s = device
-        .completion
-        .as_ref()
-        .map_or(device.modeled_s, |c| c.modeled_s);
-    let modeled = crate::host::Modeled::compose(
-        &plan.profile,
-        &host,
-        device_s,
-        txns,
-        &crate::host::Pacing::Not(
-            "joj trace does not pace the command: what its kernel does by the clock follows \
-             this machine's speed"
-                .into(),
-        ),
-    );
-    (host, modeled)
-}
-
-/// The bench-shaped document of a traced command, before its `command` section.
-fn document(
-    opts: &CommandOptions,
-    place: &Place,
-    fs: &joj_linux::ScratchFs,
-    elapsed_s: f64,
-    intent: BioIntent,
-    classified: &super::classify::Classified,
-) -> RunResult {
-    let transactions = opts.transactions.max(1);
-    let mut result = RunResult::measured(
-        command_config(opts, fs, place.mount_options.clone()),
-        transactions,
-        elapsed_s,
-        vec![],
-        &IoCounters::default(),
-    );
-    result.block_per_txn = Some(classified.totals.per_txn(transactions));
-    result.fs_journal_by_synced_file = Some(classified.fs_journal_by_synced_file);
-    result.bio_intent = Some(intent);
-    result.block = Some(classified.totals.clone());
-    result.unplaced_data = classified.unplaced.clone();
-    result
-}
-
-/// The program's file name, for file names (`python3`, `joj`).
-fn program_name(argv: &[OsString]) -> String {
-    let name = argv
-        .first()
-        .and_then(|p| Path::new(p).file_name())
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let clean: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if clean.is_empty() {
-        "command".into()
-    } else {
-        clean
+        setup: None,
+        databases: Vec::new(),
+        stderr_tail: Vec::new(),
     }
 }
 
 /// One row per file the command touched or left, with its data bytes, sync calls and the FS
 /// journal written during those syncs.
 fn file_reports(
-    cwd: &Path,
+    (cwd, scope): (&Path, &joj_linux::TracedDir),
     w: &Watcher,
-    by_path: &[joj_trace::classify::PathBytes],
+    (by_path, setup_by_path): (
+        &[joj_trace::classify::PathBytes],
+        &[joj_trace::classify::PathBytes],
+    ),
     classified: &super::classify::Classified,
 ) -> Vec<FileReport> {
     let mut rows: BTreeMap<PathBuf, FileReport> = w.files.clone();
     for pb in by_path {
         rows.entry(PathBuf::from(&pb.path)).or_default().data_bytes += pb.bytes;
     }
+    for pb in setup_by_path {
+        rows.entry(PathBuf::from(&pb.path))
+            .or_default()
+            .setup_data_bytes += pb.bytes;
+    }
     for (path, row) in rows.iter_mut() {
         let kind = kind_of(path, w.databases.contains(path)).0;
         row.kind = kind.to_string();
-        row.path = path
-            .strip_prefix(cwd)
-            .unwrap_or(path)
-            .to_string_lossy()
-            .into_owned();
-        if row.deleted && path.exists() {
+        row.path = relative(cwd, path);
+        let there = std::fs::symlink_metadata(scope.joj_path(path)).is_ok_and(|m| m.is_file());
+        if row.deleted && there {
             // Truncated, or replaced and then created again: it is there at the end.
             row.deleted = false;
         }
         row.fs_journal_bytes_in_syncs = classified.fs_journal_in(&w.syncs_of(path));
     }
     rows.into_values().collect()
+}
+
+/// `path` relative to `cwd` when it is inside it.
+fn relative(cwd: &Path, path: &Path) -> String {
+    path.strip_prefix(cwd)
+        .unwrap_or(path)
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The window's requests split by whether they were issued during set-up work.
+struct SetupSplit {
+    setup_records: Vec<joj_trace::TraceRecord>,
+    setup: joj_trace::totals::BlockTotals,
+    work: joj_trace::totals::BlockTotals,
+}
+
+impl SetupSplit {
+    fn of(
+        layout: &joj_trace::classify::Layout,
+        records: &[joj_trace::TraceRecord],
+        setup: &[(String, Option<PathBuf>, u64, u64)],
+    ) -> SetupSplit {
+        let during = |t: u64| setup.iter().any(|(_, _, s, e)| *s <= t && t <= *e);
+        let (mut setup_records, mut work_records): (Vec<_>, Vec<_>) =
+            records.iter().cloned().partition(|r| during(r.time_ns));
+        let setup = joj_trace::classify::classify(layout, &mut setup_records);
+        let work = joj_trace::classify::classify(layout, &mut work_records);
+        SetupSplit {
+            setup_records,
+            setup,
+            work,
+        }
+    }
+
+    /// The `setup` section, when there was set-up work.
+    fn report(&self, w: &Watcher, cwd: &Path, window_start_ns: u64) -> Option<SetupReport> {
+        if w.setup.is_empty() {
+            return None;
+        }
+        let mut work: Vec<SetupWork> = w
+            .setup
+            .iter()
+            .map(|(what, path, start, end)| SetupWork {
+                what: what.clone(),
+                path: path.as_deref().map(|p| relative(cwd, p)),
+                start_s: start.saturating_sub(window_start_ns) as f64 / 1e9,
+                duration_s: end.saturating_sub(*start) as f64 / 1e9,
+            })
+            .collect();
+        work.sort_by(|a, b| a.start_s.total_cmp(&b.start_s));
+        Some(SetupReport {
+            work,
+            block: self.setup.clone(),
+        })
+    }
 }
 
 impl Watcher {
@@ -703,40 +941,11 @@ impl Watcher {
     }
 }
 
-fn command_config(
-    opts: &CommandOptions,
-    fs: &joj_linux::ScratchFs,
-    mount_options: Option<String>,
-) -> RunConfig {
-    RunConfig {
-        workload: "command".into(),
-        op: command_line(&opts.argv),
-        trace: true,
-        ..super::config::unspecified(fs.kind().to_string(), mount_options)
-    }
-}
-
-/// The command line as a shell would take it back (arguments with spaces or quotes quoted).
-pub fn command_line(argv: &[OsString]) -> String {
-    argv.iter()
-        .map(|a| {
-            let s = a.to_string_lossy();
-            if !s.is_empty()
-                && s.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
-            {
-                s.into_owned()
-            } else {
-                format!("'{}'", s.replace('\'', r"'\''"))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::run::command_line;
+    use std::ffi::OsString;
 
     #[test]
     fn a_dir_must_stay_inside_the_scratch_filesystem() {

@@ -9,7 +9,7 @@ use joj_trace::format::{
     Clock, DeviceRole as TraceDeviceRole, TraceDevice, TraceHeader, TraceSource, write_trace,
 };
 use joj_trace::output::{publish_unique, stage};
-use joj_trace::plot::{PlotAxis, render_svg};
+use joj_trace::plot::{PlotAxis, PlotInfo, render_trace_svg};
 use joj_trace::{TraceError, TraceRecord};
 
 use crate::error::ExperimentError;
@@ -30,24 +30,22 @@ pub(super) fn write_trace_and_plot(
         what: format!("creating {}", out.display()),
         source,
     })?;
+    let (title, subtitle, transactions) = plot_words(result);
+    let info = PlotInfo {
+        title: &title,
+        subtitle: subtitle.as_deref(),
+        transactions,
+    };
+    let svg = render_trace_svg(&info, records, PlotAxis::Time)?;
+    let label = match modes_of(result) {
+        Some(modes) => format!("{label}-{modes}"),
+        None => label.to_string(),
+    };
+    let label = label.as_str();
     let header = trace_header(result, fs);
     let trace = stage(out, &format!("{label}{TRACE_SUFFIX}"), |w| {
         write_trace(w, &header, records)
     })?;
-    let c = &result.config;
-    let title = if result.command.is_some() {
-        // A traced command: its command line is the workload.
-        format!("{} · {}", c.fs, c.op)
-    } else {
-        format!(
-            "{} · {} · {} — {} transactions",
-            c.fs,
-            c.journal_mode.as_deref().unwrap_or(&c.op),
-            c.op,
-            result.transactions
-        )
-    };
-    let svg = render_svg(&title, records, PlotAxis::Sequence)?;
     let plot = stage(out, &format!("{label}{PLOT_SUFFIX}"), |w| {
         w.write_all(svg.as_bytes()).map_err(TraceError::from)
     })?;
@@ -57,6 +55,53 @@ pub(super) fn write_trace_and_plot(
     result.trace_file = Some(trace_path.to_string_lossy().into_owned());
     result.plot_file = Some(plot_path.to_string_lossy().into_owned());
     Ok(())
+}
+
+/// The plot's title (filesystem, what ran, mode), its second line (per database: mode and
+/// commits, how they were counted) and the transactions for per-transaction figures.
+fn plot_words(result: &RunResult) -> (String, Option<String>, Option<u64>) {
+    let c = &result.config;
+    let Some(cmd) = &result.command else {
+        let title = format!(
+            "{} · {} · {} — {} transactions",
+            c.fs,
+            c.journal_mode.as_deref().unwrap_or(&c.op),
+            c.op,
+            result.transactions
+        );
+        return (title, None, Some(result.transactions));
+    };
+    let modes = modes_of(result).map_or(String::new(), |m| format!(" · {m} mode"));
+    let title = format!("{} · {}{modes}", c.fs, c.op);
+    let dbs: Vec<String> = cmd
+        .databases
+        .iter()
+        .map(|d| match d.commits {
+            Some(n) => format!(
+                "{}: {}, {n} commits ({})",
+                d.path, d.journal_mode, d.commits_counted_by
+            ),
+            None => format!("{}: {}, commits not counted", d.path, d.journal_mode),
+        })
+        .collect();
+    let counted = cmd.databases.iter().any(|d| d.commits.is_some());
+    let subtitle = (!dbs.is_empty()).then(|| dbs.join("; "));
+    (title, subtitle, counted.then_some(result.transactions))
+}
+
+/// The journal modes of a traced command's databases, for its files' names and its plot's
+/// title (`wal`, `delete+wal`); `None` for a run that is no command or found no database.
+fn modes_of(result: &RunResult) -> Option<String> {
+    let mut modes: Vec<&str> = result
+        .command
+        .as_ref()?
+        .databases
+        .iter()
+        .flat_map(|d| d.journal_mode.split('+'))
+        .collect();
+    modes.sort_unstable();
+    modes.dedup();
+    (!modes.is_empty()).then(|| super::command_doc::clean_for_file_name(&modes.join("+")))
 }
 
 /// The end of a run's trace file name.

@@ -103,20 +103,34 @@ impl ExtentRecorder {
         }
     }
 
-    /// Snapshot every regular file under `dir` and its subdirectories, its role read from its
-    /// name (callers relabel by content later).
-    pub(super) fn record_tree(&self, dir: &Path) {
+    /// Snapshot every regular file under `dir` (where joj reaches it) named as under `as_dir`
+    /// (where the command reaches it: an overlay's upper directory and the directory it
+    /// covers), its role read from its name.
+    pub(super) fn record_tree_as(&self, dir: &Path, as_dir: &Path) {
         let Ok(entries) = std::fs::read_dir(dir) else {
             return;
         };
         for e in entries.flatten() {
             let Ok(t) = e.file_type() else { continue };
+            let named = as_dir.join(e.file_name());
             if t.is_dir() {
-                self.record_tree(&e.path());
+                self.record_tree_as(&e.path(), &named);
             } else if t.is_file() {
-                self.record(&e.path(), role_from_name(&e.path()), None);
+                self.record_as(&e.path(), &named, role_from_name(&named));
             }
         }
+    }
+
+    fn record_as(&self, path: &Path, named: &Path, role: FileRole) {
+        let Ok(extents) = joj_linux::fiemap_path(path) else {
+            return;
+        };
+        lock(&self.snapshots).push(RawSnapshot {
+            path: named.to_path_buf(),
+            role,
+            time_ns: joj_linux::now_mono_ns(),
+            extents,
+        });
     }
 
     /// Snapshot every regular file under `dir`, its role read from its name.

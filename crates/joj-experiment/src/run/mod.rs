@@ -14,18 +14,23 @@
 mod checks;
 mod classify;
 mod command;
+mod command_doc;
 mod config;
 mod device;
 mod emit;
 mod extents;
 mod fs;
+mod per_database;
 mod place;
 mod syscalls;
 mod window;
 
-pub use command::{CommandOptions, check_command, command_line, run_command};
+pub use crate::result::{DatabaseReport, PerCommit};
+pub use command::{CommandOptions, check_command, run_command};
+pub use command_doc::command_line;
 pub use config::kernel_release;
 pub use extents::UnplacedData;
+pub use per_database::databases;
 pub use syscalls::{SyscallReplayOptions, SyscallReplayReport, replay_syscalls};
 
 use std::sync::Arc;

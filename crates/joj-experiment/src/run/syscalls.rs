@@ -76,7 +76,7 @@ impl PlayObserver for Watching<'_> {
             Synced::Fdatasync => SyncKind::Fdatasync,
             Synced::SyncWrite => SyncKind::SyncWrite,
             Synced::WholeFs => SyncKind::WholeFs,
-            Synced::Directory => SyncKind::Directory,
+            Synced::Directory { datasync } => SyncKind::Directory { datasync },
         };
         let t = file.and_then(|(p, f)| touched(p, f));
         lock(&self.0).synced(kind, t.as_ref(), start_ns, end_ns);
@@ -134,11 +134,12 @@ fn replay_in(
     let copts = CommandOptions {
         argv,
         fs: opts.fs,
+        start_dir: None,
         dir: None,
         image_size_bytes: opts.image_size_bytes,
         trace_buffer_kb: opts.trace_buffer_kb,
         out_dir: opts.out_dir.clone(),
-        transactions: opts.transactions.unwrap_or(rec.header.transactions).max(1),
+        transactions: Some(opts.transactions.unwrap_or(rec.header.transactions).max(1)),
         stdout_to_stderr: false,
         device: None,
     };
@@ -149,23 +150,30 @@ fn replay_in(
         device: opts.device.as_ref(),
     };
     let mut played = PlayReport::default();
-    let result = traced_in(place, &copts, &cwd, &spec, &mut |watcher: &mut Watcher| {
-        let watching = Watching(Mutex::new(watcher));
-        played = player.play(
-            window,
-            &Phase {
-                timing: opts.timing,
-                observer: Some(&watching),
-                progress,
-            },
-        )?;
-        Ok(joj_linux::Supervision {
-            exit: joj_linux::ChildExit::Code(0),
-            tasks: played.threads,
-            stops: 0,
-            handling_ns: 0,
-        })
-    })?;
+    let scope = joj_linux::TracedDir::same(&cwd);
+    let result = traced_in(
+        place,
+        &copts,
+        &cwd,
+        &scope,
+        &spec,
+        &mut |watcher: &mut Watcher| {
+            let watching = Watching(Mutex::new(watcher));
+            played = player.play(
+                window,
+                &Phase {
+                    timing: opts.timing,
+                    observer: Some(&watching),
+                    progress,
+                },
+            )?;
+            Ok(joj_linux::Supervision {
+                exit: Some(joj_linux::ChildExit::Code(0)),
+                tasks: played.threads,
+                ..Default::default()
+            })
+        },
+    )?;
     report.window = played;
     Ok((result, report))
 }

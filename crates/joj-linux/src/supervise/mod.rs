@@ -1,66 +1,71 @@
-//! Running a command under joj's supervision: every process and thread it starts is traced
-//! with ptrace, and a seccomp filter stops them only at the system calls that decide where a
-//! file's blocks belong or that make data durable ([`filter`]): unlink, rename, truncate,
-//! fsync, fdatasync, sync_file_range, sync, syncfs, and writes (to find those on O_DSYNC /
-//! O_SYNC descriptors or with RWF_DSYNC). At each stop the [`Observer`] is handed the file the
-//! call is about, opened by joj — *before* an unlink, rename or truncate (so the extents of a
-//! file the command deletes are known after it is gone), *after* a sync returned (when delayed
-//! allocation has placed its blocks) — with the call's start and end on CLOCK_MONOTONIC, the
-//! clock of the block trace.
+//! Running a command under joj's supervision, at close to its own speed. Three observers, each
+//! doing what only it can:
 //!
-//! Why ptrace + seccomp rather than filesystem tracepoints or strace: it sees the same calls on
-//! every filesystem (ext4, xfs and btrfs have no common tracepoint that names a path), the
-//! command is stopped while joj reads the extents (a tracepoint fires after the fact, with an
-//! inode number and no path), and other calls run at full speed (strace stops at every call and
-//! gives text to parse). The cost, one stop per traced call, is counted in [`Supervision`].
+//! - **The kernel's syscall tracepoints** ([`crate::syscall_trace`]): every sync-type call
+//!   (fsync, fdatasync, sync_file_range, sync, syncfs) with its start and end, every write
+//!   (for O_DSYNC / RWF_DSYNC writes and bytes per file), and every call that copies or closes
+//!   a descriptor, for the command's processes and their descendants. Nobody is stopped; a
+//!   thread of joj reads the events while the command runs and rebuilds the descriptor tables
+//!   ([`fdtable`]), so each sync and write is put to the file its descriptor named.
+//! - **Seccomp notifications** ([`notify`]): the command waits in the kernel at the calls joj
+//!   must see before they happen — an open (its path: the tracepoint holds only a pointer),
+//!   and unlink, rename and truncate (the file's extents are read before it gives up its
+//!   blocks, so a rollback journal that DELETE mode removes still owns them). Reads, writes and
+//!   syncs never stop; a SQLite commit in WAL mode stops nowhere, one in DELETE mode at the
+//!   journal's open, the directory's open for its sync, and the journal's unlink.
+//! - **ptrace**, for what the other two cannot do: following every process and thread to its
+//!   end (joj waits for all, daemons included), killing them all if joj is killed
+//!   (`PTRACE_O_EXITKILL`), and io_uring's calls, whose submission queue is read in the
+//!   command's memory at `io_uring_enter` ([`uring`]) — a sync submitted on a ring is no
+//!   system call.
 //!
-//! Two things the command can do out of joj's sight are made visible: opens that may write are
-//! followed to their return, so a file written outside the scratch filesystem is reported by
-//! its path ([`Observer::opened_for_writing`]); and io_uring's three calls stop, so a ring's use
-//! is reported with what its submissions hold where they can be read ([`uring`],
-//! [`Observer::io_uring`]) — a sync submitted on a ring is no system call joj stops at.
+//! A file after a sync is mapped (FIEMAP) by the events thread shortly after the sync
+//! returned, not while the command waits; before an unlink, rename or truncate it is mapped
+//! while the command waits. Files are named as the command names them; joj opens them through
+//! [`TracedDir`] (with an overlay, the command's directory is joj's upper directory).
 //!
-//! Invariants: only this process's own children are traced; every tracee is registered in the
-//! cleanup registry as it appears, so SIGINT / SIGTERM (and a run's error path) kill the command
-//! before the filesystem it runs on is unmounted; a tracee is never left stopped.
+//! Two things the command can do out of joj's sight are made visible: a file opened for
+//! writing outside the traced directory is reported by its path
+//! ([`Observer::opened_for_writing`]); a ring's use is reported with what its submissions
+//! hold where they can be read ([`Observer::io_uring`]).
+//!
+//! Invariants: only this process's own children are traced; every task is registered in the
+//! cleanup registry as it appears, so SIGINT / SIGTERM (and a run's error path) kill the
+//! command before the filesystem it runs on is unmounted; a task is never left stopped or
+//! waiting for a notification joj will not answer.
 
+mod fdtable;
+mod sync_kind;
+pub use sync_kind::SyncKind;
 mod filter;
+mod notify;
 mod spawn;
 mod uring;
 
-pub use spawn::find_program;
+pub use spawn::{Overlay, find_program};
 mod tracee;
 
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use crate::cleanup;
-use crate::tracefs::now_mono_ns;
+use crate::syscall_line::SysEvent;
+use crate::syscall_trace::SyscallTracer;
+use fdtable::{FdModel, OpenedFile, Seen};
 use tracee::CallInfo;
 
 /// A file the command is about to change or has synced, opened by joj.
 #[derive(Debug)]
 pub struct TouchedFile {
-    /// The path the command named, made absolute (for a descriptor: what `/proc` says it is).
+    /// The path as the command names it, absolute.
     pub path: PathBuf,
+    /// The file, opened by joj where joj reaches it ([`TracedDir`]).
     pub file: File,
-}
-
-/// The sync-type system calls joj counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum SyncKind {
-    Fsync,
-    Fdatasync,
-    SyncFileRange,
-    /// A write on an O_DSYNC / O_SYNC descriptor, or with RWF_DSYNC / RWF_SYNC.
-    SyncWrite,
-    /// `syncfs` or `sync`: no one file.
-    WholeFs,
-    /// `fsync` / `fdatasync` of a directory (SQLite's after creating or deleting a journal).
-    Directory,
 }
 
 /// What the command is about to do to a file.
@@ -91,18 +96,87 @@ pub enum IoUring<'a> {
     Open,
 }
 
-/// What the supervisor reports while the command runs.
-pub trait Observer {
+/// What the supervisor reports while the command runs. Called from joj's threads one at a
+/// time (the supervisor holds a lock around every call), hence `Send`.
+pub trait Observer: Send {
     /// Just before the command unlinks, renames, replaces (as a rename's target) or truncates
-    /// `file`.
+    /// `file`, which is in the traced directory; the command waits meanwhile.
     fn before_change(&mut self, change: Change, file: &TouchedFile);
-    /// A sync-type call returned; `file` is `None` for `sync` / `syncfs` and directories.
+    /// A sync-type call ran from `start_ns` to `end_ns`; `file` is `None` for `sync` /
+    /// `syncfs` and directories. Only files in the traced directory are told.
     fn synced(&mut self, kind: SyncKind, file: Option<&TouchedFile>, start_ns: u64, end_ns: u64);
+    /// A sync of `path` (in the traced directory) that joj could no longer open when it read
+    /// the event (deleted or renamed since): counted, not mapped.
+    fn synced_gone(&mut self, kind: SyncKind, path: &Path, start_ns: u64, end_ns: u64) {
+        let _ = (kind, path, start_ns, end_ns);
+    }
+    /// An fsync or fdatasync of directory `path` (as the command names it) ran.
+    fn synced_directory(&mut self, kind: SyncKind, path: &Path, start_ns: u64, end_ns: u64) {
+        let _ = path;
+        self.synced(kind, None, start_ns, end_ns);
+    }
+    /// A sync on a descriptor joj did not see opened and could not resolve through `/proc`.
+    fn synced_unknown(&mut self, kind: SyncKind) {
+        let _ = kind;
+    }
+    /// A write of `bytes` (what the call returned) to `path`, in the traced directory, at
+    /// `offset` when the call said (`pwrite64`).
+    fn wrote(&mut self, path: &Path, bytes: u64, offset: Option<u64>) {
+        let _ = (path, bytes, offset);
+    }
     /// An open with flags that may write (`O_WRONLY`, `O_RDWR`, `O_CREAT`, `O_TRUNC`, `creat`)
-    /// returned `file`, a regular file (`file.path`: what `/proc` names it).
+    /// returned a descriptor of `file`, a regular file outside the traced directory.
     fn opened_for_writing(&mut self, _file: &TouchedFile) {}
     /// The command used io_uring.
     fn io_uring(&mut self, _event: IoUring<'_>) {}
+    /// Thread `tid` of the command wrote `text` to the trace's marker file (a joj VFS in it
+    /// marking a commit or set-up work: `joj_vfs::marker`).
+    fn marked(&mut self, tid: i32, time_ns: u64, text: &str) {
+        let _ = (tid, time_ns, text);
+    }
+    /// An open of `path` copied it up from the overlay's lower layer, from `start_ns` to
+    /// `end_ns` (the kernel copies the whole file and syncs it inside the open).
+    fn copied_up(&mut self, path: &Path, start_ns: u64, end_ns: u64) {
+        let _ = (path, start_ns, end_ns);
+    }
+}
+
+/// Where the files the command works on are: `command_root` as the command names it,
+/// `joj_root` where joj opens it (the same directory without an overlay; the overlay's upper
+/// directory with one).
+#[derive(Debug, Clone)]
+pub struct TracedDir {
+    pub command_root: PathBuf,
+    pub joj_root: PathBuf,
+}
+
+impl TracedDir {
+    /// The command and joj see `dir` alike.
+    pub fn same(dir: &Path) -> TracedDir {
+        TracedDir {
+            command_root: dir.to_path_buf(),
+            joj_root: dir.to_path_buf(),
+        }
+    }
+
+    /// Whether the command's `path` (absolute, normalized) is in the traced directory.
+    pub fn contains(&self, path: &Path) -> bool {
+        path.starts_with(&self.command_root)
+    }
+
+    /// Whether the command sees the directory through an overlay (joj reaches it elsewhere).
+    pub fn is_overlay(&self) -> bool {
+        self.command_root != self.joj_root
+    }
+
+    /// Where joj reaches the command's `path`.
+    pub fn joj_path(&self, path: &Path) -> PathBuf {
+        match path.strip_prefix(&self.command_root) {
+            Ok(rest) if rest.as_os_str().is_empty() => self.joj_root.clone(),
+            Ok(rest) => self.joj_root.join(rest),
+            Err(_) => path.to_path_buf(),
+        }
+    }
 }
 
 /// How the command ended.
@@ -128,15 +202,19 @@ impl std::fmt::Display for ChildExit {
 }
 
 /// The command's end and what supervising it cost.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct Supervision {
-    pub exit: ChildExit,
+    pub exit: Option<ChildExit>,
     /// Processes and threads traced (the command's own included).
     pub tasks: u64,
-    /// Stops at traced system calls (a sync counts twice: before and after).
+    /// Times a task of the command waited for joj: opens, unlinks, renames, truncates
+    /// (notifications) and io_uring calls (ptrace stops; one that is followed to its exit
+    /// counts twice).
     pub stops: u64,
     /// Time joj spent handling stops while the stopped task waited, in nanoseconds.
     pub handling_ns: u64,
+    /// Syscall trace events read (they cost the command no stop).
+    pub events: u64,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -146,7 +224,7 @@ pub enum SuperviseError {
     NoCommand,
     #[error(
         "command not found: {program:?}; fix: give a program on PATH or a path to it \
-         (relative paths are taken from joj's working directory, not the scratch filesystem)"
+         (a relative path is taken from the directory joj trace was started in)"
     )]
     NotFound { program: OsString },
     #[error(
@@ -177,6 +255,20 @@ pub enum SuperviseError {
         program: OsString,
         tracer: Option<u32>,
     },
+    #[error(
+        "cannot give the command its directory {dir} through an overlay ({step}: {source}); fix: \
+         run on Linux 6.8 or later with overlayfs (`modprobe overlay`), from a directory on a \
+         filesystem overlayfs accepts as a lower layer — or pass --empty to run the command in \
+         an empty directory of the scratch filesystem"
+    )]
+    Overlay {
+        step: &'static str,
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    /// The syscall trace failed (an instance that could not be made, events lost).
+    #[error(transparent)]
+    Trace(#[from] crate::tracefs::TraceError),
 }
 
 /// The pid of the process tracing joj, if one is (`TracerPid` of `/proc/self/status`).
@@ -193,44 +285,159 @@ fn ptrace_err(step: &'static str) -> impl FnOnce(std::io::Error) -> SuperviseErr
     move |source| SuperviseError::Ptrace { step, source }
 }
 
-/// A sync call under way in one task: stopped before, to be completed at its exit stop.
-struct Pending {
-    kind: SyncKind,
-    file: Option<TouchedFile>,
-    start_ns: u64,
+/// What to run and how.
+#[derive(Debug, Clone)]
+pub struct CommandSpec<'a> {
+    pub argv: &'a [OsString],
+    /// The directory it starts in, as it names it.
+    pub cwd: &'a Path,
+    /// Its standard output goes to joj's standard error.
+    pub stdout_to_stderr: bool,
+    /// Its standard error goes to this descriptor (joj keeps what it wrote), else to joj's.
+    pub stderr_to: Option<std::os::fd::RawFd>,
+    pub scope: TracedDir,
+    /// Run in a mount namespace of its own with this overlay on its starting directory.
+    pub overlay: Option<Overlay>,
+    /// Per-CPU buffer of the syscall trace, KiB.
+    pub trace_buffer_kb: u32,
 }
 
-/// A call followed to its exit for what it returns.
-enum Follow {
-    /// A sync: told to the observer with its interval.
-    Sync(Pending),
-    /// An open that may write: the descriptor it returns names the file.
-    Open,
-    /// `io_uring_setup`, whose parameters (at this address) hold the ring's layout.
-    RingSetup { params: u64 },
+/// What the threads share, behind one lock.
+struct Shared<'o> {
+    observer: &'o mut dyn Observer,
+    /// The trace's marker file, which the command's joj VFSs open for writing: not an outside
+    /// write of the command's.
+    marker: PathBuf,
+    model: FdModel,
+    stops: u64,
+    handling_ns: u64,
 }
 
-/// Run `argv` in `cwd` with the environment of joj, supervised, and return when it and every
-/// process it started have ended. With `stdout_to_stderr` the command writes its standard
-/// output to joj's standard error.
+/// Run the command, supervised, and return when it and every process it started have ended.
 pub fn supervise(
-    argv: &[OsString],
-    cwd: &Path,
-    stdout_to_stderr: bool,
+    spec: &CommandSpec<'_>,
     observer: &mut dyn Observer,
 ) -> Result<Supervision, SuperviseError> {
-    let (program, _) = argv.split_first().ok_or(SuperviseError::NoCommand)?;
+    let mut tracer = SyscallTracer::create(spec.trace_buffer_kb)?;
+    let Started {
+        root,
+        listener,
+        guard,
+    } = start(spec, &tracer.marker_path())?;
+    tracer.follow(root)?;
+    set_options(root)?;
+    let shared = Mutex::new(Shared {
+        observer,
+        marker: tracer.marker_path(),
+        model: FdModel::new(root),
+        stops: 0,
+        handling_ns: 0,
+    });
+    let done = AtomicBool::new(false);
+    let scope = &spec.scope;
+    let (ended, served, followed) = std::thread::scope(|s| {
+        let notifications = s.spawn(|| {
+            notify::serve(&listener, &done, &mut |n| {
+                let t0 = Instant::now();
+                at_notified(&shared, scope, n);
+                let mut sh = lock(&shared);
+                sh.stops += 1;
+                sh.handling_ns += t0.elapsed().as_nanos() as u64;
+            })
+        });
+        let events = s.spawn(|| follow_events(&shared, scope, &mut tracer, &done));
+        resume(root, libc::PTRACE_CONT, 0);
+        let ended = Loop {
+            root,
+            shared: &shared,
+            scope,
+            guard,
+            pending: HashMap::new(),
+            rings: uring::Rings::default(),
+            started: std::collections::HashSet::from([root]),
+            exit: None,
+        }
+        .run();
+        done.store(true, Ordering::Release);
+        let served = notifications.join();
+        let followed = events.join();
+        (ended, served, followed)
+    });
+    let mut sup = ended?;
+    served
+        .unwrap_or_else(|_| Err(std::io::Error::other("the notification thread panicked")))
+        .map_err(ptrace_err("serving notifications"))?;
+    followed.unwrap_or_else(|_| {
+        Err(crate::tracefs::TraceError::Read {
+            path: PathBuf::from("trace_pipe"),
+            source: std::io::Error::other("the events thread panicked"),
+        })
+    })?;
+    let mut rest = Vec::new();
+    let events = tracer.events;
+    tracer.stop(&mut rest)?;
+    let mut sh = lock(&shared);
+    for e in &rest {
+        seen(&mut sh, scope, e);
+    }
+    sup.stops = sh.stops;
+    sup.handling_ns = sh.handling_ns;
+    sup.events = events + rest.len() as u64;
+    Ok(sup)
+}
+
+/// The command, forked and stopped at its exec, with the filter's notification listener.
+struct Started {
+    root: libc::pid_t,
+    listener: std::os::fd::OwnedFd,
+    guard: TaskGuard,
+}
+
+/// Fork the command under the filter and ptrace, receive the filter's listener, and wait until
+/// the exec succeeded (or say why the command could not start).
+fn start(spec: &CommandSpec<'_>, marker: &Path) -> Result<Started, SuperviseError> {
+    let (program, _) = spec.argv.split_first().ok_or(SuperviseError::NoCommand)?;
     let exe = spawn::find_program(program).ok_or_else(|| SuperviseError::NotFound {
         program: program.clone(),
     })?;
+    let spawn_err = |source| SuperviseError::Spawn {
+        program: program.clone(),
+        source,
+    };
+    let (ours, theirs) = socket_pair().map_err(ptrace_err("making the listener's socket"))?;
     let mut guard = TaskGuard::new();
-    let root = spawn::fork_traced(&exe, argv, cwd, stdout_to_stderr, &filter::program()).map_err(
-        |source| SuperviseError::Spawn {
-            program: program.clone(),
-            source,
-        },
-    )?;
+    let prog = filter::program();
+    let root = spawn::fork_traced(&spawn::Launch {
+        exe: &exe,
+        argv: spec.argv,
+        cwd: spec.cwd,
+        stdout_to_stderr: spec.stdout_to_stderr,
+        stderr_to: spec.stderr_to,
+        prog: &prog,
+        listener_to: std::os::fd::AsRawFd::as_raw_fd(&theirs),
+        overlay: spec.overlay.as_ref(),
+        env: &[(
+            OsString::from(joj_vfs_marker_env()),
+            marker.as_os_str().to_owned(),
+        )],
+    })
+    .map_err(spawn_err)?;
+    drop(theirs);
     guard.add(root);
+    let received = spawn::recv_fd(std::os::fd::AsRawFd::as_raw_fd(&ours))
+        .map_err(ptrace_err("receiving the notification listener"))?;
+    if let spawn::Received::OverlayFailed { step, errno } = received {
+        let _ = wait(root);
+        guard.remove(root);
+        return Err(SuperviseError::Overlay {
+            step: spawn::OVERLAY_STEPS
+                .get(usize::from(step))
+                .copied()
+                .unwrap_or("mounting the overlay"),
+            dir: spec.cwd.to_path_buf(),
+            source: std::io::Error::from_raw_os_error(errno),
+        });
+    }
     // The child stops with SIGTRAP once exec succeeded (PTRACE_TRACEME, no options yet).
     let status = wait(root).map_err(ptrace_err("waiting for the command to start"))?;
     if libc::WIFEXITED(status) {
@@ -242,23 +449,33 @@ pub fn supervise(
                 program: program.clone(),
                 tracer: own_tracer(),
             },
-            spawn::SECCOMP_FAILED => SuperviseError::Ptrace {
+            spawn::SECCOMP_FAILED | spawn::LISTENER_NOT_SENT => SuperviseError::Ptrace {
                 step: "installing the seccomp filter in the command",
                 source: std::io::Error::from_raw_os_error(libc::EPERM),
             },
-            errno => SuperviseError::Spawn {
-                program: program.clone(),
-                source: std::io::Error::from_raw_os_error(errno),
-            },
+            errno => spawn_err(std::io::Error::from_raw_os_error(errno)),
         });
     }
     if !libc::WIFSTOPPED(status) {
         guard.remove(root);
-        return Err(SuperviseError::Spawn {
-            program: program.clone(),
-            source: std::io::Error::other(format!("it ended at once (wait status {status:#x})")),
-        });
+        return Err(spawn_err(std::io::Error::other(format!(
+            "it ended at once (wait status {status:#x})"
+        ))));
     }
+    let spawn::Received::Listener(listener) = received else {
+        return Err(ptrace_err("receiving the notification listener")(
+            std::io::Error::other("the command sent none"),
+        ));
+    };
+    Ok(Started {
+        root,
+        listener,
+        guard,
+    })
+}
+
+/// Follow the command's forks, clones and execs, and kill it if joj dies.
+fn set_options(root: libc::pid_t) -> Result<(), SuperviseError> {
     let options = libc::PTRACE_O_TRACESYSGOOD
         | libc::PTRACE_O_TRACESECCOMP
         | libc::PTRACE_O_TRACEFORK
@@ -280,34 +497,329 @@ pub fn supervise(
             std::io::Error::last_os_error(),
         ));
     }
-    resume(root, libc::PTRACE_CONT, 0);
-    Loop {
-        root,
-        observer,
-        guard,
-        pending: HashMap::new(),
-        rings: uring::Rings::default(),
-        started: std::collections::HashSet::from([root]),
-        exit: None,
-        stops: 0,
-        handling_ns: 0,
-    }
-    .run()
+    Ok(())
 }
 
-struct Loop<'a> {
+/// The variable that names the trace's marker file for the command (`joj_vfs::marker::ENV`;
+/// joj-linux sits below joj-vfs, so the name is repeated here).
+fn joj_vfs_marker_env() -> &'static str {
+    "JOJ_TRACE_MARKER"
+}
+
+fn lock<'a, 'o>(m: &'a Mutex<Shared<'o>>) -> std::sync::MutexGuard<'a, Shared<'o>> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn socket_pair() -> std::io::Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)> {
+    use std::os::fd::FromRawFd;
+    let mut fds = [0; 2];
+    // SAFETY: socketpair writes two descriptors.
+    if unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
+            0,
+            fds.as_mut_ptr(),
+        )
+    } != 0
+    {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors are new and ours.
+    Ok(unsafe {
+        (
+            std::os::fd::OwnedFd::from_raw_fd(fds[0]),
+            std::os::fd::OwnedFd::from_raw_fd(fds[1]),
+        )
+    })
+}
+
+/// Read the syscall trace while the command runs (every millisecond), and once more when it
+/// has ended (`done`).
+fn follow_events(
+    shared: &Mutex<Shared<'_>>,
+    scope: &TracedDir,
+    tracer: &mut SyscallTracer,
+    done: &AtomicBool,
+) -> Result<(), crate::tracefs::TraceError> {
+    let mut batch = Vec::new();
+    loop {
+        if cleanup::cleaning() {
+            // A signal cleanup removes the instance, which the kernel refuses while its pipe
+            // is open: let go of it (the process is about to exit).
+            tracer.close_pipe();
+            return Ok(());
+        }
+        let last = done.load(Ordering::Acquire);
+        tracer.drain(&mut batch)?;
+        if !batch.is_empty() {
+            let mut sh = lock(shared);
+            for e in batch.drain(..) {
+                seen(&mut sh, scope, &e);
+            }
+        }
+        if last {
+            return Ok(());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
+/// Open the command's `path` where joj reaches it: a regular file, not following a final
+/// symlink, without blocking.
+fn open_in_scope(scope: &TracedDir, path: &Path) -> Option<File> {
+    tracee::open_regular(&scope.joj_path(path))
+}
+
+/// One syscall trace event: the model's answer, told to the observer.
+fn seen(sh: &mut Shared<'_>, scope: &TracedDir, e: &SysEvent) {
+    let Some(s) = sh.model.apply(e) else { return };
+    match s {
+        Seen::Marked { tid, time_ns, text } => sh.observer.marked(tid, time_ns, &text),
+        Seen::Opened { file, end_ns } => {
+            if file.copy_up {
+                sh.observer.copied_up(&file.path, file.stopped_ns, end_ns);
+            }
+            if file.may_write && !scope.contains(&file.path) && file.path != sh.marker {
+                if let Some(f) = tracee::open_regular(&file.path) {
+                    let t = TouchedFile {
+                        path: file.path.clone(),
+                        file: f,
+                    };
+                    sh.observer.opened_for_writing(&t);
+                }
+            }
+        }
+        Seen::Wrote {
+            file,
+            bytes,
+            offset,
+            sync,
+            start_ns,
+            end_ns,
+        } => {
+            if scope.contains(&file.path) {
+                sh.observer.wrote(&file.path, bytes, offset);
+                if sync {
+                    synced_file(sh, scope, SyncKind::SyncWrite, &file, start_ns, end_ns);
+                }
+            }
+        }
+        Seen::Synced {
+            kind,
+            file,
+            tid,
+            fd,
+            start_ns,
+            end_ns,
+        } => match (kind, file) {
+            (SyncKind::Directory { .. }, Some(dir)) => sh
+                .observer
+                .synced_directory(kind, &dir.path, start_ns, end_ns),
+            (SyncKind::WholeFs | SyncKind::Directory { .. }, _) => {
+                sh.observer.synced(kind, None, start_ns, end_ns)
+            }
+            (_, Some(file)) => synced_file(sh, scope, kind, &file, start_ns, end_ns),
+            (_, None) => synced_unseen_fd(sh, scope, kind, tid, fd, start_ns, end_ns),
+        },
+    }
+}
+
+fn synced_file(
+    sh: &mut Shared<'_>,
+    scope: &TracedDir,
+    kind: SyncKind,
+    file: &OpenedFile,
+    start_ns: u64,
+    end_ns: u64,
+) {
+    if !scope.contains(&file.path) {
+        return;
+    }
+    match open_in_scope(scope, &file.path) {
+        Some(f) => {
+            let t = TouchedFile {
+                path: file.path.clone(),
+                file: f,
+            };
+            sh.observer.synced(kind, Some(&t), start_ns, end_ns);
+        }
+        None => sh.observer.synced_gone(kind, &file.path, start_ns, end_ns),
+    }
+}
+
+/// A sync on a descriptor the command did not open while joj watched (inherited, received over
+/// a socket): what `/proc` says it is now, if the process still has it.
+fn synced_unseen_fd(
+    sh: &mut Shared<'_>,
+    scope: &TracedDir,
+    kind: SyncKind,
+    tid: i32,
+    fd: i32,
+    start_ns: u64,
+    end_ns: u64,
+) {
+    let Ok(fd) = u64::try_from(fd) else {
+        return sh.observer.synced_unknown(kind);
+    };
+    if tracee::fd_is_dir(tid, fd) {
+        let kind = SyncKind::Directory {
+            datasync: kind == SyncKind::Fdatasync,
+        };
+        return sh.observer.synced(kind, None, start_ns, end_ns);
+    }
+    match tracee::fd_path(tid, fd) {
+        Some(path) if scope.contains(&path) => {
+            let file = OpenedFile {
+                path,
+                directory: false,
+                dsync: false,
+                may_write: true,
+                flags: 0,
+                copy_up: false,
+                stopped_ns: start_ns,
+            };
+            synced_file(sh, scope, kind, &file, start_ns, end_ns);
+        }
+        Some(_) => {}
+        None => sh.observer.synced_unknown(kind),
+    }
+}
+
+/// A task waits at call `n`: read what joj must know before the kernel runs it.
+fn at_notified(shared: &Mutex<Shared<'_>>, scope: &TracedDir, n: notify::Notified) {
+    let (tid, a) = (n.tid, n.args);
+    let cwd = libc::AT_FDCWD as u32 as u64;
+    if let Some((dirfd, addr, flags)) = open_call(tid, n.nr, a) {
+        let Some(path) = tracee::read_path(tid, addr).and_then(|p| resolved(tid, dirfd, &p)) else {
+            return;
+        };
+        let may_write = flags & u64::from(filter::WRITE_FLAGS) != 0;
+        let tmpfile = flags & libc::O_TMPFILE as u64 == libc::O_TMPFILE as u64;
+        // Only a read-only open can be of a directory (and O_TMPFILE names one, for a file).
+        let directory = !may_write
+            && !tmpfile
+            && std::fs::metadata(tracee::in_root(tid, &path)).is_ok_and(|m| m.is_dir());
+        // An overlay copies a file up from the starting directory inside the open that first
+        // may write it (the data too, unless the open truncates it).
+        let copy_up = may_write
+            && flags & libc::O_TRUNC as u64 == 0
+            && scope.is_overlay()
+            && scope.contains(&path)
+            && std::fs::symlink_metadata(scope.joj_path(&path)).is_err()
+            && std::fs::metadata(tracee::in_root(tid, &path)).is_ok_and(|m| m.is_file());
+        let file = OpenedFile {
+            path,
+            directory,
+            dsync: flags & libc::O_DSYNC as u64 != 0,
+            may_write,
+            flags,
+            copy_up,
+            stopped_ns: crate::tracefs::now_mono_ns(),
+        };
+        lock(shared).model.open_stopped(tid, file);
+        return;
+    }
+    let at_path = |dirfd: u64, addr: u64| {
+        let path = tracee::read_path(tid, addr).and_then(|p| resolved(tid, dirfd, &p))?;
+        if !scope.contains(&path) {
+            return None;
+        }
+        open_in_scope(scope, &path).map(|file| TouchedFile { path, file })
+    };
+    let at_fd = |fd: u64| {
+        let path = normalized(&tracee::fd_path(tid, fd)?);
+        if !scope.contains(&path) {
+            return None;
+        }
+        open_in_scope(scope, &path).map(|file| TouchedFile { path, file })
+    };
+    let change = |c: Change, f: Option<TouchedFile>| {
+        if let Some(f) = f {
+            lock(shared).observer.before_change(c, &f);
+        }
+    };
+    match n.nr {
+        libc::SYS_unlinkat if a[2] & libc::AT_REMOVEDIR as u64 == 0 => {
+            change(Change::Remove, at_path(a[0], a[1]))
+        }
+        libc::SYS_renameat2 | libc::SYS_renameat => {
+            change(Change::Remove, at_path(a[0], a[1]));
+            change(Change::Remove, at_path(a[2], a[3]));
+        }
+        libc::SYS_truncate => change(Change::Truncate, at_path(cwd, a[0])),
+        libc::SYS_ftruncate => change(Change::Truncate, at_fd(a[0])),
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_unlink => change(Change::Remove, at_path(cwd, a[0])),
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_rename => {
+            change(Change::Remove, at_path(cwd, a[0]));
+            change(Change::Remove, at_path(cwd, a[1]));
+        }
+        _ => {}
+    }
+}
+
+/// An open's directory descriptor, path address and flags.
+fn open_call(tid: i32, nr: i64, a: [u64; 6]) -> Option<(u64, u64, u64)> {
+    let cwd = libc::AT_FDCWD as u32 as u64;
+    match nr {
+        libc::SYS_openat => Some((a[0], a[1], a[2])),
+        libc::SYS_openat2 => Some((a[0], a[1], tracee::open_how_flags(tid, a[2])?)),
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_open => Some((cwd, a[0], a[1])),
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_creat => Some((
+            cwd,
+            a[0],
+            (libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC) as u64,
+        )),
+        _ => {
+            let _ = cwd;
+            None
+        }
+    }
+}
+
+/// `path` made absolute as the kernel resolves it for the task, then normalized.
+fn resolved(tid: i32, dirfd: u64, path: &Path) -> Option<PathBuf> {
+    tracee::resolve(tid, dirfd, path).map(|p| normalized(&p))
+}
+
+/// `.` and `..` taken out of an absolute path, without following symlinks (SQLite names its
+/// files by paths it resolved itself).
+pub(crate) fn normalized(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A call followed to its exit for what it returns.
+enum Follow {
+    /// `io_uring_setup`, whose parameters (at this address) hold the ring's layout.
+    RingSetup { params: u64 },
+}
+
+struct Loop<'a, 'o> {
     root: libc::pid_t,
-    observer: &'a mut dyn Observer,
+    shared: &'a Mutex<Shared<'o>>,
+    scope: &'a TracedDir,
     guard: TaskGuard,
     pending: HashMap<libc::pid_t, Follow>,
     rings: uring::Rings,
     started: std::collections::HashSet<libc::pid_t>,
     exit: Option<ChildExit>,
-    stops: u64,
-    handling_ns: u64,
 }
 
-impl Loop<'_> {
+impl Loop<'_, '_> {
     fn run(mut self) -> Result<Supervision, SuperviseError> {
         loop {
             let mut status = 0;
@@ -354,11 +866,16 @@ impl Loop<'_> {
             }
         }
         Ok(Supervision {
-            exit: self.exit.unwrap_or(ChildExit::Signal(libc::SIGKILL)),
+            exit: Some(self.exit.unwrap_or(ChildExit::Signal(libc::SIGKILL))),
             tasks: self.guard.seen,
-            stops: self.stops,
-            handling_ns: self.handling_ns,
+            ..Supervision::default()
         })
+    }
+
+    fn count_stop(&self, t0: Instant) {
+        let mut sh = lock(self.shared);
+        sh.stops += 1;
+        sh.handling_ns += t0.elapsed().as_nanos() as u64;
     }
 
     /// Handle one stop of `tid` and resume it.
@@ -375,13 +892,12 @@ impl Loop<'_> {
         }
         if sig == libc::SIGTRAP && event == libc::PTRACE_EVENT_SECCOMP {
             let t0 = Instant::now();
-            self.stops += 1;
             let follow = match tracee::call_info(tid) {
-                Ok(CallInfo::Seccomp { nr, args }) => self.at_call(tid, nr, args),
+                Ok(CallInfo::Seccomp { nr, args }) => self.at_ring_call(tid, nr, args),
                 _ => false,
             };
-            self.handling_ns += t0.elapsed().as_nanos() as u64;
-            // A sync is followed to its exit stop; everything else runs on.
+            self.count_stop(t0);
+            // A ring's setup is followed to its exit stop; everything else runs on.
             resume(
                 tid,
                 if follow {
@@ -393,13 +909,12 @@ impl Loop<'_> {
             );
         } else if sig == libc::SIGTRAP | 0x80 {
             let t0 = Instant::now();
-            self.stops += 1;
             if let Ok(CallInfo::Exit { rval, is_error }) = tracee::call_info(tid)
                 && let Some(follow) = self.pending.remove(&tid)
             {
                 self.returned(tid, follow, (!is_error).then_some(rval));
             }
-            self.handling_ns += t0.elapsed().as_nanos() as u64;
+            self.count_stop(t0);
             self.cont(tid, 0);
         } else if sig == libc::SIGTRAP && event != 0 {
             // fork, vfork, clone, exec events: the new task reports its own first stop.
@@ -407,6 +922,7 @@ impl Loop<'_> {
         } else {
             // A signal for the tracee: deliver it. (A group-stop also lands here; resuming it
             // lets a stopped command go on, which a measurement run can live with.)
+            // SAFETY: an all-zero siginfo_t is valid for GETSIGINFO to fill.
             let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
             // SAFETY: GETSIGINFO writes one siginfo_t.
             let is_signal = unsafe {
@@ -421,7 +937,7 @@ impl Loop<'_> {
         }
     }
 
-    /// Resume `tid`, following it to the exit of a sync under way.
+    /// Resume `tid`, following it to the exit of a call under way.
     fn cont(&self, tid: libc::pid_t, sig: i32) {
         let req = if self.pending.contains_key(&tid) {
             libc::PTRACE_SYSCALL
@@ -434,20 +950,6 @@ impl Loop<'_> {
     /// A followed call of `tid` returned `rval` (`None`: it failed).
     fn returned(&mut self, tid: libc::pid_t, follow: Follow, rval: Option<i64>) {
         match follow {
-            Follow::Sync(p) => {
-                self.observer
-                    .synced(p.kind, p.file.as_ref(), p.start_ns, now_mono_ns());
-            }
-            Follow::Open => {
-                let opened = rval.filter(|&fd| fd >= 0).and_then(|fd| {
-                    let fd = fd as u64;
-                    let path = tracee::fd_path(tid, fd)?;
-                    tracee::open_fd(tid, fd).map(|file| TouchedFile { path, file })
-                });
-                if let Some(f) = opened {
-                    self.observer.opened_for_writing(&f);
-                }
-            }
             Follow::RingSetup { params } => {
                 let ring = rval
                     .and_then(|fd| i32::try_from(fd).ok())
@@ -456,8 +958,28 @@ impl Loop<'_> {
                 if let Some(((fd, tgid), ring)) = ring {
                     self.rings.set_up(tgid, fd, ring);
                 }
-                self.observer.io_uring(IoUring::Setup);
+                lock(self.shared).observer.io_uring(IoUring::Setup);
             }
+        }
+    }
+
+    /// An io_uring call of `tid`: tell the observer, and return whether to follow the call to
+    /// its exit (a ring's setup).
+    fn at_ring_call(&mut self, tid: libc::pid_t, nr: i64, a: [u64; 6]) -> bool {
+        match nr {
+            libc::SYS_io_uring_setup => {
+                self.pending.insert(tid, Follow::RingSetup { params: a[1] });
+                true
+            }
+            libc::SYS_io_uring_enter => {
+                self.entering_ring(tid, a[0], a[1]);
+                false
+            }
+            libc::SYS_io_uring_register => {
+                lock(self.shared).observer.io_uring(IoUring::Register);
+                false
+            }
+            _ => false,
         }
     }
 
@@ -472,11 +994,20 @@ impl Loop<'_> {
                 ..Default::default()
             },
         };
+        let scope = self.scope;
         let at_fd = |fd: i32| {
             let fd = u64::try_from(fd).ok()?;
-            let path = tracee::fd_path(tid, fd)?;
-            tracee::open_fd(tid, fd).map(|file| TouchedFile { path, file })
+            let path = normalized(&tracee::fd_path(tid, fd)?);
+            // A file of the traced directory is opened where joj reaches it (through an
+            // overlay's upper directory); another through /proc.
+            let file = if scope.contains(&path) {
+                open_in_scope(scope, &path)
+            } else {
+                tracee::open_fd(tid, fd)
+            };
+            file.map(|file| TouchedFile { path, file })
         };
+        let mut sh = lock(self.shared);
         for s in &read.submitted {
             match *s {
                 uring::Submitted::Sync { kind, fd } => {
@@ -487,148 +1018,29 @@ impl Loop<'_> {
                         uring::RingSync::SyncWrite => SyncKind::SyncWrite,
                     };
                     let file = fd.and_then(at_fd);
-                    self.observer.io_uring(IoUring::Sync {
+                    sh.observer.io_uring(IoUring::Sync {
                         kind,
                         file: file.as_ref(),
                     });
                 }
-                uring::Submitted::Open => self.observer.io_uring(IoUring::Open),
+                uring::Submitted::Open => sh.observer.io_uring(IoUring::Open),
             }
         }
         for fd in &read.writes {
             let dsync = u64::try_from(*fd).is_ok_and(|fd| tracee::fd_is_dsync(tid, fd));
             if dsync {
                 let file = at_fd(*fd);
-                self.observer.io_uring(IoUring::Sync {
+                sh.observer.io_uring(IoUring::Sync {
                     kind: SyncKind::SyncWrite,
                     file: file.as_ref(),
                 });
             }
         }
-        self.observer.io_uring(IoUring::Enter {
+        sh.observer.io_uring(IoUring::Enter {
             submitted: to_submit,
             unreadable: read.unreadable,
         });
     }
-
-    /// The tracee is about to make call `nr`: tell the observer, and return whether to follow
-    /// the call to its exit (a sync, an open that may write, a ring's setup).
-    fn at_call(&mut self, tid: libc::pid_t, nr: i64, a: [u64; 6]) -> bool {
-        let at_path = |dirfd: u64, addr: u64| {
-            tracee::read_path(tid, addr)
-                .and_then(|p| tracee::resolve(tid, dirfd, &p))
-                .and_then(|path| tracee::open_regular(&path).map(|file| TouchedFile { path, file }))
-        };
-        let at_fd = |fd: u64| {
-            let path = tracee::fd_path(tid, fd)?;
-            tracee::open_fd(tid, fd).map(|file| TouchedFile { path, file })
-        };
-        let cwd = libc::AT_FDCWD as u32 as u64;
-        let mut change = |c: Change, f: Option<TouchedFile>| {
-            if let Some(f) = f {
-                self.observer.before_change(c, &f);
-            }
-        };
-        let sync = |kind, file| {
-            Follow::Sync(Pending {
-                kind,
-                file,
-                start_ns: now_mono_ns(),
-            })
-        };
-        let pending = match nr {
-            libc::SYS_unlinkat if a[2] & libc::AT_REMOVEDIR as u64 == 0 => {
-                change(Change::Remove, at_path(a[0], a[1]));
-                None
-            }
-            libc::SYS_renameat2 | libc::SYS_renameat => {
-                change(Change::Remove, at_path(a[0], a[1]));
-                change(Change::Remove, at_path(a[2], a[3]));
-                None
-            }
-            libc::SYS_truncate => {
-                change(Change::Truncate, at_path(cwd, a[0]));
-                None
-            }
-            libc::SYS_ftruncate => {
-                change(Change::Truncate, at_fd(a[0]));
-                None
-            }
-            libc::SYS_fsync | libc::SYS_fdatasync if tracee::fd_is_dir(tid, a[0]) => {
-                Some(sync(SyncKind::Directory, None))
-            }
-            libc::SYS_fsync => Some(sync(SyncKind::Fsync, at_fd(a[0]))),
-            libc::SYS_fdatasync => Some(sync(SyncKind::Fdatasync, at_fd(a[0]))),
-            libc::SYS_sync_file_range => Some(sync(SyncKind::SyncFileRange, at_fd(a[0]))),
-            libc::SYS_syncfs | libc::SYS_sync => Some(sync(SyncKind::WholeFs, None)),
-            libc::SYS_write | libc::SYS_pwrite64 | libc::SYS_writev | libc::SYS_pwritev
-                if tracee::fd_is_dsync(tid, a[0]) =>
-            {
-                Some(sync(SyncKind::SyncWrite, at_fd(a[0])))
-            }
-            libc::SYS_pwritev2 if tracee::fd_is_dsync(tid, a[0]) || a[5] & RWF_ANY_SYNC != 0 => {
-                Some(sync(SyncKind::SyncWrite, at_fd(a[0])))
-            }
-            // The filter stops only the opens whose flags may write.
-            libc::SYS_openat => Some(Follow::Open),
-            libc::SYS_openat2 => tracee::open_how_flags(tid, a[2])
-                .is_some_and(|f| f & u64::from(filter::WRITE_FLAGS) != 0)
-                .then_some(Follow::Open),
-            libc::SYS_io_uring_setup => Some(Follow::RingSetup { params: a[1] }),
-            libc::SYS_io_uring_enter => {
-                self.entering_ring(tid, a[0], a[1]);
-                None
-            }
-            libc::SYS_io_uring_register => {
-                self.observer.io_uring(IoUring::Register);
-                None
-            }
-            _ => legacy_call(nr, a, &mut change, &at_path, cwd),
-        };
-        match pending {
-            Some(p) => {
-                self.pending.insert(tid, p);
-                true
-            }
-            None => false,
-        }
-    }
-}
-
-/// RWF_DSYNC | RWF_SYNC of pwritev2.
-const RWF_ANY_SYNC: u64 = 0x2 | 0x4;
-
-/// The path-only calls x86-64 keeps besides their `*at` forms.
-#[cfg(target_arch = "x86_64")]
-fn legacy_call(
-    nr: i64,
-    a: [u64; 6],
-    change: &mut dyn FnMut(Change, Option<TouchedFile>),
-    at_path: &dyn Fn(u64, u64) -> Option<TouchedFile>,
-    cwd: u64,
-) -> Option<Follow> {
-    match nr {
-        libc::SYS_unlink => change(Change::Remove, at_path(cwd, a[0])),
-        libc::SYS_rename => {
-            change(Change::Remove, at_path(cwd, a[0]));
-            change(Change::Remove, at_path(cwd, a[1]));
-        }
-        // The filter stops only the opens whose flags may write; creat always writes.
-        libc::SYS_open | libc::SYS_creat => return Some(Follow::Open),
-        _ => {}
-    }
-    None
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-fn legacy_call(
-    _: i64,
-    _: [u64; 6],
-    _: &mut dyn FnMut(Change, Option<TouchedFile>),
-    _: &dyn Fn(u64, u64) -> Option<TouchedFile>,
-    _: u64,
-) -> Option<Follow> {
-    None
 }
 
 fn wait(pid: libc::pid_t) -> std::io::Result<i32> {
@@ -690,5 +1102,30 @@ impl Drop for TaskGuard {
                 eprintln!("joj-linux: {p}");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_scope_maps_the_commands_paths_to_joj_and_nothing_else() {
+        let s = TracedDir {
+            command_root: "/home/u/app".into(),
+            joj_root: "/run/joj/x/upper".into(),
+        };
+        assert!(s.contains(Path::new("/home/u/app/db/a.db")));
+        assert!(!s.contains(Path::new("/home/u/application")));
+        assert_eq!(
+            s.joj_path(Path::new("/home/u/app/db/a.db")),
+            Path::new("/run/joj/x/upper/db/a.db")
+        );
+        assert_eq!(
+            s.joj_path(Path::new("/home/u/app")),
+            Path::new("/run/joj/x/upper")
+        );
+        assert_eq!(s.joj_path(Path::new("/etc/x")), Path::new("/etc/x"));
+        assert_eq!(normalized(Path::new("/a/./b/../c//d")), Path::new("/a/c/d"));
     }
 }

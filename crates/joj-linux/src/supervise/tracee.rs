@@ -110,6 +110,13 @@ pub(crate) fn resolve(tid: libc::pid_t, dirfd: u64, path: &Path) -> Option<PathB
     Some(base.join(path))
 }
 
+/// `path` (absolute) as the task sees it, reached from joj: through `/proc/<tid>/root`, which
+/// also enters the task's mount namespace.
+pub(crate) fn in_root(tid: libc::pid_t, path: &Path) -> PathBuf {
+    let rel = path.strip_prefix("/").unwrap_or(path);
+    PathBuf::from(format!("/proc/{tid}/root")).join(rel)
+}
+
 /// The process (thread group) `tid` belongs to, from `/proc/<tid>/status`.
 pub(crate) fn tgid(tid: libc::pid_t) -> Option<libc::pid_t> {
     let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;

@@ -17,6 +17,9 @@ use joj_trace::FileRole;
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 
+/// `SQLITE_FCNTL_COMMIT_PHASETWO`: sent to the main database after every commit.
+const COMMIT_PHASETWO: i32 = 22;
+
 pub(crate) struct AcctFile {
     pub(super) shared: &'static Shared,
     pub(super) base: BaseFile,
@@ -99,7 +102,16 @@ impl VfsFile for AcctFile {
         Ok(())
     }
 
-    crate::forward_to_base!(base);
+    crate::forward_to_base!(base, except file_control);
+
+    fn file_control(&mut self, control: crate::FileControl<'_>) -> Result<(), SqliteError> {
+        let commit = matches!(&control, crate::FileControl::Other(o) if o.op() == COMMIT_PHASETWO);
+        if let (true, FileRole::Database, Some(path)) = (commit, self.role, self.path.as_deref()) {
+            self.shared.counters.count_commit();
+            crate::marker::commit(path);
+        }
+        self.base.file_control(control)
+    }
 
     fn close(self) -> Result<(), SqliteError> {
         self.base.close()

@@ -78,6 +78,15 @@ impl ErrorLog {
         });
     }
 
+    /// Log a warning (`sqlite3_log` with `SQLITE_WARNING`, prefixed with the VFS's name),
+    /// leaving the last error as it is.
+    pub fn warn(&self, message: &str) {
+        if let Ok(c) = CString::new(format!("{}: {message}", self.inner.vfs_name)) {
+            // SAFETY: sqlite3_log with a "%s" format and a valid C string.
+            unsafe { ffi::sqlite3_log(ffi::SQLITE_WARNING, c"%s".as_ptr(), c.as_ptr()) };
+        }
+    }
+
     pub fn last(&self) -> Option<LastError> {
         self.slot().clone()
     }

@@ -16,6 +16,9 @@ pub(crate) struct Waldio {
     pub(crate) observer: RwLock<Option<Arc<dyn FileObserver>>>,
     /// Errors outside VFS calls (the group-sync timer's) are reported here.
     pub(crate) errors: ErrorLog,
+    /// Databases that opened a rollback journal through this VFS (not in WAL mode: waldio is
+    /// not in use for them), with how many times.
+    pub(crate) not_in_wal: std::sync::Mutex<std::collections::BTreeMap<std::path::PathBuf, u64>>,
 }
 
 impl Waldio {
@@ -27,6 +30,54 @@ impl Waldio {
             tap: RwLock::new(None),
             observer: RwLock::new(None),
             errors,
+            not_in_wal: std::sync::Mutex::new(std::collections::BTreeMap::new()),
+        }
+    }
+
+    /// A rollback journal of `db` was opened through waldio: the database is not in WAL mode,
+    /// so waldio is not in use for it. Said once per database, at its second rollback journal
+    /// (on stderr and to `sqlite3_log`),
+    /// unless the database is about to be switched (`switching`: option `waldio_journal=wal`,
+    /// and a header with waldio's reserve; `reserve`: what the header keeps, when it was read).
+    pub(crate) fn rollback_journal_of(
+        &self,
+        db: &std::path::Path,
+        switching: bool,
+        reserve: Option<u8>,
+    ) {
+        crate::counters::bump(&self.counters.rollback_journal_opens, 1);
+        // Said at the second journal: the first may be the transaction that creates the
+        // database or switches it to WAL (PRAGMA journal_mode=WAL is itself such a transaction).
+        let first = {
+            let mut seen = lock(&self.not_in_wal);
+            let n = seen.entry(db.to_path_buf()).or_default();
+            *n += 1;
+            *n == 2
+        };
+        let short = reserve.filter(|r| *r < crate::layout::RESERVE_NEEDED);
+        if let (true, true, Some(r)) = (first, switching, short) {
+            let message = format!(
+                "{} stays in its rollback-journal mode although waldio_journal=wal asks for WAL: \
+                 it keeps {r} reserved bytes per page and waldio needs {}; fix: convert it once \
+                 from a connection not on waldio (SELECT waldio_convert('{}'), or joj waldio \
+                 convert), which puts it in WAL mode through waldio",
+                db.display(),
+                crate::layout::RESERVE_NEEDED,
+                db.display()
+            );
+            self.errors.warn(&message);
+            eprintln!("waldio: warning: {message}");
+        } else if first && !switching {
+            let message = format!(
+                "{} is in a rollback-journal mode (DELETE, TRUNCATE or PERSIST), so waldio is not \
+                 in use for it: its commits go through SQLite's rollback journal as without \
+                 waldio; fix: run PRAGMA journal_mode=WAL on the connection, or open it with the \
+                 URI parameter waldio_journal=wal (for every connection of the process: SELECT \
+                 joj_make_default('waldio', 'waldio_journal=wal'))",
+                db.display()
+            );
+            self.errors.warn(&message);
+            eprintln!("waldio: warning: {message}");
         }
     }
 

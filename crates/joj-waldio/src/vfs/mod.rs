@@ -147,13 +147,32 @@ impl Vfs for Waldio {
         if let (FileKind::Wal, Some(name)) = (flags.kind(), name) {
             return Ok((WaldioFile::Wal(self.open_wal(name, flags)?), flags));
         }
+        // The connection's options (a URI parameter of the database's name, else the defaults).
+        let to_wal = name
+            .and_then(|n| self.options_for(n).ok())
+            .unwrap_or_else(|| self.defaults())
+            .wal_mode;
+        if let (FileKind::MainJournal, Some(db)) =
+            (flags.kind(), name.and_then(|n| n.database_path()))
+        {
+            // A database without the reserve cannot be switched: it stays in its mode.
+            let reserve = db_files::with_database(&db, |f| {
+                let mut h = [0u8; sqlite_header::BYTES];
+                f.read(&mut h, 0).map(|_| sqlite_header::parse(&h))
+            })
+            .and_then(Result::ok)
+            .flatten()
+            .map(|h| h.reserve);
+            self.rollback_journal_of(&db, to_wal, reserve);
+        }
         let (base, out) = self.base.open(name, flags)?;
-        let file = PassThrough::new(
+        let mut file = PassThrough::new(
             self,
             base,
             name.map(|n| n.path().to_path_buf()),
             flags.kind() == FileKind::MainDb,
         );
+        file.to_wal = to_wal && flags.kind() == FileKind::MainDb;
         Ok((WaldioFile::PassThrough(file), out))
     }
 

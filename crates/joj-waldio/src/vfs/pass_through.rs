@@ -21,6 +21,8 @@ use std::path::PathBuf;
 
 /// `SQLITE_FCNTL_CKPT_START`: SQLite is about to copy WAL frames into the database.
 const CKPT_START: i32 = 39;
+/// `SQLITE_FCNTL_COMMIT_PHASETWO`: sent to the main database after every commit.
+const COMMIT_PHASETWO: i32 = 22;
 /// The wal-index lock slot of the WAL write lock (`WAL_WRITE_LOCK` in SQLite's `wal.c`).
 const WAL_WRITE_LOCK: u32 = 0;
 
@@ -30,6 +32,9 @@ pub(crate) struct PassThrough {
     pub(crate) path: Option<PathBuf>,
     /// The main database: its header's read version is marked on disk (`db_mark`).
     pub(crate) main_db: bool,
+    /// Switch the database to WAL mode at its next commit in a rollback-journal mode (option
+    /// `waldio_journal=wal`).
+    pub(crate) to_wal: bool,
 }
 
 impl PassThrough {
@@ -48,6 +53,7 @@ impl PassThrough {
             base,
             path,
             main_db,
+            to_wal: false,
         }
     }
 
@@ -74,11 +80,20 @@ impl VfsFile for PassThrough {
     }
 
     fn write(&mut self, data: &[u8], offset: u64) -> Result<(), SqliteError> {
-        match self
-            .main_db
-            .then(|| db_mark::stored(data, offset))
-            .flatten()
-        {
+        // Page 1 of a rollback-mode commit, with the database to be switched: the header as
+        // PRAGMA journal_mode=WAL leaves it (the commit's journal still holds the old one).
+        let switched = (self.main_db && self.to_wal)
+            .then(|| db_mark::switched_to_wal(data, offset))
+            .flatten();
+        if switched.is_some() {
+            crate::counters::bump(&self.inst.counters.switched_to_wal, 1);
+        }
+        let marked = switched.or_else(|| {
+            self.main_db
+                .then(|| db_mark::stored(data, offset))
+                .flatten()
+        });
+        match marked {
             Some(marked) => self.base.write(&marked, offset)?,
             None => self.base.write(data, offset)?,
         }
@@ -119,6 +134,15 @@ impl VfsFile for PassThrough {
         if let (true, Some(db)) = (ckpt, self.database()) {
             // Before the first page is copied: the frames must be durable in the WAL first.
             shared_wal::checkpoint_starts(db)?;
+        }
+        let commit = matches!(&control, FileControl::Other(o) if o.op() == COMMIT_PHASETWO);
+        // Over joj's accounting VFS, that VFS marks the commit itself.
+        if let (true, Some(db), false) = (
+            commit,
+            self.database(),
+            self.inst.base.name() == joj_vfs::VFS_NAME,
+        ) {
+            joj_vfs::marker::commit(db);
         }
         self.base.file_control(control)
     }

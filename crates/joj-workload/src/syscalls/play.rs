@@ -56,8 +56,10 @@ pub enum Synced {
     SyncWrite,
     /// `syncfs`.
     WholeFs,
-    /// `fsync` / `fdatasync` of a directory.
-    Directory,
+    /// `fsync` (`datasync` false) or `fdatasync` of a directory.
+    Directory {
+        datasync: bool,
+    },
 }
 
 /// Told of the replay's calls that move or settle blocks (times: CLOCK_MONOTONIC ns).
@@ -622,7 +624,9 @@ impl Player {
                 if let (Some(o), true) = (obs, r.is_ok()) {
                     let end = now_mono_ns();
                     match (is_dir, data_only) {
-                        (true, _) => o.synced(Synced::Directory, None, start, end),
+                        (true, datasync) => {
+                            o.synced(Synced::Directory { datasync }, None, start, end)
+                        }
                         (false, true) => o.synced(Synced::Fdatasync, Some((&path, &f)), start, end),
                         (false, false) => o.synced(Synced::Fsync, Some((&path, &f)), start, end),
                     }

@@ -1,0 +1,176 @@
+//! "What this means": the few lines at the end of `joj trace` and `joj compare` that turn the
+//! run's own numbers into what an application developer can act on — the share of each commit
+//! that is the journaling of journal (the FS journal written while SQLite synced its log), the
+//! syncs per commit, and which journal mode would cut what. Every figure comes from the
+//! document; what the run did not measure is not said.
+
+use joj_experiment::RunResult;
+use joj_experiment::compare::Comparison;
+use joj_experiment::run::DatabaseReport;
+
+fn kib(bytes: f64) -> String {
+    format!("{:.1} KiB", bytes / 1024.0)
+}
+
+fn percent(part: f64, whole: f64) -> f64 {
+    if whole > 0.0 {
+        100.0 * part / whole
+    } else {
+        0.0
+    }
+}
+
+/// Times, with the right plural.
+fn times(n: f64) -> String {
+    if (n - 1.0).abs() < 0.005 {
+        "once".to_string()
+    } else {
+        format!("{n:.2} times")
+    }
+}
+
+/// The lines for a traced command.
+pub fn of_trace(r: &RunResult) -> String {
+    let Some(c) = &r.command else {
+        return String::new();
+    };
+    let mut s = String::from("what this means:\n");
+    if c.databases.is_empty() {
+        s.push_str("  no SQLite database was seen: the figures above are the whole command's\n");
+    }
+    for d in &c.databases {
+        s.push_str(&database_meaning(d, &r.config.fs));
+    }
+    if let Some(setup) = &c.setup {
+        s.push_str(&format!(
+            "  one-time set-up wrote {} ({}); it is not in the per-commit figures\n",
+            kib(setup.block.write_bytes as f64),
+            setup
+                .work
+                .iter()
+                .map(|w| w.what.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    s
+}
+
+fn database_meaning(d: &DatabaseReport, fs: &str) -> String {
+    let Some(p) = &d.per_commit else {
+        return format!(
+            "  {} ({}): its commits could not be counted, so no per-commit figure is given: {}\n",
+            d.path, d.journal_mode, d.commits_counted_by
+        );
+    };
+    let written = p.data_bytes + p.fs_journal_bytes_in_syncs;
+    let mut s = format!(
+        "  {} ({}): each commit syncs {} and writes {}; {} of it is FS journal written while \
+         its log was synced — the journaling of journal, {:.0} %\n",
+        d.path,
+        d.journal_mode,
+        times(p.syncs),
+        kib(written),
+        kib(p.joj_bytes),
+        percent(p.joj_bytes, written)
+    );
+    let rollback = ["delete", "truncate", "persist", "rollback"]
+        .iter()
+        .any(|m| d.journal_mode.split('+').any(|x| x == *m));
+    let compare = format!("`joj compare --fs {fs}` measures each mode on this filesystem");
+    if rollback && !d.journal_mode.contains("wal") {
+        s.push_str(&format!(
+            "    WAL would sync about once per commit (synchronous=FULL) instead of {}, and \
+             waldio (the joj extension's vfs=waldio) also takes the FS journal out of the log's \
+             commits; {compare}\n",
+            times(p.syncs)
+        ));
+    } else if d.journal_mode.split('+').any(|m| m == "wal") {
+        s.push_str(&format!(
+            "    waldio (the joj extension's vfs=waldio) writes the WAL with direct I/O into a \
+             preallocated file, journaling nothing per commit; {compare}\n"
+        ));
+    }
+    s
+}
+
+/// A row's figures per commit: total bytes written, FS journal while the log was synced
+/// (the JOJ), sync calls.
+struct RowFigures {
+    mode: String,
+    written: f64,
+    joj: f64,
+    syncs: f64,
+}
+
+fn row_figures(mode: &str, r: &RunResult) -> Option<RowFigures> {
+    let p = r.block_per_txn.as_ref()?;
+    let n = r.transactions.max(1) as f64;
+    let joj = r
+        .fs_journal_by_synced_file
+        .map_or(0.0, |f| (f.wal + f.rollback_journal) as f64 / n);
+    let waldio_syncs = r.waldio.as_ref().map_or(0, |w| w.wal_syncs);
+    let syncs = (r.syscalls.fsync + r.syscalls.fdatasync + waldio_syncs) as f64 / n;
+    Some(RowFigures {
+        mode: mode.to_string(),
+        written: p.write_bytes,
+        joj,
+        syncs,
+    })
+}
+
+/// The lines under `joj compare`'s table.
+pub fn of_compare(c: &Comparison, fs: &str) -> String {
+    let rows: Vec<RowFigures> = c
+        .rows
+        .iter()
+        .filter_map(|r| row_figures(&r.mode, &r.result))
+        .collect();
+    let find = |m: &str| rows.iter().find(|r| r.mode == m);
+    let mut s = String::from("what this means:\n");
+    for r in rows.iter().filter(|r| r.joj > 0.0) {
+        s.push_str(&format!(
+            "  {}: {} of the {} each commit writes is FS journal written while SQLite synced its \
+             log — the journaling of journal ({:.0} %)\n",
+            r.mode,
+            kib(r.joj),
+            kib(r.written),
+            percent(r.joj, r.written)
+        ));
+    }
+    if let Some(wal) = find("wal") {
+        for m in ["delete", "truncate", "persist"] {
+            let Some(r) = find(m) else { continue };
+            let fewer = percent(r.written - wal.written, r.written);
+            s.push_str(&format!(
+                "  {} syncs {} per commit; WAL would sync {} and write {:.0} % {} bytes on {fs} \
+                 ({} against {})\n",
+                m.to_uppercase(),
+                times(r.syncs),
+                times(wal.syncs),
+                fewer.abs(),
+                if fewer >= 0.0 { "fewer" } else { "more" },
+                kib(wal.written),
+                kib(r.written)
+            ));
+        }
+        for r in rows.iter().filter(|r| r.mode.starts_with("waldio")) {
+            let fewer = percent(wal.written - r.written, wal.written);
+            s.push_str(&format!(
+                "  {} writes {:.0} % {} bytes than WAL per commit ({} against {}) and syncs {}, \
+                 with {} of FS journal during its log's syncs\n",
+                r.mode,
+                fewer.abs(),
+                if fewer >= 0.0 { "fewer" } else { "more" },
+                kib(r.written),
+                kib(wal.written),
+                times(r.syncs),
+                kib(r.joj)
+            ));
+        }
+    }
+    if s.lines().count() == 1 {
+        return String::new();
+    }
+    s
+}

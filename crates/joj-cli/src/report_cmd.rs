@@ -1,0 +1,153 @@
+//! `joj report DIR|FILE…`: one self-contained HTML page from saved results (bench, compare,
+//! trace, crash and replay JSON; `docs/report.md`).
+//!
+//! Inputs may come from anywhere (a workflow hands over a folder of every result), so each is
+//! read as joj reads any input: a regular file only (a FIFO or device is listed as refused,
+//! never opened for reading), at most [`MAX_DOCUMENT_BYTES`]; a folder is walked
+//! [`MAX_DEPTH`] levels deep without following symbolic links, at most [`MAX_FILES`] files. A
+//! file that is no JSON, or JSON of no kind joj writes, is listed on the page with the reason,
+//! never fatal: the page shows whatever can be shown.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use joj_trace::TraceError;
+use joj_trace::output::{Existing, write_atomically};
+
+use crate::output::{CliResult, check_output_file};
+use crate::report_doc::{Document, Kind, Skipped};
+use crate::report_page::page;
+
+/// The largest result document read (a trace run's JSON with its file rows is a few MiB).
+pub const MAX_DOCUMENT_BYTES: u64 = 64 << 20;
+/// How deep a folder is walked.
+pub const MAX_DEPTH: usize = 4;
+/// How many files the page takes; the rest are counted as left out.
+pub const MAX_FILES: usize = 2000;
+
+#[derive(Args)]
+pub struct ReportArgs {
+    /// Result documents (`--save` or `--json` output), or folders holding them (`*.json`,
+    /// walked four levels deep).
+    #[arg(required = true, value_name = "DIR|FILE")]
+    inputs: Vec<PathBuf>,
+    /// The HTML page to write.
+    #[arg(short = 'o', long = "output", default_value = "joj-report.html")]
+    output: PathBuf,
+    /// Replace an existing output file.
+    #[arg(long)]
+    force: bool,
+}
+
+pub fn main(a: ReportArgs) -> CliResult {
+    let inputs: Vec<&Path> = a.inputs.iter().map(PathBuf::as_path).collect();
+    check_output_file("-o/--output", &a.output, a.force, &inputs)?;
+    let (docs, skipped) = gather(&a.inputs);
+    let html = page("joj report", &docs, &skipped);
+    write_page(&a.output, &html, Existing::replace_if(a.force))?;
+    eprintln!(
+        "joj report: {} document(s), {} file(s) not shown; wrote {}",
+        docs.len(),
+        skipped.len(),
+        a.output.display()
+    );
+    Ok(())
+}
+
+/// Write the page to `path` atomically.
+pub fn write_page(path: &Path, html: &str, existing: Existing) -> Result<(), TraceError> {
+    write_atomically(path, existing, |w| {
+        std::io::Write::write_all(w, html.as_bytes()).map_err(TraceError::from)
+    })
+}
+
+/// Every document under `inputs`, in the order named (a folder's files sorted by path), and
+/// what was left out with the reason.
+pub fn gather(inputs: &[PathBuf]) -> (Vec<Document>, Vec<Skipped>) {
+    let mut files = Vec::new();
+    let mut skipped = Vec::new();
+    for input in inputs {
+        match std::fs::symlink_metadata(input) {
+            Ok(m) if m.is_dir() => walk(input, 0, &mut files, &mut skipped),
+            // A file named on the command line is read even through a link: the reader
+            // still refuses anything but a regular file.
+            Ok(_) => files.push(input.clone()),
+            Err(e) => skipped.push(Skipped::new(input, format!("cannot be read: {e}"))),
+        }
+    }
+    if files.len() > MAX_FILES {
+        let left = files.len() - MAX_FILES;
+        files.truncate(MAX_FILES);
+        skipped.push(Skipped {
+            path: format!("{left} more file(s)"),
+            reason: format!("past the {MAX_FILES} a page takes"),
+        });
+    }
+    let mut docs = Vec::new();
+    for f in files {
+        match read(&f) {
+            Ok(d) => docs.push(d),
+            Err(reason) => skipped.push(Skipped::new(&f, reason)),
+        }
+    }
+    (docs, skipped)
+}
+
+/// The `*.json` files under `dir`, sorted; links and special files listed as left out.
+fn walk(dir: &Path, depth: usize, files: &mut Vec<PathBuf>, skipped: &mut Vec<Skipped>) {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) => return skipped.push(Skipped::new(dir, format!("cannot be listed: {e}"))),
+    };
+    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    paths.sort();
+    for p in paths {
+        if files.len() > MAX_FILES {
+            return;
+        }
+        let Ok(m) = std::fs::symlink_metadata(&p) else {
+            continue;
+        };
+        let json = p.extension().is_some_and(|e| e == "json");
+        if m.is_dir() && depth + 1 < MAX_DEPTH {
+            walk(&p, depth + 1, files, skipped);
+        } else if m.is_dir() {
+            skipped.push(Skipped::new(&p, format!("deeper than {MAX_DEPTH} levels")));
+        } else if json && m.file_type().is_symlink() {
+            skipped.push(Skipped::new(&p, "a symbolic link (not followed)".into()));
+        } else if json && !m.is_file() {
+            skipped.push(Skipped::new(&p, "not a regular file".into()));
+        } else if json {
+            files.push(p);
+        }
+    }
+}
+
+/// One document, read within the bounds and recognised by its fields.
+fn read(path: &Path) -> Result<Document, String> {
+    let bytes = joj_trace::input::read_all(path, MAX_DOCUMENT_BYTES, "a result document")
+        .map_err(|e| e.to_string())?;
+    let value: serde_json::Value =
+        serde_json::from_slice(&bytes).map_err(|e| format!("not JSON: {e}"))?;
+    let kind = Kind::of(value).map_err(|why| format!("not a result joj writes: {why}"))?;
+    Ok(Document {
+        path: path.to_path_buf(),
+        kind,
+    })
+}
+
+/// `--report` of `joj compare` and `joj trace`: the page of one document just made, written
+/// beside its trace and plot as `<its plot's name>.html`; returns the page's path.
+pub fn beside(kind: Kind, plot_file: Option<&str>, out: &Path) -> Result<PathBuf, TraceError> {
+    let name = plot_file
+        .and_then(|p| Path::new(p).file_stem())
+        .map_or_else(|| "joj-report".into(), |s| s.to_string_lossy().into_owned());
+    let path = out.join(format!("{name}.html"));
+    let doc = Document {
+        path: path.clone(),
+        kind,
+    };
+    let html = page("joj report", std::slice::from_ref(&doc), &[]);
+    write_page(&path, &html, Existing::Replace)?;
+    Ok(path)
+}

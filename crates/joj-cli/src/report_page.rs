@@ -1,0 +1,107 @@
+//! The HTML of `joj report` (`docs/report.md`): one self-contained page — no script, no
+//! request for anything outside it, every plot an `<img>` with a `data:` URI (an SVG shown as
+//! an image runs no script, whatever it holds), every text from a document escaped.
+//!
+//! Per document: where it came from, the run's facts (kernel, filesystem, mount options,
+//! SQLite, profile), its table, its plot, and the "what this means" lines; at the end what was
+//! not shown and why.
+
+use std::fmt::Write as _;
+
+use crate::report_doc::{Document, Kind, Skipped, esc, scalar};
+
+const STYLE: &str = "body{font-family:sans-serif;margin:2em auto;max-width:1450px;color:#1e1e1e;\
+padding:0 1em}h1{font-size:1.6em}h2{font-size:1.25em;border-top:2px solid #ddd;padding-top:.8em;\
+margin-top:2em}table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #ccc;\
+padding:.2em .6em}th{background:#f2f2f2;text-align:left}td.n{text-align:right;\
+font-variant-numeric:tabular-nums}.src{color:#666;font-size:.9em}img.plot{max-width:100%;\
+border:1px solid #eee;margin:.6em 0}pre{background:#f7f7f7;padding:.6em;overflow-x:auto;\
+font-size:.85em}ul.meaning li{margin:.3em 0}";
+
+/// The whole page.
+pub fn page(title: &str, docs: &[Document], skipped: &[Skipped]) -> String {
+    let mut h = format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1>{}</h1>\n",
+        esc(title),
+        esc(title)
+    );
+    let _ = writeln!(
+        h,
+        "<p>{} result document(s); {} file(s) not shown. Written by joj {}.</p>",
+        docs.len(),
+        skipped.len(),
+        esc(env!("CARGO_PKG_VERSION"))
+    );
+    h.push_str("<ol>\n");
+    for (i, d) in docs.iter().enumerate() {
+        let _ = writeln!(
+            h,
+            "<li><a href=\"#doc{i}\">{}</a></li>",
+            esc(&heading(&d.kind))
+        );
+    }
+    if !skipped.is_empty() {
+        h.push_str("<li><a href=\"#skipped\">not shown</a></li>\n");
+    }
+    h.push_str("</ol>\n");
+    for (i, d) in docs.iter().enumerate() {
+        let _ = writeln!(
+            h,
+            "<section id=\"doc{i}\">\n<h2>{}</h2>\n<p class=\"src\">from {}</p>",
+            esc(&heading(&d.kind)),
+            esc(&d.path.display().to_string())
+        );
+        h.push_str(&crate::report_parts::body(d));
+        h.push_str("</section>\n");
+    }
+    if !skipped.is_empty() {
+        h.push_str("<section id=\"skipped\">\n<h2>Not shown</h2>\n<ul>\n");
+        for s in skipped {
+            let _ = writeln!(h, "<li>{} — {}</li>", esc(&s.path), esc(&s.reason));
+        }
+        h.push_str("</ul>\n</section>\n");
+    }
+    h.push_str("</body>\n</html>\n");
+    h
+}
+
+/// What a document is, in a few words.
+fn heading(k: &Kind) -> String {
+    match k {
+        Kind::Compare(c) => match c.rows.first() {
+            Some(r) => format!(
+                "compare · {} on {}, {} modes",
+                r.result.config.op,
+                r.result.config.fs,
+                c.rows.len()
+            ),
+            None => "compare · no rows".into(),
+        },
+        Kind::Run(r) if r.command.is_some() => {
+            format!("trace · {} on {}", r.config.op, r.config.fs)
+        }
+        Kind::Run(r) => format!(
+            "{} · {} {} on {}",
+            r.config.workload,
+            r.config.journal_mode.as_deref().unwrap_or(""),
+            r.config.op,
+            r.config.fs
+        ),
+        Kind::Crash(v) => format!(
+            "crash · {}",
+            ["fs", "mode", "workload", "profile"]
+                .iter()
+                .filter_map(|k| v.get(*k).and_then(scalar))
+                .collect::<Vec<_>>()
+                .join(" · ")
+        ),
+        Kind::Replay(v) => format!(
+            "replay · {}",
+            v.pointer("/device/profile")
+                .and_then(scalar)
+                .unwrap_or_default()
+        ),
+    }
+}

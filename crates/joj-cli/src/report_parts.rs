@@ -1,0 +1,270 @@
+//! The parts of one document's section on the `joj report` page: its facts, table, plot and
+//! "what this means" lines (see [`crate::report_page`]).
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use joj_experiment::RunResult;
+use joj_experiment::compare::Comparison;
+
+use crate::report_doc::{Document, Kind, esc, inline_svg, plot_beside, scalar};
+
+/// Rows of a flattened crash or replay document shown at most.
+const MAX_FIELDS: usize = 80;
+
+/// A document's section, below its heading.
+pub fn body(d: &Document) -> String {
+    let dir = d.path.parent().unwrap_or(Path::new("."));
+    match &d.kind {
+        Kind::Compare(c) => compare(c, dir),
+        Kind::Run(r) => run(r, dir),
+        Kind::Crash(v) | Kind::Replay(v) => fields(v),
+    }
+}
+
+/// `(name, value)` rows as a two-column table.
+fn facts(rows: &[(&str, String)]) -> String {
+    let mut h = String::from("<table class=\"facts\">\n");
+    for (k, v) in rows.iter().filter(|(_, v)| !v.is_empty()) {
+        let _ = writeln!(h, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(v));
+    }
+    h.push_str("</table>\n");
+    h
+}
+
+/// The run's facts: where and how it ran.
+fn run_facts(r: &RunResult) -> Vec<(&'static str, String)> {
+    let c = &r.config;
+    let mut rows = vec![
+        ("kernel", c.kernel.clone()),
+        ("filesystem", c.fs.clone()),
+        ("mount options", c.mount_options.clone().unwrap_or_default()),
+        ("SQLite", c.sqlite_version.clone()),
+        ("joj", c.joj_version.clone()),
+        ("workload", format!("{} {}", c.workload, c.op)),
+        ("journal mode", c.journal_mode.clone().unwrap_or_default()),
+        ("synchronous", c.synchronous.clone().unwrap_or_default()),
+        ("transactions", r.transactions.to_string()),
+        ("elapsed", format!("{:.3} s", r.elapsed_s)),
+    ];
+    if let Some(m) = &r.modeled {
+        rows.push(("device profile (modeled)", m.profile.clone()));
+    }
+    if let Some(p) = &r.pace {
+        rows.push(("paced on", p.profile.clone()));
+    }
+    rows
+}
+
+/// "What this means": the lines under the header, as a list.
+fn meaning(text: &str) -> String {
+    let lines: Vec<&str> = text
+        .lines()
+        .skip_while(|l| l.trim_end() == "what this means:")
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mut h = String::from("<h3>What this means</h3>\n<ul class=\"meaning\">\n");
+    for l in lines {
+        let _ = writeln!(h, "<li>{}</li>", esc(l.trim()));
+    }
+    h.push_str("</ul>\n");
+    h
+}
+
+fn compare(c: &Comparison, dir: &Path) -> String {
+    let Some(first) = c.rows.first() else {
+        return "<p>no rows</p>\n".into();
+    };
+    // The rows share these; the journal mode is each row's own.
+    let shared: Vec<(&str, String)> = run_facts(&first.result)
+        .into_iter()
+        .filter(|(k, _)| !["journal mode", "elapsed"].contains(k))
+        .collect();
+    let mut h = facts(&shared);
+    h.push_str(
+        "<table>\n<tr><th>mode</th><th>durability</th><th>txn/s</th><th>db</th><th>log</th>\
+         <th>FS metadata</th><th>FS journal</th><th>of it the JOJ</th><th>total</th>\
+         <th>flushes</th></tr>\n<tr><th></th><th></th><th></th>\
+         <th colspan=\"6\">KiB written per transaction</th><th>per txn</th></tr>\n",
+    );
+    for row in &c.rows {
+        let kib = |b: f64| format!("{:.1}", b / 1024.0);
+        let cells = match joj_experiment::compare_plot::bar_of(row) {
+            Some(b) => [
+                kib(b.database_bytes),
+                kib(b.log_bytes),
+                kib(b.metadata_bytes),
+                kib(b.fs_journal_bytes),
+                kib(b.joj_bytes),
+                kib(b.database_bytes + b.log_bytes + b.metadata_bytes + b.fs_journal_bytes),
+                format!("{:.2}", b.flushes),
+            ],
+            None => Default::default(),
+        };
+        let _ = write!(
+            h,
+            "<tr><td>{}</td><td>{}</td><td class=\"n\">{:.1}</td>",
+            esc(&row.mode),
+            esc(row.durability.as_deref().unwrap_or("not recorded")),
+            row.result.ops_per_sec
+        );
+        for cell in cells {
+            let _ = write!(h, "<td class=\"n\">{}</td>", esc(&cell));
+        }
+        h.push_str("</tr>\n");
+    }
+    h.push_str("</table>\n");
+    h.push_str("<ul class=\"src\">\n");
+    for line in joj_experiment::compare::DURABILITY_WORDS.lines() {
+        let _ = writeln!(h, "<li>{}</li>", esc(line.trim()));
+    }
+    h.push_str("</ul>\n");
+    let cfg = &first.result.config;
+    let title = format!("{} on {}: the journal modes side by side", cfg.op, cfg.fs);
+    let subtitle = format!(
+        "{} transactions, synchronous={}",
+        first.result.transactions,
+        cfg.synchronous.as_deref().unwrap_or("?")
+    );
+    match joj_experiment::compare_plot::render(&title, &subtitle, c) {
+        Ok(svg) => h.push_str(&inline_svg(&svg, &title)),
+        Err(e) => {
+            let _ = writeln!(
+                h,
+                "<p>the plot could not be drawn: {}</p>",
+                esc(&e.to_string())
+            );
+        }
+    }
+    h.push_str(&meaning(&crate::meaning::of_compare(c, &cfg.fs)));
+    let plots: Vec<String> = c
+        .rows
+        .iter()
+        .filter_map(|r| r.result.plot_file.as_deref())
+        .filter_map(|p| plot_beside(dir, p))
+        .collect();
+    if !plots.is_empty() {
+        h.push_str("<details><summary>each mode's trace plot</summary>\n");
+        h.extend(plots);
+        h.push_str("</details>\n");
+    }
+    h
+}
+
+fn run(r: &RunResult, dir: &Path) -> String {
+    let mut h = facts(&run_facts(r));
+    if let Some(c) = &r.command {
+        h.push_str(&databases(c));
+    } else if let Some(b) = &r.block_per_txn {
+        let kib = |x: f64| format!("{:.1}", x / 1024.0);
+        h.push_str(&facts(&[
+            ("KiB written per transaction", kib(b.write_bytes)),
+            ("  database data", kib(b.data_by_role.database)),
+            (
+                "  log data",
+                kib(b.data_by_role.wal + b.data_by_role.rollback_journal),
+            ),
+            ("  FS metadata", kib(b.metadata_bytes)),
+            ("  FS journal", kib(b.fs_journal_bytes)),
+            ("flushes per transaction", format!("{:.2}", b.flushes)),
+        ]));
+    }
+    if let Some(p) = r.plot_file.as_deref().and_then(|p| plot_beside(dir, p)) {
+        h.push_str(&p);
+    }
+    h.push_str(&meaning(&crate::meaning::of_trace(r)));
+    let text = if r.command.is_some() {
+        crate::trace_report::table(r, false)
+    } else {
+        crate::bench::summary(r)
+    };
+    let _ = writeln!(
+        h,
+        "<details><summary>joj's text report</summary><pre>{}</pre></details>",
+        esc(&text)
+    );
+    h
+}
+
+/// A traced command's databases, per commit.
+fn databases(c: &joj_experiment::result::CommandReport) -> String {
+    if c.databases.is_empty() {
+        return String::new();
+    }
+    let mut h = String::from(
+        "<table>\n<tr><th>database</th><th>journal mode</th><th>commits</th>\
+         <th>data KiB</th><th>log KiB</th><th>FS journal KiB*</th><th>of it the JOJ</th>\
+         <th>syncs</th><th>counted by</th></tr>\n<tr><th></th><th></th><th></th>\
+         <th colspan=\"5\">per commit</th><th></th></tr>\n",
+    );
+    for d in &c.databases {
+        let per = |f: fn(&joj_experiment::run::PerCommit) -> f64, div: f64| {
+            d.per_commit
+                .as_ref()
+                .map_or("—".to_string(), |p| format!("{:.1}", f(p) / div))
+        };
+        let _ = writeln!(
+            h,
+            "<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>\
+             <td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>\
+             <td class=\"n\">{}</td><td>{}</td></tr>",
+            esc(&d.path),
+            esc(&d.journal_mode),
+            d.commits.map_or("not counted".into(), |n| n.to_string()),
+            per(|p| p.data_bytes, 1024.0),
+            per(|p| p.log_data_bytes, 1024.0),
+            per(|p| p.fs_journal_bytes_in_syncs, 1024.0),
+            per(|p| p.joj_bytes, 1024.0),
+            per(|p| p.syncs, 1.0),
+            esc(&d.commits_counted_by)
+        );
+    }
+    h.push_str(
+        "</table>\n<p class=\"src\">* FS journal written while the database's files were \
+         synced; the JOJ: while its log was synced.</p>\n",
+    );
+    h
+}
+
+/// A crash or replay document, its scalar fields flattened (`device.flushes`), arrays as
+/// their length.
+fn fields(v: &serde_json::Value) -> String {
+    let mut rows = Vec::new();
+    flatten("", v, 0, &mut rows);
+    let shown = rows.len().min(MAX_FIELDS);
+    let mut h = String::from("<table>\n");
+    for (k, val) in &rows[..shown] {
+        let _ = writeln!(h, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(val));
+    }
+    h.push_str("</table>\n");
+    if rows.len() > shown {
+        let _ = writeln!(h, "<p>and {} more fields</p>", rows.len() - shown);
+    }
+    h
+}
+
+fn flatten(prefix: &str, v: &serde_json::Value, depth: usize, rows: &mut Vec<(String, String)>) {
+    if let Some(s) = scalar(v) {
+        rows.push((prefix.to_string(), s));
+        return;
+    }
+    match v {
+        serde_json::Value::Array(a) => {
+            rows.push((prefix.to_string(), format!("{} item(s)", a.len())))
+        }
+        serde_json::Value::Object(m) if depth < 3 => {
+            for (k, x) in m {
+                let key = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                flatten(&key, x, depth + 1, rows);
+            }
+        }
+        _ => rows.push((prefix.to_string(), "…".into())),
+    }
+}

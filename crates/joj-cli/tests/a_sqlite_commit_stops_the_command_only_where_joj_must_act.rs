@@ -1,0 +1,76 @@
+//! `joj trace` sees writes and syncs through the kernel's syscall tracepoints, without stopping
+//! the command: a SQLite commit in WAL mode does not stop it at all, one in DELETE mode only
+//! where joj must act before the kernel does — the journal's open, the directory's open for
+//! its sync, and the journal's unlink. The counts stay exact: every commit's fdatasync of the
+//! WAL (or of the journal and the database) is on its file.
+
+mod common;
+
+/// The distribution's python3, `n` single-row transactions in journal mode `mode`.
+fn commits(mode: &str, n: u32) -> serde_json::Value {
+    let code = format!(
+        "import sqlite3
+db = sqlite3.connect('app.db', isolation_level=None)
+db.execute('PRAGMA journal_mode={mode}')
+db.execute('PRAGMA synchronous=FULL')
+db.execute('CREATE TABLE t(i INTEGER PRIMARY KEY, v TEXT)')
+for i in range({n}):
+    db.execute('INSERT INTO t(v) VALUES(?)', ('x' * 100,))
+db.close()"
+    );
+    common::joj_trace_json(&[], &["/usr/bin/python3", "-c", &code])
+}
+
+fn stops(doc: &serde_json::Value) -> u64 {
+    doc["command"]["stops"].as_u64().unwrap()
+}
+
+fn count(doc: &serde_json::Value, path: &str, key: &str) -> u64 {
+    common::traced_file(doc, path)[key].as_u64().unwrap()
+}
+
+#[test]
+fn a_wal_commit_stops_nowhere_and_each_is_counted_on_the_wal() {
+    if !joj_linux::testgate::kernel_test(&[joj_linux::FsKind::Ext4]) {
+        return;
+    }
+    let (few, many) = (commits("wal", 50), commits("wal", 250));
+    assert_eq!(
+        stops(&many),
+        stops(&few),
+        "200 more WAL commits must not stop the command once more"
+    );
+    // One fdatasync of the WAL per commit, whatever else (checkpoint, header) there is.
+    assert_eq!(
+        count(&many, "app.db-wal", "fdatasync") - count(&few, "app.db-wal", "fdatasync"),
+        200
+    );
+    assert!(many["command"]["syscall_events"].as_u64().unwrap() > 200 * 4);
+}
+
+#[test]
+fn a_delete_commit_stops_at_the_journals_open_the_directorys_open_and_the_unlink() {
+    if !joj_linux::testgate::kernel_test(&[joj_linux::FsKind::Ext4]) {
+        return;
+    }
+    let (few, many) = (commits("delete", 50), commits("delete", 250));
+    assert_eq!(stops(&many) - stops(&few), 3 * 200);
+    assert_eq!(
+        count(&many, "app.db-journal", "removals") - count(&few, "app.db-journal", "removals"),
+        200
+    );
+    // The journal twice (pages, then the header), the database once, per commit.
+    assert_eq!(
+        count(&many, "app.db-journal", "fdatasync") - count(&few, "app.db-journal", "fdatasync"),
+        400
+    );
+    assert_eq!(
+        count(&many, "app.db", "fdatasync") - count(&few, "app.db", "fdatasync"),
+        200
+    );
+    assert_eq!(
+        many["syscalls"]["dir_syncs"].as_u64().unwrap()
+            - few["syscalls"]["dir_syncs"].as_u64().unwrap(),
+        200
+    );
+}

@@ -1,0 +1,81 @@
+//! `joj compare` says each row's durability (waldio-gs runs SQLite at synchronous=normal and
+//! relies on group sync: its row says so, not the header's `full`), says which mode it is
+//! running as it goes (even when stderr is no terminal), and draws the modes side by side:
+//! bytes per transaction by class, stacked, and flushes per transaction; `--report` writes the
+//! report page beside them.
+
+use std::process::Command;
+
+#[test]
+fn compare_shows_durability_progress_and_the_modes_side_by_side() {
+    if !joj_linux::testgate::kernel_test(&[joj_linux::FsKind::Ext4]) {
+        return;
+    }
+    let out = tempfile::tempdir().unwrap();
+    let run = Command::new(env!("CARGO_BIN_EXE_joj"))
+        .args([
+            "compare",
+            "--fs",
+            "ext4",
+            "-n",
+            "40",
+            "--modes",
+            "wal,delete,waldio-gs",
+            "--report",
+            "--out",
+        ])
+        .arg(out.path())
+        .output()
+        .unwrap();
+    let (text, err) = (
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr),
+    );
+    assert!(run.status.success(), "{err}");
+    for (i, mode) in ["wal", "delete", "waldio-gs"].iter().enumerate() {
+        assert!(
+            err.contains(&format!("compare: {mode} ({} of 3)", i + 1)),
+            "progress for {mode}: {err}"
+        );
+    }
+    let header = text
+        .lines()
+        .find(|l| l.starts_with("mode"))
+        .expect("a header");
+    assert!(header.contains("durability"), "{header}");
+    let row = |m: &str| {
+        text.lines()
+            .find(|l| l.split_whitespace().next() == Some(m))
+            .unwrap_or_else(|| panic!("no {m} row: {text}"))
+    };
+    assert!(row("wal").contains(" full "), "{}", row("wal"));
+    assert!(
+        row("waldio-gs").contains("group ≤ 2 ms"),
+        "{}",
+        row("waldio-gs")
+    );
+    assert!(text.contains("durability: full = every commit is durable when it returns"));
+    let plot = out.path().join("compare-ext4-insert.svg");
+    let svg = std::fs::read_to_string(&plot).unwrap_or_else(|e| panic!("{}: {e}", plot.display()));
+    for s in [
+        "KiB written per transaction, by class",
+        "cache flushes per transaction",
+        "the JOJ",
+        "waldio-gs",
+        "group ≤ 2 ms",
+    ] {
+        assert!(svg.contains(s), "the side-by-side plot lacks {s:?}");
+    }
+    assert!(text.contains(&format!(
+        "plot of the modes side by side: {}",
+        plot.display()
+    )));
+    // --report: the page beside the trace, named after the plot.
+    let page = out.path().join("compare-ext4-insert.html");
+    let html = std::fs::read_to_string(&page).unwrap_or_else(|e| panic!("{}: {e}", page.display()));
+    assert!(html.contains("group ≤ 2 ms (SQLite normal)") && html.contains("What this means"));
+    assert!(
+        err.contains(&format!("report: {}", page.display())),
+        "{err}"
+    );
+}

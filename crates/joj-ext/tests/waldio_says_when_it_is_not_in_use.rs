@@ -1,0 +1,151 @@
+//! `SELECT joj_make_default('waldio')` in an unchanged application (rollback journal) used to
+//! do nothing, silently: the database stayed in DELETE mode and waldio counted 0 commits. Now
+//! waldio says so — a warning for the first connection that commits through a rollback journal,
+//! and `waldio_state()`'s `not_in_wal_mode` — and `waldio_journal=wal` (a URI parameter, or
+//! waldio's default through `joj_make_default('waldio', 'waldio_journal=wal')`) switches such a
+//! database to WAL mode at its first commit, with no SQL at open.
+
+mod common;
+
+use std::process::Command;
+
+/// Python: load the extension, make waldio the default (with `options`), open `db` twice
+/// without a URI, commit `n` rows, print the journal mode and `waldio_state()`.
+fn app(db: &str, options: Option<&str>, n: u32) -> String {
+    let make = match options {
+        Some(o) => format!("joj_make_default('waldio', '{o}')"),
+        None => "joj_make_default('waldio')".into(),
+    };
+    format!(
+        "import sqlite3
+l = sqlite3.connect(':memory:'); l.enable_load_extension(True); l.load_extension('{}')
+l.execute(\"SELECT {make}\")
+a = sqlite3.connect('{db}', isolation_level=None)
+b = sqlite3.connect('{db}', isolation_level=None)
+a.execute('CREATE TABLE IF NOT EXISTS t(x)')
+for i in range({n}): (a if i % 2 else b).execute('INSERT INTO t VALUES(?)', (i,))
+print(a.execute('PRAGMA journal_mode').fetchone()[0])
+print(a.execute('SELECT waldio_state()').fetchone()[0])
+print(a.execute('SELECT count(*) FROM t').fetchone()[0])
+",
+        common::lib().with_extension("").display()
+    )
+}
+
+/// Run `code` in `dir`: (stdout lines, stderr).
+fn run(dir: &std::path::Path, code: &str) -> (Vec<String>, String) {
+    let out = common::run_ok(
+        Command::new(common::python())
+            .args(["-c", code])
+            .current_dir(dir),
+    );
+    (
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn an_app_left_in_rollback_mode_is_told_waldio_is_not_in_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, err) = run(dir.path(), &app("app.db", None, 6));
+    assert_eq!(out[0], "delete");
+    let state: serde_json::Value = serde_json::from_str(&out[1]).unwrap();
+    assert_eq!(state["counters"]["commits"], 0, "{state}");
+    let listed = state["not_in_wal_mode"].as_array().unwrap();
+    assert_eq!(listed.len(), 1, "{state}");
+    assert!(listed[0]["path"].as_str().unwrap().ends_with("app.db"));
+    assert!(listed[0]["rollback_journal_opens"].as_u64().unwrap() >= 7);
+    assert_eq!(
+        err.matches("waldio: warning:").count(),
+        1,
+        "one warning for the database, whatever its connections and commits: {err}"
+    );
+    assert!(
+        err.contains("app.db is in a rollback-journal mode")
+            && err.contains("waldio_journal=wal")
+            && err.contains("PRAGMA journal_mode=WAL"),
+        "{err}"
+    );
+}
+
+#[test]
+fn waldio_journal_wal_switches_an_unchanged_app_to_wal_through_waldio() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, err) = run(dir.path(), &app("app.db", Some("waldio_journal=wal"), 6));
+    assert!(!err.contains("waldio: warning"), "{err}");
+    assert_eq!(out[0], "wal");
+    let state: serde_json::Value = serde_json::from_str(&out[1]).unwrap();
+    assert_eq!(state["counters"]["switched_to_wal"], 1, "{state}");
+    assert_eq!(
+        state["counters"]["commits"], 6,
+        "every insert, after the CREATE TABLE that switched it, is a waldio commit: {state}"
+    );
+    assert_eq!(state["defaults"]["wal_mode"], true);
+    assert_eq!(out[2], "6");
+    // A second run finds it in WAL mode under waldio, and the rows there.
+    let (again, err) = run(dir.path(), &app("app.db", Some("waldio_journal=wal"), 2));
+    assert_eq!(
+        (again[0].as_str(), again[2].as_str()),
+        ("wal", "8"),
+        "{err}"
+    );
+    let header = std::fs::read(dir.path().join("app.db")).unwrap();
+    assert_eq!(
+        (header[18], header[19]),
+        (2, 0x57),
+        "WAL, marked for waldio so that stock SQLite refuses it"
+    );
+}
+
+#[test]
+fn a_database_without_the_reserve_is_told_to_be_converted() {
+    let dir = tempfile::tempdir().unwrap();
+    // Made by stock SQLite: no reserved bytes per page.
+    common::run_ok(Command::new(common::python()).current_dir(dir.path()).args([
+        "-c",
+        "import sqlite3; d = sqlite3.connect('old.db'); d.execute('CREATE TABLE t(x)'); d.commit()",
+    ]));
+    let (out, err) = run(dir.path(), &app("old.db", Some("waldio_journal=wal"), 2));
+    assert_eq!(out[0], "delete", "it cannot be switched: {err}");
+    assert!(
+        err.contains("old.db stays in its rollback-journal mode") && err.contains("waldio_convert"),
+        "{err}"
+    );
+}
+
+#[test]
+fn make_default_refuses_options_it_does_not_know_or_for_joj() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = common::lib().with_extension("").display().to_string();
+    for (call, says) in [
+        (
+            "joj_make_default('waldio', 'waldio_journal=yes')",
+            "waldio_journal",
+        ),
+        (
+            "joj_make_default('waldio', 'journal=wal')",
+            "unknown URI parameter",
+        ),
+        (
+            "joj_make_default('joj', 'waldio_journal=wal')",
+            "only with 'waldio'",
+        ),
+    ] {
+        let code = format!(
+            "import sqlite3
+l = sqlite3.connect(':memory:'); l.enable_load_extension(True); l.load_extension('{lib}')
+try:
+    l.execute(\"SELECT {call}\")
+    print('accepted')
+except sqlite3.OperationalError as e:
+    print(e)
+"
+        );
+        let (out, _) = run(dir.path(), &code);
+        assert!(out[0].contains(says), "{call}: {out:?}");
+    }
+}

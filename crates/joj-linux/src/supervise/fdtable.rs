@@ -1,0 +1,549 @@
+//! The command's descriptor tables, rebuilt from what the supervisor saw: the path and flags
+//! of every open (read at its stop), the descriptor the open returned, and every call that
+//! copies, closes or marks a descriptor (from the syscall trace, in time order). A sync or
+//! write event names only a descriptor; this model says which file it is, as the kernel's
+//! table said at that instant. Pure: no I/O.
+//!
+//! What it follows, as the kernel does: `close`, `close_range` (with `CLOSE_RANGE_CLOEXEC` and
+//! `CLOSE_RANGE_UNSHARE`), `dup`, `dup2`, `dup3`, `fcntl(F_DUPFD, F_DUPFD_CLOEXEC, F_SETFD)`;
+//! a new task shares its creator's table with `CLONE_FILES` (threads) and gets a copy without
+//! (processes); `exec` unshares the table and closes the close-on-exec descriptors. A
+//! descriptor it did not see open (inherited from joj, received over a socket) is unknown:
+//! the caller resolves it through `/proc` or counts it as unresolved, never guesses.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::sync_kind::SyncKind;
+use crate::syscall_line::{SysEvent, SysEventKind};
+
+const CLONE_FILES: u64 = 0x400;
+const CLOSE_RANGE_UNSHARE: u64 = 1 << 1;
+const CLOSE_RANGE_CLOEXEC: u64 = 1 << 2;
+const F_DUPFD: u64 = 0;
+const F_SETFD: u64 = 2;
+const F_DUPFD_CLOEXEC: u64 = 1030;
+const FD_CLOEXEC: u64 = 1;
+/// RWF_DSYNC | RWF_SYNC of pwritev2.
+const RWF_ANY_SYNC: u64 = 0x2 | 0x4;
+
+/// What an open was about, read at its stop.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct OpenedFile {
+    /// The path, absolute, as the command named it.
+    pub(crate) path: PathBuf,
+    /// A directory when it was opened (SQLite opens one to sync it after a create or delete).
+    pub(crate) directory: bool,
+    /// Opened with O_DSYNC or O_SYNC: every write is a sync.
+    pub(crate) dsync: bool,
+    /// Opened with flags that may write.
+    pub(crate) may_write: bool,
+    pub(crate) flags: u64,
+    /// The open copies the file up from an overlay's lower layer (a file the command opens
+    /// for writing that exists only in the directory it started from).
+    pub(crate) copy_up: bool,
+    /// When the open stopped (CLOCK_MONOTONIC ns).
+    pub(crate) stopped_ns: u64,
+}
+
+#[derive(Debug, Clone)]
+struct Entry {
+    file: Arc<OpenedFile>,
+    cloexec: bool,
+}
+
+/// What an event meant for the files.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Seen {
+    /// An open returned a descriptor of `file` at `end_ns`.
+    Opened { file: Arc<OpenedFile>, end_ns: u64 },
+    /// A task wrote a line to the trace's marker file.
+    Marked {
+        tid: i32,
+        time_ns: u64,
+        text: String,
+    },
+    /// A sync-type call ran from `start_ns` to `end_ns`; `file` is `None` for `sync` /
+    /// `syncfs` (`kind` WholeFs) or a descriptor not seen opened (`fd` of process `tid`).
+    Synced {
+        kind: SyncKind,
+        file: Option<Arc<OpenedFile>>,
+        tid: i32,
+        fd: i32,
+        start_ns: u64,
+        end_ns: u64,
+    },
+    /// A write of `bytes` to a file seen opened; `sync` when it was synchronous (O_DSYNC
+    /// descriptor or RWF_DSYNC).
+    Wrote {
+        file: Arc<OpenedFile>,
+        bytes: u64,
+        /// Where a `pwrite64` wrote (`None` for the other calls).
+        offset: Option<u64>,
+        sync: bool,
+        start_ns: u64,
+        end_ns: u64,
+    },
+}
+
+/// A call entered and not yet returned.
+#[derive(Debug, Clone)]
+struct Entered {
+    call: String,
+    args: Vec<u64>,
+    time_ns: u64,
+    /// The file its descriptor named at entry.
+    file: Option<Arc<OpenedFile>>,
+}
+
+/// The tables of every task of the command.
+#[derive(Debug, Default)]
+pub(crate) struct FdModel {
+    tables: HashMap<u64, HashMap<i32, Entry>>,
+    table_of: HashMap<i32, u64>,
+    next_table: u64,
+    /// Opens stopped at, waiting for their exit events, by thread, oldest first (the events
+    /// thread may read an open's exit after the thread's next open has stopped).
+    pending_opens: HashMap<i32, std::collections::VecDeque<OpenedFile>>,
+    entered: HashMap<i32, Entered>,
+}
+
+impl FdModel {
+    /// A model whose first task is `root`, with an empty table (what it inherited from joj is
+    /// unknown).
+    pub(crate) fn new(root: i32) -> FdModel {
+        let mut m = FdModel::default();
+        let t = m.new_table(HashMap::new());
+        m.table_of.insert(root, t);
+        m
+    }
+
+    fn new_table(&mut self, entries: HashMap<i32, Entry>) -> u64 {
+        let id = self.next_table;
+        self.next_table += 1;
+        self.tables.insert(id, entries);
+        id
+    }
+
+    fn table(&mut self, tid: i32, tgid: i32) -> u64 {
+        if let Some(&t) = self.table_of.get(&tid) {
+            return t;
+        }
+        // A thread whose creation was not seen shares its process's table.
+        let t = match self.table_of.get(&tgid) {
+            Some(&t) => t,
+            None => self.new_table(HashMap::new()),
+        };
+        self.table_of.insert(tid, t);
+        t
+    }
+
+    fn lookup(&mut self, tid: i32, tgid: i32, fd: u64) -> Option<Arc<OpenedFile>> {
+        let t = self.table(tid, tgid);
+        let fd = i32::try_from(fd).ok()?;
+        self.tables.get(&t)?.get(&fd).map(|e| e.file.clone())
+    }
+
+    /// The stop of an open by `tid` learnt `file`; its exit event gives the descriptor.
+    pub(crate) fn open_stopped(&mut self, tid: i32, file: OpenedFile) {
+        self.pending_opens.entry(tid).or_default().push_back(file);
+    }
+
+    /// Apply one event, in time order.
+    pub(crate) fn apply(&mut self, e: &SysEvent) -> Option<Seen> {
+        match &e.kind {
+            SysEventKind::NewTask { pid, clone_flags } => {
+                let parent = self.table(e.tid, e.tgid);
+                let t = if clone_flags & CLONE_FILES != 0 {
+                    parent
+                } else {
+                    let copy = self.tables.get(&parent).cloned().unwrap_or_default();
+                    self.new_table(copy)
+                };
+                self.table_of.insert(*pid, t);
+                None
+            }
+            SysEventKind::Exec { pid, old_pid } => {
+                let old = self.table(*old_pid, e.tgid);
+                let kept: HashMap<i32, Entry> = self
+                    .tables
+                    .get(&old)
+                    .map(|t| {
+                        t.iter()
+                            .filter(|(_, en)| !en.cloexec)
+                            .map(|(fd, en)| (*fd, en.clone()))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let t = self.new_table(kept);
+                self.table_of.remove(old_pid);
+                self.table_of.insert(*pid, t);
+                None
+            }
+            SysEventKind::Marker(text) => Some(Seen::Marked {
+                tid: e.tid,
+                time_ns: e.time_ns,
+                text: text.clone(),
+            }),
+            SysEventKind::Enter { call, args } => self.enter(e, call, args),
+            SysEventKind::Exit { call, ret } => self.exit(e, call, *ret),
+        }
+    }
+
+    fn enter(&mut self, e: &SysEvent, call: &str, args: &[u64]) -> Option<Seen> {
+        let arg = |i: usize| args.get(i).copied().unwrap_or(0);
+        match call {
+            "close" => {
+                let t = self.table(e.tid, e.tgid);
+                if let (Some(table), Ok(fd)) = (self.tables.get_mut(&t), i32::try_from(arg(0))) {
+                    table.remove(&fd);
+                }
+            }
+            "close_range" => {
+                let (first, last, flags) = (arg(0), arg(1), arg(2));
+                let mut t = self.table(e.tid, e.tgid);
+                if flags & CLOSE_RANGE_UNSHARE != 0 {
+                    let copy = self.tables.get(&t).cloned().unwrap_or_default();
+                    t = self.new_table(copy);
+                    self.table_of.insert(e.tid, t);
+                }
+                if let Some(table) = self.tables.get_mut(&t) {
+                    let in_range = |fd: &i32| (first..=last).contains(&(*fd as u64));
+                    if flags & CLOSE_RANGE_CLOEXEC != 0 {
+                        for (_, en) in table.iter_mut().filter(|(fd, _)| in_range(fd)) {
+                            en.cloexec = true;
+                        }
+                    } else {
+                        table.retain(|fd, _| !in_range(fd));
+                    }
+                }
+            }
+            _ => {
+                let file = self.lookup(e.tid, e.tgid, arg(0));
+                self.entered.insert(
+                    e.tid,
+                    Entered {
+                        call: call.to_string(),
+                        args: args.to_vec(),
+                        time_ns: e.time_ns,
+                        file,
+                    },
+                );
+            }
+        }
+        None
+    }
+
+    fn exit(&mut self, e: &SysEvent, call: &str, ret: i64) -> Option<Seen> {
+        if matches!(call, "openat" | "open" | "creat" | "openat2") {
+            let file = self.pending_opens.get_mut(&e.tid)?.pop_front()?;
+            let fd = i32::try_from(ret).ok().filter(|fd| *fd >= 0)?;
+            let cloexec = file.flags & libc::O_CLOEXEC as u64 != 0;
+            let file = Arc::new(file);
+            self.set(e, fd, file.clone(), cloexec);
+            return Some(Seen::Opened {
+                file,
+                end_ns: e.time_ns,
+            });
+        }
+        let entered = self.entered.remove(&e.tid).filter(|en| en.call == call)?;
+        let arg = |i: usize| entered.args.get(i).copied().unwrap_or(0);
+        let (start_ns, end_ns) = (entered.time_ns, e.time_ns);
+        let synced = |kind: SyncKind, file: Option<Arc<OpenedFile>>| {
+            let kind = match (&file, kind) {
+                (Some(f), SyncKind::Fsync | SyncKind::Fdatasync) if f.directory => {
+                    SyncKind::Directory {
+                        datasync: kind == SyncKind::Fdatasync,
+                    }
+                }
+                _ => kind,
+            };
+            Some(Seen::Synced {
+                kind,
+                file,
+                tid: e.tid,
+                fd: i32::try_from(arg(0)).unwrap_or(-1),
+                start_ns,
+                end_ns,
+            })
+        };
+        match call {
+            "fsync" => synced(SyncKind::Fsync, entered.file.clone()),
+            "fdatasync" => synced(SyncKind::Fdatasync, entered.file.clone()),
+            "sync_file_range" => synced(SyncKind::SyncFileRange, entered.file.clone()),
+            "syncfs" | "sync" => Some(Seen::Synced {
+                kind: SyncKind::WholeFs,
+                file: None,
+                tid: e.tid,
+                fd: -1,
+                start_ns,
+                end_ns,
+            }),
+            "write" | "pwrite64" | "writev" | "pwritev" | "pwritev2" => {
+                let file = entered.file.clone()?;
+                let bytes = u64::try_from(ret).ok()?;
+                let sync = file.dsync || (call == "pwritev2" && arg(5) & RWF_ANY_SYNC != 0);
+                Some(Seen::Wrote {
+                    file,
+                    bytes,
+                    offset: (call == "pwrite64").then(|| arg(3)),
+                    sync,
+                    start_ns,
+                    end_ns,
+                })
+            }
+            "dup" | "dup2" | "dup3" | "fcntl" => {
+                let new_fd = i32::try_from(ret).ok().filter(|fd| *fd >= 0)?;
+                let cloexec = match call {
+                    "dup3" => arg(2) & libc::O_CLOEXEC as u64 != 0,
+                    "fcntl" => match arg(1) {
+                        F_DUPFD => false,
+                        F_DUPFD_CLOEXEC => true,
+                        F_SETFD => {
+                            let t = self.table(e.tid, e.tgid);
+                            let fd = i32::try_from(arg(0)).ok()?;
+                            if let Some(en) = self.tables.get_mut(&t).and_then(|t| t.get_mut(&fd)) {
+                                en.cloexec = arg(2) & FD_CLOEXEC != 0;
+                            }
+                            return None;
+                        }
+                        _ => return None,
+                    },
+                    _ => false,
+                };
+                match entered.file.clone() {
+                    Some(file) => self.set(e, new_fd, file, cloexec),
+                    None => {
+                        // A copy of a descriptor not seen opened is not known either.
+                        let t = self.table(e.tid, e.tgid);
+                        if let Some(table) = self.tables.get_mut(&t) {
+                            table.remove(&new_fd);
+                        }
+                    }
+                }
+                None
+            }
+            _ => None,
+        }
+    }
+
+    fn set(&mut self, e: &SysEvent, fd: i32, file: Arc<OpenedFile>, cloexec: bool) {
+        let t = self.table(e.tid, e.tgid);
+        self.tables
+            .entry(t)
+            .or_default()
+            .insert(fd, Entry { file, cloexec });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(tid: i32, t: u64, kind: SysEventKind) -> SysEvent {
+        SysEvent {
+            tid,
+            tgid: tid,
+            time_ns: t,
+            kind,
+        }
+    }
+    fn enter(tid: i32, t: u64, call: &str, args: &[u64]) -> SysEvent {
+        ev(
+            tid,
+            t,
+            SysEventKind::Enter {
+                call: call.into(),
+                args: args.to_vec(),
+            },
+        )
+    }
+    fn exit(tid: i32, t: u64, call: &str, ret: i64) -> SysEvent {
+        ev(
+            tid,
+            t,
+            SysEventKind::Exit {
+                call: call.into(),
+                ret,
+            },
+        )
+    }
+    fn file(path: &str, flags: i32) -> OpenedFile {
+        OpenedFile {
+            path: path.into(),
+            directory: false,
+            dsync: flags & libc::O_DSYNC != 0,
+            may_write: true,
+            flags: flags as u64,
+            copy_up: false,
+            stopped_ns: 0,
+        }
+    }
+    fn open(m: &mut FdModel, tid: i32, t: u64, f: OpenedFile, fd: i64) {
+        m.open_stopped(tid, f);
+        assert!(matches!(
+            m.apply(&exit(tid, t, "openat", fd)),
+            Some(Seen::Opened { .. })
+        ));
+    }
+    fn synced_path(s: Option<Seen>) -> Option<String> {
+        match s {
+            Some(Seen::Synced { file, .. }) => file.map(|f| f.path.to_string_lossy().into_owned()),
+            other => panic!("not a sync: {other:?}"),
+        }
+    }
+    fn fsync(m: &mut FdModel, tid: i32, t: u64, fd: u64) -> Option<String> {
+        m.apply(&enter(tid, t, "fsync", &[fd]));
+        synced_path(m.apply(&exit(tid, t + 1, "fsync", 0)))
+    }
+
+    #[test]
+    fn a_sync_names_the_file_its_descriptor_had_when_it_was_called() {
+        let mut m = FdModel::new(10);
+        open(&mut m, 10, 1, file("/d/a.db", libc::O_RDWR), 3);
+        assert_eq!(fsync(&mut m, 10, 2, 3).as_deref(), Some("/d/a.db"));
+        // Closed, then reused by something joj did not see opened (a socket): unknown.
+        m.apply(&enter(10, 4, "close", &[3]));
+        assert_eq!(fsync(&mut m, 10, 5, 3), None);
+        // Closed while the sync ran: the sync is still the file's.
+        open(&mut m, 10, 6, file("/d/b", libc::O_RDWR), 3);
+        m.apply(&enter(10, 7, "fsync", &[3]));
+        m.apply(&enter(11, 8, "close", &[3]));
+        assert_eq!(
+            synced_path(m.apply(&exit(10, 9, "fsync", 0))).as_deref(),
+            Some("/d/b")
+        );
+    }
+
+    #[test]
+    fn dups_threads_forks_and_exec_follow_the_kernel() {
+        let mut m = FdModel::new(10);
+        open(
+            &mut m,
+            10,
+            1,
+            file("/d/keep", libc::O_RDWR | libc::O_DSYNC),
+            3,
+        );
+        open(
+            &mut m,
+            10,
+            2,
+            file("/d/cloexec", libc::O_RDWR | libc::O_CLOEXEC),
+            4,
+        );
+        m.apply(&enter(10, 3, "dup2", &[3, 7]));
+        m.apply(&exit(10, 4, "dup2", 7));
+        // A thread shares the table, a process gets a copy.
+        m.apply(&ev(
+            10,
+            5,
+            SysEventKind::NewTask {
+                pid: 11,
+                clone_flags: CLONE_FILES | 0x10000,
+            },
+        ));
+        m.apply(&ev(
+            10,
+            6,
+            SysEventKind::NewTask {
+                pid: 20,
+                clone_flags: 0x11,
+            },
+        ));
+        m.apply(&enter(11, 7, "close", &[7]));
+        assert_eq!(fsync(&mut m, 10, 8, 7), None, "the thread closed it");
+        assert_eq!(
+            fsync(&mut m, 20, 9, 7).as_deref(),
+            Some("/d/keep"),
+            "the child's copy still has it"
+        );
+        // exec drops close-on-exec descriptors only.
+        m.apply(&ev(
+            20,
+            10,
+            SysEventKind::Exec {
+                pid: 20,
+                old_pid: 20,
+            },
+        ));
+        assert_eq!(fsync(&mut m, 20, 11, 4), None);
+        assert_eq!(fsync(&mut m, 20, 12, 3).as_deref(), Some("/d/keep"));
+        // An O_DSYNC descriptor's writes are syncs; a plain one's only with RWF_DSYNC.
+        m.apply(&enter(20, 13, "pwrite64", &[3, 0, 4096, 0]));
+        match m.apply(&exit(20, 14, "pwrite64", 4096)) {
+            Some(Seen::Wrote { sync, bytes, .. }) => assert!(sync && bytes == 4096),
+            other => panic!("{other:?}"),
+        }
+        open(&mut m, 20, 15, file("/d/plain", libc::O_RDWR), 5);
+        m.apply(&enter(20, 16, "pwritev2", &[5, 0, 1, 0, 0, 0x2]));
+        assert!(matches!(
+            m.apply(&exit(20, 17, "pwritev2", 10)),
+            Some(Seen::Wrote { sync: true, .. })
+        ));
+        m.apply(&enter(20, 18, "write", &[5, 0, 10]));
+        assert!(matches!(
+            m.apply(&exit(20, 19, "write", 10)),
+            Some(Seen::Wrote { sync: false, .. })
+        ));
+    }
+
+    #[test]
+    fn close_range_and_fcntl_change_what_they_name() {
+        let mut m = FdModel::new(1);
+        for fd in 3..6 {
+            open(
+                &mut m,
+                1,
+                fd as u64,
+                file(&format!("/f{fd}"), libc::O_RDWR),
+                fd,
+            );
+        }
+        m.apply(&enter(1, 10, "fcntl", &[3, F_DUPFD_CLOEXEC, 10]));
+        m.apply(&exit(1, 11, "fcntl", 10));
+        m.apply(&enter(1, 12, "close_range", &[4, 4, 0]));
+        m.apply(&enter(
+            1,
+            13,
+            "close_range",
+            &[5, u32::MAX as u64, CLOSE_RANGE_CLOEXEC],
+        ));
+        m.apply(&ev(1, 14, SysEventKind::Exec { pid: 1, old_pid: 1 }));
+        assert_eq!(fsync(&mut m, 1, 15, 3).as_deref(), Some("/f3"));
+        for fd in [4, 5, 10] {
+            assert_eq!(fsync(&mut m, 1, 16 + fd, fd), None, "fd {fd}");
+        }
+    }
+
+    #[test]
+    fn opens_stopped_before_their_exits_were_read_pair_in_order() {
+        let mut m = FdModel::new(1);
+        m.open_stopped(1, file("/d/a-wal", libc::O_RDWR));
+        m.open_stopped(1, file("/d/a-shm", libc::O_RDWR));
+        m.apply(&exit(1, 1, "openat", 4));
+        m.apply(&exit(1, 2, "openat", 5));
+        assert_eq!(fsync(&mut m, 1, 3, 4).as_deref(), Some("/d/a-wal"));
+        assert_eq!(fsync(&mut m, 1, 5, 5).as_deref(), Some("/d/a-shm"));
+    }
+
+    #[test]
+    fn a_failed_open_adds_nothing_and_a_directory_sync_is_one() {
+        let mut m = FdModel::new(1);
+        m.open_stopped(1, file("/nope", libc::O_RDONLY));
+        assert_eq!(m.apply(&exit(1, 1, "openat", -2)), None);
+        let dir = OpenedFile {
+            directory: true,
+            ..file("/d", libc::O_RDONLY)
+        };
+        open(&mut m, 1, 2, dir, 3);
+        m.apply(&enter(1, 3, "fdatasync", &[3]));
+        match m.apply(&exit(1, 4, "fdatasync", 0)) {
+            Some(Seen::Synced { kind, .. }) => {
+                assert_eq!(kind, SyncKind::Directory { datasync: true })
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
