@@ -22,6 +22,7 @@
 pub mod addr;
 pub mod aging;
 pub mod block;
+mod block_table;
 mod cache;
 pub mod completion;
 pub mod config;
