@@ -5,8 +5,12 @@
 //! back (checkpointed) when the region is full, and once at the end of the trace.
 //!
 //! Design, and which flushes are dropped and why: `docs/device-model.md`, "The optimized
-//! journal (eMMC journal coalition)". `transform` is pure (records in, steps out);
+//! journal (eMMC journal coalition)". The rules are [`rules::decide`], shared with the crash
+//! states of a recorded log; `transform` is their adapter to a trace and adds the journal
+//! region and checkpoints. It is pure (records in, steps out);
 //! `ejournal_replay::replay_ejournal` runs the steps through the device model.
+
+pub mod rules;
 
 use std::collections::BTreeSet;
 
@@ -15,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use joj_trace::{BlockClass, Op, SECTOR_BYTES, TraceRecord};
 
 use crate::error::ReplayError;
+use rules::{Decision, Event, decide};
 
 /// Default journal region: the paper's default case (256 MB).
 pub const DEFAULT_REGION_MIB: u64 = 256;
@@ -136,6 +141,35 @@ fn is_journal_write(r: &TraceRecord) -> bool {
     r.op == Op::Write && r.class == BlockClass::FsJournal
 }
 
+/// Whether `r` is a metadata write to its home location, which the design defers to a
+/// checkpoint.
+fn is_deferred(r: &TraceRecord) -> bool {
+    r.op == Op::Write && r.class == BlockClass::Metadata && !r.fua && !r.preflush
+}
+
+/// The trace as the rules' events: journal writes (commits recognised by `is_commit`), flush
+/// requests, and every other request (a deferred metadata write caches nothing on the device
+/// until its checkpoint).
+fn events(records: &[TraceRecord]) -> Vec<Event> {
+    let mut since_commit = 0u64;
+    let mut events = Vec::with_capacity(records.len());
+    for (i, r) in records.iter().enumerate() {
+        events.push(if is_journal_write(r) {
+            let commit = is_commit(records, i, since_commit > 0);
+            since_commit = if commit { 0 } else { since_commit + 1 };
+            Event::Journal { commit, fua: r.fua }
+        } else if r.op == Op::Flush {
+            Event::Flush
+        } else {
+            Event::Request {
+                preflush: r.preflush,
+                cached: r.op == Op::Write && !r.fua && !is_deferred(r),
+            }
+        });
+    }
+    events
+}
+
 /// Whether journal write `i` is a transaction's commit block: a FUA write (`REQ_PREFLUSH |
 /// REQ_FUA`, as jbd2 issues it), or — on a device without FUA, where the block layer issues the
 /// commit as flush, plain write, flush — a journal write between two flushes that follows other
@@ -163,11 +197,11 @@ struct State {
     region_start_page: u64,
     region_pages: u64,
     used_pages: u64,
+    /// The journal writes of the transaction under way.
     pending: Vec<usize>,
-    /// The pure flush right before a commit written without FUA: its preflush.
-    pending_flushes: Vec<usize>,
+    /// Its preflush requests the rules dropped.
+    preflushes: u64,
     deferred: BTreeSet<u64>,
-    unflushed_other: bool,
     stats: EjournalStats,
     steps: Vec<Step>,
 }
@@ -200,9 +234,15 @@ impl State {
         self.steps.push(Step::Checkpoint { writes, forced });
     }
 
-    fn commit(&mut self, records: &[TraceRecord]) -> Result<(), EjournalError> {
+    /// The transaction of `pending` as one packed command, after an ordering flush if the
+    /// rules put one.
+    fn commit(
+        &mut self,
+        records: &[TraceRecord],
+        ordering_flush: bool,
+    ) -> Result<(), EjournalError> {
         let from = std::mem::take(&mut self.pending);
-        let mut preflushes = std::mem::take(&mut self.pending_flushes).len() as u64;
+        let mut preflushes = std::mem::take(&mut self.preflushes);
         let mut bytes = 0;
         for &i in &from {
             bytes += records[i].bytes();
@@ -220,9 +260,8 @@ impl State {
         if checkpoint_due(self.used_pages, pages, self.region_pages) {
             self.checkpoint(true);
         }
-        if self.unflushed_other {
+        if ordering_flush {
             self.steps.push(Step::OrderingFlush);
-            self.unflushed_other = false;
             self.stats.flushes_kept_for_ordering += 1;
             self.stats.flushes_dropped += preflushes.saturating_sub(1);
         } else {
@@ -241,6 +280,24 @@ impl State {
             from,
         });
         Ok(())
+    }
+}
+
+impl State {
+    /// A request the rules keep: a metadata write is deferred to a checkpoint (and a discard
+    /// forgets the deferred pages it covers); the rest is replayed unchanged.
+    fn keep(&mut self, i: usize, r: &TraceRecord) {
+        if is_deferred(r) {
+            let (a, b) = page_span(r, self.page_bytes);
+            self.deferred.extend(a..=b);
+            self.stats.metadata_writes_deferred += 1;
+            return;
+        }
+        if r.op == Op::Discard {
+            let (a, b) = page_span(r, self.page_bytes);
+            self.deferred.retain(|p| *p < a || *p > b);
+        }
+        self.steps.push(Step::Keep(i, r.clone()));
     }
 }
 
@@ -279,59 +336,31 @@ pub fn transform(
         region_pages: region.bytes / page_bytes,
         used_pages: 0,
         pending: Vec::new(),
-        pending_flushes: Vec::new(),
+        preflushes: 0,
         deferred: BTreeSet::new(),
-        unflushed_other: false,
         stats: EjournalStats {
             region_mib,
             ..EjournalStats::default()
         },
         steps: Vec::new(),
     };
-    let mut postflush = None;
-    for (i, r) in records.iter().enumerate() {
-        if is_journal_write(r) {
-            st.pending.push(i);
-            if is_commit(records, i, st.pending.len() > 1) {
-                st.commit(records)?;
-                let next_is_flush = records.get(i + 1).is_some_and(|n| n.op == Op::Flush);
-                postflush = (!r.fua && next_is_flush).then_some(i + 1);
+    let mut unfinished = Vec::new();
+    for (i, (r, d)) in records.iter().zip(decide(&events(records))).enumerate() {
+        match d {
+            Decision::Member { .. } => st.pending.push(i),
+            Decision::Commit { ordering_flush, .. } => {
+                st.pending.push(i);
+                st.commit(records, ordering_flush)?;
             }
-            continue;
+            Decision::DropPreflush => st.preflushes += 1,
+            Decision::DropPostflush => st.stats.postflushes_dropped += 1,
+            Decision::Unfinished => unfinished.push(i),
+            Decision::Keep => st.keep(i, r),
         }
-        if postflush == Some(i) {
-            st.stats.postflushes_dropped += 1;
-            continue;
-        }
-        // The commit's preflush (flush, commit write, flush): decided at the commit.
-        if r.op == Op::Flush && !st.pending.is_empty() && flush_write_flush(records, i + 1) {
-            st.pending_flushes.push(i);
-            continue;
-        }
-        if r.op == Op::Write && r.class == BlockClass::Metadata && !r.fua && !r.preflush {
-            let (a, b) = page_span(r, page_bytes);
-            st.deferred.extend(a..=b);
-            st.stats.metadata_writes_deferred += 1;
-            continue;
-        }
-        if r.op == Op::Discard {
-            let (a, b) = page_span(r, page_bytes);
-            st.deferred.retain(|p| *p < a || *p > b);
-        }
-        if r.is_flush() {
-            st.unflushed_other = false;
-        }
-        if r.op == Op::Write && !r.fua {
-            st.unflushed_other = true;
-        }
-        st.steps.push(Step::Keep(i, r.clone()));
     }
-    // Journal writes (and flushes among them) no commit block ended: replayed as they were.
-    let mut left = std::mem::take(&mut st.pending);
-    left.append(&mut st.pending_flushes);
-    left.sort_unstable();
-    for i in left {
-        st.stats.unterminated_journal_writes += u64::from(records[i].op == Op::Write);
+    // Journal writes no commit block ended: replayed as they were, after the rest.
+    for i in unfinished {
+        st.stats.unterminated_journal_writes += 1;
         st.steps.push(Step::Keep(i, records[i].clone()));
     }
     st.checkpoint(false);

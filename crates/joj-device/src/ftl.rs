@@ -31,11 +31,11 @@ use serde::{Deserialize, Serialize};
 use xl2p::XTable;
 pub use xl2p::{TXN_BIT, Tid};
 
-use crate::addr::{BlockId, Lpn, NO_LPN, Oob, Ppn, page_checksum};
+use crate::addr::{BlockId, Lpn, NO_LPN, Ppn};
+use crate::block_table::{self, BlockTable, Relocate, check_lpn, collect_garbage};
 use crate::config::{DataMode, FtlConfig, GcPolicy};
 use crate::error::FtlError;
-use crate::gc::{BlockState, BlockView, GreedyIndex, choose_victim};
-use crate::medium::{Medium, PageState};
+use crate::medium::Medium;
 
 /// Work the FTL asked of the medium.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -142,25 +142,16 @@ pub struct Ftl<M: Medium> {
     unit_data_bytes: usize,
     logical_pages: u64,
     l2p: Vec<u32>,
-    blocks: Vec<BlockView>,
-    /// The `Full` blocks of `blocks` by valid count, for the greedy policy.
-    greedy: GreedyIndex,
-    /// Scratch of `relocate_and_erase`: `(ppn, lpn)` of the victim's valid pages.
+    /// Blocks, free lists, frontiers, sequence and program horizon (shared with i-FTL).
+    table: BlockTable,
+    /// Scratch of `relocate`: `(ppn, lpn)` of the victim's valid pages.
     victim_pages: Vec<(u32, u32)>,
-    free: Vec<Vec<u32>>,
-    free_count: u32,
-    open: Vec<Option<u32>>,
-    cursor: usize,
-    seq: u64,
-    program_horizon_ns: u64,
     entries_per_map_page: u64,
     map_dirty: Vec<bool>,
     dirty_map_pages: Vec<u32>,
     programs_since_checkpoint: u64,
     /// Completion of the last checkpoint written; a flush waits for it even with nothing new.
     checkpoint_done_ns: u64,
-    in_gc: bool,
-    scratch: Vec<u8>,
     stats: FtlStats,
     /// X-FTL's transactional mapping (`xl2p`).
     xl2p: XTable,
@@ -177,6 +168,7 @@ impl<M: Medium> Ftl<M> {
         let spp = medium.slots_per_page();
         let units = g.units();
         let blocks = g.blocks();
+        let table = BlockTable::new(&medium);
         let user_blocks = logical_pages.div_ceil(u64::from(ppb));
         let reserve = u64::from(units) + u64::from(cfg.gc_free_blocks) + 2;
         if u64::from(blocks) < user_blocks + reserve {
@@ -208,29 +200,13 @@ impl<M: Medium> Ftl<M> {
             unit_data_bytes,
             logical_pages,
             l2p: vec![NO_LPN; logical_pages as usize],
-            blocks: vec![
-                BlockView {
-                    state: BlockState::Free,
-                    valid_pages: 0,
-                    last_write_seq: 0
-                };
-                blocks as usize
-            ],
-            greedy: GreedyIndex::new(blocks as usize, ppb),
+            table,
             victim_pages: Vec::with_capacity(ppb as usize),
-            free: vec![Vec::new(); units as usize],
-            free_count: 0,
-            open: vec![None; units as usize],
-            cursor: 0,
-            seq: 0,
-            program_horizon_ns: 0,
             entries_per_map_page,
             map_dirty: vec![false; map_pages],
             dirty_map_pages: Vec::new(),
             programs_since_checkpoint: 0,
             checkpoint_done_ns: 0,
-            in_gc: false,
-            scratch: vec![0; unit_data_bytes * spp as usize],
             stats: FtlStats::default(),
             xl2p: XTable::new(cfg.xl2p_entries as usize),
             #[cfg(test)]
@@ -243,7 +219,7 @@ impl<M: Medium> Ftl<M> {
     /// A new, empty FTL: every block that holds anything is erased and the checkpoint reset.
     pub fn format(medium: M, cfg: FtlConfig, logical_pages: u64) -> Result<Ftl<M>, FtlError> {
         let mut ftl = Self::empty(medium, cfg, logical_pages)?;
-        let blocks = ftl.blocks.len() as u32;
+        let blocks = ftl.table.len() as u32;
         for b in 0..blocks {
             if ftl.medium.programmed_pages(BlockId(b)) > 0 {
                 ftl.medium.erase(BlockId(b), 0)?;
@@ -251,7 +227,7 @@ impl<M: Medium> Ftl<M> {
         }
         ftl.medium.reset_checkpoint(logical_pages);
         for b in (0..blocks).rev() {
-            ftl.push_free(b);
+            ftl.table.push_free(b);
         }
         Ok(ftl)
     }
@@ -280,7 +256,7 @@ impl<M: Medium> Ftl<M> {
 
     /// When every program issued so far is complete.
     pub fn program_horizon_ns(&self) -> u64 {
-        self.program_horizon_ns
+        self.table.horizon_ns()
     }
 
     /// Whether `lpn` has a copy on flash.
@@ -290,21 +266,20 @@ impl<M: Medium> Ftl<M> {
 
     /// Blocks currently free.
     pub fn free_blocks(&self) -> u32 {
-        self.free_count
+        self.table.free_count()
     }
 
     /// Bytes of mapping state held per logical page (L2P entry plus the checkpoint copy).
     pub fn heap_bytes(&self) -> u64 {
         (self.l2p.len() * 4
-            + self.blocks.len() * std::mem::size_of::<BlockView>()
             + self.map_dirty.len()
             + self.dirty_map_pages.capacity() * 4
             + self.victim_pages.capacity() * 8) as u64
-            + self.greedy.heap_bytes()
+            + self.table.heap_bytes()
     }
 
     pub fn wear(&self) -> WearStats {
-        let n = self.blocks.len() as u32;
+        let n = self.table.len() as u32;
         let counts: Vec<u32> = (0..n)
             .map(|b| self.medium.erase_count(BlockId(b)))
             .collect();
@@ -315,31 +290,6 @@ impl<M: Medium> Ftl<M> {
         }
     }
 
-    fn check_lpn(&self, lpn: Lpn) -> Result<usize, FtlError> {
-        if u64::from(lpn.0) >= self.logical_pages {
-            return Err(FtlError::LpnOutOfRange {
-                lpn: lpn.0,
-                logical_pages: self.logical_pages,
-            });
-        }
-        Ok(lpn.0 as usize)
-    }
-
-    fn push_free(&mut self, block: u32) {
-        let unit = self.medium.geometry().unit_of_block(block) as usize;
-        let old = self.blocks[block as usize];
-        if old.state == BlockState::Full {
-            self.greedy.remove(block, old.valid_pages);
-        }
-        self.blocks[block as usize] = BlockView {
-            state: BlockState::Free,
-            valid_pages: 0,
-            last_write_seq: 0,
-        };
-        self.free[unit].push(block);
-        self.free_count += 1;
-    }
-
     fn mark_dirty(&mut self, lpn: u32) {
         let m = (u64::from(lpn) / self.entries_per_map_page) as usize;
         if !self.map_dirty[m] {
@@ -348,34 +298,9 @@ impl<M: Medium> Ftl<M> {
         }
     }
 
-    /// A block with room in frontier slot `slot`, or a new one (the slot's own unit first,
-    /// else the unit with most free blocks).
-    fn frontier_block(&mut self, slot: usize) -> Option<u32> {
-        if let Some(b) = self.open[slot] {
-            return Some(b);
-        }
-        let unit = if self.free[slot].is_empty() {
-            (0..self.free.len()).max_by_key(|&u| (self.free[u].len(), std::cmp::Reverse(u)))?
-        } else {
-            slot
-        };
-        let b = self.free[unit].pop()?;
-        self.free_count -= 1;
-        self.blocks[b as usize].state = BlockState::Open;
-        self.open[slot] = Some(b);
-        Some(b)
-    }
-
     /// The copy at `ppn` is no longer valid.
     fn invalidate(&mut self, ppn: u32) {
-        let block = ppn / self.ppb;
-        let bv = &mut self.blocks[block as usize];
-        debug_assert!(bv.valid_pages > 0);
-        let valid = bv.valid_pages;
-        bv.valid_pages -= 1;
-        if bv.state == BlockState::Full {
-            self.greedy.invalidate_one(block, valid);
-        }
+        self.table.invalidate(ppn);
     }
 
     /// Program `data` at the next frontier with `oob_lpn` in its OOB area (a logical page, or one
@@ -402,46 +327,11 @@ impl<M: Medium> Ftl<M> {
         placed: &mut [(u32, u64)],
     ) -> Result<u64, FtlError> {
         let n = oob_lpns.len();
-        debug_assert!(n >= 1 && n <= self.spp as usize && data.len() == n && placed.len() >= n);
-        let slots = self.open.len();
-        let mut chosen = None;
-        for _ in 0..slots {
-            let slot = self.cursor;
-            self.cursor = (self.cursor + 1) % slots;
-            if let Some(b) = self.frontier_block(slot) {
-                chosen = Some((slot, b));
-                break;
-            }
-        }
-        let (slot, b) = chosen.ok_or(FtlError::NoFreeBlocks)?;
-        let page = self.medium.programmed_pages(BlockId(b));
-        debug_assert!(page < self.ppb && page.is_multiple_of(self.spp));
-        let ppn = b * self.ppb + page;
-        let mut oobs = [Oob::EMPTY; crate::config::MAX_SLOTS_PER_PAGE as usize];
-        for (i, (&lpn, d)) in oob_lpns.iter().zip(data).enumerate() {
-            self.seq += 1;
-            oobs[i] = Oob {
-                lpn,
-                checksum: page_checksum(d, lpn, self.seq),
-                seq: self.seq,
-            };
-            placed[i] = (ppn + i as u32, self.seq);
-        }
-        let done = self
-            .medium
-            .program_page(Ppn(ppn), data, &oobs[..n], issue_ns)?;
+        let done =
+            self.table
+                .program_frontier(&mut self.medium, 0, oob_lpns, data, issue_ns, placed)?;
         self.stats.page_programs += 1;
         self.stats.padding_slots += u64::from(self.spp) - n as u64;
-        let bv = &mut self.blocks[b as usize];
-        bv.valid_pages += n as u32;
-        bv.last_write_seq = self.seq;
-        if page + self.spp == self.ppb {
-            bv.state = BlockState::Full;
-            let valid = bv.valid_pages;
-            self.open[slot] = None;
-            self.greedy.insert(b, valid);
-        }
-        self.program_horizon_ns = self.program_horizon_ns.max(done);
         self.programs_since_checkpoint += n as u64;
         Ok(done)
     }
@@ -497,14 +387,14 @@ impl<M: Medium> Ftl<M> {
         issue_ns: u64,
     ) -> Result<u64, FtlError> {
         for &lpn in lpns {
-            self.check_lpn(lpn)?;
+            check_lpn(lpn, self.logical_pages)?;
             self.xl2p.check_plain(lpn)?;
         }
         let spp = self.spp as usize;
         let plain = [false; crate::config::MAX_SLOTS_PER_PAGE as usize];
         let mut done = issue_ns;
         for (group, bytes) in lpns.chunks(spp).zip(data.chunks(spp)) {
-            self.collect_garbage(issue_ns)?;
+            collect_garbage(self, issue_ns)?;
             let mut raw = [0u32; crate::config::MAX_SLOTS_PER_PAGE as usize];
             for (r, l) in raw.iter_mut().zip(group) {
                 *r = l.0;
@@ -527,7 +417,7 @@ impl<M: Medium> Ftl<M> {
         buf: &mut [u8],
         issue_ns: u64,
     ) -> Result<Option<u64>, FtlError> {
-        let i = self.check_lpn(lpn)?;
+        let i = check_lpn(lpn, self.logical_pages)? as usize;
         let ppn = self.l2p[i];
         if ppn == NO_LPN {
             buf.fill(0);
@@ -537,6 +427,7 @@ impl<M: Medium> Ftl<M> {
         Ok(Some(done))
     }
 
+    /// Read `ppn` into `buf` and check it is a complete copy of `lpn` (tagged or not).
     fn read_verified(
         &mut self,
         ppn: u32,
@@ -544,26 +435,14 @@ impl<M: Medium> Ftl<M> {
         buf: &mut [u8],
         issue_ns: u64,
     ) -> Result<u64, FtlError> {
-        let r = self.medium.read(Ppn(ppn), buf, issue_ns)?;
-        self.stats.nand_reads += 1;
-        let found = page_checksum(buf, r.oob.lpn, r.oob.seq);
-        if r.state != PageState::Programmed
-            || r.oob.lpn & !TXN_BIT != lpn
-            || found != r.oob.checksum
-        {
-            return Err(FtlError::ChecksumMismatch {
-                ppn,
-                expected: r.oob.checksum,
-                found,
-            });
-        }
-        Ok(r.done_ns)
+        let reads = &mut self.stats.nand_reads;
+        block_table::read_verified(&mut self.medium, reads, !TXN_BIT, (ppn, lpn), buf, issue_ns)
     }
 
     /// Drop `lpn`'s mapping: it reads as zeros until written again. Durable at the next
     /// checkpoint.
     pub fn trim(&mut self, lpn: Lpn) -> Result<(), FtlError> {
-        let i = self.check_lpn(lpn)?;
+        let i = check_lpn(lpn, self.logical_pages)? as usize;
         self.xl2p.check_plain(lpn)?;
         let old = self.l2p[i];
         if old != NO_LPN {
@@ -610,11 +489,11 @@ impl<M: Medium> Ftl<M> {
         for m in self.dirty_map_pages.drain(..) {
             self.map_dirty[m as usize] = false;
         }
-        let start = issue_ns.max(self.program_horizon_ns);
+        let start = issue_ns.max(self.table.horizon_ns());
         let erased = self.medium.map_erases();
-        let done = self
-            .medium
-            .write_checkpoint(&ranges, &self.l2p, self.seq, pages, start)?;
+        let done =
+            self.medium
+                .write_checkpoint(&ranges, &self.l2p, self.table.seq(), pages, start)?;
         self.stats.map_erases += self.medium.map_erases() - erased;
         self.checkpoint_done_ns = done;
         // Every committed transaction is in `l2p` now: the checkpoint covers its entries.
@@ -623,78 +502,6 @@ impl<M: Medium> Ftl<M> {
         self.stats.checkpoints += 1;
         self.programs_since_checkpoint = 0;
         Ok(done)
-    }
-
-    /// Run GC until more than `gc_free_blocks` blocks are free.
-    fn collect_garbage(&mut self, issue_ns: u64) -> Result<(), FtlError> {
-        if self.in_gc || self.free_count > self.cfg.gc_free_blocks {
-            return Ok(());
-        }
-        self.in_gc = true;
-        let result = (|| {
-            while self.free_count <= self.cfg.gc_free_blocks {
-                let choice = match self.cfg.gc_policy {
-                    GcPolicy::Greedy => self.greedy.choose(),
-                    policy => choose_victim(policy, &self.blocks, self.ppb, self.seq),
-                };
-                let Some(victim) = choice else {
-                    break;
-                };
-                self.relocate_and_erase(victim as u32, issue_ns)?;
-            }
-            Ok(())
-        })();
-        self.in_gc = false;
-        result
-    }
-
-    fn relocate_and_erase(&mut self, victim: u32, issue_ns: u64) -> Result<(), FtlError> {
-        self.stats.gc_runs += 1;
-        let n = self.medium.programmed_pages(BlockId(victim));
-        // First find the valid pages, then copy them: the mapping lookups of the first pass are
-        // independent of each other, so the processor overlaps their cache misses, which a
-        // lookup-copy-lookup loop serializes. Copying one page changes no other page's
-        // validity, so the list stays right during the second pass.
-        let mut valid = std::mem::take(&mut self.victim_pages);
-        valid.clear();
-        for p in 0..n {
-            let ppn = victim * self.ppb + p;
-            let Some(oob) = self.medium.peek_oob(Ppn(ppn)) else {
-                break;
-            };
-            let lpn = oob.lpn & !TXN_BIT;
-            if u64::from(lpn) < self.logical_pages
-                && (self.l2p[lpn as usize] == ppn || self.xl2p.active_ppn(lpn) == Some(ppn))
-            {
-                valid.push((ppn, oob.lpn));
-            }
-        }
-        debug_assert_eq!(
-            valid.len(),
-            self.blocks[victim as usize].valid_pages as usize
-        );
-        let mut buf = std::mem::take(&mut self.scratch);
-        let r = self.copy_valid(&valid, &mut buf, issue_ns);
-        self.scratch = buf;
-        r?;
-        self.victim_pages = valid;
-        assert_eq!(
-            self.blocks[victim as usize].valid_pages, 0,
-            "GC left a valid page in block {victim}"
-        );
-        // The barrier: the victim's pages stay readable until every program issued so far,
-        // including the copies just made, has completed.
-        let erase_at = issue_ns.max(self.program_horizon_ns);
-        #[cfg(test)]
-        let erase_at = if self.canary_no_erase_barrier {
-            issue_ns
-        } else {
-            erase_at
-        };
-        self.medium.erase(BlockId(victim), erase_at)?;
-        self.stats.erases += 1;
-        self.push_free(victim);
-        Ok(())
     }
 
     /// GC's copies of `valid` (`(ppn, oob lpn)` of a victim's valid pages), a page's worth of
@@ -734,7 +541,7 @@ impl<M: Medium> Ftl<M> {
 
     /// Check the FTL's bookkeeping against the medium (tests, recovery). Panics on a bug.
     pub fn check_invariants(&self) {
-        let mut valid = vec![0u32; self.blocks.len()];
+        let mut valid = vec![0u32; self.table.len()];
         for (lpn, &p) in self.l2p.iter().enumerate() {
             if p == NO_LPN {
                 continue;
@@ -756,24 +563,77 @@ impl<M: Medium> Ftl<M> {
                 "active entry of {lpn} = {p} but OOB says {oob:?}"
             );
         }
-        let mut free = 0;
-        for (b, v) in self.blocks.iter().enumerate() {
-            assert_eq!(v.valid_pages, valid[b], "block {b} valid count");
-            if v.state == BlockState::Free {
-                free += 1;
-                assert_eq!(
-                    self.medium.programmed_pages(BlockId(b as u32)),
-                    0,
-                    "free block {b} is programmed"
-                );
+        self.table.check(&valid, &self.medium);
+    }
+}
+
+/// X-FTL's part of garbage collection: a victim's valid pages are those `l2p` or an active
+/// transaction's X-L2P entry points at; the erase waits for the program horizon.
+impl<M: Medium> Relocate for Ftl<M> {
+    type Medium = M;
+    type Kept = ();
+
+    fn table(&self) -> &BlockTable {
+        &self.table
+    }
+
+    fn parts(&mut self) -> (&mut BlockTable, &mut M) {
+        (&mut self.table, &mut self.medium)
+    }
+
+    fn gc_threshold_blocks(&self) -> u32 {
+        self.cfg.gc_free_blocks
+    }
+
+    fn gc_policy(&self) -> GcPolicy {
+        self.cfg.gc_policy
+    }
+
+    fn relocate(&mut self, victim: u32, issue_ns: u64) -> Result<(), FtlError> {
+        self.stats.gc_runs += 1;
+        let n = self.medium.programmed_pages(BlockId(victim));
+        // First find the valid pages, then copy them: the mapping lookups of the first pass are
+        // independent of each other, so the processor overlaps their cache misses, which a
+        // lookup-copy-lookup loop serializes. Copying one page changes no other page's
+        // validity, so the list stays right during the second pass.
+        let mut valid = std::mem::take(&mut self.victim_pages);
+        valid.clear();
+        for p in 0..n {
+            let ppn = victim * self.ppb + p;
+            let Some(oob) = self.medium.peek_oob(Ppn(ppn)) else {
+                break;
+            };
+            let lpn = oob.lpn & !TXN_BIT;
+            if u64::from(lpn) < self.logical_pages
+                && (self.l2p[lpn as usize] == ppn || self.xl2p.active_ppn(lpn) == Some(ppn))
+            {
+                valid.push((ppn, oob.lpn));
             }
         }
-        assert_eq!(free, self.free_count, "free block count");
-        assert_eq!(
-            self.greedy.choose(),
-            crate::gc::choose_greedy(&self.blocks, self.ppb),
-            "greedy index out of step with the block table"
-        );
+        debug_assert_eq!(valid.len(), self.table.view(victim).valid_pages as usize);
+        let mut buf = self.table.take_scratch();
+        let r = self.copy_valid(&valid, &mut buf, issue_ns);
+        self.table.put_scratch(buf);
+        r?;
+        self.victim_pages = valid;
+        Ok(())
+    }
+
+    /// The barrier: the victim's pages stay readable until every program issued so far,
+    /// including the copies just made, has completed.
+    fn erase_at(&self, issue_ns: u64) -> u64 {
+        let erase_at = issue_ns.max(self.table.horizon_ns());
+        #[cfg(test)]
+        let erase_at = if self.canary_no_erase_barrier {
+            issue_ns
+        } else {
+            erase_at
+        };
+        erase_at
+    }
+
+    fn erased(&mut self, _victim: u32, _kept: (), _erased_ns: u64) {
+        self.stats.erases += 1;
     }
 }
 

@@ -48,7 +48,7 @@ pub fn choose_greedy(blocks: &[BlockView], pages_per_block: u32) -> Option<usize
 ///
 /// Bucket `v` is a bitmap over block indices of the closed blocks with `v` valid pages.
 /// `choose` makes exactly `choose_greedy`'s decision (fewest valid pages, lowest index) over
-/// the table the index mirrors; `Ftl::check_invariants` checks that it does.
+/// the table the index mirrors; `BlockTable::check` checks that it does.
 #[derive(Debug, Clone)]
 pub struct GreedyIndex {
     words_per_bucket: usize,
@@ -79,8 +79,15 @@ impl GreedyIndex {
         index
     }
 
+    /// The bucket of a block with `valid` valid pages. A block counting more valid pages than
+    /// it holds (only an FTL canary that revives a dropped page does) stays in the last bucket.
+    fn bucket(&self, valid: u32) -> usize {
+        (valid as usize).min(self.counts.len() - 1)
+    }
+
+    /// The word and bit of `block` in its bucket.
     fn slot(&self, block: u32, valid: u32) -> (usize, u64) {
-        let word = valid as usize * self.words_per_bucket + block as usize / 64;
+        let word = self.bucket(valid) * self.words_per_bucket + block as usize / 64;
         (word, 1u64 << (block % 64))
     }
 
@@ -89,7 +96,8 @@ impl GreedyIndex {
         let (w, bit) = self.slot(block, valid);
         debug_assert_eq!(self.bits[w] & bit, 0, "block {block} indexed twice");
         self.bits[w] |= bit;
-        self.counts[valid as usize] += 1;
+        let bucket = self.bucket(valid);
+        self.counts[bucket] += 1;
     }
 
     /// Closed `block`, with `valid` valid pages, leaves the index (it is being erased).
@@ -97,7 +105,8 @@ impl GreedyIndex {
         let (w, bit) = self.slot(block, valid);
         debug_assert_ne!(self.bits[w] & bit, 0, "block {block} not in bucket {valid}");
         self.bits[w] &= !bit;
-        self.counts[valid as usize] -= 1;
+        let bucket = self.bucket(valid);
+        self.counts[bucket] -= 1;
     }
 
     /// Closed `block` lost one valid page (it had `valid`).
@@ -251,6 +260,21 @@ mod tests {
             None,
             "fully valid blocks are no victims"
         );
+    }
+
+    #[test]
+    fn a_block_counting_more_than_it_holds_is_no_victim_and_leaves_cleanly() {
+        // Only a canary that revives a dropped page counts a page twice.
+        let mut index = GreedyIndex::new(2, 4);
+        index.insert(0, 5);
+        index.insert(1, 3);
+        assert_eq!(index.choose(), Some(1));
+        index.invalidate_one(0, 5);
+        index.invalidate_one(0, 4);
+        assert_eq!(index.choose(), Some(0));
+        index.remove(0, 3);
+        index.remove(1, 3);
+        assert_eq!(index.choose(), None);
     }
 
     #[test]

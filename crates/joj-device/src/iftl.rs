@@ -27,12 +27,12 @@ use std::collections::{HashMap, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
-use crate::addr::{BlockId, Lpn, Oob, Ppn, page_checksum};
+use crate::addr::{BlockId, Lpn};
+use crate::block_table::{self, BlockTable, check_lpn};
 use crate::config::{DataMode, FtlConfig, IftlConfig};
 use crate::error::FtlError;
 use crate::ftl::Tid;
-use crate::gc::{BlockState, BlockView};
-use crate::medium::{Medium, PageState};
+use crate::medium::Medium;
 use crate::nvm::{Nvm, NvmStats};
 use layout::{Layout, Loc, OFF_MAGIC};
 
@@ -149,16 +149,11 @@ pub struct IFtl<M: Medium> {
     gc_free_blocks: u32,
     layout: Layout,
     ppb: u32,
-    blocks: Vec<BlockView>,
+    /// Blocks, free lists, data frontiers, sequence and program horizon (shared with X-FTL).
+    table: BlockTable,
     log_role: Vec<bool>,
-    free: Vec<Vec<u32>>,
-    free_count: u32,
-    open: Vec<Option<u32>>,
-    cursor: usize,
     log_open: Option<u32>,
     log_blocks_used: u32,
-    seq: u64,
-    program_horizon_ns: u64,
     free_slots: Vec<u32>,
     tx_slot_used: Vec<bool>,
     txns: HashMap<u32, ITxn>,
@@ -170,12 +165,10 @@ pub struct IFtl<M: Medium> {
     head: u32,
     tail: u32,
     next_tid: u32,
-    in_gc: bool,
     /// The last `RETAINED_GC_SPANS` GC runs that met retained pages: (issued, done) in ns.
     retained_gc_spans: VecDeque<(u64, u64)>,
     canary: IftlCanary,
     stats: IftlStats,
-    scratch: Vec<u8>,
 }
 
 impl<M: Medium> IFtl<M> {
@@ -243,20 +236,13 @@ impl<M: Medium> IFtl<M> {
         let g = medium.geometry().clone();
         let ppb = g.pages_per_block;
         let nblocks = g.blocks() as usize;
-        let mut blocks = vec![
-            BlockView {
-                state: BlockState::Full,
-                valid_pages: 0,
-                last_write_seq: 0,
-            };
-            nblocks
-        ];
+        let mut valid = vec![0u32; nblocks];
         let mut slot_used = vec![false; layout.meta_slots as usize];
         for lpn in 0..layout.logical_pages {
             match Loc::from_word(nvm.peek_u32(layout.map(lpn))?) {
                 Loc::Unmapped => {}
                 Loc::Flash(p) if u64::from(p) < g.physical_pages() => {
-                    blocks[(p / ppb) as usize].valid_pages += 1
+                    valid[(p / ppb) as usize] += 1
                 }
                 Loc::Meta(s) if s < layout.meta_slots => slot_used[s as usize] = true,
                 other => {
@@ -268,19 +254,26 @@ impl<M: Medium> IFtl<M> {
         }
         let (head, tail) = layout::unpack_cursor(nvm.peek_u64(layout::OFF_CURSOR)?);
         let next_tid = nvm.peek_u64(layout::OFF_NEXT_TID)?.max(1) as u32;
-        let page_bytes = g.page_bytes as usize;
-        let mut f = IFtl {
+        let mut table = BlockTable::new(&medium);
+        for b in (0..nblocks as u32).rev() {
+            if medium.programmed_pages(BlockId(b)) == 0 {
+                if valid[b as usize] != 0 {
+                    return Err(FtlError::NvmCorrupt {
+                        reason: format!("dataFTL points into erased block {b}"),
+                    });
+                }
+                table.push_free(b);
+            } else {
+                table.close_recovered(b, valid[b as usize], 0);
+            }
+        }
+        table.recovered(0);
+        Ok(IFtl {
             ppb,
-            blocks,
+            table,
             log_role: vec![false; nblocks],
-            free: vec![Vec::new(); g.units() as usize],
-            free_count: 0,
-            open: vec![None; g.units() as usize],
-            cursor: 0,
             log_open: None,
             log_blocks_used: 0,
-            seq: 0,
-            program_horizon_ns: 0,
             free_slots: (0..layout.meta_slots)
                 .rev()
                 .filter(|&s| !slot_used[s as usize])
@@ -293,35 +286,15 @@ impl<M: Medium> IFtl<M> {
             head,
             tail,
             next_tid,
-            in_gc: false,
             retained_gc_spans: VecDeque::new(),
             canary: IftlCanary::None,
             stats: IftlStats::default(),
-            scratch: if medium.data_mode() == DataMode::Full {
-                vec![0; page_bytes]
-            } else {
-                Vec::new()
-            },
             medium,
             nvm,
             cfg,
             gc_free_blocks,
             layout,
-        };
-        for b in (0..nblocks as u32).rev() {
-            if f.medium.programmed_pages(BlockId(b)) == 0 {
-                if f.blocks[b as usize].valid_pages != 0 {
-                    return Err(FtlError::NvmCorrupt {
-                        reason: format!("dataFTL points into erased block {b}"),
-                    });
-                }
-                f.blocks[b as usize].state = BlockState::Free;
-                let unit = g.unit_of_block(b) as usize;
-                f.free[unit].push(b);
-                f.free_count += 1;
-            }
-        }
-        Ok(f)
+        })
     }
 
     pub fn logical_pages(&self) -> u64 {
@@ -377,7 +350,7 @@ impl<M: Medium> IFtl<M> {
 
     /// When every program and NVM store issued so far is complete.
     pub fn horizon_ns(&self) -> u64 {
-        self.program_horizon_ns.max(self.nvm.free_ns())
+        self.table.horizon_ns().max(self.nvm.free_ns())
     }
 
     /// Metadata slots in NVM, and how many are free.
@@ -395,16 +368,6 @@ impl<M: Medium> IFtl<M> {
         self.tail.wrapping_sub(self.head)
     }
 
-    fn check_lpn(&self, lpn: Lpn) -> Result<u32, FtlError> {
-        if lpn.0 >= self.layout.logical_pages {
-            return Err(FtlError::LpnOutOfRange {
-                lpn: lpn.0,
-                logical_pages: self.logical_pages(),
-            });
-        }
-        Ok(lpn.0)
-    }
-
     /// `dataFTL[lpn]`, untimed (bookkeeping; the timed paths charge their reads).
     fn map_get(&self, lpn: u32) -> Result<Loc, FtlError> {
         Ok(Loc::from_word(self.nvm.peek_u32(self.layout.map(lpn))?))
@@ -418,7 +381,7 @@ impl<M: Medium> IFtl<M> {
 
     /// Free (erased) blocks.
     pub fn free_blocks(&self) -> u32 {
-        self.free_count
+        self.table.free_count()
     }
 
     /// Free blocks at or below which GC runs: the GC reserve plus the log blocks not yet taken.
@@ -431,38 +394,9 @@ impl<M: Medium> IFtl<M> {
         self.cfg.log_blocks - self.log_blocks_used
     }
 
-    fn take_free_block(&mut self, prefer_unit: usize) -> Option<u32> {
-        let unit = if self.free[prefer_unit].is_empty() {
-            (0..self.free.len()).max_by_key(|&u| (self.free[u].len(), std::cmp::Reverse(u)))?
-        } else {
-            prefer_unit
-        };
-        let b = self.free[unit].pop()?;
-        self.free_count -= 1;
-        self.blocks[b as usize].state = BlockState::Open;
-        Some(b)
-    }
-
-    fn push_free(&mut self, block: u32) {
-        let unit = self.medium.geometry().unit_of_block(block) as usize;
-        if self.log_role[block as usize] {
-            self.log_role[block as usize] = false;
-            self.log_blocks_used -= 1;
-        }
-        self.blocks[block as usize] = BlockView {
-            state: BlockState::Free,
-            valid_pages: 0,
-            last_write_seq: 0,
-        };
-        self.free[unit].push(block);
-        self.free_count += 1;
-    }
-
     /// The page at `ppn` is no longer live.
     fn invalidate(&mut self, ppn: u32) {
-        let bv = &mut self.blocks[(ppn / self.ppb) as usize];
-        debug_assert!(bv.valid_pages > 0, "invalidating a dead page {ppn}");
-        bv.valid_pages -= 1;
+        self.table.invalidate(ppn);
     }
 
     /// Flash page `ppn` becomes retained for logical page `lpn`.
@@ -499,63 +433,25 @@ impl<M: Medium> IFtl<M> {
         }
     }
 
-    /// Program `data` as a copy of `lpn` into `block` (a frontier); returns `(ppn, done)`.
-    fn program_into(
-        &mut self,
-        block: u32,
-        lpn: u32,
-        data: &[u8],
-        issue_ns: u64,
-    ) -> Result<(u32, u64), FtlError> {
-        let page = self.medium.programmed_pages(BlockId(block));
-        debug_assert!(page < self.ppb);
-        let ppn = block * self.ppb + page;
-        self.seq += 1;
-        let oob = Oob {
-            lpn,
-            checksum: page_checksum(data, lpn, self.seq),
-            seq: self.seq,
-        };
-        let done = self.medium.program(Ppn(ppn), data, oob, issue_ns)?;
-        let bv = &mut self.blocks[block as usize];
-        bv.valid_pages += 1;
-        bv.last_write_seq = self.seq;
-        if page + 1 == self.ppb {
-            bv.state = BlockState::Full;
-        }
-        self.program_horizon_ns = self.program_horizon_ns.max(done);
-        Ok((ppn, done))
-    }
-
-    /// Program `data` for `lpn` at the next data frontier (round robin over the units).
+    /// Program `data` for `lpn` at the next data frontier (round robin over the units; a new
+    /// block only while GC runs or more than the log reserve is free). Returns `(ppn, done)`.
     fn program_data(
         &mut self,
         lpn: u32,
         data: &[u8],
         issue_ns: u64,
     ) -> Result<(u32, u64), FtlError> {
-        let slots = self.open.len();
-        for _ in 0..slots {
-            let slot = self.cursor;
-            self.cursor = (self.cursor + 1) % slots;
-            let block = match self.open[slot] {
-                Some(b) => Some(b),
-                None if self.in_gc || self.free_count > self.log_reserve() => {
-                    let b = self.take_free_block(slot);
-                    self.open[slot] = b;
-                    b
-                }
-                None => None,
-            };
-            if let Some(b) = block {
-                let r = self.program_into(b, lpn, data, issue_ns)?;
-                if self.blocks[b as usize].state == BlockState::Full {
-                    self.open[slot] = None;
-                }
-                return Ok(r);
-            }
-        }
-        Err(FtlError::NoFreeBlocks)
+        let reserve = self.log_reserve();
+        let mut placed = [(0u32, 0u64)];
+        let done = self.table.program_frontier(
+            &mut self.medium,
+            reserve,
+            &[lpn],
+            &[data],
+            issue_ns,
+            &mut placed,
+        )?;
+        Ok((placed[0].0, done))
     }
 
     /// Read `ppn` into `buf` and check it is a complete copy of `lpn`.
@@ -566,17 +462,8 @@ impl<M: Medium> IFtl<M> {
         buf: &mut [u8],
         issue_ns: u64,
     ) -> Result<u64, FtlError> {
-        let r = self.medium.read(Ppn(ppn), buf, issue_ns)?;
-        self.stats.nand_reads += 1;
-        let found = page_checksum(buf, r.oob.lpn, r.oob.seq);
-        if r.state != PageState::Programmed || r.oob.lpn != lpn || found != r.oob.checksum {
-            return Err(FtlError::ChecksumMismatch {
-                ppn,
-                expected: r.oob.checksum,
-                found,
-            });
-        }
-        Ok(r.done_ns)
+        let reads = &mut self.stats.nand_reads;
+        block_table::read_verified(&mut self.medium, reads, u32::MAX, (ppn, lpn), buf, issue_ns)
     }
 
     /// Read `lpn` as `tid` sees it (its own copy if it wrote one; everyone else the committed
@@ -588,7 +475,7 @@ impl<M: Medium> IFtl<M> {
         buf: &mut [u8],
         issue_ns: u64,
     ) -> Result<u64, FtlError> {
-        let l = self.check_lpn(lpn)?;
+        let l = check_lpn(lpn, self.logical_pages())?;
         let loc = match self.held.get(&l) {
             Some(h) if Some(h.tid) != tid.map(|t| t.0) => h.old,
             _ => {

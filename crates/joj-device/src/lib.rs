@@ -9,7 +9,9 @@
 //! implements the `BlockDevice` contract. `replay` and `workload` drive it; `selfcheck` prints a
 //! profile's headline figures; `image` saves a device to a file and opens it again. `iftl` is
 //! the i-FTL alternative to X-FTL: mapping tables in byte-addressable NVM (`nvm`), lazy GC and
-//! data tags (`docs/formats/iftl.md`); `iftl_device` puts host command timing on it.
+//! data tags (`docs/formats/iftl.md`); `iftl_device` puts host command timing on it. Both
+//! transactional FTLs keep their blocks in one `block_table::BlockTable`. `ejournal` is the
+//! eMMC paper's optimized journal (its rules: `ejournal::rules`) as a replay mode.
 //! Design, figures and limits: `docs/device-model.md`.
 //!
 //! It is a model, not a driver: time is simulated (nanoseconds, never the wall clock), every
@@ -22,6 +24,7 @@
 pub mod addr;
 pub mod aging;
 pub mod block;
+mod block_table;
 mod cache;
 pub mod completion;
 pub mod config;

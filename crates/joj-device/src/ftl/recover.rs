@@ -34,7 +34,6 @@ use super::{Ftl, RecoveryReport};
 use crate::addr::{BlockId, NO_LPN, Oob, Ppn};
 use crate::config::FtlConfig;
 use crate::error::FtlError;
-use crate::gc::{BlockState, BlockView, GreedyIndex};
 use crate::medium::{CommitEntry, Medium};
 
 /// When the tables read at power-on are in controller RAM.
@@ -156,7 +155,7 @@ impl<M: Medium> Ftl<M> {
         loaded: &Loaded,
         report: &mut RecoveryReport,
     ) -> Result<Scan, FtlError> {
-        let nblocks = self.blocks.len() as u32;
+        let nblocks = self.table.len() as u32;
         let mut scan = Scan {
             fresh: vec![false; nblocks as usize],
             newer: Vec::new(),
@@ -172,11 +171,7 @@ impl<M: Medium> Ftl<M> {
             }
             let last_seq = self.scan_block(b, n, s, loaded.checkpoint_ns, &mut scan, report)?;
             scan.max_seq = scan.max_seq.max(last_seq);
-            self.blocks[b as usize] = BlockView {
-                state: BlockState::Full,
-                valid_pages: 0,
-                last_write_seq: last_seq,
-            };
+            self.table.close_recovered(b, 0, last_seq);
         }
         Ok(scan)
     }
@@ -357,17 +352,16 @@ impl<M: Medium> Ftl<M> {
     fn rebuild_block_table(&mut self, max_seq: u64) {
         for &p in &self.l2p {
             if p != NO_LPN {
-                self.blocks[(p / self.ppb) as usize].valid_pages += 1;
+                self.table.count_recovered(p);
             }
         }
-        let nblocks = self.blocks.len() as u32;
+        let nblocks = self.table.len() as u32;
         for b in (0..nblocks).rev() {
             if self.medium.programmed_pages(BlockId(b)) == 0 {
-                self.push_free(b);
+                self.table.push_free(b);
             }
         }
-        self.greedy = GreedyIndex::from_table(&self.blocks, self.ppb);
-        self.seq = max_seq;
+        self.table.recovered(max_seq);
     }
 
     /// Phase 7: checkpoint the recovered mapping, starting once every read of recovery is done
@@ -387,8 +381,8 @@ impl<M: Medium> Ftl<M> {
         // Persist what recovery found before accepting commands: the device now shows these
         // versions, and without a checkpoint a later trim and GC could let a scan after the
         // next power loss bring back an older version that is still newer than `S`.
-        self.program_horizon_ns = end_ns;
-        if self.seq > s && self.dirty_map_pages.is_empty() {
+        self.table.start_programs_at(end_ns);
+        if self.table.seq() > s && self.dirty_map_pages.is_empty() {
             self.mark_dirty(0);
         }
         let map_programs_before = self.stats.map_programs;

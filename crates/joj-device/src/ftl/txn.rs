@@ -5,6 +5,7 @@
 use super::Ftl;
 use super::xl2p::{Active, TXN_BIT, Tid, Txn, table_pages};
 use crate::addr::{Lpn, NO_LPN};
+use crate::block_table::{check_lpn, collect_garbage};
 use crate::error::FtlError;
 use crate::medium::{CommitEntry, Medium};
 
@@ -47,7 +48,7 @@ impl<M: Medium> Ftl<M> {
         data: &[u8],
         issue_ns: u64,
     ) -> Result<u64, FtlError> {
-        self.check_lpn(lpn)?;
+        check_lpn(lpn, self.logical_pages)?;
         if !self.xl2p.txns.contains_key(&tid.0) {
             return Err(FtlError::NoSuchTxn { tid: tid.0 });
         }
@@ -73,7 +74,7 @@ impl<M: Medium> Ftl<M> {
             }
             None => {}
         }
-        self.collect_garbage(issue_ns)?;
+        collect_garbage(self, issue_ns)?;
         let (ppn, seq, done) = self.program_raw(lpn.0 | TXN_BIT, data, issue_ns)?;
         // Looked up again: GC may have moved this transaction's previous copy.
         let old = self.xl2p.active.insert(
@@ -106,7 +107,7 @@ impl<M: Medium> Ftl<M> {
         buf: &mut [u8],
         issue_ns: u64,
     ) -> Result<Option<u64>, FtlError> {
-        self.check_lpn(lpn)?;
+        check_lpn(lpn, self.logical_pages)?;
         match self.xl2p.active.get(&lpn.0) {
             Some(a) if a.tid == tid.0 => {
                 let ppn = a.ppn;
@@ -130,8 +131,7 @@ impl<M: Medium> Ftl<M> {
         }
         // A sequence number no program takes: checkpoints before it do not cover this commit,
         // checkpoints after it do.
-        self.seq += 1;
-        let commit_seq = self.seq;
+        let commit_seq = self.table.next_seq();
         for lpn in txn.lpns {
             let a = self
                 .xl2p

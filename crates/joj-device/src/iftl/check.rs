@@ -3,14 +3,13 @@
 
 use super::IFtl;
 use super::layout::{self, Loc};
-use crate::addr::{BlockId, Ppn};
-use crate::gc::BlockState;
+use crate::addr::Ppn;
 use crate::medium::Medium;
 
 impl<M: Medium> IFtl<M> {
     /// Check the volatile bookkeeping against NVM and the medium (tests). Panics on a bug.
     pub fn check_invariants(&self) {
-        let mut live = vec![0u32; self.blocks.len()];
+        let mut live = vec![0u32; self.table.len()];
         let mut slots = vec![0u32; self.layout.meta_slots as usize];
         for lpn in 0..self.layout.logical_pages {
             match self.map_get(lpn).expect("dataFTL readable") {
@@ -56,16 +55,8 @@ impl<M: Medium> IFtl<M> {
             slots.iter().all(|&n| n == 1),
             "every slot used once or free"
         );
-        let mut free = 0;
-        for (b, v) in self.blocks.iter().enumerate() {
-            assert_eq!(v.valid_pages, live[b], "block {b} live count");
-            if v.state == BlockState::Free {
-                free += 1;
-                assert_eq!(self.medium.programmed_pages(BlockId(b as u32)), 0);
-            }
-        }
-        assert_eq!(free, self.free_count, "free block count");
-        let mut retained_in = vec![0u32; self.blocks.len()];
+        self.table.check(&live, &self.medium);
+        let mut retained_in = vec![0u32; self.table.len()];
         for &p in self.retained.keys() {
             retained_in[(p / self.ppb) as usize] += 1;
         }

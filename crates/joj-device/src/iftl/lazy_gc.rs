@@ -1,66 +1,73 @@
 //! Lazy garbage collection (paper Fig. 5): a victim's valid pages are copied to a data
 //! frontier, and its *retained* pages — invalid, but the old copy an open transaction's logFTL
 //! entry names — to a reserved log block, the entry following the copy; only then is the
-//! victim erased. The victim choice is the greedy policy of `crate::gc` over live pages.
+//! victim erased. The loop and the victim choice (greedy over live pages) are the block
+//! table's (`crate::block_table::collect_garbage`); this is i-FTL's part of it.
 
 use super::RETAINED_GC_SPANS;
 use super::layout::Loc;
 use super::{IFtl, IftlCanary};
 use crate::addr::BlockId;
+use crate::block_table::{BlockTable, Relocate};
+use crate::config::GcPolicy;
 use crate::error::FtlError;
-use crate::gc::{BlockState, choose_greedy};
 use crate::medium::Medium;
 
-impl<M: Medium> IFtl<M> {
-    /// Run GC while free blocks are at or below the threshold (the GC reserve plus the log
-    /// blocks not yet taken).
-    pub(super) fn collect_garbage(&mut self, issue_ns: u64) -> Result<(), FtlError> {
-        if self.in_gc {
-            return Ok(());
-        }
-        self.in_gc = true;
-        let mut result = Ok(());
-        while self.free_count <= self.gc_threshold_blocks() {
-            let Some(victim) = choose_greedy(&self.blocks, self.ppb) else {
-                break;
-            };
-            result = self.relocate_and_erase(victim as u32, issue_ns);
-            if result.is_err() {
-                break;
-            }
-        }
-        self.in_gc = false;
-        result
+impl<M: Medium> Relocate for IFtl<M> {
+    type Medium = M;
+    /// Where the run's work began, if the victim held retained pages.
+    type Kept = Option<u64>;
+
+    fn table(&self) -> &BlockTable {
+        &self.table
     }
 
-    fn relocate_and_erase(&mut self, victim: u32, issue_ns: u64) -> Result<(), FtlError> {
+    fn parts(&mut self) -> (&mut BlockTable, &mut M) {
+        (&mut self.table, &mut self.medium)
+    }
+
+    /// The GC reserve plus the log blocks not yet taken.
+    fn gc_threshold_blocks(&self) -> u32 {
+        IFtl::gc_threshold_blocks(self)
+    }
+
+    fn gc_policy(&self) -> GcPolicy {
+        GcPolicy::Greedy
+    }
+
+    fn relocate(&mut self, victim: u32, issue_ns: u64) -> Result<Option<u64>, FtlError> {
         self.stats.gc_runs += 1;
         // Not before the previous victim's programs and stores are done (a later start than
         // this victim's first read may have: spans stay inside its work).
         let span_from = issue_ns.max(self.horizon_ns());
         let n = self.medium.programmed_pages(BlockId(victim));
-        let mut buf = std::mem::take(&mut self.scratch);
+        let mut buf = self.table.take_scratch();
         let r = self.relocate_pages(victim, n, &mut buf, issue_ns);
-        self.scratch = buf;
-        let met_retained = r?;
-        assert_eq!(
-            self.blocks[victim as usize].valid_pages, 0,
-            "lazy GC left a live page in block {victim}"
-        );
-        // After every copy's program and every NVM store that moved a page away.
-        let erase_at = issue_ns.max(self.horizon_ns());
-        let erased = self.medium.erase(BlockId(victim), erase_at)?;
+        self.table.put_scratch(buf);
+        Ok(r?.then_some(span_from))
+    }
+
+    /// After every copy's program and every NVM store that moved a page away.
+    fn erase_at(&self, issue_ns: u64) -> u64 {
+        issue_ns.max(self.horizon_ns())
+    }
+
+    fn erased(&mut self, victim: u32, span_from: Option<u64>, erased_ns: u64) {
         self.stats.erases += 1;
-        self.push_free(victim);
-        if met_retained {
+        if self.log_role[victim as usize] {
+            self.log_role[victim as usize] = false;
+            self.log_blocks_used -= 1;
+        }
+        if let Some(span_from) = span_from {
             if self.retained_gc_spans.len() == RETAINED_GC_SPANS {
                 self.retained_gc_spans.pop_front();
             }
-            self.retained_gc_spans.push_back((span_from, erased));
+            self.retained_gc_spans.push_back((span_from, erased_ns));
         }
-        Ok(())
     }
+}
 
+impl<M: Medium> IFtl<M> {
     /// Copy the victim's live pages away; whether it held retained pages.
     fn relocate_pages(
         &mut self,
@@ -118,17 +125,28 @@ impl<M: Medium> IFtl<M> {
                         blocks: self.cfg.log_blocks,
                     });
                 }
-                let b = self.take_free_block(0).ok_or(FtlError::NoFreeBlocks)?;
+                let b = self
+                    .table
+                    .take_free_block(0)
+                    .ok_or(FtlError::NoFreeBlocks)?;
                 self.log_role[b as usize] = true;
                 self.log_blocks_used += 1;
                 self.log_open = Some(b);
                 b
             }
         };
-        let r = self.program_into(block, lpn, data, issue_ns)?;
-        if self.blocks[block as usize].state == BlockState::Full {
+        let mut placed = [(0u32, 0u64)];
+        let (done, filled) = self.table.program(
+            &mut self.medium,
+            block,
+            &[lpn],
+            &[data],
+            issue_ns,
+            &mut placed,
+        )?;
+        if filled {
             self.log_open = None;
         }
-        Ok(r)
+        Ok((placed[0].0, done))
     }
 }

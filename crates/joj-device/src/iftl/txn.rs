@@ -7,6 +7,7 @@ use super::layout::{
 };
 use super::{Held, IFtl, ITxn, IftlCanary, WriteKind};
 use crate::addr::Lpn;
+use crate::block_table::{check_lpn, collect_garbage};
 use crate::error::FtlError;
 use crate::ftl::Tid;
 use crate::medium::Medium;
@@ -63,7 +64,7 @@ impl<M: Medium> IFtl<M> {
         data: &[u8],
         issue_ns: u64,
     ) -> Result<u64, FtlError> {
-        let l = self.check_lpn(lpn)?;
+        let l = check_lpn(lpn, self.logical_pages())?;
         let pb = self.layout.page_bytes as usize;
         if kind == WriteKind::Metadata && data.len() != pb {
             return Err(FtlError::Medium(crate::error::MediumError::BadDataLength {
@@ -74,7 +75,7 @@ impl<M: Medium> IFtl<M> {
         let first = self.check_writer(tid, l)?;
         if kind == WriteKind::Data {
             // Before the lookup: GC may move the page's current copy.
-            self.collect_garbage(issue_ns)?;
+            collect_garbage(self, issue_ns)?;
         }
         let cur = self.map_get(l)?;
         let own = !first && tid.is_some();
@@ -117,7 +118,7 @@ impl<M: Medium> IFtl<M> {
         bytes: &[u8],
         issue_ns: u64,
     ) -> Result<u64, FtlError> {
-        let l = self.check_lpn(lpn)?;
+        let l = check_lpn(lpn, self.logical_pages())?;
         let pb = self.layout.page_bytes as usize;
         let off = offset_bytes as usize;
         if off + bytes.len() > pb {
@@ -144,7 +145,7 @@ impl<M: Medium> IFtl<M> {
 
     /// Drop `lpn`'s mapping (a plain discard): it reads as zeros; persistent on return.
     pub fn trim(&mut self, lpn: Lpn, issue_ns: u64) -> Result<u64, FtlError> {
-        let l = self.check_lpn(lpn)?;
+        let l = check_lpn(lpn, self.logical_pages())?;
         self.check_writer(None, l)?;
         let cur = self.map_get(l)?;
         if cur == Loc::Unmapped {
@@ -302,10 +303,7 @@ impl<M: Medium> IFtl<M> {
             {
                 // Only under `IftlCanary::EagerGc`, which erased the page: the FTL believes it
                 // valid again, as a firmware with that bug would.
-                let b = (p / self.ppb) as usize;
-                if self.blocks[b].state != crate::gc::BlockState::Free {
-                    self.blocks[b].valid_pages += 1;
-                }
+                self.table.revalidate(p);
             }
             entries.push(c);
         }

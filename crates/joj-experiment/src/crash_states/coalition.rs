@@ -1,9 +1,11 @@
 //! A recorded ext4 run read as the eMMC paper's optimized journal would have issued it ("journal
 //! coalition"), and its crash states: every jbd2 transaction one *group* — a packed command of
 //! reliable writes, durable on return, all-or-nothing — with the flushes the design drops
-//! dropped. The rules and the fault model are `docs/device-model.md`, "Power cuts under the
-//! optimized journal"; this module is their code: [`coalesce`] (log → epochs of writes and
-//! groups), [`plan`] (states within a budget, from a seed) and [`Images`] (a state's image).
+//! dropped. The rules are `joj_device::ejournal::rules` (shared with the replay mode), and they
+//! and the fault model are `docs/device-model.md`, "The optimized journal (eMMC journal
+//! coalition)"; this module is the log's adapter to them and the crash states: [`coalesce`]
+//! (log → epochs of writes and groups), [`plan`] (states within a budget, from a seed) and
+//! [`Images`] (a state's image).
 //!
 //! Invariants: everything here is a pure function of the log, the journal's place, the budget
 //! and the seed; a state's image holds every write of earlier epochs, the epoch's first `groups`
@@ -11,6 +13,7 @@
 
 use std::collections::HashSet;
 
+use joj_device::ejournal::rules::{Decision, Event, decide};
 use joj_linux::record::{BLOCK_BYTES, LogOp, Mark, SECTOR_BYTES, SparseImage};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -107,94 +110,94 @@ fn journal_write(journal: &Journal, offset: u64, data: &[u8]) -> Option<bool> {
     Some(commit)
 }
 
-/// Which writes form each committed transaction (pass 1): `member[op]` is the transaction of a
-/// journal write, and `commits[t]` the op of transaction `t`'s commit.
-fn transactions(ops: &[LogOp], journal: &Journal) -> (Vec<Option<usize>>, Vec<usize>) {
-    let mut member = vec![None; ops.len()];
-    let (mut commits, mut pending) = (Vec::new(), Vec::new());
+/// The log's requests as the optimized journal's events (`joj_device::ejournal::rules`), each
+/// with its op's index: a journal write (a commit if it holds a commit block; the log has no
+/// FUA, a commit is followed by a flush), a flush, or any other write, which the device caches.
+/// Marks are not requests.
+fn events(ops: &[LogOp], journal: &Journal) -> (Vec<Event>, Vec<usize>) {
+    let mut events = Vec::with_capacity(ops.len());
+    let mut at = Vec::with_capacity(ops.len());
     for (i, op) in ops.iter().enumerate() {
-        let LogOp::Write { offset_bytes, data } = op else {
-            continue;
-        };
-        let Some(is_commit) = journal_write(journal, *offset_bytes, data) else {
-            continue;
-        };
-        pending.push(i);
-        if is_commit {
-            for &p in &pending {
-                member[p] = Some(commits.len());
+        let event = match op {
+            LogOp::Write { offset_bytes, data } => {
+                match journal_write(journal, *offset_bytes, data) {
+                    Some(commit) => Event::Journal { commit, fua: false },
+                    None => Event::Request {
+                        preflush: false,
+                        cached: true,
+                    },
+                }
             }
-            pending.clear();
-            commits.push(i);
-        }
+            LogOp::Flush => Event::Flush,
+            LogOp::Mark(_) => continue,
+        };
+        events.push(event);
+        at.push(i);
     }
-    (member, commits)
+    (events, at)
 }
 
-/// Reads `ops` as the optimized journal issues them (pass 2).
+/// Reads `ops` as the optimized journal issues them: the rules (`rules::decide`) say which
+/// writes form each group and which flushes go; this cuts the log into epochs at the flushes
+/// that stay (or are put before a group) and counts the marks.
 pub fn coalesce(ops: &[LogOp], journal: &Journal) -> Coalesced {
-    let (member, commits) = transactions(ops, journal);
-    let mut groups: Vec<Vec<usize>> = vec![Vec::new(); commits.len()];
-    for (i, m) in member.iter().enumerate() {
-        if let Some(t) = m {
-            groups[*t].push(i);
+    let (events, at) = events(ops, journal);
+    let decisions = decide(&events);
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (&d, &op) in decisions.iter().zip(&at) {
+        if let Decision::Member { txn } | Decision::Commit { txn, .. } = d {
+            groups.resize_with(groups.len().max(txn + 1), Vec::new);
+            groups[txn].push(op);
         }
     }
     let mut stats = CoalitionStats {
-        groups: commits.len() as u64,
+        groups: groups.len() as u64,
         group_writes: groups.iter().map(|g| g.len() as u64).sum(),
         ..CoalitionStats::default()
     };
     let mut b = Builder::default();
-    let (mut in_txn, mut others_since_flush, mut drop_next_flush) = (false, false, false);
+    let mut next = decisions.iter().copied();
     for (i, op) in ops.iter().enumerate() {
-        match op {
-            LogOp::Write { .. } => match member[i] {
-                Some(t) if commits[t] == i => {
-                    if others_since_flush {
-                        stats.ordering_flushes += 1;
-                        b.end_epoch(Ending::OrderingFlush(i));
-                        others_since_flush = false;
-                    }
-                    b.push(ItemKind::Group(std::mem::take(&mut groups[t])));
-                    (in_txn, drop_next_flush) = (false, true);
-                }
-                Some(_) => {
-                    (in_txn, drop_next_flush) = (true, false);
-                }
-                None => {
-                    if journal.block_at(ops_offset(op)).is_some_and(|b| b != 0) {
-                        stats.unfinished_journal_writes += 1;
-                    }
-                    b.push(ItemKind::Write(i));
-                    (others_since_flush, drop_next_flush) = (true, false);
-                }
-            },
-            LogOp::Flush if in_txn => stats.preflushes_dropped += 1,
-            LogOp::Flush if drop_next_flush => {
-                stats.post_commit_flushes_dropped += 1;
-                drop_next_flush = false;
+        let d = match op {
+            LogOp::Mark(Mark::Begun(_)) => {
+                b.begun += 1;
+                continue;
             }
-            LogOp::Flush => {
+            LogOp::Mark(Mark::Acknowledged(_)) => {
+                b.acked += 1;
+                continue;
+            }
+            _ => next.next().unwrap_or(Decision::Keep),
+        };
+        match d {
+            Decision::Commit {
+                txn,
+                ordering_flush,
+            } => {
+                if ordering_flush {
+                    stats.ordering_flushes += 1;
+                    b.end_epoch(Ending::OrderingFlush(i));
+                }
+                b.push(ItemKind::Group(std::mem::take(&mut groups[txn])));
+            }
+            Decision::Member { .. } => {}
+            Decision::DropPreflush => stats.preflushes_dropped += 1,
+            Decision::DropPostflush => stats.post_commit_flushes_dropped += 1,
+            Decision::Unfinished => {
+                stats.unfinished_journal_writes += 1;
+                b.push(ItemKind::Write(i));
+            }
+            Decision::Keep if matches!(op, LogOp::Flush) => {
                 stats.flushes_kept += 1;
                 b.end_epoch(Ending::Flush(i));
-                others_since_flush = false;
             }
-            LogOp::Mark(Mark::Begun(_)) => b.begun += 1,
-            LogOp::Mark(Mark::Acknowledged(_)) => b.acked += 1,
+            Decision::Keep => b.push(ItemKind::Write(i)),
         }
     }
     b.end_epoch(Ending::LogEnd);
     Coalesced {
         epochs: b.epochs,
         stats,
-    }
-}
-
-fn ops_offset(op: &LogOp) -> u64 {
-    match op {
-        LogOp::Write { offset_bytes, .. } => *offset_bytes,
-        _ => 0,
     }
 }
 
