@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-# The ATC'13 Table 2 matrix of docs/results.md from the runs scripts/atc13matrix.sh made.
+# The ATC'13 Table 2 matrix of docs/results.md from the runs of the workflow's atc13_cell rules
+# (once scripts/atc13matrix.sh).
 # Usage: atc13matrix_table.py DIR   (JOJ = the joj binary, default ./target/release/joj)
 # Measured: the run's own transactions/s on this machine's loop devices (run.json).
 # Modeled: the run's block trace replayed (joj replay) with the data device through sdcard-2013;
