@@ -44,6 +44,12 @@ pub use remote::{
 };
 pub use vfs::XftlCounters;
 
+/// The calling thread's issuer number, as the `xftl` VFS names it to the device
+/// (`BlockDevice::set_issuer`): one per thread.
+pub fn thread_issuer() -> u32 {
+    vfs::thread_issuer()
+}
+
 /// The device the VFS runs on by default: the emulated eMMC with X-FTL.
 pub type XDevice = Emmc<NandMedium>;
 
@@ -155,10 +161,13 @@ impl<D: TransactionalDevice + Send + 'static> XftlVfs<D> {
             .ok_or_else(|| AtomicError::Busy(self.name().into()))
     }
 
-    /// Run `f` on the attached file layer.
+    /// Run `f` on the attached file layer (its device commands issued by the calling thread).
     pub fn with_fs<R>(&self, f: impl FnOnce(&mut FlashFs<D>) -> R) -> Option<R> {
         let mut g = vfs::lock(&self.inst().mounted);
-        g.as_mut().map(|m| f(&mut m.fs))
+        g.as_mut().map(|m| {
+            m.fs.device_mut().set_issuer(vfs::thread_issuer());
+            f(&mut m.fs)
+        })
     }
 
     /// Open an application transaction (`docs/formats/apptxn.md`): one device transaction

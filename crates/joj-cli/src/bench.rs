@@ -74,6 +74,14 @@ pub struct CommonArgs {
     /// Size of the scratch filesystem image in MiB.
     #[arg(long = "image-mib", default_value_t = 1024, allow_negative_numbers = true, value_parser = args::within::<u64>(1, 1 << 24))]
     pub image_mib: u64,
+    /// Put the scratch filesystem's images in this directory (on a disk, to measure that disk)
+    /// instead of memory under /run/joj.
+    #[arg(long = "image-dir")]
+    pub image_dir: Option<PathBuf>,
+    /// Attach the scratch loop devices with direct I/O (losetup --direct-io=on), so that the
+    /// disk under --image-dir serves them and not the host's page cache.
+    #[arg(long = "loop-direct-io", requires = "image_dir")]
+    pub loop_direct_io: bool,
     /// Seed of every random choice (keys, offsets).
     #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = args::count::<u64>())]
     pub seed: u64,
@@ -99,12 +107,17 @@ pub struct CommonArgs {
     /// percent (X-FTL's 30, 50, 70); needs --device.
     #[arg(long = "gc-validity", allow_negative_numbers = true, value_parser = args::count::<u32>())]
     pub gc_validity: Option<u32>,
-    /// Run the host at the device's speed: after each transaction wait until a model of
-    /// --device, fed live from the kernel, has finished the requests so far. The kernel's clock
-    /// (file timestamps, jbd2's commit timer) then runs as on the device. Needs --device; the
-    /// run takes about the modeled time.
-    #[arg(long)]
+    /// Run the host at the device's speed: after each sync call and transaction wait until a
+    /// model of --device, fed live from the kernel, has finished the requests so far. The
+    /// kernel's clock (file timestamps, jbd2's commit timer) then runs as on the device. This
+    /// is the default for SQLite runs with --device on a kernel filesystem; --pace makes it an
+    /// error where it cannot be done. The run takes about the modeled time.
+    #[arg(long, conflicts_with = "no_pace")]
     pub pace: bool,
+    /// Do not pace (see --pace): faster, but the modeled figures then follow this machine's
+    /// speed wherever the kernel journals by the clock; the output says so.
+    #[arg(long = "no-pace")]
+    pub no_pace: bool,
     /// The host completion model on the replay (needs --device; docs/polling.md).
     #[command(flatten)]
     pub completion: crate::completion_args::CompletionArgs,
@@ -164,6 +177,9 @@ impl CommonArgs {
                     .unwrap_or(joj_device::ejournal::DEFAULT_REGION_MIB)
             }),
             pace: self.pace,
+            no_pace: self.no_pace,
+            image_dir: self.image_dir.clone(),
+            loop_direct_io: self.loop_direct_io,
             ..RunOptions::default()
         })
     }
@@ -353,6 +369,47 @@ pub fn main(a: BenchArgs) -> CliResult {
     Ok(())
 }
 
+/// What the host spent per transaction here, in the parts the host model uses.
+pub fn host_line(h: &joj_experiment::HostMeasured, transactions: u64) -> String {
+    let per = |x: f64| x / transactions.max(1) as f64 * 1e6;
+    format!(
+        "  host here: {:.1} µs per transaction ({:.1} CPU in the workload, {:.1} in the journal \
+         thread, {:.1} waits; {:.2} sync calls of {:.1} µs); left out: {:.1} µs run-queue \
+         delay, {:.1} µs joj's measuring, {:.1} µs pacing\n",
+        per(h.host_s),
+        per(h.cpu_s),
+        per(h.journal_thread_cpu_s),
+        per(h.wait_s),
+        h.sync_calls as f64 / transactions.max(1) as f64,
+        if h.sync_calls > 0 {
+            h.sync_s / h.sync_calls as f64 * 1e6
+        } else {
+            0.0
+        },
+        per(h.run_delay_s),
+        per(h.overhead_s),
+        per(h.paced_sleep_s)
+    )
+}
+
+/// The modeled figure: host plus device, with the host's share and whether it was paced.
+pub fn modeled_line(m: &joj_experiment::Modeled) -> String {
+    let t = &m.time;
+    format!(
+        "  modeled on {} (host: {}, CPU ×{:.2}): {:.1} transactions/s = host {:.4} s ({:.0} %) + \
+         device {:.4} s ({:.0} %); {}\n",
+        m.profile,
+        t.host,
+        t.cpu_factor,
+        t.modeled_ops_per_sec,
+        t.host_s,
+        t.host_share * 100.0,
+        t.device_s,
+        (1.0 - t.host_share) * 100.0,
+        m.pacing
+    )
+}
+
 /// A human-readable summary of one run.
 pub fn summary(r: &RunResult) -> String {
     let c = &r.config;
@@ -467,7 +524,7 @@ pub fn summary(r: &RunResult) -> String {
     }
     if let Some(d) = &r.device {
         s.push_str(&format!(
-            "  device {} ({}): {:.1} transactions/s modeled ({:.4} s), WAF {:.2}, {} flushes, {} FUA, {} GC copies, {}\n",
+            "  device {} ({}): {:.1} transactions/s of device time alone ({:.4} s), WAF {:.2}, {} flushes, {} FUA, {} GC copies, {}\n",
             d.profile,
             if r.xftl.is_some() {
                 "ran the workload"
@@ -492,6 +549,12 @@ pub fn summary(r: &RunResult) -> String {
         if let Some(e) = &d.emmc_journal {
             s.push_str(&crate::replay_cmd::ejournal_text(e));
         }
+    }
+    if let Some(h) = &r.host {
+        s.push_str(&host_line(h, r.transactions));
+    }
+    if let Some(m) = &r.modeled {
+        s.push_str(&modeled_line(m));
     }
     if let Some(t) = &r.trace_file {
         s.push_str(&format!("  trace: {t}\n"));

@@ -77,6 +77,16 @@ pub fn main(a: CompareArgs) -> CliResult {
             format!("{:?}", base.start).to_lowercase()
         );
         text.push_str(&table(&comparison));
+        if let Some(m) = comparison
+            .rows
+            .iter()
+            .find_map(|r| r.result.modeled.as_ref())
+        {
+            text.push_str(&format!(
+                "modeled: host {} (CPU ×{:.2}) + device {}; {}\n",
+                m.time.host, m.time.cpu_factor, m.profile, m.pacing
+            ));
+        }
         for row in &comparison.rows {
             if let Some(p) = &row.result.plot_file {
                 text.push_str(&format!("plot {}: {p}\n", row.mode));

@@ -54,6 +54,124 @@ enum DeviceCommand {
     },
     /// A synthetic workload (fio-like) on a fresh emulated device.
     Run(Box<RunArgs>),
+    /// Measure a real device with O_DIRECT (QD1 4 KiB random write and read latency,
+    /// sequential bandwidth, flush latency after N KiB written, O_DSYNC/FUA writes, queue-depth
+    /// scaling) and write a device profile derived from those measurements alone.
+    Calibrate(CalibrateArgs),
+}
+
+#[derive(Args)]
+pub struct CalibrateArgs {
+    /// A directory on the disk to measure (a test file is made there and removed), or a block
+    /// device (written over: needs --destroy-data).
+    pub path: PathBuf,
+    /// The profile JSON to write (never replaced without --force).
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Replace an existing --output file.
+    #[arg(long)]
+    pub force: bool,
+    /// The profile's name [default: the output file's stem].
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Size of the test file, or of the region of a block device written over, in MiB.
+    #[arg(long = "size-mib", default_value_t = 256, value_parser = args::within::<u64>(64, 1 << 20))]
+    pub size_mib: u64,
+    /// Samples of each queue-depth-1 latency.
+    #[arg(long, default_value_t = 1000, value_parser = args::within::<u32>(10, 1_000_000))]
+    pub samples: u32,
+    /// Allow writing over a block device PATH.
+    #[arg(long = "destroy-data")]
+    pub destroy_data: bool,
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Print the measurements and the profile as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn calibrate(a: CalibrateArgs) -> CliResult {
+    check_output_file("-o/--output", &a.output, a.force, &[])?;
+    let name = a.name.clone().unwrap_or_else(|| {
+        a.output
+            .file_stem()
+            .map_or("calibrated".into(), |s| s.to_string_lossy().into_owned())
+    });
+    let opts = joj_experiment::calibrate::CalibrateOptions {
+        path: a.path.clone(),
+        size_bytes: a.size_mib << 20,
+        samples: a.samples,
+        destroy_data: a.destroy_data,
+        name: name.clone(),
+        seed: a.seed,
+    };
+    let m = joj_experiment::calibrate::measure(&opts)?;
+    let profile = joj_experiment::calibrate::profile_from(&m, &name)?;
+    joj_trace::output::write_atomically(
+        &a.output,
+        joj_trace::output::Existing::replace_if(a.force),
+        |w| {
+            serde_json::to_writer_pretty(w, &profile).map_err(|e| joj_trace::OutputError::Write {
+                path: a.output.clone(),
+                source: e.into(),
+            })
+        },
+    )?;
+    if a.json {
+        let doc = serde_json::json!({ "measured": m, "profile": profile });
+        outln!("{}", serde_json::to_string_pretty(&doc)?)?;
+        return Ok(());
+    }
+    let l = |x: &joj_experiment::calibrate::Latency| {
+        format!(
+            "median {:.1} µs (p10 {:.1}, p90 {:.1})",
+            x.median_us, x.p10_us, x.p90_us
+        )
+    };
+    outln!(
+        "calibrated {} ({}{}; fua {}, cache {}), load {:.2} → {:.2}",
+        m.path,
+        m.kind,
+        m.device
+            .as_ref()
+            .map(|d| format!(" on {d}"))
+            .unwrap_or_default(),
+        m.fua.map_or("?".into(), |f| f.to_string()),
+        m.write_cache.as_deref().unwrap_or("?"),
+        m.load_before,
+        m.load_after
+    )?;
+    outln!("  4 KiB random write: {}", l(&m.write_4k))?;
+    outln!("  4 KiB random read:  {}", l(&m.read_4k))?;
+    outln!("  4 KiB O_DSYNC write: {}", l(&m.dsync_write_4k))?;
+    outln!(
+        "  sequential 1 MiB: write {:.0} MiB/s, read {:.0} MiB/s",
+        m.seq_write_mib_s,
+        m.seq_read_mib_s
+    )?;
+    for f in &m.flush_after {
+        outln!("  flush after {:>5} KiB: {}", f.kib, l(&f.latency))?;
+    }
+    for q in &m.queue_depth {
+        outln!(
+            "  queue depth {}: {:.0} IOPS, mean latency {:.1} µs",
+            q.queue_depth,
+            q.iops,
+            q.mean_latency_us
+        )?;
+    }
+    let t = &profile.timing;
+    outln!(
+        "profile {} written to {}: command {} ns, bus {} MB/s, read {} ns, program {} ns, {} map pages per flush",
+        profile.name,
+        a.output.display(),
+        t.command_overhead_ns,
+        t.host_bytes_per_s / 1_000_000,
+        t.read_page_ns,
+        t.program_page_ns,
+        profile.ftl.flush_meta_pages
+    )?;
+    Ok(())
 }
 
 #[derive(Args)]
@@ -99,6 +217,7 @@ pub struct RunArgs {
 
 pub fn main(a: DeviceArgs) -> CliResult {
     match a.command {
+        DeviceCommand::Calibrate(c) => calibrate(c)?,
         DeviceCommand::Format {
             image: path,
             profile,
@@ -165,14 +284,19 @@ pub fn main(a: DeviceArgs) -> CliResult {
 }
 
 fn describe(i: &ImageInfo) -> String {
-    let g = &i.geometry;
+    // A logical page is a mapping unit: the NAND page unless the image maps sub-page units.
+    let unit = if i.mapping_unit_bytes == 0 {
+        i.geometry.page_bytes
+    } else {
+        i.mapping_unit_bytes
+    };
     format!(
         "format v{}, {} logical pages of {} B ({:.2} GiB), {} pages programmed, checkpoint seq {}, \
          max erase count {}, page data {}, {} bytes on disk",
         i.version,
         i.logical_pages,
-        g.page_bytes,
-        (i.logical_pages * u64::from(g.page_bytes)) as f64 / (1u64 << 30) as f64,
+        unit,
+        (i.logical_pages * u64::from(unit)) as f64 / (1u64 << 30) as f64,
         i.programmed_pages,
         i.checkpoint_seq,
         i.max_erase_count,

@@ -97,6 +97,21 @@ pub fn main(a: ReplayArgs) -> CliResult {
     if let Some(host) = &host {
         summary = summary.with_completion(host, report.completions());
     }
+    // A recording `joj bench` made carries the host time it measured: the replay composes it
+    // with the device's time as the run did.
+    let modeled = recorded_host(&trace).map(|(h, paced_on)| {
+        let device_s = summary
+            .completion
+            .as_ref()
+            .map_or(summary.modeled_s, |c| c.modeled_s);
+        joj_experiment::Modeled::compose(
+            &profile,
+            &h,
+            device_s,
+            summary.ops,
+            &joj_experiment::Pacing::Recorded { paced_on },
+        )
+    });
     if a.json {
         let doc = serde_json::json!({
             "trace": a.trace.display().to_string(),
@@ -115,6 +130,7 @@ pub fn main(a: ReplayArgs) -> CliResult {
             "device": summary,
             "counters": report.device,
             "emmc_journal": ejournal,
+            "modeled": modeled,
         });
         outln!("{}", serde_json::to_string_pretty(&doc)?)?;
     } else {
@@ -122,8 +138,27 @@ pub fn main(a: ReplayArgs) -> CliResult {
         if let Some(e) = &ejournal {
             out!("{}", ejournal_text(e))?;
         }
+        if let Some(m) = &modeled {
+            out!("{}", crate::bench::modeled_line(m))?;
+        }
     }
     Ok(())
+}
+
+/// The host time a `joj bench` recording measured (`meta.host`) and the profile it was paced on
+/// (`meta.paced_on`), when its header has them and counts transactions.
+fn recorded_host(
+    trace: &joj_device::LoadedTrace,
+) -> Option<(joj_experiment::HostMeasured, Option<String>)> {
+    trace.transactions()?;
+    let h = serde_json::from_value(trace.header.meta.get("host")?.clone()).ok()?;
+    let paced_on = trace
+        .header
+        .meta
+        .get("paced_on")
+        .and_then(|v| v.as_str())
+        .map(str::to_string);
+    Some((h, paced_on))
 }
 
 fn text(a: &ReplayArgs, format: &str, r: &ReplayReport, d: &DeviceSummary) -> String {

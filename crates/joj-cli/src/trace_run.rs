@@ -34,6 +34,11 @@ pub struct TraceRunArgs {
     /// (default 1: the whole command).
     #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = args::within::<u64>(1, u64::MAX >> 1))]
     transactions: u64,
+    /// Replay the command's block trace through this device profile and give its modeled time
+    /// there, host included (the profile's `host` section scales this machine's host time),
+    /// next to the time measured here.
+    #[arg(long)]
+    device: Option<String>,
     /// The program to run and its arguments, after `--`.
     #[arg(last = true, value_name = "COMMAND")]
     argv: Vec<OsString>,
@@ -52,6 +57,18 @@ pub fn main(a: TraceRunArgs) -> CliResult {
         out_dir: Some(a.out.clone()),
         transactions: a.transactions,
         stdout_to_stderr: a.json,
+        device: a
+            .device
+            .as_deref()
+            .map(joj_device::Profile::load)
+            .transpose()?
+            .map(|profile| joj_experiment::stack::DevicePlan {
+                profile,
+                aging_validity: None,
+                completion: None,
+                journal_profile: None,
+                emmc_journal_mib: None,
+            }),
     };
     check_command(&opts)?;
     crate::output::check_output_folder("--out", &a.out)?;
@@ -170,6 +187,24 @@ pub fn table(r: &RunResult) -> String {
         s.push_str(&command_line_summary(r, c));
     }
     block_lines(&mut s, r);
+    if let (Some(d), Some(m), Some(h)) = (&r.device, &r.modeled, &r.host) {
+        s.push_str(&format!(
+            "  measured here: {:.3} s ({:.3} s of it the supervisor's); modeled on {}: {:.3} s = host {:.3} s ({}, CPU ×{:.2}; here {:.3} s CPU + journal thread, {:.3} s waits) + device {:.3} s ({} flushes, WAF {:.2}); {}\n",
+            r.elapsed_s,
+            c.stopped_s,
+            m.profile,
+            m.time.modeled_s,
+            m.time.host_s,
+            m.time.host,
+            m.time.cpu_factor,
+            h.cpu_s + h.journal_thread_cpu_s,
+            h.wait_s,
+            m.time.device_s,
+            d.flushes,
+            d.waf,
+            m.pacing
+        ));
+    }
     file_rows(&mut s, c);
     s
 }

@@ -61,6 +61,8 @@ fn profile(op_percent: f64, policy: GcPolicy) -> Profile {
         },
         data_mode: DataMode::OobOnly,
         iftl: None,
+        host: None,
+        calibration: None,
     }
 }
 

@@ -108,9 +108,11 @@ pub fn age<D: Ageable>(dev: &mut D, aging: &Aging, seed: u64) -> Result<AgingRep
             aging.validity_percent
         )));
     }
-    let g = dev.aging_profile().geometry.clone();
-    let page = u64::from(g.page_bytes);
-    let ppb = u64::from(g.pages_per_block);
+    let profile = dev.aging_profile();
+    let g = profile.geometry.clone();
+    // A logical page is a mapping unit; a block holds `slots_per_page` of them per page.
+    let page = u64::from(profile.mapping_unit_bytes());
+    let ppb = u64::from(g.pages_per_block) * u64::from(profile.slots_per_page());
     let units = u64::from(g.units());
     let logical = dev.logical_pages();
     if aging.from_lpn >= logical {

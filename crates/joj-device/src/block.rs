@@ -94,6 +94,23 @@ pub trait BlockDevice {
     fn discard(&mut self, offset_bytes: u64, len_bytes: u64) -> Result<(), DeviceError>;
 
     fn counters(&self) -> Counters;
+
+    /// The host context (a thread) the next commands come from. Each issuer's command arrives
+    /// when its previous one completed; commands of different issuers may be in flight
+    /// together as far as the device's queue allows (`docs/device-model.md`, "Command queue").
+    /// A device without a queue ignores it.
+    fn set_issuer(&mut self, issuer: u32) {
+        let _ = issuer;
+    }
+
+    /// When `issuer`'s next command would arrive (its last command's completion, or later if
+    /// the host held the device idle), in the device's simulated time; `None` for a device
+    /// without a command queue. A driver of several threads uses it to issue in device-time
+    /// order.
+    fn issuer_ready_ns(&self, issuer: u32) -> Option<u64> {
+        let _ = issuer;
+        None
+    }
 }
 
 /// The data tag of a write (i-FTL, paper §IV.A): where its contents belong. A device without

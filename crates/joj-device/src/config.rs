@@ -7,9 +7,13 @@ use crate::error::ProfileError;
 
 /// Physical pages a model may have: it keeps at least 16 B of state per page (the out-of-band
 /// area, `Oob`) in memory, so 2^28 pages already hold 4 GiB — a 2 TiB device of 8 KiB pages.
+/// With a sub-page mapping unit the bound is on slots (units of pages).
 pub const MAX_PHYSICAL_PAGES: u64 = 1 << 28;
 /// The largest profile file read: a profile is a few KiB of JSON.
 pub const MAX_PROFILE_BYTES: u64 = 1 << 20;
+
+/// Most mapping units (slots) one NAND page may hold.
+pub const MAX_SLOTS_PER_PAGE: u32 = 8;
 
 /// Shape of the NAND array.
 ///
@@ -139,8 +143,17 @@ pub struct Timing {
     /// Bandwidth of the host bus (eMMC HS400: 400 MB/s).
     pub host_bytes_per_s: u64,
     /// Fixed cost of every host command (command, response, firmware), paid once per packed
-    /// command.
+    /// command. The controller does one command's work at a time.
     pub command_overhead_ns: u64,
+    /// Tasks the device holds at once (eMMC 5.1 command queueing, 1–32: `CMDQ_DEPTH` + 1,
+    /// JESD84-B51 as Linux reads it, `drivers/mmc/core/mmc.c`). 1: one command at a time, an
+    /// eMMC before 5.1 (and the default).
+    #[serde(default = "default_queue_depth")]
+    pub queue_depth: u32,
+}
+
+fn default_queue_depth() -> u32 {
+    1
 }
 
 impl Default for Timing {
@@ -152,6 +165,7 @@ impl Default for Timing {
             channel_bytes_per_s: 400_000_000,
             host_bytes_per_s: 400_000_000,
             command_overhead_ns: 30_000,
+            queue_depth: 1,
         }
     }
 }
@@ -172,10 +186,21 @@ impl Timing {
                 "400000000 (eMMC HS400)",
             ),
         ];
-        match fields.iter().find(|(_, value, _)| *value == 0) {
-            Some(&(field, _, example)) => Err(ProfileError::ZeroTiming { field, example }),
-            None => Ok(()),
+        if let Some(&(field, _, example)) = fields.iter().find(|(_, value, _)| *value == 0) {
+            return Err(ProfileError::ZeroTiming { field, example });
         }
+        if !(1..=crate::queue::MAX_QUEUE_DEPTH).contains(&self.queue_depth) {
+            return Err(ProfileError::Invalid {
+                reason: format!(
+                    "timing.queue_depth {} is outside 1..={} (eMMC 5.1 queues at most {} tasks; \
+                     1 is a device without a queue)",
+                    self.queue_depth,
+                    crate::queue::MAX_QUEUE_DEPTH,
+                    crate::queue::MAX_QUEUE_DEPTH
+                ),
+            });
+        }
+        Ok(())
     }
 
     /// Time to move `bytes` at `bytes_per_s`, rounded up to a whole nanosecond.
@@ -264,6 +289,12 @@ pub struct FtlConfig {
     /// erased.
     #[serde(default)]
     pub erase_map_blocks: bool,
+    /// The FTL's mapping unit in bytes (sub-page mapping): a divisor of `geometry.page_bytes`
+    /// giving at most [`MAX_SLOTS_PER_PAGE`] units per page, a multiple of `sector_bytes`.
+    /// `None` (the default, and every profile before this field): the NAND page.
+    /// `docs/device-model.md`, "Mapping unit".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mapping_unit_bytes: Option<u32>,
     /// What a reliable write keeps all-or-nothing across a power cut inside its command
     /// (`docs/device-model.md`, "Reliable write across a packed command"). `page` (the default,
     /// and every profile made before this knob): each page is old or new on its own.
@@ -300,6 +331,7 @@ impl Default for FtlConfig {
             flush_meta_pages: 0,
             commit_meta_pages: 0,
             erase_map_blocks: false,
+            mapping_unit_bytes: None,
             reliable_write_atomicity: ReliableWriteAtomicity::Page,
         }
     }
@@ -441,6 +473,15 @@ pub struct Profile {
     /// i-FTL's NVM and tables, for profiles of a board with NVM (`openssd-iftl`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iftl: Option<IftlConfig>,
+    /// The target host (`crate::host`): how its host time relates to this machine's. `None`:
+    /// this machine's host time, unscaled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<crate::host::HostConfig>,
+    /// The measurements a calibrated profile was derived from (`joj device calibrate`), kept as
+    /// written; the model reads none of it. Its `queue_depth` part holds the device's
+    /// throughput at several queue depths.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<serde_json::Value>,
 }
 
 const BUILTIN: &[(&str, &str)] = &[
@@ -452,6 +493,10 @@ const BUILTIN: &[(&str, &str)] = &[
         include_str!("../profiles/openssd-iftl.json"),
     ),
     ("sdcard-2013", include_str!("../profiles/sdcard-2013.json")),
+    (
+        "zero-latency",
+        include_str!("../profiles/zero-latency.json"),
+    ),
 ];
 
 impl Profile {
@@ -520,6 +565,10 @@ impl Profile {
         if let Some(i) = &self.iftl {
             i.validate()?;
         }
+        if let Some(h) = &self.host {
+            h.validate()?;
+        }
+        self.validate_mapping_unit()?;
         if self.cache.destage_watermark_percent > 100 {
             return Err(ProfileError::Invalid {
                 reason: "destage_watermark_percent must be ≤ 100".into(),
@@ -528,14 +577,56 @@ impl Profile {
         Ok(())
     }
 
-    /// Logical pages the FTL exports for this profile.
+    /// The FTL's mapping unit: `ftl.mapping_unit_bytes`, else the NAND page.
+    pub fn mapping_unit_bytes(&self) -> u32 {
+        self.ftl
+            .mapping_unit_bytes
+            .unwrap_or(self.geometry.page_bytes)
+    }
+
+    /// Mapping units (slots) per NAND page: 1 unless the profile maps sub-page units.
+    pub fn slots_per_page(&self) -> u32 {
+        (self.geometry.page_bytes / self.mapping_unit_bytes().max(1)).max(1)
+    }
+
+    fn validate_mapping_unit(&self) -> Result<(), ProfileError> {
+        let Some(unit) = self.ftl.mapping_unit_bytes else {
+            return Ok(());
+        };
+        let g = &self.geometry;
+        let fits = unit >= g.sector_bytes
+            && unit.is_multiple_of(g.sector_bytes)
+            && g.page_bytes.is_multiple_of(unit)
+            && g.page_bytes / unit <= MAX_SLOTS_PER_PAGE;
+        if !fits {
+            return Err(ProfileError::Invalid {
+                reason: format!(
+                    "ftl.mapping_unit_bytes {unit} must be a multiple of sector_bytes ({}) that \
+                     divides page_bytes ({}) into at most {MAX_SLOTS_PER_PAGE} units",
+                    g.sector_bytes, g.page_bytes
+                ),
+            });
+        }
+        let slots = g
+            .physical_pages()
+            .saturating_mul(u64::from(g.page_bytes / unit));
+        if slots > MAX_PHYSICAL_PAGES {
+            return Err(ProfileError::TooLarge {
+                pages: slots,
+                max_pages: MAX_PHYSICAL_PAGES,
+            });
+        }
+        Ok(())
+    }
+
+    /// Logical pages (mapping units) the FTL exports for this profile.
     pub fn logical_pages(&self) -> u64 {
-        let phys = self.geometry.physical_pages() as f64;
+        let phys = (self.geometry.physical_pages() * u64::from(self.slots_per_page())) as f64;
         (phys / (1.0 + self.ftl.over_provisioning_percent / 100.0)).floor() as u64
     }
 
     pub fn capacity_bytes(&self) -> u64 {
-        self.logical_pages() * u64::from(self.geometry.page_bytes)
+        self.logical_pages() * u64::from(self.mapping_unit_bytes())
     }
 
     /// The same profile with a different number of blocks per plane (for tests and benches that
@@ -543,6 +634,13 @@ impl Profile {
     pub fn with_blocks_per_plane(mut self, blocks_per_plane: u32) -> Profile {
         self.geometry.blocks_per_plane = blocks_per_plane;
         self
+    }
+
+    /// The profile's host, or this machine when it has no `host` section.
+    pub fn host_or_this_machine(&self) -> crate::host::HostConfig {
+        self.host
+            .clone()
+            .unwrap_or_else(crate::host::HostConfig::this_machine)
     }
 
     pub fn with_data_mode(mut self, mode: DataMode) -> Profile {
@@ -615,6 +713,33 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn a_mapping_unit_must_divide_the_page_in_sectors_and_at_most_eight() {
+        let mut p = Profile::builtin("emmc5").unwrap();
+        for (unit, ok) in [
+            (4096, true),
+            (1024, true),
+            (8192, true),
+            (3072, false),
+            (256, false),
+        ] {
+            p.ftl.mapping_unit_bytes = Some(unit);
+            assert_eq!(p.validate().is_ok(), ok, "{unit}");
+        }
+        p.ftl.mapping_unit_bytes = Some(4096);
+        assert_eq!(p.slots_per_page(), 2);
+        let whole = Profile::builtin("emmc5").unwrap().logical_pages();
+        assert!(
+            (2 * whole..=2 * whole + 1).contains(&p.logical_pages()),
+            "twice the units, rounded down once"
+        );
+        p.ftl.mapping_unit_bytes = Some(512);
+        assert!(
+            p.validate().is_err(),
+            "512 B units: 16 to an 8 KiB page, more than 8"
+        );
     }
 
     #[test]

@@ -175,11 +175,17 @@ pub struct Counters {
     pub reliable_atomic_commands: u64,
     #[serde(default)]
     pub reliable_atomic_pages: u64,
+    /// Slot reads (one per page read unless the mapping unit is smaller than the page).
     pub nand_reads: u64,
     pub nand_read_bytes: u64,
+    /// NAND page programs: data (host and GC), map pages and commit tables.
     pub nand_programs: u64,
-    /// Host pages programmed (cache destage, write-through, FUA).
+    /// Host pages (mapping units) programmed (cache destage, write-through, FUA).
     pub host_page_programs: u64,
+    /// Slots programmed empty (a page programmed with fewer mapping units than it holds; 0
+    /// unless the mapping unit is smaller than the page).
+    #[serde(default)]
+    pub padding_slots: u64,
     pub map_page_programs: u64,
     pub checkpoints: u64,
     /// X-FTL transactions committed and aborted.

@@ -2,10 +2,12 @@
 //! reliable write, packed commands and discard, on top of the page-mapping FTL.
 //!
 //! # Time
-//! The device keeps a host clock `now_ns` (simulated). A command starts at `now_ns`, pays the
-//! command overhead and the host-bus transfer, and completes when the host may continue; the
-//! clock moves to its completion. Background work (destaging, GC, checkpoints) is scheduled on
-//! the NAND units and may end after the command returns.
+//! The device keeps a host clock `now_ns` (simulated): the latest completion of any command. A
+//! command arrives and starts as the command queue decides (`queue`: with `queue_depth` 1, when
+//! the previous command completed; with a deeper queue, commands of different issuers overlap),
+//! pays the command overhead on the controller and the host-bus transfer, and completes when
+//! the host may continue. Background work (destaging, GC, checkpoints) is scheduled on the NAND
+//! units and may end after the command returns.
 //!
 //! # Durability
 //! - A cached write is volatile until a flush. Dirty pages beyond the destage watermark, or
@@ -41,6 +43,7 @@ use crate::error::DeviceError;
 use crate::ftl::{Ftl, FtlStats, RecoveryReport};
 use crate::medium::Medium;
 use crate::nand::NandMedium;
+use crate::queue::{Admitted, CommandKind, CommandQueue, CommandTimes};
 
 #[derive(Debug, Clone, Default)]
 struct HostCounters {
@@ -74,7 +77,13 @@ pub struct Emmc<M: Medium> {
     profile: Profile,
     ftl: Ftl<M>,
     cache: WriteCache,
+    /// The command queue: when each command arrives and starts (`queue`).
+    queue: CommandQueue,
+    /// The host clock: the latest completion of any command (or idle time, `advance_to`).
     now_ns: u64,
+    last_command: CommandTimes,
+    /// Commands started (admitted to the queue).
+    started: u64,
     start_ns: u64,
     capacity_bytes: u64,
     page_bytes: u64,
@@ -100,36 +109,50 @@ pub struct Emmc<M: Medium> {
     command_start_ns: u64,
     page_buf: Vec<u8>,
     merge_buf: Vec<u8>,
+    /// A NAND page's worth of unit buffers, for the units programmed together.
+    group_buf: Vec<u8>,
+    /// Mapping units per NAND page.
+    slots_per_page: usize,
+}
+
+/// One mapping unit to program: the sectors `mask` of it come from cache slot `src` and from
+/// `extra` (`(offset in the unit, bytes)`, the request's own), the rest from flash.
+#[derive(Debug, Clone, Copy)]
+struct UnitWrite<'a> {
+    lpn: u32,
+    mask: u64,
+    src: Option<u32>,
+    extra: Option<(usize, &'a [u8])>,
 }
 
 impl Emmc<NandMedium> {
     /// A freshly formatted device of `profile` on emulated NAND in memory.
     pub fn new(profile: &Profile) -> Result<Emmc<NandMedium>, DeviceError> {
-        let medium = NandMedium::new(
-            profile.geometry.clone(),
-            profile.timing.clone(),
-            profile.data_mode,
-        );
-        Emmc::format(medium, profile)
+        Emmc::format(NandMedium::for_profile(profile), profile)
     }
 }
 
 impl<M: Medium> Emmc<M> {
     fn assemble(ftl: Ftl<M>, profile: &Profile, now_ns: u64) -> Emmc<M> {
         let g = &profile.geometry;
-        let page_bytes = u64::from(g.page_bytes);
+        // The device's "page" is the FTL's mapping unit (the NAND page unless the profile maps
+        // sub-page units): requests split into it, the cache holds it.
+        let unit = ftl.medium().slot_bytes();
+        let page_bytes = u64::from(unit);
+        let slots_per_page = ftl.medium().slots_per_page() as usize;
         let store_data = ftl.medium().data_mode() == DataMode::Full;
         let capacity_pages = (profile.cache.capacity_bytes / page_bytes) as usize;
-        let spp = g.sectors_per_page();
+        let spp = unit / g.sector_bytes;
         let full_mask = if spp == 64 {
             u64::MAX
         } else {
             (1u64 << spp) - 1
         };
-        let pb = if store_data { g.page_bytes as usize } else { 0 };
+        let pb = if store_data { unit as usize } else { 0 };
         Emmc {
             capacity_bytes: ftl.logical_pages() * page_bytes,
-            cache: WriteCache::new(capacity_pages, g.page_bytes as usize, store_data),
+            cache: WriteCache::new(capacity_pages, unit as usize, store_data),
+            queue: CommandQueue::new(profile.timing.queue_depth, now_ns),
             watermark_pages: capacity_pages * profile.cache.destage_watermark_percent as usize
                 / 100,
             page_bytes,
@@ -137,6 +160,8 @@ impl<M: Medium> Emmc<M> {
             full_mask,
             store_data,
             now_ns,
+            last_command: CommandTimes::default(),
+            started: 0,
             start_ns: now_ns,
             failed: false,
             host: HostCounters::default(),
@@ -151,6 +176,8 @@ impl<M: Medium> Emmc<M> {
             command_start_ns: now_ns,
             page_buf: vec![0; pb],
             merge_buf: vec![0; pb],
+            group_buf: vec![0; pb * slots_per_page],
+            slots_per_page,
             profile: profile.clone(),
             ftl,
         }
@@ -231,10 +258,11 @@ impl<M: Medium> Emmc<M> {
         self.now_ns
     }
 
-    /// Let the host clock run to `t_ns` (idle time between requests). After
-    /// `idle_destage_after_ns` of idleness the device programs its dirty pages in the
-    /// background.
+    /// Let the host clock run to `t_ns` (idle time between requests): no command arrives
+    /// before it. After `idle_destage_after_ns` of idleness the device programs its dirty pages
+    /// in the background.
     pub fn advance_to(&mut self, t_ns: u64) -> Result<(), DeviceError> {
+        self.queue.hold_until(t_ns);
         if t_ns <= self.now_ns {
             return Ok(());
         }
@@ -250,6 +278,32 @@ impl<M: Medium> Emmc<M> {
         }
         self.now_ns = t_ns;
         Ok(())
+    }
+
+    /// The next commands come from `issuer` (`BlockDevice::set_issuer`).
+    pub fn set_issuer(&mut self, issuer: u32) {
+        self.queue.set_issuer(issuer);
+    }
+
+    /// The next command arrives at `t_ns` (or as soon after as the queue's rules allow),
+    /// whoever issued it: a replay that knows what each request waited for.
+    pub fn arrive_at(&mut self, t_ns: u64) {
+        self.queue.arrive_at(t_ns);
+    }
+
+    /// Tasks the device holds at once (`timing.queue_depth`).
+    pub fn queue_depth(&self) -> u32 {
+        self.queue.depth()
+    }
+
+    /// When the next command would arrive (`queue`, rule 1).
+    pub fn next_arrival_ns(&self) -> u64 {
+        self.queue.next_arrival_ns()
+    }
+
+    /// Commands started since the device was made or powered on.
+    pub fn commands_started(&self) -> u64 {
+        self.started
     }
 
     /// Start counting afresh (after preconditioning): counters and latencies cover what
@@ -356,27 +410,20 @@ impl<M: Medium> Emmc<M> {
         })
     }
 
-    /// Program `lpn` with the sectors `mask` of `src` (a page buffer, or empty without data),
-    /// merging the rest from flash when the page is only partly covered.
-    fn program_merged(
+    /// Assemble unit `u` in `buf` (one unit, or empty without data): the sectors it covers
+    /// from its cache slot and the request, the rest read from flash when it is only partly
+    /// covered. Returns when it is ready.
+    fn merge_unit(
         &mut self,
-        lpn: u32,
-        mask: u64,
-        src: Option<u32>,
-        extra: Option<(usize, &[u8])>,
+        u: &UnitWrite<'_>,
+        buf: &mut [u8],
         issue_ns: u64,
     ) -> Result<u64, DeviceError> {
         let mut t = issue_ns;
-        let mut buf = std::mem::take(&mut self.merge_buf);
-        if mask != self.full_mask {
-            if self.ftl.is_mapped(Lpn(lpn)) {
-                match self.ftl.read(Lpn(lpn), &mut buf, issue_ns) {
-                    Ok(Some(done)) => t = done,
-                    Ok(None) => {}
-                    Err(e) => {
-                        self.merge_buf = buf;
-                        return Err(e.into());
-                    }
+        if u.mask != self.full_mask {
+            if self.ftl.is_mapped(Lpn(u.lpn)) {
+                if let Some(done) = self.ftl.read(Lpn(u.lpn), buf, issue_ns)? {
+                    t = done;
                 }
                 self.host.rmw_reads += 1;
             } else {
@@ -385,32 +432,103 @@ impl<M: Medium> Emmc<M> {
         }
         if self.store_data {
             let sb = self.sector_bytes as usize;
-            if let Some(slot) = src {
+            if let Some(slot) = u.src {
                 let data = self.cache.slot_data(slot);
-                let mut m = mask;
+                let mut m = u.mask;
                 while m != 0 {
                     let i = m.trailing_zeros() as usize;
                     m &= m - 1;
                     buf[i * sb..(i + 1) * sb].copy_from_slice(&data[i * sb..(i + 1) * sb]);
                 }
             }
-            if let Some((off, bytes)) = extra {
+            if let Some((off, bytes)) = u.extra {
                 buf[off..off + bytes.len()].copy_from_slice(bytes);
             }
         }
-        let r = self.ftl.write(Lpn(lpn), &buf, t);
-        self.merge_buf = buf;
-        Ok(r?)
+        Ok(t)
     }
 
-    /// Program the oldest dirty page in the background; its slot is busy until done.
-    fn destage_oldest(&mut self, issue_ns: u64) -> Result<bool, DeviceError> {
-        let Some(Evicted { lpn, mask, slot }) = self.cache.take_oldest() else {
-            return Ok(false);
+    /// Program `units`, a NAND page's worth per program (sub-page mapping packs them; with
+    /// the unit the page, one program each), each group once its units are assembled; returns
+    /// when the last program completes.
+    fn program_units(
+        &mut self,
+        units: &[UnitWrite<'_>],
+        issue_ns: u64,
+    ) -> Result<u64, DeviceError> {
+        let mut buf = std::mem::take(&mut self.group_buf);
+        let r = self.program_units_in(units, &mut buf, issue_ns);
+        self.group_buf = buf;
+        r
+    }
+
+    fn program_units_in(
+        &mut self,
+        units: &[UnitWrite<'_>],
+        buf: &mut [u8],
+        issue_ns: u64,
+    ) -> Result<u64, DeviceError> {
+        let ub = if self.store_data {
+            self.page_bytes as usize
+        } else {
+            0
         };
-        let r = self.program_merged(lpn, mask, Some(slot), None, issue_ns);
-        self.cache.free_slot(slot);
-        self.cache.hold_until(r?);
+        let mut done = issue_ns;
+        for group in units.chunks(self.slots_per_page) {
+            let mut ready = issue_ns;
+            for (i, u) in group.iter().enumerate() {
+                ready = ready.max(self.merge_unit(u, &mut buf[i * ub..(i + 1) * ub], issue_ns)?);
+            }
+            const MAX: usize = crate::config::MAX_SLOTS_PER_PAGE as usize;
+            let mut lpns = [Lpn(0); MAX];
+            let mut data: [&[u8]; MAX] = [&[]; MAX];
+            for (i, u) in group.iter().enumerate() {
+                lpns[i] = Lpn(u.lpn);
+                data[i] = &buf[i * ub..(i + 1) * ub];
+            }
+            let n = group.len();
+            done = done.max(self.ftl.write_many(&lpns[..n], &data[..n], ready)?);
+        }
+        Ok(done)
+    }
+
+    /// Program the oldest dirty pages (a NAND page's worth) in the background; their slots
+    /// are busy until done.
+    fn destage_oldest(&mut self, issue_ns: u64) -> Result<bool, DeviceError> {
+        const MAX: usize = crate::config::MAX_SLOTS_PER_PAGE as usize;
+        let none = UnitWrite {
+            lpn: 0,
+            mask: 0,
+            src: None,
+            extra: None,
+        };
+        let mut units = [none; MAX];
+        let mut n = 0;
+        while n < self.slots_per_page {
+            let Some(Evicted { lpn, mask, slot }) = self.cache.take_oldest() else {
+                break;
+            };
+            units[n] = UnitWrite {
+                lpn,
+                mask,
+                src: Some(slot),
+                extra: None,
+            };
+            n += 1;
+        }
+        if n == 0 {
+            return Ok(false);
+        }
+        let r = self.program_units(&units[..n], issue_ns);
+        for u in &units[..n] {
+            if let Some(slot) = u.src {
+                self.cache.free_slot(slot);
+            }
+        }
+        let done = r?;
+        for _ in 0..n {
+            self.cache.hold_until(done);
+        }
         Ok(true)
     }
 
@@ -481,9 +599,10 @@ impl<M: Medium> Emmc<M> {
         }
     }
 
-    /// Start a host command: count it for fault injection (a cut device refuses it), retire
-    /// the medium's work finished by now, and return the start time.
-    fn start_command(&mut self) -> Result<u64, DeviceError> {
+    /// Start a host command of `kind`: count it for fault injection (a cut device refuses it),
+    /// admit it to the queue, retire the medium's work finished by its start, and return its
+    /// arrival and start.
+    fn start_command(&mut self, kind: CommandKind) -> Result<Admitted, DeviceError> {
         self.tick()?;
         if let Some(log) = &mut self.gc_commands {
             let gc = self.ftl.stats().gc_runs;
@@ -493,18 +612,51 @@ impl<M: Medium> Emmc<M> {
             self.gc_seen = gc;
             self.commands += 1;
         }
-        let now = self.now_ns;
-        self.ftl.medium_mut().retire(now);
-        self.command_start_ns = now;
-        Ok(now)
+        let admitted = self.queue.begin(kind);
+        self.started += 1;
+        let start = admitted.start_ns;
+        self.ftl.medium_mut().retire(start);
+        self.command_start_ns = start;
+        Ok(admitted)
     }
 
-    /// Account a completed read of `bytes` that started at `start` and ends at `done`.
-    fn finish_read(&mut self, start: u64, done: u64, bytes: usize) {
+    /// The command's controller work (its overhead), begun at its start: returns when done.
+    fn overhead_done(&mut self, start: u64) -> u64 {
+        let overhead = self.profile.timing.command_overhead_ns;
+        self.queue.controller(start, overhead)
+    }
+
+    /// The command's overhead and then its `bytes` over the host bus: returns when the data is
+    /// in the device.
+    fn command_and_data(&mut self, start: u64, bytes: u64) -> u64 {
+        let t = self.overhead_done(start);
+        let xfer = self.xfer_ns(bytes);
+        self.queue.bus(t, xfer)
+    }
+
+    /// The command of `kind` admitted as `admitted` completed at `done`: the queue and the
+    /// host clock learn it.
+    fn finish(&mut self, kind: CommandKind, admitted: Admitted, done: u64) {
+        self.queue.end(kind, done);
+        self.now_ns = self.now_ns.max(done);
+        self.last_command = CommandTimes {
+            arrival_ns: admitted.arrival_ns,
+            start_ns: admitted.start_ns,
+            done_ns: done,
+        };
+    }
+
+    /// When the last command arrived, started and completed.
+    pub fn last_command(&self) -> CommandTimes {
+        self.last_command
+    }
+
+    /// Account a completed read of `bytes` admitted as `admitted` that ends at `done`.
+    fn finish_read(&mut self, admitted: Admitted, done: u64, bytes: usize) {
         self.host.read_requests += 1;
         self.host.read_bytes += bytes as u64;
-        self.lat.read.record(done - start);
-        self.now_ns = done;
+        self.lat.read.record(done - admitted.arrival_ns);
+        self.finish(CommandKind::Queued, admitted, done);
     }
 
     fn write_cached(
@@ -526,7 +678,13 @@ impl<M: Medium> Emmc<M> {
                     && mask != self.full_mask
                     && self.cache.lookup(lpn).is_none())
             {
-                t = self.program_merged(lpn, mask, None, Some((in_page, bytes)), t)?;
+                let one = UnitWrite {
+                    lpn,
+                    mask,
+                    src: None,
+                    extra: Some((in_page, bytes)),
+                };
+                t = self.program_units(&[one], t)?;
                 continue;
             }
             if self.cache.lookup(lpn).is_none() {
@@ -549,30 +707,31 @@ impl<M: Medium> Emmc<M> {
         t: u64,
     ) -> Result<u64, DeviceError> {
         let parts: Vec<_> = self.pages(offset_bytes, data.len() as u64).collect();
-        let mut done = t;
-        for (lpn, in_page, in_req, n, mask) in parts {
-            let bytes = if self.store_data {
-                &data[in_req..in_req + n]
-            } else {
-                &[][..]
-            };
-            let end = match self.cache.take(lpn) {
-                Some(ev) => {
-                    let r = self.program_merged(
-                        lpn,
-                        ev.mask | mask,
-                        Some(ev.slot),
-                        Some((in_page, bytes)),
-                        t,
-                    );
-                    self.cache.free_slot(ev.slot);
-                    r?
+        let units: Vec<UnitWrite<'_>> = parts
+            .into_iter()
+            .map(|(lpn, in_page, in_req, n, mask)| {
+                let bytes = if self.store_data {
+                    &data[in_req..in_req + n]
+                } else {
+                    &[][..]
+                };
+                // Older cached sectors of the unit go with it.
+                let cached = self.cache.take(lpn);
+                UnitWrite {
+                    lpn,
+                    mask: mask | cached.as_ref().map_or(0, |ev| ev.mask),
+                    src: cached.map(|ev| ev.slot),
+                    extra: Some((in_page, bytes)),
                 }
-                None => self.program_merged(lpn, mask, None, Some((in_page, bytes)), t)?,
-            };
-            done = done.max(end);
+            })
+            .collect();
+        let r = self.program_units(&units, t);
+        for u in &units {
+            if let Some(slot) = u.src {
+                self.cache.free_slot(slot);
+            }
         }
-        Ok(done)
+        r
     }
 
     fn do_write(
@@ -627,6 +786,8 @@ impl<M: Medium> Emmc<M> {
             aborts: s.aborts - b.aborts,
             commit_table_programs: s.commit_table_programs - b.commit_table_programs,
             map_erases: s.map_erases - b.map_erases,
+            page_programs: s.page_programs - b.page_programs,
+            padding_slots: s.padding_slots - b.padding_slots,
         }
     }
 }
@@ -642,8 +803,8 @@ impl<M: Medium> BlockDevice for Emmc<M> {
 
     fn read(&mut self, offset_bytes: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
         self.check_range(offset_bytes, buf.len() as u64)?;
-        let start = self.start_command()?;
-        let t = start + self.profile.timing.command_overhead_ns;
+        let admitted = self.start_command(CommandKind::Queued)?;
+        let t = self.overhead_done(admitted.start_ns);
         let done = self.guard(|d| {
             let mut ready = t;
             let parts: Vec<_> = d.pages(offset_bytes, buf.len() as u64).collect();
@@ -686,9 +847,10 @@ impl<M: Medium> BlockDevice for Emmc<M> {
                 }
                 d.page_buf = page;
             }
-            Ok(ready + d.xfer_ns(buf.len() as u64))
+            let xfer = d.xfer_ns(buf.len() as u64);
+            Ok(d.queue.bus(ready, xfer))
         })?;
-        self.finish_read(start, done, buf.len());
+        self.finish_read(admitted, done, buf.len());
         Ok(())
     }
 
@@ -700,8 +862,8 @@ impl<M: Medium> BlockDevice for Emmc<M> {
     ) -> Result<(), DeviceError> {
         self.check_data(offset_bytes, data.len())?;
         self.check_not_in_txn(offset_bytes, data.len() as u64)?;
-        let start = self.start_command()?;
-        let t = start + self.profile.timing.command_overhead_ns + self.xfer_ns(data.len() as u64);
+        let admitted = self.start_command(CommandKind::Queued)?;
+        let t = self.command_and_data(admitted.start_ns, data.len() as u64);
         let done = if self.reliable_atomic(flags) {
             self.count_write(data.len() as u64);
             let one = [PackedWrite { offset_bytes, data }];
@@ -709,8 +871,8 @@ impl<M: Medium> BlockDevice for Emmc<M> {
         } else {
             self.guard(|d| d.do_write(offset_bytes, data, flags, t))?
         };
-        self.record_write_latency(flags, done - start);
-        self.now_ns = done;
+        self.record_write_latency(flags, done - admitted.arrival_ns);
+        self.finish(CommandKind::Queued, admitted, done);
         Ok(())
     }
 
@@ -726,9 +888,9 @@ impl<M: Medium> BlockDevice for Emmc<M> {
         if writes.is_empty() {
             return Err(DeviceError::EmptyRequest);
         }
-        let start = self.start_command()?;
+        let admitted = self.start_command(CommandKind::Queued)?;
         let total: u64 = writes.iter().map(|w| w.data.len() as u64).sum();
-        let t = start + self.profile.timing.command_overhead_ns + self.xfer_ns(total);
+        let t = self.command_and_data(admitted.start_ns, total);
         let done = if self.reliable_atomic(flags) {
             for w in writes {
                 self.count_write(w.data.len() as u64);
@@ -744,14 +906,14 @@ impl<M: Medium> BlockDevice for Emmc<M> {
             })?
         };
         self.host.packed += 1;
-        self.record_write_latency(flags, done - start);
-        self.now_ns = done;
+        self.record_write_latency(flags, done - admitted.arrival_ns);
+        self.finish(CommandKind::Queued, admitted, done);
         Ok(())
     }
 
     fn flush(&mut self) -> Result<(), DeviceError> {
-        let start = self.start_command()?;
-        let t = start + self.profile.timing.command_overhead_ns;
+        let admitted = self.start_command(CommandKind::Barrier)?;
+        let t = self.overhead_done(admitted.start_ns);
         let done = self.guard(|d| {
             while d.destage_oldest(t)? {}
             let t = t.max(d.ftl.program_horizon_ns());
@@ -759,16 +921,16 @@ impl<M: Medium> BlockDevice for Emmc<M> {
             Ok(d.ftl.flush_checkpoint(t)?)
         })?;
         self.host.flushes += 1;
-        self.lat.flush.record(done - start);
-        self.now_ns = done;
+        self.lat.flush.record(done - admitted.arrival_ns);
+        self.finish(CommandKind::Barrier, admitted, done);
         Ok(())
     }
 
     fn discard(&mut self, offset_bytes: u64, len_bytes: u64) -> Result<(), DeviceError> {
         self.check_range(offset_bytes, len_bytes)?;
         self.check_not_in_txn(offset_bytes, len_bytes)?;
-        let start = self.start_command()?;
-        let done = start + self.profile.timing.command_overhead_ns;
+        let admitted = self.start_command(CommandKind::Barrier)?;
+        let done = self.overhead_done(admitted.start_ns);
         let full = self.full_mask;
         let parts: Vec<_> = self.pages(offset_bytes, len_bytes).collect();
         self.guard(|d| {
@@ -785,16 +947,25 @@ impl<M: Medium> BlockDevice for Emmc<M> {
         })?;
         self.host.discards += 1;
         self.host.discard_bytes += len_bytes;
-        self.lat.discard.record(done - start);
-        self.now_ns = done;
+        self.lat.discard.record(done - admitted.arrival_ns);
+        self.finish(CommandKind::Barrier, admitted, done);
         Ok(())
+    }
+
+    fn set_issuer(&mut self, issuer: u32) {
+        Emmc::set_issuer(self, issuer);
+    }
+
+    fn issuer_ready_ns(&self, issuer: u32) -> Option<u64> {
+        Some(self.queue.ready_ns(issuer))
     }
 
     fn counters(&self) -> Counters {
         let s = self.ftl_delta();
-        let page = self.page_bytes;
-        let nand_programs =
-            s.host_programs + s.gc_copies + s.map_programs + s.commit_table_programs;
+        // Programs are of NAND pages; reads, host programs and GC copies of mapping units.
+        let page = u64::from(self.profile.geometry.page_bytes);
+        let unit = self.page_bytes;
+        let nand_programs = s.page_programs + s.map_programs + s.commit_table_programs;
         let nand_program_bytes = nand_programs * page;
         let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
         let modeled_s = (self.now_ns - self.start_ns) as f64 / 1e9;
@@ -809,7 +980,7 @@ impl<M: Medium> BlockDevice for Emmc<M> {
             gc_runs: s.gc_runs,
             gc_validity: ratio(
                 s.gc_copies as f64,
-                (s.gc_runs * u64::from(self.profile.geometry.pages_per_block)) as f64,
+                (s.gc_runs * u64::from(self.ftl.medium().slots_per_block())) as f64,
             ),
             waf: ratio(nand_program_bytes as f64, self.host.write_bytes as f64),
             flushes: self.host.flushes,
@@ -825,9 +996,10 @@ impl<M: Medium> BlockDevice for Emmc<M> {
             reliable_atomic_commands: self.host.reliable_atomic_commands,
             reliable_atomic_pages: self.host.reliable_atomic_pages,
             nand_reads: s.nand_reads,
-            nand_read_bytes: s.nand_reads * page,
+            nand_read_bytes: s.nand_reads * unit,
             nand_programs,
             host_page_programs: s.host_programs,
+            padding_slots: s.padding_slots,
             map_page_programs: s.map_programs,
             checkpoints: s.checkpoints,
             txn_commits: s.commits,
@@ -838,7 +1010,7 @@ impl<M: Medium> BlockDevice for Emmc<M> {
             cache_misses: self.host.cache_misses,
             cache_write_hits: self.host.cache_write_hits,
             nand_busy_s: (self.ftl.medium().busy_ns() - self.baseline_busy_ns) as f64 / 1e9,
-            ftl_waf: ratio(nand_programs as f64, s.host_programs as f64),
+            ftl_waf: ratio(nand_program_bytes as f64, (s.host_programs * unit) as f64),
             wear_min_erases: wear.min_erases,
             wear_max_erases: wear.max_erases,
             wear_mean_erases: wear.mean_erases,

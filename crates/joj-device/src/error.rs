@@ -14,6 +14,8 @@ pub enum MediumError {
     ProgramNotErased { ppn: u32, block: u32 },
     #[error("data of {found} bytes where a page holds {expected}")]
     BadDataLength { expected: usize, found: usize },
+    #[error("a page program of {found} slots where a page holds 1 to {slots_per_page}")]
+    BadSlotCount { found: usize, slots_per_page: u32 },
     #[error("checkpoint update has index {index} beyond the mapping of {len} entries")]
     MapIndexOutOfRange { index: u32, len: usize },
 }
@@ -38,6 +40,11 @@ pub enum FtlError {
     LpnOutOfRange { lpn: u32, logical_pages: u64 },
     #[error("geometry too small: {reason}")]
     GeometryTooSmall { reason: String },
+    #[error(
+        "i-FTL maps whole NAND pages; this profile maps {unit_bytes}-byte units of \
+         {page_bytes}-byte pages: drop `ftl.mapping_unit_bytes` for an i-FTL device"
+    )]
+    IftlNeedsPageMapping { unit_bytes: u32, page_bytes: u32 },
     #[error("no free block left for the write frontier (garbage collection found no victim)")]
     NoFreeBlocks,
     #[error("mapping checkpoint corrupt: {reason}")]

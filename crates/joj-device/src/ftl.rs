@@ -1,6 +1,10 @@
 //! Page-mapping flash translation layer over any `Medium`.
 //!
 //! # What it keeps true
+//! - The mapping unit is the medium's slot: the NAND page, or a sub-page unit when the profile
+//!   declares one (`docs/device-model.md`, "Mapping unit"); "page" below means that unit, a
+//!   `Ppn` a slot. A NAND page is programmed once, with up to `slots_per_page` units written
+//!   together (the rest padding).
 //! - `l2p[lpn]` is the only valid copy of `lpn`; a block's `valid_pages` counts the pages that
 //!   `l2p` points into it. GC copies exactly those pages, then erases.
 //! - Every program carries `(lpn, seq, checksum)` in its OOB area, `seq` strictly increasing
@@ -59,6 +63,13 @@ pub struct FtlStats {
     /// Map-area blocks erased (the map log's ring); `erases` counts the data blocks.
     #[serde(default)]
     pub map_erases: u64,
+    /// NAND page programs of data (host and GC; one per `host_programs + gc_copies` unless the
+    /// mapping unit is smaller than the page, when several units share a program).
+    #[serde(default)]
+    pub page_programs: u64,
+    /// Slots programmed empty: pages programmed with fewer units than they hold.
+    #[serde(default)]
+    pub padding_slots: u64,
 }
 
 impl FtlStats {
@@ -123,7 +134,12 @@ pub struct RecoveryReport {
 pub struct Ftl<M: Medium> {
     medium: M,
     cfg: FtlConfig,
+    /// Slots (mapping units) per block.
     ppb: u32,
+    /// Slots per NAND page: units a program may carry.
+    spp: u32,
+    /// Bytes of one unit with data stored, 0 without.
+    unit_data_bytes: usize,
     logical_pages: u64,
     l2p: Vec<u32>,
     blocks: Vec<BlockView>,
@@ -157,7 +173,8 @@ impl<M: Medium> Ftl<M> {
     fn empty(mut medium: M, cfg: FtlConfig, logical_pages: u64) -> Result<Ftl<M>, FtlError> {
         medium.set_map_erases(cfg.erase_map_blocks);
         let g = medium.geometry().clone();
-        let ppb = g.pages_per_block;
+        let ppb = medium.slots_per_block();
+        let spp = medium.slots_per_page();
         let units = g.units();
         let blocks = g.blocks();
         let user_blocks = logical_pages.div_ceil(u64::from(ppb));
@@ -180,8 +197,15 @@ impl<M: Medium> Ftl<M> {
         let entries_per_map_page = (page_bytes / 4) as u64;
         let map_pages = logical_pages.div_ceil(entries_per_map_page) as usize;
         let data_mode = medium.data_mode();
+        let unit_data_bytes = if data_mode == DataMode::Full {
+            medium.slot_bytes() as usize
+        } else {
+            0
+        };
         Ok(Ftl {
             ppb,
+            spp,
+            unit_data_bytes,
             logical_pages,
             l2p: vec![NO_LPN; logical_pages as usize],
             blocks: vec![
@@ -206,11 +230,7 @@ impl<M: Medium> Ftl<M> {
             programs_since_checkpoint: 0,
             checkpoint_done_ns: 0,
             in_gc: false,
-            scratch: if data_mode == DataMode::Full {
-                vec![0; page_bytes]
-            } else {
-                Vec::new()
-            },
+            scratch: vec![0; unit_data_bytes * spp as usize],
             stats: FtlStats::default(),
             xl2p: XTable::new(cfg.xl2p_entries as usize),
             #[cfg(test)]
@@ -366,6 +386,23 @@ impl<M: Medium> Ftl<M> {
         data: &[u8],
         issue_ns: u64,
     ) -> Result<(u32, u64, u64), FtlError> {
+        let mut placed = [(0u32, 0u64)];
+        let done = self.program_group(&[oob_lpn], &[data], issue_ns, &mut placed)?;
+        Ok((placed[0].0, placed[0].1, done))
+    }
+
+    /// Program the units `data[i]` (OOB `oob_lpns[i]`), at most a page's worth, as one page at
+    /// the next frontier, padding the slots left; count them valid (the caller maps them).
+    /// `placed[i]` gets each unit's `(ppn, seq)`. Returns when the program completes.
+    fn program_group(
+        &mut self,
+        oob_lpns: &[u32],
+        data: &[&[u8]],
+        issue_ns: u64,
+        placed: &mut [(u32, u64)],
+    ) -> Result<u64, FtlError> {
+        let n = oob_lpns.len();
+        debug_assert!(n >= 1 && n <= self.spp as usize && data.len() == n && placed.len() >= n);
         let slots = self.open.len();
         let mut chosen = None;
         for _ in 0..slots {
@@ -378,43 +415,67 @@ impl<M: Medium> Ftl<M> {
         }
         let (slot, b) = chosen.ok_or(FtlError::NoFreeBlocks)?;
         let page = self.medium.programmed_pages(BlockId(b));
-        debug_assert!(page < self.ppb);
+        debug_assert!(page < self.ppb && page.is_multiple_of(self.spp));
         let ppn = b * self.ppb + page;
-        self.seq += 1;
-        let checksum = page_checksum(data, oob_lpn, self.seq);
-        let done = self.medium.program(
-            Ppn(ppn),
-            data,
-            Oob {
-                lpn: oob_lpn,
-                checksum,
+        let mut oobs = [Oob::EMPTY; crate::config::MAX_SLOTS_PER_PAGE as usize];
+        for (i, (&lpn, d)) in oob_lpns.iter().zip(data).enumerate() {
+            self.seq += 1;
+            oobs[i] = Oob {
+                lpn,
+                checksum: page_checksum(d, lpn, self.seq),
                 seq: self.seq,
-            },
-            issue_ns,
-        )?;
+            };
+            placed[i] = (ppn + i as u32, self.seq);
+        }
+        let done = self
+            .medium
+            .program_page(Ppn(ppn), data, &oobs[..n], issue_ns)?;
+        self.stats.page_programs += 1;
+        self.stats.padding_slots += u64::from(self.spp) - n as u64;
         let bv = &mut self.blocks[b as usize];
-        bv.valid_pages += 1;
+        bv.valid_pages += n as u32;
         bv.last_write_seq = self.seq;
-        if page + 1 == self.ppb {
+        if page + self.spp == self.ppb {
             bv.state = BlockState::Full;
             let valid = bv.valid_pages;
             self.open[slot] = None;
             self.greedy.insert(b, valid);
         }
         self.program_horizon_ns = self.program_horizon_ns.max(done);
-        self.programs_since_checkpoint += 1;
-        Ok((ppn, self.seq, done))
+        self.programs_since_checkpoint += n as u64;
+        Ok(done)
     }
 
-    /// Program `data` as the new copy of `lpn` at the next frontier; returns completion time.
-    fn program_page(&mut self, lpn: u32, data: &[u8], issue_ns: u64) -> Result<u64, FtlError> {
-        let (ppn, _, done) = self.program_raw(lpn, data, issue_ns)?;
-        let old = self.l2p[lpn as usize];
-        if old != NO_LPN {
-            self.invalidate(old);
+    /// Program `data[i]` as the new copy of `lpns[i]` (plain copies, or with `active[i]` an
+    /// active transaction's copy that GC moves), one page at the next frontier; returns
+    /// completion time.
+    fn program_copies(
+        &mut self,
+        lpns: &[u32],
+        active: &[bool],
+        data: &[&[u8]],
+        issue_ns: u64,
+    ) -> Result<u64, FtlError> {
+        let mut oob_lpns = [0u32; crate::config::MAX_SLOTS_PER_PAGE as usize];
+        for (i, (&lpn, &a)) in lpns.iter().zip(active).enumerate() {
+            oob_lpns[i] = if a { lpn | TXN_BIT } else { lpn };
         }
-        self.l2p[lpn as usize] = ppn;
-        self.mark_dirty(lpn);
+        let n = lpns.len();
+        let mut placed = [(0u32, 0u64); crate::config::MAX_SLOTS_PER_PAGE as usize];
+        let done = self.program_group(&oob_lpns[..n], data, issue_ns, &mut placed)?;
+        for i in 0..n {
+            let (lpn, (ppn, seq)) = (lpns[i], placed[i]);
+            if active[i] {
+                self.moved_active(lpn, ppn, seq, done);
+                continue;
+            }
+            let old = self.l2p[lpn as usize];
+            if old != NO_LPN {
+                self.invalidate(old);
+            }
+            self.l2p[lpn as usize] = ppn;
+            self.mark_dirty(lpn);
+        }
         Ok(done)
     }
 
@@ -422,13 +483,38 @@ impl<M: Medium> Ftl<M> {
     /// first if free blocks are short, and a periodic checkpoint after. Returns when the page
     /// program completes.
     pub fn write(&mut self, lpn: Lpn, data: &[u8], issue_ns: u64) -> Result<u64, FtlError> {
-        self.check_lpn(lpn)?;
-        self.xl2p.check_plain(lpn)?;
-        self.collect_garbage(issue_ns)?;
-        let done = self.program_page(lpn.0, data, issue_ns)?;
-        self.stats.host_programs += 1;
-        if self.programs_since_checkpoint >= self.cfg.checkpoint_interval_programs {
-            self.checkpoint(issue_ns)?;
+        self.write_many(&[lpn], &[data], issue_ns)
+    }
+
+    /// Write whole logical pages `lpns[i]` with `data[i]` (each a mapping unit, or empty in
+    /// `OobOnly` mode), a page's worth of units per NAND program: GC first if free blocks are
+    /// short, and a periodic checkpoint after, around each program. Returns when the last
+    /// program completes.
+    pub fn write_many(
+        &mut self,
+        lpns: &[Lpn],
+        data: &[&[u8]],
+        issue_ns: u64,
+    ) -> Result<u64, FtlError> {
+        for &lpn in lpns {
+            self.check_lpn(lpn)?;
+            self.xl2p.check_plain(lpn)?;
+        }
+        let spp = self.spp as usize;
+        let plain = [false; crate::config::MAX_SLOTS_PER_PAGE as usize];
+        let mut done = issue_ns;
+        for (group, bytes) in lpns.chunks(spp).zip(data.chunks(spp)) {
+            self.collect_garbage(issue_ns)?;
+            let mut raw = [0u32; crate::config::MAX_SLOTS_PER_PAGE as usize];
+            for (r, l) in raw.iter_mut().zip(group) {
+                *r = l.0;
+            }
+            let n = group.len();
+            done = done.max(self.program_copies(&raw[..n], &plain[..n], bytes, issue_ns)?);
+            self.stats.host_programs += n as u64;
+            if self.programs_since_checkpoint >= self.cfg.checkpoint_interval_programs {
+                self.checkpoint(issue_ns)?;
+            }
         }
         Ok(done)
     }
@@ -588,30 +674,9 @@ impl<M: Medium> Ftl<M> {
             self.blocks[victim as usize].valid_pages as usize
         );
         let mut buf = std::mem::take(&mut self.scratch);
-        for &(ppn, oob_lpn) in &valid {
-            let lpn = oob_lpn & !TXN_BIT;
-            let read_done = self.read_verified(ppn, lpn, &mut buf, issue_ns);
-            let read_done = match read_done {
-                Ok(t) => t,
-                Err(e) => {
-                    self.scratch = buf;
-                    return Err(e);
-                }
-            };
-            // A committed page is copied untagged (ordinary data from now on); a page of an
-            // active transaction stays tagged and its X-L2P entry follows it.
-            let copied = if self.l2p[lpn as usize] == ppn {
-                self.program_page(lpn, &buf, read_done).map(|_| ())
-            } else {
-                self.relocate_active(lpn, &buf, read_done)
-            };
-            if let Err(e) = copied {
-                self.scratch = buf;
-                return Err(e);
-            }
-            self.stats.gc_copies += 1;
-        }
+        let r = self.copy_valid(&valid, &mut buf, issue_ns);
         self.scratch = buf;
+        r?;
         self.victim_pages = valid;
         assert_eq!(
             self.blocks[victim as usize].valid_pages, 0,
@@ -629,6 +694,41 @@ impl<M: Medium> Ftl<M> {
         self.medium.erase(BlockId(victim), erase_at)?;
         self.stats.erases += 1;
         self.push_free(victim);
+        Ok(())
+    }
+
+    /// GC's copies of `valid` (`(ppn, oob lpn)` of a victim's valid pages), a page's worth of
+    /// units per program, each read first into `buf` (a page's worth of unit buffers). A
+    /// committed page is copied untagged (ordinary data from now on); a page of an active
+    /// transaction stays tagged and its X-L2P entry follows it.
+    fn copy_valid(
+        &mut self,
+        valid: &[(u32, u32)],
+        buf: &mut [u8],
+        issue_ns: u64,
+    ) -> Result<(), FtlError> {
+        let ub = self.unit_data_bytes;
+        for group in valid.chunks(self.spp as usize) {
+            let mut lpns = [0u32; crate::config::MAX_SLOTS_PER_PAGE as usize];
+            let mut active = [false; crate::config::MAX_SLOTS_PER_PAGE as usize];
+            let mut ready = issue_ns;
+            for (i, &(ppn, oob_lpn)) in group.iter().enumerate() {
+                let lpn = oob_lpn & !TXN_BIT;
+                let read_done =
+                    self.read_verified(ppn, lpn, &mut buf[i * ub..(i + 1) * ub], issue_ns)?;
+                ready = ready.max(read_done);
+                lpns[i] = lpn;
+                active[i] = self.l2p[lpn as usize] != ppn;
+            }
+            let n = group.len();
+            let mut data: [&[u8]; crate::config::MAX_SLOTS_PER_PAGE as usize] =
+                [&[]; crate::config::MAX_SLOTS_PER_PAGE as usize];
+            for (i, d) in data.iter_mut().take(n).enumerate() {
+                *d = &buf[i * ub..(i + 1) * ub];
+            }
+            self.program_copies(&lpns[..n], &active[..n], &data[..n], ready)?;
+            self.stats.gc_copies += n as u64;
+        }
         Ok(())
     }
 
@@ -696,7 +796,12 @@ mod tests {
     }
 
     fn ftl(logical: u64) -> Ftl<NandMedium> {
-        let m = NandMedium::new(geometry(), Timing::default(), DataMode::Full);
+        ftl_with_slots(logical, 512)
+    }
+
+    /// The test FTL on 512-byte pages of `slot_bytes` slots (512: a slot is the page).
+    fn ftl_with_slots(logical: u64, slot_bytes: u32) -> Ftl<NandMedium> {
+        let m = NandMedium::with_slots(geometry(), Timing::default(), DataMode::Full, slot_bytes);
         let cfg = FtlConfig {
             gc_free_blocks: 2,
             checkpoint_interval_programs: 50,
@@ -773,13 +878,15 @@ mod tests {
 
     /// Crash trial: every page written and checkpointed, then overwritten at a pace the medium
     /// cannot follow (programs queue up), then power cut while GC is under way. Returns the
-    /// pages that read back neither their durable content nor a later one.
-    fn crash_trial(seed: u64, canary: bool) -> Vec<u32> {
-        let mut f = ftl(200);
+    /// pages that read back neither their durable content nor a later one. With `slot_bytes`
+    /// below the page (sub-page mapping) units are written two at a time, sharing a program.
+    fn crash_trial(seed: u64, canary: bool, slot_bytes: u32) -> Vec<u32> {
+        let mut f = ftl_with_slots(200, slot_bytes);
         f.canary_no_erase_barrier = canary;
+        let unit = |v: u8| vec![v; slot_bytes as usize];
         let mut now = 0;
         for lpn in 0..200u32 {
-            now = f.write(Lpn(lpn), &page(0), now).unwrap();
+            now = f.write(Lpn(lpn), &unit(0), now).unwrap();
         }
         now = f.checkpoint(now).unwrap();
         let mut rng = crate::rng::SimRng::new(seed);
@@ -787,7 +894,15 @@ mod tests {
         for i in 0..300u32 {
             let lpn = rng.below(200) as u32;
             let v = (i % 250 + 1) as u8;
-            f.write(Lpn(lpn), &page(v), now).unwrap();
+            if slot_bytes < 512 {
+                let other = (lpn + 1 + rng.below(199) as u32) % 200;
+                let d = unit(v);
+                f.write_many(&[Lpn(lpn), Lpn(other)], &[&d, &d], now)
+                    .unwrap();
+                allowed[other as usize].push(v);
+            } else {
+                f.write(Lpn(lpn), &unit(v), now).unwrap();
+            }
             allowed[lpn as usize].push(v);
             now += 20_000;
             f.medium_mut().retire(now);
@@ -802,7 +917,7 @@ mod tests {
             ..FtlConfig::default()
         };
         let (mut g, _) = Ftl::recover(m, cfg, 200, at).unwrap();
-        let mut buf = page(0);
+        let mut buf = unit(0);
         let mut bad = Vec::new();
         for lpn in 0..200u32 {
             g.read(Lpn(lpn), &mut buf, 0).unwrap();
@@ -819,18 +934,46 @@ mod tests {
     #[test]
     fn power_cut_during_gc_loses_no_durable_page() {
         for seed in 0..60 {
-            assert_eq!(crash_trial(seed, false), Vec::<u32>::new(), "seed {seed}");
+            assert_eq!(
+                crash_trial(seed, false, 512),
+                Vec::<u32>::new(),
+                "seed {seed}"
+            );
+        }
+    }
+
+    #[test]
+    fn power_cut_during_gc_with_sub_page_units_loses_no_durable_page() {
+        for slot_bytes in [256, 128] {
+            for seed in 0..60 {
+                assert_eq!(
+                    crash_trial(seed, false, slot_bytes),
+                    Vec::<u32>::new(),
+                    "seed {seed}, {slot_bytes}-byte units"
+                );
+            }
         }
     }
 
     #[test]
     fn canary_erasing_before_copies_complete_is_caught() {
         let caught = (0..60)
-            .filter(|&seed| !crash_trial(seed, true).is_empty())
+            .filter(|&seed| !crash_trial(seed, true, 512).is_empty())
             .count();
         assert!(
             caught > 0,
             "the crash trial cannot tell a GC that erases too early"
+        );
+    }
+
+    #[test]
+    fn canary_erasing_before_copies_complete_is_caught_with_sub_page_units() {
+        let caught = (0..60)
+            .filter(|&seed| !crash_trial(seed, true, 256).is_empty())
+            .count();
+        assert!(
+            caught > 0,
+            "the crash trial with sub-page units cannot tell a GC that erases too early"
         );
     }
 }

@@ -188,6 +188,12 @@ impl<M: Medium> IFtl<M> {
         logical_pages: u64,
     ) -> Result<IFtl<M>, FtlError> {
         let g = medium.geometry().clone();
+        if medium.slots_per_page() != 1 {
+            return Err(FtlError::IftlNeedsPageMapping {
+                unit_bytes: medium.slot_bytes(),
+                page_bytes: g.page_bytes,
+            });
+        }
         let reserve = u64::from(g.units()) + u64::from(ftl.gc_free_blocks) + 2;
         let user_blocks = logical_pages.div_ceil(u64::from(g.pages_per_block));
         if u64::from(g.blocks()) < user_blocks + reserve + u64::from(cfg.log_blocks)

@@ -2,7 +2,9 @@
 //! down): `begin → tid`, `write(tid, lpn, kind, data)`, `read`, `commit(tid)` (durable on
 //! return), `abort(tid)`, `power_cut`, `recover` — with host command timing from the profile.
 //!
-//! Timing: every command pays the profile's command overhead; a write also the host transfer.
+//! Timing: commands arrive and start as the command queue decides (`queue`, the profile's
+//! `queue_depth`; the i-FTL paper's board has none by default); every command pays the
+//! profile's command overhead on the controller; a write also the host transfer.
 //! A transactional write returns once its data is in the device (its page is programmed and
 //! its mapping stored in the background, like a cache destage); a plain write returns when its
 //! page and mapping are persistent; `commit` returns when its commit store is persistent,
@@ -23,6 +25,7 @@ use crate::iftl::{IFtl, IftlRecoveryReport, IftlStats, WriteKind};
 use crate::medium::Medium;
 use crate::nand::NandMedium;
 use crate::nvm::{Nvm, NvmStats};
+use crate::queue::{CommandKind, CommandQueue};
 
 /// What is left after a power cut: the medium, the NVM, and when power went.
 #[derive(Debug)]
@@ -49,6 +52,9 @@ pub struct IftlHostCounters {
 pub struct IftlDevice<M: Medium> {
     profile: Profile,
     ftl: IFtl<M>,
+    /// When each command arrives and starts (`queue`).
+    queue: CommandQueue,
+    /// The host clock: the latest completion of any command.
     now_ns: u64,
     store_data: bool,
     host: IftlHostCounters,
@@ -69,12 +75,7 @@ impl IftlDevice<NandMedium> {
         profile.validate().map_err(|e| FtlError::GeometryTooSmall {
             reason: e.to_string(),
         })?;
-        let m = NandMedium::new(
-            profile.geometry.clone(),
-            profile.timing.clone(),
-            profile.data_mode,
-        );
-        Self::format(m, profile)
+        Self::format(NandMedium::for_profile(profile), profile)
     }
 }
 
@@ -91,6 +92,7 @@ impl<M: Medium> IftlDevice<M> {
             store_data: profile.data_mode == DataMode::Full,
             profile: profile.clone(),
             ftl,
+            queue: CommandQueue::new(profile.timing.queue_depth, now_ns),
             now_ns,
             host: IftlHostCounters::default(),
             flushes: 0,
@@ -107,13 +109,34 @@ impl<M: Medium> IftlDevice<M> {
         self.keep_history = true;
     }
 
-    /// A command starts at the host clock; unless the history is kept, what completed by then
-    /// can no longer be undone by a power cut and its undo record is dropped.
-    fn start(&mut self) -> u64 {
+    /// A command of `kind` is admitted to the queue; unless the history is kept, what
+    /// completed by its start can no longer be undone by a power cut and its undo record is
+    /// dropped. Returns when its controller work (the command overhead) is done.
+    fn start(&mut self, kind: CommandKind) -> u64 {
+        let start = self.queue.begin(kind).start_ns;
         if !self.keep_history {
-            self.ftl.retire(self.now_ns);
+            self.ftl.retire(start);
         }
-        self.now_ns
+        let overhead = self.overhead_ns();
+        self.queue.controller(start, overhead)
+    }
+
+    /// `start` for a command that also moves `bytes` to the device: returns when they are in.
+    fn start_with_data(&mut self, bytes: u64) -> u64 {
+        let t = self.start(CommandKind::Queued);
+        let xfer = self.xfer_ns(bytes);
+        self.queue.bus(t, xfer)
+    }
+
+    /// The command of `kind` completed at `done`.
+    fn finish(&mut self, kind: CommandKind, done: u64) {
+        self.queue.end(kind, done);
+        self.now_ns = self.now_ns.max(done);
+    }
+
+    /// The next commands come from `issuer` (`BlockDevice::set_issuer`).
+    pub fn set_issuer(&mut self, issuer: u32) {
+        self.queue.set_issuer(issuer);
     }
 
     /// Start counting afresh (after the file layer is formatted and the database loaded):
@@ -139,9 +162,11 @@ impl<M: Medium> IftlDevice<M> {
         self.now_ns
     }
 
-    /// Let the host clock run to `ns` (think time between commands).
+    /// Let the host clock run to `ns` (think time between commands): no command arrives
+    /// before it.
     pub fn advance_to(&mut self, ns: u64) {
         self.now_ns = self.now_ns.max(ns);
+        self.queue.hold_until(ns);
     }
 
     pub fn logical_pages(&self) -> u64 {
@@ -194,9 +219,9 @@ impl<M: Medium> IftlDevice<M> {
 
     /// Open a transaction.
     pub fn begin(&mut self) -> Result<Tid, DeviceError> {
-        let t = self.start() + self.overhead_ns();
+        let t = self.start(CommandKind::Queued);
         let (tid, _) = self.ftl.begin(t)?;
-        self.now_ns = t;
+        self.finish(CommandKind::Queued, t);
         self.host.begins += 1;
         Ok(tid)
     }
@@ -210,14 +235,14 @@ impl<M: Medium> IftlDevice<M> {
         data: &[u8],
     ) -> Result<(), DeviceError> {
         self.check_page(data.len())?;
-        let t = self.start() + self.overhead_ns() + self.xfer_ns(data.len() as u64);
+        let t = self.start_with_data(data.len() as u64);
         let bytes = if self.store_data || kind == WriteKind::Metadata {
             data
         } else {
             &[][..]
         };
         let done = self.ftl.write(tid, lpn, kind, bytes, t)?;
-        self.now_ns = if tid.is_some() { t } else { done };
+        self.finish(CommandKind::Queued, if tid.is_some() { t } else { done });
         self.host.writes += 1;
         self.host.write_bytes += data.len() as u64;
         Ok(())
@@ -232,9 +257,9 @@ impl<M: Medium> IftlDevice<M> {
         offset_bytes: u32,
         bytes: &[u8],
     ) -> Result<(), DeviceError> {
-        let t = self.start() + self.overhead_ns() + self.xfer_ns(bytes.len() as u64);
+        let t = self.start_with_data(bytes.len() as u64);
         let done = self.ftl.write_bytes(tid, lpn, offset_bytes, bytes, t)?;
-        self.now_ns = if tid.is_some() { t } else { done };
+        self.finish(CommandKind::Queued, if tid.is_some() { t } else { done });
         self.host.writes += 1;
         self.host.write_bytes += bytes.len() as u64;
         Ok(())
@@ -243,12 +268,14 @@ impl<M: Medium> IftlDevice<M> {
     /// Read one page as `tid` sees it (`None`: the committed version).
     pub fn read(&mut self, tid: Option<Tid>, lpn: Lpn, buf: &mut [u8]) -> Result<(), DeviceError> {
         self.check_page(buf.len())?;
-        let t = self.start() + self.overhead_ns();
+        let t = self.start(CommandKind::Queued);
         let done = self.ftl.read(tid, lpn, buf, t)?;
         if !self.store_data {
             buf.fill(0);
         }
-        self.now_ns = done + self.xfer_ns(buf.len() as u64);
+        let xfer = self.xfer_ns(buf.len() as u64);
+        let end = self.queue.bus(done, xfer);
+        self.finish(CommandKind::Queued, end);
         self.host.reads += 1;
         self.host.read_bytes += buf.len() as u64;
         Ok(())
@@ -256,16 +283,18 @@ impl<M: Medium> IftlDevice<M> {
 
     /// Commit `tid`: durable when this returns.
     pub fn commit(&mut self, tid: Tid) -> Result<(), DeviceError> {
-        let t = self.start() + self.overhead_ns();
-        self.now_ns = self.ftl.commit(tid, t)?;
+        let t = self.start(CommandKind::Queued);
+        let done = self.ftl.commit(tid, t)?;
+        self.finish(CommandKind::Queued, done);
         self.host.commits += 1;
         Ok(())
     }
 
     /// Abort `tid`: every page it wrote reads as before.
     pub fn abort(&mut self, tid: Tid) -> Result<(), DeviceError> {
-        let t = self.start() + self.overhead_ns();
-        self.now_ns = self.ftl.abort(tid, t)?;
+        let t = self.start(CommandKind::Queued);
+        let done = self.ftl.abort(tid, t)?;
+        self.finish(CommandKind::Queued, done);
         self.host.aborts += 1;
         Ok(())
     }
@@ -290,5 +319,21 @@ impl<M: Medium> IftlDevice<M> {
         let (ftl, report) = IFtl::recover(cut.medium, cut.nvm, cfg, &profile.ftl, cut.at_ns)?;
         let now = cut.at_ns + report.modeled_ns;
         Ok((Self::assemble(ftl, profile, now), report))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_profile_mapping_sub_page_units_is_refused() {
+        let mut p = Profile::builtin("openssd-iftl").unwrap();
+        p.ftl.mapping_unit_bytes = Some(p.geometry.page_bytes / 2);
+        let e = IftlDevice::new(&p).unwrap_err();
+        assert!(
+            matches!(e, DeviceError::Ftl(FtlError::IftlNeedsPageMapping { .. })),
+            "{e:?}"
+        );
     }
 }

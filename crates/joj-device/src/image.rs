@@ -4,14 +4,17 @@
 //! ```text
 //! header (96 B): magic "JOJDEVIM" | version u32 | flags u32 | page_bytes u32 |
 //!   pages_per_block u32 | blocks_per_plane u32 | planes_per_die u32 | dies_per_channel u32 |
-//!   channels u32 | sector_bytes u32 | reserved u32 | logical_pages u64 | checkpoint_seq u64 |
-//!   programmed_pages u64 | body_bytes u64 | body_checksum u64 | header_checksum u64
-//! body: block table (programmed u32, erase_count u32) per block
-//!       OOB (lpn u32, checksum u32, seq u64) per programmed page
-//!       checkpoint u32 per logical page
-//!       data page_bytes per programmed page (flag bit 0)
+//!   channels u32 | sector_bytes u32 | mapping_unit_bytes u32 (version 1: reserved, 0) |
+//!   logical_pages u64 | checkpoint_seq u64 | programmed_pages u64 (slots) | body_bytes u64 |
+//!   body_checksum u64 | header_checksum u64
+//! body: block table (programmed slots u32, erase_count u32) per block
+//!       OOB (lpn u32, checksum u32, seq u64) per programmed slot
+//!       checkpoint u32 per logical page (mapping unit)
+//!       data page_bytes / slots_per_page per programmed slot (flag bit 0)
 //! trailer: "JOJDEND1"
 //! ```
+//!
+//! A slot is the page (version 1) unless the device maps sub-page units (version 2).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -28,14 +31,15 @@ use crate::nand::NandMedium;
 
 pub const MAGIC: &[u8; 8] = b"JOJDEVIM";
 pub const TRAILER: &[u8; 8] = b"JOJDEND1";
-pub const VERSION: u32 = 1;
+/// The newest version this build reads; it writes 1 when a slot is the page, else 2.
+pub const VERSION: u32 = 2;
 const FLAG_DATA: u32 = 1;
 
 // Header offsets, each derived from the previous field.
 const OFF_VERSION: usize = MAGIC.len();
 const OFF_FLAGS: usize = OFF_VERSION + 4;
 const OFF_GEOMETRY: usize = OFF_FLAGS + 4;
-const GEOMETRY_FIELDS: usize = 8; // seven geometry fields + reserved
+const GEOMETRY_FIELDS: usize = 8; // seven geometry fields + mapping unit (reserved in v1)
 const OFF_LOGICAL: usize = OFF_GEOMETRY + 4 * GEOMETRY_FIELDS;
 const OFF_CP_SEQ: usize = OFF_LOGICAL + 8;
 const OFF_PROGRAMMED: usize = OFF_CP_SEQ + 8;
@@ -61,6 +65,9 @@ pub struct ImageInfo {
     pub version: u32,
     pub data_stored: bool,
     pub geometry: Geometry,
+    /// The mapping unit (the page in a version-1 image).
+    #[serde(default)]
+    pub mapping_unit_bytes: u32,
     pub logical_pages: u64,
     pub checkpoint_seq: u64,
     pub programmed_pages: u64,
@@ -68,7 +75,8 @@ pub struct ImageInfo {
     pub max_erase_count: u32,
 }
 
-fn geometry_fields(g: &Geometry) -> [u32; GEOMETRY_FIELDS] {
+/// The geometry fields and the mapping unit as stored: 0 (reserved) when it is the page.
+fn geometry_fields(g: &Geometry, slot_bytes: u32) -> [u32; GEOMETRY_FIELDS] {
     [
         g.page_bytes,
         g.pages_per_block,
@@ -77,7 +85,11 @@ fn geometry_fields(g: &Geometry) -> [u32; GEOMETRY_FIELDS] {
         g.dies_per_channel,
         g.channels,
         g.sector_bytes,
-        0,
+        if slot_bytes == g.page_bytes {
+            0
+        } else {
+            slot_bytes
+        },
     ]
 }
 
@@ -110,7 +122,9 @@ fn u64_at(b: &[u8], off: usize) -> u64 {
 pub fn encode(medium: &NandMedium) -> Vec<u8> {
     let g = medium.geometry().clone();
     let parts = medium.parts();
-    let ppb = g.pages_per_block as usize;
+    let ppb = medium.slots_per_block() as usize;
+    let slot_bytes = medium.slot_bytes();
+    let version = if slot_bytes == g.page_bytes { 1u32 } else { 2 };
     let with_data = medium.data_mode() == DataMode::Full;
     let programmed_pages: u64 = parts.programmed.iter().map(|&p| u64::from(p)).sum();
     let mut body = Vec::new();
@@ -129,7 +143,7 @@ pub fn encode(medium: &NandMedium) -> Vec<u8> {
         body.extend_from_slice(&e.to_le_bytes());
     }
     if with_data {
-        let pb = g.page_bytes as usize;
+        let pb = slot_bytes as usize;
         for (b, &n) in parts.programmed.iter().enumerate() {
             match &parts.data[b] {
                 Some(d) => body.extend_from_slice(&d[..n as usize * pb]),
@@ -139,9 +153,9 @@ pub fn encode(medium: &NandMedium) -> Vec<u8> {
     }
     let mut out = Vec::with_capacity(HEADER_BYTES + body.len() + TRAILER.len());
     out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&version.to_le_bytes());
     out.extend_from_slice(&(if with_data { FLAG_DATA } else { 0 }).to_le_bytes());
-    for f in geometry_fields(&g) {
+    for f in geometry_fields(&g, slot_bytes) {
         out.extend_from_slice(&f.to_le_bytes());
     }
     out.extend_from_slice(&(parts.checkpoint.entries.len() as u64).to_le_bytes());
@@ -161,6 +175,8 @@ struct Header {
     version: u32,
     flags: u32,
     geometry: Geometry,
+    /// The mapping unit: the page in version 1.
+    slot_bytes: u32,
     logical_pages: u64,
     checkpoint_seq: u64,
     programmed_pages: u64,
@@ -194,9 +210,25 @@ fn decode_header(bytes: &[u8]) -> Result<Header, ImageError> {
         });
     }
     let f = |i: usize| u32_at(bytes, OFF_GEOMETRY + 4 * i);
+    let slot_bytes = match (version, f(7)) {
+        (1, _) | (_, 0) => f(0),
+        (_, unit) => unit,
+    };
+    let fits = slot_bytes > 0
+        && f(0).is_multiple_of(slot_bytes)
+        && f(0) / slot_bytes <= crate::config::MAX_SLOTS_PER_PAGE;
+    if !fits {
+        return Err(ImageError::Malformed {
+            reason: format!(
+                "mapping unit {slot_bytes} B does not divide the {} B page",
+                f(0)
+            ),
+        });
+    }
     Ok(Header {
         version,
         flags: u32_at(bytes, OFF_FLAGS),
+        slot_bytes,
         geometry: Geometry {
             page_bytes: f(0),
             pages_per_block: f(1),
@@ -243,16 +275,17 @@ pub fn decode(bytes: &[u8], profile: &Profile) -> Result<NandMedium, ImageError>
     let body = check_body(bytes, &h)?;
     let sections = split_body(body, &h, with_data)?;
     let g = &h.geometry;
-    let ppb = g.pages_per_block as usize;
+    let spp = (g.page_bytes / h.slot_bytes) as usize;
+    let ppb = g.pages_per_block as usize * spp;
     let (programmed, erase_counts) =
-        decode_block_table(sections.block_table, ppb, h.programmed_pages)?;
+        decode_block_table(sections.block_table, ppb, spp, h.programmed_pages)?;
     let oob = decode_oob(sections.oob, &programmed, ppb);
     let checkpoint = MapCheckpoint {
         entries: decode_checkpoint(sections.checkpoint),
         checkpoint_seq: h.checkpoint_seq,
     };
     let data = if with_data {
-        decode_data(sections.data, &programmed, ppb, g.page_bytes as usize)
+        decode_data(sections.data, &programmed, ppb, h.slot_bytes as usize)
     } else {
         programmed.iter().map(|_| None).collect()
     };
@@ -265,6 +298,7 @@ pub fn decode(bytes: &[u8], profile: &Profile) -> Result<NandMedium, ImageError>
         erase_counts,
         data,
         checkpoint,
+        h.slot_bytes,
     ))
 }
 
@@ -275,6 +309,12 @@ fn check_profile(h: &Header, profile: &Profile) -> Result<bool, ImageError> {
         return Err(ImageError::GeometryMismatch {
             expected: describe(&profile.geometry),
             found: describe(&h.geometry),
+        });
+    }
+    if h.slot_bytes != profile.mapping_unit_bytes() {
+        return Err(ImageError::GeometryMismatch {
+            expected: format!("a mapping unit of {} B", profile.mapping_unit_bytes()),
+            found: format!("a mapping unit of {} B", h.slot_bytes),
         });
     }
     let with_data = h.flags & FLAG_DATA != 0;
@@ -319,7 +359,7 @@ fn split_body<'a>(body: &'a [u8], h: &Header, with_data: bool) -> Result<Section
     let oob_bytes = 16 * h.programmed_pages as usize;
     let checkpoint_bytes = 4 * h.logical_pages as usize;
     let data_bytes = if with_data {
-        h.programmed_pages as usize * h.geometry.page_bytes as usize
+        h.programmed_pages as usize * h.slot_bytes as usize
     } else {
         0
     };
@@ -340,10 +380,12 @@ fn split_body<'a>(body: &'a [u8], h: &Header, with_data: bool) -> Result<Section
     })
 }
 
-/// Per block: pages programmed (at most `ppb`, summing to the header's count) and erase count.
+/// Per block: slots programmed (at most `ppb` slots, whole pages of `spp` slots, summing to
+/// the header's count) and erase count.
 fn decode_block_table(
     table: &[u8],
     ppb: usize,
+    spp: usize,
     programmed_pages: u64,
 ) -> Result<(Vec<u32>, Vec<u32>), ImageError> {
     let blocks = table.len() / 8;
@@ -351,9 +393,11 @@ fn decode_block_table(
     let mut erase_counts = Vec::with_capacity(blocks);
     for b in 0..blocks {
         let p = u32_at(table, 8 * b);
-        if p as usize > ppb {
+        if p as usize > ppb || !(p as usize).is_multiple_of(spp) {
             return Err(ImageError::Malformed {
-                reason: format!("block {b} claims {p} programmed pages of {ppb}"),
+                reason: format!(
+                    "block {b} claims {p} programmed slots of {ppb} (pages of {spp} slots)"
+                ),
             });
         }
         programmed.push(p);
@@ -456,6 +500,7 @@ pub fn inspect(path: &Path) -> Result<ImageInfo, ImageError> {
     Ok(ImageInfo {
         version: h.version,
         data_stored: h.flags & FLAG_DATA != 0,
+        mapping_unit_bytes: h.slot_bytes,
         geometry: h.geometry,
         logical_pages: h.logical_pages,
         checkpoint_seq: h.checkpoint_seq,
@@ -583,7 +628,8 @@ mod tests {
         dev.write(65536, &data[..512], WriteFlags::FUA).unwrap();
         save(dev, &path).unwrap();
         let info = inspect(&path).unwrap();
-        assert_eq!(info.version, VERSION);
+        assert_eq!(info.version, 1, "a slot is the page: version 1, as always");
+        assert_eq!(info.mapping_unit_bytes, p.geometry.page_bytes);
         assert!(info.programmed_pages >= 5);
         let (mut dev, _report) = open(&path, &p).unwrap();
         let mut buf = vec![0u8; 8192];
@@ -591,6 +637,33 @@ mod tests {
         assert_eq!(buf, data);
         dev.read(65536, &mut buf[..512]).unwrap();
         assert_eq!(&buf[..512], &data[..512]);
+    }
+
+    #[test]
+    fn a_sub_page_device_round_trips_as_version_2() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("dev.img");
+        let mut p = small();
+        p.ftl.mapping_unit_bytes = Some(1024);
+        let mut dev = create(&path, &p).unwrap();
+        let data: Vec<u8> = (0..6144u32).map(|i| (i * 13) as u8).collect();
+        dev.write(1024, &data, WriteFlags::NONE).unwrap();
+        dev.write(32768, &data[..1024], WriteFlags::FUA).unwrap();
+        save(dev, &path).unwrap();
+        let info = inspect(&path).unwrap();
+        assert_eq!((info.version, info.mapping_unit_bytes), (2, 1024));
+        assert_eq!(info.programmed_pages % 2, 0, "whole pages of two slots");
+        let (mut dev, _) = open(&path, &p).unwrap();
+        let mut buf = vec![0u8; 6144];
+        dev.read(1024, &mut buf).unwrap();
+        assert_eq!(buf, data);
+        dev.read(32768, &mut buf[..1024]).unwrap();
+        assert_eq!(&buf[..1024], &data[..1024]);
+        drop(dev);
+        assert!(matches!(
+            open(&path, &small()),
+            Err(ImageError::GeometryMismatch { .. })
+        ));
     }
 
     #[test]
@@ -641,11 +714,11 @@ mod tests {
         ));
 
         let mut newer = good.clone();
-        newer[OFF_VERSION..OFF_VERSION + 4].copy_from_slice(&2u32.to_le_bytes());
+        newer[OFF_VERSION..OFF_VERSION + 4].copy_from_slice(&(VERSION + 1).to_le_bytes());
         std::fs::write(&path, &newer).unwrap();
         assert!(matches!(
             open(&path, &p),
-            Err(ImageError::NewerVersion { found: 2, .. })
+            Err(ImageError::NewerVersion { found, .. }) if found == VERSION + 1
         ));
 
         let mut flipped = good.clone();

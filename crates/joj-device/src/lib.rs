@@ -32,12 +32,14 @@ pub mod emmc;
 pub mod error;
 pub mod ftl;
 pub mod gc;
+pub mod host;
 pub mod iftl;
 pub mod iftl_device;
 pub mod image;
 pub mod medium;
 pub mod nand;
 pub mod nvm;
+pub mod queue;
 pub mod replay;
 pub mod replay_devices;
 pub mod rng;
@@ -62,6 +64,7 @@ pub use error::{
     DeviceError, FtlError, ImageError, MediumError, NvmError, ProfileError, ReplayError,
 };
 pub use ftl::{Ftl, RecoveryReport, TXN_BIT, Tid};
+pub use host::{Composed, HostConfig, HostHere};
 pub use iftl::{IFtl, IftlCanary, IftlRecoveryReport, IftlStats};
 pub use iftl_device::{IftlDevice, IftlHostCounters, IftlPowerCut};
 pub use medium::{CommitEntry, Medium};

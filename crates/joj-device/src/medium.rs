@@ -61,17 +61,45 @@ pub trait Medium {
     fn geometry(&self) -> &Geometry;
     fn data_mode(&self) -> DataMode;
 
-    /// Program page `ppn` with `data` (exactly one page, or empty in `DataMode::OobOnly`) and
-    /// `oob`. The page must be the next unprogrammed page of its block.
+    /// Mapping units (slots) each page holds: 1 unless the FTL maps sub-page units. A `Ppn`
+    /// numbers slots.
+    fn slots_per_page(&self) -> u32 {
+        1
+    }
+
+    /// Slots of each block.
+    fn slots_per_block(&self) -> u32 {
+        self.geometry().pages_per_block * self.slots_per_page()
+    }
+
+    /// Bytes of one slot.
+    fn slot_bytes(&self) -> u32 {
+        self.geometry().page_bytes / self.slots_per_page()
+    }
+
+    /// Program the page whose first slot is `ppn` — the next unprogrammed page of its block —
+    /// with one slot per `data[i]`, `oob[i]` (1 to `slots_per_page` of them; each data one slot,
+    /// or empty in `DataMode::OobOnly`), padding the slots left: one program of the whole page.
+    fn program_page(
+        &mut self,
+        ppn: Ppn,
+        data: &[&[u8]],
+        oob: &[Oob],
+        issue_ns: u64,
+    ) -> Result<u64, MediumError>;
+
+    /// [`Medium::program_page`] with one slot of data.
     fn program(
         &mut self,
         ppn: Ppn,
         data: &[u8],
         oob: Oob,
         issue_ns: u64,
-    ) -> Result<u64, MediumError>;
+    ) -> Result<u64, MediumError> {
+        self.program_page(ppn, &[data], &[oob], issue_ns)
+    }
 
-    /// Read page `ppn` into `buf` (one page, or empty in `OobOnly` mode).
+    /// Read slot `ppn` into `buf` (one slot, or empty in `OobOnly` mode).
     fn read(&mut self, ppn: Ppn, buf: &mut [u8], issue_ns: u64) -> Result<PageRead, MediumError>;
 
     /// Read only the OOB area of `ppn` (a recovery scan), timed like a page read without the
@@ -89,7 +117,8 @@ pub trait Medium {
     /// Erase `block`; all its pages become `Erased`.
     fn erase(&mut self, block: BlockId, issue_ns: u64) -> Result<u64, MediumError>;
 
-    /// Pages programmed in `block` since its last erase (torn ones included).
+    /// Slots programmed in `block` since its last erase (torn ones and padding included; pages
+    /// when a slot is the page).
     fn programmed_pages(&self, block: BlockId) -> u32;
 
     fn erase_count(&self, block: BlockId) -> u32;

@@ -10,13 +10,18 @@
 //!   out and the channel for the transfer; an erase holds the unit for tBERS.
 //! - Rules, enforced as errors: a page is programmed only when it is the next one of its block
 //!   (in-order programming, which also forbids programming a page twice before an erase).
-//! - Storage: per page a 16-byte OOB area; in `DataMode::Full` also the page data (allocated
+//! - Slots: a page holds `slots_per_page` mapping units (one unless the FTL maps sub-page
+//!   units), each with its own 16-byte OOB area; a `Ppn` numbers slots. A program writes a
+//!   whole page at once: the slots it is given, then padding (an OOB with no logical page and
+//!   a valid checksum over zeros) in the rest. A read or OOB read concerns one slot.
+//! - Storage: per slot a 16-byte OOB area; in `DataMode::Full` also the slot's data (allocated
 //!   per block on the first program of a page that is not all zeros).
 //!
 //! # Fault model
 //! Every command is logged with its start and end time until it is retired (complete before
 //! the host's "now"). On `power_loss(at)`, walking the log backwards: a program that started
-//! before `at` but ends after it is *torn* (data scrambled, OOB checksum no longer matches); a
+//! before `at` but ends after it is *torn* (data scrambled, every slot's OOB checksum no longer
+//! matches); a
 //! command that had not started never happened (a program leaves its page erased, an erase
 //! leaves its block's old contents); an erase under way leaves every page of its block torn;
 //! a checkpoint not complete by `at` leaves the previous checkpoint. The volatile cache lives
@@ -83,8 +88,14 @@ pub struct NandMedium {
     geometry: Geometry,
     timing: Timing,
     mode: DataMode,
-    ppb: u32,
-    page_bytes: usize,
+    /// Slots per block (`pages_per_block × spp`).
+    spb: u32,
+    /// Slots per page.
+    spp: u32,
+    /// Bytes of one slot (the mapping unit).
+    slot_bytes: usize,
+    /// A slot of zeros, for padding checksums (`DataMode::Full`).
+    zeros: Vec<u8>,
     oob: Vec<Oob>,
     programmed: Vec<u32>,
     erase_counts: Vec<u32>,
@@ -92,6 +103,7 @@ pub struct NandMedium {
     unit_free_ns: Vec<u64>,
     channel_free_ns: Vec<u64>,
     page_xfer_ns: u64,
+    slot_xfer_ns: u64,
     oob_xfer_ns: u64,
     inflight: Vec<Inflight>,
     inflight_erases: usize,
@@ -105,27 +117,62 @@ pub struct NandMedium {
     erase_map_blocks: bool,
     /// Map-area blocks erased so far.
     map_erases: u64,
+    /// Completion of the last map-area write (checkpoint or commit table): the next one takes
+    /// effect no earlier, so map writes take effect in the order they were issued.
+    map_write_done_ns: u64,
     busy_ns: u64,
 }
 
 impl NandMedium {
-    /// A fresh medium: every block erased, erase counts zero, checkpoint empty.
+    /// A fresh medium whose slot is the page: every block erased, erase counts zero,
+    /// checkpoint empty.
     pub fn new(geometry: Geometry, timing: Timing, mode: DataMode) -> NandMedium {
+        let page = geometry.page_bytes;
+        NandMedium::with_slots(geometry, timing, mode, page)
+    }
+
+    /// A fresh medium for `profile`: its geometry, timing, data mode and mapping unit.
+    pub fn for_profile(profile: &crate::config::Profile) -> NandMedium {
+        NandMedium::with_slots(
+            profile.geometry.clone(),
+            profile.timing.clone(),
+            profile.data_mode,
+            profile.mapping_unit_bytes(),
+        )
+    }
+
+    /// A fresh medium whose pages hold slots of `slot_bytes` (a divisor of the page).
+    pub fn with_slots(
+        geometry: Geometry,
+        timing: Timing,
+        mode: DataMode,
+        slot_bytes: u32,
+    ) -> NandMedium {
         let blocks = geometry.blocks() as usize;
-        let pages = geometry.physical_pages() as usize;
+        let spp = (geometry.page_bytes / slot_bytes.max(1)).max(1);
+        let slots = geometry.physical_pages() as usize * spp as usize;
+        let slot_bytes = geometry.page_bytes / spp;
         let page_xfer_ns =
             Timing::transfer_ns(u64::from(geometry.page_bytes), timing.channel_bytes_per_s);
+        let slot_xfer_ns = Timing::transfer_ns(u64::from(slot_bytes), timing.channel_bytes_per_s);
         let oob_xfer_ns = Timing::transfer_ns(16, timing.channel_bytes_per_s);
         NandMedium {
-            ppb: geometry.pages_per_block,
-            page_bytes: geometry.page_bytes as usize,
-            oob: vec![Oob::EMPTY; pages],
+            spb: geometry.pages_per_block * spp,
+            spp,
+            slot_bytes: slot_bytes as usize,
+            zeros: if mode == DataMode::Full {
+                vec![0; slot_bytes as usize]
+            } else {
+                Vec::new()
+            },
+            oob: vec![Oob::EMPTY; slots],
             programmed: vec![0; blocks],
             erase_counts: vec![0; blocks],
             data: (0..blocks).map(|_| None).collect(),
             unit_free_ns: vec![0; geometry.units() as usize],
             channel_free_ns: vec![0; geometry.channels as usize],
             page_xfer_ns,
+            slot_xfer_ns,
             oob_xfer_ns,
             inflight: Vec::new(),
             inflight_erases: 0,
@@ -135,6 +182,7 @@ impl NandMedium {
             map_cursor: 0,
             erase_map_blocks: false,
             map_erases: 0,
+            map_write_done_ns: 0,
             busy_ns: 0,
             geometry,
             timing,
@@ -194,8 +242,9 @@ impl NandMedium {
         erase_counts: Vec<u32>,
         data: Vec<Option<Box<[u8]>>>,
         checkpoint: MapCheckpoint,
+        slot_bytes: u32,
     ) -> NandMedium {
-        let mut m = NandMedium::new(geometry, timing, mode);
+        let mut m = NandMedium::with_slots(geometry, timing, mode, slot_bytes);
         m.oob = oob;
         m.programmed = programmed;
         m.erase_counts = erase_counts;
@@ -204,14 +253,20 @@ impl NandMedium {
         m
     }
 
+    /// Slots of the whole medium.
+    fn slots(&self) -> u64 {
+        self.geometry.physical_pages() * u64::from(self.spp)
+    }
+
+    /// `(block, slot in block)` of `ppn`.
     fn check_ppn(&self, ppn: Ppn) -> Result<(u32, u32), MediumError> {
-        if u64::from(ppn.0) >= self.geometry.physical_pages() {
+        if u64::from(ppn.0) >= self.slots() {
             return Err(MediumError::PageOutOfRange {
                 ppn: ppn.0,
-                pages: self.geometry.physical_pages(),
+                pages: self.slots(),
             });
         }
-        Ok((ppn.0 / self.ppb, ppn.0 % self.ppb))
+        Ok((ppn.0 / self.spb, ppn.0 % self.spb))
     }
 
     fn unit_and_channel(&self, block: u32) -> (usize, usize) {
@@ -258,7 +313,8 @@ impl NandMedium {
         let unit = (self.map_cursor % units) as usize;
         let nth = self.map_cursor / units;
         self.map_cursor += 1;
-        if self.erase_map_blocks && nth > 0 && nth.is_multiple_of(u64::from(self.ppb)) {
+        let pages_per_block = u64::from(self.geometry.pages_per_block);
+        if self.erase_map_blocks && nth > 0 && nth.is_multiple_of(pages_per_block) {
             let start = issue_ns.max(self.unit_free_ns[unit]);
             let end = start + self.timing.erase_block_ns;
             self.unit_free_ns[unit] = end;
@@ -269,7 +325,7 @@ impl NandMedium {
     }
 
     fn block_data(&mut self, block: u32) -> &mut [u8] {
-        let len = self.page_bytes * self.ppb as usize;
+        let len = self.slot_bytes * self.spb as usize;
         self.data[block as usize].get_or_insert_with(|| vec![0u8; len].into_boxed_slice())
     }
 }
@@ -292,30 +348,41 @@ impl Medium for NandMedium {
         self.mode
     }
 
-    fn program(
+    fn slots_per_page(&self) -> u32 {
+        self.spp
+    }
+
+    fn program_page(
         &mut self,
         ppn: Ppn,
-        data: &[u8],
-        oob: Oob,
+        data: &[&[u8]],
+        oob: &[Oob],
         issue_ns: u64,
     ) -> Result<u64, MediumError> {
-        let (block, page) = self.check_ppn(ppn)?;
+        let (block, slot) = self.check_ppn(ppn)?;
+        let n = oob.len();
+        if n == 0 || n > self.spp as usize || data.len() != n {
+            return Err(MediumError::BadSlotCount {
+                found: n,
+                slots_per_page: self.spp,
+            });
+        }
         let expected_len = if self.mode == DataMode::Full {
-            self.page_bytes
+            self.slot_bytes
         } else {
             0
         };
-        if data.len() != expected_len {
+        if let Some(d) = data.iter().find(|d| d.len() != expected_len) {
             return Err(MediumError::BadDataLength {
                 expected: expected_len,
-                found: data.len(),
+                found: d.len(),
             });
         }
         let next = self.programmed[block as usize];
-        if next >= self.ppb {
+        if next >= self.spb {
             return Err(MediumError::ProgramNotErased { ppn: ppn.0, block });
         }
-        if page != next {
+        if slot != next {
             return Err(MediumError::ProgramOutOfOrder {
                 ppn: ppn.0,
                 block,
@@ -324,15 +391,39 @@ impl Medium for NandMedium {
         }
         // A block holds no data buffer until a page with a non-zero byte is programmed into it
         // (a block without one reads as zeros): an aged device full of zero pages stays small.
+        // Padding slots hold zeros (a fresh buffer, or one cleared by the last erase).
         if self.mode == DataMode::Full
-            && (self.data[block as usize].is_some() || data.iter().any(|&b| b != 0))
+            && (self.data[block as usize].is_some()
+                || data.iter().any(|d| d.iter().any(|&b| b != 0)))
         {
-            let off = page as usize * self.page_bytes;
-            let pb = self.page_bytes;
-            self.block_data(block)[off..off + pb].copy_from_slice(data);
+            let sb = self.slot_bytes;
+            let spp = self.spp as usize;
+            let buf = self.block_data(block);
+            for i in 0..spp {
+                let off = (slot as usize + i) * sb;
+                match data.get(i) {
+                    Some(d) => buf[off..off + sb].copy_from_slice(d),
+                    None => buf[off..off + sb].fill(0),
+                }
+            }
         }
-        self.oob[ppn.0 as usize] = oob;
-        self.programmed[block as usize] = next + 1;
+        let first = ppn.0 as usize;
+        // One slot at a time: `n` is small, and a copy of unknown length is a library call.
+        for (i, &o) in oob.iter().enumerate() {
+            self.oob[first + i] = o;
+        }
+        if n < self.spp as usize {
+            let last_seq = oob[n - 1].seq;
+            let pad = Oob {
+                lpn: crate::addr::NO_LPN,
+                checksum: crate::addr::page_checksum(&self.zeros, crate::addr::NO_LPN, last_seq),
+                seq: last_seq,
+            };
+            for o in &mut self.oob[first + n..first + self.spp as usize] {
+                *o = pad;
+            }
+        }
+        self.programmed[block as usize] = next + self.spp;
         let (unit, _) = self.unit_and_channel(block);
         let (start_ns, end_ns) = self.schedule_program(unit, issue_ns);
         self.inflight.push(Inflight::Program {
@@ -346,7 +437,7 @@ impl Medium for NandMedium {
     fn read(&mut self, ppn: Ppn, buf: &mut [u8], issue_ns: u64) -> Result<PageRead, MediumError> {
         let (block, page) = self.check_ppn(ppn)?;
         let expected_len = if self.mode == DataMode::Full {
-            self.page_bytes
+            self.slot_bytes
         } else {
             0
         };
@@ -356,7 +447,7 @@ impl Medium for NandMedium {
                 found: buf.len(),
             });
         }
-        let done_ns = self.schedule_read(block, self.page_xfer_ns, issue_ns);
+        let done_ns = self.schedule_read(block, self.slot_xfer_ns, issue_ns);
         if page >= self.programmed[block as usize] {
             buf.fill(0xFF);
             return Ok(PageRead {
@@ -366,9 +457,9 @@ impl Medium for NandMedium {
             });
         }
         if self.mode == DataMode::Full {
-            let off = page as usize * self.page_bytes;
+            let off = page as usize * self.slot_bytes;
             match &self.data[block as usize] {
-                Some(d) => buf.copy_from_slice(&d[off..off + self.page_bytes]),
+                Some(d) => buf.copy_from_slice(&d[off..off + self.slot_bytes]),
                 None => buf.fill(0),
             }
         }
@@ -397,22 +488,20 @@ impl Medium for NandMedium {
     }
 
     fn peek_oob(&self, ppn: Ppn) -> Option<Oob> {
-        let block = ppn.0 / self.ppb;
-        let page = ppn.0 % self.ppb;
+        let block = ppn.0 / self.spb;
+        let page = ppn.0 % self.spb;
         (page < *self.programmed.get(block as usize)?).then(|| self.oob[ppn.0 as usize])
     }
 
     fn peek_valid_oob(&self, ppn: Ppn) -> Option<Oob> {
         let oob = self.peek_oob(ppn)?;
-        let (block, page) = (ppn.0 / self.ppb, ppn.0 % self.ppb);
+        let (block, page) = (ppn.0 / self.spb, ppn.0 % self.spb);
         let sum = match (&self.data[block as usize], self.mode) {
             (Some(d), DataMode::Full) => {
-                let off = page as usize * self.page_bytes;
-                crate::addr::page_checksum(&d[off..off + self.page_bytes], oob.lpn, oob.seq)
+                let off = page as usize * self.slot_bytes;
+                crate::addr::page_checksum(&d[off..off + self.slot_bytes], oob.lpn, oob.seq)
             }
-            (None, DataMode::Full) => {
-                crate::addr::page_checksum(&vec![0u8; self.page_bytes], oob.lpn, oob.seq)
-            }
+            (None, DataMode::Full) => crate::addr::page_checksum(&self.zeros, oob.lpn, oob.seq),
             (_, DataMode::OobOnly) => crate::addr::page_checksum(&[], oob.lpn, oob.seq),
         };
         (sum == oob.checksum).then_some(oob)
@@ -431,7 +520,7 @@ impl Medium for NandMedium {
         let end_ns = start_ns + self.timing.erase_block_ns;
         self.unit_free_ns[u] = end_ns;
         self.busy_ns += end_ns - start_ns;
-        let range = (b * self.ppb) as usize..((b + 1) * self.ppb) as usize;
+        let range = (b * self.spb) as usize..((b + 1) * self.spb) as usize;
         let saved_oob = self.oob[range].to_vec();
         let saved_data = self.data[b as usize].take();
         let saved_programmed = self.programmed[b as usize];
@@ -493,10 +582,11 @@ impl Medium for NandMedium {
         let old_seq = self.checkpoint.checkpoint_seq;
         self.checkpoint.checkpoint_seq = checkpoint_seq;
         // The map area is spread over all units, one page after the other round-robin.
-        let mut end_ns = issue_ns;
+        let mut end_ns = issue_ns.max(self.map_write_done_ns);
         for _ in 0..map_pages {
             end_ns = end_ns.max(self.schedule_map_program(issue_ns));
         }
+        self.map_write_done_ns = end_ns;
         self.inflight.push(Inflight::Checkpoint {
             end_ns,
             old_ranges,
@@ -517,10 +607,11 @@ impl Medium for NandMedium {
     ) -> Result<u64, MediumError> {
         let old = std::mem::replace(&mut self.commit_table, table.to_vec());
         // The X-L2P area shares the map area's ring and round-robin placement over the units.
-        let mut end_ns = issue_ns;
+        let mut end_ns = issue_ns.max(self.map_write_done_ns);
         for _ in 0..pages {
             end_ns = end_ns.max(self.schedule_map_program(issue_ns));
         }
+        self.map_write_done_ns = end_ns;
         self.inflight.push(Inflight::CommitTable { end_ns, old });
         Ok(end_ns)
     }
@@ -577,28 +668,31 @@ impl Medium for NandMedium {
             }
             match op {
                 Inflight::Program { ppn, start_ns, .. } => {
-                    let (block, page) = (ppn / self.ppb, ppn % self.ppb);
+                    let (block, slot) = (ppn / self.spb, ppn % self.spb);
                     if start_ns >= at_ns {
                         // Never started: the page stays erased. Later pages of the block were
                         // undone first (reverse order), so this is the block's last page.
                         assert_eq!(
                             self.programmed[block as usize],
-                            page + 1,
+                            slot + self.spp,
                             "program log out of order"
                         );
-                        self.programmed[block as usize] = page;
+                        self.programmed[block as usize] = slot;
                     } else {
-                        // Torn: part of the cells hold the new data, part are in between.
+                        // Torn: part of the cells hold the new data, part are in between;
+                        // every slot of the page fails its checksum.
                         if self.mode == DataMode::Full {
-                            let off = page as usize * self.page_bytes;
-                            let pb = self.page_bytes;
+                            let pb = self.slot_bytes * self.spp as usize;
+                            let off = slot as usize * self.slot_bytes;
                             let d = &mut self.block_data(block)[off..off + pb];
                             let from = rng.below(pb as u64) as usize;
                             for b in &mut d[from..] {
                                 *b = rng.next_u64() as u8;
                             }
                         }
-                        self.oob[ppn as usize].checksum ^= (rng.next_u64() as u32) | 1;
+                        for s in ppn..ppn + self.spp {
+                            self.oob[s as usize].checksum ^= (rng.next_u64() as u32) | 1;
+                        }
                     }
                 }
                 Inflight::Erase {
@@ -609,7 +703,7 @@ impl Medium for NandMedium {
                     saved_programmed,
                     ..
                 } => {
-                    let range = (block * self.ppb) as usize..((block + 1) * self.ppb) as usize;
+                    let range = (block * self.spb) as usize..((block + 1) * self.spb) as usize;
                     if start_ns >= at_ns {
                         self.oob[range].copy_from_slice(&saved_oob);
                         self.data[block as usize] = saved_data;
@@ -625,7 +719,7 @@ impl Medium for NandMedium {
                                 seq: 0,
                             };
                         }
-                        self.programmed[block as usize] = self.ppb;
+                        self.programmed[block as usize] = self.spb;
                     }
                 }
                 Inflight::Checkpoint {
@@ -647,6 +741,7 @@ impl Medium for NandMedium {
         self.inflight_erases = 0;
         self.unit_free_ns.fill(at_ns);
         self.channel_free_ns.fill(at_ns);
+        self.map_write_done_ns = at_ns;
     }
 
     fn busy_ns(&self) -> u64 {

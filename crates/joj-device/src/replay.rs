@@ -1,11 +1,17 @@
 //! Replay of a block trace (`joj_trace::TraceRecord`s) through an emulated device.
 //!
-//! eMMC (before 5.1 command queueing) executes one command at a time, so requests are replayed
-//! one after the other in trace order, each starting when the previous one completed. A
-//! request with a preflush is a flush followed by the write. Reads, synchronous writes
-//! (`REQ_SYNC`), FUA writes and flushes are the ones the application waited for; their summed
-//! latency is reported as `app_wait_s`. With `honor_timestamps` the gaps between requests in
-//! the trace are kept as idle time (during which the device may destage its cache).
+//! Requests are given to the device in trace order. When the trace says when each request
+//! completed (`TraceRecord::complete_ns`), a request arrives once every earlier request that
+//! completed before it was issued has completed in the model too, and requests the kernel had
+//! in flight together overlap as far as the profile's command queue allows
+//! (`docs/device-model.md`, "Command queue"); a request whose completion the trace does not
+//! give counts as completed before the next one was issued — a trace without completions
+//! replays back to back, each request starting when the previous one completed. A request
+//! with a preflush is a flush (a barrier) followed by the write. Reads, synchronous writes
+//! (`REQ_SYNC`), FUA writes and flushes are the ones the application waited for; the time
+//! during which at least one of them was outstanding is reported as `app_wait_s`. With
+//! `honor_timestamps` the gaps between requests in the trace are kept as idle time (during
+//! which the device may destage its cache).
 //!
 //! A trace of several devices (an ext4 external journal, say) is replayed either for one of
 //! them (`ReplayOptions::dev`) or with every device laid out as a partition of the one emulated
@@ -158,6 +164,7 @@ pub fn replay_with(
             .filter(|r| dev_name.as_deref().is_none_or(|d| d == r.dev))
     };
     let mut replayer = Replayer::for_records(profile, opts, selected)?;
+    replayer.follow_completions();
     let first_time = records.first().map_or(0, |r| r.time_ns);
     for (index, r) in records.iter().enumerate() {
         if dev_name.as_deref().is_some_and(|d| d != r.dev) {
@@ -184,7 +191,52 @@ pub struct Replayer {
     report: ReplayReport,
     start_ns: u64,
     wait_ns: u64,
+    /// The end of the time counted in `wait_ns` so far (waits that overlap count once).
+    waited_until_ns: u64,
+    /// When the last request applied completed.
+    last_done_ns: u64,
+    /// `Some` once [`Replayer::follow_completions`]: what each request may have waited for.
+    deps: Option<Dependencies>,
     buf: Vec<u8>,
+}
+
+/// The recorded dependency order of a trace with completions: a request arrives once every
+/// earlier request whose recorded completion came at or before its recorded issue has
+/// completed in the model.
+#[derive(Debug, Default)]
+struct Dependencies {
+    /// `(recorded completion, modeled completion)` of requests applied whose recorded
+    /// completion no request's issue has reached yet, earliest recorded completion first.
+    pending: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u64)>>,
+    /// The latest modeled completion of the requests every later one waits for.
+    done_ns: u64,
+    /// The latest recorded issue seen (records are in issue order; times may jitter).
+    issued_ns: u64,
+}
+
+impl Dependencies {
+    /// The earliest modeled instant a request issued (in the recording) at `issue_ns` may
+    /// arrive.
+    fn arrival_ns(&mut self, issue_ns: u64) -> u64 {
+        self.issued_ns = self.issued_ns.max(issue_ns);
+        while let Some(&std::cmp::Reverse((recorded, modeled))) = self.pending.peek() {
+            if recorded > self.issued_ns {
+                break;
+            }
+            self.pending.pop();
+            self.done_ns = self.done_ns.max(modeled);
+        }
+        self.done_ns
+    }
+
+    /// A request that completed at `recorded_ns` in the recording (`None`: not recorded)
+    /// completed at `modeled_ns` in the model.
+    fn completed(&mut self, recorded_ns: Option<u64>, modeled_ns: u64) {
+        match recorded_ns {
+            Some(t) => self.pending.push(std::cmp::Reverse((t, modeled_ns))),
+            None => self.done_ns = self.done_ns.max(modeled_ns),
+        }
+    }
 }
 
 impl Replayer {
@@ -233,20 +285,75 @@ impl Replayer {
             report,
             start_ns,
             wait_ns: 0,
+            waited_until_ns: start_ns,
+            last_done_ns: start_ns,
+            deps: None,
             buf: Vec::new(),
         })
     }
 
-    /// Execute request `r` (number `index` of its trace, for errors), starting when the
-    /// previous one completed. Returns whether the host waited for it (a read, a flush the
-    /// device executes, a synchronous write): the time counted in `app_wait_s`.
+    /// From now on, requests follow the recorded dependency order of their trace (the module
+    /// header): requests the kernel had in flight together may overlap in the device's queue.
+    /// Without it every request starts when the previous one completed.
+    pub fn follow_completions(&mut self) {
+        let mut deps = Dependencies {
+            done_ns: self.dev.now_ns(),
+            ..Dependencies::default()
+        };
+        deps.done_ns = deps.done_ns.max(self.last_done_ns);
+        self.deps = Some(deps);
+    }
+
+    /// Modeled time from the replay's start to the completion of the last request applied.
+    pub fn last_done_elapsed_ns(&self) -> u64 {
+        self.last_done_ns - self.start_ns
+    }
+
+    /// Give the next command an explicit arrival, when following completions.
+    fn arrive(&mut self, r: &TraceRecord) {
+        if let Some(deps) = &mut self.deps {
+            let t = deps.arrival_ns(r.time_ns);
+            self.dev.arrive_at(t);
+        }
+    }
+
+    /// Execute request `r` (number `index` of its trace, for errors): when the previous one
+    /// completed, or, following completions, as the module header says. Returns whether the
+    /// host waited for it (a read, a flush the device executes, a synchronous write): the time
+    /// counted in `app_wait_s`.
     pub fn apply(&mut self, index: usize, r: &TraceRecord) -> Result<bool, ReplayError> {
+        let commands_before = self.dev.commands_started();
+        self.arrive(r);
+        let arrival = self.dev.next_arrival_ns();
+        let waited = self.execute(index, r)?;
+        if self.dev.commands_started() == commands_before {
+            // Nothing reached the device (a dropped flush, an op it does not know).
+            return Ok(waited);
+        }
+        let done = self.dev.last_command().done_ns;
+        self.last_done_ns = done;
+        if let Some(deps) = &mut self.deps {
+            deps.completed(r.complete_ns, done);
+        }
+        if waited {
+            self.count_wait(arrival, done);
+        }
+        Ok(waited)
+    }
+
+    /// Count `[arrival, done]` as time the application waited, once where waits overlap.
+    fn count_wait(&mut self, arrival: u64, done: u64) {
+        let from = arrival.max(self.waited_until_ns);
+        self.wait_ns += done.saturating_sub(from);
+        self.waited_until_ns = self.waited_until_ns.max(done);
+    }
+
+    fn execute(&mut self, index: usize, r: &TraceRecord) -> Result<bool, ReplayError> {
         let report = &mut self.report;
         let dev = &mut self.dev;
         let buf = &mut self.buf;
         report.records += 1;
         let err = |source| ReplayError::Device { index, source };
-        let before = dev.now_ns();
         if matches!(r.op, Op::Read | Op::Write | Op::Discard) && r.sectors == 0 {
             return Err(ReplayError::EmptyRequest {
                 index,
@@ -311,9 +418,6 @@ impl Replayer {
                 false
             }
         };
-        if waited {
-            self.wait_ns += dev.now_ns() - before;
-        }
         Ok(waited)
     }
 
@@ -324,7 +428,7 @@ impl Replayer {
         index: usize,
         extents: &[(u64, u64)],
     ) -> Result<(), ReplayError> {
-        let before = self.dev.now_ns();
+        let arrival = self.dev.next_arrival_ns();
         let total: u64 = extents.iter().map(|e| e.1).sum();
         self.buf.resize(total as usize, 0);
         let mut writes = Vec::with_capacity(extents.len());
@@ -341,7 +445,12 @@ impl Replayer {
             .map_err(|source| ReplayError::Device { index, source })?;
         self.report.records += 1;
         self.report.writes += extents.len() as u64;
-        self.wait_ns += self.dev.now_ns() - before;
+        let done = self.dev.last_command().done_ns;
+        self.last_done_ns = done;
+        if let Some(deps) = &mut self.deps {
+            deps.completed(None, done);
+        }
+        self.count_wait(arrival, done);
         Ok(())
     }
 
@@ -382,6 +491,8 @@ impl Replayer {
         if opts.prefill_reads {
             prefill(&mut replayer.dev, records()).map_err(device_err)?;
             replayer.start_ns = replayer.dev.now_ns();
+            replayer.waited_until_ns = replayer.start_ns;
+            replayer.last_done_ns = replayer.start_ns;
         }
         Ok(replayer)
     }

@@ -1,10 +1,12 @@
 //! Replay of a trace of several devices, each device through its own profile, timed as the
 //! host sees it (`docs/device-model.md`, "Several devices, each with its profile").
 //!
-//! Each device is its own emulated device and runs its own requests one at a time in trace
-//! order (as `crate::replay_with` does for one). The devices share one host clock:
+//! Each device is its own emulated device and runs its own requests in trace order, as
+//! `crate::replay_with` does for one (one at a time, or overlapping as far as the trace's
+//! completions and the device's command queue allow). The devices share one host clock:
 //!
-//! - a request starts when its device has finished its previous request, and
+//! - a request starts when its device lets it (its previous request finished, or the queue
+//!   takes it), and
 //! - no earlier than the modeled completion of every request the host waited for (a read, a
 //!   synchronous, FUA or preflush write, a flush) that the trace shows issued before it on
 //!   another device.
@@ -175,7 +177,8 @@ pub fn replay_devices(
     let mut replayers = Vec::with_capacity(assign.len());
     for a in assign {
         let mine = || records.iter().filter(|r| r.dev == a.dev);
-        let replayer = Replayer::for_records(&a.profile, opts, mine)?;
+        let mut replayer = Replayer::for_records(&a.profile, opts, mine)?;
+        replayer.follow_completions();
         replayers.push(replayer);
     }
     // Host time (ns since the replay began) at which each device's latest waited request ended.
@@ -199,7 +202,7 @@ pub fn replay_devices(
             .idle_until(start)
             .map_err(|source| ReplayError::Device { index, source })?;
         if replayers[i].apply(index, r)? {
-            waited_until[i] = replayers[i].elapsed_ns();
+            waited_until[i] = waited_until[i].max(replayers[i].last_done_elapsed_ns());
         }
     }
     let mut devices = Vec::with_capacity(assign.len());

@@ -58,7 +58,9 @@ fn clamp(dev_sectors: u64, sector: u64, sectors: u64) -> (u64, u64) {
 /// after 0.5 ms idle, with cost-benefit GC, or (variant 2) no cache at all, or (variant 3) the
 /// `openssd` shape: every write destaged at once, and every flush logs a 6-page map, or
 /// (variant 4) reliable writes atomic across their command, with half the packed commands
-/// reliable.
+/// reliable, or (variant 5) a command queue of 8 tasks fed by three threads in turn, so that
+/// commands overlap, or sub-page mapping: (variant 6) 1 KiB units in 2 KiB pages, (variant 7)
+/// 512-byte units, four to a page, with no cache (every write programmed at once, padded).
 fn profile(variant: u8) -> joj_device::Profile {
     let mut p = tiny_profile();
     match variant {
@@ -73,6 +75,12 @@ fn profile(variant: u8) -> joj_device::Profile {
             p.ftl.flush_meta_pages = 6;
         }
         4 => p.ftl.reliable_write_atomicity = joj_device::ReliableWriteAtomicity::Command,
+        5 => p.timing.queue_depth = 8,
+        6 => p.ftl.mapping_unit_bytes = Some(1024),
+        7 => {
+            p.ftl.mapping_unit_bytes = Some(512);
+            p.cache.capacity_bytes = 0;
+        }
         _ => {}
     }
     p
@@ -88,9 +96,15 @@ fn run_on(ops: &[Op], variant: u8) -> Result<(), TestCaseError> {
     let mut idle = joj_device::rng::SimRng::new(ops.len() as u64);
     let cap = dev.geometry().capacity_bytes;
     let sectors = cap / 512;
-    let mut model = Model::new(2048, cap / 2048);
+    // The model keeps what may be read per mapping unit: after a cut each unit is old or new
+    // on its own.
+    let unit = u64::from(profile.mapping_unit_bytes());
+    let mut model = Model::new(unit as usize, cap / unit);
     let mut id = 0u64;
     for (i, op) in ops.iter().enumerate() {
+        if variant == 5 {
+            dev.set_issuer(i as u32 % 3);
+        }
         match *op {
             Op::Write {
                 sector,
@@ -197,6 +211,21 @@ proptest! {
     fn write_through_idle_destage_and_cost_benefit_match_the_model(
         ops in proptest::collection::vec(op(196 * 4), 1..300),
         variant in 1u8..=3,
+    ) {
+        run_on(&ops, variant)?;
+    }
+
+    #[test]
+    fn queued_commands_of_three_threads_match_the_model(
+        ops in proptest::collection::vec(op(196 * 4), 1..300),
+    ) {
+        run_on(&ops, 5)?;
+    }
+
+    #[test]
+    fn sub_page_mapping_units_match_the_model(
+        ops in proptest::collection::vec(op(196 * 4), 1..300),
+        variant in 6u8..=7,
     ) {
         run_on(&ops, variant)?;
     }

@@ -21,6 +21,7 @@ fn rec(time_ns: u64, op: Op, sector: u64, sectors: u64, fua: bool, preflush: boo
         comm: "sqlite".into(),
         class: BlockClass::Unknown,
         file: None,
+        complete_ns: None,
     }
 }
 

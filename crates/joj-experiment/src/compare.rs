@@ -81,14 +81,15 @@ pub fn compare(
 /// transaction — database data, log data (WAL or rollback journal), filesystem metadata,
 /// filesystem journal and the part of it written while SQLite synced its log (the JOJ), total —
 /// and flush requests per transaction. When the rows were replayed through a device model
-/// (`joj compare --device`), a last column gives the modeled transactions per second.
+/// (`joj compare --device`), the last columns give the modeled transactions per second (host
+/// and device) and the host's and the device's shares of the modeled time.
 pub fn table(c: &Comparison) -> String {
     let mut s = String::new();
     let device = c.rows.iter().any(|r| r.result.device.is_some());
     let (dev_head, dev_unit) = if device {
         (
-            format!(" | {:>9}", "dev txn/s"),
-            format!(" | {:>9}", "modeled"),
+            format!(" | {:>9} {:>5} {:>6}", "txn/s", "host", "device"),
+            format!(" | {:>9} {:>12}", "modeled", "share of time"),
         )
     } else {
         (String::new(), String::new())
@@ -102,10 +103,19 @@ pub fn table(c: &Comparison) -> String {
         "", "", "KiB written per transaction", "per txn"
     ));
     for r in &c.rows {
-        let dev_col = match (&r.result.device, device) {
-            (Some(d), _) => format!(" | {:>9.1}", d.modeled_ops_per_sec),
-            (None, true) => format!(" | {:>9}", "-"),
-            (None, false) => String::new(),
+        let dev_col = match (&r.result.modeled, &r.result.device, device) {
+            (Some(m), _, _) => format!(
+                " | {:>9.1} {:>4.0}% {:>5.0}%",
+                m.time.modeled_ops_per_sec,
+                m.time.host_share * 100.0,
+                (1.0 - m.time.host_share) * 100.0
+            ),
+            // A run on the device itself (xftl, iftl): the device's time only.
+            (None, Some(d), _) => {
+                format!(" | {:>9.1} {:>5} {:>6}", d.modeled_ops_per_sec, "-", "100%")
+            }
+            (None, None, true) => format!(" | {:>9}", "-"),
+            (None, None, false) => String::new(),
         };
         let res = &r.result;
         match &res.block_per_txn {

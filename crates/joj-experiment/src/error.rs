@@ -113,6 +113,9 @@ pub enum StackError {
 pub enum ExperimentError {
     #[error(transparent)]
     Stack(#[from] StackError),
+    /// `joj device calibrate` cannot measure what it was given.
+    #[error("calibrate: {reason}")]
+    Calibrate { reason: String },
     #[error(transparent)]
     Workload(WorkloadError),
     #[error(transparent)]

@@ -20,10 +20,12 @@
 //! window; a scratch filesystem and tracefs instance made for a run are removed when the run
 //! ends, whether it succeeded or not; joj never writes into a file it did not create.
 
+pub mod calibrate;
 pub mod compare;
 pub mod crash;
 pub mod crash_states;
 pub mod error;
+pub mod host;
 pub mod pace;
 pub mod replay;
 pub mod restart;
@@ -35,6 +37,7 @@ pub mod withdraw_deposit;
 pub mod xftl;
 
 pub use error::{ExperimentError, HostDirProblem, StackError};
+pub use host::{HostMeasured, Modeled, Pacing};
 pub use pace::PaceReport;
 pub use result::RunResult;
 pub use run::{run, run_on};

@@ -8,9 +8,12 @@
 //! see its own elapsed time instead.
 //!
 //! With pacing a device model runs alongside the run: a [`BlockStream`] hands it every request
-//! the kernel issues, and after each transaction the run waits until the wall-clock time since
-//! the window began reaches the model's elapsed time. The kernel then sees time pass about as
-//! it would on the device. The figures reported are still the replay of the whole captured
+//! the kernel issues, and after each sync call and each transaction the run waits until the
+//! wall-clock time since the window began reaches the host's time so far plus the device
+//! model's elapsed time: the run sleeps for the device's time, in pieces. The kernel then sees
+//! time pass about as it would on the device: between the first and the second sync call of
+//! one commit as much as between two commits. The host's time is this machine's, unscaled
+//! (its split into CPU and waits is known only at the end of the window). The figures reported are still the replay of the whole captured
 //! trace (`crate::replay`); the pacer's own total is reported next to them ([`PaceReport`]),
 //! and differs only where the pacer has to guess ahead of the trace: it lays several traced
 //! devices out by their sizes and puts the aged cold region above the whole image, where the
@@ -25,6 +28,7 @@ use joj_linux::BlockStream;
 use joj_trace::{Op, SECTOR_BYTES};
 
 use crate::error::ExperimentError;
+use crate::host::WindowCounts;
 
 /// What pacing did, in a run result's `pace` section.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -36,6 +40,9 @@ pub struct PaceReport {
     pub waited_s: f64,
     /// Block requests the pacer saw.
     pub requests: u64,
+    /// The host's time (this machine's) the pacer counted in.
+    #[serde(default)]
+    pub host_s: f64,
 }
 
 /// The device model that runs alongside a run, and the live feed of its requests.
@@ -97,8 +104,33 @@ impl Pacer {
     }
 
     /// Feed the model every request issued so far; return how long the run must wait for the
-    /// model to catch up (zero when the model is behind the wall clock).
-    pub(crate) fn catch_up(&mut self) -> Result<Duration, ExperimentError> {
+    /// wall clock to reach the device's elapsed time plus the host's time so far — the wall
+    /// time less pacing's sleeps and joj's overhead (`counts`, summed over `threads`).
+    pub(crate) fn catch_up(
+        &mut self,
+        counts: &WindowCounts,
+        threads: u32,
+    ) -> Result<Duration, ExperimentError> {
+        let device_ns = self.feed()?;
+        let (_, wait) = self.plan(device_ns, counts, threads);
+        Ok(wait)
+    }
+
+    /// The host's time so far and how long to wait, at `device_ns` of device time.
+    fn plan(&self, device_ns: u64, counts: &WindowCounts, threads: u32) -> (f64, Duration) {
+        let n = f64::from(threads.max(1));
+        let wall = self.start.elapsed().as_secs_f64();
+        let sleeps = counts.sleep_ns as f64 / 1e9 / n;
+        let overhead = counts.overhead_ns as f64 / 1e9 / n;
+        let host = (wall - sleeps - overhead).max(0.0);
+        // The wall clock should read: host + device + joj's overhead, which really passed and
+        // cannot be taken back.
+        let target = host + device_ns as f64 / 1e9 + overhead;
+        (host, Duration::from_secs_f64((target - wall).max(0.0)))
+    }
+
+    /// Feed the model every request issued so far; the device's elapsed time.
+    fn feed(&mut self) -> Result<u64, ExperimentError> {
         let records = self.stream.drain().map_err(joj_linux::Error::from)?;
         for mut r in records {
             let Some((_, at)) = self.offsets.iter().find(|(d, _)| *d == r.dev) else {
@@ -110,8 +142,7 @@ impl Pacer {
             self.replayer.apply(self.requests as usize, &r)?;
             self.requests += 1;
         }
-        let model = Duration::from_nanos(self.replayer.elapsed_ns());
-        Ok(model.saturating_sub(self.start.elapsed()))
+        Ok(self.replayer.elapsed_ns())
     }
 
     /// Count time the run waited.
@@ -120,8 +151,13 @@ impl Pacer {
     }
 
     /// Take the last requests, stop the stream (failing if it lost events) and report.
-    pub(crate) fn finish(mut self) -> Result<PaceReport, ExperimentError> {
-        self.catch_up()?;
+    pub(crate) fn finish(
+        mut self,
+        counts: &WindowCounts,
+        threads: u32,
+    ) -> Result<PaceReport, ExperimentError> {
+        let device_ns = self.feed()?;
+        let (host_s, _) = self.plan(device_ns, counts, threads);
         let Pacer {
             stream,
             replayer,
@@ -136,6 +172,7 @@ impl Pacer {
             modeled_s: replayer.finish().modeled_s,
             waited_s: waited.as_secs_f64(),
             requests,
+            host_s,
         })
     }
 }

@@ -159,10 +159,17 @@ pub struct RunResult {
     /// supervising it cost.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<CommandReport>,
-    /// A file workload's threads, in order: context switches and CPU time over each thread's
-    /// operations (`/proc/thread-self`).
+    /// The workload's threads, in order: context switches, CPU time and run-queue delay over
+    /// each thread's transactions or operations (`/proc/thread-self`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub threads: Vec<joj_workload::ThreadUsage>,
+    /// What the host spent in the window, measured in the run itself (`crate::host`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<crate::host::HostMeasured>,
+    /// With a device: the modeled time — the profile's host for the measured host time, plus
+    /// the device model's — and whether the kernel was paced while the trace was made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub modeled: Option<crate::host::Modeled>,
 }
 
 impl RunResult {
@@ -200,6 +207,8 @@ impl RunResult {
             pace: None,
             command: None,
             threads: vec![],
+            host: None,
+            modeled: None,
         }
     }
 }

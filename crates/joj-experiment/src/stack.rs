@@ -112,9 +112,20 @@ pub struct RunOptions {
     pub journal_device: Option<Profile>,
     /// With `device`: replay with the eMMC paper's optimized journal, region in MiB.
     pub emmc_journal_mib: Option<u64>,
-    /// Run the host at the device's speed: after each transaction wait for a model of
-    /// `device` fed live from the kernel (`crate::pace`).
+    /// Run the host at the device's speed: after each sync call and transaction wait for a
+    /// model of `device` fed live from the kernel (`crate::pace`). A database workload on a
+    /// scratch filesystem with a device is paced anyway unless `no_pace`; this asks for it, and
+    /// makes the options that cannot be paced an error.
     pub pace: bool,
+    /// Do not pace a run that would be paced by default (the modeled figures then depend on
+    /// this machine's speed; the result says so).
+    pub no_pace: bool,
+    /// Put the scratch filesystem's images in this directory (a disk, to measure it) instead of
+    /// memory.
+    pub image_dir: Option<PathBuf>,
+    /// The loop devices reach their images with direct I/O (`losetup --direct-io=on`): the
+    /// disk under `image_dir`, not the host's page cache, serves them.
+    pub loop_direct_io: bool,
 }
 
 impl Default for RunOptions {
@@ -133,6 +144,9 @@ impl Default for RunOptions {
             journal_device: None,
             emmc_journal_mib: None,
             pace: false,
+            no_pace: false,
+            image_dir: None,
+            loop_direct_io: false,
         }
     }
 }
@@ -156,7 +170,14 @@ pub enum Storage {
     /// A host directory (a fresh temporary one when `None`).
     Host(Option<PathBuf>),
     /// A scratch filesystem on loop devices made for the run.
-    Scratch { kind: FsKind, image_bytes: u64 },
+    Scratch {
+        kind: FsKind,
+        image_bytes: u64,
+        /// Where its images go (`None`: in memory, under `/run/joj`).
+        image_dir: Option<PathBuf>,
+        /// Whether the loop devices reach their images with direct I/O.
+        direct_io: bool,
+    },
     /// The flash file layer on an emulated transactional eMMC in this process (boxed: a plan
     /// carries a whole profile).
     Device(Box<DevicePlan>),
@@ -198,8 +219,10 @@ pub struct Stack {
     pub sync_call: Option<SyncCall>,
     pub storage: Storage,
     pub capture: Option<Capture>,
-    /// Hold the host to this device's time (`--pace`).
+    /// Hold the host to this device's time (`--pace`, or by default).
     pub pace: Option<DevicePlan>,
+    /// Whether a replayed run is paced, and why (`None`: nothing is modeled).
+    pub pacing: Option<crate::host::Pacing>,
     /// Replay the captured trace through this device after the run.
     pub replay: Option<DevicePlan>,
     /// Stem of the trace and plot file names.
@@ -224,9 +247,12 @@ impl Stack {
                 vfs: VfsChain::None,
                 sqlite: None,
                 sync_call: None,
-                storage: storage_of(&opts.fs, opts.image_size_bytes),
+                storage: storage_of(opts),
                 capture: capture_of(opts, device.is_some()),
                 pace: None,
+                pacing: device
+                    .as_ref()
+                    .map(|_| crate::host::Pacing::Not("file workloads are not paced".into())),
                 replay: device,
                 label: String::new(),
             },
@@ -341,12 +367,14 @@ fn check_options(workload: &Workload, opts: &RunOptions) -> Result<(), StackErro
     Ok(())
 }
 
-fn storage_of(fs: &FsChoice, image_bytes: u64) -> Storage {
-    match fs {
+fn storage_of(opts: &RunOptions) -> Storage {
+    match &opts.fs {
         FsChoice::Host(dir) => Storage::Host(dir.clone()),
         FsChoice::Scratch(kind) => Storage::Scratch {
             kind: *kind,
-            image_bytes,
+            image_bytes: opts.image_size_bytes,
+            image_dir: opts.image_dir.clone(),
+            direct_io: opts.loop_direct_io,
         },
     }
 }
@@ -405,21 +433,58 @@ fn db_stack(
             storage: Storage::Device(Box::new(plan)),
             capture: None,
             pace: None,
+            pacing: None,
             replay: None,
             label: String::new(),
         });
     }
+    let pacing = device.as_ref().map(|_| pacing_of(opts));
     Ok(Stack {
         mode: Some(mode),
         vfs,
         sqlite,
         sync_call: Some(w.sync_call),
-        storage: storage_of(&opts.fs, opts.image_size_bytes),
+        storage: storage_of(opts),
         capture: capture_of(opts, device.is_some()),
-        pace: device.clone().filter(|_| opts.pace),
+        pace: device
+            .clone()
+            .filter(|_| pacing.as_ref().is_some_and(|p| p.paced())),
+        pacing,
         replay: device,
         label: String::new(),
     })
+}
+
+/// Whether a database run with a device is paced: by default yes, so that what the kernel does
+/// by the clock happens as on the modeled device and the modeled figures do not follow this
+/// machine's speed; not where the pacer cannot follow the replay.
+fn pacing_of(opts: &RunOptions) -> crate::host::Pacing {
+    use crate::host::Pacing;
+    if opts.pace {
+        return Pacing::Asked;
+    }
+    if opts.no_pace {
+        return Pacing::Not(
+            "--no-pace: the kernel ran at this machine's speed, so clock-driven journaling \
+             follows it"
+                .into(),
+        );
+    }
+    if opts.journal_device.is_some() {
+        return Pacing::Not(
+            "two devices (--journal-device): the pacer models one device; clock-driven \
+             journaling follows this machine's speed"
+                .into(),
+        );
+    }
+    if opts.emmc_journal_mib.is_some() {
+        return Pacing::Not(
+            "--emmc-journal replays a trace the kernel did not issue; clock-driven journaling \
+             follows this machine's speed"
+                .into(),
+        );
+    }
+    Pacing::Default
 }
 
 #[cfg(test)]
@@ -565,7 +630,16 @@ mod tests {
         let s = Stack::resolve(&db(JournalMode::Delete), &opts).unwrap();
         assert!(s.capture.is_some());
         assert_eq!(s.replay.unwrap().aging_validity, Some(50));
-        assert!(s.pace.is_none());
+        // A modeled SQLite run is paced unless told not to be.
+        assert!(s.pace.is_some());
+        assert_eq!(s.pacing, Some(crate::host::Pacing::Default));
+        let unpaced = RunOptions {
+            no_pace: true,
+            ..opts.clone()
+        };
+        let u = Stack::resolve(&db(JournalMode::Delete), &unpaced).unwrap();
+        assert!(u.pace.is_none());
+        assert!(matches!(u.pacing, Some(crate::host::Pacing::Not(_))));
         let paced = RunOptions { pace: true, ..opts };
         assert!(
             Stack::resolve(&db(JournalMode::Wal), &paced)
@@ -573,6 +647,15 @@ mod tests {
                 .pace
                 .is_some()
         );
+        // Two devices, or a transformed trace: not paced, and said why.
+        let two = RunOptions {
+            fs: FsChoice::Scratch(FsKind::Ext4ExtJournal),
+            device: Some(profile()),
+            journal_device: Some(profile()),
+            ..RunOptions::default()
+        };
+        let t = Stack::resolve(&db(JournalMode::Truncate), &two).unwrap();
+        assert!(t.pace.is_none() && matches!(t.pacing, Some(crate::host::Pacing::Not(_))));
     }
 
     #[test]

@@ -167,11 +167,90 @@ pub fn formatted_device<D: RunDevice>(opts: &XftlOptions) -> Result<FlashFs<D>, 
 }
 
 /// The measured window of an `xftl` run through the runner (`joj_workload::db::run`): device counters are
-/// reset at `begin` and read at `end`.
+/// reset at `begin` and read at `end`; with several threads, each thread's next transaction
+/// waits for its turn in device time ([`DeviceTimeOrder`]).
 pub struct Window<D: RunDevice = XDevice> {
     vfs: XftlVfs<D>,
     before: std::sync::Mutex<(FsCounters, XftlCounters)>,
     after: std::sync::Mutex<Option<Measured>>,
+    order: Option<DeviceTimeOrder>,
+}
+
+/// Several threads driving one emulated device in this process, kept in the order of the
+/// device's time (`docs/device-model.md`, "Command queue", issuers): SQLite runs here far faster
+/// than the modeled device, so left alone one thread would run many transactions ahead in
+/// device time before another got the CPU, and its commands would reach the device's queue
+/// in bursts, never in flight beside another thread's. Between transactions a thread waits
+/// until no other thread still working is earlier in device time (ties: the lower issuer
+/// number). A thread takes part from the end of its first measured transaction; none passes
+/// before all have; one that has run its `per_thread` transactions leaves.
+#[derive(Debug)]
+pub struct DeviceTimeOrder {
+    threads: usize,
+    per_thread: u64,
+    /// Per issuer: when its next command arrives, transactions done.
+    state: std::sync::Mutex<std::collections::BTreeMap<u32, (u64, u64)>>,
+    turn: std::sync::Condvar,
+}
+
+/// Whether issuer `me`, whose next command arrives at `ready_ns`, may start its next
+/// transaction: every thread has joined `table` (issuer → next arrival, transactions done),
+/// and no thread still working (fewer than `per_thread` done) is earlier in device time
+/// (ties: the lower issuer). The policy of [`DeviceTimeOrder`], pure.
+pub fn its_turn(
+    me: u32,
+    ready_ns: u64,
+    table: &std::collections::BTreeMap<u32, (u64, u64)>,
+    threads: usize,
+    per_thread: u64,
+) -> bool {
+    table.len() >= threads
+        && table
+            .iter()
+            .filter(|(_, (_, done))| *done < per_thread)
+            .all(|(&id, &(ready, _))| (ready_ns, me) <= (ready, id))
+}
+
+impl DeviceTimeOrder {
+    /// A thread that stopped early (an error) never comes back: after this long without any
+    /// thread passing, the others stop waiting for it.
+    const GIVE_UP: std::time::Duration = std::time::Duration::from_secs(30);
+
+    pub fn new(threads: usize, per_thread: u64) -> DeviceTimeOrder {
+        DeviceTimeOrder {
+            threads,
+            per_thread,
+            state: Default::default(),
+            turn: std::sync::Condvar::new(),
+        }
+    }
+
+    /// Issuer `me`, whose next command arrives at `ready_ns`, finished a transaction: return
+    /// when it is its turn to start the next one.
+    pub fn passed(&self, me: u32, ready_ns: u64) {
+        let mut s = lock(&self.state);
+        let e = s.entry(me).or_insert((0, 0));
+        e.0 = ready_ns;
+        e.1 += 1;
+        let leaving = e.1 >= self.per_thread;
+        self.turn.notify_all();
+        if leaving {
+            return;
+        }
+        loop {
+            if its_turn(me, ready_ns, &s, self.threads, self.per_thread) {
+                return;
+            }
+            let (g, waited) = self
+                .turn
+                .wait_timeout(s, Self::GIVE_UP)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            s = g;
+            if waited.timed_out() {
+                return;
+            }
+        }
+    }
 }
 
 /// What the window's end read: the device's counters, the i-FTL's, the file layer's and the
@@ -189,6 +268,16 @@ impl<D: RunDevice> Window<D> {
             vfs,
             before: Default::default(),
             after: Default::default(),
+            order: None,
+        }
+    }
+
+    /// A window whose `threads` threads, `per_thread` transactions each, start their
+    /// transactions in device-time order ([`DeviceTimeOrder`]).
+    pub fn in_device_time_order(vfs: XftlVfs<D>, threads: usize, per_thread: u64) -> Window<D> {
+        Window {
+            order: Some(DeviceTimeOrder::new(threads, per_thread)),
+            ..Window::new(vfs)
         }
     }
 
@@ -245,5 +334,45 @@ impl<D: RunDevice> joj_workload::Window for Window<D> {
             .ok_or_else(|| ExperimentError::NoDeviceAttached.into_window())?;
         *lock(&self.after) = Some((got.0, got.1, got.2, self.vfs.counters()));
         Ok(())
+    }
+
+    fn after_transaction(&self) -> Result<(), WorkloadError> {
+        if let Some(order) = &self.order {
+            let me = joj_atomic::thread_issuer();
+            let ready = self
+                .vfs
+                .with_fs(|fs| fs.device().issuer_ready_ns(me))
+                .flatten()
+                .unwrap_or(0);
+            order.passed(me, ready);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::its_turn;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn the_thread_earliest_in_device_time_goes_first_once_all_have_joined() {
+        let mut t = BTreeMap::new();
+        t.insert(1, (500, 3));
+        assert!(!its_turn(1, 500, &t, 2, 10), "thread 2 has not joined yet");
+        t.insert(2, (300, 3));
+        assert!(!its_turn(1, 500, &t, 2, 10), "thread 2 is earlier");
+        assert!(its_turn(2, 300, &t, 2, 10));
+        t.insert(2, (500, 4));
+        assert!(
+            its_turn(1, 500, &t, 2, 10),
+            "a tie goes to the lower issuer"
+        );
+        assert!(!its_turn(2, 500, &t, 2, 10));
+        t.insert(1, (900, 10));
+        assert!(
+            its_turn(2, 500, &t, 2, 10),
+            "a thread that ran all its transactions holds nobody back"
+        );
     }
 }

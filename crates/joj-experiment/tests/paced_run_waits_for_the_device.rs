@@ -47,6 +47,7 @@ fn paced_run_waits_for_the_device() {
     };
     let unpaced = RunOptions {
         pace: false,
+        no_pace: true,
         ..opts.clone()
     };
     let r = joj_experiment::run(&Workload::Db(w.clone()), &opts).expect("paced run");

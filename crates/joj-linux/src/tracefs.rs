@@ -3,12 +3,14 @@
 //! [`BlockTracer::start`] makes `/sys/kernel/tracing/instances/joj-<pid>-<n>` and configures
 //! only that instance — global tracing settings are never touched, so other tracers (and other
 //! joj runs) are unaffected: `trace_clock` = `mono` (timestamps on CLOCK_MONOTONIC, comparable
-//! with [`now_mono_ns`]), the per-CPU buffer size, and on `block_rq_issue` and
-//! `block_bio_queue` a filter `dev == <kernel dev_t>` OR'ed over the devices.
+//! with [`now_mono_ns`]), the per-CPU buffer size, and on `block_rq_issue`, `block_rq_complete`
+//! and `block_bio_queue` a filter `dev == <kernel dev_t>` OR'ed over the devices.
 //!
 //! `block_rq_issue` gives the requests the device really receives (after merging, splitting
-//! and the block layer's flush machinery); `block_bio_queue` gives what the filesystem asked
-//! for, including FUA intent that a device without FUA support never sees.
+//! and the block layer's flush machinery), `block_rq_complete` when each completed (the
+//! record's `complete_ns`, which the device replay reads as "what was in flight together");
+//! `block_bio_queue` gives what the filesystem asked for, including FUA intent that a device
+//! without FUA support never sees.
 //!
 //! [`BlockTracer::stop`] turns tracing off, reads the whole `trace` file, and fails if the ring
 //! buffer lost any event (per-CPU `overrun`, `dropped events`, or `[LOST]` markers): a trace
@@ -28,7 +30,7 @@ use crate::prereq::{self, PrereqError};
 use crate::traceline::{self, BioRecord, TraceLine, TraceLineError};
 
 /// Events traced, under `events/block/`.
-const EVENTS: [&str; 2] = ["block_rq_issue", "block_bio_queue"];
+const EVENTS: [&str; 3] = ["block_rq_issue", "block_rq_complete", "block_bio_queue"];
 
 /// A per-CPU buffer that holds about 200 000 block events per CPU.
 pub const DEFAULT_BUFFER_KB: u32 = 16 * 1024;
@@ -234,6 +236,7 @@ impl BlockTracer {
         let file = std::fs::File::open(&path).map_err(read_err)?;
         let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
         let mut trace = CapturedTrace::default();
+        let mut completions = Vec::new();
         let mut lost = 0;
         let mut buf = Vec::new();
         for line_no in 1.. {
@@ -245,6 +248,7 @@ impl BlockTracer {
             match traceline::parse_trace_line(&line) {
                 Ok(TraceLine::Request(r)) => trace.requests.push(r),
                 Ok(TraceLine::Bio(b)) => trace.bios.push(b),
+                Ok(TraceLine::Complete(c)) => completions.push(c),
                 Ok(TraceLine::Lost { events, .. }) => lost += events,
                 Ok(_) => {}
                 Err(reason) => {
@@ -256,6 +260,7 @@ impl BlockTracer {
                 }
             }
         }
+        joj_trace::attach_completions(&mut trace.requests, &completions);
         Ok((lost, trace))
     }
 }

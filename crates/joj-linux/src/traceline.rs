@@ -6,14 +6,16 @@
 //! formats (see `events/block/<event>/format`):
 //! - `block_rq_issue`:  `%d,%d %s %u (%s) %llu + %u %s,%u,%u [%s]` — dev, rwbs, bytes, cmd,
 //!   sector, sectors, ioprio class/level/hint, comm;
-//! - `block_bio_queue`: `%d,%d %s %llu + %u [%s]` — dev, rwbs, sector, sectors, comm.
+//! - `block_bio_queue`: `%d,%d %s %llu + %u [%s]` — dev, rwbs, sector, sectors, comm;
+//! - `block_rq_complete`: `%d,%d %s (%s) %llu + %u %s,%u,%u [%d]` — dev, rwbs, cmd, sector,
+//!   sectors, ioprio (absent before Linux 6.x), error.
 //!
 //! The comm at the end of the payload (the task that issued the request, at most 15 bytes) is
 //! the one recorded; it is the last field, so everything between its brackets belongs to it.
 //! Timestamps of the `mono` clock print as seconds with microseconds, so `time_ns` has
 //! microsecond resolution.
 
-use joj_trace::record::{BlockClass, Op, TraceRecord};
+use joj_trace::record::{BlockClass, Completion, Op, TraceRecord};
 
 /// A bio as the filesystem submitted it (`block_bio_queue`), before the block layer split,
 /// merged or rewrote it. On a device without FUA support the block layer turns a FUA write into
@@ -45,6 +47,8 @@ pub enum TraceLine {
     Request(TraceRecord),
     /// A `block_bio_queue` event.
     Bio(BioRecord),
+    /// A `block_rq_complete` event: a request completed.
+    Complete(Completion),
     /// `CPU:N [LOST M EVENTS]`: the ring buffer overwrote events before they were read.
     Lost { cpu: u32, events: u64 },
     /// A header comment, blank line, or another event.
@@ -152,6 +156,7 @@ pub fn parse_trace_line(line: &str) -> Result<TraceLine, TraceLineError> {
     match event {
         "block_rq_issue" => parse_rq_issue(time_ns, payload).map(TraceLine::Request),
         "block_bio_queue" => parse_bio_queue(time_ns, payload).map(TraceLine::Bio),
+        "block_rq_complete" => parse_rq_complete(time_ns, payload).map(TraceLine::Complete),
         _ => Ok(TraceLine::Other),
     }
 }
@@ -285,12 +290,9 @@ fn parse_range(s: &str) -> Result<(u64, u64, &str), TraceLineError> {
     ))
 }
 
-/// `7,0 WSM 4096 () 229440 + 8 be,0,3 [jbd2/loop0-8]`
-fn parse_rq_issue(time_ns: u64, payload: &str) -> Result<TraceRecord, TraceLineError> {
-    let (dev, rest) = field(payload, "device")?;
-    let (rwbs, rest) = field(rest, "rwbs")?;
-    let (_bytes, rest) = field(rest, "bytes")?;
-    // The cmd of a passthrough request is hex bytes in parentheses; empty for others.
+/// What follows the `(<cmd>)` field: the cmd of a passthrough request is hex bytes in
+/// parentheses, empty for others.
+fn after_cmd(rest: &str) -> Result<&str, TraceLineError> {
     let rest = rest.trim_start();
     let cmd = rest
         .strip_prefix('(')
@@ -302,7 +304,15 @@ fn parse_rq_issue(time_ns: u64, payload: &str) -> Result<TraceRecord, TraceLineE
         .ok_or_else(|| TraceLineError::UnterminatedCmd {
             text: rest.to_string(),
         })?;
-    let (sector, sectors, rest) = parse_range(&cmd[close + 2..])?;
+    Ok(&cmd[close + 2..])
+}
+
+/// `7,0 WSM 4096 () 229440 + 8 be,0,3 [jbd2/loop0-8]`
+fn parse_rq_issue(time_ns: u64, payload: &str) -> Result<TraceRecord, TraceLineError> {
+    let (dev, rest) = field(payload, "device")?;
+    let (rwbs, rest) = field(rest, "rwbs")?;
+    let (_bytes, rest) = field(rest, "bytes")?;
+    let (sector, sectors, rest) = parse_range(after_cmd(rest)?)?;
     let (_ioprio, rest) = field(rest, "ioprio")?;
     let (op, preflush, fua, sync, meta) = parse_rwbs(rwbs)?;
     Ok(TraceRecord {
@@ -318,6 +328,23 @@ fn parse_rq_issue(time_ns: u64, payload: &str) -> Result<TraceRecord, TraceLineE
         comm: parse_comm(rest)?,
         class: BlockClass::Unknown,
         file: None,
+        complete_ns: None,
+    })
+}
+
+/// `7,0 WS () 229440 + 8 be,0,3 [0]`: what identifies the request (the ioprio and error
+/// fields that follow are not needed).
+fn parse_rq_complete(time_ns: u64, payload: &str) -> Result<Completion, TraceLineError> {
+    let (dev, rest) = field(payload, "device")?;
+    let (rwbs, rest) = field(rest, "rwbs")?;
+    let (sector, sectors, _rest) = parse_range(after_cmd(rest)?)?;
+    let (op, ..) = parse_rwbs(rwbs)?;
+    Ok(Completion {
+        time_ns,
+        dev: parse_dev(dev)?,
+        op,
+        sector,
+        sectors,
     })
 }
 
@@ -463,10 +490,24 @@ mod tests {
         assert_eq!(parse_trace_line(""), Ok(TraceLine::Other));
         assert_eq!(
             parse_trace_line(
-                "   bash-1 [000] ..... 1.000001: block_rq_complete: 7,0 W () 8 + 8 [0]"
+                "   bash-1 [000] ..... 1.000001: block_rq_insert: 7,0 W 4096 () 8 + 8 [x]"
             ),
             Ok(TraceLine::Other)
         );
+        let complete = |line| match parse_trace_line(line) {
+            Ok(TraceLine::Complete(c)) => c,
+            other => panic!("{other:?}"),
+        };
+        // Before Linux 6.x the ioprio field is absent; a flush completes as `FF 0 + 0`.
+        let c = complete("   bash-1 [000] ..... 1.000001: block_rq_complete: 7,0 WS () 8 + 8 [0]");
+        assert_eq!(
+            (c.time_ns, c.dev.as_str(), c.op, c.sector, c.sectors),
+            (1_000_001_000, "7:0", Op::Write, 8, 8)
+        );
+        let c = complete(
+            "  kworker/0:1H-58 [000] ..... 245.305449: block_rq_complete: 7,0 FF () 0 + 0 none,0,0 [0]",
+        );
+        assert_eq!((c.op, c.sector, c.sectors), (Op::Flush, 0, 0));
         assert_eq!(
             parse_trace_line("CPU:1 [LOST 123 EVENTS]"),
             Ok(TraceLine::Lost {

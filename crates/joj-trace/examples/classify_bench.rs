@@ -93,6 +93,7 @@ fn main() {
                 comm: "bench".into(),
                 class: BlockClass::Unknown,
                 file: None,
+                complete_ns: None,
             }
         })
         .collect();

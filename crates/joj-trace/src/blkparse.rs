@@ -12,7 +12,9 @@
 //!
 //! We keep `D` (issued to the driver) events, the same point at which joj's tracefs capture
 //! records `block_rq_issue`; a trace with no `D` at all (e.g. captured with a `-a queue`
-//! filter) falls back to `Q`. Lines whose first field is not `major,minor` are blkparse's
+//! filter) falls back to `Q`. `C` (completed) events give the kept records their
+//! `complete_ns` (`record::attach_completions`; a `C` line ends in `[error]` where the others
+//! have `[comm]`). Lines whose first field is not `major,minor` are blkparse's
 //! per-CPU and total summary (or blank) and are skipped; a line that starts like an event but
 //! does not parse is an error naming its line, since silently dropping requests would falsify
 //! every total computed from the trace.
@@ -24,7 +26,7 @@ use serde_json::{Map, Value};
 use crate::error::TraceError;
 use crate::format::{Clock, DeviceRole, TraceDevice, TraceHeader, TraceSource};
 use crate::input;
-use crate::record::{BlockClass, Op, TraceRecord};
+use crate::record::{BlockClass, Completion, Op, TraceRecord};
 
 /// Which blkparse action the imported records are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,6 +80,7 @@ impl BlkparseImport {
 pub fn import_blkparse(r: impl Read) -> Result<BlkparseImport, TraceError> {
     let mut issued = Vec::new();
     let mut queued = Vec::new();
+    let mut completed = Vec::new();
     let mut line_no = 0;
     let mut buf = Vec::new();
     let mut r = BufReader::new(r);
@@ -97,6 +100,13 @@ pub fn import_blkparse(r: impl Read) -> Result<BlkparseImport, TraceError> {
         let Some(event) = parse_line(&text, line_no)? else {
             continue;
         };
+        let event = match event {
+            Event::Request(action, rec) => (action, rec),
+            Event::Complete(c) => {
+                completed.push(c);
+                continue;
+            }
+        };
         match event {
             (BlkparseAction::Issue, rec) => {
                 // Once a D exists the Q fallback can never be used: stop holding it in memory.
@@ -112,12 +122,14 @@ pub fn import_blkparse(r: impl Read) -> Result<BlkparseImport, TraceError> {
     } else {
         (BlkparseAction::Issue, issued)
     };
+    crate::record::attach_completions(&mut records, &completed);
     // blkparse sorts events by time, but CPUs' clocks can disagree by a few ns: take the
     // minimum rather than the first so no time underflows.
     let t0 = records.iter().map(|r| r.time_ns).min().unwrap_or(0);
     let mut devices: Vec<String> = Vec::new();
     for rec in &mut records {
         rec.time_ns -= t0;
+        rec.complete_ns = rec.complete_ns.map(|c| c - t0);
         if !devices.contains(&rec.dev) {
             devices.push(rec.dev.clone());
         }
@@ -129,12 +141,17 @@ pub fn import_blkparse(r: impl Read) -> Result<BlkparseImport, TraceError> {
     })
 }
 
-/// `Ok(None)` for lines that are not a `D` or `Q` event (summary text, other actions);
-/// `Ok(Some)` for a `D`/`Q` event; `Err` for an event line that does not parse.
-fn parse_line(
-    line: &str,
-    line_no: usize,
-) -> Result<Option<(BlkparseAction, TraceRecord)>, TraceError> {
+/// A line the importer uses.
+enum Event {
+    /// A `D` or `Q` event.
+    Request(BlkparseAction, TraceRecord),
+    /// A `C` event: a request completed.
+    Complete(Completion),
+}
+
+/// `Ok(None)` for lines that are not a `D`, `Q` or `C` event (summary text, other actions);
+/// `Ok(Some)` for one of those; `Err` for an event line that does not parse.
+fn parse_line(line: &str, line_no: usize) -> Result<Option<Event>, TraceError> {
     let text = line.trim_end_matches(['\n', '\r']);
     // The comm is the only field that may contain spaces: cut it off first.
     let (head, comm) = match text.find('[') {
@@ -166,8 +183,9 @@ fn parse_line(
         .ok_or_else(|| err("bad time, expected seconds.nanoseconds"))?;
     let _pid: u32 = parse_num(fields.next()).ok_or_else(|| err("bad pid"))?;
     let action = match fields.next() {
-        Some("D") => BlkparseAction::Issue,
-        Some("Q") => BlkparseAction::Queue,
+        Some("D") => Some(BlkparseAction::Issue),
+        Some("Q") => Some(BlkparseAction::Queue),
+        Some("C") => None,
         Some(_) => return Ok(None),
         None => return Err(err("missing action")),
     };
@@ -184,6 +202,7 @@ fn parse_line(
         ),
         _ => return Err(err("expected `sector + sectors [comm]` or `[comm]`")),
     };
+    // A `C` line ends in `[error]`, not `[comm]`.
     let comm = comm.ok_or_else(|| err("missing [comm]"))?;
 
     // blkparse spells a flush "FN": the preflush bit over no data op. The kernel's own rwbs
@@ -195,7 +214,16 @@ fn parse_line(
     if op == Op::Flush && sectors != 0 {
         return Err(err("flush with a nonzero length"));
     }
-    Ok(Some((
+    let Some(action) = action else {
+        return Ok(Some(Event::Complete(Completion {
+            time_ns,
+            dev,
+            op,
+            sector,
+            sectors,
+        })));
+    };
+    Ok(Some(Event::Request(
         action,
         TraceRecord {
             time_ns,
@@ -210,6 +238,7 @@ fn parse_line(
             comm: comm.to_owned(),
             class: BlockClass::Unknown,
             file: None,
+            complete_ns: None,
         },
     )))
 }
@@ -320,6 +349,21 @@ Skips: 0 forward (0 -   0.0%)
 
         assert_eq!((r[6].op, r[6].sectors), (Op::Discard, 2048));
         assert_eq!(r[6].time_ns, 3_000_000 - 104_500);
+    }
+
+    #[test]
+    fn completion_events_give_the_issued_requests_their_completion_times() {
+        let imp = import_blkparse(SAMPLE.as_bytes()).unwrap();
+        let done: Vec<(u64, Option<u64>)> = imp
+            .records
+            .iter()
+            .map(|r| (r.sector, r.complete_ns))
+            .collect();
+        // Times are relative to the first issue (0.000104500).
+        assert_eq!(done[0], (2048, Some(250_000 - 104_500)));
+        assert_eq!(done[1], (526336, None), "no C for it in the sample");
+        assert_eq!(done[3], (526360, Some(900_000 - 104_500)));
+        assert!(done[4..].iter().all(|d| d.1.is_none()));
     }
 
     #[test]

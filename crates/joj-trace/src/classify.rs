@@ -536,6 +536,7 @@ mod tests {
             comm: "t".into(),
             class: BlockClass::Unknown,
             file: None,
+            complete_ns: None,
         }
     }
 

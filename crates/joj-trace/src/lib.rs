@@ -37,5 +37,7 @@ pub use format::{
 };
 pub use input::InputError;
 pub use plot::{PlotAxis, plot_svg, render_svg};
-pub use record::{BlockClass, FileRole, Op, SECTOR_BYTES, TraceRecord};
+pub use record::{
+    BlockClass, Completion, FileRole, Op, SECTOR_BYTES, TraceRecord, attach_completions,
+};
 pub use totals::{BlockPerTxn, BlockTotals, DataByRole, DataByRolePerTxn};

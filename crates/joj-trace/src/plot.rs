@@ -513,6 +513,7 @@ mod tests {
         TraceRecord {
             class,
             file,
+            complete_ns: None,
             ..TraceRecord::new(5_000_000 + i * 250_000, "7:0", op, sector, sectors)
         }
     }

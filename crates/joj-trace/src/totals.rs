@@ -239,6 +239,7 @@ mod tests {
             comm: "t".into(),
             class,
             file,
+            complete_ns: None,
         }
     }
 

@@ -4,7 +4,10 @@
 //!
 //! A voluntary switch is the thread giving up the CPU to wait (for a completion, a lock, a
 //! journal commit); an involuntary one is the scheduler taking it away. ATC'13 Fig. 9 counts
-//! both for the eMMC daemon under interrupt and polling completion.
+//! both for the eMMC daemon under interrupt and polling completion. The time a thread spent
+//! runnable but waiting for a CPU (`run_delay_ns`, schedstat's second field) is the shared
+//! machine's contention, not work of the thread: modeled host time leaves it out
+//! (docs/device-model.md, "Time").
 
 use serde::{Deserialize, Serialize};
 
@@ -17,6 +20,9 @@ pub struct ThreadUsage {
     pub involuntary_switches: u64,
     /// Time on a CPU (user + system), from the scheduler's own account.
     pub cpu_ns: u64,
+    /// Time runnable but waiting on a run queue for a CPU (schedstat's second field).
+    #[serde(default)]
+    pub run_delay_ns: u64,
 }
 
 impl ThreadUsage {
@@ -40,17 +46,17 @@ impl ThreadUsage {
                     what: format!("no `{key}` in /proc/thread-self/status"),
                 })
         };
-        let cpu_ns = schedstat
-            .split_whitespace()
-            .next()
-            .and_then(|v| v.parse::<u64>().ok())
-            .ok_or_else(|| WorkloadError::ThreadUsage {
-                what: format!("/proc/thread-self/schedstat is `{}`", schedstat.trim()),
-            })?;
+        let mut fields = schedstat.split_whitespace().map(|v| v.parse::<u64>().ok());
+        let bad = || WorkloadError::ThreadUsage {
+            what: format!("/proc/thread-self/schedstat is `{}`", schedstat.trim()),
+        };
+        let cpu_ns = fields.next().flatten().ok_or_else(bad)?;
+        let run_delay_ns = fields.next().flatten().ok_or_else(bad)?;
         Ok(ThreadUsage {
             voluntary_switches: field("voluntary_ctxt_switches:")?,
             involuntary_switches: field("nonvoluntary_ctxt_switches:")?,
             cpu_ns,
+            run_delay_ns,
         })
     }
 
@@ -64,6 +70,7 @@ impl ThreadUsage {
                 .involuntary_switches
                 .saturating_sub(earlier.involuntary_switches),
             cpu_ns: self.cpu_ns.saturating_sub(earlier.cpu_ns),
+            run_delay_ns: self.run_delay_ns.saturating_sub(earlier.run_delay_ns),
         }
     }
 }

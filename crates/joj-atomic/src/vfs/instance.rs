@@ -102,6 +102,16 @@ pub(crate) struct Xftl<D> {
 
 pub(crate) use joj_vfs::unpoisoned::lock;
 
+/// The calling thread's issuer number for the device's command queue
+/// (`BlockDevice::set_issuer`): one per thread, handed out as threads first reach a device, so
+/// that the commands of several SQLite threads may be in flight together as the device's queue
+/// allows.
+pub(crate) fn thread_issuer() -> u32 {
+    static NEXT: AtomicU32 = AtomicU32::new(1);
+    thread_local!(static ISSUER: u32 = NEXT.fetch_add(1, Ordering::Relaxed));
+    ISSUER.with(|id| *id)
+}
+
 impl<D: Device> Xftl<D> {
     pub(crate) fn new(name: &str) -> Xftl<D> {
         Xftl {
@@ -151,7 +161,10 @@ impl<D: Device> Xftl<D> {
     ) -> Result<R, SqliteError> {
         let mut g = lock(&self.mounted);
         match g.as_mut() {
-            Some(m) => Ok(f(m)),
+            Some(m) => {
+                m.fs.device_mut().set_issuer(thread_issuer());
+                Ok(f(m))
+            }
             None => Err(SqliteError::with_message(
                 ResultCode::IOERR,
                 format!(

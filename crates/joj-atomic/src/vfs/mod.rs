@@ -14,7 +14,7 @@ mod instance;
 
 pub(crate) use file::APP_TXN_PRAGMA;
 pub use instance::XftlCounters;
-pub(crate) use instance::{Device, Mounted, Refusal, Xftl, lock};
+pub(crate) use instance::{Device, Mounted, Refusal, Xftl, lock, thread_issuer};
 
 use file::{XFile, fs_code};
 use instance::bump;

@@ -14,6 +14,7 @@ use crate::block::TransactionalDevice;
 use crate::error::{DeviceError, FtlError};
 use crate::ftl::Tid;
 use crate::medium::Medium;
+use crate::queue::CommandKind;
 
 impl<M: Medium> Emmc<M> {
     /// Refuse a plain write or discard touching a page an active transaction holds.
@@ -56,15 +57,16 @@ impl<M: Medium> Emmc<M> {
 
 impl<M: Medium> TransactionalDevice for Emmc<M> {
     fn begin_txn(&mut self) -> Result<Tid, DeviceError> {
-        self.start_command()?;
-        self.now_ns += self.profile.timing.command_overhead_ns;
+        let admitted = self.start_command(CommandKind::Queued)?;
+        let done = self.overhead_done(admitted.start_ns);
+        self.finish(CommandKind::Queued, admitted, done);
         Ok(self.ftl.begin())
     }
 
     fn write_txn(&mut self, tid: Tid, offset_bytes: u64, data: &[u8]) -> Result<(), DeviceError> {
         self.check_pages(offset_bytes, data.len() as u64)?;
-        let start = self.start_command()?;
-        let t = start + self.profile.timing.command_overhead_ns + self.xfer_ns(data.len() as u64);
+        let admitted = self.start_command(CommandKind::Queued)?;
+        let t = self.command_and_data(admitted.start_ns, data.len() as u64);
         let pb = self.page_bytes as usize;
         let parts: Vec<_> = self.pages(offset_bytes, data.len() as u64).collect();
         self.guard(|d| {
@@ -74,7 +76,13 @@ impl<M: Medium> TransactionalDevice for Emmc<M> {
                         d.ftl.holder(Lpn(lpn)).is_none(),
                         "a page held by a transaction is never cached"
                     );
-                    let r = d.program_merged(lpn, ev.mask, Some(ev.slot), None, t);
+                    let one = super::UnitWrite {
+                        lpn,
+                        mask: ev.mask,
+                        src: Some(ev.slot),
+                        extra: None,
+                    };
+                    let r = d.program_units(&[one], t);
                     d.cache.free_slot(ev.slot);
                     r?;
                 }
@@ -89,8 +97,8 @@ impl<M: Medium> TransactionalDevice for Emmc<M> {
         })?;
         self.host.write_requests += 1;
         self.host.write_bytes += data.len() as u64;
-        self.lat.write.record(t - start);
-        self.now_ns = t;
+        self.lat.write.record(t - admitted.arrival_ns);
+        self.finish(CommandKind::Queued, admitted, t);
         Ok(())
     }
 
@@ -104,8 +112,8 @@ impl<M: Medium> TransactionalDevice for Emmc<M> {
             // Nothing of this transaction's in the range: the committed version.
             return crate::block::BlockDevice::read(self, offset_bytes, buf);
         }
-        let start = self.start_command()?;
-        let t = start + self.profile.timing.command_overhead_ns;
+        let admitted = self.start_command(CommandKind::Queued)?;
+        let t = self.overhead_done(admitted.start_ns);
         let pb = self.page_bytes as usize;
         let parts: Vec<_> = self.pages(offset_bytes, buf.len() as u64).collect();
         let done = self.guard(|d| {
@@ -144,24 +152,26 @@ impl<M: Medium> TransactionalDevice for Emmc<M> {
                     ready = ready.max(done);
                 }
             }
-            Ok(ready + d.xfer_ns(buf.len() as u64))
+            let xfer = d.xfer_ns(buf.len() as u64);
+            Ok(d.queue.bus(ready, xfer))
         })?;
-        self.finish_read(start, done, buf.len());
+        self.finish_read(admitted, done, buf.len());
         Ok(())
     }
 
     fn commit_txn(&mut self, tid: Tid) -> Result<(), DeviceError> {
-        let start = self.start_command()?;
-        let t = start + self.profile.timing.command_overhead_ns;
+        let admitted = self.start_command(CommandKind::Queued)?;
+        let t = self.overhead_done(admitted.start_ns);
         let done = self.guard(|d| Ok(d.ftl.commit(tid, t)?))?;
-        self.lat.flush.record(done - start);
-        self.now_ns = done;
+        self.lat.flush.record(done - admitted.arrival_ns);
+        self.finish(CommandKind::Queued, admitted, done);
         Ok(())
     }
 
     fn abort_txn(&mut self, tid: Tid) -> Result<(), DeviceError> {
-        self.start_command()?;
-        self.now_ns += self.profile.timing.command_overhead_ns;
+        let admitted = self.start_command(CommandKind::Queued)?;
+        let done = self.overhead_done(admitted.start_ns);
+        self.finish(CommandKind::Queued, admitted, done);
         self.guard(|d| Ok(d.ftl.abort(tid)?))
     }
 }

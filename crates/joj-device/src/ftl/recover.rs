@@ -1,5 +1,8 @@
 //! Rebuilding the FTL's mapping at power-on, after a power loss or from an image.
 //!
+//! A "page" here is a slot, the mapping unit; padding slots (no logical page, a valid checksum)
+//! are neither mapped nor torn.
+//!
 //! Phases, in the order they run (`docs/formats/xftl.md`, recovery, and
 //! `docs/formats/device-image.md`, what is checked on open):
 //! 1. **Load the tables.** The commit table (X-FTL) and the mapping checkpoint (sequence `S`)
@@ -234,6 +237,11 @@ impl<M: Medium> Ftl<M> {
                         .medium
                         .peek_oob(Ppn(ppn))
                         .is_none_or(|o| o.lpn == NO_LPN);
+                }
+                Some(o) if o.lpn == NO_LPN => {
+                    // Padding of a page programmed with fewer units than it holds.
+                    erase_torn = false;
+                    last_seq = last_seq.max(o.seq);
                 }
                 Some(o) => {
                     erase_torn = false;

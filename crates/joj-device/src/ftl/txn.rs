@@ -195,14 +195,9 @@ impl<M: Medium> Ftl<M> {
         Ok(())
     }
 
-    /// GC: copy an active transaction's page (`data`) and move its entry.
-    pub(super) fn relocate_active(
-        &mut self,
-        lpn: u32,
-        data: &[u8],
-        issue_ns: u64,
-    ) -> Result<(), FtlError> {
-        let (ppn, seq, done) = self.program_raw(lpn | TXN_BIT, data, issue_ns)?;
+    /// GC copied an active transaction's page of `lpn` to `ppn` (sequence `seq`, complete at
+    /// `done`): move its entry.
+    pub(super) fn moved_active(&mut self, lpn: u32, ppn: u32, seq: u64, done: u64) {
         let a = self.xl2p.active.get_mut(&lpn).expect("GC found it active");
         let old = a.ppn;
         a.ppn = ppn;
@@ -212,8 +207,6 @@ impl<M: Medium> Ftl<M> {
         if let Some(t) = self.xl2p.txns.get_mut(&tid) {
             t.durable_ns = t.durable_ns.max(done);
         }
-        self.stats.gc_copies += 1;
-        Ok(())
     }
 }
 
@@ -241,8 +234,18 @@ mod tests {
     }
 
     fn ftl_with(logical: u64, xl2p_entries: u32, commit_meta_pages: u32) -> Ftl<NandMedium> {
+        ftl_with_slots(logical, xl2p_entries, commit_meta_pages, 512)
+    }
+
+    /// The small test FTL whose pages hold slots of `slot_bytes` (512: the page).
+    fn ftl_with_slots(
+        logical: u64,
+        xl2p_entries: u32,
+        commit_meta_pages: u32,
+        slot_bytes: u32,
+    ) -> Ftl<NandMedium> {
         let g = small_geometry();
-        let m = NandMedium::new(g, Timing::default(), DataMode::Full);
+        let m = NandMedium::with_slots(g, Timing::default(), DataMode::Full, slot_bytes);
         let cfg = FtlConfig {
             gc_free_blocks: 2,
             checkpoint_interval_programs: 50,
@@ -258,7 +261,7 @@ mod tests {
     }
 
     fn read(f: &mut Ftl<NandMedium>, lpn: u32) -> u8 {
-        let mut b = page(0);
+        let mut b = vec![0; f.medium().slot_bytes() as usize];
         f.read(Lpn(lpn), &mut b, 0).unwrap();
         b[0]
     }
@@ -345,30 +348,35 @@ mod tests {
 
     #[test]
     fn gc_keeps_active_pages_and_the_old_committed_copy() {
-        let mut f = ftl(150, 1000);
-        let mut now = 0;
-        for lpn in 0..150u32 {
-            now = f.write(Lpn(lpn), &page(1), now).unwrap();
-        }
-        let t = f.begin();
-        for lpn in 0..20u32 {
-            now = f.txn_write(t, Lpn(lpn), &page(2), now).unwrap();
-        }
-        // Enough plain overwrites elsewhere to force many GC runs.
-        for round in 0..6u8 {
-            for lpn in 20..150u32 {
-                now = f.write(Lpn(lpn), &page(10 + round), now).unwrap();
+        // A slot the page, and half-page slots: GC then copies an active page and committed
+        // ones in one program.
+        for (slot_bytes, logical) in [(512u32, 150u32), (256, 300)] {
+            let page = |v: u8| vec![v; slot_bytes as usize];
+            let mut f = ftl_with_slots(u64::from(logical), 1000, 0, slot_bytes);
+            let mut now = 0;
+            for lpn in 0..logical {
+                now = f.write(Lpn(lpn), &page(1), now).unwrap();
             }
+            let t = f.begin();
+            for lpn in 0..20u32 {
+                now = f.txn_write(t, Lpn(lpn), &page(2), now).unwrap();
+            }
+            // Enough plain overwrites elsewhere to force many GC runs.
+            for round in 0..6u8 {
+                for lpn in 20..logical {
+                    now = f.write(Lpn(lpn), &page(10 + round), now).unwrap();
+                }
+            }
+            assert!(f.stats().gc_runs > 0);
+            f.check_invariants();
+            assert_eq!(read(&mut f, 0), 1, "committed copy kept while t is active");
+            let mut b = page(0);
+            f.txn_read(t, Lpn(19), &mut b, now).unwrap();
+            assert_eq!(b[0], 2);
+            f.abort(t).unwrap();
+            assert_eq!(read(&mut f, 19), 1);
+            f.check_invariants();
         }
-        assert!(f.stats().gc_runs > 0);
-        f.check_invariants();
-        assert_eq!(read(&mut f, 0), 1, "committed copy kept while t is active");
-        let mut b = page(0);
-        f.txn_read(t, Lpn(19), &mut b, now).unwrap();
-        assert_eq!(b[0], 2);
-        f.abort(t).unwrap();
-        assert_eq!(read(&mut f, 19), 1);
-        f.check_invariants();
     }
 
     /// Regression (found by `tests/packed_reliable_write_is_all_or_nothing.rs`): while `t` is
@@ -424,7 +432,18 @@ mod tests {
     /// `commit_meta_pages`, every commit also programs that many metadata pages (the `openssd`
     /// profile's firmware), which makes each commit's window longer.
     fn crash_trial(seed: u64, canary: bool, commit_meta_pages: u32) -> Result<(), String> {
-        let mut f = ftl_with(120, 1000, commit_meta_pages);
+        crash_trial_on(seed, canary, commit_meta_pages, 512)
+    }
+
+    /// [`crash_trial`] on pages of `slot_bytes` slots.
+    fn crash_trial_on(
+        seed: u64,
+        canary: bool,
+        commit_meta_pages: u32,
+        slot_bytes: u32,
+    ) -> Result<(), String> {
+        let page = |v: u8| vec![v; slot_bytes as usize];
+        let mut f = ftl_with_slots(120, 1000, commit_meta_pages, slot_bytes);
         f.set_canary_commit_before_durable(canary);
         let mut rng = crate::rng::SimRng::new(seed);
         let mut now = 0;
@@ -466,6 +485,7 @@ mod tests {
         };
         let (mut g, _) = Ftl::recover(m, cfg, 120, at).map_err(|e| e.to_string())?;
         g.check_invariants();
+        let _ = page;
         // Expected: the last value of each page over commits done by `at`.
         let mut want = [0u8; 120];
         let mut maybe: Vec<Vec<u8>> = vec![vec![]; 120];
@@ -502,6 +522,24 @@ mod tests {
                     panic!("seed {seed}, commit_meta_pages {commit_meta_pages}: {e}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn power_cuts_keep_committed_transactions_with_sub_page_units() {
+        for slot_bytes in [256, 128] {
+            for seed in 0..200 {
+                if let Err(e) = crash_trial_on(seed, false, 5, slot_bytes) {
+                    panic!("seed {seed}, {slot_bytes}-byte units: {e}");
+                }
+            }
+            let caught = (0..200)
+                .filter(|&s| crash_trial_on(s, true, 5, slot_bytes).is_err())
+                .count();
+            assert!(
+                caught > 0,
+                "the canary is caught with {slot_bytes}-byte units"
+            );
         }
     }
 

@@ -15,6 +15,7 @@ use crate::error::DeviceError;
 use crate::ftl::Tid;
 use crate::iftl::WriteKind;
 use crate::medium::Medium;
+use crate::queue::CommandKind;
 
 impl<M: Medium> IftlDevice<M> {
     fn check_range(&self, offset_bytes: u64, len: u64, unit: u64) -> Result<(), DeviceError> {
@@ -121,7 +122,8 @@ impl<M: Medium> BlockDevice for IftlDevice<M> {
     }
 
     fn flush(&mut self) -> Result<(), DeviceError> {
-        self.now_ns = self.start() + self.overhead_ns();
+        let done = self.start(CommandKind::Barrier);
+        self.finish(CommandKind::Barrier, done);
         self.flushes += 1;
         Ok(())
     }
@@ -129,13 +131,13 @@ impl<M: Medium> BlockDevice for IftlDevice<M> {
     fn discard(&mut self, offset_bytes: u64, len_bytes: u64) -> Result<(), DeviceError> {
         self.check_range(offset_bytes, len_bytes, self.sector_bytes())?;
         let pb = self.page_bytes() as usize;
-        let mut t = self.start() + self.overhead_ns();
+        let mut t = self.start(CommandKind::Barrier);
         for (lpn, _, _, n) in self.spans(offset_bytes, len_bytes) {
             if n == pb {
                 t = self.ftl.trim(Lpn(lpn), t)?;
             }
         }
-        self.now_ns = t;
+        self.finish(CommandKind::Barrier, t);
         Ok(())
     }
 
@@ -183,6 +185,14 @@ impl<M: Medium> BlockDevice for IftlDevice<M> {
             txn_aborts: s.aborts,
             ..Counters::default()
         }
+    }
+
+    fn set_issuer(&mut self, issuer: u32) {
+        IftlDevice::set_issuer(self, issuer);
+    }
+
+    fn issuer_ready_ns(&self, issuer: u32) -> Option<u64> {
+        Some(self.queue.ready_ns(issuer))
     }
 }
 

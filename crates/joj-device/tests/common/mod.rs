@@ -64,6 +64,8 @@ pub fn tiny_profile() -> Profile {
         },
         data_mode: DataMode::Full,
         iftl: None,
+        host: None,
+        calibration: None,
     }
 }
 

@@ -53,6 +53,9 @@ pub struct CommandOptions {
     pub transactions: u64,
     /// The command's stdout goes to joj's stderr (joj's stdout then holds only joj's output).
     pub stdout_to_stderr: bool,
+    /// Replay the command's trace through this device and model its time there, host included
+    /// (`device` and `modeled` sections).
+    pub device: Option<crate::stack::DevicePlan>,
 }
 
 /// `-shm`: SQLite's WAL index, shared memory (counted with `other` by role); `-waldio`: the
@@ -296,6 +299,8 @@ pub fn run_command(opts: &CommandOptions) -> Result<RunResult, ExperimentError> 
     let place = Place::make(&Storage::Scratch {
         kind: opts.fs,
         image_bytes: opts.image_size_bytes,
+        image_dir: None,
+        direct_io: false,
     })?;
     let result = traced(&place, opts);
     let closed = place.close();
@@ -326,7 +331,7 @@ fn traced(place: &Place, opts: &CommandOptions) -> Result<RunResult, ExperimentE
         end_syncfs: true,
         label: format!("{}-command-{}", opts.fs, program_name(&opts.argv)),
         workload: "command",
-        device: None,
+        device: opts.device.as_ref(),
     };
     traced_in(place, opts, &cwd, &spec, &mut |watcher: &mut Watcher| {
         Ok(joj_linux::supervise(
@@ -380,9 +385,16 @@ pub(super) fn traced_in(
     let devs = place.devs();
     let devs: Vec<&str> = devs.iter().map(String::as_str).collect();
     let tracer = BlockTracer::start(&devs, opts.trace_buffer_kb).map_err(joj_linux::Error::from)?;
+    let journal = crate::host::JournalThreads::find(&place.devs());
+    let journal_at = journal.cpu_ns();
+    let journal_delay_at = journal.run_delay_ns();
+    let children_at = children_cpu_ns();
     let started = std::time::Instant::now();
     let supervised = run(&mut watcher);
     let elapsed_s = started.elapsed().as_secs_f64();
+    let cpu_ns = children_cpu_ns().saturating_sub(children_at);
+    let journal_ns = journal.cpu_ns().saturating_sub(journal_at);
+    let journal_delay_ns = journal.run_delay_ns().saturating_sub(journal_delay_at);
 
     // Whatever the command left dirty is written inside the trace.
     let synced = if spec.end_syncfs { syncfs(cwd) } else { Ok(()) };
@@ -407,6 +419,9 @@ pub(super) fn traced_in(
         intent,
         supervised,
         filesystem_full,
+        cpu_ns,
+        journal_ns,
+        journal_delay_ns,
     };
     report(
         place,
@@ -426,6 +441,24 @@ struct Measured {
     supervised: joj_linux::Supervision,
     /// Whether the scratch filesystem was full when the command ended.
     filesystem_full: bool,
+    /// CPU time of the command's processes (reaped children, `RUSAGE_CHILDREN`).
+    cpu_ns: u64,
+    /// CPU time of the filesystem's journal thread.
+    journal_ns: u64,
+    /// Its run-queue delay.
+    journal_delay_ns: u64,
+}
+
+/// CPU time (user + system) of this process's reaped children so far.
+fn children_cpu_ns() -> u64 {
+    // SAFETY: an all-zero rusage is a valid value of the plain C struct.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes one struct rusage to a valid pointer.
+    if unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) } != 0 {
+        return 0;
+    }
+    let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
+    ns(ru.ru_utime) + ns(ru.ru_stime)
 }
 
 /// Classify the window's requests and make the document with its per-file rows.
@@ -468,8 +501,48 @@ fn report(
     let mut result = document(opts, place, fs, m.elapsed_s, m.intent, &classified);
     result.config.workload = spec.workload.to_string();
     result.syscalls.dir_syncs = watcher.dir_syncs;
+    result.command = Some(command_report(opts, cwd, watcher, &m, files));
+    for f in result.command.iter().flat_map(|c| &c.files) {
+        result.syscalls.fsync += f.fsync;
+        result.syscalls.fdatasync += f.fdatasync;
+        result.syscalls.deletes += f.removals;
+        result.syscalls.truncates += f.truncates;
+    }
+    if let Some(out) = &opts.out_dir {
+        write_trace_and_plot(out, &spec.label, &mut result, fs, &classified.records)?;
+    }
+    if let Some(plan) = spec.device {
+        let txns = opts.transactions.max(1);
+        let (device, devices) = crate::replay::replay_records(
+            &classified.records,
+            txns,
+            0,
+            plan,
+            &super::fs::journal_devs(fs),
+        )?;
+        if spec.workload == "command" {
+            // (A syscall replay runs in joj's own threads, whose CPU is not a child's: its host
+            // time is not modeled.)
+            let (host, modeled) = model_command(&result, &m, &device, plan, txns);
+            result.host = Some(host);
+            result.modeled = Some(modeled);
+        }
+        result.device = Some(device);
+        result.devices = devices;
+    }
+    Ok(result)
+}
+
+/// The command's own section of the document: how it ran and what it did to which file.
+fn command_report(
+    opts: &CommandOptions,
+    cwd: &Path,
+    watcher: &Watcher,
+    m: &Measured,
+    files: Vec<FileReport>,
+) -> CommandReport {
     let exit = m.supervised.exit;
-    result.command = Some(CommandReport {
+    CommandReport {
         argv: opts
             .argv
             .iter()
@@ -498,29 +571,48 @@ fn report(
         outside_writes_total: watcher.outside_total,
         io_uring: watcher.io_uring.clone(),
         filesystem_full: m.filesystem_full,
-    });
-    for f in result.command.iter().flat_map(|c| &c.files) {
-        result.syscalls.fsync += f.fsync;
-        result.syscalls.fdatasync += f.fdatasync;
-        result.syscalls.deletes += f.removals;
-        result.syscalls.truncates += f.truncates;
     }
-    if let Some(out) = &opts.out_dir {
-        write_trace_and_plot(out, &spec.label, &mut result, fs, &classified.records)?;
-    }
-    if let Some(plan) = spec.device {
-        let txns = opts.transactions.max(1);
-        let (device, devices) = crate::replay::replay_records(
-            &classified.records,
-            txns,
-            0,
-            plan,
-            &super::fs::journal_devs(fs),
-        )?;
-        result.device = Some(device);
-        result.devices = devices;
-    }
-    Ok(result)
+}
+
+/// A traced command's host time and modeled time on `plan`'s device: the command's wall time
+/// less the supervisor's holding it; its CPU time and the journal thread's against the rest
+/// (waits); plus the device's time.
+fn model_command(
+    result: &RunResult,
+    m: &Measured,
+    device: &joj_device::DeviceSummary,
+    plan: &crate::stack::DevicePlan,
+    txns: u64,
+) -> (crate::host::HostMeasured, crate::host::Modeled) {
+    let sync_calls = result.syscalls.fsync + result.syscalls.fdatasync;
+    let usage = joj_workload::ThreadUsage {
+        cpu_ns: m.cpu_ns,
+        ..Default::default()
+    };
+    let counts = crate::host::WindowCounts {
+        sync_calls,
+        overhead_ns: m.supervised.handling_ns,
+        journal_thread_cpu_ns: m.journal_ns,
+        journal_thread_run_delay_ns: m.journal_delay_ns,
+        ..Default::default()
+    };
+    let host = crate::host::HostMeasured::new(m.elapsed_s, &[usage], 1, &counts);
+    let device_s = device
+        .completion
+        .as_ref()
+        .map_or(device.modeled_s, |c| c.modeled_s);
+    let modeled = crate::host::Modeled::compose(
+        &plan.profile,
+        &host,
+        device_s,
+        txns,
+        &crate::host::Pacing::Not(
+            "joj trace does not pace the command: what its kernel does by the clock follows \
+             this machine's speed"
+                .into(),
+        ),
+    );
+    (host, modeled)
 }
 
 /// The bench-shaped document of a traced command, before its `command` section.

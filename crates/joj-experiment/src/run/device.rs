@@ -45,7 +45,12 @@ fn run_on<D: RunDevice>(
     let result = (|| {
         let dir = PathBuf::from(DIR);
         db::prepare(&dir, w, setup)?;
-        let window = xftl::Window::new(v);
+        // Several threads of the Mobibench loop take their turns in device time.
+        let window = if w.threads > 1 && w.paper.is_none() {
+            xftl::Window::in_device_time_order(v, w.threads as usize, w.transactions)
+        } else {
+            xftl::Window::new(v)
+        };
         let out = db::run(&dir, w, setup, &window, progress)?;
         sqlite::integrity_check(&out.databases, &setup.vfs)?;
         let all = Workload::Db(w.clone()).transactions();

@@ -83,6 +83,18 @@ fn trace_header(result: &RunResult, fs: &ScratchFs) -> TraceHeader {
     };
     // Replays count modeled throughput in these (joj_device::LoadedTrace).
     meta.insert("transactions".into(), result.transactions.into());
+    // And compose the host's time measured in the run with the device's, as the run did: the
+    // same recording replays to the same modeled figures (`joj replay`).
+    if let Some(h) = result
+        .host
+        .as_ref()
+        .and_then(|h| serde_json::to_value(h).ok())
+    {
+        meta.insert("host".into(), h);
+    }
+    if let Some(p) = &result.pace {
+        meta.insert("paced_on".into(), p.profile.clone().into());
+    }
     TraceHeader {
         clock: Clock::Mono,
         devices,

@@ -63,8 +63,10 @@ struct Ran {
     /// A file workload counts its own system calls (no VFS underneath).
     syscalls: Option<IoCounters>,
     paper: Option<PaperOutcome>,
-    /// A file workload's per-thread context switches and CPU time.
+    /// Each workload thread's context switches, CPU time and run-queue delay.
     threads: Vec<joj_workload::ThreadUsage>,
+    /// Workload threads.
+    n_threads: u32,
 }
 
 /// Create the workload's files, then run it inside the window.
@@ -85,7 +87,8 @@ fn prepare_and_run(
                 elapsed_s: out.elapsed.as_secs_f64(),
                 syscalls: None,
                 paper: out.paper,
-                threads: vec![],
+                threads: out.threads,
+                n_threads: w.threads,
             })
         }
         (Workload::File(w), _) => {
@@ -97,6 +100,7 @@ fn prepare_and_run(
                 syscalls: Some(out.syscalls),
                 paper: None,
                 threads: out.threads,
+                n_threads: w.threads,
             })
         }
         (Workload::Db(_), None) => unreachable!("Stack::resolve sets SQLite up for databases"),
@@ -127,6 +131,10 @@ fn measure(
     };
     let watch_wal = stack.is_wal()
         && matches!(workload, Workload::Db(w) if w.start == joj_workload::StartState::Steady);
+    let threads = match workload {
+        Workload::Db(w) => w.threads,
+        Workload::File(w) => w.threads,
+    };
     let window = MeasuredWindow::new(
         &place.dir,
         vfs.accounting,
@@ -134,6 +142,7 @@ fn measure(
         tracing,
         pace,
         watch_wal,
+        threads,
     );
     let ran = prepare_and_run(place, stack, workload, &window, progress)?;
     let captured = window.take()?;
@@ -168,11 +177,35 @@ fn measure(
                 plan,
                 &journal_devs(fs),
             )?;
+            result.modeled = modeled(stack, &plan.profile, &result, &device);
             result.device = Some(device);
             result.devices = devices;
         }
     }
     Ok(result)
+}
+
+/// The run's modeled time on `profile`: its measured host time on the profile's host, plus the
+/// device's time (with the completion model's wakeups when one was applied).
+fn modeled(
+    stack: &Stack,
+    profile: &joj_device::Profile,
+    result: &RunResult,
+    device: &joj_device::DeviceSummary,
+) -> Option<crate::host::Modeled> {
+    let host = result.host.as_ref()?;
+    let pacing = stack.pacing.as_ref()?;
+    let device_s = device
+        .completion
+        .as_ref()
+        .map_or(device.modeled_s, |c| c.modeled_s);
+    Some(crate::host::Modeled::compose(
+        profile,
+        host,
+        device_s,
+        result.transactions,
+        pacing,
+    ))
 }
 
 /// The result's figures that need no trace.
@@ -184,10 +217,17 @@ fn base_result(
     captured: &Captured,
 ) -> RunResult {
     let counters = ran.syscalls.unwrap_or(captured.counters);
+    let host = crate::host::HostMeasured::new(
+        ran.elapsed_s,
+        &ran.threads,
+        ran.n_threads,
+        &captured.counts,
+    );
     RunResult {
         waldio: captured.waldio,
         paper: ran.paper,
         pace: captured.pace.clone(),
+        host: Some(host),
         threads: ran.threads,
         ..RunResult::measured(
             run_config(stack, workload, place.mount_options.clone()),

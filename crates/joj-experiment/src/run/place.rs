@@ -41,12 +41,22 @@ impl Place {
                     tmp: Some(t),
                 })
             }
-            Storage::Scratch { kind, image_bytes } => {
+            Storage::Scratch {
+                kind,
+                image_bytes,
+                image_dir,
+                direct_io,
+            } => {
                 joj_linux::install_cleanup_handler()?;
                 let fs = ScratchFs::create(
                     *kind,
                     ScratchOptions {
                         size_bytes: *image_bytes,
+                        image_dir: image_dir.clone(),
+                        loop_options: joj_linux::LoopOptions {
+                            direct_io: *direct_io,
+                            ..Default::default()
+                        },
                         ..Default::default()
                     },
                 )

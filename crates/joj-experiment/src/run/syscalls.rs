@@ -93,6 +93,8 @@ pub fn replay_syscalls(
     let place = Place::make(&Storage::Scratch {
         kind: opts.fs,
         image_bytes: opts.image_size_bytes,
+        image_dir: None,
+        direct_io: false,
     })?;
     let result = replay_in(&place, rec, opts);
     let closed = place.close();
@@ -138,6 +140,7 @@ fn replay_in(
         out_dir: opts.out_dir.clone(),
         transactions: opts.transactions.unwrap_or(rec.header.transactions).max(1),
         stdout_to_stderr: false,
+        device: None,
     };
     let spec = WindowSpec {
         end_syncfs: !rec.has_window(),

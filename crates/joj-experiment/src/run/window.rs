@@ -3,19 +3,31 @@
 //! pacer), snapshot the VFS counters; at `end`, the reverse. Only what happened in between is
 //! reported. A traced window also ends with `syncfs`, after the tracer stopped, so that a
 //! recording of the run's system calls can find both ends of the window.
+//!
+//! The window watches every sync call SQLite makes through joj's VFSs ([`WindowObserver`]): it
+//! counts and times them, times joj's own work on the thread's path (the extent snapshots of a
+//! traced window, the pacer's model), and — paced — holds the thread after each sync call until
+//! the wall clock reaches the modeled time so far (host and device), so that whatever the kernel
+//! does by the clock between two sync calls of one transaction happens as on the device.
 
+use std::ffi::c_int;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::thread::ThreadId;
+use std::time::Instant;
 
 use joj_linux::BlockTracer;
+use joj_trace::FileRole;
 use joj_trace::{Op, TraceRecord};
-use joj_vfs::{AccountingVfs, FileObserver, IoCounters};
+use joj_vfs::{AccountingVfs, FileEvent, FileObserver, IoCounters};
 use joj_waldio::{WaldioCounters, WaldioVfs};
 use joj_workload::{Window, WorkloadError, lock};
 
 use super::extents::ExtentRecorder;
 use crate::error::ExperimentError;
+use crate::host::WindowCounts;
 use crate::pace::{PaceReport, Pacer};
 use crate::result::BioIntent;
 
@@ -64,6 +76,8 @@ pub(super) struct Captured {
     pub(super) requests: Vec<TraceRecord>,
     pub(super) intent: BioIntent,
     pub(super) pace: Option<PaceReport>,
+    /// Sync calls, joj's overhead and pacing's sleeps in the window.
+    pub(super) counts: WindowCounts,
     error: Option<ExperimentError>,
 }
 
@@ -95,9 +109,106 @@ pub(super) struct MeasuredWindow {
     steady_wal: bool,
     wal_at_start: Mutex<WalSizes>,
     tracer: Mutex<Option<BlockTracer>>,
-    pacer: Mutex<Option<Pacer>>,
+    /// The sync calls' and pacing's shared state (the observer holds it too).
+    clock: Arc<HostClock>,
+    /// The journal threads of the run's devices, and their CPU time and run-queue delay at the
+    /// window's start.
+    journal_threads: Mutex<Option<(crate::host::JournalThreads, u64, u64)>>,
     before: Mutex<(IoCounters, WaldioCounters)>,
     captured: Mutex<Captured>,
+}
+
+/// What the window counts on the workload threads' path, and the pacer they wait for.
+struct HostClock {
+    threads: u32,
+    pacer: Mutex<Option<Pacer>>,
+    /// Sync calls under way: the thread and when it began (ns, monotonic).
+    open_syncs: Mutex<Vec<(ThreadId, u64)>>,
+    sync_calls: AtomicU64,
+    sync_ns: AtomicU64,
+    overhead_ns: AtomicU64,
+    sleep_ns: AtomicU64,
+}
+
+impl HostClock {
+    fn counts(&self) -> WindowCounts {
+        WindowCounts {
+            sync_calls: self.sync_calls.load(Ordering::Relaxed),
+            sync_ns: self.sync_ns.load(Ordering::Relaxed),
+            overhead_ns: self.overhead_ns.load(Ordering::Relaxed),
+            sleep_ns: self.sleep_ns.load(Ordering::Relaxed),
+            journal_thread_cpu_ns: 0,
+            journal_thread_run_delay_ns: 0,
+        }
+    }
+
+    /// Time `f` as joj's own work on the thread's path.
+    fn overhead<T>(&self, f: impl FnOnce() -> T) -> T {
+        let t0 = Instant::now();
+        let out = f();
+        self.overhead_ns
+            .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        out
+    }
+
+    /// Paced: feed the model what the kernel issued so far and sleep until the wall clock
+    /// reaches the modeled time (host so far plus the device's).
+    fn wait_for_device(&self) -> Result<(), ExperimentError> {
+        let wait = self.overhead(|| match lock(&self.pacer).as_mut() {
+            Some(p) => p.catch_up(&self.counts(), self.threads).map(Some),
+            None => Ok(None),
+        })?;
+        let Some(wait) = wait.filter(|w| !w.is_zero()) else {
+            return Ok(());
+        };
+        // Sleep without the lock: other threads keep feeding the model meanwhile. What counts
+        // is the time really slept: a sleep ends late (timer slack, the wakeup), and that lateness
+        // is pacing's, not the host's work.
+        let t0 = Instant::now();
+        std::thread::sleep(wait);
+        let slept = t0.elapsed();
+        self.sleep_ns
+            .fetch_add(slept.as_nanos() as u64, Ordering::Relaxed);
+        if let Some(p) = lock(&self.pacer).as_mut() {
+            p.waited(slept);
+        }
+        Ok(())
+    }
+}
+
+/// The window's observer of SQLite's files: counts and times sync calls, passes every event to
+/// the extent recorder of a traced window (timed as joj's overhead), and paces after each sync.
+struct WindowObserver {
+    recorder: Option<Arc<ExtentRecorder>>,
+    clock: Arc<HostClock>,
+}
+
+impl FileObserver for WindowObserver {
+    fn file_event(&self, event: FileEvent, path: &Path, role: FileRole, fd: Option<c_int>) {
+        let now = joj_linux::now_mono_ns();
+        let me = std::thread::current().id();
+        match event {
+            FileEvent::BeforeSync => lock(&self.clock.open_syncs).push((me, now)),
+            FileEvent::AfterSync => {
+                let mut open = lock(&self.clock.open_syncs);
+                if let Some(i) = open.iter().position(|(t, _)| *t == me) {
+                    let (_, start) = open.swap_remove(i);
+                    self.clock.sync_calls.fetch_add(1, Ordering::Relaxed);
+                    self.clock
+                        .sync_ns
+                        .fetch_add(now.saturating_sub(start), Ordering::Relaxed);
+                }
+            }
+            FileEvent::BeforeDelete | FileEvent::BeforeTruncate => {}
+        }
+        if let Some(r) = &self.recorder {
+            self.clock.overhead(|| r.file_event(event, path, role, fd));
+        }
+        if matches!(event, FileEvent::AfterSync) {
+            // An error of the pacer's stream shows again, and is reported, when the window ends.
+            let _ = self.clock.wait_for_device();
+        }
+    }
 }
 
 fn syncfs(dir: &Path) -> Result<(), ExperimentError> {
@@ -120,6 +231,7 @@ impl MeasuredWindow {
         tracing: Option<Tracing>,
         pace: Option<PaceSetup>,
         steady_wal: bool,
+        threads: u32,
     ) -> MeasuredWindow {
         MeasuredWindow {
             dir: dir.to_path_buf(),
@@ -130,7 +242,16 @@ impl MeasuredWindow {
             steady_wal,
             wal_at_start: Mutex::default(),
             tracer: Mutex::new(None),
-            pacer: Mutex::new(None),
+            clock: Arc::new(HostClock {
+                threads: threads.max(1),
+                pacer: Mutex::new(None),
+                open_syncs: Mutex::default(),
+                sync_calls: AtomicU64::new(0),
+                sync_ns: AtomicU64::new(0),
+                overhead_ns: AtomicU64::new(0),
+                sleep_ns: AtomicU64::new(0),
+            }),
+            journal_threads: Mutex::new(None),
             before: Mutex::default(),
             captured: Mutex::default(),
         }
@@ -161,30 +282,25 @@ impl MeasuredWindow {
         }
         if let Some(t) = &self.tracing {
             t.recorder.record_dir(&self.dir);
-            self.set_observer(Some(t.recorder.clone() as Arc<dyn FileObserver>));
             let devs: Vec<&str> = t.devs.iter().map(String::as_str).collect();
             let tracer = BlockTracer::start(&devs, t.buffer_kb).map_err(joj_linux::Error::from)?;
             *lock(&self.tracer) = Some(tracer);
             if let Some(p) = &self.pace {
                 let pacer = Pacer::start(&p.devs, &p.profile, p.aging, p.seed, t.buffer_kb)?;
-                *lock(&self.pacer) = Some(pacer);
+                *lock(&self.clock.pacer) = Some(pacer);
             }
+        }
+        self.set_observer(Some(Arc::new(WindowObserver {
+            recorder: self.tracing.as_ref().map(|t| t.recorder.clone()),
+            clock: self.clock.clone(),
+        }) as Arc<dyn FileObserver>));
+        if let Some(t) = &self.tracing {
+            let threads = crate::host::JournalThreads::find(&t.devs);
+            let (cpu, delay) = (threads.cpu_ns(), threads.run_delay_ns());
+            *lock(&self.journal_threads) = Some((threads, cpu, delay));
         }
         let waldio = self.waldio.map(|w| w.counters()).unwrap_or_default();
         *lock(&self.before) = (self.vfs.counters(), waldio);
-        Ok(())
-    }
-
-    fn wait_for_device(&self) -> Result<(), ExperimentError> {
-        let wait = match lock(&self.pacer).as_mut() {
-            Some(p) => p.catch_up()?,
-            None => return Ok(()),
-        };
-        // Sleep without the lock: other threads keep feeding the model meanwhile.
-        std::thread::sleep(wait);
-        if let Some(p) = lock(&self.pacer).as_mut() {
-            p.waited(wait);
-        }
         Ok(())
     }
 
@@ -199,8 +315,13 @@ impl MeasuredWindow {
             let start = std::mem::take(&mut *lock(&self.wal_at_start));
             cap.steady_wal = Some((start, wal_sizes(&self.dir)));
         }
-        if let Some(pacer) = lock(&self.pacer).take() {
-            match pacer.finish() {
+        cap.counts = self.clock.counts();
+        if let Some((threads, cpu, delay)) = lock(&self.journal_threads).take() {
+            cap.counts.journal_thread_cpu_ns = threads.cpu_ns().saturating_sub(cpu);
+            cap.counts.journal_thread_run_delay_ns = threads.run_delay_ns().saturating_sub(delay);
+        }
+        if let Some(pacer) = lock(&self.clock.pacer).take() {
+            match pacer.finish(&cap.counts, self.clock.threads) {
                 Ok(report) => cap.pace = Some(report),
                 Err(e) => cap.error = Some(e),
             }
@@ -243,7 +364,9 @@ impl Window for MeasuredWindow {
         if self.pace.is_none() {
             return Ok(());
         }
-        self.wait_for_device().map_err(ExperimentError::into_window)
+        self.clock
+            .wait_for_device()
+            .map_err(ExperimentError::into_window)
     }
 
     fn end(&self) -> Result<(), WorkloadError> {

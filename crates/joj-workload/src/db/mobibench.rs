@@ -16,6 +16,7 @@ use crate::config::bounds::latency_samples;
 use crate::config::{DbOp, DbWorkload, StartState};
 use crate::error::WorkloadError;
 use crate::sqlite::{self, SqliteSetup, sql_err};
+use crate::thread_usage::ThreadUsage;
 use crate::window::Window;
 use rusqlite::Connection;
 use std::path::Path;
@@ -130,14 +131,15 @@ struct Barriers {
     ended: Barrier,
 }
 
-/// The measured transactions of one thread; its latencies in nanoseconds.
+/// The measured transactions of one thread: its latencies in nanoseconds and what the thread
+/// cost the machine over them.
 fn measured(
     conn: &Connection,
     w: &DbWorkload,
     thread: u32,
     window: &dyn Window,
     progress: Option<&AtomicU64>,
-) -> Result<Vec<u64>, WorkloadError> {
+) -> Result<(Vec<u64>, ThreadUsage), WorkloadError> {
     let mut stmts = statements(conn, w)?;
     // After a warm-up the keys continue where it stopped.
     let start_at = w.warm_up_transactions() * u64::from(w.statements_per_txn);
@@ -151,6 +153,7 @@ fn measured(
         },
     );
     let mut latencies = latency_samples(w.transactions);
+    let usage_before = ThreadUsage::now()?;
     for i in 0..w.transactions {
         let t0 = Instant::now();
         run_transaction(conn, &mut stmts, &mut plan, w, &value)?;
@@ -163,7 +166,7 @@ fn measured(
             std::thread::sleep(Duration::from_millis(w.interval_ms));
         }
     }
-    Ok(latencies)
+    Ok((latencies, ThreadUsage::now()?.since(&usage_before)))
 }
 
 /// One thread: set up (connect, warm up), wait for the window, run, wait for the others and
@@ -177,7 +180,7 @@ fn thread_main(
     barriers: &Barriers,
     window: &dyn Window,
     progress: Option<&AtomicU64>,
-) -> Result<Vec<u64>, WorkloadError> {
+) -> Result<(Vec<u64>, ThreadUsage), WorkloadError> {
     let conn = connect(dir, w, thread, setup).and_then(|conn| {
         if w.start == StartState::Steady {
             warm_up(&conn, w, setup, thread)?;
@@ -190,9 +193,9 @@ fn thread_main(
         conn.and_then(|conn| measured(&conn, w, thread, window, progress).map(|l| (l, conn)));
     barriers.done.wait();
     barriers.ended.wait();
-    result.map(|(latencies, conn)| {
+    result.map(|(measured, conn)| {
         drop(conn);
-        latencies
+        measured
     })
 }
 
@@ -234,8 +237,11 @@ pub(super) fn run(
         (threads, elapsed, begun.and(ended))
     });
     let mut latencies = latency_samples(w.transactions * u64::from(w.threads));
+    let mut usage = Vec::with_capacity(threads.len());
     for t in threads {
-        latencies.extend(t?);
+        let (l, u) = t?;
+        latencies.extend(l);
+        usage.push(u);
     }
     window_result?;
     let databases = (0..w.threads)
@@ -246,6 +252,7 @@ pub(super) fn run(
         elapsed,
         databases,
         paper: None,
+        threads: usage,
     })
 }
 

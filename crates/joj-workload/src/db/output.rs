@@ -16,6 +16,9 @@ pub struct DbRunOutput {
     pub databases: Vec<PathBuf>,
     /// What a paper workload did (`None` for Mobibench's).
     pub paper: Option<PaperOutcome>,
+    /// Each workload thread's context switches, CPU time and run-queue delay over its
+    /// measured transactions, in thread order.
+    pub threads: Vec<crate::ThreadUsage>,
 }
 
 /// An X-FTL paper workload's run: its transactions by kind and the database it left.

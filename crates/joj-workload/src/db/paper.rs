@@ -13,6 +13,7 @@ use crate::config::{DbWorkload, StartState};
 use crate::error::WorkloadError;
 use crate::paper::{self, Driver, KindCounts, PaperWorkload};
 use crate::sqlite::{self, SqliteSetup};
+use crate::thread_usage::ThreadUsage;
 use crate::window::Window;
 use std::path::Path;
 use std::sync::Arc;
@@ -52,6 +53,7 @@ pub(super) fn run(
     let mut latencies = latency_samples(w.transactions);
     window.begin()?;
     let t0 = Instant::now();
+    let usage_before = ThreadUsage::now()?;
     let looped = (|| {
         for i in 0..w.transactions {
             let t = Instant::now();
@@ -69,9 +71,11 @@ pub(super) fn run(
         Ok::<_, WorkloadError>(())
     })();
     let elapsed = t0.elapsed();
+    let usage = ThreadUsage::now().map(|u| u.since(&usage_before));
     let ended = window.end();
     looped?;
     ended?;
+    let usage = usage?;
 
     // After the window: what the database holds now.
     let summary = paper::check(&conn, p)?;
@@ -102,5 +106,6 @@ pub(super) fn run(
             tpmc: new_orders.map(|n| n as f64 * 60.0 / elapsed.as_secs_f64().max(1e-9)),
             summary,
         }),
+        threads: vec![usage],
     })
 }

@@ -1,0 +1,84 @@
+//! `joj device calibrate DIR -o P.json` measures the disk under DIR with O_DIRECT (a test file
+//! made there and removed) and writes a profile joj loads: its timing derived from the
+//! measurements, this machine as its host, the measurements themselves under `calibration`
+//! (queue-depth scaling in `calibration.queue_depth.points`). It never replaces a file without
+//! --force, and refuses a block device without --destroy-data.
+
+use std::process::Command;
+
+fn joj(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_joj"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn device_calibrate_writes_a_profile_from_measurements() {
+    // A directory on this machine's disk (not /tmp, which may be memory): O_DIRECT must work.
+    let base = std::path::Path::new("/var/tmp");
+    let dir = tempfile::tempdir_in(base).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let profile = out.path().join("disk.json");
+    let p = profile.to_str().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let o = joj(&[
+        "device",
+        "calibrate",
+        d,
+        "-o",
+        p,
+        "--size-mib",
+        "64",
+        "--samples",
+        "20",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let loaded = joj_device::Profile::load(p).expect("joj loads the profile it wrote");
+    assert_eq!(loaded.name, "disk");
+    assert!(loaded.host.as_ref().is_some_and(|h| h.cpu_factor == 1.0));
+    let cal = loaded
+        .calibration
+        .as_ref()
+        .expect("the measurements are kept");
+    let points = cal["queue_depth"]["points"]
+        .as_array()
+        .expect("queue-depth points");
+    assert_eq!(points.len(), 4);
+    assert!(cal["measured"]["write_4k"]["median_us"].as_f64().unwrap() > 0.0);
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "the test file is removed"
+    );
+    // An existing output is not replaced without --force.
+    let again = joj(&[
+        "device",
+        "calibrate",
+        d,
+        "-o",
+        p,
+        "--size-mib",
+        "64",
+        "--samples",
+        "20",
+    ]);
+    assert!(!again.status.success());
+    // A block device is written over only with --destroy-data.
+    if std::path::Path::new("/dev/loop0").exists() {
+        let other = out.path().join("dev.json");
+        let b = joj(&[
+            "device",
+            "calibrate",
+            "/dev/loop0",
+            "-o",
+            other.to_str().unwrap(),
+        ]);
+        assert!(!b.status.success());
+        assert!(
+            String::from_utf8_lossy(&b.stderr).contains("--destroy-data"),
+            "{}",
+            String::from_utf8_lossy(&b.stderr)
+        );
+    }
+}

@@ -1,0 +1,691 @@
+//! `joj device calibrate PATH`: measure a real block device, or a file on one, with `O_DIRECT`,
+//! and derive a device profile from those measurements alone — nothing from a SQLite run.
+//!
+//! What is measured (queue depth 1 unless said): 4 KiB random writes and reads; 1 MiB
+//! sequential writes and reads; the latency of a flush (`fdatasync` of a file whose blocks are
+//! all written, which commits no filesystem journal and only flushes the device's cache) after
+//! N KiB of random 4 KiB writes, for several N; a 4 KiB write with `O_DSYNC` (FUA where the
+//! device offers it, else a write and a flush); and 4 KiB random writes from several threads at
+//! once (queue-depth scaling). The measurements go into the profile's `calibration` section as
+//! they are; the device model's numbers are derived from them (see [`profile_from`]):
+//!
+//! - host bus bandwidth from the 1 MiB and 4 KiB write times, command overhead what is left of a
+//!   4 KiB write;
+//! - one unit, whose page program time is the slope of flush latency over pages written before
+//!   it, and whose read time is what is left of a 4 KiB read;
+//! - a write-back cache large enough to hold everything written between two flushes (the flush
+//!   pays for it all, as measured), and a fixed number of metadata pages per flush for the
+//!   flush latency's intercept.
+//!
+//! A file is created inside a directory PATH (its blocks written first, so every later write is
+//! an overwrite the filesystem need not journal) and removed at the end; a block device PATH is
+//! written over only with `destroy_data`.
+
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::ExperimentError;
+
+const KIB: u64 = 1024;
+const MIB: u64 = 1 << 20;
+const BLOCK: u64 = 4 * KIB;
+
+/// How to calibrate.
+#[derive(Debug, Clone)]
+pub struct CalibrateOptions {
+    /// A directory (a test file is made in it) or a block device.
+    pub path: PathBuf,
+    /// Size of the test file (or of the region of the block device used).
+    pub size_bytes: u64,
+    /// Samples of each QD1 latency.
+    pub samples: u32,
+    /// Write over a block device PATH.
+    pub destroy_data: bool,
+    /// The profile's name.
+    pub name: String,
+    pub seed: u64,
+}
+
+/// Latency statistics of one measurement, in microseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Latency {
+    pub samples: u64,
+    pub median_us: f64,
+    pub p10_us: f64,
+    pub p90_us: f64,
+}
+
+impl Latency {
+    fn of(mut ns: Vec<u64>) -> Latency {
+        ns.sort_unstable();
+        let at = |q: f64| {
+            if ns.is_empty() {
+                0.0
+            } else {
+                ns[((ns.len() - 1) as f64 * q).round() as usize] as f64 / 1e3
+            }
+        };
+        Latency {
+            samples: ns.len() as u64,
+            median_us: at(0.5),
+            p10_us: at(0.1),
+            p90_us: at(0.9),
+        }
+    }
+}
+
+/// Flush latency after `kib` KiB of random 4 KiB writes.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct FlushAfter {
+    pub kib: u64,
+    pub latency: Latency,
+}
+
+/// Throughput of 4 KiB random writes from `queue_depth` threads at once.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct QueueDepthPoint {
+    pub queue_depth: u32,
+    pub iops: f64,
+    pub mean_latency_us: f64,
+}
+
+/// Everything `calibrate` measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Measured {
+    pub path: String,
+    /// `file` or `block device`.
+    pub kind: String,
+    /// The device under the path (`/sys/block/NAME`), when found.
+    pub device: Option<String>,
+    /// `queue/fua` of that device: whether it takes FUA writes (else a FUA write is a write and
+    /// a flush).
+    pub fua: Option<bool>,
+    /// `queue/write_cache` of that device (`write back` or `write through`).
+    pub write_cache: Option<String>,
+    pub region_bytes: u64,
+    pub write_4k: Latency,
+    pub read_4k: Latency,
+    pub write_1m: Latency,
+    pub read_1m: Latency,
+    pub seq_write_mib_s: f64,
+    pub seq_read_mib_s: f64,
+    pub flush_after: Vec<FlushAfter>,
+    /// A 4 KiB `O_DIRECT | O_DSYNC` write: FUA, or a write and a flush.
+    pub dsync_write_4k: Latency,
+    /// The calibration's own queue-depth measurement; the profile's model serves one command
+    /// at a time, so nothing of this is used by it (a command-queue model may).
+    pub queue_depth: Vec<QueueDepthPoint>,
+    /// `/proc/loadavg`'s one-minute figure when the measurement began and ended.
+    pub load_before: f64,
+    pub load_after: f64,
+}
+
+/// A page-aligned buffer for `O_DIRECT`.
+struct Aligned {
+    ptr: *mut u8,
+    layout: std::alloc::Layout,
+}
+
+impl Aligned {
+    fn new(bytes: usize, fill: u8) -> Aligned {
+        let layout = std::alloc::Layout::from_size_align(bytes.max(4096), 4096)
+            .expect("a power-of-two alignment and a size under isize::MAX");
+        // SAFETY: the layout has a non-zero size.
+        let ptr = unsafe { std::alloc::alloc(layout) };
+        if ptr.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        // SAFETY: `ptr` points at `layout.size()` bytes we own.
+        unsafe { std::ptr::write_bytes(ptr, fill, layout.size()) };
+        Aligned { ptr, layout }
+    }
+
+    fn bytes(&self, n: usize) -> &[u8] {
+        assert!(n <= self.layout.size());
+        // SAFETY: initialised above, owned for the lifetime of `self`.
+        unsafe { std::slice::from_raw_parts(self.ptr, n) }
+    }
+
+    fn bytes_mut(&mut self, n: usize) -> &mut [u8] {
+        assert!(n <= self.layout.size());
+        // SAFETY: initialised above, owned and borrowed mutably through `self`.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, n) }
+    }
+}
+
+impl Drop for Aligned {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with this layout.
+        unsafe { std::alloc::dealloc(self.ptr, self.layout) };
+    }
+}
+
+// SAFETY: the buffer is plain memory owned by the value.
+unsafe impl Send for Aligned {}
+
+/// SplitMix64: the offsets' random source, from one seed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// A 4 KiB-aligned offset in `0..region`.
+    fn block(&mut self, region: u64) -> u64 {
+        (self.next() % (region / BLOCK).max(1)) * BLOCK
+    }
+}
+
+fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> ExperimentError {
+    let what = what.into();
+    move |source| ExperimentError::Io { what, source }
+}
+
+fn load_1min() -> f64 {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(f64::NAN)
+}
+
+/// The test target: a file made in a directory (removed on drop), or a block device.
+struct Target {
+    path: PathBuf,
+    remove: bool,
+    kind: &'static str,
+}
+
+impl Drop for Target {
+    fn drop(&mut self) {
+        if self.remove {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+fn open_direct(path: &Path, extra: i32) -> Result<File, ExperimentError> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_DIRECT | extra)
+        .open(path)
+        .map_err(io(format!("opening {} with O_DIRECT", path.display())))
+}
+
+fn target(opts: &CalibrateOptions) -> Result<Target, ExperimentError> {
+    let meta = std::fs::metadata(&opts.path).map_err(io(format!(
+        "reading {} (give a directory on the disk to measure, or a block device)",
+        opts.path.display()
+    )))?;
+    if meta.file_type().is_block_device() {
+        if !opts.destroy_data {
+            return Err(ExperimentError::Calibrate {
+                reason: format!(
+                    "{} is a block device and calibrating writes over its first {} MiB; fix: \
+                     pass --destroy-data if nothing on it matters, or give a directory on it",
+                    opts.path.display(),
+                    opts.size_bytes / MIB
+                ),
+            });
+        }
+        return Ok(Target {
+            path: opts.path.clone(),
+            remove: false,
+            kind: "block device",
+        });
+    }
+    if !meta.is_dir() {
+        return Err(ExperimentError::Calibrate {
+            reason: format!(
+                "{} is neither a directory nor a block device; fix: give a directory on the \
+                 disk to measure (a test file is made there and removed)",
+                opts.path.display()
+            ),
+        });
+    }
+    let path = opts
+        .path
+        .join(format!("joj-calibrate-{}.img", std::process::id()));
+    let t = Target {
+        path: path.clone(),
+        remove: true,
+        kind: "file",
+    };
+    // Every block written once, then synced: later writes overwrite initialised blocks, so
+    // `fdatasync` commits no journal transaction and only flushes the device.
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(&path)
+        .map_err(io(format!("creating {}", path.display())))?;
+    let buf = Aligned::new(MIB as usize, 0x5a);
+    let mut at = 0;
+    while at < opts.size_bytes {
+        f.write_all_at(buf.bytes(MIB as usize), at)
+            .map_err(io(format!("filling {}", path.display())))?;
+        at += MIB;
+    }
+    f.sync_all()
+        .map_err(io(format!("syncing {}", path.display())))?;
+    Ok(t)
+}
+
+/// `/sys/block/NAME` of the device holding `path` (for a partition, its disk).
+fn sys_block(path: &Path, kind: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).ok()?;
+    let dev = if kind == "block device" {
+        m.rdev()
+    } else {
+        m.dev()
+    };
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    let link = std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).ok()?;
+    // A partition's directory sits inside its disk's, which has `queue/`.
+    [link.clone(), link.parent()?.to_path_buf()]
+        .into_iter()
+        .find(|p| p.join("queue").is_dir())
+}
+
+fn timed(f: impl FnOnce() -> std::io::Result<()>) -> std::io::Result<u64> {
+    let t0 = Instant::now();
+    f()?;
+    Ok(t0.elapsed().as_nanos() as u64)
+}
+
+/// `n` samples of `f`, a timed request at a random place.
+fn lat(
+    n: u64,
+    rng: &mut Rng,
+    buf: &mut Aligned,
+    f: &mut dyn FnMut(&mut Rng, &mut Aligned) -> std::io::Result<u64>,
+    on_err: impl FnOnce(std::io::Error) -> ExperimentError,
+) -> Result<Latency, ExperimentError> {
+    let mut ns = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        match f(rng, buf) {
+            Ok(t) => ns.push(t),
+            Err(e) => return Err(on_err(e)),
+        }
+    }
+    Ok(Latency::of(ns))
+}
+
+/// Measure `opts.path`.
+pub fn measure(opts: &CalibrateOptions) -> Result<Measured, ExperimentError> {
+    if opts.size_bytes < 64 * MIB {
+        return Err(ExperimentError::Calibrate {
+            reason: "the test region must be at least 64 MiB (--size-mib 64)".into(),
+        });
+    }
+    let load_before = load_1min();
+    let t = target(opts)?;
+    let shown = t.path.display().to_string();
+    let f = open_direct(&t.path, 0)?;
+    let region = opts.size_bytes;
+    let n = u64::from(opts.samples.max(10));
+    let mut rng = Rng(opts.seed);
+    let mut buf = Aligned::new(MIB as usize, 0xa5);
+    let err = |what: &str| io(format!("{what} on {shown}"));
+
+    let write_4k = lat(
+        n,
+        &mut rng,
+        &mut buf,
+        &mut |r, b| {
+            let at = r.block(region);
+            timed(|| f.write_all_at(b.bytes(BLOCK as usize), at))
+        },
+        err("4 KiB random writes"),
+    )?;
+    f.sync_data().map_err(err("fdatasync"))?;
+    let read_4k = lat(
+        n,
+        &mut rng,
+        &mut buf,
+        &mut |r, b| {
+            let at = r.block(region);
+            timed(|| f.read_exact_at(b.bytes_mut(BLOCK as usize), at))
+        },
+        err("4 KiB random reads"),
+    )?;
+    let write_1m = sequential(&f, true, &mut buf, region, &shown)?;
+    f.sync_data().map_err(err("fdatasync"))?;
+    let read_1m = sequential(&f, false, &mut buf, region, &shown)?;
+
+    let flush_after = flushes(&f, &mut rng, &buf, region, (n / 10).clamp(10, 100), &shown)?;
+    let dsync = open_direct(&t.path, libc::O_DSYNC)?;
+    let dsync_write_4k = lat(
+        n,
+        &mut rng,
+        &mut buf,
+        &mut |r, b| {
+            let at = r.block(region);
+            timed(|| dsync.write_all_at(b.bytes(BLOCK as usize), at))
+        },
+        err("4 KiB O_DSYNC writes"),
+    )?;
+    let queue_depth = queue_depths(&t.path, region, n, opts.seed)?;
+    let sys = sys_block(&t.path, t.kind);
+    let read_sys = |name: &str| {
+        sys.as_ref()
+            .and_then(|s| std::fs::read_to_string(s.join("queue").join(name)).ok())
+            .map(|v| v.trim().to_string())
+    };
+    let mib_s = |l: &Latency| {
+        if l.median_us > 0.0 {
+            1e6 / l.median_us
+        } else {
+            0.0
+        }
+    };
+    Ok(Measured {
+        path: shown.clone(),
+        kind: t.kind.to_string(),
+        device: sys
+            .as_ref()
+            .and_then(|s| s.file_name())
+            .map(|n| n.to_string_lossy().into_owned()),
+        fua: read_sys("fua").map(|v| v == "1"),
+        write_cache: read_sys("write_cache"),
+        region_bytes: region,
+        write_4k,
+        read_4k,
+        seq_write_mib_s: mib_s(&write_1m),
+        seq_read_mib_s: mib_s(&read_1m),
+        write_1m,
+        read_1m,
+        flush_after,
+        dsync_write_4k,
+        queue_depth,
+        load_before,
+        load_after: load_1min(),
+    })
+}
+
+/// 1 MiB writes (or reads) over the first 64 MiB of the region, one after the other.
+fn sequential(
+    f: &File,
+    write: bool,
+    buf: &mut Aligned,
+    region: u64,
+    shown: &str,
+) -> Result<Latency, ExperimentError> {
+    let mut ns = Vec::new();
+    let mut at = 0;
+    while at + MIB <= region.min(64 * MIB) {
+        ns.push(
+            if write {
+                timed(|| f.write_all_at(buf.bytes(MIB as usize), at))
+            } else {
+                timed(|| f.read_exact_at(buf.bytes_mut(MIB as usize), at))
+            }
+            .map_err(io(format!("1 MiB sequential I/O on {shown}")))?,
+        );
+        at += MIB;
+    }
+    Ok(Latency::of(ns))
+}
+
+/// Flush latency (`fdatasync` of initialised blocks: a flush only) after N KiB of random 4 KiB
+/// writes, `reps` times for each N.
+fn flushes(
+    f: &File,
+    rng: &mut Rng,
+    buf: &Aligned,
+    region: u64,
+    reps: u64,
+    shown: &str,
+) -> Result<Vec<FlushAfter>, ExperimentError> {
+    let err = |what: &str| io(format!("{what} on {shown}"));
+    let mut out = Vec::new();
+    for kib in [0u64, 4, 16, 64, 256, 1024, 4096] {
+        let mut ns = Vec::new();
+        for _ in 0..reps {
+            for _ in 0..kib / 4 {
+                let at = rng.block(region);
+                f.write_all_at(buf.bytes(BLOCK as usize), at)
+                    .map_err(err("4 KiB random writes"))?;
+            }
+            ns.push(timed(|| f.sync_data()).map_err(err("fdatasync"))?);
+        }
+        out.push(FlushAfter {
+            kib,
+            latency: Latency::of(ns),
+        });
+    }
+    Ok(out)
+}
+
+/// 4 KiB random writes from 1, 2, 4 and 8 threads at once, each its own descriptor.
+fn queue_depths(
+    path: &Path,
+    region: u64,
+    n: u64,
+    seed: u64,
+) -> Result<Vec<QueueDepthPoint>, ExperimentError> {
+    let mut points = Vec::new();
+    for qd in [1u32, 2, 4, 8] {
+        let per = (n / u64::from(qd)).max(50);
+        let t0 = Instant::now();
+        let results: Vec<Result<u64, ExperimentError>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..qd)
+                .map(|i| {
+                    s.spawn(move || {
+                        let f = open_direct(path, 0)?;
+                        let buf = Aligned::new(BLOCK as usize, 0x3c);
+                        let mut rng = Rng(seed ^ ((u64::from(i) + 1) * 0x1000_0001));
+                        let mut busy = 0u64;
+                        for _ in 0..per {
+                            let at = rng.block(region);
+                            busy += timed(|| f.write_all_at(buf.bytes(BLOCK as usize), at))
+                                .map_err(io("queue-depth writes"))?;
+                        }
+                        Ok(busy)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or(Ok(0)))
+                .collect()
+        });
+        let wall = t0.elapsed().as_secs_f64();
+        let busy: u64 = results.into_iter().sum::<Result<u64, _>>()?;
+        let total = per * u64::from(qd);
+        points.push(QueueDepthPoint {
+            queue_depth: qd,
+            iops: total as f64 / wall.max(1e-9),
+            mean_latency_us: busy as f64 / total as f64 / 1e3,
+        });
+    }
+    Ok(points)
+}
+
+/// The Theil–Sen line through `(x, y)` (the median of the pairwise slopes, then the median
+/// intercept), which one outlying point does not tilt: (intercept, slope).
+fn line(points: &[(f64, f64)]) -> (f64, f64) {
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        if v.is_empty() {
+            0.0
+        } else if v.len() % 2 == 1 {
+            v[v.len() / 2]
+        } else {
+            (v[v.len() / 2 - 1] + v[v.len() / 2]) / 2.0
+        }
+    };
+    let mut slopes = Vec::new();
+    for (i, a) in points.iter().enumerate() {
+        for b in &points[i + 1..] {
+            if b.0 != a.0 {
+                slopes.push((b.1 - a.1) / (b.0 - a.0));
+            }
+        }
+    }
+    let slope = median(slopes);
+    let intercept = median(points.iter().map(|(x, y)| y - slope * x).collect());
+    (intercept, slope)
+}
+
+/// The device profile the measurements give (the derivation is the module's header), with
+/// this machine as its host and the measurements under `calibration`.
+pub fn profile_from(m: &Measured, name: &str) -> Result<joj_device::Profile, ExperimentError> {
+    let w4 = m.write_4k.median_us * 1e3;
+    let w1m = m.write_1m.median_us * 1e3;
+    // Host bus: the time a MiB adds over 4 KiB; what is left of a 4 KiB write is the command.
+    let host_bps = if w1m > w4 {
+        ((MIB - BLOCK) as f64 / ((w1m - w4) / 1e9)).round()
+    } else {
+        MIB as f64 / (w1m.max(1.0) / 1e9)
+    }
+    .max(1e6);
+    let xfer_4k = BLOCK as f64 / host_bps * 1e9;
+    let overhead = (w4 - xfer_4k).max(0.0);
+    let read_page = (m.read_4k.median_us * 1e3 - overhead - 2.0 * xfer_4k).max(1.0);
+    let pts: Vec<(f64, f64)> = m
+        .flush_after
+        .iter()
+        .map(|p| ((p.kib / 4) as f64, p.latency.median_us * 1e3))
+        .collect();
+    let (intercept, slope) = line(&pts);
+    // A page program takes at least 100 ns (no flash is faster); the flush's fixed part is
+    // carried by its metadata pages, at most 65,536 of them.
+    let program = slope.max(100.0);
+    let meta_pages = ((intercept - overhead) / program)
+        .round()
+        .clamp(0.0, 65_536.0) as u64;
+    let calibration = serde_json::json!({
+        "tool": "joj device calibrate",
+        "measured": m,
+        "derived": {
+            "host_bytes_per_s": host_bps,
+            "command_overhead_ns": overhead.round(),
+            "read_page_ns": read_page.round(),
+            "program_page_ns (flush latency slope per 4 KiB page)": program.round(),
+            "flush latency intercept ns": intercept.round(),
+            "flush_meta_pages ((intercept - command overhead) / program)": meta_pages,
+        },
+        "queue_depth": {
+            "what": "4 KiB O_DIRECT random writes from N threads at once, each its own descriptor; not used by this profile's model (one command at a time)",
+            "points": m.queue_depth,
+        },
+    });
+    let raw_pages: u64 = 8 * (1 << 30) / BLOCK;
+    let doc = serde_json::json!({
+        "name": name,
+        "description": format!(
+            "Calibrated by joj device calibrate from O_DIRECT measurements of {} ({}{}): one \
+             unit of 4 KiB pages behind a write-back cache that the flush empties. Nothing \
+             here comes from a SQLite run.",
+            m.path, m.kind, m.device.as_ref().map(|d| format!(" on {d}")).unwrap_or_default()
+        ),
+        "sources": [
+            format!("host_bytes_per_s and command_overhead_ns: 4 KiB random writes (median {:.1} us) and 1 MiB sequential writes (median {:.1} us), O_DIRECT, queue depth 1", m.write_4k.median_us, m.write_1m.median_us),
+            format!("read_page_ns: 4 KiB random reads (median {:.1} us) less the command overhead and transfers", m.read_4k.median_us),
+            format!("program_page_ns: slope of flush (fdatasync of overwritten blocks) latency over 4 KiB pages written before it, {} points; flush_meta_pages: its intercept less the command overhead, in pages", m.flush_after.len()),
+            "erase_block_ns: not measured (a fresh device does not garbage-collect in runs of this size); 1 ms".to_string(),
+            "geometry: one unit (the queue-depth-1 measurements cannot tell units apart), 4 KiB pages, 8 GiB raw, 7 % over-provisioning: not measured".to_string(),
+            "cache: 256 MiB write-back, no background destaging, so a flush pays for everything written since the last (as measured)".to_string(),
+            "host: this machine (the runs are made here)".to_string(),
+        ],
+        "geometry": {
+            "page_bytes": BLOCK, "pages_per_block": 256,
+            "blocks_per_plane": raw_pages / 256, "planes_per_die": 1,
+            "dies_per_channel": 1, "channels": 1, "sector_bytes": 512
+        },
+        "timing": {
+            "read_page_ns": read_page.round() as u64,
+            "program_page_ns": program.round() as u64,
+            "erase_block_ns": 1_000_000u64,
+            "channel_bytes_per_s": host_bps as u64,
+            "host_bytes_per_s": host_bps as u64,
+            "command_overhead_ns": overhead.round() as u64
+        },
+        "cache": {
+            "capacity_bytes": 256 * MIB, "destage_watermark_percent": 100,
+            "idle_destage_after_ns": 0, "partial_page_write_through": false
+        },
+        "ftl": {
+            "over_provisioning_percent": 7.0, "gc_policy": "greedy", "gc_free_blocks": 4,
+            "checkpoint_interval_programs": 65536, "flush_meta_pages": meta_pages
+        },
+        "data_mode": "full",
+        "host": {
+            "name": "this machine",
+            "cpu_factor": 1.0,
+            "sources": ["the runs are made on the machine calibrated: its host time as measured in each run"]
+        },
+        "calibration": calibration,
+    });
+    joj_device::Profile::from_json(&doc.to_string()).map_err(|e| ExperimentError::Calibrate {
+        reason: format!("the derived profile is invalid: {e}"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lat(us: f64) -> Latency {
+        Latency {
+            samples: 10,
+            median_us: us,
+            p10_us: us,
+            p90_us: us,
+        }
+    }
+
+    #[test]
+    fn the_profile_follows_the_measurements() {
+        let m = Measured {
+            path: "/x".into(),
+            kind: "file".into(),
+            device: None,
+            fua: Some(false),
+            write_cache: None,
+            region_bytes: 64 * MIB,
+            write_4k: lat(50.0),
+            read_4k: lat(80.0),
+            write_1m: lat(50.0 + 1020.0),
+            read_1m: lat(1100.0),
+            seq_write_mib_s: 0.0,
+            seq_read_mib_s: 0.0,
+            flush_after: [0u64, 4, 16, 64]
+                .iter()
+                .map(|&kib| FlushAfter {
+                    kib,
+                    latency: lat(100.0 + kib as f64 / 4.0 * 20.0),
+                })
+                .collect(),
+            dsync_write_4k: lat(150.0),
+            queue_depth: vec![],
+            load_before: 0.0,
+            load_after: 0.0,
+        };
+        let p = profile_from(&m, "t").unwrap();
+        // 1020 KiB in 1020 us: 1 KiB/us, so a 4 KiB transfer is 4 us and the command 46 us.
+        assert!((p.timing.host_bytes_per_s as f64 - 1024.0 * 1e6).abs() < 1e4);
+        assert!((p.timing.command_overhead_ns as i64 - 46_000).abs() < 100);
+        assert!((p.timing.program_page_ns as i64 - 20_000).abs() < 10);
+        // Intercept 100 us, less 46 us of command, is 2.7 pages of 20 us: 3.
+        assert_eq!(p.ftl.flush_meta_pages, 3);
+        // One point far off the line does not tilt it.
+        let mut m2 = m.clone();
+        m2.flush_after[2].latency = lat(5000.0);
+        let p2 = profile_from(&m2, "t").unwrap();
+        assert!((p2.timing.program_page_ns as i64 - 20_000).abs() < 10);
+        assert!(p.calibration.is_some() && p.host.is_some());
+    }
+}

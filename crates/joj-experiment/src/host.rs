@@ -1,0 +1,276 @@
+//! Host time, measured in the run itself, and the modeled time of a run: the target host's
+//! time for it plus the device model's (docs/device-model.md, "Time").
+//!
+//! A run on a scratch filesystem runs on a loop device backed by memory, whose service time is
+//! a copy into the page cache: what the run's threads spend there is the host's part of each
+//! transaction — SQLite's CPU, the system calls and the kernel's path (VFS, filesystem, jbd2's
+//! commit and the wakeups around it, the block layer, completions). The window's wall time is
+//! that, plus three things that are not the target host's and are taken out: the time the
+//! threads waited on a run queue while another process held the CPU (`run_delay`), joj's own
+//! measuring on the threads' path (extent snapshots at sync calls, the pacer's model), and the
+//! sleeps of pacing. What is left is [`HostMeasured::host_s`], in two parts: CPU time (the
+//! workload threads' and the filesystem journal thread's, [`JournalThreads`]) and the host's
+//! waits (the rest); `joj_device::HostConfig` turns them into the target's host time and adds
+//! the device's.
+
+use serde::{Deserialize, Serialize};
+
+use joj_workload::ThreadUsage;
+
+/// What the host spent in the measured window, from the run itself.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostMeasured {
+    /// Workload threads.
+    pub threads: u32,
+    /// The window's wall time.
+    pub elapsed_s: f64,
+    /// CPU time of the workload threads (user + system, summed over threads).
+    pub cpu_s: f64,
+    /// CPU time of the filesystem's journal thread(s) (ext4's jbd2) in the window.
+    #[serde(default)]
+    pub journal_thread_cpu_s: f64,
+    /// Time the workload threads, and the filesystem's journal thread, were runnable but waited
+    /// for a CPU (summed).
+    pub run_delay_s: f64,
+    pub voluntary_switches: u64,
+    pub involuntary_switches: u64,
+    /// Sync calls (`fsync`, `fdatasync`, directory syncs) SQLite made through joj's VFSs.
+    pub sync_calls: u64,
+    /// Time inside them (summed over threads), pacing's sleeps excluded.
+    pub sync_s: f64,
+    /// joj's own measuring on the threads' path: extent snapshots, the pacer's model (summed).
+    pub overhead_s: f64,
+    /// Pacing's sleeps (summed over threads).
+    pub paced_sleep_s: f64,
+    /// The host's time: `elapsed_s − (run_delay_s + overhead_s + paced_sleep_s) / threads`.
+    pub host_s: f64,
+    /// The part of `host_s` that is not CPU time (`cpu_s` and `journal_thread_cpu_s` per
+    /// thread): hand-offs between threads, wakeups, context switches.
+    #[serde(default)]
+    pub wait_s: f64,
+}
+
+/// What the window itself counted (sync calls, joj's overhead, pacing's sleeps).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct WindowCounts {
+    pub sync_calls: u64,
+    pub sync_ns: u64,
+    pub overhead_ns: u64,
+    pub sleep_ns: u64,
+    /// CPU time of the filesystem's journal thread(s) in the window.
+    pub journal_thread_cpu_ns: u64,
+    /// Their run-queue delay in the window.
+    pub journal_thread_run_delay_ns: u64,
+}
+
+impl HostMeasured {
+    /// From the window's wall time, each workload thread's usage (none for a workload that does
+    /// not report it: then no run-queue delay is taken out) and the window's own counts.
+    pub fn new(elapsed_s: f64, threads: &[ThreadUsage], n_threads: u32, w: &WindowCounts) -> Self {
+        let sum = |f: fn(&ThreadUsage) -> u64| threads.iter().map(f).sum::<u64>();
+        let n = f64::from(n_threads.max(1));
+        let run_delay_s = (sum(|t| t.run_delay_ns) + w.journal_thread_run_delay_ns) as f64 / 1e9;
+        let overhead_s = w.overhead_ns as f64 / 1e9;
+        let paced_sleep_s = w.sleep_ns as f64 / 1e9;
+        let cpu_s = sum(|t| t.cpu_ns) as f64 / 1e9;
+        let journal_thread_cpu_s = w.journal_thread_cpu_ns as f64 / 1e9;
+        let host_s = (elapsed_s - (run_delay_s + overhead_s + paced_sleep_s) / n).max(0.0);
+        HostMeasured {
+            threads: n_threads.max(1),
+            elapsed_s,
+            cpu_s,
+            journal_thread_cpu_s,
+            run_delay_s,
+            voluntary_switches: sum(|t| t.voluntary_switches),
+            involuntary_switches: sum(|t| t.involuntary_switches),
+            sync_calls: w.sync_calls,
+            sync_s: w.sync_ns as f64 / 1e9,
+            overhead_s,
+            paced_sleep_s,
+            host_s,
+            wait_s: (host_s - (cpu_s + journal_thread_cpu_s) / n).max(0.0),
+        }
+    }
+
+    /// The two parts the host model scales apart, per thread's worth of wall time: CPU (the
+    /// workload threads' and the journal thread's, shared out over the threads) and waits.
+    pub fn here(&self) -> joj_device::HostHere {
+        let n = f64::from(self.threads.max(1));
+        let cpu_s = ((self.cpu_s + self.journal_thread_cpu_s) / n).min(self.host_s);
+        joj_device::HostHere {
+            cpu_s,
+            wait_s: (self.host_s - cpu_s).max(0.0),
+            sync_calls: self.sync_calls,
+        }
+    }
+}
+
+/// The filesystem's journal thread(s) of the run's devices (ext4: `jbd2/loopN-8`), whose CPU
+/// time is the host's: each commit of a sync call runs there while the caller waits.
+pub(crate) struct JournalThreads {
+    pids: Vec<u32>,
+}
+
+impl JournalThreads {
+    /// The journal threads of devices `devs` (`major:minor`), found by name in `/proc`.
+    pub(crate) fn find(devs: &[String]) -> JournalThreads {
+        let names: Vec<String> = devs
+            .iter()
+            .filter_map(|d| {
+                let uevent = std::fs::read_to_string(format!("/sys/dev/block/{d}/uevent")).ok()?;
+                let name = uevent.lines().find_map(|l| l.strip_prefix("DEVNAME="))?;
+                Some(format!("jbd2/{name}-"))
+            })
+            .collect();
+        let mut pids = Vec::new();
+        if let Ok(entries) = std::fs::read_dir("/proc") {
+            for e in entries.flatten() {
+                let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+                    continue;
+                };
+                let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+                if names.iter().any(|n| comm.trim().starts_with(n.as_str())) {
+                    pids.push(pid);
+                }
+            }
+        }
+        JournalThreads { pids }
+    }
+
+    /// Their CPU time so far, in nanoseconds (schedstat's first field).
+    pub(crate) fn cpu_ns(&self) -> u64 {
+        self.schedstat(0)
+    }
+
+    /// Their time runnable but waiting for a CPU so far (schedstat's second field): while a
+    /// sync call waits for the journal thread, the thread's run-queue delay is the shared
+    /// machine's, as the workload thread's own is.
+    pub(crate) fn run_delay_ns(&self) -> u64 {
+        self.schedstat(1)
+    }
+
+    fn schedstat(&self, field: usize) -> u64 {
+        self.pids
+            .iter()
+            .filter_map(|pid| {
+                let s = std::fs::read_to_string(format!("/proc/{pid}/schedstat")).ok()?;
+                s.split_whitespace().nth(field)?.parse::<u64>().ok()
+            })
+            .sum()
+    }
+}
+
+/// The modeled time of a run on a profile: its host's time and its device's (the `modeled`
+/// section of a result).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Modeled {
+    /// The device profile (its `host` section, or this machine).
+    pub profile: String,
+    #[serde(flatten)]
+    pub time: joj_device::Composed,
+    /// Whether the kernel ran at the modeled speed while the trace was made (`--pace`).
+    pub paced: bool,
+    /// Why it was or was not paced, as the output says it.
+    pub pacing: String,
+}
+
+impl Modeled {
+    /// Compose `host` (measured) with the device's time `device_s` for `ops` operations on
+    /// `profile`'s host.
+    pub fn compose(
+        profile: &joj_device::Profile,
+        host: &HostMeasured,
+        device_s: f64,
+        ops: u64,
+        pacing: &Pacing,
+    ) -> Modeled {
+        Modeled {
+            profile: profile.name.clone(),
+            time: profile
+                .host_or_this_machine()
+                .compose(&host.here(), device_s, ops),
+            paced: pacing.paced(),
+            pacing: pacing.to_string(),
+        }
+    }
+}
+
+/// Whether a modeled run was paced, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pacing {
+    /// Paced because `--pace` asked for it.
+    Asked,
+    /// Paced by default: every modeled figure of a SQLite run on a kernel filesystem is.
+    Default,
+    /// Not paced, for this reason.
+    Not(String),
+    /// A replay of a recording: how the recording was made (paced on a profile, or not).
+    Recorded { paced_on: Option<String> },
+}
+
+impl Pacing {
+    pub fn paced(&self) -> bool {
+        match self {
+            Pacing::Asked | Pacing::Default => true,
+            Pacing::Not(_) => false,
+            Pacing::Recorded { paced_on } => paced_on.is_some(),
+        }
+    }
+}
+
+impl std::fmt::Display for Pacing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Pacing::Asked => f.write_str("paced (--pace): the kernel ran at the modeled speed"),
+            Pacing::Default => f.write_str(
+                "paced (the default with --device): the kernel ran at the modeled speed",
+            ),
+            Pacing::Not(why) => write!(f, "unpaced: {why}"),
+            Pacing::Recorded { paced_on: Some(p) } => write!(
+                f,
+                "a recording made paced on {p} (the kernel ran at {p}'s modeled speed)"
+            ),
+            Pacing::Recorded { paced_on: None } => f.write_str(
+                "a recording made unpaced: clock-driven journaling followed the recording \
+                 machine's speed",
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_time_leaves_out_run_queue_waits_joj_overhead_and_pacing_sleeps() {
+        let t = ThreadUsage {
+            voluntary_switches: 10,
+            involuntary_switches: 2,
+            cpu_ns: 300_000_000,
+            run_delay_ns: 100_000_000,
+        };
+        let w = WindowCounts {
+            sync_calls: 4,
+            sync_ns: 50_000_000,
+            overhead_ns: 200_000_000,
+            sleep_ns: 500_000_000,
+            journal_thread_cpu_ns: 50_000_000,
+            journal_thread_run_delay_ns: 0,
+        };
+        let h = HostMeasured::new(1.0, &[t], 1, &w);
+        assert!((h.host_s - 0.2).abs() < 1e-12, "{h:?}");
+        let here = h.here();
+        assert!(
+            (here.cpu_s - 0.2).abs() < 1e-12,
+            "CPU is capped at the host time: {here:?}"
+        );
+        assert_eq!(here.wait_s, 0.0);
+        // Two threads: each thread's share of the waits comes out of the one wall time.
+        let h2 = HostMeasured::new(1.0, &[t, t], 2, &w);
+        assert!(
+            (h2.host_s - (1.0 - (0.2 + 0.2 + 0.5) / 2.0)).abs() < 1e-12,
+            "{h2:?}"
+        );
+    }
+}

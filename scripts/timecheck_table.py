@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+# Tables of scripts/timecheck.py's runs (OUT-DIR/runs.jsonl): medians, errors, spreads, loads.
+# Usage: scripts/timecheck_table.py OUT-DIR
+import json, statistics, sys
+from collections import defaultdict
+runs = [json.loads(l) for l in open(f'{sys.argv[1]}/runs.jsonl')]
+med = statistics.median
+
+def loads(rs):
+    ls = [r['load'] for r in rs]
+    return f'{min(ls):.2f}–{max(ls):.2f}'
+
+# 1. The same command, five runs.
+rep = defaultdict(list)
+for r in runs:
+    if r['tag'].startswith('repeat:'):
+        rep[r['tag'].split(':')[1]].append(r)
+if rep:
+    print('| command | runs | modeled TPS (host + device), each run | spread | device-only TPS, each run | spread | load |')
+    print('|---|---:|---|---:|---|---:|---|')
+    for tag, rs in rep.items():
+        m = [r['modeled']['modeled_ops_per_sec'] for r in rs]
+        d = [r['device']['modeled_ops_per_sec'] for r in rs]
+        sp = lambda xs: (max(xs) - min(xs)) / med(xs) * 100
+        print(f'| {tag} | {len(rs)} | {", ".join(f"{x:.1f}" for x in m)} | {sp(m):.1f} % | '
+              f'{", ".join(f"{x:.1f}" for x in d)} | {sp(d):.1f} % | {loads(rs)} |')
+    print()
+
+# 1b. The same runs with the host's waits replaced by a fixed cost per sync call
+# (host.sync_wait_ns): the modeled figure then depends on the run's CPU time and counts only.
+if rep:
+    costs = [0, 100_000, 500_000, 1_000_000]
+    print('| command | waits as measured | ' + ' | '.join(f'sync_wait_ns = {c // 1000} µs' for c in costs) + ' |')
+    print('|---|---|' + '---|' * len(costs))
+    for tag, rs in rep.items():
+        cols = []
+        for c in [None] + costs:
+            xs = []
+            for r in rs:
+                m, h = r['modeled'], r['host']
+                cpu = min((h['cpu_s'] + h['journal_thread_cpu_s']) / h['threads'], h['host_s'])
+                waits = h['host_s'] - cpu if c is None else h['sync_calls'] * c / 1e9
+                xs.append(m['ops'] / (m['cpu_factor'] * cpu + waits + m['device_s']))
+            sp = (max(xs) - min(xs)) / med(xs) * 100
+            cols.append(f'{med(xs):.1f} (spread {sp:.1f} %)')
+        print(f'| {tag} | ' + ' | '.join(cols) + ' |')
+    print()
+
+# 2. and 5. Measured against modeled, per cell.
+for kind, title in [('host', 'zero-latency device: modeled (host alone) against measured on the memory loop device'),
+                    ('disk', 'calibrated disk: modeled against measured on ext4 over a direct-I/O loop device on the disk')]:
+    cells = defaultdict(lambda: {'measured': [], 'modeled': []})
+    for r in runs:
+        p = r['tag'].split(':')
+        if p[0] == kind:
+            cells[(p[2], p[3])][p[1]].append(r)
+    if not cells:
+        continue
+    print(f'{title}:')
+    print()
+    print('| mode | op | measured TPS (median of 3) | modeled TPS (median of 3) | host share | error | load |')
+    print('|---|---|---:|---:|---:|---:|---|')
+    errs = []
+    for (mode, op), c in cells.items():
+        if not c['measured'] or not c['modeled']:
+            continue
+        a = med([r['ops_per_sec'] for r in c['measured']])
+        b = med([r['modeled']['modeled_ops_per_sec'] for r in c['modeled']])
+        share = med([r['modeled']['host_share'] for r in c['modeled']])
+        e = (b - a) / a * 100
+        errs.append(abs(e))
+        print(f'| {mode} | {op} | {a:.1f} | {b:.1f} | {share*100:.0f} % | {e:+.1f} % | {loads(c["measured"] + c["modeled"])} |')
+    print()
+    print(f'median |error| {med(errs):.1f} %, largest {max(errs):.1f} %, cells within 15 %: '
+          f'{sum(e <= 15 for e in errs)}/{len(errs)}, within 20 %: {sum(e <= 20 for e in errs)}/{len(errs)}, '
+          f'within 10 %: {sum(e <= 10 for e in errs)}/{len(errs)}')
+    print()
