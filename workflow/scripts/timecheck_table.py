@@ -64,7 +64,8 @@ for kind, title in [('host', 'zero-latency device: modeled (host alone) against 
         continue
     print(f'{title}:')
     print()
-    print('| mode | op | measured TPS (median of 3) | modeled TPS (median of 3) | host share | error | load |')
+    each = max(len(c['measured']) for c in cells.values())
+    print(f'| mode | op | measured TPS (median of {each}) | modeled TPS (median of {each}) | host share | error | load |')
     print('|---|---|---:|---:|---:|---:|---|')
     errs = []
     for (mode, op), c in cells.items():

@@ -30,8 +30,8 @@ need() {
 # A pid file's process, if it is still that daemon.
 alive() {
   local pidfile=$1 name=$2 pid
-  [ -s "$pidfile" ] || return 1
-  pid=$(cat "$pidfile")
+  # (munged removes its pid file as it exits: the file may go between the test and the read.)
+  pid=$(cat "$pidfile" 2>/dev/null) && [ -n "$pid" ] || return 1
   [ -d "/proc/$pid" ] && grep -q "$name" "/proc/$pid/comm" 2>/dev/null
 }
 

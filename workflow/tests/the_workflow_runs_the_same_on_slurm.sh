@@ -66,6 +66,15 @@ profiles:
     fidelity_n: 1
     fidelity_filesystems: []
     fidelity_rows: []
+    timecheck_kinds: []
+    timecheck_n: 1
+    timecheck_card_n: 1
+    timecheck_wal_n: 1
+    timecheck_repeats: 1
+    timecheck_cell_runs: 1
+    timecheck_ops: []
+    timecheck_wait_s: 0
+    timecheck_disk_dir: /var/tmp/joj-timecheck
 CONF
 row=crash-states/ext4-wal.json
 cell=atc13matrix/ext4-fsync-truncate-insert
