@@ -4,11 +4,12 @@
 # configuration, state, logs and pid files under $JOJ_SLURM_DIR (default /run/joj-slurm), the
 # system's own Slurm configuration left alone. Needs root and Debian's slurmctld, slurmd,
 # slurm-client and munge (scripts/setup.sh installs them).
-# Usage: workflow/slurm/local-slurm.sh start|stop|status|env
+# Usage: workflow/slurm/local-slurm.sh start|stop|status|env|dir
 #   start   writes slurm.conf, starts the three daemons, waits until the node is idle
 #   stop    stops what start started (by the pid files it wrote), and only that
 #   env     prints `export SLURM_CONF=…`: client commands (sbatch, squeue, snakemake's Slurm
 #           executor) must read this cluster's configuration
+#   dir     prints the folder of its configuration, state and logs
 # A job's own srun (Snakemake's jobs run one) reads the default /etc/slurm/slurm.conf: start
 # links it to this configuration when there is none, and stop removes that link (only it); a
 # machine with a Slurm configuration of its own is refused rather than changed.
@@ -127,5 +128,6 @@ case "${1:-}" in
   stop) stop ;;
   status) for d in munged slurmctld slurmd; do alive "$dir/$d.pid" "$d" && echo "$d up" || echo "$d down"; done ;;
   env) echo "export SLURM_CONF=$conf" ;;
-  *) echo "usage: $0 start|stop|status|env" >&2; exit 2 ;;
+  dir) echo "$dir" ;;
+  *) echo "usage: $0 start|stop|status|env|dir" >&2; exit 2 ;;
 esac

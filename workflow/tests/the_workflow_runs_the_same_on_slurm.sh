@@ -94,12 +94,19 @@ cp -p "$work/local/crash-states/ext4-wal/run.blocklog" "$work/local/crash-states
   "$work/slurm/crash-states/ext4-wal/"
 workflow/slurm/local-slurm.sh start
 eval "$(workflow/slurm/local-slurm.sh env)"
-jobs_before=$(squeue -h -t all -o %i | wc -l)
+ctld_log="$(workflow/slurm/local-slurm.sh dir)/slurmctld.log"
+ctld_lines=$(wc -l < "$ctld_log")
 run "$work/slurm" --workflow-profile workflow/profiles/slurm
-jobs_after=$(squeue -h -t all -o %i | wc -l)
-submitted=$((jobs_after - jobs_before))
-# 3 shards, the merge and the matrix cell ran as Slurm jobs.
-[ "$submitted" -ge 5 ] || { echo "$name: FAILED: only $submitted Slurm jobs ran (want 5: 3 shards, merge, cell)" >&2; tail -30 "$work/slurm.log" >&2; exit 1; }
+# 3 shards, the merge and the matrix cell ran as Slurm jobs: each job id Snakemake says it
+# submitted must be one the controller ran to exit status 0 during this run. (Counting squeue's list before and
+# after does not work: finished jobs of an earlier run, kept in the state folder, age out of it
+# during this one.)
+submitted=0
+for id in $(sed -n 's/.*submitted with SLURM jobid \([0-9]*\).*/\1/p' "$work/slurm.log"); do
+  tail -n "+$((ctld_lines + 1))" "$ctld_log" | grep -q "_job_complete: JobId=$id WEXITSTATUS 0" \
+    && submitted=$((submitted + 1))
+done
+[ "$submitted" -ge 5 ] || { echo "$name: FAILED: only $submitted Slurm jobs ran to exit status 0 (want 5: 3 shards, merge, cell)" >&2; tail -30 "$work/slurm.log" >&2; exit 1; }
 python3 - "$work/local" "$work/slurm" "$row" "$cell" <<'PY'
 import json, sys
 local, slurm, row, cell = sys.argv[1:]
