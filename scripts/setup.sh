@@ -7,13 +7,16 @@ cd "$(dirname "$0")/.."
 need=()
 for tool in mkfs.ext4:e2fsprogs debugfs:e2fsprogs mkfs.xfs:xfsprogs xfs_db:xfsprogs \
             mkfs.btrfs:btrfs-progs blkparse:blktrace losetup:mount cc:gcc \
-            sqlite3:sqlite3 /usr/bin/python3:python3 taskset:util-linux xfs_io:xfsprogs; do
+            sqlite3:sqlite3 /usr/bin/python3:python3 taskset:util-linux xfs_io:xfsprogs \
+            strace:strace slurmctld:slurmctld slurmd:slurmd sbatch:slurm-client munged:munge; do
   command -v "${tool%%:*}" >/dev/null 2>&1 || need+=("${tool##*:}")
 done
 # The loadable extension is built against the system SQLite's headers (libsqlite3-dev), with
 # bindgen, which needs libclang (libclang-dev).
 [ -e /usr/include/sqlite3ext.h ] || need+=(libsqlite3-dev)
 ls /usr/lib/llvm-*/lib/libclang.so >/dev/null 2>&1 || need+=(libclang-dev)
+# The workflow (workflow/Snakefile) runs Snakemake from a virtual environment.
+python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need+=(python3-venv)
 if [ "${#need[@]}" -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "setup: missing packages ${need[*]}; run as root or: sudo apt-get install ${need[*]}" >&2
@@ -36,3 +39,11 @@ echo "setup: built target/release/joj" >&2
 # The loadable SQLite extension is its own cargo workspace (see crates/joj-ext/Cargo.toml).
 (cd crates/joj-ext && cargo build --release --locked)
 echo "setup: built target/ext/release/libjoj.so (the SQLite extension)" >&2
+# Snakemake and its Slurm executor, pinned, in target/venv (docs/workflow.md).
+snakemake_pins=(snakemake==9.27.1 snakemake-executor-plugin-slurm==2.8.0)
+if [ "$(target/venv/bin/snakemake --version 2>/dev/null)" != 9.27.1 ] \
+   || ! target/venv/bin/python -c 'import snakemake_executor_plugin_slurm' 2>/dev/null; then
+  python3 -m venv target/venv
+  target/venv/bin/pip install -q "${snakemake_pins[@]}"
+fi
+echo "setup: Snakemake $(target/venv/bin/snakemake --version) in target/venv (the workflow)" >&2

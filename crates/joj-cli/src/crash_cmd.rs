@@ -14,7 +14,10 @@ use joj_experiment::crash::{CrashOptions, CrashReport, run};
 use joj_workload::paper::PaperWorkload;
 
 #[derive(Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct CrashArgs {
+    #[command(subcommand)]
+    pub sub: Option<CrashSub>,
     /// Crash states of the real kernel stack on this scratch filesystem (instead of power cuts
     /// inside the emulated device): a run's block writes and flushes are recorded through a
     /// FUSE-backed loop device, then crash images are built, recovered and checked.
@@ -62,6 +65,15 @@ pub struct CrashArgs {
     /// log to keep, share or edit into a new canary).
     #[arg(long)]
     pub save_log: bool,
+    /// --fs --from-log: check only the K-th of N disjoint shares of the states the seed draws
+    /// from the log (1 ≤ K ≤ N), and print (--json) or --save a part for `joj crash merge`
+    /// (docs/formats/crash-part.md).
+    #[arg(long, value_parser = shard)]
+    pub shard: Option<joj_experiment::crash_states::Shard>,
+    /// --fs: record the run and save its log in --save-dir, checking no state (then check it
+    /// with --from-log, whole or in shares with --shard).
+    #[arg(long)]
+    pub record_only: bool,
     /// --fs: judge every state against its mode's window (window) or against full durability
     /// (full: every acknowledged transaction), to see what synchronous=NORMAL or group sync
     /// loses.
@@ -127,7 +139,22 @@ pub struct CrashArgs {
     pub force: bool,
 }
 
+/// `joj crash` subcommands.
+#[derive(clap::Subcommand)]
+pub enum CrashSub {
+    /// Merge the parts of a sharded run (`--shard K/N`) into the document the unsharded run
+    /// of the same log gives; refuses parts of different runs, and names missing shares.
+    Merge(crate::crash_fs_cmd::MergeArgs),
+}
+
+fn shard(s: &str) -> Result<joj_experiment::crash_states::Shard, String> {
+    joj_experiment::crash_states::Shard::parse(s).map_err(|e| e.to_string())
+}
+
 pub fn main(a: CrashArgs) -> CliResult {
+    if let Some(CrashSub::Merge(m)) = a.sub {
+        return crate::crash_fs_cmd::merge(m);
+    }
     if a.fs.is_some() || a.from_log.is_some() {
         return crate::crash_fs_cmd::main(crate::crash_fs_cmd::FsCrashArgs {
             fs: a.fs,
@@ -141,6 +168,8 @@ pub fn main(a: CrashArgs) -> CliResult {
             save_dir: a.save_dir,
             save_log: a.save_log,
             judge_as: a.judge_as,
+            shard: a.shard,
+            record_only: a.record_only,
             transactions: a.transactions,
             seed: a.seed,
             json: a.json,
@@ -155,11 +184,13 @@ pub fn main(a: CrashArgs) -> CliResult {
         || a.save_log
         || a.judge_as.is_some()
         || a.synchronous.is_some()
+        || a.shard.is_some()
+        || a.record_only
     {
         return Err(
-            "--fs-canary, --fs-workload, --emmc-journal, --synchronous, --save-dir, --save-log \
-             and --judge-as go with --fs (crash states of a kernel filesystem); fix: add --fs \
-             ext4, or drop them"
+            "--fs-canary, --fs-workload, --emmc-journal, --synchronous, --save-dir, --save-log, \
+             --judge-as, --shard and --record-only go with --fs (crash states of a kernel \
+             filesystem); fix: add --fs ext4, or drop them"
                 .into(),
         );
     }

@@ -9,7 +9,7 @@ use joj_experiment::crash_states::error::CrashFsError;
 use joj_experiment::crash_states::from_log::{self, LogIdentity};
 use joj_experiment::crash_states::workload::{Canary, JudgeAs, StockSync, Window};
 use joj_experiment::crash_states::{
-    CrashFsOptions, CrashFsReport, FsWorkload, MAX_TRANSACTIONS, run,
+    CrashFsOptions, CrashFsReport, FsWorkload, MAX_TRANSACTIONS, Part, Shard, run,
 };
 use joj_linux::FsKind;
 
@@ -26,6 +26,8 @@ pub struct FsCrashArgs {
     pub save_dir: Option<std::path::PathBuf>,
     pub save_log: bool,
     pub judge_as: Option<String>,
+    pub shard: Option<Shard>,
+    pub record_only: bool,
     pub transactions: Option<u64>,
     pub seed: Option<u64>,
     pub json: bool,
@@ -88,12 +90,55 @@ fn options(a: &FsCrashArgs) -> Result<CrashFsOptions, Box<dyn std::error::Error>
             .as_deref()
             .and_then(JudgeAs::from_name)
             .unwrap_or(JudgeAs::Window),
+        shard: a.shard,
+        record_only: a.record_only,
     })
+}
+
+/// `joj crash merge PART…`.
+#[derive(clap::Args)]
+pub struct MergeArgs {
+    /// The parts, one per share (`joj crash --fs … --shard K/N --json --save PART`), in any
+    /// order.
+    #[arg(required = true)]
+    pub parts: Vec<std::path::PathBuf>,
+    /// Print one JSON document on stdout and nothing else.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write the JSON document to this file (after printing the result); checked before
+    /// reading the parts, and never one of them.
+    #[arg(long)]
+    pub save: Option<std::path::PathBuf>,
+    /// Replace an existing --save file.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// `joj crash merge`: the unsharded run's document, its verdict as the exit status.
+pub fn merge(a: MergeArgs) -> CliResult {
+    if let Some(save) = &a.save {
+        let inputs: Vec<&std::path::Path> = a.parts.iter().map(|p| p.as_path()).collect();
+        crate::output::check_output_file("--save", save, a.force, &inputs)?;
+    }
+    let report = joj_experiment::crash_states::merge(&a.parts)?;
+    let emitted = crate::output::emit(&report, a.save.as_deref(), a.force, a.json, || {
+        summary(&report)
+    });
+    match verdict(&report) {
+        Ok(()) => emitted,
+        Err(v) => Err(v.into()),
+    }
 }
 
 pub fn main(a: FsCrashArgs) -> CliResult {
     check_save(a.save.as_deref(), a.force, None)?;
     let opts = options(&a)?;
+    if opts.record_only {
+        return record_only(&opts, &a);
+    }
+    if opts.shard.is_some() {
+        return shard(&opts, &a);
+    }
     let progress = Progress::start_counting(a.states, "crash states", "state");
     let json = a.json;
     let ran = run(
@@ -118,7 +163,10 @@ pub fn main(a: FsCrashArgs) -> CliResult {
     drop(progress);
     let (mut report, evidence) = ran?;
     // Saved before printing, so the printed result says where; printed whatever saving did.
-    let saved = evidence.save(&opts, &mut report, a.force);
+    let saved = evidence.save(&opts, a.force).map(|s| {
+        report.saved = s.violations;
+        report.saved_log = s.log;
+    });
     let emitted = crate::output::emit(&report, a.save.as_deref(), a.force, json, || {
         summary(&report)
     });
@@ -134,6 +182,67 @@ pub fn main(a: FsCrashArgs) -> CliResult {
         (Ok(()), Err(v)) => Err(v.into()),
         (Ok(()), Ok(())) => emitted,
     }
+}
+
+/// `--record-only`: the log recorded and saved, its summary printed.
+fn record_only(opts: &CrashFsOptions, a: &FsCrashArgs) -> CliResult {
+    let (mut recorded, evidence) = joj_experiment::crash_states::record_only(opts)?;
+    let keep = CrashFsOptions {
+        save_log: true,
+        ..opts.clone()
+    };
+    recorded.saved_log = evidence.save(&keep, a.force)?.log;
+    crate::output::emit(&recorded, a.save.as_deref(), a.force, a.json, || {
+        let l = &recorded.log;
+        format!(
+            "\nrecorded {} on {}: {} transactions, {} writes ({} KiB), {} flushes, {} epochs; \
+             tracefs saw {} KiB and {} flushes\n  saved log: {}\n",
+            recorded.mode,
+            recorded.fs,
+            recorded.transactions,
+            l.writes,
+            l.write_bytes / 1024,
+            l.flushes,
+            l.epochs,
+            l.traced_write_bytes.unwrap_or(0) / 1024,
+            l.traced_flushes.unwrap_or(0),
+            recorded
+                .saved_log
+                .as_ref()
+                .map_or("-".into(), |p| p.display().to_string())
+        )
+    })
+}
+
+/// `--shard K/N`: one share checked, its part printed or saved; the verdict is the merge's.
+fn shard(opts: &CrashFsOptions, a: &FsCrashArgs) -> CliResult {
+    let progress = Progress::start_counting(a.states, "crash states", "state");
+    let json = a.json;
+    let ran = joj_experiment::crash_states::run_shard(
+        opts,
+        |planned| progress.restart(planned, "crash states of this share"),
+        |_, _| {
+            progress.counter.fetch_add(1, Ordering::Relaxed);
+        },
+    );
+    drop(progress);
+    let part: Part = ran?;
+    crate::output::emit(&part, a.save.as_deref(), a.force, json, || {
+        format!(
+            "\nshard {} of the crash states of {} on {}: states {}..{} of {} checked in {:.1} s \
+             ({} distinct images); {} of them would violate full durability or fail the \
+             checker (the verdict is `joj crash merge`'s, over every part)\n",
+            part.shard,
+            part.run.mode,
+            part.run.fs,
+            part.first,
+            part.end,
+            part.run.states_explored,
+            part.check_s,
+            part.images.len(),
+            part.flagged()
+        )
+    })
 }
 
 /// Exit status 0, or why not.

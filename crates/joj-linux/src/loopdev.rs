@@ -620,3 +620,22 @@ pub fn flush_buffers(device: &Path) -> std::io::Result<()> {
         Err(std::io::Error::last_os_error())
     }
 }
+
+/// Whether something still claims `device` exclusively: a filesystem mounted from it. After
+/// an unmount here that is a copy of the mount in another mount namespace — one a process made
+/// (`unshare -m`, a container, a sandbox) while the filesystem was mounted, with private
+/// propagation, so the unmount did not reach it. The filesystem then stays alive, and the next
+/// mount of the device reuses it instead of reading the device.
+pub fn is_claimed(device: &Path) -> std::io::Result<bool> {
+    // An exclusive open of a block device fails with EBUSY while anything holds it so; it
+    // claims nothing beyond the descriptor's life.
+    match OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_EXCL | libc::O_CLOEXEC)
+        .open(device)
+    {
+        Ok(_) => Ok(false),
+        Err(e) if e.raw_os_error() == Some(libc::EBUSY) => Ok(true),
+        Err(e) => Err(e),
+    }
+}

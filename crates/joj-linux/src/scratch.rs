@@ -145,6 +145,20 @@ pub enum ScratchError {
     BtrfsMap(#[from] BtrfsMapError),
     #[error("releasing the scratch filesystem left {} problem(s): {}", .0.len(), join(.0))]
     Cleanup(Vec<CleanupProblem>),
+    #[error(
+        "{device} stayed in use for {waited_s} s after {mount} was unmounted here: a process in \
+         another mount namespace (`unshare -m`, a container, a sandbox started while it was \
+         mounted) holds a copy of the mount, so the filesystem stays alive and mounting the \
+         device again would show that filesystem, not the device's contents; fix: let that \
+         process end or stop it (`lsns -t mnt` lists the namespaces, `grep -l {device} \
+         /proc/*/mountinfo` finds it), then run again",
+        device = .device.display(), mount = .mount.display()
+    )]
+    HeldElsewhere {
+        device: PathBuf,
+        mount: PathBuf,
+        waited_s: u64,
+    },
 }
 
 /// The size of the filesystem holding a directory, and what an unprivileged writer may
@@ -509,10 +523,38 @@ impl ScratchFs {
             Ok(())
         })?;
         self.mounted = false;
+        self.released_everywhere()?;
         crate::loopdev::flush_buffers(&self.main_device().path).map_err(|source| ScratchError::Io {
             what: "drop the cached blocks of",
             path: self.main_device().path.clone(),
             source,
+        })
+    }
+
+    /// After an unmount: waits (a while) until no mount namespace holds the filesystem any
+    /// more. A copy of the mount elsewhere keeps the filesystem alive, and a later mount of the
+    /// device would show it — stale — instead of what was written to the image since: a crash
+    /// check would then judge the wrong state.
+    fn released_everywhere(&self) -> Result<(), ScratchError> {
+        const ATTEMPTS: u64 = 200;
+        const DELAY: std::time::Duration = std::time::Duration::from_millis(50);
+        let device = &self.main_device().path;
+        for _ in 0..ATTEMPTS {
+            let claimed =
+                crate::loopdev::is_claimed(device).map_err(|source| ScratchError::Io {
+                    what: "open exclusively",
+                    path: device.clone(),
+                    source,
+                })?;
+            if !claimed {
+                return Ok(());
+            }
+            std::thread::sleep(DELAY);
+        }
+        Err(ScratchError::HeldElsewhere {
+            device: device.clone(),
+            mount: self.mount_path.clone(),
+            waited_s: ATTEMPTS * DELAY.as_millis() as u64 / 1000,
         })
     }
 

@@ -9,14 +9,14 @@
 //! checked once; each state is still judged against its own acknowledged transactions.
 
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
+use std::hash::Hasher;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::process::Command;
 
 use joj_linux::record::{BLOCK_BYTES, BlockLog, LogOp, SparseImage};
 use joj_linux::{Beneath, FsKind, ScratchFs, ScratchOptions};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::confined::{Confinement, ImageEscape};
 use super::jbd2::{self, Journal};
@@ -26,7 +26,7 @@ use super::workload::{self, Setup, Shown};
 use crate::error::ExperimentError;
 
 /// What the checks of one image found.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Outcome {
     /// The kernel refused to mount the image (its message), if it did.
     pub unmountable: Option<String>,
@@ -122,15 +122,16 @@ impl<'a> Checker<'a> {
         image
     }
 
-    /// Checks `image` (or recalls the outcome of an identical one); an image that leads out
-    /// of its filesystem is an [`ImageEscape`], not an outcome.
+    /// Checks `image` (or recalls the outcome of an identical one): its [`content_hash`] and
+    /// outcome. An image that leads out of its filesystem is an [`ImageEscape`], not an
+    /// outcome.
     pub fn check(
         &mut self,
         image: &SparseImage,
-    ) -> Result<Result<Outcome, ImageEscape>, ExperimentError> {
+    ) -> Result<Result<(u64, Outcome), ImageEscape>, ExperimentError> {
         let key = content_hash(image);
         if let Some(o) = self.cache.get(&key) {
-            return Ok(Ok(o.clone()));
+            return Ok(Ok((key, o.clone())));
         }
         let outcome = match self.check_fresh(image)? {
             Ok(o) => o,
@@ -138,7 +139,7 @@ impl<'a> Checker<'a> {
         };
         self.images_checked += 1;
         self.cache.insert(key, outcome.clone());
-        Ok(Ok(outcome))
+        Ok(Ok((key, outcome)))
     }
 
     fn check_fresh(
@@ -205,14 +206,28 @@ pub(super) fn write_image(file: &std::fs::File, image: &SparseImage) -> std::io:
     Ok(())
 }
 
-fn content_hash(image: &SparseImage) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    image.size_bytes.hash(&mut h);
+/// The image's identity (docs/formats/crash-part.md): SipHash-2-4 with zero keys over its size,
+/// then each block's index and data (little-endian `u64`s). Stable across processes and
+/// builds, so that shards checked apart count distinct images as one run does.
+pub fn content_hash(image: &SparseImage) -> u64 {
+    let mut h = stable_hasher();
+    h.write(&image.size_bytes.to_le_bytes());
     for (index, data) in &image.blocks {
-        index.hash(&mut h);
-        data.hash(&mut h);
+        h.write(&index.to_le_bytes());
+        h.write(data);
     }
     h.finish()
+}
+
+/// SipHash-2-4: the algorithm `std::hash::SipHasher` names (deprecated only in favour of
+/// `DefaultHasher`, whose algorithm is unspecified and may change between builds).
+#[allow(deprecated)]
+pub type StableHasher = std::hash::SipHasher;
+
+/// SipHash-2-4 with zero keys.
+#[allow(deprecated)]
+pub fn stable_hasher() -> StableHasher {
+    std::hash::SipHasher::new_with_keys(0, 0)
 }
 
 /// The filesystem's own checker, read-only; `None` when it finds the filesystem clean.
@@ -248,7 +263,7 @@ fn fsck(kind: FsKind, device: &Path) -> Result<Option<String>, ExperimentError> 
 }
 
 /// Why a state violates its mode's promise, if it does.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind", content = "detail")]
 pub enum Violation {
     Unmountable(String),

@@ -17,7 +17,7 @@ use joj_device::ejournal::rules::{Decision, Event, decide};
 use joj_linux::record::{BLOCK_BYTES, LogOp, Mark, SECTOR_BYTES, SparseImage};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::check::apply;
 use super::jbd2::{self, JBD2_COMMIT, Journal};
@@ -59,7 +59,7 @@ pub struct Epoch {
 }
 
 /// How an epoch ends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind", content = "op")]
 pub enum Ending {
     Flush(usize),
@@ -70,7 +70,7 @@ pub enum Ending {
 }
 
 /// What the reading did to the log.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CoalitionStats {
     /// Journal transactions issued as one group each.
     pub groups: u64,
@@ -240,7 +240,7 @@ impl Builder {
 }
 
 /// The canary's part of the group in flight: some of its writes, one maybe torn at a page.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Partial {
     /// Indices within the group's writes, increasing.
     pub kept: Vec<u32>,
@@ -249,7 +249,7 @@ pub struct Partial {
 }
 
 /// One crash state of the coalesced log.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct CutState {
     pub epoch: u32,
     /// Groups of the epoch that completed.

@@ -121,6 +121,78 @@ pub enum CrashFsError {
         .log.display()
     )]
     DeviceTooLarge { log: PathBuf, bytes: u64, max: u64 },
+    /// `--shard` not of the form `K/N` with 1 ≤ K ≤ N.
+    #[error(
+        "--shard {given}: expected K/N, the K-th of N shares, with 1 ≤ K ≤ N ≤ {max}; fix: give \
+         each of N runs its own K, e.g. --shard 1/3, --shard 2/3 and --shard 3/3, then `joj \
+         crash merge` their parts"
+    )]
+    ShardSpec { given: String, max: u32 },
+    /// `--shard` of a run that would record its own log: the shares must read one log.
+    #[error(
+        "--shard {shard} checks a share of one saved log's states, and every share must read the \
+         same log (two recorded runs never log the same bytes); fix: record once with `joj crash \
+         --fs … --record-only --save-dir DIR`, then give every shard `--from-log \
+         DIR/crash-….blocklog`"
+    )]
+    ShardNeedsLog { shard: String },
+    /// `--shard` with `--save-dir`: a part is not a run's evidence.
+    #[error(
+        "--shard writes a part for `joj crash merge`, which lists the violating states with how \
+         to rebuild each from the log already saved; fix: drop --save-dir (check a violating \
+         state again with --from-log)"
+    )]
+    ShardSavesNothing,
+    /// `--record-only` with something it cannot do.
+    #[error("--record-only records a run and saves its log, checking no state; fix: {fix}")]
+    RecordOnly { fix: &'static str },
+    /// A file given to `joj crash merge` that is not a part it can read.
+    #[error(
+        "joj crash merge {}: {why}; fix: pass the files `joj crash --fs … --shard K/N --json \
+         --save PART` wrote",
+        .part.display()
+    )]
+    PartUnreadable { part: PathBuf, why: String },
+    /// Two parts of different runs.
+    #[error(
+        "joj crash merge: {} and {} are parts of different runs (their {field} differs); fix: \
+         merge the N parts of one run: the same --from-log, flags, --states and --seed, each \
+         with its own --shard K/N",
+        .first.display(),
+        .other.display()
+    )]
+    PartsDiffer {
+        first: PathBuf,
+        other: PathBuf,
+        field: &'static str,
+    },
+    /// The same share twice.
+    #[error(
+        "joj crash merge: {} and {} are both shard {k} of {n}; fix: pass each share once",
+        .first.display(),
+        .second.display()
+    )]
+    PartTwice {
+        k: u32,
+        n: u32,
+        first: PathBuf,
+        second: PathBuf,
+    },
+    /// Shares missing.
+    #[error(
+        "joj crash merge: shard{} {} of {n} missing; fix: run `joj crash --fs … --from-log LOG \
+         --shard K/{n} --json --save PART` for each missing K and pass all {n} parts",
+        if .missing.len() == 1 { "" } else { "s" },
+        .missing.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", ")
+    )]
+    PartsMissing { n: u32, missing: Vec<u32> },
+    /// A part that does not hold what its shard must.
+    #[error(
+        "joj crash merge {}: {why}: it is not a part `joj crash --shard` wrote, or was edited; \
+         fix: make it again with `joj crash --fs … --from-log LOG --shard K/N --json --save PART`",
+        .part.display()
+    )]
+    PartInvalid { part: PathBuf, why: String },
     /// `--save-log` without a folder to save into.
     #[error("--save-log saves the run's log into --save-dir; fix: add --save-dir DIR")]
     SaveLogNeedsDir,

@@ -19,6 +19,7 @@ use joj_workload::JournalMode;
 
 use super::error::CrashFsError;
 use super::options::{CrashFsOptions, FsWorkload};
+use super::shard::LogRef;
 use super::workload::{Canary, StockSync};
 use crate::error::ExperimentError;
 
@@ -40,6 +41,9 @@ pub mod key {
     pub const SEED: &str = "seed";
     pub const TRANSACTIONS: &str = "transactions";
     pub const WRITER: &str = "writer";
+    /// tracefs's count of the recorded window, written by the run that recorded it.
+    pub const TRACED_WRITE_BYTES: &str = "traced-write-bytes";
+    pub const TRACED_FLUSHES: &str = "traced-flushes";
 }
 
 /// The labels a recorded run of `opts` writes into its log.
@@ -79,6 +83,10 @@ pub struct LogIdentity {
     /// `Some(None)`: the log says it ran without a canary.
     pub canary: Option<Option<Canary>>,
     pub seed: Option<u64>,
+    /// What tracefs counted in the recorded window (bytes written, flushes), as the recording
+    /// run wrote it into the log.
+    pub traced_write_bytes: Option<u64>,
+    pub traced_flushes: Option<u64>,
 }
 
 impl LogIdentity {
@@ -111,6 +119,8 @@ impl LogIdentity {
                 c => Canary::from_name(c).map(Some),
             })?,
             seed: parse(log, labels, key::SEED, |v| v.parse().ok())?,
+            traced_write_bytes: parse(log, labels, key::TRACED_WRITE_BYTES, |v| v.parse().ok())?,
+            traced_flushes: parse(log, labels, key::TRACED_FLUSHES, |v| v.parse().ok())?,
         })
     }
 
@@ -209,9 +219,48 @@ pub fn identity(path: &Path) -> Result<LogIdentity, ExperimentError> {
 
 /// Reads and checks the whole log at `path` (see the module documentation).
 pub fn load(path: &Path) -> Result<BlockLog, ExperimentError> {
+    load_with_ref(path).map(|(log, _)| log)
+}
+
+/// A reader that hashes what it reads.
+struct Hashing<R> {
+    inner: R,
+    hasher: super::check::StableHasher,
+    bytes: u64,
+}
+
+impl<R: Read> Read for Hashing<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        use std::hash::Hasher;
+        let n = self.inner.read(buf)?;
+        self.hasher.write(&buf[..n]);
+        self.bytes += n as u64;
+        Ok(n)
+    }
+}
+
+/// [`load`], and what the log's bytes are (for the parts of a sharded run,
+/// docs/formats/crash-part.md): its length and SipHash-2-4.
+pub fn load_with_ref(path: &Path) -> Result<(BlockLog, LogRef), ExperimentError> {
+    use std::hash::Hasher;
     let (f, len) = open(path)?;
+    let mut reader = Hashing {
+        inner: f.take(len),
+        hasher: super::check::stable_hasher(),
+        bytes: 0,
+    };
     // Read no more than the length checked: a file growing meanwhile is read as it was.
-    let log = BlockLog::read_from(f.take(len)).map_err(|e| log_error(path, e))?;
+    let log = BlockLog::read_from(&mut reader).map_err(|e| log_error(path, e))?;
+    // Whatever the reader left unread (nothing, for a valid log) is part of the bytes too.
+    std::io::copy(&mut reader, &mut std::io::sink()).map_err(|source| ExperimentError::Io {
+        what: format!("reading {}", path.display()),
+        source,
+    })?;
+    let log_ref = LogRef {
+        path: path.to_path_buf(),
+        bytes: reader.bytes,
+        siphash24: format!("{:016x}", reader.hasher.finish()),
+    };
     if log.base.size_bytes > MAX_DEVICE_BYTES {
         return Err(CrashFsError::DeviceTooLarge {
             log: path.to_path_buf(),
@@ -220,7 +269,7 @@ pub fn load(path: &Path) -> Result<BlockLog, ExperimentError> {
         }
         .into());
     }
-    Ok(log)
+    Ok((log, log_ref))
 }
 
 /// The filesystem whose superblock the image holds, by each one's magic where it keeps it:
@@ -362,6 +411,8 @@ mod tests {
             save_dir: None,
             save_log: false,
             judge_as: super::super::workload::JudgeAs::Window,
+            shard: None,
+            record_only: false,
         }
     }
 

@@ -12,7 +12,7 @@
 //! Invariant: a malformed image is an `Err` naming the field, never a panic.
 
 use joj_linux::record::{BLOCK_BYTES, SparseImage};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Offset of the ext4 superblock.
 const SB_OFFSET: u64 = 1024;
@@ -32,7 +32,7 @@ const JBD2_FLAG_LAST_TAG: u32 = 0x8;
 
 /// One run of the journal inode: `blocks` journal blocks from logical `logical` at filesystem
 /// block `physical`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Run {
     pub logical: u64,
     pub physical: u64,
@@ -40,7 +40,7 @@ pub struct Run {
 }
 
 /// The journal's place on the device.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Journal {
     pub runs: Vec<Run>,
 }
@@ -154,7 +154,7 @@ fn walk_extents(
 }
 
 /// What the kernel's recovery of an image's journal will do.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Replay {
     /// Journal block where the scan starts (`s_start`).
     pub start: u64,

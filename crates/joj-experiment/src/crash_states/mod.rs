@@ -30,13 +30,18 @@ pub mod planned;
 pub mod postmark;
 pub mod report;
 pub mod save;
+pub mod shard;
+pub mod share;
 pub mod states;
+pub mod tally;
 pub mod workload;
 
 pub use options::{CrashFsOptions, FsWorkload};
 pub use report::{Coverage, CrashFsReport, Found, LogSummary};
+pub use shard::{Part, merge};
+pub use share::Shard;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use joj_linux::record::{BlockLog, LogOp, Mark, RecordingDisk};
@@ -45,11 +50,13 @@ use joj_trace::Op;
 use joj_workload::JournalMode;
 
 use crate::error::ExperimentError;
-use check::{Checker, Reader, Violation, judge};
+use check::{Checker, Reader, judge};
 use error::CrashFsError;
-use mount::{MountCost, MountModel};
 use planned::Planned;
 use postmark::Expected;
+use serde::{Deserialize, Serialize};
+use shard::{LogRef, ShardState};
+use tally::StateDetail;
 use workload::{Canary, Window};
 
 /// Largest `--states`.
@@ -67,46 +74,83 @@ pub struct Evidence {
 
 impl Evidence {
     /// Saves the evidence as `opts` ask (`--save-dir`, `--save-log`; see [`save`]), replacing
-    /// earlier files only with `force`, and says where in `report`. Nothing to do without
-    /// `--save-dir`.
-    pub fn save(
-        &self,
-        opts: &CrashFsOptions,
-        report: &mut CrashFsReport,
-        force: bool,
-    ) -> Result<(), CrashFsError> {
+    /// earlier files only with `force`: where the log and the violating states went. Nothing to
+    /// do without `--save-dir`.
+    pub fn save(&self, opts: &CrashFsOptions, force: bool) -> Result<save::Saved, CrashFsError> {
         let Some(dir) = &opts.save_dir else {
-            return Ok(());
+            return Ok(save::Saved::default());
         };
-        let saved = save::save(dir, opts, &self.log, &self.found, force)?;
-        report.saved = saved.violations;
-        report.saved_log = saved.log;
-        Ok(())
+        save::save(dir, opts, &self.log, &self.found, force)
     }
 }
 
-/// Records (or loads), plans and checks; `on_state` sees each state's index as it is checked.
-/// Returns the report and the evidence to save ([`Evidence::save`], after the report is shown).
-// long: one pass from the log to the report, each step a call; splitting it would only pass the
-// report's parts around.
-pub fn run(
-    opts: &CrashFsOptions,
-    mut on_planned: impl FnMut(u64),
-    mut on_state: impl FnMut(usize, Option<&Found>),
-) -> Result<(CrashFsReport, Evidence), ExperimentError> {
+/// A recorded log, made for checking elsewhere (`--record-only`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RecordedLog {
+    pub fs: String,
+    pub mode: String,
+    pub transactions: u64,
+    pub seed: u64,
+    pub log: LogSummary,
+    pub saved_log: Option<PathBuf>,
+}
+
+/// Records a run and returns its summary and its log, to save (`--record-only`); no state is
+/// checked.
+pub fn record_only(opts: &CrashFsOptions) -> Result<(RecordedLog, Evidence), ExperimentError> {
     opts.validate()?;
     joj_linux::install_cleanup_handler()?;
     joj_linux::leftovers::sweep_and_report();
-    let (log, mut summary, image_checked) = match &opts.from_log {
+    let (log, mut summary) = record(opts).inspect_err(|_| wait_if_cleaning())?;
+    summarize(&log, states::epochs(&log.ops).len(), &mut summary);
+    let recorded = RecordedLog {
+        fs: opts.fs.to_string(),
+        mode: mode_name(opts),
+        transactions: opts.transactions,
+        seed: opts.seed,
+        log: summary,
+        saved_log: None,
+    };
+    let evidence = Evidence {
+        log,
+        found: Vec::new(),
+    };
+    Ok((recorded, evidence))
+}
+
+/// A run made ready to check: its log, its plan, and the report as far as the plan decides it.
+struct Prepared {
+    log: BlockLog,
+    log_ref: Option<LogRef>,
+    planned: Planned,
+    /// The image's jbd2 journal, when it has one that was found.
+    journal: Option<jbd2::Journal>,
+    report: CrashFsReport,
+    expected: Option<Expected>,
+}
+
+/// Records (or loads) and plans.
+fn prepare(opts: &CrashFsOptions) -> Result<Prepared, ExperimentError> {
+    opts.validate()?;
+    joj_linux::install_cleanup_handler()?;
+    joj_linux::leftovers::sweep_and_report();
+    let (log, log_ref, mut summary, image_checked) = match &opts.from_log {
         Some(path) => {
-            let log = from_log::load(path)?;
+            let (log, log_ref) = from_log::load_with_ref(path)?;
             from_log::check(path, &log, opts)?;
             let checked = from_log::check_image_before_mount(path, opts.fs, &log)?;
-            (log, LogSummary::default(), Some(checked))
+            // What tracefs counted when the log was recorded, as the log says.
+            let id = from_log::LogIdentity::of(path, &log.labels)?;
+            let summary = LogSummary {
+                traced_write_bytes: id.traced_write_bytes,
+                traced_flushes: id.traced_flushes,
+                ..LogSummary::default()
+            };
+            (log, Some(log_ref), summary, Some(checked))
         }
         None => {
             let (log, summary) = record(opts).inspect_err(|_| wait_if_cleaning())?;
-            (log, summary, None)
+            (log, None, summary, None)
         }
     };
     let transactions = log
@@ -131,18 +175,35 @@ pub fn run(
         opts.canary == Some(Canary::PerPageReliable),
     )?;
     summarize(&log, planned.epochs(), &mut summary);
-    on_planned(planned.len() as u64);
-    // The PostMark-like workload fsyncs every transaction: durable whatever the SQLite mode.
-    let window = match opts.workload {
-        FsWorkload::Sqlite => Window::of(opts.mode, opts.canary, opts.sync),
-        FsWorkload::Postmark => Window::Durable,
-    };
-    let mut report = CrashFsReport {
+    let report = skeleton(opts, &planned, transactions, summary, image_checked);
+    Ok(Prepared {
+        log,
+        log_ref,
+        planned,
+        journal: journal.and_then(Result::ok),
+        report,
+        expected,
+    })
+}
+
+fn mode_name(opts: &CrashFsOptions) -> String {
+    match opts.workload {
+        FsWorkload::Sqlite => opts.mode.to_string(),
+        FsWorkload::Postmark => "postmark (files, fsync)".into(),
+    }
+}
+
+/// The report as far as the plan decides it: every check field empty.
+fn skeleton(
+    opts: &CrashFsOptions,
+    planned: &Planned,
+    transactions: u64,
+    log: LogSummary,
+    image_checked_before_mount: Option<String>,
+) -> CrashFsReport {
+    CrashFsReport {
         fs: opts.fs.to_string(),
-        mode: match opts.workload {
-            FsWorkload::Sqlite => opts.mode.to_string(),
-            FsWorkload::Postmark => "postmark (files, fsync)".into(),
-        },
+        mode: mode_name(opts),
         workload: opts.workload,
         canary: opts.canary,
         synchronous: match opts.mode {
@@ -151,10 +212,14 @@ pub fn run(
             _ if opts.canary == Some(Canary::SyncOff) => "OFF".into(),
             _ => opts.sync.name().to_ascii_uppercase(),
         },
-        window,
+        // The PostMark-like workload fsyncs every transaction: durable whatever the SQLite mode.
+        window: match opts.workload {
+            FsWorkload::Sqlite => Window::of(opts.mode, opts.canary, opts.sync),
+            FsWorkload::Postmark => Window::Durable,
+        },
         transactions,
         seed: opts.seed,
-        log: summary,
+        log,
         emmc_journal: planned.coalition(),
         states_explored: planned.len() as u64,
         exhaustive: planned.exhaustive(),
@@ -169,111 +234,143 @@ pub fn run(
         fsck_failures: 0,
         largest_loss: 0,
         losing_acknowledged: 0,
-        image_checked_before_mount: image_checked,
+        image_checked_before_mount,
         mount: None,
         check_s: 0.0,
         states_per_s: 0.0,
         found: Vec::new(),
         saved: None,
         saved_log: None,
-    };
-    let located = journal.and_then(Result::ok);
-    let mut mount = match &located {
-        Some(j) => Some((MountModel::new(j.clone())?, MountCost::default())),
-        None => None,
-    };
-    // A replay's modeled cost, once per distinct replay (states share images).
-    let mut costs: std::collections::HashMap<jbd2::Replay, u64> = Default::default();
-    let mut mount_err = None;
+    }
+}
+
+/// Records (or loads), plans and checks; `on_state` sees each state's index as it is checked.
+/// Returns the report and the evidence to save ([`Evidence::save`], after the report is shown).
+pub fn run(
+    opts: &CrashFsOptions,
+    mut on_planned: impl FnMut(u64),
+    on_state: impl FnMut(usize, Option<&Found>),
+) -> Result<(CrashFsReport, Evidence), ExperimentError> {
+    let p = prepare(opts)?;
+    on_planned(p.planned.len() as u64);
     let started = Instant::now();
-    let mut all_found = Vec::new();
-    let reader = opts.reader(expected.as_ref());
-    report.images_checked = check_all(
+    let checked = check_share(opts, &p, 0..p.planned.len(), on_state)?;
+    let mut report = p.report;
+    let found = tally::tally(
+        &mut report,
+        p.journal.as_ref(),
+        checked.iter().map(ShardState::as_checked),
+    )?;
+    report.check_s = started.elapsed().as_secs_f64();
+    report.states_per_s = report.states_explored as f64 / report.check_s.max(1e-9);
+    let evidence = Evidence { log: p.log, found };
+    Ok((report, evidence))
+}
+
+/// Loads the saved log, plans, and checks the share `opts.shard` names: the part for `joj
+/// crash merge` (docs/formats/crash-part.md).
+pub fn run_shard(
+    opts: &CrashFsOptions,
+    mut on_planned: impl FnMut(u64),
+    on_state: impl FnMut(usize, Option<&Found>),
+) -> Result<Part, ExperimentError> {
+    let shard = opts.shard.unwrap_or(Shard { k: 1, n: 1 });
+    let p = prepare(opts)?;
+    let range = shard.range(p.planned.len());
+    on_planned(range.len() as u64);
+    let started = Instant::now();
+    let checked = check_share(opts, &p, range.clone(), on_state)?;
+    let check_s = started.elapsed().as_secs_f64();
+    let log_ref = p.log_ref.ok_or(CrashFsError::ShardNeedsLog {
+        shard: shard.to_string(),
+    })?;
+    Ok(Part::new(
+        shard, log_ref, p.report, p.journal, range, checked, check_s,
+    ))
+}
+
+impl ShardState {
+    fn as_checked(&self) -> tally::Checked<'_> {
+        tally::Checked {
+            index: self.index,
+            image: self.image,
+            outcome: &self.outcome,
+            acknowledged: self.acknowledged,
+            begun: self.begun,
+            detail: self.detail.as_ref(),
+        }
+    }
+}
+
+/// Checks the planned states in `range`, in index order; `on_state` sees each one with what it
+/// would violate against the run's judgement.
+fn check_share(
+    opts: &CrashFsOptions,
+    p: &Prepared,
+    range: std::ops::Range<usize>,
+    mut on_state: impl FnMut(usize, Option<&Found>),
+) -> Result<Vec<ShardState>, ExperimentError> {
+    let planned = &p.planned;
+    let allowed_loss = opts.judge_as.allowed_loss(p.report.window);
+    let reader = opts.reader(p.expected.as_ref());
+    let mut out = Vec::with_capacity(range.len());
+    check_all(
         opts,
-        (&log, located.as_ref()),
-        &planned,
+        (&p.log, p.journal.as_ref()),
+        planned,
+        range,
         reader,
-        |index, outcome| {
-            let (acked, begun) = planned.bounds(index);
-            if let Some(k) = outcome.shown.most() {
-                report.largest_loss = report.largest_loss.max(acked.saturating_sub(k));
-            }
-            report.losing_acknowledged += u64::from(matches!(
-                judge(&outcome, acked, begun, 0),
-                Some(Violation::Lost { .. })
-            ));
-            if let (Some((model, cost)), Some(r)) = (&mut mount, &outcome.replay) {
-                let ns = match costs.get(r) {
-                    Some(&ns) => Ok(ns),
-                    None => model.cost_ns(r).inspect(|&ns| {
-                        costs.insert(r.clone(), ns);
-                    }),
-                };
-                match ns {
-                    Ok(ns) => cost.add(r, ns),
-                    Err(e) => mount_err = mount_err.take().or(Some(e)),
-                }
-            }
-            let violation = judge(&outcome, acked, begun, opts.judge_as.allowed_loss(window));
-            match &violation {
-                Some(Violation::Lost { .. }) => report.lost_acknowledged += 1,
-                Some(Violation::Broken(_)) | Some(Violation::FromTheFuture { .. }) => {
-                    report.broken += 1
-                }
-                Some(Violation::Unmountable(_)) => report.unmountable += 1,
-                None => {}
-            }
-            report.violations += u64::from(violation.is_some());
-            report.fsck_failures += u64::from(outcome.fsck.is_some());
+        |index, image, outcome| {
+            let (acknowledged, begun) = planned.bounds(index);
+            let detail = StateDetail::needed(&outcome, acknowledged, begun).then(|| StateDetail {
+                state: planned.state(index),
+                description: planned.describe(index),
+            });
+            let violation = judge(&outcome, acknowledged, begun, allowed_loss);
             let found = (violation.is_some() || outcome.fsck.is_some()).then(|| Found {
                 index,
                 state: planned.state(index),
-                acknowledged: acked,
+                acknowledged,
                 begun,
                 violation,
                 fsck: outcome.fsck.clone(),
                 description: planned.describe(index),
             });
             on_state(index, found.as_ref());
-            if let Some(f) = found {
-                all_found.push(f);
-            }
+            out.push(ShardState {
+                index,
+                image,
+                outcome,
+                acknowledged,
+                begun,
+                detail,
+            });
         },
     )
     .inspect_err(|_| wait_if_cleaning())?;
-    if let Some(e) = mount_err {
-        return Err(e);
-    }
-    report.mount = mount.map(|(_, cost)| cost);
-    all_found.sort_by_key(|f| f.index);
-    report.check_s = started.elapsed().as_secs_f64();
-    report.states_per_s = report.states_explored as f64 / report.check_s.max(1e-9);
-    report.found = all_found.iter().take(20).cloned().collect();
-    let evidence = Evidence {
-        log,
-        found: all_found,
-    };
-    Ok((report, evidence))
+    out.sort_by_key(|s| s.index);
+    Ok(out)
 }
 
-/// Checks the planned states on as many loop devices as there are cores (at most
-/// [`MAX_JOBS`]), each worker a contiguous run of them; `each` sees every state's outcome on
-/// this thread. Returns the distinct images checked.
+/// Checks the planned states of `range` on as many loop devices as there are cores (at most
+/// [`MAX_JOBS`]), each worker a contiguous run of them; `each` sees every state's image hash
+/// and outcome on this thread.
 fn check_all(
     opts: &CrashFsOptions,
     (log, journal): (&BlockLog, Option<&jbd2::Journal>),
     planned: &Planned,
+    range: std::ops::Range<usize>,
     reader: Reader<'_>,
-    mut each: impl FnMut(usize, check::Outcome),
-) -> Result<u64, ExperimentError> {
+    mut each: impl FnMut(usize, u64, check::Outcome),
+) -> Result<(), ExperimentError> {
     // btrfs keeps one registered device per filesystem id: copies are checked one at a time.
     let jobs = if opts.fs.fs_type() == "btrfs" {
         1
     } else {
         std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_JOBS))
     };
-    let chunk = planned.len().div_ceil(jobs).max(1);
-    let indices: Vec<usize> = (0..planned.len()).collect();
+    let chunk = range.len().div_ceil(jobs).max(1);
+    let indices: Vec<usize> = range.collect();
     // A worker that fails (a foreign image, a mount that cannot be undone) stops the others.
     let stop = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|s| {
@@ -282,7 +379,7 @@ fn check_all(
             .chunks(chunk)
             .map(|part| {
                 let (tx, stop) = (tx.clone(), &stop);
-                s.spawn(move || -> Result<u64, ExperimentError> {
+                s.spawn(move || -> Result<(), ExperimentError> {
                     let mut checker = Checker::new(
                         opts.fs,
                         log,
@@ -294,14 +391,14 @@ fn check_all(
                     let mut each_state = |i: usize| -> Result<bool, ExperimentError> {
                         wait_if_cleaning();
                         let image = planned.image(&mut builder, &mut checker, i);
-                        let outcome = checker.check(&image)?.map_err(|escape| {
+                        let (hash, outcome) = checker.check(&image)?.map_err(|escape| {
                             CrashFsError::ForeignImage {
                                 state: i,
                                 description: planned.describe(i),
                                 what: escape.0,
                             }
                         })?;
-                        Ok(tx.send((i, outcome)).is_ok())
+                        Ok(tx.send((i, hash, outcome)).is_ok())
                     };
                     for &i in part {
                         if stop.load(std::sync::atomic::Ordering::Relaxed) {
@@ -316,21 +413,18 @@ fn check_all(
                             }
                         }
                     }
-                    let n = checker.images_checked;
-                    checker.close()?;
-                    Ok(n)
+                    checker.close()
                 })
             })
             .collect();
         drop(tx);
-        for (index, outcome) in rx {
-            each(index, outcome);
+        for (index, hash, outcome) in rx {
+            each(index, hash, outcome);
         }
-        let mut images = 0;
         for w in workers {
-            images += w.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?;
+            w.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?;
         }
-        Ok(images)
+        Ok(())
     })
 }
 
@@ -439,7 +533,6 @@ fn record(opts: &CrashFsOptions) -> Result<(BlockLog, LogSummary), ExperimentErr
     ran?;
     synced.map_err(joj_linux::Error::from)?;
     let (mut log, traced) = (log?, traced?);
-    log.labels = from_log::labels(opts);
     fs.close().map_err(joj_linux::Error::from)?;
     disk.close()
         .map_err(|e| ExperimentError::CrashStates(format!("closing the recording disk: {e}")))?;
@@ -450,5 +543,18 @@ fn record(opts: &CrashFsOptions) -> Result<(BlockLog, LogSummary), ExperimentErr
         record_s: started.elapsed().as_secs_f64(),
         ..LogSummary::default()
     };
+    // The log says what it is, and what tracefs counted of it (a saved log's report repeats it).
+    log.labels = from_log::labels(opts);
+    for (key, value) in [
+        (
+            from_log::key::TRACED_WRITE_BYTES,
+            summary.traced_write_bytes,
+        ),
+        (from_log::key::TRACED_FLUSHES, summary.traced_flushes),
+    ] {
+        if let Some(v) = value {
+            log.labels.insert(key.to_string(), v.to_string());
+        }
+    }
     Ok((log, summary))
 }

@@ -6,7 +6,7 @@
 
 use joj_device::{BlockDevice, Emmc, NandMedium, Profile, WriteFlags};
 use joj_linux::record::BLOCK_BYTES;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::jbd2::{Journal, Replay};
 use crate::error::ExperimentError;
@@ -70,9 +70,9 @@ impl MountModel {
 }
 
 /// The mount cost over the images checked.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct MountCost {
-    pub profile: &'static str,
+    pub profile: String,
     /// Images whose journal needs replay (the rest mount without one).
     pub images_replaying: u64,
     pub images: u64,
@@ -90,7 +90,7 @@ impl MountCost {
     pub fn add(&mut self, r: &Replay, ns: u64) {
         let n = self.images as f64;
         let mean = |m: f64, x: u64| (m * n + x as f64) / (n + 1.0);
-        self.profile = MOUNT_PROFILE;
+        self.profile = MOUNT_PROFILE.to_string();
         self.mean_transactions = mean(self.mean_transactions, r.transactions);
         self.mean_journal_blocks = mean(self.mean_journal_blocks, r.journal_blocks_read);
         self.mean_home_blocks = mean(self.mean_home_blocks, r.home_blocks_written);

@@ -5,16 +5,17 @@ use std::path::PathBuf;
 
 use joj_linux::FsKind;
 use joj_workload::JournalMode;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::check::Reader;
 use super::error::CrashFsError;
 use super::postmark::Expected;
+use super::share::Shard;
 use super::workload::{self, Canary, JudgeAs};
 use crate::error::ExperimentError;
 
 /// What the recorded run does on the filesystem.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum FsWorkload {
     /// SQLite transactions in the journal mode given (`workload.rs`).
@@ -60,6 +61,10 @@ pub struct CrashFsOptions {
     pub save_log: bool,
     /// Judge against the mode's window or against full durability.
     pub judge_as: JudgeAs,
+    /// Check only this share of the planned states and write a part (`shard.rs`).
+    pub shard: Option<Shard>,
+    /// Record the run and save its log (in `save_dir`), checking no state.
+    pub record_only: bool,
 }
 
 impl CrashFsOptions {
@@ -138,8 +143,39 @@ impl CrashFsOptions {
         self.validate_saving()
     }
 
-    /// `--save-log` and `--save-dir`, checked before anything runs.
+    /// `--save-log` and `--save-dir`, `--shard` and `--record-only`, checked before anything
+    /// runs.
     fn validate_saving(&self) -> Result<(), ExperimentError> {
+        match (self.shard, self.record_only) {
+            (Some(_), true) => {
+                return Err(CrashFsError::RecordOnly {
+                    fix: "drop --shard (record once, then give each shard --from-log)",
+                }
+                .into());
+            }
+            (Some(s), false) if self.from_log.is_none() => {
+                return Err(CrashFsError::ShardNeedsLog {
+                    shard: s.to_string(),
+                }
+                .into());
+            }
+            (Some(_), false) if self.save_dir.is_some() => {
+                return Err(CrashFsError::ShardSavesNothing.into());
+            }
+            (None, true) if self.from_log.is_some() => {
+                return Err(CrashFsError::RecordOnly {
+                    fix: "drop --record-only (the log is already saved), or --from-log",
+                }
+                .into());
+            }
+            (None, true) if self.save_dir.is_none() => {
+                return Err(CrashFsError::RecordOnly {
+                    fix: "add --save-dir DIR, where the log goes",
+                }
+                .into());
+            }
+            _ => {}
+        }
         match (&self.save_dir, &self.from_log) {
             (None, _) if self.save_log => return Err(CrashFsError::SaveLogNeedsDir.into()),
             (_, Some(log)) if self.save_log => {

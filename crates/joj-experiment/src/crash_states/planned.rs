@@ -3,7 +3,7 @@
 //! groups, commit flushes dropped), behind one interface for the checker's loop.
 
 use joj_linux::record::{BlockLog, SparseImage};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::check::Checker;
 use super::coalition::{self, Coalesced, CoalitionStats, CutState};
@@ -12,7 +12,7 @@ use super::states::{self, CrashState, KindCounts};
 use crate::error::ExperimentError;
 
 /// A state as its reading describes it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum FoundState {
     Epoch(CrashState),

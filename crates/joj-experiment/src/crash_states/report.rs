@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::check::Violation;
 use super::coalition::CoalitionStats;
@@ -14,7 +14,7 @@ use super::states::{EpochCoverage, KindCounts};
 use super::workload::{Canary, JudgeAs, Window};
 
 /// The recorded log's shape and its agreement with tracefs.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct LogSummary {
     pub writes: u64,
     pub write_bytes: u64,
@@ -28,7 +28,7 @@ pub struct LogSummary {
 }
 
 /// A state that broke its mode's promise.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Found {
     pub index: usize,
     pub state: FoundState,
@@ -40,7 +40,7 @@ pub struct Found {
 }
 
 /// The result of `joj crash --fs`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CrashFsReport {
     pub fs: String,
     pub mode: String,
@@ -90,7 +90,7 @@ pub struct CrashFsReport {
 }
 
 /// How much of each epoch's states a run checked.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Coverage {
     pub epochs: u64,
     /// Epochs with at least one write in flight.

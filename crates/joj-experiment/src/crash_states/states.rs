@@ -25,7 +25,7 @@ use std::collections::HashSet;
 use joj_linux::record::{LogOp, Mark, SECTOR_BYTES};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One write of an epoch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,7 +100,7 @@ pub fn epochs(ops: &[LogOp]) -> Vec<Epoch> {
 }
 
 /// Why a state was chosen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum StateKind {
     /// Every write of the epoch landed; the flush did not happen.
@@ -116,7 +116,7 @@ pub enum StateKind {
 }
 
 /// A write torn after its first `sectors` sectors.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Torn {
     /// Index within the epoch's writes; also in `kept`.
     pub write: u32,
@@ -124,7 +124,7 @@ pub struct Torn {
 }
 
 /// One crash state.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct CrashState {
     pub epoch: u32,
     /// Indices within the epoch's writes that landed, increasing.
@@ -221,7 +221,7 @@ fn all_states(epoch: u32, e: &Epoch) -> Option<Vec<CrashState>> {
 /// How a budget that cannot hold every state is split among the kinds (a pure policy): at
 /// least half for states in flight, a quarter for boundary states, the rest for in-order
 /// prefixes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Shares {
     pub boundary: usize,
     pub prefix: usize,
@@ -419,7 +419,7 @@ fn kind_of(kept: &[u32], torn: Option<Torn>, writes: usize) -> StateKind {
 }
 
 /// How many states of each kind a plan holds.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KindCounts {
     pub flush_boundary: u64,
     pub after_flush: u64,
@@ -450,7 +450,7 @@ impl KindCounts {
 }
 
 /// The states a plan checks of one epoch, against all the fault model allows there.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct EpochCoverage {
     pub epoch: u32,
     pub writes: u32,

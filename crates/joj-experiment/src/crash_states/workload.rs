@@ -11,7 +11,7 @@ use std::path::Path;
 use joj_linux::BeneathEntry;
 use joj_workload::JournalMode;
 use rusqlite::{Connection, OpenFlags, params};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::confined::{Confinement, ImageEscape, broken_or_escape};
 
@@ -23,7 +23,7 @@ pub const WAL_AUTOCHECKPOINT_PAGES: u32 = 64;
 pub const DB_NAME: &str = "crash.db";
 
 /// A test canary: a mode made unsafe on purpose, which the check must catch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Canary {
     /// waldio without its per-commit `fdatasync` (and without `RWF_DSYNC`).
@@ -89,7 +89,7 @@ impl Canary {
 }
 
 /// `PRAGMA synchronous` of a stock mode in the recorded run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum StockSync {
     Normal,
@@ -124,7 +124,7 @@ impl StockSync {
 }
 
 /// How far behind the acknowledged transactions a crash state may be in a mode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind", content = "transactions")]
 pub enum Window {
     /// Every acknowledged transaction survives.
@@ -135,7 +135,7 @@ pub enum Window {
 
 /// What a state is judged against: the mode's stated window, or full durability (every
 /// acknowledged transaction), which shows what a window such as `synchronous=NORMAL` loses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum JudgeAs {
     Window,
@@ -323,7 +323,7 @@ pub fn transaction(conn: &mut Connection, i: u64) -> Result<(), rusqlite::Error>
 }
 
 /// What a recovered database shows.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind", content = "detail")]
 pub enum Shown {
     /// Exactly the first `k` transactions, intact.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Tables of scripts/iftltable.sh: i-FTL's Figures 7 and 8 next to the paper's figures."""
+"""Tables of the workflow's i-FTL rules (once scripts/iftltable.sh): i-FTL's Figures 7 and 8 next to the paper's figures."""
 import json
 import sys
 from pathlib import Path

@@ -7,7 +7,7 @@
   every filesystem with 4 KiB blocks). For `xftl` rows the file layer's own metadata pages are
   its filesystem blocks.
 
-Usage: scripts/hostpages.py COMPARE.json [...]
+Usage: workflow/scripts/hostpages.py COMPARE.json [...]
 """
 import json
 import sys

@@ -5,7 +5,7 @@ Columns: workload, profile (with the aging), transactions per trial and the devi
 they issue, GC runs per run, cuts aimed right after a command that ran GC, cuts, passed and failed, cuts with a transaction under way whose commit was found
 durable / gone, torn NAND pages found by the recoveries, and the commit paths SQLite took.
 
-Usage: scripts/crashtable.py CRASH.json [...]
+Usage: workflow/scripts/crashtable.py CRASH.json [...]
 """
 import json
 import sys

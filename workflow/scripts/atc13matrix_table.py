@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-# The ATC'13 Table 2 matrix of docs/results/atc13.md from the runs scripts/atc13matrix.sh made.
+# The ATC'13 Table 2 matrix of docs/results/atc13.md from the runs of the workflow's atc13_cell
+# rules (once scripts/atc13matrix.sh).
 # Usage: atc13matrix_table.py DIR   (JOJ = the joj binary, default ./target/release/joj)
 # Measured: the host's own rate on this machine's loop devices (transactions over the run's
 #   measured host time; a run made before modeled runs: its transactions/s).

@@ -1,9 +1,15 @@
 #!/usr/bin/env python3
-# Tables of scripts/timecheck.py's runs (OUT-DIR/runs.jsonl): medians, errors, spreads, loads.
-# Usage: scripts/timecheck_table.py OUT-DIR
-import json, statistics, sys
+# Tables of issue 33's checks of modeled time (docs/results/, "Modeled time"): medians, errors,
+# spreads, loads, from the records of the workflow's timecheck_run rules (one JSON document a
+# run), or from a folder holding runs.jsonl (one record a line, as scripts/timecheck.py wrote
+# them before the workflow).
+# Usage: timecheck_table.py RECORD.json…  |  timecheck_table.py OUT-DIR
+import json, os, statistics, sys
 from collections import defaultdict
-runs = [json.loads(l) for l in open(f'{sys.argv[1]}/runs.jsonl')]
+if len(sys.argv) == 2 and os.path.isdir(sys.argv[1]):
+    runs = [json.loads(l) for l in open(f'{sys.argv[1]}/runs.jsonl')]
+else:
+    runs = [json.load(open(p)) for p in sys.argv[1:]]
 med = statistics.median
 
 def loads(rs):
@@ -58,7 +64,8 @@ for kind, title in [('host', 'zero-latency device: modeled (host alone) against 
         continue
     print(f'{title}:')
     print()
-    print('| mode | op | measured TPS (median of 3) | modeled TPS (median of 3) | host share | error | load |')
+    each = max(len(c['measured']) for c in cells.values())
+    print(f'| mode | op | measured TPS (median of {each}) | modeled TPS (median of {each}) | host share | error | load |')
     print('|---|---|---:|---:|---:|---:|---|')
     errs = []
     for (mode, op), c in cells.items():

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Print the replay-fidelity table from scripts/replayfidelity.sh's JSON documents.
+"""Print the replay-fidelity table from the JSON documents of the workflow's fidelity rules (once scripts/replayfidelity.sh).
 
 Each row: a recorded `joj bench` run's own per-transaction figures (its trace) beside the replay
 of its system calls. A figure holds when it differs by at most 5 %, or, for figures under 0.1

@@ -7,7 +7,7 @@ reads, GC = garbage-collection runs, Erase = blocks erased, "the data blocks gar
 and the metadata blocks erased by FTL". joj reports the data blocks as `erases` and the map
 area's blocks as `map_erases` (only profiles with `ftl.erase_map_blocks`, i.e. `openssd`).
 
-Usage: scripts/table1.py COMPARE.json [...]
+Usage: workflow/scripts/table1.py COMPARE.json [...]
 """
 import json
 import sys

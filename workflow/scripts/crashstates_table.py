@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
-"""One Markdown row per `joj crash --fs … --json` document (scripts/crashstates.sh).
+"""One Markdown row per `joj crash --fs … --json` document (the workflow's crash_merge rules, once scripts/crashstates.sh).
 
 Columns: filesystem, mode (synchronous level; canary), transactions recorded, writes / flushes
 logged and whether tracefs saw the same, states explored (exhaustive?), distinct images
 checked, the mode's window, violations (lost acknowledged / broken / unmountable), fsck
 failures, largest loss, states per second.
 
-Usage: scripts/crashstates_table.py CRASH.json [...]
-       scripts/crashstates_table.py --kinds CRASH.json [...]   # the states by kind and coverage
+Usage: workflow/scripts/crashstates_table.py CRASH.json [...]
+       workflow/scripts/crashstates_table.py --kinds CRASH.json [...]   # the states by kind and coverage
 """
 import json
 import sys

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-# The ATC'13 external-journal (E) table of docs/results/atc13.md from the traces scripts/extjournal.sh
-# made: B = the ext4 trace through the card profile; E = the ext4-extjournal trace with the
+# The ATC'13 external-journal (E) table of docs/results/atc13.md from the traces the workflow
+# made (workflow rule extjournal_cell, once scripts/extjournal.sh): B = the ext4 trace through the card profile; E = the ext4-extjournal trace with the
 # filesystem's device through the card profile and the journal through galaxy-s5 (joj replay
 # --profile-for), next to the journal as a partition of the card and two cards.
 # Usage: extjournal_table.py TRACES [CARD-PROFILE]   |   extjournal_table.py --variants DIR
