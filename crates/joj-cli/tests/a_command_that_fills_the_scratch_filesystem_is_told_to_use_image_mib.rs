@@ -1,7 +1,7 @@
 //! A traced command that fails because the scratch filesystem is full used to be told "fix:
 //! make the command succeed on its own first". joj now asks the filesystem, after the traced
 //! window, whether 1 MiB more could be allocated, and when not says so with the fix:
-//! `--image-mib`. A command that fails with room to spare keeps the old message.
+//! `--image-mib`. A command that fails with room to spare is told that the command itself failed.
 
 mod common;
 
@@ -40,7 +40,9 @@ fn a_command_that_fills_the_scratch_filesystem_is_told_to_use_image_mib() {
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert_eq!(run.status.code(), Some(1), "{stderr}");
     assert!(
-        !stderr.contains("full") && stderr.contains("make the command succeed"),
+        !stderr.contains("full")
+            && stderr.contains("the traced command failed (exit status 1)")
+            && stderr.contains("fix the command"),
         "{stderr}"
     );
 }
