@@ -6,16 +6,33 @@
 //!
 //! The tracepoints record the call and its integer arguments; the calling task is never stopped
 //! or woken. A path argument is only a pointer here, so the supervisor still stops at the calls
-//! whose path it must read ([`crate::supervise`]). Events are read through `trace_pipe` while
-//! the command runs ([`SyscallTracer::drain`]); a ring buffer that lost events makes the run
-//! fail, as the block tracer does: a missed close or sync would make the counts wrong.
+//! whose path it must read ([`crate::supervise`]). Events are read as the kernel stores them,
+//! page by page from each CPU's `per_cpu/cpuN/trace_pipe_raw` ([`crate::raw_event`]), while
+//! the command runs ([`SyscallTracer::drain`]): the text `trace_pipe` made the kernel format
+//! every event with `vsnprintf`, most of what watching cost. A ring buffer that lost events
+//! (a page's missed-events flag, or the per-CPU `stats`) makes the run fail, as the block
+//! tracer does: a missed close or sync would make the counts wrong.
+//!
+//! The CPUs' pages are merged by time. A drain hands on only the events stamped before it
+//! began: an event stamped later on one CPU may still be followed by an earlier one not yet
+//! committed on another, but anything that caused it (a clone, the same thread's previous call)
+//! was committed before it was stamped, so the order of related events is kept.
+//!
+//! The raw records carry the thread, not its process: the thread group is tracked from the
+//! `task_newtask` events (`CLONE_THREAD` joins the creator's group) and `sched_process_exec`,
+//! and read from `/proc` for a thread whose creation was not seen.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 
 use crate::cleanup;
 use crate::prereq;
-use crate::syscall_line::{SysEvent, SysLine, parse_sys_line};
+use crate::raw_event::{Decoded, Decoder, Decoders, PageLayout, decode, parse_format, parse_page};
+use crate::syscall_line::{SysEvent, SysEventKind};
 use crate::tracefs::{TraceError, create_instance, parse_lost_in_stats};
+
+/// `clone(2)`'s flag that puts the new task in its creator's thread group.
+const CLONE_THREAD: u64 = 0x10000;
 
 /// The calls traced on entry and on exit (absent ones, e.g. `open` on aarch64, are skipped).
 const CALLS: &[&str] = &[
@@ -49,75 +66,125 @@ pub const DEFAULT_SYSCALL_BUFFER_KB: u32 = 8 * 1024;
 /// A running capture of one command's system calls.
 #[derive(Debug)]
 pub struct SyscallTracer {
-    /// Declared before the registry entry is released, so it is closed first: an instance with
-    /// an open file cannot be removed.
-    pipe: Option<std::fs::File>,
+    /// One reader per CPU; declared before the registry entry is released, so they are closed
+    /// first: an instance with an open file cannot be removed.
+    cpus: Vec<CpuReader>,
     id: u64,
     path: PathBuf,
     buffer_kb: u32,
-    partial: Vec<u8>,
-    lines: usize,
+    decoders: Decoders,
+    /// Events read but stamped after the drain that read them began, oldest first.
+    held: Vec<(u64, Decoded)>,
+    /// Thread group of each thread seen ([`Self::tgid_of`]).
+    tgids: HashMap<i32, i32>,
+    page: Vec<u8>,
     /// Events read so far.
     pub events: u64,
+}
+
+#[derive(Debug)]
+struct CpuReader {
+    cpu: usize,
+    file: std::fs::File,
 }
 
 impl SyscallTracer {
     /// Make the instance, not yet tracing (its [`marker_path`](Self::marker_path) can be given
     /// to the command before it starts).
     pub fn create(buffer_kb: u32) -> Result<Self, TraceError> {
-        use std::os::unix::fs::OpenOptionsExt;
         prereq::check_root()?;
         let root = prereq::ensure_tracefs()?;
         let id = cleanup::open_entry();
         let path = create_instance(id, &root.join("instances"))?;
         let mut me = Self {
-            pipe: None,
+            cpus: Vec::new(),
             id,
             path,
             buffer_kb,
-            partial: Vec::new(),
-            lines: 0,
+            decoders: Decoders::new(),
+            held: Vec::new(),
+            tgids: HashMap::new(),
+            page: Vec::new(),
             events: 0,
         };
+        let header = read_text(&me.path.join("events/header_page"))?;
+        let layout = PageLayout::from_header_page(&header).map_err(TraceError::Raw)?;
+        me.page = vec![0; layout.page_bytes];
         me.write("tracing_on", "0")?;
         me.write("trace_clock", "mono")?;
         me.write("buffer_size_kb", &buffer_kb.to_string())?;
-        me.write("options/record-tgid", "1")?;
-        me.write("options/irq-info", "0")?;
         me.write("options/event-fork", "1")?;
-        let syscalls = me.path.join("events/syscalls");
-        let enable = |event: String| -> Result<(), TraceError> {
-            if syscalls.join(&event).exists() {
-                me.write(&format!("events/syscalls/{event}/enable"), "1")?;
-            }
-            Ok(())
-        };
+        let mut events: Vec<(&str, String)> = Vec::new();
         for call in CALLS {
-            enable(format!("sys_enter_{call}"))?;
-            enable(format!("sys_exit_{call}"))?;
+            events.push(("syscalls", format!("sys_enter_{call}")));
+            events.push(("syscalls", format!("sys_exit_{call}")));
         }
         for call in EXIT_ONLY {
-            enable(format!("sys_exit_{call}"))?;
+            events.push(("syscalls", format!("sys_exit_{call}")));
         }
         for call in ENTER_ONLY {
-            enable(format!("sys_enter_{call}"))?;
+            events.push(("syscalls", format!("sys_enter_{call}")));
         }
+        events.push(("task", "task_newtask".into()));
+        events.push(("sched", "sched_process_exec".into()));
+        for (system, name) in &events {
+            let dir = me.path.join("events").join(system).join(name);
+            if !dir.exists() {
+                continue;
+            }
+            me.learn(system, name)?;
+            me.write(&format!("events/{system}/{name}/enable"), "1")?;
+        }
+        me.learn("ftrace", "print")?;
         me.write("events/syscalls/sys_enter_fcntl/filter", FCNTL_FILTER)?;
-        me.write("events/task/task_newtask/enable", "1")?;
-        me.write("events/sched/sched_process_exec/enable", "1")?;
         me.write("trace", "")?;
-        let pipe_path = me.path.join("trace_pipe");
-        me.pipe = Some(
-            std::fs::OpenOptions::new()
+        me.cpus = me.open_cpus()?;
+        Ok(me)
+    }
+
+    /// Read an event's format and keep its decoder.
+    fn learn(&mut self, system: &str, name: &str) -> Result<(), TraceError> {
+        let text = read_text(
+            &self
+                .path
+                .join("events")
+                .join(system)
+                .join(name)
+                .join("format"),
+        )?;
+        let f = parse_format(name, &text).map_err(TraceError::Raw)?;
+        let d = Decoder::for_event(system, name, &f).map_err(TraceError::Raw)?;
+        self.decoders.insert(f.id, d);
+        Ok(())
+    }
+
+    fn open_cpus(&self) -> Result<Vec<CpuReader>, TraceError> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let per_cpu = self.path.join("per_cpu");
+        let entries = std::fs::read_dir(&per_cpu).map_err(|source| TraceError::Read {
+            path: per_cpu.clone(),
+            source,
+        })?;
+        let mut cpus = Vec::new();
+        for e in entries.flatten() {
+            let name = e.file_name();
+            let Some(cpu) = name
+                .to_str()
+                .and_then(|n| n.strip_prefix("cpu"))
+                .and_then(|n| n.parse().ok())
+            else {
+                continue;
+            };
+            let raw = e.path().join("trace_pipe_raw");
+            let file = std::fs::OpenOptions::new()
                 .read(true)
                 .custom_flags(libc::O_NONBLOCK)
-                .open(&pipe_path)
-                .map_err(|source| TraceError::Read {
-                    path: pipe_path,
-                    source,
-                })?,
-        );
-        Ok(me)
+                .open(&raw)
+                .map_err(|source| TraceError::Read { path: raw, source })?;
+            cpus.push(CpuReader { cpu, file });
+        }
+        cpus.sort_by_key(|c| c.cpu);
+        Ok(cpus)
     }
 
     /// The instance's `trace_marker`: what a task writes there is recorded with the events.
@@ -127,6 +194,7 @@ impl SyscallTracer {
 
     /// Start tracing process `pid` and every process it forks from now on.
     pub fn follow(&mut self, pid: i32) -> Result<(), TraceError> {
+        self.tgids.insert(pid, pid);
         self.write("set_event_pid", &pid.to_string())?;
         self.write("tracing_on", "1")
     }
@@ -143,67 +211,106 @@ impl SyscallTracer {
     /// Append the events recorded since the last call, in time order. Fails if the buffer
     /// lost events.
     pub fn drain(&mut self, out: &mut Vec<SysEvent>) -> Result<(), TraceError> {
+        let began_ns = crate::tracefs::now_mono_ns();
+        self.read_pages()?;
+        self.hand_on(out, began_ns);
+        Ok(())
+    }
+
+    /// Read every CPU's pages into `held`, kept in time order.
+    fn read_pages(&mut self) -> Result<(), TraceError> {
         use std::io::Read;
-        let Some(pipe) = self.pipe.as_mut() else {
-            return Ok(());
-        };
-        let mut chunk = vec![0u8; 256 * 1024];
-        loop {
-            let n = match pipe.read(&mut chunk) {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(source) => {
-                    return Err(TraceError::Read {
-                        path: self.path.join("trace_pipe"),
-                        source,
+        let before = self.held.len();
+        for c in &mut self.cpus {
+            loop {
+                let n = match c.file.read(&mut self.page) {
+                    Ok(0) => break,
+                    Ok(n) => n,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(source) => {
+                        return Err(TraceError::Read {
+                            path: self
+                                .path
+                                .join(format!("per_cpu/cpu{}/trace_pipe_raw", c.cpu)),
+                            source,
+                        });
+                    }
+                };
+                let page = parse_page(&self.page[..n]).map_err(TraceError::Raw)?;
+                if let Some(lost) = page.missed {
+                    return Err(TraceError::EventsLost {
+                        lost: lost.max(1),
+                        buffer_kb: self.buffer_kb,
                     });
                 }
-            };
-            self.partial.extend_from_slice(&chunk[..n]);
-            let Some(last_nl) = self.partial.iter().rposition(|&b| b == b'\n') else {
-                continue;
-            };
-            let rest = self.partial.split_off(last_nl + 1);
-            let complete = std::mem::replace(&mut self.partial, rest);
-            for line in String::from_utf8_lossy(&complete).lines() {
-                self.lines += 1;
-                match parse_sys_line(line) {
-                    Ok(SysLine::Event(e)) => {
-                        self.events += 1;
-                        out.push(e);
-                    }
-                    Ok(SysLine::Lost { events }) => {
-                        return Err(TraceError::EventsLost {
-                            lost: events,
-                            buffer_kb: self.buffer_kb,
-                        });
-                    }
-                    Ok(SysLine::Other) => {}
-                    Err(reason) => {
-                        return Err(TraceError::SyscallLine {
-                            line_no: self.lines,
-                            line: line.to_string(),
-                            reason,
-                        });
+                for r in &page.records {
+                    if let Some(d) = decode(&self.decoders, r.data).map_err(TraceError::Raw)? {
+                        self.held.push((r.time_ns, d));
                     }
                 }
             }
         }
+        if self.held.len() > before {
+            // Each CPU's events are in order; a stable sort merges them.
+            self.held.sort_by_key(|(t, _)| *t);
+        }
         Ok(())
     }
 
-    /// Close the pipe (a signal cleanup is removing the instance); later drains read nothing.
+    /// Move the held events stamped at or before `until_ns` to `out`, with their thread group.
+    fn hand_on(&mut self, out: &mut Vec<SysEvent>, until_ns: u64) {
+        let n = self.held.partition_point(|(t, _)| *t <= until_ns);
+        let ready: Vec<_> = self.held.drain(..n).collect();
+        for (time_ns, d) in ready {
+            let tgid = self.tgid_of(d.tid);
+            match &d.kind {
+                SysEventKind::NewTask { pid, clone_flags } => {
+                    let group = if clone_flags & CLONE_THREAD != 0 {
+                        tgid
+                    } else {
+                        *pid
+                    };
+                    self.tgids.insert(*pid, group);
+                }
+                SysEventKind::Exec { pid, old_pid } => {
+                    self.tgids.remove(old_pid);
+                    self.tgids.insert(*pid, *pid);
+                }
+                _ => {}
+            }
+            self.events += 1;
+            out.push(SysEvent {
+                tid: d.tid,
+                tgid,
+                // Microseconds, as the block trace's times are.
+                time_ns: time_ns / 1_000 * 1_000,
+                kind: d.kind,
+            });
+        }
+    }
+
+    /// The thread group of `tid`: as its creation said, else as `/proc` says, else its own.
+    fn tgid_of(&mut self, tid: i32) -> i32 {
+        if let Some(&g) = self.tgids.get(&tid) {
+            return g;
+        }
+        let g = crate::supervise::proc_tgid(tid).unwrap_or(tid);
+        self.tgids.insert(tid, g);
+        g
+    }
+
+    /// Close the readers (a signal cleanup is removing the instance); later drains read nothing.
     pub fn close_pipe(&mut self) {
-        self.pipe = None;
+        self.cpus.clear();
     }
 
     /// Stop tracing, read what is left into `out`, and remove the instance; fails if any event
     /// was lost.
     pub fn stop(mut self, out: &mut Vec<SysEvent>) -> Result<(), TraceError> {
         self.write("tracing_on", "0")?;
-        self.drain(out)?;
+        self.read_pages()?;
+        self.hand_on(out, u64::MAX);
         let mut lost = 0;
         let per_cpu = self.path.join("per_cpu");
         if let Ok(entries) = std::fs::read_dir(&per_cpu) {
@@ -213,7 +320,7 @@ impl SyscallTracer {
                 }
             }
         }
-        self.pipe = None;
+        self.cpus.clear();
         let problems = cleanup::take(self.id)
             .map(cleanup::Resources::release)
             .unwrap_or_default();
@@ -232,11 +339,34 @@ impl SyscallTracer {
 
 impl Drop for SyscallTracer {
     fn drop(&mut self) {
-        self.pipe = None;
+        self.cpus.clear();
         if let Some(res) = cleanup::take(self.id) {
             for p in res.release() {
                 eprintln!("joj-linux: warning: {p}");
             }
         }
     }
+}
+
+/// A tracefs text file, read in one call of a page or more: `events/header_page` answers a
+/// short first read (`read_to_string`'s 32-byte probe) and the next one inconsistently.
+fn read_text(path: &std::path::Path) -> Result<String, TraceError> {
+    use std::io::Read;
+    let err = |source| TraceError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut f = std::fs::File::open(path).map_err(err)?;
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut len = 0;
+    while len < buf.len() {
+        match f.read(&mut buf[len..]) {
+            Ok(0) => break,
+            Ok(n) => len += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(err(e)),
+        }
+    }
+    buf.truncate(len);
+    Ok(String::from_utf8_lossy(&buf).into_owned())
 }
