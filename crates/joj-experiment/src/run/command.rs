@@ -597,7 +597,13 @@ pub(super) fn traced_in(
     let children_at = children_cpu_ns();
     let started = std::time::Instant::now();
     let supervised = run(&mut watcher);
-    let elapsed_s = started.elapsed().as_secs_f64();
+    // The command's own time where the supervisor measured it (from its exec to its exit),
+    // not joj's setting up and removing of the syscall trace around it.
+    let elapsed_s = supervised
+        .as_ref()
+        .ok()
+        .and_then(|s| s.ran_ns)
+        .map_or_else(|| started.elapsed().as_secs_f64(), |ns| ns as f64 / 1e9);
     let cpu_ns = children_cpu_ns().saturating_sub(children_at);
     let journal_ns = journal.cpu_ns().saturating_sub(journal_at);
     let journal_delay_ns = journal.run_delay_ns().saturating_sub(journal_delay_at);
