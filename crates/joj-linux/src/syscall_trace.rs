@@ -73,13 +73,72 @@ pub struct SyscallTracer {
     path: PathBuf,
     buffer_kb: u32,
     decoders: Decoders,
-    /// Events read but stamped after the drain that read them began, oldest first.
-    held: Vec<(u64, Decoded)>,
-    /// Thread group of each thread seen ([`Self::tgid_of`]).
-    tgids: HashMap<i32, i32>,
+    merge: Merge,
     page: Vec<u8>,
     /// Events read so far.
     pub events: u64,
+}
+
+/// The decoded events of every CPU, merged by time and handed on with their thread group.
+#[derive(Debug, Default)]
+struct Merge {
+    /// Events read but not yet handed on, oldest first.
+    held: Vec<(u64, Decoded)>,
+    /// Thread group of each thread seen.
+    tgids: HashMap<i32, i32>,
+}
+
+impl Merge {
+    /// Add one read's events (each CPU's in order) and keep all in time order.
+    fn add(&mut self, events: impl IntoIterator<Item = (u64, Decoded)>) {
+        let before = self.held.len();
+        self.held.extend(events);
+        if self.held.len() > before {
+            // A stable sort: events of one CPU with one time keep their order.
+            self.held.sort_by_key(|(t, _)| *t);
+        }
+    }
+
+    /// Move the events stamped at or before `until_ns` to `out`; a thread whose creation was
+    /// not seen gets its group from `proc_tgid`, else its own id.
+    fn hand_on(
+        &mut self,
+        out: &mut Vec<SysEvent>,
+        until_ns: u64,
+        proc_tgid: impl Fn(i32) -> Option<i32>,
+    ) -> u64 {
+        let n = self.held.partition_point(|(t, _)| *t <= until_ns);
+        let ready: Vec<_> = self.held.drain(..n).collect();
+        for (time_ns, d) in ready {
+            let tgid = *self
+                .tgids
+                .entry(d.tid)
+                .or_insert_with(|| proc_tgid(d.tid).unwrap_or(d.tid));
+            match &d.kind {
+                SysEventKind::NewTask { pid, clone_flags } => {
+                    let group = if clone_flags & CLONE_THREAD != 0 {
+                        tgid
+                    } else {
+                        *pid
+                    };
+                    self.tgids.insert(*pid, group);
+                }
+                SysEventKind::Exec { pid, old_pid } => {
+                    self.tgids.remove(old_pid);
+                    self.tgids.insert(*pid, *pid);
+                }
+                _ => {}
+            }
+            out.push(SysEvent {
+                tid: d.tid,
+                tgid,
+                // Microseconds, as the block trace's times are.
+                time_ns: time_ns / 1_000 * 1_000,
+                kind: d.kind,
+            });
+        }
+        n as u64
+    }
 }
 
 #[derive(Debug)]
@@ -102,8 +161,7 @@ impl SyscallTracer {
             path,
             buffer_kb,
             decoders: Decoders::new(),
-            held: Vec::new(),
-            tgids: HashMap::new(),
+            merge: Merge::default(),
             page: Vec::new(),
             events: 0,
         };
@@ -194,7 +252,7 @@ impl SyscallTracer {
 
     /// Start tracing process `pid` and every process it forks from now on.
     pub fn follow(&mut self, pid: i32) -> Result<(), TraceError> {
-        self.tgids.insert(pid, pid);
+        self.merge.tgids.insert(pid, pid);
         self.write("set_event_pid", &pid.to_string())?;
         self.write("tracing_on", "1")
     }
@@ -217,10 +275,10 @@ impl SyscallTracer {
         Ok(())
     }
 
-    /// Read every CPU's pages into `held`, kept in time order.
+    /// Read every CPU's pages into the merge.
     fn read_pages(&mut self) -> Result<(), TraceError> {
         use std::io::Read;
-        let before = self.held.len();
+        let mut read = Vec::new();
         for c in &mut self.cpus {
             loop {
                 let n = match c.file.read(&mut self.page) {
@@ -246,58 +304,20 @@ impl SyscallTracer {
                 }
                 for r in &page.records {
                     if let Some(d) = decode(&self.decoders, r.data).map_err(TraceError::Raw)? {
-                        self.held.push((r.time_ns, d));
+                        read.push((r.time_ns, d));
                     }
                 }
             }
         }
-        if self.held.len() > before {
-            // Each CPU's events are in order; a stable sort merges them.
-            self.held.sort_by_key(|(t, _)| *t);
-        }
+        self.merge.add(read);
         Ok(())
     }
 
-    /// Move the held events stamped at or before `until_ns` to `out`, with their thread group.
+    /// Hand on the events stamped at or before `until_ns`.
     fn hand_on(&mut self, out: &mut Vec<SysEvent>, until_ns: u64) {
-        let n = self.held.partition_point(|(t, _)| *t <= until_ns);
-        let ready: Vec<_> = self.held.drain(..n).collect();
-        for (time_ns, d) in ready {
-            let tgid = self.tgid_of(d.tid);
-            match &d.kind {
-                SysEventKind::NewTask { pid, clone_flags } => {
-                    let group = if clone_flags & CLONE_THREAD != 0 {
-                        tgid
-                    } else {
-                        *pid
-                    };
-                    self.tgids.insert(*pid, group);
-                }
-                SysEventKind::Exec { pid, old_pid } => {
-                    self.tgids.remove(old_pid);
-                    self.tgids.insert(*pid, *pid);
-                }
-                _ => {}
-            }
-            self.events += 1;
-            out.push(SysEvent {
-                tid: d.tid,
-                tgid,
-                // Microseconds, as the block trace's times are.
-                time_ns: time_ns / 1_000 * 1_000,
-                kind: d.kind,
-            });
-        }
-    }
-
-    /// The thread group of `tid`: as its creation said, else as `/proc` says, else its own.
-    fn tgid_of(&mut self, tid: i32) -> i32 {
-        if let Some(&g) = self.tgids.get(&tid) {
-            return g;
-        }
-        let g = crate::supervise::proc_tgid(tid).unwrap_or(tid);
-        self.tgids.insert(tid, g);
-        g
+        self.events += self
+            .merge
+            .hand_on(out, until_ns, crate::supervise::proc_tgid);
     }
 
     /// Close the readers (a signal cleanup is removing the instance); later drains read nothing.
@@ -369,4 +389,81 @@ fn read_text(path: &std::path::Path) -> Result<String, TraceError> {
     }
     buf.truncate(len);
     Ok(String::from_utf8_lossy(&buf).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(tid: i32, kind: SysEventKind) -> Decoded {
+        Decoded { tid, kind }
+    }
+
+    fn close(fd: u64) -> SysEventKind {
+        SysEventKind::Enter {
+            call: "close".into(),
+            args: vec![fd],
+        }
+    }
+
+    #[test]
+    fn cpus_are_merged_by_time_and_later_events_wait_for_the_next_read() {
+        let mut m = Merge::default();
+        m.tgids.insert(1, 1);
+        m.add([(3_000, ev(1, close(3))), (9_000, ev(1, close(9)))]);
+        m.add([(5_000, ev(1, close(5)))]);
+        let mut out = Vec::new();
+        assert_eq!(m.hand_on(&mut out, 6_000, |_| None), 2);
+        let fds: Vec<_> = out.iter().map(|e| e.time_ns).collect();
+        assert_eq!(fds, [3_000, 5_000]);
+        // An event of another CPU stamped before the one held comes first at the next read.
+        m.add([(7_000, ev(1, close(7)))]);
+        out.clear();
+        m.hand_on(&mut out, u64::MAX, |_| None);
+        let fds: Vec<_> = out.iter().map(|e| e.time_ns).collect();
+        assert_eq!(fds, [7_000, 9_000]);
+    }
+
+    #[test]
+    fn thread_groups_follow_clones_and_execs_and_else_proc() {
+        let mut m = Merge::default();
+        m.tgids.insert(10, 10);
+        let new = |pid, clone_flags| SysEventKind::NewTask { pid, clone_flags };
+        m.add([
+            (1, ev(10, new(11, CLONE_THREAD | 0x400))),
+            (2, ev(10, new(12, 0))),
+            (3, ev(11, close(3))),
+            (4, ev(12, close(3))),
+            (
+                5,
+                ev(
+                    10,
+                    SysEventKind::Exec {
+                        pid: 10,
+                        old_pid: 11,
+                    },
+                ),
+            ),
+            (6, ev(10, close(4))),
+            (7, ev(99, close(5))),
+            (8, ev(98, close(5))),
+        ]);
+        let mut out = Vec::new();
+        m.hand_on(&mut out, u64::MAX, |tid| (tid == 99).then_some(42));
+        let groups: Vec<_> = out.iter().map(|e| (e.tid, e.tgid)).collect();
+        assert_eq!(
+            groups,
+            [
+                (10, 10),
+                (10, 10),
+                (11, 10),
+                (12, 12),
+                (10, 10),
+                (10, 10),
+                (99, 42),
+                (98, 98)
+            ]
+        );
+        assert!(!m.tgids.contains_key(&11));
+    }
 }
