@@ -315,9 +315,7 @@ impl SyscallTracer {
 
     /// Hand on the events stamped at or before `until_ns`.
     fn hand_on(&mut self, out: &mut Vec<SysEvent>, until_ns: u64) {
-        self.events += self
-            .merge
-            .hand_on(out, until_ns, crate::supervise::proc_tgid);
+        self.events += self.merge.hand_on(out, until_ns, proc_tgid);
     }
 
     /// Close the readers (a signal cleanup is removing the instance); later drains read nothing.
@@ -366,6 +364,15 @@ impl Drop for SyscallTracer {
             }
         }
     }
+}
+
+/// The thread group of thread `tid`, as `/proc` says while it lives.
+pub(crate) fn proc_tgid(tid: i32) -> Option<i32> {
+    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Tgid:"))
+        .and_then(|t| t.trim().parse().ok())
 }
 
 /// A tracefs text file, read in one call of a page or more: `events/header_page` answers a

@@ -274,11 +274,6 @@ pub enum SuperviseError {
     Trace(#[from] crate::tracefs::TraceError),
 }
 
-/// The thread group of thread `tid`, as `/proc` says while it lives.
-pub(crate) fn proc_tgid(tid: i32) -> Option<i32> {
-    tracee::tgid(tid)
-}
-
 /// The pid of the process tracing joj, if one is (`TracerPid` of `/proc/self/status`).
 fn own_tracer() -> Option<u32> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
