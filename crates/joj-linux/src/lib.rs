@@ -41,6 +41,7 @@ pub mod loopdev;
 pub mod mounts;
 pub mod names;
 pub mod prereq;
+pub mod raw_event;
 pub mod record;
 pub mod scratch;
 pub mod supervise;

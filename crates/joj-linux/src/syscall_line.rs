@@ -1,6 +1,8 @@
 //! Parsing the text lines of a tracefs instance that records system calls (`syscalls/sys_enter_*`,
 //! `sys_exit_*`) and the task events that shape descriptor tables (`task:task_newtask`,
-//! `sched:sched_process_exec`). Pure: no I/O.
+//! `sched:sched_process_exec`), and the events both forms give. Pure: no I/O. The live tracer
+//! ([`crate::syscall_trace`]) decodes the binary pages into the same [`SysEvent`]s
+//! ([`crate::raw_event`]); the text form is what `trace_pipe` shows a person.
 //!
 //! A line is `<task>-<tid> (<tgid>) [<cpu>] <secs>.<usecs>: <event>` with option `record-tgid`
 //! on and `irq-info` off. The events print as (`events/syscalls/sys_enter_*/format`):

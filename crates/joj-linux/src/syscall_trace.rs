@@ -6,16 +6,33 @@
 //!
 //! The tracepoints record the call and its integer arguments; the calling task is never stopped
 //! or woken. A path argument is only a pointer here, so the supervisor still stops at the calls
-//! whose path it must read ([`crate::supervise`]). Events are read through `trace_pipe` while
-//! the command runs ([`SyscallTracer::drain`]); a ring buffer that lost events makes the run
-//! fail, as the block tracer does: a missed close or sync would make the counts wrong.
+//! whose path it must read ([`crate::supervise`]). Events are read as the kernel stores them,
+//! page by page from each CPU's `per_cpu/cpuN/trace_pipe_raw` ([`crate::raw_event`]), while
+//! the command runs ([`SyscallTracer::drain`]): the text `trace_pipe` made the kernel format
+//! every event with `vsnprintf`, most of what watching cost. A ring buffer that lost events
+//! (a page's missed-events flag, or the per-CPU `stats`) makes the run fail, as the block
+//! tracer does: a missed close or sync would make the counts wrong.
+//!
+//! The CPUs' pages are merged by time. A drain hands on only the events stamped before it
+//! began: an event stamped later on one CPU may still be followed by an earlier one not yet
+//! committed on another, but anything that caused it (a clone, the same thread's previous call)
+//! was committed before it was stamped, so the order of related events is kept.
+//!
+//! The raw records carry the thread, not its process: the thread group is tracked from the
+//! `task_newtask` events (`CLONE_THREAD` joins the creator's group) and `sched_process_exec`,
+//! and read from `/proc` for a thread whose creation was not seen.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 
 use crate::cleanup;
 use crate::prereq;
-use crate::syscall_line::{SysEvent, SysLine, parse_sys_line};
+use crate::raw_event::{Decoded, Decoder, Decoders, PageLayout, decode, parse_format, parse_page};
+use crate::syscall_line::{SysEvent, SysEventKind};
 use crate::tracefs::{TraceError, create_instance, parse_lost_in_stats};
+
+/// `clone(2)`'s flag that puts the new task in its creator's thread group.
+const CLONE_THREAD: u64 = 0x10000;
 
 /// The calls traced on entry and on exit (absent ones, e.g. `open` on aarch64, are skipped).
 const CALLS: &[&str] = &[
@@ -49,75 +66,183 @@ pub const DEFAULT_SYSCALL_BUFFER_KB: u32 = 8 * 1024;
 /// A running capture of one command's system calls.
 #[derive(Debug)]
 pub struct SyscallTracer {
-    /// Declared before the registry entry is released, so it is closed first: an instance with
-    /// an open file cannot be removed.
-    pipe: Option<std::fs::File>,
+    /// One reader per CPU; declared before the registry entry is released, so they are closed
+    /// first: an instance with an open file cannot be removed.
+    cpus: Vec<CpuReader>,
     id: u64,
     path: PathBuf,
     buffer_kb: u32,
-    partial: Vec<u8>,
-    lines: usize,
+    decoders: Decoders,
+    merge: Merge,
+    page: Vec<u8>,
     /// Events read so far.
     pub events: u64,
+}
+
+/// The decoded events of every CPU, merged by time and handed on with their thread group.
+#[derive(Debug, Default)]
+struct Merge {
+    /// Events read but not yet handed on, oldest first.
+    held: Vec<(u64, Decoded)>,
+    /// Thread group of each thread seen.
+    tgids: HashMap<i32, i32>,
+}
+
+impl Merge {
+    /// Add one read's events (each CPU's in order) and keep all in time order.
+    fn add(&mut self, events: impl IntoIterator<Item = (u64, Decoded)>) {
+        let before = self.held.len();
+        self.held.extend(events);
+        if self.held.len() > before {
+            // A stable sort: events of one CPU with one time keep their order.
+            self.held.sort_by_key(|(t, _)| *t);
+        }
+    }
+
+    /// Move the events stamped at or before `until_ns` to `out`; a thread whose creation was
+    /// not seen gets its group from `proc_tgid`, else its own id.
+    fn hand_on(
+        &mut self,
+        out: &mut Vec<SysEvent>,
+        until_ns: u64,
+        proc_tgid: impl Fn(i32) -> Option<i32>,
+    ) -> u64 {
+        let n = self.held.partition_point(|(t, _)| *t <= until_ns);
+        let ready: Vec<_> = self.held.drain(..n).collect();
+        for (time_ns, d) in ready {
+            let tgid = *self
+                .tgids
+                .entry(d.tid)
+                .or_insert_with(|| proc_tgid(d.tid).unwrap_or(d.tid));
+            match &d.kind {
+                SysEventKind::NewTask { pid, clone_flags } => {
+                    let group = if clone_flags & CLONE_THREAD != 0 {
+                        tgid
+                    } else {
+                        *pid
+                    };
+                    self.tgids.insert(*pid, group);
+                }
+                SysEventKind::Exec { pid, old_pid } => {
+                    self.tgids.remove(old_pid);
+                    self.tgids.insert(*pid, *pid);
+                }
+                _ => {}
+            }
+            out.push(SysEvent {
+                tid: d.tid,
+                tgid,
+                // Microseconds, as the block trace's times are.
+                time_ns: time_ns / 1_000 * 1_000,
+                kind: d.kind,
+            });
+        }
+        n as u64
+    }
+}
+
+#[derive(Debug)]
+struct CpuReader {
+    cpu: usize,
+    file: std::fs::File,
 }
 
 impl SyscallTracer {
     /// Make the instance, not yet tracing (its [`marker_path`](Self::marker_path) can be given
     /// to the command before it starts).
     pub fn create(buffer_kb: u32) -> Result<Self, TraceError> {
-        use std::os::unix::fs::OpenOptionsExt;
         prereq::check_root()?;
         let root = prereq::ensure_tracefs()?;
         let id = cleanup::open_entry();
         let path = create_instance(id, &root.join("instances"))?;
         let mut me = Self {
-            pipe: None,
+            cpus: Vec::new(),
             id,
             path,
             buffer_kb,
-            partial: Vec::new(),
-            lines: 0,
+            decoders: Decoders::new(),
+            merge: Merge::default(),
+            page: Vec::new(),
             events: 0,
         };
+        let header = read_text(&me.path.join("events/header_page"))?;
+        let layout = PageLayout::from_header_page(&header).map_err(TraceError::Raw)?;
+        me.page = vec![0; layout.page_bytes];
         me.write("tracing_on", "0")?;
         me.write("trace_clock", "mono")?;
         me.write("buffer_size_kb", &buffer_kb.to_string())?;
-        me.write("options/record-tgid", "1")?;
-        me.write("options/irq-info", "0")?;
         me.write("options/event-fork", "1")?;
-        let syscalls = me.path.join("events/syscalls");
-        let enable = |event: String| -> Result<(), TraceError> {
-            if syscalls.join(&event).exists() {
-                me.write(&format!("events/syscalls/{event}/enable"), "1")?;
-            }
-            Ok(())
-        };
+        let mut events: Vec<(&str, String)> = Vec::new();
         for call in CALLS {
-            enable(format!("sys_enter_{call}"))?;
-            enable(format!("sys_exit_{call}"))?;
+            events.push(("syscalls", format!("sys_enter_{call}")));
+            events.push(("syscalls", format!("sys_exit_{call}")));
         }
         for call in EXIT_ONLY {
-            enable(format!("sys_exit_{call}"))?;
+            events.push(("syscalls", format!("sys_exit_{call}")));
         }
         for call in ENTER_ONLY {
-            enable(format!("sys_enter_{call}"))?;
+            events.push(("syscalls", format!("sys_enter_{call}")));
         }
+        events.push(("task", "task_newtask".into()));
+        events.push(("sched", "sched_process_exec".into()));
+        for (system, name) in &events {
+            let dir = me.path.join("events").join(system).join(name);
+            if !dir.exists() {
+                continue;
+            }
+            me.learn(system, name)?;
+            me.write(&format!("events/{system}/{name}/enable"), "1")?;
+        }
+        me.learn("ftrace", "print")?;
         me.write("events/syscalls/sys_enter_fcntl/filter", FCNTL_FILTER)?;
-        me.write("events/task/task_newtask/enable", "1")?;
-        me.write("events/sched/sched_process_exec/enable", "1")?;
         me.write("trace", "")?;
-        let pipe_path = me.path.join("trace_pipe");
-        me.pipe = Some(
-            std::fs::OpenOptions::new()
+        me.cpus = me.open_cpus()?;
+        Ok(me)
+    }
+
+    /// Read an event's format and keep its decoder.
+    fn learn(&mut self, system: &str, name: &str) -> Result<(), TraceError> {
+        let text = read_text(
+            &self
+                .path
+                .join("events")
+                .join(system)
+                .join(name)
+                .join("format"),
+        )?;
+        let f = parse_format(name, &text).map_err(TraceError::Raw)?;
+        let d = Decoder::for_event(system, name, &f).map_err(TraceError::Raw)?;
+        self.decoders.insert(f.id, d);
+        Ok(())
+    }
+
+    fn open_cpus(&self) -> Result<Vec<CpuReader>, TraceError> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let per_cpu = self.path.join("per_cpu");
+        let entries = std::fs::read_dir(&per_cpu).map_err(|source| TraceError::Read {
+            path: per_cpu.clone(),
+            source,
+        })?;
+        let mut cpus = Vec::new();
+        for e in entries.flatten() {
+            let name = e.file_name();
+            let Some(cpu) = name
+                .to_str()
+                .and_then(|n| n.strip_prefix("cpu"))
+                .and_then(|n| n.parse().ok())
+            else {
+                continue;
+            };
+            let raw = e.path().join("trace_pipe_raw");
+            let file = std::fs::OpenOptions::new()
                 .read(true)
                 .custom_flags(libc::O_NONBLOCK)
-                .open(&pipe_path)
-                .map_err(|source| TraceError::Read {
-                    path: pipe_path,
-                    source,
-                })?,
-        );
-        Ok(me)
+                .open(&raw)
+                .map_err(|source| TraceError::Read { path: raw, source })?;
+            cpus.push(CpuReader { cpu, file });
+        }
+        cpus.sort_by_key(|c| c.cpu);
+        Ok(cpus)
     }
 
     /// The instance's `trace_marker`: what a task writes there is recorded with the events.
@@ -127,6 +252,7 @@ impl SyscallTracer {
 
     /// Start tracing process `pid` and every process it forks from now on.
     pub fn follow(&mut self, pid: i32) -> Result<(), TraceError> {
+        self.merge.tgids.insert(pid, pid);
         self.write("set_event_pid", &pid.to_string())?;
         self.write("tracing_on", "1")
     }
@@ -143,67 +269,66 @@ impl SyscallTracer {
     /// Append the events recorded since the last call, in time order. Fails if the buffer
     /// lost events.
     pub fn drain(&mut self, out: &mut Vec<SysEvent>) -> Result<(), TraceError> {
+        let began_ns = crate::tracefs::now_mono_ns();
+        self.read_pages()?;
+        self.hand_on(out, began_ns);
+        Ok(())
+    }
+
+    /// Read every CPU's pages into the merge.
+    fn read_pages(&mut self) -> Result<(), TraceError> {
         use std::io::Read;
-        let Some(pipe) = self.pipe.as_mut() else {
-            return Ok(());
-        };
-        let mut chunk = vec![0u8; 256 * 1024];
-        loop {
-            let n = match pipe.read(&mut chunk) {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(source) => {
-                    return Err(TraceError::Read {
-                        path: self.path.join("trace_pipe"),
-                        source,
+        let mut read = Vec::new();
+        for c in &mut self.cpus {
+            loop {
+                let n = match c.file.read(&mut self.page) {
+                    Ok(0) => break,
+                    Ok(n) => n,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(source) => {
+                        return Err(TraceError::Read {
+                            path: self
+                                .path
+                                .join(format!("per_cpu/cpu{}/trace_pipe_raw", c.cpu)),
+                            source,
+                        });
+                    }
+                };
+                let page = parse_page(&self.page[..n]).map_err(TraceError::Raw)?;
+                if let Some(lost) = page.missed {
+                    return Err(TraceError::EventsLost {
+                        lost: lost.max(1),
+                        buffer_kb: self.buffer_kb,
                     });
                 }
-            };
-            self.partial.extend_from_slice(&chunk[..n]);
-            let Some(last_nl) = self.partial.iter().rposition(|&b| b == b'\n') else {
-                continue;
-            };
-            let rest = self.partial.split_off(last_nl + 1);
-            let complete = std::mem::replace(&mut self.partial, rest);
-            for line in String::from_utf8_lossy(&complete).lines() {
-                self.lines += 1;
-                match parse_sys_line(line) {
-                    Ok(SysLine::Event(e)) => {
-                        self.events += 1;
-                        out.push(e);
-                    }
-                    Ok(SysLine::Lost { events }) => {
-                        return Err(TraceError::EventsLost {
-                            lost: events,
-                            buffer_kb: self.buffer_kb,
-                        });
-                    }
-                    Ok(SysLine::Other) => {}
-                    Err(reason) => {
-                        return Err(TraceError::SyscallLine {
-                            line_no: self.lines,
-                            line: line.to_string(),
-                            reason,
-                        });
+                for r in &page.records {
+                    if let Some(d) = decode(&self.decoders, r.data).map_err(TraceError::Raw)? {
+                        read.push((r.time_ns, d));
                     }
                 }
             }
         }
+        self.merge.add(read);
         Ok(())
     }
 
-    /// Close the pipe (a signal cleanup is removing the instance); later drains read nothing.
+    /// Hand on the events stamped at or before `until_ns`.
+    fn hand_on(&mut self, out: &mut Vec<SysEvent>, until_ns: u64) {
+        self.events += self.merge.hand_on(out, until_ns, proc_tgid);
+    }
+
+    /// Close the readers (a signal cleanup is removing the instance); later drains read nothing.
     pub fn close_pipe(&mut self) {
-        self.pipe = None;
+        self.cpus.clear();
     }
 
     /// Stop tracing, read what is left into `out`, and remove the instance; fails if any event
     /// was lost.
     pub fn stop(mut self, out: &mut Vec<SysEvent>) -> Result<(), TraceError> {
         self.write("tracing_on", "0")?;
-        self.drain(out)?;
+        self.read_pages()?;
+        self.hand_on(out, u64::MAX);
         let mut lost = 0;
         let per_cpu = self.path.join("per_cpu");
         if let Ok(entries) = std::fs::read_dir(&per_cpu) {
@@ -213,7 +338,7 @@ impl SyscallTracer {
                 }
             }
         }
-        self.pipe = None;
+        self.cpus.clear();
         let problems = cleanup::take(self.id)
             .map(cleanup::Resources::release)
             .unwrap_or_default();
@@ -232,11 +357,120 @@ impl SyscallTracer {
 
 impl Drop for SyscallTracer {
     fn drop(&mut self) {
-        self.pipe = None;
+        self.cpus.clear();
         if let Some(res) = cleanup::take(self.id) {
             for p in res.release() {
                 eprintln!("joj-linux: warning: {p}");
             }
         }
+    }
+}
+
+/// The thread group of thread `tid`, as `/proc` says while it lives.
+pub(crate) fn proc_tgid(tid: i32) -> Option<i32> {
+    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Tgid:"))
+        .and_then(|t| t.trim().parse().ok())
+}
+
+/// A tracefs text file, read in one call of a page or more: `events/header_page` answers a
+/// short first read (`read_to_string`'s 32-byte probe) and the next one inconsistently.
+fn read_text(path: &std::path::Path) -> Result<String, TraceError> {
+    use std::io::Read;
+    let err = |source| TraceError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut f = std::fs::File::open(path).map_err(err)?;
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut len = 0;
+    while len < buf.len() {
+        match f.read(&mut buf[len..]) {
+            Ok(0) => break,
+            Ok(n) => len += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(err(e)),
+        }
+    }
+    buf.truncate(len);
+    Ok(String::from_utf8_lossy(&buf).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(tid: i32, kind: SysEventKind) -> Decoded {
+        Decoded { tid, kind }
+    }
+
+    fn close(fd: u64) -> SysEventKind {
+        SysEventKind::Enter {
+            call: "close".into(),
+            args: vec![fd],
+        }
+    }
+
+    #[test]
+    fn cpus_are_merged_by_time_and_later_events_wait_for_the_next_read() {
+        let mut m = Merge::default();
+        m.tgids.insert(1, 1);
+        m.add([(3_000, ev(1, close(3))), (9_000, ev(1, close(9)))]);
+        m.add([(5_000, ev(1, close(5)))]);
+        let mut out = Vec::new();
+        assert_eq!(m.hand_on(&mut out, 6_000, |_| None), 2);
+        let fds: Vec<_> = out.iter().map(|e| e.time_ns).collect();
+        assert_eq!(fds, [3_000, 5_000]);
+        // An event of another CPU stamped before the one held comes first at the next read.
+        m.add([(7_000, ev(1, close(7)))]);
+        out.clear();
+        m.hand_on(&mut out, u64::MAX, |_| None);
+        let fds: Vec<_> = out.iter().map(|e| e.time_ns).collect();
+        assert_eq!(fds, [7_000, 9_000]);
+    }
+
+    #[test]
+    fn thread_groups_follow_clones_and_execs_and_else_proc() {
+        let mut m = Merge::default();
+        m.tgids.insert(10, 10);
+        let new = |pid, clone_flags| SysEventKind::NewTask { pid, clone_flags };
+        m.add([
+            (1, ev(10, new(11, CLONE_THREAD | 0x400))),
+            (2, ev(10, new(12, 0))),
+            (3, ev(11, close(3))),
+            (4, ev(12, close(3))),
+            (
+                5,
+                ev(
+                    10,
+                    SysEventKind::Exec {
+                        pid: 10,
+                        old_pid: 11,
+                    },
+                ),
+            ),
+            (6, ev(10, close(4))),
+            (7, ev(99, close(5))),
+            (8, ev(98, close(5))),
+        ]);
+        let mut out = Vec::new();
+        m.hand_on(&mut out, u64::MAX, |tid| (tid == 99).then_some(42));
+        let groups: Vec<_> = out.iter().map(|e| (e.tid, e.tgid)).collect();
+        assert_eq!(
+            groups,
+            [
+                (10, 10),
+                (10, 10),
+                (11, 10),
+                (12, 12),
+                (10, 10),
+                (10, 10),
+                (99, 42),
+                (98, 98)
+            ]
+        );
+        assert!(!m.tgids.contains_key(&11));
     }
 }

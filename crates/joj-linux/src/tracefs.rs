@@ -104,6 +104,11 @@ pub enum TraceError {
         reason: crate::syscall_line::SysLineError,
     },
     #[error(
+        "cannot read the system call trace's binary pages ({0}); fix: report this kernel's \
+         version (`uname -r`), its ring-buffer format is not the one joj reads"
+    )]
+    Raw(#[source] crate::raw_event::RawError),
+    #[error(
         "the trace lost {lost} event(s): the {buffer_kb} KiB per-CPU buffer filled up; fix: \
          start the tracer with a bigger buffer_kb (e.g. {}) or trace a shorter run",
         .buffer_kb.saturating_mul(4)

@@ -546,6 +546,16 @@ pub(super) struct WindowSpec<'a> {
     pub(super) device: Option<&'a crate::stack::DevicePlan>,
 }
 
+/// The command's own time where the supervisor measured it (from its exec to its exit), not
+/// joj's setting up and removing of the syscall trace around it; else since `started`.
+fn command_time_s<E>(
+    supervised: &Result<joj_linux::Supervision, E>,
+    started: std::time::Instant,
+) -> f64 {
+    let ran_s = supervised.as_ref().ok().and_then(|s| s.ran_ns);
+    ran_s.map_or_else(|| started.elapsed().as_secs_f64(), |ns| ns as f64 / 1e9)
+}
+
 /// Trace `run` (which reports what it did to `watcher`) in `cwd` (as the command names it) with
 /// its files in `scope`, on the scratch filesystem, and classify it: `syncfs`, tracer on, `run`,
 /// (`syncfs`,) tracer off, then the document.
@@ -597,7 +607,7 @@ pub(super) fn traced_in(
     let children_at = children_cpu_ns();
     let started = std::time::Instant::now();
     let supervised = run(&mut watcher);
-    let elapsed_s = started.elapsed().as_secs_f64();
+    let elapsed_s = command_time_s(&supervised, started);
     let cpu_ns = children_cpu_ns().saturating_sub(children_at);
     let journal_ns = journal.cpu_ns().saturating_sub(journal_at);
     let journal_delay_ns = journal.run_delay_ns().saturating_sub(journal_delay_at);

@@ -215,6 +215,9 @@ pub struct Supervision {
     pub handling_ns: u64,
     /// Syscall trace events read (they cost the command no stop).
     pub events: u64,
+    /// The command's own run time, in nanoseconds: from its exec to its first process's exit
+    /// (joj's setting up and removing of the trace before and after are not in it).
+    pub ran_ns: Option<u64>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -346,6 +349,7 @@ pub fn supervise(
             })
         });
         let events = s.spawn(|| follow_events(&shared, scope, &mut tracer, &done));
+        let exec_at = Instant::now();
         resume(root, libc::PTRACE_CONT, 0);
         let ended = Loop {
             root,
@@ -356,6 +360,8 @@ pub fn supervise(
             rings: uring::Rings::default(),
             started: std::collections::HashSet::from([root]),
             exit: None,
+            exec_at,
+            ran_ns: None,
         }
         .run();
         done.store(true, Ordering::Release);
@@ -369,7 +375,7 @@ pub fn supervise(
         .map_err(ptrace_err("serving notifications"))?;
     followed.unwrap_or_else(|_| {
         Err(crate::tracefs::TraceError::Read {
-            path: PathBuf::from("trace_pipe"),
+            path: PathBuf::from("per_cpu"),
             source: std::io::Error::other("the events thread panicked"),
         })
     })?;
@@ -817,6 +823,10 @@ struct Loop<'a, 'o> {
     rings: uring::Rings,
     started: std::collections::HashSet<libc::pid_t>,
     exit: Option<ChildExit>,
+    /// When the command's exec was let go, and how long it then ran to its first process's
+    /// exit.
+    exec_at: Instant,
+    ran_ns: Option<u64>,
 }
 
 impl Loop<'_, '_> {
@@ -845,6 +855,7 @@ impl Loop<'_, '_> {
                 // Its id may be reused by a later task, whose first stop must count as new.
                 self.started.remove(&tid);
                 if tid == self.root {
+                    self.ran_ns = Some(self.exec_at.elapsed().as_nanos() as u64);
                     self.exit = Some(if libc::WIFEXITED(status) {
                         ChildExit::Code(libc::WEXITSTATUS(status))
                     } else {
@@ -868,6 +879,9 @@ impl Loop<'_, '_> {
         Ok(Supervision {
             exit: Some(self.exit.unwrap_or(ChildExit::Signal(libc::SIGKILL))),
             tasks: self.guard.seen,
+            ran_ns: self
+                .ran_ns
+                .or(Some(self.exec_at.elapsed().as_nanos() as u64)),
             ..Supervision::default()
         })
     }

@@ -119,11 +119,7 @@ pub(crate) fn in_root(tid: libc::pid_t, path: &Path) -> PathBuf {
 
 /// The process (thread group) `tid` belongs to, from `/proc/<tid>/status`.
 pub(crate) fn tgid(tid: libc::pid_t) -> Option<libc::pid_t> {
-    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("Tgid:"))
-        .and_then(|t| t.trim().parse().ok())
+    crate::syscall_trace::proc_tgid(tid)
 }
 
 /// The `flags` of the `struct open_how` at `addr` in the tracee (openat2's third argument).
