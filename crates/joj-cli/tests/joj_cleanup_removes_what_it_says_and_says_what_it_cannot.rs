@@ -1,9 +1,13 @@
-//! `kill -9` of `joj trace` whose command had bind-mounted the scratch filesystem elsewhere,
-//! stacked a tmpfs on that bind mount and mounted another inside the scratch filesystem:
-//! `joj cleanup` used to print "removed leftovers … /dev/loopN" while the loop device and the
-//! bind mount stayed. It now unmounts every mount that holds the device, wherever it is, and
-//! says so; and while something still has the device open it says what, fails, and does not
-//! claim the device removed — a later `joj cleanup` finishes once it is let go.
+//! `kill -9` of `joj trace` while the scratch filesystem had been bind-mounted elsewhere, a
+//! tmpfs stacked on that bind mount and another mounted inside the scratch filesystem: `joj
+//! cleanup` used to print "removed leftovers … /dev/loopN" while the loop device and the bind
+//! mount stayed. It now unmounts every mount that holds the device, wherever it is, and says
+//! so; and while something still has the device open it says what, fails, and does not claim
+//! the device removed — a later `joj cleanup` finishes once it is let go.
+//!
+//! The traced command runs in a mount namespace of its own (issue 34), so its mounts die with
+//! it; the stray mounts are made here, in the test's namespace, as any other process on the
+//! machine could make them.
 
 mod common;
 
@@ -26,15 +30,11 @@ fn joj_cleanup_removes_what_it_says_and_says_what_it_cannot() {
     let dir = tempfile::tempdir().unwrap();
     let elsewhere = dir.path().join("elsewhere");
     std::fs::create_dir(&elsewhere).unwrap();
-    let script = format!(
-        "mount --bind . '{0}' && mount -t tmpfs none '{0}' && mkdir sub && mount -t tmpfs none sub && exec sleep 600",
-        elsewhere.display()
-    );
     let mut killed = common::Run(
         std::process::Command::new(env!("CARGO_BIN_EXE_joj"))
             .args(["trace", "--image-mib", "64", "--out"])
             .arg(dir.path().join("out"))
-            .args(["--", "sh", "-c", &script])
+            .args(["--", "sleep", "600"])
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
@@ -42,10 +42,22 @@ fn joj_cleanup_removes_what_it_says_and_says_what_it_cannot() {
     );
     let pid = killed.id();
     let t0 = Instant::now();
-    while !(mounted(&elsewhere) && held_by(pid).all_there()) {
+    while !held_by(pid).all_there() {
         assert!(t0.elapsed() < Duration::from_secs(60), "{:?}", held_by(pid));
         std::thread::sleep(Duration::from_millis(50));
     }
+    let scratch = held_by(pid).mounts[0].clone();
+    let script = format!(
+        "mount --bind '{0}' '{1}' && mount -t tmpfs none '{1}' && mkdir '{0}/sub' && mount -t tmpfs none '{0}/sub'",
+        scratch,
+        elsewhere.display()
+    );
+    let made = std::process::Command::new("sh")
+        .args(["-c", &script])
+        .status()
+        .unwrap();
+    assert!(made.success(), "could not make the stray mounts: {script}");
+    assert!(mounted(&elsewhere));
     std::thread::sleep(Duration::from_millis(300));
     signal(pid, SIGKILL);
     killed.wait();
