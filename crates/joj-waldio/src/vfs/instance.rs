@@ -34,6 +34,15 @@ impl Waldio {
         }
     }
 
+    /// A warning, to `sqlite3_log` and to stderr. Never an error for the application's call:
+    /// stderr may be a file the process cannot write (a full disk, `RLIMIT_FSIZE`), where
+    /// `eprintln!` would panic and the open that warned would fail.
+    fn say(&self, message: &str) {
+        self.errors.warn(message);
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "waldio: warning: {message}");
+    }
+
     /// A rollback journal of `db` was opened through waldio: the database is not in WAL mode,
     /// so waldio is not in use for it. Said once per database, at its second rollback journal
     /// (on stderr and to `sqlite3_log`),
@@ -65,8 +74,7 @@ impl Waldio {
                 crate::layout::RESERVE_NEEDED,
                 db.display()
             );
-            self.errors.warn(&message);
-            eprintln!("waldio: warning: {message}");
+            self.say(&message);
         } else if first && !switching {
             let message = format!(
                 "{} is in a rollback-journal mode (DELETE, TRUNCATE or PERSIST), so waldio is not \
@@ -76,8 +84,7 @@ impl Waldio {
                  joj_make_default('waldio', 'waldio_journal=wal'))",
                 db.display()
             );
-            self.errors.warn(&message);
-            eprintln!("waldio: warning: {message}");
+            self.say(&message);
         }
     }
 
