@@ -7,9 +7,38 @@
 /// (`has_memory_map` included) to it unchanged. The file writes `read`, `write`, `truncate`,
 /// `sync` and `close` itself. (`self.$base` may also be a
 /// [`SharedBaseFile`](crate::SharedBaseFile), which has the same methods.)
-/// `forward_to_base!(base, except file_control)` forwards all of them but `file_control`.
+/// `forward_to_base!(base, except file_control)` forwards all of them but `file_control`;
+/// `forward_to_base!(base, everything)` forwards `read`, `write`, `truncate`, `sync` and `close`
+/// too (a file whose VFS changes only what is opened, not how).
 #[macro_export]
 macro_rules! forward_to_base {
+    ($base:ident, everything) => {
+        fn read(
+            &mut self,
+            buf: &mut [u8],
+            offset: u64,
+        ) -> Result<$crate::ReadOutcome, $crate::SqliteError> {
+            self.$base.read(buf, offset)
+        }
+
+        fn write(&mut self, data: &[u8], offset: u64) -> Result<(), $crate::SqliteError> {
+            self.$base.write(data, offset)
+        }
+
+        fn truncate(&mut self, size: u64) -> Result<(), $crate::SqliteError> {
+            self.$base.truncate(size)
+        }
+
+        fn sync(&mut self, flags: $crate::SyncFlags) -> Result<(), $crate::SqliteError> {
+            self.$base.sync(flags)
+        }
+
+        $crate::forward_to_base!($base);
+
+        fn close(self) -> Result<(), $crate::SqliteError> {
+            self.$base.close()
+        }
+    };
     ($base:ident) => {
         $crate::forward_to_base!($base, except file_control);
 

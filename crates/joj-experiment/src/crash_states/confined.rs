@@ -25,8 +25,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use joj_linux::{Beneath, BeneathEntry, BeneathError};
 use joj_vfs::{
-    Access, BaseFile, BaseVfs, FileName, FullPathname, OpenFlags, ReadOutcome, ResultCode,
-    SqliteError, SyncFlags, Vfs, VfsFile,
+    Access, BaseFile, BaseVfs, FileName, FullPathname, OpenFlags, ResultCode, SqliteError, Vfs,
+    VfsFile,
 };
 
 use crate::error::ExperimentError;
@@ -133,27 +133,7 @@ pub struct ConfinedFile {
 }
 
 impl VfsFile for ConfinedFile {
-    fn read(&mut self, buf: &mut [u8], offset: u64) -> Result<ReadOutcome, SqliteError> {
-        self.base.read(buf, offset)
-    }
-
-    fn write(&mut self, data: &[u8], offset: u64) -> Result<(), SqliteError> {
-        self.base.write(data, offset)
-    }
-
-    fn truncate(&mut self, size: u64) -> Result<(), SqliteError> {
-        self.base.truncate(size)
-    }
-
-    fn sync(&mut self, flags: SyncFlags) -> Result<(), SqliteError> {
-        self.base.sync(flags)
-    }
-
-    joj_vfs::forward_to_base!(base);
-
-    fn close(self) -> Result<(), SqliteError> {
-        self.base.close()
-    }
+    joj_vfs::forward_to_base!(base, everything);
 }
 
 /// A slot's VFS confining SQLite to one mounted image while it is held; the slot is freed, and

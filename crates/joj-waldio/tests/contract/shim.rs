@@ -1,10 +1,7 @@
 //! A pass-through VFS on joj-vfs's seam, registered over another VFS by name: what a tracing,
 //! fault-injecting or crash-simulating test VFS stacked over joj's looks like to it.
 
-use joj_vfs::{
-    Access, BaseFile, BaseVfs, FileName, OpenFlags, ReadOutcome, SqliteError, SyncFlags, Vfs,
-    VfsFile,
-};
+use joj_vfs::{Access, BaseFile, BaseVfs, FileName, OpenFlags, SqliteError, Vfs, VfsFile};
 use std::path::Path;
 
 pub struct Shim {
@@ -41,27 +38,7 @@ impl Vfs for Shim {
 }
 
 impl VfsFile for ShimFile {
-    fn read(&mut self, buf: &mut [u8], offset: u64) -> Result<ReadOutcome, SqliteError> {
-        self.base.read(buf, offset)
-    }
-
-    fn write(&mut self, data: &[u8], offset: u64) -> Result<(), SqliteError> {
-        self.base.write(data, offset)
-    }
-
-    fn truncate(&mut self, size: u64) -> Result<(), SqliteError> {
-        self.base.truncate(size)
-    }
-
-    fn sync(&mut self, flags: SyncFlags) -> Result<(), SqliteError> {
-        self.base.sync(flags)
-    }
-
-    joj_vfs::forward_to_base!(base);
-
-    fn close(self) -> Result<(), SqliteError> {
-        self.base.close()
-    }
+    joj_vfs::forward_to_base!(base, everything);
 }
 
 /// Register `shim-<base>` over the VFS `base`.
