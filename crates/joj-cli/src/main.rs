@@ -20,6 +20,7 @@ mod replay_devices_cmd;
 mod report_cmd;
 mod report_doc;
 mod report_page;
+mod report_papers;
 mod report_parts;
 mod restart_cmd;
 mod speed_cmd;

@@ -43,7 +43,7 @@ pub fn main(a: ReportArgs) -> CliResult {
     let inputs: Vec<&Path> = a.inputs.iter().map(PathBuf::as_path).collect();
     check_output_file("-o/--output", &a.output, a.force, &inputs)?;
     let (docs, skipped) = gather(&a.inputs);
-    let html = page("joj report", &docs, &skipped);
+    let html = page("joj report", &docs, &skipped, &a.output);
     write_page(&a.output, &html, Existing::replace_if(a.force))?;
     eprintln!(
         "joj report: {} document(s), {} file(s) not shown; wrote {}",
@@ -147,7 +147,7 @@ pub fn beside(kind: Kind, plot_file: Option<&str>, out: &Path) -> Result<PathBuf
         path: path.clone(),
         kind,
     };
-    let html = page("joj report", std::slice::from_ref(&doc), &[]);
+    let html = page("joj report", std::slice::from_ref(&doc), &[], &path);
     write_page(&path, &html, Existing::Replace)?;
     Ok(path)
 }

@@ -18,6 +18,8 @@ pub enum Kind {
     Crash(serde_json::Value),
     /// `joj replay`: shown field by field.
     Replay(serde_json::Value),
+    /// The workflow's paper figures (docs/formats/paper-figures.md): the page opens with it.
+    PaperFigures(Box<crate::report_papers::PaperFigures>),
 }
 
 impl Kind {
@@ -27,6 +29,11 @@ impl Kind {
         let parse_err = |e: serde_json::Error| format!("its fields do not parse ({e})");
         if !v.is_object() {
             return Err("not a JSON object".into());
+        }
+        if has("paper_figures") {
+            return serde_json::from_value(v)
+                .map(|p| Kind::PaperFigures(Box::new(p)))
+                .map_err(parse_err);
         }
         if has("rows") {
             return serde_json::from_value(v)

@@ -19,6 +19,8 @@ pub fn body(d: &Document) -> String {
         Kind::Compare(c) => compare(c, dir),
         Kind::Run(r) => run(r, dir),
         Kind::Crash(v) | Kind::Replay(v) => fields(v),
+        // Its links need the whole page: `report_page` draws it.
+        Kind::PaperFigures(_) => String::new(),
     }
 }
 

@@ -1,6 +1,7 @@
 //! `joj report DIR` over a folder of mixed results — compare, trace, crash and replay documents
 //! saved by joj, beside JSON of no kind joj writes, a file that is no JSON, a FIFO, a link, a
-//! file past the size limit and a document carrying markup in its text — writes one
+//! file past the size limit, a document carrying markup in its text and a paper-figures
+//! document carrying markup and a `javascript:` link — writes one
 //! self-contained page: every document with its facts, table, plot and "what this means", the
 //! rest listed with the reason, nothing fatal. Headless Chromium (Debian's `chromium`) opens
 //! the page without one console message; the page has no script and loads nothing from outside.
@@ -99,10 +100,13 @@ fn the_report_page_opens_in_chromium_without_console_errors() {
         .unwrap();
     let err = String::from_utf8_lossy(&run.stderr);
     assert!(run.status.success(), "{err}");
-    assert!(err.contains("5 document(s), 5 file(s) not shown"), "{err}");
+    assert!(err.contains("6 document(s), 5 file(s) not shown"), "{err}");
     let html = std::fs::read_to_string(&page).unwrap();
     for s in [
         "compare · insert on ext4, 3 modes",
+        "every paper figure next to joj&#39;s · 2 of 3 rebuilt by this run (profile quick)",
+        "<a href=\"#doc1\">compare.json</a>",
+        "&lt;img src=x onerror=console.error(2)&gt;",
         "trace · /usr/bin/python3 small.py on ext4",
         "crash · xftl-synthetic · emmc5",
         "replay · ",
@@ -129,6 +133,10 @@ fn the_report_page_opens_in_chromium_without_console_errors() {
         assert!(line.contains(why), "{file}: {line}");
     }
     assert!(!html.contains("notes.txt"));
+    assert!(
+        !html.contains("href=\"javascript"),
+        "a document's link made a script URL"
+    );
     // Self-contained: no script, and every image inline.
     assert!(!html.contains("<script"));
     let images = html.matches("<img ").count();
