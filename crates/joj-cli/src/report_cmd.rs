@@ -129,7 +129,7 @@ fn read(path: &Path) -> Result<Document, String> {
         .map_err(|e| e.to_string())?;
     let value: serde_json::Value =
         serde_json::from_slice(&bytes).map_err(|e| format!("not JSON: {e}"))?;
-    let kind = Kind::of(value).map_err(|why| format!("not a result joj writes: {why}"))?;
+    let kind = Kind::of(value)?;
     Ok(Document {
         path: path.to_path_buf(),
         kind,

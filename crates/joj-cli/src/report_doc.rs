@@ -20,20 +20,51 @@ pub enum Kind {
     Replay(serde_json::Value),
     /// The workflow's paper figures (docs/formats/paper-figures.md): the page opens with it.
     PaperFigures(Box<crate::report_papers::PaperFigures>),
+    /// Another result joj writes (`joj speed`, `joj restart`, `joj apptxn`, `joj device
+    /// calibrate`, the workflow's modeled-time check runs): named, shown field by field.
+    Other(&'static str, serde_json::Value),
 }
 
+/// Results shown field by field, each recognised by fields only it has: (name, fields).
+const OTHERS: [(&str, &[&str]); 5] = [
+    ("speed", &["baseline", "rounds", "summaries"]),
+    ("restart", &["rows", "pages_per_txn", "profile"]),
+    ("apptxn", &["ledger_bytes", "device", "xftl"]),
+    ("calibration", &["measured", "profile"]),
+    ("modeled-time check", &["tag", "args", "load"]),
+];
+
 impl Kind {
-    /// The kind of `v`, or why it is none joj writes.
+    /// The kind of `v`, or why it is not shown: none joj writes, or a joj file that is no
+    /// result (a device profile, a crash-state shard or record).
     pub fn of(v: serde_json::Value) -> Result<Kind, String> {
         let has = |k: &str| v.get(k).is_some();
-        let parse_err = |e: serde_json::Error| format!("its fields do not parse ({e})");
+        let parse_err = |e: serde_json::Error| {
+            format!("not a result joj writes: its fields do not parse ({e})")
+        };
         if !v.is_object() {
-            return Err("not a JSON object".into());
+            return Err("not a result joj writes: not a JSON object".into());
         }
         if has("paper_figures") {
             return serde_json::from_value(v)
                 .map(|p| Kind::PaperFigures(Box::new(p)))
                 .map_err(parse_err);
+        }
+        if let Some((name, _)) = OTHERS.iter().find(|(_, f)| f.iter().all(|k| has(k))) {
+            return Ok(Kind::Other(name, v));
+        }
+        if has("geometry") && has("timing") {
+            return Err("a device profile, not a result".into());
+        }
+        if has("shard") && has("format") {
+            return Err(
+                "one shard of a crash-state run (its row's merged document is the result)".into(),
+            );
+        }
+        if has("saved_log") && !has("states_explored") {
+            return Err(
+                "the record of a crash-state run (its row's merged document is the result)".into(),
+            );
         }
         if has("rows") {
             return serde_json::from_value(v)
@@ -51,7 +82,11 @@ impl Kind {
         if has("replay") && has("device") {
             return Ok(Kind::Replay(v));
         }
-        Err("no fields of a bench, compare, trace, crash or replay result".into())
+        Err(
+            "not a result joj writes: no fields of a bench, compare, trace, crash, replay, \
+             speed, restart, apptxn or calibration result"
+                .into(),
+        )
     }
 }
 
@@ -165,6 +200,21 @@ mod tests {
         assert_eq!(base64(b"fo"), "Zm8=");
         assert_eq!(base64(b"foo"), "Zm9v");
         assert_eq!(base64(b"foobar"), "Zm9vYmFy");
+    }
+
+    #[test]
+    fn every_result_joj_writes_is_recognised_and_the_rest_named() {
+        let kind = |j: &str| Kind::of(serde_json::from_str(j).unwrap());
+        let speed = r#"{"baseline": "wal", "rounds": 1, "runs": [], "summaries": []}"#;
+        assert!(matches!(kind(speed), Ok(Kind::Other("speed", _))));
+        let restart = r#"{"rows": [], "pages_per_txn": 5, "profile": "galaxy-s5"}"#;
+        assert!(matches!(kind(restart), Ok(Kind::Other("restart", _))));
+        let profile = r#"{"name": "x", "geometry": {}, "timing": {}}"#;
+        assert!(kind(profile).err().unwrap().contains("a device profile"));
+        let shard = r#"{"format": "joj-crash-part", "shard": "1/2"}"#;
+        assert!(kind(shard).err().unwrap().contains("one shard"));
+        let unknown = kind(r#"{"hello": 1}"#).err().unwrap();
+        assert!(unknown.starts_with("not a result joj writes"), "{unknown}");
     }
 
     #[test]

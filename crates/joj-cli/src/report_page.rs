@@ -148,5 +148,13 @@ fn heading(k: &Kind) -> String {
                 .unwrap_or_default()
         ),
         Kind::PaperFigures(p) => p.heading(),
+        Kind::Other(what, v) => format!(
+            "{what} · {}",
+            ["tag", "mode", "baseline", "workload", "profile", "fs"]
+                .iter()
+                .filter_map(|k| v.get(*k).and_then(scalar))
+                .collect::<Vec<_>>()
+                .join(" · ")
+        ),
     }
 }

@@ -11,6 +11,9 @@ use crate::report_doc::{Document, Kind, esc, inline_svg, plot_beside, scalar};
 
 /// Rows of a flattened crash or replay document shown at most.
 const MAX_FIELDS: usize = 80;
+/// Items of a document's array of objects shown as table rows at most, and their columns.
+const MAX_ITEMS: usize = 100;
+const MAX_COLUMNS: usize = 12;
 
 /// A document's section, below its heading.
 pub fn body(d: &Document) -> String {
@@ -18,7 +21,7 @@ pub fn body(d: &Document) -> String {
     match &d.kind {
         Kind::Compare(c) => compare(c, dir),
         Kind::Run(r) => run(r, dir),
-        Kind::Crash(v) | Kind::Replay(v) => fields(v),
+        Kind::Crash(v) | Kind::Replay(v) | Kind::Other(_, v) => fields(v),
         // Its links need the whole page: `report_page` draws it.
         Kind::PaperFigures(_) => String::new(),
     }
@@ -244,6 +247,55 @@ fn fields(v: &serde_json::Value) -> String {
     h.push_str("</table>\n");
     if rows.len() > shown {
         let _ = writeln!(h, "<p>and {} more fields</p>", rows.len() - shown);
+    }
+    if let Some(m) = v.as_object() {
+        for (k, x) in m {
+            if let Some(a) = x.as_array() {
+                h.push_str(&array_table(k, a));
+            }
+        }
+    }
+    h
+}
+
+/// An array of objects as a table: one row per item (at most [`MAX_ITEMS`]), one column per
+/// scalar field of the first item (at most [`MAX_COLUMNS`]); other arrays are left as counted.
+fn array_table(name: &str, a: &[serde_json::Value]) -> String {
+    let Some(first) = a.first().and_then(|x| x.as_object()) else {
+        return String::new();
+    };
+    let cols: Vec<&String> = first
+        .iter()
+        .filter(|(_, x)| scalar(x).is_some())
+        .map(|(k, _)| k)
+        .take(MAX_COLUMNS)
+        .collect();
+    if cols.is_empty() {
+        return String::new();
+    }
+    let mut h = format!("<p><b>{}</b></p>\n<table>\n<tr>", esc(name));
+    for c in &cols {
+        let _ = write!(h, "<th>{}</th>", esc(c));
+    }
+    h.push_str("</tr>\n");
+    for item in a.iter().take(MAX_ITEMS) {
+        h.push_str("<tr>");
+        for c in &cols {
+            let cell = match item.get(c.as_str()) {
+                // A measured figure to three decimals: 1284.402, not 1284.4018527085716.
+                Some(serde_json::Value::Number(n)) if n.is_f64() => {
+                    format!("{:.3}", n.as_f64().unwrap_or(f64::NAN))
+                }
+                Some(x) => scalar(x).unwrap_or_default(),
+                None => String::new(),
+            };
+            let _ = write!(h, "<td>{}</td>", esc(&cell));
+        }
+        h.push_str("</tr>\n");
+    }
+    h.push_str("</table>\n");
+    if a.len() > MAX_ITEMS {
+        let _ = writeln!(h, "<p>and {} more</p>", a.len() - MAX_ITEMS);
     }
     h
 }
