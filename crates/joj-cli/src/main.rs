@@ -14,6 +14,7 @@ mod crash_cmd;
 mod crash_fs_cmd;
 mod device_cmd;
 mod meaning;
+mod paper_figures_doc;
 mod progress;
 mod replay_cmd;
 mod replay_devices_cmd;

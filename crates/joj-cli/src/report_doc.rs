@@ -19,7 +19,7 @@ pub enum Kind {
     /// `joj replay`: shown field by field.
     Replay(serde_json::Value),
     /// The workflow's paper figures (docs/formats/paper-figures.md): the page opens with it.
-    PaperFigures(Box<crate::report_papers::PaperFigures>),
+    PaperFigures(Box<crate::paper_figures_doc::PaperFigures>),
     /// Another result joj writes (`joj speed`, `joj restart`, `joj apptxn`, `joj device
     /// calibrate`, the workflow's modeled-time check runs): named, shown field by field.
     Other(&'static str, serde_json::Value),
