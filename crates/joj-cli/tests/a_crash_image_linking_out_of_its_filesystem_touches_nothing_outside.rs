@@ -64,9 +64,10 @@ fn refused_touching_nothing(staging: &Path, host: &Path, mode: &str, said: &[&st
     let log = common::crafted_ext4_log(staging, dir.path());
     let (out, left) = common::joj_leaving(&[
         "crash",
+        "fs",
         "--fs",
         "ext4",
-        "-j",
+        "--journal",
         mode,
         "--from-log",
         log.to_str().unwrap(),

@@ -47,9 +47,10 @@ fn refused_in_time(staging: &Path, mode: &str, said: &[&str]) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_joj"))
         .args([
             "crash",
+            "fs",
             "--fs",
             "ext4",
-            "-j",
+            "--journal",
             mode,
             "--states",
             "10",

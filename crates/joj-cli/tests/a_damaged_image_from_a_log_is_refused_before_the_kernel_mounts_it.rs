@@ -30,9 +30,10 @@ fn a_damaged_ext4_image_is_refused_before_it_is_mounted() {
     let log = common::crafted_ext4_log_edited(staging.path(), dir.path(), break_the_root_inode);
     let (out, left) = common::joj_leaving(&[
         "crash",
+        "fs",
         "--fs",
         "ext4",
-        "-j",
+        "--journal",
         "wal",
         "--from-log",
         log.to_str().unwrap(),
@@ -54,9 +55,10 @@ fn a_damaged_ext4_image_is_refused_before_it_is_mounted() {
     let log = common::crafted_ext4_log(staging.path(), clean.path());
     let (out, left) = common::joj_leaving(&[
         "crash",
+        "fs",
         "--fs",
         "ext4",
-        "-j",
+        "--journal",
         "wal",
         "--from-log",
         log.to_str().unwrap(),

@@ -21,7 +21,7 @@ fn a_profile_with_zero_bandwidth_or_zero_timings_is_refused_naming_the_field() {
         let path = dir.path().join(format!("{field}.json"));
         std::fs::write(&path, p.to_string()).unwrap();
         let out = Command::new(env!("CARGO_BIN_EXE_joj"))
-            .args(["device", "run", "--ops", "10", "--profile"])
+            .args(["device", "run", "--requests", "10", "--device"])
             .arg(&path)
             .output()
             .unwrap();
@@ -40,7 +40,7 @@ fn a_profile_with_zero_bandwidth_or_zero_timings_is_refused_naming_the_field() {
     let path = dir.path().join("all-zero.json");
     std::fs::write(&path, p.to_string()).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_joj"))
-        .args(["device", "run", "--ops", "10", "--profile"])
+        .args(["device", "run", "--requests", "10", "--device"])
         .arg(&path)
         .output()
         .unwrap();

@@ -6,7 +6,7 @@ use std::process::Command;
 
 fn replay(path: &std::path::Path) -> (Option<i32>, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_joj"))
-        .args(["replay", "--profile", "emmc5"])
+        .args(["replay", "--device", "emmc5"])
         .arg(path)
         .output()
         .unwrap();

@@ -36,7 +36,7 @@ fn an_existing_output_needs_force() {
     refused(&["trace", "plot", "-o", "keep.out", "t.jsonl"], d);
     // Each of these would run for minutes (or need a scratch filesystem) if the refusal came
     // after the run.
-    refused(&["crash", "--save", "keep.out"], d);
+    refused(&["crash", "device", "--save", "keep.out"], d);
     refused(&["compare", "--save", "keep.out"], d);
     refused(&["restart", "--save", "keep.out"], d);
     assert_eq!(names(d), before, "nothing left behind");
@@ -61,6 +61,7 @@ fn an_existing_output_needs_force() {
     let (ok, out, err) = joj(
         &[
             "crash",
+            "device",
             "--force",
             "--save",
             "keep.out",

@@ -36,8 +36,8 @@ fn an_extjournal_run_replays_with_a_profile_per_device() {
     let run: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let trace = run["trace_file"].as_str().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_joj"))
-        .args(["replay", trace, "--profile-for", "main=sdcard-2013"])
-        .args(["--profile-for", "journal=galaxy-s5", "--json"])
+        .args(["replay", trace, "--device-for", "main=sdcard-2013"])
+        .args(["--device-for", "journal=galaxy-s5", "--json"])
         .output()
         .unwrap();
     assert!(

@@ -50,7 +50,7 @@ fn an_output_never_replaces_its_input() {
     assert!(err.contains("same file as the input sda.txt"), "{err}");
 
     // A device profile given as a file is an input of the run too.
-    for cmd in ["crash", "restart", "compare"] {
+    for cmd in ["crash", "device", "restart", "compare"] {
         let args = [
             cmd,
             "--device",

@@ -7,7 +7,7 @@ use std::process::Command;
 
 fn replay(path: &std::path::Path, profile: &str) -> (bool, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_joj"))
-        .args(["replay", path.to_str().unwrap(), "--profile", profile])
+        .args(["replay", path.to_str().unwrap(), "--device", profile])
         .output()
         .unwrap();
     (

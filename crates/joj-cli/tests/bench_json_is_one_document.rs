@@ -23,7 +23,7 @@ fn bench_json_is_one_document() {
         "host",
         "--journal",
         "wal",
-        "--sync",
+        "--synchronous",
         "full",
         "--op",
         "insert",

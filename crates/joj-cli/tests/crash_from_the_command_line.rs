@@ -6,7 +6,7 @@ use std::process::Command;
 
 fn joj(args: &[&str]) -> (bool, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_joj"))
-        .arg("crash")
+        .args(["crash", "device"])
         .args(args)
         .output()
         .unwrap();

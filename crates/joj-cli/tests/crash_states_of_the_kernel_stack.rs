@@ -12,7 +12,7 @@ use serde_json::Value;
 
 /// `joj crash --fs ext4 ARGS --json`: (exit ok, the document, stderr); the run leaves nothing.
 fn crash(args: &[&str]) -> (bool, Value, String) {
-    let mut all = vec!["crash", "--fs", "ext4", "--json"];
+    let mut all = vec!["crash", "fs", "--fs", "ext4", "--json"];
     all.extend_from_slice(args);
     common::joj_json_leaving_nothing(&all)
 }
@@ -29,7 +29,16 @@ fn log_agrees_with_tracefs(doc: &Value) {
 }
 
 fn durable(mode: &str, more: &[&str]) -> Value {
-    let mut args = vec!["-j", mode, "-n", "25", "--states", "400", "--seed", "7"];
+    let mut args = vec![
+        "--journal",
+        mode,
+        "--transactions",
+        "25",
+        "--states",
+        "400",
+        "--seed",
+        "7",
+    ];
     args.extend_from_slice(more);
     let (ok, doc, err) = crash(&args);
     assert!(ok, "{mode}: {err}\n{doc:#}");
@@ -120,11 +129,11 @@ fn waldio_fua_keeps_every_acknowledged_commit_on_ext4() {
 /// A small recorded run of `mode` with `canary`: 25 transactions, 400 states, seed 7.
 fn canary_args<'a>(mode: &'a str, canary: &'a str) -> Vec<&'a str> {
     vec![
-        "-j",
+        "--journal",
         mode,
-        "--fs-canary",
+        "--canary",
         canary,
-        "-n",
+        "--transactions",
         "25",
         "--states",
         "400",
@@ -161,7 +170,7 @@ fn waldio_without_its_fdatasync_is_caught() {
     }
     let dir = tempfile::tempdir().unwrap();
     let save = dir.path().to_str().unwrap();
-    let doc = caught("waldio", "skip-sync", &["--save-dir", save]);
+    let doc = caught("waldio", "skip-sync", &["--out", save]);
     // Every violating state is saved with its log; the saved command rebuilds the same ones.
     let saved: Value =
         serde_json::from_str(&std::fs::read_to_string(doc["saved"].as_str().unwrap()).unwrap())
@@ -175,9 +184,9 @@ fn waldio_without_its_fdatasync_is_caught() {
     );
     let log = saved["log"].as_str().unwrap();
     let (ok, again, err) = crash(&[
-        "-j",
+        "--journal",
         "waldio",
-        "--fs-canary",
+        "--canary",
         "skip-sync",
         "--states",
         "400",
@@ -231,7 +240,7 @@ fn a_bare_cache_flush_after_overwriting_written_preallocation_stays_durable() {
 
 #[test]
 fn bad_input_is_named_with_its_fix() {
-    let out = common::run_joj(&["crash", "--fs", "ext4-extjournal"]);
+    let out = common::run_joj(&["crash", "fs", "--fs", "ext4-extjournal"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(
@@ -241,11 +250,12 @@ fn bad_input_is_named_with_its_fix() {
 
     let out = common::run_joj(&[
         "crash",
+        "fs",
         "--fs",
         "ext4",
-        "-j",
+        "--journal",
         "wal",
-        "--fs-canary",
+        "--canary",
         "skip-sync",
     ]);
     let err = String::from_utf8_lossy(&out.stderr);
@@ -264,6 +274,7 @@ fn bad_input_is_named_with_its_fix() {
     .unwrap();
     let out = common::run_joj(&[
         "crash",
+        "fs",
         "--fs",
         "ext4",
         "--from-log",
@@ -276,13 +287,13 @@ fn bad_input_is_named_with_its_fix() {
         "{err}"
     );
 
-    let out = common::run_joj(&["crash", "--fs-canary", "skip-sync"]);
+    let out = common::run_joj(&["crash", "--canary", "skip-sync"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
-    assert!(err.contains("go with --fs"), "{err}");
+    assert!(err.contains("needs --fs"), "{err}");
 
     // A log that is not a regular file is refused before it is read.
-    let out = common::run_joj(&["crash", "--from-log", "/dev/zero"]);
+    let out = common::run_joj(&["crash", "fs", "--from-log", "/dev/zero"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(
@@ -311,7 +322,16 @@ fn wait_for_dir(pid: u32, prefix: &str) {
 fn long_crash_run() -> std::process::Child {
     std::process::Command::new(env!("CARGO_BIN_EXE_joj"))
         .args([
-            "crash", "--fs", "ext4", "-j", "waldio", "-n", "3000", "--states", "100000",
+            "crash",
+            "fs",
+            "--fs",
+            "ext4",
+            "--journal",
+            "waldio",
+            "--transactions",
+            "3000",
+            "--states",
+            "100000",
         ])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -362,7 +382,16 @@ fn ctrl_c_while_checking_leaves_nothing() {
     }
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_joj"))
         .args([
-            "crash", "--fs", "ext4", "-j", "wal", "-n", "50", "--states", "100000",
+            "crash",
+            "fs",
+            "--fs",
+            "ext4",
+            "--journal",
+            "wal",
+            "--transactions",
+            "50",
+            "--states",
+            "100000",
         ])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())

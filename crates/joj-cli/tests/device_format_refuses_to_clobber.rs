@@ -19,7 +19,7 @@ fn device_format_refuses_to_clobber() {
     let dir = tempfile::tempdir().unwrap();
     let img = dir.path().join("dev.img");
     let img_s = img.to_str().unwrap();
-    let fmt = ["device", "format", img_s, "--profile", "galaxy-s5"];
+    let fmt = ["device", "format", img_s, "--device", "galaxy-s5"];
 
     let (ok, err) = joj(&fmt);
     assert!(ok, "{err}");
@@ -38,7 +38,7 @@ fn device_format_refuses_to_clobber() {
     let (ok, err) = joj(&[&fmt[..], &["--force"]].concat());
     assert!(ok, "{err}");
 
-    let (ok, err) = joj(&["device", "inspect", img_s, "--profile", "galaxy-s5"]);
+    let (ok, err) = joj(&["device", "inspect", img_s, "--device", "galaxy-s5"]);
     assert!(ok, "{err}");
 
     let notes = dir.path().join("notes.txt");
@@ -47,7 +47,7 @@ fn device_format_refuses_to_clobber() {
         "device",
         "format",
         notes.to_str().unwrap(),
-        "--profile",
+        "--device",
         "galaxy-s5",
         "--force",
     ]);

@@ -9,7 +9,7 @@ fn device_run_json_has_device_counters() {
         .args([
             "device",
             "run",
-            "--profile",
+            "--device",
             "emmc5",
             "--raw-gib",
             "1",
@@ -19,7 +19,7 @@ fn device_run_json_has_device_counters() {
             "4k",
             "--precondition",
             "50%",
-            "--ops",
+            "--requests",
             "2000",
             "--fua-every",
             "1",

@@ -22,7 +22,7 @@ fn write_trace(path: &Path) {
 
 fn replay(path: &Path, extra: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_joj"))
-        .args(["replay", path.to_str().unwrap(), "--profile", "galaxy-s5"])
+        .args(["replay", path.to_str().unwrap(), "--device", "galaxy-s5"])
         .args(extra)
         .output()
         .unwrap()

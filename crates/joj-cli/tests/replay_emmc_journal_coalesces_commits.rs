@@ -31,7 +31,7 @@ fn replay(path: &std::path::Path, extra: &[&str]) -> std::process::Output {
     let mut args = vec![
         "replay",
         path.to_str().unwrap(),
-        "--profile",
+        "--device",
         "galaxy-s5",
         "--json",
     ];

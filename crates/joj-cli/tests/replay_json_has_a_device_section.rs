@@ -32,7 +32,7 @@ fn replay_json_has_a_device_section() {
         .args([
             "replay",
             path.to_str().unwrap(),
-            "--profile",
+            "--device",
             "galaxy-s5",
             "--json",
         ])

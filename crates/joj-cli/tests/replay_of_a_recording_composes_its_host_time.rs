@@ -13,7 +13,7 @@ fn replay(path: &std::path::Path, profile: &str) -> serde_json::Value {
         .args([
             "replay",
             path.to_str().unwrap(),
-            "--profile",
+            "--device",
             profile,
             "--json",
         ])

@@ -20,7 +20,7 @@ CPU0 (sda):
         .args([
             "replay",
             path.to_str().unwrap(),
-            "--profile",
+            "--device",
             "emmc5",
             "--json",
         ])

@@ -23,17 +23,18 @@ fn record(dir: &Path, mode: &str, more: &[&str]) -> PathBuf {
     let save = dir.join(mode);
     let mut args = vec![
         "crash",
+        "fs",
         "--fs",
         "ext4",
-        "-j",
+        "--journal",
         mode,
-        "-n",
+        "--transactions",
         "25",
         "--seed",
         "7",
         "--record-only",
         "--json",
-        "--save-dir",
+        "--out",
         save.to_str().unwrap(),
     ];
     args.extend_from_slice(more);
@@ -58,6 +59,7 @@ fn merges_to_the_whole(dir: &Path, log: &Path, ok: bool) -> Value {
     let whole = joj_doc(
         &[
             "crash",
+            "fs",
             "--fs",
             "ext4",
             "--from-log",
@@ -76,6 +78,7 @@ fn merges_to_the_whole(dir: &Path, log: &Path, ok: bool) -> Value {
             let doc = joj_doc(
                 &[
                     "crash",
+                    "fs",
                     "--fs",
                     "ext4",
                     "--from-log",
@@ -127,7 +130,7 @@ fn sharded_runs_merge_to_exactly_the_unsharded_document() {
     assert!(whole["mount"]["images"].as_u64().unwrap() > 0, "{whole:#}");
     // A canary's violations, found states and verdict merge the same way (exit status 0: it is
     // caught).
-    let canary = record(dir.path(), "waldio", &["--fs-canary", "skip-sync"]);
+    let canary = record(dir.path(), "waldio", &["--canary", "skip-sync"]);
     let caught = merges_to_the_whole(dir.path(), &canary, true);
     assert!(count(&caught, "violations") > 0, "{caught:#}");
     assert!(!caught["found"].as_array().unwrap().is_empty());
@@ -146,16 +149,28 @@ fn refused(args: &[&str], what: &[&str]) {
 fn bad_shard_specs_and_a_shard_without_one_log_are_refused() {
     for bad in ["0/0", "3/2", "0/3", "1/0", "x", "2"] {
         refused(
-            &["crash", "--fs", "ext4", "--from-log", "l", "--shard", bad],
+            &[
+                "crash",
+                "fs",
+                "--fs",
+                "ext4",
+                "--from-log",
+                "l",
+                "--shard",
+                bad,
+            ],
             &[bad, "K/N"],
         );
     }
     refused(
-        &["crash", "--fs", "ext4", "--shard", "1/2"],
+        &["crash", "fs", "--fs", "ext4", "--shard", "1/2"],
         &["--record-only", "--from-log"],
     );
-    refused(&["crash", "--fs", "ext4", "--record-only"], &["--save-dir"]);
-    refused(&["crash", "--shard", "1/2"], &["go with --fs"]);
+    refused(
+        &["crash", "fs", "--fs", "ext4", "--record-only"],
+        &["--save-dir"],
+    );
+    refused(&["crash", "--shard", "1/2"], &["needs --fs"]);
 }
 
 #[test]
@@ -171,6 +186,7 @@ fn parts_of_different_runs_missing_repeated_or_edited_are_refused() {
         joj_doc(
             &[
                 "crash",
+                "fs",
                 "--fs",
                 "ext4",
                 "--from-log",
@@ -203,6 +219,7 @@ fn parts_of_different_runs_missing_repeated_or_edited_are_refused() {
     joj_doc(
         &[
             "crash",
+            "fs",
             "--fs",
             "ext4",
             "--from-log",
