@@ -18,6 +18,7 @@ pub const OUTPUT: &str = "Output";
 pub const MOBIBENCH: &str = "Mobibench compatibility";
 
 /// The headings, in the order `--help` shows them.
+#[cfg(test)]
 pub const HEADINGS: [&str; 5] = [WORKLOAD, STACK, DEVICE, OUTPUT, MOBIBENCH];
 
 /// `--seed` when not given, in every command.

@@ -8,6 +8,8 @@ mod apptxn_cmd;
 mod args;
 mod bench;
 mod cleanup_cmd;
+#[cfg(test)]
+mod cli_doc;
 mod compare;
 mod completion_args;
 mod crash_cmd;

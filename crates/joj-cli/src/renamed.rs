@@ -13,6 +13,7 @@ pub struct Renamed {
     pub old: &'static str,
     pub new: &'static str,
     /// A value the flag takes in the test that the old spelling parses (`None`: a switch).
+    #[cfg_attr(not(test), allow(dead_code))]
     pub example: Option<&'static str>,
 }
 
@@ -175,6 +176,43 @@ mod tests {
             "joj crash fs --fs ext4",
         ] {
             assert_eq!(upgrade(argv(same)), (argv(same), vec![]));
+        }
+    }
+
+    /// Arguments a command needs besides the renamed flag, for it to parse.
+    fn besides(r: &Renamed) -> &'static [&'static str] {
+        match (r.command, r.old) {
+            ("replay", "--same-profile-ok") => &["t.jsonl", "--device-for", "main=emmc5"],
+            ("replay", _) => &["t.jsonl"],
+            ("device format" | "device inspect", _) => &["image"],
+            _ => &[],
+        }
+    }
+
+    #[test]
+    fn every_old_spelling_still_parses_to_the_new_one() {
+        use clap::Parser;
+        for r in RENAMED {
+            let mut old = vec!["joj".to_string()];
+            old.extend(r.command.split(' ').map(String::from));
+            old.extend(besides(r).iter().map(|s| s.to_string()));
+            let new = [old.clone(), vec![r.new.to_string()]].concat();
+            old.push(r.old.to_string());
+            let value: Vec<String> = r.example.iter().map(|v| v.to_string()).collect();
+            let (old, notes) = upgrade(
+                [old, value.clone()]
+                    .concat()
+                    .into_iter()
+                    .map(OsString::from)
+                    .collect(),
+            );
+            assert_eq!(notes.len(), 1, "{r:?}: {notes:?}");
+            if let Err(e) = crate::Cli::try_parse_from(&old) {
+                panic!("{r:?}: {e}");
+            }
+            if let Err(e) = crate::Cli::try_parse_from([new, value].concat()) {
+                panic!("{r:?}, new spelling: {e}");
+            }
         }
     }
 

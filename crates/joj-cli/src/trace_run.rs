@@ -12,9 +12,6 @@ use std::path::PathBuf;
 
 #[derive(Args)]
 pub struct TraceRunArgs {
-    /// Run in this directory (relative to where joj trace was started; created if missing).
-    #[arg(long, help_heading = WORKLOAD)]
-    dir: Option<PathBuf>,
     /// Run the command in an empty directory of the scratch filesystem instead of the
     /// directory joj trace was started from.
     #[arg(long, help_heading = WORKLOAD)]
@@ -23,6 +20,9 @@ pub struct TraceRunArgs {
     /// [default: the commits counted in its databases, or 1 when none were].
     #[arg(long, value_name = "N", help_heading = WORKLOAD, allow_negative_numbers = true, value_parser = args::within::<u64>(1, u64::MAX >> 1))]
     transactions: Option<u64>,
+    /// Run in this directory (relative to where joj trace was started; created if missing).
+    #[arg(long, help_heading = STACK)]
+    dir: Option<PathBuf>,
     /// Scratch filesystem joj makes on a loop device for the command (needs root).
     #[arg(long, value_parser = args::traced_fs(), default_value = "ext4", help_heading = STACK)]
     fs: FsKind,
