@@ -283,7 +283,7 @@ fn walk(cmd: &clap::Command, path: &str, found: &mut BTreeMap<String, Use>) {
             (None, Some(short)) => format!("-{short}"),
             (None, None) => continue,
         };
-        let u = found.entry(name).or_insert_with(Use::default);
+        let u = found.entry(name).or_default();
         if let (Some(_), Some(short)) = (arg.get_long(), arg.get_short()) {
             u.short.insert(short);
         }

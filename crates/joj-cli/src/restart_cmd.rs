@@ -15,9 +15,6 @@ use joj_workload::paper::PaperWorkload;
 
 #[derive(Args)]
 pub struct RestartArgs {
-    /// Comma-separated modes (delete, truncate, persist, wal, xftl and iftl can be restarted).
-    #[arg(long, value_parser = args::mode(), default_value = "delete,wal,xftl", value_delimiter = ',', help_heading = STACK)]
-    pub modes: Vec<JournalMode>,
     /// The workload the power cut interrupts (only xftl-synthetic, the paper's setup).
     #[arg(long, value_parser = args::paper_workload(), default_value = "xftl-synthetic", help_heading = WORKLOAD)]
     pub workload: String,
@@ -33,6 +30,9 @@ pub struct RestartArgs {
     pub runs: u32,
     #[command(flatten)]
     pub seed: Seed,
+    /// Comma-separated modes (delete, truncate, persist, wal, xftl and iftl can be restarted).
+    #[arg(long, value_parser = args::mode(), default_value = "delete,wal,xftl", value_delimiter = ',', help_heading = STACK)]
+    pub modes: Vec<JournalMode>,
     /// Filesystem of the rollback and WAL modes (a scratch filesystem on a loop device).
     #[arg(long, value_parser = args::scratch_fs(), default_value = "ext4", help_heading = STACK)]
     pub fs: FsKind,
