@@ -68,7 +68,7 @@ fn a_log_that_does_not_say_its_mode_needs_the_flag() {
     let err = stderr_of(&out);
     assert!(!out.status.success(), "{err}");
     assert!(
-        err.contains("does not say which journal mode") && err.contains("fix: give -j"),
+        err.contains("does not say which journal mode") && err.contains("fix: give --journal"),
         "{err}"
     );
     assert!(left.nothing(), "the run left {left:?}");

@@ -287,7 +287,7 @@ fn bad_input_is_named_with_its_fix() {
         "{err}"
     );
 
-    let out = common::run_joj(&["crash", "--canary", "skip-sync"]);
+    let out = common::run_joj(&["crash", "fs", "--canary", "skip-sync"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(err.contains("needs --fs"), "{err}");
@@ -320,7 +320,7 @@ fn wait_for_dir(pid: u32, prefix: &str) {
 }
 
 fn long_crash_run() -> std::process::Child {
-    std::process::Command::new(env!("CARGO_BIN_EXE_joj"))
+    common::joj_command()
         .args([
             "crash",
             "fs",
@@ -380,7 +380,7 @@ fn ctrl_c_while_checking_leaves_nothing() {
     if !joj_linux::testgate::kernel_test(&[FsKind::Ext4]) {
         return;
     }
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_joj"))
+    let mut child = common::joj_command()
         .args([
             "crash",
             "fs",

@@ -135,7 +135,7 @@ fn bad_combinations_are_named_with_their_fix() {
             ][..],
             "drop --synchronous",
         ),
-        (&["crash", "--emmc-journal"][..], "go with --fs"),
+        (&["crash", "fs", "--emmc-journal"][..], "needs --fs"),
     ] {
         let out = common::run_joj(args);
         let err = String::from_utf8_lossy(&out.stderr);
