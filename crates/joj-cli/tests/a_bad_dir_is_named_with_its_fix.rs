@@ -2,12 +2,12 @@
 //! directory, read-only — with the fix, before anything runs (it used to be SQLite's "unable to
 //! open database file" for all three).
 
+mod common;
+
 mod tmpfs;
 
-use std::process::Command;
-
 fn bench_in(dir: &std::path::Path) -> (Option<i32>, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_joj"))
+    let out = common::joj_command()
         .args(["bench", "-n", "5", "--dir"])
         .arg(dir)
         .output()

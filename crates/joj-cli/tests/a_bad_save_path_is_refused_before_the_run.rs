@@ -4,6 +4,7 @@
 //! printed or created. (Were the check after the run, `joj crash` here would run 1000 power
 //! cuts first, and `compare` would need a scratch filesystem.)
 
+mod common;
 mod in_dir;
 
 use in_dir::joj;

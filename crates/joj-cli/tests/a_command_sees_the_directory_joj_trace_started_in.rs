@@ -46,7 +46,7 @@ fn a_relative_script_and_an_existing_database_are_seen_and_left_unchanged() {
     assert!(made.success());
     let before = std::fs::read(&db).unwrap();
     let out = tempfile::tempdir().unwrap();
-    let run = Command::new(env!("CARGO_BIN_EXE_joj"))
+    let run = common::joj_command()
         .current_dir(project.path())
         .args(["trace", "--json", "--out"])
         .arg(out.path())
@@ -85,7 +85,7 @@ fn a_directory_with_a_mount_below_it_is_refused_naming_empty() {
         .status()
         .unwrap();
     assert!(mounted.success());
-    let run = Command::new(env!("CARGO_BIN_EXE_joj"))
+    let run = common::joj_command()
         .current_dir(project.path())
         .args(["trace", "--", "true"])
         .output()

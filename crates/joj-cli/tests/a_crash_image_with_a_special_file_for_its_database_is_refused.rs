@@ -5,7 +5,7 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use joj_linux::FsKind;
@@ -44,7 +44,7 @@ mod rustix_like {
 fn refused_in_time(staging: &Path, mode: &str, said: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let log = common::crafted_ext4_log(staging, dir.path());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_joj"))
+    let mut child = common::joj_command()
         .args([
             "crash",
             "fs",

@@ -4,11 +4,9 @@
 
 mod common;
 
-use std::process::Command;
-
 fn failing(dir: &std::path::Path, args: &[&str]) -> (std::process::Output, tempfile::TempDir) {
     let out = tempfile::tempdir().unwrap();
-    let run = Command::new(env!("CARGO_BIN_EXE_joj"))
+    let run = common::joj_command()
         .current_dir(dir)
         .args(["trace", "--out"])
         .arg(out.path())

@@ -2,7 +2,7 @@
 //! time while every result still names the profile: it is refused, naming the field and a
 //! value to give.
 
-use std::process::Command;
+mod common;
 
 #[test]
 fn a_profile_with_zero_bandwidth_or_zero_timings_is_refused_naming_the_field() {
@@ -20,7 +20,7 @@ fn a_profile_with_zero_bandwidth_or_zero_timings_is_refused_naming_the_field() {
         p["timing"][field] = 0.into();
         let path = dir.path().join(format!("{field}.json"));
         std::fs::write(&path, p.to_string()).unwrap();
-        let out = Command::new(env!("CARGO_BIN_EXE_joj"))
+        let out = common::joj_command()
             .args(["device", "run", "--requests", "10", "--device"])
             .arg(&path)
             .output()
@@ -39,7 +39,7 @@ fn a_profile_with_zero_bandwidth_or_zero_timings_is_refused_naming_the_field() {
     }
     let path = dir.path().join("all-zero.json");
     std::fs::write(&path, p.to_string()).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_joj"))
+    let out = common::joj_command()
         .args(["device", "run", "--requests", "10", "--device"])
         .arg(&path)
         .output()

@@ -6,7 +6,7 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use joj_linux::FsKind;
@@ -191,7 +191,7 @@ fn a_save_failing_after_the_run_still_prints_the_result_first() {
     let dir = tempfile::tempdir().unwrap();
     let save = dir.path().join("evidence");
     std::fs::create_dir(&save).unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_joj"))
+    let child = common::joj_command()
         .args([
             "crash",
             "fs",

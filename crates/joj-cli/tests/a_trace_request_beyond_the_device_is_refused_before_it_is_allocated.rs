@@ -2,10 +2,10 @@
 //! 2^32 − 1 sectors (2 TiB) in a joj-trace file or in blkparse text is refused naming the
 //! record, instead of aborting while allocating its buffer.
 
-use std::process::Command;
+mod common;
 
 fn replay(path: &std::path::Path) -> (Option<i32>, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_joj"))
+    let out = common::joj_command()
         .args(["replay", "--device", "emmc5"])
         .arg(path)
         .output()

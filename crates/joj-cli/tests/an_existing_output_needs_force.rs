@@ -3,6 +3,7 @@
 //! the fix, before any work, and leave the file as it was; with `--force` the file is replaced
 //! whole (written beside it, then renamed over it), leaving nothing else behind.
 
+mod common;
 mod in_dir;
 
 use in_dir::{joj, names};

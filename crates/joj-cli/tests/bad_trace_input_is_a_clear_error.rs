@@ -2,11 +2,12 @@
 //! is no trace at all, a truncated joj-trace file, a request beyond the modeled device, an
 //! unknown profile.
 
+mod common;
+
 use joj_trace::{Clock, DeviceRole, Op, TraceDevice, TraceHeader, TraceRecord, TraceSource};
-use std::process::Command;
 
 fn replay(path: &std::path::Path, profile: &str) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_joj"))
+    let out = common::joj_command()
         .args(["replay", path.to_str().unwrap(), "--device", profile])
         .output()
         .unwrap();

@@ -1,17 +1,11 @@
 //! `joj device format` never overwrites an existing file silently: it refuses, saying why and
 //! how to replace it; `--force` replaces a joj device image but still refuses any other file.
 
-use std::process::Command;
+mod common;
 
 fn joj(args: &[&str]) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_joj"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let (ok, _, err) = common::run_joj_text(args);
+    (ok, err)
 }
 
 #[test]

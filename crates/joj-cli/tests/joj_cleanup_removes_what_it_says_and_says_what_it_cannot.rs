@@ -31,7 +31,7 @@ fn joj_cleanup_removes_what_it_says_and_says_what_it_cannot() {
     let elsewhere = dir.path().join("elsewhere");
     std::fs::create_dir(&elsewhere).unwrap();
     let mut killed = common::Run(
-        std::process::Command::new(env!("CARGO_BIN_EXE_joj"))
+        common::joj_command()
             .args(["trace", "--image-mib", "64", "--out"])
             .arg(dir.path().join("out"))
             .args(["--", "sleep", "600"])

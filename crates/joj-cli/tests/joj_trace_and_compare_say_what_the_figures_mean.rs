@@ -5,8 +5,6 @@
 
 mod common;
 
-use std::process::Command;
-
 const WAL_APP: &str = "import sqlite3
 db = sqlite3.connect('app.db', isolation_level=None)
 db.execute('PRAGMA journal_mode=WAL'); db.execute('PRAGMA synchronous=FULL')
@@ -15,7 +13,7 @@ for i in range(100): db.execute('INSERT INTO t VALUES(?)', ('x' * 100,))
 ";
 
 fn joj(dir: &std::path::Path, args: &[&str]) -> (String, String) {
-    let run = Command::new(env!("CARGO_BIN_EXE_joj"))
+    let run = common::joj_command()
         .current_dir(dir)
         .args(args)
         .output()

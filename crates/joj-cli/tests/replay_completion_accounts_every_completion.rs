@@ -7,7 +7,6 @@ mod common;
 
 use joj_trace::{Op, TraceRecord};
 use std::path::Path;
-use std::process::Command;
 
 /// 30 transactions of a 4 KiB write and a flush: 60 device commands.
 fn write_trace(path: &Path) {
@@ -21,7 +20,7 @@ fn write_trace(path: &Path) {
 }
 
 fn replay(path: &Path, extra: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_joj"))
+    common::joj_command()
         .args(["replay", path.to_str().unwrap(), "--device", "galaxy-s5"])
         .args(extra)
         .output()

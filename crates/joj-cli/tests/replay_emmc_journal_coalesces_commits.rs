@@ -6,7 +6,6 @@
 mod common;
 
 use joj_trace::{BlockClass, Op, TraceHeader, TraceRecord};
-use std::process::Command;
 
 fn trace(transactions: u64) -> (TraceHeader, Vec<TraceRecord>) {
     let mut records = Vec::new();
@@ -36,10 +35,7 @@ fn replay(path: &std::path::Path, extra: &[&str]) -> std::process::Output {
         "--json",
     ];
     args.extend_from_slice(extra);
-    Command::new(env!("CARGO_BIN_EXE_joj"))
-        .args(&args)
-        .output()
-        .unwrap()
+    common::joj_command().args(&args).output().unwrap()
 }
 
 #[test]

@@ -6,10 +6,9 @@
 mod common;
 
 use joj_trace::{Op, TraceRecord};
-use std::process::Command;
 
 fn replay(path: &std::path::Path, profile: &str) -> serde_json::Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_joj"))
+    let out = common::joj_command()
         .args([
             "replay",
             path.to_str().unwrap(),

@@ -2,7 +2,9 @@
 //! the trace left without a profile, one profile for two devices unless `--same-profile-ok`,
 //! a malformed `DEV=PROFILE`, and `--completion` (which times one device back to back).
 
-use std::process::{Command, Output};
+mod common;
+
+use std::process::Output;
 
 /// A two-device trace in joj-trace format (header, then one record per line).
 fn two_device_trace(dir: &std::path::Path) -> std::path::PathBuf {
@@ -31,7 +33,7 @@ fn two_device_trace(dir: &std::path::Path) -> std::path::PathBuf {
 }
 
 fn replay(trace: &std::path::Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_joj"))
+    common::joj_command()
         .arg("replay")
         .arg(trace)
         .args(args)

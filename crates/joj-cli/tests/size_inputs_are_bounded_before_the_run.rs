@@ -2,11 +2,13 @@
 //! is refused with the bound and the fix, nothing is allocated for it, and nothing is left
 //! behind (it used to abort allocating 80 GB, skipping every cleanup).
 
+mod common;
+
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn joj(args: &[&str], tmp: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_joj"))
+    common::joj_command()
         .args(args)
         // A run on the host makes its temporary directory here, so the test can see it.
         .env("TMPDIR", tmp)

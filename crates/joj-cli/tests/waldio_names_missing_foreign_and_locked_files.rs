@@ -2,10 +2,10 @@
 //! file, a file of random bytes, a WAL that is neither waldio's nor SQLite's, a database
 //! another connection holds. Nothing is changed in any of them.
 
-use std::process::Command;
+mod common;
 
 fn waldio(args: &[&str]) -> (Option<i32>, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_joj"))
+    let out = common::joj_command()
         .arg("waldio")
         .args(args)
         .output()

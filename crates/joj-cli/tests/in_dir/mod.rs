@@ -2,11 +2,10 @@
 #![allow(dead_code)] // each test uses what it needs
 
 use std::path::Path;
-use std::process::Command;
 
 /// Runs joj in `dir`; returns (success, stdout, stderr).
 pub fn joj(args: &[&str], dir: &Path) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_joj"))
+    let out = crate::common::joj_command()
         .args(args)
         .current_dir(dir)
         .output()
