@@ -4,6 +4,7 @@
 //! ROLLBACK`, and a `Vec` for the ledger. Inside a transaction its own connections read its
 //! writes; after it, the same connections (their page caches kept) and the ledger equal the
 //! reference. Every random choice comes from one seed (`JOJ_SEED`, printed on failure).
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

@@ -6,6 +6,7 @@
 //! under way — never a part of one. Explicit aborts are mixed in. Two canaries must be caught:
 //! a device that acknowledges commits before they are durable, and application transactions
 //! that write the ledger outside their device transaction.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

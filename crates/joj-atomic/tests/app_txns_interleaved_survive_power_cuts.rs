@@ -4,6 +4,7 @@
 //! lane. After each cut and recovery each lane shows exactly its acknowledged transactions (or
 //! those and the one whose commit was under way), its database and its log agreeing, and both
 //! databases pass `PRAGMA integrity_check`.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

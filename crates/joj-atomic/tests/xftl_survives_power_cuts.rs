@@ -4,6 +4,7 @@
 //! under way, after that one too). Explicit `ROLLBACK`s and commits that fail over to SQLite's
 //! rollback journal (injected batch failures) are mixed in. A device that acknowledges commits
 //! before they are durable must be caught.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

@@ -1,6 +1,7 @@
 //! `-p/--dir` that cannot hold the run's files is named for what it is — missing, not a
 //! directory, read-only — with the fix, before anything runs (it used to be SQLite's "unable to
 //! open database file" for all three).
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

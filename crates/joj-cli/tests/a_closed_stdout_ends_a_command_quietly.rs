@@ -1,5 +1,6 @@
 //! `joj … | head -1`: when the reader of stdout goes away, joj stops printing and exits 0
 //! without a panic (it used to die with "failed printing to stdout: Broken pipe", rc 101).
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

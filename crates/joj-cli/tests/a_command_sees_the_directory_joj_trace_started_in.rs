@@ -3,6 +3,7 @@
 //! database in a subdirectory), while what it writes lands on the traced filesystem — the
 //! project's own files are left as they were. A directory with a mount below it (which an
 //! overlay would hide) is refused before anything is made, naming `--empty`.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

@@ -1,6 +1,7 @@
 //! When the traced command fails, joj says so first — its exit status, then its standard error
 //! apart from anything of joj's, then a fix that fits — prints no report and writes no trace or
 //! plot (they would measure a run that stopped part-way), and exits 1.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

@@ -2,6 +2,7 @@
 //! refused before the run; a save that fails after the run comes after the printed result; a
 //! second run into the same folder gets its own names and leaves the first run's files as they
 //! were (replacing them takes `--force`); `--save-log` keeps a clean run's log too.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

@@ -2,6 +2,7 @@
 //! ext4 log checked as `--fs xfs -j waldio` used to report every state as a violation (false
 //! data loss). A log that does not say what it is needs both flags; one that does (every log
 //! joj records now) gives its own as the defaults and refuses flags that disagree, naming both.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

@@ -1,6 +1,7 @@
 //! A trace record's length is the trace's word, not a number to allocate: a request of
 //! 2^32 − 1 sectors (2 TiB) in a joj-trace file or in blkparse text is refused naming the
 //! record, instead of aborting while allocating its buffer.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

@@ -2,6 +2,7 @@
 //! `trace import -o`, `trace plot -o` and `--save` of crash, compare and restart refuse, naming
 //! the fix, before any work, and leave the file as it was; with `--force` the file is replaced
 //! whole (written beside it, then renamed over it), leaving nothing else behind.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 mod in_dir;

@@ -1,6 +1,7 @@
 //! Bad input to `joj replay` fails with a message naming the file and the cause: a file that
 //! is no trace at all, a truncated joj-trace file, a request beyond the modeled device, an
 //! unknown profile.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

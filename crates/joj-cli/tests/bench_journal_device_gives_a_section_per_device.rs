@@ -2,6 +2,7 @@
 //! filesystem device through P and its external journal through Q, each its own device: the
 //! JSON has a `devices` section per device and a `device` section timed as the host sees both.
 //! Refused without --fs ext4-extjournal. Needs root and the scratch-filesystem prerequisites.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

@@ -1,6 +1,7 @@
 //! Every command's `--help` sorts its flags under joj's headings (Workload, Stack, Device,
 //! Output, Mobibench compatibility), in that order; clap's own "Options" holds only `--help`.
 //! The commands are found through `--help` itself, so a new one is checked too.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

@@ -8,6 +8,7 @@
 //! The traced command runs in a mount namespace of its own (issue 34), so its mounts die with
 //! it; the stray mounts are made here, in the test's namespace, as any other process on the
 //! machine could make them.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

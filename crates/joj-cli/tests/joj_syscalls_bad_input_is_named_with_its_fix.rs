@@ -2,6 +2,7 @@
 //! path out of the root and a descriptor never opened — before any filesystem is made (so
 //! without root) — each with its cause and fix; `import-strace` names a line that is not strace
 //! output and a root that holds nothing.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

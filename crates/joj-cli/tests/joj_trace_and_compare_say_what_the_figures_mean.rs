@@ -2,6 +2,7 @@
 //! commit, which mode would cut what, from the run's own numbers); a traced command's document
 //! says `null` for what was not measured and names byte units; file data joj could not place is
 //! one line, listed with `--verbose`; the devices' own counters agree with the trace.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

@@ -2,6 +2,7 @@
 //! for exactly the device time; interrupt adds one wakeup per device command (each write and
 //! flush of the trace) and nothing else. Both replay the same trace, so the device time is the
 //! same; `--honor-timestamps` is refused with the fix named.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

@@ -2,6 +2,7 @@
 //! them (data, journal blocks, flush, commit block, flush), every transaction becomes one packed
 //! command, the post-commit flush is dropped and the replay is faster than the unchanged trace;
 //! `--journal-region-mib` alone is a clear error.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

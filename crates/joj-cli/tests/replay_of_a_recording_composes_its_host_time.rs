@@ -2,6 +2,7 @@
 //! composes it with the device's time as the run did: two replays of the same recording give the
 //! same modeled figures, host included, and the profile's `host` section scales the CPU part
 //! (`galaxy-s5`: the Galaxy S5's CPU, 2.32 times this machine's time) and keeps the waits.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

@@ -1,6 +1,7 @@
 //! `joj replay --profile-for` refuses, naming the fix: a device not in the trace, a device of
 //! the trace left without a profile, one profile for two devices unless `--same-profile-ok`,
 //! a malformed `DEV=PROFILE`, and `--completion` (which times one device back to back).
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

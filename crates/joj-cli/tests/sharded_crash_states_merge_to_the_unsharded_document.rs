@@ -3,6 +3,7 @@
 //! unsharded document — the same states, verdicts, counts, found states and mount cost — but
 //! for the two timings. Parts of different runs, a missing or repeated share, an edited part
 //! and bad shard specs are refused, each naming its fix.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

@@ -3,6 +3,7 @@
 //! the command sees that directory with all its files (the relative
 //! `target/ext/release/libjoj` loads), and what it writes lands on the traced filesystem, not in
 //! the repository.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

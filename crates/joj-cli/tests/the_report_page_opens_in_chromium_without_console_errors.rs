@@ -5,6 +5,7 @@
 //! rest listed with the reason, nothing fatal. Headless Chromium (Debian's `chromium`) opens
 //! the page without one console message; the page has no script and loads nothing from outside.
 //! Without Chromium the test fails and says how to install it: it is never skipped.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

@@ -8,6 +8,7 @@
 //! check must find a command left half old, half new, so we know it can.
 //!
 //! Every random choice comes from one seed, `JOJ_SEED` if set (printed on failure).
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

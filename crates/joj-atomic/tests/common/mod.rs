@@ -1,5 +1,5 @@
 //! Shared by the joj-atomic tests: the small device they run on.
-
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 #![allow(dead_code)]
 
 pub mod bank;

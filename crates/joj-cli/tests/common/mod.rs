@@ -1,6 +1,6 @@
 //! Shared by the tests that kill or signal a `joj` run: what a process left on the machine,
 //! found by the pid joj puts in every name (`joj_linux::names`), and signals without a crate.
-
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};

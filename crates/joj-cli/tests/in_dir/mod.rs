@@ -1,4 +1,5 @@
 //! Running `joj` inside a test's own directory, and what that directory then holds.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 #![allow(dead_code)] // each test uses what it needs
 
 use std::path::Path;
