@@ -55,9 +55,9 @@ fn host_canary(dir: &Path) {
     drop(conn);
 }
 
-/// `joj crash --fs ext4 -j MODE --from-log L --states 10` of an image made from `staging`:
-/// refused, with the message containing each of `said`; the host directory untouched; nothing
-/// left by the run.
+/// `joj crash fs --fs ext4 --journal MODE --from-log L --states 10` of an image made from
+/// `staging`: refused, with the message containing each of `said`; the host directory
+/// untouched; nothing left by the run.
 fn refused_touching_nothing(staging: &Path, host: &Path, mode: &str, said: &[&str]) {
     let before = snapshot(host);
     assert_eq!(before.len(), 2);

@@ -40,8 +40,8 @@ mod rustix_like {
     }
 }
 
-/// `joj crash --fs ext4 -j MODE --from-log L` of an image made from `staging`, stopped after
-/// 60 s if it hangs: refused, naming `said`, leaving nothing.
+/// `joj crash fs --fs ext4 --journal MODE --from-log L` of an image made from `staging`, stopped
+/// after 60 s if it hangs: refused, naming `said`, leaving nothing.
 fn refused_in_time(staging: &Path, mode: &str, said: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let log = common::crafted_ext4_log(staging, dir.path());

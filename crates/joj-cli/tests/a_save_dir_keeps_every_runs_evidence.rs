@@ -1,4 +1,4 @@
-//! `joj crash --fs … --save-dir D` never loses evidence: a `D` that cannot be a folder is
+//! `joj crash fs --fs … --out D` never loses evidence: a `D` that cannot be a folder is
 //! refused before the run; a save that fails after the run comes after the printed result; a
 //! second run into the same folder gets its own names and leaves the first run's files as they
 //! were (replacing them takes `--force`); `--save-log` keeps a clean run's log too.

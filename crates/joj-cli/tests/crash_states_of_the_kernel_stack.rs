@@ -1,4 +1,4 @@
-//! `joj crash --fs`: a run of SQLite on a real ext4 recorded through the FUSE-backed loop
+//! `joj crash fs --fs`: a run of SQLite on a real ext4 recorded through the FUSE-backed loop
 //! device, crash states built from its block writes and flushes, each recovered by the kernel,
 //! read by the mode's own VFS and checked by e2fsck. The CI sweep: durable modes show no
 //! violation and no fsck failure; every canary is caught; the log agrees with tracefs; bad
@@ -11,7 +11,7 @@ use common::count;
 use joj_linux::FsKind;
 use serde_json::Value;
 
-/// `joj crash --fs ext4 ARGS --json`: (exit ok, the document, stderr); the run leaves nothing.
+/// `joj crash fs --fs ext4 ARGS --json`: (exit ok, the document, stderr); the run leaves nothing.
 fn crash(args: &[&str]) -> (bool, Value, String) {
     let mut all = vec!["crash", "fs", "--fs", "ext4", "--json"];
     all.extend_from_slice(args);

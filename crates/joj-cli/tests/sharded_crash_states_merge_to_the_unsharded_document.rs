@@ -1,4 +1,4 @@
-//! `joj crash --fs … --from-log LOG --shard K/N` and `joj crash merge PARTS…`: a run recorded
+//! `joj crash fs --fs … --from-log LOG --shard K/N` and `joj crash merge PARTS…`: a run recorded
 //! once (`--record-only`), checked whole and in 1, 2 and 3 shares; the merged parts are the
 //! unsharded document — the same states, verdicts, counts, found states and mount cost — but
 //! for the two timings. Parts of different runs, a missing or repeated share, an edited part

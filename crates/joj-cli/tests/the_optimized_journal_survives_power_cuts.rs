@@ -11,7 +11,7 @@ use common::count;
 use joj_linux::FsKind;
 use serde_json::Value;
 
-/// `joj crash --fs ext4 --fs-workload postmark ARGS --json` (40 transactions, 400 states):
+/// `joj crash fs --fs ext4 --workload postmark ARGS --json` (40 transactions, 400 states):
 /// (exit ok, document, stderr); the run leaves nothing behind.
 fn crash(args: &[&str]) -> (bool, Value, String) {
     let mut all = vec![
