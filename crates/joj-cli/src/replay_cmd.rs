@@ -12,8 +12,8 @@ use std::path::PathBuf;
 pub struct ReplayArgs {
     /// A joj-trace file (`joj bench --trace` writes them) or blkparse text output.
     pub trace: PathBuf,
-    /// Device profile: a built-in name (emmc5, galaxy-s5, openssd, sdcard-2013) or a profile JSON path.
-    /// (`--profile` is its old name.)
+    /// Device profile: a built-in name (emmc5, galaxy-s5, openssd, sdcard-2013) or a profile JSON
+    /// path (`--profile` is its old name).
     #[arg(long = "device", alias = "profile", value_name = "PROFILE", default_value = "emmc5", help_heading = crate::groups::DEVICE)]
     pub profile: String,
     /// Replay only this device of the trace (`major:minor`).
