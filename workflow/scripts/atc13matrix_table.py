@@ -63,7 +63,7 @@ def modeled_one(d, completion=None):
     m = r.get('modeled')
     if m and not completion:
         return m['modeled_ops_per_sec']
-    j = replay(d, ['--profile', SD] + (['--completion', completion] if completion else []))
+    j = replay(d, ['--device', SD] + (['--completion', completion] if completion else []))
     dev = j['device']
     c = dev.get('completion') or {}
     if m:
@@ -74,7 +74,7 @@ def modeled_two(d):
     m = run_json(d).get('modeled')
     if m:
         return m['modeled_ops_per_sec']
-    j = replay(d, ['--profile-for', 'main=' + SD, '--profile-for', 'journal=' + EMMC])
+    j = replay(d, ['--device-for', 'main=' + SD, '--device-for', 'journal=' + EMMC])
     return j['host']['modeled_ops_per_sec']
 
 def cell(fs, row, op):

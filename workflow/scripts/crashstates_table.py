@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""One Markdown row per `joj crash --fs … --json` document (the workflow's crash_merge rules, once scripts/crashstates.sh).
+"""One Markdown row per `joj crash fs --fs … --json` document (the workflow's crash_merge rules, once scripts/crashstates.sh).
 
 Columns: filesystem, mode (synchronous level; canary), transactions recorded, writes / flushes
 logged and whether tracefs saw the same, states explored (exhaustive?), distinct images

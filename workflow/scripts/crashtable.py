@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""One Markdown row per `joj crash --json` (or `--save`) document.
+"""One Markdown row per `joj crash device --json` (or `--save`) document.
 
 Columns: workload, profile (with the aging), transactions per trial and the device commands
 they issue, GC runs per run, cuts aimed right after a command that ran GC, cuts, passed and failed, cuts with a transaction under way whose commit was found

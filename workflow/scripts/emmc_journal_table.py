@@ -17,7 +17,7 @@ def trace(fs, mode, op):
 
 
 def tps(tr, *extra):
-    out = subprocess.run(["nice", "-n", "19", J, "replay", tr, "--profile", PROFILE, *extra, "--json"],
+    out = subprocess.run(["nice", "-n", "19", J, "replay", tr, "--device", PROFILE, *extra, "--json"],
                          capture_output=True, text=True, check=True).stdout
     return json.loads(out)["device"]["modeled_ops_per_sec"]
 

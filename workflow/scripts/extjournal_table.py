@@ -2,7 +2,7 @@
 # The ATC'13 external-journal (E) table of docs/results/atc13.md from the traces the workflow
 # made (workflow rule extjournal_cell, once scripts/extjournal.sh): B = the ext4 trace through the card profile; E = the ext4-extjournal trace with the
 # filesystem's device through the card profile and the journal through galaxy-s5 (joj replay
-# --profile-for), next to the journal as a partition of the card and two cards.
+# --device-for), next to the journal as a partition of the card and two cards.
 # Usage: extjournal_table.py TRACES [CARD-PROFILE]   |   extjournal_table.py --variants DIR
 #   --variants writes the sensitivity variants of sdcard-2013 (one timing field changed) to DIR.
 import glob, json, os, subprocess, sys
@@ -23,13 +23,13 @@ T=sys.argv[1]
 def trace(fs,call,op):
     return glob.glob(f'{T}/{fs}-{call}-{op}/*.trace.jsonl')[0]
 def one(tr, profile):
-    out=subprocess.run(['nice','-n','19',J,'replay',tr,'--profile',profile,'--json'],capture_output=True,text=True,check=True).stdout
+    out=subprocess.run(['nice','-n','19',J,'replay',tr,'--device',profile,'--json'],capture_output=True,text=True,check=True).stdout
     return json.loads(out)['device']['modeled_ops_per_sec']
 def two(tr, main, jnl, extra=()):
-    out=subprocess.run(['nice','-n','19',J,'replay',tr,'--profile-for','main='+main,'--profile-for','journal='+jnl,*extra,'--json'],capture_output=True,text=True,check=True).stdout
+    out=subprocess.run(['nice','-n','19',J,'replay',tr,'--device-for','main='+main,'--device-for','journal='+jnl,*extra,'--json'],capture_output=True,text=True,check=True).stdout
     return json.loads(out)['host']['modeled_ops_per_sec']
 def parts(tr, profile):
-    out=subprocess.run(['nice','-n','19',J,'replay',tr,'--profile',profile,'--partitions','--json'],capture_output=True,text=True,check=True).stdout
+    out=subprocess.run(['nice','-n','19',J,'replay',tr,'--device',profile,'--partitions','--json'],capture_output=True,text=True,check=True).stdout
     return json.loads(out)['device']['modeled_ops_per_sec']
 sd=sys.argv[2] if len(sys.argv)>2 else 'sdcard-2013'
 emmc='galaxy-s5'
@@ -42,7 +42,7 @@ for call in ['fsync','fdatasync']:
         te=trace('ext4-extjournal',call,op)
         e=two(te, sd, emmc)
         ep=parts(te, sd)
-        ess=two(te, sd, sd, ['--same-profile-ok'])
+        ess=two(te, sd, sd, ['--same-device-ok'])
         pb,pe=paper[(call,op)]
         ps=f'{pb} {pe} {pe/pb:.2f}' if pe else f'{pb} - -'
         print(f'{call:9} {op:7} {b:6.1f} {e:8.1f} {e/b:6.2f} | {ep:8.1f} ({ep/b:.2f}) | {ess:6.1f} ({ess/b:.2f}) | {ps}')

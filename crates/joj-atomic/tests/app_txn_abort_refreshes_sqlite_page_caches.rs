@@ -4,6 +4,7 @@
 //! the case SQLite's own change-counter check would miss: an abort back to counter `N`, then
 //! another transaction's commit to `N + 1`, while a connection still caches the aborted `N + 1`
 //! (`docs/formats/apptxn.md` §3: the VFS reports a changed counter once).
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

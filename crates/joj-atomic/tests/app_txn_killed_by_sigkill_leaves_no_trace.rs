@@ -14,6 +14,7 @@
 //! transactions (the in-memory reference), and the next transaction of the same pages commits.
 //! The same rounds run on X-FTL's eMMC and on the i-FTL device (the data tag crosses the
 //! socket: the file layer's metadata lands in the i-FTL device's NVM).
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

@@ -10,8 +10,9 @@
 //! transactions sit in blocks GC chooses and must be kept (lazy GC).
 //! After each, the device passes its invariants, both databases `PRAGMA integrity_check`, and the
 //! databases and the ledger show exactly the transfers acknowledged before the cut, plus at most
-//! the one whose commit was under way, whole. `IFTL_APPTXN_CUTS` (default 600) sets the number
-//! of cuts; `IFTL_APPTXN_FIRST` the first seed.
+//! the one whose commit was under way, whole. `JOJ_CUTS` (default 600) sets the number
+//! of cuts; `JOJ_SEED` the first seed.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 
@@ -294,10 +295,7 @@ fn every_cut_leaves_each_transfer_whole_or_absent_on_the_iftl_device() {
     let p = profile();
     let base = aged(&p);
     let states = model();
-    let (want, first) = (
-        common::env_u64("IFTL_APPTXN_CUTS", 600),
-        common::env_u64("IFTL_APPTXN_FIRST", 0),
-    );
+    let (want, first) = (common::cuts(600), common::seed(0));
     let started = std::time::Instant::now();
     let mut counts = Counts::default();
     let mut seed = first;
@@ -309,7 +307,7 @@ fn every_cut_leaves_each_transfer_whole_or_absent_on_the_iftl_device() {
             seed,
             &mut counts,
         ) {
-            panic!("seed {seed} (rerun with IFTL_APPTXN_FIRST={seed} IFTL_APPTXN_CUTS=1): {e}");
+            panic!("seed {seed} (rerun with JOJ_SEED={seed} JOJ_CUTS=1): {e}");
         }
         seed += 1;
     }

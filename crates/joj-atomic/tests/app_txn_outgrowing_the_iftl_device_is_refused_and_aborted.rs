@@ -5,6 +5,7 @@
 //! metadata slot, no transaction slot — reach the application by the same mapping,
 //! `DeviceLimit::of`; each is provoked at the device level in joj-device's
 //! `iftl_full_tables_are_errors_and_the_txn_stays_abortable`.)
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

@@ -6,6 +6,7 @@
 //! under way — never a part of one. Explicit aborts are mixed in. Two canaries must be caught:
 //! a device that acknowledges commits before they are durable, and application transactions
 //! that write the ledger outside their device transaction.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 
@@ -155,16 +156,13 @@ fn every_cut_leaves_each_transfer_whole_in_both_databases_and_the_ledger_or_abse
     let p = common::profile(64);
     let base = base_image(&vfs, &p);
     let states = model();
-    let (trials, first) = (
-        common::env_u64("APPTXN_CUTS", 1500),
-        common::env_u64("APPTXN_FIRST", 0),
-    );
+    let (trials, first) = (common::cuts(1500), common::seed(0));
     let started = std::time::Instant::now();
     let (failed, cut, in_commit) = failures(&vfs, &base, &states, first..first + trials, false, &p);
     assert!(
         failed.is_empty(),
         "{} of {trials} cuts broke an application transaction (rerun one with \
-         APPTXN_FIRST=<seed> APPTXN_CUTS=1):\n{}",
+         JOJ_SEED=<seed> JOJ_CUTS=1):\n{}",
         failed.len(),
         failed.join("\n")
     );

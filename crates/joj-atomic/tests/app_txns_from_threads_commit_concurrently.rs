@@ -4,6 +4,7 @@
 //! lose a conflict on the shared database are aborted whole and retried. In the end every
 //! thread's database and log show exactly its transactions, the shared count is exact, and
 //! every database passes `PRAGMA integrity_check`.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

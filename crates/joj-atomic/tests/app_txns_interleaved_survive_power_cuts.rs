@@ -4,6 +4,7 @@
 //! lane. After each cut and recovery each lane shows exactly its acknowledged transactions (or
 //! those and the one whose commit was under way), its database and its log agreeing, and both
 //! databases pass `PRAGMA integrity_check`.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 
@@ -193,7 +194,7 @@ fn interleaved_transactions_are_each_whole_or_absent_after_every_cut() {
     let p = common::profile(64);
     let base = base_image(&vfs, &p);
     let states = model();
-    let trials = common::env_u64("APPTXN_CUTS", 600);
+    let trials = common::cuts(600);
     let (mut failed, mut hit) = (Vec::new(), 0u64);
     for seed in 0..trials {
         match trial(&vfs, &base, &states, seed, &p) {

@@ -1,5 +1,6 @@
 //! SQLite on the `xftl` VFS: commits go the batch-atomic way (one device transaction each),
 //! the data reads back, and survives a power cut with recovery.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

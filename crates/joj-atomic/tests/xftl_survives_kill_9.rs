@@ -15,6 +15,7 @@
 //!
 //! The canary: a server that does not abort on disconnect must be caught — the dead
 //! transaction stays active and the next writer of its pages is refused (`TxnConflict`).
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

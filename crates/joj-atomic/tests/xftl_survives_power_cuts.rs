@@ -4,6 +4,7 @@
 //! under way, after that one too). Explicit `ROLLBACK`s and commits that fail over to SQLite's
 //! rollback journal (injected batch failures) are mixed in. A device that acknowledges commits
 //! before they are durable must be caught.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 
@@ -236,10 +237,7 @@ fn every_power_cut_keeps_acknowledged_commits_and_nothing_else() {
     let p = profile();
     let base = base_image(&vfs, &p);
     let states = model();
-    let (trials, first) = (
-        common::env_u64("XFTL_CUTS", 1200),
-        common::env_u64("XFTL_FIRST", 0),
-    );
+    let (trials, first) = (common::cuts(1200), common::seed(0));
     cuts_keep_every_acknowledged_commit(&vfs, &base, &states, first..first + trials, &p);
     let c = vfs.counters();
     eprintln!("{trials} power cuts; paths: {c:?}");

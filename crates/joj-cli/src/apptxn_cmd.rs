@@ -8,50 +8,48 @@ use joj_experiment::withdraw_deposit::{
 };
 
 use crate::args;
+use crate::groups::{DEVICE, Output, STACK, Seed, WORKLOAD};
 use crate::output::{CliResult, check_save};
 
 #[derive(Args)]
 pub struct ApptxnArgs {
-    /// The device: xftl (X-FTL's eMMC) or iftl (the i-FTL device).
-    #[arg(short = 'j', long, value_parser = ["xftl", "iftl"], default_value = "iftl")]
-    pub journal: String,
+    /// Application transactions (`-n` is its old spelling).
+    #[arg(long = "transactions", short_alias = 'n', value_name = "N", default_value_t = 1000, help_heading = WORKLOAD, allow_negative_numbers = true, value_parser = args::within::<u64>(1, MAX_TRANSACTIONS))]
+    pub transactions: u64,
+    #[command(flatten)]
+    pub seed: Seed,
+    /// SQLite page size of both databases.
+    #[arg(long = "page-size", default_value_t = 4096, help_heading = STACK, allow_negative_numbers = true, value_parser = args::count::<u32>())]
+    pub page_size: u32,
+    /// The transactional FTL the device runs: xftl (X-FTL's eMMC) or iftl (the i-FTL device)
+    /// (`-j` and `--journal` are its old spellings).
+    #[arg(long = "ftl", alias = "journal", short_alias = 'j', value_parser = ["xftl", "iftl"], default_value = "iftl", help_heading = DEVICE)]
+    pub ftl: String,
     /// Device profile: a built-in name (openssd-iftl, openssd, galaxy-s5, …) or a profile JSON
     /// file.
-    #[arg(long, default_value = "openssd-iftl")]
+    #[arg(long, value_name = "PROFILE", default_value = "openssd-iftl", help_heading = DEVICE)]
     pub device: String,
-    /// Application transactions.
-    #[arg(short = 'n', long = "transactions", default_value_t = 1000, allow_negative_numbers = true, value_parser = args::within::<u64>(1, MAX_TRANSACTIONS))]
-    pub transactions: u64,
-    /// SQLite page size of both databases.
-    #[arg(long = "page-size", default_value_t = 4096, allow_negative_numbers = true, value_parser = args::count::<u32>())]
-    pub page_size: u32,
-    /// Seed of every random choice (the transfers).
-    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = args::count::<u64>())]
-    pub seed: u64,
-    /// Print one JSON document on stdout and nothing else.
-    #[arg(long)]
-    pub json: bool,
-    /// Also write the JSON document to this file; checked before the run.
-    #[arg(long)]
-    pub save: Option<std::path::PathBuf>,
-    /// Replace an existing --save file.
-    #[arg(long)]
-    pub force: bool,
+    #[command(flatten)]
+    pub output: Output,
 }
 
 pub fn main(a: ApptxnArgs) -> CliResult {
-    check_save(a.save.as_deref(), a.force, None)?;
+    check_save(a.output.save.as_deref(), a.output.force, None)?;
     let opts = WithdrawDepositOptions {
         profile: joj_device::Profile::load(&a.device)?,
-        mode: a.journal.parse()?,
+        mode: a.ftl.parse()?,
         transactions: a.transactions,
         page_size: a.page_size,
-        seed: a.seed,
+        seed: a.seed.get(),
     };
     let report = run(&opts)?;
-    crate::output::emit(&report, a.save.as_deref(), a.force, a.json, || {
-        summary(&report)
-    })
+    crate::output::emit(
+        &report,
+        a.output.save.as_deref(),
+        a.output.force,
+        a.output.json,
+        || summary(&report),
+    )
 }
 
 fn summary(r: &WithdrawDepositReport) -> String {

@@ -11,7 +11,8 @@
 //! (`joj_experiment::Stack`); this file only reads arguments and prints.
 
 use crate::args::{self, Fs, Op};
-use crate::output::CliResult;
+use crate::groups::{DeviceGroup, MOBIBENCH, OUTPUT, OutDir, Output, STACK, Seed, WORKLOAD};
+use crate::output::{CliResult, check_save};
 use crate::progress::Progress;
 use clap::Args;
 use joj_experiment::{FsChoice, RunOptions, RunResult, Workload, run};
@@ -24,103 +25,65 @@ use joj_workload::{
 };
 use std::path::PathBuf;
 
-/// Options `bench` and `compare` share.
+/// Options `bench` and `compare` share, in the order `--help` shows their headings
+/// (workload, stack, device, output, Mobibench compatibility).
 #[derive(Args, Clone)]
 pub struct CommonArgs {
-    /// Capture and classify the block requests of the run (needs a scratch --fs and root).
-    #[arg(long)]
-    pub trace: bool,
-    /// Print one JSON document on stdout and nothing else.
-    #[arg(long)]
-    pub json: bool,
-    /// Directory for trace files and SVG plots (created if missing). A run never replaces
-    /// another's files: when `<label>.trace.jsonl` or `<label>.svg` is taken, both get the first
-    /// free `<label>-2`, `<label>-3`, …
-    #[arg(long, default_value = "joj-out")]
-    pub out: PathBuf,
-    /// `PRAGMA synchronous` (Mobibench -s 0/1/2).
-    #[arg(short = 's', long = "sync", value_parser = args::synchronous(), default_value = "full")]
-    pub sync: Synchronous,
-    /// System call joj's VFS issues when SQLite syncs: fdatasync (SQLite's default) or fsync.
-    #[arg(long = "sync-call", value_parser = args::sync_call(), default_value = "fdatasync")]
-    pub sync_call: SyncCall,
-    /// fresh: new database, WAL/journal grows in the run (the papers' setup). steady: the same
-    /// transactions run first, then a WAL checkpoint, so the WAL file already has its size.
-    #[arg(long, value_parser = args::start(), default_value = "fresh")]
-    pub start: StartState,
-    /// Transactions per thread [default: 1000; for --workload rl-bench one complete pass of
-    /// the benchmark].
-    #[arg(long = "transactions", allow_negative_numbers = true, value_parser = args::within::<u64>(1, bounds::MAX_TRANSACTIONS))]
-    pub transactions: Option<u64>,
-    /// Mobibench -n: transactions in all, divided among the threads.
-    #[arg(short = 'n', value_name = "N", conflicts_with = "transactions", allow_negative_numbers = true, value_parser = args::within::<u64>(1, bounds::MAX_TRANSACTIONS * bounds::MAX_THREADS as u64))]
-    pub transactions_in_all: Option<u64>,
-    /// SQLite page size in bytes (the X-FTL paper used 8192 in every mode: its flash page).
-    #[arg(long = "page-size", default_value_t = 4096, allow_negative_numbers = true, value_parser = args::count::<u32>())]
-    pub page_size: u32,
     /// A workload of the X-FTL paper instead of Mobibench's. One connection; the load is not
     /// measured and each of the -n transactions is one of the workload's.
-    #[arg(long, value_parser = args::paper_workload())]
+    #[arg(long, value_parser = args::paper_workload(), help_heading = WORKLOAD)]
     pub workload: Option<String>,
+    /// Transactions per thread [default: 1000; for --workload rl-bench one complete pass of
+    /// the benchmark].
+    #[arg(long = "transactions", value_name = "N", help_heading = WORKLOAD, allow_negative_numbers = true, value_parser = args::within::<u64>(1, bounds::MAX_TRANSACTIONS))]
+    pub transactions: Option<u64>,
     /// xftl-synthetic: rows (≈ pages) read and updated per transaction (the paper: 1 to 20).
-    #[arg(long = "pages-per-txn", default_value_t = 5, allow_negative_numbers = true, value_parser = args::count::<u32>())]
+    #[arg(long = "pages-per-txn", default_value_t = 5, help_heading = WORKLOAD, allow_negative_numbers = true, value_parser = args::count::<u32>())]
     pub pages_per_txn: u32,
     /// tpcc-*: warehouses, each with 10 districts, 3,000 customers and 10,000 stock rows.
-    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = args::count::<u32>())]
+    #[arg(long, default_value_t = 1, help_heading = WORKLOAD, allow_negative_numbers = true, value_parser = args::count::<u32>())]
     pub warehouses: u32,
     /// rl-bench: divide the benchmark's row and statement counts by this (1 = its own sizes).
-    #[arg(long = "rl-divisor", default_value_t = 1, allow_negative_numbers = true, value_parser = args::count::<u32>())]
+    #[arg(long = "rl-divisor", default_value_t = 1, help_heading = WORKLOAD, allow_negative_numbers = true, value_parser = args::count::<u32>())]
     pub rl_divisor: u32,
+    /// fresh: new database, WAL/journal grows in the run (the papers' setup). steady: the same
+    /// transactions run first, then a WAL checkpoint, so the WAL file already has its size.
+    #[arg(long, value_parser = args::start(), default_value = "fresh", help_heading = WORKLOAD)]
+    pub start: StartState,
+    #[command(flatten)]
+    pub seed: Seed,
+    /// `PRAGMA synchronous` (Mobibench -s 0/1/2; `--sync` is its old name).
+    #[arg(short = 's', long = "synchronous", alias = "sync", value_name = "SYNCHRONOUS", value_parser = args::synchronous(), default_value = "full", help_heading = STACK)]
+    pub sync: Synchronous,
+    /// System call joj's VFS issues when SQLite syncs: fdatasync (SQLite's default) or fsync.
+    #[arg(long = "sync-call", value_parser = args::sync_call(), default_value = "fdatasync", help_heading = STACK)]
+    pub sync_call: SyncCall,
+    /// SQLite page size in bytes (the X-FTL paper used 8192 in every mode: its flash page).
+    #[arg(long = "page-size", default_value_t = 4096, help_heading = STACK, allow_negative_numbers = true, value_parser = args::count::<u32>())]
+    pub page_size: u32,
     /// Size of the scratch filesystem image in MiB.
-    #[arg(long = "image-mib", default_value_t = 1024, allow_negative_numbers = true, value_parser = args::within::<u64>(1, 1 << 24))]
+    #[arg(long = "image-mib", default_value_t = 1024, help_heading = STACK, allow_negative_numbers = true, value_parser = args::within::<u64>(1, 1 << 24))]
     pub image_mib: u64,
     /// Put the scratch filesystem's images in this directory (on a disk, to measure that disk)
     /// instead of memory under /run/joj.
-    #[arg(long = "image-dir")]
+    #[arg(long = "image-dir", help_heading = STACK)]
     pub image_dir: Option<PathBuf>,
     /// Attach the scratch loop devices with direct I/O (losetup --direct-io=on), so that the
     /// disk under --image-dir serves them and not the host's page cache.
-    #[arg(long = "loop-direct-io", requires = "image_dir")]
+    #[arg(long = "loop-direct-io", requires = "image_dir", help_heading = STACK)]
     pub loop_direct_io: bool,
-    /// Seed of every random choice (keys, offsets).
-    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = args::count::<u64>())]
-    pub seed: u64,
-    /// Replay the run's block trace through this emulated eMMC profile (a built-in name such as
-    /// emmc5, galaxy-s5 or openssd, or a profile JSON file) and add a `device` section; implies
-    /// --trace. `--journal xftl` runs on it.
-    #[arg(long)]
-    pub device: Option<String>,
-    /// With --device and --fs ext4-extjournal: replay the external journal device through this
-    /// profile and the filesystem's device through --device's, each its own emulated device,
-    /// timed as the host sees them; the JSON gets a `devices` section per device.
-    #[arg(long = "journal-device", requires = "device")]
-    pub journal_device: Option<String>,
-    /// With --device: replay the run's trace with the eMMC paper's optimized journal (each ext4
-    /// journal transaction one packed command of reliable writes, metadata checkpointed later;
-    /// docs/device-model.md); the `device` section gets an `emmc_journal` part.
-    #[arg(long = "emmc-journal", requires = "device")]
-    pub emmc_journal: bool,
-    /// The optimized journal's region in MiB (with --emmc-journal; default 256).
-    #[arg(long = "journal-region-mib", requires = "emmc_journal")]
-    pub journal_region_mib: Option<u64>,
-    /// Age the device before the run so GC victims hold about this share of valid pages, in
-    /// percent (X-FTL's 30, 50, 70); needs --device.
-    #[arg(long = "gc-validity", allow_negative_numbers = true, value_parser = args::count::<u32>())]
-    pub gc_validity: Option<u32>,
-    /// Run the host at the device's speed: after each sync call and transaction wait until a
-    /// model of --device, fed live from the kernel, has finished the requests so far. The
-    /// kernel's clock (file timestamps, jbd2's commit timer) then runs as on the device. This
-    /// is the default for SQLite runs with --device on a kernel filesystem; --pace makes it an
-    /// error where it cannot be done. The run takes about the modeled time.
-    #[arg(long, conflicts_with = "no_pace")]
-    pub pace: bool,
-    /// Do not pace (see --pace): faster, but the modeled figures then follow this machine's
-    /// speed wherever the kernel journals by the clock; the output says so.
-    #[arg(long = "no-pace")]
-    pub no_pace: bool,
-    /// The host completion model on the replay (needs --device; docs/polling.md).
     #[command(flatten)]
-    pub completion: crate::completion_args::CompletionArgs,
+    pub device: DeviceGroup,
+    /// Capture and classify the block requests of the run (needs a scratch --fs and root).
+    #[arg(long, help_heading = OUTPUT)]
+    pub trace: bool,
+    #[command(flatten)]
+    pub output: Output,
+    #[command(flatten)]
+    pub out: OutDir,
+    /// Mobibench -n: transactions in all, divided among the threads.
+    #[arg(short = 'n', value_name = "N", conflicts_with = "transactions", help_heading = MOBIBENCH, allow_negative_numbers = true, value_parser = args::within::<u64>(1, bounds::MAX_TRANSACTIONS * bounds::MAX_THREADS as u64))]
+    pub transactions_in_all: Option<u64>,
 }
 
 impl CommonArgs {
@@ -147,37 +110,38 @@ impl CommonArgs {
     /// Check `--out` before the run when the run writes into it (traced, or replayed through a
     /// device).
     pub fn check_out(&self) -> Result<(), crate::output::CliError> {
-        if self.trace || self.device.is_some() {
-            crate::output::check_output_folder("--out", &self.out)?;
+        if self.trace || self.device.device.is_some() {
+            crate::output::check_output_folder("--out", &self.out.out)?;
         }
         Ok(())
     }
 
     /// The run's options on `fs` (the device profile loaded here, so a bad name fails at once).
     pub fn run_options(&self, fs: FsChoice) -> Result<RunOptions, Box<dyn std::error::Error>> {
+        let d = &self.device;
         Ok(RunOptions {
             fs,
             trace: self.trace,
-            out_dir: Some(self.out.clone()),
+            out_dir: Some(self.out.out.clone()),
             image_size_bytes: self.image_mib << 20,
-            device: self
+            device: d
                 .device
                 .as_deref()
                 .map(joj_device::Profile::load)
                 .transpose()?,
-            aging_validity: self.gc_validity,
-            journal_device: self
+            aging_validity: d.gc_validity,
+            journal_device: d
                 .journal_device
                 .as_deref()
                 .map(joj_device::Profile::load)
                 .transpose()?,
-            completion: self.completion.host()?,
-            emmc_journal_mib: self.emmc_journal.then(|| {
-                self.journal_region_mib
+            completion: d.completion.host()?,
+            emmc_journal_mib: d.emmc_journal.then(|| {
+                d.journal_region_mib
                     .unwrap_or(joj_device::ejournal::DEFAULT_REGION_MIB)
             }),
-            pace: self.pace,
-            no_pace: self.no_pace,
+            pace: d.pace,
+            no_pace: d.no_pace,
             image_dir: self.image_dir.clone(),
             loop_direct_io: self.loop_direct_io,
             ..RunOptions::default()
@@ -187,80 +151,80 @@ impl CommonArgs {
 
 #[derive(Args)]
 pub struct BenchArgs {
-    #[command(flatten)]
-    pub common: CommonArgs,
+    /// Operation: a SQLite one, or a file access (a file workload).
+    #[arg(long, value_parser = args::op(), conflicts_with_all = ["db_mode", "workload"], help_heading = WORKLOAD)]
+    pub op: Option<Op>,
     /// Filesystem: `host` (a directory; no root needed) or a scratch filesystem made on a loop
     /// device for the run.
-    #[arg(long, value_parser = args::fs(), default_value = "host")]
+    #[arg(long, value_parser = args::fs(), default_value = "host", help_heading = STACK)]
     pub fs: Fs,
-    /// Operation: a SQLite one, or a file access (a file workload).
-    #[arg(long, value_parser = args::op(), conflicts_with_all = ["db_mode", "workload"])]
-    pub op: Option<Op>,
     /// Journal mode, by name or Mobibench's number (0=DELETE 1=TRUNCATE 2=PERSIST 3=WAL
     /// 4=MEMORY 5=OFF).
-    #[arg(short = 'j', long = "journal", value_parser = args::journal(), default_value = "wal")]
+    #[arg(short = 'j', long = "journal", value_parser = args::journal(), default_value = "wal", help_heading = STACK)]
     pub journal: JournalMode,
-    /// Mobibench DB mode.
-    #[arg(short = 'd', value_parser = args::mobibench_db(), conflicts_with = "workload")]
-    pub db_mode: Option<DbOp>,
-    /// Mobibench path (`-p`): run in this directory of the host filesystem.
-    #[arg(short = 'p', long = "dir")]
-    pub dir: Option<PathBuf>,
-    /// File size per thread in KiB (file workloads).
-    #[arg(long = "file-kib", conflicts_with = "workload", allow_negative_numbers = true, value_parser = args::within::<u64>(1, bounds::MAX_FILE_BYTES >> 10))]
-    pub file_kib: Option<u64>,
-    /// Mobibench -f: file size in KiB in all, divided among the threads (file workloads).
-    #[arg(short = 'f', value_name = "KIB", conflicts_with_all = ["file_kib", "workload"], allow_negative_numbers = true, value_parser = args::within::<u64>(1, (bounds::MAX_FILE_BYTES >> 10) * u64::from(bounds::MAX_THREADS)))]
-    pub file_kib_in_all: Option<u64>,
-    /// Mobibench record size in KiB (file workloads).
-    #[arg(short = 'r', long = "record-kib", conflicts_with = "workload", allow_negative_numbers = true, value_parser = args::within::<u64>(1, bounds::MAX_FILE_RECORD_BYTES >> 10))]
-    pub record_kib: Option<u64>,
-    /// Mobibench access mode.
-    #[arg(short = 'a', value_parser = args::mobibench_access(), conflicts_with = "workload")]
-    pub access: Option<FileAccess>,
-    /// Mobibench sync mode.
-    #[arg(short = 'y', value_parser = args::mobibench_file_sync(), conflicts_with_all = ["file_sync", "workload"])]
-    pub file_sync_mode: Option<FileSync>,
-    /// File durability.
-    #[arg(long = "file-sync", value_parser = args::file_sync(), conflicts_with = "workload")]
-    pub file_sync: Option<FileSync>,
+    #[command(flatten)]
+    pub common: CommonArgs,
     /// Threads, each with its own database or file.
-    #[arg(short = 't', long = "threads", default_value_t = 1, allow_negative_numbers = true, value_parser = args::within::<u32>(1, bounds::MAX_THREADS.into()))]
+    #[arg(short = 't', long = "threads", default_value_t = 1, help_heading = WORKLOAD, allow_negative_numbers = true, value_parser = args::within::<u32>(1, bounds::MAX_THREADS.into()))]
     pub threads: u32,
     /// Tables per database; each transaction writes (reads) one row in every table (Mobibench
     /// -T, whose own default is 3).
-    #[arg(short = 'T', long = "tables", default_value_t = 1, allow_negative_numbers = true, value_parser = args::within::<u32>(1, bounds::MAX_TABLES.into()))]
+    #[arg(short = 'T', long = "tables", default_value_t = 1, help_heading = WORKLOAD, allow_negative_numbers = true, value_parser = args::within::<u32>(1, bounds::MAX_TABLES.into()))]
     pub tables: u32,
-    /// Mobibench -D: databases in all, the main one and D-1 attached to its connection; each
-    /// transaction writes in every one.
-    #[arg(short = 'D', conflicts_with = "attached", allow_negative_numbers = true, value_parser = args::count::<u32>())]
-    pub databases: Option<u32>,
     /// Databases attached to each connection besides the main one (-D minus one).
-    #[arg(long = "attached", default_value_t = 0, allow_negative_numbers = true, value_parser = args::count::<u32>())]
+    #[arg(long = "attached", default_value_t = 0, help_heading = WORKLOAD, allow_negative_numbers = true, value_parser = args::count::<u32>())]
     pub attached: u32,
     /// Statements on every table in each transaction.
-    #[arg(long = "statements", default_value_t = 1, allow_negative_numbers = true, value_parser = args::within::<u32>(1, bounds::MAX_STATEMENTS.into()))]
+    #[arg(long = "statements", default_value_t = 1, help_heading = WORKLOAD, allow_negative_numbers = true, value_parser = args::within::<u32>(1, bounds::MAX_STATEMENTS.into()))]
     pub statements: u32,
-    /// Mobibench -R: random keys (its argument is ignored, as Mobibench ignores it). Same as
-    /// --keys random.
-    #[arg(short = 'R', value_name = "ANY", conflicts_with = "keys")]
-    pub random_keys: Option<String>,
-    /// Interval between transactions in milliseconds (Mobibench -i, milliseconds since 2017).
-    #[arg(short = 'i', long = "interval-ms", allow_negative_numbers = true, value_parser = args::within::<u64>(0, bounds::MAX_INTERVAL_MS))]
-    pub interval_ms: Option<u64>,
     /// Bytes per record in SQLite workloads.
-    #[arg(long = "record-bytes", default_value_t = 100, allow_negative_numbers = true, value_parser = args::count::<usize>())]
+    #[arg(long = "record-bytes", default_value_t = 100, help_heading = WORKLOAD, allow_negative_numbers = true, value_parser = args::count::<usize>())]
     pub record_bytes: usize,
     /// Key order.
-    #[arg(long, value_parser = args::keys(), default_value = "sequential")]
+    #[arg(long, value_parser = args::keys(), default_value = "sequential", help_heading = WORKLOAD)]
     pub keys: KeyOrder,
     /// Pre-fill each table with at least this many KiB (default 0 for insert, 40 otherwise).
-    #[arg(long = "prefill-kib", allow_negative_numbers = true, value_parser = args::within::<u64>(0, bounds::MAX_PREFILL_KIB))]
+    #[arg(long = "prefill-kib", help_heading = WORKLOAD, allow_negative_numbers = true, value_parser = args::within::<u64>(0, bounds::MAX_PREFILL_KIB))]
     pub prefill_kib: Option<u64>,
     /// Keys as `id INTEGER PRIMARY KEY AUTOINCREMENT` (Mobibench's schema before 2017; it
     /// also updates `sqlite_sequence` in every insert).
-    #[arg(long)]
+    #[arg(long, help_heading = WORKLOAD)]
     pub autoincrement: bool,
+    /// Interval between transactions in milliseconds (Mobibench -i, milliseconds since 2017).
+    #[arg(short = 'i', long = "interval-ms", help_heading = WORKLOAD, allow_negative_numbers = true, value_parser = args::within::<u64>(0, bounds::MAX_INTERVAL_MS))]
+    pub interval_ms: Option<u64>,
+    /// File size per thread in KiB (file workloads).
+    #[arg(long = "file-kib", conflicts_with = "workload", help_heading = WORKLOAD, allow_negative_numbers = true, value_parser = args::within::<u64>(1, bounds::MAX_FILE_BYTES >> 10))]
+    pub file_kib: Option<u64>,
+    /// Record size in KiB (file workloads; Mobibench -r).
+    #[arg(short = 'r', long = "record-kib", conflicts_with = "workload", help_heading = WORKLOAD, allow_negative_numbers = true, value_parser = args::within::<u64>(1, bounds::MAX_FILE_RECORD_BYTES >> 10))]
+    pub record_kib: Option<u64>,
+    /// File durability (file workloads).
+    #[arg(long = "file-sync", value_parser = args::file_sync(), conflicts_with = "workload", help_heading = WORKLOAD)]
+    pub file_sync: Option<FileSync>,
+    /// Run in this directory of the host filesystem (Mobibench -p, its path).
+    #[arg(short = 'p', long = "dir", help_heading = STACK)]
+    pub dir: Option<PathBuf>,
+    /// Mobibench DB mode.
+    #[arg(short = 'd', value_parser = args::mobibench_db(), conflicts_with = "workload", help_heading = MOBIBENCH)]
+    pub db_mode: Option<DbOp>,
+    /// Mobibench access mode.
+    #[arg(short = 'a', value_parser = args::mobibench_access(), conflicts_with = "workload", help_heading = MOBIBENCH)]
+    pub access: Option<FileAccess>,
+    /// Mobibench sync mode.
+    #[arg(short = 'y', value_parser = args::mobibench_file_sync(), conflicts_with_all = ["file_sync", "workload"], help_heading = MOBIBENCH)]
+    pub file_sync_mode: Option<FileSync>,
+    /// Mobibench -f: file size in KiB in all, divided among the threads (file workloads).
+    #[arg(short = 'f', value_name = "KIB", conflicts_with_all = ["file_kib", "workload"], help_heading = MOBIBENCH, allow_negative_numbers = true, value_parser = args::within::<u64>(1, (bounds::MAX_FILE_BYTES >> 10) * u64::from(bounds::MAX_THREADS)))]
+    pub file_kib_in_all: Option<u64>,
+    /// Mobibench -D: databases in all, the main one and D-1 attached to its connection; each
+    /// transaction writes in every one.
+    #[arg(short = 'D', conflicts_with = "attached", help_heading = MOBIBENCH, allow_negative_numbers = true, value_parser = args::count::<u32>())]
+    pub databases: Option<u32>,
+    /// Mobibench -R: random keys (its argument is ignored, as Mobibench ignores it). Same as
+    /// --keys random.
+    #[arg(short = 'R', value_name = "ANY", conflicts_with = "keys", help_heading = MOBIBENCH)]
+    pub random_keys: Option<String>,
 }
 
 impl BenchArgs {
@@ -294,7 +258,7 @@ impl BenchArgs {
             .saturating_mul(1024),
             record_bytes: self.record_kib.unwrap_or(4).saturating_mul(1024),
             threads: self.threads,
-            seed: self.common.seed,
+            seed: self.common.seed.get(),
         }
     }
 
@@ -329,7 +293,7 @@ impl BenchArgs {
             prefill_kib: self.prefill_kib,
             autoincrement: self.autoincrement,
             start: c.start,
-            seed: c.seed,
+            seed: c.seed.get(),
             paper,
         })
     }
@@ -352,6 +316,12 @@ impl BenchArgs {
 }
 
 pub fn main(a: BenchArgs) -> CliResult {
+    let o = &a.common.output;
+    check_save(
+        o.save.as_deref(),
+        o.force,
+        a.common.device.device.as_deref(),
+    )?;
     a.common.check_out()?;
     let w = a.workload()?;
     let fs = FsChoice::new(a.fs.scratch(), a.dir.clone())?;
@@ -361,12 +331,9 @@ pub fn main(a: BenchArgs) -> CliResult {
     let result = run(&w, &opts);
     drop(progress);
     let result = result?;
-    if a.common.json {
-        outln!("{}", serde_json::to_string_pretty(&result)?)?;
-    } else {
-        out!("{}", summary(&result))?;
-    }
-    Ok(())
+    crate::output::emit(&result, o.save.as_deref(), o.force, o.json, || {
+        summary(&result)
+    })
 }
 
 /// What the host spent per transaction here, in the parts the host model uses.

@@ -3,6 +3,7 @@
 
 use crate::args;
 use crate::bench::{CommonArgs, summary};
+use crate::groups::{OUTPUT, STACK, WORKLOAD};
 use crate::output::{CliResult, check_save};
 use crate::progress::Progress;
 use crate::report_doc::Kind;
@@ -13,32 +14,30 @@ use joj_workload::{DbOp, DbWorkload, JournalMode};
 
 #[derive(Args)]
 pub struct CompareArgs {
-    #[command(flatten)]
-    pub common: CommonArgs,
-    /// Scratch filesystem made on a loop device for the run (every row is traced).
-    #[arg(long, value_parser = args::fs(), default_value = "ext4")]
-    pub fs: args::Fs,
     /// Operation (ignored with --workload).
-    #[arg(long, value_parser = args::db_op(), default_value = "insert")]
+    #[arg(long, value_parser = args::db_op(), default_value = "insert", help_heading = WORKLOAD)]
     pub op: DbOp,
+    /// Scratch filesystem made on a loop device for the run (every row is traced).
+    #[arg(long, value_parser = args::fs(), default_value = "ext4", help_heading = STACK)]
+    pub fs: args::Fs,
     /// Comma-separated journal modes [default: off, memory, wal, delete, truncate, persist,
     /// waldio, waldio-gs, and xftl with --device].
-    #[arg(long, value_parser = args::mode(), value_delimiter = ',')]
+    #[arg(long, value_parser = args::mode(), value_delimiter = ',', help_heading = STACK)]
     pub modes: Vec<JournalMode>,
-    /// Also write the JSON document to this file (after printing the table); checked before
-    /// the run.
-    #[arg(long)]
-    pub save: Option<std::path::PathBuf>,
-    /// Replace an existing --save file.
-    #[arg(long)]
-    pub force: bool,
+    #[command(flatten)]
+    pub common: CommonArgs,
     /// Also write the HTML report page (`joj report`) beside the traces in --out.
-    #[arg(long)]
+    #[arg(long, help_heading = OUTPUT)]
     pub report: bool,
 }
 
 pub fn main(a: CompareArgs) -> CliResult {
-    check_save(a.save.as_deref(), a.force, a.common.device.as_deref())?;
+    let o = &a.common.output;
+    check_save(
+        o.save.as_deref(),
+        o.force,
+        a.common.device.device.as_deref(),
+    )?;
     a.common.check_out()?;
     let paper = a.common.paper()?;
     let base = DbWorkload {
@@ -49,7 +48,7 @@ pub fn main(a: CompareArgs) -> CliResult {
         synchronous: a.common.sync,
         sync_call: a.common.sync_call,
         start: a.common.start,
-        seed: a.common.seed,
+        seed: a.common.seed.get(),
         ..DbWorkload::default()
     };
     let fs = FsChoice::new(a.fs.scratch(), None)?;
@@ -59,7 +58,7 @@ pub fn main(a: CompareArgs) -> CliResult {
     } else {
         a.modes.clone()
     };
-    let json = a.common.json;
+    let json = o.json;
     // One bar over every mode's transactions.
     let progress = Progress::start(base.transactions * modes.len() as u64, "compare");
     opts.progress = Some(progress.counter.clone());
@@ -79,11 +78,11 @@ pub fn main(a: CompareArgs) -> CliResult {
         let page = crate::report_cmd::beside(
             Kind::Compare(Box::new(comparison.clone())),
             comparison.plot_file.as_deref(),
-            &a.common.out,
+            &a.common.out.out,
         )?;
         eprintln!("report: {}", page.display());
     }
-    crate::output::emit(&comparison, a.save.as_deref(), a.force, json, || {
+    crate::output::emit(&comparison, o.save.as_deref(), o.force, json, || {
         let mut text = format!(
             "\n{} on {}, {} transactions, synchronous={}, {}, {} start; KiB written per transaction:\n",
             base.name(),

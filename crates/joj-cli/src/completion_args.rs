@@ -9,10 +9,10 @@ use joj_device::{Completion, HostCompletion};
 pub struct CompletionArgs {
     /// Host completion model (docs/polling.md): `interrupt` adds one wakeup per device command,
     /// `poll` keeps a CPU busy for the whole device time. Off when not given.
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, help_heading = crate::groups::DEVICE)]
     pub completion: Option<CompletionArg>,
     /// Cost of one interrupt-driven wakeup in µs (default 10, an assumption: see docs/polling.md).
-    #[arg(long = "wakeup-us", allow_negative_numbers = true, value_parser = wakeup_us)]
+    #[arg(long = "wakeup-us", value_name = "US", help_heading = crate::groups::DEVICE, allow_negative_numbers = true, value_parser = wakeup_us)]
     pub wakeup_us: Option<f64>,
 }
 

@@ -1,12 +1,13 @@
-//! `joj crash`: power cuts at random device commands while one of the X-FTL paper's workloads
-//! runs on the xftl stack; every recovered database is checked. The test lives in
-//! `joj_experiment::crash`. With `--fs`, crash states of the real kernel stack instead: a run
-//! recorded block by block, thousands of crash images recovered and checked
-//! (`joj_experiment::crash_states`).
+//! `joj crash device`: power cuts at random device commands while one of the X-FTL paper's
+//! workloads runs on the xftl stack; every recovered database is checked. The test lives in
+//! `joj_experiment::crash`. `joj crash fs` (crash_fs_cmd.rs): crash states of the real kernel
+//! stack instead, a run recorded block by block, thousands of crash images recovered and
+//! checked (`joj_experiment::crash_states`).
 
 use std::sync::atomic::Ordering;
 
 use crate::args;
+use crate::groups::{DEVICE, Output, STACK, Seed, WORKLOAD};
 use crate::output::{CliResult, check_save};
 use crate::progress::Progress;
 use clap::Args;
@@ -14,187 +15,90 @@ use joj_experiment::crash::{CrashOptions, CrashReport, run};
 use joj_workload::paper::PaperWorkload;
 
 #[derive(Args)]
-#[command(args_conflicts_with_subcommands = true)]
 pub struct CrashArgs {
     #[command(subcommand)]
-    pub sub: Option<CrashSub>,
-    /// Crash states of the real kernel stack on this scratch filesystem (instead of power cuts
-    /// inside the emulated device): a run's block writes and flushes are recorded through a
-    /// FUSE-backed loop device, then crash images are built, recovered and checked.
-    #[arg(long, value_parser = args::scratch_fs())]
-    pub fs: Option<joj_linux::FsKind>,
-    /// --fs: the journal mode of the recorded run [default: wal; with --from-log, what the log
-    /// says].
-    #[arg(short = 'j', long, value_parser = args::journal())]
-    pub journal: Option<joj_workload::JournalMode>,
-    /// --fs: crash states to check (all of them when the run has fewer).
-    #[arg(long, default_value_t = 2000, allow_negative_numbers = true, value_parser = args::within::<u64>(1, joj_experiment::crash_states::MAX_STATES))]
-    pub states: u64,
-    /// --fs: a mode broken on purpose, which the check must catch: skip-sync, fallocate-flush-only
-    /// (waldio), sync-off (stock modes), per-page-reliable (--emmc-journal: the packed reliable
-    /// commit atomic per page only). Two controls, expected to hold: fallocate-only (waldio
-    /// on unwritten extents, with its fdatasync) and flush-only (waldio's written
-    /// preallocation, each commit a bare device cache flush).
-    #[arg(long, value_parser = joj_experiment::crash_states::workload::Canary::NAMES)]
-    pub fs_canary: Option<String>,
-    /// --fs, stock modes: PRAGMA synchronous (extra: DELETE mode also syncs the directory
-    /// after unlinking its journal, the commit point; normal: judged against its window).
-    #[arg(long, value_parser = joj_experiment::crash_states::workload::StockSync::NAMES)]
-    pub synchronous: Option<String>,
-    /// --fs: what the recorded run does: SQLite transactions (sqlite) or PostMark-like file
-    /// creates, appends and deletes, each made durable with fsync (postmark) [default: sqlite;
-    /// with --from-log, what the log says].
-    #[arg(long, value_parser = joj_experiment::crash_states::FsWorkload::NAMES)]
-    pub fs_workload: Option<String>,
-    /// --fs with ext4: read the run as the eMMC paper's optimized journal issues it — each jbd2
-    /// transaction one all-or-nothing packed reliable write, durable without a flush, the
-    /// commit's flushes dropped (docs/device-model.md).
-    #[arg(long)]
-    pub emmc_journal: bool,
-    /// Check the states of a saved joj-blocklog instead of recording a run; --fs, -j,
-    /// --synchronous, --fs-workload, --fs-canary and --seed default to what the log says, and
-    /// must agree with it.
-    #[arg(long)]
-    pub from_log: Option<std::path::PathBuf>,
-    /// --fs: save the log and every violating state (with the command that rebuilds it) here;
-    /// checked before the run; an earlier run's files are kept (the new ones get the next free
-    /// name) unless --force.
-    #[arg(long)]
-    pub save_dir: Option<std::path::PathBuf>,
-    /// --fs: save the recorded run's log in --save-dir even when no state violates (a clean
-    /// log to keep, share or edit into a new canary).
-    #[arg(long)]
-    pub save_log: bool,
-    /// --fs --from-log: check only the K-th of N disjoint shares of the states the seed draws
-    /// from the log (1 ≤ K ≤ N), and print (--json) or --save a part for `joj crash merge`
-    /// (docs/formats/crash-part.md).
-    #[arg(long, value_parser = shard)]
-    pub shard: Option<joj_experiment::crash_states::Shard>,
-    /// --fs: record the run and save its log in --save-dir, checking no state (then check it
-    /// with --from-log, whole or in shares with --shard).
-    #[arg(long)]
-    pub record_only: bool,
-    /// --fs: judge every state against its mode's window (window) or against full durability
-    /// (full: every acknowledged transaction), to see what synchronous=NORMAL or group sync
-    /// loses.
-    #[arg(long, value_parser = joj_experiment::crash_states::workload::JudgeAs::NAMES)]
-    pub judge_as: Option<String>,
-    /// The workload the cuts interrupt.
-    #[arg(long, value_parser = args::paper_workload(), default_value = "xftl-synthetic")]
-    pub workload: String,
-    /// Emulated eMMC profile (a built-in name such as galaxy-s5 or openssd, or a profile JSON
-    /// file).
-    #[arg(long, default_value = "galaxy-s5")]
-    pub device: String,
-    /// Power cuts, each at a device command drawn from the seed.
-    #[arg(long, default_value_t = 1000, allow_negative_numbers = true, value_parser = args::within::<u64>(1, joj_experiment::crash::MAX_CUTS))]
-    pub cuts: u64,
-    /// Transactions each trial runs from the prepared database; the cut comes among their
-    /// device commands (default: 40, or one whole pass of rl-bench).
-    #[arg(short = 'n', long = "transactions", allow_negative_numbers = true, value_parser = args::within::<u64>(1, joj_experiment::crash::MAX_TRANSACTIONS))]
-    pub transactions: Option<u64>,
-    /// xftl-synthetic: rows read and updated per transaction.
-    #[arg(long = "pages-per-txn", default_value_t = 5, allow_negative_numbers = true, value_parser = args::count::<u32>())]
-    pub pages_per_txn: u32,
-    /// tpcc-*: warehouses.
-    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = args::count::<u32>())]
-    pub warehouses: u32,
-    /// rl-bench: divide every row and statement count by this.
-    #[arg(long = "rl-divisor", default_value_t = 25, allow_negative_numbers = true, value_parser = args::count::<u32>())]
-    pub rl_divisor: u32,
-    /// One batch commit in N fails, so SQLite retries it with a rollback journal (0: none).
-    #[arg(long = "fail-batch-one-in", default_value_t = 6, allow_negative_numbers = true, value_parser = args::count::<u32>())]
-    pub fail_batch_one_in: u32,
-    /// Half the cuts come up to this many microseconds after the failed command, tearing the
-    /// programs under way.
-    #[arg(long = "max-delay-us", default_value_t = 3000, allow_negative_numbers = true, value_parser = args::within::<u64>(0, 1_000_000))]
-    pub max_delay_us: u64,
-    /// Age the device first so GC victims hold about this % of valid pages (30, 50, 70 in the
-    /// paper), so cuts land in garbage collection too; pair with a small --blocks-per-plane.
-    #[arg(long = "gc-validity", allow_negative_numbers = true, value_parser = args::count::<u32>())]
-    pub gc_validity: Option<u32>,
-    /// Blocks per plane of the device (smaller: faster trials); default: the profile's.
-    #[arg(long = "blocks-per-plane", allow_negative_numbers = true, value_parser = args::count::<u32>())]
-    pub blocks_per_plane: Option<u32>,
-    /// Run on a device that acknowledges commits before they are durable; the test must catch
-    /// it (exit status 0 only if some cut does).
-    #[arg(long)]
-    pub canary: bool,
-    /// SQLite page size in bytes (the paper's: 8192).
-    #[arg(long = "page-size", default_value_t = 8192, allow_negative_numbers = true, value_parser = args::count::<u32>())]
-    pub page_size: u32,
-    /// Seed of every random choice (the data, the transactions, where each cut comes)
-    /// [default: 42; with --from-log, the log's].
-    #[arg(long, allow_negative_numbers = true, value_parser = args::count::<u64>())]
-    pub seed: Option<u64>,
-    /// Print one JSON document on stdout and nothing else.
-    #[arg(long)]
-    pub json: bool,
-    /// Also write the JSON document to this file (after printing the result); checked before
-    /// the run.
-    #[arg(long)]
-    pub save: Option<std::path::PathBuf>,
-    /// Replace an existing --save file (and earlier files of the same names in --save-dir).
-    #[arg(long)]
-    pub force: bool,
+    pub sub: CrashSub,
 }
 
 /// `joj crash` subcommands.
 #[derive(clap::Subcommand)]
 pub enum CrashSub {
+    /// Power cuts at random device commands while a paper workload runs on X-FTL; every
+    /// recovered database is checked against the acknowledged commits.
+    Device(Box<DeviceCrashArgs>),
+    /// Crash states of SQLite on a real kernel filesystem: a run's block writes and flushes are
+    /// recorded through a FUSE-backed loop device, then crash images are built, recovered and
+    /// checked.
+    Fs(Box<crate::crash_fs_cmd::FsCrashArgs>),
     /// Merge the parts of a sharded run (`--shard K/N`) into the document the unsharded run
     /// of the same log gives; refuses parts of different runs, and names missing shares.
     Merge(crate::crash_fs_cmd::MergeArgs),
 }
 
-fn shard(s: &str) -> Result<joj_experiment::crash_states::Shard, String> {
-    joj_experiment::crash_states::Shard::parse(s).map_err(|e| e.to_string())
+/// `joj crash device`.
+#[derive(Args)]
+pub struct DeviceCrashArgs {
+    /// The workload the cuts interrupt.
+    #[arg(long, value_parser = args::paper_workload(), default_value = "xftl-synthetic", help_heading = WORKLOAD)]
+    pub workload: String,
+    /// Power cuts, each at a device command drawn from the seed.
+    #[arg(long, default_value_t = 1000, help_heading = WORKLOAD, allow_negative_numbers = true, value_parser = args::within::<u64>(1, joj_experiment::crash::MAX_CUTS))]
+    pub cuts: u64,
+    /// Transactions each trial runs from the prepared database; the cut comes among their
+    /// device commands (default: 40, or one whole pass of rl-bench; `-n` is its old spelling).
+    #[arg(long = "transactions", short_alias = 'n', value_name = "N", help_heading = WORKLOAD, allow_negative_numbers = true, value_parser = args::within::<u64>(1, joj_experiment::crash::MAX_TRANSACTIONS))]
+    pub transactions: Option<u64>,
+    /// xftl-synthetic: rows read and updated per transaction.
+    #[arg(long = "pages-per-txn", default_value_t = 5, help_heading = WORKLOAD, allow_negative_numbers = true, value_parser = args::count::<u32>())]
+    pub pages_per_txn: u32,
+    /// tpcc-*: warehouses.
+    #[arg(long, default_value_t = 1, help_heading = WORKLOAD, allow_negative_numbers = true, value_parser = args::count::<u32>())]
+    pub warehouses: u32,
+    /// rl-bench: divide every row and statement count by this.
+    #[arg(long = "rl-divisor", default_value_t = 25, help_heading = WORKLOAD, allow_negative_numbers = true, value_parser = args::count::<u32>())]
+    pub rl_divisor: u32,
+    /// One batch commit in N fails, so SQLite retries it with a rollback journal (0: none).
+    #[arg(long = "fail-batch-one-in", default_value_t = 6, help_heading = WORKLOAD, allow_negative_numbers = true, value_parser = args::count::<u32>())]
+    pub fail_batch_one_in: u32,
+    /// Half the cuts come up to this many microseconds after the failed command, tearing the
+    /// programs under way.
+    #[arg(long = "max-delay-us", default_value_t = 3000, help_heading = WORKLOAD, allow_negative_numbers = true, value_parser = args::within::<u64>(0, 1_000_000))]
+    pub max_delay_us: u64,
+    /// Run on a device that acknowledges commits before they are durable; the test must catch
+    /// it (exit status 0 only if some cut does).
+    #[arg(long, help_heading = WORKLOAD)]
+    pub canary: bool,
+    #[command(flatten)]
+    pub seed: Seed,
+    /// SQLite page size in bytes (the paper's: 8192).
+    #[arg(long = "page-size", default_value_t = 8192, help_heading = STACK, allow_negative_numbers = true, value_parser = args::count::<u32>())]
+    pub page_size: u32,
+    /// Emulated eMMC profile (a built-in name such as galaxy-s5 or openssd, or a profile JSON
+    /// file).
+    #[arg(long, value_name = "PROFILE", default_value = "galaxy-s5", help_heading = DEVICE)]
+    pub device: String,
+    /// Age the device first so GC victims hold about this % of valid pages (30, 50, 70 in the
+    /// paper), so cuts land in garbage collection too; pair with a small --blocks-per-plane.
+    #[arg(long = "gc-validity", value_name = "PERCENT", help_heading = DEVICE, allow_negative_numbers = true, value_parser = args::count::<u32>())]
+    pub gc_validity: Option<u32>,
+    /// Blocks per plane of the device (smaller: faster trials); default: the profile's.
+    #[arg(long = "blocks-per-plane", help_heading = DEVICE, allow_negative_numbers = true, value_parser = args::count::<u32>())]
+    pub blocks_per_plane: Option<u32>,
+    #[command(flatten)]
+    pub output: Output,
 }
 
 pub fn main(a: CrashArgs) -> CliResult {
-    if let Some(CrashSub::Merge(m)) = a.sub {
-        return crate::crash_fs_cmd::merge(m);
+    match a.sub {
+        CrashSub::Device(d) => device(*d),
+        CrashSub::Fs(f) => crate::crash_fs_cmd::main(*f),
+        CrashSub::Merge(m) => crate::crash_fs_cmd::merge(m),
     }
-    if a.fs.is_some() || a.from_log.is_some() {
-        return crate::crash_fs_cmd::main(crate::crash_fs_cmd::FsCrashArgs {
-            fs: a.fs,
-            journal: a.journal,
-            states: a.states,
-            canary: a.fs_canary,
-            synchronous: a.synchronous,
-            workload: a.fs_workload,
-            emmc_journal: a.emmc_journal,
-            from_log: a.from_log,
-            save_dir: a.save_dir,
-            save_log: a.save_log,
-            judge_as: a.judge_as,
-            shard: a.shard,
-            record_only: a.record_only,
-            transactions: a.transactions,
-            seed: a.seed,
-            json: a.json,
-            save: a.save,
-            force: a.force,
-        });
-    }
-    if a.fs_canary.is_some()
-        || a.emmc_journal
-        || a.fs_workload.is_some()
-        || a.save_dir.is_some()
-        || a.save_log
-        || a.judge_as.is_some()
-        || a.synchronous.is_some()
-        || a.shard.is_some()
-        || a.record_only
-    {
-        return Err(
-            "--fs-canary, --fs-workload, --emmc-journal, --synchronous, --save-dir, --save-log, \
-             --judge-as, --shard and --record-only go with --fs (crash states of a kernel \
-             filesystem); fix: add --fs ext4, or drop them"
-                .into(),
-        );
-    }
-    check_save(a.save.as_deref(), a.force, Some(&a.device))?;
+}
+
+/// `joj crash device`: the power cuts, their verdict as the exit status.
+fn device(a: DeviceCrashArgs) -> CliResult {
+    check_save(a.output.save.as_deref(), a.output.force, Some(&a.device))?;
     let workload =
         PaperWorkload::from_name(&a.workload, a.pages_per_txn, a.warehouses, a.rl_divisor)?;
     let mut profile = joj_device::Profile::load(&a.device)?;
@@ -209,7 +113,7 @@ pub fn main(a: CrashArgs) -> CliResult {
         .unwrap_or_else(|| CrashOptions::default_transactions(&workload));
     let opts = CrashOptions {
         page_size: a.page_size,
-        seed: a.seed.unwrap_or(42),
+        seed: a.seed.get(),
         fail_batch_one_in: a.fail_batch_one_in,
         canary: a.canary,
         max_delay_ns: a.max_delay_us.saturating_mul(1000),
@@ -217,7 +121,7 @@ pub fn main(a: CrashArgs) -> CliResult {
         ..CrashOptions::new(workload, profile, transactions, a.cuts)
     };
     let progress = Progress::start_counting(a.cuts, "power cuts", "cut");
-    let json = a.json;
+    let json = a.output.json;
     let report = run(&opts, |t| {
         progress.counter.fetch_add(1, Ordering::Relaxed);
         if let (Some(why), false) = (&t.failure, json) {
@@ -234,15 +138,19 @@ pub fn main(a: CrashArgs) -> CliResult {
     let report = report?;
     // The verdict outranks printing: a reader gone from stdout (`| head`) must not turn lost
     // data into exit status 0.
-    let emitted = crate::output::emit(&report, a.save.as_deref(), a.force, json, || {
-        summary(&report)
-    });
+    let emitted = crate::output::emit(
+        &report,
+        a.output.save.as_deref(),
+        a.output.force,
+        json,
+        || summary(&report),
+    );
     if report.verdict_ok() {
         emitted
     } else if report.canary {
         Err(format!(
             "none of {} cuts caught the canary device (commits acknowledged before durable): \
-             the test is too weak for this workload; try more --cuts or -n",
+             the test is too weak for this workload; try more --cuts or --transactions",
             report.cuts
         )
         .into())

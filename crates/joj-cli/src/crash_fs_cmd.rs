@@ -1,8 +1,10 @@
-//! `joj crash --fs KIND --journal MODE --states N`: crash states of the real kernel stack. The
+//! `joj crash fs --fs KIND --journal MODE --states N`: crash states of the real kernel stack. The
 //! experiment lives in `joj_experiment::crash_states`.
 
 use std::sync::atomic::Ordering;
 
+use crate::args;
+use crate::groups::{DEFAULT_SEED, DEVICE, OUTPUT, Output, STACK, Seed, WORKLOAD};
 use crate::output::{CliResult, check_save};
 use crate::progress::Progress;
 use joj_experiment::crash_states::error::CrashFsError;
@@ -13,26 +15,84 @@ use joj_experiment::crash_states::{
 };
 use joj_linux::FsKind;
 
-/// What `joj crash --fs` was given (`None`: not given).
+/// `joj crash fs`: what it was given (`None`: not given; a saved log may say it).
+#[derive(clap::Args)]
+#[command(mut_arg("seed", |a| a.help(
+    "Seed of every random choice of the run; the same seed reruns it exactly [default: 42; \
+     with --from-log, the log's]"
+)))]
 pub struct FsCrashArgs {
-    pub fs: Option<FsKind>,
-    pub journal: Option<joj_workload::JournalMode>,
+    /// Crash states to check (all of them when the run has fewer).
+    #[arg(long, default_value_t = 2000, help_heading = WORKLOAD, allow_negative_numbers = true, value_parser = args::within::<u64>(1, joj_experiment::crash_states::MAX_STATES))]
     pub states: u64,
-    pub canary: Option<String>,
-    pub synchronous: Option<String>,
+    /// What the recorded run does: SQLite transactions (sqlite) or PostMark-like file
+    /// creates, appends and deletes, each made durable with fsync (postmark) [default: sqlite;
+    /// with --from-log, what the log says] (`--fs-workload` is its old name).
+    #[arg(long, alias = "fs-workload", value_parser = FsWorkload::NAMES, help_heading = WORKLOAD)]
     pub workload: Option<String>,
-    pub emmc_journal: bool,
-    pub from_log: Option<std::path::PathBuf>,
-    pub save_dir: Option<std::path::PathBuf>,
-    pub save_log: bool,
-    pub judge_as: Option<String>,
-    pub shard: Option<Shard>,
-    pub record_only: bool,
+    /// Transactions of the recorded run [default: 100] (`-n` is its old spelling).
+    #[arg(long = "transactions", short_alias = 'n', value_name = "N", help_heading = WORKLOAD, allow_negative_numbers = true, value_parser = args::within::<u64>(1, joj_experiment::crash::MAX_TRANSACTIONS))]
     pub transactions: Option<u64>,
-    pub seed: Option<u64>,
-    pub json: bool,
-    pub save: Option<std::path::PathBuf>,
-    pub force: bool,
+    /// A mode broken on purpose, which the check must catch: skip-sync, fallocate-flush-only
+    /// (waldio), sync-off (stock modes), per-page-reliable (--emmc-journal: the packed reliable
+    /// commit atomic per page only). Two controls, expected to hold: fallocate-only (waldio
+    /// on unwritten extents, with its fdatasync) and flush-only (waldio's written
+    /// preallocation, each commit a bare device cache flush) (`--fs-canary` is its old name).
+    #[arg(long, alias = "fs-canary", value_parser = Canary::NAMES, help_heading = WORKLOAD)]
+    pub canary: Option<String>,
+    /// Check the states of a saved joj-blocklog instead of recording a run; --fs, --journal,
+    /// --synchronous, --workload, --canary and --seed default to what the log says, and
+    /// must agree with it.
+    #[arg(long, value_name = "LOG", help_heading = WORKLOAD)]
+    pub from_log: Option<std::path::PathBuf>,
+    /// With --from-log: check only the K-th of N disjoint shares of the states the seed draws
+    /// from the log (1 ≤ K ≤ N), and print (--json) or --save a part for `joj crash merge`
+    /// (docs/formats/crash-part.md).
+    #[arg(long, value_name = "K/N", value_parser = parse_shard, help_heading = WORKLOAD)]
+    pub shard: Option<Shard>,
+    /// Record the run and save its log in --out, checking no state (then check it with
+    /// --from-log, whole or in shares with --shard).
+    #[arg(long, help_heading = WORKLOAD)]
+    pub record_only: bool,
+    /// Judge every state against its mode's window (window) or against full durability
+    /// (full: every acknowledged transaction), to see what synchronous=NORMAL or group sync
+    /// loses.
+    #[arg(long, value_parser = JudgeAs::NAMES, help_heading = WORKLOAD)]
+    pub judge_as: Option<String>,
+    #[command(flatten)]
+    pub seed: Seed,
+    /// The scratch filesystem whose crash states are checked (made on a FUSE-backed loop
+    /// device that records every block write and flush) [with --from-log, what the log says].
+    #[arg(long, value_parser = args::scratch_fs(), help_heading = STACK)]
+    pub fs: Option<FsKind>,
+    /// The journal mode of the recorded run [default: wal; with --from-log, what the log
+    /// says] (`-j` is its old spelling).
+    #[arg(long, short_alias = 'j', value_parser = args::journal(), help_heading = STACK)]
+    pub journal: Option<joj_workload::JournalMode>,
+    /// Stock modes: PRAGMA synchronous (extra: DELETE mode also syncs the directory after
+    /// unlinking its journal, the commit point; normal: judged against its window).
+    #[arg(long, value_parser = StockSync::NAMES, help_heading = STACK)]
+    pub synchronous: Option<String>,
+    /// With ext4: read the run as the eMMC paper's optimized journal issues it — each jbd2
+    /// transaction one all-or-nothing packed reliable write, durable without a flush, the
+    /// commit's flushes dropped (docs/device-model.md).
+    #[arg(long, help_heading = DEVICE)]
+    pub emmc_journal: bool,
+    /// Save the log and every violating state (with the command that rebuilds it) in this
+    /// directory; checked before the run; an earlier run's files are kept (the new ones get the
+    /// next free name) unless --force (`--save-dir` is its old name).
+    #[arg(long = "out", alias = "save-dir", value_name = "DIR", help_heading = OUTPUT)]
+    pub save_dir: Option<std::path::PathBuf>,
+    /// Save the recorded run's log in --out even when no state violates (a clean log to keep,
+    /// share or edit into a new canary).
+    #[arg(long, help_heading = OUTPUT)]
+    pub save_log: bool,
+    #[command(flatten)]
+    pub output: Output,
+}
+
+fn parse_shard(s: &str) -> Result<Shard, String> {
+    Shard::parse(s).map_err(|e| e.to_string())
 }
 
 /// `given`, else what the log says, else `default` (`None`: the log is needed to say it and
@@ -44,6 +104,13 @@ fn or_logged<T>(given: Option<T>, logged: Option<T>, default: Option<T>) -> Opti
 /// The options of the run: the flags, with what a saved log says where a flag is not given.
 /// A flag that disagrees with the log is refused by the run itself (`from_log::check`).
 fn options(a: &FsCrashArgs) -> Result<CrashFsOptions, Box<dyn std::error::Error>> {
+    if a.fs.is_none() && a.from_log.is_none() {
+        return Err(
+            "joj crash fs needs --fs KIND (the scratch filesystem to record a run on) or \
+                    --from-log LOG (a run recorded before); fix: add --fs ext4"
+                .into(),
+        );
+    }
     let logged = match &a.from_log {
         Some(path) => from_log::identity(path)?,
         None => LogIdentity::default(),
@@ -60,7 +127,7 @@ fn options(a: &FsCrashArgs) -> Result<CrashFsOptions, Box<dyn std::error::Error>
         logged.mode,
         recorded.then_some(joj_workload::JournalMode::Wal),
     )
-    .ok_or_else(|| unlabelled("journal mode", "-j"))?;
+    .ok_or_else(|| unlabelled("journal mode", "--journal"))?;
     let given_canary = a.canary.as_deref().map(Canary::from_name);
     Ok(CrashFsOptions {
         fs,
@@ -81,7 +148,7 @@ fn options(a: &FsCrashArgs) -> Result<CrashFsOptions, Box<dyn std::error::Error>
         .unwrap_or(StockSync::Full),
         transactions: a.transactions.unwrap_or(100).min(MAX_TRANSACTIONS),
         states: a.states,
-        seed: or_logged(a.seed, logged.seed, Some(42)).unwrap_or(42),
+        seed: or_logged(a.seed.given(), logged.seed, Some(DEFAULT_SEED)).unwrap_or(DEFAULT_SEED),
         from_log: a.from_log.clone(),
         save_dir: a.save_dir.clone(),
         save_log: a.save_log,
@@ -98,32 +165,28 @@ fn options(a: &FsCrashArgs) -> Result<CrashFsOptions, Box<dyn std::error::Error>
 /// `joj crash merge PART…`.
 #[derive(clap::Args)]
 pub struct MergeArgs {
-    /// The parts, one per share (`joj crash --fs … --shard K/N --json --save PART`), in any
+    /// The parts, one per share (`joj crash fs … --shard K/N --json --save PART`), in any
     /// order.
     #[arg(required = true)]
     pub parts: Vec<std::path::PathBuf>,
-    /// Print one JSON document on stdout and nothing else.
-    #[arg(long)]
-    pub json: bool,
-    /// Also write the JSON document to this file (after printing the result); checked before
-    /// reading the parts, and never one of them.
-    #[arg(long)]
-    pub save: Option<std::path::PathBuf>,
-    /// Replace an existing --save file.
-    #[arg(long)]
-    pub force: bool,
+    #[command(flatten)]
+    pub output: Output,
 }
 
 /// `joj crash merge`: the unsharded run's document, its verdict as the exit status.
 pub fn merge(a: MergeArgs) -> CliResult {
-    if let Some(save) = &a.save {
+    if let Some(save) = &a.output.save {
         let inputs: Vec<&std::path::Path> = a.parts.iter().map(|p| p.as_path()).collect();
-        crate::output::check_output_file("--save", save, a.force, &inputs)?;
+        crate::output::check_output_file("--save", save, a.output.force, &inputs)?;
     }
     let report = joj_experiment::crash_states::merge(&a.parts)?;
-    let emitted = crate::output::emit(&report, a.save.as_deref(), a.force, a.json, || {
-        summary(&report)
-    });
+    let emitted = crate::output::emit(
+        &report,
+        a.output.save.as_deref(),
+        a.output.force,
+        a.output.json,
+        || summary(&report),
+    );
     match verdict(&report) {
         Ok(()) => emitted,
         Err(v) => Err(v.into()),
@@ -131,7 +194,7 @@ pub fn merge(a: MergeArgs) -> CliResult {
 }
 
 pub fn main(a: FsCrashArgs) -> CliResult {
-    check_save(a.save.as_deref(), a.force, None)?;
+    check_save(a.output.save.as_deref(), a.output.force, None)?;
     let opts = options(&a)?;
     if opts.record_only {
         return record_only(&opts, &a);
@@ -140,7 +203,7 @@ pub fn main(a: FsCrashArgs) -> CliResult {
         return shard(&opts, &a);
     }
     let progress = Progress::start_counting(a.states, "crash states", "state");
-    let json = a.json;
+    let json = a.output.json;
     let ran = run(
         &opts,
         |planned| progress.restart(planned, "crash states"),
@@ -163,13 +226,17 @@ pub fn main(a: FsCrashArgs) -> CliResult {
     drop(progress);
     let (mut report, evidence) = ran?;
     // Saved before printing, so the printed result says where; printed whatever saving did.
-    let saved = evidence.save(&opts, a.force).map(|s| {
+    let saved = evidence.save(&opts, a.output.force).map(|s| {
         report.saved = s.violations;
         report.saved_log = s.log;
     });
-    let emitted = crate::output::emit(&report, a.save.as_deref(), a.force, json, || {
-        summary(&report)
-    });
+    let emitted = crate::output::emit(
+        &report,
+        a.output.save.as_deref(),
+        a.output.force,
+        json,
+        || summary(&report),
+    );
     let verdict = verdict(&report);
     match (saved, verdict) {
         (Err(e), Ok(())) => {
@@ -191,33 +258,39 @@ fn record_only(opts: &CrashFsOptions, a: &FsCrashArgs) -> CliResult {
         save_log: true,
         ..opts.clone()
     };
-    recorded.saved_log = evidence.save(&keep, a.force)?.log;
-    crate::output::emit(&recorded, a.save.as_deref(), a.force, a.json, || {
-        let l = &recorded.log;
-        format!(
-            "\nrecorded {} on {}: {} transactions, {} writes ({} KiB), {} flushes, {} epochs; \
+    recorded.saved_log = evidence.save(&keep, a.output.force)?.log;
+    crate::output::emit(
+        &recorded,
+        a.output.save.as_deref(),
+        a.output.force,
+        a.output.json,
+        || {
+            let l = &recorded.log;
+            format!(
+                "\nrecorded {} on {}: {} transactions, {} writes ({} KiB), {} flushes, {} epochs; \
              tracefs saw {} KiB and {} flushes\n  saved log: {}\n",
-            recorded.mode,
-            recorded.fs,
-            recorded.transactions,
-            l.writes,
-            l.write_bytes / 1024,
-            l.flushes,
-            l.epochs,
-            l.traced_write_bytes.unwrap_or(0) / 1024,
-            l.traced_flushes.unwrap_or(0),
-            recorded
-                .saved_log
-                .as_ref()
-                .map_or("-".into(), |p| p.display().to_string())
-        )
-    })
+                recorded.mode,
+                recorded.fs,
+                recorded.transactions,
+                l.writes,
+                l.write_bytes / 1024,
+                l.flushes,
+                l.epochs,
+                l.traced_write_bytes.unwrap_or(0) / 1024,
+                l.traced_flushes.unwrap_or(0),
+                recorded
+                    .saved_log
+                    .as_ref()
+                    .map_or("-".into(), |p| p.display().to_string())
+            )
+        },
+    )
 }
 
 /// `--shard K/N`: one share checked, its part printed or saved; the verdict is the merge's.
 fn shard(opts: &CrashFsOptions, a: &FsCrashArgs) -> CliResult {
     let progress = Progress::start_counting(a.states, "crash states", "state");
-    let json = a.json;
+    let json = a.output.json;
     let ran = joj_experiment::crash_states::run_shard(
         opts,
         |planned| progress.restart(planned, "crash states of this share"),
@@ -227,22 +300,28 @@ fn shard(opts: &CrashFsOptions, a: &FsCrashArgs) -> CliResult {
     );
     drop(progress);
     let part: Part = ran?;
-    crate::output::emit(&part, a.save.as_deref(), a.force, json, || {
-        format!(
-            "\nshard {} of the crash states of {} on {}: states {}..{} of {} checked in {:.1} s \
+    crate::output::emit(
+        &part,
+        a.output.save.as_deref(),
+        a.output.force,
+        json,
+        || {
+            format!(
+                "\nshard {} of the crash states of {} on {}: states {}..{} of {} checked in {:.1} s \
              ({} distinct images); {} of them would violate full durability or fail the \
              checker (the verdict is `joj crash merge`'s, over every part)\n",
-            part.shard,
-            part.run.mode,
-            part.run.fs,
-            part.first,
-            part.end,
-            part.run.states_explored,
-            part.check_s,
-            part.images.len(),
-            part.flagged()
-        )
-    })
+                part.shard,
+                part.run.mode,
+                part.run.fs,
+                part.first,
+                part.end,
+                part.run.states_explored,
+                part.check_s,
+                part.images.len(),
+                part.flagged()
+            )
+        },
+    )
 }
 
 /// Exit status 0, or why not.
@@ -252,7 +331,7 @@ fn verdict(report: &CrashFsReport) -> Result<(), String> {
     } else if report.canary.is_some_and(|c| c.must_break()) {
         Err(format!(
             "none of {} crash states caught the {} canary: the check is too weak for this run; \
-             try more --states or -n",
+             try more --states or --transactions",
             report.states_explored,
             report.canary.map_or("", |c| c.name())
         ))

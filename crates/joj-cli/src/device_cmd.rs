@@ -31,25 +31,30 @@ enum DeviceCommand {
     /// --force is given, and even then only if it is a joj device image.
     Format {
         image: PathBuf,
-        /// Device profile: a built-in name (emmc5, galaxy-s5, openssd, sdcard-2013) or a profile JSON path.
-        #[arg(long, default_value = "emmc5")]
+        /// Device profile: a built-in name (emmc5, galaxy-s5, openssd, sdcard-2013) or a profile JSON path
+        /// (`--profile` is its old name).
+        #[arg(long = "device", alias = "profile", value_name = "PROFILE", default_value = "emmc5", help_heading = crate::groups::DEVICE)]
         profile: String,
         /// Replace an existing joj device image.
-        #[arg(long)]
+        #[arg(long, help_heading = crate::groups::OUTPUT)]
         force: bool,
         /// Store page data (`full`) or only the out-of-band areas (`oob`).
-        #[arg(long, value_enum, default_value_t = Data::Full)]
+        #[arg(long, value_enum, default_value_t = Data::Full, help_heading = crate::groups::DEVICE)]
         data: Data,
-        #[arg(long)]
+        /// Print one JSON document on stdout and nothing else.
+        #[arg(long, help_heading = crate::groups::OUTPUT)]
         json: bool,
     },
-    /// Check an image and print its facts; with --profile also power it on (recover the
+    /// Check an image and print its facts; with --device also power it on (recover the
     /// mapping) and report what recovery found, torn pages included.
     Inspect {
         image: PathBuf,
-        #[arg(long)]
+        /// Power the image on with this device profile (a built-in name or a profile JSON path)
+        /// and report what recovery found (`--profile` is its old name).
+        #[arg(long = "device", alias = "profile", value_name = "PROFILE", help_heading = crate::groups::DEVICE)]
         profile: Option<String>,
-        #[arg(long)]
+        /// Print one JSON document on stdout and nothing else.
+        #[arg(long, help_heading = crate::groups::OUTPUT)]
         json: bool,
     },
     /// A synthetic workload (fio-like) on a fresh emulated device.
@@ -65,28 +70,28 @@ pub struct CalibrateArgs {
     /// A directory on the disk to measure (a test file is made there and removed), or a block
     /// device (written over: needs --destroy-data).
     pub path: PathBuf,
-    /// The profile JSON to write (never replaced without --force).
-    #[arg(short, long)]
-    pub output: PathBuf,
-    /// Replace an existing --output file.
-    #[arg(long)]
-    pub force: bool,
-    /// The profile's name [default: the output file's stem].
-    #[arg(long)]
-    pub name: Option<String>,
     /// Size of the test file, or of the region of a block device written over, in MiB.
-    #[arg(long = "size-mib", default_value_t = 256, value_parser = args::within::<u64>(64, 1 << 20))]
+    #[arg(long = "size-mib", default_value_t = 256, help_heading = crate::groups::WORKLOAD, value_parser = args::within::<u64>(64, 1 << 20))]
     pub size_mib: u64,
     /// Samples of each queue-depth-1 latency.
-    #[arg(long, default_value_t = 1000, value_parser = args::within::<u32>(10, 1_000_000))]
+    #[arg(long, default_value_t = 1000, help_heading = crate::groups::WORKLOAD, value_parser = args::within::<u32>(10, 1_000_000))]
     pub samples: u32,
     /// Allow writing over a block device PATH.
-    #[arg(long = "destroy-data")]
+    #[arg(long = "destroy-data", help_heading = crate::groups::WORKLOAD)]
     pub destroy_data: bool,
-    #[arg(long, default_value_t = 42)]
-    pub seed: u64,
+    #[command(flatten)]
+    pub seed: crate::groups::Seed,
+    /// The profile JSON to write (never replaced without --force).
+    #[arg(short, long, help_heading = crate::groups::OUTPUT)]
+    pub output: PathBuf,
+    /// Replace an existing --output file.
+    #[arg(long, help_heading = crate::groups::OUTPUT)]
+    pub force: bool,
+    /// The profile's name [default: the output file's stem].
+    #[arg(long, help_heading = crate::groups::OUTPUT)]
+    pub name: Option<String>,
     /// Print the measurements and the profile as JSON.
-    #[arg(long)]
+    #[arg(long, help_heading = crate::groups::OUTPUT)]
     pub json: bool,
 }
 
@@ -103,7 +108,7 @@ fn calibrate(a: CalibrateArgs) -> CliResult {
         samples: a.samples,
         destroy_data: a.destroy_data,
         name: name.clone(),
-        seed: a.seed,
+        seed: a.seed.get(),
     };
     let m = joj_experiment::calibrate::measure(&opts)?;
     let profile = joj_experiment::calibrate::profile_from(&m, &name)?;
@@ -176,42 +181,43 @@ fn calibrate(a: CalibrateArgs) -> CliResult {
 
 #[derive(Args)]
 pub struct RunArgs {
-    /// Device profile: a built-in name (emmc5, galaxy-s5, openssd, sdcard-2013) or a profile JSON path.
-    #[arg(long, default_value = "emmc5")]
-    pub profile: String,
     /// The access pattern.
-    #[arg(long, value_enum, default_value_t = Access::Randwrite)]
+    #[arg(long, value_enum, default_value_t = Access::Randwrite, help_heading = crate::groups::WORKLOAD)]
     pub workload: Access,
     /// Request size: bytes, or with a k/m suffix (4k, 16k, 512).
-    #[arg(long = "io-size", default_value = "4k")]
+    #[arg(long = "io-size", default_value = "4k", help_heading = crate::groups::WORKLOAD)]
     pub io_size: String,
     /// Fill before measuring: none, full, a percentage (50%) or a share (0.5).
-    #[arg(long, default_value = "none")]
+    #[arg(long, default_value = "none", help_heading = crate::groups::WORKLOAD)]
     pub precondition: String,
     /// Device capacities of random page writes after the fill, to reach GC steady state
     /// (default 2 when preconditioning, 0 otherwise).
-    #[arg(long = "random-passes", allow_negative_numbers = true)]
+    #[arg(long = "random-passes", help_heading = crate::groups::WORKLOAD, allow_negative_numbers = true)]
     pub random_passes: Option<f64>,
-    /// Requests measured.
-    #[arg(long, default_value_t = 100_000, allow_negative_numbers = true, value_parser = args::within::<u64>(1, MAX_OPS))]
+    /// Requests measured (`--ops` is its old name).
+    #[arg(long = "requests", alias = "ops", value_name = "N", default_value_t = 100_000, help_heading = crate::groups::WORKLOAD, allow_negative_numbers = true, value_parser = args::within::<u64>(1, MAX_OPS))]
     pub ops: u64,
     /// A flush after every k-th write.
-    #[arg(long = "flush-every", conflicts_with = "fua_every", allow_negative_numbers = true, value_parser = args::count::<u64>())]
+    #[arg(long = "flush-every", help_heading = crate::groups::WORKLOAD, conflicts_with = "fua_every", allow_negative_numbers = true, value_parser = args::count::<u64>())]
     pub flush_every: Option<u64>,
     /// Every k-th write is a FUA write.
-    #[arg(long = "fua-every", allow_negative_numbers = true, value_parser = args::count::<u64>())]
+    #[arg(long = "fua-every", help_heading = crate::groups::WORKLOAD, allow_negative_numbers = true, value_parser = args::count::<u64>())]
     pub fua_every: Option<u64>,
+    /// Device profile: a built-in name (emmc5, galaxy-s5, openssd, sdcard-2013) or a profile JSON path
+    /// (`--profile` is its old name).
+    #[arg(long = "device", alias = "profile", value_name = "PROFILE", default_value = "emmc5", help_heading = crate::groups::DEVICE)]
+    pub profile: String,
     /// Raw NAND size in GiB, at most 2048 (resizes the profile's blocks per plane; default: the
     /// profile's).
-    #[arg(long = "raw-gib", allow_negative_numbers = true, value_parser = args::within::<u64>(1, 2048))]
+    #[arg(long = "raw-gib", help_heading = crate::groups::DEVICE, allow_negative_numbers = true, value_parser = args::within::<u64>(1, 2048))]
     pub raw_gib: Option<u64>,
     /// Store page data (`full`) or only the out-of-band areas (`oob`, same counters, faster).
-    #[arg(long, value_enum, default_value_t = Data::Oob)]
+    #[arg(long, value_enum, default_value_t = Data::Oob, help_heading = crate::groups::DEVICE)]
     pub data: Data,
-    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = args::count::<u64>())]
-    pub seed: u64,
+    #[command(flatten)]
+    pub seed: crate::groups::Seed,
     /// Print one JSON document on stdout and nothing else.
-    #[arg(long)]
+    #[arg(long, help_heading = crate::groups::OUTPUT)]
     pub json: bool,
 }
 
@@ -425,7 +431,7 @@ fn spec(a: &RunArgs) -> Result<WorkloadSpec, String> {
         precondition_fill: fill,
         precondition_random_passes: passes,
         ops: a.ops,
-        seed: a.seed,
+        seed: a.seed.get(),
         data_mode: a.data.mode(),
     })
 }

@@ -8,14 +8,18 @@ mod apptxn_cmd;
 mod args;
 mod bench;
 mod cleanup_cmd;
+#[cfg(test)]
+mod cli_doc;
 mod compare;
 mod completion_args;
 mod crash_cmd;
 mod crash_fs_cmd;
 mod device_cmd;
+mod groups;
 mod meaning;
 mod paper_figures_doc;
 mod progress;
+mod renamed;
 mod replay_cmd;
 mod replay_devices_cmd;
 mod report_cmd;
@@ -32,7 +36,7 @@ mod trace_run;
 mod version;
 mod waldio_cmd;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -68,9 +72,9 @@ enum Command {
     Replay(Box<replay_cmd::ReplayArgs>),
     /// Restart time after a power cut, per journal mode, on one device profile (X-FTL Table 5).
     Restart(Box<restart_cmd::RestartArgs>),
-    /// Power cuts at random device commands while a paper workload runs on X-FTL; every
-    /// recovered database is checked against the acknowledged commits. With --fs: crash states
-    /// of SQLite on a real kernel filesystem, recorded block by block and checked.
+    /// Crash tests: power cuts inside the emulated device while a paper workload runs on X-FTL
+    /// (`crash device`), or crash states of SQLite on a real kernel filesystem, recorded block
+    /// by block and checked (`crash fs`).
     Crash(Box<crash_cmd::CrashArgs>),
     /// One self-contained HTML page from saved results (bench, compare, trace, crash, replay
     /// JSON): tables, plots, the runs' facts and what they mean.
@@ -87,8 +91,22 @@ enum Command {
     Cleanup(cleanup_cmd::CleanupArgs),
 }
 
+/// The commands, as clap knows them, comma-separated.
+fn command_names() -> String {
+    Cli::command()
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .filter(|name| name != "help")
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let (argv, notes) = renamed::upgrade(std::env::args_os().collect());
+    for note in notes {
+        eprintln!("joj: {note}");
+    }
+    let cli = Cli::parse_from(argv);
     if cli.version {
         return match out!("{}", version::long_version()) {
             Err(e) if !output::is_closed_pipe(&e) => {
@@ -113,9 +131,7 @@ fn main() -> ExitCode {
         Some(Command::Waldio(a)) => waldio_cmd::main(a),
         Some(Command::Cleanup(a)) => cleanup_cmd::main(a),
         None => {
-            eprintln!(
-                "joj: give a command (bench, compare, speed, trace, replay, restart, crash, report, device, apptxn, waldio, cleanup) or --help"
-            );
+            eprintln!("joj: give a command ({}) or --help", command_names());
             return ExitCode::from(2);
         }
     };

@@ -94,15 +94,15 @@ pub enum CliError {
          --emmc-journal; fix: add --emmc-journal or drop --journal-region-mib"
     )]
     RegionWithoutEmmcJournal,
-    /// `--completion` with `--profile-for`.
+    /// `--completion` with `--device-for`.
     #[error(
-        "--completion applies to one back-to-back device; with --profile-for the devices overlap \
+        "--completion applies to one back-to-back device; with --device-for the devices overlap \
          and no one completion count times the run; fix: drop --completion, or replay one \
          device with --dev"
     )]
     CompletionWithDevices,
-    /// `--profile-for` not of the form `DEV=PROFILE`.
-    #[error("--profile-for {given}: expected DEV=PROFILE, e.g. `--profile-for journal=galaxy-s5`")]
+    /// `--device-for` not of the form `DEV=PROFILE`.
+    #[error("--device-for {given}: expected DEV=PROFILE, e.g. `--device-for journal=galaxy-s5`")]
     ProfileForSyntax { given: String },
     /// `--wakeup-us` without `--completion interrupt`.
     #[error(
@@ -163,7 +163,7 @@ pub fn check_save(save: Option<&Path>, force: bool, profile: Option<&str>) -> Re
     }
 }
 
-/// The file a `--device`/`--profile` value names, when it names one rather than a built-in
+/// The file a `--device` value names, when it names one rather than a built-in
 /// profile: an input no output may replace.
 pub fn profile_file(name: &str) -> Option<&Path> {
     let path = Path::new(name);

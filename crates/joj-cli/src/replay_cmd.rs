@@ -12,40 +12,43 @@ use std::path::PathBuf;
 pub struct ReplayArgs {
     /// A joj-trace file (`joj bench --trace` writes them) or blkparse text output.
     pub trace: PathBuf,
-    /// Device profile: a built-in name (emmc5, galaxy-s5, openssd, sdcard-2013) or a profile JSON path.
-    #[arg(long, default_value = "emmc5")]
+    /// Device profile: a built-in name (emmc5, galaxy-s5, openssd, sdcard-2013) or a profile JSON
+    /// path (`--profile` is its old name).
+    #[arg(long = "device", alias = "profile", value_name = "PROFILE", default_value = "emmc5", help_heading = crate::groups::DEVICE)]
     pub profile: String,
     /// Replay only this device of the trace (`major:minor`).
-    #[arg(long)]
+    #[arg(long, help_heading = crate::groups::DEVICE)]
     pub dev: Option<String>,
     /// Replay every device of the trace as a partition of the one emulated device.
-    #[arg(long)]
+    #[arg(long, help_heading = crate::groups::DEVICE)]
     pub partitions: bool,
     /// Replay device DEV of the trace through its own emulated device of PROFILE
     /// (`DEV=PROFILE`; DEV is `major:minor`, or `main` / `journal` as the trace's header names
     /// them). Repeat for every device of the trace; the run is timed as the host sees it
-    /// (docs/device-model.md, "Several devices, each with its profile").
-    #[arg(long = "profile-for", value_name = "DEV=PROFILE", conflicts_with_all = ["dev", "partitions", "profile"])]
+    /// (docs/device-model.md, "Several devices, each with its profile"; `--profile-for` is
+    /// its old name).
+    #[arg(long = "device-for", alias = "profile-for", value_name = "DEV=PROFILE", conflicts_with_all = ["dev", "partitions", "profile"], help_heading = crate::groups::DEVICE)]
     pub profile_for: Vec<String>,
-    /// Allow one profile for two devices of --profile-for (two separate devices of one kind).
-    #[arg(long = "same-profile-ok", requires = "profile_for")]
+    /// Allow one profile for two devices of --device-for (two separate devices of one kind;
+    /// `--same-profile-ok` is its old name).
+    #[arg(long = "same-device-ok", alias = "same-profile-ok", requires = "profile_for", help_heading = crate::groups::DEVICE)]
     pub same_profile_ok: bool,
     /// Keep the trace's gaps between requests as idle time (default: back to back).
-    #[arg(long = "honor-timestamps")]
+    #[arg(long = "honor-timestamps", help_heading = crate::groups::DEVICE)]
     pub honor_timestamps: bool,
     /// Replay with the eMMC paper's optimized journal: each ext4 journal transaction becomes one
     /// packed command of reliable writes to a journal region, metadata checkpointed later
     /// (docs/device-model.md, "The optimized journal"); sets the profile's
     /// `ftl.reliable_write_atomicity = "command"`.
-    #[arg(long = "emmc-journal", conflicts_with = "profile_for")]
+    #[arg(long = "emmc-journal", conflicts_with = "profile_for", help_heading = crate::groups::DEVICE)]
     pub emmc_journal: bool,
     /// Size of the optimized journal's region in MiB (with --emmc-journal; the paper: 32–512).
-    #[arg(long = "journal-region-mib", conflicts_with = "profile_for")]
+    #[arg(long = "journal-region-mib", value_name = "MIB", conflicts_with = "profile_for", help_heading = crate::groups::DEVICE)]
     pub journal_region_mib: Option<u64>,
     #[command(flatten)]
     pub completion: crate::completion_args::CompletionArgs,
     /// Print one JSON document on stdout and nothing else.
-    #[arg(long)]
+    #[arg(long, help_heading = crate::groups::OUTPUT)]
     pub json: bool,
 }
 

@@ -1,4 +1,4 @@
-//! `joj replay --profile-for DEV=PROFILE …`: every device of a trace through its own profile,
+//! `joj replay --device-for DEV=PROFILE …`: every device of a trace through its own profile,
 //! with a section per device and the run's host time.
 
 use crate::output::{CliError, CliResult};

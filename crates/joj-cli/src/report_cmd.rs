@@ -32,10 +32,10 @@ pub struct ReportArgs {
     #[arg(required = true, value_name = "DIR|FILE")]
     inputs: Vec<PathBuf>,
     /// The HTML page to write.
-    #[arg(short = 'o', long = "output", default_value = "joj-report.html")]
+    #[arg(short = 'o', long = "output", default_value = "joj-report.html", help_heading = crate::groups::OUTPUT)]
     output: PathBuf,
     /// Replace an existing output file.
-    #[arg(long)]
+    #[arg(long, help_heading = crate::groups::OUTPUT)]
     force: bool,
 }
 

@@ -14,7 +14,7 @@ pub enum Kind {
     Compare(Box<Comparison>),
     /// `joj bench`, `joj trace -- COMMAND` or `joj syscalls replay` (a [`RunResult`]).
     Run(Box<RunResult>),
-    /// `joj crash` (device) or `joj crash --fs` (kernel filesystem): shown field by field.
+    /// `joj crash device` or `joj crash fs` (kernel filesystem): shown field by field.
     Crash(serde_json::Value),
     /// `joj replay`: shown field by field.
     Replay(serde_json::Value),

@@ -4,6 +4,7 @@
 use std::sync::atomic::Ordering;
 
 use crate::args;
+use crate::groups::{DEVICE, Output, STACK, Seed, WORKLOAD};
 use crate::output::{CliResult, check_save};
 use crate::progress::Progress;
 use clap::Args;
@@ -14,51 +15,43 @@ use joj_workload::paper::PaperWorkload;
 
 #[derive(Args)]
 pub struct RestartArgs {
-    /// Emulated eMMC profile every mode is timed on (a built-in name such as galaxy-s5, or a
-    /// profile JSON file).
-    #[arg(long, default_value = "galaxy-s5")]
-    pub device: String,
-    /// Filesystem of the rollback and WAL modes (a scratch filesystem on a loop device).
-    #[arg(long, value_parser = args::scratch_fs(), default_value = "ext4")]
-    pub fs: FsKind,
-    /// Comma-separated modes (delete, truncate, persist, wal, xftl and iftl can be restarted).
-    #[arg(long, value_parser = args::mode(), default_value = "delete,wal,xftl", value_delimiter = ',')]
-    pub modes: Vec<JournalMode>,
     /// The workload the power cut interrupts (only xftl-synthetic, the paper's setup).
-    #[arg(long, value_parser = args::paper_workload(), default_value = "xftl-synthetic")]
+    #[arg(long, value_parser = args::paper_workload(), default_value = "xftl-synthetic", help_heading = WORKLOAD)]
     pub workload: String,
     /// Rows read and updated per transaction.
-    #[arg(long = "pages-per-txn", default_value_t = 5, allow_negative_numbers = true, value_parser = args::count::<u32>())]
+    #[arg(long = "pages-per-txn", default_value_t = 5, help_heading = WORKLOAD, allow_negative_numbers = true, value_parser = args::count::<u32>())]
     pub pages_per_txn: u32,
-    /// The run the cut interrupts: the cut comes in a transaction drawn from 1..=N.
-    #[arg(short = 'n', long = "transactions", default_value_t = 1000, allow_negative_numbers = true, value_parser = args::within::<u64>(1, joj_experiment::restart::MAX_TRANSACTIONS))]
+    /// The run the cut interrupts: the cut comes in a transaction drawn from 1..=N (`-n` is
+    /// its old spelling).
+    #[arg(long = "transactions", short_alias = 'n', value_name = "N", default_value_t = 1000, help_heading = WORKLOAD, allow_negative_numbers = true, value_parser = args::within::<u64>(1, joj_experiment::restart::MAX_TRANSACTIONS))]
     pub transactions: u64,
     /// Power cuts per mode (the paper averaged five).
-    #[arg(long, default_value_t = 5, allow_negative_numbers = true, value_parser = args::within::<u32>(1, joj_experiment::restart::MAX_RUNS))]
+    #[arg(long, default_value_t = 5, help_heading = WORKLOAD, allow_negative_numbers = true, value_parser = args::within::<u32>(1, joj_experiment::restart::MAX_RUNS))]
     pub runs: u32,
+    #[command(flatten)]
+    pub seed: Seed,
+    /// Comma-separated modes (delete, truncate, persist, wal, xftl and iftl can be restarted).
+    #[arg(long, value_parser = args::mode(), default_value = "delete,wal,xftl", value_delimiter = ',', help_heading = STACK)]
+    pub modes: Vec<JournalMode>,
+    /// Filesystem of the rollback and WAL modes (a scratch filesystem on a loop device).
+    #[arg(long, value_parser = args::scratch_fs(), default_value = "ext4", help_heading = STACK)]
+    pub fs: FsKind,
     /// SQLite page size in bytes (the paper's: 8192).
-    #[arg(long = "page-size", default_value_t = 8192, allow_negative_numbers = true, value_parser = args::count::<u32>())]
+    #[arg(long = "page-size", default_value_t = 8192, help_heading = STACK, allow_negative_numbers = true, value_parser = args::count::<u32>())]
     pub page_size: u32,
     /// Size of the scratch filesystem image in MiB.
-    #[arg(long = "image-mib", default_value_t = 1024, allow_negative_numbers = true, value_parser = args::within::<u64>(1, 1 << 24))]
+    #[arg(long = "image-mib", default_value_t = 1024, help_heading = STACK, allow_negative_numbers = true, value_parser = args::within::<u64>(1, 1 << 24))]
     pub image_mib: u64,
-    /// Seed of every random choice (where each cut comes, the data).
-    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = args::count::<u64>())]
-    pub seed: u64,
-    /// Print one JSON document on stdout and nothing else.
-    #[arg(long)]
-    pub json: bool,
-    /// Also write the JSON document to this file (after printing the result); checked before
-    /// the run.
-    #[arg(long)]
-    pub save: Option<std::path::PathBuf>,
-    /// Replace an existing --save file.
-    #[arg(long)]
-    pub force: bool,
+    /// Emulated eMMC profile every mode is timed on (a built-in name such as galaxy-s5, or a
+    /// profile JSON file).
+    #[arg(long, value_name = "PROFILE", default_value = "galaxy-s5", help_heading = DEVICE)]
+    pub device: String,
+    #[command(flatten)]
+    pub output: Output,
 }
 
 pub fn main(a: RestartArgs) -> CliResult {
-    check_save(a.save.as_deref(), a.force, Some(&a.device))?;
+    check_save(a.output.save.as_deref(), a.output.force, Some(&a.device))?;
     let opts = RestartOptions {
         workload: PaperWorkload::from_name(&a.workload, a.pages_per_txn, 1, 1)?,
         modes: a.modes.clone(),
@@ -66,7 +59,7 @@ pub fn main(a: RestartArgs) -> CliResult {
         transactions: a.transactions,
         runs: a.runs,
         page_size: a.page_size,
-        seed: a.seed,
+        seed: a.seed.get(),
         fs: a.fs,
         image_size_bytes: a.image_mib << 20,
         trace_buffer_kb: joj_linux::DEFAULT_BUFFER_KB,
@@ -76,7 +69,7 @@ pub fn main(a: RestartArgs) -> CliResult {
         "restart",
         "cut",
     );
-    let json = a.json;
+    let json = a.output.json;
     let report = measure(&opts, |mode, run| {
         progress.counter.fetch_add(1, Ordering::Relaxed);
         if !json {
@@ -97,7 +90,13 @@ pub fn main(a: RestartArgs) -> CliResult {
     });
     drop(progress);
     let report = report?;
-    crate::output::emit(&report, a.save.as_deref(), a.force, json, || table(&report))
+    crate::output::emit(
+        &report,
+        a.output.save.as_deref(),
+        a.output.force,
+        json,
+        || table(&report),
+    )
 }
 
 fn table(r: &RestartReport) -> String {

@@ -2,6 +2,7 @@
 //! interleaved rounds, medians of the per-round ratios (`joj_experiment::speed`).
 
 use crate::args;
+use crate::groups::{Output, STACK, Seed, WORKLOAD};
 use crate::output::{CliResult, check_save};
 use crate::progress::Progress;
 use clap::Args;
@@ -12,58 +13,49 @@ use joj_workload::{DbOp, DbWorkload, JournalMode, StartState, Synchronous};
 
 #[derive(Args)]
 pub struct SpeedArgs {
-    /// Where the runs' files live: a scratch filesystem made on a loop device for every run, or
-    /// `host` (a new temporary directory of the host filesystem for every run).
-    #[arg(long, value_parser = args::fs(), default_value = "ext4")]
-    pub fs: args::Fs,
     /// Comma-separated operations.
-    #[arg(long, value_parser = args::db_op(), value_delimiter = ',', default_value = "insert,update,delete")]
+    #[arg(long, value_parser = args::db_op(), value_delimiter = ',', default_value = "insert,update,delete", help_heading = WORKLOAD)]
     pub ops: Vec<DbOp>,
-    /// Comma-separated journal modes; must include wal, the baseline of every ratio.
-    #[arg(long, value_parser = args::mode(), value_delimiter = ',', default_value = "wal,waldio")]
-    pub modes: Vec<JournalMode>,
     /// Rounds: each runs every operation in every mode once (the modes' order rotates).
-    #[arg(long, default_value_t = 5, allow_negative_numbers = true, value_parser = args::within::<u32>(1, 1000))]
+    #[arg(long, default_value_t = 5, help_heading = WORKLOAD, allow_negative_numbers = true, value_parser = args::within::<u32>(1, 1000))]
     pub rounds: u32,
-    /// Transactions per run.
-    #[arg(short = 'n', long = "transactions", default_value_t = 1000, allow_negative_numbers = true, value_parser = args::within::<u64>(1, bounds::MAX_TRANSACTIONS))]
+    /// Transactions per run (`-n` is its old spelling).
+    #[arg(long = "transactions", short_alias = 'n', value_name = "N", default_value_t = 1000, help_heading = WORKLOAD, allow_negative_numbers = true, value_parser = args::within::<u64>(1, bounds::MAX_TRANSACTIONS))]
     pub transactions: u64,
     /// fresh: new database, the WAL grows in the run. steady: the same transactions run first,
     /// then a WAL checkpoint, so the WAL file already has its size.
-    #[arg(long, value_parser = args::start(), default_value = "steady")]
+    #[arg(long, value_parser = args::start(), default_value = "steady", help_heading = WORKLOAD)]
     pub start: StartState,
-    /// `PRAGMA synchronous`.
-    #[arg(short = 's', long, value_parser = args::synchronous(), default_value = "full")]
+    #[command(flatten)]
+    pub seed: Seed,
+    /// Where the runs' files live: a scratch filesystem made on a loop device for every run, or
+    /// `host` (a new temporary directory of the host filesystem for every run).
+    #[arg(long, value_parser = args::fs(), default_value = "ext4", help_heading = STACK)]
+    pub fs: args::Fs,
+    /// Comma-separated journal modes; must include wal, the baseline of every ratio.
+    #[arg(long, value_parser = args::mode(), value_delimiter = ',', default_value = "wal,waldio", help_heading = STACK)]
+    pub modes: Vec<JournalMode>,
+    /// `PRAGMA synchronous` (`-s` and `--sync` are its old spellings).
+    #[arg(long = "synchronous", alias = "sync", value_name = "SYNCHRONOUS", short_alias = 's', value_parser = args::synchronous(), default_value = "full", help_heading = STACK)]
     pub sync: Synchronous,
     /// SQLite page size in bytes.
-    #[arg(long = "page-size", default_value_t = 4096, allow_negative_numbers = true, value_parser = args::count::<u32>())]
+    #[arg(long = "page-size", default_value_t = 4096, help_heading = STACK, allow_negative_numbers = true, value_parser = args::count::<u32>())]
     pub page_size: u32,
     /// Size of the scratch filesystem image in MiB.
-    #[arg(long = "image-mib", default_value_t = 1024, allow_negative_numbers = true, value_parser = args::within::<u64>(1, 1 << 24))]
+    #[arg(long = "image-mib", default_value_t = 1024, help_heading = STACK, allow_negative_numbers = true, value_parser = args::within::<u64>(1, 1 << 24))]
     pub image_mib: u64,
-    /// Seed of every random choice (keys).
-    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = args::count::<u64>())]
-    pub seed: u64,
-    /// Print one JSON document on stdout and nothing else.
-    #[arg(long)]
-    pub json: bool,
-    /// Also write the JSON document to this file (after printing the table); checked before
-    /// the run.
-    #[arg(long)]
-    pub save: Option<std::path::PathBuf>,
-    /// Replace an existing --save file.
-    #[arg(long)]
-    pub force: bool,
+    #[command(flatten)]
+    pub output: Output,
 }
 
 pub fn main(a: SpeedArgs) -> CliResult {
-    check_save(a.save.as_deref(), a.force, None)?;
+    check_save(a.output.save.as_deref(), a.output.force, None)?;
     let base = DbWorkload {
         transactions: a.transactions,
         page_size: a.page_size,
         synchronous: a.sync,
         start: a.start,
-        seed: a.seed,
+        seed: a.seed.get(),
         ..DbWorkload::default()
     };
     let fs = FsChoice::new(a.fs.scratch(), None)?;
@@ -75,7 +67,7 @@ pub fn main(a: SpeedArgs) -> CliResult {
         progress: Some(progress.counter.clone()),
         ..RunOptions::default()
     };
-    let json = a.json;
+    let json = a.output.json;
     let report = speed(&base, &a.ops, &a.modes, a.rounds, &opts, |r| {
         if !json {
             progress.println(&format!(
@@ -86,16 +78,22 @@ pub fn main(a: SpeedArgs) -> CliResult {
     });
     drop(progress);
     let report = report?;
-    crate::output::emit(&report, a.save.as_deref(), a.force, json, || {
-        format!(
-            "\non {}, {} transactions per run, synchronous={}, {} start, {} rounds (untraced); ratios against {} in the same round:\n{}",
-            fs.name(),
-            a.transactions,
-            a.sync,
-            format!("{:?}", a.start).to_lowercase(),
-            a.rounds,
-            report.baseline,
-            table(&report)
-        )
-    })
+    crate::output::emit(
+        &report,
+        a.output.save.as_deref(),
+        a.output.force,
+        json,
+        || {
+            format!(
+                "\non {}, {} transactions per run, synchronous={}, {} start, {} rounds (untraced); ratios against {} in the same round:\n{}",
+                fs.name(),
+                a.transactions,
+                a.sync,
+                format!("{:?}", a.start).to_lowercase(),
+                a.rounds,
+                report.baseline,
+                table(&report)
+            )
+        },
+    )
 }

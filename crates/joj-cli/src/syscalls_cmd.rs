@@ -31,12 +31,12 @@ pub struct SyscallsArgs {
 struct RootArgs {
     /// The directory the program worked in: calls on paths and descriptors outside it are
     /// dropped (and counted).
-    #[arg(long)]
+    #[arg(long, help_heading = crate::groups::WORKLOAD)]
     root: Option<PathBuf>,
     /// The recording is of `joj bench --trace` on a scratch filesystem: its window's two
     /// `syncfs` calls become the measured window, and without --root the root is their
     /// directory.
-    #[arg(long)]
+    #[arg(long, help_heading = crate::groups::WORKLOAD)]
     bench_window: bool,
 }
 
@@ -44,19 +44,19 @@ struct RootArgs {
 enum SyscallsCommand {
     /// Run COMMAND under strace and write its file-system calls as a recording.
     Record {
-        /// The recording to write (an existing file only with --force).
-        #[arg(short, long)]
-        output: PathBuf,
         #[command(flatten)]
         root: RootArgs,
         /// What a replay divides its totals by (the command's own transactions).
-        #[arg(long, default_value_t = 1, value_parser = args::within::<u64>(1, u64::MAX >> 1))]
+        #[arg(long, value_name = "N", default_value_t = 1, help_heading = crate::groups::WORKLOAD, value_parser = args::within::<u64>(1, u64::MAX >> 1))]
         transactions: u64,
+        /// The recording to write (an existing file only with --force).
+        #[arg(short, long, help_heading = crate::groups::OUTPUT)]
+        output: PathBuf,
         /// Also keep strace's own output here.
-        #[arg(long)]
+        #[arg(long, help_heading = crate::groups::OUTPUT)]
         keep_strace: Option<PathBuf>,
         /// Replace an existing output file.
-        #[arg(long)]
+        #[arg(long, help_heading = crate::groups::OUTPUT)]
         force: bool,
         /// The program to record and its arguments, after `--`.
         #[arg(last = true, value_name = "COMMAND", required = true)]
@@ -65,16 +65,16 @@ enum SyscallsCommand {
     /// Convert `strace -f -ttt -T -y -o FILE` output into a recording.
     ImportStrace {
         strace: PathBuf,
-        /// The recording to write (never the input; an existing file only with --force).
-        #[arg(short, long)]
-        output: PathBuf,
         #[command(flatten)]
         root: RootArgs,
         /// What a replay divides its totals by.
-        #[arg(long, default_value_t = 1, value_parser = args::within::<u64>(1, u64::MAX >> 1))]
+        #[arg(long, value_name = "N", default_value_t = 1, help_heading = crate::groups::WORKLOAD, value_parser = args::within::<u64>(1, u64::MAX >> 1))]
         transactions: u64,
+        /// The recording to write (never the input; an existing file only with --force).
+        #[arg(short, long, help_heading = crate::groups::OUTPUT)]
+        output: PathBuf,
         /// Replace an existing output file.
-        #[arg(long)]
+        #[arg(long, help_heading = crate::groups::OUTPUT)]
         force: bool,
     },
     /// Re-execute a recording on a scratch filesystem, traced and classified.
@@ -84,29 +84,28 @@ enum SyscallsCommand {
 #[derive(Args)]
 struct ReplayArgs {
     recording: PathBuf,
-    /// Scratch filesystem joj makes on a loop device for the replay (needs root).
-    #[arg(long, value_parser = args::traced_fs(), default_value = "ext4")]
-    fs: FsKind,
     /// `recorded`: each call at its recorded time (think times kept); `fast`: as soon as the
     /// calls recorded before it have started.
-    #[arg(long, value_enum, default_value_t = TimingArg::Recorded)]
+    #[arg(long, value_enum, default_value_t = TimingArg::Recorded, help_heading = crate::groups::WORKLOAD)]
     timing: TimingArg,
     /// Divide the totals by this many transactions (default: the recording's own).
-    #[arg(long, value_parser = args::within::<u64>(1, u64::MAX >> 1))]
+    #[arg(long, value_name = "N", help_heading = crate::groups::WORKLOAD, value_parser = args::within::<u64>(1, u64::MAX >> 1))]
     transactions: Option<u64>,
-    /// Directory for the trace file and SVG plot (created if missing).
-    #[arg(long, default_value = "joj-out")]
-    out: PathBuf,
-    /// Print one JSON document on stdout and nothing else.
-    #[arg(long)]
-    json: bool,
+    /// Scratch filesystem joj makes on a loop device for the replay (needs root).
+    #[arg(long, value_parser = args::traced_fs(), default_value = "ext4", help_heading = crate::groups::STACK)]
+    fs: FsKind,
     /// Size of the scratch filesystem image in MiB.
-    #[arg(long = "image-mib", default_value_t = 1024, value_parser = args::within::<u64>(1, 1 << 24))]
+    #[arg(long = "image-mib", default_value_t = 1024, help_heading = crate::groups::STACK, value_parser = args::within::<u64>(1, 1 << 24))]
     image_mib: u64,
     /// Also replay the replay's block trace through an emulated eMMC profile (emmc5, galaxy-s5,
     /// openssd, or a profile JSON file) and add a `device` section, as `joj bench --device`.
-    #[arg(long)]
+    #[arg(long, value_name = "PROFILE", help_heading = crate::groups::DEVICE)]
     device: Option<String>,
+    #[command(flatten)]
+    out: crate::groups::OutDir,
+    /// Print one JSON document on stdout and nothing else.
+    #[arg(long, help_heading = crate::groups::OUTPUT)]
+    json: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -253,13 +252,13 @@ fn replay(a: ReplayArgs) -> CliResult {
         }),
         None => None,
     };
-    crate::output::check_output_folder("--out", &a.out)?;
+    crate::output::check_output_folder("--out", &a.out.out)?;
     let progress = Progress::start_counting(rec.header.calls, "replay", "calls");
     let opts = SyscallReplayOptions {
         fs: a.fs,
         image_size_bytes: a.image_mib << 20,
         trace_buffer_kb: joj_experiment::RunOptions::default().trace_buffer_kb,
-        out_dir: Some(a.out.clone()),
+        out_dir: Some(a.out.out.clone()),
         timing: match a.timing {
             TimingArg::Recorded => Timing::Recorded,
             TimingArg::Fast => Timing::Fast,

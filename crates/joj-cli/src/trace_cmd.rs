@@ -32,10 +32,10 @@ enum TraceCommand {
         /// blkparse output (e.g. `blkparse -i sda -o sda.txt`).
         blkparse: PathBuf,
         /// joj-trace file to write (never the input; an existing file only with --force).
-        #[arg(short, long)]
+        #[arg(short, long, help_heading = crate::groups::OUTPUT)]
         output: PathBuf,
         /// Replace an existing output file.
-        #[arg(long)]
+        #[arg(long, help_heading = crate::groups::OUTPUT)]
         force: bool,
     },
     /// Print the totals of a joj-trace file as JSON.
@@ -44,13 +44,13 @@ enum TraceCommand {
     Plot {
         trace: PathBuf,
         /// SVG file to write (never the input; an existing file only with --force).
-        #[arg(short, long)]
+        #[arg(short, long, help_heading = crate::groups::OUTPUT)]
         output: PathBuf,
         /// Replace an existing output file.
-        #[arg(long)]
+        #[arg(long, help_heading = crate::groups::OUTPUT)]
         force: bool,
         /// x axis.
-        #[arg(long, value_enum, default_value_t = Axis::Time)]
+        #[arg(long, value_enum, default_value_t = Axis::Time, help_heading = crate::groups::OUTPUT)]
         axis: Axis,
     },
 }

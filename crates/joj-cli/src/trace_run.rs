@@ -2,6 +2,7 @@
 //! scratch filesystem, reported as a bench document with a per-file table.
 
 use crate::args;
+use crate::groups::{DEVICE, OUTPUT, OutDir, STACK, WORKLOAD};
 use crate::output::{CliError, CliResult};
 use clap::Args;
 use joj_experiment::run::{CommandOptions, check_command, run_command};
@@ -11,43 +12,41 @@ use std::path::PathBuf;
 
 #[derive(Args)]
 pub struct TraceRunArgs {
-    /// Scratch filesystem joj makes on a loop device for the command (needs root).
-    #[arg(long, value_parser = args::traced_fs(), default_value = "ext4")]
-    fs: FsKind,
-    /// Run in this directory (relative to where joj trace was started; created if missing).
-    #[arg(long)]
-    dir: Option<PathBuf>,
     /// Run the command in an empty directory of the scratch filesystem instead of the
     /// directory joj trace was started from.
-    #[arg(long)]
+    #[arg(long, help_heading = WORKLOAD)]
     empty: bool,
-    /// Directory for the trace file and SVG plot (created if missing); a taken name gets `-2`,
-    /// `-3`, …
-    #[arg(long, default_value = "joj-out")]
-    out: PathBuf,
-    /// Print one JSON document on stdout and nothing else (the command's stdout goes to
-    /// stderr).
-    #[arg(long)]
-    json: bool,
-    /// Also list what the summary says in one line (file data joj could not place on the
-    /// device at some snapshot).
-    #[arg(long, short)]
-    verbose: bool,
-    /// Also write the HTML report page (`joj report`) beside the trace in --out.
-    #[arg(long)]
-    report: bool,
-    /// Size of the scratch filesystem image in MiB.
-    #[arg(long = "image-mib", default_value_t = 1024, allow_negative_numbers = true, value_parser = args::within::<u64>(1, 1 << 24))]
-    image_mib: u64,
     /// The command's own number of transactions: `block_per_txn` divides the totals by it
     /// [default: the commits counted in its databases, or 1 when none were].
-    #[arg(long, allow_negative_numbers = true, value_parser = args::within::<u64>(1, u64::MAX >> 1))]
+    #[arg(long, value_name = "N", help_heading = WORKLOAD, allow_negative_numbers = true, value_parser = args::within::<u64>(1, u64::MAX >> 1))]
     transactions: Option<u64>,
+    /// Run in this directory (relative to where joj trace was started; created if missing).
+    #[arg(long, help_heading = STACK)]
+    dir: Option<PathBuf>,
+    /// Scratch filesystem joj makes on a loop device for the command (needs root).
+    #[arg(long, value_parser = args::traced_fs(), default_value = "ext4", help_heading = STACK)]
+    fs: FsKind,
+    /// Size of the scratch filesystem image in MiB.
+    #[arg(long = "image-mib", default_value_t = 1024, help_heading = STACK, allow_negative_numbers = true, value_parser = args::within::<u64>(1, 1 << 24))]
+    image_mib: u64,
     /// Replay the command's block trace through this device profile and give its modeled time
     /// there, host included (the profile's `host` section scales this machine's host time),
     /// next to the time measured here.
-    #[arg(long)]
+    #[arg(long, value_name = "PROFILE", help_heading = DEVICE)]
     device: Option<String>,
+    #[command(flatten)]
+    out: OutDir,
+    /// Print one JSON document on stdout and nothing else (the command's stdout goes to
+    /// stderr).
+    #[arg(long, help_heading = OUTPUT)]
+    json: bool,
+    /// Also list what the summary says in one line (file data joj could not place on the
+    /// device at some snapshot).
+    #[arg(long, short, help_heading = OUTPUT)]
+    verbose: bool,
+    /// Also write the HTML report page (`joj report`) beside the trace in --out.
+    #[arg(long, help_heading = OUTPUT)]
+    report: bool,
     /// The program to run and its arguments, after `--`.
     #[arg(last = true, value_name = "COMMAND")]
     argv: Vec<OsString>,
@@ -69,7 +68,7 @@ pub fn main(a: TraceRunArgs) -> CliResult {
         dir: a.dir,
         image_size_bytes: a.image_mib << 20,
         trace_buffer_kb: joj_experiment::RunOptions::default().trace_buffer_kb,
-        out_dir: Some(a.out.clone()),
+        out_dir: Some(a.out.out.clone()),
         transactions: a.transactions,
         stdout_to_stderr: a.json,
         device: a
@@ -86,7 +85,7 @@ pub fn main(a: TraceRunArgs) -> CliResult {
             }),
     };
     check_command(&opts)?;
-    crate::output::check_output_folder("--out", &a.out)?;
+    crate::output::check_output_folder("--out", &a.out.out)?;
     let result = run_command(&opts)?;
     if let Some(c) = result.command.as_ref().filter(|c| !c.succeeded()) {
         // Said first, apart from any report: there is none for a failed command.
@@ -121,7 +120,7 @@ pub fn main(a: TraceRunArgs) -> CliResult {
     if a.report {
         let plot = result.plot_file.clone();
         let kind = crate::report_doc::Kind::Run(Box::new(result));
-        let page = crate::report_cmd::beside(kind, plot.as_deref(), &a.out)?;
+        let page = crate::report_cmd::beside(kind, plot.as_deref(), &a.out.out)?;
         eprintln!("report: {}", page.display());
     }
     Ok(())

@@ -1,13 +1,14 @@
 //! `-p/--dir` that cannot hold the run's files is named for what it is — missing, not a
 //! directory, read-only — with the fix, before anything runs (it used to be SQLite's "unable to
 //! open database file" for all three).
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
+
+mod common;
 
 mod tmpfs;
 
-use std::process::Command;
-
 fn bench_in(dir: &std::path::Path) -> (Option<i32>, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_joj"))
+    let out = common::joj_command()
         .args(["bench", "-n", "5", "--dir"])
         .arg(dir)
         .output()

@@ -4,6 +4,7 @@
 //! printed or created. (Were the check after the run, `joj crash` here would run 1000 power
 //! cuts first, and `compare` would need a scratch filesystem.)
 
+mod common;
 mod in_dir;
 
 use in_dir::joj;
@@ -27,7 +28,14 @@ fn a_bad_save_path_is_refused_before_the_run() {
     std::fs::write(d.join("a-file"), "x").unwrap();
     let missing = ["--save", "the directory missing does not exist"];
 
-    let crash = ["crash", "--workload", "rl-bench", "--rl-divisor", "100"];
+    let crash = [
+        "crash",
+        "device",
+        "--workload",
+        "rl-bench",
+        "--rl-divisor",
+        "100",
+    ];
     refused(
         &[&crash[..], &["--save", "missing/x.json"]].concat(),
         d,
@@ -39,7 +47,13 @@ fn a_bad_save_path_is_refused_before_the_run() {
         &missing,
     );
     refused(
-        &["restart", "-n", "10", "--save", "missing/x.json"],
+        &[
+            "restart",
+            "--transactions",
+            "10",
+            "--save",
+            "missing/x.json",
+        ],
         d,
         &missing,
     );

@@ -1,12 +1,15 @@
 //! `joj … | head -1`: when the reader of stdout goes away, joj stops printing and exits 0
 //! without a panic (it used to die with "failed printing to stdout: Broken pipe", rc 101).
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
-use std::process::{Command, Stdio};
+mod common;
+
+use std::process::Stdio;
 
 /// Runs joj with a stdout pipe whose reading end is closed before joj writes anything, so
 /// every write gets EPIPE.
 fn with_stdout_closed(args: &[&str]) -> (Option<i32>, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_joj"))
+    let mut child = common::joj_command()
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -3,6 +3,7 @@
 //! database in a subdirectory), while what it writes lands on the traced filesystem — the
 //! project's own files are left as they were. A directory with a mount below it (which an
 //! overlay would hide) is refused before anything is made, naming `--empty`.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 
@@ -46,7 +47,7 @@ fn a_relative_script_and_an_existing_database_are_seen_and_left_unchanged() {
     assert!(made.success());
     let before = std::fs::read(&db).unwrap();
     let out = tempfile::tempdir().unwrap();
-    let run = Command::new(env!("CARGO_BIN_EXE_joj"))
+    let run = common::joj_command()
         .current_dir(project.path())
         .args(["trace", "--json", "--out"])
         .arg(out.path())
@@ -85,7 +86,7 @@ fn a_directory_with_a_mount_below_it_is_refused_naming_empty() {
         .status()
         .unwrap();
     assert!(mounted.success());
-    let run = Command::new(env!("CARGO_BIN_EXE_joj"))
+    let run = common::joj_command()
         .current_dir(project.path())
         .args(["trace", "--", "true"])
         .output()

@@ -2,6 +2,7 @@
 //! database file) is a symbolic link to a host directory must not lead joj — root — out of the
 //! image: the host's database and its WAL stay byte for byte as they were, and joj refuses the
 //! image with an error naming the link and the fix, leaving nothing behind.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 
@@ -54,9 +55,9 @@ fn host_canary(dir: &Path) {
     drop(conn);
 }
 
-/// `joj crash --fs ext4 -j MODE --from-log L --states 10` of an image made from `staging`:
-/// refused, with the message containing each of `said`; the host directory untouched; nothing
-/// left by the run.
+/// `joj crash fs --fs ext4 --journal MODE --from-log L --states 10` of an image made from
+/// `staging`: refused, with the message containing each of `said`; the host directory
+/// untouched; nothing left by the run.
 fn refused_touching_nothing(staging: &Path, host: &Path, mode: &str, said: &[&str]) {
     let before = snapshot(host);
     assert_eq!(before.len(), 2);
@@ -64,9 +65,10 @@ fn refused_touching_nothing(staging: &Path, host: &Path, mode: &str, said: &[&st
     let log = common::crafted_ext4_log(staging, dir.path());
     let (out, left) = common::joj_leaving(&[
         "crash",
+        "fs",
         "--fs",
         "ext4",
-        "-j",
+        "--journal",
         mode,
         "--from-log",
         log.to_str().unwrap(),

@@ -1,11 +1,12 @@
 //! A crash image whose database (or a file SQLite opens beside it) is a FIFO or a device node
 //! is refused with an error naming it: a FIFO used to make the checker wait forever on its
 //! first read, and a device node is a host device (the mount also opens none: `nodev`).
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use joj_linux::FsKind;
@@ -39,17 +40,18 @@ mod rustix_like {
     }
 }
 
-/// `joj crash --fs ext4 -j MODE --from-log L` of an image made from `staging`, stopped after
-/// 60 s if it hangs: refused, naming `said`, leaving nothing.
+/// `joj crash fs --fs ext4 --journal MODE --from-log L` of an image made from `staging`, stopped
+/// after 60 s if it hangs: refused, naming `said`, leaving nothing.
 fn refused_in_time(staging: &Path, mode: &str, said: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let log = common::crafted_ext4_log(staging, dir.path());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_joj"))
+    let mut child = common::joj_command()
         .args([
             "crash",
+            "fs",
             "--fs",
             "ext4",
-            "-j",
+            "--journal",
             mode,
             "--states",
             "10",

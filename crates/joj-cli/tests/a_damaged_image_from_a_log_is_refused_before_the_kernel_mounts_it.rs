@@ -2,6 +2,7 @@
 //! attack that parser. Before the first mount of a `--from-log` image, joj runs the
 //! filesystem's own checker, read-only, on it (on a loop device, unmounted): a damaged image
 //! is refused, naming the checker's complaint, and no state of it is mounted.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 
@@ -30,9 +31,10 @@ fn a_damaged_ext4_image_is_refused_before_it_is_mounted() {
     let log = common::crafted_ext4_log_edited(staging.path(), dir.path(), break_the_root_inode);
     let (out, left) = common::joj_leaving(&[
         "crash",
+        "fs",
         "--fs",
         "ext4",
-        "-j",
+        "--journal",
         "wal",
         "--from-log",
         log.to_str().unwrap(),
@@ -54,9 +56,10 @@ fn a_damaged_ext4_image_is_refused_before_it_is_mounted() {
     let log = common::crafted_ext4_log(staging.path(), clean.path());
     let (out, left) = common::joj_leaving(&[
         "crash",
+        "fs",
         "--fs",
         "ext4",
-        "-j",
+        "--journal",
         "wal",
         "--from-log",
         log.to_str().unwrap(),

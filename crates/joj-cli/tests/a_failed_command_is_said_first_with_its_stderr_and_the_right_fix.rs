@@ -1,14 +1,13 @@
 //! When the traced command fails, joj says so first — its exit status, then its standard error
 //! apart from anything of joj's, then a fix that fits — prints no report and writes no trace or
 //! plot (they would measure a run that stopped part-way), and exits 1.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 
-use std::process::Command;
-
 fn failing(dir: &std::path::Path, args: &[&str]) -> (std::process::Output, tempfile::TempDir) {
     let out = tempfile::tempdir().unwrap();
-    let run = Command::new(env!("CARGO_BIN_EXE_joj"))
+    let run = common::joj_command()
         .current_dir(dir)
         .args(["trace", "--out"])
         .arg(out.path())

@@ -2,9 +2,9 @@
 //! made, naming the sizes and the fix (it used to fill the filesystem, fail with "No space left
 //! on device" and leave the data file behind).
 
-mod tmpfs;
+mod common;
 
-use std::process::Command;
+mod tmpfs;
 
 #[test]
 fn a_file_workload_that_does_not_fit_is_refused_and_leaves_nothing() {
@@ -13,7 +13,7 @@ fn a_file_workload_that_does_not_fit_is_refused_and_leaves_nothing() {
     }
     let small = tmpfs::Tmpfs::mount("size=2m");
     let mnt = small.path();
-    let out = Command::new(env!("CARGO_BIN_EXE_joj"))
+    let out = common::joj_command()
         .args(["bench", "-a", "0", "-f", "8192", "--dir"])
         .arg(mnt)
         .output()

@@ -6,7 +6,6 @@
 mod common;
 
 use std::os::unix::fs::PermissionsExt;
-use std::process::Command;
 
 use common::{SIGKILL, long_host_run, signal, temp_dirs_of};
 
@@ -15,7 +14,7 @@ fn a_host_run_after_a_killed_one_removes_its_temp_dir() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
     let joj = |args: &[&str]| {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_joj"));
+        let mut c = common::joj_command();
         c.args(args)
             .arg("--out")
             .arg(out.path())

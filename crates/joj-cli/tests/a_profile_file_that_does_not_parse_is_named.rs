@@ -14,9 +14,16 @@ fn a_profile_file_that_does_not_parse_is_named() {
     std::fs::write(&trace, "x\n").unwrap();
     let trace = trace.to_str().unwrap();
     for args in [
-        vec!["apptxn", "--device", "/etc/passwd", "-n", "2"],
-        vec!["replay", trace, "--profile", "/etc/passwd"],
-        vec!["device", "run", "--profile", "/etc/passwd", "--ops", "10"],
+        vec!["apptxn", "--device", "/etc/passwd", "--transactions", "2"],
+        vec!["replay", trace, "--device", "/etc/passwd"],
+        vec![
+            "device",
+            "run",
+            "--device",
+            "/etc/passwd",
+            "--requests",
+            "10",
+        ],
     ] {
         let out = run_joj(&args);
         let stderr = String::from_utf8_lossy(&out.stderr);

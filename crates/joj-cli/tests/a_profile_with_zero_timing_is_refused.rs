@@ -2,7 +2,7 @@
 //! time while every result still names the profile: it is refused, naming the field and a
 //! value to give.
 
-use std::process::Command;
+mod common;
 
 #[test]
 fn a_profile_with_zero_bandwidth_or_zero_timings_is_refused_naming_the_field() {
@@ -20,8 +20,8 @@ fn a_profile_with_zero_bandwidth_or_zero_timings_is_refused_naming_the_field() {
         p["timing"][field] = 0.into();
         let path = dir.path().join(format!("{field}.json"));
         std::fs::write(&path, p.to_string()).unwrap();
-        let out = Command::new(env!("CARGO_BIN_EXE_joj"))
-            .args(["device", "run", "--ops", "10", "--profile"])
+        let out = common::joj_command()
+            .args(["device", "run", "--requests", "10", "--device"])
             .arg(&path)
             .output()
             .unwrap();
@@ -39,8 +39,8 @@ fn a_profile_with_zero_bandwidth_or_zero_timings_is_refused_naming_the_field() {
     }
     let path = dir.path().join("all-zero.json");
     std::fs::write(&path, p.to_string()).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_joj"))
-        .args(["device", "run", "--ops", "10", "--profile"])
+    let out = common::joj_command()
+        .args(["device", "run", "--requests", "10", "--device"])
         .arg(&path)
         .output()
         .unwrap();

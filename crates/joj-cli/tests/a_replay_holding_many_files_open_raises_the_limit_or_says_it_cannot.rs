@@ -3,6 +3,7 @@
 //! filesystem". joj now raises its soft limit to what the recording needs when the hard limit
 //! allows it (the replay then succeeds), and otherwise refuses before any filesystem is made,
 //! naming the numbers and the fix.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

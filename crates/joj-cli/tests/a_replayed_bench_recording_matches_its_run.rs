@@ -6,6 +6,8 @@
 //! the most metadata-heavy of SQLite's modes, and one whose volumes do not depend on timestamp
 //! granularity (each transaction changes the directory and allocates blocks whatever the clock).
 
+mod common;
+
 use std::process::Command;
 
 const N: &str = "100";
@@ -48,7 +50,7 @@ fn a_replayed_bench_recording_matches_its_run() {
         std::path::Path::new("/usr/bin/strace").is_file(),
         "strace is missing (needed to record system calls); fix: apt-get install strace"
     );
-    let joj = env!("CARGO_BIN_EXE_joj");
+    let joj = common::JOJ;
     let dir = tempfile::tempdir().unwrap();
     let rec = dir.path().join("rec.jsonl");
     let bench = json(

@@ -1,12 +1,13 @@
-//! `joj crash --fs … --save-dir D` never loses evidence: a `D` that cannot be a folder is
+//! `joj crash fs --fs … --out D` never loses evidence: a `D` that cannot be a folder is
 //! refused before the run; a save that fails after the run comes after the printed result; a
 //! second run into the same folder gets its own names and leaves the first run's files as they
 //! were (replacing them takes `--force`); `--save-log` keeps a clean run's log too.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use joj_linux::FsKind;
@@ -16,20 +17,21 @@ use serde_json::Value;
 fn caught_run_saving_into(dir: &Path, seed: &str) -> Value {
     let (ok, doc, err) = common::joj_json_leaving_nothing(&[
         "crash",
+        "fs",
         "--fs",
         "ext4",
-        "-j",
+        "--journal",
         "waldio",
-        "--fs-canary",
+        "--canary",
         "skip-sync",
-        "-n",
+        "--transactions",
         "10",
         "--states",
         "40",
         "--seed",
         seed,
         "--json",
-        "--save-dir",
+        "--out",
         dir.to_str().unwrap(),
     ]);
     assert!(ok, "the canary must be caught: {err}");
@@ -100,21 +102,30 @@ fn save_log_keeps_a_clean_runs_log_and_without_it_nothing_is_saved() {
     let dir = tempfile::tempdir().unwrap();
     let save = dir.path().to_str().unwrap();
     let args = [
-        "crash", "--fs", "ext4", "-j", "wal", "-n", "5", "--states", "20", "--json",
+        "crash",
+        "fs",
+        "--fs",
+        "ext4",
+        "--journal",
+        "wal",
+        "--transactions",
+        "5",
+        "--states",
+        "20",
+        "--json",
     ];
-    let (ok, doc, err) =
-        common::joj_json_leaving_nothing(&[&args[..], &["--save-dir", save]].concat());
+    let (ok, doc, err) = common::joj_json_leaving_nothing(&[&args[..], &["--out", save]].concat());
     assert!(ok, "{err}");
     assert_eq!(doc["violations"], 0);
     assert!(doc["saved_log"].is_null() && names(dir.path()).is_empty());
-    let (ok, doc, err) = common::joj_json_leaving_nothing(
-        &[&args[..], &["--save-dir", save, "--save-log"]].concat(),
-    );
+    let (ok, doc, err) =
+        common::joj_json_leaving_nothing(&[&args[..], &["--out", save, "--save-log"]].concat());
     assert!(ok, "{err}");
     assert_eq!(names(dir.path()), ["crash-ext4-wal.blocklog"], "{doc:#}");
     // The saved log reads back with the same states.
     let (ok, again, err) = common::joj_json_leaving_nothing(&[
         "crash",
+        "fs",
         "--from-log",
         doc["saved_log"].as_str().unwrap(),
         "--states",
@@ -124,7 +135,7 @@ fn save_log_keeps_a_clean_runs_log_and_without_it_nothing_is_saved() {
     assert!(ok, "{err}");
     assert_eq!(again["log"]["writes"], doc["log"]["writes"]);
 
-    let out = common::run_joj(&["crash", "--fs", "ext4", "--save-log"]);
+    let out = common::run_joj(&["crash", "fs", "--fs", "ext4", "--save-log"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(
@@ -143,17 +154,18 @@ fn a_save_dir_that_is_a_file_is_refused_before_the_run() {
     std::fs::write(&file, b"keep me").unwrap();
     let (out, left) = common::joj_leaving(&[
         "crash",
+        "fs",
         "--fs",
         "ext4",
-        "-j",
+        "--journal",
         "waldio",
-        "--fs-canary",
+        "--canary",
         "skip-sync",
-        "-n",
+        "--transactions",
         "10",
         "--states",
         "20",
-        "--save-dir",
+        "--out",
         file.to_str().unwrap(),
     ]);
     let err = String::from_utf8_lossy(&out.stderr);
@@ -180,11 +192,20 @@ fn a_save_failing_after_the_run_still_prints_the_result_first() {
     let dir = tempfile::tempdir().unwrap();
     let save = dir.path().join("evidence");
     std::fs::create_dir(&save).unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_joj"))
+    let child = common::joj_command()
         .args([
-            "crash", "--fs", "ext4", "-j", "wal", "-n", "2000", "--states", "10",
+            "crash",
+            "fs",
+            "--fs",
+            "ext4",
+            "--journal",
+            "wal",
+            "--transactions",
+            "2000",
+            "--states",
+            "10",
         ])
-        .arg("--save-dir")
+        .arg("--out")
         .arg(&save)
         .arg("--save-log")
         .stdout(Stdio::piped())

@@ -2,6 +2,7 @@
 //! ext4 log checked as `--fs xfs -j waldio` used to report every state as a violation (false
 //! data loss). A log that does not say what it is needs both flags; one that does (every log
 //! joj records now) gives its own as the defaults and refuses flags that disagree, naming both.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 
@@ -27,9 +28,10 @@ fn an_ext4_log_checked_as_xfs_is_refused_naming_both() {
     let log = unlabelled_ext4_log(dir.path());
     let (out, left) = common::joj_leaving(&[
         "crash",
+        "fs",
         "--fs",
         "xfs",
-        "-j",
+        "--journal",
         "waldio",
         "--from-log",
         log.to_str().unwrap(),
@@ -56,6 +58,7 @@ fn a_log_that_does_not_say_its_mode_needs_the_flag() {
     let log = unlabelled_ext4_log(dir.path());
     let (out, left) = common::joj_leaving(&[
         "crash",
+        "fs",
         "--fs",
         "ext4",
         "--from-log",
@@ -66,7 +69,7 @@ fn a_log_that_does_not_say_its_mode_needs_the_flag() {
     let err = stderr_of(&out);
     assert!(!out.status.success(), "{err}");
     assert!(
-        err.contains("does not say which journal mode") && err.contains("fix: give -j"),
+        err.contains("does not say which journal mode") && err.contains("fix: give --journal"),
         "{err}"
     );
     assert!(left.nothing(), "the run left {left:?}");
@@ -81,18 +84,19 @@ fn a_recorded_log_says_what_it_is_and_refuses_other_flags() {
     let save = dir.path().to_str().unwrap();
     let (ok, doc, err) = common::joj_json_leaving_nothing(&[
         "crash",
+        "fs",
         "--fs",
         "ext4",
-        "-j",
+        "--journal",
         "wal",
-        "-n",
+        "--transactions",
         "5",
         "--states",
         "20",
         "--seed",
         "3",
         "--json",
-        "--save-dir",
+        "--out",
         save,
         "--save-log",
     ]);
@@ -102,6 +106,7 @@ fn a_recorded_log_says_what_it_is_and_refuses_other_flags() {
     // No flag at all: the log's own filesystem, mode and seed.
     let (ok, again, err) = common::joj_json_leaving_nothing(&[
         "crash",
+        "fs",
         "--from-log",
         &log,
         "--states",
@@ -121,7 +126,7 @@ fn a_recorded_log_says_what_it_is_and_refuses_other_flags() {
 
     for (flag, value, said) in [
         (
-            "-j",
+            "--journal",
             "waldio",
             "-j waldio, but the log says it was recorded with journal=wal",
         ),
@@ -136,8 +141,16 @@ fn a_recorded_log_says_what_it_is_and_refuses_other_flags() {
             "--synchronous normal, but the log says it was recorded with synchronous=full",
         ),
     ] {
-        let (out, left) =
-            common::joj_leaving(&["crash", "--from-log", &log, flag, value, "--states", "20"]);
+        let (out, left) = common::joj_leaving(&[
+            "crash",
+            "fs",
+            "--from-log",
+            &log,
+            flag,
+            value,
+            "--states",
+            "20",
+        ]);
         let err = stderr_of(&out);
         assert!(!out.status.success(), "{flag} {value}: {err}");
         assert!(err.contains(said) && err.contains("fix:"), "{err}");

@@ -3,6 +3,7 @@
 //! where joj must act before the kernel does — the journal's open, the directory's open for
 //! its sync, and the journal's unlink. The counts stay exact: every commit's fdatasync of the
 //! WAL (or of the journal and the database) is on its file.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

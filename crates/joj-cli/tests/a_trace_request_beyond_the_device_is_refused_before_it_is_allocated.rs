@@ -1,12 +1,13 @@
 //! A trace record's length is the trace's word, not a number to allocate: a request of
 //! 2^32 − 1 sectors (2 TiB) in a joj-trace file or in blkparse text is refused naming the
 //! record, instead of aborting while allocating its buffer.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
-use std::process::Command;
+mod common;
 
 fn replay(path: &std::path::Path) -> (Option<i32>, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_joj"))
-        .args(["replay", "--profile", "emmc5"])
+    let out = common::joj_command()
+        .args(["replay", "--device", "emmc5"])
         .arg(path)
         .output()
         .unwrap();

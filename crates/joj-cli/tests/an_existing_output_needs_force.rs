@@ -2,7 +2,9 @@
 //! `trace import -o`, `trace plot -o` and `--save` of crash, compare and restart refuse, naming
 //! the fix, before any work, and leave the file as it was; with `--force` the file is replaced
 //! whole (written beside it, then renamed over it), leaving nothing else behind.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
+mod common;
 mod in_dir;
 
 use in_dir::{joj, names};
@@ -36,7 +38,7 @@ fn an_existing_output_needs_force() {
     refused(&["trace", "plot", "-o", "keep.out", "t.jsonl"], d);
     // Each of these would run for minutes (or need a scratch filesystem) if the refusal came
     // after the run.
-    refused(&["crash", "--save", "keep.out"], d);
+    refused(&["crash", "device", "--save", "keep.out"], d);
     refused(&["compare", "--save", "keep.out"], d);
     refused(&["restart", "--save", "keep.out"], d);
     assert_eq!(names(d), before, "nothing left behind");
@@ -61,6 +63,7 @@ fn an_existing_output_needs_force() {
     let (ok, out, err) = joj(
         &[
             "crash",
+            "device",
             "--force",
             "--save",
             "keep.out",

@@ -2,7 +2,7 @@
 //! run gives one section per device, each through its own profile, and a host time no shorter
 //! than either device's waited time. Needs root and the scratch-filesystem prerequisites.
 
-use std::process::Command;
+mod common;
 
 fn ready() -> bool {
     joj_linux::testgate::kernel_test(&[joj_linux::FsKind::Ext4ExtJournal])
@@ -14,7 +14,7 @@ fn an_extjournal_run_replays_with_a_profile_per_device() {
         return;
     }
     let out_dir = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_joj"))
+    let out = common::joj_command()
         .args(["bench", "--fs", "ext4-extjournal", "--journal", "truncate"])
         .args([
             "--sync-call",
@@ -35,9 +35,9 @@ fn an_extjournal_run_replays_with_a_profile_per_device() {
     );
     let run: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let trace = run["trace_file"].as_str().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_joj"))
-        .args(["replay", trace, "--profile-for", "main=sdcard-2013"])
-        .args(["--profile-for", "journal=galaxy-s5", "--json"])
+    let out = common::joj_command()
+        .args(["replay", trace, "--device-for", "main=sdcard-2013"])
+        .args(["--device-for", "journal=galaxy-s5", "--json"])
         .output()
         .unwrap();
     assert!(

@@ -44,7 +44,7 @@ fn an_input_that_is_a_device_a_fifo_or_huge_is_refused_unread() {
         vec!["trace", "import", zero, "-o", &p("t.jsonl")],
         vec!["replay", zero],
         vec!["device", "inspect", zero],
-        vec!["apptxn", "--device", zero, "-n", "2"],
+        vec!["apptxn", "--device", zero, "--transactions", "2"],
         vec!["bench", "--device", zero, "-n", "2", "--out", &out],
     ] {
         refused(&args, device);
@@ -52,7 +52,7 @@ fn an_input_that_is_a_device_a_fifo_or_huge_is_refused_unread() {
     // A profile is read before the trace it would replay.
     let trace = p("trace.jsonl");
     std::fs::write(&trace, "x\n").unwrap();
-    refused(&["replay", &trace, "--profile", zero], device);
+    refused(&["replay", &trace, "--device", zero], device);
     let rec = p("rec.jsonl");
     std::fs::write(&rec, "{}\n").unwrap();
     refused(

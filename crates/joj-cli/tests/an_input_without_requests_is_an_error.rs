@@ -2,6 +2,7 @@
 //! expected (blkparse text lines, with an example) and how to produce it; no output is written
 //! and an existing one is kept, even with `--force`.
 
+mod common;
 mod in_dir;
 
 use in_dir::joj;

@@ -3,6 +3,7 @@
 //! untouched and nothing is left beside it. `--force` does not change that. A device profile
 //! file given to `--device` is an input of crash, restart and compare.
 
+mod common;
 mod in_dir;
 
 use in_dir::{joj, names};
@@ -50,16 +51,9 @@ fn an_output_never_replaces_its_input() {
     assert!(err.contains("same file as the input sda.txt"), "{err}");
 
     // A device profile given as a file is an input of the run too.
-    for cmd in ["crash", "restart", "compare"] {
-        let args = [
-            cmd,
-            "--device",
-            "phone.json",
-            "--force",
-            "--save",
-            "phone.json",
-        ];
-        let (ok, _, err) = joj(&args, d);
+    for cmd in [&["crash", "device"][..], &["restart"], &["compare"]] {
+        let flags = ["--device", "phone.json", "--force", "--save", "phone.json"];
+        let (ok, _, err) = joj(&[cmd, &flags[..]].concat(), d);
         assert!(!ok);
         assert!(err.contains("same file as the input phone.json"), "{err}");
     }

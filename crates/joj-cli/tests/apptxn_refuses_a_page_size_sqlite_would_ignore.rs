@@ -9,7 +9,14 @@ use common::run_joj;
 #[test]
 fn apptxn_refuses_a_page_size_sqlite_would_ignore() {
     for bad in ["0", "3000", "131072"] {
-        let out = run_joj(&["apptxn", "--page-size", bad, "-n", "2", "--json"]);
+        let out = run_joj(&[
+            "apptxn",
+            "--page-size",
+            bad,
+            "--transactions",
+            "2",
+            "--json",
+        ]);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "--page-size {bad}: {stderr}");
         assert!(
@@ -20,7 +27,14 @@ fn apptxn_refuses_a_page_size_sqlite_would_ignore() {
         );
         assert!(out.stdout.is_empty(), "--page-size {bad} printed a result");
     }
-    let out = run_joj(&["apptxn", "--page-size", "8192", "-n", "2", "--json"]);
+    let out = run_joj(&[
+        "apptxn",
+        "--page-size",
+        "8192",
+        "--transactions",
+        "2",
+        "--json",
+    ]);
     assert!(
         out.status.success(),
         "{}",

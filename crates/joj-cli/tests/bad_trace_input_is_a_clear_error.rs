@@ -1,13 +1,15 @@
 //! Bad input to `joj replay` fails with a message naming the file and the cause: a file that
 //! is no trace at all, a truncated joj-trace file, a request beyond the modeled device, an
 //! unknown profile.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
+
+mod common;
 
 use joj_trace::{Clock, DeviceRole, Op, TraceDevice, TraceHeader, TraceRecord, TraceSource};
-use std::process::Command;
 
 fn replay(path: &std::path::Path, profile: &str) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_joj"))
-        .args(["replay", path.to_str().unwrap(), "--profile", profile])
+    let out = common::joj_command()
+        .args(["replay", path.to_str().unwrap(), "--device", profile])
         .output()
         .unwrap();
     (

@@ -2,7 +2,7 @@
 //! trace through the profile and adds a `device` section whose modeled throughput counts the
 //! run's transactions. Needs root and the scratch-filesystem prerequisites.
 
-use std::process::Command;
+mod common;
 
 /// The scratch-filesystem prerequisites; the test fails naming what is missing, unless
 /// kernel-level tests are skipped on purpose (`JOJ_SKIP_KERNEL_TESTS=1`).
@@ -16,7 +16,7 @@ fn bench_device_adds_a_device_section() {
         return;
     }
     let out_dir = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_joj"))
+    let out = common::joj_command()
         .args([
             "bench",
             "--fs",

@@ -2,15 +2,16 @@
 //! filesystem device through P and its external journal through Q, each its own device: the
 //! JSON has a `devices` section per device and a `device` section timed as the host sees both.
 //! Refused without --fs ext4-extjournal. Needs root and the scratch-filesystem prerequisites.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
-use std::process::Command;
+mod common;
 
 fn ready() -> bool {
     joj_linux::testgate::kernel_test(&[joj_linux::FsKind::Ext4ExtJournal])
 }
 
 fn bench(fs: &str, out: &std::path::Path) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_joj"))
+    common::joj_command()
         .args(["bench", "--fs", fs, "--journal", "truncate", "-n", "20"])
         .args([
             "--device",

@@ -1,18 +1,11 @@
 //! `joj bench --json` prints one JSON document and nothing else on stdout, with the fields the
 //! run-result contract promises; Mobibench's flags and joj's long options mean the same run.
 
-use std::process::Command;
+mod common;
 
 fn joj(args: &[&str]) -> (String, String, bool) {
-    let out = Command::new(env!("CARGO_BIN_EXE_joj"))
-        .args(args)
-        .output()
-        .expect("run joj");
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-        out.status.success(),
-    )
+    let (ok, out, err) = common::run_joj_text(args);
+    (out, err, ok)
 }
 
 #[test]
@@ -23,7 +16,7 @@ fn bench_json_is_one_document() {
         "host",
         "--journal",
         "wal",
-        "--sync",
+        "--synchronous",
         "full",
         "--op",
         "insert",

@@ -2,18 +2,11 @@
 //! transactions by kind and New-Orders for tpmC; sizes and thread counts it cannot run are
 //! refused with a message that names the flag.
 
-use std::process::Command;
+mod common;
 
 fn joj(args: &[&str]) -> (String, String, bool) {
-    let out = Command::new(env!("CARGO_BIN_EXE_joj"))
-        .args(args)
-        .output()
-        .expect("run joj");
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-        out.status.success(),
-    )
+    let (ok, out, err) = common::run_joj_text(args);
+    (out, err, ok)
 }
 
 #[test]

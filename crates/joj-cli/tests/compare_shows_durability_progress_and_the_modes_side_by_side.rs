@@ -4,7 +4,7 @@
 //! bytes per transaction by class, stacked, and flushes per transaction; `--report` writes the
 //! report page beside them.
 
-use std::process::Command;
+mod common;
 
 #[test]
 fn compare_shows_durability_progress_and_the_modes_side_by_side() {
@@ -12,7 +12,7 @@ fn compare_shows_durability_progress_and_the_modes_side_by_side() {
         return;
     }
     let out = tempfile::tempdir().unwrap();
-    let run = Command::new(env!("CARGO_BIN_EXE_joj"))
+    let run = common::joj_command()
         .args([
             "compare",
             "--fs",

@@ -2,19 +2,10 @@
 //! when every cut passed; `--canary` exits 0 only when the test caught the early
 //! acknowledgement; bad arguments fail with a message naming the fix.
 
-use std::process::Command;
+mod common;
 
 fn joj(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_joj"))
-        .arg("crash")
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    common::run_joj_text(&[&["crash", "device"], args].concat())
 }
 
 const SMALL: [&str; 4] = ["--workload", "rl-bench", "--rl-divisor", "100"];

@@ -1,8 +1,9 @@
-//! `joj crash --fs`: a run of SQLite on a real ext4 recorded through the FUSE-backed loop
+//! `joj crash fs --fs`: a run of SQLite on a real ext4 recorded through the FUSE-backed loop
 //! device, crash states built from its block writes and flushes, each recovered by the kernel,
 //! read by the mode's own VFS and checked by e2fsck. The CI sweep: durable modes show no
 //! violation and no fsck failure; every canary is caught; the log agrees with tracefs; bad
 //! input is named with its fix; nothing is left behind.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 
@@ -10,9 +11,9 @@ use common::count;
 use joj_linux::FsKind;
 use serde_json::Value;
 
-/// `joj crash --fs ext4 ARGS --json`: (exit ok, the document, stderr); the run leaves nothing.
+/// `joj crash fs --fs ext4 ARGS --json`: (exit ok, the document, stderr); the run leaves nothing.
 fn crash(args: &[&str]) -> (bool, Value, String) {
-    let mut all = vec!["crash", "--fs", "ext4", "--json"];
+    let mut all = vec!["crash", "fs", "--fs", "ext4", "--json"];
     all.extend_from_slice(args);
     common::joj_json_leaving_nothing(&all)
 }
@@ -29,7 +30,16 @@ fn log_agrees_with_tracefs(doc: &Value) {
 }
 
 fn durable(mode: &str, more: &[&str]) -> Value {
-    let mut args = vec!["-j", mode, "-n", "25", "--states", "400", "--seed", "7"];
+    let mut args = vec![
+        "--journal",
+        mode,
+        "--transactions",
+        "25",
+        "--states",
+        "400",
+        "--seed",
+        "7",
+    ];
     args.extend_from_slice(more);
     let (ok, doc, err) = crash(&args);
     assert!(ok, "{mode}: {err}\n{doc:#}");
@@ -120,11 +130,11 @@ fn waldio_fua_keeps_every_acknowledged_commit_on_ext4() {
 /// A small recorded run of `mode` with `canary`: 25 transactions, 400 states, seed 7.
 fn canary_args<'a>(mode: &'a str, canary: &'a str) -> Vec<&'a str> {
     vec![
-        "-j",
+        "--journal",
         mode,
-        "--fs-canary",
+        "--canary",
         canary,
-        "-n",
+        "--transactions",
         "25",
         "--states",
         "400",
@@ -161,7 +171,7 @@ fn waldio_without_its_fdatasync_is_caught() {
     }
     let dir = tempfile::tempdir().unwrap();
     let save = dir.path().to_str().unwrap();
-    let doc = caught("waldio", "skip-sync", &["--save-dir", save]);
+    let doc = caught("waldio", "skip-sync", &["--out", save]);
     // Every violating state is saved with its log; the saved command rebuilds the same ones.
     let saved: Value =
         serde_json::from_str(&std::fs::read_to_string(doc["saved"].as_str().unwrap()).unwrap())
@@ -175,9 +185,9 @@ fn waldio_without_its_fdatasync_is_caught() {
     );
     let log = saved["log"].as_str().unwrap();
     let (ok, again, err) = crash(&[
-        "-j",
+        "--journal",
         "waldio",
-        "--fs-canary",
+        "--canary",
         "skip-sync",
         "--states",
         "400",
@@ -231,7 +241,7 @@ fn a_bare_cache_flush_after_overwriting_written_preallocation_stays_durable() {
 
 #[test]
 fn bad_input_is_named_with_its_fix() {
-    let out = common::run_joj(&["crash", "--fs", "ext4-extjournal"]);
+    let out = common::run_joj(&["crash", "fs", "--fs", "ext4-extjournal"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(
@@ -241,11 +251,12 @@ fn bad_input_is_named_with_its_fix() {
 
     let out = common::run_joj(&[
         "crash",
+        "fs",
         "--fs",
         "ext4",
-        "-j",
+        "--journal",
         "wal",
-        "--fs-canary",
+        "--canary",
         "skip-sync",
     ]);
     let err = String::from_utf8_lossy(&out.stderr);
@@ -264,6 +275,7 @@ fn bad_input_is_named_with_its_fix() {
     .unwrap();
     let out = common::run_joj(&[
         "crash",
+        "fs",
         "--fs",
         "ext4",
         "--from-log",
@@ -276,13 +288,13 @@ fn bad_input_is_named_with_its_fix() {
         "{err}"
     );
 
-    let out = common::run_joj(&["crash", "--fs-canary", "skip-sync"]);
+    let out = common::run_joj(&["crash", "fs", "--canary", "skip-sync"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
-    assert!(err.contains("go with --fs"), "{err}");
+    assert!(err.contains("needs --fs"), "{err}");
 
     // A log that is not a regular file is refused before it is read.
-    let out = common::run_joj(&["crash", "--from-log", "/dev/zero"]);
+    let out = common::run_joj(&["crash", "fs", "--from-log", "/dev/zero"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(
@@ -309,9 +321,18 @@ fn wait_for_dir(pid: u32, prefix: &str) {
 }
 
 fn long_crash_run() -> std::process::Child {
-    std::process::Command::new(env!("CARGO_BIN_EXE_joj"))
+    common::joj_command()
         .args([
-            "crash", "--fs", "ext4", "-j", "waldio", "-n", "3000", "--states", "100000",
+            "crash",
+            "fs",
+            "--fs",
+            "ext4",
+            "--journal",
+            "waldio",
+            "--transactions",
+            "3000",
+            "--states",
+            "100000",
         ])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -360,9 +381,18 @@ fn ctrl_c_while_checking_leaves_nothing() {
     if !joj_linux::testgate::kernel_test(&[FsKind::Ext4]) {
         return;
     }
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_joj"))
+    let mut child = common::joj_command()
         .args([
-            "crash", "--fs", "ext4", "-j", "wal", "-n", "50", "--states", "100000",
+            "crash",
+            "fs",
+            "--fs",
+            "ext4",
+            "--journal",
+            "wal",
+            "--transactions",
+            "50",
+            "--states",
+            "100000",
         ])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())

@@ -4,14 +4,7 @@
 //! (queue-depth scaling in `calibration.queue_depth.points`). It never replaces a file without
 //! --force, and refuses a block device without --destroy-data.
 
-use std::process::Command;
-
-fn joj(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_joj"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+mod common;
 
 #[test]
 fn device_calibrate_writes_a_profile_from_measurements() {
@@ -22,7 +15,7 @@ fn device_calibrate_writes_a_profile_from_measurements() {
     let profile = out.path().join("disk.json");
     let p = profile.to_str().unwrap();
     let d = dir.path().to_str().unwrap();
-    let o = joj(&[
+    let o = common::run_joj(&[
         "device",
         "calibrate",
         d,
@@ -52,7 +45,7 @@ fn device_calibrate_writes_a_profile_from_measurements() {
         "the test file is removed"
     );
     // An existing output is not replaced without --force.
-    let again = joj(&[
+    let again = common::run_joj(&[
         "device",
         "calibrate",
         d,
@@ -67,7 +60,7 @@ fn device_calibrate_writes_a_profile_from_measurements() {
     // A block device is written over only with --destroy-data.
     if std::path::Path::new("/dev/loop0").exists() {
         let other = out.path().join("dev.json");
-        let b = joj(&[
+        let b = common::run_joj(&[
             "device",
             "calibrate",
             "/dev/loop0",

@@ -1,17 +1,11 @@
 //! `joj device format` never overwrites an existing file silently: it refuses, saying why and
 //! how to replace it; `--force` replaces a joj device image but still refuses any other file.
 
-use std::process::Command;
+mod common;
 
 fn joj(args: &[&str]) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_joj"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let (ok, _, err) = common::run_joj_text(args);
+    (ok, err)
 }
 
 #[test]
@@ -19,7 +13,7 @@ fn device_format_refuses_to_clobber() {
     let dir = tempfile::tempdir().unwrap();
     let img = dir.path().join("dev.img");
     let img_s = img.to_str().unwrap();
-    let fmt = ["device", "format", img_s, "--profile", "galaxy-s5"];
+    let fmt = ["device", "format", img_s, "--device", "galaxy-s5"];
 
     let (ok, err) = joj(&fmt);
     assert!(ok, "{err}");
@@ -38,7 +32,7 @@ fn device_format_refuses_to_clobber() {
     let (ok, err) = joj(&[&fmt[..], &["--force"]].concat());
     assert!(ok, "{err}");
 
-    let (ok, err) = joj(&["device", "inspect", img_s, "--profile", "galaxy-s5"]);
+    let (ok, err) = joj(&["device", "inspect", img_s, "--device", "galaxy-s5"]);
     assert!(ok, "{err}");
 
     let notes = dir.path().join("notes.txt");
@@ -47,7 +41,7 @@ fn device_format_refuses_to_clobber() {
         "device",
         "format",
         notes.to_str().unwrap(),
-        "--profile",
+        "--device",
         "galaxy-s5",
         "--force",
     ]);

@@ -1,15 +1,15 @@
 //! `joj device run --json` prints one document with the workload, the wall-clock speed of the
 //! model and the device counters under `device`; `--fua-every 1` makes every write FUA.
 
-use std::process::Command;
+mod common;
 
 #[test]
 fn device_run_json_has_device_counters() {
-    let out = Command::new(env!("CARGO_BIN_EXE_joj"))
+    let out = common::joj_command()
         .args([
             "device",
             "run",
-            "--profile",
+            "--device",
             "emmc5",
             "--raw-gib",
             "1",
@@ -19,7 +19,7 @@ fn device_run_json_has_device_counters() {
             "4k",
             "--precondition",
             "50%",
-            "--ops",
+            "--requests",
             "2000",
             "--fua-every",
             "1",

@@ -8,6 +8,7 @@
 //! The traced command runs in a mount namespace of its own (issue 34), so its mounts die with
 //! it; the stray mounts are made here, in the test's namespace, as any other process on the
 //! machine could make them.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 
@@ -31,7 +32,7 @@ fn joj_cleanup_removes_what_it_says_and_says_what_it_cannot() {
     let elsewhere = dir.path().join("elsewhere");
     std::fs::create_dir(&elsewhere).unwrap();
     let mut killed = common::Run(
-        std::process::Command::new(env!("CARGO_BIN_EXE_joj"))
+        common::joj_command()
             .args(["trace", "--image-mib", "64", "--out"])
             .arg(dir.path().join("out"))
             .args(["--", "sleep", "600"])

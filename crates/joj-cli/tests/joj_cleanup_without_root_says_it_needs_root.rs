@@ -2,6 +2,8 @@
 //! directories of dead host runs — and then fails, saying that loop devices, mounts and tracefs
 //! instances need root, with the fix. (Needs root to switch to the user `nobody`.)
 
+mod common;
+
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::process::Command;
@@ -27,7 +29,7 @@ fn joj_cleanup_without_root_says_it_needs_root() {
         std::os::unix::fs::chown(p, Some(NOBODY), Some(NOBODY)).unwrap();
     }
 
-    let out = Command::new(env!("CARGO_BIN_EXE_joj"))
+    let out = common::joj_command()
         .arg("cleanup")
         .env("TMPDIR", tmp.path())
         .uid(NOBODY)

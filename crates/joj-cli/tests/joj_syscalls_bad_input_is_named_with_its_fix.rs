@@ -2,19 +2,16 @@
 //! path out of the root and a descriptor never opened — before any filesystem is made (so
 //! without root) — each with its cause and fix; `import-strace` names a line that is not strace
 //! output and a root that holds nothing.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
-use std::process::Command;
-
-fn joj() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_joj"))
-}
+mod common;
 
 /// Run `joj syscalls replay FILE` on `text` and return its stderr (it must fail, exit 1).
 fn replay(text: &str) -> String {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("rec.jsonl");
     std::fs::write(&f, text).unwrap();
-    let out = joj()
+    let out = common::joj_command()
         .args(["syscalls", "replay"])
         .arg(&f)
         .args(["--fs", "ext4", "--out"])
@@ -62,7 +59,7 @@ fn joj_syscalls_bad_input_is_named_with_its_fix() {
     let dir = tempfile::tempdir().unwrap();
     let st = dir.path().join("s.txt");
     std::fs::write(&st, "not strace at all\n").unwrap();
-    let out = joj()
+    let out = common::joj_command()
         .args(["syscalls", "import-strace"])
         .arg(&st)
         .args(["--root", "/x", "-o"])

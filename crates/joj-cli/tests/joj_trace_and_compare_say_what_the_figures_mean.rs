@@ -2,10 +2,9 @@
 //! commit, which mode would cut what, from the run's own numbers); a traced command's document
 //! says `null` for what was not measured and names byte units; file data joj could not place is
 //! one line, listed with `--verbose`; the devices' own counters agree with the trace.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
-
-use std::process::Command;
 
 const WAL_APP: &str = "import sqlite3
 db = sqlite3.connect('app.db', isolation_level=None)
@@ -15,7 +14,7 @@ for i in range(100): db.execute('INSERT INTO t VALUES(?)', ('x' * 100,))
 ";
 
 fn joj(dir: &std::path::Path, args: &[&str]) -> (String, String) {
-    let run = Command::new(env!("CARGO_BIN_EXE_joj"))
+    let run = common::joj_command()
         .current_dir(dir)
         .args(args)
         .output()

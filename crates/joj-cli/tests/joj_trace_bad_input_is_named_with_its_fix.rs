@@ -56,7 +56,7 @@ fn the_traced_command_starts_with_default_signal_handling() {
     let doc = common::joj_trace_json(&[], &["sh", "-c", "yes | head -n 1 >/dev/null; echo done"]);
     assert_eq!(doc["command"]["exit_code"], 0);
     let out = tempfile::tempdir().unwrap();
-    let run = std::process::Command::new(env!("CARGO_BIN_EXE_joj"))
+    let run = common::joj_command()
         .args(["trace", "--out"])
         .arg(out.path())
         .args(["--", "sh", "-c", "yes | head -n 1 >/dev/null"])

@@ -48,7 +48,7 @@ fn joj_trace_of_a_bench_matches_bench_trace() {
     if !joj_linux::testgate::kernel_test(&[joj_linux::FsKind::Ext4]) {
         return;
     }
-    let joj = env!("CARGO_BIN_EXE_joj");
+    let joj = common::JOJ;
     let out = tempfile::tempdir().unwrap();
     let per = |doc: &serde_json::Value, key: &str| {
         doc["block_per_txn"][key]

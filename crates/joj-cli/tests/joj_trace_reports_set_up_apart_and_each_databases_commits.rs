@@ -1,6 +1,7 @@
 //! `joj trace` gives figures an application developer can act on: per database, per commit,
 //! with the commits counted where they can be seen, and one-time set-up work (waldio's
 //! preallocation of its log) reported apart instead of spread over the commits.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

@@ -24,7 +24,7 @@ fn joj_trace_reports_syncs_submitted_through_io_uring() {
         .expect("a C compiler (cc) to build the io_uring fixture; fix: apt-get install gcc");
     assert!(built.status.success(), "{built:?}");
 
-    let run = Command::new(env!("CARGO_BIN_EXE_joj"))
+    let run = common::joj_command()
         .args(["trace", "--json", "--image-mib", "64", "--out"])
         .arg(dir.path().join("out"))
         .arg("--")

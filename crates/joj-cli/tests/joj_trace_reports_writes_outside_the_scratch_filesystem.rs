@@ -5,8 +5,6 @@
 
 mod common;
 
-use std::process::Command;
-
 #[test]
 fn joj_trace_reports_writes_outside_the_scratch_filesystem() {
     if !joj_linux::testgate::kernel_test(&[joj_linux::FsKind::Ext4]) {
@@ -19,7 +17,7 @@ fn joj_trace_reports_writes_outside_the_scratch_filesystem() {
         "echo in > inside.txt && (cd '{}' && echo hi > outside.txt) && echo x > /dev/null && echo y | cat > piped.txt",
         elsewhere.display()
     );
-    let run = Command::new(env!("CARGO_BIN_EXE_joj"))
+    let run = common::joj_command()
         .args(["trace", "--json", "--image-mib", "64", "--out"])
         .arg(dir.path().join("out"))
         .args(["--", "sh", "-c", &script])

@@ -22,7 +22,7 @@ fn joj_trace_under_strace_says_ptrace_is_taken() {
         .args(["-f", "-o"])
         .arg(&log)
         .arg("--")
-        .arg(env!("CARGO_BIN_EXE_joj"))
+        .arg(common::JOJ)
         .args(["trace", "--image-mib", "64", "--out"])
         .arg(out.path())
         .args(["--", "true"])

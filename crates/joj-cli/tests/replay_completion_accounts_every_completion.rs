@@ -2,12 +2,12 @@
 //! for exactly the device time; interrupt adds one wakeup per device command (each write and
 //! flush of the trace) and nothing else. Both replay the same trace, so the device time is the
 //! same; `--honor-timestamps` is refused with the fix named.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 
 use joj_trace::{Op, TraceRecord};
 use std::path::Path;
-use std::process::Command;
 
 /// 30 transactions of a 4 KiB write and a flush: 60 device commands.
 fn write_trace(path: &Path) {
@@ -21,8 +21,8 @@ fn write_trace(path: &Path) {
 }
 
 fn replay(path: &Path, extra: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_joj"))
-        .args(["replay", path.to_str().unwrap(), "--profile", "galaxy-s5"])
+    common::joj_command()
+        .args(["replay", path.to_str().unwrap(), "--device", "galaxy-s5"])
         .args(extra)
         .output()
         .unwrap()

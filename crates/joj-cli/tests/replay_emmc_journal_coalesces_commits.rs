@@ -2,11 +2,11 @@
 //! them (data, journal blocks, flush, commit block, flush), every transaction becomes one packed
 //! command, the post-commit flush is dropped and the replay is faster than the unchanged trace;
 //! `--journal-region-mib` alone is a clear error.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 
 use joj_trace::{BlockClass, Op, TraceHeader, TraceRecord};
-use std::process::Command;
 
 fn trace(transactions: u64) -> (TraceHeader, Vec<TraceRecord>) {
     let mut records = Vec::new();
@@ -31,15 +31,12 @@ fn replay(path: &std::path::Path, extra: &[&str]) -> std::process::Output {
     let mut args = vec![
         "replay",
         path.to_str().unwrap(),
-        "--profile",
+        "--device",
         "galaxy-s5",
         "--json",
     ];
     args.extend_from_slice(extra);
-    Command::new(env!("CARGO_BIN_EXE_joj"))
-        .args(&args)
-        .output()
-        .unwrap()
+    common::joj_command().args(&args).output().unwrap()
 }
 
 #[test]

@@ -5,7 +5,6 @@
 mod common;
 
 use joj_trace::{Op, TraceHeader, TraceRecord};
-use std::process::Command;
 
 /// Per transaction: an 8 KiB log write, a flush, a 4 KiB commit write, a flush.
 fn wal_like_trace(transactions: u64) -> (TraceHeader, Vec<TraceRecord>) {
@@ -28,11 +27,11 @@ fn replay_json_has_a_device_section() {
     let (header, records) = wal_like_trace(20);
     joj_trace::write_trace_file(&path, &header, &records).unwrap();
 
-    let out = Command::new(env!("CARGO_BIN_EXE_joj"))
+    let out = common::joj_command()
         .args([
             "replay",
             path.to_str().unwrap(),
-            "--profile",
+            "--device",
             "galaxy-s5",
             "--json",
         ])

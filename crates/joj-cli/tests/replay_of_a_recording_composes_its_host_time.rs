@@ -2,18 +2,18 @@
 //! composes it with the device's time as the run did: two replays of the same recording give the
 //! same modeled figures, host included, and the profile's `host` section scales the CPU part
 //! (`galaxy-s5`: the Galaxy S5's CPU, 2.32 times this machine's time) and keeps the waits.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 
 use joj_trace::{Op, TraceRecord};
-use std::process::Command;
 
 fn replay(path: &std::path::Path, profile: &str) -> serde_json::Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_joj"))
+    let out = common::joj_command()
         .args([
             "replay",
             path.to_str().unwrap(),
-            "--profile",
+            "--device",
             profile,
             "--json",
         ])

@@ -1,7 +1,7 @@
 //! `joj replay` takes blkparse text as well as joj-trace files; without a transaction count
 //! in the input, modeled throughput counts requests, and the JSON says so.
 
-use std::process::Command;
+mod common;
 
 #[test]
 fn replay_reads_blkparse_text() {
@@ -16,11 +16,11 @@ CPU0 (sda):
  Reads Queued:           0,        0KiB\t Writes Queued:           3,       12KiB
 ";
     std::fs::write(&path, text).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_joj"))
+    let out = common::joj_command()
         .args([
             "replay",
             path.to_str().unwrap(),
-            "--profile",
+            "--device",
             "emmc5",
             "--json",
         ])

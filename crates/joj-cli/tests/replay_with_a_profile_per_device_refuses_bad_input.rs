@@ -1,8 +1,11 @@
 //! `joj replay --profile-for` refuses, naming the fix: a device not in the trace, a device of
 //! the trace left without a profile, one profile for two devices unless `--same-profile-ok`,
 //! a malformed `DEV=PROFILE`, and `--completion` (which times one device back to back).
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
-use std::process::{Command, Output};
+mod common;
+
+use std::process::Output;
 
 /// A two-device trace in joj-trace format (header, then one record per line).
 fn two_device_trace(dir: &std::path::Path) -> std::path::PathBuf {
@@ -31,7 +34,7 @@ fn two_device_trace(dir: &std::path::Path) -> std::path::PathBuf {
 }
 
 fn replay(trace: &std::path::Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_joj"))
+    common::joj_command()
         .arg("replay")
         .arg(trace)
         .args(args)
@@ -49,22 +52,22 @@ fn refused(out: &Output, says: &str) {
 fn replay_with_a_profile_per_device_refuses_bad_input() {
     let dir = tempfile::tempdir().unwrap();
     let t = two_device_trace(dir.path());
-    let a = ["--profile-for", "7:0=galaxy-s5"];
+    let a = ["--device-for", "7:0=galaxy-s5"];
     refused(
-        &replay(&t, &[&a[..], &["--profile-for", "7:9=emmc5"]].concat()),
+        &replay(&t, &[&a[..], &["--device-for", "7:9=emmc5"]].concat()),
         "trace has no request for device 7:9",
     );
     refused(&replay(&t, &a), "device 7:1 of the trace has no profile");
     refused(
-        &replay(&t, &[&a[..], &["--profile-for", "7:1=galaxy-s5"]].concat()),
-        "--same-profile-ok",
+        &replay(&t, &[&a[..], &["--device-for", "7:1=galaxy-s5"]].concat()),
+        "--same-device-ok",
     );
     refused(
-        &replay(&t, &["--profile-for", "7:0"]),
+        &replay(&t, &["--device-for", "7:0"]),
         "expected DEV=PROFILE",
     );
     refused(
-        &replay(&t, &["--profile-for", "journal=emmc5"]),
+        &replay(&t, &["--device-for", "journal=emmc5"]),
         "no single device of the trace is called journal",
     );
     refused(
@@ -72,7 +75,7 @@ fn replay_with_a_profile_per_device_refuses_bad_input() {
             &t,
             &[
                 &a[..],
-                &["--profile-for", "7:1=emmc5", "--completion", "poll"],
+                &["--device-for", "7:1=emmc5", "--completion", "poll"],
             ]
             .concat(),
         ),
@@ -82,7 +85,7 @@ fn replay_with_a_profile_per_device_refuses_bad_input() {
         &t,
         &[
             &a[..],
-            &["--profile-for", "7:1=galaxy-s5", "--same-profile-ok"],
+            &["--device-for", "7:1=galaxy-s5", "--same-device-ok"],
         ]
         .concat(),
     );

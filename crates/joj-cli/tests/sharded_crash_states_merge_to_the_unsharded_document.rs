@@ -1,8 +1,9 @@
-//! `joj crash --fs … --from-log LOG --shard K/N` and `joj crash merge PARTS…`: a run recorded
+//! `joj crash fs --fs … --from-log LOG --shard K/N` and `joj crash merge PARTS…`: a run recorded
 //! once (`--record-only`), checked whole and in 1, 2 and 3 shares; the merged parts are the
 //! unsharded document — the same states, verdicts, counts, found states and mount cost — but
 //! for the two timings. Parts of different runs, a missing or repeated share, an edited part
 //! and bad shard specs are refused, each naming its fix.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 
@@ -23,17 +24,18 @@ fn record(dir: &Path, mode: &str, more: &[&str]) -> PathBuf {
     let save = dir.join(mode);
     let mut args = vec![
         "crash",
+        "fs",
         "--fs",
         "ext4",
-        "-j",
+        "--journal",
         mode,
-        "-n",
+        "--transactions",
         "25",
         "--seed",
         "7",
         "--record-only",
         "--json",
-        "--save-dir",
+        "--out",
         save.to_str().unwrap(),
     ];
     args.extend_from_slice(more);
@@ -58,6 +60,7 @@ fn merges_to_the_whole(dir: &Path, log: &Path, ok: bool) -> Value {
     let whole = joj_doc(
         &[
             "crash",
+            "fs",
             "--fs",
             "ext4",
             "--from-log",
@@ -76,6 +79,7 @@ fn merges_to_the_whole(dir: &Path, log: &Path, ok: bool) -> Value {
             let doc = joj_doc(
                 &[
                     "crash",
+                    "fs",
                     "--fs",
                     "ext4",
                     "--from-log",
@@ -127,7 +131,7 @@ fn sharded_runs_merge_to_exactly_the_unsharded_document() {
     assert!(whole["mount"]["images"].as_u64().unwrap() > 0, "{whole:#}");
     // A canary's violations, found states and verdict merge the same way (exit status 0: it is
     // caught).
-    let canary = record(dir.path(), "waldio", &["--fs-canary", "skip-sync"]);
+    let canary = record(dir.path(), "waldio", &["--canary", "skip-sync"]);
     let caught = merges_to_the_whole(dir.path(), &canary, true);
     assert!(count(&caught, "violations") > 0, "{caught:#}");
     assert!(!caught["found"].as_array().unwrap().is_empty());
@@ -146,16 +150,28 @@ fn refused(args: &[&str], what: &[&str]) {
 fn bad_shard_specs_and_a_shard_without_one_log_are_refused() {
     for bad in ["0/0", "3/2", "0/3", "1/0", "x", "2"] {
         refused(
-            &["crash", "--fs", "ext4", "--from-log", "l", "--shard", bad],
+            &[
+                "crash",
+                "fs",
+                "--fs",
+                "ext4",
+                "--from-log",
+                "l",
+                "--shard",
+                bad,
+            ],
             &[bad, "K/N"],
         );
     }
     refused(
-        &["crash", "--fs", "ext4", "--shard", "1/2"],
+        &["crash", "fs", "--fs", "ext4", "--shard", "1/2"],
         &["--record-only", "--from-log"],
     );
-    refused(&["crash", "--fs", "ext4", "--record-only"], &["--save-dir"]);
-    refused(&["crash", "--shard", "1/2"], &["go with --fs"]);
+    refused(
+        &["crash", "fs", "--fs", "ext4", "--record-only"],
+        &["--save-dir"],
+    );
+    refused(&["crash", "--shard", "1/2"], &["needs --fs"]);
 }
 
 #[test]
@@ -171,6 +187,7 @@ fn parts_of_different_runs_missing_repeated_or_edited_are_refused() {
         joj_doc(
             &[
                 "crash",
+                "fs",
                 "--fs",
                 "ext4",
                 "--from-log",
@@ -203,6 +220,7 @@ fn parts_of_different_runs_missing_repeated_or_edited_are_refused() {
     joj_doc(
         &[
             "crash",
+            "fs",
             "--fs",
             "ext4",
             "--from-log",

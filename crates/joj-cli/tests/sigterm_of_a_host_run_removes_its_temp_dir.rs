@@ -1,6 +1,7 @@
 //! SIGTERM or Ctrl-C (SIGINT) of a `--fs host` run that names no directory: joj removes the
 //! temporary directory it made (`$TMPDIR/joj-<pid>-XXXXXX`) and exits with 128 + signal. No
 //! root needed: `TMPDIR` points at a directory of the test's own.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::{Run, SIGTERM, held_by, signal, wait_for_the_window};
@@ -20,7 +20,7 @@ fn sigterm_of_joj_trace_kills_the_command_and_leaves_nothing() {
         "echo $$ > {}; while true; do echo x >> f; sync; sleep 0.05; done",
         pid_file.display()
     );
-    let mut run = Run(Command::new(env!("CARGO_BIN_EXE_joj"))
+    let mut run = Run(common::joj_command()
         .args(["trace", "--fs", "ext4", "--out"])
         .arg(out.path())
         .args(["--", "sh", "-c", &script])

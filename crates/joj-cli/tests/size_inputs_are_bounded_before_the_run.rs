@@ -1,12 +1,15 @@
 //! Every size-like number is checked against its bound before it sizes anything: a huge count
 //! is refused with the bound and the fix, nothing is allocated for it, and nothing is left
 //! behind (it used to abort allocating 80 GB, skipping every cleanup).
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
+
+mod common;
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn joj(args: &[&str], tmp: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_joj"))
+    common::joj_command()
         .args(args)
         // A run on the host makes its temporary directory here, so the test can see it.
         .env("TMPDIR", tmp)
@@ -100,34 +103,52 @@ fn every_size_like_flag_has_a_bound_naming_the_fix() {
             "'--record-kib <RECORD_KIB>': it is above",
         ),
         (
-            &["crash", "--cuts", "2", "-n", "10000000000"],
+            &[
+                "crash",
+                "device",
+                "--cuts",
+                "2",
+                "--transactions",
+                "10000000000",
+            ],
             "it is above 100000",
         ),
         (
-            &["crash", "--cuts", "100000000000", "-n", "5"],
+            &[
+                "crash",
+                "device",
+                "--cuts",
+                "100000000000",
+                "--transactions",
+                "5",
+            ],
             "it is above 1000000",
         ),
         (
             &[
                 "crash",
+                "device",
                 "--blocks-per-plane",
                 "4000000",
                 "--cuts",
                 "1",
-                "-n",
+                "--transactions",
                 "2",
             ],
             "physical pages",
         ),
         (
-            &["device", "run", "--raw-gib", "3000", "--ops", "10"],
+            &["device", "run", "--raw-gib", "3000", "--requests", "10"],
             "it is above 2048",
         ),
-        (&["device", "run", "--ops", "100000000000000"], "--ops"),
+        (
+            &["device", "run", "--requests", "100000000000000"],
+            "--requests",
+        ),
         (&["device", "run", "--io-size", "2048m"], "--io-size"),
         (&["device", "run", "--raw-gib", "17179869185"], "--raw-gib"),
         (
-            &["crash", "--max-delay-us", "99999999999999999"],
+            &["crash", "device", "--max-delay-us", "99999999999999999"],
             "--max-delay-us",
         ),
         (

@@ -11,7 +11,15 @@ fn speed_refuses_device_modes_naming_where_they_run() {
     for mode in ["xftl", "iftl"] {
         let modes = format!("wal,{mode}");
         let out = run_joj(&[
-            "speed", "--fs", "host", "--modes", &modes, "-n", "5", "--rounds", "1",
+            "speed",
+            "--fs",
+            "host",
+            "--modes",
+            &modes,
+            "--transactions",
+            "5",
+            "--rounds",
+            "1",
         ]);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{stderr}");

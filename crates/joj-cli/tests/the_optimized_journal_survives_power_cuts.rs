@@ -11,18 +11,19 @@ use common::count;
 use joj_linux::FsKind;
 use serde_json::Value;
 
-/// `joj crash --fs ext4 --fs-workload postmark ARGS --json` (40 transactions, 400 states):
+/// `joj crash fs --fs ext4 --workload postmark ARGS --json` (40 transactions, 400 states):
 /// (exit ok, document, stderr); the run leaves nothing behind.
 fn crash(args: &[&str]) -> (bool, Value, String) {
     let mut all = vec![
         "crash",
+        "fs",
         "--fs",
         "ext4",
-        "--fs-workload",
+        "--workload",
         "postmark",
         "--json",
     ];
-    all.extend_from_slice(&["-n", "40", "--states", "400", "--seed", "11"]);
+    all.extend_from_slice(&["--transactions", "40", "--states", "400", "--seed", "11"]);
     all.extend_from_slice(args);
     common::joj_json_leaving_nothing(&all)
 }
@@ -63,7 +64,7 @@ fn a_commit_atomic_per_page_only_is_caught() {
     if !joj_linux::testgate::kernel_test(&[FsKind::Ext4]) {
         return;
     }
-    let (ok, doc, err) = crash(&["--emmc-journal", "--fs-canary", "per-page-reliable"]);
+    let (ok, doc, err) = crash(&["--emmc-journal", "--canary", "per-page-reliable"]);
     assert!(
         ok,
         "the per-page-reliable canary must be caught: {err}\n{doc:#}"
@@ -90,25 +91,33 @@ fn the_same_run_read_plainly_recovers_clean_too() {
 fn bad_combinations_are_named_with_their_fix() {
     for (args, says) in [
         (
-            &["crash", "--fs", "xfs", "--emmc-journal"][..],
+            &["crash", "fs", "--fs", "xfs", "--emmc-journal"][..],
             "no internal jbd2 journal",
         ),
         (
-            &["crash", "--fs", "ext4-nojournal", "--emmc-journal"][..],
+            &["crash", "fs", "--fs", "ext4-nojournal", "--emmc-journal"][..],
             "no internal jbd2 journal",
         ),
         (
-            &["crash", "--fs", "ext4", "--fs-canary", "per-page-reliable"][..],
+            &[
+                "crash",
+                "fs",
+                "--fs",
+                "ext4",
+                "--canary",
+                "per-page-reliable",
+            ][..],
             "add --emmc-journal",
         ),
         (
             &[
                 "crash",
+                "fs",
                 "--fs",
                 "ext4",
-                "--fs-workload",
+                "--workload",
                 "postmark",
-                "--fs-canary",
+                "--canary",
                 "sync-off",
             ][..],
             "runs no SQLite",
@@ -116,16 +125,17 @@ fn bad_combinations_are_named_with_their_fix() {
         (
             &[
                 "crash",
+                "fs",
                 "--fs",
                 "ext4",
-                "--fs-workload",
+                "--workload",
                 "postmark",
                 "--synchronous",
                 "normal",
             ][..],
             "drop --synchronous",
         ),
-        (&["crash", "--emmc-journal"][..], "go with --fs"),
+        (&["crash", "fs", "--emmc-journal"][..], "needs --fs"),
     ] {
         let out = common::run_joj(args);
         let err = String::from_utf8_lossy(&out.stderr);

@@ -3,11 +3,11 @@
 //! the command sees that directory with all its files (the relative
 //! `target/ext/release/libjoj` loads), and what it writes lands on the traced filesystem, not in
 //! the repository.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -40,7 +40,7 @@ fn trace_from_the_repository(command: &[&str]) -> (serde_json::Value, String) {
         "the SQLite extension is not built; fix: ./scripts/setup.sh"
     );
     let out = tempfile::tempdir().unwrap();
-    let run = Command::new(env!("CARGO_BIN_EXE_joj"))
+    let run = common::joj_command()
         .current_dir(repo())
         .args(["trace", "--json", "--out"])
         .arg(out.path())

@@ -6,6 +6,9 @@
 //! rest listed with the reason, nothing fatal. Headless Chromium (Debian's `chromium`) opens
 //! the page without one console message; the page has no script and loads nothing from outside.
 //! Without Chromium the test fails and says how to install it: it is never skipped.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
+
+mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -91,7 +94,7 @@ fn the_report_page_opens_in_chromium_without_console_errors() {
     std::fs::create_dir(&results).unwrap();
     mixed_results(&results);
     let page = tmp.path().join("report.html");
-    let run = Command::new(env!("CARGO_BIN_EXE_joj"))
+    let run = common::joj_command()
         .arg("report")
         .arg(&results)
         .arg("-o")

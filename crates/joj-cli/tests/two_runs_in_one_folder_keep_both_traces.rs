@@ -2,8 +2,10 @@
 //! and plot: the second to publish takes `<label>-2`, and each run's JSON names the files it
 //! really wrote, which hold that run's records. Nothing else is left in the folder.
 
+mod common;
+
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 /// The scratch-filesystem prerequisites; the test fails naming what is missing, unless
 /// kernel-level tests are skipped on purpose (`JOJ_SKIP_KERNEL_TESTS=1`).
@@ -20,7 +22,7 @@ fn two_runs_in_one_folder_keep_both_traces() {
     let runs: Vec<_> = ["20", "30"]
         .iter()
         .map(|n| {
-            Command::new(env!("CARGO_BIN_EXE_joj"))
+            common::joj_command()
                 .args([
                     "bench",
                     "--fs",

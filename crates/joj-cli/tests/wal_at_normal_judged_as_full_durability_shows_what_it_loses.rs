@@ -16,20 +16,21 @@ fn wal_at_normal_judged_as_full_durability_shows_what_it_loses() {
     let dir = tempfile::tempdir().unwrap();
     let (ok, window, err) = common::joj_json_leaving_nothing(&[
         "crash",
+        "fs",
         "--fs",
         "ext4",
-        "-j",
+        "--journal",
         "wal",
         "--synchronous",
         "normal",
-        "-n",
+        "--transactions",
         "100",
         "--states",
         "300",
         "--seed",
         "7",
         "--json",
-        "--save-dir",
+        "--out",
         dir.path().to_str().unwrap(),
         "--save-log",
     ]);
@@ -43,6 +44,7 @@ fn wal_at_normal_judged_as_full_durability_shows_what_it_loses() {
     let log = window["saved_log"].as_str().unwrap();
     let (ok, full, err) = common::joj_json_leaving_nothing(&[
         "crash",
+        "fs",
         "--from-log",
         log,
         "--states",

@@ -2,18 +2,11 @@
 //! and reports its counters; `joj waldio convert` makes a plain database usable and keeps its
 //! rows; a database without the reserve is refused with the fix named.
 
-use std::process::Command;
+mod common;
 
 fn joj(args: &[&str]) -> (String, String, bool) {
-    let out = Command::new(env!("CARGO_BIN_EXE_joj"))
-        .args(args)
-        .output()
-        .expect("run joj");
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-        out.status.success(),
-    )
+    let (ok, out, err) = common::run_joj_text(args);
+    (out, err, ok)
 }
 
 #[test]

@@ -1,11 +1,12 @@
 //! `joj waldio` on what is not a usable database says so, with the fix, and fails: a missing
 //! file, a file of random bytes, a WAL that is neither waldio's nor SQLite's, a database
 //! another connection holds. Nothing is changed in any of them.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
-use std::process::Command;
+mod common;
 
 fn waldio(args: &[&str]) -> (Option<i32>, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_joj"))
+    let out = common::joj_command()
         .arg("waldio")
         .args(args)
         .output()

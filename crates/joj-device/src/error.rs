@@ -276,7 +276,7 @@ pub enum ReplayError {
     },
     #[error(
         "device {dev} of the trace has no profile (devices in the trace: {devices}); fix: give \
-         each device one, e.g. `--profile-for {dev}=galaxy-s5`"
+         each device one, e.g. `--device-for {dev}=galaxy-s5`"
     )]
     DeviceWithoutProfile { dev: String, devices: String },
     #[error(
@@ -289,7 +289,7 @@ pub enum ReplayError {
     #[error(
         "devices {first} and {second} are both given profile {profile}: each device is its own \
          emulated device; if two devices of that kind are meant, say so with \
-         `--same-profile-ok`, or replay them as partitions of one device with `--partitions`"
+         `--same-device-ok`, or replay them as partitions of one device with `--partitions`"
     )]
     SharedProfile {
         profile: String,

@@ -3,6 +3,7 @@
 //! read — FUA or cached and flushed — and the page's other half keeps its data; two 4 KiB
 //! units written together share one page program. The same writes on the device mapping whole
 //! pages read the page to merge.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 use joj_device::{BlockDevice, DataMode, Emmc, NandMedium, Profile, WriteFlags};
 

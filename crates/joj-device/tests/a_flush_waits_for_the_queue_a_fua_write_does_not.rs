@@ -2,6 +2,7 @@
 //! "Command queue"): a FUA write is an ordinary queued task — it starts beside another thread's
 //! write in flight —, while a flush is a barrier — it starts only once every task in flight
 //! completed, and a command after it arrives only once it completed.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 use joj_device::{BlockDevice, DataMode, Emmc, Profile, WriteFlags};
 

@@ -4,6 +4,7 @@
 //! command must leave the region's pages all old or all new when reliable write is atomic per
 //! command; the canary runs the same cuts on per-page reliable write and must catch a partly
 //! written transaction (a mix of old and new journal blocks), so we know the check can fail.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

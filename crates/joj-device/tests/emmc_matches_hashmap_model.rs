@@ -3,6 +3,7 @@
 //! FUA-written page reads back exactly and every other page reads a version written since its
 //! last durable one; the mapping recovers; GC (the device is tiny, so it runs constantly) never
 //! loses a valid page.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

@@ -3,6 +3,7 @@
 //! when it returns (a cut right after shows it), its latency includes its pages' programs, an
 //! open transaction vanishes at a cut, and a transaction's writes return before their pages
 //! are programmed.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 use joj_device::{IftlDevice, Lpn, Profile, WriteKind};
 

@@ -2,6 +2,7 @@
 //! written against — matches a byte-array model: sector-aligned plain writes of any length
 //! (partial pages merged), reads, discards, transactions committed and aborted through the
 //! traits; and after a power cut every plain write and every committed transaction is there.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 use joj_device::{BlockDevice, IftlDevice, Profile, TransactionalDevice, WriteFlags, rng::SimRng};
 

@@ -2,6 +2,7 @@
 //! metadata pages mixed, each committed or aborted: after every step every reader sees what a
 //! `HashMap` model says — a transaction its own writes, everyone else the committed version —
 //! and the device's invariants hold, while GC (lazy GC included) runs underneath.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 #[path = "common/iftl.rs"]
 mod common;

@@ -14,13 +14,13 @@ use joj_device::IftlCanary;
 
 #[test]
 fn five_thousand_cuts_show_exactly_the_committed_transactions() {
-    // Trial seeds run from `JOJ_TEST_SEED` (default 0) up; a failure names its seed, and
-    // `JOJ_TEST_SEED=<seed>` reruns it first. `JOJ_IFTL_CUTS` raises the number of cuts.
-    let first: u64 = std::env::var("JOJ_TEST_SEED")
+    // Trial seeds run from `JOJ_SEED` (default 0) up; a failure names its seed, and
+    // `JOJ_SEED=<seed>` reruns it first. `JOJ_CUTS` raises the number of cuts.
+    let first: u64 = std::env::var("JOJ_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
-    let want: u64 = std::env::var("JOJ_IFTL_CUTS")
+    let want: u64 = std::env::var("JOJ_CUTS")
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(5_000);
@@ -28,7 +28,7 @@ fn five_thousand_cuts_show_exactly_the_committed_transactions() {
     let mut seed = first;
     while counts.cuts < want {
         if let Err(e) = trial(seed, IftlCanary::None, &mut counts) {
-            panic!("seed {seed} (rerun with JOJ_TEST_SEED={seed}): {e}");
+            panic!("seed {seed} (rerun with JOJ_SEED={seed}): {e}");
         }
         seed += 1;
     }

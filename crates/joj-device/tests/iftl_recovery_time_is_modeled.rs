@@ -2,6 +2,7 @@
 //! transaction table, the live logFTL entries, the restores, one scan of `dataFTL` — and no
 //! flash read; it grows with the live log. Printed next to X-FTL's recovery time (checkpoint
 //! load, OOB scan, commit table) on the same workload.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 #[path = "common/iftl.rs"]
 mod common;

@@ -4,6 +4,7 @@
 //! touches wholly old or wholly new — an aligned 8-byte (or smaller) store is atomic, a larger
 //! one tears only at word boundaries. And tears really occur: a large store cut midway leaves
 //! a mix.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 use joj_device::{Nvm, NvmTiming};
 

@@ -4,6 +4,7 @@
 //! completed. The first transaction writes many pages and the second one page first, so the
 //! second commit's table could be programmed before the first's; map-area writes taking effect
 //! in issue order is what keeps the second, acknowledged, commit.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

@@ -7,7 +7,8 @@
 //! The canary runs the same trials on the default device (reliable write atomic per page): the
 //! check must find a command left half old, half new, so we know it can.
 //!
-//! Every random choice comes from one seed, `JOJ_TEST_SEED` if set (printed on failure).
+//! Every random choice comes from one seed, `JOJ_SEED` if set (printed on failure).
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 
@@ -21,8 +22,8 @@ const DEFAULT_SEED: u64 = 0x7061_636b_6564_3232;
 const TRIALS: u64 = 120;
 
 fn seed() -> u64 {
-    match std::env::var("JOJ_TEST_SEED") {
-        Ok(s) => s.trim().parse().expect("JOJ_TEST_SEED is a decimal u64"),
+    match std::env::var("JOJ_SEED") {
+        Ok(s) => s.trim().parse().expect("JOJ_SEED is a decimal u64"),
         Err(_) => DEFAULT_SEED,
     }
 }
@@ -261,7 +262,7 @@ fn run_trials(atomicity: ReliableWriteAtomicity) -> Tally {
         }
     }
     eprintln!(
-        "seed {seed} (rerun with JOJ_TEST_SEED={seed}), {atomicity:?}: {} cuts, {} all old, {} \
+        "seed {seed} (rerun with JOJ_SEED={seed}), {atomicity:?}: {} cuts, {} all old, {} \
          all new, {} mixed",
         tally.cuts,
         tally.all_old,

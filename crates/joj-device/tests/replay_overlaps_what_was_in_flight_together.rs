@@ -2,6 +2,7 @@
 //! a trace through a queue"): two FUA writes the kernel had in flight together overlap in the
 //! model; the same two writes, the second issued after the first completed, run one after the
 //! other — as do writes whose completions the trace does not give.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 use joj_device::{Profile, ReplayOptions, replay_with};
 use joj_trace::{Op, TraceRecord};

@@ -4,6 +4,7 @@
 //! Each thread writes one page with FUA (a queued task, complete when its page is programmed);
 //! the frontiers are used round-robin, so the two pages land on different units when there
 //! are two.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 use joj_device::queue::CommandTimes;
 use joj_device::{BlockDevice, DataMode, Emmc, Profile, WriteFlags};

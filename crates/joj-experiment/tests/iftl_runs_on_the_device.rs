@@ -3,6 +3,7 @@
 //! journal is written, no flash page is programmed for mapping — where X-FTL on the same
 //! profile programs map and commit-table pages — and the file layer's inode pages reach the NVM
 //! as metadata. Threads run each on their own database.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 use joj_experiment::{RunOptions, Workload, run};
 use joj_workload::{DbOp, DbWorkload, JournalMode};

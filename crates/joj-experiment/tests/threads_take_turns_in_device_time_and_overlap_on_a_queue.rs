@@ -3,6 +3,7 @@
 //! queue together (`docs/device-model.md`, "Command queue"): with a queue of 32 tasks four
 //! threads do four times the work of one in much less than four times the modeled time; with
 //! a queue of one task (the profile as built) they take about four times as long.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 use joj_experiment::{RunOptions, Workload, run};
 use joj_workload::{DbOp, DbWorkload, JournalMode};

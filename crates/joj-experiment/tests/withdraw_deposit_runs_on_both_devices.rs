@@ -4,6 +4,7 @@
 //! ledger holds one record per transaction; i-FTL programs no flash page for mapping and keeps
 //! the file layer's metadata in NVM, X-FTL programs mapping pages. A mode without a
 //! transactional device is refused with the fix.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 use joj_experiment::ExperimentError;
 use joj_experiment::withdraw_deposit::{RECORD_BYTES, WithdrawDepositOptions, run};

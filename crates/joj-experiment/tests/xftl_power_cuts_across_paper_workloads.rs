@@ -5,6 +5,7 @@
 //! SQLite's journal path is cut too. The canary device, which acknowledges commits before they
 //! are durable, must be caught. More cuts: `joj crash --cuts N` (docs/results/x-ftl.md, "Crash
 //! safety").
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 #[path = "../../joj-workload/tests/paper_common/mod.rs"]
 mod paper_common;

@@ -4,6 +4,7 @@
 //! filesystem, not what was written to the image since: crash checks judged stale states so
 //! while another engineer's sandboxed tests ran on the same machine. `unmount` waits for the
 //! copy to go, and refuses, naming the cause, while it stays.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

@@ -1,6 +1,7 @@
 //! A crash copy is the filesystem a power cut would leave: the image needs journal recovery
 //! (it was copied while mounted), mounting it recovers every synced file intact, and both the
 //! original and the copy leave nothing behind.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

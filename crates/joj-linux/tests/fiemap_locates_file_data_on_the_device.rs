@@ -1,6 +1,7 @@
 //! The sectors `ScratchFs::file_extents` reports hold the file's bytes: reading the raw
 //! device there (O_DIRECT, past any cache) gives back exactly what was written — on ext4, xfs,
 //! and btrfs, where FIEMAP's addresses go through the chunk map.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! The journal of ext4 (inode 8), ext4 with an external journal (the whole second device) and
 //! xfs (the internal log) is located on the device after mkfs; btrfs has none.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

@@ -2,6 +2,7 @@
 //! device received (replaying it rebuilds the image exactly, and its bytes and flushes agree
 //! with tracefs's record of the same window), and the disk leaves nothing behind — after
 //! `close`, after SIGTERM with the cleanup handler, and after `kill -9` once swept.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! Every filesystem kind is made, mounted with its mode, usable, and leaves no loop device,
 //! mount, image or directory behind after `close`.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! A traced `fsync` of a freshly appended file shows the filesystem's journal commit: write
 //! requests inside the journal extents found after mkfs, and cache flushes.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

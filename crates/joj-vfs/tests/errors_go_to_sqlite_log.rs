@@ -1,5 +1,6 @@
 //! A VFS error with a message is also sent to `sqlite3_log`, with the VFS's name in front, so an
 //! application's SQLite log shows why an I/O error happened.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

@@ -2,6 +2,7 @@
 //! changes, reopens and vacuums run through an in-memory VFS written on the seam and through
 //! SQLite's default VFS; after every step both databases hold the same rows, and at the end the
 //! same bytes. Every choice comes from one seed (`JOJ_SEED`, printed on failure).
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

@@ -2,6 +2,7 @@
 //! or garbage), a page-size change, a database without the reserve. Each gives a clear error or
 //! SQLite's documented behaviour (recovery stops at the first bad frame), and loses no data
 //! that is still recoverable.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

@@ -2,6 +2,7 @@
 //! error (`SQLITE_FULL` naming the preallocation; a read-only refusal), the connection that met
 //! the full disk goes on reading, and every commit made before stays intact. Kernel-level: needs root to mount; fails (not skips) without it, unless
 //! `JOJ_SKIP_KERNEL_TESTS=1`.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

@@ -2,6 +2,7 @@
 //! in WAL mode) gives the same results after every step — transactions large and small,
 //! rollbacks, cache spills that rewrite frames (SQLite's checksum rewrite), every checkpoint
 //! mode, a second connection, and close/reopen. One seed per case; a failure prints it.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 use joj_waldio::{GroupSync, SyncOption, WaldioOptions};
 use rand::{RngExt, SeedableRng};

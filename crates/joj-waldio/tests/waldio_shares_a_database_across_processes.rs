@@ -2,6 +2,7 @@
 //! processes and this one interleave commits and reads; every row arrives and the database is
 //! intact. Group sync keeps its buffer in one process, so it refuses to share: a second process
 //! gets a clear error while a group-sync connection is open, and can open after it closes.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 use joj_waldio::{GroupSync, WaldioOptions};
 use std::process::Command;

@@ -4,6 +4,7 @@
 //!
 //! The writer is this test binary re-run with `WALDIO_KILL9_DB` set: it inserts rows 1, 2, ...
 //! one per transaction and prints `ack N` after each commit returns.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

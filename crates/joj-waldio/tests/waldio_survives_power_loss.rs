@@ -3,6 +3,7 @@
 //! uncommitted shows; `PRAGMA integrity_check` passes every time. A canary that skips the
 //! flush must be caught. Group sync and `normal` may lose acknowledged commits; their window
 //! is measured and bounded (group sync: at most one frame buffer of commits).
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! One seed decides every choice: the same workload and seed leave the same database (the same
 //! summary) in DELETE mode, in WAL mode and in memory; another seed leaves another.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod paper_common;
 

@@ -1,6 +1,7 @@
 //! The i-FTL paper's withdraw/deposit as application transactions: each one takes an amount
 //! from an account of `a.db`, puts it into an account of `b.db`, and appends a fixed-size
 //! record to the plain file `ledger.log` — two databases and a file, one device transaction.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 use joj_atomic::{AppTxn, AppTxnError, XftlVfs};
 use joj_device::TransactionalDevice;

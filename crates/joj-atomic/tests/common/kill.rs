@@ -2,6 +2,7 @@
 //! ignored tests as a writer process, serves it the device over a Unix socket
 //! (`joj_atomic::serve`), and kills it with SIGKILL right after a chosen device write — inside a
 //! transaction, the reply not yet sent.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::net::{UnixListener, UnixStream};

@@ -1,5 +1,5 @@
 //! Shared by the joj-atomic tests: the small device they run on.
-
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 #![allow(dead_code)]
 
 pub mod bank;
@@ -28,8 +28,18 @@ pub fn formatted(profile: &Profile) -> FlashFs<XDevice> {
     .unwrap()
 }
 
-/// The number in environment variable `name` (a test's knob: cuts, first seed), else `default`.
-pub fn env_u64(name: &str, default: u64) -> u64 {
+/// `JOJ_SEED`, the seed a test starts from (a failure prints the one to rerun), else `default`.
+pub fn seed(default: u64) -> u64 {
+    env_u64("JOJ_SEED", default)
+}
+
+/// `JOJ_CUTS`, the power cuts (or trials) a crash test makes, else `default`.
+pub fn cuts(default: u64) -> u64 {
+    env_u64("JOJ_CUTS", default)
+}
+
+/// The number in environment variable `name`, else `default`.
+fn env_u64(name: &str, default: u64) -> u64 {
     std::env::var(name)
         .ok()
         .and_then(|v| v.parse().ok())

@@ -1,6 +1,6 @@
 //! Shared by the tests that kill or signal a `joj` run: what a process left on the machine,
 //! found by the pid joj puts in every name (`joj_linux::names`), and signals without a crate.
-
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -102,7 +102,7 @@ impl Drop for Run {
 /// `joj` with `args` and `--out out`, working in `out` (where a core file would go), stdout and
 /// stderr discarded, started.
 pub fn spawn_joj(args: &[&str], out: &Path) -> Run {
-    let child = Command::new(env!("CARGO_BIN_EXE_joj"))
+    let child = joj_command()
         .args(args)
         .arg("--out")
         .arg(out)
@@ -114,18 +114,34 @@ pub fn spawn_joj(args: &[&str], out: &Path) -> Run {
     Run(child)
 }
 
+/// The path of the `joj` under test, for a test that has another program start it.
+pub const JOJ: &str = env!("CARGO_BIN_EXE_joj");
+
+/// The `joj` under test, to give arguments, a directory, an environment or stdin to: every CLI
+/// test starts joj through this (or [`run_joj`]).
+pub fn joj_command() -> Command {
+    Command::new(JOJ)
+}
+
 /// `joj` with `args`, run to its end.
 pub fn run_joj(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_joj"))
-        .args(args)
-        .output()
-        .unwrap()
+    joj_command().args(args).output().unwrap()
+}
+
+/// `joj` with `args`, run to its end: (exit ok, stdout, stderr) as text.
+pub fn run_joj_text(args: &[&str]) -> (bool, String, String) {
+    let out = run_joj(args);
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 /// `joj ARGS` whose stdout is one JSON document: (exit ok, the document, stderr). Afterwards
 /// nothing the run made is left: no FUSE mount, loop device, mount or directory with its pid.
 pub fn joj_json_leaving_nothing(args: &[&str]) -> (bool, serde_json::Value, String) {
-    let child = Command::new(env!("CARGO_BIN_EXE_joj"))
+    let child = joj_command()
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -151,7 +167,7 @@ pub fn count(doc: &serde_json::Value, key: &str) -> u64 {
 /// A `--fs host` run long enough to be signalled, with `TMPDIR=tmp` and `--out out`, started
 /// and waited for until its database is in its temporary directory.
 pub fn long_host_run(tmp: &Path, out: &Path) -> Child {
-    let child = Command::new(env!("CARGO_BIN_EXE_joj"))
+    let child = joj_command()
         .args([
             "bench",
             "--fs",
@@ -261,7 +277,7 @@ pub fn traced_run_killed_by(sig: i32, out: &Path) -> (u32, Held) {
 /// Runs a short untraced scratch run and checks that it removed what `pid` `left`, in one
 /// stderr line listing each thing in removal order.
 pub fn next_run_removes(pid: u32, left: &Held, out: &Path) {
-    let next = Command::new(env!("CARGO_BIN_EXE_joj"))
+    let next = joj_command()
         .args(["bench", "--fs", "ext4", "-n", "5", "--image-mib", "64"])
         .arg("--out")
         .arg(out)
@@ -298,7 +314,7 @@ pub fn next_run_removes(pid: u32, left: &Held, out: &Path) {
 /// stderr when joj (or the command) failed.
 pub fn joj_trace_json(options: &[&str], command: &[&str]) -> serde_json::Value {
     let out = tempfile::tempdir().unwrap();
-    let run = Command::new(env!("CARGO_BIN_EXE_joj"))
+    let run = joj_command()
         .args(["trace", "--json"])
         .args(options)
         .arg("--out")
@@ -374,7 +390,7 @@ pub fn joj_limited(limits: &[&str], cgroup: Option<&Path>, args: &[&str]) -> Bou
         .arg(format!("--as={}", 4u64 << 30))
         .args(limits)
         .arg("--")
-        .arg(env!("CARGO_BIN_EXE_joj"))
+        .arg(JOJ)
         .args(args);
     let mut child = cmd
         .stdout(Stdio::null())
@@ -490,7 +506,7 @@ fn crc32(bytes: &[u8]) -> u32 {
 
 /// `joj ARGS` run to its end: its output, and what its pid left on the machine.
 pub fn joj_leaving(args: &[&str]) -> (Output, Held) {
-    let child = Command::new(env!("CARGO_BIN_EXE_joj"))
+    let child = joj_command()
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -1,12 +1,12 @@
 //! Running `joj` inside a test's own directory, and what that directory then holds.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 #![allow(dead_code)] // each test uses what it needs
 
 use std::path::Path;
-use std::process::Command;
 
 /// Runs joj in `dir`; returns (success, stdout, stderr).
 pub fn joj(args: &[&str], dir: &Path) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_joj"))
+    let out = crate::common::joj_command()
         .args(args)
         .current_dir(dir)
         .output()

@@ -1,5 +1,6 @@
 //! A tmpfs mounted for one test, unmounted when dropped — also when the test panics, so a
 //! failed assertion never leaves a mount behind. Needs root (`joj_linux::testgate::root_test`).
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -10,21 +10,23 @@ use joj_device::{
 };
 use proptest::test_runner::{Config as ProptestConfig, RngSeed};
 
-/// Seed of the property tests when `PROPTEST_RNG_SEED` is not set.
+/// Seed of the property tests when `JOJ_SEED` (or proptest's own `PROPTEST_RNG_SEED`) is not
+/// set.
 pub const DEFAULT_PROPTEST_SEED: u64 = 0x6A6F_6A5F_6465_7631;
 
 /// A proptest configuration whose every random choice comes from one printed seed:
-/// `PROPTEST_RNG_SEED` if set, else `DEFAULT_PROPTEST_SEED`. The same seed generates the same
+/// `JOJ_SEED` if set, else `PROPTEST_RNG_SEED`, else `DEFAULT_PROPTEST_SEED`. The same seed generates the same
 /// cases in the same order, so a failure is rerun exactly by setting the printed seed.
 /// Failures are not persisted to files: a case worth keeping becomes a named regression test.
 pub fn seeded_proptest_config(cases: u32) -> ProptestConfig {
-    let seed = match std::env::var("PROPTEST_RNG_SEED") {
+    let given = std::env::var("JOJ_SEED").or_else(|_| std::env::var("PROPTEST_RNG_SEED"));
+    let seed = match given {
         Ok(s) => s.trim().parse::<u64>().unwrap_or_else(|_| {
-            panic!("PROPTEST_RNG_SEED={s:?} is not a u64; give a decimal seed such as 12345")
+            panic!("JOJ_SEED={s:?} is not a u64; give a decimal seed such as 12345")
         }),
         Err(_) => DEFAULT_PROPTEST_SEED,
     };
-    eprintln!("proptest seed {seed} (rerun exactly with PROPTEST_RNG_SEED={seed})");
+    eprintln!("proptest seed {seed} (rerun exactly with JOJ_SEED={seed})");
     ProptestConfig {
         cases,
         failure_persistence: None,

@@ -29,7 +29,7 @@ const MAGIC: &[u8; 8] = b"JOJBLKLG";
 /// is at most 2^24 MiB, 16 TiB). A crash state is made as an image of this size.
 pub const MAX_DEVICE_BYTES: u64 = 1 << 44;
 /// The largest log read: it is held in memory whole, with every write's data (a recorded
-/// `joj crash --fs` run of a few hundred transactions is tens of MiB).
+/// `joj crash fs` run of a few hundred transactions is tens of MiB).
 pub const MAX_LOG_BYTES: u64 = 1 << 30;
 const VERSION: u32 = 2;
 const HEADER_BYTES: usize = 8 + 4 + 4 + 4 + 4 + 8 + 8;
@@ -134,7 +134,7 @@ pub struct BlockLog {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum LogError {
-    #[error("not a joj-blocklog (the magic is missing); fix: pass a file `joj crash --fs` saved")]
+    #[error("not a joj-blocklog (the magic is missing); fix: pass a file `joj crash fs` saved")]
     NotALog,
     #[error(
         "joj-blocklog version {0} is newer than this joj (it reads versions 1 and 2); fix: use the joj that wrote it"
@@ -144,7 +144,7 @@ pub enum LogError {
     BadLabels(String),
     #[error(
         "joj-blocklog header is invalid: {0}; fix: the file is damaged or not one joj wrote: \
-         record the run again (joj crash --fs --save-dir)"
+         record the run again (joj crash fs --out)"
     )]
     BadHeader(String),
     #[error(
@@ -155,12 +155,12 @@ pub enum LogError {
     DeviceTooLarge { size_bytes: u64 },
     #[error(
         "joj-blocklog is larger than joj reads ({MAX_LOG_BYTES} bytes, 1 GiB: it is held in \
-         memory whole); fix: check that it is the file meant (a log `joj crash --fs` saved)"
+         memory whole); fix: check that it is the file meant (a log `joj crash fs` saved)"
     )]
     TooLarge,
     #[error(
         "joj-blocklog record {record} is invalid: {detail}; fix: the file is damaged: record the \
-         run again (joj crash --fs --save-dir)"
+         run again (joj crash fs --out)"
     )]
     BadRecord { record: u64, detail: String },
     #[error(

@@ -4,7 +4,7 @@
 //! missing they fail, naming it, unless the developer opted out with `JOJ_SKIP_KERNEL_TESTS=1`
 //! (`joj_linux::testgate`). Loop devices are shared by the whole machine, so the checks only look for
 //! resources that belong to the test's own scratch directory or tracer, never at global counts.
-
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};

@@ -1,5 +1,6 @@
 //! A VFS over SQLite's `unix` VFS that counts every seam method and can be told to fail or
 //! panic in a chosen call.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 use joj_vfs::{
     Access, BaseFile, BaseVfs, Connecting, DeviceCharacteristics, FetchedPage, FileControl,

@@ -1,4 +1,5 @@
 //! An in-memory VFS on the seam.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 use joj_vfs::{
     Access, DeviceCharacteristics, FileControl, FileName, HandleLock, LockLevel, LockTable,

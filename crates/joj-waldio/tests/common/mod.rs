@@ -8,6 +8,7 @@
 //! every `fdatasync`), an `RWF_DSYNC` write at once; at the crash each pending write,
 //! independently and in order, survives, vanishes or tears (a random subset of its 512-byte
 //! sectors). The `-shm` is not kept: it lives in memory and SQLite rebuilds it.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 #![allow(dead_code)]
 
 use joj_waldio::Tap;

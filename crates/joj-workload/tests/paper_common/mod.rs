@@ -1,6 +1,6 @@
 //! Shared by the paper-workload tests: a database file in a temporary directory with the
 //! default VFS, in a given journal mode, and small sizes of each workload.
-
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 #![allow(dead_code)]
 
 use joj_workload::paper::{PaperWorkload, TpccMix};
