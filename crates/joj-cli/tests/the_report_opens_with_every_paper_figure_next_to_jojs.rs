@@ -12,6 +12,10 @@
 //!
 //! Needs the system Python (`/usr/bin/python3`): without it the test fails and names it.
 
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
+
+mod common;
+
 use std::path::Path;
 use std::process::Command;
 
@@ -111,7 +115,7 @@ fn the_report_opens_with_every_paper_figure_next_to_jojs() {
     }
 
     let page = tmp.path().join("report.html");
-    let run = Command::new(env!("CARGO_BIN_EXE_joj"))
+    let run = common::joj_command()
         .arg("report")
         .arg(&results)
         .arg("-o")
