@@ -7,6 +7,8 @@
 //!   filesystem on a loop device made for the run) with the kernel's block requests captured
 //!   in exactly the measured window and classified, or on the emulated transactional eMMC —
 //!   returning one [`RunResult`] document.
+//! - [`txn_device`]: what X-FTL and i-FTL runs share, a database on an emulated transactional
+//!   device; which of the two ([`TxnDeviceKind`]) the [`Stack`] decides.
 //! - [`compare`]: one operation in several journal modes, one table.
 //! - [`restart`]: restart time after a power cut, per mode (the X-FTL paper's Table 5).
 //! - [`crash`]: power cuts at random device commands across the paper's workloads on X-FTL.
@@ -34,12 +36,12 @@ pub mod result;
 pub mod run;
 pub mod speed;
 pub mod stack;
+pub mod txn_device;
 pub mod withdraw_deposit;
-pub mod xftl;
 
 pub use error::{ExperimentError, HostDirProblem, StackError};
 pub use host::{HostMeasured, Modeled, Pacing};
 pub use pace::PaceReport;
 pub use result::RunResult;
 pub use run::{run, run_on};
-pub use stack::{FsChoice, RunOptions, Stack, Workload};
+pub use stack::{FsChoice, RunOptions, Stack, TxnDeviceKind, Workload};

@@ -172,7 +172,7 @@ pub struct RunResult {
     /// The `xftl` mode's file layer and commit paths in the window (its `device` section is
     /// the device itself, not a replayed trace).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub xftl: Option<crate::xftl::XftlReport>,
+    pub xftl: Option<crate::txn_device::TxnDeviceReport>,
     /// What pacing did (`joj bench --pace`): the host ran at the modeled device's speed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pace: Option<crate::pace::PaceReport>,
