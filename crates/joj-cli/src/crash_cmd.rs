@@ -1,8 +1,8 @@
 //! `joj crash`: power cuts at random device commands while one of the X-FTL paper's workloads
 //! runs on the xftl stack; every recovered database is checked. The test lives in
-//! `joj_experiment::crash`. With `--fs`, crash states of the real kernel stack instead: a run
-//! recorded block by block, thousands of crash images recovered and checked
-//! (`joj_experiment::crash_states`).
+//! `joj_experiment::device_power_cuts`. With `--fs`, crash states of the real kernel stack
+//! instead: a run recorded block by block, thousands of crash images recovered and checked
+//! (`joj_experiment::kernel_crash_states`).
 
 use std::sync::atomic::Ordering;
 
@@ -10,7 +10,7 @@ use crate::args;
 use crate::output::{CliResult, check_save};
 use crate::progress::Progress;
 use clap::Args;
-use joj_experiment::crash::{CrashOptions, CrashReport, run};
+use joj_experiment::device_power_cuts::{CrashOptions, CrashReport, run};
 use joj_workload::paper::PaperWorkload;
 
 #[derive(Args)]
@@ -28,23 +28,23 @@ pub struct CrashArgs {
     #[arg(short = 'j', long, value_parser = args::journal())]
     pub journal: Option<joj_workload::JournalMode>,
     /// --fs: crash states to check (all of them when the run has fewer).
-    #[arg(long, default_value_t = 2000, allow_negative_numbers = true, value_parser = args::within::<u64>(1, joj_experiment::crash_states::MAX_STATES))]
+    #[arg(long, default_value_t = 2000, allow_negative_numbers = true, value_parser = args::within::<u64>(1, joj_experiment::kernel_crash_states::MAX_STATES))]
     pub states: u64,
     /// --fs: a mode broken on purpose, which the check must catch: skip-sync, fallocate-flush-only
     /// (waldio), sync-off (stock modes), per-page-reliable (--emmc-journal: the packed reliable
     /// commit atomic per page only). Two controls, expected to hold: fallocate-only (waldio
     /// on unwritten extents, with its fdatasync) and flush-only (waldio's written
     /// preallocation, each commit a bare device cache flush).
-    #[arg(long, value_parser = joj_experiment::crash_states::workload::Canary::NAMES)]
+    #[arg(long, value_parser = joj_experiment::kernel_crash_states::workload::Canary::NAMES)]
     pub fs_canary: Option<String>,
     /// --fs, stock modes: PRAGMA synchronous (extra: DELETE mode also syncs the directory
     /// after unlinking its journal, the commit point; normal: judged against its window).
-    #[arg(long, value_parser = joj_experiment::crash_states::workload::StockSync::NAMES)]
+    #[arg(long, value_parser = joj_experiment::kernel_crash_states::workload::StockSync::NAMES)]
     pub synchronous: Option<String>,
     /// --fs: what the recorded run does: SQLite transactions (sqlite) or PostMark-like file
     /// creates, appends and deletes, each made durable with fsync (postmark) [default: sqlite;
     /// with --from-log, what the log says].
-    #[arg(long, value_parser = joj_experiment::crash_states::FsWorkload::NAMES)]
+    #[arg(long, value_parser = joj_experiment::kernel_crash_states::FsWorkload::NAMES)]
     pub fs_workload: Option<String>,
     /// --fs with ext4: read the run as the eMMC paper's optimized journal issues it — each jbd2
     /// transaction one all-or-nothing packed reliable write, durable without a flush, the
@@ -69,7 +69,7 @@ pub struct CrashArgs {
     /// from the log (1 ≤ K ≤ N), and print (--json) or --save a part for `joj crash merge`
     /// (docs/formats/crash-part.md).
     #[arg(long, value_parser = shard)]
-    pub shard: Option<joj_experiment::crash_states::Shard>,
+    pub shard: Option<joj_experiment::kernel_crash_states::Shard>,
     /// --fs: record the run and save its log in --save-dir, checking no state (then check it
     /// with --from-log, whole or in shares with --shard).
     #[arg(long)]
@@ -77,7 +77,7 @@ pub struct CrashArgs {
     /// --fs: judge every state against its mode's window (window) or against full durability
     /// (full: every acknowledged transaction), to see what synchronous=NORMAL or group sync
     /// loses.
-    #[arg(long, value_parser = joj_experiment::crash_states::workload::JudgeAs::NAMES)]
+    #[arg(long, value_parser = joj_experiment::kernel_crash_states::workload::JudgeAs::NAMES)]
     pub judge_as: Option<String>,
     /// The workload the cuts interrupt.
     #[arg(long, value_parser = args::paper_workload(), default_value = "xftl-synthetic")]
@@ -87,11 +87,11 @@ pub struct CrashArgs {
     #[arg(long, default_value = "galaxy-s5")]
     pub device: String,
     /// Power cuts, each at a device command drawn from the seed.
-    #[arg(long, default_value_t = 1000, allow_negative_numbers = true, value_parser = args::within::<u64>(1, joj_experiment::crash::MAX_CUTS))]
+    #[arg(long, default_value_t = 1000, allow_negative_numbers = true, value_parser = args::within::<u64>(1, joj_experiment::device_power_cuts::MAX_CUTS))]
     pub cuts: u64,
     /// Transactions each trial runs from the prepared database; the cut comes among their
     /// device commands (default: 40, or one whole pass of rl-bench).
-    #[arg(short = 'n', long = "transactions", allow_negative_numbers = true, value_parser = args::within::<u64>(1, joj_experiment::crash::MAX_TRANSACTIONS))]
+    #[arg(short = 'n', long = "transactions", allow_negative_numbers = true, value_parser = args::within::<u64>(1, joj_experiment::device_power_cuts::MAX_TRANSACTIONS))]
     pub transactions: Option<u64>,
     /// xftl-synthetic: rows read and updated per transaction.
     #[arg(long = "pages-per-txn", default_value_t = 5, allow_negative_numbers = true, value_parser = args::count::<u32>())]
@@ -147,8 +147,8 @@ pub enum CrashSub {
     Merge(crate::crash_fs_cmd::MergeArgs),
 }
 
-fn shard(s: &str) -> Result<joj_experiment::crash_states::Shard, String> {
-    joj_experiment::crash_states::Shard::parse(s).map_err(|e| e.to_string())
+fn shard(s: &str) -> Result<joj_experiment::kernel_crash_states::Shard, String> {
+    joj_experiment::kernel_crash_states::Shard::parse(s).map_err(|e| e.to_string())
 }
 
 pub fn main(a: CrashArgs) -> CliResult {

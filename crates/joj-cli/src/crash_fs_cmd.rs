@@ -1,14 +1,14 @@
 //! `joj crash --fs KIND --journal MODE --states N`: crash states of the real kernel stack. The
-//! experiment lives in `joj_experiment::crash_states`.
+//! experiment lives in `joj_experiment::kernel_crash_states`.
 
 use std::sync::atomic::Ordering;
 
 use crate::output::{CliResult, check_save};
 use crate::progress::Progress;
-use joj_experiment::crash_states::error::CrashFsError;
-use joj_experiment::crash_states::from_log::{self, LogIdentity};
-use joj_experiment::crash_states::workload::{Canary, JudgeAs, StockSync, Window};
-use joj_experiment::crash_states::{
+use joj_experiment::kernel_crash_states::error::CrashFsError;
+use joj_experiment::kernel_crash_states::from_log::{self, LogIdentity};
+use joj_experiment::kernel_crash_states::workload::{Canary, JudgeAs, StockSync, Window};
+use joj_experiment::kernel_crash_states::{
     CrashFsOptions, CrashFsReport, FsWorkload, MAX_TRANSACTIONS, Part, Shard, run,
 };
 use joj_linux::FsKind;
@@ -120,7 +120,7 @@ pub fn merge(a: MergeArgs) -> CliResult {
         let inputs: Vec<&std::path::Path> = a.parts.iter().map(|p| p.as_path()).collect();
         crate::output::check_output_file("--save", save, a.force, &inputs)?;
     }
-    let report = joj_experiment::crash_states::merge(&a.parts)?;
+    let report = joj_experiment::kernel_crash_states::merge(&a.parts)?;
     let emitted = crate::output::emit(&report, a.save.as_deref(), a.force, a.json, || {
         summary(&report)
     });
@@ -186,7 +186,7 @@ pub fn main(a: FsCrashArgs) -> CliResult {
 
 /// `--record-only`: the log recorded and saved, its summary printed.
 fn record_only(opts: &CrashFsOptions, a: &FsCrashArgs) -> CliResult {
-    let (mut recorded, evidence) = joj_experiment::crash_states::record_only(opts)?;
+    let (mut recorded, evidence) = joj_experiment::kernel_crash_states::record_only(opts)?;
     let keep = CrashFsOptions {
         save_log: true,
         ..opts.clone()
@@ -218,7 +218,7 @@ fn record_only(opts: &CrashFsOptions, a: &FsCrashArgs) -> CliResult {
 fn shard(opts: &CrashFsOptions, a: &FsCrashArgs) -> CliResult {
     let progress = Progress::start_counting(a.states, "crash states", "state");
     let json = a.json;
-    let ran = joj_experiment::crash_states::run_shard(
+    let ran = joj_experiment::kernel_crash_states::run_shard(
         opts,
         |planned| progress.restart(planned, "crash states of this share"),
         |_, _| {

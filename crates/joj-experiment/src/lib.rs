@@ -11,9 +11,10 @@
 //!   device; which of the two ([`TxnDeviceKind`]) the [`Stack`] decides.
 //! - [`compare`]: one operation in several journal modes, one table.
 //! - [`restart`]: restart time after a power cut, per mode (the X-FTL paper's Table 5).
-//! - [`crash`]: power cuts at random device commands across the paper's workloads on X-FTL.
-//! - [`crash_states`]: crash states of the real kernel stack, from a recorded run's block writes
-//!   and flushes, each recovered and checked.
+//! - [`device_power_cuts`]: power cuts of the emulated device at random device commands across
+//!   the paper's workloads on X-FTL.
+//! - [`kernel_crash_states`]: crash states of the real kernel stack, from a recorded run's block
+//!   writes and flushes, each recovered and checked.
 //! - [`pace`], [`replay`]: the host held to a device model's time; a run's trace replayed
 //!   through a device model.
 //!
@@ -25,10 +26,10 @@
 pub mod calibrate;
 pub mod compare;
 pub mod compare_plot;
-pub mod crash;
-pub mod crash_states;
+pub mod device_power_cuts;
 pub mod error;
 pub mod host;
+pub mod kernel_crash_states;
 pub mod pace;
 pub mod replay;
 pub mod restart;
