@@ -29,7 +29,6 @@ pub use crate::result::{DatabaseReport, PerCommit};
 pub use command::{CommandOptions, check_command, run_command};
 pub use command_doc::command_line;
 pub use config::kernel_release;
-pub use extents::UnplacedData;
 pub use per_database::databases;
 pub use syscalls::{SyscallReplayOptions, SyscallReplayReport, replay_syscalls};
 
