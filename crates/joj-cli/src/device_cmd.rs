@@ -430,32 +430,11 @@ fn spec(a: &RunArgs) -> Result<WorkloadSpec, String> {
     })
 }
 
-/// `profile` resized to `gib` GiB of raw NAND (its blocks per plane).
-fn with_raw_gib(profile: Profile, gib: u64) -> Result<Profile, Box<dyn std::error::Error>> {
-    let g = &profile.geometry;
-    let per_plane_row =
-        u64::from(g.pages_per_block) * u64::from(g.page_bytes) * u64::from(g.units());
-    let bpp = (gib << 30) / per_plane_row;
-    if bpp == 0 || bpp > u64::from(u32::MAX) {
-        return Err(format!(
-            "--raw-gib {gib} is less than one block per plane of {} ({} MiB); fix: give at \
-             least {} GiB",
-            profile.name,
-            per_plane_row >> 20,
-            per_plane_row.div_ceil(1 << 30)
-        )
-        .into());
-    }
-    let profile = profile.with_blocks_per_plane(bpp as u32);
-    profile.validate()?;
-    Ok(profile)
-}
-
 fn run(a: RunArgs) -> CliResult {
     let spec = spec(&a)?;
     let mut profile = Profile::load(&a.profile)?;
     if let Some(gib) = a.raw_gib {
-        profile = with_raw_gib(profile, gib)?;
+        profile = profile.with_raw_gib(gib)?;
     }
     let capacity = profile.capacity_bytes();
     let raw_bytes = profile.geometry.physical_pages() * u64::from(profile.geometry.page_bytes);

@@ -101,9 +101,6 @@ pub enum CliError {
          device with --dev"
     )]
     CompletionWithDevices,
-    /// `--profile-for` not of the form `DEV=PROFILE`.
-    #[error("--profile-for {given}: expected DEV=PROFILE, e.g. `--profile-for journal=galaxy-s5`")]
-    ProfileForSyntax { given: String },
     /// `--wakeup-us` without `--completion interrupt`.
     #[error(
         "--wakeup-us is the cost of an interrupt-driven wakeup and only means something with \

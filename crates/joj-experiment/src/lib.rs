@@ -17,6 +17,8 @@
 //!   writes and flushes, each recovered and checked.
 //! - [`pace`], [`replay`]: the host held to a device model's time; a run's trace replayed
 //!   through a device model.
+//! - [`trace_replay`]: a trace file replayed through one device or a device per profile
+//!   (`joj replay`), and its documents.
 //!
 //! It is not a CLI (that is `joj-cli`) and owns no on-disk format (traces belong to
 //! `joj-trace`, device images to `joj-device`). Invariants: nothing is measured outside the
@@ -37,6 +39,7 @@ pub mod result;
 pub mod run;
 pub mod speed;
 pub mod stack;
+pub mod trace_replay;
 pub mod txn_device;
 pub mod withdraw_deposit;
 
