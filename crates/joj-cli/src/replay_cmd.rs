@@ -90,11 +90,7 @@ pub fn main(a: ReplayArgs) -> CliResult {
         completion: host,
     })?;
     if a.json {
-        // Through a `Value`, whose keys are sorted (docs/formats/replay.md).
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&serde_json::to_value(&report)?)?
-        )?;
+        outln!("{}", crate::output::sorted_json(&report)?)?;
     } else {
         out!("{}", text(&a, report.format, &replayed, &report.device))?;
         if let Some(e) = &report.emmc_journal {

@@ -9,11 +9,7 @@ use joj_experiment::trace_replay::{
 pub fn main(opts: &DevicesReplayOptions, json: bool) -> CliResult {
     let report = replay_trace_devices(opts)?;
     if json {
-        // Through a `Value`, whose keys are sorted (docs/formats/replay.md).
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&serde_json::to_value(&report)?)?
-        )?;
+        outln!("{}", crate::output::sorted_json(&report)?)?;
     } else {
         out!("{}", text(&report))?;
     }

@@ -85,7 +85,7 @@ pub use replay_devices::{
 };
 pub use selfcheck::{SelfCheckReport, self_check};
 pub use workload::{
-    IoKind, Pattern, Phase, SyncKind, WorkloadReport, WorkloadSpec, run_workload,
-    run_workload_observed,
+    DeviceRunReport, IoKind, Pattern, Phase, SyncKind, WallTime, WorkloadReport, WorkloadSpec,
+    run_workload, run_workload_observed,
 };
 pub use xftl::{TXN_BIT, Tid};
