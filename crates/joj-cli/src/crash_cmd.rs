@@ -194,6 +194,11 @@ pub fn main(a: CrashArgs) -> CliResult {
                 .into(),
         );
     }
+    device_power_cuts(a)
+}
+
+/// `joj crash` without `--fs`: power cuts inside the emulated device, and the verdict.
+fn device_power_cuts(a: CrashArgs) -> CliResult {
     check_save(a.save.as_deref(), a.force, Some(&a.device))?;
     let workload =
         PaperWorkload::from_name(&a.workload, a.pages_per_txn, a.warehouses, a.rl_divisor)?;
