@@ -419,6 +419,29 @@ pub fn summary(r: &RunResult) -> String {
         "  bytes written: database {}  WAL {}  rollback journal {}  other {}\n",
         r.files.database, r.files.wal, r.files.rollback_journal, r.files.other
     ));
+    s.push_str(&paper_lines(r));
+    s.push_str(&waldio_and_block_lines(r));
+    s.push_str(&checks_and_threads_lines(r));
+    s.push_str(&device_lines(r));
+    if let Some(h) = &r.host {
+        s.push_str(&host_line(h, r.transactions));
+    }
+    if let Some(m) = &r.modeled {
+        s.push_str(&modeled_line(m));
+    }
+    if let Some(t) = &r.trace_file {
+        s.push_str(&format!("  trace: {t}\n"));
+    }
+    if let Some(p) = &r.plot_file {
+        s.push_str(&format!("  plot: {p}\n"));
+    }
+    s
+}
+
+/// The paper workload's transactions by kind and the database after the run.
+fn paper_lines(r: &RunResult) -> String {
+    let mut s = String::new();
+    let c = &r.config;
     if let (Some(w), Some(p)) = (&c.paper, &r.paper) {
         let kinds: Vec<String> = p
             .transactions_by_kind
@@ -433,6 +456,12 @@ pub fn summary(r: &RunResult) -> String {
         }
         s.push_str(&format!("  database after the run: {}\n", p.summary));
     }
+    s
+}
+
+/// WALDIO's commits and the block layer's requests, in all and per transaction.
+fn waldio_and_block_lines(r: &RunResult) -> String {
+    let mut s = String::new();
     if let Some(w) = &r.waldio {
         s.push_str(&format!(
             "  waldio: {} commits in {} direct writes of {} KiB ({} with RWF_DSYNC, {} group writes), {} WAL fdatasync; preallocated {} KiB with {} fdatasync\n",
@@ -465,6 +494,12 @@ pub fn summary(r: &RunResult) -> String {
             p.flushes
         ));
     }
+    s
+}
+
+/// Data the classifier could not place, the cross-checks, and the threads' costs.
+fn checks_and_threads_lines(r: &RunResult) -> String {
+    let mut s = String::new();
     s.push_str(&crate::output::unplaced_note(r, false));
     for check in &r.checks {
         s.push_str(&format!(
@@ -487,6 +522,13 @@ pub fn summary(r: &RunResult) -> String {
             sum(|t| t.cpu_ns) / ops / 1e3
         ));
     }
+    s
+}
+
+/// The device section: the replay or the run on the device, its completion model, i-FTL's
+/// own counts and the optimized journal.
+fn device_lines(r: &RunResult) -> String {
+    let mut s = String::new();
     if let Some(d) = &r.device {
         s.push_str(&format!(
             "  device {} ({}): {:.1} transactions/s of device time alone ({:.4} s), WAF {:.2}, {} flushes, {} FUA, {} GC copies, {}\n",
@@ -514,18 +556,6 @@ pub fn summary(r: &RunResult) -> String {
         if let Some(e) = &d.emmc_journal {
             s.push_str(&crate::replay_cmd::ejournal_text(e));
         }
-    }
-    if let Some(h) = &r.host {
-        s.push_str(&host_line(h, r.transactions));
-    }
-    if let Some(m) = &r.modeled {
-        s.push_str(&modeled_line(m));
-    }
-    if let Some(t) = &r.trace_file {
-        s.push_str(&format!("  trace: {t}\n"));
-    }
-    if let Some(p) = &r.plot_file {
-        s.push_str(&format!("  plot: {p}\n"));
     }
     s
 }

@@ -1,8 +1,8 @@
 //! `joj crash device`: power cuts at random device commands while one of the X-FTL paper's
 //! workloads runs on the xftl stack; every recovered database is checked. The test lives in
-//! `joj_experiment::crash`. `joj crash fs` (crash_fs_cmd.rs): crash states of the real kernel
+//! `joj_experiment::device_power_cuts`. `joj crash fs` (crash_fs_cmd.rs): crash states of the real kernel
 //! stack instead, a run recorded block by block, thousands of crash images recovered and
-//! checked (`joj_experiment::crash_states`).
+//! checked (`joj_experiment::kernel_crash_states`).
 
 use std::sync::atomic::Ordering;
 
@@ -11,7 +11,7 @@ use crate::groups::{DEVICE, Output, STACK, Seed, WORKLOAD};
 use crate::output::{CliResult, check_save};
 use crate::progress::Progress;
 use clap::Args;
-use joj_experiment::crash::{CrashOptions, CrashReport, run};
+use joj_experiment::device_power_cuts::{CrashOptions, CrashReport, run};
 use joj_workload::paper::PaperWorkload;
 
 #[derive(Args)]
@@ -42,11 +42,11 @@ pub struct DeviceCrashArgs {
     #[arg(long, value_parser = args::paper_workload(), default_value = "xftl-synthetic", help_heading = WORKLOAD)]
     pub workload: String,
     /// Power cuts, each at a device command drawn from the seed.
-    #[arg(long, default_value_t = 1000, help_heading = WORKLOAD, allow_negative_numbers = true, value_parser = args::within::<u64>(1, joj_experiment::crash::MAX_CUTS))]
+    #[arg(long, default_value_t = 1000, help_heading = WORKLOAD, allow_negative_numbers = true, value_parser = args::within::<u64>(1, joj_experiment::device_power_cuts::MAX_CUTS))]
     pub cuts: u64,
     /// Transactions each trial runs from the prepared database; the cut comes among their
     /// device commands (default: 40, or one whole pass of rl-bench; `-n` is its old spelling).
-    #[arg(long = "transactions", short_alias = 'n', value_name = "N", help_heading = WORKLOAD, allow_negative_numbers = true, value_parser = args::within::<u64>(1, joj_experiment::crash::MAX_TRANSACTIONS))]
+    #[arg(long = "transactions", short_alias = 'n', value_name = "N", help_heading = WORKLOAD, allow_negative_numbers = true, value_parser = args::within::<u64>(1, joj_experiment::device_power_cuts::MAX_TRANSACTIONS))]
     pub transactions: Option<u64>,
     /// xftl-synthetic: rows read and updated per transaction.
     #[arg(long = "pages-per-txn", default_value_t = 5, help_heading = WORKLOAD, allow_negative_numbers = true, value_parser = args::count::<u32>())]

@@ -1,5 +1,5 @@
 //! `joj crash fs --fs KIND --journal MODE --states N`: crash states of the real kernel stack. The
-//! experiment lives in `joj_experiment::crash_states`.
+//! experiment lives in `joj_experiment::kernel_crash_states`.
 
 use std::sync::atomic::Ordering;
 
@@ -7,10 +7,10 @@ use crate::args;
 use crate::groups::{DEFAULT_SEED, DEVICE, OUTPUT, Output, STACK, Seed, WORKLOAD};
 use crate::output::{CliResult, check_save};
 use crate::progress::Progress;
-use joj_experiment::crash_states::error::CrashFsError;
-use joj_experiment::crash_states::from_log::{self, LogIdentity};
-use joj_experiment::crash_states::workload::{Canary, JudgeAs, StockSync, Window};
-use joj_experiment::crash_states::{
+use joj_experiment::kernel_crash_states::error::CrashFsError;
+use joj_experiment::kernel_crash_states::from_log::{self, LogIdentity};
+use joj_experiment::kernel_crash_states::workload::{Canary, JudgeAs, StockSync, Window};
+use joj_experiment::kernel_crash_states::{
     CrashFsOptions, CrashFsReport, FsWorkload, MAX_TRANSACTIONS, Part, Shard, run,
 };
 use joj_linux::FsKind;
@@ -23,7 +23,7 @@ use joj_linux::FsKind;
 )))]
 pub struct FsCrashArgs {
     /// Crash states to check (all of them when the run has fewer).
-    #[arg(long, default_value_t = 2000, help_heading = WORKLOAD, allow_negative_numbers = true, value_parser = args::within::<u64>(1, joj_experiment::crash_states::MAX_STATES))]
+    #[arg(long, default_value_t = 2000, help_heading = WORKLOAD, allow_negative_numbers = true, value_parser = args::within::<u64>(1, joj_experiment::kernel_crash_states::MAX_STATES))]
     pub states: u64,
     /// What the recorded run does: SQLite transactions (sqlite) or PostMark-like file
     /// creates, appends and deletes, each made durable with fsync (postmark) [default: sqlite;
@@ -31,7 +31,7 @@ pub struct FsCrashArgs {
     #[arg(long, alias = "fs-workload", value_parser = FsWorkload::NAMES, help_heading = WORKLOAD)]
     pub workload: Option<String>,
     /// Transactions of the recorded run [default: 100] (`-n` is its old spelling).
-    #[arg(long = "transactions", short_alias = 'n', value_name = "N", help_heading = WORKLOAD, allow_negative_numbers = true, value_parser = args::within::<u64>(1, joj_experiment::crash::MAX_TRANSACTIONS))]
+    #[arg(long = "transactions", short_alias = 'n', value_name = "N", help_heading = WORKLOAD, allow_negative_numbers = true, value_parser = args::within::<u64>(1, joj_experiment::device_power_cuts::MAX_TRANSACTIONS))]
     pub transactions: Option<u64>,
     /// A mode broken on purpose, which the check must catch: skip-sync, fallocate-flush-only
     /// (waldio), sync-off (stock modes), per-page-reliable (--emmc-journal: the packed reliable
@@ -179,7 +179,7 @@ pub fn merge(a: MergeArgs) -> CliResult {
         let inputs: Vec<&std::path::Path> = a.parts.iter().map(|p| p.as_path()).collect();
         crate::output::check_output_file("--save", save, a.output.force, &inputs)?;
     }
-    let report = joj_experiment::crash_states::merge(&a.parts)?;
+    let report = joj_experiment::kernel_crash_states::merge(&a.parts)?;
     let emitted = crate::output::emit(
         &report,
         a.output.save.as_deref(),
@@ -253,7 +253,7 @@ pub fn main(a: FsCrashArgs) -> CliResult {
 
 /// `--record-only`: the log recorded and saved, its summary printed.
 fn record_only(opts: &CrashFsOptions, a: &FsCrashArgs) -> CliResult {
-    let (mut recorded, evidence) = joj_experiment::crash_states::record_only(opts)?;
+    let (mut recorded, evidence) = joj_experiment::kernel_crash_states::record_only(opts)?;
     let keep = CrashFsOptions {
         save_log: true,
         ..opts.clone()
@@ -291,7 +291,7 @@ fn record_only(opts: &CrashFsOptions, a: &FsCrashArgs) -> CliResult {
 fn shard(opts: &CrashFsOptions, a: &FsCrashArgs) -> CliResult {
     let progress = Progress::start_counting(a.states, "crash states", "state");
     let json = a.output.json;
-    let ran = joj_experiment::crash_states::run_shard(
+    let ran = joj_experiment::kernel_crash_states::run_shard(
         opts,
         |planned| progress.restart(planned, "crash states of this share"),
         |_, _| {

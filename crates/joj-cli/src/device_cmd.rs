@@ -7,7 +7,7 @@ use crate::progress::Progress;
 use clap::{Args, Subcommand};
 use joj_device::image::{self, ImageInfo};
 use joj_device::{
-    DataMode, DeviceSummary, IoKind, Pattern, Phase, Profile, SyncKind, WorkloadSpec,
+    DataMode, DeviceRunReport, IoKind, Pattern, Phase, Profile, SyncKind, WallTime, WorkloadSpec,
     run_workload_observed,
 };
 use std::path::PathBuf;
@@ -123,8 +123,11 @@ fn calibrate(a: CalibrateArgs) -> CliResult {
         },
     )?;
     if a.json {
-        let doc = serde_json::json!({ "measured": m, "profile": profile });
-        outln!("{}", serde_json::to_string_pretty(&doc)?)?;
+        let doc = joj_experiment::calibrate::CalibrationReport {
+            measured: m,
+            profile,
+        };
+        outln!("{}", crate::output::sorted_json(&doc)?)?;
         return Ok(());
     }
     let l = |x: &joj_experiment::calibrate::Latency| {
@@ -266,8 +269,11 @@ pub fn main(a: DeviceArgs) -> CliResult {
                 }
             };
             if json {
-                let doc = serde_json::json!({ "image": info, "recovery": recovery });
-                outln!("{}", serde_json::to_string_pretty(&doc)?)?;
+                let doc = image::InspectReport {
+                    image: info,
+                    recovery,
+                };
+                outln!("{}", crate::output::sorted_json(&doc)?)?;
             } else {
                 outln!("{}: {}", path.display(), describe(&info))?;
                 if let Some(r) = recovery {
@@ -436,35 +442,29 @@ fn spec(a: &RunArgs) -> Result<WorkloadSpec, String> {
     })
 }
 
-/// `profile` resized to `gib` GiB of raw NAND (its blocks per plane).
-fn with_raw_gib(profile: Profile, gib: u64) -> Result<Profile, Box<dyn std::error::Error>> {
-    let g = &profile.geometry;
-    let per_plane_row =
-        u64::from(g.pages_per_block) * u64::from(g.page_bytes) * u64::from(g.units());
-    let bpp = (gib << 30) / per_plane_row;
-    if bpp == 0 || bpp > u64::from(u32::MAX) {
-        return Err(format!(
-            "--raw-gib {gib} is less than one block per plane of {} ({} MiB); fix: give at \
-             least {} GiB",
-            profile.name,
-            per_plane_row >> 20,
-            per_plane_row.div_ceil(1 << 30)
-        )
-        .into());
-    }
-    let profile = profile.with_blocks_per_plane(bpp as u32);
-    profile.validate()?;
-    Ok(profile)
-}
-
 fn run(a: RunArgs) -> CliResult {
     let spec = spec(&a)?;
     let mut profile = Profile::load(&a.profile)?;
     if let Some(gib) = a.raw_gib {
-        profile = with_raw_gib(profile, gib)?;
+        profile = profile.with_raw_gib(gib)?;
     }
-    let capacity = profile.capacity_bytes();
     let raw_bytes = profile.geometry.physical_pages() * u64::from(profile.geometry.page_bytes);
+    let (report, wall) = run_with_progress(&profile, &spec)?;
+    let doc = DeviceRunReport::new(report, raw_bytes, wall);
+    if a.json {
+        outln!("{}", crate::output::sorted_json(&doc)?)?;
+        return Ok(());
+    }
+    print_run(&a, &spec, &doc)
+}
+
+/// Run `spec` on a fresh device of `profile` with a progress bar through both phases; the
+/// report and how long each phase took on the wall clock.
+fn run_with_progress(
+    profile: &Profile,
+    spec: &WorkloadSpec,
+) -> Result<(joj_device::WorkloadReport, WallTime), joj_device::DeviceError> {
+    let capacity = profile.capacity_bytes();
     let pre_total = spec.precondition_requests(capacity, u64::from(profile.geometry.page_bytes));
     let progress = Progress::start_counting(pre_total.max(spec.ops), "precondition", "req");
     let counter = progress.counter.clone();
@@ -472,7 +472,7 @@ fn run(a: RunArgs) -> CliResult {
     let t0 = Instant::now();
     let mut measure_start = None;
     let mut measure_end = None;
-    let report = run_workload_observed(&profile, &spec, &mut |p, done| {
+    let report = run_workload_observed(profile, spec, &mut |p, done| {
         if p == Phase::Measure && phase == Phase::Precondition {
             phase = Phase::Measure;
             measure_start = Some(Instant::now());
@@ -487,47 +487,36 @@ fn run(a: RunArgs) -> CliResult {
     let report = report?;
     let start = measure_start.unwrap_or(t0);
     let end = measure_end.unwrap_or_else(Instant::now);
-    let precondition_s = start.duration_since(t0).as_secs_f64();
     let measured_s = end.duration_since(start).as_secs_f64();
-    let per_wall_s = spec.ops as f64 / measured_s.max(1e-9);
-    let c = &report.device;
-    let summary = DeviceSummary::new(&report.profile, c, None, c.modeled_s);
-    if a.json {
-        let doc = serde_json::json!({
-            "profile": report.profile,
-            "capacity_bytes": report.capacity_bytes,
-            "raw_bytes": raw_bytes,
-            "spec": report.spec,
-            "bytes_per_logical_page": report.bytes_per_logical_page,
-            "wall": {
-                "precondition_s": precondition_s,
-                "measured_s": measured_s,
-                "simulated_requests_per_s": per_wall_s,
-            },
-            "device": summary,
-            "counters": c,
-        });
-        outln!("{}", serde_json::to_string_pretty(&doc)?)?;
-        return Ok(());
-    }
+    let wall = WallTime {
+        precondition_s: start.duration_since(t0).as_secs_f64(),
+        measured_s,
+        simulated_requests_per_s: spec.ops as f64 / measured_s.max(1e-9),
+    };
+    Ok((report, wall))
+}
+
+/// The text view of `joj device run`.
+fn print_run(a: &RunArgs, spec: &WorkloadSpec, doc: &DeviceRunReport) -> CliResult {
+    let c = &doc.counters;
     let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
     outln!(
         "{}: {:.2} GiB logical ({:.2} GiB raw); {} {} B, {} requests; preconditioned {:.0} % + {} random passes in {:.1} s wall",
-        report.profile,
-        gib(report.capacity_bytes),
-        gib(raw_bytes),
+        doc.profile,
+        gib(doc.capacity_bytes),
+        gib(doc.raw_bytes),
         a.workload,
         spec.io_bytes,
         spec.ops,
         spec.precondition_fill * 100.0,
         spec.precondition_random_passes,
-        precondition_s
+        doc.wall.precondition_s
     )?;
     outln!(
         "  model speed: {} requests in {:.2} s wall = {:.0} simulated requests/s on one core",
         spec.ops,
-        measured_s,
-        per_wall_s
+        doc.wall.measured_s,
+        doc.wall.simulated_requests_per_s
     )?;
     outln!(
         "  modeled: {:.3} s, {:.0} requests/s; WAF {:.2} (FTL alone {:.2}), {} GC copies, {}, {} flushes, {} FUA writes",
@@ -557,7 +546,7 @@ fn run(a: RunArgs) -> CliResult {
     )?;
     outln!(
         "  model memory: {:.1} bytes per logical page (page data excluded)",
-        report.bytes_per_logical_page
+        doc.bytes_per_logical_page
     )?;
     Ok(())
 }

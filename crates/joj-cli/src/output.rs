@@ -35,6 +35,13 @@ pub fn is_closed_pipe(e: &(dyn std::error::Error + 'static)) -> bool {
 /// Any error the commands report; printed with its chain of causes.
 pub type CliResult = Result<(), Box<dyn std::error::Error>>;
 
+/// `doc` as pretty JSON with the keys of every object in alphabetical order: the order joj's
+/// documents have always had (they were built as `serde_json::Value`s, whose maps are sorted),
+/// whatever the order of the fields of the typed documents they now are.
+pub fn sorted_json(doc: &impl serde::Serialize) -> Result<String, serde_json::Error> {
+    serde_json::to_string_pretty(&serde_json::to_value(doc)?)
+}
+
 /// Failures the commands report themselves; the libraries' errors pass through as they are.
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
@@ -101,9 +108,6 @@ pub enum CliError {
          device with --dev"
     )]
     CompletionWithDevices,
-    /// `--device-for` not of the form `DEV=PROFILE`.
-    #[error("--device-for {given}: expected DEV=PROFILE, e.g. `--device-for journal=galaxy-s5`")]
-    ProfileForSyntax { given: String },
     /// `--wakeup-us` without `--completion interrupt`.
     #[error(
         "--wakeup-us is the cost of an interrupt-driven wakeup and only means something with \

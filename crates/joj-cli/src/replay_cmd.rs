@@ -2,9 +2,9 @@
 
 use crate::output::{CliError, CliResult};
 use clap::Args;
-use joj_device::{
-    DeviceSummary, EjournalStats, HostCompletion, Profile, ReliableWriteAtomicity, ReplayOptions,
-    ReplayReport, ejournal, load_trace, replay_ejournal, replay_with,
+use joj_device::{DeviceSummary, EjournalStats, HostCompletion, ReplayReport};
+use joj_experiment::trace_replay::{
+    DEFAULT_REGION_MIB, DevicesReplayOptions, TraceReplay, TraceReplayOptions, replay_trace,
 };
 use std::path::PathBuf;
 
@@ -67,101 +67,43 @@ pub fn main(a: ReplayArgs) -> CliResult {
         if host.is_some() {
             return Err(CliError::CompletionWithDevices.into());
         }
-        return crate::replay_devices_cmd::main(&crate::replay_devices_cmd::DevicesArgs {
-            trace: &a.trace,
-            profile_for: &a.profile_for,
-            same_profile_ok: a.same_profile_ok,
-            honor_timestamps: a.honor_timestamps,
-            json: a.json,
-        });
+        return crate::replay_devices_cmd::main(
+            &DevicesReplayOptions {
+                trace: &a.trace,
+                profile_for: &a.profile_for,
+                same_profile_ok: a.same_profile_ok,
+                honor_timestamps: a.honor_timestamps,
+            },
+            a.json,
+        );
     }
     // Refused before the trace (which may be large) is read.
     if a.journal_region_mib.is_some() && !a.emmc_journal {
         return Err(CliError::RegionWithoutEmmcJournal.into());
     }
-    let profile = Profile::load(&a.profile)?;
-    let trace = load_trace(&a.trace)?;
-    let opts = ReplayOptions {
+    let TraceReplay { report, replayed } = replay_trace(&TraceReplayOptions {
+        trace: &a.trace,
+        profile: &a.profile,
         dev: a.dev.clone(),
         partitions: a.partitions,
         honor_timestamps: a.honor_timestamps,
-        ..ReplayOptions::default()
-    };
-    let (report, ejournal) = if a.emmc_journal {
-        let mut profile = profile.clone();
-        profile.ftl.reliable_write_atomicity = ReliableWriteAtomicity::Command;
-        let mib = a.journal_region_mib.unwrap_or(ejournal::DEFAULT_REGION_MIB);
-        let (r, s) = replay_ejournal(&trace.records, &profile, &opts, mib)?;
-        (r, Some(s))
-    } else {
-        (replay_with(&trace.records, &profile, &opts)?, None)
-    };
-    let mut summary = DeviceSummary::from_replay(&report, trace.transactions());
-    if let Some(host) = &host {
-        summary = summary.with_completion(host, report.completions());
-    }
-    // A recording `joj bench` made carries the host time it measured: the replay composes it
-    // with the device's time as the run did.
-    let modeled = recorded_host(&trace).map(|(h, paced_on)| {
-        let device_s = summary
-            .completion
-            .as_ref()
-            .map_or(summary.modeled_s, |c| c.modeled_s);
-        joj_experiment::Modeled::compose(
-            &profile,
-            &h,
-            device_s,
-            summary.ops,
-            &joj_experiment::Pacing::Recorded { paced_on },
-        )
-    });
+        emmc_journal_mib: a
+            .emmc_journal
+            .then(|| a.journal_region_mib.unwrap_or(DEFAULT_REGION_MIB)),
+        completion: host,
+    })?;
     if a.json {
-        let doc = serde_json::json!({
-            "trace": a.trace.display().to_string(),
-            "format": trace.format,
-            "profile": profile.name,
-            "replay": {
-                "dev": report.dev,
-                "records": report.records,
-                "reads": report.reads,
-                "writes": report.writes,
-                "flushes": report.flushes,
-                "discards": report.discards,
-                "skipped_other": report.skipped_other,
-                "honor_timestamps": a.honor_timestamps,
-            },
-            "device": summary,
-            "counters": report.device,
-            "emmc_journal": ejournal,
-            "modeled": modeled,
-        });
-        outln!("{}", serde_json::to_string_pretty(&doc)?)?;
+        outln!("{}", crate::output::sorted_json(&report)?)?;
     } else {
-        out!("{}", text(&a, trace.format, &report, &summary))?;
-        if let Some(e) = &ejournal {
+        out!("{}", text(&a, report.format, &replayed, &report.device))?;
+        if let Some(e) = &report.emmc_journal {
             out!("{}", ejournal_text(e))?;
         }
-        if let Some(m) = &modeled {
+        if let Some(m) = &report.modeled {
             out!("{}", crate::bench::modeled_line(m))?;
         }
     }
     Ok(())
-}
-
-/// The host time a `joj bench` recording measured (`meta.host`) and the profile it was paced on
-/// (`meta.paced_on`), when its header has them and counts transactions.
-fn recorded_host(
-    trace: &joj_device::LoadedTrace,
-) -> Option<(joj_experiment::HostMeasured, Option<String>)> {
-    trace.transactions()?;
-    let h = serde_json::from_value(trace.header.meta.get("host")?.clone()).ok()?;
-    let paced_on = trace
-        .header
-        .meta
-        .get("paced_on")
-        .and_then(|v| v.as_str())
-        .map(str::to_string);
-    Some((h, paced_on))
 }
 
 fn text(a: &ReplayArgs, format: &str, r: &ReplayReport, d: &DeviceSummary) -> String {

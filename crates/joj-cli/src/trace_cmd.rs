@@ -11,7 +11,6 @@ use clap::{Args, Subcommand};
 use joj_trace::format::{MAX_TRACE_BYTES, read_trace_file, write_trace};
 use joj_trace::output::{Existing, write_atomically};
 use joj_trace::plot::{PlotAxis, render_svg};
-use joj_trace::totals::BlockTotals;
 use joj_trace::{TraceError, TraceRecord};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -77,10 +76,8 @@ pub fn main(a: TraceArgs) -> CliResult {
         } => import(&blkparse, &output, force)?,
         TraceCommand::Show { trace } => {
             let (header, records) = read_trace_file(&trace)?;
-            let totals = BlockTotals::from_records(&records);
-            let doc =
-                serde_json::json!({ "header": header, "records": records.len(), "block": totals });
-            outln!("{}", serde_json::to_string_pretty(&doc)?)?;
+            let doc = joj_trace::TraceSummary::of(header, &records);
+            outln!("{}", crate::output::sorted_json(&doc)?)?;
         }
         TraceCommand::Plot {
             trace,

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::counters::Counters;
 use crate::error::DeviceError;
-use crate::ftl::Tid;
+use crate::xftl::Tid;
 
 /// Flags of a write request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

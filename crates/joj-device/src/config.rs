@@ -636,6 +636,28 @@ impl Profile {
         self
     }
 
+    /// The same profile resized to `gib` GiB of raw NAND (its blocks per plane), checked.
+    pub fn with_raw_gib(self, gib: u64) -> Result<Profile, ProfileError> {
+        let g = &self.geometry;
+        // One block in every plane: the step a raw size grows by.
+        let block_row_bytes =
+            u64::from(g.pages_per_block) * u64::from(g.page_bytes) * u64::from(g.units());
+        let bpp = match u32::try_from((gib << 30) / block_row_bytes) {
+            Ok(bpp) if bpp > 0 => bpp,
+            _ => {
+                return Err(ProfileError::RawSize {
+                    gib,
+                    profile: self.name.clone(),
+                    block_row_mib: block_row_bytes >> 20,
+                    min_gib: block_row_bytes.div_ceil(1 << 30),
+                });
+            }
+        };
+        let profile = self.with_blocks_per_plane(bpp);
+        profile.validate()?;
+        Ok(profile)
+    }
+
     /// The profile's host, or this machine when it has no `host` section.
     pub fn host_or_this_machine(&self) -> crate::host::HostConfig {
         self.host

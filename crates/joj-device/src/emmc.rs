@@ -32,7 +32,6 @@
 //! `recovery_torn_pages` / `recovery_torn_erase_blocks` of the last power-on.
 
 mod reliable;
-mod txn;
 
 use crate::addr::Lpn;
 use crate::block::{BlockDevice, DeviceGeometry, PackedWrite, WriteFlags};
@@ -46,11 +45,11 @@ use crate::nand::NandMedium;
 use crate::queue::{Admitted, CommandKind, CommandQueue, CommandTimes};
 
 #[derive(Debug, Clone, Default)]
-struct HostCounters {
+pub(crate) struct HostCounters {
     read_requests: u64,
     read_bytes: u64,
-    write_requests: u64,
-    write_bytes: u64,
+    pub(crate) write_requests: u64,
+    pub(crate) write_bytes: u64,
     flushes: u64,
     fua: u64,
     discards: u64,
@@ -75,10 +74,10 @@ pub struct PowerCut<M> {
 #[derive(Debug)]
 pub struct Emmc<M: Medium> {
     profile: Profile,
-    ftl: Ftl<M>,
-    cache: WriteCache,
+    pub(crate) ftl: Ftl<M>,
+    pub(crate) cache: WriteCache,
     /// The command queue: when each command arrives and starts (`queue`).
-    queue: CommandQueue,
+    pub(crate) queue: CommandQueue,
     /// The host clock: the latest completion of any command (or idle time, `advance_to`).
     now_ns: u64,
     last_command: CommandTimes,
@@ -86,14 +85,14 @@ pub struct Emmc<M: Medium> {
     started: u64,
     start_ns: u64,
     capacity_bytes: u64,
-    page_bytes: u64,
-    sector_bytes: u64,
-    full_mask: u64,
-    store_data: bool,
+    pub(crate) page_bytes: u64,
+    pub(crate) sector_bytes: u64,
+    pub(crate) full_mask: u64,
+    pub(crate) store_data: bool,
     watermark_pages: usize,
     failed: bool,
-    host: HostCounters,
-    lat: Latencies,
+    pub(crate) host: HostCounters,
+    pub(crate) lat: Latencies,
     baseline_ftl: FtlStats,
     baseline_busy_ns: u64,
     /// Fault injection: power goes after this many more commands (`cut_power_after`).
@@ -107,7 +106,7 @@ pub struct Emmc<M: Medium> {
     recovery_torn: (u64, u64),
     /// When the last host command started: the earliest instant `power_loss_at` can cut.
     command_start_ns: u64,
-    page_buf: Vec<u8>,
+    pub(crate) page_buf: Vec<u8>,
     merge_buf: Vec<u8>,
     /// A NAND page's worth of unit buffers, for the units programmed together.
     group_buf: Vec<u8>,
@@ -118,11 +117,11 @@ pub struct Emmc<M: Medium> {
 /// One mapping unit to program: the sectors `mask` of it come from cache slot `src` and from
 /// `extra` (`(offset in the unit, bytes)`, the request's own), the rest from flash.
 #[derive(Debug, Clone, Copy)]
-struct UnitWrite<'a> {
-    lpn: u32,
-    mask: u64,
-    src: Option<u32>,
-    extra: Option<(usize, &'a [u8])>,
+pub(crate) struct UnitWrite<'a> {
+    pub(crate) lpn: u32,
+    pub(crate) mask: u64,
+    pub(crate) src: Option<u32>,
+    pub(crate) extra: Option<(usize, &'a [u8])>,
 }
 
 impl Emmc<NandMedium> {
@@ -325,11 +324,11 @@ impl<M: Medium> Emmc<M> {
         total as f64 / self.ftl.logical_pages() as f64
     }
 
-    fn xfer_ns(&self, bytes: u64) -> u64 {
+    pub(crate) fn xfer_ns(&self, bytes: u64) -> u64 {
         Timing::transfer_ns(bytes, self.profile.timing.host_bytes_per_s)
     }
 
-    fn check_range(&self, offset_bytes: u64, len_bytes: u64) -> Result<(), DeviceError> {
+    pub(crate) fn check_range(&self, offset_bytes: u64, len_bytes: u64) -> Result<(), DeviceError> {
         if self.failed {
             return Err(DeviceError::Failed);
         }
@@ -359,7 +358,7 @@ impl<M: Medium> Emmc<M> {
     }
 
     /// Run `f`; an FTL or medium error marks the device failed (its state is no longer trusted).
-    fn guard<T>(
+    pub(crate) fn guard<T>(
         &mut self,
         f: impl FnOnce(&mut Self) -> Result<T, DeviceError>,
     ) -> Result<T, DeviceError> {
@@ -374,7 +373,7 @@ impl<M: Medium> Emmc<M> {
 
     /// Split `[offset, offset+len)` into `(lpn, byte offset in page, byte offset in request,
     /// length, sector mask)`.
-    fn pages(
+    pub(crate) fn pages(
         &self,
         offset: u64,
         len: u64,
@@ -451,7 +450,7 @@ impl<M: Medium> Emmc<M> {
     /// Program `units`, a NAND page's worth per program (sub-page mapping packs them; with
     /// the unit the page, one program each), each group once its units are assembled; returns
     /// when the last program completes.
-    fn program_units(
+    pub(crate) fn program_units(
         &mut self,
         units: &[UnitWrite<'_>],
         issue_ns: u64,
@@ -602,7 +601,7 @@ impl<M: Medium> Emmc<M> {
     /// Start a host command of `kind`: count it for fault injection (a cut device refuses it),
     /// admit it to the queue, retire the medium's work finished by its start, and return its
     /// arrival and start.
-    fn start_command(&mut self, kind: CommandKind) -> Result<Admitted, DeviceError> {
+    pub(crate) fn start_command(&mut self, kind: CommandKind) -> Result<Admitted, DeviceError> {
         self.tick()?;
         if let Some(log) = &mut self.gc_commands {
             let gc = self.ftl.stats().gc_runs;
@@ -621,14 +620,14 @@ impl<M: Medium> Emmc<M> {
     }
 
     /// The command's controller work (its overhead), begun at its start: returns when done.
-    fn overhead_done(&mut self, start: u64) -> u64 {
+    pub(crate) fn overhead_done(&mut self, start: u64) -> u64 {
         let overhead = self.profile.timing.command_overhead_ns;
         self.queue.controller(start, overhead)
     }
 
     /// The command's overhead and then its `bytes` over the host bus: returns when the data is
     /// in the device.
-    fn command_and_data(&mut self, start: u64, bytes: u64) -> u64 {
+    pub(crate) fn command_and_data(&mut self, start: u64, bytes: u64) -> u64 {
         let t = self.overhead_done(start);
         let xfer = self.xfer_ns(bytes);
         self.queue.bus(t, xfer)
@@ -636,7 +635,7 @@ impl<M: Medium> Emmc<M> {
 
     /// The command of `kind` admitted as `admitted` completed at `done`: the queue and the
     /// host clock learn it.
-    fn finish(&mut self, kind: CommandKind, admitted: Admitted, done: u64) {
+    pub(crate) fn finish(&mut self, kind: CommandKind, admitted: Admitted, done: u64) {
         self.queue.end(kind, done);
         self.now_ns = self.now_ns.max(done);
         self.last_command = CommandTimes {
@@ -652,7 +651,7 @@ impl<M: Medium> Emmc<M> {
     }
 
     /// Account a completed read of `bytes` admitted as `admitted` that ends at `done`.
-    fn finish_read(&mut self, admitted: Admitted, done: u64, bytes: usize) {
+    pub(crate) fn finish_read(&mut self, admitted: Admitted, done: u64, bytes: usize) {
         self.host.read_requests += 1;
         self.host.read_bytes += bytes as u64;
         self.lat.read.record(done - admitted.arrival_ns);

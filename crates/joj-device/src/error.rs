@@ -170,6 +170,17 @@ pub enum ProfileError {
     Input(String),
     #[error("invalid profile: {reason}")]
     Invalid { reason: String },
+    /// A raw size (`--raw-gib`) that gives no block per plane, or more than fit a `u32`.
+    #[error(
+        "--raw-gib {gib} is less than one block per plane of {profile} ({block_row_mib} MiB); \
+         fix: give at least {min_gib} GiB"
+    )]
+    RawSize {
+        gib: u64,
+        profile: String,
+        block_row_mib: u64,
+        min_gib: u64,
+    },
     #[error(
         "the device has {pages} physical pages; the model keeps 16 B or more per page in \
          memory and takes at most {max_pages} (a 2 TiB device of 8 KiB pages); fix: fewer \

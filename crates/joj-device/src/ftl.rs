@@ -20,22 +20,20 @@
 //! Load the checkpoint (`S`), then scan the OOB areas of what was programmed after it: "highest
 //! valid seq wins" over the checkpoint's copy and the newer ones, and the recovered mapping is
 //! checkpointed before the device accepts commands. The phases, each with its reason, are in
-//! `ftl/recover.rs`.
-
-mod recover;
-mod txn;
-mod xl2p;
+//! `xftl/recover.rs`: recovery also loads X-FTL's commit table.
+//!
+//! X-FTL's transactions on this FTL (the X-L2P table, `begin` / `commit` / `abort`) are in
+//! `crate::xftl`, which reaches the fields it shares with the plain FTL through `pub(crate)`.
 
 use serde::{Deserialize, Serialize};
-
-use xl2p::XTable;
-pub use xl2p::{TXN_BIT, Tid};
 
 use crate::addr::{BlockId, Lpn, NO_LPN, Ppn};
 use crate::block_table::{self, BlockTable, Relocate, check_lpn, collect_garbage};
 use crate::config::{DataMode, FtlConfig, GcPolicy};
 use crate::error::FtlError;
 use crate::medium::Medium;
+use crate::xftl::TXN_BIT;
+use crate::xftl::xl2p::XTable;
 
 /// Work the FTL asked of the medium.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -132,36 +130,40 @@ pub struct RecoveryReport {
 /// Page-mapping FTL.
 #[derive(Debug)]
 pub struct Ftl<M: Medium> {
-    medium: M,
-    cfg: FtlConfig,
+    pub(crate) medium: M,
+    pub(crate) cfg: FtlConfig,
     /// Slots (mapping units) per block.
-    ppb: u32,
+    pub(crate) ppb: u32,
     /// Slots per NAND page: units a program may carry.
     spp: u32,
     /// Bytes of one unit with data stored, 0 without.
     unit_data_bytes: usize,
-    logical_pages: u64,
-    l2p: Vec<u32>,
+    pub(crate) logical_pages: u64,
+    pub(crate) l2p: Vec<u32>,
     /// Blocks, free lists, frontiers, sequence and program horizon (shared with i-FTL).
-    table: BlockTable,
+    pub(crate) table: BlockTable,
     /// Scratch of `relocate`: `(ppn, lpn)` of the victim's valid pages.
     victim_pages: Vec<(u32, u32)>,
-    entries_per_map_page: u64,
+    pub(crate) entries_per_map_page: u64,
     map_dirty: Vec<bool>,
-    dirty_map_pages: Vec<u32>,
-    programs_since_checkpoint: u64,
+    pub(crate) dirty_map_pages: Vec<u32>,
+    pub(crate) programs_since_checkpoint: u64,
     /// Completion of the last checkpoint written; a flush waits for it even with nothing new.
-    checkpoint_done_ns: u64,
-    stats: FtlStats,
+    pub(crate) checkpoint_done_ns: u64,
+    pub(crate) stats: FtlStats,
     /// X-FTL's transactional mapping (`xl2p`).
-    xl2p: XTable,
+    pub(crate) xl2p: XTable,
     /// Canary for the crash tests: erase GC victims without waiting for the program horizon.
     #[cfg(test)]
     canary_no_erase_barrier: bool,
 }
 
 impl<M: Medium> Ftl<M> {
-    fn empty(mut medium: M, cfg: FtlConfig, logical_pages: u64) -> Result<Ftl<M>, FtlError> {
+    pub(crate) fn empty(
+        mut medium: M,
+        cfg: FtlConfig,
+        logical_pages: u64,
+    ) -> Result<Ftl<M>, FtlError> {
         medium.set_map_erases(cfg.erase_map_blocks);
         let g = medium.geometry().clone();
         let ppb = medium.slots_per_block();
@@ -290,7 +292,7 @@ impl<M: Medium> Ftl<M> {
         }
     }
 
-    fn mark_dirty(&mut self, lpn: u32) {
+    pub(crate) fn mark_dirty(&mut self, lpn: u32) {
         let m = (u64::from(lpn) / self.entries_per_map_page) as usize;
         if !self.map_dirty[m] {
             self.map_dirty[m] = true;
@@ -299,13 +301,13 @@ impl<M: Medium> Ftl<M> {
     }
 
     /// The copy at `ppn` is no longer valid.
-    fn invalidate(&mut self, ppn: u32) {
+    pub(crate) fn invalidate(&mut self, ppn: u32) {
         self.table.invalidate(ppn);
     }
 
     /// Program `data` at the next frontier with `oob_lpn` in its OOB area (a logical page, or one
     /// tagged with `TXN_BIT`) and count it valid; the caller maps it. Returns `(ppn, seq, done)`.
-    fn program_raw(
+    pub(crate) fn program_raw(
         &mut self,
         oob_lpn: u32,
         data: &[u8],
@@ -428,7 +430,7 @@ impl<M: Medium> Ftl<M> {
     }
 
     /// Read `ppn` into `buf` and check it is a complete copy of `lpn` (tagged or not).
-    fn read_verified(
+    pub(crate) fn read_verified(
         &mut self,
         ppn: u32,
         lpn: u32,

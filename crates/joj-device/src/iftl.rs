@@ -31,9 +31,9 @@ use crate::addr::{BlockId, Lpn};
 use crate::block_table::{self, BlockTable, check_lpn};
 use crate::config::{DataMode, FtlConfig, IftlConfig};
 use crate::error::FtlError;
-use crate::ftl::Tid;
 use crate::medium::Medium;
 use crate::nvm::{Nvm, NvmStats};
+use crate::xftl::Tid;
 use layout::{Layout, Loc, OFF_MAGIC};
 
 pub use crate::block::WriteKind;

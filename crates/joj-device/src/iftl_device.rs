@@ -20,12 +20,12 @@ use serde::{Deserialize, Serialize};
 use crate::addr::Lpn;
 use crate::config::{DataMode, Profile, Timing};
 use crate::error::{DeviceError, FtlError, MediumError};
-use crate::ftl::Tid;
 use crate::iftl::{IFtl, IftlRecoveryReport, IftlStats, WriteKind};
 use crate::medium::Medium;
 use crate::nand::NandMedium;
 use crate::nvm::{Nvm, NvmStats};
 use crate::queue::{CommandKind, CommandQueue};
+use crate::xftl::Tid;
 
 /// What is left after a power cut: the medium, the NVM, and when power went.
 #[derive(Debug)]

@@ -59,6 +59,15 @@ pub fn hash64(bytes: &[u8]) -> u64 {
     h
 }
 
+/// `joj device inspect --json`: an image's header facts and, when a profile was given, its
+/// power-on recovery (`docs/formats/device-image.md`, "What `joj device inspect` prints").
+#[derive(Debug, Clone, Serialize)]
+pub struct InspectReport {
+    pub image: ImageInfo,
+    /// `null` without a profile.
+    pub recovery: Option<RecoveryReport>,
+}
+
 /// What `inspect` reports about an image.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ImageInfo {

@@ -7,11 +7,13 @@
 //! victim policies, TRIM, checkpoints + OOB scan recovery) → `Emmc` (host command timing,
 //! volatile write-back cache, flush, FUA / reliable write, packed commands, discard), which
 //! implements the `BlockDevice` contract. `replay` and `workload` drive it; `selfcheck` prints a
-//! profile's headline figures; `image` saves a device to a file and opens it again. `iftl` is
-//! the i-FTL alternative to X-FTL: mapping tables in byte-addressable NVM (`nvm`), lazy GC and
-//! data tags (`docs/formats/iftl.md`); `iftl_device` puts host command timing on it. Both
-//! transactional FTLs keep their blocks in one `block_table::BlockTable`. `ejournal` is the
-//! eMMC paper's optimized journal (its rules: `ejournal::rules`) as a replay mode.
+//! profile's headline figures; `image` saves a device to a file and opens it again. `xftl` is
+//! X-FTL (SIGMOD '13): transactions on `Ftl` and `Emmc` (the X-L2P table, commit table and
+//! recovery, `TransactionalDevice`; `docs/formats/xftl.md`). `iftl` is the i-FTL alternative:
+//! mapping tables in byte-addressable NVM (`nvm`), lazy GC and data tags
+//! (`docs/formats/iftl.md`); `iftl_device` puts host command timing on it. Both transactional
+//! FTLs keep their blocks in one `block_table::BlockTable`. `ejournal` is the eMMC paper's
+//! optimized journal (its rules: `ejournal::rules`) as a replay mode.
 //! Design, figures and limits: `docs/device-model.md`.
 //!
 //! It is a model, not a driver: time is simulated (nanoseconds, never the wall clock), every
@@ -48,6 +50,7 @@ pub mod replay_devices;
 pub mod rng;
 pub mod selfcheck;
 pub mod workload;
+pub mod xftl;
 
 pub use addr::{BlockId, Lpn, Oob, Ppn};
 pub use aging::{Ageable, Aging, AgingReport, age};
@@ -66,7 +69,7 @@ pub use emmc::{Emmc, PowerCut};
 pub use error::{
     DeviceError, FtlError, ImageError, MediumError, NvmError, ProfileError, ReplayError,
 };
-pub use ftl::{Ftl, RecoveryReport, TXN_BIT, Tid};
+pub use ftl::{Ftl, RecoveryReport};
 pub use host::{Composed, HostConfig, HostHere};
 pub use iftl::{IFtl, IftlCanary, IftlRecoveryReport, IftlStats};
 pub use iftl_device::{IftlDevice, IftlHostCounters, IftlPowerCut};
@@ -82,6 +85,7 @@ pub use replay_devices::{
 };
 pub use selfcheck::{SelfCheckReport, self_check};
 pub use workload::{
-    IoKind, Pattern, Phase, SyncKind, WorkloadReport, WorkloadSpec, run_workload,
-    run_workload_observed,
+    DeviceRunReport, IoKind, Pattern, Phase, SyncKind, WallTime, WorkloadReport, WorkloadSpec,
+    run_workload, run_workload_observed,
 };
+pub use xftl::{TXN_BIT, Tid};

@@ -113,6 +113,47 @@ pub struct WorkloadReport {
     pub device: Counters,
 }
 
+/// `joj device run --json`: a synthetic run's report, with the model's own speed in wall-clock
+/// time (`docs/formats/device-commands.md`).
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceRunReport {
+    pub bytes_per_logical_page: f64,
+    pub capacity_bytes: u64,
+    /// The device's counters over the measured requests.
+    pub counters: Counters,
+    /// The same as a replay's `device` section.
+    pub device: crate::replay::DeviceSummary,
+    pub profile: String,
+    /// Raw NAND bytes of the device.
+    pub raw_bytes: u64,
+    pub spec: WorkloadSpec,
+    pub wall: WallTime,
+}
+
+/// How fast the model ran, in wall-clock time (the model's own time is simulated).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct WallTime {
+    pub measured_s: f64,
+    pub precondition_s: f64,
+    pub simulated_requests_per_s: f64,
+}
+
+impl DeviceRunReport {
+    pub fn new(report: WorkloadReport, raw_bytes: u64, wall: WallTime) -> DeviceRunReport {
+        let c = &report.device;
+        DeviceRunReport {
+            device: crate::replay::DeviceSummary::new(&report.profile, c, None, c.modeled_s),
+            bytes_per_logical_page: report.bytes_per_logical_page,
+            capacity_bytes: report.capacity_bytes,
+            counters: report.device,
+            profile: report.profile,
+            raw_bytes,
+            spec: report.spec,
+            wall,
+        }
+    }
+}
+
 /// Fill `dev` sequentially to `fill` of its capacity, then write `passes` capacities of random
 /// whole pages within the filled region; finally flush and reset the counters.
 pub fn precondition(

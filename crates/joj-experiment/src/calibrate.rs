@@ -322,6 +322,14 @@ fn lat(
     Ok(Latency::of(ns))
 }
 
+/// `joj device calibrate --json`: what was measured and the profile derived from it
+/// (`docs/formats/device-commands.md`).
+#[derive(Debug, Clone, Serialize)]
+pub struct CalibrationReport {
+    pub measured: Measured,
+    pub profile: joj_device::Profile,
+}
+
 /// Measure `opts.path`.
 pub fn measure(opts: &CalibrateOptions) -> Result<Measured, ExperimentError> {
     if opts.size_bytes < 64 * MIB {

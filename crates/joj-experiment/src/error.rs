@@ -193,7 +193,7 @@ pub enum ExperimentError {
     #[error("joj crash --fs: {0}")]
     CrashStates(String),
     #[error(transparent)]
-    CrashFs(#[from] crate::crash_states::error::CrashFsError),
+    CrashFs(#[from] crate::kernel_crash_states::error::CrashFsError),
     #[error("withdraw/deposit: {0}")]
     AppTxn(#[from] joj_atomic::AppTxnError),
     #[error("withdraw/deposit: {what}: {source}")]

@@ -45,8 +45,7 @@ pub fn replay_records(
         return per_device(records, txns, plan, journal, journal_devs, opts);
     }
     if let Some(mib) = plan.emmc_journal_mib {
-        let mut profile = plan.profile.clone();
-        profile.ftl.reliable_write_atomicity = joj_device::ReliableWriteAtomicity::Command;
+        let profile = crate::trace_replay::emmc_journal_profile(&plan.profile);
         let opts = ReplayOptions {
             partitions: false,
             ..opts

@@ -1,6 +1,7 @@
 //! The run result: one JSON document per workload run (DESIGN.md, "Run result"). Tables,
 //! plots and comparisons are made from these documents, never from scraped text.
 
+use joj_trace::FileRole;
 use joj_trace::totals::{BlockPerTxn, BlockTotals};
 use joj_vfs::IoCounters;
 use joj_workload::PaperOutcome;
@@ -148,7 +149,7 @@ pub struct RunResult {
     /// allocated, inline, encoded, outside btrfs's chunk map); a request to blocks that no
     /// snapshot places was classified as metadata.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub unplaced_data: Vec<crate::run::UnplacedData>,
+    pub unplaced_data: Vec<UnplacedData>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace_file: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -172,7 +173,7 @@ pub struct RunResult {
     /// The `xftl` mode's file layer and commit paths in the window (its `device` section is
     /// the device itself, not a replayed trace).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub xftl: Option<crate::xftl::XftlReport>,
+    pub xftl: Option<crate::txn_device::TxnDeviceReport>,
     /// What pacing did (`joj bench --pace`): the host ran at the modeled device's speed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pace: Option<crate::pace::PaceReport>,
@@ -232,6 +233,21 @@ impl RunResult {
             modeled: None,
         }
     }
+}
+
+/// File data the classifier could not place on the device at some extent snapshot. It can
+/// attribute no request there; a request to blocks that no snapshot of any file places counts
+/// as filesystem metadata. One entry per file and reason, the largest range seen.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnplacedData {
+    pub path: String,
+    pub role: FileRole,
+    /// Why the range has no device location.
+    pub reason: String,
+    /// Snapshots of the file that had such a range.
+    pub snapshots: u64,
+    /// The largest unplaced byte count in one snapshot.
+    pub max_bytes: u64,
 }
 
 /// Flags of the bios as the filesystem submitted them (block_bio_queue).

@@ -160,8 +160,37 @@ pub enum VfsChain {
     Accounting,
     /// waldio over the accounting VFS: the WAL in direct I/O, the other files counted.
     WaldioOverAccounting(joj_waldio::WaldioOptions),
-    /// The xftl VFS over the flash file layer of an emulated transactional eMMC.
+    /// The xftl VFS over the flash file layer of an emulated transactional device.
+    TxnDevice(TxnDeviceKind),
+}
+
+/// The emulated transactional device a run on the device uses. [`Stack`] chooses it from the
+/// journal mode ([`TxnDeviceKind::of`]); everything after asks the stack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxnDeviceKind {
+    /// X-FTL's eMMC (`--journal xftl`).
     Xftl,
+    /// The i-FTL device, mapping tables in NVM (`--journal iftl`).
+    Iftl,
+}
+
+impl TxnDeviceKind {
+    /// The transactional device `mode` runs on (`None`: a mode on a kernel filesystem).
+    pub fn of(mode: JournalMode) -> Option<TxnDeviceKind> {
+        match mode {
+            JournalMode::Xftl => Some(TxnDeviceKind::Xftl),
+            JournalMode::Iftl => Some(TxnDeviceKind::Iftl),
+            _ => None,
+        }
+    }
+
+    /// The runner's VFS over this device.
+    pub fn vfs_name(self) -> &'static str {
+        match self {
+            TxnDeviceKind::Xftl => XFTL_VFS_NAME,
+            TxnDeviceKind::Iftl => IFTL_VFS_NAME,
+        }
+    }
 }
 
 /// Where the files live.
@@ -405,16 +434,17 @@ fn db_stack(
             };
             (VfsChain::WaldioOverAccounting(o), WALDIO_VFS_NAME, level)
         }
-        JournalMode::Xftl => (VfsChain::Xftl, XFTL_VFS_NAME, w.synchronous),
-        JournalMode::Iftl => (VfsChain::Xftl, IFTL_VFS_NAME, w.synchronous),
-        _ => (VfsChain::Accounting, ACCOUNTING_VFS, w.synchronous),
+        _ => match TxnDeviceKind::of(mode) {
+            Some(kind) => (VfsChain::TxnDevice(kind), kind.vfs_name(), w.synchronous),
+            None => (VfsChain::Accounting, ACCOUNTING_VFS, w.synchronous),
+        },
     };
     let sqlite = Some(SqliteSetup::new(
         vfs_name,
         mode.sqlite_journal(),
         synchronous,
     ));
-    if vfs == VfsChain::Xftl {
+    if matches!(vfs, VfsChain::TxnDevice(_)) {
         let Some(plan) = device else {
             return Err(StackError::XftlNeedsDevice);
         };
@@ -604,12 +634,14 @@ mod tests {
         };
         let x = Stack::resolve(&db(JournalMode::Xftl), &device).unwrap();
         assert!(matches!(x.storage, Storage::Device(_)));
+        assert_eq!(x.vfs, VfsChain::TxnDevice(TxnDeviceKind::Xftl));
         assert_eq!(x.sqlite.as_ref().unwrap().journal, SqliteJournal::Delete);
         assert!(x.capture.is_none() && x.replay.is_none() && x.pace.is_none());
         assert_eq!(x.fs_name(), "xftl");
 
         let i = Stack::resolve(&db(JournalMode::Iftl), &device).unwrap();
         assert!(matches!(i.storage, Storage::Device(_)));
+        assert_eq!(i.vfs, VfsChain::TxnDevice(TxnDeviceKind::Iftl));
         assert_eq!(i.sqlite.as_ref().unwrap().vfs, IFTL_VFS_NAME);
         assert_eq!(i.fs_name(), "iftl");
         let aged = RunOptions {

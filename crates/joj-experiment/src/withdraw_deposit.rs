@@ -19,8 +19,8 @@ use rusqlite::{Connection, OpenFlags};
 use serde::Serialize;
 
 use crate::error::{ExperimentError, StackError};
-use crate::xftl::{self, IDevice, RunDevice, XftlOptions, XftlReport};
-use joj_atomic::XDevice;
+use crate::stack::TxnDeviceKind;
+use crate::txn_device::{self, OnTxnDevice, RunDevice, TxnDeviceOptions, TxnDeviceReport};
 
 /// Accounts in each database.
 pub const ACCOUNTS: i64 = 1000;
@@ -52,7 +52,7 @@ pub struct WithdrawDepositReport {
     /// The device over the transactions (modeled time, commands, programs).
     pub device: DeviceSummary,
     /// The file layer's and the device's own counts (mapping programs, NVM metadata).
-    pub xftl: XftlReport,
+    pub xftl: TxnDeviceReport,
     /// Ledger bytes after the run.
     pub ledger_bytes: u64,
 }
@@ -72,10 +72,17 @@ pub fn run(opts: &WithdrawDepositOptions) -> Result<WithdrawDepositReport, Exper
     }
     // SQLite would ignore another page size and run at its default, silently.
     joj_workload::config::check_page_size(opts.page_size)?;
-    match opts.mode {
-        JournalMode::Xftl => run_on::<XDevice>(opts),
-        JournalMode::Iftl => run_on::<IDevice>(opts),
-        other => Err(ExperimentError::WithdrawDepositMode(other)),
+    match TxnDeviceKind::of(opts.mode) {
+        Some(kind) => kind.run(opts),
+        None => Err(ExperimentError::WithdrawDepositMode(opts.mode)),
+    }
+}
+
+impl OnTxnDevice for &WithdrawDepositOptions {
+    type Output = Result<WithdrawDepositReport, ExperimentError>;
+
+    fn on<D: RunDevice>(self) -> Self::Output {
+        run_on::<D>(self)
     }
 }
 
@@ -129,8 +136,8 @@ fn transfer(rng: &mut ChaCha8Rng) -> (i64, i64, i64) {
 fn run_on<D: RunDevice>(
     opts: &WithdrawDepositOptions,
 ) -> Result<WithdrawDepositReport, ExperimentError> {
-    let xo = XftlOptions::for_run(&opts.profile, None, opts.page_size, opts.seed);
-    let vfs = xftl::fresh_device::<D>(&xo)?;
+    let xo = TxnDeviceOptions::for_run(&opts.profile, None, opts.page_size, opts.seed);
+    let vfs = txn_device::fresh_device::<D>(&xo)?;
     let result = measure(&vfs, opts, &xo);
     let _ = vfs.detach();
     result
@@ -139,11 +146,11 @@ fn run_on<D: RunDevice>(
 fn measure<D: RunDevice>(
     vfs: &XftlVfs<D>,
     opts: &WithdrawDepositOptions,
-    xo: &XftlOptions,
+    xo: &TxnDeviceOptions,
 ) -> Result<WithdrawDepositReport, ExperimentError> {
     let (a, b) = prepare(vfs.name(), opts.page_size)?;
     vfs.create_file(LEDGER)?;
-    let window = xftl::Window::new(*vfs);
+    let window = txn_device::Window::new(*vfs);
     joj_workload::Window::begin(&window).map_err(ExperimentError::from)?;
     let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
     for i in 0..opts.transactions {

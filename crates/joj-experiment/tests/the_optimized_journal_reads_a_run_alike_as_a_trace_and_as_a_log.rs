@@ -1,8 +1,8 @@
 //! The eMMC paper's optimized-journal rules are written once (`joj_device::ejournal::rules`)
 //! and read through two adapters: the replay mode's, over a classified block trace
 //! (`ejournal::transform`), and the crash states', over a recorded block log
-//! (`crash_states::coalition::coalesce`). The same recorded run, given to both — as the log
-//! the recording disk keeps and as the trace a block tracer would have classified — must give
+//! (`kernel_crash_states::coalition::coalesce`). The same recorded run, given to both — as the
+//! log the recording disk keeps and as the trace a block tracer would have classified — must give
 //! the same groups, the same ordering flushes before them, the same flushes kept and the same
 //! post-commit flushes dropped.
 //!
@@ -13,8 +13,10 @@
 
 use joj_device::ejournal::{Region, Step, transform};
 use joj_device::rng::SimRng;
-use joj_experiment::crash_states::coalition::{Ending, ItemKind, coalesce};
-use joj_experiment::crash_states::jbd2::{JBD2_COMMIT, JBD2_DESCRIPTOR, JBD2_MAGIC, Journal, Run};
+use joj_experiment::kernel_crash_states::coalition::{Ending, ItemKind, coalesce};
+use joj_experiment::kernel_crash_states::jbd2::{
+    JBD2_COMMIT, JBD2_DESCRIPTOR, JBD2_MAGIC, Journal, Run,
+};
 use joj_linux::record::{BLOCK_BYTES, LogOp, Mark};
 use joj_trace::{BlockClass, Op, TraceRecord};
 

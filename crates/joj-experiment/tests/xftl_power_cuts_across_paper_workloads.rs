@@ -11,7 +11,7 @@
 mod paper_common;
 
 use joj_device::Profile;
-use joj_experiment::crash::{CrashOptions, CrashReport, run};
+use joj_experiment::device_power_cuts::{CrashOptions, CrashReport, run};
 use joj_experiment::{ExperimentError, StackError};
 use joj_workload::paper::{PaperWorkload, TpccMix, rlbench};
 use paper_common::tpcc;

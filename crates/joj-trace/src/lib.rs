@@ -40,4 +40,4 @@ pub use plot::{PlotAxis, PlotInfo, plot_svg, render_svg};
 pub use record::{
     BlockClass, Completion, FileRole, Op, SECTOR_BYTES, TraceRecord, attach_completions,
 };
-pub use totals::{BlockPerTxn, BlockTotals, DataByRole, DataByRolePerTxn};
+pub use totals::{BlockPerTxn, BlockTotals, DataByRole, DataByRolePerTxn, TraceSummary};

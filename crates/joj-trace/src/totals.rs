@@ -51,6 +51,25 @@ impl DataByRole {
     }
 }
 
+/// `joj trace show`: a trace file's header, its number of requests and their block totals
+/// (`docs/formats/joj-trace.md`, "What `joj trace show` prints").
+#[derive(Debug, Clone, Serialize)]
+pub struct TraceSummary {
+    pub block: BlockTotals,
+    pub header: crate::format::TraceHeader,
+    pub records: usize,
+}
+
+impl TraceSummary {
+    pub fn of(header: crate::format::TraceHeader, records: &[TraceRecord]) -> TraceSummary {
+        TraceSummary {
+            block: BlockTotals::from_records(records),
+            header,
+            records: records.len(),
+        }
+    }
+}
+
 /// Counts and bytes of the block requests of a run (or of one device of it).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -2,9 +2,9 @@
 //! transaction's group (one packed command of reliable writes, durable on return), which
 //! flushes the group makes unnecessary, and where an ordering flush goes. A pure function over
 //! journal events ([`decide`]); its two adapters read a block trace (`ejournal::transform`, the
-//! replay mode) and a recorded block log (joj-experiment's `crash_states::coalition`, the crash
-//! states). The rules, each with its reason: `docs/device-model.md`, "The optimized journal
-//! (eMMC journal coalition)".
+//! replay mode) and a recorded block log (joj-experiment's `kernel_crash_states::coalition`,
+//! the crash states). The rules, each with its reason: `docs/device-model.md`, "The optimized
+//! journal (eMMC journal coalition)".
 //!
 //! Invariants of a decision list: every journal write is a `Member` or the `Commit` of exactly
 //! one transaction, or `Unfinished` (after the last commit); transactions are numbered in commit

@@ -4,7 +4,7 @@
 //! command".
 //!
 //! A command of one write of one page is written as before (one program is old or new on its
-//! own). Any other command is programmed as one X-FTL transaction (`ftl/txn.rs`, format
+//! own). Any other command is programmed as one X-FTL transaction (`xftl/txn.rs`, format
 //! `docs/formats/xftl.md`): each page is programmed tagged, and the commit table written after
 //! the last of them completes is the single point at which all of them become the device's
 //! version. The command completes when that table is programmed. Nothing of the persistent
@@ -20,8 +20,8 @@ use crate::addr::Lpn;
 use crate::block::{PackedWrite, WriteFlags};
 use crate::config::ReliableWriteAtomicity;
 use crate::error::{DeviceError, FtlError};
-use crate::ftl::Tid;
 use crate::medium::Medium;
+use crate::xftl::Tid;
 
 impl<M: Medium> Emmc<M> {
     /// Whether a write command of `flags` is made atomic across the command.

@@ -9,8 +9,8 @@ use super::{Held, IFtl, ITxn, IftlCanary, WriteKind};
 use crate::addr::Lpn;
 use crate::block_table::{check_lpn, collect_garbage};
 use crate::error::FtlError;
-use crate::ftl::Tid;
 use crate::medium::Medium;
+use crate::xftl::Tid;
 
 impl<M: Medium> IFtl<M> {
     /// Open a transaction: a transaction-table slot becomes `{tid, active}`. Returns the id and

@@ -12,10 +12,10 @@ use crate::addr::Lpn;
 use crate::block::{BlockDevice, DeviceGeometry, TransactionalDevice, WriteFlags};
 use crate::counters::Counters;
 use crate::error::DeviceError;
-use crate::ftl::Tid;
 use crate::iftl::WriteKind;
 use crate::medium::Medium;
 use crate::queue::CommandKind;
+use crate::xftl::Tid;
 
 impl<M: Medium> IftlDevice<M> {
     fn check_range(&self, offset_bytes: u64, len: u64, unit: u64) -> Result<(), DeviceError> {

@@ -4,7 +4,7 @@
 //! over the logFTL, counted as i-FTL's counterpart of X-FTL's commit-table load, then the read
 //! of `dataFTL` that rebuilds the block table, reported with the whole recovery and not
 //! counted, as X-FTL's own mapping recovery is not. Then the restart of SQLite shared with
-//! `xftl`.
+//! `xftl` (`txn_device.rs`).
 
 use joj_device::{DataMode, IftlDevice};
 use joj_workload::{JournalMode, SqliteSetup};
@@ -13,9 +13,9 @@ use rand_chacha::ChaCha8Rng;
 
 use super::options::RestartOptions;
 use super::report::RestartRun;
-use super::xftl::{Recovery, restart_sqlite, run_up_to};
+use super::txn_device::{Counted, Recovery, restart_sqlite, run_up_to};
 use crate::error::ExperimentError;
-use crate::xftl::{self, IDevice, XftlOptions};
+use crate::txn_device::{self, IDevice, TxnDeviceOptions};
 
 /// `iftl` on a fresh i-FTL device of the profile.
 pub(super) fn iftl_run(
@@ -24,8 +24,8 @@ pub(super) fn iftl_run(
     crash_in: u64,
     cut_seed: u64,
 ) -> Result<RestartRun, ExperimentError> {
-    let xo = XftlOptions::for_run(&opts.profile, None, opts.page_size, opts.seed);
-    let v = xftl::fresh_device::<IDevice>(&xo)?;
+    let xo = TxnDeviceOptions::for_run(&opts.profile, None, opts.page_size, opts.seed);
+    let v = txn_device::fresh_device::<IDevice>(&xo)?;
     let result =
         (|| {
             let (conn, mut driver) = run_up_to(opts, (JournalMode::Iftl, setup), crash_in)?;
@@ -62,7 +62,9 @@ pub(super) fn iftl_run(
             dev.ftl().check_invariants();
             let recovery = Recovery {
                 entries_applied: report.entries_restored,
-                counted_ns: report.algorithm1_ns,
+                counted: Counted::LogFtlRecovery {
+                    ns: report.algorithm1_ns,
+                },
                 whole_ns: report.modeled_ns,
             };
             restart_sqlite(

@@ -35,6 +35,7 @@ mod fs;
 mod iftl;
 mod options;
 mod report;
+mod txn_device;
 mod xftl;
 
 pub use options::RestartOptions;
@@ -48,16 +49,14 @@ use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::error::{ExperimentError, StackError};
-use crate::stack::{FsChoice, RunOptions, Stack, Storage, VfsChain, Workload};
+use crate::stack::{FsChoice, RunOptions, Stack, Storage, TxnDeviceKind, VfsChain, Workload};
 
 /// Where a restartable mode runs.
 enum Restarted {
     /// A rollback or WAL mode on the scratch filesystem.
     Filesystem,
-    /// X-FTL on the device.
-    Device,
-    /// i-FTL on its device.
-    IftlDevice,
+    /// X-FTL or i-FTL on its transactional device.
+    Device(TxnDeviceKind),
 }
 
 /// The stack `mode` runs on for a restart; only modes with a log to recover from, on SQLite's
@@ -78,12 +77,7 @@ fn restart_stack(
     };
     let logged = setup.journal.is_wal() || setup.journal.is_rollback_file();
     match (&stack.storage, &stack.vfs) {
-        (Storage::Device(_), VfsChain::Xftl) if mode == JournalMode::Xftl => {
-            Ok((Restarted::Device, setup))
-        }
-        (Storage::Device(_), VfsChain::Xftl) if mode == JournalMode::Iftl => {
-            Ok((Restarted::IftlDevice, setup))
-        }
+        (Storage::Device(_), &VfsChain::TxnDevice(kind)) => Ok((Restarted::Device(kind), setup)),
         (Storage::Scratch { .. }, VfsChain::Accounting) if logged => {
             Ok((Restarted::Filesystem, setup))
         }
@@ -148,8 +142,12 @@ pub fn measure(
         let mut runs = Vec::new();
         for &(crash_in, budget, cut_seed) in &cuts {
             let run = match stack {
-                Restarted::Device => xftl::xftl_run(opts, setup, crash_in, budget, cut_seed)?,
-                Restarted::IftlDevice => iftl::iftl_run(opts, setup, crash_in, cut_seed)?,
+                Restarted::Device(TxnDeviceKind::Xftl) => {
+                    xftl::xftl_run(opts, setup, crash_in, budget, cut_seed)?
+                }
+                Restarted::Device(TxnDeviceKind::Iftl) => {
+                    iftl::iftl_run(opts, setup, crash_in, cut_seed)?
+                }
                 Restarted::Filesystem => fs::fs_run(opts, *mode, setup, crash_in)?,
             };
             on_run(&name, &run);

@@ -1,22 +1,15 @@
 //! A restart of `xftl`: the power is cut at a device command inside the commit, the device
-//! recovers from its medium, the file layer mounts, and SQLite's first statement is timed by
-//! the device. The part after the device's recovery is shared with `iftl`.
+//! recovers from its medium (X-FTL's recovery), and the restart of SQLite shared with `iftl`
+//! follows (`txn_device.rs`).
 
-use std::path::PathBuf;
-
-use joj_atomic::XftlVfs;
 use joj_device::Emmc;
-use joj_workload::paper::Driver;
-use joj_workload::{JournalMode, SqliteSetup, db};
+use joj_workload::{JournalMode, SqliteSetup};
 
-use super::check::{first_access, recovered, workload};
 use super::options::RestartOptions;
-use super::report::{NotCounted, RestartRun};
+use super::report::RestartRun;
+use super::txn_device::{Counted, Recovery, restart_sqlite, run_up_to};
 use crate::error::ExperimentError;
-use crate::xftl::{self, RunDevice, XftlOptions};
-
-/// Where the device runs keep their database (a path inside the flash file layer).
-pub(super) const DIR: &str = "/joj-xftl";
+use crate::txn_device::{self, TxnDeviceOptions};
 
 /// `xftl` on a fresh device of the profile.
 pub(super) fn xftl_run(
@@ -26,8 +19,8 @@ pub(super) fn xftl_run(
     budget: u64,
     cut_seed: u64,
 ) -> Result<RestartRun, ExperimentError> {
-    let xo = XftlOptions::for_run(&opts.profile, None, opts.page_size, opts.seed);
-    let v = xftl::fresh_device::<joj_atomic::XDevice>(&xo)?;
+    let xo = TxnDeviceOptions::for_run(&opts.profile, None, opts.page_size, opts.seed);
+    let v = txn_device::fresh_device::<joj_atomic::XDevice>(&xo)?;
     let result = (|| {
         let (conn, mut driver) = run_up_to(opts, (JournalMode::Xftl, setup), crash_in)?;
         v.with_fs(|fs| fs.device_mut().cut_power_after(Some(budget)));
@@ -49,7 +42,9 @@ pub(super) fn xftl_run(
         dev.ftl().check_invariants();
         let recovery = Recovery {
             entries_applied: report.xl2p_entries_applied,
-            counted_ns: report.xl2p_load_ns,
+            counted: Counted::Xl2pLoad {
+                ns: report.xl2p_load_ns,
+            },
             whole_ns: report.modeled_ns,
         };
         restart_sqlite(
@@ -62,86 +57,4 @@ pub(super) fn xftl_run(
     })();
     let _ = v.detach();
     result
-}
-
-/// What a device's recovery did and cost.
-pub(super) struct Recovery {
-    /// X-FTL: commit-table entries applied; i-FTL: `dataFTL` entries restored.
-    pub entries_applied: u64,
-    /// The transactional part, counted: X-FTL's commit-table load, i-FTL's Algorithm 1.
-    pub counted_ns: u64,
-    /// The whole recovery, reported and not counted.
-    pub whole_ns: u64,
-}
-
-/// Mount the file layer on the recovered device, open the database, time its first statement
-/// on the device and check what it holds: transaction `crash_in` was the one cut.
-pub(super) fn restart_sqlite<D: RunDevice>(
-    opts: &RestartOptions,
-    (mode, setup): (JournalMode, &SqliteSetup),
-    v: &XftlVfs<D>,
-    (dev, recovery): (D, Recovery),
-    crash_in: u64,
-) -> Result<RestartRun, ExperimentError> {
-    let w = workload(opts, mode);
-    let dir = PathBuf::from(DIR);
-    let mount_from = dev.counters().modeled_s;
-    let fs = joj_atomic::FlashFs::mount(dev).map_err(|source| ExperimentError::FlashFs {
-        what: "mounting the file layer",
-        source,
-    })?;
-    let mount_ms = (fs.device().counters().modeled_s - mount_from) * 1e3;
-    v.attach(fs)?;
-    v.with_fs(|fs| fs.device_mut().reset_counters());
-    let conn = db::connect(&dir, &w, 0, setup)?;
-    first_access(&conn)?;
-    let c = v
-        .with_fs(|fs| fs.device().counters())
-        .ok_or(ExperimentError::NoDeviceAttached)?;
-    let acknowledged = crash_in - 1;
-    let db_path = db::database_paths(&dir, &w, 0).remove(0);
-    let recovered = recovered(opts, &conn, &db_path, acknowledged)?;
-    drop(conn);
-    let first_access_ms = c.modeled_s * 1e3;
-    let counted_ms = recovery.counted_ns as f64 / 1e6;
-    let iftl = mode == JournalMode::Iftl;
-    Ok(RestartRun {
-        crash_in_txn: crash_in,
-        acknowledged,
-        recovered,
-        log_bytes: 0,
-        wal_frames: None,
-        xl2p_entries_applied: recovery.entries_applied,
-        restart_ms: first_access_ms + counted_ms,
-        first_access_ms,
-        checkpoint_ms: None,
-        xl2p_load_ms: (!iftl).then_some(counted_ms),
-        logftl_recovery_ms: iftl.then_some(counted_ms),
-        reads: c.host_read_requests,
-        writes: c.host_write_requests,
-        flushes: c.flushes,
-        not_counted_ms: NotCounted {
-            device_recovery_ms: Some(recovery.whole_ns as f64 / 1e6),
-            file_layer_mount_ms: Some(mount_ms),
-            ..NotCounted::default()
-        },
-    })
-}
-
-/// Make the database on the attached device and run the workload's first `crash_in - 1`
-/// transactions: the connection and the driver, at the transaction the cut will interrupt.
-pub(super) fn run_up_to(
-    opts: &RestartOptions,
-    (mode, setup): (JournalMode, &SqliteSetup),
-    crash_in: u64,
-) -> Result<(rusqlite::Connection, Driver), ExperimentError> {
-    let w = workload(opts, mode);
-    let dir = PathBuf::from(DIR);
-    db::prepare(&dir, &w, setup)?;
-    let conn = db::connect(&dir, &w, 0, setup)?;
-    let mut driver = Driver::new(&opts.workload, opts.seed)?;
-    for _ in 1..crash_in {
-        driver.transaction(&conn)?;
-    }
-    Ok((conn, driver))
 }

@@ -7,9 +7,10 @@ use joj_trace::classify::{DevExtent, Layout, classify};
 use joj_trace::totals::BlockTotals;
 use joj_trace::{BlockClass, FileRole, Op, TraceRecord};
 
-use super::extents::{ExtentRecorder, SyncInterval, UnplacedData};
+use super::extents::{ExtentRecorder, SyncInterval};
 use crate::error::ExperimentError;
 use crate::result::FileBytes;
+use crate::result::UnplacedData;
 
 /// The classified trace of a window.
 pub(super) struct Classified {

@@ -1,5 +1,5 @@
-//! An `xftl` run: the workload's database on the `xftl` VFS over a fresh (optionally aged)
-//! emulated device; the window resets the device's counters and reads them back, so the
+//! A run on a transactional device (`xftl` or `iftl`, as the stack chose): the workload's
+//! database on the `xftl` VFS over a fresh (optionally aged) emulated device; the window resets the device's counters and reads them back, so the
 //! `device` section is the device's own.
 
 use std::path::PathBuf;
@@ -12,24 +12,41 @@ use joj_workload::{DbWorkload, SqliteSetup, db, sqlite};
 use super::config::run_config;
 use crate::error::ExperimentError;
 use crate::result::RunResult;
-use crate::stack::{DevicePlan, Stack, Workload};
-use crate::xftl::{self, IDevice, RunDevice, XftlOptions};
-use joj_atomic::XDevice;
-use joj_workload::JournalMode;
+use crate::stack::{DevicePlan, Stack, TxnDeviceKind, Workload};
+use crate::txn_device::{self, OnTxnDevice, RunDevice, TxnDeviceOptions};
 
 /// The database's directory on the device (names there only need to be absolute).
 const DIR: &str = "/joj-xftl";
 
-pub(super) fn run(
-    stack: &Stack,
-    plan: &DevicePlan,
-    w: &DbWorkload,
-    setup: &SqliteSetup,
-    progress: Option<Arc<AtomicU64>>,
-) -> Result<RunResult, ExperimentError> {
-    match w.journal {
-        JournalMode::Iftl => run_on::<IDevice>(stack, plan, w, setup, progress),
-        _ => run_on::<XDevice>(stack, plan, w, setup, progress),
+/// One run on the device of `kind`.
+pub(super) struct DeviceRun<'a> {
+    pub kind: TxnDeviceKind,
+    pub stack: &'a Stack,
+    pub plan: &'a DevicePlan,
+    pub w: &'a DbWorkload,
+    pub setup: &'a SqliteSetup,
+    pub progress: Option<Arc<AtomicU64>>,
+}
+
+impl DeviceRun<'_> {
+    pub(super) fn run(self) -> Result<RunResult, ExperimentError> {
+        self.kind.run(self)
+    }
+}
+
+impl OnTxnDevice for DeviceRun<'_> {
+    type Output = Result<RunResult, ExperimentError>;
+
+    fn on<D: RunDevice>(self) -> Self::Output {
+        let DeviceRun {
+            stack,
+            plan,
+            w,
+            setup,
+            progress,
+            ..
+        } = self;
+        run_on::<D>(stack, plan, w, setup, progress)
     }
 }
 
@@ -40,16 +57,16 @@ fn run_on<D: RunDevice>(
     setup: &SqliteSetup,
     progress: Option<Arc<AtomicU64>>,
 ) -> Result<RunResult, ExperimentError> {
-    let xo = XftlOptions::for_run(&plan.profile, plan.aging_validity, w.page_size, w.seed);
-    let v = xftl::fresh_device::<D>(&xo)?;
+    let xo = TxnDeviceOptions::for_run(&plan.profile, plan.aging_validity, w.page_size, w.seed);
+    let v = txn_device::fresh_device::<D>(&xo)?;
     let result = (|| {
         let dir = PathBuf::from(DIR);
         db::prepare(&dir, w, setup)?;
         // Several threads of the Mobibench loop take their turns in device time.
         let window = if w.threads > 1 && w.paper.is_none() {
-            xftl::Window::in_device_time_order(v, w.threads as usize, w.transactions)
+            txn_device::Window::in_device_time_order(v, w.threads as usize, w.transactions)
         } else {
-            xftl::Window::new(v)
+            txn_device::Window::new(v)
         };
         let out = db::run(&dir, w, setup, &window, progress)?;
         sqlite::integrity_check(&out.databases, &setup.vfs)?;
@@ -66,7 +83,7 @@ fn result_of(
     w: &DbWorkload,
     out: joj_workload::DbRunOutput,
     device: joj_device::DeviceSummary,
-    report: xftl::XftlReport,
+    report: txn_device::TxnDeviceReport,
 ) -> RunResult {
     // One connection per thread, each on its own database; nothing kernel-side runs, so no
     // system call is counted and there is no clock to pace.

@@ -14,9 +14,9 @@ use joj_trace::FileRole;
 use joj_trace::classify::{DevExtent, FileSnapshot};
 use joj_vfs::{FileEvent, FileObserver};
 use joj_workload::lock;
-use serde::{Deserialize, Serialize};
 
 use crate::error::ExperimentError;
+use crate::result::UnplacedData;
 
 /// A file's raw FIEMAP answer at one instant (btrfs: logical addresses, mapped after the run).
 struct RawSnapshot {
@@ -32,21 +32,6 @@ pub(super) struct SyncInterval {
     pub(super) role: FileRole,
     pub(super) start_ns: u64,
     pub(super) end_ns: u64,
-}
-
-/// File data the classifier could not place on the device at some extent snapshot. It can
-/// attribute no request there; a request to blocks that no snapshot of any file places counts
-/// as filesystem metadata. One entry per file and reason, the largest range seen.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct UnplacedData {
-    pub path: String,
-    pub role: FileRole,
-    /// Why the range has no device location.
-    pub reason: String,
-    /// Snapshots of the file that had such a range.
-    pub snapshots: u64,
-    /// The largest unplaced byte count in one snapshot.
-    pub max_bytes: u64,
 }
 
 /// Records extents and sync intervals while the window runs.

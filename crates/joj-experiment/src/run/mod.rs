@@ -29,7 +29,6 @@ pub use crate::result::{DatabaseReport, PerCommit};
 pub use command::{CommandOptions, check_command, run_command};
 pub use command_doc::command_line;
 pub use config::kernel_release;
-pub use extents::UnplacedData;
 pub use per_database::databases;
 pub use syscalls::{SyscallReplayOptions, SyscallReplayReport, replay_syscalls};
 
@@ -38,7 +37,7 @@ use std::sync::atomic::AtomicU64;
 
 use crate::error::ExperimentError;
 use crate::result::RunResult;
-use crate::stack::{RunOptions, Stack, Storage, Workload};
+use crate::stack::{RunOptions, Stack, Storage, VfsChain, Workload};
 
 /// Run `workload` as `opts` say and return its result document.
 pub fn run(workload: &Workload, opts: &RunOptions) -> Result<RunResult, ExperimentError> {
@@ -56,12 +55,22 @@ pub fn run_on(
     workload: &Workload,
     progress: Option<Arc<AtomicU64>>,
 ) -> Result<RunResult, ExperimentError> {
-    match (&stack.storage, workload, &stack.sqlite) {
-        (Storage::Device(plan), Workload::Db(w), Some(setup)) => {
-            device::run(stack, plan, w, setup, progress)
+    match (&stack.storage, workload, &stack.sqlite, &stack.vfs) {
+        (Storage::Device(plan), Workload::Db(w), Some(setup), &VfsChain::TxnDevice(kind)) => {
+            device::DeviceRun {
+                kind,
+                stack,
+                plan,
+                w,
+                setup,
+                progress,
+            }
+            .run()
         }
         (Storage::Device(_), ..) => {
-            unreachable!("Stack::resolve puts only database workloads on the device")
+            unreachable!(
+                "Stack::resolve puts only database workloads on the device, through its VFS"
+            )
         }
         (Storage::Host(_) | Storage::Scratch { .. }, ..) => fs::run(stack, workload, progress),
     }

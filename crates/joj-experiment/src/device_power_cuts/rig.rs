@@ -13,7 +13,7 @@ use rusqlite::Connection;
 use super::options::CrashOptions;
 use crate::error::ExperimentError;
 use crate::stack::{RunOptions, Stack, Workload};
-use crate::xftl::{self, XftlOptions};
+use crate::txn_device::{self, TxnDeviceOptions};
 
 /// Each crash test registers its own VFS (`xftl-crash-N`), so several can run in one process
 /// (SQLite keeps registered VFSes for the process's life: a few hundred bytes each).
@@ -68,7 +68,7 @@ impl Rig {
 
     /// The prepared database as a device image, cleanly shut down.
     pub(super) fn base_image(&self, opts: &CrashOptions) -> Result<Vec<u8>, ExperimentError> {
-        let mut xo = XftlOptions::for_run(
+        let mut xo = TxnDeviceOptions::for_run(
             &opts.profile,
             opts.aging_validity,
             opts.page_size,
@@ -84,7 +84,7 @@ impl Rig {
             .min(opts.profile.capacity_bytes() / 6)
             .min(384 << 20);
         self.vfs
-            .attach(xftl::formatted_device::<joj_atomic::XDevice>(&xo)?)?;
+            .attach(txn_device::formatted_device::<joj_atomic::XDevice>(&xo)?)?;
         let prepared = db::prepare(Path::new(DIR), &self.workload, &self.setup);
         let fs = self.vfs.detach()?;
         if let Err(WorkloadError::DiskFull { what }) = prepared {

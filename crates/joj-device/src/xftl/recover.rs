@@ -30,10 +30,10 @@
 //! checkpoint.
 
 use super::xl2p::{self, TXN_BIT};
-use super::{Ftl, RecoveryReport};
 use crate::addr::{BlockId, NO_LPN, Oob, Ppn};
 use crate::config::FtlConfig;
 use crate::error::FtlError;
+use crate::ftl::{Ftl, RecoveryReport};
 use crate::medium::{CommitEntry, Medium};
 
 /// When the tables read at power-on are in controller RAM.

@@ -8,17 +8,17 @@
 //! bypass the write cache: a cached (committed) copy of a page is programmed before the
 //! transaction's first write of that page, so versions reach flash in commit order.
 
-use super::Emmc;
 use crate::addr::Lpn;
 use crate::block::TransactionalDevice;
+use crate::emmc::{Emmc, UnitWrite};
 use crate::error::{DeviceError, FtlError};
-use crate::ftl::Tid;
 use crate::medium::Medium;
 use crate::queue::CommandKind;
+use crate::xftl::Tid;
 
 impl<M: Medium> Emmc<M> {
     /// Refuse a plain write or discard touching a page an active transaction holds.
-    pub(super) fn check_not_in_txn(&self, offset_bytes: u64, len: u64) -> Result<(), DeviceError> {
+    pub(crate) fn check_not_in_txn(&self, offset_bytes: u64, len: u64) -> Result<(), DeviceError> {
         if self.ftl.active_transactions() == 0 {
             return Ok(());
         }
@@ -76,7 +76,7 @@ impl<M: Medium> TransactionalDevice for Emmc<M> {
                         d.ftl.holder(Lpn(lpn)).is_none(),
                         "a page held by a transaction is never cached"
                     );
-                    let one = super::UnitWrite {
+                    let one = UnitWrite {
                         lpn,
                         mask: ev.mask,
                         src: Some(ev.slot),

@@ -2,11 +2,11 @@
 //! `read(t, p)`, `commit(t)`, `abort(t)`, kept in the X-L2P table ([`super::xl2p`]). Format,
 //! rules and the crash argument: `docs/formats/xftl.md`.
 
-use super::Ftl;
 use super::xl2p::{Active, TXN_BIT, Tid, Txn, table_pages};
 use crate::addr::{Lpn, NO_LPN};
 use crate::block_table::{check_lpn, collect_garbage};
 use crate::error::FtlError;
+use crate::ftl::Ftl;
 use crate::medium::{CommitEntry, Medium};
 
 impl<M: Medium> Ftl<M> {
@@ -197,7 +197,7 @@ impl<M: Medium> Ftl<M> {
 
     /// GC copied an active transaction's page of `lpn` to `ppn` (sequence `seq`, complete at
     /// `done`): move its entry.
-    pub(super) fn moved_active(&mut self, lpn: u32, ppn: u32, seq: u64, done: u64) {
+    pub(crate) fn moved_active(&mut self, lpn: u32, ppn: u32, seq: u64, done: u64) {
         let a = self.xl2p.active.get_mut(&lpn).expect("GC found it active");
         let old = a.ppn;
         a.ppn = ppn;

@@ -36,29 +36,29 @@ impl std::fmt::Display for Tid {
 
 /// The newest copy of a logical page an active transaction wrote.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Active {
-    pub(super) tid: u32,
-    pub(super) ppn: u32,
-    pub(super) seq: u64,
+pub(crate) struct Active {
+    pub(crate) tid: u32,
+    pub(crate) ppn: u32,
+    pub(crate) seq: u64,
 }
 
 /// An active transaction.
 #[derive(Debug, Default)]
-pub(super) struct Txn {
+pub(crate) struct Txn {
     /// Logical pages in first-write order.
-    pub(super) lpns: Vec<u32>,
+    pub(crate) lpns: Vec<u32>,
     /// Completion of the last program of this transaction's pages (GC copies included).
-    pub(super) durable_ns: u64,
+    pub(crate) durable_ns: u64,
 }
 
 /// The X-L2P table in controller RAM.
 #[derive(Debug)]
 pub(crate) struct XTable {
-    pub(super) capacity: usize,
-    pub(super) active: HashMap<u32, Active>,
-    pub(super) txns: HashMap<u32, Txn>,
-    pub(super) committed: Vec<CommitEntry>,
-    pub(super) next_tid: u32,
+    pub(crate) capacity: usize,
+    pub(crate) active: HashMap<u32, Active>,
+    pub(crate) txns: HashMap<u32, Txn>,
+    pub(crate) committed: Vec<CommitEntry>,
+    pub(crate) next_tid: u32,
     /// Canary for the crash tests: acknowledge a commit before its pages and table are durable.
     pub(crate) canary_commit_before_durable: bool,
 }
@@ -82,7 +82,7 @@ impl XTable {
         }
     }
 
-    pub(super) fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.active.len() + self.committed.len()
     }
 

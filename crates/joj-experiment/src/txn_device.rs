@@ -1,7 +1,12 @@
-//! X-FTL and i-FTL runs: a database workload on the `xftl` VFS (crate `joj-atomic`) over an
-//! emulated transactional device in this process — X-FTL's eMMC (`--journal xftl`) or the
-//! i-FTL device (`--journal iftl`, mapping tables in NVM) — no kernel filesystem, no block
-//! trace: the device counts its own commands, and its clock is the modeled time.
+//! A transactional device run, what X-FTL and i-FTL runs share: a database workload on the
+//! `xftl` VFS (crate `joj-atomic`) over an emulated transactional device in this process —
+//! X-FTL's eMMC (`--journal xftl`) or the i-FTL device (`--journal iftl`, mapping tables in
+//! NVM) — no kernel filesystem, no block trace: the device counts its own commands, and its
+//! clock is the modeled time.
+//!
+//! Which of the two devices a run uses is decided once, by [`crate::Stack`]
+//! ([`TxnDeviceKind`]); code generic over the device ([`RunDevice`]) is handed the type by
+//! [`TxnDeviceKind::run`].
 //!
 //! Phases as for the traced runs: *prepare* (format the file layer on a fresh, optionally aged
 //! device; create and load the database) is not measured; the device's counters are reset;
@@ -18,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use joj_workload::{WorkloadError, lock};
 
 use crate::error::ExperimentError;
-use crate::stack::{IFTL_VFS_NAME, XFTL_VFS_NAME};
+use crate::stack::{IFTL_VFS_NAME, TxnDeviceKind, XFTL_VFS_NAME};
 
 /// A transactional device a run measures: made fresh from a profile (page data kept: SQLite
 /// reads it back), aged, its counters restarted at the window.
@@ -76,9 +81,25 @@ impl RunDevice for IDevice {
     }
 }
 
-/// Where an X-FTL run happens.
+/// Work to do on a transactional device of a type [`TxnDeviceKind::run`] picks.
+pub trait OnTxnDevice {
+    type Output;
+    fn on<D: RunDevice>(self) -> Self::Output;
+}
+
+impl TxnDeviceKind {
+    /// Do `work` on this kind's device type: X-FTL's eMMC or the i-FTL device.
+    pub fn run<W: OnTxnDevice>(self, work: W) -> W::Output {
+        match self {
+            TxnDeviceKind::Xftl => work.on::<XDevice>(),
+            TxnDeviceKind::Iftl => work.on::<IDevice>(),
+        }
+    }
+}
+
+/// Where a transactional device run happens.
 #[derive(Debug, Clone)]
-pub struct XftlOptions {
+pub struct TxnDeviceOptions {
     pub profile: Profile,
     /// Age the device so GC victims hold about this share of valid pages (30/50/70 in the
     /// paper); `None`: a fresh device.
@@ -88,7 +109,7 @@ pub struct XftlOptions {
     pub seed: u64,
 }
 
-impl XftlOptions {
+impl TxnDeviceOptions {
     /// A run's options: the file layer takes 1 GiB at the device's start, as the ext4 image of
     /// the other modes (half a smaller device, so aging still has a cold region).
     pub fn for_run(
@@ -96,8 +117,8 @@ impl XftlOptions {
         aging_validity: Option<u32>,
         page_size: u32,
         seed: u64,
-    ) -> XftlOptions {
-        XftlOptions {
+    ) -> TxnDeviceOptions {
+        TxnDeviceOptions {
             profile: profile.clone(),
             aging_validity,
             fs: FsOptions {
@@ -110,9 +131,9 @@ impl XftlOptions {
     }
 }
 
-/// What an X-FTL or i-FTL run measured besides the device section.
+/// What a transactional device run (X-FTL or i-FTL) measured besides the device section.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct XftlReport {
+pub struct TxnDeviceReport {
     /// Flash pages programmed to persist mapping (X-FTL: map pages and commit tables; i-FTL:
     /// none, its tables are in NVM) per host page written, in the window.
     #[serde(default)]
@@ -138,7 +159,7 @@ pub fn vfs<D: RunDevice>() -> Result<XftlVfs<D>, ExperimentError> {
 }
 
 /// A fresh (optionally aged) device with an empty file layer, attached to the runner's VFS.
-pub fn fresh_device<D: RunDevice>(opts: &XftlOptions) -> Result<XftlVfs<D>, ExperimentError> {
+pub fn fresh_device<D: RunDevice>(opts: &TxnDeviceOptions) -> Result<XftlVfs<D>, ExperimentError> {
     let v = vfs::<D>()?;
     v.attach(formatted_device::<D>(opts)?)?;
     Ok(v)
@@ -146,7 +167,9 @@ pub fn fresh_device<D: RunDevice>(opts: &XftlOptions) -> Result<XftlVfs<D>, Expe
 
 /// A fresh device of `opts.profile`, aged if `opts.aging_validity` says so (the cold region
 /// above the file layer), with an empty file layer.
-pub fn formatted_device<D: RunDevice>(opts: &XftlOptions) -> Result<FlashFs<D>, ExperimentError> {
+pub fn formatted_device<D: RunDevice>(
+    opts: &TxnDeviceOptions,
+) -> Result<FlashFs<D>, ExperimentError> {
     let mut dev = D::fresh(&opts.profile).map_err(dev_err("creating the device"))?;
     if let Some(validity) = opts.aging_validity {
         let page = u64::from(opts.profile.geometry.page_bytes);
@@ -166,7 +189,7 @@ pub fn formatted_device<D: RunDevice>(opts: &XftlOptions) -> Result<FlashFs<D>, 
     })
 }
 
-/// The measured window of an `xftl` run through the runner (`joj_workload::db::run`): device counters are
+/// The measured window of a transactional device run through the runner (`joj_workload::db::run`): device counters are
 /// reset at `begin` and read at `end`; with several threads, each thread's next transaction
 /// waits for its turn in device time ([`DeviceTimeOrder`]).
 pub struct Window<D: RunDevice = XDevice> {
@@ -286,7 +309,7 @@ impl<D: RunDevice> Window<D> {
         &self,
         profile: &Profile,
         transactions: u64,
-    ) -> Result<(DeviceSummary, XftlReport), ExperimentError> {
+    ) -> Result<(DeviceSummary, TxnDeviceReport), ExperimentError> {
         let after = lock(&self.after)
             .take()
             .ok_or(ExperimentError::WindowNeverEnded)?;
@@ -295,7 +318,7 @@ impl<D: RunDevice> Window<D> {
         let host_pages = c.host_write_bytes / u64::from(profile.geometry.page_bytes).max(1);
         Ok((
             DeviceSummary::new(&profile.name, &c, Some(transactions), c.modeled_s),
-            XftlReport {
+            TxnDeviceReport {
                 mapping_programs_per_host_page: (c.map_page_programs + c.commit_table_programs)
                     as f64
                     / host_pages.max(1) as f64,

@@ -1,0 +1,328 @@
+//! A trace file replayed through emulated devices (`joj replay`): the choices a replay makes —
+//! one device of a profile, the same with the eMMC paper's optimized journal (reliable write
+//! atomic per command), or every device of the trace through its own profile — and the
+//! documents they yield (`docs/formats/replay.md`).
+//!
+//! The documents are printed through `serde_json::Value`, whose objects keep their keys sorted:
+//! every object of a document, the device sections included, comes out in alphabetical key
+//! order, as it always has.
+
+use std::path::Path;
+
+use joj_device::{
+    Counters, DeviceProfile, DeviceSummary, EjournalError, EjournalStats, HostCompletion,
+    LoadedTrace, Profile, ProfileError, ReliableWriteAtomicity, ReplayError, ReplayOptions,
+    ReplayReport, ejournal, load_trace, replay_devices, replay_ejournal, replay_with,
+};
+use serde::Serialize;
+
+use crate::host::{HostMeasured, Modeled, Pacing};
+
+/// Why a trace could not be replayed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TraceReplayError {
+    #[error(transparent)]
+    Replay(#[from] ReplayError),
+    #[error(transparent)]
+    Ejournal(#[from] EjournalError),
+    #[error(transparent)]
+    Profile(#[from] ProfileError),
+    /// A device assignment not of the form `DEV=PROFILE`.
+    #[error("--device-for {given}: expected DEV=PROFILE, e.g. `--device-for journal=galaxy-s5`")]
+    ProfileForSyntax { given: String },
+}
+
+/// One trace through one device of a profile.
+#[derive(Debug, Clone)]
+pub struct TraceReplayOptions<'a> {
+    pub trace: &'a Path,
+    /// A built-in profile name or a profile JSON path.
+    pub profile: &'a str,
+    /// Replay only this device of the trace (`major:minor`).
+    pub dev: Option<String>,
+    /// Every device of the trace as a partition of the one emulated device.
+    pub partitions: bool,
+    /// Keep the trace's gaps between requests as idle time.
+    pub honor_timestamps: bool,
+    /// Replay with the optimized journal, in a region of this many MiB (`None`: the trace as
+    /// captured).
+    pub emmc_journal_mib: Option<u64>,
+    /// The host completion model applied to the back-to-back replay.
+    pub completion: Option<HostCompletion>,
+}
+
+/// What the replay of a trace through one device counted.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReplayCounts {
+    pub dev: Option<String>,
+    pub discards: u64,
+    pub flushes: u64,
+    pub honor_timestamps: bool,
+    pub reads: u64,
+    pub records: u64,
+    pub skipped_other: u64,
+    pub writes: u64,
+}
+
+/// `joj replay --json`: one trace through one device.
+#[derive(Debug, Clone, Serialize)]
+pub struct TraceReplayReport {
+    /// The device's own counters and latencies.
+    pub counters: Counters,
+    pub device: DeviceSummary,
+    /// The optimized journal's figures (`null` without `--emmc-journal`).
+    pub emmc_journal: Option<EjournalStats>,
+    /// `joj-trace` or `blkparse`.
+    pub format: &'static str,
+    /// The host time a `joj bench` recording measured, composed with the device's (`null` for
+    /// other traces).
+    pub modeled: Option<Modeled>,
+    pub profile: String,
+    pub replay: ReplayCounts,
+    pub trace: String,
+}
+
+/// A replay's document and the replay's own report (for the text view).
+pub struct TraceReplay {
+    pub report: TraceReplayReport,
+    pub replayed: ReplayReport,
+}
+
+/// Replay `opts.trace` through one device of `opts.profile`.
+pub fn replay_trace(opts: &TraceReplayOptions) -> Result<TraceReplay, TraceReplayError> {
+    let profile = Profile::load(opts.profile)?;
+    let trace = load_trace(opts.trace)?;
+    let ro = ReplayOptions {
+        dev: opts.dev.clone(),
+        partitions: opts.partitions,
+        honor_timestamps: opts.honor_timestamps,
+        ..ReplayOptions::default()
+    };
+    let (replayed, ejournal) = match opts.emmc_journal_mib {
+        Some(mib) => {
+            let (r, s) =
+                replay_ejournal(&trace.records, &emmc_journal_profile(&profile), &ro, mib)?;
+            (r, Some(s))
+        }
+        None => (replay_with(&trace.records, &profile, &ro)?, None),
+    };
+    let mut summary = DeviceSummary::from_replay(&replayed, trace.transactions());
+    if let Some(host) = &opts.completion {
+        summary = summary.with_completion(host, replayed.completions());
+    }
+    let modeled = modeled(&trace, &profile, &summary);
+    let report = TraceReplayReport {
+        counters: replayed.device.clone(),
+        device: summary,
+        emmc_journal: ejournal,
+        format: trace.format,
+        modeled,
+        profile: profile.name.clone(),
+        replay: ReplayCounts {
+            dev: replayed.dev.clone(),
+            discards: replayed.discards,
+            flushes: replayed.flushes,
+            honor_timestamps: opts.honor_timestamps,
+            reads: replayed.reads,
+            records: replayed.records,
+            skipped_other: replayed.skipped_other,
+            writes: replayed.writes,
+        },
+        trace: opts.trace.display().to_string(),
+    };
+    Ok(TraceReplay { report, replayed })
+}
+
+/// The optimized journal's region when `--journal-region-mib` does not say.
+pub const DEFAULT_REGION_MIB: u64 = ejournal::DEFAULT_REGION_MIB;
+
+/// The profile the optimized journal replays on: `profile` with reliable write atomic per
+/// command (each jbd2 transaction is one packed reliable write).
+pub fn emmc_journal_profile(profile: &Profile) -> Profile {
+    let mut p = profile.clone();
+    p.ftl.reliable_write_atomicity = ReliableWriteAtomicity::Command;
+    p
+}
+
+/// A recording `joj bench` made carries the host time it measured: the replay composes it with
+/// the device's time as the run did.
+fn modeled(trace: &LoadedTrace, profile: &Profile, summary: &DeviceSummary) -> Option<Modeled> {
+    let (h, paced_on) = recorded_host(trace)?;
+    let device_s = summary
+        .completion
+        .as_ref()
+        .map_or(summary.modeled_s, |c| c.modeled_s);
+    Some(Modeled::compose(
+        profile,
+        &h,
+        device_s,
+        summary.ops,
+        &Pacing::Recorded { paced_on },
+    ))
+}
+
+/// The host time a `joj bench` recording measured (`meta.host`) and the profile it was paced on
+/// (`meta.paced_on`), when its header has them and counts transactions.
+fn recorded_host(trace: &LoadedTrace) -> Option<(HostMeasured, Option<String>)> {
+    trace.transactions()?;
+    let h = serde_json::from_value(trace.header.meta.get("host")?.clone()).ok()?;
+    let paced_on = trace
+        .header
+        .meta
+        .get("paced_on")
+        .and_then(|v| v.as_str())
+        .map(str::to_string);
+    Some((h, paced_on))
+}
+
+/// Every device of a trace through its own profile.
+#[derive(Debug, Clone)]
+pub struct DevicesReplayOptions<'a> {
+    pub trace: &'a Path,
+    /// `DEV=PROFILE` per device: `DEV` is `major:minor`, or `main` / `journal` as the trace's
+    /// header names them; `PROFILE` a built-in name or a profile JSON path.
+    pub profile_for: &'a [String],
+    /// Allow one profile for two devices (two separate devices of one kind).
+    pub same_profile_ok: bool,
+    pub honor_timestamps: bool,
+}
+
+/// What the replay of one device of the trace counted.
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceReplayCounts {
+    pub discards: u64,
+    pub flushes: u64,
+    /// Flushes a device without a write cache had no use for.
+    pub flushes_dropped: u64,
+    pub reads: u64,
+    pub records: u64,
+    pub skipped_other: u64,
+    pub writes: u64,
+}
+
+/// One device of a replay with a profile per device.
+#[derive(Debug, Clone, Serialize)]
+pub struct DevicesReplaySection {
+    pub counters: Counters,
+    /// `major:minor`.
+    pub dev: Option<String>,
+    pub device: DeviceSummary,
+    /// The device as `--profile-for` named it.
+    pub named: String,
+    pub profile: String,
+    pub replay: DeviceReplayCounts,
+}
+
+/// The run's time as the host saw its devices.
+#[derive(Debug, Clone, Serialize)]
+pub struct HostTime {
+    pub app_wait_s: f64,
+    pub modeled_ops_per_sec: f64,
+    pub modeled_s: f64,
+    pub ops: u64,
+    /// `transactions` (the trace's header counts them) or `requests`.
+    pub ops_basis: &'static str,
+}
+
+/// `joj replay --profile-for … --json`: a section per device and the host's time.
+#[derive(Debug, Clone, Serialize)]
+pub struct DevicesReplayReport {
+    pub devices: Vec<DevicesReplaySection>,
+    pub format: &'static str,
+    pub honor_timestamps: bool,
+    pub host: HostTime,
+    pub trace: String,
+}
+
+/// Replay every device of `opts.trace` through its own profile, timed as the host sees them.
+pub fn replay_trace_devices(
+    opts: &DevicesReplayOptions,
+) -> Result<DevicesReplayReport, TraceReplayError> {
+    let trace = load_trace(opts.trace)?;
+    let (assign, names) = assignment(&trace, opts.profile_for)?;
+    let ro = ReplayOptions {
+        honor_timestamps: opts.honor_timestamps,
+        ..ReplayOptions::default()
+    };
+    let report = replay_devices(&trace.records, &assign, &ro, opts.same_profile_ok)?;
+    let txns = trace.transactions();
+    let ops = txns.unwrap_or_else(|| {
+        report
+            .devices
+            .iter()
+            .map(|d| d.device.host_read_requests + d.device.host_write_requests)
+            .sum()
+    });
+    let per_sec = if report.host_modeled_s > 0.0 {
+        ops as f64 / report.host_modeled_s
+    } else {
+        0.0
+    };
+    let devices = report
+        .devices
+        .iter()
+        .zip(names)
+        .map(|(r, named)| section(r, named, txns))
+        .collect();
+    Ok(DevicesReplayReport {
+        devices,
+        format: trace.format,
+        honor_timestamps: opts.honor_timestamps,
+        host: HostTime {
+            app_wait_s: report.host_app_wait_s,
+            modeled_ops_per_sec: per_sec,
+            modeled_s: report.host_modeled_s,
+            ops,
+            ops_basis: if txns.is_some() {
+                "transactions"
+            } else {
+                "requests"
+            },
+        },
+        trace: opts.trace.display().to_string(),
+    })
+}
+
+/// Each `DEV=PROFILE` resolved against the trace's devices, with the name it was given.
+fn assignment(
+    trace: &LoadedTrace,
+    profile_for: &[String],
+) -> Result<(Vec<DeviceProfile>, Vec<String>), TraceReplayError> {
+    let mut assign = Vec::with_capacity(profile_for.len());
+    let mut names = Vec::with_capacity(profile_for.len());
+    for given in profile_for {
+        let (name, profile) = given
+            .split_once('=')
+            .filter(|(d, p)| !d.is_empty() && !p.is_empty())
+            .ok_or_else(|| TraceReplayError::ProfileForSyntax {
+                given: given.clone(),
+            })?;
+        let dev = joj_device::resolve_device(name, &trace.header)?;
+        assign.push(DeviceProfile {
+            dev,
+            profile: Profile::load(profile)?,
+        });
+        names.push(name.to_string());
+    }
+    Ok((assign, names))
+}
+
+fn section(r: &ReplayReport, named: String, txns: Option<u64>) -> DevicesReplaySection {
+    DevicesReplaySection {
+        counters: r.device.clone(),
+        dev: r.dev.clone(),
+        device: DeviceSummary::from_replay(r, txns),
+        named,
+        profile: r.profile.clone(),
+        replay: DeviceReplayCounts {
+            discards: r.discards,
+            flushes: r.flushes,
+            flushes_dropped: r.flushes_dropped,
+            reads: r.reads,
+            records: r.records,
+            skipped_other: r.skipped_other,
+            writes: r.writes,
+        },
+    }
+}
