@@ -189,9 +189,10 @@ pub fn formatted_device<D: RunDevice>(
     })
 }
 
-/// The measured window of a transactional device run through the runner (`joj_workload::db::run`): device counters are
-/// reset at `begin` and read at `end`; with several threads, each thread's next transaction
-/// waits for its turn in device time ([`DeviceTimeOrder`]).
+/// The measured window of a transactional device run through the runner
+/// (`joj_workload::db::run`): device counters are reset at `begin` and read at `end`; with
+/// several threads, each thread's next transaction waits for its turn in device time
+/// ([`DeviceTimeOrder`]).
 pub struct Window<D: RunDevice = XDevice> {
     vfs: XftlVfs<D>,
     before: std::sync::Mutex<(FsCounters, XftlCounters)>,
