@@ -331,6 +331,10 @@ impl Replayer {
             return Ok(waited);
         }
         let done = self.dev.last_command().done_ns;
+        assert!(
+            done >= arrival,
+            "request {index} completes after it arrives: done {done} ns, arrival {arrival} ns"
+        );
         self.last_done_ns = done;
         if let Some(deps) = &mut self.deps {
             deps.completed(r.complete_ns, done);
@@ -373,6 +377,10 @@ impl Replayer {
                 });
             }
         };
+        assert!(
+            offset + bytes <= capacity_bytes,
+            "request {index} lies inside the device: {bytes} bytes at {offset} of {capacity_bytes}"
+        );
         if r.preflush && r.op != Op::Flush {
             if self.no_cache {
                 report.flushes_dropped += 1;
@@ -440,6 +448,12 @@ impl Replayer {
             });
             at += bytes as usize;
         }
+        assert_eq!(
+            at as u64,
+            total,
+            "a packed reliable command carries the bytes of its {} extents",
+            extents.len()
+        );
         self.dev
             .write_packed(&writes, WriteFlags::RELIABLE)
             .map_err(|source| ReplayError::Device { index, source })?;
