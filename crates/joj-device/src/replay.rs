@@ -747,6 +747,22 @@ impl DeviceSummary {
                 OpsBasis::Requests,
             ),
         };
+        for (name, v) in [
+            ("waf", c.waf),
+            ("modeled_s", c.modeled_s),
+            ("app_wait_s", app_wait_s),
+            ("gc_validity", c.gc_validity),
+        ] {
+            assert!(
+                v.is_finite() && v >= 0.0,
+                "a device summary's {name} is finite and non-negative: {v}"
+            );
+        }
+        assert!(
+            c.gc_validity <= 1.0,
+            "GC copies at most every page of its victims: validity {}",
+            c.gc_validity
+        );
         DeviceSummary {
             profile: profile.to_string(),
             host_write_bytes: c.host_write_bytes,
