@@ -331,7 +331,7 @@ impl<M: Medium> Ftl<M> {
         let n = oob_lpns.len();
         // The data length is the medium's to refuse (a host error); the logical page is ours.
         for &lpn in oob_lpns {
-            assert!(
+            debug_assert!(
                 u64::from(lpn & !TXN_BIT) < self.logical_pages,
                 "a programmed unit names a logical page in range: lpn {} of {}",
                 lpn & !TXN_BIT,
@@ -371,7 +371,7 @@ impl<M: Medium> Ftl<M> {
                 continue;
             }
             let old = self.l2p[lpn as usize];
-            assert_ne!(
+            debug_assert_ne!(
                 old, ppn,
                 "a new copy of lpn {lpn} goes to a fresh page, not its mapped ppn {old}"
             );

@@ -94,7 +94,7 @@ impl GreedyIndex {
     /// `block` was closed with `valid` valid pages.
     pub fn insert(&mut self, block: u32, valid: u32) {
         let (w, bit) = self.slot(block, valid);
-        assert_eq!(
+        debug_assert_eq!(
             self.bits[w] & bit,
             0,
             "block {block} indexed twice (valid {valid})"
@@ -107,7 +107,7 @@ impl GreedyIndex {
     /// Closed `block`, with `valid` valid pages, leaves the index (it is being erased).
     pub fn remove(&mut self, block: u32, valid: u32) {
         let (w, bit) = self.slot(block, valid);
-        assert_ne!(self.bits[w] & bit, 0, "block {block} not in bucket {valid}");
+        debug_assert_ne!(self.bits[w] & bit, 0, "block {block} not in bucket {valid}");
         self.bits[w] &= !bit;
         let bucket = self.bucket(valid);
         self.counts[bucket] -= 1;
