@@ -132,6 +132,11 @@ impl BlockTable {
     pub(crate) fn push_free(&mut self, block: u32) {
         let unit = (block % self.units) as usize;
         let old = self.blocks[block as usize];
+        assert_eq!(
+            old.valid_pages, 0,
+            "a block joins the free list with no valid page: block {block} has {} ({:?})",
+            old.valid_pages, old.state
+        );
         if old.state == BlockState::Full {
             self.greedy.remove(block, old.valid_pages);
         }
@@ -152,6 +157,17 @@ impl BlockTable {
             prefer_unit
         };
         let b = self.free[unit].pop()?;
+        let bv = self.blocks[b as usize];
+        assert!(
+            bv.state == BlockState::Free && bv.valid_pages == 0,
+            "a free-listed block is free and empty: block {b} is {:?} with {} valid pages",
+            bv.state,
+            bv.valid_pages
+        );
+        assert!(
+            self.free_count > 0,
+            "free count 0 with block {b} on a free list"
+        );
         self.free_count -= 1;
         self.blocks[b as usize].state = BlockState::Open;
         Some(b)
@@ -207,9 +223,29 @@ impl BlockTable {
         placed: &mut [(u32, u64)],
     ) -> Result<(u64, bool), FtlError> {
         let n = oob_lpns.len();
-        debug_assert!(n >= 1 && n <= self.spp as usize && data.len() == n && placed.len() >= n);
+        // The checks of a page program and of an invalidation run for every host unit and every
+        // GC copy (about 8 per host write at steady state): as `assert!` they cost the model ~5 %
+        // of its speed (docs/device-model.md, "Speed of the model"), so they are debug checks,
+        // and `check_invariants` and the per-victim and per-block checks below hold in release.
+        debug_assert!(
+            n >= 1 && n <= self.spp as usize && data.len() == n && placed.len() >= n,
+            "a program carries 1..={} units with their data and places: {n} lpns, {} data, {} places",
+            self.spp,
+            data.len(),
+            placed.len()
+        );
         let page = medium.programmed_pages(BlockId(block));
-        debug_assert!(page < self.ppb && page.is_multiple_of(self.spp));
+        debug_assert!(
+            page < self.ppb && page.is_multiple_of(self.spp),
+            "a program goes to the next erased page of its block: block {block} has {page} of {} slots programmed (page of {})",
+            self.ppb,
+            self.spp
+        );
+        debug_assert!(
+            self.blocks[block as usize].state == BlockState::Open,
+            "programs go to an open block: block {block} is {:?}",
+            self.blocks[block as usize].state
+        );
         let ppn = block * self.ppb + page;
         let mut oobs = [Oob::EMPTY; MAX_SLOTS_PER_PAGE as usize];
         for (i, (&lpn, d)) in oob_lpns.iter().zip(data).enumerate() {
@@ -224,6 +260,12 @@ impl BlockTable {
         let done = medium.program_page(Ppn(ppn), data, &oobs[..n], issue_ns)?;
         let bv = &mut self.blocks[block as usize];
         bv.valid_pages += n as u32;
+        debug_assert!(
+            bv.valid_pages <= page + n as u32,
+            "a block's valid pages are at most its programmed units: block {block} counts {} valid after programming {} slots",
+            bv.valid_pages,
+            page + n as u32
+        );
         bv.last_write_seq = self.seq;
         let filled = page + self.spp == self.ppb;
         if filled {
@@ -239,7 +281,12 @@ impl BlockTable {
     pub(crate) fn invalidate(&mut self, ppn: u32) {
         let block = ppn / self.ppb;
         let bv = &mut self.blocks[block as usize];
-        debug_assert!(bv.valid_pages > 0, "invalidating a dead page {ppn}");
+        debug_assert!(
+            bv.valid_pages > 0 && bv.state != BlockState::Free,
+            "only a live page is invalidated: ppn {ppn} in block {block} ({:?}, {} valid pages)",
+            bv.state,
+            bv.valid_pages
+        );
         let valid = bv.valid_pages;
         bv.valid_pages -= 1;
         if bv.state == BlockState::Full {
@@ -267,6 +314,11 @@ impl BlockTable {
     /// Recovery: programmed `block` is closed, with `valid` pages and its newest sequence.
     /// The greedy index follows at [`BlockTable::recovered`].
     pub(crate) fn close_recovered(&mut self, block: u32, valid: u32, last_write_seq: u64) {
+        assert!(
+            valid <= self.ppb,
+            "a recovered block holds at most its slots valid: block {block} valid {valid} of {}",
+            self.ppb
+        );
         self.blocks[block as usize] = BlockView {
             state: BlockState::Full,
             valid_pages: valid,
@@ -276,12 +328,24 @@ impl BlockTable {
 
     /// Recovery: the recovered mapping points at `ppn`.
     pub(crate) fn count_recovered(&mut self, ppn: u32) {
-        self.blocks[(ppn / self.ppb) as usize].valid_pages += 1;
+        let bv = &mut self.blocks[(ppn / self.ppb) as usize];
+        bv.valid_pages += 1;
+        assert!(
+            bv.valid_pages <= self.ppb,
+            "recovery counts at most a block's slots valid: ppn {ppn} makes {} of {}",
+            bv.valid_pages,
+            self.ppb
+        );
     }
 
     /// Recovery has counted every block: the greedy index from the table, and the device's
     /// sequence continues from `seq`.
     pub(crate) fn recovered(&mut self, seq: u64) {
+        assert!(
+            seq >= self.seq,
+            "the sequence never goes back: recovery continues from {seq}, table at {}",
+            self.seq
+        );
         self.greedy = GreedyIndex::from_table(&self.blocks, self.ppb);
         self.seq = seq;
     }
@@ -411,6 +475,14 @@ fn relocate_and_erase<F: Relocate>(
     victim: u32,
     issue_ns: u64,
 ) -> Result<(), FtlError> {
+    let before = ftl.table().blocks[victim as usize];
+    assert!(
+        before.state == BlockState::Full && before.valid_pages < ftl.table().ppb,
+        "a GC victim is a full block with an invalid page: block {victim} is {:?} with {} of {} valid",
+        before.state,
+        before.valid_pages,
+        ftl.table().ppb
+    );
     let kept = ftl.relocate(victim, issue_ns)?;
     assert_eq!(
         ftl.table().blocks[victim as usize].valid_pages,
@@ -420,6 +492,11 @@ fn relocate_and_erase<F: Relocate>(
     let erase_at = ftl.erase_at(issue_ns);
     let (table, medium) = ftl.parts();
     let erased = medium.erase(BlockId(victim), erase_at)?;
+    assert_eq!(
+        medium.programmed_pages(BlockId(victim)),
+        0,
+        "an erased block {victim} has no programmed page"
+    );
     table.push_free(victim);
     ftl.erased(victim, kept, erased);
     Ok(())

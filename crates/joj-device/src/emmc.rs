@@ -392,6 +392,13 @@ impl<M: Medium> Emmc<M> {
             let n = (page - in_page).min(end - pos);
             let first = in_page / sector;
             let count = n / sector;
+            assert!(
+                count >= 1
+                    && in_page.is_multiple_of(sector)
+                    && n.is_multiple_of(sector)
+                    && lpn <= u64::from(u32::MAX),
+                "a request splits into whole sectors of a page: pos {pos}, {n} bytes at {in_page} in page {lpn}, sector {sector}"
+            );
             let mask = if count == 64 {
                 full
             } else {
@@ -724,6 +731,15 @@ impl<M: Medium> Emmc<M> {
                 }
             })
             .collect();
+        let covered: usize = units
+            .iter()
+            .map(|u| u.extra.map_or(0, |(_, b)| b.len()))
+            .sum();
+        assert!(
+            !self.store_data || covered == data.len(),
+            "a durable write programs every byte of its request: {covered} of {}",
+            data.len()
+        );
         let r = self.program_units(&units, t);
         for u in &units {
             if let Some(slot) = u.src {
@@ -863,6 +879,7 @@ impl<M: Medium> BlockDevice for Emmc<M> {
         self.check_not_in_txn(offset_bytes, data.len() as u64)?;
         let admitted = self.start_command(CommandKind::Queued)?;
         let t = self.command_and_data(admitted.start_ns, data.len() as u64);
+        let bytes_before = self.host.write_bytes;
         let done = if self.reliable_atomic(flags) {
             self.count_write(data.len() as u64);
             let one = [PackedWrite { offset_bytes, data }];
@@ -870,6 +887,16 @@ impl<M: Medium> BlockDevice for Emmc<M> {
         } else {
             self.guard(|d| d.do_write(offset_bytes, data, flags, t))?
         };
+        assert_eq!(
+            self.host.write_bytes - bytes_before,
+            data.len() as u64,
+            "a write counts its bytes once"
+        );
+        assert!(
+            done >= admitted.arrival_ns,
+            "a write completes after it arrives: done {done} < arrival {}",
+            admitted.arrival_ns
+        );
         self.record_write_latency(flags, done - admitted.arrival_ns);
         self.finish(CommandKind::Queued, admitted, done);
         Ok(())
@@ -890,6 +917,7 @@ impl<M: Medium> BlockDevice for Emmc<M> {
         let admitted = self.start_command(CommandKind::Queued)?;
         let total: u64 = writes.iter().map(|w| w.data.len() as u64).sum();
         let t = self.command_and_data(admitted.start_ns, total);
+        let bytes_before = self.host.write_bytes;
         let done = if self.reliable_atomic(flags) {
             for w in writes {
                 self.count_write(w.data.len() as u64);
@@ -904,6 +932,12 @@ impl<M: Medium> BlockDevice for Emmc<M> {
                 Ok(done)
             })?
         };
+        assert_eq!(
+            self.host.write_bytes - bytes_before,
+            total,
+            "a packed write of {} writes counts its bytes once",
+            writes.len()
+        );
         self.host.packed += 1;
         self.record_write_latency(flags, done - admitted.arrival_ns);
         self.finish(CommandKind::Queued, admitted, done);
@@ -966,6 +1000,27 @@ impl<M: Medium> BlockDevice for Emmc<M> {
         let unit = self.page_bytes;
         let nand_programs = s.page_programs + s.map_programs + s.commit_table_programs;
         let nand_program_bytes = nand_programs * page;
+        let spp = u64::from(self.ftl.medium().slots_per_page());
+        assert_eq!(
+            s.host_programs + s.gc_copies + s.padding_slots,
+            s.page_programs * spp,
+            "every slot of a data page programmed is a host unit, a GC copy or padding \
+             ({} host, {} GC, {} padding, {} pages of {spp})",
+            s.host_programs,
+            s.gc_copies,
+            s.padding_slots,
+            s.page_programs
+        );
+        let spb = u64::from(self.ftl.medium().slots_per_block());
+        assert!(
+            s.gc_copies <= s.gc_runs * spb && self.now_ns >= self.start_ns,
+            "GC copies at most a victim's slots per run ({} copies, {} runs of {spb}); \
+             the clock runs forward (now {} ns, start {} ns)",
+            s.gc_copies,
+            s.gc_runs,
+            self.now_ns,
+            self.start_ns
+        );
         let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
         let modeled_s = (self.now_ns - self.start_ns) as f64 / 1e9;
         let ops = (self.host.read_requests + self.host.write_requests) as f64;

@@ -329,6 +329,15 @@ impl<M: Medium> Ftl<M> {
         placed: &mut [(u32, u64)],
     ) -> Result<u64, FtlError> {
         let n = oob_lpns.len();
+        // The data length is the medium's to refuse (a host error); the logical page is ours.
+        for &lpn in oob_lpns {
+            debug_assert!(
+                u64::from(lpn & !TXN_BIT) < self.logical_pages,
+                "a programmed unit names a logical page in range: lpn {} of {}",
+                lpn & !TXN_BIT,
+                self.logical_pages
+            );
+        }
         let done =
             self.table
                 .program_frontier(&mut self.medium, 0, oob_lpns, data, issue_ns, placed)?;
@@ -362,6 +371,10 @@ impl<M: Medium> Ftl<M> {
                 continue;
             }
             let old = self.l2p[lpn as usize];
+            debug_assert_ne!(
+                old, ppn,
+                "a new copy of lpn {lpn} goes to a fresh page, not its mapped ppn {old}"
+            );
             if old != NO_LPN {
                 self.invalidate(old);
             }
@@ -487,6 +500,16 @@ impl<M: Medium> Ftl<M> {
                 _ => ranges.push((lo as u32, (hi - lo) as u32)),
             }
         }
+        let entries: u64 = ranges.iter().map(|&(_, n)| u64::from(n)).sum();
+        assert!(
+            entries <= self.logical_pages
+                && ranges
+                    .last()
+                    .is_none_or(|&(f, n)| u64::from(f) + u64::from(n) <= self.logical_pages),
+            "a checkpoint writes map entries within the device: {entries} entries, last range {:?}, {} logical pages",
+            ranges.last(),
+            self.logical_pages
+        );
         let pages = (self.dirty_map_pages.len() as u64 + 1).max(min_pages);
         for m in self.dirty_map_pages.drain(..) {
             self.map_dirty[m as usize] = false;
@@ -612,11 +635,22 @@ impl<M: Medium> Relocate for Ftl<M> {
                 valid.push((ppn, oob.lpn));
             }
         }
-        debug_assert_eq!(valid.len(), self.table.view(victim).valid_pages as usize);
+        let counted = self.table.view(victim).valid_pages;
+        assert_eq!(
+            valid.len(),
+            counted as usize,
+            "GC finds as many valid pages in victim {victim} as its block counts"
+        );
+        let copies = self.stats.gc_copies;
         let mut buf = self.table.take_scratch();
         let r = self.copy_valid(&valid, &mut buf, issue_ns);
         self.table.put_scratch(buf);
         r?;
+        assert_eq!(
+            self.stats.gc_copies - copies,
+            u64::from(counted),
+            "GC moves every valid page of victim {victim}"
+        );
         self.victim_pages = valid;
         Ok(())
     }

@@ -94,7 +94,11 @@ impl GreedyIndex {
     /// `block` was closed with `valid` valid pages.
     pub fn insert(&mut self, block: u32, valid: u32) {
         let (w, bit) = self.slot(block, valid);
-        debug_assert_eq!(self.bits[w] & bit, 0, "block {block} indexed twice");
+        debug_assert_eq!(
+            self.bits[w] & bit,
+            0,
+            "block {block} indexed twice (valid {valid})"
+        );
         self.bits[w] |= bit;
         let bucket = self.bucket(valid);
         self.counts[bucket] += 1;

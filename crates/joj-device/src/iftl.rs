@@ -374,9 +374,20 @@ impl<M: Medium> IFtl<M> {
     }
 
     fn map_set(&mut self, lpn: u32, loc: Loc, issue_ns: u64) -> Result<u64, FtlError> {
-        Ok(self
-            .nvm
-            .store_u32(self.layout.map(lpn), loc.word(), issue_ns)?)
+        assert!(
+            lpn < self.layout.logical_pages,
+            "dataFTL entries name logical pages in range: lpn {lpn} of {}",
+            self.layout.logical_pages
+        );
+        let at = self.layout.map(lpn);
+        let done = self.nvm.store_u32(at, loc.word(), issue_ns)?;
+        // Read back what the NVM now holds (untimed: the controller's own bookkeeping).
+        assert_eq!(
+            self.map_get(lpn)?,
+            loc,
+            "dataFTL[{lpn}] reads back as written at NVM offset {at}"
+        );
+        Ok(done)
     }
 
     /// Free (erased) blocks.

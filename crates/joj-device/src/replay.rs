@@ -331,6 +331,10 @@ impl Replayer {
             return Ok(waited);
         }
         let done = self.dev.last_command().done_ns;
+        assert!(
+            done >= arrival,
+            "request {index} completes after it arrives: done {done} ns, arrival {arrival} ns"
+        );
         self.last_done_ns = done;
         if let Some(deps) = &mut self.deps {
             deps.completed(r.complete_ns, done);
@@ -373,6 +377,10 @@ impl Replayer {
                 });
             }
         };
+        assert!(
+            offset + bytes <= capacity_bytes,
+            "request {index} lies inside the device: {bytes} bytes at {offset} of {capacity_bytes}"
+        );
         if r.preflush && r.op != Op::Flush {
             if self.no_cache {
                 report.flushes_dropped += 1;
@@ -440,6 +448,12 @@ impl Replayer {
             });
             at += bytes as usize;
         }
+        assert_eq!(
+            at as u64,
+            total,
+            "a packed reliable command carries the bytes of its {} extents",
+            extents.len()
+        );
         self.dev
             .write_packed(&writes, WriteFlags::RELIABLE)
             .map_err(|source| ReplayError::Device { index, source })?;
@@ -733,6 +747,22 @@ impl DeviceSummary {
                 OpsBasis::Requests,
             ),
         };
+        for (name, v) in [
+            ("waf", c.waf),
+            ("modeled_s", c.modeled_s),
+            ("app_wait_s", app_wait_s),
+            ("gc_validity", c.gc_validity),
+        ] {
+            assert!(
+                v.is_finite() && v >= 0.0,
+                "a device summary's {name} is finite and non-negative: {v}"
+            );
+        }
+        assert!(
+            c.gc_validity <= 1.0,
+            "GC copies at most every page of its victims: validity {}",
+            c.gc_validity
+        );
         DeviceSummary {
             profile: profile.to_string(),
             host_write_bytes: c.host_write_bytes,

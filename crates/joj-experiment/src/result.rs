@@ -205,6 +205,13 @@ impl RunResult {
         latencies_ns: Vec<u64>,
         counters: &IoCounters,
     ) -> RunResult {
+        assert!(
+            elapsed_s.is_finite() && elapsed_s >= 0.0,
+            "a run's elapsed time is a finite, non-negative number of seconds: {elapsed_s}"
+        );
+        // (Bytes by role need not add up to `write_bytes` here: a window may begin or end while
+        // another thread is between the two counts.)
+        let files = FileBytes::from(counters);
         RunResult {
             config,
             transactions,
@@ -212,7 +219,7 @@ impl RunResult {
             ops_per_sec: transactions as f64 / elapsed_s.max(1e-9),
             latency_us: Some(LatencySummary::from_ns(latencies_ns)),
             syscalls: Syscalls::from(counters),
-            files: FileBytes::from(counters),
+            files,
             block: None,
             block_per_txn: None,
             bio_intent: None,

@@ -37,6 +37,17 @@ impl<M: Medium> Emmc<M> {
         writes: &[PackedWrite<'_>],
         t: u64,
     ) -> Result<u64, DeviceError> {
+        for w in writes {
+            assert!(
+                !w.data.is_empty()
+                    && w.offset_bytes.is_multiple_of(self.sector_bytes)
+                    && (w.data.len() as u64).is_multiple_of(self.sector_bytes),
+                "a reliable write is whole sectors (checked at the command): offset {} len {} sector {}",
+                w.offset_bytes,
+                w.data.len(),
+                self.sector_bytes
+            );
+        }
         let mut lpns: Vec<u32> = writes
             .iter()
             .flat_map(|w| self.pages(w.offset_bytes, w.data.len() as u64).map(|p| p.0))
@@ -71,6 +82,11 @@ impl<M: Medium> Emmc<M> {
         }
         let committed = self.ftl.commit(tid, t)?;
         for lpn in lpns {
+            assert_eq!(
+                self.ftl.holder(Lpn(lpn)),
+                None,
+                "after the commit of {tid} no transaction holds lpn {lpn}"
+            );
             if let Some(ev) = self.cache.take(lpn) {
                 self.cache.free_slot(ev.slot);
             }

@@ -78,11 +78,17 @@ impl Loc {
     }
 
     pub(crate) fn word(self) -> u32 {
-        match self {
+        let w = match self {
             Loc::Unmapped => UNMAPPED,
             Loc::Flash(p) => p,
             Loc::Meta(s) => META_BIT | s,
-        }
+        };
+        assert_eq!(
+            Loc::from_word(w),
+            self,
+            "a location's NVM word {w:#x} reads back as the same location"
+        );
+        w
     }
 }
 

@@ -88,7 +88,16 @@ impl<M: Medium> Ftl<M> {
         let txn = self.xl2p.txns.get_mut(&tid.0).expect("checked above");
         txn.durable_ns = txn.durable_ns.max(done);
         match old {
-            Some(a) => self.invalidate(a.ppn),
+            Some(a) => {
+                assert!(
+                    a.tid == tid.0 && a.ppn != ppn,
+                    "a transaction's rewrite of lpn {} replaces its own older copy: entry of tid {} at ppn {}, writer {tid} at ppn {ppn}",
+                    lpn.0,
+                    a.tid,
+                    a.ppn
+                );
+                self.invalidate(a.ppn);
+            }
             None => txn.lpns.push(lpn.0),
         }
         self.stats.host_programs += 1;
@@ -132,13 +141,22 @@ impl<M: Medium> Ftl<M> {
         // A sequence number no program takes: checkpoints before it do not cover this commit,
         // checkpoints after it do.
         let commit_seq = self.table.next_seq();
+        let entries_before = self.xl2p.committed.len();
+        let written = txn.lpns.len();
         for lpn in txn.lpns {
             let a = self
                 .xl2p
                 .active
                 .remove(&lpn)
                 .expect("entry of an active txn");
+            assert!(
+                a.tid == tid.0 && a.seq < commit_seq,
+                "a commit maps only its own pages, programmed before it: lpn {lpn} held by tid {} (seq {}), committing {tid} at seq {commit_seq}",
+                a.tid,
+                a.seq
+            );
             let old = self.l2p[lpn as usize];
+            assert_ne!(old, a.ppn, "lpn {lpn}: the committed copy is a new page");
             if old != NO_LPN {
                 self.invalidate(old);
             }
@@ -151,6 +169,11 @@ impl<M: Medium> Ftl<M> {
                 commit_seq,
             });
         }
+        assert_eq!(
+            self.xl2p.committed.len(),
+            entries_before + written,
+            "commit of {tid} adds one commit-table entry per page it wrote"
+        );
         // After the pages are durable, and after the last checkpoint (which may have freed
         // entries this table no longer names) is complete.
         let start = issue_ns.max(txn.durable_ns).max(self.checkpoint_done_ns);
@@ -189,6 +212,11 @@ impl<M: Medium> Ftl<M> {
                 .active
                 .remove(&lpn)
                 .expect("entry of an active txn");
+            assert_eq!(
+                a.tid, tid.0,
+                "abort drops only its own entries: lpn {lpn} at ppn {}",
+                a.ppn
+            );
             self.invalidate(a.ppn);
         }
         self.stats.aborts += 1;
@@ -200,6 +228,11 @@ impl<M: Medium> Ftl<M> {
     pub(crate) fn moved_active(&mut self, lpn: u32, ppn: u32, seq: u64, done: u64) {
         let a = self.xl2p.active.get_mut(&lpn).expect("GC found it active");
         let old = a.ppn;
+        assert!(
+            old != ppn && a.seq < seq,
+            "GC moves active lpn {lpn} to a newer page: from ppn {old} (seq {}) to {ppn} (seq {seq})",
+            a.seq
+        );
         a.ppn = ppn;
         a.seq = seq;
         let tid = a.tid;

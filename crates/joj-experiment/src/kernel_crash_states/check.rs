@@ -113,6 +113,7 @@ impl<'a> Checker<'a> {
             }
             self.next_epoch += 1;
         }
+        state.assert_within(self.epochs);
         let mut image = self.durable.clone();
         let e = &self.epochs[epoch];
         for &i in &state.kept {
@@ -195,6 +196,13 @@ impl<'a> Checker<'a> {
 pub(super) fn apply(image: &mut SparseImage, op: &LogOp, torn: Option<u32>) {
     if let LogOp::Write { offset_bytes, data } = op {
         let len = torn.map_or(data.len(), |s| s as usize * 512);
+        assert!(
+            len <= data.len() && offset_bytes + data.len() as u64 <= image.size_bytes,
+            "a crash state applies a logged write, or its first sectors, inside the image: \
+             {len} of {} bytes at {offset_bytes}, image of {} bytes",
+            data.len(),
+            image.size_bytes
+        );
         image.write(*offset_bytes, &data[..len]);
     }
 }

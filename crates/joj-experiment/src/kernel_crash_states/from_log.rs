@@ -256,6 +256,26 @@ pub fn load_with_ref(path: &Path) -> Result<(BlockLog, LogRef), ExperimentError>
         what: format!("reading {}", path.display()),
         source,
     })?;
+    // What the reader accepted, checked again as it is about to be used: whole sectors inside
+    // the device, and no more bytes than the file had.
+    for (i, op) in log.ops.iter().enumerate() {
+        if let joj_linux::record::LogOp::Write { offset_bytes, data } = op {
+            let bytes = data.len() as u64;
+            assert!(
+                bytes > 0
+                    && offset_bytes.is_multiple_of(joj_linux::record::SECTOR_BYTES)
+                    && bytes.is_multiple_of(joj_linux::record::SECTOR_BYTES)
+                    && offset_bytes + bytes <= log.base.size_bytes,
+                "a loaded log's write {i} is whole sectors inside its device: {bytes} bytes at {offset_bytes} of {}",
+                log.base.size_bytes
+            );
+        }
+    }
+    assert!(
+        reader.bytes <= len,
+        "a log is read within its checked length: {} of {len} bytes",
+        reader.bytes
+    );
     let log_ref = LogRef {
         path: path.to_path_buf(),
         bytes: reader.bytes,

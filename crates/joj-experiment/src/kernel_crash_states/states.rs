@@ -96,6 +96,21 @@ pub fn epochs(ops: &[LogOp]) -> Vec<Epoch> {
     }
     cur.acked_at_end = acked;
     out.push(cur);
+    let writes = ops
+        .iter()
+        .filter(|op| matches!(op, LogOp::Write { .. }))
+        .count();
+    let flushes = ops.iter().filter(|op| matches!(op, LogOp::Flush)).count();
+    assert!(
+        out.iter().map(|e| e.writes.len()).sum::<usize>() == writes
+            && out.len() == flushes + 1
+            && out
+                .windows(2)
+                .all(|p| p[0].acked_at_end <= p[1].acked_at_end),
+        "epochs hold every logged write once, one epoch per flush plus the tail, acknowledgements never going back: \
+         {writes} writes, {flushes} flushes, {} epochs",
+        out.len()
+    );
     out
 }
 
@@ -134,6 +149,36 @@ pub struct CrashState {
 }
 
 impl CrashState {
+    /// Panics unless the state is one of `epochs`: its kept writes are indices of its epoch's
+    /// writes, increasing, and a torn write is one of them, cut inside it.
+    pub fn assert_within(&self, epochs: &[Epoch]) {
+        let e = epochs.get(self.epoch as usize).unwrap_or_else(|| {
+            panic!(
+                "a crash state's epoch {} is one of the log's {}",
+                self.epoch,
+                epochs.len()
+            )
+        });
+        let n = e.writes.len();
+        assert!(
+            self.kept.windows(2).all(|w| w[0] < w[1])
+                && self.kept.last().is_none_or(|&i| (i as usize) < n),
+            "a crash state keeps a subset of its epoch's writes in increasing order: epoch {} has {n} writes, kept {:?}",
+            self.epoch,
+            self.kept
+        );
+        if let Some(t) = self.torn {
+            let w = e.writes.get(t.write as usize);
+            assert!(
+                self.kept.contains(&t.write) && w.is_some_and(|w| t.sectors < w.sectors),
+                "a torn write is a kept write cut inside it: epoch {} torn {t:?}, write of {:?} sectors, kept {:?}",
+                self.epoch,
+                w.map(|w| w.sectors),
+                self.kept
+            );
+        }
+    }
+
     /// Transactions acknowledged and begun that the state is judged against.
     pub fn bounds(&self, epochs: &[Epoch]) -> (u64, u64) {
         let e = &epochs[self.epoch as usize];
@@ -269,10 +314,12 @@ pub fn plan(epochs: &[Epoch], budget: usize, seed: u64) -> Plan {
     if fits {
         let mut seen = HashSet::new();
         all.retain(|s| seen.insert((s.epoch, s.kept.clone(), s.torn)));
-        return Plan {
+        let plan = Plan {
             states: sorted(all),
             exhaustive: true,
         };
+        assert_planned(&plan, epochs, budget);
+        return plan;
     }
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xc4a5_5a7e);
     let prefix = |e: u32, j: usize, kind| CrashState {
@@ -314,10 +361,12 @@ pub fn plan(epochs: &[Epoch], budget: usize, seed: u64) -> Plan {
     let mut states = boundary;
     states.extend(prefixes);
     states.extend(flying);
-    Plan {
+    let plan = Plan {
         states: sorted(states),
         exhaustive: false,
-    }
+    };
+    assert_planned(&plan, epochs, budget);
+    plan
 }
 
 /// Up to `wanted` states in flight, none twice: random draws until they stall, then every
@@ -506,6 +555,18 @@ pub(super) fn shuffle<T>(v: &mut [T], rng: &mut ChaCha8Rng) {
 fn sorted(mut states: Vec<CrashState>) -> Vec<CrashState> {
     states.sort_by_key(|s| s.epoch);
     states
+}
+
+/// Panics unless every state of `plan` is a state of `epochs`, at most `budget` of them.
+fn assert_planned(plan: &Plan, epochs: &[Epoch], budget: usize) {
+    assert!(
+        plan.states.len() <= budget,
+        "a plan holds at most its budget: {} states for {budget}",
+        plan.states.len()
+    );
+    for s in &plan.states {
+        s.assert_within(epochs);
+    }
 }
 
 #[cfg(test)]

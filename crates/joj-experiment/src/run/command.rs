@@ -909,8 +909,19 @@ impl SetupSplit {
         let during = |t: u64| setup.iter().any(|(_, _, s, e)| *s <= t && t <= *e);
         let (mut setup_records, mut work_records): (Vec<_>, Vec<_>) =
             records.iter().cloned().partition(|r| during(r.time_ns));
+        assert_eq!(
+            setup_records.len() + work_records.len(),
+            records.len(),
+            "the set-up split puts every request of the window on one side"
+        );
         let setup = joj_trace::classify::classify(layout, &mut setup_records);
         let work = joj_trace::classify::classify(layout, &mut work_records);
+        for (side, t) in [("set-up", &setup), ("work", &work)] {
+            assert!(
+                t.is_consistent(),
+                "the {side} requests' written bytes are all classified and data bytes all given a role: {t:?}"
+            );
+        }
         SetupSplit {
             setup_records,
             setup,

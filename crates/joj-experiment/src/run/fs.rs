@@ -153,6 +153,11 @@ fn measure(
     if let (Some(fs), Some(recorder)) = (&place.scratch, window.recorder()) {
         let classified = classify_window(fs, recorder, captured.requests)?;
         let transactions = result.transactions;
+        assert!(
+            classified.totals.is_consistent(),
+            "the window's written bytes are all classified and data bytes all given a role: {:?}",
+            classified.totals
+        );
         result.fs_journal_by_synced_file = Some(classified.fs_journal_by_synced_file);
         result.block_per_txn = Some(classified.totals.per_txn(transactions));
         result.bio_intent = Some(captured.intent);
