@@ -118,30 +118,12 @@ impl CommonArgs {
 
     /// The run's options on `fs` (the device profile loaded here, so a bad name fails at once).
     pub fn run_options(&self, fs: FsChoice) -> Result<RunOptions, Box<dyn std::error::Error>> {
-        let d = &self.device;
         Ok(RunOptions {
             fs,
             trace: self.trace,
             out_dir: Some(self.out.out.clone()),
             image_size_bytes: self.image_mib << 20,
-            device: d
-                .device
-                .as_deref()
-                .map(joj_device::Profile::load)
-                .transpose()?,
-            aging_validity: d.gc_validity,
-            journal_device: d
-                .journal_device
-                .as_deref()
-                .map(joj_device::Profile::load)
-                .transpose()?,
-            completion: d.completion.host()?,
-            emmc_journal_mib: d.emmc_journal.then(|| {
-                d.journal_region_mib
-                    .unwrap_or(joj_device::ejournal::DEFAULT_REGION_MIB)
-            }),
-            pace: d.pace,
-            no_pace: d.no_pace,
+            device: self.device.plan()?,
             image_dir: self.image_dir.clone(),
             loop_direct_io: self.loop_direct_io,
             ..RunOptions::default()

@@ -4,6 +4,7 @@
 
 use crate::args;
 use clap::Args;
+use joj_experiment::{DevicePlan, PaceRequest};
 use std::path::PathBuf;
 
 /// What the run does: operation, workload, sizes, counts, seed.
@@ -70,8 +71,15 @@ pub struct OutDir {
 }
 
 /// The device group of `bench` and `compare`: the emulated device a run is replayed through,
-/// and how.
+/// and how. Every other flag of the group requires `--device` (clap refuses it alone, naming
+/// `--device`), so [`DeviceGroup::plan`] has nothing left to refuse.
 #[derive(Args, Clone, Debug, Default)]
+#[command(group(
+    clap::ArgGroup::new("completion_model")
+        .args(["completion", "wakeup_us"])
+        .multiple(true)
+        .requires("device")
+))]
 pub struct DeviceGroup {
     /// Replay the run's block trace through this emulated eMMC profile (a built-in name such as
     /// emmc5, galaxy-s5 or openssd, or a profile JSON file) and add a `device` section; implies
@@ -80,7 +88,7 @@ pub struct DeviceGroup {
     pub device: Option<String>,
     /// Age the device before the run so GC victims hold about this share of valid pages, in
     /// percent (X-FTL's 30, 50, 70); needs --device.
-    #[arg(long = "gc-validity", value_name = "PERCENT", help_heading = DEVICE, allow_negative_numbers = true, value_parser = args::count::<u32>())]
+    #[arg(long = "gc-validity", value_name = "PERCENT", requires = "device", help_heading = DEVICE, allow_negative_numbers = true, value_parser = args::count::<u32>())]
     pub gc_validity: Option<u32>,
     /// With --device: replay the run's trace with the eMMC paper's optimized journal (each ext4
     /// journal transaction one packed command of reliable writes, metadata checkpointed later;
@@ -103,10 +111,40 @@ pub struct DeviceGroup {
     /// kernel's clock (file timestamps, jbd2's commit timer) then runs as on the device. This
     /// is the default for SQLite runs with --device on a kernel filesystem; --pace makes it an
     /// error where it cannot be done. The run takes about the modeled time.
-    #[arg(long, conflicts_with = "no_pace", help_heading = DEVICE)]
+    #[arg(long, conflicts_with = "no_pace", requires = "device", help_heading = DEVICE)]
     pub pace: bool,
     /// Do not pace (see --pace): faster, but the modeled figures then follow this machine's
     /// speed wherever the kernel journals by the clock; the output says so.
-    #[arg(long = "no-pace", help_heading = DEVICE)]
+    #[arg(long = "no-pace", requires = "device", help_heading = DEVICE)]
     pub no_pace: bool,
+}
+
+impl DeviceGroup {
+    /// The run's device and its options (`None` without `--device`); the profiles are loaded
+    /// here, so a bad name fails at once.
+    pub fn plan(&self) -> Result<Option<DevicePlan>, Box<dyn std::error::Error>> {
+        let Some(name) = self.device.as_deref() else {
+            return Ok(None);
+        };
+        let pacing = match (self.pace, self.no_pace) {
+            (true, _) => PaceRequest::Paced,
+            (false, true) => PaceRequest::Unpaced,
+            (false, false) => PaceRequest::Default,
+        };
+        Ok(Some(DevicePlan {
+            profile: joj_device::Profile::load(name)?,
+            aging_validity: self.gc_validity,
+            completion: self.completion.host()?,
+            journal_device: self
+                .journal_device
+                .as_deref()
+                .map(joj_device::Profile::load)
+                .transpose()?,
+            emmc_journal_mib: self.emmc_journal.then(|| {
+                self.journal_region_mib
+                    .unwrap_or(joj_device::ejournal::DEFAULT_REGION_MIB)
+            }),
+            pacing,
+        }))
+    }
 }

@@ -243,13 +243,9 @@ fn read_strace(path: &Path) -> Result<Vec<u8>, joj_trace::InputError> {
 fn replay(a: ReplayArgs) -> CliResult {
     let rec = Recording::read_file(&a.recording)?;
     let device = match &a.device {
-        Some(name) => Some(joj_experiment::stack::DevicePlan {
-            profile: joj_device::Profile::load(name)?,
-            aging_validity: None,
-            completion: None,
-            journal_profile: None,
-            emmc_journal_mib: None,
-        }),
+        Some(name) => Some(joj_experiment::stack::DevicePlan::new(
+            joj_device::Profile::load(name)?,
+        )),
         None => None,
     };
     crate::output::check_output_folder("--out", &a.out.out)?;

@@ -76,13 +76,7 @@ pub fn main(a: TraceRunArgs) -> CliResult {
             .as_deref()
             .map(joj_device::Profile::load)
             .transpose()?
-            .map(|profile| joj_experiment::stack::DevicePlan {
-                profile,
-                aging_validity: None,
-                completion: None,
-                journal_profile: None,
-                emmc_journal_mib: None,
-            }),
+            .map(joj_experiment::stack::DevicePlan::new),
     };
     check_command(&opts)?;
     crate::output::check_output_folder("--out", &a.out.out)?;

@@ -28,12 +28,6 @@ pub enum StackError {
          threads, no --attached"
     )]
     XftlOneConnection,
-    #[error("--pace runs the host at an emulated device's speed: add --device <profile>")]
-    PaceNeedsDevice,
-    #[error(
-        "--completion models the host side of an emulated device's completions: add --device <profile>"
-    )]
-    CompletionNeedsDevice,
     #[error(
         "--completion applies to a replayed block trace; --journal xftl runs on the device model \
          directly and has none: drop --completion"
@@ -45,13 +39,6 @@ pub enum StackError {
     PaceNeedsScratch,
     #[error("--pace paces SQLite transactions; the file workloads are not paced")]
     PaceFileWorkload,
-    #[error("--gc-validity ages the emulated device: add --device <profile>")]
-    AgingNeedsDevice,
-    #[error(
-        "--journal-device is the external journal's own profile: add --device <profile> for the \
-         filesystem's device"
-    )]
-    JournalDeviceNeedsDevice,
     #[error(
         "--journal-device needs a filesystem with an external journal device: use --fs \
          ext4-extjournal"
@@ -64,9 +51,8 @@ pub enum StackError {
     JournalDeviceOneDeviceOption,
     #[error(
         "--emmc-journal replays the run's trace through --device with the optimized journal: it \
-         needs --device, and cannot be combined with --pace (which paces the kernel by the \
-         unchanged trace) or --journal-device (one device only); fix: add --device or drop the \
-         other option"
+         cannot be combined with --pace (which paces the kernel by the unchanged trace) or \
+         --journal-device (one device only); fix: drop the other option"
     )]
     EmmcJournalOptions,
     #[error(

@@ -48,4 +48,4 @@ pub use host::{HostMeasured, Modeled, Pacing};
 pub use pace::PaceReport;
 pub use result::RunResult;
 pub use run::{run, run_on};
-pub use stack::{FsChoice, RunOptions, Stack, TxnDeviceKind, Workload};
+pub use stack::{DevicePlan, FsChoice, PaceRequest, RunOptions, Stack, TxnDeviceKind, Workload};

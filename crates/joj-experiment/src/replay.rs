@@ -24,7 +24,7 @@ pub type Replayed = (DeviceSummary, Option<Vec<DeviceSection>>);
 /// Replay `records` (a run of `transactions` transactions with seed `seed`, which also ages
 /// the device) through `plan`'s device and return the `device` section, with
 /// `modeled_ops_per_sec = transactions / modeled_s`. `journal_devs` are the trace's external
-/// journal devices (`major:minor`), which `plan.journal_profile` applies to.
+/// journal devices (`major:minor`), which `plan.journal_device` applies to.
 pub fn replay_records(
     records: &[TraceRecord],
     transactions: u64,
@@ -41,7 +41,7 @@ pub fn replay_records(
         ..ReplayOptions::default()
     };
     let txns = Some(transactions.max(1));
-    if let Some(journal) = &plan.journal_profile {
+    if let Some(journal) = &plan.journal_device {
         return per_device(records, txns, plan, journal, journal_devs, opts);
     }
     if let Some(mib) = plan.emmc_journal_mib {

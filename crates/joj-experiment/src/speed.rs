@@ -159,7 +159,6 @@ pub fn speed(
     let opts = RunOptions {
         trace: false,
         device: None,
-        pace: false,
         ..opts.clone()
     };
     // Resolve every stack first, so an option a mode cannot take fails before the first run.

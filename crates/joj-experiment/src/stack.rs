@@ -100,26 +100,10 @@ pub struct RunOptions {
     pub trace_buffer_kb: u32,
     /// Incremented once per completed transaction (for a progress bar).
     pub progress: Option<Arc<AtomicU64>>,
-    /// The emulated device: `xftl` runs on it; every other mode's captured trace is replayed
-    /// through it into the result's `device` section.
-    pub device: Option<Profile>,
-    /// Age the device before the run (GC validity in percent).
-    pub aging_validity: Option<u32>,
-    /// Host completion model applied to the replay (`None`: device time only).
-    pub completion: Option<joj_device::HostCompletion>,
-    /// With `device`: replay the external journal device of `ext4-extjournal` through this
-    /// profile, each device through its own (`joj_device::replay_devices`).
-    pub journal_device: Option<Profile>,
-    /// With `device`: replay with the eMMC paper's optimized journal, region in MiB.
-    pub emmc_journal_mib: Option<u64>,
-    /// Run the host at the device's speed: after each sync call and transaction wait for a
-    /// model of `device` fed live from the kernel (`crate::pace`). A database workload on a
-    /// scratch filesystem with a device is paced anyway unless `no_pace`; this asks for it, and
-    /// makes the options that cannot be paced an error.
-    pub pace: bool,
-    /// Do not pace a run that would be paced by default (the modeled figures then depend on
-    /// this machine's speed; the result says so).
-    pub no_pace: bool,
+    /// The emulated device and how the run uses it: `xftl` runs on it; every other mode's
+    /// captured trace is replayed through it into the result's `device` section (`None`: no
+    /// device, and none of its options).
+    pub device: Option<DevicePlan>,
     /// Put the scratch filesystem's images in this directory (a disk, to measure it) instead of
     /// memory.
     pub image_dir: Option<PathBuf>,
@@ -139,12 +123,6 @@ impl Default for RunOptions {
             trace_buffer_kb: 64 * 1024,
             progress: None,
             device: None,
-            aging_validity: None,
-            completion: None,
-            journal_device: None,
-            emmc_journal_mib: None,
-            pace: false,
-            no_pace: false,
             image_dir: None,
             loop_direct_io: false,
         }
@@ -212,20 +190,57 @@ pub enum Storage {
     Device(Box<DevicePlan>),
 }
 
-/// An emulated device of a profile, optionally aged.
+/// An emulated device of a profile and the options that only go with a device: how it is aged,
+/// how the host completes its commands, the external journal's own device, the optimized
+/// journal, and whether the host is held to its speed.
 #[derive(Debug, Clone)]
 pub struct DevicePlan {
+    /// The device's profile (`--device`).
     pub profile: Profile,
-    /// GC victims hold about this share of valid pages after aging (`None`: a fresh device).
+    /// Age the device before the run: GC victims hold about this share of valid pages, in
+    /// percent, 1 to 99 (`--gc-validity`; `None`: a fresh device).
     pub aging_validity: Option<u32>,
-    /// Host completion model applied to the replay (`None`: device time only).
+    /// Host completion model applied to the replay (`--completion`; `None`: device time only).
     pub completion: Option<joj_device::HostCompletion>,
-    /// The external journal device's own profile (`None`: every device is a partition of
-    /// `profile`).
-    pub journal_profile: Option<Profile>,
+    /// Replay the external journal device of an `ext4-extjournal` run through this profile,
+    /// each device through its own (`--journal-device`, `joj_device::replay_devices`; `None`:
+    /// every device is a partition of `profile`).
+    pub journal_device: Option<Profile>,
     /// Replay with the eMMC paper's optimized journal in a region of this many MiB
-    /// (`joj_device::replay_ejournal`; `None`: the trace as captured).
+    /// (`--emmc-journal`, `joj_device::replay_ejournal`; `None`: the trace as captured).
     pub emmc_journal_mib: Option<u64>,
+    /// Whether the host runs at the device's speed (`--pace`, `--no-pace`).
+    pub pacing: PaceRequest,
+}
+
+impl DevicePlan {
+    /// A fresh device of `profile`, with none of the options and the default pacing.
+    pub fn new(profile: Profile) -> DevicePlan {
+        DevicePlan {
+            profile,
+            aging_validity: None,
+            completion: None,
+            journal_device: None,
+            emmc_journal_mib: None,
+            pacing: PaceRequest::Default,
+        }
+    }
+}
+
+/// Whether the host is held to the device's speed, as the user asks: after each sync call and
+/// transaction the run waits for a model of the device fed live from the kernel
+/// (`crate::pace`). What was done, and why, is [`crate::host::Pacing`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PaceRequest {
+    /// Paced where it can be: a database workload on a scratch filesystem, one device, the
+    /// trace as the kernel issued it.
+    #[default]
+    Default,
+    /// Paced (`--pace`): the options that cannot be paced are an error.
+    Paced,
+    /// Not paced (`--no-pace`): faster, but the modeled figures then depend on this machine's
+    /// speed wherever the kernel journals by the clock; the result says so.
+    Unpaced,
 }
 
 /// Capturing the kernel's block requests in the measured window.
@@ -263,13 +278,7 @@ impl Stack {
     /// is here.
     pub fn resolve(workload: &Workload, opts: &RunOptions) -> Result<Stack, StackError> {
         check_options(workload, opts)?;
-        let device = opts.device.clone().map(|profile| DevicePlan {
-            profile,
-            aging_validity: opts.aging_validity,
-            completion: opts.completion,
-            journal_profile: opts.journal_device.clone(),
-            emmc_journal_mib: opts.emmc_journal_mib,
-        });
+        let device = opts.device.clone();
         let stack = match workload {
             Workload::File(_) => Stack {
                 mode: None,
@@ -325,66 +334,56 @@ impl Stack {
     }
 }
 
-/// `journal_device` goes with a `device` replay of an `ext4-extjournal` run, unpaced and
-/// without a completion model (both time one device).
-fn check_journal_device(opts: &RunOptions) -> Result<(), StackError> {
-    if opts.device.is_none() {
-        return Err(StackError::JournalDeviceNeedsDevice);
-    }
-    if !matches!(
-        opts.fs,
-        FsChoice::Scratch(joj_linux::FsKind::Ext4ExtJournal)
-    ) {
+/// `journal_device` goes with a replay of an `ext4-extjournal` run, unpaced and without a
+/// completion model (both time one device).
+fn check_journal_device(fs: &FsChoice, plan: &DevicePlan) -> Result<(), StackError> {
+    if !matches!(fs, FsChoice::Scratch(joj_linux::FsKind::Ext4ExtJournal)) {
         return Err(StackError::JournalDeviceNeedsExtJournal);
     }
-    if opts.pace || opts.completion.is_some() {
+    if plan.pacing == PaceRequest::Paced || plan.completion.is_some() {
         return Err(StackError::JournalDeviceOneDeviceOption);
+    }
+    Ok(())
+}
+
+/// The device's options that cannot go together, or not with the workload or the filesystem.
+fn check_device(workload: &Workload, fs: &FsChoice, plan: &DevicePlan) -> Result<(), StackError> {
+    if let Some(v) = plan.aging_validity.filter(|v| !(1..=99).contains(v)) {
+        return Err(StackError::AgingPercent(v));
+    }
+    let xftl = matches!(workload, Workload::Db(w) if w.journal.on_device());
+    let paced = plan.pacing == PaceRequest::Paced;
+    if plan.emmc_journal_mib.is_some() {
+        if paced || plan.journal_device.is_some() {
+            return Err(StackError::EmmcJournalOptions);
+        }
+        if xftl {
+            return Err(StackError::EmmcJournalXftl);
+        }
+    }
+    if plan.journal_device.is_some() {
+        check_journal_device(fs, plan)?;
+    }
+    if plan.completion.is_some() && xftl {
+        return Err(StackError::CompletionXftl);
+    }
+    if paced {
+        if matches!(workload, Workload::File(_)) {
+            return Err(StackError::PaceFileWorkload);
+        }
+        if !xftl && !fs.is_scratch() {
+            return Err(StackError::PaceNeedsScratch);
+        }
     }
     Ok(())
 }
 
 /// Options that cannot go together, whatever the mode.
 fn check_options(workload: &Workload, opts: &RunOptions) -> Result<(), StackError> {
-    if let Some(v) = opts.aging_validity {
-        if opts.device.is_none() {
-            return Err(StackError::AgingNeedsDevice);
-        }
-        if !(1..=99).contains(&v) {
-            return Err(StackError::AgingPercent(v));
-        }
+    if let Some(plan) = &opts.device {
+        check_device(workload, &opts.fs, plan)?;
     }
-    let xftl = matches!(workload, Workload::Db(w) if w.journal.on_device());
-    if opts.emmc_journal_mib.is_some()
-        && (opts.device.is_none() || opts.pace || opts.journal_device.is_some())
-    {
-        return Err(StackError::EmmcJournalOptions);
-    }
-    if opts.emmc_journal_mib.is_some() && xftl {
-        return Err(StackError::EmmcJournalXftl);
-    }
-    if opts.journal_device.is_some() {
-        check_journal_device(opts)?;
-    }
-    if opts.completion.is_some() {
-        if opts.device.is_none() {
-            return Err(StackError::CompletionNeedsDevice);
-        }
-        if xftl {
-            return Err(StackError::CompletionXftl);
-        }
-    }
-    if opts.pace {
-        if opts.device.is_none() {
-            return Err(StackError::PaceNeedsDevice);
-        }
-        if matches!(workload, Workload::File(_)) {
-            return Err(StackError::PaceFileWorkload);
-        }
-        if !xftl && !opts.fs.is_scratch() {
-            return Err(StackError::PaceNeedsScratch);
-        }
-    }
-    if xftl {
+    if matches!(workload, Workload::Db(w) if w.journal.on_device()) {
         return Ok(());
     }
     if opts.trace && !opts.fs.is_scratch() {
@@ -468,7 +467,7 @@ fn db_stack(
             label: String::new(),
         });
     }
-    let pacing = device.as_ref().map(|_| pacing_of(opts));
+    let pacing = device.as_ref().map(pacing_of);
     Ok(Stack {
         mode: Some(mode),
         vfs,
@@ -488,26 +487,27 @@ fn db_stack(
 /// Whether a database run with a device is paced: by default yes, so that what the kernel does
 /// by the clock happens as on the modeled device and the modeled figures do not follow this
 /// machine's speed; not where the pacer cannot follow the replay.
-fn pacing_of(opts: &RunOptions) -> crate::host::Pacing {
+fn pacing_of(plan: &DevicePlan) -> crate::host::Pacing {
     use crate::host::Pacing;
-    if opts.pace {
-        return Pacing::Asked;
+    match plan.pacing {
+        PaceRequest::Paced => return Pacing::Asked,
+        PaceRequest::Unpaced => {
+            return Pacing::Not(
+                "--no-pace: the kernel ran at this machine's speed, so clock-driven journaling \
+                 follows it"
+                    .into(),
+            );
+        }
+        PaceRequest::Default => {}
     }
-    if opts.no_pace {
-        return Pacing::Not(
-            "--no-pace: the kernel ran at this machine's speed, so clock-driven journaling \
-             follows it"
-                .into(),
-        );
-    }
-    if opts.journal_device.is_some() {
+    if plan.journal_device.is_some() {
         return Pacing::Not(
             "two devices (--journal-device): the pacer models one device; clock-driven \
              journaling follows this machine's speed"
                 .into(),
         );
     }
-    if opts.emmc_journal_mib.is_some() {
+    if plan.emmc_journal_mib.is_some() {
         return Pacing::Not(
             "--emmc-journal replays a trace the kernel did not issue; clock-driven journaling \
              follows this machine's speed"
@@ -533,6 +533,13 @@ mod tests {
         Profile::builtin("galaxy-s5").expect("a built-in profile")
     }
 
+    /// A fresh galaxy-s5, with `f` applied to its plan.
+    fn device(f: impl FnOnce(&mut DevicePlan)) -> Option<DevicePlan> {
+        let mut plan = DevicePlan::new(profile());
+        f(&mut plan);
+        Some(plan)
+    }
+
     fn ext4() -> RunOptions {
         RunOptions {
             fs: FsChoice::Scratch(FsKind::Ext4),
@@ -545,20 +552,11 @@ mod tests {
         let w = db(JournalMode::Truncate);
         let ext = RunOptions {
             fs: FsChoice::Scratch(FsKind::Ext4ExtJournal),
-            device: Some(profile()),
-            journal_device: Some(profile()),
+            device: device(|d| d.journal_device = Some(profile())),
             ..RunOptions::default()
         };
         let plan = Stack::resolve(&w, &ext).unwrap().replay.unwrap();
-        assert!(plan.journal_profile.is_some());
-        let no_device = RunOptions {
-            device: None,
-            ..ext.clone()
-        };
-        assert!(matches!(
-            Stack::resolve(&w, &no_device),
-            Err(StackError::JournalDeviceNeedsDevice)
-        ));
+        assert!(plan.journal_device.is_some());
         let on_ext4 = RunOptions {
             fs: FsChoice::Scratch(FsKind::Ext4),
             ..ext.clone()
@@ -567,7 +565,13 @@ mod tests {
             Stack::resolve(&w, &on_ext4),
             Err(StackError::JournalDeviceNeedsExtJournal)
         ));
-        let paced = RunOptions { pace: true, ..ext };
+        let paced = RunOptions {
+            device: device(|d| {
+                d.journal_device = Some(profile());
+                d.pacing = PaceRequest::Paced;
+            }),
+            ..ext
+        };
         assert!(matches!(
             Stack::resolve(&w, &paced),
             Err(StackError::JournalDeviceOneDeviceOption)
@@ -578,24 +582,25 @@ mod tests {
     fn the_optimized_journal_goes_with_a_device_replay_of_one_device() {
         let w = db(JournalMode::Wal);
         let ok = RunOptions {
-            device: Some(profile()),
-            emmc_journal_mib: Some(64),
+            device: device(|d| d.emmc_journal_mib = Some(64)),
             ..ext4()
         };
         let plan = Stack::resolve(&w, &ok).unwrap().replay.unwrap();
         assert_eq!(plan.emmc_journal_mib, Some(64));
         for bad in [
             RunOptions {
-                device: None,
-                ..ok.clone()
-            },
-            RunOptions {
-                pace: true,
+                device: device(|d| {
+                    d.emmc_journal_mib = Some(64);
+                    d.pacing = PaceRequest::Paced;
+                }),
                 ..ok.clone()
             },
             RunOptions {
                 fs: FsChoice::Scratch(FsKind::Ext4ExtJournal),
-                journal_device: Some(profile()),
+                device: device(|d| {
+                    d.emmc_journal_mib = Some(64);
+                    d.journal_device = Some(profile());
+                }),
                 ..ok.clone()
             },
         ] {
@@ -628,25 +633,25 @@ mod tests {
         );
         assert_eq!(s.vfs, WALDIO_VFS_NAME);
 
-        let device = RunOptions {
-            device: Some(profile()),
+        let on_device = RunOptions {
+            device: device(|_| {}),
             ..RunOptions::default()
         };
-        let x = Stack::resolve(&db(JournalMode::Xftl), &device).unwrap();
+        let x = Stack::resolve(&db(JournalMode::Xftl), &on_device).unwrap();
         assert!(matches!(x.storage, Storage::Device(_)));
         assert_eq!(x.vfs, VfsChain::TxnDevice(TxnDeviceKind::Xftl));
         assert_eq!(x.sqlite.as_ref().unwrap().journal, SqliteJournal::Delete);
         assert!(x.capture.is_none() && x.replay.is_none() && x.pace.is_none());
         assert_eq!(x.fs_name(), "xftl");
 
-        let i = Stack::resolve(&db(JournalMode::Iftl), &device).unwrap();
+        let i = Stack::resolve(&db(JournalMode::Iftl), &on_device).unwrap();
         assert!(matches!(i.storage, Storage::Device(_)));
         assert_eq!(i.vfs, VfsChain::TxnDevice(TxnDeviceKind::Iftl));
         assert_eq!(i.sqlite.as_ref().unwrap().vfs, IFTL_VFS_NAME);
         assert_eq!(i.fs_name(), "iftl");
         let aged = RunOptions {
-            aging_validity: Some(50),
-            ..device
+            device: device(|d| d.aging_validity = Some(50)),
+            ..on_device
         };
         let i = Stack::resolve(&db(JournalMode::Iftl), &aged).unwrap();
         assert!(matches!(i.storage, Storage::Device(_)));
@@ -655,8 +660,7 @@ mod tests {
     #[test]
     fn a_device_turns_tracing_and_the_replay_on() {
         let opts = RunOptions {
-            device: Some(profile()),
-            aging_validity: Some(50),
+            device: device(|d| d.aging_validity = Some(50)),
             ..ext4()
         };
         let s = Stack::resolve(&db(JournalMode::Delete), &opts).unwrap();
@@ -666,13 +670,16 @@ mod tests {
         assert!(s.pace.is_some());
         assert_eq!(s.pacing, Some(crate::host::Pacing::Default));
         let unpaced = RunOptions {
-            no_pace: true,
+            device: device(|d| d.pacing = PaceRequest::Unpaced),
             ..opts.clone()
         };
         let u = Stack::resolve(&db(JournalMode::Delete), &unpaced).unwrap();
         assert!(u.pace.is_none());
         assert!(matches!(u.pacing, Some(crate::host::Pacing::Not(_))));
-        let paced = RunOptions { pace: true, ..opts };
+        let paced = RunOptions {
+            device: device(|d| d.pacing = PaceRequest::Paced),
+            ..opts
+        };
         assert!(
             Stack::resolve(&db(JournalMode::Wal), &paced)
                 .unwrap()
@@ -682,8 +689,7 @@ mod tests {
         // Two devices, or a transformed trace: not paced, and said why.
         let two = RunOptions {
             fs: FsChoice::Scratch(FsKind::Ext4ExtJournal),
-            device: Some(profile()),
-            journal_device: Some(profile()),
+            device: device(|d| d.journal_device = Some(profile())),
             ..RunOptions::default()
         };
         let t = Stack::resolve(&db(JournalMode::Truncate), &two).unwrap();
@@ -714,7 +720,7 @@ mod tests {
             (
                 db(JournalMode::Wal),
                 RunOptions {
-                    device: Some(profile()),
+                    device: device(|_| {}),
                     ..host.clone()
                 },
                 StackError::DeviceNeedsScratch,
@@ -722,24 +728,15 @@ mod tests {
             (
                 db(JournalMode::Wal),
                 RunOptions {
-                    pace: true,
-                    ..ext4()
+                    device: device(|d| d.pacing = PaceRequest::Paced),
+                    ..host.clone()
                 },
-                StackError::PaceNeedsDevice,
-            ),
-            (
-                db(JournalMode::Wal),
-                RunOptions {
-                    completion: Some(poll),
-                    ..ext4()
-                },
-                StackError::CompletionNeedsDevice,
+                StackError::PaceNeedsScratch,
             ),
             (
                 db(JournalMode::Xftl),
                 RunOptions {
-                    completion: Some(poll),
-                    device: Some(profile()),
+                    device: device(|d| d.completion = Some(poll)),
                     ..host.clone()
                 },
                 StackError::CompletionXftl,
@@ -747,10 +744,10 @@ mod tests {
             (
                 db(JournalMode::Wal),
                 RunOptions {
-                    aging_validity: Some(30),
+                    device: device(|d| d.aging_validity = Some(100)),
                     ..ext4()
                 },
-                StackError::AgingNeedsDevice,
+                StackError::AgingPercent(100),
             ),
             (
                 Workload::Db(DbWorkload {
@@ -759,7 +756,7 @@ mod tests {
                     ..DbWorkload::default()
                 }),
                 RunOptions {
-                    device: Some(profile()),
+                    device: device(|_| {}),
                     ..host.clone()
                 },
                 StackError::XftlOneConnection,
@@ -767,8 +764,7 @@ mod tests {
             (
                 Workload::File(FileWorkload::default()),
                 RunOptions {
-                    pace: true,
-                    device: Some(profile()),
+                    device: device(|d| d.pacing = PaceRequest::Paced),
                     ..ext4()
                 },
                 StackError::PaceFileWorkload,

@@ -6,7 +6,7 @@
 
 mod common;
 
-use joj_experiment::{FsChoice, RunOptions, Workload};
+use joj_experiment::{DevicePlan, FsChoice, RunOptions, Workload};
 use joj_linux::FsKind;
 use joj_workload::{DbWorkload, JournalMode};
 
@@ -26,7 +26,9 @@ fn a_zero_latency_device_leaves_the_host_time() {
         out_dir: Some(out.path().to_path_buf()),
         image_size_bytes: 256 << 20,
         trace_buffer_kb: 8 * 1024,
-        device: Some(joj_device::Profile::load("zero-latency").unwrap()),
+        device: Some(DevicePlan::new(
+            joj_device::Profile::load("zero-latency").unwrap(),
+        )),
         ..RunOptions::default()
     };
     let r = joj_experiment::run(&Workload::Db(w), &opts).expect("run");

@@ -5,7 +5,7 @@
 //! as metadata. Threads run each on their own database.
 #![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
-use joj_experiment::{RunOptions, Workload, run};
+use joj_experiment::{DevicePlan, RunOptions, Workload, run};
 use joj_workload::{DbOp, DbWorkload, JournalMode};
 
 fn on(journal: JournalMode, threads: u32) -> joj_experiment::RunResult {
@@ -17,7 +17,9 @@ fn on(journal: JournalMode, threads: u32) -> joj_experiment::RunResult {
         ..DbWorkload::default()
     };
     let opts = RunOptions {
-        device: Some(joj_device::Profile::builtin("openssd-iftl").unwrap()),
+        device: Some(DevicePlan::new(
+            joj_device::Profile::builtin("openssd-iftl").unwrap(),
+        )),
         ..RunOptions::default()
     };
     run(&Workload::Db(w), &opts).unwrap()

@@ -8,7 +8,9 @@
 
 mod common;
 
-use joj_experiment::{ExperimentError, FsChoice, RunOptions, StackError, Workload};
+use joj_experiment::{
+    DevicePlan, ExperimentError, FsChoice, PaceRequest, RunOptions, StackError, Workload,
+};
 use joj_linux::FsKind;
 use joj_vfs::SyncCall;
 use joj_workload::paper::PaperWorkload;
@@ -41,13 +43,17 @@ fn paced_run_waits_for_the_device() {
         out_dir: Some(out.path().to_path_buf()),
         image_size_bytes: 256 << 20,
         trace_buffer_kb: 8 * 1024,
-        device: Some(profile.clone()),
-        pace: true,
+        device: Some(DevicePlan {
+            pacing: PaceRequest::Paced,
+            ..DevicePlan::new(profile.clone())
+        }),
         ..RunOptions::default()
     };
     let unpaced = RunOptions {
-        pace: false,
-        no_pace: true,
+        device: Some(DevicePlan {
+            pacing: PaceRequest::Unpaced,
+            ..DevicePlan::new(profile)
+        }),
         ..opts.clone()
     };
     let r = joj_experiment::run(&Workload::Db(w.clone()), &opts).expect("paced run");
@@ -91,24 +97,19 @@ fn paced_run_waits_for_the_device() {
     );
 }
 
+/// Pacing without a device cannot be asked for: it is part of the device's plan (the CLI
+/// refuses `--pace` without `--device`).
 #[test]
-fn pace_without_a_device_or_a_trace_is_a_clear_error() {
+fn pace_without_a_trace_is_a_clear_error() {
     let w = Workload::Db(DbWorkload {
         transactions: 1,
         ..Default::default()
     });
-    let no_device = RunOptions {
-        pace: true,
-        ..RunOptions::default()
-    };
-    let e = joj_experiment::run(&w, &no_device).unwrap_err();
-    assert!(
-        matches!(e, ExperimentError::Stack(StackError::PaceNeedsDevice)),
-        "{e:?}"
-    );
     let untraced = RunOptions {
-        pace: true,
-        device: Some(joj_device::Profile::load("galaxy-s5").unwrap()),
+        device: Some(DevicePlan {
+            pacing: PaceRequest::Paced,
+            ..DevicePlan::new(joj_device::Profile::load("galaxy-s5").unwrap())
+        }),
         ..RunOptions::default()
     };
     let e = joj_experiment::run(&w, &untraced).unwrap_err();

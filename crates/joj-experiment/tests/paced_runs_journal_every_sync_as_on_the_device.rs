@@ -11,7 +11,7 @@
 
 mod common;
 
-use joj_experiment::{FsChoice, RunOptions, Workload};
+use joj_experiment::{DevicePlan, FsChoice, RunOptions, Workload};
 use joj_linux::FsKind;
 use joj_vfs::SyncCall;
 use joj_workload::{DbWorkload, JournalMode};
@@ -35,7 +35,9 @@ fn paced_runs_journal_every_sync_as_on_the_device() {
         out_dir: Some(out.path().to_path_buf()),
         image_size_bytes: 256 << 20,
         trace_buffer_kb: 8 * 1024,
-        device: Some(joj_device::Profile::load("sdcard-2013").unwrap()),
+        device: Some(DevicePlan::new(
+            joj_device::Profile::load("sdcard-2013").unwrap(),
+        )),
         // Not asked for: pacing is the default of a modeled run.
         ..RunOptions::default()
     };

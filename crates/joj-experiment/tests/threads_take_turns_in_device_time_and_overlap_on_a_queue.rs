@@ -5,7 +5,7 @@
 //! a queue of one task (the profile as built) they take about four times as long.
 #![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
-use joj_experiment::{RunOptions, Workload, run};
+use joj_experiment::{DevicePlan, RunOptions, Workload, run};
 use joj_workload::{DbOp, DbWorkload, JournalMode};
 
 fn modeled_s(threads: u32, queue_depth: u32) -> f64 {
@@ -19,7 +19,7 @@ fn modeled_s(threads: u32, queue_depth: u32) -> f64 {
     let mut p = joj_device::Profile::builtin("openssd-iftl").unwrap();
     p.timing.queue_depth = queue_depth;
     let opts = RunOptions {
-        device: Some(p),
+        device: Some(DevicePlan::new(p)),
         ..RunOptions::default()
     };
     let r = run(&Workload::Db(w), &opts).unwrap();

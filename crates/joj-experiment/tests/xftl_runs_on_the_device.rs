@@ -2,7 +2,7 @@
 //! commit is one device transaction, no journal is written, and the run's `device` section is
 //! the device's own. Without a device profile the run is refused with the fix.
 
-use joj_experiment::{RunOptions, Workload, run};
+use joj_experiment::{DevicePlan, RunOptions, Workload, run};
 use joj_workload::paper::PaperWorkload;
 use joj_workload::{DbWorkload, JournalMode};
 
@@ -28,11 +28,11 @@ fn synthetic_commits_are_device_transactions_and_no_profile_is_a_clear_error() {
     );
 
     let opts = RunOptions {
-        device: Some(
+        device: Some(DevicePlan::new(
             joj_device::Profile::builtin("galaxy-s5")
                 .unwrap()
                 .with_blocks_per_plane(128),
-        ),
+        )),
         ..RunOptions::default()
     };
     let r = run(&Workload::Db(w), &opts).unwrap();

@@ -43,7 +43,7 @@ impl Rig {
             ..DbWorkload::default()
         };
         let run = RunOptions {
-            device: Some(opts.profile.clone()),
+            device: Some(crate::stack::DevicePlan::new(opts.profile.clone())),
             ..RunOptions::default()
         };
         let stack = Stack::resolve(&Workload::Db(workload.clone()), &run)?;

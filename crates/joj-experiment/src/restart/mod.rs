@@ -68,7 +68,7 @@ fn restart_stack(
     let w = Workload::Db(check::workload(opts, mode));
     let run = RunOptions {
         fs: FsChoice::Scratch(opts.fs),
-        device: Some(opts.profile.clone()),
+        device: Some(crate::stack::DevicePlan::new(opts.profile.clone())),
         ..RunOptions::default()
     };
     let stack = Stack::resolve(&w, &run)?;
