@@ -17,6 +17,7 @@ import importlib.util
 import json
 import os
 import re
+import stat
 import sys
 from pathlib import Path
 
@@ -35,25 +36,36 @@ class Missing(Exception):
     """This run has no figure for the row: the reason."""
 
 
-def load(rel):
+def read_text(rel):
+    """A file of this run as text: a regular file (not a link) of at most MAX_BYTES, or
+    Missing."""
     p = OUT / rel
-    if not p.is_file():
-        raise Missing(f"{rel} is not in this run")
-    if p.stat().st_size > MAX_BYTES:
-        raise Missing(f"{rel} is larger than {MAX_BYTES} bytes")
     try:
-        return json.loads(p.read_text())
+        st = os.lstat(p)
+    except OSError:
+        raise Missing(f"{rel} is not in this run") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise Missing(f"{rel} is not a regular file (a link, FIFO or device is not read)")
+    if st.st_size > MAX_BYTES:
+        raise Missing(f"{rel} is larger than {MAX_BYTES} bytes")
+    with open(p, "rb") as f:
+        data = f.read(MAX_BYTES + 1)
+    if len(data) > MAX_BYTES:
+        raise Missing(f"{rel} is larger than {MAX_BYTES} bytes")
+    return data.decode("utf-8", errors="replace")
+
+
+def load(rel):
+    try:
+        return json.loads(read_text(rel))
     except ValueError as e:
         raise Missing(f"{rel} does not parse: {e}") from e
 
 
 def md_rows(rel):
     """The rows of every pipe table in a Markdown file of this run, as dicts by header."""
-    p = OUT / rel
-    if not p.is_file():
-        raise Missing(f"{rel} is not in this run")
     rows, header = [], None
-    for line in p.read_text().splitlines():
+    for line in read_text(rel).splitlines():
         if not line.startswith("|"):
             header = None
             continue
@@ -234,9 +246,10 @@ def _():
 def _():
     ratios, srcs = [], []
     for p in sorted((OUT / "xftl" / "galaxy-s5").glob("v*-k*.json")):
-        rows = {r["mode"]: r["device"] for r in json.loads(p.read_text())["rows"]}
+        src = str(p.relative_to(OUT))
+        rows = {r["mode"]: r["device"] for r in load(src)["rows"]}
         ratios.append(rows["wal"]["modeled_s"] / rows["xftl"]["modeled_s"])
-        srcs.append(str(p.relative_to(OUT)))
+        srcs.append(src)
     if not ratios:
         raise Missing("no X-FTL grid cell in this run")
     return f"WAL / X-FTL {min(ratios):.2f}–{max(ratios):.2f}× over {len(ratios)} cells " \
@@ -263,8 +276,9 @@ def _():
     srcs = sorted(str(p.relative_to(OUT)) for p in (OUT / "xftl").glob("crash-*.json"))
     if not srcs:
         raise Missing("no X-FTL crash run in this run")
-    sound = [load(s) for s in srcs if not load(s).get("canary")]
-    canary = [load(s) for s in srcs if load(s).get("canary")]
+    docs = [load(s) for s in srcs]
+    sound = [d for d in docs if not d.get("canary")]
+    canary = [d for d in docs if d.get("canary")]
     cuts = sum(d["cuts"] for d in sound)
     passed = sum(d["passed"] for d in sound)
     caught = sum(1 for d in canary if d["failed"] > 0)
@@ -459,7 +473,8 @@ def main():
                 text, srcs = f()
                 row["this_run"] = plain(text)
                 row["this_run_sources"] = [os.path.relpath(OUT / s, page_dir) for s in srcs]
-            except (Missing, KeyError, ZeroDivisionError, TypeError, SystemExit) as e:
+            except (Missing, KeyError, IndexError, ZeroDivisionError, TypeError, AttributeError,
+                    ValueError, SystemExit) as e:
                 row["not_in_this_run"] = f"not computed: {e if isinstance(e, Missing) else repr(e)}"
         out.append(row)
     doc = {"paper_figures": out, "profile": PROFILE, "results": str(OUT),

@@ -72,6 +72,21 @@ fn the_report_opens_with_every_paper_figure_next_to_jojs() {
     std::fs::create_dir_all(results.join("joj")).unwrap();
     std::fs::create_dir_all(results.join("tables")).unwrap();
     std::fs::copy(COMPARE, results.join("joj/ext4-1000.json")).unwrap();
+    // Hostile inputs the script must not read: a FIFO (it would block), a link out of the
+    // folder, a file past the size bound.
+    let fifo = results.join("joj/ext4-fsync-1000.json");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    std::fs::create_dir_all(results.join("waldio")).unwrap();
+    std::os::unix::fs::symlink(COMPARE, results.join("waldio/ext4-insert-fresh.json")).unwrap();
+    std::fs::create_dir_all(results.join("crash-states")).unwrap();
+    let huge = std::fs::File::create(results.join("crash-states/ext4-wal.json")).unwrap();
+    huge.set_len((64 << 20) + 1).unwrap();
     let doc = results.join("tables/paper-figures.json");
     let made = Command::new(python())
         .arg(format!("{ROOT}/workflow/scripts/paper_figures.py"))
@@ -105,6 +120,25 @@ fn the_report_opens_with_every_paper_figure_next_to_jojs() {
         this_run.starts_with(&wal_table1(&compare)),
         "{this_run} is not the compare document's {}",
         wal_table1(&compare)
+    );
+    let why = |figure: &str| {
+        rows.iter()
+            .find(|r| r["figure"].as_str().unwrap().starts_with(figure))
+            .and_then(|r| r["not_in_this_run"].as_str())
+            .unwrap()
+            .to_string()
+    };
+    assert!(
+        why("Table 1: OFF").contains("not a regular file"),
+        "the FIFO"
+    );
+    assert!(
+        why("write volume").contains("not a regular file"),
+        "the link"
+    );
+    assert!(
+        why("durability of a committed").contains("larger than"),
+        "the huge file"
     );
     for r in rows.iter().filter(|r| r["this_run"].is_null()) {
         let why = r["not_in_this_run"].as_str().unwrap();
