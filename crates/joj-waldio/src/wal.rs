@@ -353,7 +353,10 @@ impl<I: WalIo> WalState<I> {
                     touched_written |=
                         frame <= self.written_hwm && !self.pending.contains_key(&frame);
                     let full = from == 0 && piece.len == p;
-                    let pb = self.pending_block(frame, false, !full)?;
+                    // The piece that ends the page decides whether the frame is a commit, so
+                    // it needs the frame's header: pending, or on disk if a flush (the group
+                    // timer, the memory limit) wrote it between SQLite's two writes.
+                    let pb = self.pending_block(frame, end == p, !full)?;
                     let copy_end = end.min(tail_start);
                     if copy_end > from {
                         pb.data[from..copy_end].copy_from_slice(&bytes[..copy_end - from]);
@@ -1070,6 +1073,56 @@ mod tests {
         let mut back = vec![0u8; 4096];
         assert_eq!(s.read(off + 24, &mut back).unwrap(), ReadOutcome::Full);
         assert_eq!(back[0], 0x66);
+    }
+
+    /// The group timer (another thread) can write the buffer between SQLite's two writes of
+    /// one frame, its header and its page: the page must still complete the commit.
+    #[test]
+    fn a_group_write_between_a_commit_frames_header_and_page_keeps_the_commit() {
+        let io = MemIo {
+            data: Vec::new(),
+            align: 512,
+            syncs: 0,
+        };
+        let opts = WaldioOptions {
+            sync: SyncOption::Normal,
+            group: Some(crate::options::GroupSync {
+                frame_buffer_bytes: 1 << 20,
+                interval_ms: 60_000,
+            }),
+            ..WaldioOptions::default()
+        };
+        let mut s = WalState::open(io, opts, Arc::default()).unwrap();
+        s.write(0, &wal_header(4096)).unwrap();
+        assert!(write_frame(&mut s, 1, 2, true, 0x11).commit);
+        assert_eq!(s.buffered_commits, 1);
+        let off = 32 + (4096 + 24);
+        s.write(off, &frame_header(3, true)).unwrap();
+        // The interval passes now, before the page: the timer writes what is buffered.
+        s.oldest_commit = Instant::now().checked_sub(std::time::Duration::from_secs(120));
+        s.group_tick().unwrap();
+        assert_eq!(s.buffered_commits, 0, "the first commit was written");
+        let mut page = vec![0x22u8; 4096];
+        page[4096 - 24..].fill(0);
+        let wrote = s.write(off + 24, &page).unwrap();
+        assert!(wrote.commit, "the page completes frame 2, a commit frame");
+        assert_eq!(
+            s.buffered_commits, 1,
+            "the second commit waits for its group"
+        );
+        assert_eq!(
+            s.counters
+                .commits
+                .load(std::sync::atomic::Ordering::Relaxed),
+            2
+        );
+        s.oldest_commit = Instant::now().checked_sub(std::time::Duration::from_secs(120));
+        s.group_tick().unwrap();
+        assert!(s.pending.is_empty());
+        let mut back = vec![0u8; 24 + 4096];
+        assert_eq!(s.read(off, &mut back).unwrap(), ReadOutcome::Full);
+        assert_eq!(&back[..24], &frame_header(3, true));
+        assert_eq!(&back[24..], &page[..]);
     }
 
     #[test]
