@@ -1,0 +1,42 @@
+//! The kernel records fcntl's exit only when it is not 0, so that SQLite's lock calls (which
+//! return 0) cost no event. A copy made with `fcntl(F_DUPFD_CLOEXEC, 0)` onto a free
+//! descriptor 0 — Python's `os.dup` after `os.close(0)` — also returns 0: joj infers it from
+//! the missing exit, and the write and fsync through descriptor 0 are the file's.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+#[test]
+fn joj_trace_follows_a_descriptor_copied_to_zero() {
+    if !joj_linux::testgate::kernel_test(&[joj_linux::FsKind::Ext4]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let script = "import os\n\
+        fd = os.open('dup.dat', os.O_RDWR | os.O_CREAT, 0o644)\n\
+        os.close(0)\n\
+        z = os.dup(fd)\n\
+        assert z == 0, z\n\
+        os.write(z, b'x' * 4096)\n\
+        os.fsync(z)\n";
+    let run = common::joj_command()
+        .current_dir(dir.path())
+        .args(["trace", "--json", "--image-mib", "64", "--out"])
+        .arg(dir.path().join("out"))
+        .args(["--", "python3", "-c", script])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    let doc: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    let files = doc["command"]["files"].as_array().unwrap();
+    let dat = files
+        .iter()
+        .find(|f| f["path"] == "dup.dat")
+        .unwrap_or_else(|| panic!("{}", doc["command"]));
+    assert_eq!(dat["write_calls"], 1, "{dat}");
+    assert_eq!(dat["write_bytes"], 4096, "{dat}");
+    assert_eq!(dat["fsync"], 1, "{dat}");
+    assert_eq!(doc["command"]["unresolved_syncs"], 0);
+}
