@@ -1,7 +1,8 @@
-//! The kernel records fcntl's exit only when it is not 0, so that SQLite's lock calls (which
-//! return 0) cost no event. A copy made with `fcntl(F_DUPFD_CLOEXEC, 0)` onto a free
-//! descriptor 0 — Python's `os.dup` after `os.close(0)` — also returns 0: joj infers it from
-//! the missing exit, and the write and fsync through descriptor 0 are the file's.
+//! A copy made with `fcntl(F_DUPFD_CLOEXEC, 0)` onto a free descriptor 0 — Python's `os.dup`
+//! after `os.close(0)` — returns 0, as SQLite's lock calls do. The write and fsync through
+//! descriptor 0 are the file's. (A build that recorded fcntl's exit only when not 0, to save
+//! the lock calls' exit events, lost this write: see docs/measurement.md, "Fewer events, no
+//! faster".)
 
 #![allow(clippy::unwrap_used)]
 

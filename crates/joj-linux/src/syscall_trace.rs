@@ -59,11 +59,6 @@ const ENTER_ONLY: &[&str] = &["close", "close_range"];
 /// fcntl's commands that copy a descriptor or change its close-on-exec flag: F_DUPFD,
 /// F_SETFD, F_DUPFD_CLOEXEC. SQLite's many lock calls (F_SETLK) are filtered out in the kernel.
 const FCNTL_FILTER: &str = "cmd == 0 || cmd == 2 || cmd == 1030";
-/// fcntl's exit carries no command, only the result: it is recorded when not 0. SQLite's
-/// lock calls return 0, and their exits were half the events of a WAL workload (6,000 of
-/// 12,200 for 1,000 transactions). An fcntl whose exit is missing when its thread's next
-/// event comes returned 0 (`supervise::fdtable`).
-const FCNTL_EXIT_FILTER: &str = "ret != 0";
 
 /// A per-CPU buffer of 8 MiB: about 100 000 events per CPU between two drains.
 pub const DEFAULT_SYSCALL_BUFFER_KB: u32 = 8 * 1024;
@@ -200,7 +195,6 @@ impl SyscallTracer {
         }
         me.learn("ftrace", "print")?;
         me.write("events/syscalls/sys_enter_fcntl/filter", FCNTL_FILTER)?;
-        me.write("events/syscalls/sys_exit_fcntl/filter", FCNTL_EXIT_FILTER)?;
         me.write("trace", "")?;
         me.cpus = me.open_cpus()?;
         Ok(me)

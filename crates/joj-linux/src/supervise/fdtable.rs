@@ -152,7 +152,6 @@ impl FdModel {
 
     /// Apply one event, in time order.
     pub(crate) fn apply(&mut self, e: &SysEvent) -> Option<Seen> {
-        self.settle_unrecorded_fcntl_exit(e);
         match &e.kind {
             SysEventKind::NewTask { pid, clone_flags } => {
                 let parent = self.table(e.tid, e.tgid);
@@ -189,30 +188,6 @@ impl FdModel {
             }),
             SysEventKind::Enter { call, args } => self.enter(e, call, args),
             SysEventKind::Exit { call, ret } => self.exit(e, call, *ret),
-        }
-    }
-
-    /// The kernel records fcntl's exit only when it is not 0 ([`crate::syscall_trace`]:
-    /// SQLite's lock calls return 0, and their exits were most of the events of a WAL
-    /// workload). A thread's events arrive in order, so an fcntl still waiting for its exit
-    /// when the same thread's next event comes returned 0.
-    fn settle_unrecorded_fcntl_exit(&mut self, e: &SysEvent) {
-        if matches!(&e.kind, SysEventKind::Exit { call, .. } if call == "fcntl") {
-            return;
-        }
-        if self
-            .entered
-            .get(&e.tid)
-            .is_some_and(|en| en.call == "fcntl")
-        {
-            let returned = SysEvent {
-                kind: SysEventKind::Exit {
-                    call: "fcntl".into(),
-                    ret: 0,
-                },
-                ..e.clone()
-            };
-            self.exit(&returned, "fcntl", 0);
         }
     }
 
@@ -570,25 +545,5 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-    }
-
-    /// The kernel records fcntl's exit only when it returned non-zero (SQLite's lock calls
-    /// return 0): an fcntl with no exit before its thread's next event returned 0.
-    #[test]
-    fn an_fcntl_whose_exit_was_not_recorded_returned_zero() {
-        let mut m = FdModel::new(1);
-        open(&mut m, 1, 1, file("/d/db", libc::O_RDWR), 3);
-        // fd 0 is free: F_DUPFD from 0 returns 0, an exit the kernel does not record.
-        m.apply(&enter(1, 10, "fcntl", &[3, F_DUPFD, 0]));
-        assert_eq!(fsync(&mut m, 1, 11, 0).as_deref(), Some("/d/db"));
-        // F_SETFD returns 0 too: the flag holds through exec.
-        m.apply(&enter(1, 20, "fcntl", &[0, F_SETFD, FD_CLOEXEC]));
-        m.apply(&ev(1, 21, SysEventKind::Exec { pid: 1, old_pid: 1 }));
-        assert_eq!(fsync(&mut m, 1, 22, 0), None, "closed on exec");
-        // A recorded exit is used as before.
-        m.apply(&enter(1, 30, "fcntl", &[3, F_DUPFD, 7]));
-        m.apply(&exit(1, 31, "fcntl", 8));
-        assert_eq!(fsync(&mut m, 1, 32, 8).as_deref(), Some("/d/db"));
-        assert_eq!(fsync(&mut m, 1, 34, 7), None);
     }
 }
