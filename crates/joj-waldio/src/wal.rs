@@ -898,6 +898,16 @@ mod tests {
         h
     }
 
+    /// A WAL on an in-memory file with 512-byte direct-I/O alignment and options `opts`.
+    fn state_with(opts: WaldioOptions) -> WalState<MemIo> {
+        let io = MemIo {
+            data: Vec::new(),
+            align: 512,
+            syncs: 0,
+        };
+        WalState::open(io, opts, Arc::default()).unwrap()
+    }
+
     fn state(align: u32) -> WalState<MemIo> {
         let io = MemIo {
             data: Vec::new(),
@@ -981,16 +991,10 @@ mod tests {
 
     #[test]
     fn normal_leaves_the_commit_unsynced_until_a_checkpoint_asks() {
-        let io = MemIo {
-            data: Vec::new(),
-            align: 512,
-            syncs: 0,
-        };
-        let opts = WaldioOptions {
+        let mut s = state_with(WaldioOptions {
             sync: SyncOption::Normal,
             ..WaldioOptions::default()
-        };
-        let mut s = WalState::open(io, opts, Arc::default()).unwrap();
+        });
         s.write(0, &wal_header(4096)).unwrap();
         assert!(write_frame(&mut s, 1, 2, true, 0x11).commit);
         assert_eq!(s.io.syncs, 1, "the preallocation's sync only");
@@ -1079,20 +1083,14 @@ mod tests {
     /// one frame, its header and its page: the page must still complete the commit.
     #[test]
     fn a_group_write_between_a_commit_frames_header_and_page_keeps_the_commit() {
-        let io = MemIo {
-            data: Vec::new(),
-            align: 512,
-            syncs: 0,
-        };
-        let opts = WaldioOptions {
+        let mut s = state_with(WaldioOptions {
             sync: SyncOption::Normal,
             group: Some(crate::options::GroupSync {
                 frame_buffer_bytes: 1 << 20,
                 interval_ms: 60_000,
             }),
             ..WaldioOptions::default()
-        };
-        let mut s = WalState::open(io, opts, Arc::default()).unwrap();
+        });
         s.write(0, &wal_header(4096)).unwrap();
         assert!(write_frame(&mut s, 1, 2, true, 0x11).commit);
         assert_eq!(s.buffered_commits, 1);
