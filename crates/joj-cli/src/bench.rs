@@ -107,9 +107,11 @@ impl CommonArgs {
         }
     }
 
-    /// Check `--out` before the run when the run writes into it (traced, or replayed through a
-    /// device).
-    pub fn check_out(&self) -> Result<(), crate::output::CliError> {
+    /// Check before the run where it will write: `--save` (with `--force`), and `--out` when the
+    /// run writes into it (traced, or replayed through a device).
+    pub fn check_outputs(&self) -> Result<(), crate::output::CliError> {
+        let o = &self.output;
+        check_save(o.save.as_deref(), o.force, self.device.device.as_deref())?;
         if self.trace || self.device.device.is_some() {
             crate::output::check_output_folder("--out", &self.out.out)?;
         }
@@ -299,12 +301,7 @@ impl BenchArgs {
 
 pub fn main(a: BenchArgs) -> CliResult {
     let o = &a.common.output;
-    check_save(
-        o.save.as_deref(),
-        o.force,
-        a.common.device.device.as_deref(),
-    )?;
-    a.common.check_out()?;
+    a.common.check_outputs()?;
     let w = a.workload()?;
     let fs = FsChoice::new(a.fs.scratch(), a.dir.clone())?;
     let mut opts = a.common.run_options(fs)?;

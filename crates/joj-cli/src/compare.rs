@@ -4,7 +4,7 @@
 use crate::args;
 use crate::bench::{CommonArgs, summary};
 use crate::groups::{OUTPUT, STACK, WORKLOAD};
-use crate::output::{CliResult, check_save};
+use crate::output::CliResult;
 use crate::progress::Progress;
 use crate::report_doc::Kind;
 use clap::Args;
@@ -33,12 +33,7 @@ pub struct CompareArgs {
 
 pub fn main(a: CompareArgs) -> CliResult {
     let o = &a.common.output;
-    check_save(
-        o.save.as_deref(),
-        o.force,
-        a.common.device.device.as_deref(),
-    )?;
-    a.common.check_out()?;
+    a.common.check_outputs()?;
     let paper = a.common.paper()?;
     let base = DbWorkload {
         op: a.op,

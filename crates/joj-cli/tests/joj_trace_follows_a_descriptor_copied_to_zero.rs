@@ -13,7 +13,6 @@ fn joj_trace_follows_a_descriptor_copied_to_zero() {
     if !joj_linux::testgate::kernel_test(&[joj_linux::FsKind::Ext4]) {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
     let script = "import os\n\
         fd = os.open('dup.dat', os.O_RDWR | os.O_CREAT, 0o644)\n\
         os.close(0)\n\
@@ -21,21 +20,8 @@ fn joj_trace_follows_a_descriptor_copied_to_zero() {
         assert z == 0, z\n\
         os.write(z, b'x' * 4096)\n\
         os.fsync(z)\n";
-    let run = common::joj_command()
-        .current_dir(dir.path())
-        .args(["trace", "--json", "--image-mib", "64", "--out"])
-        .arg(dir.path().join("out"))
-        .args(["--", "python3", "-c", script])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(run.status.success(), "{stderr}");
-    let doc: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
-    let files = doc["command"]["files"].as_array().unwrap();
-    let dat = files
-        .iter()
-        .find(|f| f["path"] == "dup.dat")
-        .unwrap_or_else(|| panic!("{}", doc["command"]));
+    let doc = common::joj_trace_json(&["--image-mib", "64"], &["python3", "-c", script]);
+    let dat = common::traced_file(&doc, "dup.dat");
     assert_eq!(dat["write_calls"], 1, "{dat}");
     assert_eq!(dat["write_bytes"], 4096, "{dat}");
     assert_eq!(dat["fsync"], 1, "{dat}");

@@ -149,13 +149,7 @@ fn the_report_opens_with_every_paper_figure_next_to_jojs() {
     }
 
     let page = tmp.path().join("report.html");
-    let run = common::joj_command()
-        .arg("report")
-        .arg(&results)
-        .arg("-o")
-        .arg(&page)
-        .output()
-        .unwrap();
+    let run = common::joj_report(&results, &page);
     assert!(
         run.status.success(),
         "{}",

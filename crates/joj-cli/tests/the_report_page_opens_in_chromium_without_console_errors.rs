@@ -94,13 +94,7 @@ fn the_report_page_opens_in_chromium_without_console_errors() {
     std::fs::create_dir(&results).unwrap();
     mixed_results(&results);
     let page = tmp.path().join("report.html");
-    let run = common::joj_command()
-        .arg("report")
-        .arg(&results)
-        .arg("-o")
-        .arg(&page)
-        .output()
-        .unwrap();
+    let run = common::joj_report(&results, &page);
     let err = String::from_utf8_lossy(&run.stderr);
     assert!(run.status.success(), "{err}");
     assert!(err.contains("6 document(s), 5 file(s) not shown"), "{err}");

@@ -310,6 +310,17 @@ pub fn next_run_removes(pid: u32, left: &Held, out: &Path) {
     );
 }
 
+/// `joj report RESULTS -o PAGE`: its output, whatever it was.
+pub fn joj_report(results: &Path, page: &Path) -> Output {
+    joj_command()
+        .arg("report")
+        .arg(results)
+        .arg("-o")
+        .arg(page)
+        .output()
+        .unwrap()
+}
+
 /// `joj trace --json --out <temp> OPTIONS -- COMMAND…`: its JSON document. Panics with joj's
 /// stderr when joj (or the command) failed.
 pub fn joj_trace_json(options: &[&str], command: &[&str]) -> serde_json::Value {
