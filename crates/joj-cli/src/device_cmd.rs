@@ -170,10 +170,12 @@ fn calibrate(a: CalibrateArgs) -> CliResult {
     }
     let t = &profile.timing;
     outln!(
-        "profile {} written to {}: command {} ns, bus {} MB/s, read {} ns, program {} ns, {} map pages per flush",
+        "profile {} written to {}: command {} ns serial + {} ns overlapped, queue depth {}, bus {} MB/s, read {} ns, program {} ns, {} map pages per flush",
         profile.name,
         a.output.display(),
         t.command_overhead_ns,
+        t.command_latency_ns,
+        t.queue_depth,
         t.host_bytes_per_s / 1_000_000,
         t.read_page_ns,
         t.program_page_ns,

@@ -1,7 +1,8 @@
 //! `joj device calibrate DIR -o P.json` measures the disk under DIR with O_DIRECT (a test file
 //! made there and removed) and writes a profile joj loads: its timing derived from the
 //! measurements, this machine as its host, the measurements themselves under `calibration`
-//! (queue-depth scaling in `calibration.queue_depth.points`). It never replaces a file without
+//! (queue-depth scaling in `calibration.queue_depth.points`, which splits the command's time into
+//! a serial and an overlapped part). It never replaces a file without
 //! --force, and refuses a block device without --destroy-data.
 
 mod common;
@@ -39,6 +40,18 @@ fn device_calibrate_writes_a_profile_from_measurements() {
         .expect("queue-depth points");
     assert_eq!(points.len(), 4);
     assert!(cal["measured"]["write_4k"]["median_us"].as_f64().unwrap() > 0.0);
+    // The command's fixed time is split, by the queue-depth scaling, into a serial and an
+    // overlapped part that add up to it; the model's throughput is kept beside each point.
+    let whole = cal["derived"]["command time ns (4 KiB write less its transfer)"]
+        .as_f64()
+        .expect("the command's fixed time");
+    let t = &loaded.timing;
+    let split = (t.command_overhead_ns + t.command_latency_ns) as f64;
+    assert!((split - whole).abs() <= 1.0, "{t:?} against {whole}");
+    assert!((1..=8).contains(&t.queue_depth), "{t:?}");
+    assert_eq!(cal["queue_depth"]["fit"].as_array().map(Vec::len), Some(4));
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert!(said.contains("overlapped, queue depth"), "{said}");
     assert_eq!(
         std::fs::read_dir(dir.path()).unwrap().count(),
         0,

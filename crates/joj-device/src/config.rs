@@ -145,6 +145,14 @@ pub struct Timing {
     /// Fixed cost of every host command (command, response, firmware), paid once per packed
     /// command. The controller does one command's work at a time.
     pub command_overhead_ns: u64,
+    /// The part of every command's time that holds nothing of the device — no controller, bus
+    /// or unit — so that commands in flight together overlap in it: the path between the
+    /// host's submission and the controller's work (a virtual disk's host-side I/O path, an
+    /// NVMe submission and completion). Paid before the controller work. 0 (the default):
+    /// every command's fixed cost is serial, `command_overhead_ns`. `joj device calibrate`
+    /// splits a measured command into the two from its queue-depth scaling.
+    #[serde(default)]
+    pub command_latency_ns: u64,
     /// Tasks the device holds at once (eMMC 5.1 command queueing, 1–32: `CMDQ_DEPTH` + 1,
     /// JESD84-B51 as Linux reads it, `drivers/mmc/core/mmc.c`). 1: one command at a time, an
     /// eMMC before 5.1 (and the default).
@@ -165,6 +173,7 @@ impl Default for Timing {
             channel_bytes_per_s: 400_000_000,
             host_bytes_per_s: 400_000_000,
             command_overhead_ns: 30_000,
+            command_latency_ns: 0,
             queue_depth: 1,
         }
     }

@@ -626,10 +626,12 @@ impl<M: Medium> Emmc<M> {
         Ok(admitted)
     }
 
-    /// The command's controller work (its overhead), begun at its start: returns when done.
+    /// The command's pipelined latency, then its controller work (its overhead), begun at its
+    /// start: returns when done.
     pub(crate) fn overhead_done(&mut self, start: u64) -> u64 {
-        let overhead = self.profile.timing.command_overhead_ns;
-        self.queue.controller(start, overhead)
+        let t = &self.profile.timing;
+        let (latency, overhead) = (t.command_latency_ns, t.command_overhead_ns);
+        self.queue.controller(start + latency, overhead)
     }
 
     /// The command's overhead and then its `bytes` over the host bus: returns when the data is

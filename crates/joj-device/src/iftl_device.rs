@@ -111,14 +111,15 @@ impl<M: Medium> IftlDevice<M> {
 
     /// A command of `kind` is admitted to the queue; unless the history is kept, what
     /// completed by its start can no longer be undone by a power cut and its undo record is
-    /// dropped. Returns when its controller work (the command overhead) is done.
+    /// dropped. Returns when its pipelined latency and controller work (the command overhead) are done.
     fn start(&mut self, kind: CommandKind) -> u64 {
         let start = self.queue.begin(kind).start_ns;
         if !self.keep_history {
             self.ftl.retire(start);
         }
         let overhead = self.overhead_ns();
-        self.queue.controller(start, overhead)
+        let latency = self.profile.timing.command_latency_ns;
+        self.queue.controller(start + latency, overhead)
     }
 
     /// `start` for a command that also moves `bytes` to the device: returns when they are in.

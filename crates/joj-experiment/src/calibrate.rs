@@ -9,8 +9,12 @@
 //! once (queue-depth scaling). The measurements go into the profile's `calibration` section as
 //! they are; the device model's numbers are derived from them (see [`profile_from`]):
 //!
-//! - host bus bandwidth from the 1 MiB and 4 KiB write times, command overhead what is left of a
-//!   4 KiB write;
+//! - host bus bandwidth from the 1 MiB and 4 KiB write times, the command's fixed time what is
+//!   left of a 4 KiB write;
+//! - that fixed time split by the queue-depth scaling ([`queue_split`]): the share the device
+//!   serves one command at a time (`command_overhead_ns`) is what its best measured throughput
+//!   allows, the rest a latency commands in flight together share (`command_latency_ns`), and
+//!   the queue as deep as the depth that gave that throughput;
 //! - one unit, whose page program time is the slope of flush latency over pages written before
 //!   it, and whose read time is what is left of a 4 KiB read;
 //! - a write-back cache large enough to hold everything written between two flushes (the flush
@@ -116,8 +120,8 @@ pub struct Measured {
     pub flush_after: Vec<FlushAfter>,
     /// A 4 KiB `O_DIRECT | O_DSYNC` write: FUA, or a write and a flush.
     pub dsync_write_4k: Latency,
-    /// The calibration's own queue-depth measurement; the profile's model serves one command
-    /// at a time, so nothing of this is used by it (a command-queue model may).
+    /// 4 KiB random writes from 1, 2, 4 and 8 threads: how far the device overlaps commands
+    /// ([`queue_split`]).
     pub queue_depth: Vec<QueueDepthPoint>,
     /// `/proc/loadavg`'s one-minute figure when the measurement began and ended.
     pub load_before: f64,
@@ -521,6 +525,62 @@ fn queue_depths(
     Ok(points)
 }
 
+/// How a command's fixed time splits between the device's serial work and a latency that
+/// commands in flight together overlap, and how deep the queue is.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct QueueSplit {
+    pub queue_depth: u32,
+    /// Served one command at a time: the profile's `command_overhead_ns`.
+    pub serial_ns: f64,
+    /// Overlapped by the commands in flight: the profile's `command_latency_ns`.
+    pub latency_ns: f64,
+}
+
+impl QueueSplit {
+    /// 4 KiB writes per second the model gives `depth` threads that each keep one write in
+    /// flight: each write takes `latency + serial + xfer`, and the serial part and the
+    /// transfer pass one at a time.
+    pub fn model_iops(&self, depth: u32, xfer_ns: f64) -> f64 {
+        let one = self.latency_ns + self.serial_ns + xfer_ns;
+        let overlapped = f64::from(depth.min(self.queue_depth)) * 1e9 / one.max(1.0);
+        overlapped.min(1e9 / (self.serial_ns + xfer_ns).max(1.0))
+    }
+}
+
+/// Split a 4 KiB write's fixed time `command_ns` (its transfer `xfer_ns` apart) by the
+/// queue-depth `points`. The device serves one command at a time only as much as its best
+/// throughput allows: `serial = 1 s / best IOPS − xfer`, at most `command_ns`; the rest of
+/// `command_ns` overlaps. The queue is as deep as the depth of that best point. A device whose
+/// throughput grows by less than 5 % over one thread's (or with no points) is one command at
+/// a time: depth 1, all serial — the profile of earlier versions. With the deepest point still
+/// growing the serial share is an upper bound (the model then overlaps less than the device).
+pub fn queue_split(points: &[QueueDepthPoint], command_ns: f64, xfer_ns: f64) -> QueueSplit {
+    let serial_only = QueueSplit {
+        queue_depth: 1,
+        serial_ns: command_ns,
+        latency_ns: 0.0,
+    };
+    let Some(one) = points.iter().find(|p| p.queue_depth == 1) else {
+        return serial_only;
+    };
+    let Some(best) = points
+        .iter()
+        .filter(|p| p.iops.is_finite() && p.iops > 0.0)
+        .max_by(|a, b| a.iops.total_cmp(&b.iops))
+    else {
+        return serial_only;
+    };
+    if best.iops < one.iops * 1.05 || best.queue_depth <= 1 {
+        return serial_only;
+    }
+    let serial = (1e9 / best.iops - xfer_ns).clamp(0.0, command_ns);
+    QueueSplit {
+        queue_depth: best.queue_depth.min(joj_device::queue::MAX_QUEUE_DEPTH),
+        serial_ns: serial,
+        latency_ns: command_ns - serial,
+    }
+}
+
 /// The Theil–Sen line through `(x, y)` (the median of the pairwise slopes, then the median
 /// intercept), which one outlying point does not tilt: (intercept, slope).
 fn line(points: &[(f64, f64)]) -> (f64, f64) {
@@ -561,6 +621,20 @@ pub fn profile_from(m: &Measured, name: &str) -> Result<joj_device::Profile, Exp
     .max(1e6);
     let xfer_4k = BLOCK as f64 / host_bps * 1e9;
     let overhead = (w4 - xfer_4k).max(0.0);
+    let split = queue_split(&m.queue_depth, overhead, xfer_4k);
+    let fitted: Vec<serde_json::Value> = m
+        .queue_depth
+        .iter()
+        .map(|p| {
+            let model = split.model_iops(p.queue_depth, xfer_4k);
+            serde_json::json!({
+                "queue_depth": p.queue_depth,
+                "measured_iops": p.iops.round(),
+                "model_iops": model.round(),
+                "error_percent": ((model / p.iops - 1.0) * 1000.0).round() / 10.0,
+            })
+        })
+        .collect();
     let read_page = (m.read_4k.median_us * 1e3 - overhead - 2.0 * xfer_4k).max(1.0);
     let pts: Vec<(f64, f64)> = m
         .flush_after
@@ -579,15 +653,19 @@ pub fn profile_from(m: &Measured, name: &str) -> Result<joj_device::Profile, Exp
         "measured": m,
         "derived": {
             "host_bytes_per_s": host_bps,
-            "command_overhead_ns": overhead.round(),
+            "command time ns (4 KiB write less its transfer)": overhead.round(),
+            "command_overhead_ns (serial: 1 s / best IOPS less the transfer)": split.serial_ns.round(),
+            "command_latency_ns (the rest, overlapped)": split.latency_ns.round(),
+            "queue_depth (the depth of the best IOPS)": split.queue_depth,
             "read_page_ns": read_page.round(),
             "program_page_ns (flush latency slope per 4 KiB page)": program.round(),
             "flush latency intercept ns": intercept.round(),
             "flush_meta_pages ((intercept - command overhead) / program)": meta_pages,
         },
         "queue_depth": {
-            "what": "4 KiB O_DIRECT random writes from N threads at once, each its own descriptor; not used by this profile's model (one command at a time)",
+            "what": "4 KiB O_DIRECT random writes from N threads at once, each its own descriptor; the model's IOPS for the same threads beside (serial share and latency as derived)",
             "points": m.queue_depth,
+            "fit": fitted,
         },
     });
     let raw_pages: u64 = 8 * (1 << 30) / BLOCK;
@@ -600,11 +678,12 @@ pub fn profile_from(m: &Measured, name: &str) -> Result<joj_device::Profile, Exp
             m.path, m.kind, m.device.as_ref().map(|d| format!(" on {d}")).unwrap_or_default()
         ),
         "sources": [
-            format!("host_bytes_per_s and command_overhead_ns: 4 KiB random writes (median {:.1} us) and 1 MiB sequential writes (median {:.1} us), O_DIRECT, queue depth 1", m.write_4k.median_us, m.write_1m.median_us),
+            format!("host_bytes_per_s and the command's fixed time: 4 KiB random writes (median {:.1} us) and 1 MiB sequential writes (median {:.1} us), O_DIRECT, queue depth 1", m.write_4k.median_us, m.write_1m.median_us),
+            format!("queue_depth, command_overhead_ns (serial) and command_latency_ns (overlapped): 4 KiB random writes from {} thread counts, best {:.0} IOPS at {} threads", m.queue_depth.len(), m.queue_depth.iter().map(|p| p.iops).fold(0.0, f64::max), split.queue_depth),
             format!("read_page_ns: 4 KiB random reads (median {:.1} us) less the command overhead and transfers", m.read_4k.median_us),
             format!("program_page_ns: slope of flush (fdatasync of overwritten blocks) latency over 4 KiB pages written before it, {} points; flush_meta_pages: its intercept less the command overhead, in pages", m.flush_after.len()),
             "erase_block_ns: not measured (a fresh device does not garbage-collect in runs of this size); 1 ms".to_string(),
-            "geometry: one unit (the queue-depth-1 measurements cannot tell units apart), 4 KiB pages, 8 GiB raw, 7 % over-provisioning: not measured".to_string(),
+            "geometry: one unit (the measurements cannot tell units apart: commands overlap in command_latency_ns instead), 4 KiB pages, 8 GiB raw, 7 % over-provisioning: not measured".to_string(),
             "cache: 256 MiB write-back, no background destaging, so a flush pays for everything written since the last (as measured)".to_string(),
             "host: this machine (the runs are made here)".to_string(),
         ],
@@ -619,7 +698,9 @@ pub fn profile_from(m: &Measured, name: &str) -> Result<joj_device::Profile, Exp
             "erase_block_ns": 1_000_000u64,
             "channel_bytes_per_s": host_bps as u64,
             "host_bytes_per_s": host_bps as u64,
-            "command_overhead_ns": overhead.round() as u64
+            "command_overhead_ns": split.serial_ns.round() as u64,
+            "command_latency_ns": split.latency_ns.round() as u64,
+            "queue_depth": split.queue_depth
         },
         "cache": {
             "capacity_bytes": 256 * MIB, "destage_watermark_percent": 100,
@@ -695,5 +776,66 @@ mod tests {
         let p2 = profile_from(&m2, "t").unwrap();
         assert!((p2.timing.program_page_ns as i64 - 20_000).abs() < 10);
         assert!(p.calibration.is_some() && p.host.is_some());
+        // No queue-depth points: one command at a time, all of its fixed time serial.
+        assert_eq!((p.timing.queue_depth, p.timing.command_latency_ns), (1, 0));
+        // With this machine's scaling the fixed time splits, and stays whole.
+        let mut m3 = m.clone();
+        m3.queue_depth = points(&[(1, 21_120.0), (2, 35_168.0), (4, 54_640.0), (8, 74_399.0)]);
+        let p3 = profile_from(&m3, "t").unwrap();
+        assert_eq!(p3.timing.queue_depth, 8);
+        assert!(p3.timing.command_latency_ns > 30_000, "{:?}", p3.timing);
+        let whole = p3.timing.command_overhead_ns + p3.timing.command_latency_ns;
+        assert!((whole as i64 - 46_000).abs() <= 1, "{:?}", p3.timing);
+    }
+
+    fn points(p: &[(u32, f64)]) -> Vec<QueueDepthPoint> {
+        p.iter()
+            .map(|&(queue_depth, iops)| QueueDepthPoint {
+                queue_depth,
+                iops,
+                mean_latency_us: 0.0,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_serial_share_is_what_the_best_throughput_allows() {
+        // 47 us a write at one thread; 74,399 IOPS at eight is 13.44 us a write, 1 us of it
+        // the transfer.
+        let s = queue_split(
+            &points(&[(1, 21_120.0), (2, 35_168.0), (4, 54_640.0), (8, 74_399.0)]),
+            46_000.0,
+            1_000.0,
+        );
+        assert_eq!(s.queue_depth, 8);
+        assert!((s.serial_ns - 12_441.0).abs() < 1.0, "{s:?}");
+        assert!((s.latency_ns + s.serial_ns - 46_000.0).abs() < 1e-6);
+        // The model gives one thread its whole command, eight the best throughput.
+        assert!((s.model_iops(1, 1_000.0) - 1e9 / 47_000.0).abs() < 1.0);
+        assert!((s.model_iops(8, 1_000.0) - 74_399.0).abs() < 1.0);
+    }
+
+    #[test]
+    fn a_device_that_does_not_scale_serves_one_command_at_a_time() {
+        for p in [
+            points(&[(1, 20_000.0), (2, 20_500.0), (8, 20_900.0)]),
+            points(&[(2, 40_000.0)]),
+            vec![],
+        ] {
+            let s = queue_split(&p, 46_000.0, 1_000.0);
+            assert_eq!(
+                (s.queue_depth, s.serial_ns, s.latency_ns),
+                (1, 46_000.0, 0.0),
+                "{p:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_serial_share_never_exceeds_the_command() {
+        // A best throughput below one thread's rate of whole commands (noise): all serial.
+        let s = queue_split(&points(&[(1, 10_000.0), (4, 11_000.0)]), 46_000.0, 1_000.0);
+        assert_eq!(s.queue_depth, 4);
+        assert_eq!((s.serial_ns, s.latency_ns), (46_000.0, 0.0));
     }
 }

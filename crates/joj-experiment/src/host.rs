@@ -9,8 +9,8 @@
 //! threads waited on a run queue while another process held the CPU (`run_delay`), joj's own
 //! measuring on the threads' path (extent snapshots at sync calls, the pacer's model), and the
 //! sleeps of pacing. What is left is [`HostMeasured::host_s`], in two parts: CPU time (the
-//! workload threads' and the filesystem journal thread's, [`JournalThreads`]) and the host's
-//! waits (the rest); `joj_device::HostConfig` turns them into the target's host time and adds
+//! workload threads' less joj's measuring, which is CPU work on those threads, and the
+//! filesystem journal thread's, [`JournalThreads`]) and the host's waits (the rest); `joj_device::HostConfig` turns them into the target's host time and adds
 //! the device's.
 
 use serde::{Deserialize, Serialize};
@@ -24,7 +24,8 @@ pub struct HostMeasured {
     pub threads: u32,
     /// The window's wall time.
     pub elapsed_s: f64,
-    /// CPU time of the workload threads (user + system, summed over threads).
+    /// CPU time of the workload threads (user + system, summed over threads), joj's measuring
+    /// on them (`overhead_s`) included: the host's CPU is `cpu_s − overhead_s`.
     pub cpu_s: f64,
     /// CPU time of the filesystem's journal thread(s) (ext4's jbd2) in the window.
     #[serde(default)]
@@ -44,8 +45,9 @@ pub struct HostMeasured {
     pub paced_sleep_s: f64,
     /// The host's time: `elapsed_s − (run_delay_s + overhead_s + paced_sleep_s) / threads`.
     pub host_s: f64,
-    /// The part of `host_s` that is not CPU time (`cpu_s` and `journal_thread_cpu_s` per
-    /// thread): hand-offs between threads, wakeups, context switches.
+    /// The part of `host_s` that is not CPU time (`cpu_s − overhead_s` and
+    /// `journal_thread_cpu_s`, per thread): hand-offs between threads, wakeups, context
+    /// switches.
     #[serde(default)]
     pub wait_s: f64,
 }
@@ -88,15 +90,24 @@ impl HostMeasured {
             overhead_s,
             paced_sleep_s,
             host_s,
-            wait_s: (host_s - (cpu_s + journal_thread_cpu_s) / n).max(0.0),
+            wait_s: (host_s - ((cpu_s - overhead_s).max(0.0) + journal_thread_cpu_s) / n).max(0.0),
         }
+    }
+
+    /// The host's CPU time, per thread's worth of wall time: the workload threads' less joj's
+    /// measuring on them (extent snapshots, the pacer's model: CPU work taken out of the wall
+    /// time already, and not the target's to scale), and the journal thread's; at most the
+    /// host time.
+    fn work_cpu_s(&self) -> f64 {
+        let n = f64::from(self.threads.max(1));
+        let own = (self.cpu_s - self.overhead_s).max(0.0);
+        ((own + self.journal_thread_cpu_s) / n).min(self.host_s)
     }
 
     /// The two parts the host model scales apart, per thread's worth of wall time: CPU (the
     /// workload threads' and the journal thread's, shared out over the threads) and waits.
     pub fn here(&self) -> joj_device::HostHere {
-        let n = f64::from(self.threads.max(1));
-        let cpu_s = ((self.cpu_s + self.journal_thread_cpu_s) / n).min(self.host_s);
+        let cpu_s = self.work_cpu_s();
         joj_device::HostHere {
             cpu_s,
             wait_s: (self.host_s - cpu_s).max(0.0),
@@ -261,10 +272,18 @@ mod tests {
         let h = HostMeasured::new(1.0, &[t], 1, &w);
         assert!((h.host_s - 0.2).abs() < 1e-12, "{h:?}");
         let here = h.here();
-        assert!(
-            (here.cpu_s - 0.2).abs() < 1e-12,
-            "CPU is capped at the host time: {here:?}"
-        );
+        // 0.3 s of CPU on the thread, 0.2 s of it joj's measuring: the host's is 0.1 s, and
+        // the journal thread's 0.05 s.
+        assert!((here.cpu_s - 0.15).abs() < 1e-12, "{here:?}");
+        assert!((here.wait_s - 0.05).abs() < 1e-12, "{here:?}");
+        assert!((h.wait_s - 0.05).abs() < 1e-12, "{h:?}");
+        // CPU is capped at the host time.
+        let busy = ThreadUsage {
+            cpu_ns: 900_000_000,
+            ..t
+        };
+        let here = HostMeasured::new(1.0, &[busy], 1, &w).here();
+        assert!((here.cpu_s - 0.2).abs() < 1e-12, "{here:?}");
         assert_eq!(here.wait_s, 0.0);
         // Two threads: each thread's share of the waits comes out of the one wall time.
         let h2 = HostMeasured::new(1.0, &[t, t], 2, &w);
