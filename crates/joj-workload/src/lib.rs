@@ -15,6 +15,7 @@
 //! `begin` and `end`; joj never writes into a database file it did not create; every random
 //! choice comes from the workload's seed.
 
+mod affinity;
 pub mod config;
 pub mod db;
 pub mod error;

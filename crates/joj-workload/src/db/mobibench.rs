@@ -181,12 +181,18 @@ fn thread_main(
     window: &dyn Window,
     progress: Option<&AtomicU64>,
 ) -> Result<(Vec<u64>, ThreadUsage), WorkloadError> {
-    let conn = connect(dir, w, thread, setup).and_then(|conn| {
-        if w.start == StartState::Steady {
-            warm_up(&conn, w, setup, thread)?;
-        }
-        Ok(conn)
-    });
+    let conn = crate::affinity::keep_to_one_cpu(thread)
+        .map_err(|source| WorkloadError::Io {
+            what: format!("keeping thread {thread} to one CPU (sched_setaffinity)"),
+            source,
+        })
+        .and_then(|_| connect(dir, w, thread, setup))
+        .and_then(|conn| {
+            if w.start == StartState::Steady {
+                warm_up(&conn, w, setup, thread)?;
+            }
+            Ok(conn)
+        });
     barriers.ready.wait();
     barriers.go.wait();
     let result =
