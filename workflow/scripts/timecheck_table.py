@@ -44,7 +44,10 @@ if rep:
             xs = []
             for r in rs:
                 m, h = r['modeled'], r['host']
-                cpu = min((h['cpu_s'] + h['journal_thread_cpu_s']) / h['threads'], h['host_s'])
+                # The host's CPU as joj composes it: the workload threads' less joj's measuring
+                # on them, and the journal thread's (joj-experiment/src/host.rs, work_cpu_s).
+                own = max(h['cpu_s'] - h.get('overhead_s', 0.0), 0.0)
+                cpu = min((own + h['journal_thread_cpu_s']) / h['threads'], h['host_s'])
                 waits = h['host_s'] - cpu if c is None else h['sync_calls'] * c / 1e9
                 xs.append(m['ops'] / (m['cpu_factor'] * cpu + waits + m['device_s']))
             sp = (max(xs) - min(xs)) / med(xs) * 100
