@@ -545,6 +545,22 @@ impl QueueSplit {
         let overlapped = f64::from(depth.min(self.queue_depth)) * 1e9 / one.max(1.0);
         overlapped.min(1e9 / (self.serial_ns + xfer_ns).max(1.0))
     }
+
+    /// The model's throughput beside each measured point, and its error.
+    fn fit(&self, points: &[QueueDepthPoint], xfer_ns: f64) -> Vec<serde_json::Value> {
+        points
+            .iter()
+            .map(|p| {
+                let model = self.model_iops(p.queue_depth, xfer_ns);
+                serde_json::json!({
+                    "queue_depth": p.queue_depth,
+                    "measured_iops": p.iops.round(),
+                    "model_iops": model.round(),
+                    "error_percent": ((model / p.iops - 1.0) * 1000.0).round() / 10.0,
+                })
+            })
+            .collect()
+    }
 }
 
 /// Split a 4 KiB write's fixed time `command_ns` (its transfer `xfer_ns` apart) by the
@@ -579,6 +595,20 @@ pub fn queue_split(points: &[QueueDepthPoint], command_ns: f64, xfer_ns: f64) ->
         serial_ns: serial,
         latency_ns: command_ns - serial,
     }
+}
+
+/// Where each number of a calibrated profile comes from.
+fn sources(m: &Measured, split: &QueueSplit) -> Vec<String> {
+    vec![
+        format!("host_bytes_per_s and the command's fixed time: 4 KiB random writes (median {:.1} us) and 1 MiB sequential writes (median {:.1} us), O_DIRECT, queue depth 1", m.write_4k.median_us, m.write_1m.median_us),
+        format!("queue_depth, command_overhead_ns (serial) and command_latency_ns (overlapped): 4 KiB random writes from {} thread counts, best {:.0} IOPS at {} threads", m.queue_depth.len(), m.queue_depth.iter().map(|p| p.iops).fold(0.0, f64::max), split.queue_depth),
+        format!("read_page_ns: 4 KiB random reads (median {:.1} us) less the command overhead and transfers", m.read_4k.median_us),
+        format!("program_page_ns: slope of flush (fdatasync of overwritten blocks) latency over 4 KiB pages written before it, {} points; flush_meta_pages: its intercept less the command overhead, in pages", m.flush_after.len()),
+        "erase_block_ns: not measured (a fresh device does not garbage-collect in runs of this size); 1 ms".to_string(),
+        "geometry: one unit (the measurements cannot tell units apart: commands overlap in command_latency_ns instead), 4 KiB pages, 8 GiB raw, 7 % over-provisioning: not measured".to_string(),
+        "cache: 256 MiB write-back, no background destaging, so a flush pays for everything written since the last (as measured)".to_string(),
+        "host: this machine (the runs are made here)".to_string(),
+    ]
 }
 
 /// The Theil–Sen line through `(x, y)` (the median of the pairwise slopes, then the median
@@ -622,19 +652,6 @@ pub fn profile_from(m: &Measured, name: &str) -> Result<joj_device::Profile, Exp
     let xfer_4k = BLOCK as f64 / host_bps * 1e9;
     let overhead = (w4 - xfer_4k).max(0.0);
     let split = queue_split(&m.queue_depth, overhead, xfer_4k);
-    let fitted: Vec<serde_json::Value> = m
-        .queue_depth
-        .iter()
-        .map(|p| {
-            let model = split.model_iops(p.queue_depth, xfer_4k);
-            serde_json::json!({
-                "queue_depth": p.queue_depth,
-                "measured_iops": p.iops.round(),
-                "model_iops": model.round(),
-                "error_percent": ((model / p.iops - 1.0) * 1000.0).round() / 10.0,
-            })
-        })
-        .collect();
     let read_page = (m.read_4k.median_us * 1e3 - overhead - 2.0 * xfer_4k).max(1.0);
     let pts: Vec<(f64, f64)> = m
         .flush_after
@@ -665,7 +682,7 @@ pub fn profile_from(m: &Measured, name: &str) -> Result<joj_device::Profile, Exp
         "queue_depth": {
             "what": "4 KiB O_DIRECT random writes from N threads at once, each its own descriptor; the model's IOPS for the same threads beside (serial share and latency as derived)",
             "points": m.queue_depth,
-            "fit": fitted,
+            "fit": split.fit(&m.queue_depth, xfer_4k),
         },
     });
     let raw_pages: u64 = 8 * (1 << 30) / BLOCK;
@@ -677,16 +694,7 @@ pub fn profile_from(m: &Measured, name: &str) -> Result<joj_device::Profile, Exp
              here comes from a SQLite run.",
             m.path, m.kind, m.device.as_ref().map(|d| format!(" on {d}")).unwrap_or_default()
         ),
-        "sources": [
-            format!("host_bytes_per_s and the command's fixed time: 4 KiB random writes (median {:.1} us) and 1 MiB sequential writes (median {:.1} us), O_DIRECT, queue depth 1", m.write_4k.median_us, m.write_1m.median_us),
-            format!("queue_depth, command_overhead_ns (serial) and command_latency_ns (overlapped): 4 KiB random writes from {} thread counts, best {:.0} IOPS at {} threads", m.queue_depth.len(), m.queue_depth.iter().map(|p| p.iops).fold(0.0, f64::max), split.queue_depth),
-            format!("read_page_ns: 4 KiB random reads (median {:.1} us) less the command overhead and transfers", m.read_4k.median_us),
-            format!("program_page_ns: slope of flush (fdatasync of overwritten blocks) latency over 4 KiB pages written before it, {} points; flush_meta_pages: its intercept less the command overhead, in pages", m.flush_after.len()),
-            "erase_block_ns: not measured (a fresh device does not garbage-collect in runs of this size); 1 ms".to_string(),
-            "geometry: one unit (the measurements cannot tell units apart: commands overlap in command_latency_ns instead), 4 KiB pages, 8 GiB raw, 7 % over-provisioning: not measured".to_string(),
-            "cache: 256 MiB write-back, no background destaging, so a flush pays for everything written since the last (as measured)".to_string(),
-            "host: this machine (the runs are made here)".to_string(),
-        ],
+        "sources": sources(m, &split),
         "geometry": {
             "page_bytes": BLOCK, "pages_per_block": 256,
             "blocks_per_plane": raw_pages / 256, "planes_per_die": 1,
