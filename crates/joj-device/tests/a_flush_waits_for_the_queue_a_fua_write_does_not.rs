@@ -4,6 +4,8 @@
 //! completed, and a command after it arrives only once it completed.
 #![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
+mod common;
+
 use joj_device::{BlockDevice, DataMode, Emmc, Profile, WriteFlags};
 
 fn device() -> (Emmc<joj_device::NandMedium>, usize) {
@@ -19,13 +21,7 @@ fn device() -> (Emmc<joj_device::NandMedium>, usize) {
 #[test]
 fn a_fua_write_of_another_thread_starts_while_the_first_is_in_flight() {
     let (mut dev, page) = device();
-    dev.set_issuer(1);
-    dev.write(0, &vec![0; page], WriteFlags::FUA).unwrap();
-    let first = dev.last_command();
-    dev.set_issuer(2);
-    dev.write(page as u64, &vec![0; page], WriteFlags::FUA)
-        .unwrap();
-    let second = dev.last_command();
+    let (first, second) = common::two_threads_write(&mut dev, page, WriteFlags::FUA);
     assert!(second.start_ns < first.done_ns, "{first:?} {second:?}");
 }
 

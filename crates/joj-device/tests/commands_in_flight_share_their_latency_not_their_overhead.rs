@@ -5,8 +5,10 @@
 //! its transfer and the queue decide when each completes.
 #![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
+mod common;
+
 use joj_device::queue::CommandTimes;
-use joj_device::{BlockDevice, DataMode, Emmc, Profile, Timing, WriteFlags};
+use joj_device::{DataMode, Emmc, Profile, Timing, WriteFlags};
 
 const LATENCY_NS: u64 = 40_000;
 const OVERHEAD_NS: u64 = 10_000;
@@ -29,13 +31,7 @@ fn profile(queue_depth: u32, latency_ns: u64, overhead_ns: u64) -> Profile {
 fn two_threads_write(p: &Profile) -> (CommandTimes, CommandTimes, u64) {
     let page = p.geometry.page_bytes as usize;
     let mut dev = Emmc::new(p).unwrap();
-    dev.set_issuer(1);
-    dev.write(0, &vec![0; page], WriteFlags::NONE).unwrap();
-    let first = dev.last_command();
-    dev.set_issuer(2);
-    dev.write(page as u64, &vec![0; page], WriteFlags::NONE)
-        .unwrap();
-    let second = dev.last_command();
+    let (first, second) = common::two_threads_write(&mut dev, page, WriteFlags::NONE);
     let xfer = Timing::transfer_ns(page as u64, p.timing.host_bytes_per_s);
     (first, second, xfer)
 }

@@ -6,8 +6,10 @@
 //! are two.
 #![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
+mod common;
+
 use joj_device::queue::CommandTimes;
-use joj_device::{BlockDevice, DataMode, Emmc, Profile, WriteFlags};
+use joj_device::{DataMode, Emmc, Profile, WriteFlags};
 
 fn profile(channels: u32, queue_depth: u32) -> Profile {
     let mut p = Profile::builtin("emmc5")
@@ -27,13 +29,7 @@ fn two_threads_write(channels: u32, queue_depth: u32) -> (CommandTimes, CommandT
     let page = p.geometry.page_bytes as usize;
     let program_ns = p.timing.program_page_ns;
     let mut dev = Emmc::new(&p).unwrap();
-    dev.set_issuer(1);
-    dev.write(0, &vec![0; page], WriteFlags::FUA).unwrap();
-    let first = dev.last_command();
-    dev.set_issuer(2);
-    dev.write(page as u64, &vec![0; page], WriteFlags::FUA)
-        .unwrap();
-    let second = dev.last_command();
+    let (first, second) = common::two_threads_write(&mut dev, page, WriteFlags::FUA);
     (first, second, program_ns)
 }
 

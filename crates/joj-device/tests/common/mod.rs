@@ -5,8 +5,10 @@
 
 use std::collections::HashMap;
 
+use joj_device::queue::CommandTimes;
 use joj_device::{
-    BlockDevice, CacheConfig, DataMode, FtlConfig, GcPolicy, Geometry, Profile, Timing,
+    BlockDevice, CacheConfig, DataMode, Emmc, FtlConfig, GcPolicy, Geometry, Profile, Timing,
+    WriteFlags,
 };
 use proptest::test_runner::{Config as ProptestConfig, RngSeed};
 
@@ -185,4 +187,21 @@ impl Model {
         self.allowed.clear();
         Ok(())
     }
+}
+
+/// Host thread 1 writes page 0, then thread 2 writes page 1 (pages of `page` bytes, `flags`):
+/// when each command arrived, started and completed.
+pub fn two_threads_write(
+    dev: &mut Emmc<joj_device::NandMedium>,
+    page: usize,
+    flags: WriteFlags,
+) -> (CommandTimes, CommandTimes) {
+    dev.set_issuer(1);
+    dev.write(0, &vec![0; page], flags)
+        .expect("thread 1's write");
+    let first = dev.last_command();
+    dev.set_issuer(2);
+    dev.write(page as u64, &vec![0; page], flags)
+        .expect("thread 2's write");
+    (first, dev.last_command())
 }
