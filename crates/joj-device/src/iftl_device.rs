@@ -111,7 +111,8 @@ impl<M: Medium> IftlDevice<M> {
 
     /// A command of `kind` is admitted to the queue; unless the history is kept, what
     /// completed by its start can no longer be undone by a power cut and its undo record is
-    /// dropped. Returns when its pipelined latency and controller work (the command overhead) are done.
+    /// dropped. Returns when its pipelined latency and its controller work (the command
+    /// overhead) are done.
     fn start(&mut self, kind: CommandKind) -> u64 {
         let start = self.queue.begin(kind).start_ns;
         if !self.keep_history {

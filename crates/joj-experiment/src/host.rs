@@ -10,8 +10,8 @@
 //! measuring on the threads' path (extent snapshots at sync calls, the pacer's model), and the
 //! sleeps of pacing. What is left is [`HostMeasured::host_s`], in two parts: CPU time (the
 //! workload threads' less joj's measuring, which is CPU work on those threads, and the
-//! filesystem journal thread's, [`JournalThreads`]) and the host's waits (the rest); `joj_device::HostConfig` turns them into the target's host time and adds
-//! the device's.
+//! filesystem journal thread's, [`JournalThreads`]) and the host's waits (the rest);
+//! `joj_device::HostConfig` turns them into the target's host time and adds the device's.
 
 use serde::{Deserialize, Serialize};
 
