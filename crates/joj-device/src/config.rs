@@ -11,6 +11,10 @@ use crate::error::ProfileError;
 pub const MAX_PHYSICAL_PAGES: u64 = 1 << 28;
 /// The largest profile file read: a profile is a few KiB of JSON.
 pub const MAX_PROFILE_BYTES: u64 = 1 << 20;
+/// Longest a single step of a profile's timing may take (a page read or program, an erase, a
+/// command's overhead or latency): 10 s, far above any flash device's milliseconds; the
+/// nanosecond device clock then needs more than a billion such steps to overflow.
+pub const MAX_STEP_NS: u64 = 10_000_000_000;
 
 /// Most mapping units (slots) one NAND page may hold.
 pub const MAX_SLOTS_PER_PAGE: u32 = 8;
@@ -197,6 +201,22 @@ impl Timing {
         ];
         if let Some(&(field, _, example)) = fields.iter().find(|(_, value, _)| *value == 0) {
             return Err(ProfileError::ZeroTiming { field, example });
+        }
+        let steps = [
+            ("read_page_ns", self.read_page_ns),
+            ("program_page_ns", self.program_page_ns),
+            ("erase_block_ns", self.erase_block_ns),
+            ("command_overhead_ns", self.command_overhead_ns),
+            ("command_latency_ns", self.command_latency_ns),
+        ];
+        if let Some(&(field, value)) = steps.iter().find(|(_, v)| *v > MAX_STEP_NS) {
+            return Err(ProfileError::Invalid {
+                reason: format!(
+                    "timing.{field} {value} ns is longer than {} s, which no step of a flash \
+                     device takes (an erase is milliseconds); fix: give the step in nanoseconds",
+                    MAX_STEP_NS / 1_000_000_000
+                ),
+            });
         }
         if !(1..=crate::queue::MAX_QUEUE_DEPTH).contains(&self.queue_depth) {
             return Err(ProfileError::Invalid {
