@@ -77,7 +77,7 @@ impl HostMeasured {
         let cpu_s = sum(|t| t.cpu_ns) as f64 / 1e9;
         let journal_thread_cpu_s = w.journal_thread_cpu_ns as f64 / 1e9;
         let host_s = (elapsed_s - (run_delay_s + overhead_s + paced_sleep_s) / n).max(0.0);
-        HostMeasured {
+        let mut h = HostMeasured {
             threads: n_threads.max(1),
             elapsed_s,
             cpu_s,
@@ -90,8 +90,10 @@ impl HostMeasured {
             overhead_s,
             paced_sleep_s,
             host_s,
-            wait_s: (host_s - ((cpu_s - overhead_s).max(0.0) + journal_thread_cpu_s) / n).max(0.0),
-        }
+            wait_s: 0.0,
+        };
+        h.wait_s = host_s - h.work_cpu_s();
+        h
     }
 
     /// The host's CPU time, per thread's worth of wall time: the workload threads' less joj's

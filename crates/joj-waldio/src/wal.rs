@@ -898,23 +898,24 @@ mod tests {
         h
     }
 
-    /// A WAL on an in-memory file with 512-byte direct-I/O alignment and options `opts`.
-    fn state_with(opts: WaldioOptions) -> WalState<MemIo> {
-        let io = MemIo {
-            data: Vec::new(),
-            align: 512,
-            syncs: 0,
-        };
-        WalState::open(io, opts, Arc::default()).unwrap()
-    }
-
-    fn state(align: u32) -> WalState<MemIo> {
+    /// A WAL on an in-memory file with direct-I/O alignment `align` and options `opts`.
+    fn state_of(align: u32, opts: WaldioOptions) -> WalState<MemIo> {
         let io = MemIo {
             data: Vec::new(),
             align,
             syncs: 0,
         };
-        WalState::open(io, WaldioOptions::default(), Arc::default()).unwrap()
+        WalState::open(io, opts, Arc::default()).unwrap()
+    }
+
+    /// 512-byte alignment, options `opts`.
+    fn state_with(opts: WaldioOptions) -> WalState<MemIo> {
+        state_of(512, opts)
+    }
+
+    /// Alignment `align`, the default options.
+    fn state(align: u32) -> WalState<MemIo> {
+        state_of(align, WaldioOptions::default())
     }
 
     #[test]

@@ -1,4 +1,6 @@
-//! Each workload thread of a SQLite run keeps to one CPU.
+//! Each workload thread of a Mobibench-style SQLite run (`db::mobibench`) keeps to one CPU.
+//! The paper workloads (`db::paper`) run on the caller's thread, which joj's other threads are
+//! started from, and are not pinned.
 //!
 //! Why: ext4 allocates the blocks of a small file (below `mb_stream_req`, 16 blocks by
 //! default) from a preallocation of the CPU the writing thread runs on (mballoc's per-CPU
@@ -19,10 +21,7 @@ use rustix::thread::{CpuSet, sched_getaffinity, sched_setaffinity};
 /// The CPU thread `thread` keeps to, of the `allowed` CPUs (ascending); `None` if there are
 /// none.
 pub(crate) fn cpu_for(allowed: &[usize], thread: u32) -> Option<usize> {
-    if allowed.is_empty() {
-        return None;
-    }
-    allowed.get(thread as usize % allowed.len()).copied()
+    allowed.get(thread as usize % allowed.len().max(1)).copied()
 }
 
 /// Keep the calling thread, the run's thread number `thread`, to one CPU of those the process
