@@ -41,6 +41,9 @@ pub(crate) struct Resources {
     /// holding one after all other entries.
     pub recording_mounts: Vec<PathBuf>,
     pub files: Vec<PathBuf>,
+    /// tmpfs mounts holding images ([`crate::memory`]): unmounted after the loop devices on
+    /// their files are detached and the files deleted, before the directories they are on.
+    pub memory_mounts: Vec<PathBuf>,
     pub dirs: Vec<PathBuf>,
     /// Removed with the workload files in them ([`remove_temp_dir`]).
     pub temp_dirs: Vec<PathBuf>,
@@ -100,6 +103,11 @@ impl Resources {
                     problems.push(CleanupProblem::Remove { path, source: e });
                 }
                 _ => {}
+            }
+        }
+        for path in self.memory_mounts.drain(..).rev() {
+            if let Err(p) = unmount(&path) {
+                problems.push(p);
             }
         }
         // Never recursive: should an unmount have failed, a recursive removal would descend

@@ -38,6 +38,7 @@ pub mod fs;
 pub mod fs_btrfs;
 pub mod leftovers;
 pub mod loopdev;
+pub mod memory;
 pub mod mounts;
 pub mod names;
 pub mod prereq;

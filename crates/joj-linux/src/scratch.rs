@@ -1,5 +1,7 @@
 //! A scratch filesystem for one run: sparse image file(s) under a fresh directory in
-//! `/run/joj`, attached to loop devices, formatted, and mounted inside that directory. The
+//! `/run/joj` — on a tmpfs of its own mounted there ([`crate::memory`]), unless the caller
+//! puts the images on a disk (`image_dir`) — attached to loop devices, formatted, and mounted
+//! inside that directory. The
 //! directory and the images carry the process's pid in their names ([`crate::names`]), so that
 //! what a killed process leaves is found and removed by the next run ([`crate::leftovers`]).
 //!
@@ -16,6 +18,7 @@ use crate::fiemap::{self, Extent, FiemapError, Unplaceable};
 use crate::fs::{self, FsError, FsKind, ImageOrigin, JournalLayout};
 use crate::fs_btrfs::{self, BtrfsMapError};
 use crate::loopdev::{LoopDevice, LoopError, LoopOptions};
+use crate::memory;
 use crate::names;
 use crate::prereq::{self, PrereqError};
 
@@ -118,6 +121,18 @@ pub enum ScratchError {
         total_bytes: u64,
         dir: PathBuf,
     },
+    #[error(
+        "a {} MiB image is more than joj keeps in memory ({} MiB, half of this machine's \
+         memory: the images of a scratch filesystem live in a tmpfs); fix: ask for at most {} \
+         MiB (joj: --image-mib), or put the images on a disk (joj bench: --image-dir)",
+        .size_bytes >> 20, .limit_bytes >> 20, .max_bytes >> 20
+    )]
+    TooLargeForMemory {
+        size_bytes: u64,
+        /// The largest main image that fits, with the journal device, if any.
+        max_bytes: u64,
+        limit_bytes: u64,
+    },
     #[error("cannot {what} {path}: {source}; fix: check free space and permissions there")]
     Io {
         what: &'static str,
@@ -185,14 +200,19 @@ fn check_size(kind: FsKind, options: &ScratchOptions) -> Result<(), ScratchError
         move |source| ScratchError::Io { what, path, source }
     };
     std::fs::create_dir_all(&options.run_dir).map_err(io("create", &options.run_dir))?;
-    let image_dir = options.image_dir.as_deref().unwrap_or(&options.run_dir);
-    let needed = options
-        .size_bytes
-        .saturating_add(if kind.needs_journal_device() {
-            options.journal_size_bytes
-        } else {
-            0
-        });
+    let needed = needed_bytes(kind, options);
+    let Some(image_dir) = options.image_dir.as_deref() else {
+        let limit =
+            memory::limit_bytes().map_err(io("read the memory size for", &options.run_dir))?;
+        if needed > limit {
+            return Err(ScratchError::TooLargeForMemory {
+                size_bytes: needed,
+                max_bytes: limit.saturating_sub(needed - options.size_bytes),
+                limit_bytes: limit,
+            });
+        }
+        return Ok(());
+    };
     let space = space(image_dir).map_err(io("check the size of", image_dir))?;
     if needed > space.total_bytes {
         return Err(ScratchError::TooLarge {
@@ -217,6 +237,17 @@ fn check_size(kind: FsKind, options: &ScratchOptions) -> Result<(), ScratchError
         );
     }
     Ok(())
+}
+
+/// The bytes of the images `options` ask for: the main image and the journal device's.
+fn needed_bytes(kind: FsKind, options: &ScratchOptions) -> u64 {
+    options
+        .size_bytes
+        .saturating_add(if kind.needs_journal_device() {
+            options.journal_size_bytes
+        } else {
+            0
+        })
 }
 
 fn space(dir: &Path) -> std::io::Result<Space> {
@@ -271,9 +302,14 @@ impl ScratchFs {
         };
         // From here on, drop releases the registry entry, so every early return cleans up.
         let mut me = Self::unmade(kind, &options);
+        let memory = options
+            .image_dir
+            .is_none()
+            .then(|| needed_bytes(kind, &options));
         me.make_dirs(
             &names::scratch_dir_prefix(kind, std::process::id()),
             &options,
+            memory,
         )?;
 
         let image_dir = options.image_dir.clone().unwrap_or_else(|| me.dir.clone());
@@ -351,8 +387,15 @@ impl ScratchFs {
         })
     }
 
-    /// The scratch directory (prefix `prefix`) and its mount point, tracked.
-    fn make_dirs(&mut self, prefix: &str, options: &ScratchOptions) -> Result<(), ScratchError> {
+    /// The scratch directory (prefix `prefix`) and its mount point, tracked; with
+    /// `memory_bytes`, a tmpfs of that many image bytes on the directory ([`memory`]), for
+    /// images made in it.
+    fn make_dirs(
+        &mut self,
+        prefix: &str,
+        options: &ScratchOptions,
+        memory_bytes: Option<u64>,
+    ) -> Result<(), ScratchError> {
         let io = |what, path: &Path| {
             let path = path.to_path_buf();
             move |source| ScratchError::Io { what, path, source }
@@ -367,6 +410,14 @@ impl ScratchFs {
             res.dirs.push(dir.clone());
             Ok(dir)
         })?;
+        if let Some(bytes) = memory_bytes {
+            let dir = self.dir.clone();
+            self.track(|res| {
+                memory::mount_on(&dir, bytes).map_err(io("mount a tmpfs on", &dir))?;
+                res.memory_mounts.push(dir.clone());
+                Ok(())
+            })?;
+        }
         self.mount_path = self.dir.join("mnt");
         let mnt = self.mount_path.clone();
         self.track(|res| {
@@ -416,7 +467,16 @@ impl ScratchFs {
         let mut copy = Self::unmade(self.kind, options);
         copy.origin = ImageOrigin::Foreign;
         let pid = std::process::id();
-        copy.make_dirs(&names::crash_dir_prefix(self.kind, pid), options)?;
+        let image_bytes = self
+            .devices
+            .iter()
+            .map(|d| std::fs::metadata(&d.image).map_or(0, |m| m.len()))
+            .fold(0u64, u64::saturating_add);
+        copy.make_dirs(
+            &names::crash_dir_prefix(self.kind, pid),
+            options,
+            Some(image_bytes),
+        )?;
         let mut renamed = Vec::new();
         for d in &self.devices {
             let image = copy.dir.join(format!("{}.img", d.role.name()));
@@ -472,7 +532,11 @@ impl ScratchFs {
         check_size(kind, options)?;
         let mut me = Self::unmade(kind, options);
         me.origin = ImageOrigin::Foreign;
-        me.make_dirs(&names::crash_dir_prefix(kind, std::process::id()), options)?;
+        me.make_dirs(
+            &names::crash_dir_prefix(kind, std::process::id()),
+            options,
+            Some(options.size_bytes),
+        )?;
         let image = me.dir.join(format!("{}.img", DeviceRole::Main.name()));
         let target = image.clone();
         me.track(|res| {

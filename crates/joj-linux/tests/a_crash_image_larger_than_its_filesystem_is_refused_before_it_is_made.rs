@@ -1,8 +1,8 @@
 //! A crash state's image is made at the size a recorded log gives (`ScratchFs::from_image`):
 //! a log saying 2^62 bytes used to fail in `ftruncate` with "File too large; fix: check free
 //! space and permissions there". The size is now checked as an asked-for image's is, before
-//! anything is made: refused naming the filesystem that cannot hold it and the largest that
-//! fits.
+//! anything is made: refused naming what cannot hold it (the images live in a tmpfs: half this
+//! machine's memory) and the largest that fits.
 
 mod common;
 
@@ -24,11 +24,12 @@ fn a_crash_image_larger_than_its_filesystem_is_refused_before_it_is_made() {
     })
     .unwrap_err();
     assert!(
-        matches!(err, ScratchError::TooLarge { size_bytes, .. } if size_bytes == 1 << 62),
+        matches!(err, ScratchError::TooLargeForMemory { size_bytes, .. } if size_bytes == 1 << 62),
         "{err}"
     );
     assert!(
-        err.to_string().contains("does not fit in") && err.to_string().contains("fix:"),
+        err.to_string().contains("more than joj keeps in memory")
+            && err.to_string().contains("fix:"),
         "{err}"
     );
     assert!(!filled, "the image was made");

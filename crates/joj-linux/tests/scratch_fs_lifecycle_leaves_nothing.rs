@@ -1,5 +1,6 @@
-//! Every filesystem kind is made, mounted with its mode, usable, and leaves no loop device,
-//! mount, image or directory behind after `close`.
+//! Every filesystem kind is made, mounted with its mode, on images in memory (a tmpfs of its
+//! own, whatever the host's `/run` is), usable, and leaves no loop device, mount, image or
+//! directory behind after `close`.
 #![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
@@ -53,6 +54,11 @@ fn lifecycle(kind: FsKind) {
     for d in fs.devices() {
         assert_eq!(d.dev.major, 7, "loop devices have major 7");
         assert!(d.image.exists());
+        assert!(
+            joj_linux::memory::is_memory(&d.image).unwrap(),
+            "{kind}: image {} is not in memory",
+            d.image.display()
+        );
     }
 
     common::append_and_fsync(&fs.mount_path().join("f"), 100_000);

@@ -80,6 +80,9 @@ pub enum Resource {
     /// A recording disk's FUSE mount (`<run_dir>/rec-<pid>-XXXXXX`): it serves the images of
     /// loop devices, so it goes after them. Its dead daemon answers nothing (`ENOTCONN`).
     RecordingMount(PathBuf),
+    /// The tmpfs on a scratch directory that holds its images ([`crate::memory`]): unmounted
+    /// after the loop devices on them are detached.
+    ScratchMemory(PathBuf),
     /// A scratch directory: removed with the images and the mount point in it, nothing else.
     ScratchDir(PathBuf),
     /// A host temporary directory: removed with the workload files in it, nothing else.
@@ -96,6 +99,7 @@ impl fmt::Display for Resource {
             Resource::Mount(p) => write!(f, "{} (mount)", p.display()),
             Resource::Loop { index, .. } => write!(f, "/dev/loop{index}"),
             Resource::RecordingMount(p) => write!(f, "{} (recording disk mount)", p.display()),
+            Resource::ScratchMemory(p) => write!(f, "{} (tmpfs of its images)", p.display()),
             Resource::ScratchDir(p) => write!(f, "{} (images and directory)", p.display()),
             Resource::TempDir(p) => write!(f, "{} (temporary directory)", p.display()),
         }
@@ -181,7 +185,12 @@ fn ours(seen: &Seen) -> Vec<(u32, Resource)> {
     }
     for mount in &seen.mounts {
         if let Some(pid) = scratch_pid_of(mount, &seen.run_dir) {
-            found.push((pid, Resource::Mount(mount.clone())));
+            let resource = if mount.parent() == Some(seen.run_dir.as_path()) {
+                Resource::ScratchMemory(mount.clone())
+            } else {
+                Resource::Mount(mount.clone())
+            };
+            found.push((pid, resource));
         } else if let Some(pid) = recording_pid_of(mount, &seen.run_dir) {
             found.push((pid, Resource::RecordingMount(mount.clone())));
         }

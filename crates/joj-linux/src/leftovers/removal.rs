@@ -65,7 +65,7 @@ pub(super) fn remove_all(mut found: Vec<Leftover>) -> Sweep {
 fn remove_one(resource: &Resource) -> (Vec<std::path::PathBuf>, Result<(), CleanupProblem>) {
     match resource {
         Resource::TraceInstance(path) => (Vec::new(), cleanup::remove_trace_instance(path)),
-        Resource::Mount(path) | Resource::RecordingMount(path) => {
+        Resource::Mount(path) | Resource::RecordingMount(path) | Resource::ScratchMemory(path) => {
             (Vec::new(), cleanup::unmount(path))
         }
         Resource::Loop { index, backing } => {

@@ -264,3 +264,34 @@ fn a_recording_disk_is_unmounted_after_the_loop_devices_on_its_images() {
     };
     assert!(decide(&stray, liveness).remove.is_empty());
 }
+
+#[test]
+fn a_scratch_directory_s_tmpfs_is_unmounted_after_the_loop_devices_on_its_images() {
+    let seen = Seen {
+        run_dir: "/run/joj".into(),
+        scratch_dirs: vec!["ext4-12345-aB3dE6".into()],
+        mounts: vec![
+            "/run/joj/ext4-12345-aB3dE6".into(),
+            "/run/joj/ext4-12345-aB3dE6/mnt".into(),
+        ],
+        loops: vec![(
+            3,
+            "/run/joj/ext4-12345-aB3dE6/ext4-12345-main-Qw3rTy.img".into(),
+        )],
+        ..Seen::default()
+    };
+    let d = decide(&seen, liveness);
+    let resources: Vec<_> = d.remove.iter().map(|l| l.resource.clone()).collect();
+    assert_eq!(
+        resources,
+        vec![
+            Resource::Mount("/run/joj/ext4-12345-aB3dE6/mnt".into()),
+            Resource::Loop {
+                index: 3,
+                backing: "/run/joj/ext4-12345-aB3dE6/ext4-12345-main-Qw3rTy.img".into()
+            },
+            Resource::ScratchMemory("/run/joj/ext4-12345-aB3dE6".into()),
+            Resource::ScratchDir("/run/joj/ext4-12345-aB3dE6".into()),
+        ]
+    );
+}
