@@ -295,8 +295,12 @@ pub fn next_run_removes(pid: u32, left: &Held, out: &Path) {
         .iter()
         .map(|i| format!("tracefs instance {i}"))
         .collect();
-    expected.extend(left.mounts.iter().map(|m| format!("{m} (mount)")));
+    // A scratch directory's own mount is the tmpfs of its images, unmounted after the loops.
+    let (memory, mounts): (Vec<_>, Vec<_>) =
+        left.mounts.iter().partition(|m| left.dirs.contains(m));
+    expected.extend(mounts.iter().map(|m| format!("{m} (mount)")));
     expected.extend(left.loops.iter().cloned());
+    expected.extend(memory.iter().map(|m| format!("{m} (tmpfs of its images)")));
     expected.extend(
         left.dirs
             .iter()
