@@ -47,7 +47,12 @@ fn joj_cleanup_removes_what_it_says_and_says_what_it_cannot() {
         assert!(t0.elapsed() < Duration::from_secs(60), "{:?}", held_by(pid));
         std::thread::sleep(Duration::from_millis(50));
     }
-    let scratch = held_by(pid).mounts[0].clone();
+    // The scratch filesystem (its directory's own mount is the tmpfs of its images).
+    let scratch = held_by(pid)
+        .mounts
+        .into_iter()
+        .find(|m| m.ends_with("/mnt"))
+        .expect("the scratch filesystem's mount");
     let script = format!(
         "mount --bind '{0}' '{1}' && mount -t tmpfs none '{1}' && mkdir '{0}/sub' && mount -t tmpfs none '{0}/sub'",
         scratch,
