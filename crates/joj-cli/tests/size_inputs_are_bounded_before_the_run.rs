@@ -205,7 +205,24 @@ fn a_scratch_image_beyond_its_filesystem_or_below_the_minimum_is_refused() {
             "-n",
             "5",
         ],
-        &["does not fit in /run/joj", "fix: ask for at most"],
+        &["more than joj keeps in memory", "fix: ask for at most"],
+    );
+    // On a disk (--image-dir), bounded by that disk's filesystem.
+    let disk = tempfile::tempdir_in("/var/tmp").unwrap();
+    let dir = disk.path().to_str().unwrap();
+    refused(
+        &[
+            "bench",
+            "--fs",
+            "ext4",
+            "--image-mib",
+            "16000000",
+            "--image-dir",
+            dir,
+            "-n",
+            "5",
+        ],
+        &[&format!("does not fit in {dir}"), "fix: ask for at most"],
     );
     refused(
         &["bench", "--fs", "ext4", "--image-mib", "1", "-n", "5"],
