@@ -219,23 +219,33 @@ fn the_report_has_one_line_per_dead_pid() {
     );
 }
 
-#[test]
-fn a_recording_disk_is_unmounted_after_the_loop_devices_on_its_images() {
+/// What a dead run of pid 12345 with these scratch directories (in `/run/joj`), mounts and
+/// `/dev/loop3` over `image` leaves, in the order it is removed.
+fn removal_order_of(dirs: &[&str], mounts: &[&str], image: &str) -> Vec<Resource> {
     let seen = Seen {
         run_dir: "/run/joj".into(),
-        scratch_dirs: vec!["ext4-12345-aB3dE6".into(), "rec-12345-Zx9Yw8".into()],
-        mounts: vec![
-            "/run/joj/rec-12345-Zx9Yw8".into(),
-            "/run/joj/ext4-12345-aB3dE6/mnt".into(),
-        ],
-        loops: vec![(
-            3,
-            "/run/joj/rec-12345-Zx9Yw8/ext4-12345-main-Qw3rTy.img".into(),
-        )],
+        scratch_dirs: dirs.iter().map(|d| d.to_string()).collect(),
+        mounts: mounts.iter().map(PathBuf::from).collect(),
+        loops: vec![(3, image.into())],
         ..Seen::default()
     };
-    let d = decide(&seen, liveness);
-    let resources: Vec<_> = d.remove.iter().map(|l| l.resource.clone()).collect();
+    decide(&seen, liveness)
+        .remove
+        .iter()
+        .map(|l| l.resource.clone())
+        .collect()
+}
+
+#[test]
+fn a_recording_disk_is_unmounted_after_the_loop_devices_on_its_images() {
+    let resources = removal_order_of(
+        &["ext4-12345-aB3dE6", "rec-12345-Zx9Yw8"],
+        &[
+            "/run/joj/rec-12345-Zx9Yw8",
+            "/run/joj/ext4-12345-aB3dE6/mnt",
+        ],
+        "/run/joj/rec-12345-Zx9Yw8/ext4-12345-main-Qw3rTy.img",
+    );
     assert_eq!(
         resources,
         vec![
@@ -267,21 +277,14 @@ fn a_recording_disk_is_unmounted_after_the_loop_devices_on_its_images() {
 
 #[test]
 fn a_scratch_directory_s_tmpfs_is_unmounted_after_the_loop_devices_on_its_images() {
-    let seen = Seen {
-        run_dir: "/run/joj".into(),
-        scratch_dirs: vec!["ext4-12345-aB3dE6".into()],
-        mounts: vec![
-            "/run/joj/ext4-12345-aB3dE6".into(),
-            "/run/joj/ext4-12345-aB3dE6/mnt".into(),
+    let resources = removal_order_of(
+        &["ext4-12345-aB3dE6"],
+        &[
+            "/run/joj/ext4-12345-aB3dE6",
+            "/run/joj/ext4-12345-aB3dE6/mnt",
         ],
-        loops: vec![(
-            3,
-            "/run/joj/ext4-12345-aB3dE6/ext4-12345-main-Qw3rTy.img".into(),
-        )],
-        ..Seen::default()
-    };
-    let d = decide(&seen, liveness);
-    let resources: Vec<_> = d.remove.iter().map(|l| l.resource.clone()).collect();
+        "/run/joj/ext4-12345-aB3dE6/ext4-12345-main-Qw3rTy.img",
+    );
     assert_eq!(
         resources,
         vec![
