@@ -467,11 +467,17 @@ impl ScratchFs {
         let mut copy = Self::unmade(self.kind, options);
         copy.origin = ImageOrigin::Foreign;
         let pid = std::process::id();
-        let image_bytes = self
-            .devices
-            .iter()
-            .map(|d| std::fs::metadata(&d.image).map_or(0, |m| m.len()))
-            .fold(0u64, u64::saturating_add);
+        let mut image_bytes = 0u64;
+        for d in &self.devices {
+            let len = std::fs::metadata(&d.image)
+                .map_err(|source| ScratchError::Io {
+                    what: "read the size of",
+                    path: d.image.clone(),
+                    source,
+                })?
+                .len();
+            image_bytes = image_bytes.saturating_add(len);
+        }
         copy.make_dirs(
             &names::crash_dir_prefix(self.kind, pid),
             options,
@@ -529,7 +535,15 @@ impl ScratchFs {
         prereq::check_fs(kind)?;
         // A size from a file (a recorded log's device) is checked as an asked-for one is: a
         // 2^62-byte image would otherwise fail in `ftruncate` as "File too large".
-        check_size(kind, options)?;
+        // The image is made in the scratch directory's tmpfs whatever `image_dir` says: bounded
+        // by memory.
+        check_size(
+            kind,
+            &ScratchOptions {
+                image_dir: None,
+                ..options.clone()
+            },
+        )?;
         let mut me = Self::unmade(kind, options);
         me.origin = ImageOrigin::Foreign;
         me.make_dirs(

@@ -42,3 +42,30 @@ fn a_crash_image_larger_than_its_filesystem_is_refused_before_it_is_made() {
         .unwrap_or(false);
     assert!(!made, "a scratch directory was made");
 }
+
+/// The image is made in the scratch directory's tmpfs even when the options name an image
+/// directory on a disk: 100 GiB fits this machine's disk but not half its memory, and is
+/// refused before anything is filled.
+#[test]
+fn a_crash_image_is_bounded_by_memory_whatever_the_image_directory() {
+    if !common::machine_ready(&[FsKind::Ext4]) {
+        return;
+    }
+    let disk = tempfile::tempdir_in("/var/tmp").unwrap();
+    let options = ScratchOptions {
+        size_bytes: 100 << 30,
+        image_dir: Some(disk.path().to_path_buf()),
+        ..Default::default()
+    };
+    let mut filled = false;
+    let err = ScratchFs::from_image(FsKind::Ext4, &options, |_| {
+        filled = true;
+        Ok(())
+    })
+    .unwrap_err();
+    assert!(
+        matches!(err, ScratchError::TooLargeForMemory { .. }),
+        "{err}"
+    );
+    assert!(!filled, "the image was made");
+}
