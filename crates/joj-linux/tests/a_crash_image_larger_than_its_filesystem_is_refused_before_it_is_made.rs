@@ -8,6 +8,18 @@ mod common;
 
 use joj_linux::{FsKind, ScratchError, ScratchFs, ScratchOptions};
 
+/// `from_image` with `options` fails without filling an image; its error.
+fn refused_unfilled(options: &ScratchOptions) -> ScratchError {
+    let mut filled = false;
+    let err = ScratchFs::from_image(FsKind::Ext4, options, |_| {
+        filled = true;
+        Ok(())
+    })
+    .unwrap_err();
+    assert!(!filled, "the image was made");
+    err
+}
+
 #[test]
 fn a_crash_image_larger_than_its_filesystem_is_refused_before_it_is_made() {
     if !common::machine_ready(&[FsKind::Ext4]) {
@@ -17,12 +29,7 @@ fn a_crash_image_larger_than_its_filesystem_is_refused_before_it_is_made() {
         size_bytes: 1 << 62,
         ..Default::default()
     };
-    let mut filled = false;
-    let err = ScratchFs::from_image(FsKind::Ext4, &options, |_| {
-        filled = true;
-        Ok(())
-    })
-    .unwrap_err();
+    let err = refused_unfilled(&options);
     assert!(
         matches!(err, ScratchError::TooLargeForMemory { size_bytes, .. } if size_bytes == 1 << 62),
         "{err}"
@@ -32,7 +39,6 @@ fn a_crash_image_larger_than_its_filesystem_is_refused_before_it_is_made() {
             && err.to_string().contains("fix:"),
         "{err}"
     );
-    assert!(!filled, "the image was made");
     let ours = format!("ext4-{}-", std::process::id());
     let made = std::fs::read_dir("/run/joj")
         .map(|d| {
@@ -57,15 +63,9 @@ fn a_crash_image_is_bounded_by_memory_whatever_the_image_directory() {
         image_dir: Some(disk.path().to_path_buf()),
         ..Default::default()
     };
-    let mut filled = false;
-    let err = ScratchFs::from_image(FsKind::Ext4, &options, |_| {
-        filled = true;
-        Ok(())
-    })
-    .unwrap_err();
+    let err = refused_unfilled(&options);
     assert!(
         matches!(err, ScratchError::TooLargeForMemory { .. }),
         "{err}"
     );
-    assert!(!filled, "the image was made");
 }
