@@ -4,6 +4,8 @@
 //! anything is made: refused naming what cannot hold it (the images live in a tmpfs: half this
 //! machine's memory) and the largest that fits.
 
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
+
 mod common;
 
 use joj_linux::{FsKind, ScratchError, ScratchFs, ScratchOptions};
