@@ -29,6 +29,7 @@
 //!   and how to get it.
 
 pub mod beneath;
+pub mod block_stream;
 pub mod cleanup;
 mod cmd;
 pub mod dev;
@@ -42,6 +43,7 @@ pub mod memory;
 pub mod mounts;
 pub mod names;
 pub mod prereq;
+mod raw_cpus;
 pub mod raw_event;
 pub mod record;
 pub mod scratch;
@@ -55,6 +57,7 @@ pub mod tracefs;
 pub mod traceline;
 
 pub use beneath::{Beneath, BeneathError, Entry as BeneathEntry};
+pub use block_stream::BlockStream;
 pub use cleanup::{CleanupProblem, HandlerError, cleanup_all, install_cleanup_handler};
 pub use cmd::CommandError;
 pub use dev::{BadDevNum, DevExtent, DevNum};
@@ -73,9 +76,7 @@ pub use supervise::{
 };
 pub use tempdir::{RunTempDir, TempDirError};
 pub use tools::ToolMissing;
-pub use tracefs::{
-    BlockStream, BlockTracer, CapturedTrace, DEFAULT_BUFFER_KB, TraceError, now_mono_ns,
-};
+pub use tracefs::{BlockTracer, CapturedTrace, DEFAULT_BUFFER_KB, TraceError, now_mono_ns};
 pub use traceline::{BioRecord, TraceLine, TraceLineError};
 
 /// Any error of this crate, for callers that do not care which layer failed.

@@ -27,6 +27,7 @@ use std::path::PathBuf;
 
 use crate::cleanup;
 use crate::prereq;
+use crate::raw_cpus::{CpuReader, open_cpus, read_text};
 use crate::raw_event::{Decoded, Decoder, Decoders, PageLayout, decode, parse_format, parse_page};
 use crate::syscall_line::{SysEvent, SysEventKind};
 use crate::tracefs::{TraceError, create_instance, parse_lost_in_stats};
@@ -141,12 +142,6 @@ impl Merge {
     }
 }
 
-#[derive(Debug)]
-struct CpuReader {
-    cpu: usize,
-    file: std::fs::File,
-}
-
 impl SyscallTracer {
     /// Make the instance, not yet tracing (its [`marker_path`](Self::marker_path) can be given
     /// to the command before it starts).
@@ -196,7 +191,7 @@ impl SyscallTracer {
         me.learn("ftrace", "print")?;
         me.write("events/syscalls/sys_enter_fcntl/filter", FCNTL_FILTER)?;
         me.write("trace", "")?;
-        me.cpus = me.open_cpus()?;
+        me.cpus = open_cpus(&me.path)?;
         Ok(me)
     }
 
@@ -214,35 +209,6 @@ impl SyscallTracer {
         let d = Decoder::for_event(system, name, &f).map_err(TraceError::Raw)?;
         self.decoders.insert(f.id, d);
         Ok(())
-    }
-
-    fn open_cpus(&self) -> Result<Vec<CpuReader>, TraceError> {
-        use std::os::unix::fs::OpenOptionsExt;
-        let per_cpu = self.path.join("per_cpu");
-        let entries = std::fs::read_dir(&per_cpu).map_err(|source| TraceError::Read {
-            path: per_cpu.clone(),
-            source,
-        })?;
-        let mut cpus = Vec::new();
-        for e in entries.flatten() {
-            let name = e.file_name();
-            let Some(cpu) = name
-                .to_str()
-                .and_then(|n| n.strip_prefix("cpu"))
-                .and_then(|n| n.parse().ok())
-            else {
-                continue;
-            };
-            let raw = e.path().join("trace_pipe_raw");
-            let file = std::fs::OpenOptions::new()
-                .read(true)
-                .custom_flags(libc::O_NONBLOCK)
-                .open(&raw)
-                .map_err(|source| TraceError::Read { path: raw, source })?;
-            cpus.push(CpuReader { cpu, file });
-        }
-        cpus.sort_by_key(|c| c.cpu);
-        Ok(cpus)
     }
 
     /// The instance's `trace_marker`: what a task writes there is recorded with the events.
@@ -277,24 +243,9 @@ impl SyscallTracer {
 
     /// Read every CPU's pages into the merge.
     fn read_pages(&mut self) -> Result<(), TraceError> {
-        use std::io::Read;
         let mut read = Vec::new();
         for c in &mut self.cpus {
-            loop {
-                let n = match c.file.read(&mut self.page) {
-                    Ok(0) => break,
-                    Ok(n) => n,
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                    Err(source) => {
-                        return Err(TraceError::Read {
-                            path: self
-                                .path
-                                .join(format!("per_cpu/cpu{}/trace_pipe_raw", c.cpu)),
-                            source,
-                        });
-                    }
-                };
+            while let Some(n) = c.next_page(&mut self.page)? {
                 let page = parse_page(&self.page[..n]).map_err(TraceError::Raw)?;
                 if let Some(lost) = page.missed {
                     return Err(TraceError::EventsLost {
@@ -373,29 +324,6 @@ pub(crate) fn proc_tgid(tid: i32) -> Option<i32> {
         .lines()
         .find_map(|l| l.strip_prefix("Tgid:"))
         .and_then(|t| t.trim().parse().ok())
-}
-
-/// A tracefs text file, read in one call of a page or more: `events/header_page` answers a
-/// short first read (`read_to_string`'s 32-byte probe) and the next one inconsistently.
-fn read_text(path: &std::path::Path) -> Result<String, TraceError> {
-    use std::io::Read;
-    let err = |source| TraceError::Read {
-        path: path.to_path_buf(),
-        source,
-    };
-    let mut f = std::fs::File::open(path).map_err(err)?;
-    let mut buf = vec![0u8; 64 * 1024];
-    let mut len = 0;
-    while len < buf.len() {
-        match f.read(&mut buf[len..]) {
-            Ok(0) => break,
-            Ok(n) => len += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(err(e)),
-        }
-    }
-    buf.truncate(len);
-    Ok(String::from_utf8_lossy(&buf).into_owned())
 }
 
 #[cfg(test)]

@@ -148,6 +148,15 @@ impl BlockTracer {
     /// Starts capturing block requests of `devs` (`"major:minor"`) with `buffer_kb` KiB of
     /// ring buffer per CPU (see [`DEFAULT_BUFFER_KB`]).
     pub fn start<S: AsRef<str>>(devs: &[S], buffer_kb: u32) -> Result<Self, TraceError> {
+        Self::start_events(devs, buffer_kb, &EVENTS)
+    }
+
+    /// [`start`](Self::start) with only `events` (of [`EVENTS`]) enabled.
+    pub(crate) fn start_events<S: AsRef<str>>(
+        devs: &[S],
+        buffer_kb: u32,
+        events: &[&str],
+    ) -> Result<Self, TraceError> {
         prereq::check_root()?;
         let root = prereq::ensure_tracefs()?;
         let devs: Vec<DevNum> = devs
@@ -175,7 +184,7 @@ impl BlockTracer {
             .map(|d| format!("dev == {}", d.kernel_dev_t()))
             .collect::<Vec<_>>()
             .join(" || ");
-        for event in EVENTS {
+        for event in events {
             me.write(&format!("events/block/{event}/filter"), &filter)?;
             me.write(&format!("events/block/{event}/enable"), "1")?;
         }
@@ -183,6 +192,11 @@ impl BlockTracer {
         me.start_ns = now_mono_ns();
         me.write("tracing_on", "1")?;
         Ok(me)
+    }
+
+    /// The per-CPU buffer size, KiB.
+    pub(crate) fn buffer_kb(&self) -> u32 {
+        self.buffer_kb
     }
 
     /// The instance directory, `/sys/kernel/tracing/instances/joj-<pid>-<n>`.
@@ -277,106 +291,6 @@ impl BlockTracer {
         }
         joj_trace::attach_completions(&mut trace.requests, &completions);
         Ok((lost, trace))
-    }
-}
-
-/// A live feed of the block requests of chosen devices, for a caller that acts on them while
-/// the run goes (`joj bench --pace` keeps a device model in step with the kernel).
-///
-/// It is a second private instance, read through `trace_pipe`, which consumes what it returns;
-/// the run's own [`BlockTracer`] is a separate instance and sees every event regardless. Reads
-/// never block: [`BlockStream::drain`] returns whatever was issued so far (every request a
-/// finished `fsync` waited for was issued, so its event is already in the buffer).
-#[derive(Debug)]
-pub struct BlockStream {
-    /// Declared before `tracer`, so it is closed first: an instance with an open file cannot
-    /// be removed.
-    pipe: std::fs::File,
-    tracer: BlockTracer,
-    path: PathBuf,
-    /// The start of a line a read cut off.
-    partial: Vec<u8>,
-    /// Lines parsed so far (for errors).
-    lines: usize,
-}
-
-impl BlockStream {
-    /// Start streaming the block requests of `devs` (`"major:minor"`).
-    pub fn start<S: AsRef<str>>(devs: &[S], buffer_kb: u32) -> Result<Self, TraceError> {
-        use std::os::unix::fs::OpenOptionsExt;
-        let tracer = BlockTracer::start(devs, buffer_kb)?;
-        let path = tracer.path.join("trace_pipe");
-        let pipe = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NONBLOCK)
-            .open(&path)
-            .map_err(|source| TraceError::Read {
-                path: path.clone(),
-                source,
-            })?;
-        Ok(Self {
-            tracer,
-            pipe,
-            path,
-            partial: Vec::new(),
-            lines: 0,
-        })
-    }
-
-    /// The requests issued since the last call, in time order per CPU. Fails if the buffer
-    /// lost events (a caller that drains too rarely).
-    pub fn drain(&mut self) -> Result<Vec<TraceRecord>, TraceError> {
-        use std::io::Read;
-        let mut chunk = vec![0u8; 64 * 1024];
-        let mut records = Vec::new();
-        loop {
-            let n = match self.pipe.read(&mut chunk) {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(source) => {
-                    return Err(TraceError::Read {
-                        path: self.path.clone(),
-                        source,
-                    });
-                }
-            };
-            self.partial.extend_from_slice(&chunk[..n]);
-            let Some(last_nl) = self.partial.iter().rposition(|&b| b == b'\n') else {
-                continue;
-            };
-            let rest = self.partial.split_off(last_nl + 1);
-            let complete = std::mem::replace(&mut self.partial, rest);
-            for line in String::from_utf8_lossy(&complete).lines() {
-                self.lines += 1;
-                match traceline::parse_trace_line(line) {
-                    Ok(TraceLine::Request(r)) => records.push(r),
-                    Ok(TraceLine::Lost { events, .. }) => {
-                        return Err(TraceError::EventsLost {
-                            lost: events,
-                            buffer_kb: self.tracer.buffer_kb,
-                        });
-                    }
-                    Ok(_) => {}
-                    Err(reason) => {
-                        return Err(TraceError::Parse {
-                            line_no: self.lines,
-                            line: line.to_string(),
-                            reason,
-                        });
-                    }
-                }
-            }
-        }
-        Ok(records)
-    }
-
-    /// Stop: fails if any event was lost; removes the instance.
-    pub fn finish(self) -> Result<(), TraceError> {
-        let Self { pipe, tracer, .. } = self;
-        drop(pipe);
-        tracer.stop().map(|_| ())
     }
 }
 

@@ -1,0 +1,92 @@
+//! Reading a tracefs instance's binary ring-buffer pages, one reader per CPU
+//! (`per_cpu/cpuN/trace_pipe_raw`, opened non-blocking), for the live readers that decode them
+//! ([`crate::syscall_trace`], [`crate::block_stream`]). A read consumes what it returns: a page
+//! the writer is still filling comes back as far as it is committed, and the rest with the
+//! next read. The pages' layout and records: [`crate::raw_event`].
+
+use std::path::{Path, PathBuf};
+
+use crate::tracefs::TraceError;
+
+/// One CPU's `trace_pipe_raw`.
+#[derive(Debug)]
+pub(crate) struct CpuReader {
+    pub(crate) cpu: usize,
+    file: std::fs::File,
+    path: PathBuf,
+}
+
+/// Open every CPU's reader of the instance at `instance`, in CPU order.
+pub(crate) fn open_cpus(instance: &Path) -> Result<Vec<CpuReader>, TraceError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let per_cpu = instance.join("per_cpu");
+    let entries = std::fs::read_dir(&per_cpu).map_err(|source| TraceError::Read {
+        path: per_cpu.clone(),
+        source,
+    })?;
+    let mut cpus = Vec::new();
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(cpu) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("cpu"))
+            .and_then(|n| n.parse().ok())
+        else {
+            continue;
+        };
+        let path = e.path().join("trace_pipe_raw");
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&path)
+            .map_err(|source| TraceError::Read {
+                path: path.clone(),
+                source,
+            })?;
+        cpus.push(CpuReader { cpu, file, path });
+    }
+    cpus.sort_by_key(|c| c.cpu);
+    Ok(cpus)
+}
+
+impl CpuReader {
+    /// Read the next page into `buf`: its length, or `None` when nothing is left for now.
+    pub(crate) fn next_page(&mut self, buf: &mut [u8]) -> Result<Option<usize>, TraceError> {
+        use std::io::Read;
+        loop {
+            return match self.file.read(buf) {
+                Ok(0) => Ok(None),
+                Ok(n) => Ok(Some(n)),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Ok(None),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(source) => Err(TraceError::Read {
+                    path: self.path.clone(),
+                    source,
+                }),
+            };
+        }
+    }
+}
+
+/// A tracefs text file, read in one call of a page or more: `events/header_page` answers a
+/// short first read (`read_to_string`'s 32-byte probe) and the next one inconsistently.
+pub(crate) fn read_text(path: &Path) -> Result<String, TraceError> {
+    use std::io::Read;
+    let err = |source| TraceError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut f = std::fs::File::open(path).map_err(err)?;
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut len = 0;
+    while len < buf.len() {
+        match f.read(&mut buf[len..]) {
+            Ok(0) => break,
+            Ok(n) => len += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(err(e)),
+        }
+    }
+    buf.truncate(len);
+    Ok(String::from_utf8_lossy(&buf).into_owned())
+}
