@@ -21,8 +21,8 @@ use std::path::Path;
 
 use joj_trace::record::{BlockClass, TraceRecord};
 
-use crate::raw_cpus::{CpuReader, open_cpus, read_text};
-use crate::raw_event::{Field, Format, PageLayout, RawError, parse_format, parse_page};
+use crate::raw_cpus::{CpuReader, for_each_record, open_cpus, read_text};
+use crate::raw_event::{Field, Format, PageLayout, RawError, parse_format};
 use crate::tracefs::{BlockTracer, TraceError};
 
 /// The only event the stream records.
@@ -146,26 +146,19 @@ impl BlockStream {
     /// events (a caller that drains too rarely).
     pub fn drain(&mut self) -> Result<Vec<TraceRecord>, TraceError> {
         let mut records = Vec::new();
-        for c in &mut self.cpus {
-            while let Some(n) = c.next_page(&mut self.page)? {
-                let page = parse_page(&self.page[..n]).map_err(TraceError::Raw)?;
-                if let Some(lost) = page.missed {
-                    return Err(TraceError::EventsLost {
-                        lost: lost.max(1),
-                        buffer_kb: self.tracer.buffer_kb(),
-                    });
+        let issue = &self.issue;
+        let buffer_kb = self.tracer.buffer_kb();
+        for_each_record(
+            &mut self.cpus,
+            &mut self.page,
+            buffer_kb,
+            |time_ns, data| {
+                if let Some(rec) = issue.decode(time_ns, data).map_err(TraceError::Raw)? {
+                    records.push(rec);
                 }
-                for r in &page.records {
-                    if let Some(rec) = self
-                        .issue
-                        .decode(r.time_ns, r.data)
-                        .map_err(TraceError::Raw)?
-                    {
-                        records.push(rec);
-                    }
-                }
-            }
-        }
+                Ok(())
+            },
+        )?;
         records.sort_by_key(|r| r.time_ns);
         Ok(records)
     }

@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::raw_event::parse_page;
 use crate::tracefs::TraceError;
 
 /// One CPU's `trace_pipe_raw`.
@@ -66,6 +67,32 @@ impl CpuReader {
             };
         }
     }
+}
+
+/// Read every CPU's pages in `page` (a buffer of the instance's page size) and hand each record,
+/// its time and its bytes, to `f`. A page whose header says events were lost before it is an
+/// error: a live reader that misses events would count wrong.
+pub(crate) fn for_each_record(
+    cpus: &mut [CpuReader],
+    page: &mut [u8],
+    buffer_kb: u32,
+    mut f: impl FnMut(u64, &[u8]) -> Result<(), TraceError>,
+) -> Result<(), TraceError> {
+    for c in cpus {
+        while let Some(n) = c.next_page(page)? {
+            let parsed = parse_page(&page[..n]).map_err(TraceError::Raw)?;
+            if let Some(lost) = parsed.missed {
+                return Err(TraceError::EventsLost {
+                    lost: lost.max(1),
+                    buffer_kb,
+                });
+            }
+            for r in &parsed.records {
+                f(r.time_ns, r.data)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A tracefs text file, read in one call of a page or more: `events/header_page` answers a

@@ -27,8 +27,8 @@ use std::path::PathBuf;
 
 use crate::cleanup;
 use crate::prereq;
-use crate::raw_cpus::{CpuReader, open_cpus, read_text};
-use crate::raw_event::{Decoded, Decoder, Decoders, PageLayout, decode, parse_format, parse_page};
+use crate::raw_cpus::{CpuReader, for_each_record, open_cpus, read_text};
+use crate::raw_event::{Decoded, Decoder, Decoders, PageLayout, decode, parse_format};
 use crate::syscall_line::{SysEvent, SysEventKind};
 use crate::tracefs::{TraceError, create_instance, parse_lost_in_stats};
 
@@ -244,22 +244,18 @@ impl SyscallTracer {
     /// Read every CPU's pages into the merge.
     fn read_pages(&mut self) -> Result<(), TraceError> {
         let mut read = Vec::new();
-        for c in &mut self.cpus {
-            while let Some(n) = c.next_page(&mut self.page)? {
-                let page = parse_page(&self.page[..n]).map_err(TraceError::Raw)?;
-                if let Some(lost) = page.missed {
-                    return Err(TraceError::EventsLost {
-                        lost: lost.max(1),
-                        buffer_kb: self.buffer_kb,
-                    });
+        let decoders = &self.decoders;
+        for_each_record(
+            &mut self.cpus,
+            &mut self.page,
+            self.buffer_kb,
+            |time_ns, data| {
+                if let Some(d) = decode(decoders, data).map_err(TraceError::Raw)? {
+                    read.push((time_ns, d));
                 }
-                for r in &page.records {
-                    if let Some(d) = decode(&self.decoders, r.data).map_err(TraceError::Raw)? {
-                        read.push((r.time_ns, d));
-                    }
-                }
-            }
-        }
+                Ok(())
+            },
+        )?;
         self.merge.add(read);
         Ok(())
     }

@@ -6,9 +6,8 @@
 mod common;
 
 use std::io::{Seek, SeekFrom, Write};
-use std::os::unix::fs::OpenOptionsExt;
 
-use joj_linux::{BlockStream, BlockTracer, LoopDevice, LoopOptions};
+use joj_linux::{BlockStream, BlockTracer};
 use joj_trace::Op;
 
 #[test]
@@ -16,22 +15,10 @@ fn the_stream_and_the_tracer_see_the_same_requests() {
     if !common::machine_ready(&[]) {
         return;
     }
-    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
-    let image = dir.path().join("raw.img");
-    std::fs::File::create(&image)
-        .unwrap()
-        .set_len(64 << 20)
-        .unwrap();
-    let lo = LoopDevice::attach(&image, &LoopOptions::default()).unwrap();
+    let (_dir, lo, mut f) = common::direct_loop(64 << 20);
     let dev = lo.dev().to_string();
-
     let tracer = BlockTracer::start(&[dev.as_str()], 1024).unwrap();
     let mut stream = BlockStream::start(&[dev.as_str()], 1024).unwrap();
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .custom_flags(libc::O_DIRECT)
-        .open(lo.path())
-        .unwrap();
     let buf = vec![0x5au8; 2 << 20];
     let off = buf.as_ptr().align_offset(4096);
     let mut streamed = Vec::new();

@@ -5,9 +5,8 @@
 mod common;
 
 use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 
-use joj_linux::{BlockTracer, LoopDevice, LoopOptions, now_mono_ns};
+use joj_linux::{BlockTracer, now_mono_ns};
 use joj_trace::Op;
 
 #[test]
@@ -15,21 +14,10 @@ fn a_direct_write_completes_between_its_issue_and_the_return_of_the_call() {
     if !common::machine_ready(&[]) {
         return;
     }
-    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
-    let image = dir.path().join("raw.img");
-    std::fs::File::create(&image)
-        .unwrap()
-        .set_len(16 << 20)
-        .unwrap();
-    let lo = LoopDevice::attach(&image, &LoopOptions::default()).unwrap();
+    let (_dir, lo, mut f) = common::direct_loop(16 << 20);
     let dev = lo.dev().to_string();
 
     let tracer = BlockTracer::start(&[dev.as_str()], 1024).unwrap();
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .custom_flags(libc::O_DIRECT)
-        .open(lo.path())
-        .unwrap();
     let buf = vec![0x5au8; 8192];
     let off = buf.as_ptr().align_offset(4096);
     f.write_all(&buf[off..off + 4096]).unwrap();

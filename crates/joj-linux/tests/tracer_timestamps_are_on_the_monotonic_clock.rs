@@ -4,9 +4,8 @@
 mod common;
 
 use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 
-use joj_linux::{BlockTracer, LoopDevice, LoopOptions, now_mono_ns};
+use joj_linux::{BlockTracer, now_mono_ns};
 use joj_trace::Op;
 
 #[test]
@@ -14,21 +13,10 @@ fn direct_write_to_a_loop_device_is_stamped_between_readings() {
     if !common::machine_ready(&[]) {
         return;
     }
-    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
-    let image = dir.path().join("raw.img");
-    std::fs::File::create(&image)
-        .unwrap()
-        .set_len(16 << 20)
-        .unwrap();
-    let lo = LoopDevice::attach(&image, &LoopOptions::default()).unwrap();
+    let (_dir, lo, mut f) = common::direct_loop(16 << 20);
     let dev = lo.dev().to_string();
 
     let tracer = BlockTracer::start(&[dev.as_str()], 1024).unwrap();
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .custom_flags(libc::O_DIRECT)
-        .open(lo.path())
-        .unwrap();
     // O_DIRECT needs an aligned buffer: a 4 KiB-aligned slice of a larger allocation.
     let buf = vec![0x5au8; 8192];
     let off = buf.as_ptr().align_offset(4096);

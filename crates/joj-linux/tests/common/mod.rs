@@ -78,3 +78,23 @@ pub fn append_and_fsync(path: &Path, bytes: usize) {
     f.write_all(&data).unwrap();
     f.sync_all().unwrap();
 }
+
+/// A loop device over a fresh sparse image of `bytes` in a temporary directory under
+/// `/var/tmp` (kept alive by the returned directory), and the device opened for `O_DIRECT`
+/// writes.
+pub fn direct_loop(bytes: u64) -> (tempfile::TempDir, joj_linux::LoopDevice, std::fs::File) {
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let image = dir.path().join("raw.img");
+    std::fs::File::create(&image)
+        .unwrap()
+        .set_len(bytes)
+        .unwrap();
+    let lo = joj_linux::LoopDevice::attach(&image, &joj_linux::LoopOptions::default()).unwrap();
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(lo.path())
+        .unwrap();
+    (dir, lo, f)
+}
