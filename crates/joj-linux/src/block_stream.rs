@@ -133,17 +133,21 @@ impl BlockStream {
         let at = tracer.instance_path().to_path_buf();
         let layout = PageLayout::from_header_page(&read_text(&at.join("events/header_page"))?)
             .map_err(TraceError::Raw)?;
-        let issue = format_of(&at, EVENT)?;
+        let issue = RqIssue::from_format(&format_of(&at, EVENT)?).map_err(TraceError::Raw)?;
+        // Opened last: on an error before, the tracer's drop removes an instance nobody reads.
+        let cpus = open_cpus(&at)?;
         Ok(Self {
-            cpus: open_cpus(&at)?,
+            cpus,
             tracer,
-            issue: RqIssue::from_format(&issue).map_err(TraceError::Raw)?,
+            issue,
             page: vec![0; layout.page_bytes],
         })
     }
 
-    /// The requests issued since the last call, in time order. Fails if the buffer lost
-    /// events (a caller that drains too rarely).
+    /// The requests issued since the last call, in time order within the call (a request
+    /// stamped just before it on another CPU may come with the next call). Fails if the buffer
+    /// lost events (a caller that drains too rarely). Each call reads every CPU's buffer once
+    /// at least: on a host with many CPUs that is as many reads per sync call.
     pub fn drain(&mut self) -> Result<Vec<TraceRecord>, TraceError> {
         let mut records = Vec::new();
         let issue = &self.issue;

@@ -1,5 +1,6 @@
 //! Decoding the binary ring-buffer pages a tracefs instance hands out through
-//! `per_cpu/cpuN/trace_pipe_raw`, for the events of a syscall trace ([`crate::syscall_trace`]).
+//! `per_cpu/cpuN/trace_pipe_raw`, for the events of a syscall trace ([`crate::syscall_trace`])
+//! (the block feed decodes its one event itself, [`crate::block_stream`]).
 //! Pure: no I/O; the caller reads the `format` files and the pages.
 //!
 //! Why not text `trace_pipe`: the kernel formats every event with `vsnprintf` for it, which

@@ -104,7 +104,7 @@ pub enum TraceError {
         reason: crate::syscall_line::SysLineError,
     },
     #[error(
-        "cannot read the system call trace's binary pages ({0}); fix: report this kernel's \
+        "cannot read a trace's binary pages ({0}); fix: report this kernel's \
          version (`uname -r`), its ring-buffer format is not the one joj reads"
     )]
     Raw(#[source] crate::raw_event::RawError),
