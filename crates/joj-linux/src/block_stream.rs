@@ -19,7 +19,7 @@
 
 use std::path::Path;
 
-use joj_trace::record::{BlockClass, TraceRecord};
+use joj_trace::record::TraceRecord;
 
 use crate::raw_cpus::{CpuReader, for_each_record, open_cpus, read_text};
 use crate::raw_event::{Field, Format, PageLayout, RawError, parse_format};
@@ -95,23 +95,11 @@ impl RqIssue {
         let sector = bytes(&self.sector)?;
         let sector = u64::from_le_bytes(sector.try_into().map_err(|_| bad("sector"))?);
         let rwbs = text(&self.rwbs)?;
-        let (op, preflush, fua, sync, meta) =
-            TraceRecord::parse_rwbs(&rwbs).ok_or_else(|| bad(&format!("rwbs {rwbs:?}")))?;
-        Ok(Some(TraceRecord {
-            time_ns,
-            dev: format!("{}:{}", dev >> MINOR_BITS, dev & ((1 << MINOR_BITS) - 1)),
-            op,
-            preflush,
-            fua,
-            sync,
-            meta,
-            sector,
-            sectors: u64::from(u32_of(&self.nr_sector)?),
-            comm: text(&self.comm)?,
-            class: BlockClass::Unknown,
-            file: None,
-            complete_ns: None,
-        }))
+        let dev = format!("{}:{}", dev >> MINOR_BITS, dev & ((1 << MINOR_BITS) - 1));
+        let sectors = u64::from(u32_of(&self.nr_sector)?);
+        TraceRecord::issued(time_ns, dev, &rwbs, (sector, sectors), text(&self.comm)?)
+            .map(Some)
+            .ok_or_else(|| bad(&format!("rwbs {rwbs:?}")))
     }
 }
 

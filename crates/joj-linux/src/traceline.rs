@@ -15,7 +15,7 @@
 //! Timestamps of the `mono` clock print as seconds with microseconds, so `time_ns` has
 //! microsecond resolution.
 
-use joj_trace::record::{BlockClass, Completion, Op, TraceRecord};
+use joj_trace::record::{Completion, Op, TraceRecord};
 
 /// A bio as the filesystem submitted it (`block_bio_queue`), before the block layer split,
 /// merged or rewrote it. On a device without FUA support the block layer turns a FUA write into
@@ -362,21 +362,11 @@ fn parse_rq_issue(time_ns: u64, payload: &str) -> Result<TraceRecord, TraceLineE
     let (_bytes, rest) = field(rest, "bytes")?;
     let (sector, sectors, rest) = parse_range(after_cmd(rest)?)?;
     let (_ioprio, rest) = field(rest, "ioprio")?;
-    let (op, preflush, fua, sync, meta) = parse_rwbs(rwbs)?;
-    Ok(TraceRecord {
-        time_ns,
-        dev: parse_dev(dev)?,
-        op,
-        preflush,
-        fua,
-        sync,
-        meta,
-        sector,
-        sectors,
-        comm: parse_comm(rest)?,
-        class: BlockClass::Unknown,
-        file: None,
-        complete_ns: None,
+    let (dev, comm) = (parse_dev(dev)?, parse_comm(rest)?);
+    TraceRecord::issued(time_ns, dev, rwbs, (sector, sectors), comm).ok_or_else(|| {
+        TraceLineError::BadRwbs {
+            text: rwbs.to_string(),
+        }
     })
 }
 
@@ -419,6 +409,7 @@ fn parse_bio_queue(time_ns: u64, payload: &str) -> Result<BioRecord, TraceLineEr
 #[cfg(test)]
 mod tests {
     use super::*;
+    use joj_trace::record::BlockClass;
 
     fn request(line: &str) -> TraceRecord {
         match parse_trace_line(line) {

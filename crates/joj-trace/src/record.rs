@@ -158,6 +158,33 @@ impl TraceRecord {
         self.op == Op::Flush || self.preflush
     }
 
+    /// A request as `block_rq_issue` gives it, not yet classified; `None` when `rwbs` names no
+    /// operation ([`parse_rwbs`](Self::parse_rwbs)).
+    pub fn issued(
+        time_ns: u64,
+        dev: String,
+        rwbs: &str,
+        (sector, sectors): (u64, u64),
+        comm: String,
+    ) -> Option<TraceRecord> {
+        let (op, preflush, fua, sync, meta) = Self::parse_rwbs(rwbs)?;
+        Some(TraceRecord {
+            time_ns,
+            dev,
+            op,
+            preflush,
+            fua,
+            sync,
+            meta,
+            sector,
+            sectors,
+            comm,
+            class: BlockClass::Unknown,
+            file: None,
+            complete_ns: None,
+        })
+    }
+
     /// Parse the kernel's `rwbs` string (e.g. `"WS"`, `"FWFS"`, `"F"`, `"RM"`) into
     /// `(op, preflush, fua, sync, meta)`. Returns `None` if no op letter is found.
     pub fn parse_rwbs(rwbs: &str) -> Option<(Op, bool, bool, bool, bool)> {
