@@ -16,6 +16,25 @@ def loads(rs):
     ls = [r['load'] for r in rs]
     return f'{min(ls):.2f}–{max(ls):.2f}'
 
+# 0. The machine's own floor: the same CPU work timed again and again (cpu_repeat.py).
+spread = lambda xs: (max(xs) - min(xs)) / med(xs) * 100
+for r in runs:
+    if r['tag'] == 'noise:cpu':
+        xs = r['cpu_s']
+        fives = [spread(xs[i:i + 5]) for i in range(len(xs) - 4)]
+        threes = [med(xs[i:i + 3]) for i in range(0, len(xs) - 2, 3)]
+        steps = [abs(b / a - 1) * 100 for a, b in zip(threes, threes[1:])]
+        print('this machine\'s own repeatability: the same CPU work (workflow/scripts/cpu_repeat.py), '
+              f'{len(xs)} runs of {med(xs):.3f} s CPU, {r["gap_s"]:g} s apart, load {r["load"]:.2f}:')
+        print()
+        print('| runs | CPU time, min–max | spread, all runs | spread of 5 consecutive runs, median (largest) | '
+              '5 consecutive runs within 2 % | next median of 3 moves, median (largest) |')
+        print('|---:|---|---:|---|---:|---|')
+        print(f'| {len(xs)} | {min(xs):.3f}–{max(xs):.3f} s | {spread(xs):.1f} % | '
+              f'{med(fives):.1f} % ({max(fives):.1f} %) | {sum(f <= 2 for f in fives)}/{len(fives)} | '
+              + (f'{med(steps):.1f} % ({max(steps):.1f} %)' if steps else '–') + ' |')
+        print()
+
 # 1. The same command, five runs.
 rep = defaultdict(list)
 for r in runs:

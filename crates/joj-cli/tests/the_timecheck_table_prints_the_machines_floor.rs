@@ -1,0 +1,88 @@
+//! The checks of modeled time print this machine's own floor above them (issue 33; results:
+//! measurement-stack.md, "This machine's own repeatability"): `workflow/scripts/cpu_repeat.py`
+//! times one fixed piece of CPU work again and again, and `timecheck_table.py` reads its record
+//! into the spreads a reader sets the checks against.
+//!
+//! - the table's figures are the record's: nine runs with one slow run give one window of five
+//!   within 2 % out of five, and medians of three that move by 1 %;
+//! - `cpu_repeat.py` writes one CPU and one wall time per run asked for, and refuses sizes out
+//!   of its bounds (a config value is an input like any other).
+//!
+//! Needs the system Python (`/usr/bin/python3`): without it the test fails and names it.
+
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+
+fn script(name: &str, args: &[&str]) -> Output {
+    let p = "/usr/bin/python3";
+    assert!(
+        Path::new(p).is_file(),
+        "{p} is missing: this test runs the workflow's {name}; install python3"
+    );
+    Command::new(p)
+        .arg(format!("{ROOT}/workflow/scripts/{name}"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn the_table_gives_the_records_spreads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rec = tmp.path().join("noise.json");
+    let cpu = [1.0, 1.01, 1.0, 1.01, 1.0, 1.3, 1.0, 1.0, 1.0];
+    let doc = serde_json::json!({
+        "tag": "noise:cpu", "load": 0.5, "steps": 1000, "gap_s": 2.0,
+        "cpu_s": cpu, "wall_s": cpu,
+    });
+    std::fs::write(&rec, doc.to_string()).unwrap();
+    let out = script("timecheck_table.py", &[rec.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Windows of five: only the first leaves out the slow run (spread 1.0 %); the others hold
+    // it (29.7 % over a median of 1.01, else 30.0 %), so their median is 30.0 %. Medians of
+    // three: 1.0, 1.01, 1.0, so each moves by 1.0 % to the next.
+    let row = "| 9 | 1.000–1.300 s | 30.0 % | 30.0 % (30.0 %) | 1/5 | 1.0 % (1.0 %) |";
+    assert!(text.contains(row), "want the row\n{row}\nin\n{text}");
+    assert!(
+        text.contains("9 runs of 1.000 s CPU, 2 s apart, load 0.50"),
+        "{text}"
+    );
+}
+
+#[test]
+fn cpu_repeat_times_each_run_and_refuses_sizes_out_of_bounds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rec = tmp.path().join("noise.json");
+    let out = script("cpu_repeat.py", &[rec.to_str().unwrap(), "4", "0.01", "0"]);
+    assert!(out.status.success(), "{out:?}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&rec).unwrap()).unwrap();
+    assert_eq!(doc["tag"], "noise:cpu");
+    for key in ["cpu_s", "wall_s"] {
+        let xs = doc[key].as_array().unwrap();
+        assert_eq!(xs.len(), 4, "{doc}");
+        assert!(xs.iter().all(|x| x.as_f64().unwrap() > 0.0), "{doc}");
+    }
+    for bad in [["2", "0.01", "0"], ["4", "1000", "0"], ["4", "0.01", "-1"]] {
+        let gone = tmp.path().join("refused.json");
+        let out = script(
+            "cpu_repeat.py",
+            &[gone.to_str().unwrap(), bad[0], bad[1], bad[2]],
+        );
+        assert!(!out.status.success(), "{bad:?} was accepted");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("RUNS 3–1000"),
+            "{bad:?}: {out:?}"
+        );
+        assert!(!gone.exists(), "{bad:?} wrote a record");
+    }
+}

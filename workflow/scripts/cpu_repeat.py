@@ -1,0 +1,48 @@
+#!/usr/bin/env python3
+# How much the same CPU work's time moves between runs on this machine: the floor under issue
+# 33's checks of modeled time (docs/results/measurement-stack.md, "This machine's own
+# repeatability"). A modeled figure composes the CPU time measured in the run, so no model can
+# repeat more closely than the CPU does. One fixed piece of work (a linear congruential
+# generator walking a 4 MiB list: integer code and cache misses, no system calls) is timed RUNS
+# times in thread CPU time and wall time, GAP_S seconds apart, as the checks' runs are; its size
+# is fixed once, by a probe, to about SECONDS of CPU. Writes one JSON record (tag `noise:cpu`)
+# that timecheck_table.py reads beside the checks.
+# Usage: cpu_repeat.py OUT.json RUNS SECONDS GAP_S
+import json, sys, time
+
+USAGE = 'cpu_repeat: usage: cpu_repeat.py OUT.json RUNS SECONDS GAP_S (RUNS 3–1000, SECONDS 0.01–60, GAP_S 0–60)'
+try:
+    out, runs, seconds, gap_s = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+except (IndexError, ValueError):
+    sys.exit(USAGE)
+if len(sys.argv) != 5 or not (3 <= runs <= 1000 and 0.01 <= seconds <= 60 and 0 <= gap_s <= 60):
+    sys.exit(USAGE)
+SLOTS = 1 << 20
+table = list(range(SLOTS))
+
+
+def work(steps, seed):
+    x = seed
+    t = table
+    for _ in range(steps):
+        x = (x * 1664525 + 1013904223) & 0xFFFFFFFF
+        t[x >> 12] ^= x
+    return x
+
+
+probe = 200_000
+t0 = time.thread_time()
+work(probe, 1)
+steps = max(int(probe * seconds / max(time.thread_time() - t0, 1e-6)), 1000)
+cpu, wall = [], []
+for i in range(runs):
+    c0, w0 = time.thread_time_ns(), time.perf_counter_ns()
+    work(steps, i)
+    cpu.append((time.thread_time_ns() - c0) / 1e9)
+    wall.append((time.perf_counter_ns() - w0) / 1e9)
+    time.sleep(gap_s)
+load = float(open('/proc/loadavg').read().split()[0])
+with open(out, 'w') as f:
+    json.dump({'tag': 'noise:cpu', 'load': load, 'steps': steps, 'gap_s': gap_s,
+               'cpu_s': cpu, 'wall_s': wall}, f)
+    f.write('\n')

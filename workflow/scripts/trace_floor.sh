@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# What `joj trace`'s surroundings cost a program before any of its observers acts (issue 34,
+# point 7; docs/measurement.md, "Cost of watching"): an app (1,000 single-row commits from
+# Python, APP) runs untraced on a fresh ext4 over a loop device in /dev/shm, with one part of
+# those surroundings added at a time, in alternating rounds:
+#   base    nothing added
+#   ovl     the command in an overlay whose upper layer is on the ext4 (as joj trace runs it)
+#   blk     the block events joj trace records (issue, complete, bio queue) on the loop device
+#   poll1   a process waking every 1 ms to read a tracefs file, as joj trace's events thread
+#   poll10  the same every 10 ms
+#   all     ovl + blk + poll1;  all10: ovl + blk + poll10;  pairs: ovl+blk, ovl+poll1, blk+poll1
+# Prints one line a run (variant, milliseconds) and the medians. Root; changes nothing it does
+# not remove.
+# Usage: trace_floor.sh APP.py [MODE] [ROUNDS] [VARIANTS…]
+set -euo pipefail
+[ $# -ge 1 ] && [ -f "$1" ] || { echo "usage: trace_floor.sh APP.py [MODE] [ROUNDS] [VARIANTS…] (APP.py a file)" >&2; exit 2; }
+app=$(realpath "$1"); mode=${2:-delete}; rounds=${3:-6}; shift $(( $# < 3 ? $# : 3 ))
+variants=("$@"); [ ${#variants[@]} -gt 0 ] || variants=(base ovl blk poll1 poll10 all)
+[[ "$rounds" =~ ^[0-9]+$ ]] && [ "$rounds" -ge 1 ] && [ "$rounds" -le 100 ] \
+  || { echo "trace_floor: ROUNDS is 1–100, not '$rounds'" >&2; exit 2; }
+[[ "$mode" =~ ^(delete|truncate|persist|wal|off|memory)$ ]] \
+  || { echo "trace_floor: MODE is a journal mode (delete, truncate, persist, wal, off, memory), not '$mode'" >&2; exit 2; }
+for v in "${variants[@]}"; do
+  [[ "$v" =~ ^(base|all|all10|(ovl|blk|poll1|poll10)(\+(ovl|blk|poll1|poll10))*)$ ]] \
+    || { echo "trace_floor: unknown variant '$v'" >&2; exit 2; }
+done
+[ "$(id -u)" = 0 ] || { echo "trace_floor: needs root (loop devices, mounts, tracefs)" >&2; exit 2; }
+work=$(mktemp -d /tmp/joj-floor.XXXXXX)
+img=/dev/shm/joj-floor-$$.img; mnt=$work/mnt; low=$work/lower; ov=$work/ovl
+inst=/sys/kernel/tracing/instances/joj-floor-$$
+mkdir -p "$mnt" "$low" "$ov"; cp "$app" "$low/"
+cat > "$work/poll.c" <<'EOF'
+#include <fcntl.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+int main(int c, char **v) {
+    long us = atol(v[1]);
+    int fd = open("/sys/kernel/tracing/per_cpu/cpu0/stats", O_RDONLY);
+    char b[4096];
+    struct timespec t = {us / 1000000, (us % 1000000) * 1000};
+    for (;;) {
+        nanosleep(&t, 0);
+        for (int i = 0; i < 2; i++) {
+            lseek(fd, 0, SEEK_SET);
+            if (read(fd, b, sizeof b) < 0) return 1;
+        }
+    }
+}
+EOF
+cc -O2 -o "$work/poll" "$work/poll.c"
+events=(block_rq_issue block_rq_complete block_bio_queue)
+parts() { case $1 in all) echo "ovl blk poll1";; all10) echo "ovl blk poll10";; *) echo "${1//+/ }";; esac; }
+has() { case " $(parts "$2") " in *" $1 "*) return 0;; *) return 1;; esac; }
+cleanup() { mountpoint -q "$ov" && umount "$ov"; mountpoint -q "$mnt" && umount "$mnt"
+            [ -n "${loop:-}" ] && losetup -d "$loop" 2>/dev/null; [ -d "$inst" ] && rmdir "$inst"
+            rm -rf "$work" "$img"; }
+trap cleanup EXIT
+one() {
+  local v=$1 pp="" dir=$mnt
+  truncate -s 1G "$img"
+  mkfs.ext4 -q -F -b 4096 -E lazy_itable_init=0,lazy_journal_init=0,nodiscard "$img"
+  loop=$(losetup -f --show "$img"); mount "$loop" "$mnt"
+  if has poll1 "$v"; then "$work/poll" 1000 & pp=$!; fi
+  if has poll10 "$v"; then "$work/poll" 10000 & pp=$!; fi
+  if has ovl "$v"; then
+    mkdir -p "$mnt/upper" "$mnt/work"
+    mount -t overlay overlay -o "lowerdir=$low,upperdir=$mnt/upper,workdir=$mnt/work" "$ov"; dir=$ov
+  fi
+  if has blk "$v"; then
+    mkdir "$inst"; read -r maj min < <(stat -c '%t %T' "$loop")
+    local kd=$(( (16#$maj << 20) | 16#$min ))
+    echo 8192 > "$inst/buffer_size_kb"
+    for e in "${events[@]}"; do echo "dev == $kd" > "$inst/events/block/$e/filter"; echo 1 > "$inst/events/block/$e/enable"; done
+  fi
+  local s e
+  s=$(date +%s%N); (cd "$dir" && /usr/bin/python3 "$app" "$mode"); e=$(date +%s%N)
+  if [ -n "$pp" ]; then kill "$pp"; wait "$pp" 2>/dev/null || true; fi
+  if [ -d "$inst" ]; then
+    for ev in "${events[@]}"; do echo 0 > "$inst/events/block/$ev/enable"; done; rmdir "$inst"
+  fi
+  mountpoint -q "$ov" && umount "$ov"
+  umount "$mnt"; losetup -d "$loop"; loop=""; rm -f "$img"
+  echo "$v $(( (e - s) / 1000000 ))"
+}
+for _ in $(seq 1 "$rounds"); do for v in "${variants[@]}"; do one "$v"; done; done | tee "$work/runs"
+python3 - "$work/runs" <<'EOF'
+import statistics, sys, collections
+runs = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    v, ms = line.split()
+    runs[v].append(int(ms))
+base = statistics.median(runs['base']) if 'base' in runs else None
+for v, ms in runs.items():
+    m = statistics.median(ms)
+    rel = f' ({(m / base - 1) * 100:+.1f} % against base)' if base else ''
+    print(f'{v}: median {m:.0f} ms of {len(ms)}{rel}')
+EOF
