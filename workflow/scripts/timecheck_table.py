@@ -24,14 +24,16 @@ for r in runs:
         fives = [spread(xs[i:i + 5]) for i in range(len(xs) - 4)]
         threes = [med(xs[i:i + 3]) for i in range(0, len(xs) - 2, 3)]
         steps = [abs(b / a - 1) * 100 for a, b in zip(threes, threes[1:])]
+        held = ', CPUs held awake' if r.get('cpus_awake') else ''
         print('this machine\'s own repeatability: the same CPU work (workflow/scripts/cpu_repeat.py), '
-              f'{len(xs)} runs of {med(xs):.3f} s CPU, {r["gap_s"]:g} s apart, load {r["load"]:.2f}:')
+              f'{len(xs)} runs of {med(xs):.3f} s CPU, {r["gap_s"]:g} s apart, load {r["load"]:.2f}{held}:')
         print()
         print('| runs | CPU time, min–max | spread, all runs | spread of 5 consecutive runs, median (largest) | '
               '5 consecutive runs within 2 % | next median of 3 moves, median (largest) |')
         print('|---:|---|---:|---|---:|---|')
         print(f'| {len(xs)} | {min(xs):.3f}–{max(xs):.3f} s | {spread(xs):.1f} % | '
-              f'{med(fives):.1f} % ({max(fives):.1f} %) | {sum(f <= 2 for f in fives)}/{len(fives)} | '
+              + (f'{med(fives):.1f} % ({max(fives):.1f} %) | {sum(f <= 2 for f in fives)}/{len(fives)} | '
+                 if fives else '– | – | ')
               + (f'{med(steps):.1f} % ({max(steps):.1f} %)' if steps else '–') + ' |')
         print()
 

@@ -23,20 +23,35 @@ variants=("$@"); [ ${#variants[@]} -gt 0 ] || variants=(base ovl blk poll1 poll1
 for v in "${variants[@]}"; do
   [[ "$v" =~ ^(base|all|all10|(ovl|blk|poll1|poll10)(\+(ovl|blk|poll1|poll10))*)$ ]] \
     || { echo "trace_floor: unknown variant '$v'" >&2; exit 2; }
+  [[ "$v" == *poll1* && "$v" == *poll10* ]] && { echo "trace_floor: '$v' has two readers" >&2; exit 2; }
 done
 [ "$(id -u)" = 0 ] || { echo "trace_floor: needs root (loop devices, mounts, tracefs)" >&2; exit 2; }
 work=$(mktemp -d /tmp/joj-floor.XXXXXX)
 img=/dev/shm/joj-floor-$$.img; mnt=$work/mnt; low=$work/lower; ov=$work/ovl
 inst=/sys/kernel/tracing/instances/joj-floor-$$
+# Everything a run makes is found again here, also after a failed run (whose shell variables
+# are gone): the reader by its pid file, the loop device by its image.
+cleanup() {
+  set +e
+  [ -s "$work/poll.pid" ] && kill "$(cat "$work/poll.pid")" 2>/dev/null
+  mountpoint -q "$ov" && umount "$ov"; mountpoint -q "$mnt" && umount "$mnt"
+  [ -e "$img" ] && losetup -j "$img" -O NAME -n | xargs -r -n1 losetup -d
+  [ -d "$inst" ] && { for e in block_rq_issue block_rq_complete block_bio_queue; do
+    echo 0 > "$inst/events/block/$e/enable"; done; rmdir "$inst"; }
+  rm -rf "$work" "$img"
+}
+trap cleanup EXIT
 mkdir -p "$mnt" "$low" "$ov"; cp "$app" "$low/"
 cat > "$work/poll.c" <<'EOF'
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 int main(int c, char **v) {
     long us = atol(v[1]);
     int fd = open("/sys/kernel/tracing/per_cpu/cpu0/stats", O_RDONLY);
+    if (fd < 0) { perror("poll: /sys/kernel/tracing/per_cpu/cpu0/stats"); return 1; }
     char b[4096];
     struct timespec t = {us / 1000000, (us % 1000000) * 1000};
     for (;;) {
@@ -52,17 +67,13 @@ cc -O2 -o "$work/poll" "$work/poll.c"
 events=(block_rq_issue block_rq_complete block_bio_queue)
 parts() { case $1 in all) echo "ovl blk poll1";; all10) echo "ovl blk poll10";; *) echo "${1//+/ }";; esac; }
 has() { case " $(parts "$2") " in *" $1 "*) return 0;; *) return 1;; esac; }
-cleanup() { mountpoint -q "$ov" && umount "$ov"; mountpoint -q "$mnt" && umount "$mnt"
-            [ -n "${loop:-}" ] && losetup -d "$loop" 2>/dev/null; [ -d "$inst" ] && rmdir "$inst"
-            rm -rf "$work" "$img"; }
-trap cleanup EXIT
 one() {
-  local v=$1 pp="" dir=$mnt
+  local v=$1 dir=$mnt loop
   truncate -s 1G "$img"
   mkfs.ext4 -q -F -b 4096 -E lazy_itable_init=0,lazy_journal_init=0,nodiscard "$img"
   loop=$(losetup -f --show "$img"); mount "$loop" "$mnt"
-  if has poll1 "$v"; then "$work/poll" 1000 & pp=$!; fi
-  if has poll10 "$v"; then "$work/poll" 10000 & pp=$!; fi
+  if has poll1 "$v"; then "$work/poll" 1000 & echo $! > "$work/poll.pid"; fi
+  if has poll10 "$v"; then "$work/poll" 10000 & echo $! > "$work/poll.pid"; fi
   if has ovl "$v"; then
     mkdir -p "$mnt/upper" "$mnt/work"
     mount -t overlay overlay -o "lowerdir=$low,upperdir=$mnt/upper,workdir=$mnt/work" "$ov"; dir=$ov
@@ -75,15 +86,18 @@ one() {
   fi
   local s e
   s=$(date +%s%N); (cd "$dir" && /usr/bin/python3 "$app" "$mode"); e=$(date +%s%N)
-  if [ -n "$pp" ]; then kill "$pp"; wait "$pp" 2>/dev/null || true; fi
+  if [ -s "$work/poll.pid" ]; then
+    kill "$(cat "$work/poll.pid")"; wait "$(cat "$work/poll.pid")" 2>/dev/null || true; : > "$work/poll.pid"
+  fi
   if [ -d "$inst" ]; then
     for ev in "${events[@]}"; do echo 0 > "$inst/events/block/$ev/enable"; done; rmdir "$inst"
   fi
   mountpoint -q "$ov" && umount "$ov"
-  umount "$mnt"; losetup -d "$loop"; loop=""; rm -f "$img"
+  umount "$mnt"; losetup -d "$loop"; rm -f "$img"
   echo "$v $(( (e - s) / 1000000 ))"
 }
-for _ in $(seq 1 "$rounds"); do for v in "${variants[@]}"; do one "$v"; done; done | tee "$work/runs"
+# Not piped: each run's shell is this one, so a failed run stops here and cleanup finds its parts.
+for _ in $(seq 1 "$rounds"); do for v in "${variants[@]}"; do one "$v" >> "$work/runs"; tail -1 "$work/runs"; done; done
 python3 - "$work/runs" <<'EOF'
 import statistics, sys, collections
 runs = collections.defaultdict(list)

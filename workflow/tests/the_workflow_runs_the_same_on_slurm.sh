@@ -75,6 +75,7 @@ profiles:
     timecheck_ops: []
     timecheck_wait_s: 0
     timecheck_disk_dir: /var/tmp/joj-timecheck
+    timecheck_cpus_awake: false
 CONF
 row=crash-states/ext4-wal.json
 cell=atc13matrix/ext4-fsync-truncate-insert

@@ -11,7 +11,9 @@
 //! (`joj_experiment::Stack`); this file only reads arguments and prints.
 
 use crate::args::{self, Fs, Op};
-use crate::groups::{DeviceGroup, MOBIBENCH, OUTPUT, OutDir, Output, STACK, Seed, WORKLOAD};
+use crate::groups::{
+    CpusAwakeArg, DeviceGroup, MOBIBENCH, OUTPUT, OutDir, Output, STACK, Seed, WORKLOAD,
+};
 use crate::output::{CliResult, check_save};
 use crate::progress::Progress;
 use clap::Args;
@@ -73,6 +75,8 @@ pub struct CommonArgs {
     #[arg(long = "loop-direct-io", requires = "image_dir", help_heading = STACK)]
     pub loop_direct_io: bool,
     #[command(flatten)]
+    pub awake: CpusAwakeArg,
+    #[command(flatten)]
     pub device: DeviceGroup,
     /// Capture and classify the block requests of the run (needs a scratch --fs and root).
     #[arg(long, help_heading = OUTPUT)]
@@ -128,6 +132,7 @@ impl CommonArgs {
             device: self.device.plan()?,
             image_dir: self.image_dir.clone(),
             loop_direct_io: self.loop_direct_io,
+            cpus_awake: self.awake.cpus_awake,
             ..RunOptions::default()
         })
     }
@@ -368,6 +373,9 @@ pub fn summary(r: &RunResult) -> String {
     }
     if let Some(fsync) = &c.file_sync {
         s.push_str(&format!(", {fsync}"));
+    }
+    if c.cpus_awake {
+        s.push_str(", CPUs held awake");
     }
     s.push('\n');
     s.push_str(&format!(

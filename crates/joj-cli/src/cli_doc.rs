@@ -32,6 +32,10 @@ const MEANINGS: &[(&str, &str)] = &[
         "--completion",
         "the host completion model: interrupt or poll (docs/polling.md)",
     ),
+    (
+        "--cpus-awake",
+        "hold every CPU out of its idle states for the run",
+    ),
     ("--cuts", "power cuts to make"),
     (
         "--data",

@@ -87,6 +87,9 @@ pub fn main(a: CompareArgs) -> CliResult {
             base.sync_call.name(),
             format!("{:?}", base.start).to_lowercase()
         );
+        if opts.cpus_awake {
+            text.push_str("(the CPUs were held awake: --cpus-awake)\n");
+        }
         text.push_str(&table(&comparison));
         text.push_str(&format!("{DURABILITY_WORDS}\n"));
         if let Some(m) = comparison

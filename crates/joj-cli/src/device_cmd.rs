@@ -81,6 +81,8 @@ pub struct CalibrateArgs {
     pub destroy_data: bool,
     #[command(flatten)]
     pub seed: crate::groups::Seed,
+    #[command(flatten)]
+    pub awake: crate::groups::CpusAwakeArg,
     /// The profile JSON to write (never replaced without --force).
     #[arg(short, long, help_heading = crate::groups::OUTPUT)]
     pub output: PathBuf,
@@ -109,6 +111,7 @@ fn calibrate(a: CalibrateArgs) -> CliResult {
         destroy_data: a.destroy_data,
         name: name.clone(),
         seed: a.seed.get(),
+        cpus_awake: a.awake.cpus_awake,
     };
     let m = joj_experiment::calibrate::measure(&opts)?;
     let profile = joj_experiment::calibrate::profile_from(&m, &name)?;
@@ -149,6 +152,9 @@ fn calibrate(a: CalibrateArgs) -> CliResult {
         m.load_before,
         m.load_after
     )?;
+    if m.cpus_awake {
+        outln!("  the CPUs were held awake (--cpus-awake)")?;
+    }
     outln!("  4 KiB random write: {}", l(&m.write_4k))?;
     outln!("  4 KiB random read:  {}", l(&m.read_4k))?;
     outln!("  4 KiB O_DSYNC write: {}", l(&m.dsync_write_4k))?;

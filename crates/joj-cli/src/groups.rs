@@ -70,6 +70,19 @@ pub struct OutDir {
     pub out: PathBuf,
 }
 
+/// `--cpus-awake` (`bench`, `compare`, `device calibrate`): the CPUs held out of idle states.
+#[derive(Args, Clone, Debug, Default)]
+pub struct CpusAwakeArg {
+    /// Hold every CPU out of its idle states for each run (a calibration, or each mode of a
+    /// compare): a PM QoS CPU latency request of 0 µs (/dev/cpu_dma_latency, as cyclictest
+    /// makes it), dropped when the run ends or joj dies. An idle CPU then polls instead of
+    /// sleeping, and no completion waits for one to wake: on a VM whose idle CPUs halt at once,
+    /// I/O-bound runs are faster and vary less (docs/device-model.md, "CPUs held awake"). The
+    /// JSON says which (`cpus_awake`).
+    #[arg(long = "cpus-awake", help_heading = STACK)]
+    pub cpus_awake: bool,
+}
+
 /// The device group of `bench` and `compare`: the emulated device a run is replayed through,
 /// and how. Every other flag of the group requires `--device` (clap refuses it alone, naming
 /// `--device`), so [`DeviceGroup::plan`] has nothing left to refuse.

@@ -58,6 +58,9 @@ fn run_facts(r: &RunResult) -> Vec<(&'static str, String)> {
     if let Some(p) = &r.pace {
         rows.push(("paced on", p.profile.clone()));
     }
+    if c.cpus_awake {
+        rows.push(("CPUs", "held awake (--cpus-awake)".into()));
+    }
     rows
 }
 

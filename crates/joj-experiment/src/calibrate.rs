@@ -55,6 +55,8 @@ pub struct CalibrateOptions {
     /// The profile's name.
     pub name: String,
     pub seed: u64,
+    /// Hold the CPUs out of idle states while measuring (`--cpus-awake`).
+    pub cpus_awake: bool,
 }
 
 /// Latency statistics of one measurement, in microseconds.
@@ -129,6 +131,10 @@ pub struct Measured {
     /// `/proc/loadavg`'s one-minute figure when the measurement began and ended.
     pub load_before: f64,
     pub load_after: f64,
+    /// The CPUs were held out of idle states while measuring (`--cpus-awake`); measurements
+    /// made before the option read as `false`.
+    #[serde(default)]
+    pub cpus_awake: bool,
 }
 
 /// A page-aligned buffer for `O_DIRECT`.
@@ -345,6 +351,10 @@ pub fn measure(opts: &CalibrateOptions) -> Result<Measured, ExperimentError> {
         });
     }
     let load_before = load_1min();
+    let _awake = opts
+        .cpus_awake
+        .then(joj_linux::cpu_latency::CpusAwake::hold)
+        .transpose()?;
     let t = target(opts)?;
     let shown = t.path.display().to_string();
     let f = open_direct(&t.path, 0)?;
@@ -426,6 +436,7 @@ pub fn measure(opts: &CalibrateOptions) -> Result<Measured, ExperimentError> {
         queue_depth,
         load_before,
         load_after: load_1min(),
+        cpus_awake: opts.cpus_awake,
     })
 }
 
@@ -802,6 +813,7 @@ mod tests {
             queue_depth: vec![],
             load_before: 0.0,
             load_after: 0.0,
+            cpus_awake: false,
         };
         let p = profile_from(&m, "t").unwrap();
         // 1020 KiB in 1020 us: 1 KiB/us, so a 4 KiB transfer is 4 us and the command 46 us.
@@ -861,6 +873,7 @@ mod tests {
             queue_depth: vec![],
             load_before: 0.0,
             load_after: 0.0,
+            cpus_awake: false,
         };
         let p = profile_from(&m, "t")
             .unwrap()

@@ -107,6 +107,8 @@ pub enum ExperimentError {
     #[error(transparent)]
     Linux(#[from] joj_linux::Error),
     #[error(transparent)]
+    CpusAwake(#[from] joj_linux::cpu_latency::CpuLatencyError),
+    #[error(transparent)]
     Vfs(#[from] joj_vfs::VfsError),
     #[error("registering the waldio VFS: {0}")]
     Waldio(#[from] joj_waldio::WaldioError),

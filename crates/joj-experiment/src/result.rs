@@ -107,6 +107,10 @@ pub struct RunConfig {
     pub file_size_bytes: Option<u64>,
     pub seed: u64,
     pub trace: bool,
+    /// The CPUs were held out of idle states for the run (`--cpus-awake`); documents made
+    /// before the option read as `false`.
+    #[serde(default)]
+    pub cpus_awake: bool,
     /// The X-FTL paper workload that ran (`op` then holds its name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paper: Option<PaperWorkload>,

@@ -110,6 +110,9 @@ pub struct RunOptions {
     /// The loop devices reach their images with direct I/O (`losetup --direct-io=on`): the
     /// disk under `image_dir`, not the host's page cache, serves them.
     pub loop_direct_io: bool,
+    /// Hold every CPU out of idle states for the run (`--cpus-awake`: a PM QoS CPU latency
+    /// request of 0 µs, `joj_linux::cpu_latency`), so no completion waits for a CPU to wake.
+    pub cpus_awake: bool,
 }
 
 impl Default for RunOptions {
@@ -125,6 +128,7 @@ impl Default for RunOptions {
             device: None,
             image_dir: None,
             loop_direct_io: false,
+            cpus_awake: false,
         }
     }
 }
@@ -271,6 +275,8 @@ pub struct Stack {
     pub replay: Option<DevicePlan>,
     /// Stem of the trace and plot file names.
     pub label: String,
+    /// Hold the CPUs awake while it runs ([`RunOptions::cpus_awake`]).
+    pub cpus_awake: bool,
 }
 
 impl Stack {
@@ -293,6 +299,7 @@ impl Stack {
                     .map(|_| crate::host::Pacing::Not("file workloads are not paced".into())),
                 replay: device,
                 label: String::new(),
+                cpus_awake: false,
             },
             Workload::Db(w) => db_stack(w, opts, device)?,
         };
@@ -301,6 +308,7 @@ impl Stack {
                 .label
                 .clone()
                 .unwrap_or_else(|| stack.default_label("bench", &opts.fs, workload)),
+            cpus_awake: opts.cpus_awake,
             ..stack
         })
     }
@@ -465,6 +473,7 @@ fn db_stack(
             pacing: None,
             replay: None,
             label: String::new(),
+            cpus_awake: false,
         });
     }
     let pacing = device.as_ref().map(pacing_of);
@@ -481,6 +490,7 @@ fn db_stack(
         pacing,
         replay: device,
         label: String::new(),
+        cpus_awake: false,
     })
 }
 

@@ -16,6 +16,10 @@
 //! It also makes the host temporary directory of a `--fs host` run ([`RunTempDir`]), so that
 //! one cleanup registry and one signal handler cover everything a run makes.
 //!
+//! It also holds the CPUs out of idle states for a run ([`cpu_latency`], `--cpus-awake`): a PM
+//! QoS request that lives as long as one open descriptor, so the kernel releases it when joj
+//! exits in any way, and the cleanup registry has nothing to do for it.
+//!
 //! Invariants:
 //! - It only ever unmounts, detaches or removes what this process created and recorded in its
 //!   cleanup registry ([`cleanup`]), or what the sweep ([`leftovers`]) finds named as joj
@@ -32,6 +36,7 @@ pub mod beneath;
 pub mod block_stream;
 pub mod cleanup;
 mod cmd;
+pub mod cpu_latency;
 pub mod dev;
 pub mod diskstats;
 pub mod fiemap;

@@ -38,6 +38,7 @@ pub(super) fn unspecified(fs: String, mount_options: Option<String>) -> RunConfi
         file_size_bytes: None,
         seed: 0,
         trace: false,
+        cpus_awake: false,
         paper: None,
     }
 }
@@ -49,6 +50,7 @@ pub(super) fn run_config(
 ) -> RunConfig {
     let base = RunConfig {
         trace: stack.capture.is_some(),
+        cpus_awake: stack.cpus_awake,
         ..unspecified(stack.fs_name(), mount_options)
     };
     match workload {

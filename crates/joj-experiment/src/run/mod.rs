@@ -55,6 +55,11 @@ pub fn run_on(
     workload: &Workload,
     progress: Option<Arc<AtomicU64>>,
 ) -> Result<RunResult, ExperimentError> {
+    // Held from before the filesystem is made to after the result is built: the whole run.
+    let _awake = stack
+        .cpus_awake
+        .then(joj_linux::cpu_latency::CpusAwake::hold)
+        .transpose()?;
     match (&stack.storage, workload, &stack.sqlite, &stack.vfs) {
         (Storage::Device(plan), Workload::Db(w), Some(setup), &VfsChain::TxnDevice(kind)) => {
             device::DeviceRun {
