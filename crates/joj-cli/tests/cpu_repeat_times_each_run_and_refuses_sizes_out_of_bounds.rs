@@ -7,29 +7,13 @@
 
 #![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
-use std::path::Path;
-use std::process::{Command, Output};
-
-const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-
-fn cpu_repeat(args: &[&str]) -> Output {
-    let p = "/usr/bin/python3";
-    assert!(
-        Path::new(p).is_file(),
-        "{p} is missing: this test runs the workflow's cpu_repeat.py; install python3"
-    );
-    Command::new(p)
-        .arg(format!("{ROOT}/workflow/scripts/cpu_repeat.py"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+mod common;
 
 #[test]
 fn cpu_repeat_times_each_run_and_refuses_sizes_out_of_bounds() {
     let tmp = tempfile::tempdir().unwrap();
     let rec = tmp.path().join("noise.json");
-    let out = cpu_repeat(&[rec.to_str().unwrap(), "5", "0.01", "0"]);
+    let out = common::workflow_script("cpu_repeat.py", &[rec.to_str().unwrap(), "5", "0.01", "0"]);
     assert!(out.status.success(), "{out:?}");
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&rec).unwrap()).unwrap();
@@ -46,7 +30,10 @@ fn cpu_repeat_times_each_run_and_refuses_sizes_out_of_bounds() {
         ["5", "x", "0"],
     ] {
         let gone = tmp.path().join("refused.json");
-        let out = cpu_repeat(&[gone.to_str().unwrap(), bad[0], bad[1], bad[2]]);
+        let out = common::workflow_script(
+            "cpu_repeat.py",
+            &[gone.to_str().unwrap(), bad[0], bad[1], bad[2]],
+        );
         assert!(!out.status.success(), "{bad:?} was accepted");
         assert!(
             String::from_utf8_lossy(&out.stderr).contains("RUNS 5–1000"),

@@ -10,23 +10,7 @@
 
 #![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
-use std::path::Path;
-use std::process::{Command, Output};
-
-const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-
-fn script(name: &str, args: &[&str]) -> Output {
-    let p = "/usr/bin/python3";
-    assert!(
-        Path::new(p).is_file(),
-        "{p} is missing: this test runs the workflow's {name}; install python3"
-    );
-    Command::new(p)
-        .arg(format!("{ROOT}/workflow/scripts/{name}"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+mod common;
 
 #[test]
 fn the_table_gives_the_records_spreads() {
@@ -38,7 +22,7 @@ fn the_table_gives_the_records_spreads() {
         "cpu_s": cpu, "wall_s": cpu,
     });
     std::fs::write(&rec, doc.to_string()).unwrap();
-    let out = script("timecheck_table.py", &[rec.to_str().unwrap()]);
+    let out = common::workflow_script("timecheck_table.py", &[rec.to_str().unwrap()]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),

@@ -1,4 +1,5 @@
-//! Shared by the tests that kill or signal a `joj` run: what a process left on the machine,
+//! Shared by joj-cli's tests: starting joj and the workflow's scripts, and, for the tests that kill
+//! or signal a `joj` run, what a process left on the machine,
 //! found by the pid joj puts in every name (`joj_linux::names`), and signals without a crate.
 #![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 #![allow(dead_code)]
@@ -530,4 +531,23 @@ pub fn joj_leaving(args: &[&str]) -> (Output, Held) {
     let pid = child.id();
     let out = child.wait_with_output().unwrap();
     (out, held_by(pid))
+}
+
+/// One of the workflow's scripts (`workflow/scripts/NAME`) run with the system Python
+/// (`/usr/bin/python3`, which the tests of the workflow's scripts need: without it they fail and
+/// name it), with `args`.
+pub fn workflow_script(name: &str, args: &[&str]) -> Output {
+    let p = "/usr/bin/python3";
+    assert!(
+        Path::new(p).is_file(),
+        "{p} is missing: this test runs the workflow's {name}; install python3"
+    );
+    Command::new(p)
+        .arg(format!(
+            "{}/../../workflow/scripts/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .args(args)
+        .output()
+        .unwrap()
 }
