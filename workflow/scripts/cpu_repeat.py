@@ -24,6 +24,8 @@ except (IndexError, ValueError):
     sys.exit(USAGE)
 if len(args) != 4 or not (5 <= runs <= 1000 and 0.01 <= seconds <= 60 and 0 <= gap_s <= 60):
     sys.exit(USAGE)
+if os.path.lexists(out) and not stat.S_ISREG(os.lstat(out).st_mode):
+    sys.exit(f'cpu_repeat: {out} exists and is not a regular file; give a file path')
 if awake:
     dev = '/dev/cpu_dma_latency'
     try:
@@ -58,7 +60,10 @@ for i in range(runs):
     wall.append((time.perf_counter_ns() - w0) / 1e9)
     time.sleep(gap_s)
 load = float(open('/proc/loadavg').read().split()[0])
-with open(out, 'w') as f:
+# Written beside and renamed over OUT: a reader never sees half a record.
+tmp = f'{out}.tmp-{os.getpid()}'
+with open(tmp, 'x') as f:
     json.dump({'tag': 'noise:cpu', 'load': load, 'steps': steps, 'gap_s': gap_s,
                'cpus_awake': awake, 'cpu_s': cpu, 'wall_s': wall}, f)
     f.write('\n')
+os.replace(tmp, out)

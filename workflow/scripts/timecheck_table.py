@@ -4,13 +4,61 @@
 # run), or from a folder holding runs.jsonl (one record a line, as scripts/timecheck.py wrote
 # them before the workflow).
 # Usage: timecheck_table.py RECORD.json…  |  timecheck_table.py OUT-DIR
-import json, os, statistics, sys
+import json, math, os, stat, statistics, sys
 from collections import defaultdict
+
+# Records may come from someone else's results folder: each is a regular file of at most
+# MAX_BYTES, read with that limit (a FIFO, a device or a huge file is refused, not read).
+MAX_BYTES = 16 << 20
+
+
+def read_text(path):
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except OSError as e:
+        sys.exit(f'timecheck_table: cannot open {path}: {e.strerror} (a record is a regular file, not a symlink)')
+    with os.fdopen(fd, 'rb') as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            sys.exit(f'timecheck_table: {path} is not a regular file')
+        data = f.read(MAX_BYTES + 1)
+    if len(data) > MAX_BYTES:
+        sys.exit(f'timecheck_table: {path} is larger than {MAX_BYTES >> 20} MiB; a record is a few KiB')
+    try:
+        return data.decode()
+    except UnicodeDecodeError:
+        sys.exit(f'timecheck_table: {path} is not UTF-8 text')
+
+
+def parse(text, where):
+    try:
+        r = json.loads(text)
+    except json.JSONDecodeError as e:
+        sys.exit(f'timecheck_table: {where} is not JSON: {e}')
+    if not isinstance(r, dict) or not isinstance(r.get('tag'), str):
+        sys.exit(f'timecheck_table: {where} is not a record (an object with a "tag")')
+    return r
+
+
 if len(sys.argv) == 2 and os.path.isdir(sys.argv[1]):
-    runs = [json.loads(l) for l in open(f'{sys.argv[1]}/runs.jsonl')]
+    path = f'{sys.argv[1]}/runs.jsonl'
+    runs = [parse(l, f'{path} line {i + 1}') for i, l in enumerate(read_text(path).splitlines()) if l.strip()]
 else:
-    runs = [json.load(open(p)) for p in sys.argv[1:]]
+    runs = [parse(read_text(p), p) for p in sys.argv[1:]]
 med = statistics.median
+
+
+def noise_record(r):
+    """A cpu_repeat.py record as the table reads it, or exit naming what is wrong."""
+    xs = r.get('cpu_s')
+    ok = (isinstance(xs, list) and 5 <= len(xs) <= 1000
+          and all(isinstance(x, (int, float)) and math.isfinite(x) and x > 0 for x in xs)
+          and all(isinstance(r.get(k), (int, float)) and math.isfinite(r[k]) and r[k] >= 0
+                  for k in ('gap_s', 'load')))
+    if not ok:
+        sys.exit('timecheck_table: a noise:cpu record needs cpu_s (5–1000 positive numbers), '
+                 'gap_s and load (numbers); this one has not')
+    return xs
 
 def loads(rs):
     ls = [r['load'] for r in rs]
@@ -20,7 +68,7 @@ def loads(rs):
 spread = lambda xs: (max(xs) - min(xs)) / med(xs) * 100
 for r in runs:
     if r['tag'] == 'noise:cpu':
-        xs = r['cpu_s']
+        xs = noise_record(r)
         fives = [spread(xs[i:i + 5]) for i in range(len(xs) - 4)]
         threes = [med(xs[i:i + 3]) for i in range(0, len(xs) - 2, 3)]
         steps = [abs(b / a - 1) * 100 for a, b in zip(threes, threes[1:])]

@@ -1,7 +1,8 @@
 //! `workflow/scripts/cpu_repeat.py`, the floor under the checks of modeled time (results:
 //! measurement-stack.md, "This machine's own repeatability"), writes one CPU and one wall time
-//! per run asked for, and refuses sizes out of its bounds before it writes anything (a config
-//! value is an input like any other; fewer than five runs would leave no window of five).
+//! per run asked for, and refuses sizes out of its bounds, and an OUT that is not a regular
+//! file, before it writes anything (a config value is an input like any other; fewer than five
+//! runs would leave no window of five).
 //!
 //! Needs the system Python (`/usr/bin/python3`): without it the test fails and names it.
 
@@ -41,4 +42,16 @@ fn cpu_repeat_times_each_run_and_refuses_sizes_out_of_bounds() {
         );
         assert!(!gone.exists(), "{bad:?} wrote a record");
     }
+    // An OUT that is a symbolic link is refused, and what it names is left as it was.
+    let kept = tmp.path().join("kept");
+    std::fs::write(&kept, "kept").unwrap();
+    let link = tmp.path().join("link.json");
+    std::os::unix::fs::symlink(&kept, &link).unwrap();
+    let out = common::workflow_script("cpu_repeat.py", &[link.to_str().unwrap(), "5", "0.01", "0"]);
+    assert!(!out.status.success(), "a symlink OUT was accepted");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("is not a regular file"),
+        "{out:?}"
+    );
+    assert_eq!(std::fs::read_to_string(&kept).unwrap(), "kept");
 }
