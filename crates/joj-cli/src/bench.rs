@@ -71,7 +71,9 @@ pub struct CommonArgs {
     #[arg(long = "image-dir", help_heading = STACK)]
     pub image_dir: Option<PathBuf>,
     /// Attach the scratch loop devices with direct I/O (losetup --direct-io=on), so that the
-    /// disk under --image-dir serves them and not the host's page cache.
+    /// disk under --image-dir serves them and not the host's page cache; the images are then
+    /// written whole after mkfs (zeros over their holes), so that no first write makes the
+    /// disk's filesystem journal a new extent of the image at the next flush.
     #[arg(long = "loop-direct-io", requires = "image_dir", help_heading = STACK)]
     pub loop_direct_io: bool,
     #[command(flatten)]

@@ -61,7 +61,9 @@ enum DeviceCommand {
     Run(Box<RunArgs>),
     /// Measure a real device with O_DIRECT (QD1 4 KiB random write and read latency,
     /// sequential bandwidth, flush latency after N KiB written, O_DSYNC/FUA writes, queue-depth
-    /// scaling) and write a device profile derived from those measurements alone.
+    /// scaling) and write a device profile derived from those measurements alone, less the same
+    /// patterns on a loop device in memory that joj makes (the path a modeled run's host time
+    /// already holds; needs root).
     Calibrate(CalibrateArgs),
 }
 

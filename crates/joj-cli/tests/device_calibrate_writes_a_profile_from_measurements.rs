@@ -2,13 +2,19 @@
 //! made there and removed) and writes a profile joj loads: its timing derived from the
 //! measurements, this machine as its host, the measurements themselves under `calibration`
 //! (queue-depth scaling in `calibration.queue_depth.points`, which splits the command's time into
-//! a serial and an overlapped part). It never replaces a file without
+//! a serial and an overlapped part), and the reference measured on joj's memory loop device that
+//! each latency had taken off (docs/device-model.md, "The reference"). It never replaces a file without
 //! --force, and refuses a block device without --destroy-data.
 
 mod common;
 
 #[test]
 fn device_calibrate_writes_a_profile_from_measurements() {
+    // The reference is measured on a loop device joj makes in memory: root, loop devices and
+    // mkfs.ext4.
+    if !joj_linux::testgate::kernel_test(&[joj_linux::FsKind::Ext4]) {
+        return;
+    }
     // A directory on this machine's disk (not /tmp, which may be memory): O_DIRECT must work.
     let base = std::path::Path::new("/var/tmp");
     let dir = tempfile::tempdir_in(base).unwrap();
@@ -40,6 +46,23 @@ fn device_calibrate_writes_a_profile_from_measurements() {
         .expect("queue-depth points");
     assert_eq!(points.len(), 4);
     assert!(cal["measured"]["write_4k"]["median_us"].as_f64().unwrap() > 0.0);
+    // The reference, measured on joj's memory loop device, is kept and named as taken off.
+    for pattern in ["write_4k", "read_4k", "flush_after_4k"] {
+        let us = cal["measured"]["reference"][pattern]["median_us"].as_f64();
+        assert!(us.is_some_and(|us| us > 0.0), "{pattern}: {cal}");
+    }
+    assert!(
+        cal["derived"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .any(|k| k.starts_with("reference subtracted"))
+            && loaded
+                .sources
+                .iter()
+                .any(|s| s.contains("memory loop device")),
+        "{cal}"
+    );
     // The command's fixed time is split, by the queue-depth scaling, into a serial and an
     // overlapped part that add up to it; the model's throughput is kept beside each point.
     let whole = cal["derived"]["command time ns (4 KiB write less its transfer)"]

@@ -24,6 +24,13 @@
 //!   flush latency's intercept, each costing what a page costs the model (transfer and program),
 //!   so that the modeled flush takes the measured time.
 //!
+//! Before the derivation, the 4 KiB write, the 4 KiB read and every flush have the median of
+//! the same pattern on joj's memory loop device taken off, and the 1 MiB write that of the
+//! 4 KiB write ([`Reference`], `net`, docs/device-model.md "The reference"): the host time of
+//! a modeled run is measured on that device and already holds a command's path through the
+//! system call, the block layer and the loop driver, which a timed system call holds too. The
+//! `O_DSYNC` write, the reads of 1 MiB and the queue-depth points are kept as measured.
+//!
 //! A file is created inside a directory PATH (its blocks written first, so every later write is
 //! an overwrite the filesystem need not journal) and removed at the end; a block device PATH is
 //! written over only with `destroy_data`.
@@ -135,6 +142,96 @@ pub struct Measured {
     /// made before the option read as `false`.
     #[serde(default)]
     pub cpus_awake: bool,
+    /// The same patterns on joj's memory loop device, taken off before the profile is derived;
+    /// measurements saved before 2026-11-27 have none and derive as they did.
+    #[serde(default)]
+    pub reference: Option<Reference>,
+}
+
+/// Queue-depth-1 medians of a loop device of joj's own over a file in its tmpfs: the command's
+/// path through the host that a modeled run's host time already holds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Reference {
+    pub write_4k: Latency,
+    pub read_4k: Latency,
+    /// `fdatasync` of the loop device after one 4 KiB write.
+    pub flush_after_4k: Latency,
+}
+
+/// The reference's region: enough for random offsets, small enough for memory.
+const REFERENCE_REGION: u64 = 64 * MIB;
+
+/// Measure the [`Reference`]: a scratch ext4 in joj's tmpfs, unmounted, its loop device written
+/// raw (the filesystem is thrown away), released when this returns.
+fn reference(samples: u64, seed: u64) -> Result<Reference, ExperimentError> {
+    // As every run that makes a scratch filesystem: what dead runs left goes first, and a
+    // SIGINT or SIGTERM from here on releases what this one makes.
+    joj_linux::leftovers::sweep_and_report();
+    joj_linux::install_cleanup_handler()?;
+    let fail = |e: joj_linux::ScratchError| ExperimentError::Calibrate {
+        reason: format!(
+            "the reference (a loop device in memory, docs/device-model.md \"The reference\") \
+             could not be made: {e}; fix: calibrate as root, on a machine with loop devices"
+        ),
+    };
+    let mut fs = joj_linux::ScratchFs::create(
+        joj_linux::FsKind::Ext4,
+        joj_linux::ScratchOptions {
+            size_bytes: 2 * REFERENCE_REGION,
+            ..Default::default()
+        },
+    )
+    .map_err(fail)?;
+    let released = |e: joj_linux::ScratchError| ExperimentError::Calibrate {
+        reason: format!(
+            "the reference's loop device could not be released: {e}; fix: `joj cleanup`"
+        ),
+    };
+    fs.unmount().map_err(released)?;
+    let dev = fs.main_device().path.clone();
+    let shown = dev.display().to_string();
+    let f = open_direct(&dev, 0)?;
+    let mut rng = Rng(seed ^ 0x5eed_0f0e);
+    let mut buf = Aligned::new(MIB as usize, 0x7e);
+    let err = |what: &str| io(format!("{what} on the reference {shown}"));
+    let region = REFERENCE_REGION;
+    let write_4k = lat(
+        samples,
+        &mut rng,
+        &mut buf,
+        &mut |r, b| {
+            let at = r.block(region);
+            timed(|| f.write_all_at(b.bytes(BLOCK as usize), at))
+        },
+        err("4 KiB random writes"),
+    )?;
+    let read_4k = lat(
+        samples,
+        &mut rng,
+        &mut buf,
+        &mut |r, b| {
+            let at = r.block(region);
+            timed(|| f.read_exact_at(b.bytes_mut(BLOCK as usize), at))
+        },
+        err("4 KiB random reads"),
+    )?;
+    let flush_after_4k = lat(
+        samples,
+        &mut rng,
+        &mut buf,
+        &mut |r, b| {
+            f.write_all_at(b.bytes(BLOCK as usize), r.block(region))?;
+            timed(|| f.sync_data())
+        },
+        err("a flush after a 4 KiB write"),
+    )?;
+    drop(f);
+    fs.close().map_err(released)?;
+    Ok(Reference {
+        write_4k,
+        read_4k,
+        flush_after_4k,
+    })
 }
 
 /// A page-aligned buffer for `O_DIRECT`.
@@ -402,6 +499,7 @@ pub fn measure(opts: &CalibrateOptions) -> Result<Measured, ExperimentError> {
         err("4 KiB O_DSYNC writes"),
     )?;
     let queue_depth = queue_depths(&t.path, region, n, opts.seed)?;
+    let reference = Some(reference(n, opts.seed)?);
     let sys = sys_block(&t.path, t.kind);
     let read_sys = |name: &str| {
         sys.as_ref()
@@ -437,6 +535,7 @@ pub fn measure(opts: &CalibrateOptions) -> Result<Measured, ExperimentError> {
         load_before,
         load_after: load_1min(),
         cpus_awake: opts.cpus_awake,
+        reference,
     })
 }
 
@@ -614,6 +713,10 @@ pub fn queue_split(points: &[QueueDepthPoint], command_ns: f64, xfer_ns: f64) ->
 /// Where each number of a calibrated profile comes from.
 fn sources(m: &Measured, split: &QueueSplit) -> Vec<String> {
     vec![
+        match &m.reference {
+            Some(r) => format!("every latency below less the same pattern's median on joj's memory loop device, the path a modeled run's host time already holds (4 KiB write {:.1} us, also taken off the 1 MiB write; 4 KiB read {:.1} us; flush {:.1} us; docs/device-model.md, \"The reference\")", r.write_4k.median_us, r.read_4k.median_us, r.flush_after_4k.median_us),
+            None => "no reference: the latencies below hold the host's path of each command, which a modeled run's host time holds again (measured before 2026-11-27)".to_string(),
+        },
         format!("host_bytes_per_s and the command's fixed time: 4 KiB random writes (median {:.1} us) and 1 MiB sequential writes (median {:.1} us), O_DIRECT, queue depth 1", m.write_4k.median_us, m.write_1m.median_us),
         format!("queue_depth, command_overhead_ns (serial) and command_latency_ns (overlapped): 4 KiB random writes from {} thread counts, best {:.0} IOPS at {} threads", m.queue_depth.len(), m.queue_depth.iter().map(|p| p.iops).fold(0.0, f64::max), split.queue_depth),
         format!("read_page_ns: 4 KiB random reads (median {:.1} us) less the command overhead and transfers", m.read_4k.median_us),
@@ -681,11 +784,54 @@ pub(crate) fn flush_pages(
     }
 }
 
+/// The latencies a profile is derived from, in ns: the device's medians less the
+/// [`Reference`]'s of the same pattern, each at least 1 µs; without a reference, as measured.
+/// What is taken off is a command's path: a flush after any N KiB loses the reference's flush,
+/// and a 1 MiB write the reference's 4 KiB write (the memory loop device's copy of a MiB into
+/// its tmpfs is not a path the disk's command shares, and the bus bandwidth stays the
+/// difference of the two writes, as measured).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Net {
+    pub(crate) write_4k_ns: f64,
+    pub(crate) write_1m_ns: f64,
+    pub(crate) read_4k_ns: f64,
+    /// `(pages written before, flush ns)`.
+    pub(crate) flushes: Vec<(f64, f64)>,
+}
+
+/// [`Net`] of `m`: less its reference where it has one.
+pub(crate) fn net(m: &Measured) -> Net {
+    let less = |l: &Latency, r: Option<&Latency>| {
+        let us = l.median_us - r.map_or(0.0, |r| r.median_us);
+        (if r.is_some() { us.max(1.0) } else { us }) * 1e3
+    };
+    let r = m.reference.as_ref();
+    Net {
+        write_4k_ns: less(&m.write_4k, r.map(|r| &r.write_4k)),
+        write_1m_ns: less(&m.write_1m, r.map(|r| &r.write_4k)),
+        read_4k_ns: less(&m.read_4k, r.map(|r| &r.read_4k)),
+        flushes: m
+            .flush_after
+            .iter()
+            .map(|p| {
+                (
+                    (p.kib / 4) as f64,
+                    less(&p.latency, r.map(|r| &r.flush_after_4k)),
+                )
+            })
+            .collect(),
+    }
+}
+
 /// The device profile the measurements give (the derivation is the module's header), with
 /// this machine as its host and the measurements under `calibration`.
 pub fn profile_from(m: &Measured, name: &str) -> Result<joj_device::Profile, ExperimentError> {
-    let w4 = m.write_4k.median_us * 1e3;
-    let w1m = m.write_1m.median_us * 1e3;
+    let Net {
+        write_4k_ns: w4,
+        write_1m_ns: w1m,
+        read_4k_ns: r4,
+        flushes: pts,
+    } = net(m);
     // Host bus: the time a MiB adds over 4 KiB; what is left of a 4 KiB write is the command.
     let host_bps = if w1m > w4 {
         ((MIB - BLOCK) as f64 / ((w1m - w4) / 1e9)).round()
@@ -696,12 +842,7 @@ pub fn profile_from(m: &Measured, name: &str) -> Result<joj_device::Profile, Exp
     let xfer_4k = BLOCK as f64 / host_bps * 1e9;
     let overhead = (w4 - xfer_4k).max(0.0);
     let split = queue_split(&m.queue_depth, overhead, xfer_4k);
-    let read_page = (m.read_4k.median_us * 1e3 - overhead - 2.0 * xfer_4k).max(1.0);
-    let pts: Vec<(f64, f64)> = m
-        .flush_after
-        .iter()
-        .map(|p| ((p.kib / 4) as f64, p.latency.median_us * 1e3))
-        .collect();
+    let read_page = (r4 - overhead - 2.0 * xfer_4k).max(1.0);
     let (intercept, slope) = line(&pts);
     let FlushPages {
         program_ns: program,
@@ -711,6 +852,10 @@ pub fn profile_from(m: &Measured, name: &str) -> Result<joj_device::Profile, Exp
         "tool": "joj device calibrate",
         "measured": m,
         "derived": {
+            "reference subtracted (us: the memory loop device's medians, taken off each latency before the rest is derived)": m.reference.as_ref().map(|r| serde_json::json!({
+                "write_4k": r.write_4k.median_us, "read_4k": r.read_4k.median_us,
+                "flush": r.flush_after_4k.median_us,
+            })),
             "host_bytes_per_s": host_bps,
             "command time ns (4 KiB write less its transfer)": overhead.round(),
             "command_overhead_ns (serial: 1 s / best IOPS less the transfer)": split.serial_ns.round(),
@@ -814,6 +959,7 @@ mod tests {
             load_before: 0.0,
             load_after: 0.0,
             cpus_awake: false,
+            reference: None,
         };
         let p = profile_from(&m, "t").unwrap();
         // 1020 KiB in 1020 us: 1 KiB/us, so a 4 KiB transfer is 4 us and the command 46 us.
@@ -839,6 +985,62 @@ mod tests {
         assert!(p3.timing.command_latency_ns > 30_000, "{:?}", p3.timing);
         let whole = p3.timing.command_overhead_ns + p3.timing.command_latency_ns;
         assert!((whole as i64 - 46_000).abs() <= 1, "{:?}", p3.timing);
+    }
+
+    /// With a reference, each latency has the reference's median of the same pattern taken
+    /// off before anything is derived, and none falls below 1 µs; the derived section says so.
+    #[test]
+    fn the_reference_is_taken_off_before_the_profile_is_derived() {
+        let mut m = Measured {
+            path: "/x".into(),
+            kind: "file".into(),
+            device: None,
+            fua: Some(false),
+            write_cache: None,
+            region_bytes: 64 * MIB,
+            write_4k: lat(50.0),
+            read_4k: lat(80.0),
+            write_1m: lat(50.0 + 1020.0),
+            read_1m: lat(1100.0),
+            seq_write_mib_s: 0.0,
+            seq_read_mib_s: 0.0,
+            flush_after: [0u64, 4, 16, 64]
+                .iter()
+                .map(|&kib| FlushAfter {
+                    kib,
+                    latency: lat(100.0 + kib as f64 / 4.0 * 20.0),
+                })
+                .collect(),
+            dsync_write_4k: lat(150.0),
+            queue_depth: vec![],
+            load_before: 0.0,
+            load_after: 0.0,
+            cpus_awake: false,
+            reference: Some(Reference {
+                write_4k: lat(10.0),
+                read_4k: lat(12.0),
+                flush_after_4k: lat(20.0),
+            }),
+        };
+        let p = profile_from(&m, "t").unwrap();
+        // Net: a 4 KiB write 40 us, 1 MiB 1060 us: still 1 KiB/us, so the command is 36 us.
+        assert!((p.timing.host_bytes_per_s as f64 - 1024.0 * 1e6).abs() < 1e4);
+        assert!((p.timing.command_overhead_ns as i64 - 36_000).abs() < 100);
+        // The flush's slope is unchanged (16 us of program); its intercept is 80 us, less the
+        // command's 36 us: 2.2 pages of 20 us, 2.
+        assert!((p.timing.program_page_ns as i64 - 16_000).abs() < 10);
+        assert_eq!(p.ftl.flush_meta_pages, 2);
+        // A read: 80 - 12 us, less the command and two transfers.
+        assert!((p.timing.read_page_ns as i64 - 24_000).abs() < 100);
+        let cal = p.calibration.as_ref().unwrap();
+        let said = &cal["derived"]["reference subtracted (us: the memory loop device's medians, taken off each latency before the rest is derived)"];
+        assert_eq!(said["flush"], 20.0, "{cal}");
+        // A reference slower than the device leaves 1 us, not a negative time.
+        m.reference.as_mut().unwrap().write_4k = lat(500.0);
+        assert_eq!(net(&m).write_4k_ns, 1000.0);
+        // Without one, the latencies are as measured.
+        m.reference = None;
+        assert_eq!(net(&m).write_4k_ns, 50_000.0);
     }
 
     /// The model's flush, on a profile calibrated from a disk whose flush took `107 + 1.5 ×
@@ -874,6 +1076,7 @@ mod tests {
             load_before: 0.0,
             load_after: 0.0,
             cpus_awake: false,
+            reference: None,
         };
         let p = profile_from(&m, "t")
             .unwrap()

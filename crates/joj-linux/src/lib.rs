@@ -16,6 +16,9 @@
 //! It also makes the host temporary directory of a `--fs host` run ([`RunTempDir`]), so that
 //! one cleanup registry and one signal handler cover everything a run makes.
 //!
+//! It also writes a disk-backed image whole after mkfs ([`written`], `--loop-direct-io`), so
+//! that a first write to it costs the disk's filesystem no extent of its own.
+//!
 //! It also holds the CPUs out of idle states for a run ([`cpu_latency`], `--cpus-awake`): a PM
 //! QoS request that lives as long as one open descriptor, so the kernel releases it when joj
 //! exits in any way, and the cleanup registry has nothing to do for it.
@@ -60,6 +63,7 @@ pub mod testgate;
 mod tools;
 pub mod tracefs;
 pub mod traceline;
+pub mod written;
 
 pub use beneath::{Beneath, BeneathError, Entry as BeneathEntry};
 pub use block_stream::BlockStream;

@@ -1,7 +1,8 @@
 //! A scratch filesystem for one run: sparse image file(s) under a fresh directory in
 //! `/run/joj` — on a tmpfs of its own mounted there ([`crate::memory`]), unless the caller
-//! puts the images on a disk (`image_dir`) — attached to loop devices, formatted, and mounted
-//! inside that directory. The
+//! puts the images on a disk (`image_dir`; with direct I/O they are then written whole after
+//! mkfs, [`crate::written`]) — attached to loop devices, formatted, and mounted inside that
+//! directory. The
 //! directory and the images carry the process's pid in their names ([`crate::names`]), so that
 //! what a killed process leaves is found and removed by the next run ([`crate::leftovers`]).
 //!
@@ -36,7 +37,8 @@ pub struct ScratchOptions {
     /// size mkfs.ext4 picks for a 1 GiB filesystem.
     pub journal_size_bytes: u64,
     /// Directory for the image files; `None` puts them in the scratch directory. Images are
-    /// sparse: they take host space only as the filesystem writes.
+    /// sparse: they take host space only as the filesystem writes — except in a directory with
+    /// `loop_options.direct_io`, where they are written whole after mkfs ([`crate::written`]).
     pub image_dir: Option<PathBuf>,
     /// Parent of the scratch directory.
     pub run_dir: PathBuf,
@@ -108,6 +110,19 @@ pub enum ScratchError {
         kind: FsKind,
         size_bytes: u64,
         min_bytes: u64,
+    },
+    #[error(
+        "a {} MiB image written whole (direct I/O on a disk: docs/measurement.md, \"Known \
+         limits\") does not fit in the {} MiB free in {dir}; fix: free space there, or ask for \
+         at most {} MiB (joj: --image-mib)",
+        .size_bytes >> 20, .free_bytes >> 20, .max_bytes >> 20, dir = .dir.display()
+    )]
+    TooLargeToWrite {
+        size_bytes: u64,
+        /// The largest main image that fits, with the journal device, if any.
+        max_bytes: u64,
+        free_bytes: u64,
+        dir: PathBuf,
     },
     #[error(
         "a {} MiB image does not fit in {dir}, whose filesystem holds {} MiB in all; fix: ask \
@@ -221,6 +236,15 @@ fn check_size(kind: FsKind, options: &ScratchOptions) -> Result<(), ScratchError
                 .total_bytes
                 .saturating_sub(needed - options.size_bytes),
             total_bytes: space.total_bytes,
+            dir: image_dir.to_path_buf(),
+        });
+    }
+    if needed > space.free_bytes && options.loop_options.direct_io {
+        // Written whole after mkfs (crate::written): the images take all of their size.
+        return Err(ScratchError::TooLargeToWrite {
+            size_bytes: needed,
+            max_bytes: space.free_bytes.saturating_sub(needed - options.size_bytes),
+            free_bytes: space.free_bytes,
             dir: image_dir.to_path_buf(),
         });
     }
@@ -343,6 +367,16 @@ impl ScratchFs {
         let main = me.main_device().clone();
         let journal = me.journal_device().cloned();
         fs::mkfs(kind, &main.path, journal.as_ref().map(|j| j.path.as_path()))?;
+        if options.loop_options.direct_io && options.image_dir.is_some() {
+            for d in &me.devices {
+                // What mkfs wrote through the loop device is on the image before it is mapped.
+                std::fs::File::open(&d.path)
+                    .and_then(|f| f.sync_all())
+                    .map_err(io("sync", &d.path))?;
+                crate::written::write_whole(&d.image)
+                    .map_err(io("write zeros over the holes of", &d.image))?;
+            }
+        }
         me.journal = fs::journal_layout(
             kind,
             (&main.path, main.dev),
