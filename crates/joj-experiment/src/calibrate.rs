@@ -195,24 +195,22 @@ fn reference(samples: u64, seed: u64) -> Result<Reference, ExperimentError> {
     let mut buf = Aligned::new(MIB as usize, 0x7e);
     let err = |what: &str| io(format!("{what} on the reference {shown}"));
     let region = REFERENCE_REGION;
-    let write_4k = lat(
+    let write_4k = random_4k(
+        &f,
+        true,
         samples,
         &mut rng,
         &mut buf,
-        &mut |r, b| {
-            let at = r.block(region);
-            timed(|| f.write_all_at(b.bytes(BLOCK as usize), at))
-        },
+        region,
         err("4 KiB random writes"),
     )?;
-    let read_4k = lat(
+    let read_4k = random_4k(
+        &f,
+        false,
         samples,
         &mut rng,
         &mut buf,
-        &mut |r, b| {
-            let at = r.block(region);
-            timed(|| f.read_exact_at(b.bytes_mut(BLOCK as usize), at))
-        },
+        region,
         err("4 KiB random reads"),
     )?;
     let flush_after_4k = lat(
@@ -432,6 +430,33 @@ fn lat(
     Ok(Latency::of(ns))
 }
 
+/// `n` 4 KiB writes (or reads) at random places in the first `region` bytes of `f`, one at a
+/// time.
+fn random_4k(
+    f: &File,
+    write: bool,
+    n: u64,
+    rng: &mut Rng,
+    buf: &mut Aligned,
+    region: u64,
+    on_err: impl FnOnce(std::io::Error) -> ExperimentError,
+) -> Result<Latency, ExperimentError> {
+    lat(
+        n,
+        rng,
+        buf,
+        &mut |r, b| {
+            let at = r.block(region);
+            if write {
+                timed(|| f.write_all_at(b.bytes(BLOCK as usize), at))
+            } else {
+                timed(|| f.read_exact_at(b.bytes_mut(BLOCK as usize), at))
+            }
+        },
+        on_err,
+    )
+}
+
 /// `joj device calibrate --json`: what was measured and the profile derived from it
 /// (`docs/formats/device-commands.md`).
 #[derive(Debug, Clone, Serialize)]
@@ -461,25 +486,23 @@ pub fn measure(opts: &CalibrateOptions) -> Result<Measured, ExperimentError> {
     let mut buf = Aligned::new(MIB as usize, 0xa5);
     let err = |what: &str| io(format!("{what} on {shown}"));
 
-    let write_4k = lat(
+    let write_4k = random_4k(
+        &f,
+        true,
         n,
         &mut rng,
         &mut buf,
-        &mut |r, b| {
-            let at = r.block(region);
-            timed(|| f.write_all_at(b.bytes(BLOCK as usize), at))
-        },
+        region,
         err("4 KiB random writes"),
     )?;
     f.sync_data().map_err(err("fdatasync"))?;
-    let read_4k = lat(
+    let read_4k = random_4k(
+        &f,
+        false,
         n,
         &mut rng,
         &mut buf,
-        &mut |r, b| {
-            let at = r.block(region);
-            timed(|| f.read_exact_at(b.bytes_mut(BLOCK as usize), at))
-        },
+        region,
         err("4 KiB random reads"),
     )?;
     let write_1m = sequential(&f, true, &mut buf, region, &shown)?;
@@ -932,9 +955,10 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_profile_follows_the_measurements() {
-        let m = Measured {
+    /// A disk whose 4 KiB write takes 50 us, 1 MiB 1,070 us, a read 80 us, and a flush
+    /// 100 us + 20 us a page written before it; no queue-depth points, no reference.
+    fn measured() -> Measured {
+        Measured {
             path: "/x".into(),
             kind: "file".into(),
             device: None,
@@ -960,7 +984,12 @@ mod tests {
             load_after: 0.0,
             cpus_awake: false,
             reference: None,
-        };
+        }
+    }
+
+    #[test]
+    fn the_profile_follows_the_measurements() {
+        let m = measured();
         let p = profile_from(&m, "t").unwrap();
         // 1020 KiB in 1020 us: 1 KiB/us, so a 4 KiB transfer is 4 us and the command 46 us.
         assert!((p.timing.host_bytes_per_s as f64 - 1024.0 * 1e6).abs() < 1e4);
@@ -992,35 +1021,12 @@ mod tests {
     #[test]
     fn the_reference_is_taken_off_before_the_profile_is_derived() {
         let mut m = Measured {
-            path: "/x".into(),
-            kind: "file".into(),
-            device: None,
-            fua: Some(false),
-            write_cache: None,
-            region_bytes: 64 * MIB,
-            write_4k: lat(50.0),
-            read_4k: lat(80.0),
-            write_1m: lat(50.0 + 1020.0),
-            read_1m: lat(1100.0),
-            seq_write_mib_s: 0.0,
-            seq_read_mib_s: 0.0,
-            flush_after: [0u64, 4, 16, 64]
-                .iter()
-                .map(|&kib| FlushAfter {
-                    kib,
-                    latency: lat(100.0 + kib as f64 / 4.0 * 20.0),
-                })
-                .collect(),
-            dsync_write_4k: lat(150.0),
-            queue_depth: vec![],
-            load_before: 0.0,
-            load_after: 0.0,
-            cpus_awake: false,
             reference: Some(Reference {
                 write_4k: lat(10.0),
                 read_4k: lat(12.0),
                 flush_after_4k: lat(20.0),
             }),
+            ..measured()
         };
         let p = profile_from(&m, "t").unwrap();
         // Net: a 4 KiB write 40 us, 1 MiB 1060 us: still 1 KiB/us, so the command is 36 us.
