@@ -176,6 +176,14 @@ fn calibrate(a: CalibrateArgs) -> CliResult {
             q.mean_latency_us
         )?;
     }
+    if let Some(r) = &m.reference {
+        outln!(
+            "  reference (a loop device in memory, the path a modeled run's host time holds; taken off the 4 KiB writes and reads and the flushes above): 4 KiB write {:.1} µs, read {:.1} µs, flush {:.1} µs",
+            r.write_4k.median_us,
+            r.read_4k.median_us,
+            r.flush_after_4k.median_us
+        )?;
+    }
     let t = &profile.timing;
     outln!(
         "profile {} written to {}: command {} ns serial + {} ns overlapped, queue depth {}, bus {} MB/s, read {} ns, program {} ns, {} map pages per flush",

@@ -75,6 +75,10 @@ fn device_calibrate_writes_a_profile_from_measurements() {
     assert_eq!(cal["queue_depth"]["fit"].as_array().map(Vec::len), Some(4));
     let said = String::from_utf8_lossy(&o.stdout);
     assert!(said.contains("overlapped, queue depth"), "{said}");
+    assert!(
+        said.contains("reference (a loop device in memory"),
+        "{said}"
+    );
     assert_eq!(
         std::fs::read_dir(dir.path()).unwrap().count(),
         0,
