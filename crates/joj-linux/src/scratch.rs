@@ -239,7 +239,7 @@ fn check_size(kind: FsKind, options: &ScratchOptions) -> Result<(), ScratchError
             dir: image_dir.to_path_buf(),
         });
     }
-    if needed > space.free_bytes && options.loop_options.direct_io {
+    if needed > space.free_bytes && writes_whole(options) {
         // Written whole after mkfs (crate::written): the images take all of their size.
         return Err(ScratchError::TooLargeToWrite {
             size_bytes: needed,
@@ -261,6 +261,16 @@ fn check_size(kind: FsKind, options: &ScratchOptions) -> Result<(), ScratchError
         );
     }
     Ok(())
+}
+
+/// Whether the images are written whole after mkfs ([`crate::written`]): on a disk (a directory
+/// that is not in memory, where no journal records their extents) and reached with direct I/O.
+fn writes_whole(options: &ScratchOptions) -> bool {
+    options.loop_options.direct_io
+        && options
+            .image_dir
+            .as_deref()
+            .is_some_and(|d| !memory::is_memory(d).unwrap_or(false))
 }
 
 /// The bytes of the images `options` ask for: the main image and the journal device's.
@@ -367,14 +377,23 @@ impl ScratchFs {
         let main = me.main_device().clone();
         let journal = me.journal_device().cloned();
         fs::mkfs(kind, &main.path, journal.as_ref().map(|j| j.path.as_path()))?;
-        if options.loop_options.direct_io && options.image_dir.is_some() {
+        if writes_whole(&options) {
             for d in &me.devices {
                 // What mkfs wrote through the loop device is on the image before it is mapped.
                 std::fs::File::open(&d.path)
                     .and_then(|f| f.sync_all())
                     .map_err(io("sync", &d.path))?;
-                crate::written::write_whole(&d.image)
+                let written = crate::written::write_whole(&d.image)
                     .map_err(io("write zeros over the holes of", &d.image))?;
+                if written.is_none() {
+                    eprintln!(
+                        "joj-linux: warning: {} stays sparse: its filesystem does not map \
+                         extents (FIEMAP), so a first write to the image may cost that \
+                         filesystem's journal at the loop device's next flush \
+                         (docs/measurement.md, \"Known limits\")",
+                        d.image.display()
+                    );
+                }
             }
         }
         me.journal = fs::journal_layout(

@@ -14,7 +14,7 @@ use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
 
-use crate::fiemap::{Extent, fiemap};
+use crate::fiemap::{Extent, FiemapError, fiemap};
 
 /// The alignment and granularity of the writes: `O_DIRECT` on any logical block size up to 4 KiB.
 const BLOCK: u64 = 4096;
@@ -60,15 +60,23 @@ pub fn gaps(extents: &[Extent], size: u64) -> Vec<(u64, u64)> {
 }
 
 /// Write zeros over the [`gaps`] of the image at `path` with `O_DIRECT`, then sync it; the bytes
-/// written. The file is synced first, so that what mkfs wrote has its extents.
-pub fn write_whole(path: &Path) -> std::io::Result<u64> {
+/// written, or `None` (nothing written) where the file's filesystem does not map extents
+/// (`EOPNOTSUPP`: its gaps cannot be told from its data). The file is synced first, so that
+/// what mkfs wrote has its extents.
+pub fn write_whole(path: &Path) -> std::io::Result<Option<u64>> {
     File::open(path)?.sync_all()?;
     let file = OpenOptions::new()
         .write(true)
         .custom_flags(libc::O_DIRECT | libc::O_CLOEXEC)
         .open(path)?;
     let size = file.metadata()?.len();
-    let extents = fiemap(&file).map_err(std::io::Error::other)?;
+    let extents = match fiemap(&file) {
+        Ok(e) => e,
+        Err(FiemapError::Ioctl { source }) if source.raw_os_error() == Some(libc::EOPNOTSUPP) => {
+            return Ok(None);
+        }
+        Err(e) => return Err(std::io::Error::other(e)),
+    };
     // mkfs always writes a superblock: a map with nothing written is not to be trusted with
     // zeros over the whole file.
     if !extents.iter().any(|e| !e.is_unwritten()) {
@@ -92,7 +100,7 @@ pub fn write_whole(path: &Path) -> std::io::Result<u64> {
         total += len;
     }
     file.sync_all()?;
-    Ok(total)
+    Ok(Some(total))
 }
 
 #[cfg(test)]
