@@ -4,17 +4,10 @@
 
 mod common;
 
-use std::process::Stdio;
-
 /// Runs joj with a stdout pipe whose reading end is closed before joj writes anything, so
 /// every write gets EPIPE.
 fn with_stdout_closed(args: &[&str]) -> (Option<i32>, String) {
-    let mut child = common::joj_command()
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = common::spawn_joj_piped(args);
     drop(child.stdout.take());
     let out = child.wait_with_output().unwrap();
     (

@@ -13,18 +13,12 @@
 mod common;
 
 use joj_linux::cpu_latency::current_limit_us;
-use std::process::Stdio;
 use std::time::Duration;
 
 /// Run joj with `args` and read the enforced CPU latency every 2 ms while it runs: (whether it
 /// was ever 0, the JSON document it printed).
 fn watch(args: &[&str]) -> (bool, serde_json::Value) {
-    let mut child = common::joj_command()
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = common::spawn_joj_piped(args);
     let mut zero = false;
     while child.try_wait().unwrap().is_none() {
         zero |= current_limit_us().unwrap() == 0;

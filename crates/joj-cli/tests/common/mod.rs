@@ -124,6 +124,16 @@ pub fn joj_command() -> Command {
     Command::new(JOJ)
 }
 
+/// `joj` with `args`, started with its stdout and stderr piped to the test, not waited for.
+pub fn spawn_joj_piped(args: &[&str]) -> std::process::Child {
+    joj_command()
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 /// `joj` with `args`, run to its end.
 pub fn run_joj(args: &[&str]) -> Output {
     joj_command().args(args).output().unwrap()
