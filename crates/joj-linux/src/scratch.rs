@@ -37,8 +37,9 @@ pub struct ScratchOptions {
     /// size mkfs.ext4 picks for a 1 GiB filesystem.
     pub journal_size_bytes: u64,
     /// Directory for the image files; `None` puts them in the scratch directory. Images are
-    /// sparse: they take host space only as the filesystem writes — except in a directory with
-    /// `loop_options.direct_io`, where they are written whole after mkfs ([`crate::written`]).
+    /// sparse: they take host space only as the filesystem writes — except in a directory on a
+    /// disk with `loop_options.direct_io`, where they are written whole after mkfs
+    /// ([`crate::written`]).
     pub image_dir: Option<PathBuf>,
     /// Parent of the scratch directory.
     pub run_dir: PathBuf,
