@@ -2,7 +2,7 @@
 # One run of issue 33's checks of modeled time (docs/results/, "Modeled time"), as the
 # workflow's timecheck_run rule makes it: waits up to WAIT_S seconds for /proc/loadavg's 1-minute
 # figure to fall below 1.2, runs `JOJ ARGS… --json`, and writes the run's record (its tag, the
-# load it ran at, its figures) as one JSON document; timecheck_table.py reads these records.
+# load it ran at, its figures, and on a disk what the disk wrote of its own) as one JSON document; timecheck_table.py reads these records.
 # Usage: timecheck_run.py TAG OUT.json WAIT_S JOJ ARGS…
 import json, subprocess, sys, time
 
@@ -23,7 +23,7 @@ if run.returncode != 0:
 r = json.loads(run.stdout)
 rec = {'tag': tag, 'args': args, 'load': l, 'ops_per_sec': r['ops_per_sec'],
        'modeled': r.get('modeled'), 'device': r.get('device'), 'host': r.get('host'),
-       'block_per_txn': r.get('block_per_txn')}
+       'block_per_txn': r.get('block_per_txn'), 'backing': r.get('backing')}
 with open(out, 'w') as f:
     json.dump(rec, f)
     f.write('\n')

@@ -345,6 +345,28 @@ pub fn host_line(h: &joj_experiment::HostMeasured, transactions: u64) -> String 
     )
 }
 
+/// The images' disk: its write requests against the loop devices', and its own per transaction.
+pub fn backing_line(b: &joj_experiment::backing::BackingDisk, transactions: u64) -> String {
+    let per = |x: u64| x as f64 / transactions.max(1) as f64;
+    let own = match b.own_bytes_per_txn {
+        Some(o) => format!(
+            "{:.1} KiB per transaction of its own (the image files' metadata, which no block \
+             device writes: docs/measurement.md, \"Known limits\")",
+            o / 1024.0
+        ),
+        None => "through the page cache, so its writes are merged writeback".to_string(),
+    };
+    format!(
+        "  image disk {}: {:.2} writes and {:.2} flushes per transaction, the loop devices \
+         {:.2} and {:.2}; {own}\n",
+        b.disk,
+        per(b.disk_write_ios),
+        per(b.disk_flush_ios),
+        per(b.loop_write_ios),
+        per(b.loop_flush_ios)
+    )
+}
+
 /// The modeled figure: host plus device, with the host's share and whether it was paced.
 pub fn modeled_line(m: &joj_experiment::Modeled) -> String {
     let t = &m.time;
@@ -414,6 +436,9 @@ pub fn summary(r: &RunResult) -> String {
     s.push_str(&device_lines(r));
     if let Some(h) = &r.host {
         s.push_str(&host_line(h, r.transactions));
+    }
+    if let Some(b) = &r.backing {
+        s.push_str(&backing_line(b, r.transactions));
     }
     if let Some(m) = &r.modeled {
         s.push_str(&modeled_line(m));

@@ -25,6 +25,7 @@
 //! window; a scratch filesystem and tracefs instance made for a run are removed when the run
 //! ends, whether it succeeded or not; joj never writes into a file it did not create.
 
+pub mod backing;
 pub mod calibrate;
 pub mod compare;
 pub mod compare_plot;

@@ -192,6 +192,11 @@ pub struct RunResult {
     /// What the host spent in the window, measured in the run itself (`crate::host`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<crate::host::HostMeasured>,
+    /// Images on a disk (`--image-dir`): the disk's write requests in the window next to the
+    /// loop devices' — its own writes are the image files' metadata (docs/measurement.md,
+    /// "Known limits"), a cost no block device has.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backing: Option<crate::backing::BackingDisk>,
     /// With a device: the modeled time — the profile's host for the measured host time, plus
     /// the device model's — and whether the kernel was paced while the trace was made.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -241,6 +246,7 @@ impl RunResult {
             command: None,
             threads: vec![],
             host: None,
+            backing: None,
             modeled: None,
         }
     }

@@ -143,6 +143,12 @@ fn measure(
         pace,
         watch_wal,
         threads,
+    )
+    .with_backing(
+        place
+            .scratch
+            .as_ref()
+            .and_then(|fs| crate::backing::BackingWatch::new(fs.devices())),
     );
     let ran = prepare_and_run(place, stack, workload, &window, progress)?;
     let captured = window.take()?;
@@ -233,6 +239,10 @@ fn base_result(
         paper: ran.paper,
         pace: captured.pace.clone(),
         host: Some(host),
+        backing: captured
+            .backing
+            .as_ref()
+            .map(|b| b.report(workload.transactions())),
         threads: ran.threads,
         ..RunResult::measured(
             run_config(stack, workload, place.mount_options.clone()),

@@ -26,6 +26,7 @@ use joj_waldio::{WaldioCounters, WaldioVfs};
 use joj_workload::{Window, WorkloadError, lock};
 
 use super::extents::ExtentRecorder;
+use crate::backing::{BackingDeltas, BackingWatch};
 use crate::error::ExperimentError;
 use crate::host::WindowCounts;
 use crate::pace::{PaceReport, Pacer};
@@ -78,6 +79,8 @@ pub(super) struct Captured {
     pub(super) pace: Option<PaceReport>,
     /// Sync calls, joj's overhead and pacing's sleeps in the window.
     pub(super) counts: WindowCounts,
+    /// The images' disk and the loop devices over it (images on a disk only).
+    pub(super) backing: Option<BackingDeltas>,
     error: Option<ExperimentError>,
 }
 
@@ -109,6 +112,8 @@ pub(super) struct MeasuredWindow {
     steady_wal: bool,
     wal_at_start: Mutex<WalSizes>,
     tracer: Mutex<Option<BlockTracer>>,
+    /// The counters of the images' disk and its loop devices (images on a disk only).
+    backing: Mutex<Option<BackingWatch>>,
     /// The sync calls' and pacing's shared state (the observer holds it too).
     clock: Arc<HostClock>,
     /// The journal threads of the run's devices, and their CPU time and run-queue delay at the
@@ -242,6 +247,7 @@ impl MeasuredWindow {
             steady_wal,
             wal_at_start: Mutex::default(),
             tracer: Mutex::new(None),
+            backing: Mutex::new(None),
             clock: Arc::new(HostClock {
                 threads: threads.max(1),
                 pacer: Mutex::new(None),
@@ -255,6 +261,12 @@ impl MeasuredWindow {
             before: Mutex::default(),
             captured: Mutex::default(),
         }
+    }
+
+    /// Also count the images' disk beside its loop devices (images on a disk).
+    pub(super) fn with_backing(self, backing: Option<BackingWatch>) -> MeasuredWindow {
+        *lock(&self.backing) = backing;
+        self
     }
 
     /// The extent recorder, when the window traces.
@@ -301,6 +313,9 @@ impl MeasuredWindow {
         }
         let waldio = self.waldio.map(|w| w.counters()).unwrap_or_default();
         *lock(&self.before) = (self.vfs.counters(), waldio);
+        if let Some(b) = lock(&self.backing).as_mut() {
+            b.begin();
+        }
         Ok(())
     }
 
@@ -308,6 +323,7 @@ impl MeasuredWindow {
     fn stop(&self) {
         let after = self.vfs.counters();
         let mut cap = lock(&self.captured);
+        cap.backing = lock(&self.backing).as_ref().and_then(BackingWatch::end);
         let before = *lock(&self.before);
         cap.counters = after.delta(&before.0);
         cap.waldio = self.waldio.map(|w| w.counters().delta(&before.1));
