@@ -2,7 +2,8 @@
 # One run of issue 33's checks of modeled time (docs/results/, "Modeled time"), as the
 # workflow's timecheck_run rule makes it: waits up to WAIT_S seconds for /proc/loadavg's 1-minute
 # figure to fall below 1.2, runs `JOJ ARGS… --json`, and writes the run's record (its tag, the
-# load it ran at, its figures, and on a disk what the disk wrote of its own) as one JSON document; timecheck_table.py reads these records.
+# load it ran at, its figures, and on a disk what the disk wrote of its own) as one JSON
+# document; timecheck_table.py reads these records.
 # Usage: timecheck_run.py TAG OUT.json WAIT_S JOJ ARGS…
 import json, subprocess, sys, time
 

@@ -140,11 +140,22 @@ for kind, title in [('host', 'zero-latency device: modeled (host alone) against 
     # The disk's own writes in the measured runs (records made since 2026-11-27 have them): the
     # image files' metadata, a cost of the loop-over-a-file rig that no device has
     # (docs/measurement.md, "Known limits").
-    own = lambda rs: [r['backing']['own_bytes_per_txn'] for r in rs
-                      if isinstance(r.get('backing'), dict)
-                      and isinstance(r['backing'].get('own_bytes_per_txn'), (int, float))
-                      and math.isfinite(r['backing']['own_bytes_per_txn'])
-                      and r['backing']['own_bytes_per_txn'] >= 0]
+    def own(rs):
+        out = []
+        for r in rs:
+            b = r.get('backing')
+            x = b.get('own_bytes_per_txn') if isinstance(b, dict) else None
+            # A number, not a bool (which Python counts as an int); a huge integer is refused
+            # by float() rather than raising later.
+            if isinstance(x, bool) or not isinstance(x, (int, float)):
+                continue
+            try:
+                x = float(x)
+            except OverflowError:
+                continue
+            if math.isfinite(x) and x >= 0:
+                out.append(x)
+        return out
     with_own = any(own(c['measured']) for c in cells.values())
     extra = ' the disk\'s own KiB per commit (measured) |' if with_own else ''
     print(f'| mode | op | measured TPS (median of {each}) | modeled TPS (median of {each}) | host share | error | load |{extra}')

@@ -348,20 +348,26 @@ pub fn host_line(h: &joj_experiment::HostMeasured, transactions: u64) -> String 
 /// The images' disk: its write requests against the loop devices', and its own per transaction.
 pub fn backing_line(b: &joj_experiment::backing::BackingDisk, transactions: u64) -> String {
     let per = |x: u64| x as f64 / transactions.max(1) as f64;
-    let own = match b.own_bytes_per_txn {
-        Some(o) => format!(
+    let flushes = match b.disk_flush_ios {
+        Some(f) => format!(" and {:.2} flushes", per(f)),
+        None => String::new(),
+    };
+    let own = match (b.direct_io, b.own_write_bytes) {
+        (true, Some(o)) => format!(
             "{:.1} KiB per transaction of its own (the image files' metadata, which no block \
-             device writes: docs/measurement.md, \"Known limits\")",
-            o / 1024.0
+             device writes, and any other writer's of that disk: docs/measurement.md, \"Known \
+             limits\")",
+            per(o) / 1024.0
         ),
-        None => "through the page cache, so its writes are merged writeback".to_string(),
+        _ => "the loop devices write through the page cache, so the disk's writes are merged \
+              writeback and none are told apart as its own"
+            .to_string(),
     };
     format!(
-        "  image disk {}: {:.2} writes and {:.2} flushes per transaction, the loop devices \
-         {:.2} and {:.2}; {own}\n",
+        "  image disk {}: {:.2} writes{flushes} per transaction, the loop devices {:.2} writes \
+         and {:.2} flushes; {own}\n",
         b.disk,
         per(b.disk_write_ios),
-        per(b.disk_flush_ios),
         per(b.loop_write_ios),
         per(b.loop_flush_ios)
     )

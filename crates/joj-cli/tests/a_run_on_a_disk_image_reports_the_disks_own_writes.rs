@@ -4,9 +4,11 @@
 //! (docs/measurement.md, "Known limits", "The image file's own writes"). On Linux 6.13 and later
 //! an OFF-mode commit makes the disk write the image's inode at nearly every flush (SQLite's
 //! `fstat` at each transaction hands out a fine-grained timestamp, which moves the image file's
-//! clock), a WAL commit does not.
+//! clock): at least half a 4 KiB block per commit.
 //!
-//! Needs root, a scratch ext4 and /var/tmp on a disk.
+//! Needs root, a scratch ext4 and /var/tmp on a disk that /sys/dev/block lists (a filesystem
+//! with a device number of its own, such as ext4 or xfs on a disk or partition): elsewhere the
+//! test fails and says so.
 
 #![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
@@ -60,7 +62,11 @@ fn the_disk_under_the_images_is_counted_beside_the_loop_devices() {
 
     let off = bench("off", &["--image-dir", d, "--loop-direct-io"]);
     let b = &off["backing"];
-    assert!(b.is_object(), "no backing section: {off}");
+    assert!(
+        b.is_object(),
+        "no backing section: is /var/tmp on a disk that /sys/dev/block lists? This test needs \
+         it. {off}"
+    );
     assert_eq!(b["direct_io"], true, "{b}");
     let (disk, lo) = (
         common::count(b, "disk_write_bytes"),
@@ -79,22 +85,12 @@ fn the_disk_under_the_images_is_counted_beside_the_loop_devices() {
         common::count(b, "loop_flush_ios") >= 300,
         "a flush per commit: {b}"
     );
-
-    let wal = bench("wal", &["--image-dir", d, "--loop-direct-io"]);
     if kernel_at_least(6, 13) {
-        let own = |doc: &serde_json::Value| doc["backing"]["own_bytes_per_txn"].as_f64().unwrap();
+        let own = b["own_bytes_per_txn"].as_f64().unwrap();
         assert!(
-            own(&off) >= 0.5 * 4096.0,
+            own >= 0.5 * 4096.0,
             "an OFF commit makes the disk write the image's inode at most flushes on this \
-             kernel (multigrain timestamps): {} B per commit",
-            own(&off)
-        );
-        assert!(
-            own(&wal) < own(&off) / 2.0,
-            "a WAL commit reads no file's status and moves the image's timestamps only when the \
-             coarse clock ticks: {} B per commit against OFF's {}",
-            own(&wal),
-            own(&off)
+             kernel (multigrain timestamps): {own} B per commit"
         );
     }
 

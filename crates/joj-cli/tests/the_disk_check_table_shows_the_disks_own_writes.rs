@@ -10,14 +10,20 @@
 
 mod common;
 
-fn record(dir: &std::path::Path, kind: &str, run: u32, tps: f64, own: Option<f64>) -> String {
+fn record(
+    dir: &std::path::Path,
+    kind: &str,
+    run: u32,
+    tps: f64,
+    own: Option<serde_json::Value>,
+) -> String {
     let path = dir.join(format!("disk.{kind}.off.insert.{run}.json"));
     let mut doc = serde_json::json!({
         "tag": format!("disk:{kind}:off:insert:{run}"), "load": 1.0, "ops_per_sec": tps,
         "modeled": {"modeled_ops_per_sec": tps, "host_share": 0.3},
     });
     if let Some(o) = own {
-        doc["backing"] = serde_json::json!({"own_bytes_per_txn": o});
+        doc["backing"] = serde_json::json!({ "own_bytes_per_txn": o });
     }
     std::fs::write(&path, doc.to_string()).unwrap();
     path.to_str().unwrap().to_string()
@@ -41,7 +47,7 @@ fn the_column_is_the_median_of_the_measured_runs_and_absent_from_older_records()
     let d = tmp.path();
     let mut paths: Vec<String> = [(0, 4096.0), (1, 5120.0), (2, 3072.0)]
         .iter()
-        .map(|&(i, own)| record(d, "measured", i, 5000.0, Some(own)))
+        .map(|&(i, own)| record(d, "measured", i, 5000.0, Some(own.into())))
         .collect();
     paths.extend((0..3).map(|i| record(d, "modeled", i, 5500.0, None)));
     let text = table(&paths);
@@ -61,4 +67,33 @@ fn the_column_is_the_median_of_the_measured_runs_and_absent_from_older_records()
         text.contains("| off | insert | 5000.0 | 5500.0 | 30 % | +10.0 % | 1.00–1.00 |\n"),
         "{text}"
     );
+
+    // Records are other people's: a flag, a text, a negative count or a number too large for a
+    // float is no figure; the table is still made, without the column.
+    let odd = tempfile::tempdir().unwrap();
+    let values = [
+        serde_json::json!(true),
+        serde_json::json!("4096"),
+        serde_json::json!(-1.0),
+    ];
+    let mut paths: Vec<String> = values
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| record(odd.path(), "measured", i as u32, 5000.0, Some(v)))
+        .collect();
+    // serde_json holds no 400-digit number: that record is written as text.
+    let huge = odd.path().join("disk.measured.off.insert.3.json");
+    std::fs::write(
+        &huge,
+        format!(
+            r#"{{"tag": "disk:measured:off:insert:3", "load": 1.0, "ops_per_sec": 5000.0,
+                "backing": {{"own_bytes_per_txn": 1{}}}}}"#,
+            "0".repeat(400)
+        ),
+    )
+    .unwrap();
+    paths.push(huge.to_str().unwrap().to_string());
+    paths.extend((0..3).map(|i| record(odd.path(), "modeled", i, 5500.0, None)));
+    let text = table(&paths);
+    assert!(!text.contains("own KiB"), "{text}");
 }

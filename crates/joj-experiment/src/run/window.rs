@@ -2,7 +2,9 @@
 //! preparation is still dirty, snapshot every file's extents, start the block tracer (and the
 //! pacer), snapshot the VFS counters; at `end`, the reverse. Only what happened in between is
 //! reported. A traced window also ends with `syncfs`, after the tracer stopped, so that a
-//! recording of the run's system calls can find both ends of the window.
+//! recording of the run's system calls can find both ends of the window. With the images on a
+//! disk, the disk's and the loop devices' counters are read at both ends too
+//! ([`crate::backing`]).
 //!
 //! The window watches every sync call SQLite makes through joj's VFSs ([`WindowObserver`]): it
 //! counts and times them, times joj's own work on the thread's path (the extent snapshots of a
