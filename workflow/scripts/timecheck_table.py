@@ -158,20 +158,26 @@ for kind, title in [('host', 'zero-latency device: modeled (host alone) against 
         return out
     with_own = any(own(c['measured']) for c in cells.values())
     extra = ' the disk\'s own KiB per commit (measured) |' if with_own else ''
-    print(f'| mode | op | measured TPS (median of {each}) | modeled TPS (median of {each}) | host share | error | load |{extra}')
-    print('|---|---|---:|---:|---:|---:|---|' + ('---:|' if with_own else ''))
+    # The measured runs' own spread ((max − min) / median): an error no larger than it is
+    # within what the measured side moves by itself.
+    print(f'| mode | op | measured TPS (median of {each}) | modeled TPS (median of {each}) | host share | error | '
+          f'measured spread | load |{extra}')
+    print('|---|---|---:|---:|---:|---:|---:|---|' + ('---:|' if with_own else ''))
     errs = []
     for (mode, op), c in cells.items():
         if not c['measured'] or not c['modeled']:
             continue
-        a = med([r['ops_per_sec'] for r in c['measured']])
+        ms = [r['ops_per_sec'] for r in c['measured']]
+        a = med(ms)
         b = med([r['modeled']['modeled_ops_per_sec'] for r in c['modeled']])
         share = med([r['modeled']['host_share'] for r in c['modeled']])
         e = (b - a) / a * 100
         errs.append(abs(e))
+        sp = f'{spread(ms):.1f} %' if a > 0 else '–'
         o = own(c['measured'])
         cell = (f' {med(o) / 1024:.1f} |' if o else ' – |') if with_own else ''
-        print(f'| {mode} | {op} | {a:.1f} | {b:.1f} | {share*100:.0f} % | {e:+.1f} % | {loads(c["measured"] + c["modeled"])} |{cell}')
+        print(f'| {mode} | {op} | {a:.1f} | {b:.1f} | {share*100:.0f} % | {e:+.1f} % | {sp} | '
+              f'{loads(c["measured"] + c["modeled"])} |{cell}')
     print()
     print(f'median |error| {med(errs):.1f} %, largest {max(errs):.1f} %, cells within 15 %: '
           f'{sum(e <= 15 for e in errs)}/{len(errs)}, within 20 %: {sum(e <= 20 for e in errs)}/{len(errs)}, '

@@ -2,7 +2,7 @@
 //! cell, the KiB per commit the disk wrote of its own in the measured runs — the image file's
 //! metadata, a cost of the loop-over-a-file rig that no device has (docs/measurement.md,
 //! "Known limits") — from the records' `backing` section; records made before it have no such
-//! column.
+//! column. Each cell also shows its measured runs' own spread.
 //!
 //! Needs the system Python (`/usr/bin/python3`): without it the test fails and names it.
 
@@ -45,15 +45,19 @@ fn table(paths: &[String]) -> String {
 fn the_column_is_the_median_of_the_measured_runs_and_absent_from_older_records() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
-    let mut paths: Vec<String> = [(0, 4096.0), (1, 5120.0), (2, 3072.0)]
-        .iter()
-        .map(|&(i, own)| record(d, "measured", i, 5000.0, Some(own.into())))
-        .collect();
+    let mut paths: Vec<String> = [
+        (0, 4096.0, 4800.0),
+        (1, 5120.0, 5000.0),
+        (2, 3072.0, 5200.0),
+    ]
+    .iter()
+    .map(|&(i, own, tps)| record(d, "measured", i, tps, Some(own.into())))
+    .collect();
     paths.extend((0..3).map(|i| record(d, "modeled", i, 5500.0, None)));
     let text = table(&paths);
     assert!(text.contains("the disk's own KiB per commit"), "{text}");
-    // Median 4096 B = 4.0 KiB; modeled 10 % fast.
-    let row = "| off | insert | 5000.0 | 5500.0 | 30 % | +10.0 % | 1.00–1.00 | 4.0 |";
+    // Median 4096 B = 4.0 KiB; modeled 10 % fast; the measured runs spread by 400 / 5000.
+    let row = "| off | insert | 5000.0 | 5500.0 | 30 % | +10.0 % | 8.0 % | 1.00–1.00 | 4.0 |";
     assert!(text.contains(row), "want the row\n{row}\nin\n{text}");
 
     let old = tempfile::tempdir().unwrap();
@@ -64,7 +68,7 @@ fn the_column_is_the_median_of_the_measured_runs_and_absent_from_older_records()
     let text = table(&paths);
     assert!(!text.contains("own KiB"), "{text}");
     assert!(
-        text.contains("| off | insert | 5000.0 | 5500.0 | 30 % | +10.0 % | 1.00–1.00 |\n"),
+        text.contains("| off | insert | 5000.0 | 5500.0 | 30 % | +10.0 % | 0.0 % | 1.00–1.00 |\n"),
         "{text}"
     );
 
