@@ -3,8 +3,9 @@
 //! measurements, this machine as its host, the measurements themselves under `calibration`
 //! (queue-depth scaling in `calibration.queue_depth.points`, which splits the command's time into
 //! a serial and an overlapped part), and the reference measured on joj's memory loop device that
-//! each latency had taken off (docs/device-model.md, "The reference"). It never replaces a file without
-//! --force, and refuses a block device without --destroy-data.
+//! each latency had taken off (docs/device-model.md, "The reference"), and a flush after a write
+//! made once the clock ticked (kept, not used). It never replaces a file without --force, and
+//! refuses a block device without --destroy-data.
 
 mod common;
 
@@ -46,6 +47,14 @@ fn device_calibrate_writes_a_profile_from_measurements() {
         .expect("queue-depth points");
     assert_eq!(points.len(), 4);
     assert!(cal["measured"]["write_4k"]["median_us"].as_f64().unwrap() > 0.0);
+    // A flush after a write made once the clock ticked is measured and kept (the profile does
+    // not use it): at least ten samples, one a tick.
+    let ticked = &cal["measured"]["flush_after_4k_clock_ticked"];
+    assert!(
+        ticked["samples"].as_u64().is_some_and(|n| n >= 10)
+            && ticked["median_us"].as_f64() > Some(0.0),
+        "{cal}"
+    );
     // The reference, measured on joj's memory loop device, is kept and named as taken off.
     for pattern in ["write_4k", "read_4k", "flush_after_4k"] {
         let us = cal["measured"]["reference"][pattern]["median_us"].as_f64();
@@ -79,6 +88,7 @@ fn device_calibrate_writes_a_profile_from_measurements() {
         said.contains("reference (a loop device in memory"),
         "{said}"
     );
+    assert!(said.contains("once the clock ticked"), "{said}");
     assert_eq!(
         std::fs::read_dir(dir.path()).unwrap().count(),
         0,

@@ -38,6 +38,7 @@
 pub mod beneath;
 pub mod block_stream;
 pub mod cleanup;
+pub mod clock;
 mod cmd;
 pub mod cpu_latency;
 pub mod dev;
