@@ -135,6 +135,25 @@ fn calibrate(a: CalibrateArgs) -> CliResult {
         outln!("{}", crate::output::sorted_json(&doc)?)?;
         return Ok(());
     }
+    print_measured(&m)?;
+    let t = &profile.timing;
+    outln!(
+        "profile {} written to {}: command {} ns serial + {} ns overlapped, queue depth {}, bus {} MB/s, read {} ns, program {} ns, {} map pages per flush",
+        profile.name,
+        a.output.display(),
+        t.command_overhead_ns,
+        t.command_latency_ns,
+        t.queue_depth,
+        t.host_bytes_per_s / 1_000_000,
+        t.read_page_ns,
+        t.program_page_ns,
+        profile.ftl.flush_meta_pages
+    )?;
+    Ok(())
+}
+
+/// What `calibrate` measured, one line a pattern.
+fn print_measured(m: &joj_experiment::calibrate::Measured) -> CliResult {
     let l = |x: &joj_experiment::calibrate::Latency| {
         format!(
             "median {:.1} µs (p10 {:.1}, p90 {:.1})",
@@ -193,19 +212,6 @@ fn calibrate(a: CalibrateArgs) -> CliResult {
             r.flush_after_4k.median_us
         )?;
     }
-    let t = &profile.timing;
-    outln!(
-        "profile {} written to {}: command {} ns serial + {} ns overlapped, queue depth {}, bus {} MB/s, read {} ns, program {} ns, {} map pages per flush",
-        profile.name,
-        a.output.display(),
-        t.command_overhead_ns,
-        t.command_latency_ns,
-        t.queue_depth,
-        t.host_bytes_per_s / 1_000_000,
-        t.read_page_ns,
-        t.program_page_ns,
-        profile.ftl.flush_meta_pages
-    )?;
     Ok(())
 }
 

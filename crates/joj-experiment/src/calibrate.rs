@@ -520,15 +520,12 @@ pub fn measure(opts: &CalibrateOptions) -> Result<Measured, ExperimentError> {
 
     let reps = (n / 10).clamp(10, 100);
     let flush_after = flushes(&f, &mut rng, &buf, region, reps, &shown)?;
-    let flush_after_4k_clock_ticked = Some(lat(
+    let flush_after_4k_clock_ticked = Some(flushes_after_a_tick(
+        &f,
         reps,
         &mut rng,
         &mut buf,
-        &mut |r, b| {
-            joj_linux::clock::wait_for_coarse_tick();
-            f.write_all_at(b.bytes(BLOCK as usize), r.block(region))?;
-            timed(|| f.sync_data())
-        },
+        region,
         err("4 KiB writes and fdatasync, each once the clock ticked"),
     )?);
     let dsync = open_direct(&t.path, libc::O_DSYNC)?;
@@ -550,13 +547,6 @@ pub fn measure(opts: &CalibrateOptions) -> Result<Measured, ExperimentError> {
             .and_then(|s| std::fs::read_to_string(s.join("queue").join(name)).ok())
             .map(|v| v.trim().to_string())
     };
-    let mib_s = |l: &Latency| {
-        if l.median_us > 0.0 {
-            1e6 / l.median_us
-        } else {
-            0.0
-        }
-    };
     Ok(Measured {
         path: shown.clone(),
         kind: t.kind.to_string(),
@@ -569,8 +559,8 @@ pub fn measure(opts: &CalibrateOptions) -> Result<Measured, ExperimentError> {
         region_bytes: region,
         write_4k,
         read_4k,
-        seq_write_mib_s: mib_s(&write_1m),
-        seq_read_mib_s: mib_s(&read_1m),
+        seq_write_mib_s: mib_per_s(&write_1m),
+        seq_read_mib_s: mib_per_s(&read_1m),
         write_1m,
         read_1m,
         flush_after,
@@ -606,6 +596,38 @@ fn sequential(
         at += MIB;
     }
     Ok(Latency::of(ns))
+}
+
+/// MiB/s of 1 MiB requests whose median took `l` (0 for a median of 0).
+fn mib_per_s(l: &Latency) -> f64 {
+    if l.median_us > 0.0 {
+        1e6 / l.median_us
+    } else {
+        0.0
+    }
+}
+
+/// `fdatasync` after a 4 KiB random write made once the coarse clock ticked, `reps` times (the
+/// fdatasync alone is timed).
+fn flushes_after_a_tick(
+    f: &File,
+    reps: u64,
+    rng: &mut Rng,
+    buf: &mut Aligned,
+    region: u64,
+    on_err: impl FnOnce(std::io::Error) -> ExperimentError,
+) -> Result<Latency, ExperimentError> {
+    lat(
+        reps,
+        rng,
+        buf,
+        &mut |r, b| {
+            joj_linux::clock::wait_for_coarse_tick();
+            f.write_all_at(b.bytes(BLOCK as usize), r.block(region))?;
+            timed(|| f.sync_data())
+        },
+        on_err,
+    )
 }
 
 /// Flush latency (`fdatasync` of initialised blocks: a flush only) after N KiB of random 4 KiB
