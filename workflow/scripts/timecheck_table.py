@@ -40,6 +40,29 @@ def parse(text, where):
     return r
 
 
+def number(x):
+    """x as a finite float, or None: a bool (which Python counts as an int), a text, a number too
+    large for a float, NaN or an infinity is no figure."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return None
+    try:
+        x = float(x)
+    except OverflowError:
+        return None
+    return x if math.isfinite(x) else None
+
+
+def figure(r, *keys, low=0.0, high=math.inf):
+    """r[keys[0]][keys[1]]… as a number in (low, high], or exit naming the record."""
+    x = r
+    for k in keys:
+        x = x.get(k) if isinstance(x, dict) else None
+    v = number(x)
+    if v is None or not low < v <= high:
+        sys.exit(f'timecheck_table: {r["tag"]}: {".".join(keys)} is not a number in ({low:g}, {high:g}]')
+    return v
+
+
 if len(sys.argv) == 2 and os.path.isdir(sys.argv[1]):
     path = f'{sys.argv[1]}/runs.jsonl'
     runs = [parse(l, f'{path} line {i + 1}') for i, l in enumerate(read_text(path).splitlines()) if l.strip()]
@@ -144,22 +167,14 @@ for kind, title in [('host', 'zero-latency device: modeled (host alone) against 
         out = []
         for r in rs:
             b = r.get('backing')
-            x = b.get('own_bytes_per_txn') if isinstance(b, dict) else None
-            # A number, not a bool (which Python counts as an int); a huge integer is refused
-            # by float() rather than raising later.
-            if isinstance(x, bool) or not isinstance(x, (int, float)):
-                continue
-            try:
-                x = float(x)
-            except OverflowError:
-                continue
-            if math.isfinite(x) and x >= 0:
+            x = number(b.get('own_bytes_per_txn')) if isinstance(b, dict) else None
+            if x is not None and x >= 0:
                 out.append(x)
         return out
     with_own = any(own(c['measured']) for c in cells.values())
     extra = ' the disk\'s own KiB per commit (measured) |' if with_own else ''
-    # The measured runs' own spread ((max − min) / median): an error no larger than it is
-    # within what the measured side moves by itself.
+    # The measured runs' own spread ((max − min) / median, two runs at least): how much the
+    # measured side moves by itself, to read each error against.
     print(f'| mode | op | measured TPS (median of {each}) | modeled TPS (median of {each}) | host share | error | '
           f'measured spread | load |{extra}')
     print('|---|---|---:|---:|---:|---:|---:|---|' + ('---:|' if with_own else ''))
@@ -167,13 +182,13 @@ for kind, title in [('host', 'zero-latency device: modeled (host alone) against 
     for (mode, op), c in cells.items():
         if not c['measured'] or not c['modeled']:
             continue
-        ms = [r['ops_per_sec'] for r in c['measured']]
+        ms = [figure(r, 'ops_per_sec') for r in c['measured']]
         a = med(ms)
-        b = med([r['modeled']['modeled_ops_per_sec'] for r in c['modeled']])
-        share = med([r['modeled']['host_share'] for r in c['modeled']])
+        b = med([figure(r, 'modeled', 'modeled_ops_per_sec') for r in c['modeled']])
+        share = med([figure(r, 'modeled', 'host_share', low=-1e-9, high=1.0) for r in c['modeled']])
         e = (b - a) / a * 100
         errs.append(abs(e))
-        sp = f'{spread(ms):.1f} %' if a > 0 else '–'
+        sp = f'{spread(ms):.1f} %' if len(ms) > 1 else '–'
         o = own(c['measured'])
         cell = (f' {med(o) / 1024:.1f} |' if o else ' – |') if with_own else ''
         print(f'| {mode} | {op} | {a:.1f} | {b:.1f} | {share*100:.0f} % | {e:+.1f} % | {sp} | '

@@ -23,6 +23,9 @@
 //! QoS request that lives as long as one open descriptor, so the kernel releases it when joj
 //! exits in any way, and the cleanup registry has nothing to do for it.
 //!
+//! It also waits for the kernel's coarse clock, the one file timestamps come from, to tick
+//! ([`clock`]): a calibration's flush after a write that moved a file's timestamps.
+//!
 //! Invariants:
 //! - It only ever unmounts, detaches or removes what this process created and recorded in its
 //!   cleanup registry ([`cleanup`]), or what the sweep ([`leftovers`]) finds named as joj
