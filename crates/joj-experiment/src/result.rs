@@ -193,8 +193,8 @@ pub struct RunResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<crate::host::HostMeasured>,
     /// Images on a disk (`--image-dir`): the disk's write requests in the window next to the
-    /// loop devices' — its own writes are the image files' metadata (docs/measurement.md,
-    /// "Known limits"), a cost no block device has.
+    /// loop devices' — its own writes are the image files' metadata, a cost no block device has
+    /// (docs/measurement.md, "Known limits"), and any other writer's of that disk.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backing: Option<crate::backing::BackingDisk>,
     /// With a device: the modeled time — the profile's host for the measured host time, plus
