@@ -8,7 +8,8 @@ need=()
 for tool in mkfs.ext4:e2fsprogs debugfs:e2fsprogs mkfs.xfs:xfsprogs xfs_db:xfsprogs \
             mkfs.btrfs:btrfs-progs blkparse:blktrace losetup:mount cc:gcc \
             sqlite3:sqlite3 /usr/bin/python3:python3 taskset:util-linux xfs_io:xfsprogs \
-            strace:strace slurmctld:slurmctld slurmd:slurmd sbatch:slurm-client munged:munge; do
+            strace:strace slurmctld:slurmctld slurmd:slurmd sbatch:slurm-client munged:munge \
+            chromium:chromium; do
   command -v "${tool%%:*}" >/dev/null 2>&1 || need+=("${tool##*:}")
 done
 # The loadable extension is built against the system SQLite's headers (libsqlite3-dev), with

@@ -8,11 +8,11 @@
 #   trace      --trace: joj's block tracer and the extent snapshots at each sync call
 #   modeled    --device zero-latency: the tracer, the snapshots and the pacer's feed and model
 #   unpaced    --device zero-latency --no-pace: the tracer and the snapshots, no pacer
-# and prints, per cell and variant, the median host TPS (transactions over the result's
+# (each round starting one variant later than the one before), and prints, per cell and variant, the median host TPS (transactions over the result's
 # `host.host_s`: joj's timed measuring, run-queue delays and pacing's sleeps taken out) against
 # the untraced median, and for the two modeled variants the modeled TPS. Root.
 # Usage: observer_cost.py JOJ ROUNDS N MODE:OP…   (e.g. target/release/joj 5 2000 persist:insert)
-import json, os, statistics, subprocess, sys
+import json, os, re, statistics, subprocess, sys
 
 MODES = {'delete', 'truncate', 'persist', 'wal', 'waldio', 'off'}
 OPS = {'insert', 'update', 'delete'}
@@ -32,9 +32,9 @@ if len(sys.argv) < 5:
 joj, rounds, n = sys.argv[1], sys.argv[2], sys.argv[3]
 if not (os.path.isfile(joj) and os.access(joj, os.X_OK)):
     refuse(f'JOJ is the joj binary (an executable file), not {joj!r}')
-if not (rounds.isdigit() and 1 <= int(rounds) <= 100):
+if not (re.fullmatch('[0-9]{1,3}', rounds) and 1 <= int(rounds) <= 100):
     refuse(f'ROUNDS is 1–100, not {rounds!r}')
-if not (n.isdigit() and 1 <= int(n) <= 1_000_000):
+if not (re.fullmatch('[0-9]{1,7}', n) and 1 <= int(n) <= 1_000_000):
     refuse(f'N is 1–1000000 transactions, not {n!r}')
 cells = [c.split(':') for c in sys.argv[4:]]
 for c in cells:
@@ -52,17 +52,19 @@ def outside(on):
             with open(f'{inst}/events/block/{e}/enable', 'w') as f:
                 f.write('1')
     elif os.path.isdir(inst):
-        for e in EVENTS:
-            with open(f'{inst}/events/block/{e}/enable', 'w') as f:
-                f.write('0')
+        # Removing an instance turns its events off with it.
         os.rmdir(inst)
 
 
 runs = {}
 try:
-    for _ in range(int(rounds)):
+    names = list(VARIANTS)
+    for round_no in range(int(rounds)):
         for mode, op in cells:
-            for v, extra in VARIANTS.items():
+            # Each round starts one variant later, so that no variant always follows another.
+            k = round_no % len(names)
+            for v in names[k:] + names[:k]:
+                extra = VARIANTS[v]
                 outside(v == 'outside')
                 args = [joj, 'bench', '--fs', 'ext4', '-j', mode, '--op', op, '-n', n, '--cpus-awake', '--json', *extra]
                 run = subprocess.run(args, capture_output=True, text=True)

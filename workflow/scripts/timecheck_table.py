@@ -35,8 +35,19 @@ def parse(text, where):
         r = json.loads(text)
     except json.JSONDecodeError as e:
         sys.exit(f'timecheck_table: {where} is not JSON: {e}')
+    except RecursionError:
+        sys.exit(f'timecheck_table: {where} nests too deeply to be a record')
     if not isinstance(r, dict) or not isinstance(r.get('tag'), str):
         sys.exit(f'timecheck_table: {where} is not a record (an object with a "tag")')
+    p = r['tag'].split(':')
+    if p[0] in ('host', 'disk') and (len(p) not in (4, 5) or p[1] not in ('measured', 'modeled')):
+        sys.exit(f'timecheck_table: {where}: tag {r["tag"]!r} is not {p[0]}:measured|modeled:MODE:OP[:RUN]')
+    if p[0] == 'repeat' and (len(p) < 2 or not p[1]):
+        sys.exit(f'timecheck_table: {where}: tag {r["tag"]!r} is not repeat:COMMAND[:RUN]')
+    if p[0] != 'noise':
+        load = number(r.get('load'))
+        if load is None or load < 0:
+            sys.exit(f'timecheck_table: {where}: load is not a number of at least 0')
     return r
 
 
@@ -117,8 +128,8 @@ if rep:
     print('| command | runs | modeled TPS (host + device), each run | spread | device-only TPS, each run | spread | load |')
     print('|---|---:|---|---:|---|---:|---|')
     for tag, rs in rep.items():
-        m = [r['modeled']['modeled_ops_per_sec'] for r in rs]
-        d = [r['device']['modeled_ops_per_sec'] for r in rs]
+        m = [figure(r, 'modeled', 'modeled_ops_per_sec') for r in rs]
+        d = [figure(r, 'device', 'modeled_ops_per_sec') for r in rs]
         sp = lambda xs: (max(xs) - min(xs)) / med(xs) * 100
         print(f'| {tag} | {len(rs)} | {", ".join(f"{x:.1f}" for x in m)} | {sp(m):.1f} % | '
               f'{", ".join(f"{x:.1f}" for x in d)} | {sp(d):.1f} % | {loads(rs)} |')
@@ -135,13 +146,18 @@ if rep:
         for c in [None] + costs:
             xs = []
             for r in rs:
-                m, h = r['modeled'], r['host']
+                h = lambda k, low=-1e-9: figure(r, 'host', k, low=low)
+                m = lambda k, low=-1e-9: figure(r, 'modeled', k, low=low)
                 # The host's CPU as joj composes it: the workload threads' less joj's measuring
                 # on them, and the journal thread's (joj-experiment/src/host.rs, work_cpu_s).
-                own = max(h['cpu_s'] - h.get('overhead_s', 0.0), 0.0)
-                cpu = min((own + h['journal_thread_cpu_s']) / h['threads'], h['host_s'])
-                waits = h['host_s'] - cpu if c is None else h['sync_calls'] * c / 1e9
-                xs.append(m['ops'] / (m['cpu_factor'] * cpu + waits + m['device_s']))
+                overhead = h('overhead_s') if isinstance(r.get('host'), dict) and 'overhead_s' in r['host'] else 0.0
+                own = max(h('cpu_s') - overhead, 0.0)
+                cpu = min((own + h('journal_thread_cpu_s')) / h('threads', low=0.5), h('host_s'))
+                waits = h('host_s') - cpu if c is None else h('sync_calls') * c / 1e9
+                t = m('cpu_factor', low=0.0) * cpu + waits + m('device_s')
+                if t <= 0:
+                    sys.exit(f'timecheck_table: {r["tag"]}: its host and device times add up to nothing')
+                xs.append(m('ops', low=0.0) / t)
             sp = (max(xs) - min(xs)) / med(xs) * 100
             cols.append(f'{med(xs):.1f} (spread {sp:.1f} %)')
         print(f'| {tag} | ' + ' | '.join(cols) + ' |')
@@ -159,7 +175,15 @@ for kind, title in [('host', 'zero-latency device: modeled (host alone) against 
         continue
     print(f'{title}:')
     print()
-    each = max(len(c['measured']) for c in cells.values())
+    # Only cells with both sides make a row.
+    cells = {k: c for k, c in cells.items() if c['measured'] and c['modeled']}
+    if not cells:
+        print('no cell has both measured and modeled runs: no error to summarise')
+        print()
+        continue
+    def each(side):
+        ns = sorted({len(c[side]) for c in cells.values()})
+        return f'median of {ns[0]}' if len(ns) == 1 else f'median of {ns[0]}–{ns[-1]}'
     # The disk's own writes in the measured runs (records made since 2026-11-27 have them): the
     # image files' metadata, a cost of the loop-over-a-file rig that no device has
     # (docs/measurement.md, "Known limits").
@@ -167,6 +191,8 @@ for kind, title in [('host', 'zero-latency device: modeled (host alone) against 
         out = []
         for r in rs:
             b = r.get('backing')
+            # An auxiliary figure: one that is not a count of bytes is left out, and a table
+            # whose runs have none shows no column.
             x = number(b.get('own_bytes_per_txn')) if isinstance(b, dict) else None
             if x is not None and x >= 0:
                 out.append(x)
@@ -175,13 +201,11 @@ for kind, title in [('host', 'zero-latency device: modeled (host alone) against 
     extra = ' the disk\'s own KiB per commit (measured) |' if with_own else ''
     # The measured runs' own spread ((max − min) / median, two runs at least): how much the
     # measured side moves by itself, to read each error against.
-    print(f'| mode | op | measured TPS (median of {each}) | modeled TPS (median of {each}) | host share | error | '
+    print(f'| mode | op | measured TPS ({each("measured")}) | modeled TPS ({each("modeled")}) | host share | error | '
           f'measured spread | load |{extra}')
     print('|---|---|---:|---:|---:|---:|---:|---|' + ('---:|' if with_own else ''))
     errs = []
     for (mode, op), c in cells.items():
-        if not c['measured'] or not c['modeled']:
-            continue
         ms = [figure(r, 'ops_per_sec') for r in c['measured']]
         a = med(ms)
         b = med([figure(r, 'modeled', 'modeled_ops_per_sec') for r in c['modeled']])

@@ -446,6 +446,9 @@ pub fn summary(r: &RunResult) -> String {
     if let Some(b) = &r.backing {
         s.push_str(&backing_line(b, r.transactions));
     }
+    if let Some(e) = &r.backing_error {
+        s.push_str(&format!("  image disk: not counted: {e}\n"));
+    }
     if let Some(m) = &r.modeled {
         s.push_str(&modeled_line(m));
     }

@@ -4,7 +4,7 @@
 //! (queue-depth scaling in `calibration.queue_depth.points`, which splits the command's time into
 //! a serial and an overlapped part), and the reference measured on joj's memory loop device that
 //! each latency had taken off (docs/device-model.md, "The reference"), and a flush after a write
-//! made once the clock ticked (kept, not used). It never replaces a file without --force, and
+//! made once the clock ticked (kept, not used), with its control on the reference. It never replaces a file without --force, and
 //! refuses a block device without --destroy-data.
 
 mod common;
@@ -56,7 +56,13 @@ fn device_calibrate_writes_a_profile_from_measurements() {
         "{cal}"
     );
     // The reference, measured on joj's memory loop device, is kept and named as taken off.
-    for pattern in ["write_4k", "read_4k", "flush_after_4k"] {
+    // Its ticked flush is the control of the device's: the same wait, no file behind it.
+    for pattern in [
+        "write_4k",
+        "read_4k",
+        "flush_after_4k",
+        "flush_after_4k_clock_ticked",
+    ] {
         let us = cal["measured"]["reference"][pattern]["median_us"].as_f64();
         assert!(us.is_some_and(|us| us > 0.0), "{pattern}: {cal}");
     }
@@ -89,6 +95,10 @@ fn device_calibrate_writes_a_profile_from_measurements() {
         "{said}"
     );
     assert!(said.contains("once the clock ticked"), "{said}");
+    assert!(
+        said.contains("the reference, with the same wait and no file written behind it"),
+        "{said}"
+    );
     assert_eq!(
         std::fs::read_dir(dir.path()).unwrap().count(),
         0,

@@ -28,6 +28,7 @@ fn the_observer_cost_script_refuses_bad_arguments_before_it_runs() {
         (1, "0", "ROUNDS"),
         (1, "101", "ROUNDS"),
         (1, "-3", "ROUNDS"),
+        (1, "\u{b2}", "ROUNDS"),
         (2, "0", "N is"),
         (2, "1000001", "N is"),
         (3, "wal", "a cell is"),

@@ -14,7 +14,8 @@
 //! a flush that reaches the loop device with a write is an empty preflush write more on the
 //! disk.) Through the page cache the disk sees merged writeback instead, and no difference is
 //! drawn. A partition's counters have no flushes (the block layer counts them on the whole
-//! disk), so for a partition none are reported.
+//! disk), nor do a bio-based device's (device-mapper, md: only the multi-queue path counts
+//! them, `/sys/dev/block/ID/mq`), so for those none are reported.
 
 use std::os::unix::fs::MetadataExt;
 
@@ -30,7 +31,8 @@ pub struct BackingDisk {
     pub disk_write_ios: u64,
     /// The bytes of those requests.
     pub disk_write_bytes: u64,
-    /// The disk's flushes in the window; `None` for a partition, whose counters have none.
+    /// The disk's flushes in the window; `None` for a partition or a bio-based device
+    /// (device-mapper, md), whose counters have none.
     pub disk_flush_ios: Option<u64>,
     /// The write requests of the loop devices whose images are on the disk.
     pub loop_write_ios: u64,
@@ -53,7 +55,7 @@ impl BackingDisk {
     pub fn new(
         disk_id: &str,
         disk: &DiskStats,
-        partition: bool,
+        flushes_counted: bool,
         loops: &DiskStats,
         direct_io: bool,
         transactions: u64,
@@ -64,7 +66,7 @@ impl BackingDisk {
             disk: disk_id.to_string(),
             disk_write_ios: disk.write_ios,
             disk_write_bytes: bytes(disk),
-            disk_flush_ios: (!partition).then_some(disk.flush_ios),
+            disk_flush_ios: flushes_counted.then_some(disk.flush_ios),
             loop_write_ios: loops.write_ios,
             loop_write_bytes: bytes(loops),
             loop_flush_ios: loops.flush_ios,
@@ -81,7 +83,7 @@ impl BackingDisk {
 #[derive(Debug, Clone)]
 pub(crate) struct BackingDeltas {
     disk_id: String,
-    partition: bool,
+    flushes_counted: bool,
     disk: DiskStats,
     loops: DiskStats,
     direct_io: bool,
@@ -93,7 +95,7 @@ impl BackingDeltas {
         BackingDisk::new(
             &self.disk_id,
             &self.disk,
-            self.partition,
+            self.flushes_counted,
             &self.loops,
             self.direct_io,
             transactions,
@@ -101,15 +103,24 @@ impl BackingDeltas {
     }
 }
 
+/// A device's counters could not be read at one end of the window.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("the counters of {device} (/sys/dev/block/{device}/stat) could not be read: {reason}")]
+pub(crate) struct BackingError {
+    device: String,
+    reason: String,
+}
+
 /// The counters to read at both ends of a window: the disk holding the main device's image and
 /// every loop device whose image is on that disk.
 #[derive(Debug)]
 pub(crate) struct BackingWatch {
     disk_id: String,
-    partition: bool,
+    flushes_counted: bool,
     loops: Vec<String>,
     direct_io: bool,
-    before: Option<(DiskStats, DiskStats)>,
+    /// The counters at the window's start, or why they could not be read.
+    before: Option<Result<(DiskStats, DiskStats), BackingError>>,
 }
 
 /// `major:minor` of the block device holding `path`'s filesystem, when `/sys/dev/block` has it
@@ -119,9 +130,16 @@ fn disk_of(path: &std::path::Path) -> Option<String> {
     DiskStats::read(&id).ok().map(|_| id)
 }
 
-/// Whether block device `id` (`major:minor`) is a partition of a disk.
-fn is_partition(id: &str) -> bool {
-    std::path::Path::new(&format!("/sys/dev/block/{id}/partition")).exists()
+/// Whether block device `id` (`major:minor`) counts its flushes: a whole disk on the block
+/// layer's multi-queue path (`mq`); a partition's flushes count on its disk, and a bio-based
+/// device (device-mapper, md) counts a flush as an empty write.
+fn counts_flushes(id: &str) -> bool {
+    counts_flushes_at(std::path::Path::new(&format!("/sys/dev/block/{id}")))
+}
+
+/// [`counts_flushes`] of the device whose `/sys/dev/block` folder is `dir`.
+fn counts_flushes_at(dir: &std::path::Path) -> bool {
+    !dir.join("partition").exists() && dir.join("mq").is_dir()
 }
 
 /// Whether loop device `loop_path` (`/dev/loopN`) does direct I/O.
@@ -146,7 +164,7 @@ impl BackingWatch {
             .filter(|d| disk_of(&d.image).as_deref() == Some(disk_id.as_str()))
             .collect();
         Some(BackingWatch {
-            partition: is_partition(&disk_id),
+            flushes_counted: counts_flushes(&disk_id),
             disk_id,
             loops: on_disk.iter().map(|d| d.dev.to_string()).collect(),
             direct_io: on_disk.iter().all(|d| loop_dio(&d.path)),
@@ -154,39 +172,98 @@ impl BackingWatch {
         })
     }
 
-    /// The disk's and the loop devices' counters. The loop devices are read first: a loop
-    /// write completes after its write of the disk, so nothing the loop side counts is missing
-    /// from the disk's.
-    fn read(&self) -> Option<(DiskStats, DiskStats)> {
-        let loops: Option<Vec<DiskStats>> =
-            self.loops.iter().map(|d| DiskStats::read(d).ok()).collect();
-        let loops = DiskStats::sum(&loops?);
-        Some((DiskStats::read(&self.disk_id).ok()?, loops))
+    /// The disk's and the loop devices' counters, the disk's read first at the window's start
+    /// and last at its end: a loop write completes after its write of the disk, so a write
+    /// under way at either end counts on the disk's side wherever it counts on the loop's, and
+    /// the disk's own bytes are never short.
+    fn read(&self, disk_first: bool) -> Result<(DiskStats, DiskStats), BackingError> {
+        let read = |d: &str| {
+            DiskStats::read(d).map_err(|e| BackingError {
+                device: d.to_string(),
+                reason: e.to_string(),
+            })
+        };
+        let disk_before = if disk_first {
+            Some(read(&self.disk_id)?)
+        } else {
+            None
+        };
+        let loops: Vec<DiskStats> = self
+            .loops
+            .iter()
+            .map(|d| read(d))
+            .collect::<Result<_, _>>()?;
+        let disk = match disk_before {
+            Some(d) => d,
+            None => read(&self.disk_id)?,
+        };
+        Ok((disk, DiskStats::sum(&loops)))
     }
 
     /// At the window's start.
     pub(crate) fn begin(&mut self) {
-        self.before = self.read();
+        self.before = Some(self.read(true));
     }
 
-    /// At the window's end: what both sides counted since [`BackingWatch::begin`] (`None` if
-    /// either read failed).
-    pub(crate) fn end(&self) -> Option<BackingDeltas> {
-        let (d0, l0) = self.before?;
-        let (d1, l1) = self.read()?;
-        Some(BackingDeltas {
-            disk_id: self.disk_id.clone(),
-            partition: self.partition,
-            disk: d1.since(&d0),
-            loops: l1.since(&l0),
-            direct_io: self.direct_io,
-        })
+    /// At the window's end: what both sides counted since [`BackingWatch::begin`], or why a
+    /// read failed (`None` without a start).
+    pub(crate) fn end(&self) -> Option<Result<BackingDeltas, BackingError>> {
+        let before = self.before.clone()?;
+        Some(before.and_then(|(d0, l0)| {
+            let (d1, l1) = self.read(false)?;
+            Ok(BackingDeltas {
+                disk_id: self.disk_id.clone(),
+                flushes_counted: self.flushes_counted,
+                disk: d1.since(&d0),
+                loops: l1.since(&l0),
+                direct_io: self.direct_io,
+            })
+        }))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Only a whole disk on the multi-queue path counts its flushes: not a partition, not a
+    /// bio-based device (device-mapper, md) that counts a flush as an empty write.
+    #[test]
+    fn flushes_are_counted_on_a_whole_multi_queue_disk_only() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (disk, part, dm) = (
+            tmp.path().join("d"),
+            tmp.path().join("p"),
+            tmp.path().join("m"),
+        );
+        std::fs::create_dir_all(disk.join("mq")).unwrap();
+        std::fs::create_dir_all(&part).unwrap();
+        std::fs::write(part.join("partition"), "1\n").unwrap();
+        std::fs::create_dir_all(&dm).unwrap();
+        assert!(counts_flushes_at(&disk));
+        assert!(!counts_flushes_at(&part));
+        assert!(!counts_flushes_at(&dm));
+    }
+
+    /// A device whose counters cannot be read gives the window's end an error naming it, not
+    /// a report that looks like images in memory.
+    #[test]
+    fn counters_that_cannot_be_read_are_said_not_left_out() {
+        let mut w = BackingWatch {
+            disk_id: "4095:1048575".into(),
+            flushes_counted: true,
+            loops: vec![],
+            direct_io: true,
+            before: None,
+        };
+        assert!(w.end().is_none(), "no start, nothing to report");
+        w.begin();
+        let e = w.end().unwrap().unwrap_err().to_string();
+        assert!(
+            e.contains("4095:1048575") && e.contains("could not be read"),
+            "{e}"
+        );
+    }
 
     fn stats(write_ios: u64, write_sectors: u64, flush_ios: u64) -> DiskStats {
         DiskStats {
@@ -203,28 +280,29 @@ mod tests {
         // preflush write in its count), the same on the disk plus the image's inode.
         let loops = stats(3000, 16_000, 1000);
         let disk = stats(4000, 24_000, 1000);
-        let b = BackingDisk::new("254:0", &disk, false, &loops, true, 1000);
+        let b = BackingDisk::new("254:0", &disk, true, &loops, true, 1000);
         assert_eq!(b.own_write_bytes, Some(4_096_000));
         assert_eq!(b.own_bytes_per_txn, Some(4096.0));
         assert_eq!(b.disk_flush_ios, Some(1000));
-        // A partition's counters have no flushes: none reported, the bytes as on a disk.
-        let b = BackingDisk::new("254:1", &disk, true, &loops, true, 1000);
+        // A partition's (or a bio-based device's) counters have no flushes: none reported, the
+        // bytes as on a disk.
+        let b = BackingDisk::new("254:1", &disk, false, &loops, true, 1000);
         assert_eq!(
             (b.disk_flush_ios, b.own_write_bytes),
             (None, Some(4_096_000))
         );
         // Two WAL commits whose flushes ride on the journal's commit blocks: an empty preflush
         // write more on the disk than on the loop device for each, and no byte of its own.
-        let b = BackingDisk::new("254:0", &stats(5, 80, 2), false, &stats(3, 80, 2), true, 1);
+        let b = BackingDisk::new("254:0", &stats(5, 80, 2), true, &stats(3, 80, 2), true, 1);
         assert_eq!(b.own_write_bytes, Some(0));
         // Fewer bytes on the disk than the loop device sent (a counter read late): none of its
         // own, never a negative count.
-        let b = BackingDisk::new("254:0", &stats(10, 8, 1), false, &stats(12, 16, 1), true, 4);
+        let b = BackingDisk::new("254:0", &stats(10, 8, 1), true, &stats(12, 16, 1), true, 4);
         assert_eq!(b.own_write_bytes, Some(0));
         // Through the page cache the disk's writes are merged writeback: no difference drawn.
-        let b = BackingDisk::new("254:0", &disk, false, &loops, false, 1000);
+        let b = BackingDisk::new("254:0", &disk, true, &loops, false, 1000);
         assert_eq!((b.own_write_bytes, b.own_bytes_per_txn), (None, None));
-        let b = BackingDisk::new("254:0", &stats(5, 16, 1), false, &stats(3, 8, 1), true, 0);
+        let b = BackingDisk::new("254:0", &stats(5, 16, 1), true, &stats(3, 8, 1), true, 0);
         assert_eq!((b.own_write_bytes, b.own_bytes_per_txn), (Some(4096), None));
     }
 

@@ -166,6 +166,12 @@ pub struct Reference {
     pub read_4k: Latency,
     /// `fdatasync` of the loop device after one 4 KiB write.
     pub flush_after_4k: Latency,
+    /// The same once the coarse clock ticked: the control of the device's
+    /// `flush_after_4k_clock_ticked` (the same wait before each write, and no file written
+    /// behind this device: a tmpfs file's `fsync` writes nothing). `None` when saved before
+    /// 2026-11-27, or when the clock did not move.
+    #[serde(default)]
+    pub flush_after_4k_clock_ticked: Option<Latency>,
 }
 
 /// The reference's region: enough for random offsets, small enough for memory.
@@ -233,12 +239,21 @@ fn reference(samples: u64, seed: u64) -> Result<Reference, ExperimentError> {
         },
         err("a flush after a 4 KiB write"),
     )?;
+    let flush_after_4k_clock_ticked = flushes_after_a_tick(
+        &f,
+        (samples / 10).clamp(10, 100),
+        &mut rng,
+        &mut buf,
+        region,
+        err("a 4 KiB write and fdatasync once the clock ticked, again and again,"),
+    )?;
     drop(f);
     fs.close().map_err(released)?;
     Ok(Reference {
         write_4k,
         read_4k,
         flush_after_4k,
+        flush_after_4k_clock_ticked,
     })
 }
 
@@ -521,14 +536,14 @@ pub fn measure(opts: &CalibrateOptions) -> Result<Measured, ExperimentError> {
 
     let reps = (n / 10).clamp(10, 100);
     let flush_after = flushes(&f, &mut rng, &buf, region, reps, &shown)?;
-    let flush_after_4k_clock_ticked = Some(flushes_after_a_tick(
+    let flush_after_4k_clock_ticked = flushes_after_a_tick(
         &f,
         reps,
         &mut rng,
         &mut buf,
         region,
         err("a 4 KiB write and fdatasync once the clock ticked, again and again,"),
-    )?);
+    )?;
     let dsync = open_direct(&t.path, libc::O_DSYNC)?;
     let dsync_write_4k = lat(
         n,
@@ -609,7 +624,8 @@ fn mib_per_s(l: &Latency) -> f64 {
 }
 
 /// `fdatasync` after a 4 KiB random write made once the coarse clock ticked, `reps` times (the
-/// fdatasync alone is timed).
+/// fdatasync alone is timed); `None` when the clock does not move at all (a side measurement
+/// the profile does not use: its absence fails nothing).
 fn flushes_after_a_tick(
     f: &File,
     reps: u64,
@@ -617,7 +633,10 @@ fn flushes_after_a_tick(
     buf: &mut Aligned,
     region: u64,
     on_err: impl FnOnce(std::io::Error) -> ExperimentError,
-) -> Result<Latency, ExperimentError> {
+) -> Result<Option<Latency>, ExperimentError> {
+    if !joj_linux::clock::wait_for_coarse_tick() {
+        return Ok(None);
+    }
     lat(
         reps,
         rng,
@@ -634,6 +653,7 @@ fn flushes_after_a_tick(
         },
         on_err,
     )
+    .map(Some)
 }
 
 /// Flush latency (`fdatasync` of initialised blocks: a flush only) after N KiB of random 4 KiB
@@ -1081,6 +1101,7 @@ mod tests {
                 write_4k: lat(10.0),
                 read_4k: lat(12.0),
                 flush_after_4k: lat(20.0),
+                flush_after_4k_clock_ticked: Some(lat(25.0)),
             }),
             ..measured()
         };

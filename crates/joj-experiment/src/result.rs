@@ -197,6 +197,10 @@ pub struct RunResult {
     /// (docs/measurement.md, "Known limits"), and any other writer's of that disk.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backing: Option<crate::backing::BackingDisk>,
+    /// Images on a disk whose counters could not be read at one end of the window: why, in
+    /// place of `backing` (not counted is not zero).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backing_error: Option<String>,
     /// With a device: the modeled time — the profile's host for the measured host time, plus
     /// the device model's — and whether the kernel was paced while the trace was made.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -247,6 +251,7 @@ impl RunResult {
             threads: vec![],
             host: None,
             backing: None,
+            backing_error: None,
             modeled: None,
         }
     }

@@ -6,9 +6,11 @@ fn coarse_now() -> rustix::time::Timespec {
     rustix::time::clock_gettime(rustix::time::ClockId::RealtimeCoarse)
 }
 
-/// Sleep until `CLOCK_REALTIME_COARSE` has moved (one kernel tick: 4 ms at HZ=250): a write
-/// after this returns `true` gives its file new timestamps, whatever wrote before it. Checks
-/// every half millisecond; `false` if the clock did not move within a second.
+/// Sleep until `CLOCK_REALTIME_COARSE` has moved (one kernel tick: 4 ms at HZ=250): on a
+/// filesystem that keeps timestamps to the nanosecond and updates them at each write (ext4,
+/// xfs, btrfs, tmpfs; not under `lazytime`, nor where the granularity is coarser than a tick), a
+/// write after this returns `true` gives its file new timestamps, whatever wrote before it.
+/// Checks every half millisecond; `false` if the clock did not move within a second.
 pub fn wait_for_coarse_tick() -> bool {
     let start = coarse_now();
     let deadline = Instant::now() + Duration::from_secs(1);

@@ -242,7 +242,13 @@ fn base_result(
         backing: captured
             .backing
             .as_ref()
+            .and_then(|b| b.as_ref().ok())
             .map(|b| b.report(workload.transactions())),
+        backing_error: captured
+            .backing
+            .as_ref()
+            .and_then(|b| b.as_ref().err())
+            .map(ToString::to_string),
         threads: ran.threads,
         ..RunResult::measured(
             run_config(stack, workload, place.mount_options.clone()),

@@ -28,7 +28,7 @@ use joj_waldio::{WaldioCounters, WaldioVfs};
 use joj_workload::{Window, WorkloadError, lock};
 
 use super::extents::ExtentRecorder;
-use crate::backing::{BackingDeltas, BackingWatch};
+use crate::backing::{BackingDeltas, BackingError, BackingWatch};
 use crate::error::ExperimentError;
 use crate::host::WindowCounts;
 use crate::pace::{PaceReport, Pacer};
@@ -81,8 +81,9 @@ pub(super) struct Captured {
     pub(super) pace: Option<PaceReport>,
     /// Sync calls, joj's overhead and pacing's sleeps in the window.
     pub(super) counts: WindowCounts,
-    /// The images' disk and the loop devices over it (images on a disk only).
-    pub(super) backing: Option<BackingDeltas>,
+    /// The images' disk and the loop devices over it (images on a disk only), or why their
+    /// counters could not be read.
+    pub(super) backing: Option<Result<BackingDeltas, BackingError>>,
     error: Option<ExperimentError>,
 }
 
