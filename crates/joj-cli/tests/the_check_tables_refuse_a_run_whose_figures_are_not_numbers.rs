@@ -11,32 +11,13 @@ mod common;
 
 /// A cell of one measured run with `ops` (JSON text) and one modeled run; the table's output.
 fn table_of(ops: &str, share: &str) -> (bool, String) {
-    let tmp = tempfile::tempdir().unwrap();
-    let measured = tmp.path().join("m.json");
-    let modeled = tmp.path().join("o.json");
-    std::fs::write(
-        &measured,
+    table_of_records(&[
         format!(r#"{{"tag": "disk:measured:off:insert:0", "load": 1.0, "ops_per_sec": {ops}}}"#),
-    )
-    .unwrap();
-    std::fs::write(
-        &modeled,
         format!(
             r#"{{"tag": "disk:modeled:off:insert:0", "load": 1.0, "ops_per_sec": 1.0,
                 "modeled": {{"modeled_ops_per_sec": 5500.0, "host_share": {share}}}}}"#
         ),
-    )
-    .unwrap();
-    let out = common::workflow_script(
-        "timecheck_table.py",
-        &[measured.to_str().unwrap(), modeled.to_str().unwrap()],
-    );
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
+    ])
 }
 
 #[test]
