@@ -173,9 +173,10 @@ impl BackingWatch {
     }
 
     /// The disk's and the loop devices' counters, the disk's read first at the window's start
-    /// and last at its end: a loop write completes after its write of the disk, so a write
-    /// under way at either end counts on the disk's side wherever it counts on the loop's, and
-    /// the disk's own bytes are never short.
+    /// and last at its end. A loop write completes after its write of the disk, so at the end a
+    /// write under way counts on the disk's side if on either; at the start only one in flight
+    /// across both reads could count on the loop's side alone, and the window's `syncfs` just
+    /// before leaves none. The disk's own bytes are then never short for the run's writes.
     fn read(&self, disk_first: bool) -> Result<(DiskStats, DiskStats), BackingError> {
         let read = |d: &str| {
             DiskStats::read(d).map_err(|e| BackingError {
