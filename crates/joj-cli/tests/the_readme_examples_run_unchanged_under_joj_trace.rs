@@ -53,12 +53,12 @@ fn trace_from_the_repository(command: &[&str]) -> (serde_json::Value, String) {
     (serde_json::from_slice(&run.stdout).unwrap(), stderr)
 }
 
-fn wrote_rows_db_on_the_scratch_filesystem(doc: &serde_json::Value) {
-    assert_eq!(common::traced_file(doc, "rows.db")["kind"], "database");
-    let wal = common::traced_file(doc, "rows.db-waldio");
+fn wrote_db_on_the_scratch_filesystem(doc: &serde_json::Value, db: &str) {
+    assert_eq!(common::traced_file(doc, db)["kind"], "database");
+    let wal = common::traced_file(doc, &format!("{db}-waldio"));
     assert!(wal["data_bytes"].as_u64().unwrap() > 0, "{wal}");
     assert!(
-        !repo().join("rows.db").exists(),
+        !repo().join(db).exists(),
         "the example's database must land on the traced filesystem, not in the repository"
     );
     assert_eq!(
@@ -78,7 +78,7 @@ fn the_readme_shell_example_runs_unchanged_under_joj_trace() {
         stdout.lines().any(|l| l.trim() == "10000|50005000"),
         "the reopened database must hold rows 1..10000; the shell printed:\n{stdout}"
     );
-    wrote_rows_db_on_the_scratch_filesystem(&doc);
+    wrote_db_on_the_scratch_filesystem(&doc, "rows.db");
 }
 
 #[test]
@@ -92,5 +92,5 @@ fn the_readme_python_example_runs_unchanged_under_joj_trace() {
         stdout.contains("(10000, 50005000)"),
         "the Python example printed:\n{stdout}"
     );
-    wrote_rows_db_on_the_scratch_filesystem(&doc);
+    wrote_db_on_the_scratch_filesystem(&doc, "rows-py.db");
 }

@@ -43,4 +43,28 @@ fn python_writes_10000_transactions_through_waldio_and_reads_them_back() {
         "every transaction was a waldio commit: {state}"
     );
     assert_eq!(state["defaults"]["sync"], "full");
+    assert_eq!(
+        state["not_in_wal_mode"],
+        serde_json::json!([]),
+        "the example puts its database in WAL mode: {state}"
+    );
+}
+
+#[test]
+fn the_shell_and_python_examples_run_one_after_the_other_in_one_directory() {
+    // As a reader runs them: the same directory, the shell's first, then Python's.
+    common::sqlite3();
+    let dir = tempfile::tempdir().unwrap();
+    common::run_ok(
+        Command::new("sh")
+            .args(["-e", "-c", &common::readme_block("extension-shell")])
+            .current_dir(dir.path()),
+    );
+    let out = common::run_ok(
+        Command::new(common::python())
+            .args(["-c", &common::readme_block("extension-python")])
+            .current_dir(dir.path()),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(stdout.lines().next(), Some("(10000, 50005000)"), "{stdout}");
 }

@@ -85,6 +85,11 @@ fn waldio_journal_wal_switches_an_unchanged_app_to_wal_through_waldio() {
         "every insert, after the CREATE TABLE that switched it, is a waldio commit: {state}"
     );
     assert_eq!(state["defaults"]["wal_mode"], true);
+    assert_eq!(
+        state["not_in_wal_mode"],
+        serde_json::json!([]),
+        "switched: its one rollback-journal transaction came before the switch"
+    );
     assert_eq!(out[2], "6");
     // A second run finds it in WAL mode under waldio, and the rows there.
     let (again, err) = run(dir.path(), &app("app.db", Some("waldio_journal=wal"), 2));
@@ -99,6 +104,30 @@ fn waldio_journal_wal_switches_an_unchanged_app_to_wal_through_waldio() {
         (2, 0x57),
         "WAL, marked for waldio so that stock SQLite refuses it"
     );
+}
+
+#[test]
+fn a_database_put_in_wal_mode_by_its_app_is_not_listed_as_out_of_it() {
+    // The README's way: vfs=waldio in the URI, then PRAGMA journal_mode=WAL — which SQLite runs
+    // as one rollback-journal transaction before the WAL exists.
+    let dir = tempfile::tempdir().unwrap();
+    let code = format!(
+        "import sqlite3
+l = sqlite3.connect(':memory:'); l.enable_load_extension(True); l.load_extension('{}')
+db = sqlite3.connect('file:app.db?vfs=waldio', uri=True, isolation_level=None)
+db.execute('PRAGMA journal_mode=WAL')
+db.execute('CREATE TABLE t(x)')
+for i in range(3): db.execute('INSERT INTO t VALUES(?)', (i,))
+print(db.execute('PRAGMA journal_mode').fetchone()[0])
+print(db.execute('SELECT waldio_state()').fetchone()[0])
+",
+        common::lib().with_extension("").display()
+    );
+    let (out, err) = run(dir.path(), &code);
+    assert_eq!(out[0], "wal", "{err}");
+    let state: serde_json::Value = serde_json::from_str(&out[1]).unwrap();
+    assert_eq!(state["not_in_wal_mode"], serde_json::json!([]), "{state}");
+    assert!(!err.contains("waldio: warning"), "{err}");
 }
 
 #[test]

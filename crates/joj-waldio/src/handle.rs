@@ -137,12 +137,15 @@ impl WaldioVfs {
         vfs::write(&self.inst().observer, observer);
     }
 
-    /// The databases that opened a rollback journal through this VFS (not in WAL mode, so
-    /// waldio is not in use for them), with how many times.
+    /// The databases whose last log opened through this VFS was a rollback journal (not in WAL
+    /// mode, so waldio is not in use for them), with how many rollback journals they opened. A
+    /// database switched to WAL mode after its first journals (`PRAGMA journal_mode=WAL` is
+    /// itself a rollback-journal transaction) is not listed.
     pub fn not_in_wal_mode(&self) -> Vec<(std::path::PathBuf, u64)> {
         joj_vfs::unpoisoned::lock(&self.inst().not_in_wal)
             .iter()
-            .map(|(p, n)| (p.clone(), *n))
+            .filter(|(_, logs)| !logs.wal_since)
+            .map(|(p, logs)| (p.clone(), logs.rollback_journals))
             .collect()
     }
 

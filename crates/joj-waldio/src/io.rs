@@ -119,12 +119,32 @@ impl DirectFile {
         mode: u32,
         tap: Option<Arc<dyn Tap>>,
     ) -> std::io::Result<Self> {
-        use rustix::fs::{Mode, OFlags};
-        let mut flags = OFlags::RDWR | OFlags::DIRECT | OFlags::CLOEXEC;
+        use rustix::fs::{FileType, Mode, OFlags};
+        // Never through a symlink (one planted at the WAL's name would have the process write
+        // its log wherever it points), and only into a regular file (`O_RDWR` opens a FIFO
+        // without blocking; it is refused here).
+        let mut flags = OFlags::RDWR | OFlags::DIRECT | OFlags::CLOEXEC | OFlags::NOFOLLOW;
         if create {
             flags |= OFlags::CREATE;
         }
-        let fd = rustix::fs::open(path, flags, Mode::from_raw_mode(mode))?;
+        let fd = rustix::fs::open(path, flags, Mode::from_raw_mode(mode)).map_err(|e| {
+            if e == rustix::io::Errno::LOOP {
+                std::io::Error::other(format!(
+                    "{} is a symbolic link: waldio writes a WAL only into a file of its own \
+                     name, never through a link",
+                    path.display()
+                ))
+            } else {
+                e.into()
+            }
+        })?;
+        let kind = FileType::from_raw_mode(rustix::fs::fstat(&fd)?.st_mode);
+        if kind != FileType::RegularFile {
+            return Err(std::io::Error::other(format!(
+                "{} is not a regular file ({kind:?}): a WAL is one",
+                path.display()
+            )));
+        }
         let align = dio_alignment(&fd)?;
         Ok(DirectFile {
             fd,

@@ -246,3 +246,40 @@ fn page_size_change_relays_the_wal_out() {
     assert_eq!(rows(&c), (1..=60).collect::<Vec<_>>());
     integrity(&c);
 }
+
+/// A symlink planted at the WAL's name (by anyone who can write the directory) would have the
+/// process write its 4 MiB log through it: refused, the link's target untouched; and a FIFO
+/// there is refused without blocking.
+#[test]
+fn a_symlink_or_a_fifo_at_the_wals_name_is_refused_and_nothing_is_written_through_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("d.db");
+    let c = open(&db, &WaldioOptions::default()).unwrap();
+    c.execute_batch("PRAGMA wal_autocheckpoint=0; CREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB)")
+        .unwrap();
+    c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)").unwrap();
+    drop(c);
+    let _ = std::fs::remove_file(wal_path(&db));
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, b"").unwrap();
+    std::os::unix::fs::symlink(&victim, wal_path(&db)).unwrap();
+    let refused = open(&db, &WaldioOptions::default())
+        .map(|c| c.execute("INSERT INTO t VALUES(1, x'00')", []).map(|_| ()));
+    assert!(
+        !matches!(refused, Ok(Ok(()))),
+        "a commit through a planted link"
+    );
+    assert_eq!(
+        std::fs::metadata(&victim).unwrap().len(),
+        0,
+        "written through the link"
+    );
+
+    std::fs::remove_file(wal_path(&db)).unwrap();
+    let c_path = std::ffi::CString::new(wal_path(&db).as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+    let refused = open(&db, &WaldioOptions::default())
+        .map(|c| c.execute("INSERT INTO t VALUES(1, x'00')", []).map(|_| ()));
+    assert!(!matches!(refused, Ok(Ok(()))), "a commit into a FIFO");
+}

@@ -7,6 +7,14 @@ use crate::options::{OptionsError, WaldioOptions};
 use joj_vfs::{BaseVfs, ErrorLog, FileName, FileObserver};
 use std::sync::{Arc, RwLock};
 
+/// The logs a database opened through waldio: rollback journals, and whether the last log was
+/// a WAL (the database then is in WAL mode, whatever journals it opened before the switch).
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Logs {
+    pub(crate) rollback_journals: u64,
+    pub(crate) wal_since: bool,
+}
+
 /// One registered waldio VFS.
 pub(crate) struct Waldio {
     pub(crate) base: BaseVfs,
@@ -16,9 +24,9 @@ pub(crate) struct Waldio {
     pub(crate) observer: RwLock<Option<Arc<dyn FileObserver>>>,
     /// Errors outside VFS calls (the group-sync timer's) are reported here.
     pub(crate) errors: ErrorLog,
-    /// Databases that opened a rollback journal through this VFS (not in WAL mode: waldio is
-    /// not in use for them), with how many times.
-    pub(crate) not_in_wal: std::sync::Mutex<std::collections::BTreeMap<std::path::PathBuf, u64>>,
+    /// Databases that opened a rollback journal through this VFS, with how many times and
+    /// whether a WAL was opened through waldio since the last one (then they are in WAL mode).
+    pub(crate) not_in_wal: std::sync::Mutex<std::collections::BTreeMap<std::path::PathBuf, Logs>>,
 }
 
 impl Waldio {
@@ -59,9 +67,10 @@ impl Waldio {
         // database or switches it to WAL (PRAGMA journal_mode=WAL is itself such a transaction).
         let first = {
             let mut seen = lock(&self.not_in_wal);
-            let n = seen.entry(db.to_path_buf()).or_default();
-            *n += 1;
-            *n == 2
+            let logs = seen.entry(db.to_path_buf()).or_default();
+            logs.rollback_journals += 1;
+            logs.wal_since = false;
+            logs.rollback_journals == 2
         };
         let short = reserve.filter(|r| *r < crate::layout::RESERVE_NEEDED);
         if let (true, true, Some(r)) = (first, switching, short) {
@@ -85,6 +94,14 @@ impl Waldio {
                 db.display()
             );
             self.say(&message);
+        }
+    }
+
+    /// `db` opened its WAL through waldio: it is in WAL mode now (its earlier rollback journals
+    /// were before the switch).
+    pub(crate) fn wal_of(&self, db: &std::path::Path) {
+        if let Some(logs) = lock(&self.not_in_wal).get_mut(db) {
+            logs.wal_since = true;
         }
     }
 

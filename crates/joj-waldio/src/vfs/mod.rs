@@ -132,6 +132,7 @@ impl Waldio {
                 db_path.display()
             )));
         }
+        self.wal_of(&db_path);
         Ok(WalFile::new(shared))
     }
 }

@@ -24,9 +24,18 @@ enum AtLogical {
 }
 
 fn inspect(logical: &Path) -> Result<AtLogical, WalError> {
-    let mut f = match std::fs::File::open(logical) {
+    use std::os::unix::fs::OpenOptionsExt;
+    // Without blocking (a FIFO there would hold the open for ever) and not through a symlink:
+    // what is there only matters if it is a waldio WAL left at the old name, which is a
+    // regular file of its own; anything else is not waldio's and is left alone.
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+        .open(logical);
+    let mut f = match opened {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(AtLogical::Nothing),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Ok(AtLogical::Nothing),
         Err(source) => {
             return Err(WalError::Io {
                 op: IoOp::Open,
@@ -40,8 +49,9 @@ fn inspect(logical: &Path) -> Result<AtLogical, WalError> {
         what: "reading the -wal file",
         source,
     };
-    let len = f.metadata().map_err(io)?.len();
-    if len == 0 {
+    let meta = f.metadata().map_err(io)?;
+    let len = meta.len();
+    if len == 0 || !meta.is_file() {
         return Ok(AtLogical::Nothing);
     }
     let mut head = vec![0u8; 512.min(len as usize)];
@@ -108,6 +118,23 @@ mod tests {
         std::fs::write(&wal, b"").unwrap();
         assert_eq!(settle(&wal).unwrap(), dir.path().join("a.db-waldio"));
         assert!(wal.exists(), "an empty file is not ours to remove");
+    }
+
+    #[test]
+    fn a_fifo_or_a_symlink_at_the_logical_name_is_left_alone_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let wal = dir.path().join("a.db-wal");
+        let c = std::ffi::CString::new(wal.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid C string.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert_eq!(settle(&wal).unwrap(), dir.path().join("a.db-waldio"));
+        std::fs::remove_file(&wal).unwrap();
+        // A link to an old waldio WAL elsewhere is not moved (nor is what it points at).
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::write(&elsewhere, vec![0u8; 4096]).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &wal).unwrap();
+        assert_eq!(settle(&wal).unwrap(), dir.path().join("a.db-waldio"));
+        assert!(elsewhere.exists() && !dir.path().join("a.db-waldio").exists());
     }
 
     #[test]
