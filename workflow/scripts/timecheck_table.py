@@ -37,6 +37,8 @@ def parse(text, where):
         sys.exit(f'timecheck_table: {where} is not JSON: {e}')
     except RecursionError:
         sys.exit(f'timecheck_table: {where} nests too deeply to be a record')
+    except ValueError as e:  # an integer of more digits than Python converts (4300)
+        sys.exit(f'timecheck_table: {where} is not a record: {e}')
     if not isinstance(r, dict) or not isinstance(r.get('tag'), str):
         sys.exit(f'timecheck_table: {where} is not a record (an object with a "tag")')
     p = r['tag'].split(':')
@@ -86,9 +88,8 @@ def noise_record(r):
     """A cpu_repeat.py record as the table reads it, or exit naming what is wrong."""
     xs = r.get('cpu_s')
     ok = (isinstance(xs, list) and 5 <= len(xs) <= 1000
-          and all(isinstance(x, (int, float)) and math.isfinite(x) and x > 0 for x in xs)
-          and all(isinstance(r.get(k), (int, float)) and math.isfinite(r[k]) and r[k] >= 0
-                  for k in ('gap_s', 'load')))
+          and all(number(x) is not None and x > 0 for x in xs)
+          and all(number(r.get(k)) is not None and r[k] >= 0 for k in ('gap_s', 'load')))
     if not ok:
         sys.exit('timecheck_table: a noise:cpu record needs cpu_s (5–1000 positive numbers), '
                  'gap_s and load (numbers); this one has not')

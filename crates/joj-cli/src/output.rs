@@ -129,6 +129,26 @@ pub enum CliError {
     /// `joj syscalls record` without strace (it runs the command under it).
     #[error("joj syscalls record runs the command under strace: {0}")]
     NoStrace(#[from] joj_linux::ToolMissing),
+    /// `joj report` found no result document to show.
+    #[error(
+        "joj report: no result document in {inputs} ({skipped} file(s) not shown, listed above); \
+         no page was written; fix: save results with --json > FILE.json or --save FILE.json \
+         (joj bench, compare, trace, crash, replay) and pass those files or their folder (a \
+         folder is searched for *.json; the *.trace.jsonl beside them are block traces, which \
+         `joj trace show` reads)"
+    )]
+    NoReportDocument { inputs: String, skipped: usize },
+    /// `joj syscalls record`'s private directory for strace's output cannot be made.
+    #[error(
+        "cannot make a private directory for strace's output in {}: {source}; fix: check free \
+         space and permissions there, or set TMPDIR to a writable directory",
+        .parent.display()
+    )]
+    StraceDir {
+        parent: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     /// `joj syscalls record` whose command failed; no recording is written.
     #[error(
         "the recorded command failed ({status}); no recording was written; fix: make the \

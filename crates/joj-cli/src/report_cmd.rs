@@ -14,7 +14,7 @@ use clap::Args;
 use joj_trace::TraceError;
 use joj_trace::output::{Existing, write_atomically};
 
-use crate::output::{CliResult, check_output_file};
+use crate::output::{CliError, CliResult, check_output_file};
 use crate::report_doc::{Document, Kind, Skipped};
 use crate::report_page::page;
 
@@ -43,6 +43,21 @@ pub fn main(a: ReportArgs) -> CliResult {
     let inputs: Vec<&Path> = a.inputs.iter().map(PathBuf::as_path).collect();
     check_output_file("-o/--output", &a.output, a.force, &inputs)?;
     let (docs, skipped) = gather(&a.inputs);
+    if docs.is_empty() {
+        for sk in &skipped {
+            eprintln!("  not shown: {} — {}", sk.path, sk.reason);
+        }
+        return Err(CliError::NoReportDocument {
+            inputs: a
+                .inputs
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            skipped: skipped.len(),
+        }
+        .into());
+    }
     let html = page("joj report", &docs, &skipped, &a.output);
     write_page(&a.output, &html, Existing::replace_if(a.force))?;
     eprintln!(
@@ -127,8 +142,21 @@ fn walk(dir: &Path, depth: usize, files: &mut Vec<PathBuf>, skipped: &mut Vec<Sk
 fn read(path: &Path) -> Result<Document, String> {
     let bytes = joj_trace::input::read_all(path, MAX_DOCUMENT_BYTES, "a result document")
         .map_err(|e| e.to_string())?;
-    let value: serde_json::Value =
-        serde_json::from_slice(&bytes).map_err(|e| format!("not JSON: {e}"))?;
+    let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
+        let first = bytes.split(|&b| b == b'\n').next().unwrap_or_default();
+        match serde_json::from_slice::<serde_json::Value>(first) {
+            Ok(head) => format!(
+                "JSON lines ({}), not one result document: a result is what --json or --save \
+                 writes",
+                match head.get("format").and_then(|f| f.as_str()) {
+                    Some("joj-trace") => "a joj block trace: `joj trace show` reads it",
+                    Some("joj-syscalls") => "a recording of system calls",
+                    _ => "one document per line",
+                }
+            ),
+            Err(_) => format!("not JSON: {e}"),
+        }
+    })?;
     let kind = Kind::of(value)?;
     Ok(Document {
         path: path.to_path_buf(),

@@ -176,8 +176,12 @@ pub fn plot_beside(doc_dir: &Path, named: &str) -> Option<String> {
     if Path::new(name).extension().is_none_or(|e| e != "svg") {
         return None;
     }
-    let bytes =
-        joj_trace::input::read_all(&doc_dir.join(name), MAX_PLOT_BYTES, "an SVG plot").ok()?;
+    let bytes = joj_trace::input::read_all_not_through_a_link(
+        &doc_dir.join(name),
+        MAX_PLOT_BYTES,
+        "an SVG plot",
+    )
+    .ok()?;
     let text = String::from_utf8(bytes).ok()?;
     let head = text.trim_start();
     (head.starts_with("<svg") || head.starts_with("<?xml"))
@@ -192,6 +196,19 @@ pub fn inline_svg(svg: &str, alt: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_plot_beside_a_document_is_read_but_never_through_a_symlink() {
+        let dir = tempfile::tempdir().unwrap();
+        let secret = dir.path().join("secret.svg");
+        std::fs::write(&secret, "<svg>PRIVATE</svg>").unwrap();
+        let docs = dir.path().join("docs");
+        std::fs::create_dir(&docs).unwrap();
+        std::fs::write(docs.join("own.svg"), "<svg>own</svg>").unwrap();
+        std::os::unix::fs::symlink(&secret, docs.join("p.svg")).unwrap();
+        assert!(plot_beside(&docs, "own.svg").is_some());
+        assert_eq!(plot_beside(&docs, "p.svg"), None);
+    }
 
     #[test]
     fn base64_is_rfc_4648() {

@@ -194,7 +194,15 @@ fn record(
         check_output_file("--keep-strace", k, force, &[output])?;
     }
     let strace = joj_linux::prereq::find_tool("strace")?;
-    let tmp = std::env::temp_dir().join(format!("joj-strace-{}.txt", std::process::id()));
+    // strace's output goes into a directory of joj's own (mode 0700, a name nobody can guess
+    // before it exists): strace -o follows a symlink, and a fixed name in a shared $TMPDIR is
+    // one anybody can plant (joj runs as root). Removed with everything in it when dropped.
+    let parent = std::env::temp_dir();
+    let dir = tempfile::Builder::new()
+        .prefix("joj-strace-")
+        .tempdir_in(&parent)
+        .map_err(|source| CliError::StraceDir { parent, source })?;
+    let tmp = dir.path().join("strace.txt");
     let status = std::process::Command::new(&strace)
         .args(["-f", "-ttt", "-T", "-y", "-qq", "-e", "signal=none"])
         .arg(format!("-etrace={STRACE_CALLS}"))
@@ -208,7 +216,7 @@ fn record(
             source,
         })?;
     let text = read_strace(&tmp);
-    let _ = std::fs::remove_file(&tmp);
+    drop(dir);
     let text = text?;
     if let Some(k) = keep_strace {
         write_atomically(k, Existing::replace_if(force), |w| {

@@ -113,6 +113,20 @@ fn a_record_of_the_wrong_shape_stops_the_table_with_a_message() {
             vec![format!("{}{}", "[".repeat(100_000), "]".repeat(100_000))],
             "nests too deeply",
         ),
+        (
+            vec![format!(
+                r#"{{"tag": "repeat:x", "load": {}}}"#,
+                "9".repeat(5000)
+            )],
+            "is not a record",
+        ),
+        (
+            vec![format!(
+                r#"{{"tag": "noise:cpu", "cpu_s": [1{z}, 1{z}, 1{z}, 1{z}, 1{z}], "gap_s": 2, "load": 0.1}}"#,
+                z = "0".repeat(400)
+            )],
+            "a noise:cpu record needs",
+        ),
     ];
     for (records, says) in cases {
         let (ok, text) = table_of_records(&records);

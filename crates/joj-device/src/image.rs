@@ -17,7 +17,7 @@
 //! A slot is the page (version 1) unless the device maps sub-page units (version 2).
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
@@ -519,26 +519,23 @@ pub fn inspect(path: &Path) -> Result<ImageInfo, ImageError> {
     })
 }
 
-fn tmp_path(path: &Path) -> PathBuf {
-    let mut s = path.as_os_str().to_owned();
-    s.push(".tmp");
-    PathBuf::from(s)
-}
-
-/// Write `medium` to `path` atomically (temp file, fsync, rename, fsync of the directory).
+/// Write `medium` to `path` atomically: a temporary file of a name nobody can know before it
+/// exists, made with `O_EXCL` beside `path` (a fixed `path.tmp` is a name anybody could plant a
+/// symlink at, to have root write the image through it), fsync, rename, fsync of the directory.
 pub fn save_medium(medium: &NandMedium, path: &Path) -> Result<(), ImageError> {
     let bytes = encode(medium);
-    let tmp = tmp_path(path);
-    {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(&bytes)?;
-        f.sync_all()?;
-    }
-    std::fs::rename(&tmp, path)?;
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .tempfile_in(dir)?;
+    tmp.write_all(&bytes)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
     std::fs::File::open(dir)?.sync_all()?;
     Ok(())
 }

@@ -337,6 +337,14 @@ struct Target {
     kind: &'static str,
 }
 
+impl Target {
+    /// `O_NOFOLLOW` for the test file joj made (reopened by name: never through a symlink put
+    /// in its place), nothing for a block device (often named through one, /dev/disk/by-id).
+    fn nofollow(&self) -> i32 {
+        if self.remove { libc::O_NOFOLLOW } else { 0 }
+    }
+}
+
 impl Drop for Target {
     fn drop(&mut self) {
         if self.remove {
@@ -388,20 +396,25 @@ fn target(opts: &CalibrateOptions) -> Result<Target, ExperimentError> {
     let path = opts
         .path
         .join(format!("joj-calibrate-{}.img", std::process::id()));
-    let t = Target {
-        path: path.clone(),
-        remove: true,
-        kind: "file",
-    };
     // Every block written once, then synced: later writes overwrite initialised blocks, so
-    // `fdatasync` commits no journal transaction and only flushes the device.
+    // `fdatasync` commits no journal transaction and only flushes the device. Made new (never
+    // through a symlink, never a file already there), and only then joj's to remove: a file of
+    // that name that was there is somebody else's and stays.
     let f = OpenOptions::new()
         .read(true)
         .write(true)
         .create_new(true)
         .custom_flags(libc::O_DIRECT)
         .open(&path)
-        .map_err(io(format!("creating {}", path.display())))?;
+        .map_err(io(format!(
+            "creating {} (a file of that name that is there is not joj's: it is left as it is)",
+            path.display()
+        )))?;
+    let t = Target {
+        path: path.clone(),
+        remove: true,
+        kind: "file",
+    };
     let buf = Aligned::new(MIB as usize, 0x5a);
     let mut at = 0;
     while at < opts.size_bytes {
@@ -504,7 +517,7 @@ pub fn measure(opts: &CalibrateOptions) -> Result<Measured, ExperimentError> {
         .transpose()?;
     let t = target(opts)?;
     let shown = t.path.display().to_string();
-    let f = open_direct(&t.path, 0)?;
+    let f = open_direct(&t.path, t.nofollow())?;
     let region = opts.size_bytes;
     let n = u64::from(opts.samples.max(10));
     let mut rng = Rng(opts.seed);
@@ -544,7 +557,7 @@ pub fn measure(opts: &CalibrateOptions) -> Result<Measured, ExperimentError> {
         region,
         err("a 4 KiB write and fdatasync once the clock ticked, again and again,"),
     )?;
-    let dsync = open_direct(&t.path, libc::O_DSYNC)?;
+    let dsync = open_direct(&t.path, libc::O_DSYNC | t.nofollow())?;
     let dsync_write_4k = lat(
         n,
         &mut rng,
@@ -555,7 +568,7 @@ pub fn measure(opts: &CalibrateOptions) -> Result<Measured, ExperimentError> {
         },
         err("4 KiB O_DSYNC writes"),
     )?;
-    let queue_depth = queue_depths(&t.path, region, n, opts.seed)?;
+    let queue_depth = queue_depths(&t.path, t.nofollow(), region, n, opts.seed)?;
     let reference = Some(reference(n, opts.seed)?);
     let sys = sys_block(&t.path, t.kind);
     let read_sys = |name: &str| {
@@ -689,6 +702,7 @@ fn flushes(
 /// 4 KiB random writes from 1, 2, 4 and 8 threads at once, each its own descriptor.
 fn queue_depths(
     path: &Path,
+    flags: i32,
     region: u64,
     n: u64,
     seed: u64,
@@ -701,7 +715,7 @@ fn queue_depths(
             let handles: Vec<_> = (0..qd)
                 .map(|i| {
                     s.spawn(move || {
-                        let f = open_direct(path, 0)?;
+                        let f = open_direct(path, flags)?;
                         let buf = Aligned::new(BLOCK as usize, 0x3c);
                         let mut rng = Rng(seed ^ ((u64::from(i) + 1) * 0x1000_0001));
                         let mut busy = 0u64;

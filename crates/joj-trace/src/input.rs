@@ -120,9 +120,29 @@ pub struct Input {
 
 /// Open `path` as `what` (`"a joj-trace file"`): a regular file of at most `limit_bytes`.
 pub fn open(path: &Path, limit_bytes: u64, what: &'static str) -> Result<Input, InputError> {
+    open_flags(path, limit_bytes, what, 0)
+}
+
+/// [`read_all`] of a file whose name was found in someone else's document (a plot a saved
+/// result names beside it): never through a symlink, which could point at any file root may
+/// read and have it copied into a page.
+pub fn read_all_not_through_a_link(
+    path: &Path,
+    limit_bytes: u64,
+    what: &'static str,
+) -> Result<Vec<u8>, InputError> {
+    open_flags(path, limit_bytes, what, libc::O_NOFOLLOW)?.read_all()
+}
+
+fn open_flags(
+    path: &Path,
+    limit_bytes: u64,
+    what: &'static str,
+    extra: i32,
+) -> Result<Input, InputError> {
     let file = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | extra)
         .open(path)
         .map_err(|source| InputError::Open {
             path: path.to_path_buf(),

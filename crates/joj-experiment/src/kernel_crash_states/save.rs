@@ -53,7 +53,18 @@ pub fn replay_command(opts: &CrashFsOptions, log: &Path) -> String {
         },
         opts.states,
         opts.seed,
-        log.display()
+        shell_word(log)
+    )
+}
+
+/// `path` as one word of a POSIX shell command line (quoted when it needs to be): a log's name
+/// is someone else's choice, and the command is made to be pasted into a shell.
+fn shell_word(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    // A path holds no NUL, the one thing the quoter refuses.
+    shlex::bytes::try_quote(path.as_os_str().as_bytes()).map_or_else(
+        |_| "'<a path with a NUL byte>'".into(),
+        |q| String::from_utf8_lossy(&q).into_owned(),
     )
 }
 
@@ -146,4 +157,25 @@ pub fn save(
     .map_err(fail)?;
     saved.violations = Some(publish(dir, &json_stem, ".json", staged, force).map_err(fail)?);
     Ok(saved)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_logs_name_is_one_word_of_the_command_whatever_it_holds() {
+        for name in [
+            "rec/crash-ext4-wal.blocklog",
+            "x;touch PWNED;$(id>&2).blocklog",
+            "it's a `log` with spaces\nand a newline",
+        ] {
+            let word = shell_word(Path::new(name));
+            assert_eq!(
+                shlex::split(&word),
+                Some(vec![name.to_string()]),
+                "{name:?} as {word}"
+            );
+        }
+    }
 }

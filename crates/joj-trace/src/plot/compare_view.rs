@@ -31,6 +31,41 @@ pub struct ModeBar {
     pub flushes: f64,
 }
 
+/// The largest figure per transaction a bar is drawn with: 1 TiB written, a million flushes
+/// (a document saying more was not made by a run; the axis code of the plotting library loops
+/// without end on an infinite range, so such figures are refused before it sees them).
+const MAX_BYTES_PER_TXN: f64 = (1u64 << 40) as f64;
+const MAX_FLUSHES_PER_TXN: f64 = 1e6;
+
+/// Why `b` cannot be drawn, if it cannot.
+fn undrawable(b: &ModeBar) -> Option<String> {
+    let parts = [
+        ("database data", b.database_bytes),
+        ("log data", b.log_bytes),
+        ("metadata", b.metadata_bytes),
+        ("FS journal", b.fs_journal_bytes),
+        ("JOJ", b.joj_bytes),
+    ];
+    let total: f64 = parts.iter().map(|(_, v)| v).sum();
+    if let Some((what, v)) = parts
+        .iter()
+        .find(|(_, v)| !v.is_finite() || *v < 0.0)
+        .copied()
+        .or((total > MAX_BYTES_PER_TXN).then_some(("bytes in all", total)))
+    {
+        return Some(format!(
+            "{}: {what} per transaction is {v}, not a figure between 0 and {} bytes a run makes",
+            b.mode, MAX_BYTES_PER_TXN
+        ));
+    }
+    (!(0.0..=MAX_FLUSHES_PER_TXN).contains(&b.flushes)).then(|| {
+        format!(
+            "{}: {} flushes per transaction, not a figure between 0 and {MAX_FLUSHES_PER_TXN}",
+            b.mode, b.flushes
+        )
+    })
+}
+
 /// The stacked parts of a bar, bottom to top: name, colour, bytes.
 fn parts(b: &ModeBar) -> [(&'static str, RGBColor, f64); 5] {
     let other_journal = (b.fs_journal_bytes - b.joj_bytes).max(0.0);
@@ -53,6 +88,12 @@ pub fn render_compare_svg(
     subtitle: &str,
     bars: &[ModeBar],
 ) -> Result<String, TraceError> {
+    if let Some(why) = bars.iter().find_map(undrawable) {
+        return Err(TraceError::Plot {
+            part: "the figures",
+            message: why,
+        });
+    }
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH_PX, HEIGHT_PX)).into_drawing_area();
@@ -312,5 +353,20 @@ mod tests {
         }
         // A part no mode has is not in the legend.
         assert!(!svg.contains("FS metadata"));
+    }
+
+    #[test]
+    fn figures_no_run_makes_are_refused_before_the_axes_are_computed() {
+        // Two finite parts whose sum is infinite: the plotting library's axis code looped for
+        // ever on it (a saved document fed to `joj report`).
+        for b in [
+            bar("wal", "full", 1e305, 1e305, 0.0, 1.0),
+            bar("wal", "full", f64::NAN, 0.0, 0.0, 1.0),
+            bar("wal", "full", -1.0, 0.0, 0.0, 1.0),
+            bar("wal", "full", 8.0, 20.0, 20.0, f64::INFINITY),
+        ] {
+            let err = render_compare_svg("t", "s", &[b]).unwrap_err();
+            assert!(err.to_string().contains("per transaction"), "{err}");
+        }
     }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::SyscallsError;
 use super::format::{Call, Op, Recording};
-use super::play::{MAX_GAP_NS, Phase, Player, Timing, diverged, due_times};
+use super::play::{MAX_GAP_NS, MAX_REPLAY_THREADS, Phase, Player, Timing, diverged, due_times};
 use super::strace::{ImportOptions, import_strace};
 
 const HEADER: &str = r#"{"format":"joj-syscalls","version":1,"source":"strace","root":"/r","transactions":1,"threads":1,"calls":CALLS,"dropped_outside_root":0}"#;
@@ -381,4 +381,30 @@ fn a_divergence_names_the_fix_its_error_calls_for() {
         );
         assert!(e.to_string().contains(fix), "{errno}: {e}");
     }
+}
+
+#[test]
+fn a_recording_of_more_threads_than_a_replay_starts_is_refused_before_any_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    // One call per thread id: a few KB that would ask for thousands of OS threads.
+    let calls: Vec<Call> = (0..=MAX_REPLAY_THREADS)
+        .map(|t| {
+            let mut c = at(t, t, Op::Fstat { fd: 3 });
+            c.tid = t + 1;
+            c
+        })
+        .collect();
+    let r = Player::new(dir.path()).play(
+        &calls,
+        &Phase {
+            timing: Timing::Fast,
+            observer: None,
+            progress: None,
+        },
+    );
+    let err = r.expect_err("refused").to_string();
+    assert!(
+        err.contains(&format!("at most {MAX_REPLAY_THREADS}")),
+        "{err}"
+    );
 }

@@ -138,6 +138,11 @@ pub enum SyscallsError {
         got: String,
         fix: String,
     },
+    /// A recording of more threads than a replay starts (one OS thread per recorded thread).
+    #[error(
+        "replay: the recording holds calls of {threads} threads, and a replay starts one thread per recorded thread, at most {limit}; fix: record the part of the program that does the I/O of interest, or replay a recording of fewer threads"
+    )]
+    TooManyThreads { threads: u64, limit: u64 },
     /// The replay could not start one of its threads (one per recorded thread); the threads
     /// started were stopped.
     #[error(

@@ -242,6 +242,11 @@ pub struct Phase<'a> {
     pub progress: Option<&'a AtomicU64>,
 }
 
+/// The most threads a replay starts: one per recorded thread. A recording names its threads
+/// itself, and each costs an OS thread of the host's shared limit (a recording of a few KB can
+/// name thousands); SQLite applications do their I/O from a handful, Android ones from tens.
+pub const MAX_REPLAY_THREADS: u64 = 1024;
+
 impl Player {
     pub fn new(root: &Path) -> Player {
         Player {
@@ -272,6 +277,12 @@ impl Player {
         let errors: Mutex<Vec<SyscallsError>> = Mutex::new(vec![]);
         let (turn_ref, unexpected_ref, errors_ref, due_ref) = (&turn, &unexpected, &errors, &due);
         let threads = by_tid.len() as u64;
+        if threads > MAX_REPLAY_THREADS {
+            return Err(SyscallsError::TooManyThreads {
+                threads,
+                limit: MAX_REPLAY_THREADS,
+            });
+        }
         std::thread::scope(|s| {
             for (n, list) in by_tid.values().enumerate() {
                 let (turn, unexpected, errors, due) =
