@@ -9,7 +9,7 @@ use crate::progress::Progress;
 use crate::report_doc::Kind;
 use clap::Args;
 use joj_experiment::FsChoice;
-use joj_experiment::compare::{CompareEvent, DURABILITY_WORDS, compare, default_modes, table};
+use joj_experiment::compare::{CompareEvent, compare, default_modes, durability_key, table};
 use joj_workload::{DbOp, DbWorkload, JournalMode};
 
 #[derive(Args)]
@@ -91,7 +91,15 @@ pub fn main(a: CompareArgs) -> CliResult {
             text.push_str("(the CPUs were held awake: --cpus-awake)\n");
         }
         text.push_str(&table(&comparison));
-        text.push_str(&format!("{DURABILITY_WORDS}\n"));
+        let key = durability_key(
+            comparison
+                .rows
+                .iter()
+                .filter_map(|r| r.durability.as_deref()),
+        );
+        if !key.is_empty() {
+            text.push_str(&format!("{key}\n"));
+        }
         if let Some(m) = comparison
             .rows
             .iter()

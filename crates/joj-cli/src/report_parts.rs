@@ -82,21 +82,39 @@ fn meaning(text: &str) -> String {
     h
 }
 
-fn compare(c: &Comparison, dir: &Path) -> String {
-    let Some(first) = c.rows.first() else {
-        return "<p>no rows</p>\n".into();
+/// A row's modeled transactions per second and the host's share of its modeled time; a row
+/// run on the device model itself has its device's time alone, marked as in the text table.
+fn modeled_cells(row: &joj_experiment::compare::CompareRow) -> [String; 2] {
+    match (&row.result.modeled, &row.result.device) {
+        (Some(m), _) => [
+            format!("{:.1}", m.time.modeled_ops_per_sec),
+            format!("{:.0} %", m.time.host_share * 100.0),
+        ],
+        (None, Some(d)) => [format!("{:.1}*", d.modeled_ops_per_sec), "–".into()],
+        (None, None) => ["–".into(), "–".into()],
+    }
+}
+
+/// The comparison's table: per mode its durability, rate, KiB per transaction by class and
+/// flushes, and with a device the modeled rate and the host's share (a row run on the device
+/// model itself marked and said under the table).
+fn compare_table(c: &Comparison) -> String {
+    let mut h = String::new();
+    let device = c.rows.iter().any(|r| r.result.device.is_some());
+    let (modeled_head, modeled_unit) = if device {
+        (
+            "<th>modeled txn/s</th><th>host share</th>",
+            "<th colspan=\"2\">host + device</th>",
+        )
+    } else {
+        ("", "")
     };
-    // The rows share these; the journal mode is each row's own.
-    let shared: Vec<(&str, String)> = run_facts(&first.result)
-        .into_iter()
-        .filter(|(k, _)| !["journal mode", "elapsed"].contains(k))
-        .collect();
-    let mut h = facts(&shared);
-    h.push_str(
+    let _ = writeln!(
+        h,
         "<table>\n<tr><th>mode</th><th>durability</th><th>txn/s</th><th>db</th><th>log</th>\
          <th>FS metadata</th><th>FS journal</th><th>of it the JOJ</th><th>total</th>\
-         <th>flushes</th></tr>\n<tr><th></th><th></th><th></th>\
-         <th colspan=\"6\">KiB written per transaction</th><th>per txn</th></tr>\n",
+         <th>flushes</th>{modeled_head}</tr>\n<tr><th></th><th></th><th></th>\
+         <th colspan=\"6\">KiB written per transaction</th><th>per txn</th>{modeled_unit}</tr>"
     );
     for row in &c.rows {
         let kib = |b: f64| format!("{:.1}", b / 1024.0);
@@ -122,11 +140,40 @@ fn compare(c: &Comparison, dir: &Path) -> String {
         for cell in cells {
             let _ = write!(h, "<td class=\"n\">{}</td>", esc(&cell));
         }
+        if device {
+            for cell in modeled_cells(row) {
+                let _ = write!(h, "<td class=\"n\">{}</td>", esc(&cell));
+            }
+        }
         h.push_str("</tr>\n");
     }
     h.push_str("</table>\n");
+    if c.rows.iter().any(joj_experiment::compare::device_time_only) {
+        let _ = writeln!(
+            h,
+            "<p class=\"src\">{}</p>",
+            esc(joj_experiment::compare::DEVICE_TIME_ONLY.trim())
+        );
+    }
+    h
+}
+
+fn compare(c: &Comparison, dir: &Path) -> String {
+    let Some(first) = c.rows.first() else {
+        return "<p>no rows</p>\n".into();
+    };
+    // The rows share these; the journal mode is each row's own.
+    let shared: Vec<(&str, String)> = run_facts(&first.result)
+        .into_iter()
+        .filter(|(k, _)| !["journal mode", "elapsed"].contains(k))
+        .collect();
+    let mut h = facts(&shared);
+    h.push_str(&compare_table(c));
     h.push_str("<ul class=\"src\">\n");
-    for line in joj_experiment::compare::DURABILITY_WORDS.lines() {
+    let key = joj_experiment::compare::durability_key(
+        c.rows.iter().filter_map(|r| r.durability.as_deref()),
+    );
+    for line in key.lines() {
         let _ = writeln!(h, "<li>{}</li>", esc(line.trim()));
     }
     h.push_str("</ul>\n");

@@ -55,6 +55,14 @@ fn compare_shows_durability_progress_and_the_modes_side_by_side() {
         row("waldio-gs")
     );
     assert!(text.contains("durability: full = every commit is durable when it returns"));
+    // The key explains the labels the rows show, and only those.
+    assert!(
+        text.contains("group ≤ N ms = commits are written"),
+        "{text}"
+    );
+    for absent in ["full (normal) =", "full (SQLite …) =", "none ="] {
+        assert!(!text.contains(absent), "no row is {absent}: {text}");
+    }
     let plot = out.path().join("compare-ext4-insert.svg");
     let svg = std::fs::read_to_string(&plot).unwrap_or_else(|e| panic!("{}: {e}", plot.display()));
     for s in [
@@ -74,6 +82,12 @@ fn compare_shows_durability_progress_and_the_modes_side_by_side() {
     let page = out.path().join("compare-ext4-insert.html");
     let html = std::fs::read_to_string(&page).unwrap_or_else(|e| panic!("{}: {e}", page.display()));
     assert!(html.contains("group ≤ 2 ms (SQLite normal)") && html.contains("What this means"));
+    // The page names where its result came from: the run, not the page itself.
+    assert!(
+        html.contains("from the run this page was written for (--report)")
+            && !html.contains("compare-ext4-insert.html</p>"),
+        "{html}"
+    );
     assert!(
         err.contains(&format!("report: {}", page.display())),
         "{err}"

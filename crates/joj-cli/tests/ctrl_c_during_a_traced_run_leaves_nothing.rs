@@ -1,11 +1,11 @@
-//! Ctrl-C (SIGINT) in the middle of a traced run on a scratch filesystem: joj exits with 130 and
-//! leaves no loop device, mount or tracefs instance behind.
+//! Ctrl-C (SIGINT) in the middle of a traced run on a scratch filesystem: joj says it was
+//! interrupted, exits with 130 and leaves no loop device, mount or tracefs instance behind.
 
 mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{LONG_TRACED_BENCH, SIGINT, held_by, signal, spawn_joj, wait_for_the_window};
+use common::{LONG_TRACED_BENCH, Run, SIGINT, held_by, signal, wait_for_the_window};
 
 #[test]
 fn ctrl_c_during_a_traced_run_leaves_nothing() {
@@ -15,12 +15,26 @@ fn ctrl_c_during_a_traced_run_leaves_nothing() {
         return;
     }
     let out = tempfile::tempdir().unwrap();
-    let mut run = spawn_joj(&LONG_TRACED_BENCH, out.path());
+    let log = out.path().join("stderr.txt");
+    let mut run = Run(common::joj_command()
+        .args(LONG_TRACED_BENCH)
+        .arg("--out")
+        .arg(out.path())
+        .current_dir(out.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap());
     let pid = run.id();
     wait_for_the_window(pid);
     signal(pid, SIGINT);
     let status = run.wait();
     assert_eq!(status.code(), Some(130), "{status:?}");
+    let said = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        said.contains("joj: interrupted (SIGINT): the run stops here"),
+        "{said}"
+    );
     // The loop device is released by the kernel once its last opener is gone.
     let t0 = Instant::now();
     while !held_by(pid).nothing() && t0.elapsed() < Duration::from_secs(5) {

@@ -70,14 +70,58 @@ pub fn durability(mode: JournalMode, synchronous: Synchronous) -> String {
     }
 }
 
-/// The key to [`durability`]'s words, one line.
-pub const DURABILITY_WORDS: &str = "durability: full = every commit is durable when it returns;\n  \
-     group ≤ N ms = commits are written and synced in groups: a commit is durable at most N ms \
-     after it returns (waldio's group sync; SQLite runs at synchronous=normal, waldio syncs);\n  \
-     normal = the last commits before a power cut may roll back (durable at the next sync or \
-     checkpoint);\n  full (normal) = a rollback journal at synchronous=normal: commits are \
-     durable, with a small risk to the database on some filesystems;\n  \
-     none = a crash may lose commits or corrupt the database";
+/// The key to [`durability`]'s words: one line for each kind of label in `labels` (the rows'
+/// durability), in a fixed order, none for a kind no row has. Empty when no row has one.
+pub fn durability_key<'a>(labels: impl IntoIterator<Item = &'a str>) -> String {
+    /// Whether a label is of a kind, and what the kind means.
+    type Kind = (fn(&str) -> bool, &'static str);
+    const KINDS: [Kind; 7] = [
+        (
+            |l| l == "full",
+            "full = every commit is durable when it returns",
+        ),
+        (
+            |l| l.starts_with("full (SQLite "),
+            "full (SQLite …) = waldio makes every commit durable when it returns, whatever \
+             SQLite's synchronous (the level waldio runs SQLite at, in brackets)",
+        ),
+        (
+            |l| l == "full (device txn)",
+            "full (device txn) = every commit is durable when it returns: the device commits it \
+             as one transaction (X-FTL, i-FTL)",
+        ),
+        (
+            |l| l.starts_with("group ≤ "),
+            "group ≤ N ms = commits are written and synced in groups: a commit is durable at \
+             most N ms after it returns (waldio's group sync; SQLite runs at synchronous=normal, \
+             waldio syncs)",
+        ),
+        (
+            |l| l == "full (normal)",
+            "full (normal) = a rollback journal at synchronous=normal: commits are durable, \
+             with a small risk to the database on some filesystems",
+        ),
+        (
+            |l| l.starts_with("normal"),
+            "normal = the last commits before a power cut may roll back (durable at the next \
+             sync or checkpoint)",
+        ),
+        (
+            |l| l.starts_with("none"),
+            "none = a crash may lose commits or corrupt the database",
+        ),
+    ];
+    let labels: Vec<&str> = labels.into_iter().collect();
+    let lines: Vec<&str> = KINDS
+        .iter()
+        .filter(|(is, _)| labels.iter().any(|l| is(l)))
+        .map(|(_, says)| *says)
+        .collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    format!("durability: {}", lines.join(";\n  "))
+}
 
 /// The rows `joj compare` runs when none are named: SQLite's own modes beside joj's answer to
 /// their journaling of journal — WALDIO, without and with group sync — and, when a device is
@@ -178,9 +222,13 @@ pub fn table(c: &Comparison) -> String {
                 m.time.host_share * 100.0,
                 (1.0 - m.time.host_share) * 100.0
             ),
-            // A run on the device itself (xftl, iftl): the device's time only.
+            // A run on the device itself (xftl, iftl): the device's time only, marked, and
+            // said under the table (its figure is not comparable with host + device rows).
             (None, Some(d), _) => {
-                format!(" | {:>9.1} {:>5} {:>6}", d.modeled_ops_per_sec, "-", "100%")
+                format!(
+                    " | {:>8.1}* {:>5} {:>6}",
+                    d.modeled_ops_per_sec, "-", "100%"
+                )
             }
             (None, None, true) => format!(" | {:>9}", "-"),
             (None, None, false) => String::new(),
@@ -210,10 +258,59 @@ pub fn table(c: &Comparison) -> String {
                 ));
             }
             None => s.push_str(&format!(
-                "{:<14} {:<28} {:>9.1} | (not traced){dev_col}\n",
-                r.mode, durability, res.ops_per_sec
+                "{:<14} {:<28} {:>9.1} | {:<53} | {:>7}{dev_col}\n",
+                r.mode, durability, res.ops_per_sec, "(not traced)", "-"
             )),
         }
     }
+    if c.rows.iter().any(device_time_only) {
+        s.push_str(DEVICE_TIME_ONLY);
+    }
     s
+}
+
+/// Under the table when a row's modeled figure is its device's time alone.
+pub const DEVICE_TIME_ONLY: &str = "* device time only: the rows run on the device model itself \
+     (xftl, iftl) have no host time modeled yet, so their figure is not comparable with the host \
+     + device rows above it; compare them with each other, or the device-only figures \
+     (`--json`: device.modeled_ops_per_sec of every row)\n";
+
+/// A row whose modeled figure is the device's time alone (run on the device model itself).
+pub fn device_time_only(r: &CompareRow) -> bool {
+    r.result.modeled.is_none() && r.result.device.is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_durability_key_explains_every_label_shown_and_no_other() {
+        let modes = default_modes(true);
+        let labels: Vec<String> = modes
+            .iter()
+            .map(|&m| durability(m, Synchronous::Full))
+            .collect();
+        let key = durability_key(labels.iter().map(String::as_str));
+        for label in [
+            "full",
+            "full (SQLite …)",
+            "full (device txn)",
+            "group ≤ N ms",
+            "none",
+        ] {
+            assert!(key.contains(&format!("{label} = ")), "{label}: {key}");
+        }
+        assert!(!key.contains("full (normal) ="), "no row is: {key}");
+        assert!(!key.contains("\n  normal ="), "no row is: {key}");
+        let normal = [
+            durability(JournalMode::Delete, Synchronous::Normal),
+            durability(JournalMode::Wal, Synchronous::Normal),
+        ];
+        let key = durability_key(normal.iter().map(String::as_str));
+        assert_eq!(key.lines().count(), 2, "{key}");
+        assert!(key.starts_with("durability: full (normal) = "), "{key}");
+        assert!(key.contains("\n  normal = "), "{key}");
+        assert_eq!(durability_key([]), "");
+    }
 }

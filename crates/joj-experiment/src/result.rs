@@ -295,6 +295,10 @@ pub struct FileReport {
     pub setup_data_bytes: u64,
     /// FS journal bytes written while a sync call on this file was under way.
     pub fs_journal_bytes_in_syncs: u64,
+    /// Filesystem metadata written while a sync call on this file was under way (btrfs's
+    /// fsync log tree is metadata; absent in documents made before 2026-11-27).
+    #[serde(default)]
+    pub metadata_bytes_in_syncs: u64,
     pub fsync: u64,
     pub fdatasync: u64,
     pub sync_file_range: u64,
@@ -472,6 +476,9 @@ pub struct DatabaseReport {
     pub log_data_bytes: u64,
     /// FS journal written while its files were being synced.
     pub fs_journal_bytes_in_syncs: u64,
+    /// Filesystem metadata written while its files were being synced (btrfs's fsync log).
+    #[serde(default)]
+    pub metadata_bytes_in_syncs: u64,
     /// Of that, while its log was being synced: the journaling of journal.
     pub joj_bytes: u64,
     /// fsync, fdatasync, sync_file_range and synchronous writes on its files, and the syncs of
@@ -486,6 +493,8 @@ pub struct PerCommit {
     pub data_bytes: f64,
     pub log_data_bytes: f64,
     pub fs_journal_bytes_in_syncs: f64,
+    #[serde(default)]
+    pub metadata_bytes_in_syncs: f64,
     pub joj_bytes: f64,
     pub syncs: f64,
 }

@@ -335,6 +335,7 @@ pub fn install_cleanup_handler() -> Result<(), HandlerError> {
 
 fn install() -> Result<(), HandlerError> {
     use signal_hook::consts::{SIGINT, SIGTERM};
+    use std::io::Write;
     let failed = |step| {
         move |e: std::io::Error| HandlerError {
             step,
@@ -354,9 +355,18 @@ fn install() -> Result<(), HandlerError> {
         .spawn(move || {
             if let Some(sig) = signals.forever().next() {
                 CLEANING.store(true, Ordering::SeqCst);
+                let name = if sig == SIGINT { "SIGINT" } else { "SIGTERM" };
+                // Said first: what the cleanup may warn of next is part of stopping, not a
+                // fault of the run. Never fails (stderr may be closed).
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "joj: interrupted ({name}): the run stops here, unfinished; no result is \
+                     written; releasing what it made (filesystems, loop devices, trace \
+                     instances)"
+                );
                 let problems = cleanup_all();
                 for p in &problems {
-                    eprintln!("joj-linux: cleanup after signal {sig}: {p}");
+                    let _ = writeln!(std::io::stderr(), "joj-linux: cleanup after {name}: {p}");
                 }
                 std::process::exit(128 + sig);
             }

@@ -24,11 +24,18 @@ fn at_least(name: &str, block_bytes: u64, vfs_bytes: u64) -> Check {
 /// already be in the journal commit of the file's sync) is a flush at the device. Threads
 /// syncing at once may share one flush (the block layer merges flushes in flight), so with
 /// `threads` threads a flush may stand for up to that many syncs.
-fn flushes(block: &BlockTotals, vfs: &IoCounters, threads: u32) -> Check {
-    let syncs = (vfs.fsync + vfs.fdatasync).saturating_sub(vfs.dir_syncs);
+/// waldio's own syncs of its WAL (`waldio_syncs`: made on its direct-I/O descriptor, which the
+/// accounting VFS below it never sees) count as syncs of files.
+fn flushes(block: &BlockTotals, vfs: &IoCounters, waldio_syncs: u64, threads: u32) -> Check {
+    let syncs = (vfs.fsync + vfs.fdatasync).saturating_sub(vfs.dir_syncs) + waldio_syncs;
     let needed = syncs.div_ceil(u64::from(threads.max(1)));
     let shared = if threads > 1 {
         format!(", at least one per {threads} syncs of {threads} threads")
+    } else {
+        String::new()
+    };
+    let own = if waldio_syncs > 0 {
+        format!(", {waldio_syncs} of them waldio's of its WAL")
     } else {
         String::new()
     };
@@ -36,9 +43,9 @@ fn flushes(block: &BlockTotals, vfs: &IoCounters, threads: u32) -> Check {
         name: "flushes".into(),
         ok: block.flushes >= needed,
         detail: format!(
-            "{} flush requests for {} sync calls ({syncs} of files{shared})",
+            "{} flush requests for {} sync calls ({syncs} of files{own}{shared})",
             block.flushes,
-            vfs.fsync + vfs.fdatasync
+            vfs.fsync + vfs.fdatasync + waldio_syncs
         ),
     }
 }
@@ -97,7 +104,13 @@ pub(super) fn cross_checks(
         (Workload::Db(w), Some(sqlite)) => {
             // The level asked for (WALDIO's option may run SQLite at another, see the stack).
             let synced = w.synchronous != Synchronous::Off;
-            if synced && sqlite.journal.is_wal() && w.synchronous == Synchronous::Full {
+            // waldio writes its WAL itself, not through the VFS below it: its own check
+            // (`waldio_wal_bytes`, below) stands for this one.
+            if synced
+                && sqlite.journal.is_wal()
+                && w.synchronous == Synchronous::Full
+                && waldio.is_none()
+            {
                 checks.push(at_least("wal_bytes", block.data_by_role.wal, vfs.wal_bytes));
             }
             if synced && sqlite.journal.is_rollback_file() {
@@ -112,8 +125,9 @@ pub(super) fn cross_checks(
                     vfs.database_bytes,
                 ));
             }
-            if synced && vfs.fsync + vfs.fdatasync > 0 {
-                checks.push(flushes(block, vfs, w.threads));
+            let waldio_syncs = waldio.map_or(0, |wc| wc.wal_syncs + wc.prealloc_syncs);
+            if synced && vfs.fsync + vfs.fdatasync + waldio_syncs > 0 {
+                checks.push(flushes(block, vfs, waldio_syncs, w.threads));
             }
         }
         (Workload::File(w), _) => {
@@ -193,12 +207,28 @@ mod tests {
     #[test]
     fn one_flush_does_not_cover_many_syncs() {
         // 10 syncs of files (and 2 of directories) need 10 flushes.
-        assert!(!flushes(&flushed(1), &syncs(12, 2), 1).ok);
-        assert!(!flushes(&flushed(9), &syncs(12, 2), 1).ok);
-        assert!(flushes(&flushed(10), &syncs(12, 2), 1).ok);
+        assert!(!flushes(&flushed(1), &syncs(12, 2), 0, 1).ok);
+        assert!(!flushes(&flushed(9), &syncs(12, 2), 0, 1).ok);
+        assert!(flushes(&flushed(10), &syncs(12, 2), 0, 1).ok);
         // Two threads may share each flush.
-        assert!(flushes(&flushed(5), &syncs(12, 2), 2).ok);
-        assert!(!flushes(&flushed(4), &syncs(12, 2), 2).ok);
+        assert!(flushes(&flushed(5), &syncs(12, 2), 0, 2).ok);
+        assert!(!flushes(&flushed(4), &syncs(12, 2), 0, 2).ok);
+    }
+
+    #[test]
+    fn waldios_own_syncs_of_its_wal_need_flushes_too() {
+        // One sync through the VFS (the database's, at close) and 1000 of waldio's WAL: 1001
+        // flushes needed, and the detail says whose the syncs were.
+        let c = flushes(&flushed(1000), &syncs(1, 0), 1000, 1);
+        assert!(!c.ok, "{}", c.detail);
+        let c = flushes(&flushed(1001), &syncs(1, 0), 1000, 1);
+        assert!(c.ok, "{}", c.detail);
+        assert!(
+            c.detail
+                .contains("for 1001 sync calls (1001 of files, 1000 of them waldio's"),
+            "{}",
+            c.detail
+        );
     }
 
     #[test]

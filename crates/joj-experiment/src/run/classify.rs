@@ -25,9 +25,19 @@ pub(super) struct Classified {
 impl Classified {
     /// FS journal bytes written while one of `syncs` was under way.
     pub(super) fn fs_journal_in(&self, syncs: &[SyncInterval]) -> u64 {
+        self.class_in(BlockClass::FsJournal, syncs)
+    }
+
+    /// Filesystem metadata written while one of `syncs` was under way (btrfs's fsync log tree:
+    /// its way of journaling the file's change, which ext4 and xfs write to their journals).
+    pub(super) fn metadata_in(&self, syncs: &[SyncInterval]) -> u64 {
+        self.class_in(BlockClass::Metadata, syncs)
+    }
+
+    fn class_in(&self, class: BlockClass, syncs: &[SyncInterval]) -> u64 {
         self.records
             .iter()
-            .filter(|r| r.op == Op::Write && r.class == BlockClass::FsJournal)
+            .filter(|r| r.op == Op::Write && r.class == class)
             .filter(|r| {
                 syncs
                     .iter()

@@ -880,7 +880,9 @@ fn file_reports(
             // Truncated, or replaced and then created again: it is there at the end.
             row.deleted = false;
         }
-        row.fs_journal_bytes_in_syncs = classified.fs_journal_in(&w.syncs_of(path));
+        let syncs = w.syncs_of(path);
+        row.fs_journal_bytes_in_syncs = classified.fs_journal_in(&syncs);
+        row.metadata_bytes_in_syncs = classified.metadata_in(&syncs);
     }
     rows.into_values().collect()
 }

@@ -89,6 +89,7 @@ fn report(
     let data_bytes = all.iter().map(|f| work(f)).sum();
     let log_data_bytes = logs.iter().map(|f| work(f)).sum();
     let fs_journal_bytes_in_syncs = all.iter().map(|f| f.fs_journal_bytes_in_syncs).sum();
+    let metadata_bytes_in_syncs: u64 = all.iter().map(|f| f.metadata_bytes_in_syncs).sum();
     let joj_bytes = logs.iter().map(|f| f.fs_journal_bytes_in_syncs).sum();
     let syncs_all = all.iter().map(|f| syncs(f)).sum::<u64>() + dir_syncs;
     let (mode, counted) = count(db, &of);
@@ -107,6 +108,7 @@ fn report(
             data_bytes: data_bytes as f64 / n,
             log_data_bytes: log_data_bytes as f64 / n,
             fs_journal_bytes_in_syncs: fs_journal_bytes_in_syncs as f64 / n,
+            metadata_bytes_in_syncs: metadata_bytes_in_syncs as f64 / n,
             joj_bytes: joj_bytes as f64 / n,
             syncs: syncs_all as f64 / n,
         }
@@ -120,6 +122,7 @@ fn report(
         data_bytes,
         log_data_bytes,
         fs_journal_bytes_in_syncs,
+        metadata_bytes_in_syncs,
         joj_bytes,
         syncs: syncs_all,
         per_commit,
