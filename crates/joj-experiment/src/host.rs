@@ -41,9 +41,15 @@ pub struct HostMeasured {
     pub sync_s: f64,
     /// joj's own measuring on the threads' path: extent snapshots, the pacer's model (summed).
     pub overhead_s: f64,
-    /// Pacing's sleeps (summed over threads).
+    /// Pacing's sleeps (summed over threads), as the wall clock measured them: a sleep's end
+    /// includes the thread's wait for a CPU once woken.
     pub paced_sleep_s: f64,
-    /// The host's time: `elapsed_s − (run_delay_s + overhead_s + paced_sleep_s) / threads`.
+    /// Of `run_delay_s`, what fell inside pacing's sleeps (already in `paced_sleep_s`, so not
+    /// taken out twice; absent in documents made before 2026-11-27, when it was).
+    #[serde(default)]
+    pub run_delay_in_sleeps_s: f64,
+    /// The host's time: `elapsed_s − (run_delay_s − run_delay_in_sleeps_s + overhead_s +
+    /// paced_sleep_s) / threads`.
     pub host_s: f64,
     /// The part of `host_s` that is not CPU time (`cpu_s − overhead_s` and
     /// `journal_thread_cpu_s`, per thread): hand-offs between threads, wakeups, context
@@ -59,6 +65,8 @@ pub struct WindowCounts {
     pub sync_ns: u64,
     pub overhead_ns: u64,
     pub sleep_ns: u64,
+    /// The workload threads' run-queue delay inside pacing's sleeps (in `sleep_ns` already).
+    pub sleep_run_delay_ns: u64,
     /// CPU time of the filesystem's journal thread(s) in the window.
     pub journal_thread_cpu_ns: u64,
     /// Their run-queue delay in the window.
@@ -76,7 +84,12 @@ impl HostMeasured {
         let paced_sleep_s = w.sleep_ns as f64 / 1e9;
         let cpu_s = sum(|t| t.cpu_ns) as f64 / 1e9;
         let journal_thread_cpu_s = w.journal_thread_cpu_ns as f64 / 1e9;
-        let host_s = (elapsed_s - (run_delay_s + overhead_s + paced_sleep_s) / n).max(0.0);
+        // A paced sleep is timed on the wall clock, the wait for a CPU after it included: that
+        // part of the run-queue delay is taken out once, as sleep.
+        let run_delay_in_sleeps_s = (w.sleep_run_delay_ns as f64 / 1e9).min(run_delay_s);
+        let host_s = (elapsed_s
+            - (run_delay_s - run_delay_in_sleeps_s + overhead_s + paced_sleep_s) / n)
+            .max(0.0);
         let mut h = HostMeasured {
             threads: n_threads.max(1),
             elapsed_s,
@@ -89,6 +102,7 @@ impl HostMeasured {
             sync_s: w.sync_ns as f64 / 1e9,
             overhead_s,
             paced_sleep_s,
+            run_delay_in_sleeps_s,
             host_s,
             wait_s: 0.0,
         };
@@ -270,6 +284,7 @@ mod tests {
             sleep_ns: 500_000_000,
             journal_thread_cpu_ns: 50_000_000,
             journal_thread_run_delay_ns: 0,
+            sleep_run_delay_ns: 0,
         };
         let h = HostMeasured::new(1.0, &[t], 1, &w);
         assert!((h.host_s - 0.2).abs() < 1e-12, "{h:?}");
@@ -293,5 +308,32 @@ mod tests {
             (h2.host_s - (1.0 - (0.2 + 0.2 + 0.5) / 2.0)).abs() < 1e-12,
             "{h2:?}"
         );
+    }
+
+    #[test]
+    fn a_wait_for_a_cpu_after_a_paced_sleep_is_taken_out_once() {
+        // 1 s of wall time: 0.5 s of paced sleep as the wall clock timed it, 0.1 s of which
+        // the thread was runnable waiting for a CPU after a sleep's end, and 0.05 s more of run
+        // delay elsewhere. The host's time is what is left: 1 − 0.5 − 0.05 = 0.45 s.
+        let t = ThreadUsage {
+            cpu_ns: 300_000_000,
+            run_delay_ns: 150_000_000,
+            ..Default::default()
+        };
+        let w = WindowCounts {
+            sleep_ns: 500_000_000,
+            sleep_run_delay_ns: 100_000_000,
+            ..Default::default()
+        };
+        let h = HostMeasured::new(1.0, &[t], 1, &w);
+        assert!((h.host_s - 0.45).abs() < 1e-12, "{h:?}");
+        assert!((h.run_delay_in_sleeps_s - 0.1).abs() < 1e-12, "{h:?}");
+        // Never more than the run delay measured (the two are read at different moments).
+        let w = WindowCounts {
+            sleep_run_delay_ns: 900_000_000,
+            ..w
+        };
+        let h = HostMeasured::new(1.0, &[t], 1, &w);
+        assert!((h.host_s - 0.5).abs() < 1e-12, "{h:?}");
     }
 }

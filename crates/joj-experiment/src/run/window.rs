@@ -136,6 +136,8 @@ struct HostClock {
     sync_ns: AtomicU64,
     overhead_ns: AtomicU64,
     sleep_ns: AtomicU64,
+    /// The sleeping threads' run-queue delay across their paced sleeps.
+    sleep_run_delay_ns: AtomicU64,
 }
 
 impl HostClock {
@@ -145,6 +147,7 @@ impl HostClock {
             sync_ns: self.sync_ns.load(Ordering::Relaxed),
             overhead_ns: self.overhead_ns.load(Ordering::Relaxed),
             sleep_ns: self.sleep_ns.load(Ordering::Relaxed),
+            sleep_run_delay_ns: self.sleep_run_delay_ns.load(Ordering::Relaxed),
             journal_thread_cpu_ns: 0,
             journal_thread_run_delay_ns: 0,
         }
@@ -170,13 +173,21 @@ impl HostClock {
             return Ok(());
         };
         // Sleep without the lock: other threads keep feeding the model meanwhile. What counts
-        // is the time really slept: a sleep ends late (timer slack, the wakeup), and that lateness
-        // is pacing's, not the host's work.
+        // is the time really slept: a sleep ends late (timer slack, the wakeup, a wait for a
+        // CPU), and that lateness is pacing's, not the host's work. The wait for a CPU is also
+        // in the thread's run-queue delay, which the host time takes out: it is counted here
+        // so that it is taken out once.
+        let delay_before = self.overhead(joj_workload::ThreadUsage::run_delay_now);
         let t0 = Instant::now();
         std::thread::sleep(wait);
         let slept = t0.elapsed();
+        let delay_after = self.overhead(joj_workload::ThreadUsage::run_delay_now);
         self.sleep_ns
             .fetch_add(slept.as_nanos() as u64, Ordering::Relaxed);
+        if let (Some(a), Some(b)) = (delay_before, delay_after) {
+            self.sleep_run_delay_ns
+                .fetch_add(b.saturating_sub(a), Ordering::Relaxed);
+        }
         if let Some(p) = lock(&self.pacer).as_mut() {
             p.waited(slept);
         }
@@ -259,6 +270,7 @@ impl MeasuredWindow {
                 sync_ns: AtomicU64::new(0),
                 overhead_ns: AtomicU64::new(0),
                 sleep_ns: AtomicU64::new(0),
+                sleep_run_delay_ns: AtomicU64::new(0),
             }),
             journal_threads: Mutex::new(None),
             before: Mutex::default(),
