@@ -73,6 +73,12 @@ fn an_input_that_is_a_device_a_fifo_or_huge_is_refused_unread() {
     ] {
         refused(&args, "is a FIFO (named pipe), not a regular file");
     }
+    // A crash log and a crash part: refused as well, without waiting for a writer.
+    refused(
+        &["crash", "fs", "--from-log", &fifo],
+        "a FIFO, not a regular file",
+    );
+    refused(&["crash", "merge", &fifo], "it is not a regular file");
 
     // 3 GB without a newline (sparse: it takes no disk).
     let big = p("big");

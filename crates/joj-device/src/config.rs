@@ -16,7 +16,27 @@ pub const MAX_PROFILE_BYTES: u64 = 1 << 20;
 /// nanosecond device clock then needs more than a billion such steps to overflow.
 pub const MAX_STEP_NS: u64 = 10_000_000_000;
 
-/// Most mapping units (slots) one NAND page may hold.
+/// Largest NAND page: 64 KiB. Real NAND pages are 2–16 KiB (REFERENCE.md: "8 or 16 KiB
+/// pages"; MQSim's largest preset 16 KiB); the model holds a page in a buffer of that size for
+/// every request, so the bound also bounds that allocation.
+pub const MAX_PAGE_BYTES: u32 = 64 << 10;
+/// Largest write cache: 1 GiB. An eMMC's cache (`EXT_CSD[CACHE_SIZE]`) is a few hundred KiB
+/// to a few MiB, and an SSD's DRAM (about 1 GiB per TiB of flash) holds mostly its mapping
+/// table; the model keeps the cache's slots, and with `--data full` its bytes, in memory.
+pub const MAX_CACHE_BYTES: u64 = 1 << 30;
+/// Slowest host bus, NAND channel or NVM: 1 MB/s, below every bus mode of a real part (eMMC's
+/// backward-compatible 1-bit bus at 26 MHz moves 3.25 MB/s, ONFI's slowest asynchronous mode
+/// 10 MB/s). At this floor the largest run joj makes (a 2 TiB device written over 101 times:
+/// preconditioning and 100 random passes, about 2.2·10^14 bytes) takes 2.2·10^17 ns, under
+/// 1/80 of the nanosecond clock's 1.8·10^19.
+pub const MIN_BYTES_PER_S: u64 = 1_000_000;
+
+/// The host sector sizes a profile may give: 512 B (eMMC addresses 512-byte sectors,
+/// JESD84-B51; SATA, SCSI and NVMe's 512-byte logical blocks) and 4 KiB (eMMC's large-sector
+/// mode, `EXT_CSD[DATA_SECTOR_SIZE]`; 4Kn disks).
+pub const SECTOR_BYTES: [u32; 2] = [512, 4096];
+
+/// Most mapping units (slots) one NAND page may hold./// Most mapping units (slots) one NAND page may hold.
 pub const MAX_SLOTS_PER_PAGE: u32 = 8;
 
 /// Shape of the NAND array.
@@ -87,10 +107,24 @@ impl Geometry {
                 reason: reason.to_string(),
             })
         };
-        if self.sector_bytes == 0
-            || self.page_bytes == 0
-            || !self.page_bytes.is_multiple_of(self.sector_bytes)
-        {
+        if !SECTOR_BYTES.contains(&self.sector_bytes) {
+            return Err(ProfileError::SectorSize {
+                value: self.sector_bytes,
+            });
+        }
+        if self.page_bytes > MAX_PAGE_BYTES {
+            return Err(ProfileError::OutOfRange {
+                field: "geometry.page_bytes",
+                value: u64::from(self.page_bytes),
+                min: u64::from(self.sector_bytes),
+                max: u64::from(MAX_PAGE_BYTES),
+                unit: "bytes",
+                reason: "NAND pages are 2 to 16 KiB, and the model holds a page in a buffer \
+                         for every request",
+                example: "8192 (eMMC 5.x, Galaxy S5)",
+            });
+        }
+        if self.page_bytes == 0 || !self.page_bytes.is_multiple_of(self.sector_bytes) {
             return bad("page_bytes must be a non-zero multiple of sector_bytes");
         }
         if self.sectors_per_page() > 64 {
@@ -202,6 +236,20 @@ impl Timing {
         if let Some(&(field, _, example)) = fields.iter().find(|(_, value, _)| *value == 0) {
             return Err(ProfileError::ZeroTiming { field, example });
         }
+        for (field, value, example) in [
+            (
+                "timing.channel_bytes_per_s",
+                self.channel_bytes_per_s,
+                "400000000",
+            ),
+            (
+                "timing.host_bytes_per_s",
+                self.host_bytes_per_s,
+                "400000000 (eMMC HS400)",
+            ),
+        ] {
+            check_bandwidth(field, value, example)?;
+        }
         let steps = [
             ("read_page_ns", self.read_page_ns),
             ("program_page_ns", self.program_page_ns),
@@ -241,6 +289,24 @@ impl Timing {
     }
 }
 
+/// `value` bytes/s is at least [`MIN_BYTES_PER_S`]: slower, the transfers of a long run would
+/// carry the nanosecond clock towards overflow.
+fn check_bandwidth(
+    field: &'static str,
+    value: u64,
+    example: &'static str,
+) -> Result<(), ProfileError> {
+    if value >= MIN_BYTES_PER_S {
+        return Ok(());
+    }
+    Err(ProfileError::TooSlow {
+        field,
+        value,
+        min: MIN_BYTES_PER_S,
+        example,
+    })
+}
+
 /// The volatile write-back cache of the device.
 ///
 /// Default 512 KiB: eMMC 5.x parts advertise a cache of a few hundred KiB to a few MiB in
@@ -261,6 +327,31 @@ pub struct CacheConfig {
     /// through (read-modify-write program before completion) instead of being cached. Fits
     /// parts whose cache works in whole pages (Galaxy S5, WALDIO Fig. 6: 2 MB/s at 512 B).
     pub partial_page_write_through: bool,
+}
+
+impl CacheConfig {
+    /// The capacity is at most [`MAX_CACHE_BYTES`] (the model allocates it) and the watermark a
+    /// share of it.
+    pub fn validate(&self) -> Result<(), ProfileError> {
+        if self.capacity_bytes > MAX_CACHE_BYTES {
+            return Err(ProfileError::OutOfRange {
+                field: "cache.capacity_bytes",
+                value: self.capacity_bytes,
+                min: 0,
+                max: MAX_CACHE_BYTES,
+                unit: "bytes",
+                reason: "an eMMC's cache is a few hundred KiB to a few MiB and an SSD's DRAM \
+                         holds mostly its mapping table, and the model keeps the cache in memory",
+                example: "524288 (512 KiB, eMMC 5.x)",
+            });
+        }
+        if self.destage_watermark_percent > 100 {
+            return Err(ProfileError::Invalid {
+                reason: "destage_watermark_percent must be ≤ 100".into(),
+            });
+        }
+        Ok(())
+    }
 }
 
 impl Default for CacheConfig {
@@ -433,6 +524,7 @@ impl IftlConfig {
         if let Some(&(field, _, example)) = fields.iter().find(|(_, value, _)| *value == 0) {
             return Err(ProfileError::ZeroTiming { field, example });
         }
+        check_bandwidth("iftl.nvm.bytes_per_s", self.nvm.bytes_per_s, "2132000000")?;
         let sizes = [
             ("iftl.nvm_bytes", self.nvm_bytes, 1 << 30, "8388608"),
             (
@@ -598,12 +690,7 @@ impl Profile {
             h.validate()?;
         }
         self.validate_mapping_unit()?;
-        if self.cache.destage_watermark_percent > 100 {
-            return Err(ProfileError::Invalid {
-                reason: "destage_watermark_percent must be ≤ 100".into(),
-            });
-        }
-        Ok(())
+        self.cache.validate()
     }
 
     /// The FTL's mapping unit: `ftl.mapping_unit_bytes`, else the NAND page.
@@ -807,6 +894,109 @@ mod tests {
         assert!(matches!(
             Profile::from_json(&v.to_string()),
             Err(ProfileError::Parse { .. })
+        ));
+    }
+
+    #[test]
+    fn a_cache_beyond_a_gib_is_refused_naming_the_field_and_the_bound() {
+        let mut p = Profile::builtin("emmc5").unwrap();
+        p.cache.capacity_bytes = MAX_CACHE_BYTES;
+        assert!(p.validate().is_ok(), "a 1 GiB cache is within the bound");
+        for huge in [MAX_CACHE_BYTES + 1, 1 << 40, u64::MAX] {
+            p.cache.capacity_bytes = huge;
+            let e = p.validate().unwrap_err();
+            assert!(
+                matches!(
+                    e,
+                    ProfileError::OutOfRange {
+                        field: "cache.capacity_bytes",
+                        value,
+                        max: MAX_CACHE_BYTES,
+                        ..
+                    } if value == huge
+                ),
+                "{huge}: {e:?}"
+            );
+            let text = e.to_string();
+            assert!(
+                text.contains("cache.capacity_bytes") && text.contains("1073741824"),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_page_beyond_64_kib_or_a_sector_neither_512_nor_4096_bytes_is_refused() {
+        let base = Profile::builtin("emmc5").unwrap();
+        let with = |page_bytes: u32, sector_bytes: u32| {
+            let mut p = base.clone();
+            p.geometry.page_bytes = page_bytes;
+            p.geometry.sector_bytes = sector_bytes;
+            p.validate()
+        };
+        assert!(
+            with(MAX_PAGE_BYTES, 4096).is_ok(),
+            "64 KiB of 4 KiB sectors"
+        );
+        assert!(with(16384, 512).is_ok());
+        // The probe's geometry: 63 sectors of 64 MiB, a 4 GiB page buffer per request.
+        let e = with(u32::MAX - (1 << 26) + 1, 1 << 26).unwrap_err();
+        assert!(
+            matches!(e, ProfileError::SectorSize { value } if value == 1 << 26),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("geometry.sector_bytes"), "{e}");
+        let e = with(128 << 10, 4096).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                ProfileError::OutOfRange {
+                    field: "geometry.page_bytes",
+                    max,
+                    ..
+                } if max == u64::from(MAX_PAGE_BYTES)
+            ),
+            "{e:?}"
+        );
+        assert!(with(8192, 1024).is_err(), "1 KiB sectors are no device's");
+    }
+
+    #[test]
+    fn a_bandwidth_below_a_megabyte_per_second_is_refused_naming_the_field() {
+        for field in ["host_bytes_per_s", "channel_bytes_per_s"] {
+            let mut p = Profile::builtin("emmc5").unwrap();
+            let set = |p: &mut Profile, v: u64| match field {
+                "host_bytes_per_s" => p.timing.host_bytes_per_s = v,
+                _ => p.timing.channel_bytes_per_s = v,
+            };
+            set(&mut p, MIN_BYTES_PER_S);
+            assert!(p.validate().is_ok(), "{field} at the floor");
+            set(&mut p, 1);
+            let e = p.validate().unwrap_err();
+            assert!(
+                matches!(
+                    e,
+                    ProfileError::TooSlow {
+                        field: f,
+                        value: 1,
+                        min: MIN_BYTES_PER_S,
+                        ..
+                    } if f == format!("timing.{field}")
+                ),
+                "{field}: {e:?}"
+            );
+            assert!(e.to_string().contains("fix:"), "{e}");
+        }
+        let mut p = Profile::builtin("openssd-iftl").unwrap();
+        if let Some(i) = p.iftl.as_mut() {
+            i.nvm.bytes_per_s = 1;
+        }
+        assert!(matches!(
+            p.validate(),
+            Err(ProfileError::TooSlow {
+                field: "iftl.nvm.bytes_per_s",
+                ..
+            })
         ));
     }
 

@@ -44,6 +44,12 @@ use crate::medium::Medium;
 use crate::nand::NandMedium;
 use crate::queue::{Admitted, CommandKind, CommandQueue, CommandTimes};
 
+/// Latest instant idle time may run the host clock to: 2^62 ns, 146 years. A trace's gaps
+/// (`--honor-timestamps`) and a paced run's waits move the clock; past this bound they are
+/// refused, which leaves three quarters of the `u64` nanosecond range (over 400 years) for
+/// the device's own work after it, so no completion time overflows.
+pub const MAX_CLOCK_NS: u64 = 1 << 62;
+
 #[derive(Debug, Clone, Default)]
 pub(crate) struct HostCounters {
     read_requests: u64,
@@ -259,8 +265,14 @@ impl<M: Medium> Emmc<M> {
 
     /// Let the host clock run to `t_ns` (idle time between requests): no command arrives
     /// before it. After `idle_destage_after_ns` of idleness the device programs its dirty pages
-    /// in the background.
+    /// in the background. Refused beyond [`MAX_CLOCK_NS`].
     pub fn advance_to(&mut self, t_ns: u64) -> Result<(), DeviceError> {
+        if t_ns > MAX_CLOCK_NS {
+            return Err(DeviceError::ClockBeyond {
+                t_ns,
+                max_ns: MAX_CLOCK_NS,
+            });
+        }
         self.queue.hold_until(t_ns);
         if t_ns <= self.now_ns {
             return Ok(());

@@ -137,6 +137,15 @@ pub enum DeviceError {
     Failed,
     #[error("cannot age the device: {0}")]
     Aging(String),
+    /// Idle time that would run the device's nanosecond clock beyond [`crate::MAX_CLOCK_NS`]
+    /// (a trace's timestamps, `--honor-timestamps`).
+    #[error(
+        "idle until {t_ns} ns would run the device's clock beyond {max_ns} ns (146 years), past \
+         which its nanosecond sums overflow; no trace spans that long; fix: check the trace's \
+         timestamps (a blkparse time is seconds since the trace began), or replay it without \
+         --honor-timestamps"
+    )]
+    ClockBeyond { t_ns: u64, max_ns: u64 },
     /// A device in another process (over a connection) refused a command or failed, or the
     /// connection to it broke; the message is the device's or the connection's.
     #[error("remote device: {0}")]
@@ -196,6 +205,42 @@ pub enum ProfileError {
         field: &'static str,
         example: &'static str,
     },
+    /// A size or speed beyond what any device has, which the model would allocate or divide
+    /// by (`docs/robustness.md`, "Device profiles and pipes").
+    #[error(
+        "invalid profile: {field} is {value} {unit}, outside {min}..={max}: {reason}; fix: give \
+         the part's value, e.g. {example}"
+    )]
+    OutOfRange {
+        field: &'static str,
+        value: u64,
+        min: u64,
+        max: u64,
+        unit: &'static str,
+        reason: &'static str,
+        example: &'static str,
+    },
+    /// A bandwidth below [`crate::config::MIN_BYTES_PER_S`].
+    #[error(
+        "invalid profile: {field} is {value} bytes/s, below the floor of {min} bytes/s: slower \
+         than any bus of a real part (eMMC's slowest, 1 bit at 26 MHz, moves 3.25 MB/s), and a \
+         whole run's transfers at that speed would overflow the model's nanosecond clock; fix: \
+         give the part's value, e.g. {example}"
+    )]
+    TooSlow {
+        field: &'static str,
+        value: u64,
+        min: u64,
+        example: &'static str,
+    },
+    /// A host sector that is neither 512 nor 4096 bytes.
+    #[error(
+        "invalid profile: geometry.sector_bytes is {value}; a device addresses 512-byte sectors \
+         (eMMC, JESD84-B51; SATA, SCSI and NVMe's 512-byte logical blocks) or 4096-byte ones \
+         (eMMC's large-sector mode, EXT_CSD DATA_SECTOR_SIZE; 4Kn disks), nothing else; fix: \
+         give 512 (every built-in profile) or 4096"
+    )]
+    SectorSize { value: u32 },
     #[error(
         "invalid profile: {field} is {value}, outside 1..={max}; fix: give a value in that \
          range, e.g. {example}"

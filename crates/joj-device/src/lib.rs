@@ -65,7 +65,7 @@ pub use config::{
 pub use counters::{Counters, LatencySummary};
 pub use ejournal::{EjournalError, EjournalStats};
 pub use ejournal_replay::replay_ejournal;
-pub use emmc::{Emmc, PowerCut};
+pub use emmc::{Emmc, MAX_CLOCK_NS, PowerCut};
 pub use error::{
     DeviceError, FtlError, ImageError, MediumError, NvmError, ProfileError, ReplayError,
 };

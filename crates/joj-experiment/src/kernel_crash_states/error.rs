@@ -7,6 +7,8 @@ use std::path::PathBuf;
 use joj_linux::FsKind;
 use joj_trace::OutputError;
 
+use super::jbd2::JournalShapeError;
+
 /// A refusal of `joj crash --fs` (wrapped in [`crate::error::ExperimentError::CrashFs`]).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -178,12 +180,12 @@ pub enum CrashFsError {
         first: PathBuf,
         second: PathBuf,
     },
-    /// Shares missing.
+    /// Shares missing (the message lists the first [`MISSING_LISTED`] and counts the rest).
     #[error(
         "joj crash merge: shard{} {} of {n} missing; fix: run `joj crash --fs … --from-log LOG \
          --shard K/{n} --json --save PART` for each missing K and pass all {n} parts",
         if .missing.len() == 1 { "" } else { "s" },
-        .missing.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", ")
+        listed(.missing)
     )]
     PartsMissing { n: u32, missing: Vec<u32> },
     /// A part that does not hold what its shard must.
@@ -193,6 +195,19 @@ pub enum CrashFsError {
         .part.display()
     )]
     PartInvalid { part: PathBuf, why: String },
+    /// A part whose numbers go beyond what any run writes ([`super::part_bounds::check`]).
+    #[error(
+        "joj crash merge {}: {fault}: it is not a part `joj crash --shard` wrote, or was edited; \
+         fix: make it again with `joj crash --fs … --from-log LOG --shard K/N --json --save PART`",
+        .part.display()
+    )]
+    PartOutOfBounds { part: PathBuf, fault: PartFault },
+    /// The journal the mount cost is modeled on is not one a run locates.
+    #[error(
+        "the ext4 journal the mount cost is modeled on: {0}; fix: check the log or part it \
+         came from"
+    )]
+    MountJournal(JournalShapeError),
     /// `--save-log` without a folder to save into.
     #[error("--save-log saves the run's log into --save-dir; fix: add --save-dir DIR")]
     SaveLogNeedsDir,
@@ -206,4 +221,48 @@ pub enum CrashFsError {
     /// The `--save-dir` folder cannot be written (found before the run, or when saving).
     #[error("--save-dir: {0}")]
     SaveDir(OutputError),
+}
+
+/// How a part goes beyond what any run writes ([`super::part_bounds::check`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PartFault {
+    #[error(
+        "it says it is shard {k} of {n}, and a run has shards 1 ≤ K ≤ N ≤ {max}, as --shard takes"
+    )]
+    Shard { k: u32, n: u32, max: u32 },
+    #[error("journal: {0}")]
+    Journal(JournalShapeError),
+    #[error("images[{image}] has a journal replay, and the part has no journal to replay it from")]
+    ReplayWithoutJournal { image: usize },
+    #[error("images[{image}].outcome.replay.{field} is {value}, more than {max}: {why}")]
+    ReplayCount {
+        image: usize,
+        field: &'static str,
+        value: u64,
+        max: u64,
+        why: &'static str,
+    },
+    #[error("images[{image}] lists {listed} home blocks, and its replay says it writes {written}")]
+    HomeBlocks {
+        image: usize,
+        listed: usize,
+        written: u64,
+    },
+}
+
+/// Most missing shards a message lists: a few lines, however many are missing.
+pub const MISSING_LISTED: usize = 20;
+
+/// `missing`, the first [`MISSING_LISTED`] of them by number and the rest counted.
+fn listed(missing: &[u32]) -> String {
+    let shown: Vec<String> = missing
+        .iter()
+        .take(MISSING_LISTED)
+        .map(|k| k.to_string())
+        .collect();
+    match missing.len().saturating_sub(MISSING_LISTED) {
+        0 => shown.join(", "),
+        more => format!("{}, and {more} more", shown.join(", ")),
+    }
 }

@@ -167,10 +167,17 @@ impl LogIdentity {
 
 /// The log at `path`, opened only if it is a regular file within [`MAX_LOG_BYTES`].
 fn open(path: &Path) -> Result<(std::fs::File, u64), ExperimentError> {
-    let f = std::fs::File::open(path).map_err(|source| ExperimentError::Io {
-        what: format!("opening {}", path.display()),
-        source,
-    })?;
+    // Without blocking: a FIFO would hold a plain open until a writer came; it is refused
+    // below, like every file that is not a regular one.
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|source| ExperimentError::Io {
+            what: format!("opening {}", path.display()),
+            source,
+        })?;
     let m = f.metadata().map_err(|source| ExperimentError::Io {
         what: format!("inspecting {}", path.display()),
         source,

@@ -30,6 +30,16 @@ const JBD2_INCOMPAT_CSUM_V3: u32 = 0x10;
 const JBD2_FLAG_SAME_UUID: u32 = 0x2;
 const JBD2_FLAG_LAST_TAG: u32 = 0x8;
 
+/// Most blocks a journal may have: 32,768 (128 MiB), the largest journal mke2fs makes by
+/// default (`ext2fs_default_journal_size`, e2fsprogs `lib/ext2fs/mkjournal.c`) for any
+/// filesystem of up to 16 GiB ([`super::from_log::MAX_DEVICE_BYTES`]); joj's own runs, on
+/// 64–300 MiB images, get 1,024 or 4,096. The mount-cost model writes every journal block into
+/// its in-memory device once.
+pub const MAX_JOURNAL_BLOCKS: u64 = 32_768;
+/// Filesystem blocks of the largest device joj makes crash images of (16 GiB,
+/// `from_log::MAX_DEVICE_BYTES`; the parent module asserts the two agree).
+pub const MAX_DEVICE_BLOCKS: u64 = (16 << 30) / BLOCK_BYTES;
+
 /// One run of the journal inode: `blocks` journal blocks from logical `logical` at filesystem
 /// block `physical`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -46,6 +56,49 @@ pub struct Journal {
 }
 
 impl Journal {
+    /// Checks the journal is one a run can locate: runs of at least one block that follow one
+    /// another from journal block 0, each within the largest device
+    /// ([`MAX_DEVICE_BLOCKS`]), at most [`MAX_JOURNAL_BLOCKS`] in all. Returns its blocks.
+    pub fn check(&self) -> Result<u64, JournalShapeError> {
+        if self.runs.is_empty() {
+            return Err(JournalShapeError::NoRuns);
+        }
+        let mut blocks = 0u64;
+        for (run, r) in self.runs.iter().enumerate() {
+            if r.blocks == 0 {
+                return Err(JournalShapeError::EmptyRun { run });
+            }
+            if r.logical != blocks {
+                return Err(JournalShapeError::Gap {
+                    run,
+                    logical: r.logical,
+                    expected: blocks,
+                });
+            }
+            blocks = blocks.saturating_add(r.blocks);
+            if blocks > MAX_JOURNAL_BLOCKS {
+                return Err(JournalShapeError::TooLarge {
+                    blocks,
+                    max: MAX_JOURNAL_BLOCKS,
+                });
+            }
+            let end = r.physical.saturating_add(r.blocks);
+            if end > MAX_DEVICE_BLOCKS {
+                return Err(JournalShapeError::BeyondDevice {
+                    run,
+                    end,
+                    max: MAX_DEVICE_BLOCKS,
+                });
+            }
+        }
+        Ok(blocks)
+    }
+
+    /// Journal blocks in all its runs.
+    pub fn blocks(&self) -> u64 {
+        self.runs.iter().map(|r| r.blocks).sum()
+    }
+
     /// The byte offset of journal block `logical`, if the journal has it.
     pub fn offset_of(&self, logical: u64) -> Option<u64> {
         self.runs
@@ -64,6 +117,35 @@ impl Journal {
     }
 }
 
+/// How a journal's runs differ from any a run locates ([`Journal::check`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum JournalShapeError {
+    #[error("the journal has no runs")]
+    NoRuns,
+    #[error("journal run {run} holds no block")]
+    EmptyRun { run: usize },
+    #[error(
+        "journal run {run} starts at journal block {logical}, and the runs before it end at \
+         block {expected}: a journal's runs follow one another from block 0"
+    )]
+    Gap {
+        run: usize,
+        logical: u64,
+        expected: u64,
+    },
+    #[error(
+        "the journal holds {blocks} blocks or more, beyond the {max} (128 MiB) mke2fs gives \
+         any filesystem of up to 16 GiB"
+    )]
+    TooLarge { blocks: u64, max: u64 },
+    #[error(
+        "journal run {run} ends at filesystem block {end}, beyond the {max} blocks of the \
+         largest device joj makes crash images of (16 GiB)"
+    )]
+    BeyondDevice { run: usize, end: u64, max: u64 },
+}
+
 /// What the image's journal is not.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -72,6 +154,8 @@ pub enum Jbd2Error {
     NoJournal(&'static str),
     #[error("the journal inode's extent tree is malformed: {0}")]
     BadExtents(String),
+    #[error("the journal inode's extents are not a journal's: {0}")]
+    Shape(#[from] JournalShapeError),
 }
 
 fn le32(b: &[u8], at: usize) -> u32 {
@@ -108,12 +192,21 @@ pub fn locate(image: &SparseImage) -> Result<Journal, Jbd2Error> {
         ));
     }
     let mut runs = Vec::new();
-    walk_extents(image, &sb[0x10C..0x10C + 60], 0, &mut runs)?;
+    let mut entries_left = 2 * MAX_JOURNAL_BLOCKS;
+    walk_extents(
+        image,
+        &sb[0x10C..0x10C + 60],
+        0,
+        &mut entries_left,
+        &mut runs,
+    )?;
     runs.sort_by_key(|r| r.logical);
     if runs.is_empty() {
         return Err(Jbd2Error::BadExtents("no extents".into()));
     }
-    Ok(Journal { runs })
+    let journal = Journal { runs };
+    journal.check()?;
+    Ok(journal)
 }
 
 /// Collects the leaf extents of the tree node `node` (a header and its entries).
@@ -121,6 +214,7 @@ fn walk_extents(
     image: &SparseImage,
     node: &[u8],
     depth_seen: u16,
+    entries_left: &mut u64,
     out: &mut Vec<Run>,
 ) -> Result<(), Jbd2Error> {
     if le16(node, 0) != EXTENT_MAGIC {
@@ -133,6 +227,15 @@ fn walk_extents(
         )));
     }
     for i in 0..entries {
+        // Each leaf entry holds a block at least and each index entry leads to one, so a
+        // journal's tree has at most twice as many entries as blocks: a tree with more is no
+        // journal's, however its nodes repeat.
+        *entries_left = entries_left.checked_sub(1).ok_or_else(|| {
+            Jbd2Error::BadExtents(format!(
+                "more than {} extent entries",
+                2 * MAX_JOURNAL_BLOCKS
+            ))
+        })?;
         let e = &node[12 + i * 12..24 + i * 12];
         if depth == 0 {
             let len = le16(e, 4) as u64;
@@ -147,7 +250,7 @@ fn walk_extents(
             let leaf = (le16(e, 8) as u64) << 32 | le32(e, 4) as u64;
             let mut block = vec![0u8; BLOCK_BYTES as usize];
             image.read(leaf * BLOCK_BYTES, &mut block);
-            walk_extents(image, &block, depth_seen + 1, out)?;
+            walk_extents(image, &block, depth_seen + 1, entries_left, out)?;
         }
     }
     Ok(())
@@ -219,8 +322,14 @@ pub fn replay(image: &SparseImage, journal: &Journal) -> Replay {
     };
     let (mut next, mut pending) = (start as u64, Vec::new());
     let high = incompat & JBD2_INCOMPAT_64BIT != 0;
-    // Bounded: a full lap of the journal ends any scan.
+    // Bounded: a full lap of the journal ends any scan, and no scan reads more blocks than
+    // the journal holds (a real one reads at most a lap and the block that ends it), which a
+    // merged part's counts are checked against.
+    let size = journal.blocks();
     for _ in 0..maxlen {
+        if out.journal_blocks_read >= size {
+            break;
+        }
         let Some(b) = block(next) else { break };
         out.journal_blocks_read += 1;
         if be32(&b, 0) != JBD2_MAGIC || be32(&b, 8) != sequence {
@@ -231,6 +340,9 @@ pub fn replay(image: &SparseImage, journal: &Journal) -> Replay {
             JBD2_DESCRIPTOR => {
                 let homes = tags(&b, tag_bytes, tail_bytes, high);
                 let tags = homes.len() as u64;
+                if out.journal_blocks_read + tags > size {
+                    break;
+                }
                 pending.extend(homes);
                 out.journal_blocks_read += tags;
                 next = wrap(next + tags);
@@ -375,6 +487,111 @@ mod tests {
         assert_eq!(journal.block_at(103 * 4096 + 512), Some(3));
         assert_eq!(journal.block_at(99 * 4096), None);
         assert_eq!(journal.offset_of(64), None);
+    }
+
+    #[test]
+    fn a_scan_reads_no_more_blocks_than_the_journal_holds() {
+        let journal = Journal {
+            runs: vec![Run {
+                logical: 0,
+                physical: 100,
+                blocks: 8,
+            }],
+        };
+        let mut img = SparseImage::zeroed(1 << 20);
+        let at = |l: u64| journal.offset_of(l).unwrap();
+        let mut sb = header(4, 0);
+        sb[0x10..0x14].copy_from_slice(&8u32.to_be_bytes());
+        sb[0x14..0x18].copy_from_slice(&1u32.to_be_bytes());
+        sb[0x18..0x1C].copy_from_slice(&7u32.to_be_bytes());
+        sb[0x1C..0x20].copy_from_slice(&1u32.to_be_bytes());
+        sb[0x28..0x2C].copy_from_slice(&JBD2_INCOMPAT_CSUM_V3.to_be_bytes());
+        img.write(at(0), &sb);
+        // A descriptor of 255 tags, none the last: more data blocks than the journal holds.
+        let mut desc = header(JBD2_DESCRIPTOR, 7);
+        for t in 0..255 {
+            let o = 12 + t * 16;
+            desc[o..o + 4].copy_from_slice(&(500 + t as u32).to_be_bytes());
+            desc[o + 4..o + 8].copy_from_slice(&JBD2_FLAG_SAME_UUID.to_be_bytes());
+        }
+        img.write(at(1), &desc);
+        let r = replay(&img, &journal);
+        assert!(r.journal_blocks_read <= 8, "{r:?}");
+        assert!(r.home_blocks_written <= r.journal_blocks_read, "{r:?}");
+    }
+
+    /// An ext4 superblock whose journal backup holds the extent tree `root` (60 bytes).
+    fn superblock_with(root: &[u8]) -> Vec<u8> {
+        let mut sb = vec![0u8; 1024];
+        sb[0x18..0x1C].copy_from_slice(&2u32.to_le_bytes());
+        sb[0x38..0x3A].copy_from_slice(&0xEF53u16.to_le_bytes());
+        sb[0x5C..0x60].copy_from_slice(&EXT4_FEATURE_COMPAT_HAS_JOURNAL.to_le_bytes());
+        sb[0xE0..0xE4].copy_from_slice(&8u32.to_le_bytes());
+        sb[0xFD] = EXT3_JNL_BACKUP_BLOCKS;
+        sb[0x10C..0x10C + root.len()].copy_from_slice(root);
+        sb
+    }
+
+    /// An extent node header of `entries` entries at `depth`, then the entries.
+    fn node(depth: u16, entries: &[[u8; 12]], bytes: usize) -> Vec<u8> {
+        let mut n = vec![0u8; bytes];
+        n[0..2].copy_from_slice(&EXTENT_MAGIC.to_le_bytes());
+        n[2..4].copy_from_slice(&(entries.len() as u16).to_le_bytes());
+        n[4..6].copy_from_slice(&(entries.len() as u16).to_le_bytes());
+        n[6..8].copy_from_slice(&depth.to_le_bytes());
+        for (i, e) in entries.iter().enumerate() {
+            n[12 + i * 12..24 + i * 12].copy_from_slice(e);
+        }
+        n
+    }
+
+    fn leaf(logical: u32, blocks: u16, physical: u32) -> [u8; 12] {
+        let mut e = [0u8; 12];
+        e[0..4].copy_from_slice(&logical.to_le_bytes());
+        e[4..6].copy_from_slice(&blocks.to_le_bytes());
+        e[8..12].copy_from_slice(&physical.to_le_bytes());
+        e
+    }
+
+    fn index(child: u32) -> [u8; 12] {
+        let mut e = [0u8; 12];
+        e[4..8].copy_from_slice(&child.to_le_bytes());
+        e
+    }
+
+    #[test]
+    fn located_extents_that_leave_a_gap_are_refused() {
+        let mut img = SparseImage::zeroed(1 << 20);
+        let root = node(0, &[leaf(0, 10, 100), leaf(20, 5, 200)], 60);
+        img.write(SB_OFFSET, &superblock_with(&root));
+        assert!(matches!(
+            locate(&img),
+            Err(Jbd2Error::Shape(JournalShapeError::Gap {
+                run: 1,
+                logical: 20,
+                expected: 10
+            }))
+        ));
+        let root = node(0, &[leaf(0, 10, 100), leaf(10, 5, 200)], 60);
+        img.write(SB_OFFSET, &superblock_with(&root));
+        assert_eq!(locate(&img).map(|j| j.blocks()), Ok(15));
+    }
+
+    #[test]
+    fn an_extent_tree_of_more_entries_than_a_journal_has_blocks_is_refused() {
+        // Four levels of 340 index entries each, every one leading to the next level's node,
+        // over an empty leaf: 4 × 340^4 (5·10^10) nodes to read, and no block of a journal.
+        let mut img = SparseImage::zeroed(1 << 20);
+        let all = |child: u32| vec![index(child); 340];
+        for level in 0..4u32 {
+            img.write(
+                u64::from(10 + level) * BLOCK_BYTES,
+                &node(1, &all(11 + level), 4096),
+            );
+        }
+        img.write(14 * BLOCK_BYTES, &node(0, &[], 4096));
+        img.write(SB_OFFSET, &superblock_with(&node(5, &[index(10); 4], 60)));
+        assert!(matches!(locate(&img), Err(Jbd2Error::BadExtents(_))));
     }
 
     #[test]

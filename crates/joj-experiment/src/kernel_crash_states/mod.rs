@@ -26,6 +26,7 @@ pub mod from_log;
 pub mod jbd2;
 pub mod mount;
 pub mod options;
+pub mod part_bounds;
 pub mod planned;
 pub mod postmark;
 pub mod report;
@@ -65,6 +66,10 @@ pub const MAX_STATES: u64 = 10_000_000;
 const MAX_JOBS: usize = 2;
 /// Largest `-n`.
 pub const MAX_TRANSACTIONS: u64 = 100_000;
+
+// The journal's bound on its device is the saved log's.
+const _: () =
+    assert!(jbd2::MAX_DEVICE_BLOCKS * joj_linux::record::BLOCK_BYTES == from_log::MAX_DEVICE_BYTES);
 
 /// What a run leaves to save after it reports: its log and its violating states.
 pub struct Evidence {

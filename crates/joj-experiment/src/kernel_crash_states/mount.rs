@@ -8,6 +8,7 @@ use joj_device::{BlockDevice, Emmc, NandMedium, Profile, WriteFlags};
 use joj_linux::record::BLOCK_BYTES;
 use serde::{Deserialize, Serialize};
 
+use super::error::CrashFsError;
 use super::jbd2::{Journal, Replay};
 use crate::error::ExperimentError;
 
@@ -18,6 +19,8 @@ pub const MOUNT_PROFILE: &str = "galaxy-s5";
 pub struct MountModel {
     emmc: Emmc<NandMedium>,
     journal: Journal,
+    /// The journal's blocks: no replay reads more ([`jbd2::replay`]).
+    blocks: u64,
 }
 
 fn dev(what: &'static str) -> impl FnOnce(joj_device::DeviceError) -> ExperimentError {
@@ -25,19 +28,26 @@ fn dev(what: &'static str) -> impl FnOnce(joj_device::DeviceError) -> Experiment
 }
 
 impl MountModel {
+    /// A model holding `journal`, which must be one a run locates ([`Journal::check`]: its
+    /// runs follow one another, within the bounds every block written here keeps to).
     pub fn new(journal: Journal) -> Result<Self, ExperimentError> {
+        let blocks = journal.check().map_err(CrashFsError::MountJournal)?;
         let profile = Profile::builtin(MOUNT_PROFILE)
             .map_err(|e| ExperimentError::CrashStates(format!("the mount-cost profile: {e}")))?;
         let mut emmc = Emmc::new(&profile).map_err(dev("making the mount-cost model"))?;
-        let maxlen: u64 = journal.runs.iter().map(|r| r.blocks).sum();
         let block = vec![0x5au8; BLOCK_BYTES as usize];
-        for l in 0..maxlen {
-            let at = journal.offset_of(l).expect("within the journal");
-            emmc.write(at, &block, WriteFlags::NONE)
-                .map_err(dev("writing the model's journal"))?;
+        for run in &journal.runs {
+            for b in run.physical..run.physical + run.blocks {
+                emmc.write(b * BLOCK_BYTES, &block, WriteFlags::NONE)
+                    .map_err(dev("writing the model's journal"))?;
+            }
         }
         emmc.flush().map_err(dev("writing the model's journal"))?;
-        Ok(MountModel { emmc, journal })
+        Ok(MountModel {
+            emmc,
+            journal,
+            blocks,
+        })
     }
 
     /// Modeled nanoseconds of `r`: its journal reads from `r.start` on (wrapping from
@@ -48,8 +58,10 @@ impl MountModel {
         }
         let t0 = self.emmc.now_ns();
         let mut buf = vec![0u8; BLOCK_BYTES as usize];
-        for i in 0..r.journal_blocks_read {
-            let l = r.first + (r.start - r.first + i) % (r.maxlen - r.first);
+        let lap = u128::from(r.maxlen - r.first);
+        for i in 0..r.journal_blocks_read.min(self.blocks) {
+            // Below `maxlen`: the sum is taken where it cannot overflow.
+            let l = r.first + ((u128::from(r.start - r.first) + u128::from(i)) % lap) as u64;
             let Some(at) = self.journal.offset_of(l) else {
                 break;
             };
@@ -57,9 +69,10 @@ impl MountModel {
                 .read(at, &mut buf)
                 .map_err(dev("reading the journal (mount model)"))?;
         }
-        let capacity = self.emmc.geometry().capacity_bytes;
+        // The model is smaller than a filesystem may be: home blocks wrap round it.
+        let capacity_blocks = self.emmc.geometry().capacity_bytes / BLOCK_BYTES;
         for &h in &r.home_blocks {
-            let at = (h * BLOCK_BYTES) % capacity;
+            let at = (h % capacity_blocks) * BLOCK_BYTES;
             self.emmc
                 .write(at, &buf, WriteFlags::NONE)
                 .map_err(dev("writing home blocks (mount model)"))?;
@@ -101,5 +114,51 @@ impl MountCost {
         self.max_ms = self.max_ms.max(ns as f64 / 1e6);
         self.images += 1;
         self.images_replaying += u64::from(r.transactions > 0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::jbd2::{JournalShapeError, Run};
+    use super::*;
+
+    fn journal(logical: u64, blocks: u64) -> Journal {
+        Journal {
+            runs: vec![Run {
+                logical,
+                physical: 100,
+                blocks,
+            }],
+        }
+    }
+
+    #[test]
+    fn a_model_of_a_journal_with_a_gap_is_refused_not_a_panic() {
+        assert!(matches!(
+            MountModel::new(journal(5, 3)),
+            Err(ExperimentError::CrashFs(CrashFsError::MountJournal(
+                JournalShapeError::Gap { logical: 5, .. }
+            )))
+        ));
+    }
+
+    #[test]
+    fn a_replay_is_timed_on_no_more_reads_than_the_journal_holds() {
+        let lap = Replay {
+            start: 1,
+            first: 1,
+            maxlen: 64,
+            transactions: 1,
+            journal_blocks_read: 64,
+            ..Replay::default()
+        };
+        let endless = Replay {
+            journal_blocks_read: 10u64.pow(18),
+            ..lap.clone()
+        };
+        let cost = |r: &Replay| MountModel::new(journal(0, 64)).unwrap().cost_ns(r).unwrap();
+        let lap_ns = cost(&lap);
+        assert!(lap_ns > 0);
+        assert_eq!(cost(&endless), lap_ns, "64 reads, however many it claims");
     }
 }

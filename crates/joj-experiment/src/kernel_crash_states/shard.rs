@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use super::check::Outcome;
 use super::error::CrashFsError;
 use super::jbd2::Journal;
+use super::part_bounds::{ImageReplay, check as check_bounds};
 use super::report::CrashFsReport;
 use super::share::Shard;
 use super::tally::{Checked, StateDetail, tally};
@@ -164,13 +165,20 @@ impl Part {
     }
 }
 
-/// Reads the part at `path` (a regular file within [`MAX_PART_BYTES`], of this format).
+/// Reads the part at `path` (a regular file within [`MAX_PART_BYTES`], of this format, within
+/// the bounds a run keeps: [`super::part_bounds::check`]).
 pub fn read_part(path: &Path) -> Result<Part, CrashFsError> {
     let bad = |why: String| CrashFsError::PartUnreadable {
         part: path.to_path_buf(),
         why,
     };
-    let f = std::fs::File::open(path).map_err(|e| bad(format!("cannot open it ({e})")))?;
+    // Without blocking: a FIFO would hold a plain open until a writer came (refused below).
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| bad(format!("cannot open it ({e})")))?;
     let m = f
         .metadata()
         .map_err(|e| bad(format!("cannot inspect it ({e})")))?;
@@ -206,7 +214,20 @@ pub fn read_part(path: &Path) -> Result<Part, CrashFsError> {
         }
         v => return Err(bad(format!("version {v:?} is not one joj wrote"))),
     }
-    serde_json::from_value(head).map_err(|e| bad(format!("not a valid part ({e})")))
+    let part: Part =
+        serde_json::from_value(head).map_err(|e| bad(format!("not a valid part ({e})")))?;
+    // Before any of its numbers sizes a list, a loop or the mount model.
+    let replays = part.images.iter().map(|i| ImageReplay {
+        replay: i.outcome.replay.as_ref(),
+        home_blocks_listed: i.home_blocks.len(),
+    });
+    check_bounds(part.shard, part.journal.as_ref(), replays).map_err(|fault| {
+        CrashFsError::PartOutOfBounds {
+            part: path.to_path_buf(),
+            fault,
+        }
+    })?;
+    Ok(part)
 }
 
 /// Merges the parts at `paths` into the report an unsharded run of the same log gives.

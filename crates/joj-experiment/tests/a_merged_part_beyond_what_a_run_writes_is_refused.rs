@@ -1,0 +1,120 @@
+//! `joj crash merge` reads parts anyone can write. A part whose numbers go beyond what any
+//! run writes is refused on reading, naming the file and the field, before any number sizes
+//! an allocation or a loop. The probe that found these (2026-11-27) edited one field of a
+//! real part each: a journal whose runs leave a gap (the mount model panicked), a replay
+//! reading 10^18 journal blocks (the mount model's loop never ended), a journal of 500,000
+//! blocks (4 GB of the model's memory from a 4.8 KB file), a shard count of 2^32 − 1 (a 34 GB
+//! allocation aborted) or 50 million (a 489 MB message listing the missing shards).
+//!
+//! The fixture is a part `joj crash fs --fs ext4 --from-log … --states 4 --shard 1/1 --json
+//! --save` wrote (ext4, wal, 5 transactions; its journal 1,024 blocks in three runs).
+
+use std::path::{Path, PathBuf};
+
+use joj_experiment::error::ExperimentError;
+use joj_experiment::kernel_crash_states::error::CrashFsError;
+use joj_experiment::kernel_crash_states::merge;
+use serde_json::{Value, json};
+
+const PART: &str = include_str!("fixtures/crash-part-ext4-wal-1-of-1.json");
+
+/// The fixture with `edit` applied, written into `dir` as `name`.
+fn part(dir: &Path, name: &str, edit: impl FnOnce(&mut Value)) -> PathBuf {
+    let mut v: Value = serde_json::from_str(PART).expect("the fixture parses");
+    edit(&mut v);
+    let path = dir.join(name);
+    std::fs::write(&path, v.to_string()).expect("the part is written");
+    path
+}
+
+/// The error merging the part `edit` makes gives, and its message.
+fn refusal(edit: impl FnOnce(&mut Value)) -> (CrashFsError, String) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = part(dir.path(), "edited.json", edit);
+    match merge(std::slice::from_ref(&path)) {
+        Err(ExperimentError::CrashFs(e)) => {
+            let text = e.to_string();
+            assert!(
+                text.contains(&path.display().to_string()) || text.contains("shard"),
+                "{text}"
+            );
+            assert!(text.contains("fix:"), "{text}");
+            (e, text)
+        }
+        other => panic!(
+            "expected a refusal, got {:?}",
+            other.map(|r| r.states_explored)
+        ),
+    }
+}
+
+#[test]
+fn the_fixture_merges_as_it_was_written() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let report = merge(&[part(dir.path(), "p1.json", |_| {})]).expect("the part merges");
+    assert_eq!(report.states_explored, 4);
+    let mount = report.mount.expect("ext4's journal replays are modeled");
+    assert_eq!(mount.images, 4);
+    assert!(mount.max_ms > 0.0, "{mount:?}");
+}
+
+#[test]
+fn a_journal_whose_runs_leave_a_gap_is_refused_naming_the_field() {
+    let (e, text) =
+        refusal(|v| v["journal"]["runs"] = json!([{"logical": 5, "physical": 0, "blocks": 3}]));
+    assert!(matches!(e, CrashFsError::PartOutOfBounds { .. }), "{e:?}");
+    assert!(
+        text.contains("journal run 0 starts at journal block 5"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_replay_reading_more_than_its_journal_is_refused_naming_the_field() {
+    let (e, text) = refusal(|v| {
+        v["images"][0]["outcome"]["replay"]["journal_blocks_read"] = json!(10u64.pow(18))
+    });
+    assert!(matches!(e, CrashFsError::PartOutOfBounds { .. }), "{e:?}");
+    assert!(
+        text.contains(
+            "images[0].outcome.replay.journal_blocks_read is 1000000000000000000, more than 1024"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_journal_larger_than_mke2fs_makes_is_refused_naming_the_bound() {
+    let (e, text) = refusal(|v| {
+        v["journal"]["runs"] = json!([{"logical": 0, "physical": 0, "blocks": 500_000}])
+    });
+    assert!(matches!(e, CrashFsError::PartOutOfBounds { .. }), "{e:?}");
+    assert!(text.contains("32768"), "{text}");
+}
+
+#[test]
+fn a_shard_count_beyond_what_shard_takes_is_refused() {
+    for n in [u64::from(u32::MAX), 50_000_000] {
+        let (e, text) = refusal(|v| v["shard"] = json!({"k": 1, "n": n}));
+        assert!(matches!(e, CrashFsError::PartOutOfBounds { .. }), "{e:?}");
+        assert!(
+            text.contains(&format!("shard 1 of {n}")) && text.contains("10000"),
+            "{text}"
+        );
+        assert!(text.len() < 1000, "{} bytes", text.len());
+    }
+}
+
+#[test]
+fn missing_shards_are_listed_twenty_at_most_and_the_rest_counted() {
+    let (e, text) = refusal(|v| v["shard"] = json!({"k": 1, "n": 10_000}));
+    assert!(
+        matches!(&e, CrashFsError::PartsMissing { n: 10_000, missing } if missing.len() == 9_999),
+        "{e:?}"
+    );
+    assert!(
+        text.contains("shards 2, 3, 4") && text.contains("21, and 9979 more of 10000 missing"),
+        "{text}"
+    );
+    assert!(text.len() < 1000, "{} bytes", text.len());
+}
