@@ -53,7 +53,7 @@ pub fn page(title: &str, docs: &[Document], skipped: &[Skipped], page_path: &Pat
             h,
             "<li><a href=\"#doc{i}\">{}</a> <span class=\"src\">{}</span></li>",
             esc(&heading(&d.kind)),
-            esc(&d.path.display().to_string())
+            esc(&source_of(d).trim_start_matches("from "))
         );
     }
     if !skipped.is_empty() {
@@ -72,24 +72,28 @@ pub fn page(title: &str, docs: &[Document], skipped: &[Skipped], page_path: &Pat
     h
 }
 
+/// Where a document came from: its file, or — on a page of `--report`, which holds the run
+/// just made, saved nowhere but in the page itself (its document's path is the page's) — that
+/// run.
+fn source_of(d: &Document) -> String {
+    if d.path.extension().is_some_and(|e| e == "html") {
+        "from the run this page was written for (--report); --json or --save keeps its result \
+         as a document"
+            .to_string()
+    } else {
+        format!("from {}", d.path.display())
+    }
+}
+
 /// The sections of `docs[range]`, each with its anchor `doc{i}`.
 fn sections(h: &mut String, docs: &[&Document], range: Range<usize>, targets: &Targets) {
     for i in range {
         let d = docs[i];
-        // A page of `--report` holds the run just made, saved nowhere but in the page itself
-        // (its document's path is the page's).
-        let source = if d.path.extension().is_some_and(|e| e == "html") {
-            "from the run this page was written for (--report); --json or --save keeps its \
-             result as a document"
-                .to_string()
-        } else {
-            format!("from {}", d.path.display())
-        };
         let _ = writeln!(
             h,
             "<section id=\"doc{i}\">\n<h2>{}</h2>\n<p class=\"src\">{}</p>",
             esc(&heading(&d.kind)),
-            esc(&source)
+            esc(&source_of(d))
         );
         match &d.kind {
             Kind::PaperFigures(p) => {

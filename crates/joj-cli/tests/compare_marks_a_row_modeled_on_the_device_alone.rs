@@ -39,22 +39,15 @@ fn a_device_only_row_is_marked_and_said() {
     assert!(text.contains("* device time only"), "{text}");
     // The device columns line up: the marked figure ends where the host + device one does.
     let end = |l: &str, f: &str| l.find(f).map(|i| i + f.len());
-    let wal_fig = wal
-        .split('|')
-        .nth(3)
-        .unwrap()
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .to_string();
-    let xftl_fig = xftl
-        .split('|')
-        .nth(3)
-        .unwrap()
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .to_string();
+    // The first figure of the device columns (after the third `|`).
+    let modeled = |l: &str| {
+        l.split('|')
+            .nth(3)
+            .and_then(|c| c.split_whitespace().next())
+            .unwrap()
+            .to_string()
+    };
+    let (wal_fig, xftl_fig) = (modeled(&wal), modeled(&xftl));
     assert_eq!(end(&wal, &wal_fig), end(&xftl, &xftl_fig), "{wal}\n{xftl}");
     let page = out.path().join("compare-ext4-insert.html");
     let html = std::fs::read_to_string(&page).unwrap_or_else(|e| panic!("{}: {e}", page.display()));
