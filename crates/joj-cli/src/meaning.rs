@@ -85,7 +85,7 @@ fn database_meaning(d: &DatabaseReport, fs: &str) -> String {
             if fs == "btrfs" {
                 ": btrfs's fsync log tree, its way of journaling the synced file"
             } else {
-                ""
+                " (it may hold file data joj could not place: see the note above)"
             }
         ));
     }

@@ -53,7 +53,7 @@ pub fn page(title: &str, docs: &[Document], skipped: &[Skipped], page_path: &Pat
             h,
             "<li><a href=\"#doc{i}\">{}</a> <span class=\"src\">{}</span></li>",
             esc(&heading(&d.kind)),
-            esc(&source_of(d).trim_start_matches("from "))
+            esc(source_of(d).trim_start_matches("from "))
         );
     }
     if !skipped.is_empty() {

@@ -33,6 +33,10 @@ fn plant_then_run(dir: &Path, prefix: &str, suffix: &str, target: &Path, args: &
 
 #[test]
 fn syscalls_record_never_writes_straces_output_through_a_planted_link() {
+    assert!(
+        std::path::Path::new("/usr/bin/strace").is_file(),
+        "strace is missing (joj syscalls record runs the command under it); fix: apt-get install strace"
+    );
     let dir = tempfile::tempdir().unwrap();
     let v = victim(dir.path());
     let root = dir.path().join("work");
@@ -87,7 +91,7 @@ fn device_calibrate_never_removes_a_file_it_did_not_make() {
     std::fs::create_dir(&target).unwrap();
     let script = "echo data > \"$1/joj-calibrate-$$.img\" && shift && exec \"$@\"";
     let out = dir.path().join("p.json");
-    let _ = Command::new("sh")
+    let run = Command::new("sh")
         .args(["-c", script, "sh"])
         .arg(&target)
         .arg(common::JOJ)
@@ -109,4 +113,7 @@ fn device_calibrate_never_removes_a_file_it_did_not_make() {
         .map(|e| e.unwrap().file_name())
         .collect();
     assert_eq!(left.len(), 1, "somebody else's file was removed: {left:?}");
+    // It got as far as making its test file (and stopped there).
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(err.contains("is not joj's: it is left as it is"), "{err}");
 }

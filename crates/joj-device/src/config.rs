@@ -36,7 +36,7 @@ pub const MIN_BYTES_PER_S: u64 = 1_000_000;
 /// mode, `EXT_CSD[DATA_SECTOR_SIZE]`; 4Kn disks).
 pub const SECTOR_BYTES: [u32; 2] = [512, 4096];
 
-/// Most mapping units (slots) one NAND page may hold./// Most mapping units (slots) one NAND page may hold.
+/// Most mapping units (slots) one NAND page may hold.
 pub const MAX_SLOTS_PER_PAGE: u32 = 8;
 
 /// Shape of the NAND array.

@@ -529,9 +529,13 @@ pub fn save_medium(medium: &NandMedium, path: &Path) -> Result<(), ImageError> {
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     let name = path.file_name().unwrap_or_default().to_string_lossy();
+    use std::os::unix::fs::PermissionsExt;
+    // 0644, as `File::create` made it (tempfile's default is 0600): an image holds no secret,
+    // and other users' tools read it.
     let mut tmp = tempfile::Builder::new()
         .prefix(&format!(".{name}."))
         .suffix(".tmp")
+        .permissions(std::fs::Permissions::from_mode(0o644))
         .tempfile_in(dir)?;
     tmp.write_all(&bytes)?;
     tmp.as_file().sync_all()?;

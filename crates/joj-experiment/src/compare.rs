@@ -45,7 +45,7 @@ pub enum CompareEvent<'a> {
 
 /// What an acknowledged commit of `mode` survives when the workload asked SQLite for
 /// `synchronous` (waldio sets SQLite's level itself: its rows say both). The words are
-/// explained by [`DURABILITY_WORDS`].
+/// explained by [`durability_key`].
 pub fn durability(mode: JournalMode, synchronous: Synchronous) -> String {
     match mode {
         JournalMode::Off | JournalMode::Memory => "none (no journal)".into(),

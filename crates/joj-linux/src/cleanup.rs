@@ -357,13 +357,16 @@ fn install() -> Result<(), HandlerError> {
                 CLEANING.store(true, Ordering::SeqCst);
                 let name = if sig == SIGINT { "SIGINT" } else { "SIGTERM" };
                 // Said first: what the cleanup may warn of next is part of stopping, not a
-                // fault of the run. Never fails (stderr may be closed).
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "joj: interrupted ({name}): the run stops here, unfinished; no result is \
-                     written; releasing what it made (filesystems, loop devices, trace \
-                     instances)"
+                // fault of the run. Written straight to descriptor 2, not through the stderr
+                // lock, which a main thread blocked on a stalled pipe may hold (the cleanup
+                // must not wait for it); a failed write is ignored (stderr may be closed).
+                let said = format!(
+                    "joj: interrupted ({name}): the run stops here, unfinished, and its result \
+                     is not written; releasing what it made (filesystems, loop devices, trace \
+                     instances)\n"
                 );
+                // SAFETY: a valid buffer of that length.
+                let _ = unsafe { libc::write(2, said.as_ptr().cast(), said.len()) };
                 let problems = cleanup_all();
                 for p in &problems {
                     let _ = writeln!(std::io::stderr(), "joj-linux: cleanup after {name}: {p}");

@@ -70,13 +70,18 @@ impl ThreadUsage {
             static SCHEDSTAT: Option<std::fs::File> =
                 std::fs::File::open("/proc/thread-self/schedstat").ok();
         }
-        SCHEDSTAT.with(|f| {
-            let f = f.as_ref()?;
-            let mut buf = [0u8; 128];
-            let n = f.read_at(&mut buf, 0).ok()?;
-            let text = std::str::from_utf8(&buf[..n]).ok()?;
-            text.split_whitespace().nth(1)?.parse().ok()
-        })
+        // `try_with`: a sync from a thread-local's destructor at thread exit finds the
+        // descriptor gone, and gets `None` rather than a panic inside SQLite's callback.
+        SCHEDSTAT
+            .try_with(|f| {
+                let f = f.as_ref()?;
+                let mut buf = [0u8; 128];
+                let n = f.read_at(&mut buf, 0).ok()?;
+                let text = std::str::from_utf8(&buf[..n]).ok()?;
+                text.split_whitespace().nth(1)?.parse().ok()
+            })
+            .ok()
+            .flatten()
     }
 
     /// What happened between `earlier` and `self`.

@@ -100,11 +100,16 @@ pub(crate) fn open_shared(
     opts: WaldioOptions,
 ) -> Result<Arc<SharedWal>, SqliteError> {
     let file = DirectFile::open(path, create, mode, inst.tap()).map_err(|e| {
+        // waldio's own refusals (a link, not a regular file) say what is wrong themselves.
+        let hint = if e.kind() == std::io::ErrorKind::Other {
+            ""
+        } else {
+            " (is the directory writable, and does the filesystem support O_DIRECT?)"
+        };
         fail(
             ResultCode::CANTOPEN,
             format!(
-                "cannot open the WAL {} for direct I/O: {e} (is the directory writable, and \
-                 does the filesystem support O_DIRECT?)",
+                "cannot open the WAL {} for direct I/O: {e}{hint}",
                 path.display()
             ),
         )

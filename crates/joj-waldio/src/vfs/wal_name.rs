@@ -25,9 +25,10 @@ enum AtLogical {
 
 fn inspect(logical: &Path) -> Result<AtLogical, WalError> {
     use std::os::unix::fs::OpenOptionsExt;
-    // Without blocking (a FIFO there would hold the open for ever) and not through a symlink:
-    // what is there only matters if it is a waldio WAL left at the old name, which is a
-    // regular file of its own; anything else is not waldio's and is left alone.
+    // Without blocking (a FIFO there would hold the open for ever) and not through a symlink,
+    // which is refused as stock SQLite refuses it (it opens its files with `O_NOFOLLOW`): a link
+    // could hide a WAL with frames, and one planted there could point anywhere. Anything else
+    // that is not a regular file holds no WAL and is left alone.
     let opened = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
@@ -35,7 +36,13 @@ fn inspect(logical: &Path) -> Result<AtLogical, WalError> {
     let mut f = match opened {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(AtLogical::Nothing),
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Ok(AtLogical::Nothing),
+        Err(source) if source.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(WalError::Io {
+                op: IoOp::Open,
+                what: "the -wal name is a symbolic link, which waldio refuses as SQLite does",
+                source,
+            });
+        }
         Err(source) => {
             return Err(WalError::Io {
                 op: IoOp::Open,
@@ -121,7 +128,7 @@ mod tests {
     }
 
     #[test]
-    fn a_fifo_or_a_symlink_at_the_logical_name_is_left_alone_without_blocking() {
+    fn a_fifo_at_the_logical_name_is_left_alone_without_blocking_and_a_symlink_refused() {
         let dir = tempfile::tempdir().unwrap();
         let wal = dir.path().join("a.db-wal");
         let c = std::ffi::CString::new(wal.as_os_str().as_encoded_bytes()).unwrap();
@@ -129,11 +136,12 @@ mod tests {
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
         assert_eq!(settle(&wal).unwrap(), dir.path().join("a.db-waldio"));
         std::fs::remove_file(&wal).unwrap();
-        // A link to an old waldio WAL elsewhere is not moved (nor is what it points at).
+        // A link (here to an old waldio WAL elsewhere) is refused, and nothing is moved.
         let elsewhere = dir.path().join("elsewhere");
         std::fs::write(&elsewhere, vec![0u8; 4096]).unwrap();
         std::os::unix::fs::symlink(&elsewhere, &wal).unwrap();
-        assert_eq!(settle(&wal).unwrap(), dir.path().join("a.db-waldio"));
+        let refused = settle(&wal).unwrap_err().to_string();
+        assert!(refused.contains("symbolic link"), "{refused}");
         assert!(elsewhere.exists() && !dir.path().join("a.db-waldio").exists());
     }
 
