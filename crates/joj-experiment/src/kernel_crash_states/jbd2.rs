@@ -136,8 +136,8 @@ pub enum JournalShapeError {
         expected: u64,
     },
     #[error(
-        "the journal holds {blocks} blocks or more, beyond the {max} (128 MiB) mke2fs gives \
-         any filesystem of up to 16 GiB"
+        "the journal holds {blocks} blocks or more, beyond the {max} mke2fs gives any \
+         filesystem of up to 16 GiB (32768, 128 MiB, and a 64th more for a fast-commit area)"
     )]
     TooLarge { blocks: u64, max: u64 },
     #[error(
