@@ -85,13 +85,10 @@ fn meaning(text: &str) -> String {
 /// A row's modeled transactions per second and the host's share of its modeled time; a row
 /// run on the device model itself has its device's time alone, marked as in the text table.
 fn modeled_cells(row: &joj_experiment::compare::CompareRow) -> [String; 2] {
-    match (&row.result.modeled, &row.result.device) {
-        (Some(m), _) => [
-            format!("{:.1}", m.time.modeled_ops_per_sec),
-            format!("{:.0} %", m.time.host_share * 100.0),
-        ],
-        (None, Some(d)) => [format!("{:.1}*", d.modeled_ops_per_sec), "–".into()],
-        (None, None) => ["–".into(), "–".into()],
+    match joj_experiment::compare::modeled_figure(row) {
+        Some((ops, Some(host))) => [format!("{ops:.1}"), format!("{:.0} %", host * 100.0)],
+        Some((ops, None)) => [format!("{ops:.1}*"), "–".into()],
+        None => ["–".into(), "–".into()],
     }
 }
 

@@ -215,23 +215,17 @@ pub fn table(c: &Comparison) -> String {
         "", "", "", "KiB written per transaction", "per txn"
     ));
     for r in &c.rows {
-        let dev_col = match (&r.result.modeled, &r.result.device, device) {
-            (Some(m), _, _) => format!(
-                " | {:>9.1} {:>4.0}% {:>5.0}%",
-                m.time.modeled_ops_per_sec,
-                m.time.host_share * 100.0,
-                (1.0 - m.time.host_share) * 100.0
+        let dev_col = match (modeled_figure(r), device) {
+            (Some((ops, Some(host))), _) => format!(
+                " | {ops:>9.1} {:>4.0}% {:>5.0}%",
+                host * 100.0,
+                (1.0 - host) * 100.0
             ),
             // A run on the device itself (xftl, iftl): the device's time only, marked, and
             // said under the table (its figure is not comparable with host + device rows).
-            (None, Some(d), _) => {
-                format!(
-                    " | {:>8.1}* {:>5} {:>6}",
-                    d.modeled_ops_per_sec, "-", "100%"
-                )
-            }
-            (None, None, true) => format!(" | {:>9}", "-"),
-            (None, None, false) => String::new(),
+            (Some((ops, None)), _) => format!(" | {ops:>8.1}* {:>5} {:>6}", "-", "100%"),
+            (None, true) => format!(" | {:>9}", "-"),
+            (None, false) => String::new(),
         };
         let res = &r.result;
         let durability = r.durability.as_deref().unwrap_or("?");
@@ -277,7 +271,17 @@ pub const DEVICE_TIME_ONLY: &str = "* device time only: the rows run on the devi
 
 /// A row whose modeled figure is the device's time alone (run on the device model itself).
 pub fn device_time_only(r: &CompareRow) -> bool {
-    r.result.modeled.is_none() && r.result.device.is_some()
+    matches!(modeled_figure(r), Some((_, None)))
+}
+
+/// A row's modeled transactions per second and the host's share of its modeled time; the share
+/// is `None` for a row modeled on its device's time alone ([`device_time_only`]).
+pub fn modeled_figure(r: &CompareRow) -> Option<(f64, Option<f64>)> {
+    match (&r.result.modeled, &r.result.device) {
+        (Some(m), _) => Some((m.time.modeled_ops_per_sec, Some(m.time.host_share))),
+        (None, Some(d)) => Some((d.modeled_ops_per_sec, None)),
+        (None, None) => None,
+    }
 }
 
 #[cfg(test)]

@@ -25,6 +25,12 @@ pub struct ThreadUsage {
     pub run_delay_ns: u64,
 }
 
+/// schedstat's first two fields: time on a CPU and time runnable waiting for one (ns).
+fn schedstat_times(text: &str) -> Option<(u64, u64)> {
+    let mut fields = text.split_whitespace().map(|v| v.parse::<u64>().ok());
+    Some((fields.next()??, fields.next()??))
+}
+
 impl ThreadUsage {
     /// The calling thread's counts so far.
     pub fn now() -> Result<ThreadUsage, WorkloadError> {
@@ -46,12 +52,10 @@ impl ThreadUsage {
                     what: format!("no `{key}` in /proc/thread-self/status"),
                 })
         };
-        let mut fields = schedstat.split_whitespace().map(|v| v.parse::<u64>().ok());
-        let bad = || WorkloadError::ThreadUsage {
-            what: format!("/proc/thread-self/schedstat is `{}`", schedstat.trim()),
-        };
-        let cpu_ns = fields.next().flatten().ok_or_else(bad)?;
-        let run_delay_ns = fields.next().flatten().ok_or_else(bad)?;
+        let (cpu_ns, run_delay_ns) =
+            schedstat_times(&schedstat).ok_or_else(|| WorkloadError::ThreadUsage {
+                what: format!("/proc/thread-self/schedstat is `{}`", schedstat.trim()),
+            })?;
         Ok(ThreadUsage {
             voluntary_switches: field("voluntary_ctxt_switches:")?,
             involuntary_switches: field("nonvoluntary_ctxt_switches:")?,
@@ -77,8 +81,7 @@ impl ThreadUsage {
                 let f = f.as_ref()?;
                 let mut buf = [0u8; 128];
                 let n = f.read_at(&mut buf, 0).ok()?;
-                let text = std::str::from_utf8(&buf[..n]).ok()?;
-                text.split_whitespace().nth(1)?.parse().ok()
+                schedstat_times(std::str::from_utf8(&buf[..n]).ok()?).map(|(_, delay)| delay)
             })
             .ok()
             .flatten()
