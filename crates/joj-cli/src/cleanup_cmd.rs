@@ -24,7 +24,7 @@ pub fn main(_: CleanupArgs) -> CliResult {
     // Remove first, print after: a reader gone from stdout (`| head`) must not stop the
     // removal or hide the status.
     let mut sweep = leftovers::remove(found.remove);
-    sweep.problems.extend(aborted);
+    sweep.add(aborted);
     let printed = print(&found.keep, &sweep);
     for problem in &sweep.problems {
         eprintln!("joj: {problem}");

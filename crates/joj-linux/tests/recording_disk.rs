@@ -370,3 +370,81 @@ fn after_kill_9_the_sweep_removes_the_recording_disk() {
     );
     assert_all_gone(&disk, &scratch);
 }
+
+/// The minor device number of the FUSE mount at `dir` (the name of its fusectl connection).
+fn fuse_minor(dir: &Path) -> u32 {
+    use std::os::unix::fs::MetadataExt;
+    rustix::fs::minor(std::fs::metadata(dir).unwrap().dev())
+}
+
+/// A sweep decides from mountinfo that a disk's owner is dying, and aborts it a moment later by
+/// its device number; meanwhile that disk may have gone and its number been given to another
+/// joj's disk (the kernel hands out the lowest free number). The abort must not reach the disk
+/// that took the number: that joj would lose its recording ("Software caused connection
+/// abort" when it closes it).
+#[test]
+fn an_abort_decided_on_a_disk_that_went_never_reaches_the_disk_that_took_its_number() {
+    let a = RecordingDisk::create(Path::new(RUN_DIR)).unwrap();
+    let stale = joj_linux::leftovers::DyingDisk {
+        pid: std::process::id(),
+        minor: fuse_minor(a.dir()),
+        mount: a.dir().to_str().unwrap().to_string(),
+    };
+    a.close().unwrap();
+    let mut tries = 0;
+    let b = loop {
+        let b = RecordingDisk::create(Path::new(RUN_DIR)).unwrap();
+        if fuse_minor(b.dir()) == stale.minor {
+            break b;
+        }
+        b.close().unwrap();
+        tries += 1;
+        assert!(
+            tries < 20,
+            "no new disk got the number {} back in 20 tries: another mount holds it",
+            stale.minor
+        );
+    };
+    std::fs::write(b.dir().join("before"), b"x").unwrap();
+    let aborted = joj_linux::leftovers::abort_recording_disk(&stale).unwrap();
+    assert!(
+        !aborted,
+        "the stale abort reached the disk now at that number"
+    );
+    std::fs::write(b.dir().join("after"), b"y").unwrap();
+    b.close().unwrap();
+}
+
+/// `kill -9` while the child syncs over and over on its recording disk: a thread stuck in
+/// `fsync` keeps the killed process dying (see `leftovers::dying`). The sweep aborts that disk
+/// (and says so), the process goes, and the rest is removed.
+#[test]
+fn a_joj_killed_in_fsync_is_aborted_by_the_sweep_and_its_disk_removed() {
+    if std::env::var_os(CHILD_ENV).is_some() || !common::machine_ready(&[FsKind::Ext4]) {
+        return;
+    }
+    let (mut child, disk, scratch) = start_child("busy");
+    std::thread::sleep(Duration::from_millis(300));
+    child.kill().unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let stuck = std::fs::read_to_string(format!("/proc/{}/status", child.id())).is_ok_and(|s| {
+        s.lines()
+            .any(|l| l.starts_with("Threads:") && !l.ends_with("\t1"))
+    });
+    let sweep = joj_linux::leftovers::sweep();
+    eprintln!(
+        "the killed child was stuck: {stuck}; the sweep: {:?}",
+        sweep.lines()
+    );
+    assert!(sweep.problems.is_empty(), "{:?}", sweep.problems);
+    child.wait().unwrap();
+    if stuck {
+        assert!(
+            sweep.aborted.iter().any(|d| d.pid == child.id()),
+            "a stuck child's disk must be aborted: {:?}",
+            sweep.aborted
+        );
+        assert!(sweep.lines()[0].starts_with("aborted the recording disk of dying joj"));
+    }
+    assert_all_gone(&disk, &scratch);
+}

@@ -11,19 +11,42 @@
 //! itself stuck in a direct read of the WAL with SIGKILL pending, and a zombie leader with a
 //! thread stuck in `fsync`.
 
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use super::error::LeftoverError;
 use super::scan::parse_stat;
 use crate::names;
 
 const FUSECTL: &str = "/sys/fs/fuse/connections";
 /// How long to wait for a dying process to go once its connection is aborted.
 const DEATH_WAIT: Duration = Duration::from_secs(10);
+/// How long a joj must stay dying, with the same mount, before its disk is aborted: a joj
+/// leaving normally passes through a zombie leader with threads for a moment only.
+const STILL_DYING_AFTER: Duration = Duration::from_millis(200);
 
-/// The minor device numbers of the recording-disk FUSE mounts of dying joj processes, from
-/// `/proc/self/mountinfo` text, with their pids (a pure function of the text and `stat`).
-pub(super) fn dying_mounts(mountinfo: &str, dying: impl Fn(u32) -> bool) -> Vec<(u32, u32)> {
+/// The recording disk of a joj that looked dying: its FUSE mount as `/proc/self/mountinfo`
+/// writes it (the mount point field, escapes kept) and the minor device number that names its
+/// connection in fusectl.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DyingDisk {
+    pub pid: u32,
+    pub minor: u32,
+    pub mount: String,
+}
+
+/// What [`abort_dying`] did: the disks it aborted, and what it could not do.
+#[derive(Debug, Default)]
+pub(super) struct Aborts {
+    pub aborted: Vec<DyingDisk>,
+    pub problems: Vec<LeftoverError>,
+}
+
+/// The recording-disk FUSE mounts of `/proc/self/mountinfo` text whose owners are dying (a
+/// pure function of the text and `dying`).
+pub(super) fn dying_mounts(mountinfo: &str, dying: impl Fn(u32) -> bool) -> Vec<DyingDisk> {
     mountinfo
         .lines()
         .filter_map(|line| {
@@ -32,30 +55,39 @@ pub(super) fn dying_mounts(mountinfo: &str, dying: impl Fn(u32) -> bool) -> Vec<
             let name = Path::new(mount).file_name()?.to_str()?;
             let pid = names::recording_dir_pid(name)?;
             let minor = dev.split_once(':')?.1.parse().ok()?;
-            dying(pid).then_some((pid, minor))
+            dying(pid).then(|| DyingDisk {
+                pid,
+                minor,
+                mount: (*mount).to_string(),
+            })
         })
         .collect()
 }
 
-/// Aborts the recording disks of dying joj processes and waits for those processes to go.
-/// Returns what it could not do, for the sweep's problems.
-pub(super) fn abort_dying() -> Vec<String> {
-    let Ok(mountinfo) = std::fs::read_to_string("/proc/self/mountinfo") else {
-        return Vec::new();
-    };
-    let stat = |pid: u32| {
-        std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .ok()
-            .and_then(|t| parse_stat(&t))
-    };
-    let dying = dying_mounts(&mountinfo, |pid| {
-        stat(pid).is_some_and(|s| s.state == 'Z' && s.threads > 1) || sigkill_pending(pid)
-    });
-    if dying.is_empty() {
-        return Vec::new();
-    }
-    let mut problems = Vec::new();
-    // fusectl may not be mounted; if mounting fails, the write below says so.
+/// Whether `disk`'s mount is in the mountinfo text with the same device number. A mount point
+/// is never mounted again once gone (its name is random and its directory removed), so while
+/// this holds the number still names `disk`'s connection and no other.
+pub(super) fn still_mounted(mountinfo: &str, disk: &DyingDisk) -> bool {
+    mountinfo.lines().any(|line| {
+        let fields: Vec<&str> = line.split(' ').collect();
+        fields.get(4) == Some(&disk.mount.as_str())
+            && fields
+                .get(2)
+                .and_then(|dev| dev.split_once(':'))
+                .is_some_and(|(_, minor)| minor.parse() == Ok(disk.minor))
+    })
+}
+
+/// Aborts the FUSE connection of `disk` if it is still the one mounted at `disk.mount`.
+/// Returns whether it was aborted (false: the mount is gone, nothing to abort).
+///
+/// The number in fusectl is a device number, which the kernel gives to the next mount as soon
+/// as the old one goes: a number read from mountinfo a moment ago may name another joj's disk
+/// by now. So the connection's `abort` file is opened first, and only then is the mount checked
+/// to be there with that number: the open file then belongs to `disk`'s connection (a file of a
+/// connection that went meanwhile aborts nothing), and writing it can reach no other.
+pub fn abort(disk: &DyingDisk) -> Result<bool, LeftoverError> {
+    // fusectl may not be mounted; if mounting fails, the open below says so.
     if std::fs::read_dir(FUSECTL).map_or(true, |mut d| d.next().is_none()) {
         let _ = rustix::mount::mount(
             "none",
@@ -65,24 +97,77 @@ pub(super) fn abort_dying() -> Vec<String> {
             None,
         );
     }
-    for (pid, minor) in &dying {
-        let abort = format!("{FUSECTL}/{minor}/abort");
-        if let Err(e) = std::fs::write(&abort, "1") {
-            problems.push(format!(
-                "cannot abort the recording disk of dying joj {pid} ({abort}: {e}); fix: \
-                 `mount -t fusectl none {FUSECTL}` and `echo 1 > {abort}`"
-            ));
+    let path = format!("{FUSECTL}/{}/abort", disk.minor);
+    let fix = |e: &dyn std::fmt::Display| {
+        LeftoverError::Abort(format!(
+            "cannot abort the recording disk of dying joj {} ({path}: {e}); fix: `mount -t \
+             fusectl none {FUSECTL}` and `echo 1 > {path}`",
+            disk.pid
+        ))
+    };
+    let mut file = match std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&path)
+    {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(fix(&e)),
+    };
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").map_err(|e| fix(&e))?;
+    if !still_mounted(&mountinfo, disk) {
+        return Ok(false);
+    }
+    file.write_all(b"1").map_err(|e| fix(&e))?;
+    Ok(true)
+}
+
+/// The disks of dying joj processes now.
+fn dying_now() -> Vec<DyingDisk> {
+    let Ok(mountinfo) = std::fs::read_to_string("/proc/self/mountinfo") else {
+        return Vec::new();
+    };
+    dying_mounts(&mountinfo, |pid| {
+        stat(pid).is_some_and(|s| s.state == 'Z' && s.threads > 1) || sigkill_pending(pid)
+    })
+}
+
+fn stat(pid: u32) -> Option<super::scan::ProcStat> {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|t| parse_stat(&t))
+}
+
+/// Aborts the recording disks of joj processes dying now and still dying a moment later, and
+/// waits for those processes to go.
+pub(super) fn abort_dying() -> Aborts {
+    let first = dying_now();
+    if first.is_empty() {
+        return Aborts::default();
+    }
+    std::thread::sleep(STILL_DYING_AFTER);
+    let dying: Vec<DyingDisk> = dying_now()
+        .into_iter()
+        .filter(|d| first.contains(d))
+        .collect();
+    let mut aborts = Aborts::default();
+    for disk in dying {
+        match abort(&disk) {
+            Ok(true) => aborts.aborted.push(disk),
+            Ok(false) => {}
+            Err(problem) => aborts.problems.push(problem),
         }
     }
     let t0 = Instant::now();
     while t0.elapsed() < DEATH_WAIT
-        && dying
+        && aborts
+            .aborted
             .iter()
-            .any(|(pid, _)| stat(*pid).is_some_and(|s| s.threads > 1))
+            .any(|d| stat(d.pid).is_some_and(|s| s.threads > 1))
     {
         std::thread::sleep(Duration::from_millis(20));
     }
-    problems
+    aborts
 }
 
 /// Whether SIGKILL is pending for the process (`ShdPnd` of `/proc/<pid>/status`).
@@ -110,7 +195,36 @@ mod tests {
                     46 27 0:41 / /run/joj/rec-3240-AbCdEf rw - fuse joj-recording-disk rw\n\
                     47 27 0:42 / /run/joj/rec-3241-AbCdEf rw - fuse joj-recording-disk rw\n\
                     48 27 7:3 / /run/joj/joj-ext4-3239-AbCdEf/mnt rw - ext4 /dev/loop3 rw\n";
-        assert_eq!(dying_mounts(info, |pid| pid == 3239), vec![(3239, 40)]);
+        let disk = DyingDisk {
+            pid: 3239,
+            minor: 40,
+            mount: "/run/joj/rec-3239-MxFWor".into(),
+        };
+        assert_eq!(dying_mounts(info, |pid| pid == 3239), vec![disk]);
+    }
+
+    #[test]
+    fn a_disk_is_still_mounted_only_at_its_mount_point_with_its_number() {
+        let disk = DyingDisk {
+            pid: 3239,
+            minor: 40,
+            mount: "/run/joj/rec-3239-MxFWor".into(),
+        };
+        let line = |dev: &str, mount: &str| format!("45 27 {dev} / {mount} rw - fuse x rw\n");
+        assert!(still_mounted(
+            &line("0:40", "/run/joj/rec-3239-MxFWor"),
+            &disk
+        ));
+        // The number went to another disk; the mount went; the number is another's.
+        assert!(!still_mounted(
+            &line("0:40", "/run/joj/rec-3300-QwErTy"),
+            &disk
+        ));
+        assert!(!still_mounted("", &disk));
+        assert!(!still_mounted(
+            &line("0:41", "/run/joj/rec-3239-MxFWor"),
+            &disk
+        ));
     }
 
     #[test]

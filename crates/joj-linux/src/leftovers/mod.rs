@@ -21,6 +21,7 @@ mod scan;
 use std::sync::{Mutex, PoisonError};
 
 pub use decide::{Decision, Kept, Leftover, Liveness, Resource, Seen, TempEntry, decide};
+pub use dying::DyingDisk;
 pub use error::{LeftoverError, Scope};
 pub use removal::Sweep;
 
@@ -37,16 +38,24 @@ pub fn find(scope: Scope) -> Result<Decision, LeftoverError> {
 
 /// Aborts the recording disks of dying joj processes (killed while a thread waited on their
 /// recording disk: see [`dying`]) and waits for those processes to go, so that [`find`] then
-/// sees them dead. Returns what could not be aborted, with the fix. Needs root (does nothing
-/// otherwise).
-pub fn abort_dying() -> Vec<LeftoverError> {
+/// sees them dead. Returns a [`Sweep`] of what it aborted ([`Sweep::aborted`]) and what it
+/// could not abort, with the fix. Needs root (does nothing otherwise).
+pub fn abort_dying() -> Sweep {
     if !rustix::process::geteuid().is_root() {
-        return Vec::new();
+        return Sweep::default();
     }
-    dying::abort_dying()
-        .into_iter()
-        .map(LeftoverError::Abort)
-        .collect()
+    let aborts = dying::abort_dying();
+    Sweep {
+        aborted: aborts.aborted,
+        problems: aborts.problems,
+        ..Sweep::default()
+    }
+}
+
+/// Aborts `disk`'s FUSE connection if that disk is still mounted where it was with the same
+/// number (never another disk that took the number since): whether it was aborted.
+pub fn abort_recording_disk(disk: &DyingDisk) -> Result<bool, LeftoverError> {
+    dying::abort(disk)
 }
 
 /// Removes `found` (things of dead processes, as [`find`] returns them), continuing past
@@ -70,11 +79,11 @@ pub fn sweep() -> Sweep {
     let mut sweep = match find(scope) {
         Ok(decision) => removal::remove_all(decision.remove),
         Err(e) => Sweep {
-            removed: Vec::new(),
             problems: vec![e],
+            ..Sweep::default()
         },
     };
-    sweep.problems.extend(aborted);
+    sweep.add(aborted);
     sweep
 }
 

@@ -12,28 +12,50 @@
 use std::path::Path;
 
 use super::decide::{self, Leftover, Resource};
+use super::dying::DyingDisk;
 use super::error::LeftoverError;
 use crate::cleanup::{self, CleanupProblem};
 use crate::loopdev;
 use crate::names;
 
-/// What a sweep removed, and what it could not.
+/// What a sweep removed (and the recording disks of dying joj it aborted), and what it could
+/// not.
 #[derive(Debug, Default)]
 pub struct Sweep {
     pub removed: Vec<Leftover>,
+    pub aborted: Vec<DyingDisk>,
     pub problems: Vec<LeftoverError>,
 }
 
 impl Sweep {
     /// One line per dead process: `removed leftovers of dead joj 12345: tracefs instance
     /// joj-12345-0, /run/joj/ext4-12345-aB3dE6/mnt (mount), /dev/loop3, ...`.
+    /// Before those, one line per aborted recording disk.
     pub fn lines(&self) -> Vec<String> {
-        decide::lines_by_pid("removed leftovers of dead joj", &self.removed)
+        let aborted = self.aborted.iter().map(|d| {
+            format!(
+                "aborted the recording disk of dying joj {} (FUSE connection {} at {})",
+                d.pid, d.minor, d.mount
+            )
+        });
+        aborted
+            .chain(decide::lines_by_pid(
+                "removed leftovers of dead joj",
+                &self.removed,
+            ))
+            .collect()
     }
 
     /// Whether the sweep found nothing to do.
     pub fn is_empty(&self) -> bool {
-        self.removed.is_empty() && self.problems.is_empty()
+        self.removed.is_empty() && self.aborted.is_empty() && self.problems.is_empty()
+    }
+
+    /// Adds what `other` did to this sweep.
+    pub fn add(&mut self, other: Sweep) {
+        self.removed.extend(other.removed);
+        self.aborted.extend(other.aborted);
+        self.problems.extend(other.problems);
     }
 }
 
