@@ -339,7 +339,7 @@ pub fn host_line(h: &joj_experiment::HostMeasured, transactions: u64) -> String 
         } else {
             0.0
         },
-        per(h.run_delay_s - h.run_delay_in_sleeps_s),
+        per(h.run_delay_taken_out_s()),
         per(h.overhead_s),
         per(h.paced_sleep_s)
     )

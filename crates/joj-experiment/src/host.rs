@@ -48,8 +48,17 @@ pub struct HostMeasured {
     /// taken out twice; absent in documents made before 2026-11-27, when it was).
     #[serde(default)]
     pub run_delay_in_sleeps_s: f64,
-    /// The host's time: `elapsed_s − (run_delay_s − run_delay_in_sleeps_s + overhead_s +
-    /// paced_sleep_s) / threads`.
+    /// The journal thread's run-queue delay (in `run_delay_s`).
+    #[serde(default)]
+    pub journal_thread_run_delay_s: f64,
+    /// Of the journal thread's run-queue delay, what was taken out: at most
+    /// the time the workload threads were blocked (absent in documents made before 2026-11-27,
+    /// when all of it was).
+    #[serde(default)]
+    pub journal_run_delay_taken_out_s: f64,
+    /// The host's time: `elapsed_s − (the workload threads' run-queue delay −
+    /// run_delay_in_sleeps_s + journal_run_delay_taken_out_s + overhead_s + paced_sleep_s) /
+    /// threads`.
     pub host_s: f64,
     /// The part of `host_s` that is not CPU time (`cpu_s − overhead_s` and
     /// `journal_thread_cpu_s`, per thread): hand-offs between threads, wakeups, context
@@ -79,16 +88,25 @@ impl HostMeasured {
     pub fn new(elapsed_s: f64, threads: &[ThreadUsage], n_threads: u32, w: &WindowCounts) -> Self {
         let sum = |f: fn(&ThreadUsage) -> u64| threads.iter().map(f).sum::<u64>();
         let n = f64::from(n_threads.max(1));
-        let run_delay_s = (sum(|t| t.run_delay_ns) + w.journal_thread_run_delay_ns) as f64 / 1e9;
+        let own_run_delay_s = sum(|t| t.run_delay_ns) as f64 / 1e9;
+        let journal_run_delay_s = w.journal_thread_run_delay_ns as f64 / 1e9;
+        let run_delay_s = own_run_delay_s + journal_run_delay_s;
         let overhead_s = w.overhead_ns as f64 / 1e9;
         let paced_sleep_s = w.sleep_ns as f64 / 1e9;
         let cpu_s = sum(|t| t.cpu_ns) as f64 / 1e9;
         let journal_thread_cpu_s = w.journal_thread_cpu_ns as f64 / 1e9;
         // A paced sleep is timed on the wall clock, the wait for a CPU after it included: that
         // part of the run-queue delay is taken out once, as sleep.
-        let run_delay_in_sleeps_s = (w.sleep_run_delay_ns as f64 / 1e9).min(run_delay_s);
+        let run_delay_in_sleeps_s = (w.sleep_run_delay_ns as f64 / 1e9).min(own_run_delay_s);
+        let own_delay_out_s = own_run_delay_s - run_delay_in_sleeps_s;
+        // The journal thread's wait for a CPU delays the workload only while a workload thread
+        // is blocked (waiting on it); while the workload runs, that wait is the workload's own
+        // CPU time. So at most the threads' blocked time comes out: their wall time less CPU,
+        // run-queue delay and paced sleeps.
+        let blocked_s = (elapsed_s * n - cpu_s - own_delay_out_s - paced_sleep_s).max(0.0);
+        let journal_run_delay_taken_out_s = journal_run_delay_s.min(blocked_s);
         let host_s = (elapsed_s
-            - (run_delay_s - run_delay_in_sleeps_s + overhead_s + paced_sleep_s) / n)
+            - (own_delay_out_s + journal_run_delay_taken_out_s + overhead_s + paced_sleep_s) / n)
             .max(0.0);
         let mut h = HostMeasured {
             threads: n_threads.max(1),
@@ -103,11 +121,21 @@ impl HostMeasured {
             overhead_s,
             paced_sleep_s,
             run_delay_in_sleeps_s,
+            journal_thread_run_delay_s: journal_run_delay_s,
+            journal_run_delay_taken_out_s,
             host_s,
             wait_s: 0.0,
         };
         h.wait_s = host_s - h.work_cpu_s();
         h
+    }
+
+    /// The run-queue delay taken out of the wall time (summed over threads): the workload
+    /// threads' outside pacing's sleeps and what of the journal thread's fell while they were
+    /// blocked — what the formula of `host_s` subtracted besides joj's measuring and the sleeps.
+    pub fn run_delay_taken_out_s(&self) -> f64 {
+        let n = f64::from(self.threads.max(1));
+        ((self.elapsed_s - self.host_s) * n - self.overhead_s - self.paced_sleep_s).max(0.0)
     }
 
     /// The host's CPU time, per thread's worth of wall time: the workload threads' less joj's
@@ -308,6 +336,52 @@ mod tests {
             (h2.host_s - (1.0 - (0.2 + 0.2 + 0.5) / 2.0)).abs() < 1e-12,
             "{h2:?}"
         );
+    }
+
+    #[test]
+    fn the_journal_threads_wait_for_a_cpu_is_taken_out_only_while_the_workload_was_blocked() {
+        // 10 ms of wall time, 8 ms of it the workload thread's own CPU: it was blocked 2 ms at
+        // most. jbd2 waited 6 ms for a CPU, mostly while the workload ran (it held the CPU);
+        // only what fell while the workload was blocked can have delayed it, so the host time
+        // is never below the thread's own CPU time.
+        let t = ThreadUsage {
+            cpu_ns: 8_000_000,
+            ..Default::default()
+        };
+        let w = WindowCounts {
+            journal_thread_run_delay_ns: 6_000_000,
+            ..Default::default()
+        };
+        let h = HostMeasured::new(0.010, &[t], 1, &w);
+        assert!((h.host_s - 0.008).abs() < 1e-12, "{h:?}");
+        assert!(
+            (h.journal_run_delay_taken_out_s - 0.002).abs() < 1e-12,
+            "{h:?}"
+        );
+        // A journal thread's short wait while the workload slept on it comes out whole.
+        let w = WindowCounts {
+            journal_thread_run_delay_ns: 1_000_000,
+            ..w
+        };
+        let h = HostMeasured::new(0.010, &[t], 1, &w);
+        assert!((h.host_s - 0.009).abs() < 1e-12, "{h:?}");
+        // Paced sleeps and the thread's own run-queue delay are not blocked time either.
+        let t = ThreadUsage {
+            cpu_ns: 4_000_000,
+            run_delay_ns: 2_000_000,
+            ..Default::default()
+        };
+        let w = WindowCounts {
+            sleep_ns: 3_000_000,
+            journal_thread_run_delay_ns: 6_000_000,
+            ..Default::default()
+        };
+        let h = HostMeasured::new(0.010, &[t], 1, &w);
+        assert!(
+            (h.journal_run_delay_taken_out_s - 0.001).abs() < 1e-12,
+            "{h:?}"
+        );
+        assert!((h.host_s - 0.004).abs() < 1e-12, "{h:?}");
     }
 
     #[test]
