@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use super::error::LeftoverError;
 use super::scan::parse_stat;
 use crate::names;
+use crate::scratch::RUN_DIR;
 
 const FUSECTL: &str = "/sys/fs/fuse/connections";
 /// How long to wait for a dying process to go once its connection is aborted.
@@ -52,6 +53,14 @@ pub(super) fn dying_mounts(mountinfo: &str, dying: impl Fn(u32) -> bool) -> Vec<
         .filter_map(|line| {
             let fields: Vec<&str> = line.split(' ').collect();
             let (dev, mount) = (fields.get(2)?, fields.get(4)?);
+            // Only joj's: a FUSE mount directly in joj's run directory (anyone may mount FUSE
+            // in a directory of their own, under any name).
+            let fstype = fields.iter().skip_while(|f| **f != "-").nth(1)?;
+            if !matches!(*fstype, "fuse" | "fuse.joj")
+                || Path::new(mount).parent() != Some(Path::new(RUN_DIR))
+            {
+                return None;
+            }
             let name = Path::new(mount).file_name()?.to_str()?;
             let pid = names::recording_dir_pid(name)?;
             let minor = dev.split_once(':')?.1.parse().ok()?;
@@ -194,7 +203,10 @@ mod tests {
         let info = "45 27 0:40 / /run/joj/rec-3239-MxFWor rw - fuse joj-recording-disk rw\n\
                     46 27 0:41 / /run/joj/rec-3240-AbCdEf rw - fuse joj-recording-disk rw\n\
                     47 27 0:42 / /run/joj/rec-3241-AbCdEf rw - fuse joj-recording-disk rw\n\
-                    48 27 7:3 / /run/joj/joj-ext4-3239-AbCdEf/mnt rw - ext4 /dev/loop3 rw\n";
+                    48 27 7:3 / /run/joj/joj-ext4-3239-AbCdEf/mnt rw - ext4 /dev/loop3 rw\n\
+                    49 27 0:43 / /home/u/rec-3239-AbCdEf rw - fuse.sshfs u@h: rw\n\
+                    50 27 0:44 / /run/joj/rec-3239-QwErTy rw - tmpfs none rw\n\
+                    51 27 0:45 / /home/u/rec-3239-ZxCvBn rw - fuse.joj joj-recording-disk rw\n";
         let disk = DyingDisk {
             pid: 3239,
             minor: 40,
