@@ -293,6 +293,10 @@ impl Whole for usize {
     const MAX: u64 = usize::MAX as u64;
 }
 
+/// The largest optimized-journal region `--journal-region-mib` takes: 1 TiB (the paper used
+/// 32–512 MiB; larger than any device joj models).
+pub const MAX_JOURNAL_REGION_MIB: u64 = 1 << 20;
+
 /// A count or size given on the command line: a whole number in `min..=max`. A negative
 /// number, text or an out-of-range value gets one message naming the range (clap's own parser
 /// would take `-5` for an unknown flag); the arguments using it set `allow_negative_numbers`

@@ -128,6 +128,10 @@ const MEANINGS: &[(&str, &str)] = &[
     ),
     ("--keys", "key order: sequential or random"),
     (
+        "--link-root",
+        "the folder a report page's paper-figure links may lead into",
+    ),
+    (
         "--loop-direct-io",
         "attach the scratch loop devices with direct I/O",
     ),
@@ -428,6 +432,46 @@ mod tests {
         assert!(
             made == doc,
             "docs/cli.md differs from the CLI; rerun with JOJ_BLESS=1 to rewrite it"
+        );
+    }
+
+    /// `-n -1` must reach the flag's own parser (one message naming the range), not be taken
+    /// by clap for an unknown flag (`unexpected argument '-1'`).
+    #[test]
+    fn every_number_flag_takes_a_negative_number_to_refuse_it_itself() {
+        use std::any::TypeId;
+        let numbers = [
+            TypeId::of::<u8>(),
+            TypeId::of::<u16>(),
+            TypeId::of::<u32>(),
+            TypeId::of::<u64>(),
+            TypeId::of::<usize>(),
+            TypeId::of::<i32>(),
+            TypeId::of::<i64>(),
+            TypeId::of::<f32>(),
+            TypeId::of::<f64>(),
+        ];
+        let mut without = Vec::new();
+        fn go(cmd: &clap::Command, path: &str, numbers: &[TypeId], without: &mut Vec<String>) {
+            for arg in cmd.get_arguments() {
+                let takes = arg.get_num_args().is_some_and(|n| n.takes_values());
+                let number = numbers
+                    .iter()
+                    .any(|t| arg.get_value_parser().type_id() == *t);
+                if takes && number && !arg.is_allow_negative_numbers_set() {
+                    without.push(format!("{path} {}", arg.get_id()));
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                go(sub, &format!("{path} {}", sub.get_name()), numbers, without);
+            }
+        }
+        let mut cmd = crate::Cli::command();
+        cmd.build();
+        go(&cmd, "joj", &numbers, &mut without);
+        assert!(
+            without.is_empty(),
+            "number flags without allow_negative_numbers: {without:?}"
         );
     }
 

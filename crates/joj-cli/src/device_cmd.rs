@@ -73,10 +73,10 @@ pub struct CalibrateArgs {
     /// device (written over: needs --destroy-data).
     pub path: PathBuf,
     /// Size of the test file, or of the region of a block device written over, in MiB.
-    #[arg(long = "size-mib", default_value_t = 256, help_heading = crate::groups::WORKLOAD, value_parser = args::within::<u64>(64, 1 << 20))]
+    #[arg(long = "size-mib", default_value_t = 256, help_heading = crate::groups::WORKLOAD, allow_negative_numbers = true, value_parser = args::within::<u64>(64, 1 << 20))]
     pub size_mib: u64,
     /// Samples of each queue-depth-1 latency.
-    #[arg(long, default_value_t = 1000, help_heading = crate::groups::WORKLOAD, value_parser = args::within::<u32>(10, 1_000_000))]
+    #[arg(long, default_value_t = 1000, help_heading = crate::groups::WORKLOAD, allow_negative_numbers = true, value_parser = args::within::<u32>(10, 1_000_000))]
     pub samples: u32,
     /// Allow writing over a block device PATH.
     #[arg(long = "destroy-data", help_heading = crate::groups::WORKLOAD)]
@@ -106,6 +106,8 @@ fn calibrate(a: CalibrateArgs) -> CliResult {
             .file_stem()
             .map_or("calibrated".into(), |s| s.to_string_lossy().into_owned())
     });
+    // Checked before minutes of measuring: the profile written must load again.
+    joj_device::profile_text::check_name(&name)?;
     let opts = joj_experiment::calibrate::CalibrateOptions {
         path: a.path.clone(),
         size_bytes: a.size_mib << 20,
@@ -244,7 +246,7 @@ pub struct RunArgs {
     #[arg(long = "random-passes", help_heading = crate::groups::WORKLOAD, allow_negative_numbers = true)]
     pub random_passes: Option<f64>,
     /// Requests measured (`--ops` is its old name).
-    #[arg(long = "requests", alias = "ops", value_name = "N", default_value_t = 100_000, help_heading = crate::groups::WORKLOAD, allow_negative_numbers = true, value_parser = args::within::<u64>(1, MAX_OPS))]
+    #[arg(long = "requests", alias = "ops", value_name = "N", default_value_t = 100_000, help_heading = crate::groups::WORKLOAD, allow_negative_numbers = true, allow_negative_numbers = true, value_parser = args::within::<u64>(1, MAX_OPS))]
     pub ops: u64,
     /// A flush after every k-th write.
     #[arg(long = "flush-every", help_heading = crate::groups::WORKLOAD, conflicts_with = "fua_every", allow_negative_numbers = true, value_parser = args::count::<u64>())]
@@ -258,7 +260,7 @@ pub struct RunArgs {
     pub profile: String,
     /// Raw NAND size in GiB, at most 2048 (resizes the profile's blocks per plane; default: the
     /// profile's).
-    #[arg(long = "raw-gib", help_heading = crate::groups::DEVICE, allow_negative_numbers = true, value_parser = args::within::<u64>(1, 2048))]
+    #[arg(long = "raw-gib", help_heading = crate::groups::DEVICE, allow_negative_numbers = true, allow_negative_numbers = true, value_parser = args::within::<u64>(1, 2048))]
     pub raw_gib: Option<u64>,
     /// Store page data (`full`) or only the out-of-band areas (`oob`, same counters, faster).
     #[arg(long, value_enum, default_value_t = Data::Oob, help_heading = crate::groups::DEVICE)]

@@ -109,7 +109,7 @@ pub struct DeviceGroup {
     #[arg(long = "emmc-journal", requires = "device", help_heading = DEVICE)]
     pub emmc_journal: bool,
     /// The optimized journal's region in MiB (with --emmc-journal; default 256).
-    #[arg(long = "journal-region-mib", value_name = "MIB", requires = "emmc_journal", help_heading = DEVICE)]
+    #[arg(long = "journal-region-mib", value_name = "MIB", requires = "emmc_journal", help_heading = DEVICE, allow_negative_numbers = true, value_parser = crate::args::within::<u64>(1, crate::args::MAX_JOURNAL_REGION_MIB))]
     pub journal_region_mib: Option<u64>,
     /// With --device and --fs ext4-extjournal: replay the external journal device through this
     /// profile and the filesystem's device through --device's, each its own emulated device,

@@ -139,11 +139,8 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if output::is_closed_pipe(e.as_ref()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("joj: error: {e}");
-            let mut source = std::error::Error::source(e.as_ref());
-            while let Some(s) = source {
-                eprintln!("  caused by: {s}");
-                source = s.source();
+            for line in output::error_lines(e.as_ref()) {
+                eprintln!("{line}");
             }
             ExitCode::FAILURE
         }

@@ -32,6 +32,25 @@ pub fn is_closed_pipe(e: &(dyn std::error::Error + 'static)) -> bool {
         .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
 }
 
+/// The lines that report `e`: `joj: error: …`, then one `  caused by: …` per cause in its
+/// chain, leaving out a cause whose text the lines above already hold (many errors name their
+/// source in their own message, and the same words twice say nothing more).
+pub fn error_lines(e: &(dyn std::error::Error + 'static)) -> Vec<String> {
+    let mut shown = e.to_string();
+    let mut lines = vec![format!("joj: error: {shown}")];
+    let mut source = e.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !shown.contains(&text) {
+            lines.push(format!("  caused by: {text}"));
+            shown.push('\n');
+            shown.push_str(&text);
+        }
+        source = s.source();
+    }
+    lines
+}
+
 /// Any error the commands report; printed with its chain of causes.
 pub type CliResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -274,6 +293,41 @@ pub fn unplaced_note(r: &joj_experiment::RunResult, verbose: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("cannot read trace t: {source}")]
+    struct Outer {
+        source: Middle,
+    }
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("cannot open t: {source}; fix: check the path")]
+    struct Middle {
+        source: std::io::Error,
+    }
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("the run failed")]
+    struct Bare {
+        source: std::io::Error,
+    }
+
+    #[test]
+    fn a_cause_is_shown_once_whether_or_not_the_message_names_it() {
+        let enoent = || std::io::Error::from(std::io::ErrorKind::NotFound);
+        let e = Outer {
+            source: Middle { source: enoent() },
+        };
+        assert_eq!(error_lines(&e), vec![format!("joj: error: {e}")]);
+        let bare = Bare { source: enoent() };
+        assert_eq!(
+            error_lines(&bare),
+            vec![
+                "joj: error: the run failed".to_string(),
+                format!("  caused by: {}", enoent()),
+            ]
+        );
+    }
 
     #[test]
     fn a_save_failing_after_the_run_still_prints_the_result_first() {

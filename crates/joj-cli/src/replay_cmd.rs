@@ -43,7 +43,7 @@ pub struct ReplayArgs {
     #[arg(long = "emmc-journal", conflicts_with = "profile_for", help_heading = crate::groups::DEVICE)]
     pub emmc_journal: bool,
     /// Size of the optimized journal's region in MiB (with --emmc-journal; the paper: 32–512).
-    #[arg(long = "journal-region-mib", value_name = "MIB", conflicts_with = "profile_for", help_heading = crate::groups::DEVICE)]
+    #[arg(long = "journal-region-mib", value_name = "MIB", conflicts_with = "profile_for", help_heading = crate::groups::DEVICE, allow_negative_numbers = true, value_parser = crate::args::within::<u64>(1, crate::args::MAX_JOURNAL_REGION_MIB))]
     pub journal_region_mib: Option<u64>,
     #[command(flatten)]
     pub completion: crate::completion_args::CompletionArgs,

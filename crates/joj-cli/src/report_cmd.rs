@@ -6,7 +6,8 @@
 //! never opened for reading), at most [`MAX_DOCUMENT_BYTES`]; a folder is walked
 //! [`MAX_DEPTH`] levels deep without following symbolic links, at most [`MAX_FILES`] files. A
 //! file that is no JSON, or JSON of no kind joj writes, is listed on the page with the reason,
-//! never fatal: the page shows whatever can be shown.
+//! never fatal: the page shows whatever can be shown. Documents are read one at a time, each
+//! drawn onto the page and dropped, and the page is bounded (`report_page::MAX_PAGE_BYTES`).
 
 use std::path::{Path, PathBuf};
 
@@ -16,7 +17,7 @@ use joj_trace::output::{Existing, write_atomically};
 
 use crate::output::{CliError, CliResult, check_output_file};
 use crate::report_doc::{Document, Kind, Skipped};
-use crate::report_page::page;
+use crate::report_page::{MAX_SECTIONS, Page};
 
 /// The largest result document read (a trace run's JSON with its file rows is a few MiB).
 pub const MAX_DOCUMENT_BYTES: u64 = 64 << 20;
@@ -24,6 +25,14 @@ pub const MAX_DOCUMENT_BYTES: u64 = 64 << 20;
 pub const MAX_DEPTH: usize = 4;
 /// How many files the page takes; the rest are counted as left out.
 pub const MAX_FILES: usize = 2000;
+/// How many files a folder's walk lists as not shown (links, FIFOs, folders too deep) before it
+/// stops: a folder of a million links is not a million lines.
+const MAX_WALK_SKIPPED: usize = 2000;
+
+const _: () = assert!(
+    MAX_FILES <= MAX_SECTIONS,
+    "a page has a section for every file it takes"
+);
 
 #[derive(Args)]
 pub struct ReportArgs {
@@ -37,13 +46,41 @@ pub struct ReportArgs {
     /// Replace an existing output file.
     #[arg(long, help_heading = crate::groups::OUTPUT)]
     force: bool,
+    /// Let the paper-figure tables link to files beneath this folder (default: each
+    /// document's own folder; a document may come from anyone, and its links may name any
+    /// file of the host).
+    #[arg(long = "link-root", value_name = "DIR", help_heading = crate::groups::OUTPUT)]
+    link_root: Option<PathBuf>,
 }
 
 pub fn main(a: ReportArgs) -> CliResult {
     let inputs: Vec<&Path> = a.inputs.iter().map(PathBuf::as_path).collect();
     check_output_file("-o/--output", &a.output, a.force, &inputs)?;
-    let (docs, skipped) = gather(&a.inputs);
-    if docs.is_empty() {
+    let (files, mut skipped) = gather(&a.inputs);
+    let mut page = Page::new("joj report", &a.output, &files);
+    if let Some(root) = &a.link_root {
+        let root = root.canonicalize().map_err(|source| CliError::Open {
+            path: root.clone(),
+            source,
+        })?;
+        page.set_link_root(root);
+    }
+    let mut read_failed = Vec::new();
+    for (k, f) in files.iter().enumerate() {
+        // One document at a time: drawn onto the page, then dropped.
+        match read(f) {
+            Ok(d) => page.add(k, &d),
+            Err(reason) => read_failed.push((k, Skipped::new(f, reason))),
+        }
+    }
+    for s in &skipped {
+        page.not_shown(None, s);
+    }
+    for (k, s) in &read_failed {
+        page.not_shown(Some(*k), s);
+    }
+    skipped.extend(read_failed.into_iter().map(|(_, s)| s));
+    if page.documents() == 0 {
         for sk in &skipped {
             eprintln!("  not shown: {} — {}", sk.path, sk.reason);
         }
@@ -58,11 +95,10 @@ pub fn main(a: ReportArgs) -> CliResult {
         }
         .into());
     }
-    let html = page("joj report", &docs, &skipped, &a.output);
-    write_page(&a.output, &html, Existing::replace_if(a.force))?;
+    write_page(&a.output, &page, Existing::replace_if(a.force))?;
     eprintln!(
         "joj report: {} document(s), {} file(s) not shown; wrote {}",
-        docs.len(),
+        page.documents(),
         skipped.len(),
         a.output.display()
     );
@@ -70,15 +106,13 @@ pub fn main(a: ReportArgs) -> CliResult {
 }
 
 /// Write the page to `path` atomically.
-pub fn write_page(path: &Path, html: &str, existing: Existing) -> Result<(), TraceError> {
-    write_atomically(path, existing, |w| {
-        std::io::Write::write_all(w, html.as_bytes()).map_err(TraceError::from)
-    })
+pub fn write_page(path: &Path, page: &Page, existing: Existing) -> Result<(), TraceError> {
+    write_atomically(path, existing, |w| page.write(w).map_err(TraceError::from))
 }
 
-/// Every document under `inputs`, in the order named (a folder's files sorted by path), and
-/// what was left out with the reason.
-pub fn gather(inputs: &[PathBuf]) -> (Vec<Document>, Vec<Skipped>) {
+/// Every file under `inputs` to read as a document, in the order named (a folder's files sorted
+/// by path), and what was left out with the reason.
+pub fn gather(inputs: &[PathBuf]) -> (Vec<PathBuf>, Vec<Skipped>) {
     let mut files = Vec::new();
     let mut skipped = Vec::new();
     for input in inputs {
@@ -91,21 +125,16 @@ pub fn gather(inputs: &[PathBuf]) -> (Vec<Document>, Vec<Skipped>) {
         }
     }
     if files.len() > MAX_FILES {
-        let left = files.len() - MAX_FILES;
         files.truncate(MAX_FILES);
         skipped.push(Skipped {
-            path: format!("{left} more file(s)"),
-            reason: format!("past the {MAX_FILES} a page takes"),
+            path: "more files".into(),
+            reason: format!(
+                "past the first {MAX_FILES} a page takes (a folder is not walked further); \
+                 fix: report fewer files, or each folder on its own page"
+            ),
         });
     }
-    let mut docs = Vec::new();
-    for f in files {
-        match read(&f) {
-            Ok(d) => docs.push(d),
-            Err(reason) => skipped.push(Skipped::new(&f, reason)),
-        }
-    }
-    (docs, skipped)
+    (files, skipped)
 }
 
 /// The `*.json` files under `dir`, sorted; links and special files listed as left out.
@@ -117,8 +146,15 @@ fn walk(dir: &Path, depth: usize, files: &mut Vec<PathBuf>, skipped: &mut Vec<Sk
     let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
     paths.sort();
     for p in paths {
-        if files.len() > MAX_FILES {
+        if files.len() > MAX_FILES || skipped.len() > MAX_WALK_SKIPPED {
             return;
+        }
+        if skipped.len() == MAX_WALK_SKIPPED {
+            let why = format!(
+                "not walked: {MAX_WALK_SKIPPED} files are listed as not shown already; fix: name \
+                 the documents, or a folder without so many links and special files"
+            );
+            return skipped.push(Skipped::new(dir, why));
         }
         let Ok(m) = std::fs::symlink_metadata(&p) else {
             continue;
@@ -175,7 +211,8 @@ pub fn beside(kind: Kind, plot_file: Option<&str>, out: &Path) -> Result<PathBuf
         path: path.clone(),
         kind,
     };
-    let html = page("joj report", std::slice::from_ref(&doc), &[], &path);
-    write_page(&path, &html, Existing::Replace)?;
+    let mut page = Page::new("joj report", &path, &[]);
+    page.add(0, &doc);
+    write_page(&path, &page, Existing::Replace)?;
     Ok(path)
 }

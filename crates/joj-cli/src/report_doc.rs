@@ -1,6 +1,9 @@
 //! What `joj report` puts on its page, before any HTML: the kinds of result document, how a
-//! document's text and plots are made safe to show (see [`crate::report_page`]).
+//! document's text and plots are made safe to show (see [`crate::report_page`]), and how many
+//! bytes of plots one page inlines ([`Plots`]).
 
+use std::collections::HashMap;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use joj_experiment::RunResult;
@@ -8,6 +11,13 @@ use joj_experiment::compare::Comparison;
 
 /// The largest plot file put inline (a trace plot of 100,000 requests is about 10 MiB).
 const MAX_PLOT_BYTES: u64 = 24 << 20;
+
+/// The most bytes of the page its inlined plots take (`<img>` tags, base64 and all). A browser
+/// opens a page of a few tens of MiB in seconds and stalls on hundreds; a workflow's whole
+/// results inline 20 to 30 MiB of plots, and the largest trace plot joj draws (10 MiB, 13 MiB
+/// in base64) fits four times. Past it a plot is left out with a line saying which and why:
+/// the page never grows past its bound (`report_page::MAX_PAGE_BYTES`) for plots.
+pub const MAX_PAGE_PLOT_BYTES: usize = 64 << 20;
 
 /// What a result document is, recognised by its fields.
 pub enum Kind {
@@ -102,8 +112,16 @@ pub struct Skipped {
     pub reason: String,
 }
 
+/// The characters of a reason a file is not shown kept (a parser's message may quote a whole
+/// string of the document).
+const MAX_REASON_CHARS: usize = 1000;
+
 impl Skipped {
-    pub fn new(path: &Path, reason: String) -> Skipped {
+    pub fn new(path: &Path, mut reason: String) -> Skipped {
+        if let Some((cut, _)) = reason.char_indices().nth(MAX_REASON_CHARS) {
+            reason.truncate(cut);
+            reason.push('…');
+        }
         Skipped {
             path: path.display().to_string(),
             reason,
@@ -115,16 +133,58 @@ impl Skipped {
 pub fn esc(text: &str) -> String {
     let mut s = String::with_capacity(text.len());
     for c in text.chars() {
-        match c {
-            '&' => s.push_str("&amp;"),
-            '<' => s.push_str("&lt;"),
-            '>' => s.push_str("&gt;"),
-            '"' => s.push_str("&quot;"),
-            '\'' => s.push_str("&#39;"),
-            c => s.push(c),
+        match escaped(c) {
+            Some(e) => s.push_str(e),
+            None => s.push(c),
         }
     }
     s
+}
+
+/// What [`esc`] writes for `c`, if not `c` itself.
+fn escaped(c: char) -> Option<&'static str> {
+    match c {
+        '&' => Some("&amp;"),
+        '<' => Some("&lt;"),
+        '>' => Some("&gt;"),
+        '"' => Some("&quot;"),
+        '\'' => Some("&#39;"),
+        _ => None,
+    }
+}
+
+/// Which end of a text [`esc_within`] keeps: a heading's start, a path's end (its file name).
+#[derive(Clone, Copy)]
+pub enum Keep {
+    Start,
+    End,
+}
+
+/// `text` escaped as [`esc`] does, in at most `max_bytes` bytes: cut where needed, with `…`
+/// where it is cut. A heading, path or reason taken from a document is one line of a list,
+/// whatever the document holds.
+pub fn esc_within(text: &str, max_bytes: usize, keep: Keep) -> String {
+    // No character escapes to more than six bytes (`&quot;`).
+    if text.len().saturating_mul(6) <= max_bytes {
+        return esc(text);
+    }
+    const CUT: &str = "…";
+    let room = max_bytes.saturating_sub(CUT.len());
+    let mut used = 0;
+    let mut overflows = |c: char| {
+        used += escaped(c).map_or(c.len_utf8(), str::len);
+        used > room
+    };
+    match keep {
+        Keep::Start => match text.char_indices().find(|&(_, c)| overflows(c)) {
+            Some((end, _)) => format!("{}{CUT}", esc(&text[..end])),
+            None => esc(text),
+        },
+        Keep::End => match text.char_indices().rev().find(|&(_, c)| overflows(c)) {
+            Some((i, c)) => format!("{CUT}{}", esc(&text[i + c.len_utf8()..])),
+            None => esc(text),
+        },
+    }
 }
 
 /// Standard base64 with padding (RFC 4648), for `data:` URIs.
@@ -149,13 +209,128 @@ fn base64(bytes: &[u8]) -> String {
     out
 }
 
-/// An SVG document as an inline image.
-fn svg_img(svg: &str, alt: &str) -> String {
+/// An SVG document as an inline image, `id` its anchor on the page.
+fn svg_img(svg: &str, alt: &str, id: &str) -> String {
     format!(
-        "<img class=\"plot\" alt=\"{}\" src=\"data:image/svg+xml;base64,{}\">\n",
+        "<img class=\"plot\" id=\"{id}\" alt=\"{}\" src=\"data:image/svg+xml;base64,{}\">\n",
         esc(alt),
         base64(svg.as_bytes())
     )
+}
+
+/// The bytes [`svg_img`] makes of an SVG of `svg_bytes` bytes.
+fn svg_img_bytes(svg_bytes: u64, alt: &str, id: &str) -> u64 {
+    let tag = svg_img("", alt, id).len() as u64;
+    tag + svg_bytes.div_ceil(3) * 4
+}
+
+/// `n` bytes in MiB, for a message.
+pub fn mib(n: u64) -> String {
+    format!("{:.1} MiB", n as f64 / f64::from(1u32 << 20))
+}
+
+/// The plots on one page so far: each plot file inlined once (a later row naming it refers to
+/// the first), and all of them within [`MAX_PAGE_PLOT_BYTES`]. A section left out of the page
+/// takes back the plots it placed ([`Plots::undo`]), so that no reference leads to a section
+/// that is not there.
+#[derive(Default)]
+pub struct Plots {
+    /// Each plot file placed (by device and inode, so a file named by two rows, two documents
+    /// or two hard links is one plot), and the anchor of where it is on the page: its image,
+    /// or the line saying it is left out.
+    placed: HashMap<(u64, u64), String>,
+    /// The files in the order placed, for [`Plots::undo`].
+    order: Vec<(u64, u64)>,
+    /// Bytes of the page the inlined plots take.
+    bytes: u64,
+    /// Anchors given so far (`plot{n}`); never taken back, so each stays unique.
+    anchors: usize,
+}
+
+/// The state of [`Plots`] before a section, to take it back to.
+pub struct PlotsMark {
+    placed: usize,
+    bytes: u64,
+}
+
+impl Plots {
+    /// Bytes of the page the inlined plots take.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    pub fn mark(&self) -> PlotsMark {
+        PlotsMark {
+            placed: self.order.len(),
+            bytes: self.bytes,
+        }
+    }
+
+    /// Forget the plots placed since `m` (their section is left out of the page).
+    pub fn undo(&mut self, m: PlotsMark) {
+        for key in self.order.drain(m.placed..) {
+            self.placed.remove(&key);
+        }
+        self.bytes = m.bytes;
+    }
+
+    /// A new anchor for a plot, or the line in its place.
+    fn anchor(&mut self) -> String {
+        let id = self.next_anchor();
+        self.anchors += 1;
+        id
+    }
+
+    fn next_anchor(&self) -> String {
+        format!("plot{}", self.anchors + 1)
+    }
+
+    /// `svg` as an inline image, if the page has room for it; else the line saying it is left
+    /// out, naming it `alt` (and the file it is, `file`).
+    fn inline(&mut self, svg: &str, alt: &str, file: Option<&Path>) -> (String, String) {
+        let id = self.anchor();
+        let cost = svg_img_bytes(svg.len() as u64, alt, &id);
+        if self.bytes + cost > MAX_PAGE_PLOT_BYTES as u64 {
+            return (self.left_out(alt, file, svg.len() as u64, &id), id);
+        }
+        let img = svg_img(svg, alt, &id);
+        assert_eq!(
+            img.len() as u64,
+            cost,
+            "svg_img_bytes counts what svg_img makes"
+        );
+        self.bytes += cost;
+        (img, id)
+    }
+
+    /// The line in place of a plot the page has no room for.
+    fn left_out(&self, name: &str, file: Option<&Path>, svg_bytes: u64, id: &str) -> String {
+        let open = file.map_or_else(
+            || "report fewer documents on one page".to_string(),
+            |f| {
+                format!(
+                    "open the file itself ({}), or report fewer documents on one page",
+                    f.display()
+                )
+            },
+        );
+        format!(
+            "<p class=\"left-out\" id=\"{id}\">{}</p>\n",
+            esc(&format!(
+                "the plot {name} ({}) is left out: this page already inlines {} of plots, and \
+                 a page inlines at most {} of plots so that a browser opens it; {open}",
+                mib(svg_bytes),
+                mib(self.bytes),
+                mib(MAX_PAGE_PLOT_BYTES as u64)
+            ))
+        )
+    }
+
+    /// Note where the plot file `key` is on the page.
+    fn place(&mut self, key: (u64, u64), id: String) {
+        self.placed.insert(key, id);
+        self.order.push(key);
+    }
 }
 
 /// A JSON scalar as text; `None` for objects and arrays.
@@ -170,27 +345,68 @@ pub fn scalar(v: &serde_json::Value) -> Option<String> {
 }
 
 /// The plot file `named` by a document, looked for beside it (only its file name is used, so
-/// a document cannot point the page at a file elsewhere), as an inline image.
-pub fn plot_beside(doc_dir: &Path, named: &str) -> Option<String> {
+/// a document cannot point the page at a file elsewhere), as an inline image; the second time
+/// the page names a file, a reference to the first; past the page's room for plots, a line
+/// saying it is left out. `None` when there is no such plot to show.
+pub fn plot_beside(doc_dir: &Path, named: &str, plots: &mut Plots) -> Option<String> {
     let name = Path::new(named).file_name()?;
     if Path::new(name).extension().is_none_or(|e| e != "svg") {
         return None;
     }
-    let bytes = joj_trace::input::read_all_not_through_a_link(
-        &doc_dir.join(name),
-        MAX_PLOT_BYTES,
-        "an SVG plot",
-    )
-    .ok()?;
+    let path = doc_dir.join(name);
+    let shown = name.to_string_lossy();
+    // Not followed: a link is refused below as well, and a name is one file.
+    let meta = std::fs::symlink_metadata(&path).ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    let key = (meta.dev(), meta.ino());
+    if let Some(id) = plots.placed.get(&key) {
+        return Some(format!(
+            "<p class=\"src\">{}: the same plot as <a href=\"#{id}\">above</a></p>\n",
+            esc(&shown)
+        ));
+    }
+    if meta.len() > MAX_PLOT_BYTES {
+        let id = plots.anchor();
+        let line = format!(
+            "<p class=\"left-out\" id=\"{id}\">{}</p>\n",
+            esc(&format!(
+                "the plot {shown} ({}) is not shown: a plot file of more than {} is not put on \
+                 a page; open the file itself ({})",
+                mib(meta.len()),
+                mib(MAX_PLOT_BYTES),
+                path.display()
+            ))
+        );
+        plots.place(key, id);
+        return Some(line);
+    }
+    if plots.bytes + svg_img_bytes(meta.len(), &shown, &plots.next_anchor())
+        > MAX_PAGE_PLOT_BYTES as u64
+    {
+        // Not read: the page has no room for it.
+        let id = plots.anchor();
+        let line = plots.left_out(&shown, Some(&path), meta.len(), &id);
+        plots.place(key, id);
+        return Some(line);
+    }
+    let bytes =
+        joj_trace::input::read_all_not_through_a_link(&path, MAX_PLOT_BYTES, "an SVG plot").ok()?;
     let text = String::from_utf8(bytes).ok()?;
     let head = text.trim_start();
-    (head.starts_with("<svg") || head.starts_with("<?xml"))
-        .then(|| svg_img(&text, &name.to_string_lossy()))
+    if !(head.starts_with("<svg") || head.starts_with("<?xml")) {
+        return None;
+    }
+    let (html, id) = plots.inline(&text, &shown, Some(&path));
+    plots.place(key, id);
+    Some(html)
 }
 
-/// An SVG rendered here, as an inline image.
-pub fn inline_svg(svg: &str, alt: &str) -> String {
-    svg_img(svg, alt)
+/// An SVG rendered here, as an inline image (or the line saying it is left out, naming it as
+/// `alt`).
+pub fn inline_svg(svg: &str, alt: &str, plots: &mut Plots) -> String {
+    plots.inline(svg, alt, None).0
 }
 
 #[cfg(test)]
@@ -206,8 +422,9 @@ mod tests {
         std::fs::create_dir(&docs).unwrap();
         std::fs::write(docs.join("own.svg"), "<svg>own</svg>").unwrap();
         std::os::unix::fs::symlink(&secret, docs.join("p.svg")).unwrap();
-        assert!(plot_beside(&docs, "own.svg").is_some());
-        assert_eq!(plot_beside(&docs, "p.svg"), None);
+        let mut plots = Plots::default();
+        assert!(plot_beside(&docs, "own.svg", &mut plots).is_some());
+        assert_eq!(plot_beside(&docs, "p.svg", &mut plots), None);
     }
 
     #[test]
@@ -232,6 +449,22 @@ mod tests {
         assert!(kind(shard).err().unwrap().contains("one shard"));
         let unknown = kind(r#"{"hello": 1}"#).err().unwrap();
         assert!(unknown.starts_with("not a result joj writes"), "{unknown}");
+    }
+
+    #[test]
+    fn a_text_cut_to_its_room_stays_within_it() {
+        assert_eq!(esc_within("a<b", 100, Keep::Start), "a&lt;b");
+        let long = "'".repeat(1000);
+        for keep in [Keep::Start, Keep::End] {
+            let cut = esc_within(&long, 100, keep);
+            assert!(cut.len() <= 100 && cut.contains('…'), "{cut}");
+        }
+        let path = format!("/{}/file.json", "d".repeat(500));
+        let end = esc_within(&path, 60, Keep::End);
+        assert!(end.starts_with('…') && end.ends_with("/file.json"), "{end}");
+        assert!(end.len() <= 60, "{end}");
+        let start = esc_within(&format!("a<b{}", "é".repeat(500)), 60, Keep::Start);
+        assert!(start.starts_with("a&lt;b") && start.ends_with('…') && start.len() <= 60);
     }
 
     #[test]

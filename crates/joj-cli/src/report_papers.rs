@@ -4,10 +4,15 @@
 //! each with links to the detail.
 //!
 //! The document may come from anyone, like every input of the page: its text is escaped, and a
-//! link is made only to a file that exists, is a regular file with a result or page extension
-//! (`.md`, `.json`, `.txt`, `.svg`, `.html`), and only as a relative path from the page; a
-//! source that is itself a document on the page links to its section instead. Anything else is
-//! shown as text.
+//! link is made only to a file that exists beneath the document's own folder once every `..`
+//! and symbolic link is resolved (a document names files of its own run; `../../secret.md`, or
+//! a link beside it pointing out, could be any file of the host), is a regular file with a
+//! result or page extension (`.md`, `.json`, `.txt`, `.svg`, `.html`), and only as a relative
+//! path from the page. A source that is itself one of the page's inputs links to its section
+//! instead (or to the line saying why it is not shown), wherever it is: that link names no
+//! file. Anything else is shown as text. `joj report --link-root DIR` widens "the document's
+//! own folder" to DIR for every document of the page (the workflow's table links the
+//! repository's published results, `../../../docs/results/…`).
 
 use std::fmt::Write as _;
 use std::path::{Component, Path, PathBuf};
@@ -21,6 +26,9 @@ const LINKABLE: [&str; 5] = ["md", "json", "txt", "svg", "html"];
 /// Where links on the page lead: the page's folder and the documents on it by their anchor.
 pub struct Targets {
     pub page_dir: PathBuf,
+    /// Where links may lead (canonical; `joj report --link-root`): beneath this folder rather
+    /// than beneath each document's own.
+    pub link_root: Option<PathBuf>,
     /// (canonical path, anchor id) of every document on the page.
     pub on_page: Vec<(PathBuf, String)>,
 }
@@ -116,9 +124,23 @@ fn link(doc_dir: &Path, href: &str, text: &str, t: &Targets) -> Option<String> {
     if file.is_empty() || Path::new(file).is_absolute() || file.contains(':') || !fragment_ok {
         return None;
     }
-    let target = doc_dir.join(file).canonicalize().ok()?;
+    let home = if doc_dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        doc_dir
+    };
+    let target = home.join(file).canonicalize().ok()?;
     if let Some((_, anchor)) = t.on_page.iter().find(|(p, _)| *p == target) {
         return Some(format!("<a href=\"#{anchor}\">{}</a>", esc(text)));
+    }
+    // Resolved (links followed), it must still be beneath the document's folder (or the
+    // folder the page was told links may lead into).
+    let allowed = match &t.link_root {
+        Some(root) => root.clone(),
+        None => home.canonicalize().ok()?,
+    };
+    if !target.starts_with(allowed) {
+        return None;
     }
     let ext_ok = target
         .extension()
@@ -163,6 +185,7 @@ mod tests {
     fn targets(dir: &Path) -> Targets {
         Targets {
             page_dir: dir.canonicalize().unwrap(),
+            link_root: None,
             on_page: vec![(dir.join("run.json").canonicalize().unwrap(), "doc3".into())],
         }
     }
@@ -188,6 +211,8 @@ mod tests {
         std::fs::write(d.join("tables/t.md"), "x").unwrap();
         std::fs::write(d.join("javascript:alert(1).md"), "x").unwrap();
         std::fs::write(d.join("secret"), "x").unwrap();
+        std::fs::write(d.join("outside.md"), "x").unwrap();
+        std::os::unix::fs::symlink("../outside.md", d.join("tables/out.md")).unwrap();
         let t = targets(d);
         let tables = d.join("tables");
         // A document on the page: its section.
@@ -209,6 +234,8 @@ mod tests {
             "javascript:alert(1)",
             "/etc/passwd",
             "../secret",
+            "../outside.md",
+            "out.md",
             "t.md#\"><script>",
             "missing.md",
             "",

@@ -7,7 +7,7 @@ use std::path::Path;
 use joj_experiment::RunResult;
 use joj_experiment::compare::Comparison;
 
-use crate::report_doc::{Document, Kind, esc, inline_svg, plot_beside, scalar};
+use crate::report_doc::{Document, Kind, Plots, esc, inline_svg, plot_beside, scalar};
 
 /// Rows of a flattened crash or replay document shown at most.
 const MAX_FIELDS: usize = 80;
@@ -15,12 +15,12 @@ const MAX_FIELDS: usize = 80;
 const MAX_ITEMS: usize = 100;
 const MAX_COLUMNS: usize = 12;
 
-/// A document's section, below its heading.
-pub fn body(d: &Document) -> String {
+/// A document's section, below its heading; its plots are placed in `plots`, the page's.
+pub fn body(d: &Document, plots: &mut Plots) -> String {
     let dir = d.path.parent().unwrap_or(Path::new("."));
     match &d.kind {
-        Kind::Compare(c) => compare(c, dir),
-        Kind::Run(r) => run(r, dir),
+        Kind::Compare(c) => compare(c, dir, plots),
+        Kind::Run(r) => run(r, dir, plots),
         Kind::Crash(v) | Kind::Replay(v) | Kind::Other(_, v) => fields(v),
         // Its links need the whole page: `report_page` draws it.
         Kind::PaperFigures(_) => String::new(),
@@ -155,7 +155,7 @@ fn compare_table(c: &Comparison) -> String {
     h
 }
 
-fn compare(c: &Comparison, dir: &Path) -> String {
+fn compare(c: &Comparison, dir: &Path, plots: &mut Plots) -> String {
     let Some(first) = c.rows.first() else {
         return "<p>no rows</p>\n".into();
     };
@@ -182,7 +182,7 @@ fn compare(c: &Comparison, dir: &Path) -> String {
         cfg.synchronous.as_deref().unwrap_or("?")
     );
     match joj_experiment::compare_plot::render(&title, &subtitle, c) {
-        Ok(svg) => h.push_str(&inline_svg(&svg, &title)),
+        Ok(svg) => h.push_str(&inline_svg(&svg, &title, plots)),
         Err(e) => {
             let _ = writeln!(
                 h,
@@ -192,21 +192,22 @@ fn compare(c: &Comparison, dir: &Path) -> String {
         }
     }
     h.push_str(&meaning(&crate::meaning::of_compare(c, &cfg.fs)));
-    let plots: Vec<String> = c
+    // A file several rows name is inlined once; the later rows refer to it.
+    let each: Vec<String> = c
         .rows
         .iter()
         .filter_map(|r| r.result.plot_file.as_deref())
-        .filter_map(|p| plot_beside(dir, p))
+        .filter_map(|p| plot_beside(dir, p, plots))
         .collect();
-    if !plots.is_empty() {
+    if !each.is_empty() {
         h.push_str("<details><summary>each mode's trace plot</summary>\n");
-        h.extend(plots);
+        h.extend(each);
         h.push_str("</details>\n");
     }
     h
 }
 
-fn run(r: &RunResult, dir: &Path) -> String {
+fn run(r: &RunResult, dir: &Path, plots: &mut Plots) -> String {
     let mut h = facts(&run_facts(r));
     if let Some(c) = &r.command {
         h.push_str(&databases(c));
@@ -224,7 +225,11 @@ fn run(r: &RunResult, dir: &Path) -> String {
             ("flushes per transaction", format!("{:.2}", b.flushes)),
         ]));
     }
-    if let Some(p) = r.plot_file.as_deref().and_then(|p| plot_beside(dir, p)) {
+    if let Some(p) = r
+        .plot_file
+        .as_deref()
+        .and_then(|p| plot_beside(dir, p, plots))
+    {
         h.push_str(&p);
     }
     h.push_str(&meaning(&crate::meaning::of_trace(r)));

@@ -47,7 +47,7 @@ enum SyscallsCommand {
         #[command(flatten)]
         root: RootArgs,
         /// What a replay divides its totals by (the command's own transactions).
-        #[arg(long, value_name = "N", default_value_t = 1, help_heading = crate::groups::WORKLOAD, value_parser = args::within::<u64>(1, u64::MAX >> 1))]
+        #[arg(long, value_name = "N", default_value_t = 1, help_heading = crate::groups::WORKLOAD, allow_negative_numbers = true, value_parser = args::within::<u64>(1, u64::MAX >> 1))]
         transactions: u64,
         /// The recording to write (an existing file only with --force).
         #[arg(short, long, help_heading = crate::groups::OUTPUT)]
@@ -68,7 +68,7 @@ enum SyscallsCommand {
         #[command(flatten)]
         root: RootArgs,
         /// What a replay divides its totals by.
-        #[arg(long, value_name = "N", default_value_t = 1, help_heading = crate::groups::WORKLOAD, value_parser = args::within::<u64>(1, u64::MAX >> 1))]
+        #[arg(long, value_name = "N", default_value_t = 1, help_heading = crate::groups::WORKLOAD, allow_negative_numbers = true, value_parser = args::within::<u64>(1, u64::MAX >> 1))]
         transactions: u64,
         /// The recording to write (never the input; an existing file only with --force).
         #[arg(short, long, help_heading = crate::groups::OUTPUT)]
@@ -89,13 +89,13 @@ struct ReplayArgs {
     #[arg(long, value_enum, default_value_t = TimingArg::Recorded, help_heading = crate::groups::WORKLOAD)]
     timing: TimingArg,
     /// Divide the totals by this many transactions (default: the recording's own).
-    #[arg(long, value_name = "N", help_heading = crate::groups::WORKLOAD, value_parser = args::within::<u64>(1, u64::MAX >> 1))]
+    #[arg(long, value_name = "N", help_heading = crate::groups::WORKLOAD, allow_negative_numbers = true, value_parser = args::within::<u64>(1, u64::MAX >> 1))]
     transactions: Option<u64>,
     /// Scratch filesystem joj makes on a loop device for the replay (needs root).
     #[arg(long, value_parser = args::traced_fs(), default_value = "ext4", help_heading = crate::groups::STACK)]
     fs: FsKind,
     /// Size of the scratch filesystem image in MiB.
-    #[arg(long = "image-mib", default_value_t = 1024, help_heading = crate::groups::STACK, value_parser = args::within::<u64>(1, 1 << 24))]
+    #[arg(long = "image-mib", default_value_t = 1024, help_heading = crate::groups::STACK, allow_negative_numbers = true, value_parser = args::within::<u64>(1, 1 << 24))]
     image_mib: u64,
     /// Also replay the replay's block trace through an emulated eMMC profile (emmc5, galaxy-s5,
     /// openssd, or a profile JSON file) and add a `device` section, as `joj bench --device`.
@@ -178,7 +178,27 @@ fn write_recording(output: &Path, rec: &Recording, force: bool) -> CliResult {
             ""
         }
     );
+    if rec.header.dropped_inherited > 0 {
+        eprintln!("joj: {}", inherited_note(&rec.header));
+    }
     Ok(())
+}
+
+/// What the import left out on descriptors the program did not open itself.
+fn inherited_note(h: &joj_workload::syscalls::Header) -> String {
+    let mut fds: Vec<String> = h.inherited_fds.iter().map(ToString::to_string).collect();
+    if fds.len() >= joj_workload::syscalls::format::MAX_INHERITED_FDS_LISTED {
+        fds.push("…".into());
+    }
+    format!(
+        "{} call(s) inside the root on descriptor(s) {}, which the program did not open inside \
+         the recording, left out: descriptors it inherited (its standard input and output, one \
+         its parent passed) or copied (dup, fcntl); a replay has no file behind them, so what \
+         was read or written through them is not replayed (a program that strace attached to \
+         while running: record it from its start instead)",
+        h.dropped_inherited,
+        fds.join(", ")
+    )
 }
 
 fn record(

@@ -174,6 +174,29 @@ fn the_report_opens_with_every_paper_figure_next_to_jojs() {
         table.contains(&format!("<a href=\"#{anchor}\">joj/ext4-1000.json</a>")),
         "no link to #{anchor}"
     );
-    // The published detail: a relative link to a results page that exists.
-    assert!(table.contains("docs/results/waldio.md#table-1-the-joj-on-ext4\">waldio.md</a>"));
+    // The published detail is in the repository, outside the document's folder: shown as
+    // text unless the page is told links may lead there (as the workflow does,
+    // `--link-root .`); then a relative link to a results page that exists.
+    let published = "docs/results/waldio.md#table-1-the-joj-on-ext4\">waldio.md</a>";
+    assert!(
+        !table.contains(published),
+        "a link out of the document's folder"
+    );
+    assert!(table.contains("waldio.md"));
+    let page = tmp.path().join("report-linked.html");
+    let run = common::joj_command()
+        .arg("report")
+        .arg(&results)
+        .arg("-o")
+        .arg(&page)
+        .args(["--link-root", ROOT])
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains(published));
 }

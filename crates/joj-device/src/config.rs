@@ -675,6 +675,9 @@ impl Profile {
     }
 
     pub fn validate(&self) -> Result<(), ProfileError> {
+        crate::profile_text::check_name(&self.name)?;
+        crate::profile_text::check_text("description", &self.description)?;
+        crate::profile_text::check_sources("sources", &self.sources)?;
         self.geometry.validate()?;
         self.timing.validate()?;
         let op = self.ftl.over_provisioning_percent;

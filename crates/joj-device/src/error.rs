@@ -251,6 +251,27 @@ pub enum ProfileError {
         max: u64,
         example: &'static str,
     },
+    /// Free text holding a character that acts on a terminal rather than shows
+    /// ([`crate::profile_text`]); the character itself is never repeated, only its code.
+    #[error(
+        "invalid profile: {field} holds U+{code:04X} at character {at}, a control or \
+         bidirectional-formatting character: printed, it would act on the terminal (an escape \
+         sequence, a carriage return, a forged line) or reorder the text instead of showing; \
+         fix: write {field} as plain text on one line, without control characters (ESC, CR, \
+         newline, tab, …) or bidi controls (U+202A–U+202E, U+2066–U+2069)"
+    )]
+    TextControl { field: String, code: u32, at: usize },
+    /// Free text shorter or longer than its field takes ([`crate::profile_text`]).
+    #[error(
+        "invalid profile: {field} is {chars} characters long, outside {min}..={max}; fix: {fix}"
+    )]
+    TextLength {
+        field: String,
+        chars: usize,
+        min: usize,
+        max: usize,
+        fix: &'static str,
+    },
 }
 
 /// Errors reading or writing a device image file (`docs/formats/device-image.md`).

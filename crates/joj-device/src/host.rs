@@ -53,6 +53,8 @@ impl HostConfig {
     }
 
     pub fn validate(&self) -> Result<(), ProfileError> {
+        crate::profile_text::check_host_name(&self.name)?;
+        crate::profile_text::check_sources("host.sources", &self.sources)?;
         if !(self.cpu_factor.is_finite() && self.cpu_factor > 0.0 && self.cpu_factor <= 1000.0) {
             return Err(ProfileError::Invalid {
                 reason: format!(

@@ -44,6 +44,7 @@ pub mod image;
 pub mod medium;
 pub mod nand;
 pub mod nvm;
+pub mod profile_text;
 pub mod queue;
 pub mod replay;
 pub mod replay_devices;

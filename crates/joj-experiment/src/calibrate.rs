@@ -930,6 +930,23 @@ pub(crate) fn net(m: &Measured) -> Net {
     }
 }
 
+/// A calibrated profile's description. A path may hold any byte but `/` and NUL, and a
+/// profile's text no control character (`joj_device::profile_text`): the path is written plain.
+fn description(m: &Measured) -> String {
+    let plain = joj_device::profile_text::plain;
+    format!(
+        "Calibrated by joj device calibrate from O_DIRECT measurements of {} ({}{}): one unit of \
+         4 KiB pages behind a write-back cache that the flush empties. Nothing here comes from a \
+         SQLite run.",
+        plain(&m.path),
+        m.kind,
+        m.device
+            .as_ref()
+            .map(|d| format!(" on {}", plain(d)))
+            .unwrap_or_default()
+    )
+}
+
 /// The device profile the measurements give (the derivation is the module's header), with
 /// this machine as its host and the measurements under `calibration`.
 pub fn profile_from(m: &Measured, name: &str) -> Result<joj_device::Profile, ExperimentError> {
@@ -983,12 +1000,7 @@ pub fn profile_from(m: &Measured, name: &str) -> Result<joj_device::Profile, Exp
     let raw_pages: u64 = 8 * (1 << 30) / BLOCK;
     let doc = serde_json::json!({
         "name": name,
-        "description": format!(
-            "Calibrated by joj device calibrate from O_DIRECT measurements of {} ({}{}): one \
-             unit of 4 KiB pages behind a write-back cache that the flush empties. Nothing \
-             here comes from a SQLite run.",
-            m.path, m.kind, m.device.as_ref().map(|d| format!(" on {d}")).unwrap_or_default()
-        ),
+        "description": description(m),
         "sources": sources(m, &split),
         "geometry": {
             "page_bytes": BLOCK, "pages_per_block": 256,

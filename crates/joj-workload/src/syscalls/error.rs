@@ -77,8 +77,10 @@ pub enum SyscallsError {
         line: u64,
         path: String,
     },
+    /// A call on a descriptor no earlier open of a recording read returned: an edited file (an
+    /// import leaves such calls out, [`crate::syscalls::strace`]).
     #[error(
-        "{what} line {line}: {call} on descriptor {fd}, which no earlier open in the recording returned (or which was closed); fix: record from the program's start (strace -f COMMAND, not strace -p), so every file it uses is opened inside the recording"
+        "{what} line {line}: {call} on descriptor {fd}, which no earlier open in the recording returned (or which was closed); fix: a recording joj writes never holds this (its import leaves out, and counts, the calls on descriptors the program did not open): record the program again (joj syscalls record, or strace -f COMMAND and joj syscalls import-strace) rather than editing the file"
     )]
     UnknownFd {
         what: String,

@@ -7,7 +7,8 @@
 //!
 //! ```text
 //! line 1      {"format":"joj-syscalls","version":1,"source":…,"root":…,"transactions":…,
-//!              "threads":…,"calls":N,"dropped_outside_root":…[,"dropped_after_window":…]}
+//!              "threads":…,"calls":N,"dropped_outside_root":…[,"dropped_after_window":…]
+//!              [,"dropped_inherited":…][,"inherited_fds":[…]]}
 //! lines 2…N+1 {"seq":i,"tid":…,"start_ns":…,"dur_ns":…,"ret":…[,"errno":"E…"],
 //!              "call":"<name>", <the call's own fields>}     in start order, seq = i
 //! ```
@@ -45,6 +46,23 @@ pub struct Header {
     /// Calls after a `joj bench` window's end, not kept (`--bench-window`).
     #[serde(default)]
     pub dropped_after_window: u64,
+    /// Calls inside the root on a descriptor no open of the recording returned — one the
+    /// program inherited (its standard input and output, a descriptor its parent passed) or
+    /// copied (`dup`, `fcntl`, which are not recorded) — not kept: a replay has no file
+    /// behind that number.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub dropped_inherited: u64,
+    /// The smallest [`MAX_INHERITED_FDS_LISTED`] numbers of those descriptors, in order
+    /// (informative).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inherited_fds: Vec<i32>,
+}
+
+/// The most descriptor numbers a header lists in `inherited_fds`.
+pub const MAX_INHERITED_FDS_LISTED: usize = 16;
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// One recorded call: when, on which thread, what it returned, and what it was.

@@ -2,7 +2,9 @@
 //! and `<unfinished ...>` halves joined with their `resumed>` halves per thread; each call is
 //! kept when its path, or its descriptor's `-y` path, is inside the root, with paths made
 //! relative to it. `--bench-window` turns the two `syncfs` calls a traced `joj bench` run makes
-//! on its directory into the window's marks.
+//! on its directory into the window's marks. A call on a descriptor no kept open returned (one
+//! the program inherited, such as its standard input and output, or copied with `dup`) is left
+//! out and counted (`dropped_inherited`): a replay has no file behind it.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Component, Path, PathBuf};
@@ -11,7 +13,9 @@ use joj_trace::input;
 
 use super::check::{MAX_IO_BYTES, OPEN_FLAGS};
 use super::error::SyscallsError;
-use super::format::{Call, FORMAT, Header, Mark, Op, Recording, VERSION};
+use super::format::{
+    Call, FORMAT, Header, MAX_INHERITED_FDS_LISTED, Mark, Op, Recording, VERSION, closes,
+};
 use super::strace_line::{BadLine, Line, RawCall, parse_call, parse_line, split_fd_path, unquote};
 
 /// The system calls `joj syscalls record` asks strace for. `?` lets strace skip a call the
@@ -102,6 +106,12 @@ struct Importer {
     syncfs_on_root: u64,
     bench_window: bool,
     dropped_after_window: u64,
+    /// The descriptors open in the calls kept, each with the end of the open that returned it:
+    /// the table [`Recording::check`] keeps, so every call kept passes it.
+    open: HashMap<i32, u64>,
+    /// Calls on a descriptor not in `open`, and the smallest such numbers.
+    dropped_inherited: u64,
+    inherited_fds: BTreeSet<i32>,
 }
 
 impl Importer {
@@ -471,10 +481,23 @@ impl Importer {
         })
     }
 
+    /// Add a call to the recording — unless it is on a descriptor no open kept here returned
+    /// (one the program inherited or copied), which a replay has no file for: that call is
+    /// counted instead.
     fn push(&mut self, c: &RawCall, op: Op) {
+        if let Some(fd) = op.fd()
+            && !self.open.contains_key(&fd)
+        {
+            self.dropped_inherited += 1;
+            self.inherited_fds.insert(fd);
+            if self.inherited_fds.len() > MAX_INHERITED_FDS_LISTED {
+                self.inherited_fds.pop_last();
+            }
+            return;
+        }
         let t0 = *self.t0.get_or_insert(c.time_ns);
         self.tids.insert(c.tid);
-        self.calls.push(Call {
+        let call = Call {
             seq: self.calls.len() as u64,
             tid: c.tid,
             start_ns: c.time_ns.saturating_sub(t0),
@@ -482,7 +505,17 @@ impl Importer {
             ret: c.ret.unwrap_or(-1),
             errno: c.errno.clone(),
             op,
-        });
+        };
+        match &call.op {
+            Op::Open { fd, .. } if !call.failed() => {
+                self.open.insert(*fd, call.end_ns());
+            }
+            Op::Close { fd } if self.open.get(fd).is_some_and(|&end| closes(end, &call)) => {
+                self.open.remove(fd);
+            }
+            _ => {}
+        }
+        self.calls.push(call);
     }
 }
 
@@ -521,6 +554,9 @@ pub fn import_strace(
         syncfs_on_root: 0,
         bench_window: opts.bench_window,
         dropped_after_window: 0,
+        open: HashMap::new(),
+        dropped_inherited: 0,
+        inherited_fds: BTreeSet::new(),
     };
     for (line, c) in &raw {
         match imp.convert(c) {
@@ -592,7 +628,9 @@ impl Importer {
                 found: self.syncfs_on_root,
             });
         }
-        if self.calls.is_empty() {
+        // Calls inside the root that were all on inherited descriptors (`true --version`
+        // writing to a redirected stdout) show the root is right: the recording is empty.
+        if self.calls.is_empty() && self.dropped_inherited == 0 {
             return Err(SyscallsError::NothingInRoot {
                 what: what.to_string(),
                 root: self.root.display().to_string(),
@@ -610,6 +648,8 @@ impl Importer {
                 calls: self.calls.len() as u64,
                 dropped_outside_root: self.dropped,
                 dropped_after_window: self.dropped_after_window,
+                dropped_inherited: self.dropped_inherited,
+                inherited_fds: self.inherited_fds.into_iter().collect(),
             },
             calls: self.calls,
         };

@@ -333,6 +333,8 @@ pub(super) fn recording(ops: Vec<Op>) -> Recording {
             calls: calls.len() as u64,
             dropped_outside_root: 0,
             dropped_after_window: 0,
+            dropped_inherited: 0,
+            inherited_fds: vec![],
         },
         calls,
     };
@@ -577,4 +579,68 @@ fn calls_with_too_few_arguments_are_skipped_not_a_panic() {
     // Every call is skipped, so the recording has nothing under the root: a clear error.
     let e = import_strace(&text, "t", &opts).unwrap_err();
     assert!(matches!(e, SyscallsError::NothingInRoot { .. }), "{e}");
+}
+
+#[test]
+fn calls_on_descriptors_the_program_did_not_open_are_left_out_and_counted() {
+    // `sh -c 'exec 3<>made; exec 4<&3; echo x >&4; exec 3<&- 4<&-; exec 0<&-'` with its stdin
+    // and stdout files under the root: the copy 4 (dup2, not recorded), the saved copies 11 and
+    // 12 (fcntl F_DUPFD), and the inherited 0 and 1 are no open's; the close of 3 after the
+    // open is kept. `joj syscalls record -- true` refused its close of descriptor 0.
+    let text = r#"700 1.000000 openat(AT_FDCWD</r>, "made", O_RDWR|O_CREAT, 0666) = 3</r/made> <0.000010>
+700 1.000100 write(1</r/made>, "x\n", 2) = 2 <0.000010>
+700 1.000200 close(11</r/out.txt>) = 0 <0.000010>
+700 1.000300 close(3</r/made>) = 0 <0.000010>
+700 1.000400 close(4</r/made>) = 0 <0.000010>
+700 1.000500 fstat(3</r/made>) = -1 EBADF (Bad file descriptor) <0.000010>
+700 1.000600 close(0</r/in.txt>) = 0 <0.000010>
+700 1.000700 close(12</r/in.txt>) = 0 <0.000010>"#;
+    let opts = ImportOptions {
+        root: Some("/r".into()),
+        ..Default::default()
+    };
+    let rec = import_strace(text, "t", &opts).unwrap();
+    let ops: Vec<&Op> = rec.calls.iter().map(|c| &c.op).collect();
+    assert!(
+        matches!(
+            ops.as_slice(),
+            [Op::Open { fd: 3, .. }, Op::Close { fd: 3 }]
+        ),
+        "{ops:?}"
+    );
+    assert_eq!(rec.header.dropped_inherited, 6);
+    assert_eq!(rec.header.inherited_fds, [0, 1, 3, 4, 11, 12]);
+    assert_eq!(
+        rec.calls[0].start_ns, 0,
+        "times count from the first call kept"
+    );
+    // Written and read again: the reader's check of descriptors holds for what was kept.
+    let mut bytes = Vec::new();
+    rec.write(&mut bytes).unwrap();
+    let again = Recording::read(BufReader::new(bytes.as_slice()), "again").unwrap();
+    assert_eq!(again, rec);
+
+    // Only inherited descriptors inside the root (`true --version` writing to a redirected
+    // stdout): the root is right, and the recording is empty; nothing inside it: an error.
+    let only = "700 1.0 write(1</r/out.txt>, \"x\", 1) = 1 <0.000010>\n";
+    let rec = import_strace(only, "t", &opts).unwrap();
+    assert!(rec.calls.is_empty() && rec.header.dropped_inherited == 1);
+    let outside = "700 1.0 write(1</elsewhere>, \"x\", 1) = 1 <0.000010>\n";
+    let e = import_strace(outside, "t", &opts).unwrap_err();
+    assert!(matches!(e, SyscallsError::NothingInRoot { .. }), "{e}");
+}
+
+#[test]
+fn the_header_lists_the_smallest_sixteen_inherited_descriptors() {
+    let text: String = (0..40)
+        .rev()
+        .map(|fd| format!("700 1.{fd:06} close({fd}</r/f>) = 0 <0.000001>\n"))
+        .collect();
+    let opts = ImportOptions {
+        root: Some("/r".into()),
+        ..Default::default()
+    };
+    let rec = import_strace(&text, "t", &opts).unwrap();
+    assert_eq!(rec.header.dropped_inherited, 40);
+    assert_eq!(rec.header.inherited_fds, (0..16).collect::<Vec<_>>());
 }
