@@ -184,14 +184,7 @@ fn the_report_opens_with_every_paper_figure_next_to_jojs() {
     );
     assert!(table.contains("waldio.md"));
     let page = tmp.path().join("report-linked.html");
-    let run = common::joj_command()
-        .arg("report")
-        .arg(&results)
-        .arg("-o")
-        .arg(&page)
-        .args(["--link-root", ROOT])
-        .output()
-        .unwrap();
+    let run = common::joj_report_with(&results, &page, &["--link-root", ROOT]);
     assert!(
         run.status.success(),
         "{}",

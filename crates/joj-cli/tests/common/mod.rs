@@ -327,11 +327,17 @@ pub fn next_run_removes(pid: u32, left: &Held, out: &Path) {
 
 /// `joj report RESULTS -o PAGE`: its output, whatever it was.
 pub fn joj_report(results: &Path, page: &Path) -> Output {
+    joj_report_with(results, page, &[])
+}
+
+/// `joj report RESULTS -o PAGE OPTIONS…`.
+pub fn joj_report_with(results: &Path, page: &Path, options: &[&str]) -> Output {
     joj_command()
         .arg("report")
         .arg(results)
         .arg("-o")
         .arg(page)
+        .args(options)
         .output()
         .unwrap()
 }
