@@ -58,14 +58,51 @@ pub fn replay_command(opts: &CrashFsOptions, log: &Path) -> String {
 }
 
 /// `path` as one word of a POSIX shell command line (quoted when it needs to be): a log's name
-/// is someone else's choice, and the command is made to be pasted into a shell.
+/// is someone else's choice, and the command is made to be pasted into a shell. A name that is
+/// not plain text — bytes that are not UTF-8, control or bidirectional-formatting characters,
+/// which a terminal would act on or show as another name — is written in dollar-single quotes
+/// (`$'…'`, POSIX.1-2024, bash, zsh, ksh) with each such byte as `\xHH`: the same bytes, and
+/// nothing for the terminal to act on.
 fn shell_word(path: &Path) -> String {
     use std::os::unix::ffi::OsStrExt;
-    // A path holds no NUL, the one thing the quoter refuses.
-    shlex::bytes::try_quote(path.as_os_str().as_bytes()).map_or_else(
-        |_| "'<a path with a NUL byte>'".into(),
-        |q| String::from_utf8_lossy(&q).into_owned(),
-    )
+    let bytes = path.as_os_str().as_bytes();
+    match std::str::from_utf8(bytes) {
+        Ok(text) if !text.chars().any(not_plain) => {
+            // A path holds no NUL, the one thing the quoter refuses.
+            shlex::try_quote(text).map_or_else(
+                |_| "'<a path with a NUL byte>'".into(),
+                std::borrow::Cow::into_owned,
+            )
+        }
+        _ => dollar_quoted(bytes),
+    }
+}
+
+/// A character a terminal acts on or draws as something else: controls (C0, DEL, C1) and the
+/// bidirectional-formatting characters.
+fn not_plain(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{2028}' | '\u{2029}'
+        )
+        || ('\u{202A}'..='\u{202E}').contains(&c)
+        || ('\u{2066}'..='\u{2069}').contains(&c)
+}
+
+/// `bytes` in dollar-single quotes, every byte outside printable ASCII as `\xHH`.
+fn dollar_quoted(bytes: &[u8]) -> String {
+    let mut word = String::from("$'");
+    for &b in bytes {
+        match b {
+            b'\'' => word.push_str("\\'"),
+            b'\\' => word.push_str("\\\\"),
+            0x20..=0x7e => word.push(char::from(b)),
+            _ => word.push_str(&format!("\\x{b:02x}")),
+        }
+    }
+    word.push('\'');
+    word
 }
 
 /// Publishes `staged` in `dir` as `<stem><suffix>`: replacing that file with `force`, else
@@ -168,7 +205,7 @@ mod tests {
         for name in [
             "rec/crash-ext4-wal.blocklog",
             "x;touch PWNED;$(id>&2).blocklog",
-            "it's a `log` with spaces\nand a newline",
+            "it's a `log` with spaces and \"quotes\"",
         ] {
             let word = shell_word(Path::new(name));
             assert_eq!(
@@ -176,6 +213,35 @@ mod tests {
                 Some(vec![name.to_string()]),
                 "{name:?} as {word}"
             );
+        }
+    }
+
+    /// What `bash` makes of `word`: the bytes of the one argument it stands for.
+    fn bash_word(word: &str) -> Vec<u8> {
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(format!("printf %s {word}"))
+            .output()
+            .expect("bash runs");
+        assert!(out.status.success(), "{word}");
+        out.stdout
+    }
+
+    #[test]
+    fn a_name_that_is_not_plain_text_is_the_same_bytes_with_nothing_for_the_terminal() {
+        use std::os::unix::ffi::OsStrExt;
+        for name in [
+            &b"caf\xe9-latin1.blocklog"[..],
+            b"evil\x1b]0;pwned\x07\x1b[2J.blocklog",
+            b"new\nline 'quoted' back\\slash.blocklog",
+            "rtl\u{202E}gol.blocklog".as_bytes(),
+            "\u{9b}c1.blocklog".as_bytes(),
+        ] {
+            let path = Path::new(std::ffi::OsStr::from_bytes(name));
+            let word = shell_word(path);
+            assert!(word.is_ascii(), "{word}");
+            assert!(!word.bytes().any(|b| b.is_ascii_control()), "{word}");
+            assert_eq!(bash_word(&word), name, "{word}");
         }
     }
 }
