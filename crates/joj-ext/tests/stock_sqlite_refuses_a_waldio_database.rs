@@ -105,3 +105,42 @@ fn after_leaving_wal_mode_through_waldio_stock_sqlite3_reads_every_row() {
     assert!(ok, "{stderr}");
     assert_eq!(stdout, format!("{n}|{n}\nok\n"));
 }
+
+/// A stock connection (process S) and a waldio connection (process W) on one database at once
+/// — a database with waldio's reserve in WAL mode, as after waldio's hand-back and a stock
+/// program turning WAL on again. S commits one update, W three. Whatever each was told
+/// succeeded is there afterwards. (waldio appended W's frames to a WAL the shared wal-index
+/// said was under way, in its own file where no recovery looks: acknowledged, then lost.) The
+/// control runs W through stock SQLite too.
+#[test]
+fn a_stock_and_a_waldio_connection_at_once_lose_no_acknowledged_commit() {
+    for other in ["waldio", "unix"] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = common::run_ok(
+            Command::new(common::python())
+                .arg(common::script("mixed.py"))
+                .args([common::lib().as_os_str(), dir.path().as_os_str()])
+                .arg(other),
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let acked = |k: &str| v[k].as_u64().unwrap();
+        assert_eq!(
+            v["t1"].as_u64(),
+            Some(10 * acked("acked_stock")),
+            "{other}: {v}"
+        );
+        assert_eq!(
+            v["t2"].as_u64(),
+            Some(10 * acked("acked_other")),
+            "{other}: {v}"
+        );
+        assert_eq!(v["integrity"], "ok", "{other}: {v}");
+        if other == "unix" {
+            assert_eq!((acked("acked_stock"), acked("acked_other")), (1, 3), "{v}");
+        } else if acked("acked_other") < 3 {
+            // A refused commit says why, with the fix.
+            let why = v["last_error"].as_str().unwrap_or_default();
+            assert!(why.contains("through another VFS"), "{v}");
+        }
+    }
+}

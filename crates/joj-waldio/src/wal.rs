@@ -304,6 +304,26 @@ impl<I: WalIo> WalState<I> {
                 source: std::io::Error::other("no WAL header written yet"),
             });
         }
+        if off >= WAL_HEADER_BYTES as u64 && self.current_header().is_none() {
+            // Another waldio process may have started the WAL since this one read its header.
+            self.refresh_header()?;
+            if self.current_header().is_none() {
+                // SQLite appends to a WAL it believes exists (the wal-index says so) that this
+                // file does not hold: another connection's, through another VFS (stock
+                // SQLite's `-wal`). No recovery would find these frames; refuse, so that the
+                // commit fails rather than being acknowledged and lost.
+                return Err(WalError::Io {
+                    op: IoOp::Write,
+                    what: "writing a WAL frame",
+                    source: std::io::Error::other(
+                        "no WAL header written yet in this WAL file, while SQLite appends to a \
+                         WAL it believes exists: another connection writes this database \
+                         through another VFS (stock SQLite's -wal); fix: open the database \
+                         through one VFS at a time",
+                    ),
+                });
+            }
+        }
         let p = self.block as usize;
         let mut commit_block = None;
         let mut touched_written = false;
@@ -988,6 +1008,26 @@ mod tests {
         let mut page = vec![fill; 4096];
         page[4096 - 24..].fill(0);
         s.write(off + 24, &page).unwrap()
+    }
+
+    /// A log made absent (state 0: `journal_mode` handed back, or truncated) keeps its block
+    /// size; frames written into it with no WAL header are frames SQLite appends to a WAL it
+    /// believes exists elsewhere — another connection's, through another VFS, sharing this
+    /// database's wal-index. No recovery would find them: the write is refused, so the commit
+    /// fails instead of being acknowledged and lost.
+    #[test]
+    fn frames_into_a_log_with_no_header_are_refused_not_acknowledged() {
+        let mut s = state(512);
+        s.write(0, &wal_header(4096)).unwrap();
+        write_frame(&mut s, 1, 2, true, 0x11);
+        s.mark_absent().unwrap();
+        assert!(!s.exists().unwrap());
+        let off = 32 + (4096 + 24);
+        let err = s.write(off, &frame_header(3, false)).unwrap_err();
+        assert!(err.to_string().contains("no WAL header"), "{err}");
+        // A new WAL (its header first) is written as ever.
+        s.write(0, &wal_header(4096)).unwrap();
+        assert!(write_frame(&mut s, 1, 2, true, 0x22).commit);
     }
 
     #[test]
