@@ -154,6 +154,31 @@ impl DirectFile {
         })
     }
 
+    /// Give the WAL the database's permissions when it was just made (empty), and, when this
+    /// process is root, the database's owner — as SQLite's unix VFS does for its `-wal` and
+    /// `-shm` (`robust_open`'s `fchmod`, `robustFchown`): root opening a user's database must
+    /// not leave a log its owner cannot open, and the umask of whoever opened it first is not
+    /// the database's.
+    pub fn match_database(&self, db: &Path) -> std::io::Result<()> {
+        use rustix::fs::{Gid, Mode, Uid};
+        let own = rustix::fs::fstat(&self.fd)?;
+        let dbs = rustix::fs::stat(db)?;
+        let mode = dbs.st_mode & 0o777;
+        if own.st_size == 0 && own.st_mode & 0o777 != mode {
+            rustix::fs::fchmod(&self.fd, Mode::from_raw_mode(mode))?;
+        }
+        if rustix::process::geteuid().is_root()
+            && (own.st_uid, own.st_gid) != (dbs.st_uid, dbs.st_gid)
+        {
+            rustix::fs::fchown(
+                &self.fd,
+                Some(Uid::from_raw(dbs.st_uid)),
+                Some(Gid::from_raw(dbs.st_gid)),
+            )?;
+        }
+        Ok(())
+    }
+
     pub fn raw_fd(&self) -> i32 {
         use std::os::fd::AsRawFd;
         self.fd.as_raw_fd()

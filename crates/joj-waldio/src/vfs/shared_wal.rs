@@ -114,6 +114,9 @@ pub(crate) fn open_shared(
             ),
         )
     })?;
+    // Best effort, as SQLite's unix VFS does it (it ignores both results): a filesystem
+    // without owners or modes (vfat) refuses them, and the log is still usable by this process.
+    let _ = file.match_database(db);
     let key = file_key(file.fd()).map_err(|e| {
         fail(
             ResultCode::CANTOPEN,
