@@ -69,6 +69,15 @@ impl OpenFlags {
         self.has(ffi::SQLITE_OPEN_READWRITE)
     }
 
+    /// These flags as `xOpen` answers them for a file it could open for reading only:
+    /// `SQLITE_OPEN_READONLY` instead of `READWRITE` and `CREATE` (SQLite's unix VFS does so).
+    pub const fn opened_read_only(self) -> OpenFlags {
+        OpenFlags(
+            (self.0 & !(ffi::SQLITE_OPEN_READWRITE | ffi::SQLITE_OPEN_CREATE))
+                | ffi::SQLITE_OPEN_READONLY,
+        )
+    }
+
     /// `SQLITE_OPEN_DELETEONCLOSE`: the file is gone once closed.
     pub fn delete_on_close(self) -> bool {
         self.has(ffi::SQLITE_OPEN_DELETEONCLOSE)

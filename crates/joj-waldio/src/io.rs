@@ -109,6 +109,8 @@ pub struct DirectFile {
     path: std::path::PathBuf,
     align: u32,
     tap: Option<Arc<dyn Tap>>,
+    /// Opened for reading only: the process may not write the file.
+    read_only: bool,
 }
 
 impl DirectFile {
@@ -120,6 +122,7 @@ impl DirectFile {
         tap: Option<Arc<dyn Tap>>,
     ) -> std::io::Result<Self> {
         use rustix::fs::{FileType, Mode, OFlags};
+        use rustix::io::Errno;
         // Never through a symlink (one planted at the WAL's name would have the process write
         // its log wherever it points), and only into a regular file (`O_RDWR` opens a FIFO
         // without blocking; it is refused here).
@@ -127,7 +130,20 @@ impl DirectFile {
         if create {
             flags |= OFlags::CREATE;
         }
-        let fd = rustix::fs::open(path, flags, Mode::from_raw_mode(mode)).map_err(|e| {
+        let mut read_only = false;
+        let opened = match rustix::fs::open(path, flags, Mode::from_raw_mode(mode)) {
+            // A file this process may not write (another user's, a read-only filesystem) is
+            // opened for reading, as SQLite's unix VFS opens its `-wal`: a reader of such a
+            // database still reads the commits in its log. SQLite writes nothing through it
+            // (it is told the WAL is read-only).
+            Err(e) if [Errno::ACCESS, Errno::ROFS, Errno::PERM].contains(&e) => {
+                read_only = true;
+                let ro = (flags - OFlags::RDWR - OFlags::CREATE) | OFlags::RDONLY;
+                rustix::fs::open(path, ro, Mode::empty()).map_err(|_| e)
+            }
+            r => r,
+        };
+        let fd = opened.map_err(|e| {
             if e == rustix::io::Errno::LOOP {
                 std::io::Error::other(format!(
                     "{} is a symbolic link: waldio writes a WAL only into a file of its own \
@@ -151,6 +167,7 @@ impl DirectFile {
             path: path.to_path_buf(),
             align,
             tap,
+            read_only,
         })
     }
 
@@ -177,6 +194,11 @@ impl DirectFile {
             )?;
         }
         Ok(())
+    }
+
+    /// Whether the file was opened for reading only (see [`DirectFile::open`]).
+    pub fn read_only(&self) -> bool {
+        self.read_only
     }
 
     pub fn raw_fd(&self) -> i32 {

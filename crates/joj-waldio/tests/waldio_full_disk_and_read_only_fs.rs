@@ -181,3 +181,78 @@ fn read_only_filesystem_is_refused_and_the_database_is_untouched() {
     assert_eq!(std::fs::read(&db).unwrap(), before, "the database changed");
     assert_eq!(count(&db), 25);
 }
+
+/// A reader opened through waldio (`SQLITE_OPEN_READONLY`) on a read-only filesystem reads
+/// what stock SQLite reads there: a rollback-mode database beside a leftover `-waldio`, and a
+/// WAL-mode database whose writer stopped with commits in its log (a crash image: the files
+/// copied while the writer had them open). waldio opened its log for writing and failed with
+/// `disk I/O error` (`opening the WAL: Read-only file system`), where stock read every row.
+#[test]
+fn a_reader_on_a_read_only_filesystem_reads_what_stock_sqlite_reads() {
+    let Some(fs) = Tmpfs::mount("32m") else {
+        return;
+    };
+    let rows = |c: &rusqlite::Connection| -> i64 {
+        c.query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+            .unwrap()
+    };
+    let fill = |c: &rusqlite::Connection| {
+        c.execute_batch(
+            "PRAGMA wal_autocheckpoint=0; CREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB NOT NULL)",
+        )
+        .unwrap();
+        for k in 1..=25u64 {
+            c.execute("INSERT INTO t VALUES(?1, ?2)", (k as i64, value_of(k)))
+                .unwrap();
+        }
+    };
+    // A database in rollback mode, its `-waldio` left beside it.
+    let delete = fs.path().join("delete.db");
+    {
+        let c = open(&delete, &WaldioOptions::default()).unwrap();
+        fill(&c);
+        c.query_row("PRAGMA journal_mode=DELETE", [], |r| r.get::<_, String>(0))
+            .unwrap();
+    }
+    // A crash image of a WAL-mode database with its commits in the log (and the -shm).
+    let crashed = fs.path().join("crashed.db");
+    {
+        let src = fs.path().join("live.db");
+        let c = open(&src, &WaldioOptions::default()).unwrap();
+        fill(&c);
+        assert!(joj_waldio::wal_path(&src).exists());
+        for (from, to) in [
+            (src.clone(), crashed.clone()),
+            (joj_waldio::wal_path(&src), joj_waldio::wal_path(&crashed)),
+            (
+                src.with_extension("db-shm"),
+                crashed.with_extension("db-shm"),
+            ),
+        ] {
+            std::fs::copy(from, to).unwrap();
+        }
+    }
+    fs.remount_read_only();
+    let vfs = joj_waldio::register().unwrap();
+    for db in [&delete, &crashed] {
+        let c = rusqlite::Connection::open_with_flags_and_vfs(
+            db,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+            vfs.name(),
+        )
+        .unwrap();
+        let read = c.query_row("SELECT count(*) FROM t", [], |r| r.get::<_, i64>(0));
+        assert_eq!(
+            read.map_err(|e| format!("{e}; {:?}", joj_waldio::last_error())),
+            Ok(25),
+            "{}",
+            db.display()
+        );
+        let stock =
+            rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+                .unwrap();
+        if db == &delete {
+            assert_eq!(rows(&stock), 25, "stock reads the rollback-mode database");
+        }
+    }
+}

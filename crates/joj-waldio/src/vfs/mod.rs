@@ -65,7 +65,7 @@ impl Waldio {
         &'static self,
         name: &FileName<'_>,
         flags: OpenFlags,
-    ) -> Result<WalFile, SqliteError> {
+    ) -> Result<(WalFile, bool), SqliteError> {
         let opts = self
             .options_for(name)
             .map_err(|e| SqliteError::with_message(ResultCode::CANTOPEN, e.to_string()))?;
@@ -123,6 +123,12 @@ impl Waldio {
             )
         })?;
         let shared = open_shared(self, &physical, &db_path, flags.create(), mode, opts)?;
+        if shared.read_only() {
+            // A WAL this process may only read: SQLite is told so and writes nothing to it (nor
+            // to the database, which it cannot write either); nothing to mark.
+            self.wal_of(&db_path);
+            return Ok((WalFile::new(shared), true));
+        }
         // The WAL is waldio's (or new): mark the database before any frame can be written.
         let marked = db_files::with_database(&db_path, db_mark::ensure);
         if let Some(Err(e)) = marked {
@@ -133,7 +139,7 @@ impl Waldio {
             )));
         }
         self.wal_of(&db_path);
-        Ok(WalFile::new(shared))
+        Ok((WalFile::new(shared), false))
     }
 }
 
@@ -146,7 +152,14 @@ impl Vfs for Waldio {
         flags: OpenFlags,
     ) -> Result<(WaldioFile, OpenFlags), SqliteError> {
         if let (FileKind::Wal, Some(name)) = (flags.kind(), name) {
-            return Ok((WaldioFile::Wal(self.open_wal(name, flags)?), flags));
+            let (wal, read_only) = self.open_wal(name, flags)?;
+            // As SQLite's unix VFS answers for a file it could only open for reading.
+            let out = if read_only {
+                flags.opened_read_only()
+            } else {
+                flags
+            };
+            return Ok((WaldioFile::Wal(wal), out));
         }
         // The connection's options (a URI parameter of the database's name, else the defaults).
         let to_wal = name

@@ -21,6 +21,13 @@ pub(crate) struct SharedWal {
     key: (u64, u64),
 }
 
+impl SharedWal {
+    /// Whether this process could open the WAL for reading only.
+    pub(crate) fn read_only(&self) -> bool {
+        lock(&self.state).io().read_only()
+    }
+}
+
 /// Every WAL open in this process, by (device, inode), and by its database's name.
 #[derive(Default)]
 struct WalRegistry {
