@@ -156,10 +156,32 @@ fn link(doc_dir: &Path, href: &str, text: &str, t: &Targets) -> Option<String> {
     let frag = fragment.map(|f| format!("#{f}")).unwrap_or_default();
     Some(format!(
         "<a href=\"{}{}\">{}</a>",
-        esc(&rel.to_string_lossy()),
+        url_path(&rel),
         esc(&frag),
         esc(text)
     ))
+}
+
+/// `rel` as the path of a relative URL naming exactly that file: every byte of each component
+/// but the unreserved ones percent-encoded. The path was checked on the filesystem, but a
+/// browser follows it as a URL, and would read a directory named `%2e%2e` as `..`, a `\` as
+/// `/`, a `?` or `#` as the path's end.
+fn url_path(rel: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = String::new();
+    for (k, c) in rel.components().enumerate() {
+        if k > 0 {
+            out.push('/');
+        }
+        for &b in c.as_os_str().as_bytes() {
+            if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+                out.push(char::from(b));
+            } else {
+                out.push_str(&format!("%{b:02X}"));
+            }
+        }
+    }
+    out
 }
 
 /// `to` as a path relative to the folder `from` (both canonical). Written here because std has
@@ -229,6 +251,14 @@ mod tests {
             link(d, "javascript:alert(1).md", "j", &t),
             None,
             "a ':' in the href is refused outright"
+        );
+        // A directory whose name a browser would read as `..`, and a backslash: the link names
+        // exactly that file (`%` itself encoded).
+        std::fs::create_dir(d.join("tables/%2e%2e")).unwrap();
+        std::fs::write(d.join("tables/%2e%2e/p\\q.md"), "x").unwrap();
+        assert_eq!(
+            link(&tables, "%2e%2e/p\\q.md", "p", &t).unwrap(),
+            "<a href=\"tables/%252e%252e/p%5Cq.md\">p</a>"
         );
         for bad in [
             "javascript:alert(1)",

@@ -102,8 +102,11 @@ impl HostMeasured {
         // The journal thread's wait for a CPU delays the workload only while a workload thread
         // is blocked (waiting on it); while the workload runs, that wait is the workload's own
         // CPU time. So at most the threads' blocked time comes out: their wall time less CPU,
-        // run-queue delay and paced sleeps.
-        let blocked_s = (elapsed_s * n - cpu_s - own_delay_out_s - paced_sleep_s).max(0.0);
+        // run-queue delay, paced sleeps and joj's measuring (CPU on the threads in a run of
+        // joj's workloads, already in `cpu_s`, so this bound is a little tighter there than it
+        // need be; time a traced command stood stopped for joj, which is in no CPU time).
+        let blocked_s =
+            (elapsed_s * n - cpu_s - own_delay_out_s - paced_sleep_s - overhead_s).max(0.0);
         let journal_run_delay_taken_out_s = journal_run_delay_s.min(blocked_s);
         let host_s = (elapsed_s
             - (own_delay_out_s + journal_run_delay_taken_out_s + overhead_s + paced_sleep_s) / n)
@@ -382,6 +385,27 @@ mod tests {
             "{h:?}"
         );
         assert!((h.host_s - 0.004).abs() < 1e-12, "{h:?}");
+    }
+
+    /// A traced command's "measuring" is time it stood stopped for joj, in no CPU time: it is
+    /// not blocked time either, and the host time stays at or above the command's CPU.
+    #[test]
+    fn time_stopped_for_joj_is_not_time_the_journal_thread_delayed() {
+        let t = ThreadUsage {
+            cpu_ns: 5_000_000,
+            ..Default::default()
+        };
+        let w = WindowCounts {
+            overhead_ns: 3_000_000,
+            journal_thread_run_delay_ns: 6_000_000,
+            ..Default::default()
+        };
+        let h = HostMeasured::new(0.010, &[t], 1, &w);
+        assert!(
+            (h.journal_run_delay_taken_out_s - 0.002).abs() < 1e-12,
+            "{h:?}"
+        );
+        assert!(h.host_s >= 0.005 - 1e-12, "{h:?}");
     }
 
     #[test]

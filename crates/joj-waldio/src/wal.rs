@@ -292,38 +292,38 @@ impl<I: WalIo> WalState<I> {
         r
     }
 
+    /// A write at `off` past the WAL header needs a log under way in this file: SQLite writes
+    /// the header of a new WAL before any frame.
+    fn check_a_log_is_under_way(&mut self, off: u64) -> Result<(), WalError> {
+        if off >= WAL_HEADER_BYTES as u64 && (self.block == 0 || self.current_header().is_none()) {
+            // Another waldio process may have started the WAL since this one read its header
+            // (this one may have read none: its pages came from the database file).
+            self.refresh_header()?;
+        }
+        if self.block == 0 || (off >= WAL_HEADER_BYTES as u64 && self.current_header().is_none()) {
+            // SQLite appends to a WAL it believes exists (the wal-index says so) that this file
+            // does not hold: another connection's, through another VFS (stock SQLite's
+            // `-wal`). No recovery would find these frames; refuse, so that the commit fails
+            // rather than being acknowledged and lost.
+            return Err(WalError::Io {
+                op: IoOp::Write,
+                what: "writing a WAL frame",
+                source: std::io::Error::other(
+                    "no WAL header written yet in this WAL file, while SQLite appends to a WAL \
+                     it believes exists: another connection writes this database through \
+                     another VFS (stock SQLite's -wal); fix: open the database through one VFS \
+                     at a time",
+                ),
+            });
+        }
+        Ok(())
+    }
+
     fn write_pieces(&mut self, off: u64, data: &[u8]) -> Result<Wrote, WalError> {
         if off == 0 && data.len() >= WAL_HEADER_BYTES {
             self.begin_epoch(&data[..WAL_HEADER_BYTES])?;
         }
-        if self.block == 0 {
-            // Frames before any header: SQLite never does this; refuse rather than guess.
-            return Err(WalError::Io {
-                op: IoOp::Write,
-                what: "writing a WAL frame",
-                source: std::io::Error::other("no WAL header written yet"),
-            });
-        }
-        if off >= WAL_HEADER_BYTES as u64 && self.current_header().is_none() {
-            // Another waldio process may have started the WAL since this one read its header.
-            self.refresh_header()?;
-            if self.current_header().is_none() {
-                // SQLite appends to a WAL it believes exists (the wal-index says so) that this
-                // file does not hold: another connection's, through another VFS (stock
-                // SQLite's `-wal`). No recovery would find these frames; refuse, so that the
-                // commit fails rather than being acknowledged and lost.
-                return Err(WalError::Io {
-                    op: IoOp::Write,
-                    what: "writing a WAL frame",
-                    source: std::io::Error::other(
-                        "no WAL header written yet in this WAL file, while SQLite appends to a \
-                         WAL it believes exists: another connection writes this database \
-                         through another VFS (stock SQLite's -wal); fix: open the database \
-                         through one VFS at a time",
-                    ),
-                });
-            }
-        }
+        self.check_a_log_is_under_way(off)?;
         let p = self.block as usize;
         let mut commit_block = None;
         let mut touched_written = false;
@@ -1008,6 +1008,55 @@ mod tests {
         let mut page = vec![fill; 4096];
         page[4096 - 24..].fill(0);
         s.write(off + 24, &page).unwrap()
+    }
+
+    /// One in-memory file two states share, as two processes share the WAL file.
+    #[derive(Clone)]
+    struct SharedMem(Arc<std::sync::Mutex<MemIo>>);
+
+    impl WalIo for SharedMem {
+        fn read_at(&mut self, buf: &mut [u8], off: u64) -> std::io::Result<usize> {
+            self.0.lock().unwrap().read_at(buf, off)
+        }
+        fn write_at(&mut self, buf: &[u8], off: u64, dsync: bool) -> std::io::Result<()> {
+            self.0.lock().unwrap().write_at(buf, off, dsync)
+        }
+        fn sync_data(&mut self) -> std::io::Result<()> {
+            self.0.lock().unwrap().sync_data()
+        }
+        fn len(&self) -> std::io::Result<u64> {
+            self.0.lock().unwrap().len()
+        }
+        fn dio_align(&self) -> u32 {
+            self.0.lock().unwrap().dio_align()
+        }
+        fn set_len(&mut self, len: u64) -> std::io::Result<()> {
+            self.0.lock().unwrap().set_len(len)
+        }
+    }
+
+    /// Two processes open a WAL while it is empty; B starts it and commits frame 1; A, which
+    /// read nothing of it (its pages came from the database file), appends frame 2 because the
+    /// wal-index says frame 1 is there. A's commit is a frame of B's WAL and must be written.
+    #[test]
+    fn a_process_that_opened_the_wal_empty_appends_to_one_another_started() {
+        let file = SharedMem(Arc::new(std::sync::Mutex::new(MemIo {
+            data: Vec::new(),
+            align: 512,
+            syncs: 0,
+        })));
+        let open =
+            || WalState::open(file.clone(), WaldioOptions::default(), Arc::default()).unwrap();
+        let (mut a, mut b) = (open(), open());
+        b.write(0, &wal_header(4096)).unwrap();
+        assert!(write_frame(&mut b, 1, 2, true, 0x11).commit);
+        assert!(write_frame(&mut a, 2, 3, true, 0x22).commit);
+        let mut back = vec![0u8; 24 + 4096];
+        assert_eq!(
+            b.read(32 + (4096 + 24), &mut back).unwrap(),
+            ReadOutcome::Full
+        );
+        assert_eq!(back[24], 0x22);
     }
 
     /// A log made absent (state 0: `journal_mode` handed back, or truncated) keeps its block

@@ -52,3 +52,32 @@ fn root_opening_a_users_database_leaves_the_log_to_its_owner_with_its_mode() {
     drop(open(&db, &WaldioOptions::default()).unwrap());
     log("an old root-owned log, after root opened the database again");
 }
+
+/// A hard link planted at the log's name (`O_NOFOLLOW` stops only symbolic links) to a file
+/// root owns: root opening the user's database must not give that file to the user.
+#[test]
+fn a_hard_link_at_the_logs_name_is_never_given_away() {
+    if !joj_linux::testgate::root_test() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("app.db");
+    {
+        let c = open(&db, &WaldioOptions::default()).unwrap();
+        c.execute_batch("CREATE TABLE t(k INTEGER PRIMARY KEY); INSERT INTO t VALUES(1);")
+            .unwrap();
+    }
+    std::fs::remove_file(wal_path(&db)).unwrap();
+    std::os::unix::fs::chown(&db, Some(NOBODY), Some(NOBODY)).unwrap();
+    let secret = dir.path().join("secret");
+    std::fs::write(&secret, b"").unwrap();
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::hard_link(&secret, wal_path(&db)).unwrap();
+    let _ = open(&db, &WaldioOptions::default());
+    let m = std::fs::metadata(&secret).unwrap();
+    assert_eq!(
+        (m.uid(), m.mode() & 0o777),
+        (0, 0o600),
+        "the linked file was given away"
+    );
+}

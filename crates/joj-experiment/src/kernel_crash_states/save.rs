@@ -61,7 +61,7 @@ pub fn replay_command(opts: &CrashFsOptions, log: &Path) -> String {
 /// is someone else's choice, and the command is made to be pasted into a shell. A name that is
 /// not plain text — bytes that are not UTF-8, control or bidirectional-formatting characters,
 /// which a terminal would act on or show as another name — is written in dollar-single quotes
-/// (`$'…'`, POSIX.1-2024, bash, zsh, ksh) with each such byte as `\xHH`: the same bytes, and
+/// (`$'…'`, POSIX.1-2024, bash, zsh, ksh) with each such byte as `\ooo`: the same bytes, and
 /// nothing for the terminal to act on.
 fn shell_word(path: &Path) -> String {
     use std::os::unix::ffi::OsStrExt;
@@ -90,7 +90,7 @@ fn not_plain(c: char) -> bool {
         || ('\u{2066}'..='\u{2069}').contains(&c)
 }
 
-/// `bytes` in dollar-single quotes, every byte outside printable ASCII as `\xHH`.
+/// `bytes` in dollar-single quotes, every byte outside printable ASCII as `\ooo` (octal).
 fn dollar_quoted(bytes: &[u8]) -> String {
     let mut word = String::from("$'");
     for &b in bytes {
@@ -98,7 +98,8 @@ fn dollar_quoted(bytes: &[u8]) -> String {
             b'\'' => word.push_str("\\'"),
             b'\\' => word.push_str("\\\\"),
             0x20..=0x7e => word.push(char::from(b)),
-            _ => word.push_str(&format!("\\x{b:02x}")),
+            // Three octal digits: one byte in every `$'…'` (a `\x` may take more digits).
+            _ => word.push_str(&format!("\\{b:03o}")),
         }
     }
     word.push('\'');
