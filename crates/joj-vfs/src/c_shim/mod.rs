@@ -118,7 +118,13 @@ pub fn register_vfs<V: Vfs>(
     }
     let c_name = CString::new(name).map_err(|_| VfsError::BadName { name: name.into() })?;
     if BaseVfs::find(name).is_some() {
-        return Err(VfsError::NameTaken { name: name.into() });
+        // Another thread may be registering this name now: it registers with SQLite, then
+        // records it, both under the registry's lock. Ask the registry again under that lock.
+        let entries = registry::lock();
+        return match entries.iter().find(|e| e.name == name) {
+            Some(e) => downcast::<V>(*e),
+            None => Err(VfsError::NameTaken { name: name.into() }),
+        };
     }
     let errors = ErrorLog::new(name);
     let vfs = make(errors.clone());
