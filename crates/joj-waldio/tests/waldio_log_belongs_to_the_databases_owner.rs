@@ -11,21 +11,27 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
 const NOBODY: u32 = 65534;
 
+/// A waldio database in `dir` with one row, given to `nobody`, and no log beside it yet.
+fn users_database(dir: &std::path::Path) -> std::path::PathBuf {
+    let db = dir.join("app.db");
+    {
+        let c = open(&db, &WaldioOptions::default()).unwrap();
+        c.execute_batch("CREATE TABLE t(k INTEGER PRIMARY KEY); INSERT INTO t VALUES(1);")
+            .unwrap();
+    }
+    std::fs::remove_file(wal_path(&db)).unwrap();
+    std::os::unix::fs::chown(&db, Some(NOBODY), Some(NOBODY)).unwrap();
+    db
+}
+
 #[test]
 fn root_opening_a_users_database_leaves_the_log_to_its_owner_with_its_mode() {
     if !joj_linux::testgate::root_test() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("app.db");
-    {
-        let c = open(&db, &WaldioOptions::default()).unwrap();
-        c.execute_batch("CREATE TABLE t(k INTEGER PRIMARY KEY); INSERT INTO t VALUES(1);")
-            .unwrap();
-    }
-    // The database as its user's, shared (0666), and no log yet; root's umask 022.
-    std::fs::remove_file(wal_path(&db)).unwrap();
-    std::os::unix::fs::chown(&db, Some(NOBODY), Some(NOBODY)).unwrap();
+    let db = users_database(dir.path());
+    // Shared (0666); root's umask 022.
     std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o666)).unwrap();
     rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o022));
     let log = |what: &str| {
@@ -61,14 +67,7 @@ fn a_hard_link_at_the_logs_name_is_never_given_away() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("app.db");
-    {
-        let c = open(&db, &WaldioOptions::default()).unwrap();
-        c.execute_batch("CREATE TABLE t(k INTEGER PRIMARY KEY); INSERT INTO t VALUES(1);")
-            .unwrap();
-    }
-    std::fs::remove_file(wal_path(&db)).unwrap();
-    std::os::unix::fs::chown(&db, Some(NOBODY), Some(NOBODY)).unwrap();
+    let db = users_database(dir.path());
     let secret = dir.path().join("secret");
     std::fs::write(&secret, b"").unwrap();
     std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
