@@ -157,6 +157,13 @@ pub enum CliError {
          `joj trace show` reads)"
     )]
     NoReportDocument { inputs: String, skipped: usize },
+    /// `joj report --link-root` naming something that is not a folder.
+    #[error(
+        "--link-root {}: not a folder; fix: name the folder the paper-figure links may lead \
+         into (the workflow passes the repository: --link-root .)",
+        .path.display()
+    )]
+    LinkRootNotAFolder { path: PathBuf },
     /// `joj syscalls record`'s private directory for strace's output cannot be made.
     #[error(
         "cannot make a private directory for strace's output in {}: {source}; fix: check free \

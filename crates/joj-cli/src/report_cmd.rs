@@ -56,13 +56,22 @@ pub struct ReportArgs {
 pub fn main(a: ReportArgs) -> CliResult {
     let inputs: Vec<&Path> = a.inputs.iter().map(PathBuf::as_path).collect();
     check_output_file("-o/--output", &a.output, a.force, &inputs)?;
+    let link_root = match &a.link_root {
+        Some(root) => {
+            let canonical = root.canonicalize().map_err(|source| CliError::Open {
+                path: root.clone(),
+                source,
+            })?;
+            if !canonical.is_dir() {
+                return Err(CliError::LinkRootNotAFolder { path: root.clone() }.into());
+            }
+            Some(canonical)
+        }
+        None => None,
+    };
     let (files, mut skipped) = gather(&a.inputs);
     let mut page = Page::new("joj report", &a.output, &files);
-    if let Some(root) = &a.link_root {
-        let root = root.canonicalize().map_err(|source| CliError::Open {
-            path: root.clone(),
-            source,
-        })?;
+    if let Some(root) = link_root {
         page.set_link_root(root);
     }
     let mut read_failed = Vec::new();

@@ -208,3 +208,21 @@ fn a_link_out_of_the_documents_folder_is_text() {
     assert!(papers.contains(">outside<") || papers.contains(", outside"));
     assert!(papers.contains("through a link"));
 }
+
+/// `--link-root` names a folder: a file, a FIFO or a device is refused before any page is made.
+#[test]
+fn a_link_root_that_is_not_a_folder_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("f");
+    std::fs::write(&file, "x").unwrap();
+    let page = tmp.path().join("p.html");
+    for root in [file.to_str().unwrap(), "/dev/zero"] {
+        let run = common::joj_report_with(tmp.path(), &page, &["--link-root", root]);
+        let err = String::from_utf8_lossy(&run.stderr);
+        assert!(
+            !run.status.success() && err.contains("not a folder"),
+            "{root}: {err}"
+        );
+        assert!(!page.exists());
+    }
+}
