@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use joj_trace::OutputError;
 use joj_trace::output::{Existing, check_output, check_output_dir, write_atomically};
+use joj_trace::terminal::{escaped, escaped_json, escaped_lines};
 
 /// `print!` that returns the write's error instead of panicking: a reader that went away
 /// (`joj … | head -1`) ends the command quietly ([`is_closed_pipe`]) instead of a panic.
@@ -34,15 +35,17 @@ pub fn is_closed_pipe(e: &(dyn std::error::Error + 'static)) -> bool {
 
 /// The lines that report `e`: `joj: error: …`, then one `  caused by: …` per cause in its
 /// chain, leaving out a cause whose text the lines above already hold (many errors name their
-/// source in their own message, and the same words twice say nothing more).
+/// source in their own message, and the same words twice say nothing more). A message names
+/// paths and names from joj's inputs: each line is one line, with nothing in it that acts on
+/// a terminal ([`escaped`]).
 pub fn error_lines(e: &(dyn std::error::Error + 'static)) -> Vec<String> {
     let mut shown = e.to_string();
-    let mut lines = vec![format!("joj: error: {shown}")];
+    let mut lines = vec![format!("joj: error: {}", escaped(&shown))];
     let mut source = e.source();
     while let Some(s) = source {
         let text = s.to_string();
         if !shown.contains(&text) {
-            lines.push(format!("  caused by: {text}"));
+            lines.push(format!("  caused by: {}", escaped(&text)));
             shown.push('\n');
             shown.push_str(&text);
         }
@@ -51,14 +54,26 @@ pub fn error_lines(e: &(dyn std::error::Error + 'static)) -> Vec<String> {
     lines
 }
 
+/// A result printed on a terminal: the JSON document ([`escaped_json`]: the same document) or
+/// joj's text ([`escaped_lines`]), with nothing in the names it holds that acts on a terminal.
+pub fn for_terminal(text: &str, json: bool) -> std::borrow::Cow<'_, str> {
+    if json {
+        escaped_json(text)
+    } else {
+        escaped_lines(text)
+    }
+}
+
 /// Any error the commands report; printed with its chain of causes.
 pub type CliResult = Result<(), Box<dyn std::error::Error>>;
 
 /// `doc` as pretty JSON with the keys of every object in alphabetical order: the order joj's
 /// documents have always had (they were built as `serde_json::Value`s, whose maps are sorted),
-/// whatever the order of the fields of the typed documents they now are.
+/// whatever the order of the fields of the typed documents they now are. Made to be printed:
+/// nothing in its strings acts on a terminal ([`escaped_json`]: the same document).
 pub fn sorted_json(doc: &impl serde::Serialize) -> Result<String, serde_json::Error> {
-    serde_json::to_string_pretty(&serde_json::to_value(doc)?)
+    let text = serde_json::to_string_pretty(&serde_json::to_value(doc)?)?;
+    Ok(escaped_json(&text).into_owned())
 }
 
 /// Failures the commands report themselves; the libraries' errors pass through as they are.
@@ -247,6 +262,7 @@ fn emit_to<T: serde::Serialize>(
     } else {
         text()
     };
+    let shown = for_terminal(&shown, json);
     let printed = out.write_all(shown.as_bytes()).and_then(|()| out.flush());
     if let Some(path) = save {
         write_atomically(path, Existing::replace_if(force), |w| {
@@ -333,6 +349,26 @@ mod tests {
                 "joj: error: the run failed".to_string(),
                 format!("  caused by: {}", enoent()),
             ]
+        );
+    }
+
+    #[test]
+    fn an_error_naming_a_hostile_path_is_one_line_that_acts_on_nothing() {
+        let e = CliError::Open {
+            path: PathBuf::from("/x/\u{1b}[2Jgone\njoj: forged\u{202e}"),
+            source: std::io::Error::other("cause with \u{1b}]0;title\u{7}"),
+        };
+        let lines = error_lines(&e);
+        for l in &lines {
+            assert!(!l.contains('\n'), "{l:?}");
+            assert!(
+                !l.chars().any(joj_trace::terminal::acts_on_terminal),
+                "{l:?}"
+            );
+        }
+        assert!(
+            lines[0].contains("\\u{1b}[2Jgone\\u{a}joj: forged\\u{202e}"),
+            "{lines:?}"
         );
     }
 

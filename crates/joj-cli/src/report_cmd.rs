@@ -91,7 +91,12 @@ pub fn main(a: ReportArgs) -> CliResult {
     skipped.extend(read_failed.into_iter().map(|(_, s)| s));
     if page.documents() == 0 {
         for sk in &skipped {
-            eprintln!("  not shown: {} — {}", sk.path, sk.reason);
+            // A name from the folder given: someone else's choice of bytes.
+            eprintln!(
+                "  not shown: {} — {}",
+                joj_trace::terminal::escaped(&sk.path),
+                joj_trace::terminal::escaped(&sk.reason)
+            );
         }
         return Err(CliError::NoReportDocument {
             inputs: a

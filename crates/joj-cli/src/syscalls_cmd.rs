@@ -304,8 +304,13 @@ fn replay(a: ReplayArgs) -> CliResult {
             (played.before_window.cut_ns + played.window.cut_ns) as f64 / 1e9
         );
     }
+    // The recording's paths are someone else's: shown with nothing that acts on a terminal.
+    let for_terminal = crate::output::for_terminal;
     if a.json {
-        outln!("{}", serde_json::to_string_pretty(&result)?)?;
+        outln!(
+            "{}",
+            for_terminal(&serde_json::to_string_pretty(&result)?, true)
+        )?;
     } else {
         outln!(
             "replayed {} ({} calls, {} thread(s)): {} before the window unmeasured, {} measured; {} call(s) that failed when recorded succeeded here",
@@ -316,7 +321,10 @@ fn replay(a: ReplayArgs) -> CliResult {
             played.window.calls,
             played.before_window.unexpected_successes + played.window.unexpected_successes
         )?;
-        out!("{}", crate::trace_report::table(&result, false))?;
+        out!(
+            "{}",
+            for_terminal(&crate::trace_report::table(&result, false), false)
+        )?;
         if let Some(d) = &result.device {
             outln!(
                 "  device {} (trace replayed): {:.1} transactions/s modeled ({:.4} s), WAF {:.2}, {} flushes, {} FUA, {} GC copies",

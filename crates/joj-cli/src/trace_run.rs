@@ -100,15 +100,16 @@ pub fn main(a: TraceRunArgs) -> CliResult {
         }
         return Err(failure(c, &result.config.op, a.image_mib, a.empty).into());
     }
-    if a.json {
-        outln!("{}", serde_json::to_string_pretty(&result)?)?;
+    // The command's file names are its own choice: shown with nothing that acts on a terminal.
+    let shown = if a.json {
+        serde_json::to_string_pretty(&result)? + "\n"
     } else {
-        out!("{}", crate::trace_report::table(&result, a.verbose))?;
-        out!("{}", crate::meaning::of_trace(&result))?;
-    }
+        crate::trace_report::table(&result, a.verbose) + &crate::meaning::of_trace(&result)
+    };
+    out!("{}", crate::output::for_terminal(&shown, a.json))?;
     if let Some(c) = &result.command {
         for w in crate::trace_report::unseen(c) {
-            eprintln!("joj: warning: {w}");
+            eprintln!("joj: warning: {}", joj_trace::terminal::escaped(&w));
         }
     }
     if a.report {

@@ -11,6 +11,8 @@
 //! profile is plain text of one line per field. `Profile::validate` and `HostConfig::validate`
 //! check their fields here, so every profile loaded has passed.
 
+use joj_trace::terminal::acts_on_terminal;
+
 use crate::error::ProfileError;
 
 /// The longest profile name, in characters: a name is a label (`emmc5`, `galaxy-s5`) shown in
@@ -22,33 +24,11 @@ pub const MAX_HOST_NAME_CHARS: usize = 128;
 /// calibrated profile's description holds the path measured, at most 4095 bytes).
 pub const MAX_TEXT_CHARS: usize = 8192;
 
-/// Whether `c` would act on a terminal, or reorder the text around it, rather than show.
-pub fn acts_on_terminal(c: char) -> bool {
-    c.is_control()
-        || matches!(
-            c,
-            '\u{061c}'
-                | '\u{200e}'
-                | '\u{200f}'
-                | '\u{202a}'..='\u{202e}'
-                | '\u{2066}'..='\u{2069}'
-                | '\u{2028}'
-                | '\u{2029}'
-        )
-}
-
-/// `text` with every character [`acts_on_terminal`] written as its escape (`\u{1b}`), for text
-/// joj puts into a profile itself (a calibrated profile's description names the path measured).
+/// `text` with every character that acts on a terminal written as its escape (`\u{1b}`), for
+/// text joj puts into a profile itself (a calibrated profile's description names the path
+/// measured).
 pub fn plain(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if acts_on_terminal(c) {
-            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    joj_trace::terminal::escaped(text).into_owned()
 }
 
 /// One field's text: no character that acts on a terminal, and `min_chars..=max_chars` long.

@@ -26,6 +26,7 @@ pub mod input;
 pub mod output;
 pub mod plot;
 pub mod record;
+pub mod terminal;
 pub mod totals;
 
 pub use blkparse::{BlkparseAction, BlkparseImport, import_blkparse};

@@ -67,7 +67,7 @@ fn shell_word(path: &Path) -> String {
     use std::os::unix::ffi::OsStrExt;
     let bytes = path.as_os_str().as_bytes();
     match std::str::from_utf8(bytes) {
-        Ok(text) if !text.chars().any(not_plain) => {
+        Ok(text) if !text.chars().any(joj_trace::terminal::acts_on_terminal) => {
             // A path holds no NUL, the one thing the quoter refuses.
             shlex::try_quote(text).map_or_else(
                 |_| "'<a path with a NUL byte>'".into(),
@@ -76,18 +76,6 @@ fn shell_word(path: &Path) -> String {
         }
         _ => dollar_quoted(bytes),
     }
-}
-
-/// A character a terminal acts on or draws as something else: controls (C0, DEL, C1) and the
-/// bidirectional-formatting characters.
-fn not_plain(c: char) -> bool {
-    c.is_control()
-        || matches!(
-            c,
-            '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{2028}' | '\u{2029}'
-        )
-        || ('\u{202A}'..='\u{202E}').contains(&c)
-        || ('\u{2066}'..='\u{2069}').contains(&c)
 }
 
 /// `bytes` in dollar-single quotes, every byte outside printable ASCII as `\ooo` (octal).

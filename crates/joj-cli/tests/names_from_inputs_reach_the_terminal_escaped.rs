@@ -1,0 +1,85 @@
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
+//! A name joj did not choose — a file in a folder handed to `joj report`, a file a traced
+//! program made — reached the terminal of whoever ran joj (root) as its bytes: an ESC in it
+//! started an escape sequence (`\e[2J` cleared the screen), a CR or newline rewrote or forged
+//! a line of joj's. Every such character is now written as its escape (`\u{1b}`), in joj's
+//! text, its error lines and its JSON (where a JSON escape keeps the document the same).
+
+mod common;
+
+use joj_trace::terminal::acts_on_terminal;
+
+/// The name of a file someone else chose: a screen clear, a title set, a CR, a newline that
+/// starts a line of its own, an 8-bit CSI and a right-to-left override.
+const NAME: &str = "\u{1b}[2J\u{1b}]0;pwned\u{7}x\rjoj: all ok\nforged\u{9b}1m\u{202e}nosj.json";
+
+/// Whether `text`, split at its line breaks, holds a character that acts on a terminal.
+fn acts(text: &str) -> bool {
+    text.chars().any(|c| c != '\n' && acts_on_terminal(c))
+}
+
+#[test]
+fn a_file_name_in_a_folder_given_to_joj_report_is_shown_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results");
+    std::fs::create_dir(&results).unwrap();
+    std::fs::write(results.join(NAME), "not a result").unwrap();
+    let page = dir.path().join("page.html");
+    let run = common::joj_report(&results, &page);
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{err}");
+    assert!(
+        !acts(&err),
+        "a character of the name acts on the terminal: {err:?}"
+    );
+    assert!(
+        !err.lines().any(|l| l.starts_with("forged")),
+        "the name's newline forged a line: {err:?}"
+    );
+    assert!(
+        err.contains("not shown: ") && err.contains("\\u{1b}[2J\\u{1b}]0;pwned\\u{7}x\\u{d}"),
+        "the name is not shown escaped: {err}"
+    );
+}
+
+#[test]
+fn a_file_name_a_traced_program_chose_is_shown_escaped_in_text_and_json() {
+    let script = "printf x > \"$1\" && sync -d \"$1\"";
+    let base = ["--fs", "ext4", "--empty"];
+    let cmd = ["sh", "-c", script, "sh", NAME];
+    let run = common::joj_command()
+        .arg("trace")
+        .args(base)
+        .arg("--")
+        .args(cmd)
+        .output()
+        .unwrap();
+    let (out, err) = (
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr),
+    );
+    assert!(run.status.success(), "{err}");
+    assert!(
+        out.contains("\\u{1b}[2J"),
+        "the file's row is not in the text: {out}"
+    );
+    assert!(!acts(&out), "text: {out:?}");
+    assert!(!acts(&err), "stderr: {err:?}");
+
+    let json = common::joj_command()
+        .args(["trace", "--json"])
+        .args(base)
+        .arg("--")
+        .args(cmd)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&json.stdout);
+    assert!(
+        json.status.success(),
+        "{}",
+        String::from_utf8_lossy(&json.stderr)
+    );
+    assert!(!acts(&text), "JSON: {text:?}");
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    common::traced_file(&doc, NAME);
+}
