@@ -3,7 +3,8 @@
 //! program made — reached the terminal of whoever ran joj (root) as its bytes: an ESC in it
 //! started an escape sequence (`\e[2J` cleared the screen), a CR or newline rewrote or forged
 //! a line of joj's. Every such character is now written as its escape (`\u{1b}`), in joj's
-//! text, its error lines and its JSON (where a JSON escape keeps the document the same).
+//! text, its error lines and its JSON (where a JSON escape keeps the document the same), and in
+//! a plot's title (an ESC there made the SVG not well-formed XML: no browser showed it).
 
 mod common;
 
@@ -45,7 +46,9 @@ fn a_file_name_in_a_folder_given_to_joj_report_is_shown_escaped() {
 #[test]
 fn a_file_name_a_traced_program_chose_is_shown_escaped_in_text_and_json() {
     let script = "printf x > \"$1\" && sync -d \"$1\"";
-    let base = ["--fs", "ext4", "--empty"];
+    let out_dir = tempfile::tempdir().unwrap();
+    let plots = out_dir.path().to_str().unwrap();
+    let base = ["--fs", "ext4", "--empty", "--out", plots];
     let cmd = ["sh", "-c", script, "sh", NAME];
     let run = common::joj_command()
         .arg("trace")
@@ -65,6 +68,18 @@ fn a_file_name_a_traced_program_chose_is_shown_escaped_in_text_and_json() {
     );
     assert!(!acts(&out), "text: {out:?}");
     assert!(!acts(&err), "stderr: {err:?}");
+    // The plot's title names the command: XML 1.0 refuses an ESC, so it is escaped there too.
+    let svg = std::fs::read_dir(plots)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "svg"))
+        .expect("a plot");
+    let svg = std::fs::read_to_string(svg).unwrap();
+    assert!(
+        svg.contains("\\u{1b}[2J"),
+        "the title does not name the file"
+    );
+    assert!(!acts(&svg), "the plot holds a character XML refuses");
 
     let json = common::joj_command()
         .args(["trace", "--json"])

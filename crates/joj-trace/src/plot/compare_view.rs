@@ -108,7 +108,7 @@ pub fn render_compare_svg(
         draw_flushes(&right, bars)?;
         root.present().map_err(plot_error("writing out the SVG"))?;
     }
-    Ok(svg)
+    Ok(super::style::well_formed(svg))
 }
 
 /// A mode's durability in two short lines under its bar: the level (`full`, `group ≤ 2 ms`)

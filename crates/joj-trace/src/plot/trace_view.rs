@@ -369,7 +369,7 @@ pub fn render_trace_svg(
         draw(&root, info, records, axis)?;
         root.present().map_err(plot_error("writing out the SVG"))?;
     }
-    Ok(svg)
+    Ok(super::style::well_formed(svg))
 }
 
 fn draw(
@@ -870,5 +870,29 @@ mod tests {
         assert_eq!(g.lanes[0].bytes, 24 * 512);
         assert_eq!(g.flushes.len(), 1);
         assert_eq!(g.written, 32 * 512);
+    }
+
+    #[test]
+    fn a_title_naming_a_file_someone_else_named_stays_well_formed_xml() {
+        let title = "ext4 · sh -c … \u{1b}[2Jx\r\u{0}\u{202e}y";
+        let svg = render_trace_svg(
+            &PlotInfo {
+                title,
+                subtitle: Some("a\u{7}.db in wal mode"),
+                transactions: None,
+            },
+            &sample(),
+            PlotAxis::Time,
+        )
+        .expect("render");
+        let bad = |c: char| c != '\n' && crate::terminal::acts_on_terminal(c);
+        assert!(!svg.chars().any(bad), "a character XML 1.0 refuses is left");
+        let t = texts(&svg);
+        assert!(
+            t.iter()
+                .any(|x| x.contains("\\u{1b}[2Jx\\u{d}\\u{0}\\u{202e}y")),
+            "{t:?}"
+        );
+        assert!(t.iter().any(|x| x.contains("a\\u{7}.db")), "{t:?}");
     }
 }
