@@ -85,6 +85,18 @@ pub(crate) fn size(bytes: f64) -> String {
     }
 }
 
+/// `svg` with every character that acts on a terminal, but the line breaks plotters writes
+/// between elements, written as its escape (`\u{1b}`): the titles name a command and its
+/// files, which someone else may have named, and XML 1.0 refuses the C0 controls (an ESC in
+/// a title made the whole picture unreadable: "not well-formed"). What shows is the name's
+/// characters; the bidirectional ones would reorder the text around them.
+pub(crate) fn well_formed(svg: String) -> String {
+    match crate::terminal::escaped_lines(&svg) {
+        std::borrow::Cow::Borrowed(_) => svg,
+        std::borrow::Cow::Owned(escaped) => escaped,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -101,17 +113,5 @@ mod tests {
         assert_eq!(size(512.0), "512 B");
         assert_eq!(size(16384.0), "16.0 KiB");
         assert_eq!(size(45.1 * 1024.0 * 1024.0), "45.1 MiB");
-    }
-}
-
-/// `svg` with every character that acts on a terminal, but the line breaks plotters writes
-/// between elements, written as its escape (`\u{1b}`): the titles name a command and its
-/// files, which someone else may have named, and XML 1.0 refuses the C0 controls (an ESC in
-/// a title made the whole picture unreadable: "not well-formed"). What shows is the name's
-/// characters; the bidirectional ones would reorder the text around them.
-pub(crate) fn well_formed(svg: String) -> String {
-    match crate::terminal::escaped_lines(&svg) {
-        std::borrow::Cow::Borrowed(_) => svg,
-        std::borrow::Cow::Owned(escaped) => escaped,
     }
 }
