@@ -82,12 +82,15 @@ fn how_it_ran(r: &RunResult, c: &CommandReport) -> String {
     };
     let mut s = format!(
         "  {ended} in {:.3} s, {} task(s); it waited for joj {} time(s) (opens, unlinks, renames, \
-         truncates), {:.1} ms in all; {} system call event(s) read without stopping it\n",
+         truncates), {:.1} ms in all; {} system call event(s) read without stopping it{}\n",
         r.elapsed_s,
         c.tasks,
         c.stops,
         c.stopped_s * 1e3,
-        c.syscall_events
+        c.syscall_events,
+        c.event_reads
+            .map(|n| format!(", in {n} read(s)"))
+            .unwrap_or_default()
     );
     if let Some(dir) = &c.start_dir {
         s.push_str(&format!(

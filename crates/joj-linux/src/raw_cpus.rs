@@ -95,6 +95,39 @@ pub(crate) fn for_each_record(
     Ok(())
 }
 
+/// Wait until a CPU's buffer holds what the instance's `buffer_percent` asks a reader to be
+/// woken for, `wake` is readable, or `at_most` has passed, whichever comes first.
+pub(crate) fn wait_for_pages(
+    cpus: &[CpuReader],
+    wake: std::os::fd::BorrowedFd<'_>,
+    at_most: std::time::Duration,
+) -> Result<(), TraceError> {
+    use std::os::fd::AsRawFd;
+    let mut fds: Vec<libc::pollfd> = cpus
+        .iter()
+        .map(|c| c.file.as_raw_fd())
+        .chain([wake.as_raw_fd()])
+        .map(|fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    let ms = libc::c_int::try_from(at_most.as_millis()).unwrap_or(libc::c_int::MAX);
+    // SAFETY: `fds` is a live array of `fds.len()` pollfd structures for the call's duration.
+    let rc = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+    if rc < 0 {
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(TraceError::Read {
+                path: cpus.first().map_or_else(PathBuf::new, |c| c.path.clone()),
+                source: e,
+            });
+        }
+    }
+    Ok(())
+}
+
 /// A tracefs text file, read in one call of a page or more: `events/header_page` answers a
 /// short first read (`read_to_string`'s 32-byte probe) and the next one inconsistently.
 pub(crate) fn read_text(path: &Path) -> Result<String, TraceError> {

@@ -46,6 +46,7 @@ fn main() {
             role: roles[(i % 4) as usize],
             path: format!("/mnt/f{}", i % 40),
             time_ns: i * (RUN_NS / SNAPSHOTS),
+            released: false,
             extents: (0..EXTENTS_PER_SNAPSHOT)
                 .map(|_| DevExtent {
                     dev: "7:0".into(),

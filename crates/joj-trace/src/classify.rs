@@ -47,6 +47,11 @@ pub struct FileSnapshot {
     /// When the extents were read, on the trace's clock.
     pub time_ns: u64,
     pub extents: Vec<DevExtent>,
+    /// Read just before the file lost its name or its blocks (an unlink, a rename from or
+    /// over it, a truncate): a write to one of these sectors after this instant is not this
+    /// file's at this name, unless a later snapshot of it still holds the sector.
+    #[serde(default)]
+    pub released: bool,
 }
 
 /// What the classifier knows of where things live on the traced devices.
@@ -132,6 +137,8 @@ struct Run {
     role: FileRole,
     /// Index into [`Classifier::paths`].
     file: usize,
+    /// The run's last snapshot was [`FileSnapshot::released`].
+    released: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -345,7 +352,11 @@ pub fn classify(layout: &Layout, records: &mut [TraceRecord]) -> BlockTotals {
 /// The run of the snapshot nearest in time to `t` among `runs` (non-empty, time-sorted). When
 /// two snapshots are equally near, the later wins: a block written between a file's deletion
 /// and another file's creation in the same place is more likely the new file's, since
-/// writeback follows allocation.
+/// writeback follows allocation. A write after a run that ended with its file letting go of
+/// the sector ([`FileSnapshot::released`]) is the next owner's, however near the release: the
+/// next owner's first snapshot may be taken well after its write (a supervised command's
+/// files are mapped when joj reads their sync calls, not at the call), and a file does not
+/// write a sector it no longer has.
 fn nearest_run(runs: &[Run], t: u64) -> &Run {
     let after = runs.partition_point(|r| r.first_ns <= t);
     if after == 0 {
@@ -354,6 +365,9 @@ fn nearest_run(runs: &[Run], t: u64) -> &Run {
     let prev = &runs[after - 1];
     if t <= prev.last_ns || after == runs.len() {
         return prev;
+    }
+    if prev.released {
+        return &runs[after];
     }
     let next = &runs[after];
     if t - prev.last_ns < next.first_ns - t {
@@ -446,13 +460,18 @@ fn build_device(
             for &(time_ns, index) in active.keys() {
                 let role = files[index].role;
                 let file = file_of[index];
+                let released = files[index].released;
                 match scratch.last_mut() {
-                    Some(run) if run.role == role && run.file == file => run.last_ns = time_ns,
+                    Some(run) if run.role == role && run.file == file => {
+                        run.last_ns = time_ns;
+                        run.released = released;
+                    }
                     _ => scratch.push(Run {
                         first_ns: time_ns,
                         last_ns: time_ns,
                         role,
                         file,
+                        released,
                     }),
                 }
             }
@@ -519,6 +538,7 @@ mod tests {
             path: format!("/mnt/{role:?}"),
             time_ns,
             extents,
+            released: false,
         }
     }
 
@@ -636,6 +656,40 @@ mod tests {
         assert_eq!(role_at(60), Some(FileRole::Wal)); // equidistant: the later snapshot
         assert_eq!(role_at(61), Some(FileRole::Wal));
         assert_eq!(role_at(1_000), Some(FileRole::Wal));
+    }
+
+    #[test]
+    fn a_write_after_a_file_let_go_of_a_sector_is_the_next_owners_however_late_its_map() {
+        // A rollback journal at 100..108, mapped at its sync (10) and just before its unlink
+        // (20); the database then grows into the freed sectors and writes them at 30, but is
+        // first mapped only at 200 (a supervised command's files are mapped when joj reads the
+        // sync calls). Nearest in time, the write at 30 would be the journal's.
+        let journal = |t, released| FileSnapshot {
+            path: "/d/a.db-journal".into(),
+            released,
+            ..snap(FileRole::RollbackJournal, t, vec![ext("7:0", 100, 8)])
+        };
+        let db = FileSnapshot {
+            path: "/d/a.db".into(),
+            ..snap(FileRole::Database, 200, vec![ext("7:0", 100, 8)])
+        };
+        let layout = |released| Layout {
+            files: vec![journal(10, false), journal(20, released), db.clone()],
+            ..Layout::default()
+        };
+        let records = vec![
+            rec(9, "7:0", Op::Write, 100, 8),
+            rec(30, "7:0", Op::Write, 100, 8),
+        ];
+        let mut recs = records.clone();
+        let t = classify(&layout(true), &mut recs);
+        assert_eq!(t.data_by_role.rollback_journal, 8 * 512);
+        assert_eq!(t.data_by_role.database, 8 * 512);
+        assert_eq!(recs[1].file, Some(FileRole::Database));
+        // Without the release, the nearest snapshot decides, as before.
+        let mut recs = records;
+        let t = classify(&layout(false), &mut recs);
+        assert_eq!(t.data_by_role.rollback_journal, 16 * 512);
     }
 
     #[test]

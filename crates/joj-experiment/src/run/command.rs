@@ -201,7 +201,7 @@ impl joj_linux::Observer for Watcher {
             return;
         }
         let role = self.role(&f.path);
-        self.recorder.record_file(&f.path, role, &f.file);
+        self.recorder.record_file(&f.path, role, &f.file, true);
         let e = self.entry(&f.path);
         match change {
             joj_linux::Change::Remove => {
@@ -227,7 +227,7 @@ impl joj_linux::Observer for Watcher {
             return;
         }
         let role = self.role(&f.path);
-        self.recorder.record_file(&f.path, role, &f.file);
+        self.recorder.record_file(&f.path, role, &f.file, false);
         self.count_sync(kind, &f.path, start_ns, end_ns);
     }
 
@@ -833,6 +833,9 @@ fn command_report(
         stops: m.supervised.stops,
         stopped_s: m.supervised.handling_ns as f64 / 1e9,
         syscall_events: m.supervised.events,
+        // A supervised command's events are read at least once, at its end; none were read
+        // for a replay, which has no events to read.
+        event_reads: (m.supervised.event_reads > 0).then_some(m.supervised.event_reads),
         unresolved_syncs: watcher.unresolved_syncs,
         whole_fs_syncs: watcher.whole_fs_syncs,
         dir_syncs: watcher.dir_fsyncs + watcher.dir_fdatasyncs,

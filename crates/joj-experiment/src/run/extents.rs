@@ -24,6 +24,8 @@ struct RawSnapshot {
     role: FileRole,
     time_ns: u64,
     extents: Vec<joj_linux::Extent>,
+    /// Taken just before the file let go of its name or blocks ([`FileSnapshot::released`]).
+    released: bool,
 }
 
 /// One sync call: which file role was synced, from when to when (CLOCK_MONOTONIC).
@@ -43,7 +45,7 @@ pub(super) struct ExtentRecorder {
 }
 
 impl ExtentRecorder {
-    fn record(&self, path: &Path, role: FileRole, fd: Option<c_int>) {
+    fn record(&self, path: &Path, role: FileRole, fd: Option<c_int>, released: bool) {
         let extents = match fd {
             // SAFETY: the VFS passes a descriptor it keeps open for the duration of the call.
             Some(fd) => joj_linux::fiemap(unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) }),
@@ -57,11 +59,19 @@ impl ExtentRecorder {
             role,
             time_ns: joj_linux::now_mono_ns(),
             extents,
+            released,
         });
     }
 
-    /// Snapshot an open file (one joj opened itself, e.g. for a supervised command).
-    pub(super) fn record_file(&self, path: &Path, role: FileRole, file: &std::fs::File) {
+    /// Snapshot an open file (one joj opened itself, e.g. for a supervised command);
+    /// `released` when the file is about to let go of its name or blocks.
+    pub(super) fn record_file(
+        &self,
+        path: &Path,
+        role: FileRole,
+        file: &std::fs::File,
+        released: bool,
+    ) {
         let Ok(extents) = joj_linux::fiemap(file) else {
             return;
         };
@@ -70,6 +80,7 @@ impl ExtentRecorder {
             role,
             time_ns: joj_linux::now_mono_ns(),
             extents,
+            released,
         });
     }
 
@@ -115,6 +126,7 @@ impl ExtentRecorder {
             role,
             time_ns: joj_linux::now_mono_ns(),
             extents,
+            released: false,
         });
     }
 
@@ -126,7 +138,7 @@ impl ExtentRecorder {
         for e in entries.flatten() {
             let p = e.path();
             if p.is_file() {
-                self.record(&p, role_from_name(&p), None);
+                self.record(&p, role_from_name(&p), None, false);
             }
         }
     }
@@ -219,6 +231,7 @@ fn place(
             path,
             time_ns: snap.time_ns,
             extents,
+            released: snap.released,
         });
     }
     (out, unplaced)
@@ -249,9 +262,11 @@ impl FileObserver for ExtentRecorder {
                     });
                 }
                 drop(open);
-                self.record(path, role, fd);
+                self.record(path, role, fd, false);
             }
-            FileEvent::BeforeDelete | FileEvent::BeforeTruncate => self.record(path, role, fd),
+            FileEvent::BeforeDelete | FileEvent::BeforeTruncate => {
+                self.record(path, role, fd, true)
+            }
         }
     }
 }
@@ -282,6 +297,7 @@ mod tests {
             role: FileRole::Wal,
             time_ns,
             extents,
+            released: false,
         }
     }
 

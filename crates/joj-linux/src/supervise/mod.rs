@@ -48,6 +48,7 @@ mod tracee;
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::fs::File;
+use std::os::fd::AsFd;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -215,6 +216,10 @@ pub struct Supervision {
     pub handling_ns: u64,
     /// Syscall trace events read (they cost the command no stop).
     pub events: u64,
+    /// Times joj's events thread woke to read them while the command ran (each a wake-up on
+    /// the command's CPUs; it reads when a CPU's buffer is a quarter full, at least every
+    /// [`READ_AT_LEAST_EVERY`]), and once more at the end.
+    pub event_reads: u64,
     /// The command's own run time, in nanoseconds: from its exec to its first process's exit
     /// (joj's setting up and removing of the trace before and after are not in it).
     pub ran_ns: Option<u64>,
@@ -321,6 +326,7 @@ pub fn supervise(
     spec: &CommandSpec<'_>,
     observer: &mut dyn Observer,
 ) -> Result<Supervision, SuperviseError> {
+    let wake = wake_fd().map_err(ptrace_err("making the events thread's wake-up"))?;
     let mut tracer = SyscallTracer::create(spec.trace_buffer_kb)?;
     let Started {
         root,
@@ -348,7 +354,7 @@ pub fn supervise(
                 sh.handling_ns += t0.elapsed().as_nanos() as u64;
             })
         });
-        let events = s.spawn(|| follow_events(&shared, scope, &mut tracer, &done));
+        let events = s.spawn(|| follow_events(&shared, scope, &mut tracer, &done, wake.as_fd()));
         let exec_at = Instant::now();
         resume(root, libc::PTRACE_CONT, 0);
         let ended = Loop {
@@ -365,6 +371,7 @@ pub fn supervise(
         }
         .run();
         done.store(true, Ordering::Release);
+        wake_up(wake.as_fd());
         let served = notifications.join();
         let followed = events.join();
         (ended, served, followed)
@@ -373,7 +380,7 @@ pub fn supervise(
     served
         .unwrap_or_else(|_| Err(std::io::Error::other("the notification thread panicked")))
         .map_err(ptrace_err("serving notifications"))?;
-    followed.unwrap_or_else(|_| {
+    let event_reads = followed.unwrap_or_else(|_| {
         Err(crate::tracefs::TraceError::Read {
             path: PathBuf::from("per_cpu"),
             source: std::io::Error::other("the events thread panicked"),
@@ -389,6 +396,7 @@ pub fn supervise(
     sup.stops = sh.stops;
     sup.handling_ns = sh.handling_ns;
     sup.events = events + rest.len() as u64;
+    sup.event_reads = event_reads;
     Ok(sup)
 }
 
@@ -540,24 +548,37 @@ fn socket_pair() -> std::io::Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)
     })
 }
 
-/// Read the syscall trace while the command runs (every millisecond), and once more when it
-/// has ended (`done`).
+/// The longest the events of a running command wait to be read. A file is mapped when its
+/// sync call is read (and before every unlink, rename and truncate, at their stops), so this
+/// bounds how late such a map can be; the classifier does not need it sooner (a file that let
+/// go of a sector before another wrote it is never given that write:
+/// `joj_trace::classify`'s released snapshots). Waking every millisecond instead cost a
+/// traced run about a tenth of its time on a 2-core VM (docs/measurement.md, "Cost of
+/// watching").
+const READ_AT_LEAST_EVERY: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// Read the syscall trace while the command runs — when a CPU's buffer is a quarter full, at
+/// least every [`READ_AT_LEAST_EVERY`] — and once more when it has ended (`done`, with `wake`
+/// made readable).
 fn follow_events(
     shared: &Mutex<Shared<'_>>,
     scope: &TracedDir,
     tracer: &mut SyscallTracer,
     done: &AtomicBool,
-) -> Result<(), crate::tracefs::TraceError> {
+    wake: std::os::fd::BorrowedFd<'_>,
+) -> Result<u64, crate::tracefs::TraceError> {
     let mut batch = Vec::new();
+    let mut reads = 0;
     loop {
         if cleanup::cleaning() {
             // A signal cleanup removes the instance, which the kernel refuses while its pipe
             // is open: let go of it (the process is about to exit).
             tracer.close_pipe();
-            return Ok(());
+            return Ok(reads);
         }
         let last = done.load(Ordering::Acquire);
         tracer.drain(&mut batch)?;
+        reads += 1;
         if !batch.is_empty() {
             let mut sh = lock(shared);
             for e in batch.drain(..) {
@@ -565,10 +586,31 @@ fn follow_events(
             }
         }
         if last {
-            return Ok(());
+            return Ok(reads);
         }
-        std::thread::sleep(std::time::Duration::from_millis(1));
+        tracer.wait(wake, READ_AT_LEAST_EVERY)?;
     }
+}
+
+/// An eventfd that [`wake_up`] makes readable for good: how the end of the command reaches the
+/// events thread while it waits.
+fn wake_fd() -> std::io::Result<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: eventfd takes no pointer; a non-negative result is a new descriptor we own.
+    let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: `fd` was just returned by eventfd and is owned by nobody else.
+    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
+}
+
+fn wake_up(fd: std::os::fd::BorrowedFd<'_>) {
+    use std::os::fd::AsRawFd;
+    let one: u64 = 1;
+    // SAFETY: writes the 8 bytes of `one`, which lives for the call. A failure leaves the
+    // events thread to its timeout.
+    let _ = unsafe { libc::write(fd.as_raw_fd(), (&raw const one).cast(), 8) };
 }
 
 /// Open the command's `path` where joj reaches it: a regular file, not following a final
