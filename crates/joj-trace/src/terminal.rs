@@ -30,14 +30,14 @@ pub fn acts_on_terminal(c: char) -> bool {
 /// `text` with every character that [`acts_on_terminal`] — line breaks included — written as
 /// its Rust escape (`\u{1b}`, `\u{a}`): one line of text, whatever it holds.
 pub fn escaped(text: &str) -> Cow<'_, str> {
-    escape_where(text, acts_on_terminal)
+    escape_where(text, acts_on_terminal, rust_escape)
 }
 
 /// [`escaped`], keeping the line breaks: for joj's own text of several lines (a result, a
 /// table) into which names from inputs were put. A line break inside such a name still starts
 /// a new line; nothing else in it acts on the terminal.
 pub fn escaped_lines(text: &str) -> Cow<'_, str> {
-    escape_where(text, |c| c != '\n' && acts_on_terminal(c))
+    escape_where(text, |c| c != '\n' && acts_on_terminal(c), rust_escape)
 }
 
 /// A JSON text as `serde_json` writes it, with every character that [`acts_on_terminal`] and is
@@ -47,15 +47,27 @@ pub fn escaped_lines(text: &str) -> Cow<'_, str> {
 /// a string, where `\uXXXX` means the same character. The line breaks and spaces between
 /// values are JSON's own and stay.
 pub fn escaped_json(json: &str) -> Cow<'_, str> {
-    let needs = |c: char| (c == '\u{7f}' || !c.is_ascii()) && acts_on_terminal(c);
-    if !json.chars().any(needs) {
-        return Cow::Borrowed(json);
+    escape_where(
+        json,
+        |c| (c == '\u{7f}' || !c.is_ascii()) && acts_on_terminal(c),
+        // Every such character is in the Basic Multilingual Plane: one `\uXXXX`.
+        |c| format!("\\u{:04x}", u32::from(c)),
+    )
+}
+
+/// `text` with every character `escape` picks written as `written(c)`; borrowed when none is.
+fn escape_where(
+    text: &str,
+    escape: impl Fn(char) -> bool,
+    written: impl Fn(char) -> String,
+) -> Cow<'_, str> {
+    if !text.chars().any(&escape) {
+        return Cow::Borrowed(text);
     }
-    let mut out = String::with_capacity(json.len() + 16);
-    for c in json.chars() {
-        if needs(c) {
-            // Every such character is in the Basic Multilingual Plane: one `\uXXXX`.
-            out.push_str(&format!("\\u{:04x}", u32::from(c)));
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if escape(c) {
+            out.push_str(&written(c));
         } else {
             out.push(c);
         }
@@ -63,19 +75,9 @@ pub fn escaped_json(json: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-fn escape_where(text: &str, escape: impl Fn(char) -> bool) -> Cow<'_, str> {
-    if !text.chars().any(&escape) {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 16);
-    for c in text.chars() {
-        if escape(c) {
-            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
-        } else {
-            out.push(c);
-        }
-    }
-    Cow::Owned(out)
+/// A character as Rust writes its escape: `\u{1b}`.
+fn rust_escape(c: char) -> String {
+    format!("\\u{{{:x}}}", u32::from(c))
 }
 
 #[cfg(test)]
