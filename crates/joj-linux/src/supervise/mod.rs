@@ -218,7 +218,7 @@ pub struct Supervision {
     pub events: u64,
     /// Times joj's events thread woke to read them while the command ran (each a wake-up on
     /// the command's CPUs; it reads when a CPU's buffer is a quarter full, at least every
-    /// [`READ_AT_LEAST_EVERY`]), and once more at the end.
+    /// 20 ms), and once more at the end.
     pub event_reads: u64,
     /// The command's own run time, in nanoseconds: from its exec to its first process's exit
     /// (joj's setting up and removing of the trace before and after are not in it).
@@ -553,7 +553,7 @@ fn socket_pair() -> std::io::Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)
 /// bounds how late such a map can be; the classifier does not need it sooner (a file that let
 /// go of a sector before another wrote it is never given that write:
 /// `joj_trace::classify`'s released snapshots). Waking every millisecond instead cost a
-/// traced run about a tenth of its time on a 2-core VM (docs/measurement.md, "Cost of
+/// traced DELETE run 2–7 % of its time on a 2-core VM (docs/measurement.md, "Cost of
 /// watching").
 const READ_AT_LEAST_EVERY: std::time::Duration = std::time::Duration::from_millis(20);
 
