@@ -288,7 +288,8 @@ pub fn main(a: DeviceArgs) -> CliResult {
             let profile = Profile::load(&profile)?.with_data_mode(data.mode());
             let info = image::format(&path, &profile, force)?;
             if json {
-                outln!("{}", serde_json::to_string_pretty(&info)?)?;
+                let json = serde_json::to_string_pretty(&info)?;
+                outln!("{}", crate::output::for_terminal(&json, true))?;
             } else {
                 outln!(
                     "formatted {} as {} ({})",

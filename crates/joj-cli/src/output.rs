@@ -10,11 +10,20 @@ use joj_trace::output::{Existing, check_output, check_output_dir, write_atomical
 use joj_trace::terminal::{escaped, escaped_json, escaped_lines};
 
 /// `print!` that returns the write's error instead of panicking: a reader that went away
-/// (`joj … | head -1`) ends the command quietly ([`is_closed_pipe`]) instead of a panic.
+/// (`joj … | head -1`) ends the command quietly ([`is_closed_pipe`]) instead of a panic. What
+/// it prints may hold names from joj's inputs (a path from someone's folder, a device name
+/// from a trace): every character of it that acts on a terminal, but its line breaks, is
+/// written as its escape ([`joj_trace::terminal::escaped_lines`]). JSON printed with it is
+/// made with [`sorted_json`] or [`for_terminal`] first, which leave nothing to escape here.
 macro_rules! out {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        write!(std::io::stdout().lock(), $($arg)*)
+        let text = format!($($arg)*);
+        write!(
+            std::io::stdout().lock(),
+            "{}",
+            joj_trace::terminal::escaped_lines(&text)
+        )
     }};
 }
 
@@ -22,7 +31,12 @@ macro_rules! out {
 macro_rules! outln {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        writeln!(std::io::stdout().lock(), $($arg)*)
+        let text = format!($($arg)*);
+        writeln!(
+            std::io::stdout().lock(),
+            "{}",
+            joj_trace::terminal::escaped_lines(&text)
+        )
     }};
 }
 

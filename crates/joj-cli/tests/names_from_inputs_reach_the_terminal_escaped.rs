@@ -98,3 +98,28 @@ fn a_file_name_a_traced_program_chose_is_shown_escaped_in_text_and_json() {
     let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
     common::traced_file(&doc, NAME);
 }
+
+#[test]
+fn a_trace_named_by_someone_else_is_named_escaped_in_the_replay_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(NAME);
+    let records = vec![
+        joj_trace::TraceRecord::new(0, "7:0", joj_trace::Op::Write, 2048, 8),
+        joj_trace::TraceRecord::new(1, "7:0", joj_trace::Op::Flush, 0, 0),
+    ];
+    joj_trace::write_trace_file(&path, &common::loop0_header(1), &records).unwrap();
+    let run = common::joj_command()
+        .arg("replay")
+        .arg(&path)
+        .args(["--device", "emmc5"])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(out.contains("\\u{1b}[2J"), "the trace is not named: {out}");
+    assert!(!acts(&out), "text: {out:?}");
+}
