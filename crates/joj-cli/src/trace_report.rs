@@ -4,13 +4,14 @@
 
 use joj_experiment::RunResult;
 use joj_experiment::result::CommandReport;
+use joj_trace::terminal::escaped;
 
 /// The whole report; `verbose` lists the file data joj could not place, one line each.
 pub fn table(r: &RunResult, verbose: bool) -> String {
     let cfg = &r.config;
     let mut s = format!(
         "{} on {} (kernel {}, mount options {})\n",
-        cfg.op,
+        escaped(&cfg.op),
         cfg.fs,
         cfg.kernel,
         cfg.mount_options
@@ -96,7 +97,7 @@ fn how_it_ran(r: &RunResult, c: &CommandReport) -> String {
         s.push_str(&format!(
             "  ran in {} (the directory joj trace started in, through an overlay: what it wrote \
              is on the traced filesystem, the directory is as it was)\n",
-            if c.cwd == *dir { dir } else { &c.cwd }
+            escaped(if c.cwd == *dir { dir } else { &c.cwd })
         ));
     }
     s
@@ -135,7 +136,7 @@ fn setup_lines(s: &mut String, c: &CommandReport) {
         .work
         .iter()
         .map(|w| match &w.path {
-            Some(p) => format!("{} of {p}", w.what),
+            Some(p) => format!("{} of {}", w.what, escaped(p)),
             None => w.what.clone(),
         })
         .collect();
@@ -170,7 +171,7 @@ fn database_rows(s: &mut String, c: &CommandReport) {
         match (&d.per_commit, d.commits) {
             (Some(p), Some(n)) => s.push_str(&format!(
                 "  {:<28} {:<14} {:>8} | {:>9.1} {:>9.1} {:>9.1} {:>9.1} | {:>7.2}\n",
-                d.path,
+                escaped(&d.path),
                 d.journal_mode,
                 n,
                 p.data_bytes / 1024.0,
@@ -181,14 +182,17 @@ fn database_rows(s: &mut String, c: &CommandReport) {
             )),
             _ => s.push_str(&format!(
                 "  {:<28} {:<14} {:>8} | commits not counted\n",
-                d.path, d.journal_mode, "?"
+                escaped(&d.path),
+                d.journal_mode,
+                "?"
             )),
         }
     }
     for d in &c.databases {
         s.push_str(&format!(
             "    {}: commits counted from {}\n",
-            d.path, d.commits_counted_by
+            escaped(&d.path),
+            d.commits_counted_by
         ));
     }
     s.push_str(
@@ -214,7 +218,7 @@ fn file_rows(s: &mut String, c: &CommandReport) {
     for f in &c.files {
         s.push_str(&format!(
             "  {:<32} {:<16} {:>12.1} {:>14.1} {:>8} {:>6} {:>10} {:>6} {:>7}  {}\n",
-            f.path,
+            escaped(&f.path),
             f.kind,
             f.data_bytes as f64 / 1024.0,
             f.fs_journal_bytes_in_syncs as f64 / 1024.0,
@@ -265,7 +269,7 @@ fn io_uring_line(c: &CommandReport, u: &joj_experiment::result::IoUringReport) -
         .files
         .iter()
         .filter(|f| f.io_uring_syncs > 0)
-        .map(|f| format!("{} {}", f.path, f.io_uring_syncs))
+        .map(|f| format!("{} {}", escaped(&f.path), f.io_uring_syncs))
         .collect();
     let mut line = format!(
         "the command used io_uring ({} ring(s), {} io_uring_enter call(s), {} submission(s)): \

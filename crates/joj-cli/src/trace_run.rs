@@ -86,8 +86,8 @@ pub fn main(a: TraceRunArgs) -> CliResult {
         eprintln!(
             "joj: the command failed with {}: {} (run in {})",
             exit_of(c),
-            result.config.op,
-            c.cwd
+            joj_trace::terminal::escaped(&result.config.op),
+            joj_trace::terminal::escaped(&c.cwd)
         );
         if !c.stderr_tail.is_empty() {
             eprintln!(

@@ -75,28 +75,3 @@ fn a_delete_commit_stops_at_the_journals_open_the_directorys_open_and_the_unlink
         200
     );
 }
-
-/// joj's reader of the events does not wake every millisecond (it did, and on a 2-core VM those
-/// wake-ups cost a traced DELETE run several points of its time): it reads when a CPU's buffer
-/// is a quarter full, at least every 20 ms, and at the end. A command that runs for most of a
-/// second, a few events at a time, is read a few dozen times, not once a millisecond — and its
-/// counts stay exact.
-#[test]
-fn the_events_are_read_a_few_times_a_second_not_every_millisecond() {
-    if !joj_linux::testgate::kernel_test(&[joj_linux::FsKind::Ext4]) {
-        return;
-    }
-    let script =
-        "i=0; while [ $i -lt 20 ]; do echo $i > f; sync -d f; sleep 0.03; i=$((i+1)); done";
-    let doc = common::joj_trace_json(&["--empty"], &["sh", "-c", script]);
-    let reads = doc["command"]["event_reads"].as_u64().unwrap();
-    let ran_ms = doc["elapsed_s"].as_f64().unwrap() * 1e3;
-    assert!(ran_ms > 400.0, "the command ran only {ran_ms} ms");
-    // At most one read per 10 ms of the command's time, and the one at its end: twice what the
-    // 20 ms bound allows (a read every millisecond gave about one per millisecond).
-    assert!(
-        (reads as f64) <= ran_ms / 10.0 + 1.0,
-        "{reads} reads of the events in {ran_ms:.0} ms"
-    );
-    assert_eq!(count(&doc, "f", "fdatasync"), 20, "{}", doc["command"]);
-}

@@ -375,8 +375,8 @@ pub struct CommandReport {
     #[serde(default)]
     pub syscall_events: u64,
     /// Times joj woke to read those events while the command ran, and once at its end: each a
-    /// wake-up of a thread of joj on the command's CPUs. `None` in documents from before it
-    /// was counted.
+    /// wake-up of a thread of joj on the command's CPUs. `None` for a replay (no events are
+    /// read) and in documents from before it was counted.
     #[serde(default)]
     pub event_reads: Option<u64>,
     /// Sync calls on descriptors joj did not see opened and could not resolve (not in any

@@ -171,7 +171,10 @@ impl SyscallTracer {
         me.write("tracing_on", "0")?;
         me.write("trace_clock", "mono")?;
         me.write("buffer_size_kb", &buffer_kb.to_string())?;
-        // Older kernels have no watermark: their readers are woken by the timeout alone.
+        // Before Linux 6.1, `poll` ignores the watermark and reports a buffer readable as soon
+        // as it holds anything (before 4.20 there is no `buffer_percent` at all): there the
+        // reader's own spacing between reads (`supervise`) is what keeps it from waking at
+        // every event.
         if me.path.join("buffer_percent").exists() {
             me.write("buffer_percent", WAKE_PERCENT)?;
         }

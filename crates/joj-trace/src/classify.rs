@@ -356,7 +356,9 @@ pub fn classify(layout: &Layout, records: &mut [TraceRecord]) -> BlockTotals {
 /// the sector ([`FileSnapshot::released`]) is the next owner's, however near the release: the
 /// next owner's first snapshot may be taken well after its write (a supervised command's
 /// files are mapped when joj reads their sync calls, not at the call), and a file does not
-/// write a sector it no longer has.
+/// write a sector it no longer has. Not so a file unlinked while a descriptor still holds it
+/// open: it keeps its blocks until closed, unseen, and a write through that descriptor after
+/// the unlink goes to whichever file takes the sector after the close.
 fn nearest_run(runs: &[Run], t: u64) -> &Run {
     let after = runs.partition_point(|r| r.first_ns <= t);
     if after == 0 {

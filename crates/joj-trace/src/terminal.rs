@@ -4,8 +4,10 @@
 //! bytes of such a name act on the terminal instead of showing: ESC starts an escape sequence
 //! (clear the screen, set the window title, rewrite what was printed), CR returns the cursor
 //! over a line, a newline forges a line of joj's own, and the bidirectional-formatting
-//! characters reorder the text around them. Every character that does so is written as its
-//! escape (`\u{1b}`) instead, so the text shows as the characters it is.
+//! characters reorder the text around them. [`escaped`] writes every character that does so
+//! as its escape (`\u{1b}`), newlines included: for a name put into a line. [`escaped_lines`]
+//! keeps the line breaks: for joj's own text of several lines as a last pass, where a newline
+//! inside a name that was not escaped where it was put still breaks its line.
 
 use std::borrow::Cow;
 
@@ -73,6 +75,12 @@ fn escape_where(
         }
     }
     Cow::Owned(out)
+}
+
+/// `text` with every character `escape` picks written as its Rust escape (`\u{1b}`): for text
+/// bound elsewhere than a terminal, which refuses other characters as well (an SVG).
+pub(crate) fn escaped_where(text: &str, escape: impl Fn(char) -> bool) -> Cow<'_, str> {
+    escape_where(text, escape, rust_escape)
 }
 
 /// A character as Rust writes its escape: `\u{1b}`.

@@ -548,14 +548,17 @@ fn socket_pair() -> std::io::Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)
     })
 }
 
-/// The longest the events of a running command wait to be read. A file is mapped when its
-/// sync call is read (and before every unlink, rename and truncate, at their stops), so this
-/// bounds how late such a map can be; the classifier does not need it sooner (a file that let
-/// go of a sector before another wrote it is never given that write:
-/// `joj_trace::classify`'s released snapshots). Waking every millisecond instead cost a
-/// traced DELETE run 2–7 % of its time on a 2-core VM (docs/measurement.md, "Cost of
-/// watching").
+/// About the longest the events of a running command wait to be read (plus the time the
+/// previous batch took). A file is mapped when its sync call is read — the path as it is then
+/// (in DELETE mode often a newer journal than the one synced) — and before every unlink,
+/// rename and truncate, at their stops; the classifier does not need the first sooner, since
+/// a file that let go of a sector is never given a later write to it that another file's map
+/// claims (`joj_trace::classify`'s released snapshots).
 const READ_AT_LEAST_EVERY: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// The shortest time between two reads: on kernels whose `poll` ignores the buffer's watermark
+/// (before Linux 6.1), it reports a buffer readable at every event.
+const READ_AT_MOST_EVERY: std::time::Duration = std::time::Duration::from_millis(1);
 
 /// Read the syscall trace while the command runs — when a CPU's buffer is a quarter full, at
 /// least every [`READ_AT_LEAST_EVERY`] — and once more when it has ended (`done`, with `wake`
@@ -588,7 +591,11 @@ fn follow_events(
         if last {
             return Ok(reads);
         }
+        let read_at = Instant::now();
         tracer.wait(wake, READ_AT_LEAST_EVERY)?;
+        if let Some(rest) = READ_AT_MOST_EVERY.checked_sub(read_at.elapsed()) {
+            std::thread::sleep(rest);
+        }
     }
 }
 

@@ -86,12 +86,16 @@ pub(crate) fn size(bytes: f64) -> String {
 }
 
 /// `svg` with every character that acts on a terminal, but the line breaks plotters writes
-/// between elements, written as its escape (`\u{1b}`): the titles name a command and its
-/// files, which someone else may have named, and XML 1.0 refuses the C0 controls (an ESC in
-/// a title made the whole picture unreadable: "not well-formed"). What shows is the name's
-/// characters; the bidirectional ones would reorder the text around them.
+/// between elements, and the two noncharacters XML 1.0 refuses as well (U+FFFE, U+FFFF),
+/// written as its escape (`\u{1b}`): the titles name a command and its files, which someone
+/// else may have named, and an ESC or U+FFFF in a title makes the whole picture unreadable
+/// ("not well-formed"). What shows is the name's characters; the bidirectional ones would
+/// reorder the text around them.
 pub(crate) fn well_formed(svg: String) -> String {
-    match crate::terminal::escaped_lines(&svg) {
+    let refused = |c: char| {
+        (c != '\n' && crate::terminal::acts_on_terminal(c)) || c == '\u{fffe}' || c == '\u{ffff}'
+    };
+    match crate::terminal::escaped_where(&svg, refused) {
         std::borrow::Cow::Borrowed(_) => svg,
         std::borrow::Cow::Owned(escaped) => escaped,
     }

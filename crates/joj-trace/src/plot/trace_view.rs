@@ -874,7 +874,7 @@ mod tests {
 
     #[test]
     fn a_title_naming_a_file_someone_else_named_stays_well_formed_xml() {
-        let title = "ext4 · sh -c … \u{1b}[2Jx\r\u{0}\u{202e}y";
+        let title = "ext4 · sh -c … \u{1b}[2Jx\r\u{0}\u{202e}y\u{ffff}";
         let svg = render_trace_svg(
             &PlotInfo {
                 title,
@@ -885,12 +885,16 @@ mod tests {
             PlotAxis::Time,
         )
         .expect("render");
-        let bad = |c: char| c != '\n' && crate::terminal::acts_on_terminal(c);
+        let bad = |c: char| {
+            (c != '\n' && crate::terminal::acts_on_terminal(c))
+                || c == '\u{fffe}'
+                || c == '\u{ffff}'
+        };
         assert!(!svg.chars().any(bad), "a character XML 1.0 refuses is left");
         let t = texts(&svg);
         assert!(
             t.iter()
-                .any(|x| x.contains("\\u{1b}[2Jx\\u{d}\\u{0}\\u{202e}y")),
+                .any(|x| x.contains("\\u{1b}[2Jx\\u{d}\\u{0}\\u{202e}y\\u{ffff}")),
             "{t:?}"
         );
         assert!(t.iter().any(|x| x.contains("a\\u{7}.db")), "{t:?}");
