@@ -288,8 +288,7 @@ pub fn main(a: DeviceArgs) -> CliResult {
             let profile = Profile::load(&profile)?.with_data_mode(data.mode());
             let info = image::format(&path, &profile, force)?;
             if json {
-                let json = serde_json::to_string_pretty(&info)?;
-                outln!("{}", crate::output::for_terminal(&json, true))?;
+                outln!("{}", crate::output::json_for_terminal(&info)?)?;
             } else {
                 outln!(
                     "formatted {} as {} ({})",

@@ -14,7 +14,7 @@ use joj_trace::terminal::{escaped, escaped_json, escaped_lines};
 /// it prints may hold names from joj's inputs (a path from someone's folder, a device name
 /// from a trace): every character of it that acts on a terminal, but its line breaks, is
 /// written as its escape ([`joj_trace::terminal::escaped_lines`]). JSON printed with it is
-/// made with [`sorted_json`] or [`for_terminal`] first, which leave nothing to escape here.
+/// made with [`sorted_json`] or [`json_for_terminal`] first, which leave nothing to escape here.
 macro_rules! out {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
@@ -68,14 +68,11 @@ pub fn error_lines(e: &(dyn std::error::Error + 'static)) -> Vec<String> {
     lines
 }
 
-/// A result printed on a terminal: the JSON document ([`escaped_json`]: the same document) or
-/// joj's text ([`escaped_lines`]), with nothing in the names it holds that acts on a terminal.
-pub fn for_terminal(text: &str, json: bool) -> std::borrow::Cow<'_, str> {
-    if json {
-        escaped_json(text)
-    } else {
-        escaped_lines(text)
-    }
+/// `doc` as pretty JSON to be printed: nothing in its strings acts on a terminal
+/// ([`escaped_json`]: the same document).
+pub fn json_for_terminal(doc: &impl serde::Serialize) -> Result<String, serde_json::Error> {
+    let text = serde_json::to_string_pretty(doc)?;
+    Ok(escaped_json(&text).into_owned())
 }
 
 /// Any error the commands report; printed with its chain of causes.
@@ -86,8 +83,7 @@ pub type CliResult = Result<(), Box<dyn std::error::Error>>;
 /// whatever the order of the fields of the typed documents they now are. Made to be printed:
 /// nothing in its strings acts on a terminal ([`escaped_json`]: the same document).
 pub fn sorted_json(doc: &impl serde::Serialize) -> Result<String, serde_json::Error> {
-    let text = serde_json::to_string_pretty(&serde_json::to_value(doc)?)?;
-    Ok(escaped_json(&text).into_owned())
+    json_for_terminal(&serde_json::to_value(doc)?)
 }
 
 /// Failures the commands report themselves; the libraries' errors pass through as they are.
@@ -272,11 +268,10 @@ fn emit_to<T: serde::Serialize>(
     text: impl FnOnce() -> String,
 ) -> CliResult {
     let shown = if json {
-        serde_json::to_string_pretty(doc)? + "\n"
+        json_for_terminal(doc)? + "\n"
     } else {
-        text()
+        escaped_lines(&text()).into_owned()
     };
-    let shown = for_terminal(&shown, json);
     let printed = out.write_all(shown.as_bytes()).and_then(|()| out.flush());
     if let Some(path) = save {
         write_atomically(path, Existing::replace_if(force), |w| {

@@ -304,13 +304,8 @@ fn replay(a: ReplayArgs) -> CliResult {
             (played.before_window.cut_ns + played.window.cut_ns) as f64 / 1e9
         );
     }
-    // The recording's paths are someone else's: shown with nothing that acts on a terminal.
-    let for_terminal = crate::output::for_terminal;
     if a.json {
-        outln!(
-            "{}",
-            for_terminal(&serde_json::to_string_pretty(&result)?, true)
-        )?;
+        outln!("{}", crate::output::json_for_terminal(&result)?)?;
     } else {
         outln!(
             "replayed {} ({} calls, {} thread(s)): {} before the window unmeasured, {} measured; {} call(s) that failed when recorded succeeded here",
@@ -321,10 +316,7 @@ fn replay(a: ReplayArgs) -> CliResult {
             played.window.calls,
             played.before_window.unexpected_successes + played.window.unexpected_successes
         )?;
-        out!(
-            "{}",
-            for_terminal(&crate::trace_report::table(&result, false), false)
-        )?;
+        out!("{}", crate::trace_report::table(&result, false))?;
         if let Some(d) = &result.device {
             outln!(
                 "  device {} (trace replayed): {:.1} transactions/s modeled ({:.4} s), WAF {:.2}, {} flushes, {} FUA, {} GC copies",

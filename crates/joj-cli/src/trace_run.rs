@@ -100,13 +100,12 @@ pub fn main(a: TraceRunArgs) -> CliResult {
         }
         return Err(failure(c, &result.config.op, a.image_mib, a.empty).into());
     }
-    // The command's file names are its own choice: shown with nothing that acts on a terminal.
-    let shown = if a.json {
-        serde_json::to_string_pretty(&result)? + "\n"
+    if a.json {
+        outln!("{}", crate::output::json_for_terminal(&result)?)?;
     } else {
-        crate::trace_report::table(&result, a.verbose) + &crate::meaning::of_trace(&result)
-    };
-    out!("{}", crate::output::for_terminal(&shown, a.json))?;
+        out!("{}", crate::trace_report::table(&result, a.verbose))?;
+        out!("{}", crate::meaning::of_trace(&result))?;
+    }
     if let Some(c) = &result.command {
         for w in crate::trace_report::unseen(c) {
             eprintln!("joj: warning: {}", joj_trace::terminal::escaped(&w));

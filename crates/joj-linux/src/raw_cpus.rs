@@ -102,30 +102,23 @@ pub(crate) fn wait_for_pages(
     wake: std::os::fd::BorrowedFd<'_>,
     at_most: std::time::Duration,
 ) -> Result<(), TraceError> {
-    use std::os::fd::AsRawFd;
-    let mut fds: Vec<libc::pollfd> = cpus
+    use rustix::event::{PollFd, PollFlags, Timespec};
+    let mut fds: Vec<PollFd<'_>> = cpus
         .iter()
-        .map(|c| c.file.as_raw_fd())
-        .chain([wake.as_raw_fd()])
-        .map(|fd| libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        })
+        .map(|c| PollFd::new(&c.file, PollFlags::IN))
+        .chain([PollFd::from_borrowed_fd(wake, PollFlags::IN)])
         .collect();
-    let ms = libc::c_int::try_from(at_most.as_millis()).unwrap_or(libc::c_int::MAX);
-    // SAFETY: `fds` is a live array of `fds.len()` pollfd structures for the call's duration.
-    let rc = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
-    if rc < 0 {
-        let e = std::io::Error::last_os_error();
-        if e.kind() != std::io::ErrorKind::Interrupted {
-            return Err(TraceError::Read {
-                path: cpus.first().map_or_else(PathBuf::new, |c| c.path.clone()),
-                source: e,
-            });
-        }
+    let timeout = Timespec::try_from(at_most).unwrap_or(Timespec {
+        tv_sec: i64::MAX,
+        tv_nsec: 0,
+    });
+    match rustix::event::poll(&mut fds, Some(&timeout)) {
+        Ok(_) | Err(rustix::io::Errno::INTR) => Ok(()),
+        Err(e) => Err(TraceError::Read {
+            path: cpus.first().map_or_else(PathBuf::new, |c| c.path.clone()),
+            source: e.into(),
+        }),
     }
-    Ok(())
 }
 
 /// A tracefs text file, read in one call of a page or more: `events/header_page` answers a

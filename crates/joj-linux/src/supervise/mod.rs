@@ -602,22 +602,15 @@ fn follow_events(
 /// An eventfd that [`wake_up`] makes readable for good: how the end of the command reaches the
 /// events thread while it waits.
 fn wake_fd() -> std::io::Result<std::os::fd::OwnedFd> {
-    use std::os::fd::FromRawFd;
-    // SAFETY: eventfd takes no pointer; a non-negative result is a new descriptor we own.
-    let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: `fd` was just returned by eventfd and is owned by nobody else.
-    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
+    Ok(rustix::event::eventfd(
+        0,
+        rustix::event::EventfdFlags::CLOEXEC,
+    )?)
 }
 
 fn wake_up(fd: std::os::fd::BorrowedFd<'_>) {
-    use std::os::fd::AsRawFd;
-    let one: u64 = 1;
-    // SAFETY: writes the 8 bytes of `one`, which lives for the call. A failure leaves the
-    // events thread to its timeout.
-    let _ = unsafe { libc::write(fd.as_raw_fd(), (&raw const one).cast(), 8) };
+    // A failure leaves the events thread to its timeout.
+    let _ = rustix::io::write(fd, &1u64.to_ne_bytes());
 }
 
 /// Open the command's `path` where joj reaches it: a regular file, not following a final
