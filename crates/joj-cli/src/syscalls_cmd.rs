@@ -193,9 +193,10 @@ fn inherited_note(h: &joj_workload::syscalls::Header) -> String {
     format!(
         "{} call(s) inside the root on descriptor(s) {}, which the program did not open inside \
          the recording, left out: descriptors it inherited (its standard input and output, one \
-         its parent passed) or copied (dup, fcntl); a replay has no file behind them, so what \
-         was read or written through them is not replayed (a program that strace attached to \
-         while running: record it from its start instead)",
+         its parent passed) or copies of them; a replay has no file behind them, so what was \
+         read or written through them is not replayed (a program that strace attached to while \
+         running: record it from its start instead; strace output made elsewhere: with the \
+         calls of joj syscalls record's -e trace= list, which follow copies)",
         h.dropped_inherited,
         fds.join(", ")
     )
@@ -224,7 +225,7 @@ fn record(
         .map_err(|source| CliError::StraceDir { parent, source })?;
     let tmp = dir.path().join("strace.txt");
     let status = std::process::Command::new(&strace)
-        .args(["-f", "-ttt", "-T", "-y", "-qq", "-e", "signal=none"])
+        .args(["-f", "-ttt", "-T", "-y", "-q", "-e", "signal=none"])
         .arg(format!("-etrace={STRACE_CALLS}"))
         .arg("-o")
         .arg(&tmp)

@@ -240,6 +240,28 @@ impl Op {
         }
     }
 
+    /// The descriptor the call is on, to be renamed (the importer writes a file description's
+    /// one number for each of its copies).
+    pub(super) fn fd_mut(&mut self) -> Option<&mut i32> {
+        match self {
+            Op::Close { fd }
+            | Op::Read { fd, .. }
+            | Op::Write { fd, .. }
+            | Op::Pread { fd, .. }
+            | Op::Pwrite { fd, .. }
+            | Op::Lseek { fd, .. }
+            | Op::Fsync { fd }
+            | Op::Fdatasync { fd }
+            | Op::Ftruncate { fd, .. }
+            | Op::Fallocate { fd, .. }
+            | Op::Syncfs { fd }
+            | Op::Fstat { fd }
+            | Op::Fchown { fd, .. }
+            | Op::Fchmod { fd, .. } => Some(fd),
+            _ => None,
+        }
+    }
+
     /// The paths the call names.
     pub fn paths(&self) -> Vec<&str> {
         match self {

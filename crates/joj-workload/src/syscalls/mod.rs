@@ -10,6 +10,7 @@
 
 pub mod check;
 pub mod error;
+mod fd_tables;
 pub mod format;
 pub mod play;
 pub mod strace;
@@ -27,5 +28,7 @@ pub use strace_line::BadLine;
 
 #[cfg(test)]
 mod bounds_tests;
+#[cfg(test)]
+mod fd_tables_tests;
 #[cfg(test)]
 mod tests;

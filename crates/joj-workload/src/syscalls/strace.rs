@@ -3,8 +3,10 @@
 //! kept when its path, or its descriptor's `-y` path, is inside the root, with paths made
 //! relative to it. `--bench-window` turns the two `syncfs` calls a traced `joj bench` run makes
 //! on its directory into the window's marks. A call on a descriptor no kept open returned (one
-//! the program inherited, such as its standard input and output, or copied with `dup`) is left
-//! out and counted (`dropped_inherited`): a replay has no file behind it.
+//! the program inherited, such as its standard input and output) is left out and counted
+//! (`dropped_inherited`): a replay has no file behind it. Copies of a descriptor (`dup`,
+//! `fcntl(F_DUPFD)`, a child's table) are followed by [`super::fd_tables`] and written as calls
+//! on the one number of their open file description.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Component, Path, PathBuf};
@@ -13,6 +15,7 @@ use joj_trace::input;
 
 use super::check::{MAX_IO_BYTES, OPEN_FLAGS};
 use super::error::SyscallsError;
+use super::fd_tables::FdTables;
 use super::format::{
     Call, FORMAT, Header, MAX_INHERITED_FDS_LISTED, Mark, Op, Recording, VERSION, closes,
 };
@@ -21,7 +24,9 @@ use super::strace_line::{BadLine, Line, RawCall, parse_call, parse_line, split_f
 /// The system calls `joj syscalls record` asks strace for. `?` lets strace skip a call the
 /// architecture does not have (aarch64 has no `open`, `unlink`, …); `%stat`, `%lstat` and
 /// `%fstat` are strace's classes of every stat variant (`fstat`, `newfstatat`, `statx`, …).
-pub const STRACE_CALLS: &str = "?open,openat,?creat,close,read,write,pread64,pwrite64,lseek,fsync,fdatasync,ftruncate,truncate,fallocate,?unlink,unlinkat,?rmdir,?rename,renameat,renameat2,?mkdir,mkdirat,syncfs,%stat,%lstat,%fstat,?chown,fchown,?lchown,fchownat,?chmod,fchmod,fchmodat";
+/// The calls from `dup` on are not written to a recording: they change which file a
+/// descriptor names ([`super::fd_tables`]).
+pub const STRACE_CALLS: &str = "?open,openat,?creat,close,read,write,pread64,pwrite64,lseek,fsync,fdatasync,ftruncate,truncate,fallocate,?unlink,unlinkat,?rmdir,?rename,renameat,renameat2,?mkdir,mkdirat,syncfs,%stat,%lstat,%fstat,?chown,fchown,?lchown,fchownat,?chmod,fchmod,fchmodat,dup,?dup2,dup3,fcntl,?close_range,clone,?clone3,?fork,?vfork,execve,execveat";
 
 /// How to import.
 #[derive(Debug, Clone, Default)]
@@ -35,10 +40,25 @@ pub struct ImportOptions {
     pub command: Option<String>,
 }
 
-/// Join the halves of interrupted calls: every whole call, in the order of the lines that
-/// finished it, each with the start time of its first half.
-/// Each with the number of the line that finished it.
-fn whole_calls(text: &str, what: &str) -> Result<Vec<(u64, RawCall)>, SyscallsError> {
+/// What the importer walks: whole calls and thread exits.
+enum Step {
+    Call(RawCall),
+    Exit { tid: u64, time_ns: u64 },
+}
+
+impl Step {
+    fn time_ns(&self) -> u64 {
+        match self {
+            Step::Call(c) => c.time_ns,
+            Step::Exit { time_ns, .. } => *time_ns,
+        }
+    }
+}
+
+/// Join the halves of interrupted calls: every whole call, each with the start time of its
+/// first half, and every thread exit, in the order they began, each with the number of the
+/// line that finished it.
+fn whole_calls(text: &str, what: &str) -> Result<Vec<(u64, Step)>, SyscallsError> {
     let mut pending: HashMap<u64, (u64, String, String)> = HashMap::new();
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -50,6 +70,10 @@ fn whole_calls(text: &str, what: &str) -> Result<Vec<(u64, RawCall)>, SyscallsEr
         };
         let call = match parse_line(line).map_err(bad)? {
             Line::Other => continue,
+            Line::Exited { tid, time_ns } => {
+                out.push((i as u64 + 1, Step::Exit { tid, time_ns }));
+                continue;
+            }
             Line::Call(c) => c,
             Line::Unfinished {
                 tid,
@@ -71,10 +95,10 @@ fn whole_calls(text: &str, what: &str) -> Result<Vec<(u64, RawCall)>, SyscallsEr
                 parse_call(tid, time_ns, &name, &after).map_err(bad)?
             }
         };
-        out.push((i as u64 + 1, call));
+        out.push((i as u64 + 1, Step::Call(call)));
     }
     // Calls start-ordered, as the recording keeps them (a resumed call finished later).
-    out.sort_by_key(|(_, c)| c.time_ns);
+    out.sort_by_key(|(_, s)| s.time_ns());
     Ok(out)
 }
 
@@ -112,6 +136,8 @@ struct Importer {
     /// Calls on a descriptor not in `open`, and the smallest such numbers.
     dropped_inherited: u64,
     inherited_fds: BTreeSet<i32>,
+    /// Each process's descriptors: which open file description a recorded number names.
+    fds: FdTables,
 }
 
 impl Importer {
@@ -481,19 +507,140 @@ impl Importer {
         })
     }
 
-    /// Add a call to the recording — unless it is on a descriptor no open kept here returned
-    /// (one the program inherited or copied), which a replay has no file for: that call is
-    /// counted instead.
+    /// A call that changes which file a descriptor names (`dup…`, `fcntl`, `close_range`,
+    /// `clone`, `fork`, `execve`): the tables follow it, and the descriptions it ended are
+    /// closed in the recording. `false`: not such a call.
+    fn descriptors(&mut self, c: &RawCall) -> bool {
+        let a = &c.args;
+        let fd = |i: usize| {
+            a.get(i)
+                .and_then(|x| split_fd_path(x).0.parse::<i32>().ok())
+        };
+        let ok = c.errno.is_none() && c.ret.is_some_and(|r| r >= 0);
+        let ret = c.ret.and_then(|r| i32::try_from(r).ok());
+        let end = c.time_ns.saturating_add(c.dur_ns);
+        let has = |i: usize, flag: &str| a.get(i).is_some_and(|x| x.split('|').any(|f| f == flag));
+        let closed = match c.name.as_str() {
+            "dup" | "dup2" | "dup3" => match (ok, fd(0), ret) {
+                (true, Some(old), Some(new)) => {
+                    let cloexec = c.name == "dup3" && has(2, "O_CLOEXEC");
+                    self.fds.dup(c.tid, old, new, cloexec, end)
+                }
+                _ => vec![],
+            },
+            "fcntl" => match (ok, fd(0), a.get(1).map(String::as_str), ret) {
+                (true, Some(old), Some(cmd @ ("F_DUPFD" | "F_DUPFD_CLOEXEC")), Some(new)) => {
+                    self.fds.dup(c.tid, old, new, cmd == "F_DUPFD_CLOEXEC", end)
+                }
+                (true, Some(n), Some("F_SETFD"), _) => {
+                    self.fds.set_cloexec(c.tid, n, has(2, "FD_CLOEXEC"));
+                    vec![]
+                }
+                _ => vec![],
+            },
+            "close_range" => {
+                // `last` is often ~0U (4294967295): every number from `first` on.
+                let bound = |i: usize| num::<u64>(a.get(i)).map(|n| n.min(i32::MAX as u64) as i32);
+                match (ok, bound(0), bound(1)) {
+                    (true, Some(first), Some(last)) => self.fds.close_range(
+                        c.tid,
+                        first,
+                        last,
+                        has(2, "CLOSE_RANGE_CLOEXEC"),
+                        has(2, "CLOSE_RANGE_UNSHARE"),
+                    ),
+                    _ => vec![],
+                }
+            }
+            "clone" | "clone3" | "fork" | "vfork" => match c.ret {
+                Some(child) if ok && child > 0 => {
+                    let share = a.iter().any(|x| x.contains("CLONE_FILES"));
+                    self.fds.spawn(c.tid, child as u64, share)
+                }
+                _ => vec![],
+            },
+            "execve" | "execveat" if ok => self.fds.exec(c.tid),
+            "execve" | "execveat" => vec![],
+            _ => return false,
+        };
+        self.close_ended(c.tid, c.time_ns, closed);
+        true
+    }
+
+    /// Write a `close` of each description that ended at `time_ns` in thread `tid` without
+    /// a `close` call of its own (a `dup2` onto its number, an `execve`, an exit).
+    fn close_ended(&mut self, tid: u64, time_ns: u64, closed: Vec<i32>) {
+        for fd in closed {
+            let c = RawCall {
+                tid,
+                time_ns,
+                name: "close".into(),
+                args: vec![],
+                ret: Some(0),
+                ret_path: None,
+                errno: None,
+                dur_ns: 0,
+            };
+            self.keep(&c, Op::Close { fd });
+        }
+    }
+
+    /// A converted call on the recorded descriptor numbers → the calls written, on the
+    /// numbers of the file descriptions they name.
+    fn translate(&mut self, c: &RawCall, mut op: Op) {
+        match &mut op {
+            Op::Open { fd, .. } if c.errno.is_none() && *fd >= 0 => {
+                let cloexec = c
+                    .args
+                    .iter()
+                    .any(|x| !x.starts_with('"') && x.split('|').any(|f| f == "O_CLOEXEC"));
+                let end = c.time_ns.saturating_add(c.dur_ns);
+                *fd = self.fds.open(c.tid, *fd, cloexec, end);
+            }
+            Op::Close { fd } => {
+                let recorded = *fd;
+                match self.fds.close(c.tid, recorded, c.time_ns) {
+                    None => return self.inherited(recorded),
+                    // One copy of several: nothing happens to the file.
+                    Some(ended) if ended.is_empty() => return,
+                    Some(ended) => {
+                        *fd = ended[0];
+                        self.keep(c, op);
+                        return self.close_ended(c.tid, c.time_ns, ended[1..].to_vec());
+                    }
+                }
+            }
+            _ => {
+                if let Some(fd) = op.fd_mut() {
+                    let recorded = *fd;
+                    match self.fds.lookup(c.tid, recorded) {
+                        Some(written) => *fd = written,
+                        None => return self.inherited(recorded),
+                    }
+                }
+            }
+        }
+        self.keep(c, op);
+    }
+
+    /// A call inside the root on a descriptor no open kept here returned, nor a copy of one
+    /// (one the program inherited), which a replay has no file for: counted instead.
+    fn inherited(&mut self, fd: i32) {
+        self.dropped_inherited += 1;
+        self.inherited_fds.insert(fd);
+        if self.inherited_fds.len() > MAX_INHERITED_FDS_LISTED {
+            self.inherited_fds.pop_last();
+        }
+    }
+
+    /// Add a call, on the number of its file description, to the recording. The reader's
+    /// table is kept alongside, so a call it would refuse is counted as inherited instead
+    /// (the tables above should never let one through).
     fn push(&mut self, c: &RawCall, op: Op) {
         if let Some(fd) = op.fd()
             && !self.open.contains_key(&fd)
         {
-            self.dropped_inherited += 1;
-            self.inherited_fds.insert(fd);
-            if self.inherited_fds.len() > MAX_INHERITED_FDS_LISTED {
-                self.inherited_fds.pop_last();
-            }
-            return;
+            return self.inherited(fd);
         }
         let t0 = *self.t0.get_or_insert(c.time_ns);
         self.tids.insert(c.tid);
@@ -520,10 +667,13 @@ impl Importer {
 }
 
 /// The directory of the first `syncfs` call (a `joj bench` run's directory).
-fn first_syncfs_dir(calls: &[(u64, RawCall)]) -> Option<PathBuf> {
-    calls
+fn first_syncfs_dir(steps: &[(u64, Step)]) -> Option<PathBuf> {
+    steps
         .iter()
-        .map(|(_, c)| c)
+        .filter_map(|(_, s)| match s {
+            Step::Call(c) => Some(c),
+            Step::Exit { .. } => None,
+        })
         .find(|c| c.name == "syncfs")
         .and_then(|c| c.args.first())
         .and_then(|a| split_fd_path(a).1)
@@ -557,10 +707,22 @@ pub fn import_strace(
         open: HashMap::new(),
         dropped_inherited: 0,
         inherited_fds: BTreeSet::new(),
+        fds: FdTables::default(),
     };
-    for (line, c) in &raw {
+    for (line, step) in &raw {
+        let c = match step {
+            Step::Call(c) => c,
+            &Step::Exit { tid, time_ns } => {
+                let ended = imp.fds.exit(tid);
+                imp.close_ended(tid, time_ns, ended);
+                continue;
+            }
+        };
+        if imp.descriptors(c) {
+            continue;
+        }
         match imp.convert(c) {
-            Ok(Conv::Keep(op)) => imp.keep(c, op),
+            Ok(Conv::Keep(op)) => imp.translate(c, op),
             Ok(Conv::Outside) => imp.dropped += 1,
             Ok(Conv::Skip) => {}
             Err(Refused::AcrossRoot(from, to)) => {

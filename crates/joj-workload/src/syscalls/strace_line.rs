@@ -47,7 +47,10 @@ pub(super) enum Line {
         /// Everything after `resumed>`.
         tail: String,
     },
-    /// Signals, exits, `strace: Process … attached` and the like.
+    /// A thread ended (`+++ exited with 0 +++`, `+++ killed by SIGKILL +++`): what its
+    /// process held is let go when it was the last thread sharing its descriptors.
+    Exited { tid: u64, time_ns: u64 },
+    /// Signals, `strace: Process … attached` and the like.
     Other,
 }
 
@@ -95,6 +98,10 @@ pub(super) fn parse_line(line: &str) -> Result<Line, BadLine> {
         let (time, rest) = after_first.split_once(' ').ok_or(BadLine::NoTimeStamp)?;
         (tid, time, rest.trim_start())
     };
+    if rest.starts_with("+++ exited with ") || rest.starts_with("+++ killed by ") {
+        let time_ns = seconds_to_ns(time).ok_or(BadLine::NoTimeStamp)?;
+        return Ok(Line::Exited { tid, time_ns });
+    }
     if rest.starts_with("+++") || rest.starts_with("---") || rest.is_empty() {
         return Ok(Line::Other);
     }

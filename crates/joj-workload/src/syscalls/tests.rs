@@ -87,6 +87,13 @@ fn unfinished_and_resumed_halves_are_recognised() {
     ));
     assert_eq!(
         parse_line("11021 1795625402.2 +++ exited with 0 +++"),
+        Ok(Line::Exited {
+            tid: 11021,
+            time_ns: 1_795_625_402_200_000_000
+        })
+    );
+    assert_eq!(
+        parse_line("11021 1795625402.2 --- SIGCHLD {si_signo=SIGCHLD} ---"),
         Ok(Line::Other)
     );
     assert_eq!(
