@@ -1,6 +1,7 @@
-//! Each workload thread of a Mobibench-style SQLite run (`db::mobibench`) keeps to one CPU.
-//! The paper workloads (`db::paper`) run on the caller's thread, which joj's other threads are
-//! started from, and are not pinned.
+//! Each workload thread of a Mobibench-style SQLite run (`db::mobibench`) keeps to one CPU, and
+//! so does each thread replaying a recording (`syscalls::play`). The paper workloads
+//! (`db::paper`) run on the caller's thread, which joj's other threads are started from, and
+//! are not pinned.
 //!
 //! Why: ext4 allocates the blocks of a small file (below `mb_stream_req`, 16 blocks by
 //! default) from a preallocation of the CPU the writing thread runs on (mballoc's per-CPU

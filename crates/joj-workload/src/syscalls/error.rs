@@ -156,6 +156,15 @@ pub enum SyscallsError {
         #[source]
         source: std::io::Error,
     },
+    /// A replay thread could not be kept to one CPU (`sched_setaffinity`).
+    #[error(
+        "replay: cannot keep replay thread {thread} to one CPU (sched_setaffinity): {source}; fix: run joj where it may set its threads' CPU affinity (a container or cgroup that forbids it: allow it, or give joj at least one CPU of its own)"
+    )]
+    Affinity {
+        thread: u64,
+        #[source]
+        source: std::io::Error,
+    },
     /// The recording holds more descriptors open at once than this process may open.
     #[error(
         "replay: the recording holds {needed} descriptors open at once and joj needs about {margin} of its own, but its hard limit is {hard} (ulimit -Hn); fix: raise the hard limit of open files (`ulimit -Hn {}` as root, or LimitNOFILE) and replay again",

@@ -31,4 +31,6 @@ mod bounds_tests;
 #[cfg(test)]
 mod fd_tables_tests;
 #[cfg(test)]
+mod replay_threads_tests;
+#[cfg(test)]
 mod tests;

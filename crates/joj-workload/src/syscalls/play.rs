@@ -263,9 +263,16 @@ impl Player {
             .iter()
             .filter(|c| !matches!(c.op, Op::Mark { .. }))
             .collect();
-        let mut by_tid: HashMap<u64, Vec<(usize, &Call)>> = HashMap::new();
+        // One list per recorded thread, in the order the threads first call: thread `n` of
+        // the phase keeps to the `n`-th CPU (`affinity`), the same CPU in every replay.
+        let mut index: HashMap<u64, usize> = HashMap::new();
+        let mut by_tid: Vec<Vec<(usize, &Call)>> = vec![];
         for (i, c) in real.iter().enumerate() {
-            by_tid.entry(c.tid).or_default().push((i, c));
+            let n = *index.entry(c.tid).or_insert_with(|| {
+                by_tid.push(vec![]);
+                by_tid.len() - 1
+            });
+            by_tid[n].push((i, c));
         }
         let turn = Turn::new(&real);
         let (due, capped_gaps, cut_ns) = match phase.timing {
@@ -284,12 +291,23 @@ impl Player {
             });
         }
         std::thread::scope(|s| {
-            for (n, list) in by_tid.values().enumerate() {
+            for (n, list) in by_tid.iter().enumerate() {
                 let (turn, unexpected, errors, due) =
                     (turn_ref, unexpected_ref, errors_ref, due_ref);
                 let spawned = std::thread::Builder::new()
                     .name(format!("replay-{n}"))
                     .spawn_scoped(s, move || {
+                        // As `joj bench` keeps each workload thread to one CPU: ext4 takes a
+                        // small file's blocks from the writing CPU's preallocation, and a
+                        // thread that moves spreads them over two (`affinity`).
+                        if let Err(source) = crate::affinity::keep_to_one_cpu(n as u32) {
+                            lock(errors).push(SyscallsError::Affinity {
+                                thread: n as u64,
+                                source,
+                            });
+                            turn.fail();
+                            return;
+                        }
                         self.play_thread(list, phase, due, started, turn, unexpected, errors);
                     });
                 if let Err(source) = spawned {
