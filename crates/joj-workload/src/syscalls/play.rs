@@ -148,6 +148,9 @@ pub(super) fn due_times(calls: &[&Call]) -> (Vec<u64>, u64, u64) {
 pub struct Player {
     root: PathBuf,
     fds: Mutex<HashMap<i32, Opened>>,
+    /// Each recorded thread's number, in the order the threads first called across the
+    /// phases played so far: thread `n` keeps to the `n`-th CPU (`affinity`).
+    thread_numbers: Mutex<HashMap<u64, u32>>,
 }
 
 /// The order a phase keeps across threads: call `i` starts once every call recorded before it
@@ -252,6 +255,7 @@ impl Player {
         Player {
             root: root.to_path_buf(),
             fds: Mutex::new(HashMap::new()),
+            thread_numbers: Mutex::new(HashMap::new()),
         }
     }
 
@@ -263,16 +267,21 @@ impl Player {
             .iter()
             .filter(|c| !matches!(c.op, Op::Mark { .. }))
             .collect();
-        // One list per recorded thread, in the order the threads first call: thread `n` of
-        // the phase keeps to the `n`-th CPU (`affinity`), the same CPU in every replay.
+        // One list per recorded thread, with its number: the order the threads first call,
+        // over the phases played so far, so a thread keeps to the same CPU before and in the
+        // window, and in every replay.
         let mut index: HashMap<u64, usize> = HashMap::new();
-        let mut by_tid: Vec<Vec<(usize, &Call)>> = vec![];
-        for (i, c) in real.iter().enumerate() {
-            let n = *index.entry(c.tid).or_insert_with(|| {
-                by_tid.push(vec![]);
-                by_tid.len() - 1
-            });
-            by_tid[n].push((i, c));
+        let mut by_tid: Vec<(u32, Vec<(usize, &Call)>)> = vec![];
+        {
+            let mut numbers = lock(&self.thread_numbers);
+            for (i, c) in real.iter().enumerate() {
+                let k = *index.entry(c.tid).or_insert_with(|| {
+                    let next = numbers.len() as u32;
+                    by_tid.push((*numbers.entry(c.tid).or_insert(next), vec![]));
+                    by_tid.len() - 1
+                });
+                by_tid[k].1.push((i, c));
+            }
         }
         let turn = Turn::new(&real);
         let (due, capped_gaps, cut_ns) = match phase.timing {
@@ -291,7 +300,7 @@ impl Player {
             });
         }
         std::thread::scope(|s| {
-            for (n, list) in by_tid.iter().enumerate() {
+            for (n, (number, list)) in by_tid.iter().enumerate() {
                 let (turn, unexpected, errors, due) =
                     (turn_ref, unexpected_ref, errors_ref, due_ref);
                 let spawned = std::thread::Builder::new()
@@ -300,9 +309,9 @@ impl Player {
                         // As `joj bench` keeps each workload thread to one CPU: ext4 takes a
                         // small file's blocks from the writing CPU's preallocation, and a
                         // thread that moves spreads them over two (`affinity`).
-                        if let Err(source) = crate::affinity::keep_to_one_cpu(n as u32) {
+                        if let Err(source) = crate::affinity::keep_to_one_cpu(*number) {
                             lock(errors).push(SyscallsError::Affinity {
-                                thread: n as u64,
+                                thread: u64::from(*number),
                                 source,
                             });
                             turn.fail();

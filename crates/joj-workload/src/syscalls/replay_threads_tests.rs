@@ -77,3 +77,49 @@ fn each_replay_thread_keeps_to_one_cpu_the_same_in_every_replay() {
     }
     assert!(seen.windows(2).all(|w| w[0] == w[1]), "{seen:?}");
 }
+
+#[test]
+fn a_thread_keeps_its_cpu_from_the_unmeasured_part_into_the_window() {
+    let allowed = sched_getaffinity(None).unwrap();
+    let allowed: Vec<usize> = (0..CpuSet::MAX_CPU)
+        .filter(|&c| allowed.is_set(c))
+        .collect();
+    let open = |path: &str, fd| Op::Open {
+        path: path.into(),
+        flags: vec!["O_RDWR".into(), "O_CREAT".into()],
+        mode: 0o644,
+        fd,
+    };
+    // Thread 1: opens a, syncs it; thread 2: opens b, syncs it (`tests::call` alternates).
+    let rec = recording(vec![
+        open("a", 3),
+        open("b", 4),
+        Op::Fdatasync { fd: 3 },
+        Op::Fdatasync { fd: 4 },
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let player = Player::new(dir.path());
+    let phase = |observer| Phase {
+        timing: Timing::Fast,
+        observer,
+        progress: None,
+    };
+    // Before the window only thread 2 calls: it is the replay's first thread.
+    player.play(&rec.calls[1..2], &phase(None)).unwrap();
+    let cpus = Cpus::default();
+    let window = [
+        rec.calls[0].clone(),
+        rec.calls[2].clone(),
+        rec.calls[3].clone(),
+    ];
+    player.play(&window, &phase(Some(&cpus))).unwrap();
+    let syncs: Vec<usize> = cpus
+        .0
+        .into_inner()
+        .unwrap()
+        .iter()
+        .map(|c| *c.first().unwrap())
+        .collect();
+    // Thread 1's sync, then thread 2's: thread 2 kept the first CPU.
+    assert_eq!(syncs, [allowed[1 % allowed.len()], allowed[0]]);
+}

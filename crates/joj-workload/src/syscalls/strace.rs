@@ -15,7 +15,7 @@ use joj_trace::input;
 
 use super::check::{MAX_IO_BYTES, OPEN_FLAGS};
 use super::error::SyscallsError;
-use super::fd_tables::FdTables;
+use super::fd_tables::{Ended, FdTables, MAX_TABLE_WORK};
 use super::format::{
     Call, FORMAT, Header, MAX_INHERITED_FDS_LISTED, Mark, Op, Recording, VERSION, closes,
 };
@@ -26,7 +26,7 @@ use super::strace_line::{BadLine, Line, RawCall, parse_call, parse_line, split_f
 /// `%fstat` are strace's classes of every stat variant (`fstat`, `newfstatat`, `statx`, …).
 /// The calls from `dup` on are not written to a recording: they change which file a
 /// descriptor names ([`super::fd_tables`]).
-pub const STRACE_CALLS: &str = "?open,openat,?creat,close,read,write,pread64,pwrite64,lseek,fsync,fdatasync,ftruncate,truncate,fallocate,?unlink,unlinkat,?rmdir,?rename,renameat,renameat2,?mkdir,mkdirat,syncfs,%stat,%lstat,%fstat,?chown,fchown,?lchown,fchownat,?chmod,fchmod,fchmodat,dup,?dup2,dup3,fcntl,?close_range,clone,?clone3,?fork,?vfork,execve,execveat";
+pub const STRACE_CALLS: &str = "?open,openat,?creat,close,read,write,pread64,pwrite64,lseek,fsync,fdatasync,ftruncate,truncate,fallocate,?unlink,unlinkat,?rmdir,?rename,renameat,renameat2,?mkdir,mkdirat,syncfs,%stat,%lstat,%fstat,?chown,fchown,?lchown,fchownat,?chmod,fchmod,fchmodat,dup,?dup2,dup3,fcntl,ioctl,?close_range,clone,?clone3,?fork,?vfork,execve,execveat";
 
 /// How to import.
 #[derive(Debug, Clone, Default)]
@@ -59,7 +59,9 @@ impl Step {
 /// first half, and every thread exit, in the order they began, each with the number of the
 /// line that finished it.
 fn whole_calls(text: &str, what: &str) -> Result<Vec<(u64, Step)>, SyscallsError> {
-    let mut pending: HashMap<u64, (u64, String, String)> = HashMap::new();
+    // By the thread whose `resumed>` line finishes it: start, name, arguments so far and the
+    // thread that began it.
+    let mut pending: HashMap<u64, (u64, String, String, u64)> = HashMap::new();
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let bad = |why: BadLine| SyscallsError::StraceLine {
@@ -80,19 +82,24 @@ fn whole_calls(text: &str, what: &str) -> Result<Vec<(u64, Step)>, SyscallsError
                 time_ns,
                 name,
                 args_head,
+                resumed_by,
             } => {
-                pending.insert(tid, (time_ns, name, args_head));
+                pending.insert(resumed_by, (time_ns, name, args_head, tid));
                 continue;
             }
             Line::Resumed { tid, name, tail } => {
-                let Some((time_ns, first_name, head)) = pending.remove(&tid) else {
+                let Some((time_ns, first_name, head, began_by)) = pending.remove(&tid) else {
                     return Err(bad(BadLine::ResumedWithoutStart));
                 };
                 if first_name != name {
                     return Err(bad(BadLine::ResumedOtherCall));
                 }
                 let after = format!("{head}{tail}");
-                parse_call(tid, time_ns, &name, &after).map_err(bad)?
+                let mut call = parse_call(began_by, time_ns, &name, &after).map_err(bad)?;
+                if began_by != tid {
+                    call.became = Some(tid);
+                }
+                call
             }
         };
         out.push((i as u64 + 1, Step::Call(call)));
@@ -507,9 +514,9 @@ impl Importer {
         })
     }
 
-    /// A call that changes which file a descriptor names (`dup…`, `fcntl`, `close_range`,
-    /// `clone`, `fork`, `execve`): the tables follow it, and the descriptions it ended are
-    /// closed in the recording. `false`: not such a call.
+    /// A call that changes which file a descriptor names (`dup…`, `fcntl`, `ioctl`,
+    /// `close_range`, `clone`, `fork`, `execve`): the tables follow it, and the descriptions
+    /// it ended are closed in the recording. `false`: not such a call.
     fn descriptors(&mut self, c: &RawCall) -> bool {
         let a = &c.args;
         let fd = |i: usize| {
@@ -520,7 +527,7 @@ impl Importer {
         let ret = c.ret.and_then(|r| i32::try_from(r).ok());
         let end = c.time_ns.saturating_add(c.dur_ns);
         let has = |i: usize, flag: &str| a.get(i).is_some_and(|x| x.split('|').any(|f| f == flag));
-        let closed = match c.name.as_str() {
+        let ended = match c.name.as_str() {
             "dup" | "dup2" | "dup3" => match (ok, fd(0), ret) {
                 (true, Some(old), Some(new)) => {
                     let cloexec = c.name == "dup3" && has(2, "O_CLOEXEC");
@@ -538,6 +545,15 @@ impl Importer {
                 }
                 _ => vec![],
             },
+            "ioctl" => {
+                // `os.set_inheritable` and friends use these instead of F_SETFD.
+                if let (true, Some(n), Some(req @ ("FIOCLEX" | "FIONCLEX"))) =
+                    (ok, fd(0), a.get(1).map(String::as_str))
+                {
+                    self.fds.set_cloexec(c.tid, n, req == "FIOCLEX");
+                }
+                vec![]
+            }
             "close_range" => {
                 // `last` is often ~0U (4294967295): every number from `first` on.
                 let bound = |i: usize| num::<u64>(a.get(i)).map(|n| n.min(i32::MAX as u64) as i32);
@@ -554,34 +570,42 @@ impl Importer {
             }
             "clone" | "clone3" | "fork" | "vfork" => match c.ret {
                 Some(child) if ok && child > 0 => {
-                    let share = a.iter().any(|x| x.contains("CLONE_FILES"));
-                    self.fds.spawn(c.tid, child as u64, share)
+                    let flag = |f: &str| a.iter().any(|x| x.contains(f));
+                    self.fds.spawn(
+                        c.tid,
+                        child as u64,
+                        flag("CLONE_FILES"),
+                        flag("CLONE_THREAD"),
+                    )
                 }
                 _ => vec![],
             },
-            "execve" | "execveat" if ok => self.fds.exec(c.tid),
+            "execve" | "execveat" if ok => self.fds.exec(c.tid, c.became),
             "execve" | "execveat" => vec![],
             _ => return false,
         };
-        self.close_ended(c.tid, c.time_ns, closed);
+        self.close_ended(c.time_ns, ended);
         true
     }
 
-    /// Write a `close` of each description that ended at `time_ns` in thread `tid` without
-    /// a `close` call of its own (a `dup2` onto its number, an `execve`, an exit).
-    fn close_ended(&mut self, tid: u64, time_ns: u64, closed: Vec<i32>) {
-        for fd in closed {
+    /// Write a `close` of each description that ended at `time_ns` without a `close` call of
+    /// its own (a `dup2` onto its number, an `execve`, an exit), on the thread that opened it
+    /// (which has calls in the recording: a close on the exiting thread would add a replay
+    /// thread for every short-lived child).
+    fn close_ended(&mut self, time_ns: u64, ended: Vec<Ended>) {
+        for e in ended {
             let c = RawCall {
-                tid,
+                tid: e.opener,
                 time_ns,
                 name: "close".into(),
                 args: vec![],
                 ret: Some(0),
                 ret_path: None,
+                became: None,
                 errno: None,
                 dur_ns: 0,
             };
-            self.keep(&c, Op::Close { fd });
+            self.keep(&c, Op::Close { fd: e.fd });
         }
     }
 
@@ -595,7 +619,10 @@ impl Importer {
                     .iter()
                     .any(|x| !x.starts_with('"') && x.split('|').any(|f| f == "O_CLOEXEC"));
                 let end = c.time_ns.saturating_add(c.dur_ns);
-                *fd = self.fds.open(c.tid, *fd, cloexec, end);
+                let (written, ended) = self.fds.open(c.tid, *fd, cloexec, end);
+                *fd = written;
+                // What the number held ended unseen (its close was not in the recording).
+                self.close_ended(c.time_ns, ended);
             }
             Op::Close { fd } => {
                 let recorded = *fd;
@@ -604,9 +631,9 @@ impl Importer {
                     // One copy of several: nothing happens to the file.
                     Some(ended) if ended.is_empty() => return,
                     Some(ended) => {
-                        *fd = ended[0];
+                        *fd = ended[0].fd;
                         self.keep(c, op);
-                        return self.close_ended(c.tid, c.time_ns, ended[1..].to_vec());
+                        return self.close_ended(c.time_ns, ended[1..].to_vec());
                     }
                 }
             }
@@ -714,11 +741,23 @@ pub fn import_strace(
             Step::Call(c) => c,
             &Step::Exit { tid, time_ns } => {
                 let ended = imp.fds.exit(tid);
-                imp.close_ended(tid, time_ns, ended);
+                imp.close_ended(time_ns, ended);
                 continue;
             }
         };
         if imp.descriptors(c) {
+            if imp.fds.over_budget() {
+                return Err(SyscallsError::StraceCall {
+                    what: what.to_string(),
+                    line: *line,
+                    call: c.name.clone(),
+                    why: format!(
+                        "following the program's descriptors took more than {MAX_TABLE_WORK} \
+                         table entries copied or walked (forks and execs of processes holding \
+                         many descriptors inside the root); joj follows at most that"
+                    ),
+                });
+            }
             continue;
         }
         match imp.convert(c) {

@@ -39,6 +39,10 @@ pub(super) enum Line {
         time_ns: u64,
         name: String,
         args_head: String,
+        /// The thread whose `resumed>` line finishes it: `tid`, or, for an `execve` by a
+        /// thread other than the process's first, the process's id it takes (`<pid changed
+        /// to N ...>`).
+        resumed_by: u64,
     },
     /// The second half: the rest of the arguments, then the result.
     Resumed {
@@ -65,6 +69,9 @@ pub(super) struct RawCall {
     pub(super) ret: Option<i64>,
     /// The `-y` path of a returned descriptor (`= 5</x/y>`).
     pub(super) ret_path: Option<String>,
+    /// The thread id the calling thread has after the call, when it changed: an `execve` by
+    /// a thread other than the process's first takes the process's id.
+    pub(super) became: Option<u64>,
     pub(super) errno: Option<String>,
     pub(super) dur_ns: u64,
 }
@@ -121,6 +128,20 @@ pub(super) fn parse_line(line: &str) -> Result<Line, BadLine> {
             time_ns,
             name: name.to_string(),
             args_head: head.to_string(),
+            resumed_by: tid,
+        });
+    }
+    // `execve(…) <pid changed to 3057 ...>`: resumed by the process's first thread's id.
+    if let Some(head_pid) = after.strip_suffix(" ...>")
+        && let Some((head, pid)) = head_pid.rsplit_once("<pid changed to ")
+        && let Ok(pid) = pid.parse::<u64>()
+    {
+        return Ok(Line::Unfinished {
+            tid,
+            time_ns,
+            name: name.to_string(),
+            args_head: head.trim_end().to_string(),
+            resumed_by: pid,
         });
     }
     parse_call(tid, time_ns, name, after).map(Line::Call)
@@ -168,6 +189,7 @@ pub(super) fn parse_call(
         args,
         ret,
         ret_path,
+        became: None,
         errno,
         dur_ns,
     })
