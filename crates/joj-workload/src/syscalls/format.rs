@@ -218,48 +218,40 @@ pub enum Op {
     },
 }
 
+/// `Some(expr)` of the descriptor field `$fd` of every call on a descriptor, `None` for the
+/// others: the one list of such calls, for [`Op::fd`] and [`Op::fd_mut`].
+macro_rules! on_descriptor {
+    ($op:expr, $fd:ident => $e:expr) => {
+        match $op {
+            Op::Close { fd: $fd }
+            | Op::Read { fd: $fd, .. }
+            | Op::Write { fd: $fd, .. }
+            | Op::Pread { fd: $fd, .. }
+            | Op::Pwrite { fd: $fd, .. }
+            | Op::Lseek { fd: $fd, .. }
+            | Op::Fsync { fd: $fd }
+            | Op::Fdatasync { fd: $fd }
+            | Op::Ftruncate { fd: $fd, .. }
+            | Op::Fallocate { fd: $fd, .. }
+            | Op::Syncfs { fd: $fd }
+            | Op::Fstat { fd: $fd }
+            | Op::Fchown { fd: $fd, .. }
+            | Op::Fchmod { fd: $fd, .. } => Some($e),
+            _ => None,
+        }
+    };
+}
+
 impl Op {
     /// The descriptor the call uses (not the one an `open` returns).
     pub fn fd(&self) -> Option<i32> {
-        match self {
-            Op::Close { fd }
-            | Op::Read { fd, .. }
-            | Op::Write { fd, .. }
-            | Op::Pread { fd, .. }
-            | Op::Pwrite { fd, .. }
-            | Op::Lseek { fd, .. }
-            | Op::Fsync { fd }
-            | Op::Fdatasync { fd }
-            | Op::Ftruncate { fd, .. }
-            | Op::Fallocate { fd, .. }
-            | Op::Syncfs { fd }
-            | Op::Fstat { fd }
-            | Op::Fchown { fd, .. }
-            | Op::Fchmod { fd, .. } => Some(*fd),
-            _ => None,
-        }
+        on_descriptor!(self, fd => *fd)
     }
 
     /// The descriptor the call is on, to be renamed (the importer writes a file description's
     /// one number for each of its copies).
     pub(super) fn fd_mut(&mut self) -> Option<&mut i32> {
-        match self {
-            Op::Close { fd }
-            | Op::Read { fd, .. }
-            | Op::Write { fd, .. }
-            | Op::Pread { fd, .. }
-            | Op::Pwrite { fd, .. }
-            | Op::Lseek { fd, .. }
-            | Op::Fsync { fd }
-            | Op::Fdatasync { fd }
-            | Op::Ftruncate { fd, .. }
-            | Op::Fallocate { fd, .. }
-            | Op::Syncfs { fd }
-            | Op::Fstat { fd }
-            | Op::Fchown { fd, .. }
-            | Op::Fchmod { fd, .. } => Some(fd),
-            _ => None,
-        }
+        on_descriptor!(self, fd => fd)
     }
 
     /// The paths the call names.
