@@ -11,7 +11,7 @@
 //! Descriptors live in a [`Player`] and outlast a phase: a file opened before the measured
 //! window is used inside it.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
@@ -267,20 +267,16 @@ impl Player {
             .iter()
             .filter(|c| !matches!(c.op, Op::Mark { .. }))
             .collect();
-        // One list per recorded thread, with its number: the order the threads first call,
+        // One list per recorded thread, under its number: the order the threads first call,
         // over the phases played so far, so a thread keeps to the same CPU before and in the
         // window, and in every replay.
-        let mut index: HashMap<u64, usize> = HashMap::new();
-        let mut by_tid: Vec<(u32, Vec<(usize, &Call)>)> = vec![];
+        let mut by_tid: BTreeMap<u32, Vec<(usize, &Call)>> = BTreeMap::new();
         {
             let mut numbers = lock(&self.thread_numbers);
             for (i, c) in real.iter().enumerate() {
-                let k = *index.entry(c.tid).or_insert_with(|| {
-                    let next = numbers.len() as u32;
-                    by_tid.push((*numbers.entry(c.tid).or_insert(next), vec![]));
-                    by_tid.len() - 1
-                });
-                by_tid[k].1.push((i, c));
+                let next = numbers.len() as u32;
+                let number = *numbers.entry(c.tid).or_insert(next);
+                by_tid.entry(number).or_default().push((i, c));
             }
         }
         let turn = Turn::new(&real);
