@@ -16,6 +16,7 @@ joj_vfs::atomic_counter_set! {
     direct_read_bytes: "Bytes read from the file with direct I/O.",
     prealloc_bytes: "Zero bytes written to preallocate or extend WAL files.",
     prealloc_syncs: "fdatasync calls that made a preallocation durable (explicit journaling).",
+    short_extensions: "Extensions cut to the blocks one write needed: the one the options ask for did not fit in the free space less a spare (a nearly full disk).",
     rollback_journal_opens: "Rollback journals opened through waldio: transactions of a database not in WAL mode, for which waldio is not in use.",
     switched_to_wal: "Databases switched to WAL mode at a commit (option waldio_journal=wal).",
 }

@@ -64,11 +64,10 @@ pub enum WalError {
     #[error("the disk is full: no room to preallocate the WAL ({0}); free space and retry")]
     Full(std::io::Error),
     #[error(
-        "the disk is full: no room to preallocate the WAL ({need} bytes needed, {free} free, of \
-         which waldio leaves {spare} to the database and other files); free space and retry, or \
-         open the database with a smaller waldio_prealloc_frames / waldio_extend_frames"
+        "the disk is full: no room to preallocate the WAL for this write ({need} bytes needed, \
+         {free} free); free space and retry"
     )]
-    NoRoom { need: u64, free: u64, spare: u64 },
+    NoRoom { need: u64, free: u64 },
     #[error("{what}: {source}")]
     Io {
         op: IoOp,
@@ -139,6 +138,36 @@ const PENDING_LIMIT_BYTES: usize = 16 << 20;
 /// programs need room too): 8 MiB, or a quarter of what is free on a small filesystem.
 fn prealloc_spare_bytes(free: u64) -> u64 {
     (8 << 20).min(free / 4)
+}
+
+/// How far a preallocation extends the WAL, and whether it was cut short.
+#[derive(Debug, PartialEq, Eq)]
+struct ExtensionPlan {
+    /// The new end in bytes, or the bytes the smallest extension needs that the free space
+    /// does not hold.
+    end: Result<u64, u64>,
+    /// The end is `needed`, not `asked`: the disk is nearly full.
+    cut: bool,
+}
+
+/// The end of the WAL after extending it from `old_len` bytes: `asked` (the options' step) if
+/// that leaves the spare free, else only `needed` (the write at hand's end, what stock SQLite's
+/// WAL would take for it) if that fits in what is free at all, else refused with what it
+/// needs. A preallocation never fills the disk with zeros nobody uses yet, and never refuses a
+/// write stock SQLite would make (docs/formats/waldio.md, "Bounded").
+fn extension_plan(old_len: u64, asked: u64, needed: u64, free: u64) -> ExtensionPlan {
+    let spare = prealloc_spare_bytes(free);
+    if asked.saturating_sub(old_len) <= free.saturating_sub(spare) {
+        return ExtensionPlan {
+            end: Ok(asked),
+            cut: false,
+        };
+    }
+    let need = needed.saturating_sub(old_len);
+    ExtensionPlan {
+        end: if need <= free { Ok(needed) } else { Err(need) },
+        cut: need <= free,
+    }
 }
 
 /// The state of one WAL file in this process (shared by every connection that opened it).
@@ -644,7 +673,7 @@ impl<I: WalIo> WalState<I> {
         if blocks <= have {
             return Ok(());
         }
-        let target = if have <= 1 {
+        let asked = if have <= 1 {
             blocks.max(u64::from(self.opts.prealloc_frames) + 1)
         } else {
             let step = u64::from(self.opts.extend_frames.max(1));
@@ -655,20 +684,26 @@ impl<I: WalIo> WalState<I> {
         // `blocks_on_disk` above has just read the length.
         let old_len = self.known_len_bytes;
         let mut pos = old_len / align * align;
-        let end = target.saturating_mul(p);
-        let need = end.saturating_sub(old_len);
-        if let Some(free) = self
+        let free = self
             .io
             .free_bytes()
-            .map_err(|e| WalError::io(IoOp::Stat, "statfs of the WAL's filesystem", e))?
-        {
-            // Refused rather than made to fill the disk: the rest of the filesystem is the
-            // database's and everyone else's.
-            let spare = prealloc_spare_bytes(free);
-            if need > free.saturating_sub(spare) {
-                return Err(WalError::NoRoom { need, free, spare });
+            .map_err(|e| WalError::io(IoOp::Stat, "statfs of the WAL's filesystem", e))?;
+        let target = match free {
+            Some(free) => {
+                let plan = extension_plan(
+                    old_len,
+                    asked.saturating_mul(p),
+                    blocks.saturating_mul(p),
+                    free,
+                );
+                if plan.cut {
+                    bump(&self.counters.short_extensions, 1);
+                }
+                plan.end.map_err(|need| WalError::NoRoom { need, free })? / p
             }
-        }
+            None => asked,
+        };
+        let end = target.saturating_mul(p);
         if self.opts.canary_fallocate {
             self.io
                 .preallocate_unwritten(end)
@@ -1229,5 +1264,24 @@ mod tests {
             "{err}"
         );
         assert_eq!(s.io.data, before);
+    }
+
+    #[test]
+    fn an_extension_is_cut_to_the_write_when_the_disk_is_nearly_full() {
+        const MIB: u64 = 1 << 20;
+        // Room for the step and the spare: the step.
+        let plan = extension_plan(4 * MIB, 5 * MIB, 4 * MIB + 8192, 100 * MIB);
+        assert_eq!((plan.end, plan.cut), (Ok(5 * MIB), false));
+        // 512 KiB free: the 1 MiB step would fill the disk, the write's two blocks fit.
+        let plan = extension_plan(4 * MIB, 5 * MIB, 4 * MIB + 8192, MIB / 2);
+        assert_eq!((plan.end, plan.cut), (Ok(4 * MIB + 8192), true));
+        // Not even the write's blocks: refused with what they need.
+        let plan = extension_plan(4 * MIB, 5 * MIB, 4 * MIB + 8192, 4096);
+        assert_eq!((plan.end, plan.cut), (Err(8192), false));
+        // A first preallocation on a small filesystem leaves a quarter of what is free.
+        let plan = extension_plan(0, 4 * MIB, 8192, 5 * MIB);
+        assert_eq!((plan.end, plan.cut), (Ok(8192), true));
+        let plan = extension_plan(0, 4 * MIB, 8192, 6 * MIB);
+        assert_eq!((plan.end, plan.cut), (Ok(4 * MIB), false));
     }
 }
