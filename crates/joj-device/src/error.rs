@@ -364,6 +364,13 @@ pub enum ReplayError {
     #[error("device {dev} is given a profile twice; fix: give each device one profile")]
     DeviceProfiledTwice { dev: String },
     #[error(
+        "the devices' models would hold {total} pages (or mapping units) together, beyond the \
+         {max} one replay may hold (each keeps some 24 B of state per page in memory, so \
+         together they would need about {gib} GiB); fix: give smaller devices (the profiles' \
+         geometry: blocks_per_plane), or replay the devices one at a time", gib = total.saturating_mul(24) >> 30
+    )]
+    DevicesTooLarge { total: u64, max: u64 },
+    #[error(
         "devices {first} and {second} are both given profile {profile}: each device is its own \
          emulated device; if two devices of that kind are meant, say so with \
          `--same-device-ok`, or replay them as partitions of one device with `--partitions`"

@@ -155,6 +155,23 @@ pub fn check_assignment(
             });
         }
     }
+    // Each model holds its pages' state from the start: the bound on one device's pages
+    // (`MAX_PHYSICAL_PAGES`) is the bound on the replay's, or several devices each just inside
+    // it would take the machine's memory.
+    let total = assign.iter().fold(0u64, |n, a| {
+        n.saturating_add(
+            a.profile
+                .geometry
+                .physical_pages()
+                .saturating_mul(u64::from(a.profile.slots_per_page())),
+        )
+    });
+    if total > crate::config::MAX_PHYSICAL_PAGES {
+        return Err(ReplayError::DevicesTooLarge {
+            total,
+            max: crate::config::MAX_PHYSICAL_PAGES,
+        });
+    }
     if let Some(missing) = sorted.iter().find(|d| !assign.iter().any(|a| a.dev == **d)) {
         return Err(ReplayError::DeviceWithoutProfile {
             dev: missing.to_string(),
@@ -340,6 +357,45 @@ mod tests {
         let e = check_assignment(&recs, &both, false);
         assert!(matches!(e, Err(ReplayError::SharedProfile { .. })));
         assert!(check_assignment(&recs, &both, true).is_ok());
+    }
+
+    /// Each device's model holds state for every page (or mapping slot) up front, and the
+    /// bound on one device's pages bounds one model only: four devices just inside it took
+    /// 24 GB and the machine's memory. The devices of one replay share the bound.
+    #[test]
+    fn devices_beyond_the_page_bound_together_are_refused_before_any_is_made() {
+        let recs = [write(0, "7:0", 0, true), write(1, "7:1", 0, true)];
+        let sized = |name: &str, pages: u64| {
+            let p = profile(name);
+            let per_block = u64::from(p.geometry.units() * p.geometry.pages_per_block)
+                * u64::from(p.slots_per_page());
+            p.with_blocks_per_plane((pages / per_block) as u32)
+        };
+        let half = crate::config::MAX_PHYSICAL_PAGES / 2;
+        let fits = [
+            DeviceProfile {
+                dev: "7:0".into(),
+                profile: sized("a", half),
+            },
+            DeviceProfile {
+                dev: "7:1".into(),
+                profile: sized("b", half),
+            },
+        ];
+        assert!(fits.iter().all(|d| d.profile.validate().is_ok()));
+        assert!(check_assignment(&recs, &fits, false).is_ok());
+        let mut over = fits.clone();
+        over[1].profile = sized("b", half + half / 2);
+        assert!(
+            over[1].profile.validate().is_ok(),
+            "each alone is within the bound"
+        );
+        let e = check_assignment(&recs, &over, false);
+        assert!(
+            matches!(e, Err(ReplayError::DevicesTooLarge { total, max })
+                if total > max && max == crate::config::MAX_PHYSICAL_PAGES),
+            "{e:?}"
+        );
     }
 
     #[test]
