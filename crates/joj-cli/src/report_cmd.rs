@@ -12,6 +12,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
+use joj_trace::OutputError;
 use joj_trace::TraceError;
 use joj_trace::output::{Existing, write_atomically};
 
@@ -215,18 +216,32 @@ fn read(path: &Path) -> Result<Document, String> {
 }
 
 /// `--report` of `joj compare` and `joj trace`: the page of one document just made, written
-/// beside its trace and plot as `<its plot's name>.html`; returns the page's path.
+/// beside its trace and plot as `<its plot's name>.html`, or `-2`, `-3`, … after it when a
+/// file has that name (a page of an earlier run, or anyone's file: never replaced, as the
+/// trace and plot are not); returns the page's path.
 pub fn beside(kind: Kind, plot_file: Option<&str>, out: &Path) -> Result<PathBuf, TraceError> {
     let name = plot_file
         .and_then(|p| Path::new(p).file_stem())
         .map_or_else(|| "joj-report".into(), |s| s.to_string_lossy().into_owned());
-    let path = out.join(format!("{name}.html"));
-    let doc = Document {
-        path: path.clone(),
+    let mut doc = Document {
+        path: PathBuf::new(),
         kind,
     };
-    let mut page = Page::new("joj report", &path, &[]);
-    page.add(0, &doc);
-    write_page(&path, &page, Existing::Replace)?;
-    Ok(path)
+    for n in 1..=joj_trace::output::MAX_UNIQUE_STEMS {
+        let path = match n {
+            1 => out.join(format!("{name}.html")),
+            n => out.join(format!("{name}-{n}.html")),
+        };
+        doc.path.clone_from(&path);
+        let mut page = Page::new("joj report", &path, &[]);
+        page.add(0, &doc);
+        match write_page(&path, &page, Existing::Keep) {
+            Ok(()) => return Ok(path),
+            Err(TraceError::Output(OutputError::Exists { .. })) => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(TraceError::Output(OutputError::Exists {
+        path: out.join(format!("{name}.html")),
+    }))
 }

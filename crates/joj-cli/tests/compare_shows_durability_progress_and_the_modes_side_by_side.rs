@@ -2,7 +2,7 @@
 //! relies on group sync: its row says so, not the header's `full`), says which mode it is
 //! running as it goes (even when stderr is no terminal), and draws the modes side by side:
 //! bytes per transaction by class, stacked, and flushes per transaction; `--report` writes the
-//! report page beside them.
+//! report page beside them, under a name of its own (a page already there is kept).
 
 mod common;
 
@@ -12,6 +12,9 @@ fn compare_shows_durability_progress_and_the_modes_side_by_side() {
         return;
     }
     let out = tempfile::tempdir().unwrap();
+    // Someone's page at the name the report would take: kept, the report takes the next name.
+    let theirs = out.path().join("compare-ext4-insert.html");
+    std::fs::write(&theirs, "someone's page").unwrap();
     let run = common::joj_command()
         .args([
             "compare",
@@ -78,14 +81,18 @@ fn compare_shows_durability_progress_and_the_modes_side_by_side() {
         "plot of the modes side by side: {}",
         plot.display()
     )));
-    // --report: the page beside the trace, named after the plot.
-    let page = out.path().join("compare-ext4-insert.html");
+    // --report: the page beside the trace, named after the plot, and not over someone's page.
+    assert!(
+        std::fs::read_to_string(&theirs).unwrap() == "someone's page",
+        "--report replaced a page it did not write"
+    );
+    let page = out.path().join("compare-ext4-insert-2.html");
     let html = std::fs::read_to_string(&page).unwrap_or_else(|e| panic!("{}: {e}", page.display()));
     assert!(html.contains("group ≤ 2 ms (SQLite normal)") && html.contains("What this means"));
     // The page names where its result came from: the run, not the page itself.
     assert!(
         html.contains("from the run this page was written for (--report)")
-            && !html.contains("compare-ext4-insert.html</p>"),
+            && !html.contains("compare-ext4-insert-2.html</p>"),
         "{html}"
     );
     assert!(
