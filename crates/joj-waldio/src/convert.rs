@@ -19,9 +19,56 @@ pub struct ConvertReport {
     pub vacuumed: bool,
 }
 
+/// The files SQLite and waldio open beside a database, with what each is.
+const COMPANIONS: [(&str, &str); 4] = [
+    ("-journal", "rollback journal"),
+    ("-wal", "WAL"),
+    ("-shm", "WAL index"),
+    ("-waldio", "waldio WAL"),
+];
+
+/// Refuse a companion name that holds anything but a regular file (a FIFO, a device, a
+/// directory, a symbolic link): SQLite opens a `-journal` it finds to roll it back, and
+/// opening a FIFO waits for a writer that never comes. Absent is fine.
+fn check_companions(path: &Path) -> Result<(), WaldioError> {
+    for (suffix, role) in COMPANIONS {
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        let companion = std::path::PathBuf::from(name);
+        let kind = match std::fs::symlink_metadata(&companion) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(source) => {
+                return Err(WaldioError::Io {
+                    what: format!("checking {}", companion.display()),
+                    source,
+                });
+            }
+            Ok(m) => {
+                use std::os::unix::fs::FileTypeExt;
+                let t = m.file_type();
+                match () {
+                    () if t.is_file() => continue,
+                    () if t.is_symlink() => "a symbolic link",
+                    () if t.is_fifo() => "a FIFO",
+                    () if t.is_dir() => "a directory",
+                    () if t.is_socket() => "a socket",
+                    () => "a device",
+                }
+            }
+        };
+        return Err(WaldioError::NotAFile {
+            path: companion.display().to_string(),
+            kind,
+            role,
+        });
+    }
+    Ok(())
+}
+
 /// Convert `path` (which must exist and be a SQLite database) for use with waldio.
 pub fn convert(path: &Path) -> Result<ConvertReport, WaldioError> {
     let (page_size, reserve_before) = existing_db_header(path)?;
+    check_companions(path)?;
     const UNCHANGED: &str = "nothing was changed";
     const RESERVED: &str = "the reserve was added but WAL mode is not set yet: the database \
                             works as before; run the conversion again to finish";

@@ -38,6 +38,16 @@ pub enum WaldioError {
     #[error("{path} does not exist; fix: give the path of an existing SQLite database file")]
     NotFound { path: String },
     #[error(
+        "{path} is not a regular file ({kind}): SQLite would open it as the database's {role} \
+         (and wait for ever on a FIFO); nothing was changed; fix: move it away: SQLite makes its \
+         {role} itself, always as a regular file"
+    )]
+    NotAFile {
+        path: String,
+        kind: &'static str,
+        role: &'static str,
+    },
+    #[error(
         "{path} is not a SQLite database (its first 16 bytes are not 'SQLite format 3'); nothing \
          was changed; fix: give a SQLite database file"
     )]

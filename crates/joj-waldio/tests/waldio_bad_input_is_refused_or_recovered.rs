@@ -283,3 +283,43 @@ fn a_symlink_or_a_fifo_at_the_wals_name_is_refused_and_nothing_is_written_throug
         .map(|c| c.execute("INSERT INTO t VALUES(1, x'00')", []).map(|_| ()));
     assert!(!matches!(refused, Ok(Ok(()))), "a commit into a FIFO");
 }
+
+/// `joj waldio convert` of a database whose journal, WAL or shared-memory name holds a FIFO (or
+/// a link, or a directory): refused at once, naming it, with nothing changed. SQLite's hot
+/// journal check opened the FIFO and waited for a writer for ever.
+#[test]
+fn convert_refuses_a_fifo_or_a_link_at_a_companion_name_instead_of_waiting_on_it() {
+    for suffix in ["-journal", "-wal", "-shm", "-waldio"] {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("d.db");
+        {
+            let c = Connection::open(&db).unwrap();
+            c.execute_batch("CREATE TABLE t(k INTEGER PRIMARY KEY); INSERT INTO t VALUES(1)")
+                .unwrap();
+        }
+        let before = std::fs::read(&db).unwrap();
+        let companion = dir.path().join(format!("d.db{suffix}"));
+        let c_path = std::ffi::CString::new(companion.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid C string.
+        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let converting = db.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(joj_waldio::convert(&converting).map_err(|e| e.to_string()));
+        });
+        let got = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .unwrap_or_else(|_| panic!("convert still waits on the FIFO at {suffix} after 20 s"));
+        let err = got.expect_err(suffix);
+        assert!(
+            err.contains(&companion.display().to_string()) && err.contains("not a regular file"),
+            "{suffix}: {err}"
+        );
+        assert_eq!(std::fs::read(&db).unwrap(), before, "{suffix}: changed");
+        // A symbolic link there is refused the same way.
+        std::fs::remove_file(&companion).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("elsewhere"), &companion).unwrap();
+        let err = joj_waldio::convert(&db).expect_err(suffix).to_string();
+        assert!(err.contains("not a regular file"), "{suffix}: {err}");
+    }
+}
