@@ -234,7 +234,7 @@ fn decode_header(bytes: &[u8]) -> Result<Header, ImageError> {
             ),
         });
     }
-    Ok(Header {
+    let h = Header {
         version,
         flags: u32_at(bytes, OFF_FLAGS),
         slot_bytes,
@@ -252,7 +252,41 @@ fn decode_header(bytes: &[u8]) -> Result<Header, ImageError> {
         programmed_pages: u64_at(bytes, OFF_PROGRAMMED),
         body_bytes: u64_at(bytes, OFF_BODY_BYTES),
         body_sum: u64_at(bytes, OFF_BODY_SUM),
-    })
+    };
+    check_header_facts(&h)?;
+    Ok(h)
+}
+
+/// The header's facts are a device's: a geometry a profile may have, and no more logical or
+/// programmed slots than it has. A checksum holds for any header its writer chose, and
+/// `inspect` reports these facts without a profile to compare them with.
+fn check_header_facts(h: &Header) -> Result<(), ImageError> {
+    let bad = |reason: String| Err(ImageError::Malformed { reason });
+    if let Err(e) = h.geometry.validate() {
+        return bad(format!("the header's geometry is no device's: {e}"));
+    }
+    // `validate` bounds the physical pages (in u64) before anything multiplies them in u32.
+    let slots = h
+        .geometry
+        .physical_pages()
+        .saturating_mul(u64::from(h.geometry.page_bytes / h.slot_bytes));
+    if slots > crate::config::MAX_PHYSICAL_PAGES {
+        return bad(format!(
+            "the header's geometry has {slots} mapping units, beyond the {} a model may have",
+            crate::config::MAX_PHYSICAL_PAGES
+        ));
+    }
+    for (what, n) in [
+        ("logical pages", h.logical_pages),
+        ("programmed pages", h.programmed_pages),
+    ] {
+        if n > slots {
+            return bad(format!(
+                "the header says {n} {what}, more than the {slots} its geometry holds"
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn check_body<'a>(bytes: &'a [u8], h: &Header) -> Result<&'a [u8], ImageError> {
@@ -647,6 +681,59 @@ mod tests {
         assert_eq!(buf, data);
         dev.read(65536, &mut buf[..512]).unwrap();
         assert_eq!(&buf[..512], &data[..512]);
+    }
+
+    /// A header whose checksum holds but whose facts no device has (found by a probe:
+    /// `joj device inspect` printed 2^63 logical pages "(0.00 GiB)", the size wrapping).
+    #[test]
+    fn a_header_with_impossible_facts_is_refused_by_inspect() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("dev.img");
+        save(create(&path, &small()).unwrap(), &path).unwrap();
+        let good = std::fs::read(&path).unwrap();
+        let forged = |edit: &dyn Fn(&mut Vec<u8>)| {
+            let mut b = good.clone();
+            edit(&mut b);
+            let sum = hash64(&b[..OFF_HEADER_SUM]);
+            b[OFF_HEADER_SUM..OFF_HEADER_SUM + 8].copy_from_slice(&sum.to_le_bytes());
+            let p = dir.path().join("forged.img");
+            std::fs::write(&p, &b).unwrap();
+            inspect(&p)
+        };
+        let set_u64 = |off: usize, v: u64| {
+            move |b: &mut Vec<u8>| {
+                b[off..off + 8].copy_from_slice(&v.to_le_bytes());
+            }
+        };
+        for (what, r) in [
+            ("2^63 logical pages", forged(&set_u64(OFF_LOGICAL, 1 << 63))),
+            (
+                "2^63 programmed pages",
+                forged(&set_u64(OFF_PROGRAMMED, 1 << 63)),
+            ),
+            (
+                "2^32-1 blocks per plane and planes",
+                forged(&|b: &mut Vec<u8>| {
+                    for i in 1..=5 {
+                        let off = OFF_GEOMETRY + 4 * i;
+                        b[off..off + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+                    }
+                }),
+            ),
+            (
+                "no channels",
+                forged(&|b: &mut Vec<u8>| {
+                    let off = OFF_GEOMETRY + 4 * 5;
+                    b[off..off + 4].copy_from_slice(&0u32.to_le_bytes());
+                }),
+            ),
+        ] {
+            assert!(
+                matches!(r, Err(ImageError::Malformed { .. })),
+                "{what}: {r:?}"
+            );
+        }
+        assert!(inspect(&path).is_ok());
     }
 
     #[test]
