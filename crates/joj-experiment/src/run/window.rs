@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use joj_linux::BlockTracer;
 use joj_trace::FileRole;
@@ -33,6 +33,9 @@ use crate::error::ExperimentError;
 use crate::host::WindowCounts;
 use crate::pace::{PaceReport, Pacer};
 use crate::result::BioIntent;
+
+/// The longest a paced wait sleeps before it looks whether a SIGINT/SIGTERM cleanup began.
+const PACE_SLEEP_SLICE: Duration = Duration::from_millis(20);
 
 /// What a paced window starts its [`Pacer`] with.
 pub(super) struct PaceSetup {
@@ -162,9 +165,20 @@ impl HostClock {
         out
     }
 
+    /// A SIGINT/SIGTERM cleanup is removing the run's trace instances: the pacer's cannot go
+    /// while its per-CPU files are open on this thread, so the pacer is dropped (its files
+    /// closed) and the run paces no more; its result is not written anyway.
+    fn stop_pacing(&self) {
+        drop(lock(&self.pacer).take());
+    }
+
     /// Paced: feed the model what the kernel issued so far and sleep until the wall clock
     /// reaches the modeled time (host so far plus the device's).
     fn wait_for_device(&self) -> Result<(), ExperimentError> {
+        if joj_linux::cleanup::cleaning() {
+            self.stop_pacing();
+            return Ok(());
+        }
         let wait = self.overhead(|| match lock(&self.pacer).as_mut() {
             Some(p) => p.catch_up(&self.counts(), self.threads).map(Some),
             None => Ok(None),
@@ -179,7 +193,14 @@ impl HostClock {
         // so that it is taken out once.
         let delay_before = self.overhead(joj_workload::ThreadUsage::run_delay_now);
         let t0 = Instant::now();
-        std::thread::sleep(wait);
+        // In slices: a SIGINT/SIGTERM cleanup must not wait out a long modeled wait.
+        while let Some(left) = wait.checked_sub(t0.elapsed()).filter(|l| !l.is_zero()) {
+            if joj_linux::cleanup::cleaning() {
+                self.stop_pacing();
+                return Ok(());
+            }
+            std::thread::sleep(left.min(PACE_SLEEP_SLICE));
+        }
         let slept = t0.elapsed();
         let delay_after = self.overhead(joj_workload::ThreadUsage::run_delay_now);
         self.sleep_ns
