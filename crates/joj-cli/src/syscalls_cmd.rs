@@ -269,6 +269,27 @@ fn read_strace(path: &Path) -> Result<Vec<u8>, joj_trace::InputError> {
     joj_trace::input::read_all(path, MAX_STRACE_BYTES, "strace output")
 }
 
+/// A replay at the recorded times waiting longer than this is announced before it starts.
+const LONG_REPLAY_NS: u64 = 10_000_000_000;
+
+/// What to say before a replay at the recorded times that will wait `span_ns` at least, when
+/// that is long: the recording decides how long the scratch filesystem is held.
+fn long_replay_note(span_ns: u64) -> Option<String> {
+    (span_ns > LONG_REPLAY_NS).then(|| {
+        let s = span_ns / 1_000_000_000;
+        let took = match s {
+            0..3600 => format!("{} min {} s", s / 60, s % 60),
+            _ => format!("{} h {} min", s / 3600, s % 3600 / 60),
+        };
+        format!(
+            "joj: replaying at the recorded times takes at least {took} (the calls' recorded \
+             span, gaps longer than {} s shortened to it); --timing fast replays each call as \
+             soon as it may",
+            joj_workload::syscalls::MAX_GAP_NS / 1_000_000_000
+        )
+    })
+}
+
 fn replay(a: ReplayArgs) -> CliResult {
     let rec = Recording::read_file(&a.recording)?;
     let device = match &a.device {
@@ -278,6 +299,12 @@ fn replay(a: ReplayArgs) -> CliResult {
         None => None,
     };
     crate::output::check_output_folder("--out", &a.out.out)?;
+    if let (TimingArg::Recorded, Some(note)) = (
+        &a.timing,
+        long_replay_note(joj_workload::syscalls::recorded_span_ns(&rec.calls)),
+    ) {
+        eprintln!("{note}");
+    }
     let progress = Progress::start_counting(rec.header.calls, "replay", "calls");
     let opts = SyscallReplayOptions {
         fs: a.fs,
@@ -332,4 +359,21 @@ fn replay(a: ReplayArgs) -> CliResult {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_replay_is_announced_with_its_length() {
+        let s = 1_000_000_000;
+        assert_eq!(long_replay_note(10 * s), None);
+        let minute = long_replay_note(60 * s).unwrap();
+        assert!(minute.contains("at least 1 min 0 s"), "{minute}");
+        assert!(minute.contains("--timing fast"), "{minute}");
+        // 9,500 gaps of a minute each: what a 1 MiB recording can hold.
+        let days = long_replay_note(9_500 * 60 * s).unwrap();
+        assert!(days.contains("at least 158 h 20 min"), "{days}");
+    }
 }

@@ -21,7 +21,7 @@ pub use error::SyscallsError;
 pub use format::{Call, Header, MAX_RECORDING_BYTES, Mark, Op, Recording};
 pub use play::{
     Change, MAX_GAP_NS, Phase, PlayObserver, PlayReport, Player, Synced, Timing,
-    allow_open_descriptors,
+    allow_open_descriptors, recorded_span_ns,
 };
 pub use strace::{ImportOptions, STRACE_CALLS, import_strace};
 pub use strace_line::BadLine;

@@ -144,6 +144,14 @@ pub(super) fn due_times(calls: &[&Call]) -> (Vec<u64>, u64, u64) {
     (due, capped, cut)
 }
 
+/// How long replaying `calls` at their recorded times waits at least: their recorded span,
+/// each gap longer than [`MAX_GAP_NS`] shortened to it, as [`Player::play`] replays them (the
+/// calls' own time, and a window's setup between phases, add to it).
+pub fn recorded_span_ns(calls: &[Call]) -> u64 {
+    let refs: Vec<&Call> = calls.iter().collect();
+    due_times(&refs).0.last().copied().unwrap_or(0)
+}
+
 /// Replays recorded calls under `root`, keeping their descriptors between phases.
 pub struct Player {
     root: PathBuf,
