@@ -140,7 +140,7 @@ pub fn replay_with(
             if !devs.contains(&d.as_str()) {
                 return Err(ReplayError::NoSuchDevice {
                     dev: d.clone(),
-                    devices: devs.join(", "),
+                    devices: listed(&devs),
                 });
             }
             (records, Some(d.clone()))
@@ -153,7 +153,7 @@ pub fn replay_with(
             let mut sorted = devs.clone();
             sorted.sort_unstable();
             return Err(ReplayError::SeveralDevices {
-                devices: sorted.join(", "),
+                devices: listed(&sorted),
             });
         }
         None => (records, devs.first().map(|d| d.to_string())),
@@ -562,6 +562,23 @@ fn prefill<'a>(
 
 /// The device name records carry after `as_partitions`.
 pub const PARTITIONED_DEV: &str = "partitions";
+
+/// How many device names a message lists before it says how many more there are.
+const LISTED_DEVICES: usize = 16;
+
+/// `names` for a message, joined by commas: the first [`LISTED_DEVICES`], then how many more
+/// (a trace may name thousands of devices; a message should not repeat them all).
+pub(crate) fn listed<S: AsRef<str>>(names: &[S]) -> String {
+    let shown: Vec<&str> = names
+        .iter()
+        .take(LISTED_DEVICES)
+        .map(AsRef::as_ref)
+        .collect();
+    match names.len().saturating_sub(LISTED_DEVICES) {
+        0 => shown.join(", "),
+        more => format!("{}, and {more} more", shown.join(", ")),
+    }
+}
 
 /// Devices of `records` in order of first appearance.
 pub(crate) fn devices_in_order(records: &[TraceRecord]) -> Vec<&str> {

@@ -112,12 +112,13 @@ pub fn resolve_device(name: &str, header: &joj_trace::TraceHeader) -> Result<Str
         [one] => Ok(one.dev.clone()),
         _ => Err(ReplayError::UnknownDeviceName {
             name: name.to_string(),
-            devices: header
-                .devices
-                .iter()
-                .map(|d| format!("{} ({:?})", d.dev, d.role).to_lowercase())
-                .collect::<Vec<_>>()
-                .join(", "),
+            devices: crate::replay::listed(
+                &header
+                    .devices
+                    .iter()
+                    .map(|d| format!("{} ({:?})", d.dev, d.role).to_lowercase())
+                    .collect::<Vec<_>>(),
+            ),
         }),
     }
 }
@@ -132,7 +133,7 @@ pub fn check_assignment(
     let devs = devices_in_order(records);
     let mut sorted: Vec<&str> = devs.clone();
     sorted.sort_unstable();
-    let listed = sorted.join(", ");
+    let listed = crate::replay::listed(&sorted);
     for (i, a) in assign.iter().enumerate() {
         if !devs.contains(&a.dev.as_str()) {
             return Err(ReplayError::NoSuchDevice {
@@ -341,6 +342,22 @@ mod tests {
         )
         .unwrap_err();
         assert!(matches!(e, ReplayError::DeviceWithoutProfile { ref dev, .. } if dev == "7:1"));
+    }
+
+    /// A trace naming thousands of devices gets a message of a line, not of every name (a
+    /// probe's 9,900 devices made a 67 KB line).
+    #[test]
+    fn a_message_lists_a_few_devices_and_counts_the_rest() {
+        let names: Vec<String> = (0..9_900).map(|i| format!("7:{i}")).collect();
+        let recs: Vec<TraceRecord> = names
+            .iter()
+            .enumerate()
+            .map(|(t, d)| write(t as u64, d, 0, true))
+            .collect();
+        let e = check_assignment(&recs, &assign(&[("9:9", "a")]), false).unwrap_err();
+        let text = e.to_string();
+        assert!(text.len() < 1_000, "{} bytes: {text}", text.len());
+        assert!(text.contains("and 9884 more"), "{text}");
     }
 
     #[test]
