@@ -182,14 +182,18 @@ impl VfsFile for PassThrough {
         count: u32,
         flags: ShmLockFlags,
     ) -> Result<(), SqliteError> {
-        self.base.shm_lock(offset, count, flags)?;
         // The write lock is slot 0, so a range holds it when it starts there.
         let write_lock_released =
             !flags.lock() && flags.exclusive() && offset == WAL_WRITE_LOCK && count > 0;
+        // The ended transaction's uncommitted frames are dropped while this connection still
+        // holds the write lock: the process's connections share one state of the WAL, and
+        // another thread's connection that takes the lock next writes its frames into it —
+        // dropped after the release, they were its frames too (reads saw old pages, the
+        // database was corrupted; `waldio_threads_of_one_process_keep_every_commit`).
         if let (true, Some(db)) = (write_lock_released, self.database()) {
             shared_wal::write_transaction_ended(db);
         }
-        Ok(())
+        self.base.shm_lock(offset, count, flags)
     }
 
     fn shm_barrier(&mut self) {

@@ -43,9 +43,11 @@ fn of_database(db: &Path) -> Option<Arc<SharedWal>> {
         .and_then(|r| r.by_database.get(db).and_then(Weak::upgrade))
 }
 
-/// SQLite released the WAL write lock of `db` (the write transaction committed or rolled
-/// back): frames of a rolled-back transaction still in memory are dropped, so that they can
-/// never be read or written over frames another process commits next.
+/// SQLite is releasing the WAL write lock of `db` (the write transaction committed or rolled
+/// back), and still holds it: frames of a rolled-back transaction still in memory are
+/// dropped, so that they can never be read or written over frames another connection commits
+/// next. Called before the release: after it, another thread's connection in this process may
+/// already have written frames of its own into the shared state.
 pub(crate) fn write_transaction_ended(db: &Path) {
     if let Some(w) = of_database(db) {
         lock(&w.state).drop_uncommitted();
