@@ -23,7 +23,7 @@ const THREADS: u64 = 6;
 /// of 5 runs of this test here (a stress test: a pass of the old code was possible), short
 /// enough for the suite.
 const RUN: Duration = Duration::from_secs(6);
-const SEED: u64 = 0x3a1d_10;
+const SEED: u64 = 0x003a_1d10;
 
 /// The statements that failed, and the first one's error.
 #[derive(Default)]
