@@ -211,6 +211,24 @@ impl WaldioOptions {
         }
     }
 
+    /// Whether connections with `self` and `other` may share one WAL's state in a process:
+    /// they agree on what decides a commit's durability (`sync`, group sync, the canaries).
+    /// `wal_mode` is a connection's own switch, and the preallocation sizes are hints of how
+    /// the file grows: the process's first opener's apply to the WAL, and another's differing
+    /// ones are not refused (docs/formats/waldio.md, "Durability options").
+    pub fn same_log(&self, other: &WaldioOptions) -> bool {
+        let log = |o: &WaldioOptions| {
+            (
+                o.sync,
+                o.group,
+                o.canary_skip_sync,
+                o.canary_fallocate,
+                o.canary_flush_only,
+            )
+        };
+        log(self) == log(other)
+    }
+
     /// A short label: `full`, `fua+gs16k/2ms`, ...
     pub fn label(&self) -> String {
         match self.group {

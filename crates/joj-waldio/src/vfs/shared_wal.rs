@@ -99,7 +99,7 @@ fn fail(code: ResultCode, msg: String) -> SqliteError {
 }
 
 /// The WAL at `path`, shared with the connections of this process that have it open already
-/// (they must have asked for the same options), or opened now.
+/// (they must have asked for the same durability: [`WaldioOptions::same_log`]), or opened now.
 pub(crate) fn open_shared(
     inst: &'static Waldio,
     path: &Path,
@@ -136,12 +136,13 @@ pub(crate) fn open_shared(
     let reg = wals.get_or_insert_with(WalRegistry::default);
     if let Some(existing) = reg.by_file.get(&key).and_then(Weak::upgrade) {
         let theirs = *lock(&existing.state).options();
-        if theirs != opts {
+        if !theirs.same_log(&opts) {
             return Err(fail(
                 ResultCode::CANTOPEN,
                 format!(
                     "{} is already open in this process with waldio options {} ({:?}); a \
-                     second connection asked for {} ({:?}); open it with the same options",
+                     second connection asked for {} ({:?}); open it with the same waldio_sync \
+                     and group sync (docs/formats/waldio.md, \"Durability options\")",
                     path.display(),
                     theirs.label(),
                     theirs,
