@@ -61,20 +61,9 @@ fn count(db: &Path) -> i64 {
         .unwrap()
 }
 
-#[test]
-fn full_disk_gives_sqlite_full_and_keeps_every_commit() {
-    let Some(fs) = Tmpfs::mount("3m") else { return };
-    let db = fs.path().join("full.db");
-    let opts = WaldioOptions {
-        prealloc_frames: 64,
-        extend_frames: 64,
-        ..WaldioOptions::default()
-    };
-    let c = open(&db, &opts).unwrap();
-    c.execute_batch(
-        "PRAGMA wal_autocheckpoint=0; CREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB NOT NULL)",
-    )
-    .unwrap();
+/// Insert rows, one commit each, until one fails; it must fail with `SQLITE_FULL`. Returns
+/// how many were committed.
+fn commit_until_the_disk_is_full(c: &rusqlite::Connection) -> i64 {
     let mut committed = 0i64;
     let err = loop {
         let k = committed + 1;
@@ -89,6 +78,24 @@ fn full_disk_gives_sqlite_full_and_keeps_every_commit() {
         Some(rusqlite::ErrorCode::DiskFull),
         "{err}"
     );
+    committed
+}
+
+#[test]
+fn full_disk_gives_sqlite_full_and_keeps_every_commit() {
+    let Some(fs) = Tmpfs::mount("3m") else { return };
+    let db = fs.path().join("full.db");
+    let opts = WaldioOptions {
+        prealloc_frames: 64,
+        extend_frames: 64,
+        ..WaldioOptions::default()
+    };
+    let c = open(&db, &opts).unwrap();
+    c.execute_batch(
+        "PRAGMA wal_autocheckpoint=0; CREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB NOT NULL)",
+    )
+    .unwrap();
+    let committed = commit_until_the_disk_is_full(&c);
     let why = joj_waldio::last_error().unwrap();
     assert!(
         why.contains("disk is full") && why.contains("preallocate"),
@@ -130,20 +137,7 @@ fn fill_free_and_commit(
     for b in &ballast {
         std::fs::write(b, vec![7u8; 256 << 10]).unwrap();
     }
-    let mut committed = 0i64;
-    let err = loop {
-        let k = committed + 1;
-        match c.execute("INSERT INTO t VALUES(?1, ?2)", (k, value_of(k as u64))) {
-            Ok(_) => committed = k,
-            Err(e) => break e,
-        }
-        assert!(committed < 100_000, "the disk never filled");
-    };
-    assert_eq!(
-        err.sqlite_error_code(),
-        Some(rusqlite::ErrorCode::DiskFull),
-        "{err}"
-    );
+    let mut committed = commit_until_the_disk_is_full(&c);
     std::fs::remove_file(&ballast[0]).unwrap();
     let k = committed + 1;
     // (waldio's message is read now: the reopen below clears it)
