@@ -299,10 +299,11 @@ fn replay(a: ReplayArgs) -> CliResult {
         None => None,
     };
     crate::output::check_output_folder("--out", &a.out.out)?;
-    if let (TimingArg::Recorded, Some(note)) = (
-        &a.timing,
-        long_replay_note(joj_workload::syscalls::recorded_span_ns(&rec.calls)),
-    ) {
+    // Each phase (before the window, the window) is replayed on its own.
+    let (before, window) = rec.phases();
+    let span = joj_workload::syscalls::recorded_span_ns(before)
+        .saturating_add(joj_workload::syscalls::recorded_span_ns(window));
+    if let (TimingArg::Recorded, Some(note)) = (&a.timing, long_replay_note(span)) {
         eprintln!("{note}");
     }
     let progress = Progress::start_counting(rec.header.calls, "replay", "calls");

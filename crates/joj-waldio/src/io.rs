@@ -85,8 +85,8 @@ pub trait WalIo: Send {
     }
     /// Cut the file back to `len` bytes (a preallocation that failed part way is removed).
     fn set_len(&mut self, len: u64) -> std::io::Result<()>;
-    /// Bytes an unprivileged writer may still allocate on the file's filesystem (`None`: not
-    /// known); a preallocation is refused rather than made to fill the disk.
+    /// Bytes this process may still allocate on the file's filesystem (`None`: not known); a
+    /// preallocation is cut rather than made to fill the disk.
     fn free_bytes(&self) -> std::io::Result<Option<u64>> {
         Ok(None)
     }
@@ -326,9 +326,16 @@ impl WalIo for DirectFile {
         Ok(())
     }
 
+    /// What this process may still take: as root, the blocks a filesystem keeps for root too
+    /// (ext4's reserve, 5 % by default), which root's stock SQLite would write into.
     fn free_bytes(&self) -> std::io::Result<Option<u64>> {
         let st = rustix::fs::fstatvfs(&self.fd)?;
-        Ok(Some(st.f_bavail.saturating_mul(st.f_frsize)))
+        let blocks = if rustix::process::geteuid().is_root() {
+            st.f_bfree
+        } else {
+            st.f_bavail
+        };
+        Ok(Some(blocks.saturating_mul(st.f_frsize)))
     }
 
     /// `fsync` of the block device under the WAL (found through `/sys/dev/block`): the

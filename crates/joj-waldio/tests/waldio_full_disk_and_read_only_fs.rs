@@ -170,11 +170,12 @@ fn after_a_full_disk_a_commit_needs_only_the_room_stock_sqlite_needs() {
     };
     assert!(stock.0.is_ok(), "stock SQLite: {:?}", stock.0);
     assert_eq!(stock.1, stock.2, "stock SQLite lost an acknowledged commit");
-    let vfs = joj_waldio::register().unwrap();
+    // A waldio VFS of this test's own: its counters are not the other tests'.
+    let vfs = joj_waldio::register_over("waldio-full-resume", "unix").unwrap();
     let before = vfs.counters().short_extensions;
     let Some(fs) = Tmpfs::mount("8m") else { return };
     let (again, committed, present) = fill_free_and_commit(&fs.path(), &|db| {
-        open(db, &WaldioOptions::default()).unwrap()
+        joj_waldio::open_with(vfs, db, &WaldioOptions::default()).unwrap()
     });
     assert!(again.is_ok(), "waldio, after 256 KiB were freed: {again:?}");
     assert_eq!(
@@ -207,7 +208,8 @@ fn a_preallocation_beyond_the_free_space_takes_only_what_the_write_needs() {
         return;
     };
     let db = fs.path().join("big.db");
-    let vfs = joj_waldio::register().unwrap();
+    // A waldio VFS of this test's own: its counters are not the other tests'.
+    let vfs = joj_waldio::register_over("waldio-full-cut", "unix").unwrap();
     let cut_before = vfs.counters().short_extensions;
     let free_before = rustix::fs::statvfs(fs.dir.path()).unwrap().f_bavail;
     // 65536 frames of 4 KiB: 256 MiB on a 16 MiB filesystem.
@@ -215,7 +217,7 @@ fn a_preallocation_beyond_the_free_space_takes_only_what_the_write_needs() {
         prealloc_frames: 65_536,
         ..WaldioOptions::default()
     };
-    let c = open(&db, &opts).unwrap();
+    let c = joj_waldio::open_with(vfs, &db, &opts).unwrap();
     c.execute_batch("CREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB NOT NULL)")
         .unwrap_or_else(|e| panic!("{e}: {:?}", joj_waldio::last_error()));
     assert!(vfs.counters().short_extensions > cut_before);
@@ -232,7 +234,7 @@ fn a_preallocation_beyond_the_free_space_takes_only_what_the_write_needs() {
         "{} blocks of the disk were taken",
         free_before - free_after
     );
-    let rows: i64 = open(&db, &opts)
+    let rows: i64 = joj_waldio::open_with(vfs, &db, &opts)
         .unwrap()
         .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
         .unwrap();
@@ -344,4 +346,55 @@ fn a_reader_on_a_read_only_filesystem_reads_what_stock_sqlite_reads() {
             assert_eq!(rows(&stock), 25, "stock reads the rollback-mode database");
         }
     }
+}
+
+/// Bytes still free to root on a fresh 32 MiB ext4 (made as joj makes it, with ext4's 5 %
+/// reserve for root) after `open_db`'s connection committed until the disk was full, and
+/// that reserve.
+fn left_to_root_when_full(open_db: &dyn Fn(&Path) -> rusqlite::Connection) -> (u64, u64) {
+    let fs = joj_linux::ScratchFs::create(
+        joj_linux::FsKind::Ext4,
+        joj_linux::ScratchOptions {
+            size_bytes: 32 << 20,
+            ..joj_linux::ScratchOptions::default()
+        },
+    )
+    .unwrap();
+    let st = rustix::fs::statvfs(fs.mount_path()).unwrap();
+    let reserve = (st.f_bfree - st.f_bavail) * st.f_frsize;
+    let c = open_db(&fs.mount_path().join("full.db"));
+    c.execute_batch(
+        "PRAGMA wal_autocheckpoint=0; CREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB NOT NULL)",
+    )
+    .unwrap();
+    commit_until_the_disk_is_full(&c);
+    let st = rustix::fs::statvfs(fs.mount_path()).unwrap();
+    (st.f_bfree * st.f_frsize, reserve)
+}
+
+/// ext4 keeps blocks for root (5 % by default, as joj's scratch ext4 has them): root's stock
+/// SQLite writes into them, so waldio running as root must too. It judged a full disk by the
+/// space other users may take (`f_bavail`) and answered `SQLITE_FULL` with the reserve free.
+#[test]
+fn as_root_a_full_disk_is_full_when_roots_reserve_is_used_too() {
+    if !joj_linux::testgate::kernel_test(&[joj_linux::FsKind::Ext4]) {
+        return;
+    }
+    let (stock, reserve) = left_to_root_when_full(&|db| {
+        let c = rusqlite::Connection::open(db).unwrap();
+        c.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0))
+            .unwrap();
+        c
+    });
+    assert!(
+        reserve > 1 << 20,
+        "no root reserve to test: {reserve} bytes"
+    );
+    let (waldio, _) = left_to_root_when_full(&|db| open(db, &WaldioOptions::default()).unwrap());
+    // Within a 64 KiB of what stock SQLite leaves (ext4 keeps a few blocks from root too).
+    assert!(
+        waldio <= stock + (64 << 10),
+        "waldio answered SQLITE_FULL with {waldio} bytes free to root, stock SQLite with {stock} \
+         (the root reserve is {reserve})"
+    );
 }

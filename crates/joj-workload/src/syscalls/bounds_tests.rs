@@ -6,7 +6,7 @@ use std::io::BufReader;
 use std::time::Duration;
 
 use super::SyscallsError;
-use super::format::{Call, Op, Recording};
+use super::format::{Call, Mark, Op, Recording};
 use super::play::{
     MAX_GAP_NS, MAX_REPLAY_THREADS, Phase, Player, Timing, diverged, due_times, recorded_span_ns,
 };
@@ -379,6 +379,29 @@ fn the_recorded_span_is_what_the_replay_will_wait() {
         "gaps are shortened as replayed"
     );
     assert_eq!(recorded_span_ns(&[]), 0);
+    // Each phase is replayed on its own: the span of a recording is the sum of its phases'
+    // (the gap across the window's mark is not waited).
+    let mut phased = vec![at(0, 0, open_a())];
+    phased.push(at(
+        1,
+        20 * s,
+        Op::Mark {
+            name: Mark::WindowBegin,
+        },
+    ));
+    phased.push(at(2, 20 * s, Op::Fstat { fd: 3 }));
+    phased.push(at(3, 30 * s, Op::Fstat { fd: 3 }));
+    phased.push(at(
+        4,
+        30 * s,
+        Op::Mark {
+            name: Mark::WindowEnd,
+        },
+    ));
+    let mut rec = super::tests::recording(vec![]);
+    rec.calls = phased;
+    let (before, window) = rec.phases();
+    assert_eq!(recorded_span_ns(before) + recorded_span_ns(window), 10 * s);
 }
 
 #[test]

@@ -144,11 +144,14 @@ pub(super) fn due_times(calls: &[&Call]) -> (Vec<u64>, u64, u64) {
     (due, capped, cut)
 }
 
-/// How long replaying `calls` at their recorded times waits at least: their recorded span,
-/// each gap longer than [`MAX_GAP_NS`] shortened to it, as [`Player::play`] replays them (the
-/// calls' own time, and a window's setup between phases, add to it).
+/// How long replaying `calls` (one phase) at their recorded times waits at least: their
+/// recorded span, marks left out and each gap longer than [`MAX_GAP_NS`] shortened to it, as
+/// [`Player::play`] replays them (the calls' own time adds to it).
 pub fn recorded_span_ns(calls: &[Call]) -> u64 {
-    let refs: Vec<&Call> = calls.iter().collect();
+    let refs: Vec<&Call> = calls
+        .iter()
+        .filter(|c| !matches!(c.op, Op::Mark { .. }))
+        .collect();
     due_times(&refs).0.last().copied().unwrap_or(0)
 }
 
