@@ -28,6 +28,10 @@ pub(crate) struct XFile<D: 'static> {
     pub(crate) delete_on_close: bool,
     pub(crate) main_db: bool,
     pub(crate) name: String,
+    /// This handle began the batch open on its file (SQLite's `BEGIN_ATOMIC_WRITE`) and has
+    /// not committed or rolled it back: only then is the batch its own. Every connection to
+    /// a database has a handle of the same file, and closing another one must not end it.
+    pub(crate) batch_open: bool,
 }
 
 /// The SQLite code for a file-layer error (`io` for the plain I/O errors).
@@ -44,6 +48,8 @@ pub(crate) fn fs_code(e: &FsError, io: ResultCode) -> ResultCode {
 enum CommitFailure {
     #[error("injected commit failure")]
     Injected,
+    #[error("the batch this handle began was ended before its commit")]
+    Lost,
     #[error(transparent)]
     Fs(#[from] FsError),
 }
@@ -128,7 +134,11 @@ impl<D: Device> XFile<D> {
         let id = FileId(self.id);
         self.inst
             .with_mounted(|m| m.fs.begin_batch(id))?
-            .map_err(|e| SqliteError::with_message(ResultCode::IOERR, format!("begin batch: {e}")))
+            .map_err(|e| {
+                SqliteError::with_message(ResultCode::IOERR, format!("begin batch: {e}"))
+            })?;
+        self.batch_open = true;
+        Ok(())
     }
 
     /// Commit the batch; on failure (a real one or an injected one) the batch is aborted and
@@ -136,6 +146,7 @@ impl<D: Device> XFile<D> {
     fn commit_batch(&mut self) -> Result<(), SqliteError> {
         let inst = self.inst;
         let id = FileId(self.id);
+        let began = std::mem::take(&mut self.batch_open);
         let inject = inst
             .fail_commits
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
@@ -144,6 +155,12 @@ impl<D: Device> XFile<D> {
             if inject {
                 m.fs.rollback_batch(id);
                 return Err(CommitFailure::Injected);
+            }
+            // A batch this handle began that is no longer open was ended by something else:
+            // its pages are not all in one device transaction, and the commit must not be
+            // acknowledged as if they were.
+            if began && !m.fs.in_batch(id) && m.fs.app_txn(id).is_none() {
+                return Err(CommitFailure::Lost);
             }
             Ok(m.fs.commit_batch(id)?)
         })?;
@@ -165,6 +182,7 @@ impl<D: Device> XFile<D> {
     }
 
     fn rollback_batch(&mut self) {
+        self.batch_open = false;
         let (inst, id) = (self.inst, FileId(self.id));
         let _ = inst.with_mounted(|m| {
             if m.fs.in_batch(id) {
@@ -308,8 +326,9 @@ impl<D: Device> VfsFile for XFile<D> {
     fn close(mut self) -> Result<(), SqliteError> {
         let (inst, id) = (self.inst, FileId(self.id));
         let _ = inst.with_mounted(|m| {
-            // A handle closed inside a batch (a process going away): the batch is aborted.
-            if m.fs.in_batch(id) {
+            // A handle closed inside a batch it began (a process going away): the batch is
+            // aborted. Another connection's batch on the same file is left alone.
+            if self.batch_open && m.fs.in_batch(id) {
                 m.fs.rollback_batch(id);
                 bump(&inst.counters.batch_rollbacks);
             }

@@ -62,6 +62,7 @@ impl<D: Device> Vfs for Xftl<D> {
             delete_on_close: temp || flags.delete_on_close(),
             main_db: flags.kind() == FileKind::MainDb,
             name: path,
+            batch_open: false,
         };
         Ok((file, flags))
     }
