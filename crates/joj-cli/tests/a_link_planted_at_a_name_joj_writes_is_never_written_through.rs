@@ -33,10 +33,7 @@ fn plant_then_run(dir: &Path, prefix: &str, suffix: &str, target: &Path, args: &
 
 #[test]
 fn syscalls_record_never_writes_straces_output_through_a_planted_link() {
-    assert!(
-        std::path::Path::new("/usr/bin/strace").is_file(),
-        "strace is missing (joj syscalls record runs the command under it); fix: apt-get install strace"
-    );
+    common::need_strace();
     let dir = tempfile::tempdir().unwrap();
     let v = victim(dir.path());
     let root = dir.path().join("work");

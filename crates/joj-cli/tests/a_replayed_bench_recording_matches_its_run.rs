@@ -46,10 +46,7 @@ fn a_replayed_bench_recording_matches_its_run() {
     if !joj_linux::testgate::kernel_test(&[joj_linux::FsKind::Ext4]) {
         return;
     }
-    assert!(
-        std::path::Path::new("/usr/bin/strace").is_file(),
-        "strace is missing (needed to record system calls); fix: apt-get install strace"
-    );
+    common::need_strace();
     let joj = common::JOJ;
     let dir = tempfile::tempdir().unwrap();
     let rec = dir.path().join("rec.jsonl");

@@ -12,7 +12,7 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 fn emmc5() -> serde_json::Value {
     serde_json::from_str(include_str!("../../joj-device/profiles/emmc5.json")).unwrap()
@@ -127,16 +127,9 @@ fn record(root: &Path, rec: &Path, argv: &[&str]) -> Output {
 
 #[test]
 fn a_program_using_descriptors_it_did_not_open_is_recorded_and_replayed() {
-    if !joj_linux::testgate::kernel_test(&[joj_linux::FsKind::Ext4]) {
+    let Some((dir, root)) = common::recording_dirs() else {
         return;
-    }
-    assert!(
-        Path::new("/usr/bin/strace").is_file(),
-        "strace is missing (joj syscalls record runs the command under it); fix: apt-get install strace"
-    );
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("work");
-    std::fs::create_dir(&root).unwrap();
+    };
     std::fs::write(root.join("in.txt"), "input\n").unwrap();
     // `true --version` writes to its inherited stdout and closes it (coreutils' close_stdout);
     // the shell opens a file, copies the descriptor (dup2, which is not recorded), writes
@@ -170,17 +163,8 @@ fn a_program_using_descriptors_it_did_not_open_is_recorded_and_replayed() {
             header["dropped_inherited"].as_u64().unwrap() > 0,
             "{argv:?}: {header}"
         );
-        let replayed = Command::new(common::JOJ)
-            .args(["syscalls", "replay"])
-            .arg(&rec)
-            .args(["--fs", "ext4", "--timing", "fast", "--out"])
-            .arg(dir.path())
-            .output()
-            .unwrap();
-        assert!(
-            replayed.status.success(),
-            "{argv:?}: the replay: {}",
-            String::from_utf8_lossy(&replayed.stderr)
-        );
+        if let Err(stderr) = common::replay_on_ext4(&rec, dir.path()) {
+            panic!("{argv:?}: the replay: {stderr}");
+        }
     }
 }

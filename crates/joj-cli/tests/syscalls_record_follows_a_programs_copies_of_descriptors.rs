@@ -10,21 +10,13 @@
 mod common;
 
 use std::collections::HashMap;
-use std::path::Path;
 use std::process::Stdio;
 
 #[test]
 fn a_shells_and_a_childs_copies_are_recorded_on_the_file_they_write() {
-    if !joj_linux::testgate::kernel_test(&[joj_linux::FsKind::Ext4]) {
+    let Some((dir, root)) = common::recording_dirs() else {
         return;
-    }
-    assert!(
-        Path::new("/usr/bin/strace").is_file(),
-        "strace is missing (joj syscalls record runs the command under it); fix: apt-get install strace"
-    );
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("work");
-    std::fs::create_dir(&root).unwrap();
+    };
     let rec = dir.path().join("rec.jsonl");
     // The shell: f at 3, written through its copy at 1 twice and by a subshell through its
     // inherited copy once; Python (inheriting 3 too): g, a dup of it, the original closed,
@@ -92,16 +84,7 @@ fn a_shells_and_a_childs_copies_are_recorded_on_the_file_they_write() {
     assert_eq!(on("close", "f").len(), 1, "{text}");
     assert_eq!(on("close", "g").len(), 1, "{text}");
 
-    let replayed = common::joj_command()
-        .args(["syscalls", "replay"])
-        .arg(&rec)
-        .args(["--fs", "ext4", "--timing", "fast", "--out"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        replayed.status.success(),
-        "the replay: {}",
-        String::from_utf8_lossy(&replayed.stderr)
-    );
+    if let Err(stderr) = common::replay_on_ext4(&rec, dir.path()) {
+        panic!("the replay: {stderr}");
+    }
 }

@@ -567,3 +567,42 @@ pub fn workflow_script(name: &str, args: &[&str]) -> Output {
         .output()
         .unwrap()
 }
+
+/// Fails, naming the fix, when strace is missing: `joj syscalls record` runs the command under
+/// it.
+pub fn need_strace() {
+    assert!(
+        Path::new("/usr/bin/strace").is_file(),
+        "strace is missing (joj syscalls record runs the command under it); fix: apt-get install strace"
+    );
+}
+
+/// For a test that records a command with `joj syscalls record` on ext4: `None` when
+/// kernel-level tests are skipped on purpose; else a temporary directory and, made in it, the
+/// `work` directory the command runs in.
+pub fn recording_dirs() -> Option<(tempfile::TempDir, PathBuf)> {
+    if !joj_linux::testgate::kernel_test(&[joj_linux::FsKind::Ext4]) {
+        return None;
+    }
+    need_strace();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("work");
+    std::fs::create_dir(&root).unwrap();
+    Some((dir, root))
+}
+
+/// `joj syscalls replay REC --fs ext4 --timing fast --out OUT`: its stderr if it failed.
+pub fn replay_on_ext4(rec: &Path, out: &Path) -> Result<(), String> {
+    let replayed = joj_command()
+        .args(["syscalls", "replay"])
+        .arg(rec)
+        .args(["--fs", "ext4", "--timing", "fast", "--out"])
+        .arg(out)
+        .output()
+        .unwrap();
+    if replayed.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&replayed.stderr).into_owned())
+    }
+}

@@ -23,18 +23,19 @@ struct Cpus(Mutex<Vec<BTreeSet<usize>>>);
 impl PlayObserver for Cpus {
     fn before_change(&self, _: Change, _: &Path, _: &File) {}
     fn synced(&self, _: Synced, _: Option<(&Path, &File)>, _: u64, _: u64) {
-        let set = sched_getaffinity(None).unwrap();
-        let cpus = (0..CpuSet::MAX_CPU).filter(|&c| set.is_set(c)).collect();
-        self.0.lock().unwrap().push(cpus);
+        self.0.lock().unwrap().push(allowed_cpus());
     }
+}
+
+/// The CPUs the calling thread may run on.
+fn allowed_cpus<C: FromIterator<usize>>() -> C {
+    let set = sched_getaffinity(None).unwrap();
+    (0..CpuSet::MAX_CPU).filter(|&c| set.is_set(c)).collect()
 }
 
 #[test]
 fn each_replay_thread_keeps_to_one_cpu_the_same_in_every_replay() {
-    let allowed = sched_getaffinity(None).unwrap();
-    let allowed: Vec<usize> = (0..CpuSet::MAX_CPU)
-        .filter(|&c| allowed.is_set(c))
-        .collect();
+    let allowed: Vec<usize> = allowed_cpus();
     // Threads 1 and 2 alternate (`tests::call`): each opens, writes and syncs its own file.
     let mut ops = vec![];
     for (fd, name) in [(3, "a"), (4, "b")] {
@@ -80,10 +81,7 @@ fn each_replay_thread_keeps_to_one_cpu_the_same_in_every_replay() {
 
 #[test]
 fn a_thread_keeps_its_cpu_from_the_unmeasured_part_into_the_window() {
-    let allowed = sched_getaffinity(None).unwrap();
-    let allowed: Vec<usize> = (0..CpuSet::MAX_CPU)
-        .filter(|&c| allowed.is_set(c))
-        .collect();
+    let allowed: Vec<usize> = allowed_cpus();
     let open = |path: &str, fd| Op::Open {
         path: path.into(),
         flags: vec!["O_RDWR".into(), "O_CREAT".into()],
