@@ -16,6 +16,7 @@ pub struct ResultCode(c_int);
 impl ResultCode {
     pub const OK: ResultCode = ResultCode(ffi::SQLITE_OK);
     pub const ERROR: ResultCode = ResultCode(ffi::SQLITE_ERROR);
+    pub const ABORT: ResultCode = ResultCode(ffi::SQLITE_ABORT);
     pub const BUSY: ResultCode = ResultCode(ffi::SQLITE_BUSY);
     pub const LOCKED: ResultCode = ResultCode(ffi::SQLITE_LOCKED);
     pub const NOMEM: ResultCode = ResultCode(ffi::SQLITE_NOMEM);

@@ -121,6 +121,12 @@ pub enum AppTxnError {
          another handle); it was aborted (retry it)"
     )]
     Busy { tid: Tid, file: String },
+    #[error(
+        "application transaction {tid}: SQLite needed a rollback journal for {database} (its \
+         cache spilled, or a batch failed), which would hold the transaction's changes outside \
+         it; it was aborted (use journal_mode=OFF, or a cache_size that holds the transaction)"
+    )]
+    JournalRefused { tid: Tid, database: String },
     #[error("cannot begin an application transaction: {source}")]
     Begin {
         #[source]

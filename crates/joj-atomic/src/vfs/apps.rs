@@ -1,6 +1,7 @@
-//! The application transactions of one mounted file layer (`docs/formats/apptxn.md` §2–3):
+//! The application transactions of one mounted file layer (`docs/formats/apptxn.md` §2–4):
 //! which handle is enrolled in which transaction, which transaction holds which file, which
-//! handles hold SQLite locks, and which handles must see a changed file change counter once.
+//! handles hold SQLite locks, which handles must see a changed file change counter once, and
+//! which are fenced because their transaction ended under their open SQL transaction.
 //!
 //! Pure bookkeeping: the decisions (`access`) are functions of this state; the file layer and
 //! the device are driven by the caller.
@@ -44,6 +45,19 @@ pub(crate) struct AppTable {
     open: HashMap<u64, u32>,
     /// Handles whose next change-counter read must report a change (§3).
     stale: HashSet<u64>,
+    /// Handles holding RESERVED or more (SQLite's writer of their file).
+    writers: HashSet<u64>,
+    /// Fenced handle → the transaction that ended under its open SQL transaction (§4).
+    fenced: HashMap<u64, Tid>,
+}
+
+/// Why SQLite may not open a database's rollback journal now (`docs/formats/apptxn.md` §4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum JournalRefusal {
+    /// The database is held by this application transaction.
+    Held(Tid),
+    /// The database's writer is fenced: this transaction ended under it.
+    Fenced(Tid),
 }
 
 impl AppTable {
@@ -86,11 +100,42 @@ impl AppTable {
         self.stale.remove(&hid);
     }
 
+    /// Handle `hid` holds RESERVED or more (`true`) or less (`false`).
+    pub(crate) fn writing(&mut self, hid: u64, yes: bool) {
+        if yes {
+            self.writers.insert(hid);
+        } else {
+            self.writers.remove(&hid);
+        }
+    }
+
+    /// The transaction that ended under `hid`'s open SQL transaction, while `hid` is fenced.
+    pub(crate) fn fence(&self, hid: u64) -> Option<Tid> {
+        self.fenced.get(&hid).copied()
+    }
+
+    /// Whether the rollback journal of the database in `slot` may not be opened now.
+    pub(crate) fn journal_refused(&self, slot: u32) -> Option<JournalRefusal> {
+        if let Some(&t) = self.holders.get(&slot) {
+            return Some(JournalRefusal::Held(t));
+        }
+        let lockers = self.lockers.get(&slot)?;
+        lockers.iter().find_map(|h| {
+            self.fenced
+                .get(h)
+                .filter(|_| self.writers.contains(h))
+                .map(|&t| JournalRefusal::Fenced(t))
+        })
+    }
+
     pub(crate) fn locked(&mut self, hid: u64, slot: u32) {
         self.lockers.entry(slot).or_default().insert(hid);
     }
 
+    /// Handle `hid` let go of its last lock on `slot`: its fence, if any, lifts.
     pub(crate) fn unlocked(&mut self, hid: u64, slot: u32) {
+        self.fenced.remove(&hid);
+        self.writers.remove(&hid);
         if let Some(s) = self.lockers.get_mut(&slot) {
             s.remove(&hid);
             if s.is_empty() {
@@ -155,8 +200,9 @@ impl AppTable {
             .unwrap_or_default()
     }
 
-    /// `tid` ended: its files are free, its handles leave it, and every open handle of its
-    /// files must see a changed change counter at its next check (§3).
+    /// `tid` ended: its files are free, its handles leave it (those still holding a SQLite
+    /// lock are fenced, §4: only an abort meets one, a commit is refused while they do), and
+    /// every open handle of its files must see a changed change counter at its next check (§3).
     pub(crate) fn end(&mut self, tid: Tid) {
         let Some(s) = self.txns.remove(&tid) else {
             return;
@@ -164,6 +210,11 @@ impl AppTable {
         let slots: HashSet<u32> = s.files.iter().map(|f| f.0).collect();
         for slot in &slots {
             self.holders.remove(slot);
+        }
+        for hid in self.lockers.values().flatten() {
+            if self.members.get(hid) == Some(&tid) {
+                self.fenced.insert(*hid, tid);
+            }
         }
         self.members.retain(|_, t| *t != tid);
         for (&hid, slot) in &self.open {
@@ -205,5 +256,46 @@ mod tests {
         assert!(a.take_stale(10) && a.take_stale(11) && !a.take_stale(10));
         assert_eq!(a.member(10), None);
         assert_eq!(a.access(3, None, Some(11)), Access::Go);
+    }
+
+    #[test]
+    fn an_end_fences_the_enrolled_handles_still_locked_until_they_let_go() {
+        let mut a = AppTable::default();
+        let t = Tid(1);
+        a.begin(t);
+        for h in [10, 11, 12] {
+            a.opened(h, 3);
+        }
+        assert!(a.enroll(10, Some(t)) && a.enroll(11, Some(t)));
+        a.hold(3, t);
+        assert_eq!(a.journal_refused(3), Some(JournalRefusal::Held(t)));
+        // 10 writes (RESERVED), 11 left its statements, 12 is in no transaction.
+        a.locked(10, 3);
+        a.writing(10, true);
+        a.end(t);
+        assert_eq!(
+            (a.fence(10), a.fence(11), a.fence(12)),
+            (Some(t), None, None)
+        );
+        assert_eq!(a.journal_refused(3), Some(JournalRefusal::Fenced(t)));
+        a.unlocked(10, 3);
+        assert_eq!((a.fence(10), a.journal_refused(3)), (None, None));
+    }
+
+    #[test]
+    fn a_fenced_reader_does_not_refuse_another_writers_journal() {
+        let mut a = AppTable::default();
+        let t = Tid(1);
+        a.begin(t);
+        a.opened(10, 3);
+        assert!(a.enroll(10, Some(t)));
+        a.hold(3, t);
+        a.locked(10, 3);
+        a.end(t);
+        assert_eq!(a.fence(10), Some(t));
+        a.opened(12, 3);
+        a.locked(12, 3);
+        a.writing(12, true);
+        assert_eq!(a.journal_refused(3), None);
     }
 }

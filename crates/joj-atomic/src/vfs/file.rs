@@ -54,6 +54,22 @@ enum CommitFailure {
     Fs(#[from] FsError),
 }
 
+/// Refuse `what` through handle `hid` of file `name` with `code` while the handle is fenced
+/// (`docs/formats/apptxn.md` §4).
+fn unfenced<D>(m: &Mounted<D>, hid: u64, name: &str, code: ResultCode) -> Result<(), SqliteError> {
+    match m.apps.fence(hid) {
+        None => Ok(()),
+        Some(tid) => Err(SqliteError::with_message(
+            code,
+            format!(
+                "{name}: application transaction {tid} ended without a commit while this \
+                 connection's SQL transaction was open; its changes went with it (roll back: \
+                 the next transaction reads the database as it is)"
+            ),
+        )),
+    }
+}
+
 /// Record file-layer error `e` of handle `hid` as its application transaction's failure (if
 /// it is in one), after taking its SQLite code and message.
 fn record<D: Device>(m: &mut Mounted<D>, hid: u64, e: FsError, io: ResultCode) -> SqliteError {
@@ -195,11 +211,11 @@ impl<D: Device> XFile<D> {
 
 impl<D: Device> VfsFile for XFile<D> {
     fn read(&mut self, buf: &mut [u8], offset: u64) -> Result<ReadOutcome, SqliteError> {
-        let (id, hid) = (FileId(self.id), self.hid);
+        let (id, hid, name) = (FileId(self.id), self.hid, &self.name);
         let check = (offset, buf.len()) == COUNTER_CHECK;
-        let r = self
-            .inst
-            .with_mounted(|m| match m.fs.read(id, offset, buf) {
+        let r = self.inst.with_mounted(|m| {
+            unfenced(m, hid, name, ResultCode::IOERR_READ)?;
+            match m.fs.read(id, offset, buf) {
                 Ok(n) => {
                     if check && m.apps.take_stale(hid) {
                         // An application transaction this file was in ended: make SQLite drop
@@ -210,39 +226,48 @@ impl<D: Device> VfsFile for XFile<D> {
                     }
                     Ok(n)
                 }
-                Err(e) => Err(record(m, hid, e, ResultCode::IOERR_READ)),
-            })?;
-        match r {
-            Ok(n) => Ok(ReadOutcome::from_filled(buf, n)),
-            Err(e) => Err(self.fail(e.code(), "read", e)),
-        }
+                Err(e) => {
+                    let e = record(m, hid, e, ResultCode::IOERR_READ);
+                    Err(self.fail(e.code(), "read", e))
+                }
+            }
+        })?;
+        r.map(|n| ReadOutcome::from_filled(buf, n))
     }
 
     fn write(&mut self, data: &[u8], offset: u64) -> Result<(), SqliteError> {
         let (inst, id, hid) = (self.inst, FileId(self.id), self.hid);
-        let r = inst.with_mounted(|m| {
+        inst.with_mounted(|m| {
+            unfenced(m, hid, &self.name, ResultCode::IOERR_WRITE)?;
             let r = Self::write_plain_or_app(inst, m, id, offset, data);
-            r.map_err(|e| record(m, hid, e, ResultCode::IOERR_WRITE))
-        })?;
-        r.map_err(|e| self.fail(e.code(), "write", e))
+            r.map_err(|e| {
+                let e = record(m, hid, e, ResultCode::IOERR_WRITE);
+                self.fail(e.code(), "write", e)
+            })
+        })?
     }
 
     fn truncate(&mut self, size: u64) -> Result<(), SqliteError> {
         let (id, hid) = (FileId(self.id), self.hid);
-        let r = self.inst.with_mounted(|m| {
-            let r = m.fs.truncate(id, size);
-            r.map_err(|e| record(m, hid, e, ResultCode::IOERR_TRUNCATE))
-        })?;
-        r.map_err(|e| self.fail(e.code(), "truncate", e))
+        self.inst.with_mounted(|m| {
+            unfenced(m, hid, &self.name, ResultCode::IOERR_TRUNCATE)?;
+            m.fs.truncate(id, size).map_err(|e| {
+                let e = record(m, hid, e, ResultCode::IOERR_TRUNCATE);
+                self.fail(e.code(), "truncate", e)
+            })
+        })?
     }
 
     fn sync(&mut self, _flags: SyncFlags) -> Result<(), SqliteError> {
         if self.main_db {
             bump(&self.inst.counters.db_syncs);
         }
-        let id = FileId(self.id);
-        let r = self.inst.with_mounted(|m| m.fs.sync(id))?;
-        r.map_err(|e| self.fail(ResultCode::IOERR_FSYNC, "sync", e))
+        let (id, hid) = (FileId(self.id), self.hid);
+        self.inst.with_mounted(|m| {
+            unfenced(m, hid, &self.name, ResultCode::IOERR_FSYNC)?;
+            m.fs.sync(id)
+                .map_err(|e| self.fail(ResultCode::IOERR_FSYNC, "sync", e))
+        })?
     }
 
     fn file_size(&mut self) -> Result<u64, SqliteError> {
@@ -251,39 +276,49 @@ impl<D: Device> VfsFile for XFile<D> {
     }
 
     fn lock(&mut self, level: LockLevel) -> Result<(), SqliteError> {
-        let (id, hid, handle) = (self.id, self.hid, &mut self.lock);
+        let (id, hid, name, handle) = (self.id, self.hid, &self.name, &mut self.lock);
         let first = handle.level() == LockLevel::None && level >= LockLevel::Shared;
-        let r = self.inst.with_mounted(|m| {
+        let up = level > handle.level();
+        self.inst.with_mounted(|m| {
+            if up {
+                unfenced(m, hid, name, ResultCode::IOERR_LOCK)?;
+            }
             if first {
                 // The file joins the handle's application transaction, or the touch waits or
                 // loses (`docs/formats/apptxn.md` §2).
                 let by = m.apps.member(hid);
-                m.touch(id, by, Some(hid))?;
+                m.touch(id, by, Some(hid))
+                    .map_err(|refusal| match refusal {
+                        Refusal::Busy => SqliteError::busy(),
+                        Refusal::Conflict => SqliteError::with_message(
+                            ResultCode::IOERR_LOCK,
+                            format!(
+                                "{name}: held by another application transaction; this one lost \
+                             and must abort"
+                            ),
+                        ),
+                    })?;
             }
             m.locks
                 .lock(&id, handle, level)
-                .map_err(|_| Refusal::Busy)?;
+                .map_err(|_| SqliteError::busy())?;
             if first {
                 m.apps.locked(hid, id);
             }
+            if level >= LockLevel::Reserved {
+                m.apps.writing(hid, true);
+            }
             Ok(())
-        })?;
-        r.map_err(|refusal| match refusal {
-            Refusal::Busy => SqliteError::busy(),
-            Refusal::Conflict => SqliteError::with_message(
-                ResultCode::IOERR_LOCK,
-                format!(
-                    "{}: held by another application transaction; this one lost and must abort",
-                    self.name
-                ),
-            ),
-        })
+        })?
     }
 
     fn unlock(&mut self, level: LockLevel) -> Result<(), SqliteError> {
         let (id, hid, handle) = (self.id, self.hid, &mut self.lock);
         self.inst.with_mounted(|m| {
             m.locks.unlock(&id, handle, level);
+            if level < LockLevel::Reserved {
+                m.apps.writing(hid, false);
+            }
             if level == LockLevel::None {
                 m.apps.unlocked(hid, id);
             }
@@ -297,7 +332,13 @@ impl<D: Device> VfsFile for XFile<D> {
 
     fn file_control(&mut self, control: FileControl<'_>) -> Result<(), SqliteError> {
         match control {
-            FileControl::BeginAtomicWrite => self.begin_batch(),
+            // A fenced handle's batch: refused with a code that is not an I/O error, so SQLite
+            // does not fall back to writing a journal from its cached pages (§4).
+            FileControl::BeginAtomicWrite => {
+                let (inst, hid) = (self.inst, self.hid);
+                inst.with_mounted(|m| unfenced(m, hid, &self.name, ResultCode::ABORT))??;
+                self.begin_batch()
+            }
             FileControl::CommitAtomicWrite => self.commit_batch(),
             FileControl::RollbackAtomicWrite => {
                 self.rollback_batch();

@@ -16,11 +16,57 @@ pub(crate) use file::APP_TXN_PRAGMA;
 pub use instance::XftlCounters;
 pub(crate) use instance::{Device, Mounted, Refusal, Xftl, lock, thread_issuer};
 
+use crate::FsError;
+use crate::apptxn::error::AppTxnError;
+use apps::JournalRefusal;
 use file::{XFile, fs_code};
 use instance::bump;
 use joj_vfs::{Access, FileKind, FileName, HandleLock, OpenFlags, ResultCode, SqliteError, Vfs};
 use std::path::Path;
 use std::sync::atomic::Ordering;
+
+/// Why an open failed: the file layer's error, or a refusal of the VFS's own.
+enum Opened {
+    Fs(FsError),
+    Refused(String),
+}
+
+impl From<FsError> for Opened {
+    fn from(e: FsError) -> Opened {
+        Opened::Fs(e)
+    }
+}
+
+/// SQLite may open `path` now, unless it is the rollback journal of a database an application
+/// transaction holds or whose writer is fenced (`docs/formats/apptxn.md` §4): that journal would
+/// hold the transaction's changes outside the device transaction.
+/// A refusal inside a transaction is recorded as its failure.
+fn journal_allowed<D: Device>(m: &mut Mounted<D>, path: &str) -> Result<(), Opened> {
+    let Some((db, slot)) = path
+        .strip_suffix("-journal")
+        .and_then(|db| Some((db, m.fs.lookup(db)?)))
+    else {
+        return Ok(());
+    };
+    match m.apps.journal_refused(slot.0) {
+        None => Ok(()),
+        Some(JournalRefusal::Held(tid)) => {
+            let database = db.to_string();
+            m.apps
+                .fail(tid, AppTxnError::JournalRefused { tid, database });
+            Err(Opened::Refused(format!(
+                "the database is in application transaction {t}, whose changes may not go into a \
+             rollback journal outside it (SQLite writes one when its cache spills or a batch \
+             fails): use journal_mode=OFF, or a cache_size that holds the transaction",
+                t = tid
+            )))
+        }
+        Some(JournalRefusal::Fenced(t)) => Err(Opened::Refused(format!(
+            "application transaction {t} ended without a commit under this connection's SQL \
+             transaction; its changes may not go into a rollback journal (roll back)"
+        ))),
+    }
+}
 
 impl<D: Device> Vfs for Xftl<D> {
     type File = XFile<D>;
@@ -40,16 +86,20 @@ impl<D: Device> Vfs for Xftl<D> {
         let create = flags.create();
         let hid = self.next_handle.fetch_add(1, Ordering::Relaxed);
         let opened = self.with_mounted(|m| {
+            journal_allowed(m, &path)?;
             let id = m.fs.open(&path, create)?;
             m.open_handles += 1;
             m.apps.opened(hid, id.0);
             Ok(id)
         })?;
-        let id = opened.map_err(|e| {
-            SqliteError::with_message(
+        let id = opened.map_err(|e| match e {
+            Opened::Refused(why) => {
+                SqliteError::with_message(ResultCode::CANTOPEN, format!("open {path}: {why}"))
+            }
+            Opened::Fs(e) => SqliteError::with_message(
                 fs_code(&e, ResultCode::CANTOPEN),
                 format!("open {path}: {e}"),
-            )
+            ),
         })?;
         if path.ends_with("-journal") {
             bump(&self.counters.journal_opens);

@@ -1,0 +1,124 @@
+//! An application transaction that ends without a commit while an enrolled connection is still
+//! inside an SQL transaction (`BEGIN` … with pages already changed, some spilled to the device,
+//! others only in SQLite's page cache) leaves no trace of it: the application's later `COMMIT`
+//! on that connection must not write the cached rest as plain writes outside any device
+//! transaction. Every way such an end comes about: `abort`, a drop, a `commit` refused because
+//! the statement is open, and a failing statement (`docs/formats/apptxn.md` §4).
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
+
+mod common;
+
+use common::bank;
+use joj_atomic::{AppTxnError, XDevice, XftlVfs};
+use rusqlite::Connection;
+
+#[derive(Debug, Clone, Copy)]
+enum End {
+    Abort,
+    Drop,
+    RefusedCommit,
+    FailedStatement,
+}
+
+fn integrity(c: &Connection) -> String {
+    c.query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap()
+}
+
+/// `a.db` as a fresh connection reads it: its accounts' digest and its integrity check.
+fn seen(vfs: &XftlVfs<XDevice>) -> ((i64, i64), String) {
+    let c = bank::open(vfs.name(), "a.db").unwrap();
+    (bank::digest(&c).unwrap(), integrity(&c))
+}
+
+fn ended_inside_begin_leaves_no_trace(end: End) {
+    let vfs = joj_atomic::register(&format!("apptxn-open-sql-{end:?}")).unwrap();
+    vfs.attach(common::formatted(&common::profile(64))).unwrap();
+    bank::setup(&vfs);
+    let before = seen(&vfs);
+    assert_eq!(before.1, "ok");
+
+    let a = bank::open_off(vfs.name(), "a.db").unwrap();
+    // A small cache, so the update spills pages to the device before its commit.
+    a.execute_batch("PRAGMA cache_size=10").unwrap();
+    let mut tx = vfs.begin_app().unwrap();
+    tx.enroll(&a).unwrap();
+    tx.sql(|| {
+        a.execute_batch(
+            "BEGIN; UPDATE account SET balance = balance - 1, note = hex(randomblob(900));",
+        )
+    })
+    .unwrap();
+    assert!(!a.is_autocommit(), "the SQL transaction is open");
+    match end {
+        End::Abort => tx.abort().unwrap(),
+        End::Drop => drop(tx),
+        End::RefusedCommit => {
+            let e = tx.commit().unwrap_err();
+            assert!(
+                matches!(e, AppTxnError::OpenStatement { .. }),
+                "a commit with the SQL transaction open: {e}"
+            );
+        }
+        End::FailedStatement => {
+            let e = tx
+                .execute(&a, "INSERT INTO account VALUES (1, 0, 'dup')", [])
+                .unwrap_err();
+            assert!(matches!(e, AppTxnError::Sql { .. }), "{e}");
+            assert!(tx.commit().is_err(), "the transaction was aborted");
+        }
+    }
+
+    // The application, unaware, commits its SQL transaction. Whatever SQLite answers, the
+    // aborted changes must not reach the database.
+    let commit = a.execute_batch("COMMIT");
+    if !a.is_autocommit() {
+        a.execute_batch("ROLLBACK").unwrap();
+    }
+    assert_eq!(
+        seen(&vfs),
+        before,
+        "{end:?}: the application's COMMIT after the end answered {commit:?}"
+    );
+    assert_eq!(
+        bank::digest(&a).unwrap(),
+        before.0,
+        "{end:?}: the connection itself"
+    );
+    assert!(
+        commit.is_err(),
+        "{end:?}: a COMMIT of changes that were thrown away must fail"
+    );
+
+    // The connection is usable again: a new application transaction on it commits.
+    let mut tx = vfs.begin_app().unwrap();
+    tx.enroll(&a).unwrap();
+    tx.execute(&a, "UPDATE account SET balance = 7 WHERE id = 1", [])
+        .unwrap();
+    tx.commit().unwrap();
+    let c = bank::open(vfs.name(), "a.db").unwrap();
+    let b: i64 = c
+        .query_row("SELECT balance FROM account WHERE id = 1", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!((b, integrity(&c)), (7, "ok".to_string()), "{end:?}");
+}
+
+#[test]
+fn an_abort_inside_begin_leaves_no_trace() {
+    ended_inside_begin_leaves_no_trace(End::Abort);
+}
+
+#[test]
+fn a_drop_inside_begin_leaves_no_trace() {
+    ended_inside_begin_leaves_no_trace(End::Drop);
+}
+
+#[test]
+fn a_commit_refused_inside_begin_leaves_no_trace() {
+    ended_inside_begin_leaves_no_trace(End::RefusedCommit);
+}
+
+#[test]
+fn a_failed_statement_inside_begin_leaves_no_trace() {
+    ended_inside_begin_leaves_no_trace(End::FailedStatement);
+}
