@@ -5,8 +5,8 @@
 //! A main database's file is shared (`db_files`): the WAL's open reads and marks the header
 //! through it rather than through a descriptor of its own. It asks for waldio's reserve when
 //! SQLite creates the database (`reserve_bytes`), and it tells the WAL when SQLite ends a write
-//! transaction (the write lock of the wal-index released: frames a rolled-back transaction
-//! spilled are dropped) and before SQLite backfills a checkpoint (`SQLITE_FCNTL_CKPT_START`: a
+//! transaction (the write lock of the wal-index released, or in exclusive locking mode the
+//! database's EXCLUSIVE lock: frames a rolled-back transaction spilled are dropped) and before SQLite backfills a checkpoint (`SQLITE_FCNTL_CKPT_START`: a
 //! commit sync waldio's option skipped is made first).
 
 use super::db_files;
@@ -35,6 +35,8 @@ pub(crate) struct PassThrough {
     /// Switch the database to WAL mode at its next commit in a rollback-journal mode (option
     /// `waldio_journal=wal`).
     pub(crate) to_wal: bool,
+    /// This handle holds an EXCLUSIVE lock on the file.
+    exclusive: bool,
 }
 
 impl PassThrough {
@@ -54,6 +56,7 @@ impl PassThrough {
             path,
             main_db,
             to_wal: false,
+            exclusive: false,
         }
     }
 
@@ -118,10 +121,23 @@ impl VfsFile for PassThrough {
     }
 
     fn lock(&mut self, level: joj_vfs::LockLevel) -> Result<(), SqliteError> {
-        self.base.lock(level)
+        self.base.lock(level)?;
+        self.exclusive |= level == joj_vfs::LockLevel::Exclusive;
+        Ok(())
     }
 
     fn unlock(&mut self, level: joj_vfs::LockLevel) -> Result<(), SqliteError> {
+        // In `locking_mode=EXCLUSIVE` SQLite takes no wal-index locks, so the write lock's
+        // release below never comes; its EXCLUSIVE lock on the database kept every other
+        // connection out instead, and a rolled-back transaction's frames are dropped when it
+        // lets go of it, before anyone else can write (`docs/formats/waldio.md`, rule 2).
+        // Holding EXCLUSIVE, no other connection holds even SHARED: none has frames pending.
+        if self.exclusive && level < joj_vfs::LockLevel::Exclusive {
+            if let Some(db) = self.database() {
+                shared_wal::write_transaction_ended(db);
+            }
+            self.exclusive = false;
+        }
         self.base.unlock(level)
     }
 
