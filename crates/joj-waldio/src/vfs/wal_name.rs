@@ -76,22 +76,40 @@ fn inspect(logical: &Path) -> Result<AtLogical, WalError> {
 
 /// The physical WAL for SQLite's `logical` name, after moving a waldio WAL found at the logical
 /// name (rename, then the directory synced) and refusing a stock WAL with frames there.
+///
+/// Openers of one database in several threads and processes may settle it at once, with no
+/// lock between them (SQLite holds only a shared lock here): the move is one rename that will not
+/// replace a file, so exactly one of them moves it, and the others find it gone, which is as
+/// good. Two WALs is only a WAL at each name at the same moment.
 pub(crate) fn settle(logical: &Path) -> Result<PathBuf, WalError> {
+    use rustix::fs::{CWD, RenameFlags, renameat_with};
+    use rustix::io::Errno;
     let phys = physical(logical);
     if let AtLogical::Waldio = inspect(logical)? {
-        if phys.exists() {
-            return Err(WalError::TwoWals {
-                old: logical.to_path_buf(),
-                new: phys,
-            });
-        }
         let io = |what, source| WalError::Io {
             op: IoOp::Write,
             what,
             source,
         };
-        std::fs::rename(logical, &phys).map_err(|e| io("moving the WAL to its -waldio name", e))?;
-        if let Some(dir) = phys.parent() {
+        let two = || WalError::TwoWals {
+            old: logical.to_path_buf(),
+            new: phys.clone(),
+        };
+        let moved = match renameat_with(CWD, logical, CWD, &phys, RenameFlags::NOREPLACE) {
+            Ok(()) => true,
+            // Another opener moved it first (and syncs the directory): the same file.
+            Err(Errno::NOENT) => false,
+            Err(Errno::EXIST) => return Err(two()),
+            // A filesystem without the no-replace rename: look, then rename.
+            Err(Errno::INVAL | Errno::NOSYS) if phys.exists() => return Err(two()),
+            Err(Errno::INVAL | Errno::NOSYS) => match std::fs::rename(logical, &phys) {
+                Ok(()) => true,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+                Err(e) => return Err(io("moving the WAL to its -waldio name", e)),
+            },
+            Err(e) => return Err(io("moving the WAL to its -waldio name", e.into())),
+        };
+        if let (true, Some(dir)) = (moved, phys.parent()) {
             let dir = if dir.as_os_str().is_empty() {
                 Path::new(".")
             } else {
@@ -143,6 +161,39 @@ mod tests {
         let refused = settle(&wal).unwrap_err().to_string();
         assert!(refused.contains("symbolic link"), "{refused}");
         assert!(elsewhere.exists() && !dir.path().join("a.db-waldio").exists());
+    }
+
+    #[test]
+    fn openers_settling_one_old_wal_at_once_all_find_it_moved() {
+        use std::sync::{Arc, Barrier};
+        for _ in 0..40 {
+            let dir = tempfile::tempdir().unwrap();
+            let wal = dir.path().join("a.db-wal");
+            // Zeros: a preallocated waldio WAL whose header block was never written.
+            std::fs::write(&wal, vec![0u8; 4096]).unwrap();
+            let barrier = Arc::new(Barrier::new(8));
+            let openers: Vec<_> = (0..8)
+                .map(|_| {
+                    let (wal, barrier) = (wal.clone(), Arc::clone(&barrier));
+                    std::thread::spawn(move || {
+                        barrier.wait();
+                        settle(&wal).map_err(|e| e.to_string())
+                    })
+                })
+                .collect();
+            let phys = dir.path().join("a.db-waldio");
+            for o in openers {
+                assert_eq!(o.join().unwrap(), Ok(phys.clone()));
+            }
+            assert!(!wal.exists());
+            assert_eq!(std::fs::metadata(&phys).unwrap().len(), 4096);
+        }
+        // A WAL at both names at once is still two WALs.
+        let dir = tempfile::tempdir().unwrap();
+        let wal = dir.path().join("a.db-wal");
+        std::fs::write(&wal, vec![0u8; 4096]).unwrap();
+        std::fs::write(dir.path().join("a.db-waldio"), vec![0u8; 4096]).unwrap();
+        assert!(matches!(settle(&wal), Err(WalError::TwoWals { .. })));
     }
 
     #[test]
