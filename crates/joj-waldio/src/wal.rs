@@ -158,6 +158,10 @@ pub struct WalState<I: WalIo> {
     /// Commit frames were written (or buffered) that no sync has made durable yet (`normal`,
     /// group sync): a checkpoint syncs them before it copies a page.
     unsynced_commits: bool,
+    /// The last thing done to the WAL was an `xSync`'s `fdatasync` (not a commit's): every frame
+    /// written before it, by any process, is durable (a checkpoint's own `xSync` just made them
+    /// so, after the last frame it copies was written).
+    just_synced: bool,
     sync_hook: Option<SyncHook>,
 }
 
@@ -180,6 +184,7 @@ impl<I: WalIo> WalState<I> {
             written_hwm: 0,
             known_len_bytes: 0,
             unsynced_commits: false,
+            just_synced: false,
             sync_hook: None,
         };
         s.refresh_header()?;
@@ -280,6 +285,7 @@ impl<I: WalIo> WalState<I> {
 
     /// A logical write from SQLite.
     pub fn write(&mut self, off: u64, data: &[u8]) -> Result<Wrote, WalError> {
+        self.just_synced = false;
         let r = self.write_pieces(off, data);
         if r.is_err() {
             self.forget_transaction();
@@ -602,6 +608,7 @@ impl<I: WalIo> WalState<I> {
 
     /// Write the pending blocks `run` (contiguous block numbers) in one direct write.
     fn write_run(&mut self, run: &[u64], dsync: bool) -> Result<(), WalError> {
+        self.just_synced = false;
         let p = self.block as usize;
         let first = run[0];
         let mut buf = AlignedBuf::zeroed(run.len() * p);
@@ -658,10 +665,12 @@ impl<I: WalIo> WalState<I> {
 
     /// `xSync`: write what is pending and make the WAL durable.
     pub fn sync(&mut self) -> Result<(), WalError> {
-        let synced = self.flush()?;
+        let mut synced = self.flush()?;
         if !synced && (self.opts.sync != SyncOption::Fua || self.opts.canary_skip_sync) {
             self.sync_data()?;
+            synced = !self.opts.canary_skip_sync;
         }
+        self.just_synced = synced;
         Ok(())
     }
 
@@ -673,10 +682,18 @@ impl<I: WalIo> WalState<I> {
     }
 
     /// Before a checkpoint copies frames into the database: sync the commits whose sync the
-    /// option skipped (`normal`, group sync), with any group still buffered.
+    /// option skipped (`normal`, group sync), with any group still buffered. Under `full` and
+    /// `fua` this process's commits are durable, but the frames copied may be another
+    /// process's, and processes may differ in their option: a `normal` process's frames are
+    /// made durable here (one `fdatasync`; a `fua` commit flushes only its own writes, and
+    /// another process may commit between this one's commit and its checkpoint) — unless the
+    /// checkpoint's own `xSync` just did: the frames it copies were all written before it.
     pub fn sync_owed(&mut self) -> Result<(), WalError> {
         if self.unsynced_commits || self.buffered_commits > 0 {
-            self.sync()?;
+            return self.sync();
+        }
+        if self.opts.sync != SyncOption::Normal && !self.just_synced {
+            self.sync_data()?;
         }
         Ok(())
     }

@@ -6,8 +6,9 @@
 //! through it rather than through a descriptor of its own. It asks for waldio's reserve when
 //! SQLite creates the database (`reserve_bytes`), and it tells the WAL when SQLite ends a write
 //! transaction (the write lock of the wal-index released, or in exclusive locking mode the
-//! database's EXCLUSIVE lock: frames a rolled-back transaction spilled are dropped) and before SQLite backfills a checkpoint (`SQLITE_FCNTL_CKPT_START`: a
-//! commit sync waldio's option skipped is made first).
+//! database's EXCLUSIVE lock: frames a rolled-back transaction spilled are dropped) and before
+//! SQLite backfills a checkpoint (`SQLITE_FCNTL_CKPT_START`: a commit sync waldio's option
+//! skipped is made first).
 
 use super::db_files;
 use super::instance::Waldio;
