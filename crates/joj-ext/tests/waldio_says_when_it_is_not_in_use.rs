@@ -131,6 +131,36 @@ print(db.execute('SELECT waldio_state()').fetchone()[0])
 }
 
 #[test]
+fn a_database_made_again_at_the_same_path_and_put_in_wal_mode_is_not_warned_about() {
+    // An app (or a test suite) that deletes its database and makes it again, in WAL mode each
+    // time, in one process: each life's first transaction is its own, not a second journal
+    // (found by a probe, 2026-11-27: the count of rollback journals outlived the file).
+    let dir = tempfile::tempdir().unwrap();
+    let code = format!(
+        "import sqlite3, os
+l = sqlite3.connect(':memory:'); l.enable_load_extension(True); l.load_extension('{}')
+for life in range(3):
+    for s in ('', '-wal', '-shm', '-waldio'):
+        if os.path.exists('app.db' + s): os.unlink('app.db' + s)
+    db = sqlite3.connect('file:app.db?vfs=waldio', uri=True, isolation_level=None)
+    db.execute('PRAGMA journal_mode=WAL')
+    db.execute('CREATE TABLE t(x)')
+    for i in range(3): db.execute('INSERT INTO t VALUES(?)', (i,))
+    print(db.execute('PRAGMA journal_mode').fetchone()[0])
+    state = db.execute('SELECT waldio_state()').fetchone()[0]
+    db.close()
+print(state)
+",
+        common::lib().with_extension("").display()
+    );
+    let (out, err) = run(dir.path(), &code);
+    assert_eq!(out[..3], ["wal", "wal", "wal"], "{err}");
+    let state: serde_json::Value = serde_json::from_str(&out[3]).unwrap();
+    assert_eq!(state["not_in_wal_mode"], serde_json::json!([]), "{state}");
+    assert!(!err.contains("waldio: warning"), "{err}");
+}
+
+#[test]
 fn a_database_without_the_reserve_is_told_to_be_converted() {
     let dir = tempfile::tempdir().unwrap();
     // Made by stock SQLite: no reserved bytes per page.

@@ -7,8 +7,10 @@ use crate::options::{OptionsError, WaldioOptions};
 use joj_vfs::{BaseVfs, ErrorLog, FileName, FileObserver};
 use std::sync::{Arc, RwLock};
 
-/// The logs a database opened through waldio: rollback journals, and whether the last log was
-/// a WAL (the database then is in WAL mode, whatever journals it opened before the switch).
+/// The logs a database opened through waldio: rollback journals since it last opened a WAL, and
+/// whether the last log was a WAL (the database then is in WAL mode, whatever journals it
+/// opened before the switch). The count starts again at each WAL: a database deleted and made
+/// again at the same path, or one that left WAL mode, is judged on its journals since.
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct Logs {
     pub(crate) rollback_journals: u64,
@@ -98,10 +100,13 @@ impl Waldio {
     }
 
     /// `db` opened its WAL through waldio: it is in WAL mode now (its earlier rollback journals
-    /// were before the switch).
+    /// were before the switch, and are forgotten).
     pub(crate) fn wal_of(&self, db: &std::path::Path) {
         if let Some(logs) = lock(&self.not_in_wal).get_mut(db) {
-            logs.wal_since = true;
+            *logs = Logs {
+                rollback_journals: 0,
+                wal_since: true,
+            };
         }
     }
 
