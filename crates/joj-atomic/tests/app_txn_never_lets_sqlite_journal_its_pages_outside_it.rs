@@ -68,3 +68,43 @@ fn a_spill_inside_an_application_transaction_is_refused_and_a_cut_leaves_the_dat
     );
     assert_eq!(journals, 0, "no journal reached the device");
 }
+
+/// A journal left behind by ordinary commits (`TRUNCATE` leaves it empty, `PERSIST` with a
+/// zeroed header) is not hot: SQLite only looks at it, read-only, and goes on. The refusal is for
+/// writing a journal, not for that look (found by a probe: every application transaction on such
+/// a database failed with `JournalRefused`, even with the journal off).
+#[test]
+fn a_leftover_journal_that_is_not_hot_does_not_stop_application_transactions() {
+    for mode in ["TRUNCATE", "PERSIST"] {
+        let vfs = joj_atomic::register(&format!("apptxn-leftover-{mode}")).unwrap();
+        vfs.attach(common::formatted(&common::profile(64))).unwrap();
+        bank::setup(&vfs);
+        {
+            let o = bank::open(vfs.name(), "a.db").unwrap();
+            o.execute_batch(&format!(
+                "PRAGMA journal_mode={mode}; PRAGMA cache_size=5;
+                 UPDATE account SET balance = 5, note = hex(randomblob(200));"
+            ))
+            .unwrap();
+        }
+        let left = vfs.with_fs(|fs| fs.list().iter().any(|f| f.ends_with("a.db-journal")));
+        assert_eq!(left, Some(true), "{mode}: the journal is left behind");
+        let a = bank::open_off(vfs.name(), "a.db").unwrap();
+        for balance in [6, 7] {
+            let mut tx = vfs.begin_app().unwrap();
+            tx.enroll(&a).unwrap();
+            tx.execute(
+                &a,
+                "UPDATE account SET balance = ?1 WHERE id = 1",
+                [balance],
+            )
+            .unwrap_or_else(|e| panic!("{mode}: {e}"));
+            tx.commit().unwrap();
+        }
+        let b: i64 = bank::open(vfs.name(), "a.db")
+            .unwrap()
+            .query_row("SELECT balance FROM account WHERE id = 1", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(b, 7, "{mode}");
+    }
+}

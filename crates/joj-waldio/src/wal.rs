@@ -692,7 +692,9 @@ impl<I: WalIo> WalState<I> {
         if self.unsynced_commits || self.buffered_commits > 0 {
             return self.sync();
         }
-        if self.opts.sync != SyncOption::Normal && !self.just_synced {
+        // Good for one checkpoint: at `synchronous=OFF` the next one has no `xSync` of its own.
+        let just_synced = std::mem::take(&mut self.just_synced);
+        if self.opts.sync != SyncOption::Normal && !just_synced {
             self.sync_data()?;
         }
         Ok(())

@@ -49,6 +49,9 @@ pub(crate) struct AppTable {
     writers: HashSet<u64>,
     /// Fenced handle → the transaction that ended under its open SQL transaction (§4).
     fenced: HashMap<u64, Tid>,
+    /// Enrolled handles that wrote pages since their SQL transaction began: SQLite has not
+    /// committed it yet (`SQLITE_FCNTL_COMMIT_PHASETWO` clears the mark, §4).
+    dirty: HashSet<u64>,
 }
 
 /// Why SQLite may not open a database's rollback journal now (`docs/formats/apptxn.md` §4).
@@ -98,6 +101,31 @@ impl AppTable {
         }
         self.members.remove(&hid);
         self.stale.remove(&hid);
+        self.dirty.remove(&hid);
+    }
+
+    /// Enrolled handle `hid` wrote a page of its SQL transaction.
+    pub(crate) fn wrote(&mut self, hid: u64) {
+        if self.members.contains_key(&hid) {
+            self.dirty.insert(hid);
+        }
+    }
+
+    /// SQLite committed handle `hid`'s SQL transaction.
+    pub(crate) fn committed(&mut self, hid: u64) {
+        self.dirty.remove(&hid);
+    }
+
+    /// Handle `hid` let go of its write lock. If its SQL transaction wrote pages and did not
+    /// commit (a `ROLLBACK`, a failed statement, a close inside `BEGIN`), the transaction it is
+    /// enrolled in, which SQLite's rollback cannot be trusted to restore (with the journal off
+    /// it writes nothing back), is returned to be failed.
+    pub(crate) fn rolled_back(&mut self, hid: u64) -> Option<Tid> {
+        if self.dirty.remove(&hid) {
+            self.member(hid)
+        } else {
+            None
+        }
     }
 
     /// Handle `hid` holds RESERVED or more (`true`) or less (`false`).
@@ -217,6 +245,8 @@ impl AppTable {
             }
         }
         self.members.retain(|_, t| *t != tid);
+        let members = &self.members;
+        self.dirty.retain(|h| members.contains_key(h));
         for (&hid, slot) in &self.open {
             if slots.contains(slot) {
                 self.stale.insert(hid);

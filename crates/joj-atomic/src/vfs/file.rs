@@ -16,6 +16,9 @@ use std::sync::atomic::Ordering;
 /// The pragma that enrolls a connection's database handle in an application transaction.
 pub(crate) const APP_TXN_PRAGMA: &str = "xftl_app_txn";
 
+/// `SQLITE_FCNTL_COMMIT_PHASETWO`: sent to the main database when SQLite commits.
+const COMMIT_PHASETWO: i32 = 22;
+
 /// Offset and length of SQLite's change-counter check (`pagerSharedLock` reads 16 bytes at 24).
 const COUNTER_CHECK: (u64, usize) = (24, 16);
 
@@ -67,6 +70,15 @@ fn unfenced<D>(m: &Mounted<D>, hid: u64, name: &str, code: ResultCode) -> Result
                  the next transaction reads the database as it is)"
             ),
         )),
+    }
+}
+
+/// Handle `hid` let go of its write lock: if its SQL transaction wrote pages and ended without a
+/// commit, its application transaction fails (`docs/formats/apptxn.md` §4).
+fn sql_rolled_back<D>(m: &mut Mounted<D>, hid: u64, name: &str) {
+    if let Some(tid) = m.apps.rolled_back(hid) {
+        let file = name.to_string();
+        m.apps.fail(tid, AppTxnError::RolledBack { tid, file });
     }
 }
 
@@ -240,6 +252,9 @@ impl<D: Device> VfsFile for XFile<D> {
         inst.with_mounted(|m| {
             unfenced(m, hid, &self.name, ResultCode::IOERR_WRITE)?;
             let r = Self::write_plain_or_app(inst, m, id, offset, data);
+            if r.is_ok() {
+                m.apps.wrote(hid);
+            }
             r.map_err(|e| {
                 let e = record(m, hid, e, ResultCode::IOERR_WRITE);
                 self.fail(e.code(), "write", e)
@@ -294,7 +309,7 @@ impl<D: Device> VfsFile for XFile<D> {
                             ResultCode::IOERR_LOCK,
                             format!(
                                 "{name}: held by another application transaction; this one lost \
-                             and must abort"
+                                 and must abort"
                             ),
                         ),
                     })?;
@@ -313,11 +328,12 @@ impl<D: Device> VfsFile for XFile<D> {
     }
 
     fn unlock(&mut self, level: LockLevel) -> Result<(), SqliteError> {
-        let (id, hid, handle) = (self.id, self.hid, &mut self.lock);
+        let (id, hid, name, handle) = (self.id, self.hid, &self.name, &mut self.lock);
         self.inst.with_mounted(|m| {
             m.locks.unlock(&id, handle, level);
             if level < LockLevel::Reserved {
                 m.apps.writing(hid, false);
+                sql_rolled_back(m, hid, name);
             }
             if level == LockLevel::None {
                 m.apps.unlocked(hid, id);
@@ -345,6 +361,11 @@ impl<D: Device> VfsFile for XFile<D> {
                 Ok(())
             }
             FileControl::SizeHint(_) => Ok(()),
+            FileControl::Other(o) if o.op() == COMMIT_PHASETWO => {
+                let hid = self.hid;
+                self.inst.with_mounted(|m| m.apps.committed(hid))?;
+                Err(SqliteError::not_found())
+            }
             FileControl::Pragma(mut p)
                 if p.name()
                     .is_some_and(|n| n.eq_ignore_ascii_case(APP_TXN_PRAGMA)) =>
@@ -374,6 +395,7 @@ impl<D: Device> VfsFile for XFile<D> {
                 bump(&inst.counters.batch_rollbacks);
             }
             m.locks.unlock(&id.0, &mut self.lock, LockLevel::None);
+            sql_rolled_back(m, self.hid, &self.name);
             m.apps.closed(self.hid);
             m.open_handles = m.open_handles.saturating_sub(1);
             if self.delete_on_close {

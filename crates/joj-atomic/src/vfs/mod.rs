@@ -37,14 +37,16 @@ impl From<FsError> for Opened {
     }
 }
 
-/// SQLite may open `path` now, unless it is the rollback journal of a database an application
-/// transaction holds or whose writer is fenced (`docs/formats/apptxn.md` §4): that journal would
-/// hold the transaction's changes outside the device transaction.
-/// A refusal inside a transaction is recorded as its failure.
-fn journal_allowed<D: Device>(m: &mut Mounted<D>, path: &str) -> Result<(), Opened> {
+/// SQLite may open `path` now, unless it opens the rollback journal of a database an application
+/// transaction holds, or whose writer is fenced, to write it (`docs/formats/apptxn.md` §4): that
+/// journal would hold the transaction's changes outside the device transaction. A look at a
+/// journal (read-only: SQLite's check for a hot journal) writes nothing and is let through. A
+/// refusal inside a transaction is recorded as its failure.
+fn journal_allowed<D: Device>(m: &mut Mounted<D>, path: &str, write: bool) -> Result<(), Opened> {
     let Some((db, slot)) = path
         .strip_suffix("-journal")
         .and_then(|db| Some((db, m.fs.lookup(db)?)))
+        .filter(|_| write)
     else {
         return Ok(());
     };
@@ -55,10 +57,8 @@ fn journal_allowed<D: Device>(m: &mut Mounted<D>, path: &str) -> Result<(), Open
             m.apps
                 .fail(tid, AppTxnError::JournalRefused { tid, database });
             Err(Opened::Refused(format!(
-                "the database is in application transaction {t}, whose changes may not go into a \
-             rollback journal outside it (SQLite writes one when its cache spills or a batch \
-             fails): use journal_mode=OFF, or a cache_size that holds the transaction",
-                t = tid
+                "the database is in application transaction {tid}, whose changes may not go \
+                 into a rollback journal outside it"
             )))
         }
         Some(JournalRefusal::Fenced(t)) => Err(Opened::Refused(format!(
@@ -86,7 +86,7 @@ impl<D: Device> Vfs for Xftl<D> {
         let create = flags.create();
         let hid = self.next_handle.fetch_add(1, Ordering::Relaxed);
         let opened = self.with_mounted(|m| {
-            journal_allowed(m, &path)?;
+            journal_allowed(m, &path, flags.read_write() || create)?;
             let id = m.fs.open(&path, create)?;
             m.open_handles += 1;
             m.apps.opened(hid, id.0);

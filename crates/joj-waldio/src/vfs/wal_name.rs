@@ -97,11 +97,17 @@ pub(crate) fn settle(logical: &Path) -> Result<PathBuf, WalError> {
         };
         let moved = match renameat_with(CWD, logical, CWD, &phys, RenameFlags::NOREPLACE) {
             Ok(()) => true,
-            // Another opener moved it first (and syncs the directory): the same file.
+            // Another opener moved it first: the same file (its directory sync may still be
+            // under way; a crash before it leaves the file at the old name, found again).
             Err(Errno::NOENT) => false,
             Err(Errno::EXIST) => return Err(two()),
-            // A filesystem without the no-replace rename: look, then rename.
-            Err(Errno::INVAL | Errno::NOSYS) if phys.exists() => return Err(two()),
+            // A filesystem without the no-replace rename: look, then rename. A WAL at the new
+            // name is two WALs only while the old name still holds one too (else another opener
+            // has just moved it).
+            Err(Errno::INVAL | Errno::NOSYS) if phys.exists() => match inspect(logical)? {
+                AtLogical::Waldio => return Err(two()),
+                AtLogical::Nothing => false,
+            },
             Err(Errno::INVAL | Errno::NOSYS) => match std::fs::rename(logical, &phys) {
                 Ok(()) => true,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
