@@ -4,17 +4,25 @@
 //! Inputs may come from anywhere (a workflow hands over a folder of every result), so each is
 //! read as joj reads any input: a regular file only (a FIFO or device is listed as refused,
 //! never opened for reading), at most [`MAX_DOCUMENT_BYTES`]; a folder is walked
-//! [`MAX_DEPTH`] levels deep without following symbolic links, at most [`MAX_FILES`] files. A
+//! [`MAX_DEPTH`] levels deep without following symbolic links, at most [`MAX_FILES`] files.
+//! Its owner may swap names while joj works: each folder is opened from its parent's
+//! descriptor, each document from the folder named with no link followed on the way, and a
+//! document must be the very file (device, inode) the walk found. A
 //! file that is no JSON, or JSON of no kind joj writes, is listed on the page with the reason,
 //! never fatal: the page shows whatever can be shown. Documents are read one at a time, each
 //! drawn onto the page and dropped, and the page is bounded (`report_page::MAX_PAGE_BYTES`).
 
+use std::ffi::{OsStr, OsString};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
 use joj_trace::OutputError;
 use joj_trace::TraceError;
 use joj_trace::output::{Existing, write_atomically};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, ResolveFlags};
 
 use crate::output::{CliError, CliResult, check_output_file};
 use crate::report_doc::{Document, Kind, Skipped};
@@ -70,19 +78,21 @@ pub fn main(a: ReportArgs) -> CliResult {
         }
         None => None,
     };
-    let (files, mut skipped) = gather(&a.inputs);
+    let gathered = gather(&a.inputs);
+    let files = gathered.paths();
     let mut page = Page::new("joj report", &a.output, &files);
     if let Some(root) = link_root {
         page.set_link_root(root);
     }
     let mut read_failed = Vec::new();
-    for (k, f) in files.iter().enumerate() {
+    for (k, f) in gathered.files.iter().enumerate() {
         // One document at a time: drawn onto the page, then dropped.
-        match read(f) {
+        match read(&gathered, f) {
             Ok(d) => page.add(k, &d),
-            Err(reason) => read_failed.push((k, Skipped::new(f, reason))),
+            Err(reason) => read_failed.push((k, Skipped::new(&f.path, reason))),
         }
     }
+    let mut skipped = gathered.skipped;
     for s in &skipped {
         page.not_shown(None, s);
     }
@@ -125,23 +135,86 @@ pub fn write_page(path: &Path, page: &Page, existing: Existing) -> Result<(), Tr
     write_atomically(path, existing, |w| page.write(w).map_err(TraceError::from))
 }
 
+/// A file to read as a document, as [`gather`] found it.
+pub struct Found {
+    pub path: PathBuf,
+    /// Where it is: beneath a folder named on the command line, or named itself.
+    at: Place,
+    /// The device and inode [`gather`] saw: the file read must be this one.
+    id: (u64, u64),
+}
+
+enum Place {
+    /// Beneath the folder `Gathered::roots[root]`, at `rel` (no symbolic link on the way).
+    Beneath { root: usize, rel: PathBuf },
+    /// A file named on the command line (read even through a link, as named).
+    Named,
+}
+
+/// What [`gather`] found: the files to read, in order, and what was left out with the reason.
+pub struct Gathered {
+    pub files: Vec<Found>,
+    pub skipped: Vec<Skipped>,
+    /// Each folder named on the command line, open: its files are reached from here, never by
+    /// their path again (a folder on the way swapped for a link since the walk leads nowhere).
+    roots: Vec<OwnedFd>,
+}
+
+impl Gathered {
+    pub fn paths(&self) -> Vec<PathBuf> {
+        self.files.iter().map(|f| f.path.clone()).collect()
+    }
+}
+
 /// Every file under `inputs` to read as a document, in the order named (a folder's files sorted
 /// by path), and what was left out with the reason.
-pub fn gather(inputs: &[PathBuf]) -> (Vec<PathBuf>, Vec<Skipped>) {
-    let mut files = Vec::new();
-    let mut skipped = Vec::new();
+pub fn gather(inputs: &[PathBuf]) -> Gathered {
+    let mut g = Gathered {
+        files: Vec::new(),
+        skipped: Vec::new(),
+        roots: Vec::new(),
+    };
     for input in inputs {
         match std::fs::symlink_metadata(input) {
-            Ok(m) if m.is_dir() => walk(input, 0, &mut files, &mut skipped),
+            Ok(m) if m.is_dir() => match open_dir_not_through_a_link(input) {
+                Ok(fd) => {
+                    g.roots.push(fd);
+                    let root = g.roots.len() - 1;
+                    let mut w = Walk {
+                        root,
+                        files: &mut g.files,
+                        skipped: &mut g.skipped,
+                    };
+                    w.walk(g.roots[root].as_fd(), input, Path::new(""), 0);
+                }
+                Err(e) => g.skipped.push(Skipped::new(
+                    input,
+                    format!("cannot be listed: {}", std::io::Error::from(e)),
+                )),
+            },
             // A file named on the command line is read even through a link: the reader
             // still refuses anything but a regular file.
-            Ok(_) => files.push(input.clone()),
-            Err(e) => skipped.push(Skipped::new(input, format!("cannot be read: {e}"))),
+            Ok(m) => match std::fs::metadata(input) {
+                Ok(t) if t.is_dir() && m.file_type().is_symlink() => {
+                    g.skipped.push(Skipped::new(input, link_to_a_folder(input)));
+                }
+                Ok(t) => g.files.push(Found {
+                    path: input.clone(),
+                    at: Place::Named,
+                    id: (t.dev(), t.ino()),
+                }),
+                Err(e) => g
+                    .skipped
+                    .push(Skipped::new(input, format!("cannot be read: {e}"))),
+            },
+            Err(e) => g
+                .skipped
+                .push(Skipped::new(input, format!("cannot be read: {e}"))),
         }
     }
-    if files.len() > MAX_FILES {
-        files.truncate(MAX_FILES);
-        skipped.push(Skipped {
+    if g.files.len() > MAX_FILES {
+        g.files.truncate(MAX_FILES);
+        g.skipped.push(Skipped {
             path: "more files".into(),
             reason: format!(
                 "past the first {MAX_FILES} a page takes (a folder is not walked further); \
@@ -149,50 +222,188 @@ pub fn gather(inputs: &[PathBuf]) -> (Vec<PathBuf>, Vec<Skipped>) {
             ),
         });
     }
-    (files, skipped)
+    g
 }
 
-/// The `*.json` files under `dir`, sorted; links and special files listed as left out.
-fn walk(dir: &Path, depth: usize, files: &mut Vec<PathBuf>, skipped: &mut Vec<Skipped>) {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(e) => e,
-        Err(e) => return skipped.push(Skipped::new(dir, format!("cannot be listed: {e}"))),
-    };
-    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    paths.sort();
-    for p in paths {
-        if files.len() > MAX_FILES || skipped.len() > MAX_WALK_SKIPPED {
-            return;
-        }
-        if skipped.len() == MAX_WALK_SKIPPED {
-            let why = format!(
-                "not walked: {MAX_WALK_SKIPPED} files are listed as not shown already; fix: name \
-                 the documents, or a folder without so many links and special files"
-            );
-            return skipped.push(Skipped::new(dir, why));
-        }
-        let Ok(m) = std::fs::symlink_metadata(&p) else {
-            continue;
+/// Why a link to a folder named on the command line is not read.
+fn link_to_a_folder(input: &Path) -> String {
+    let target = input.canonicalize().map_or_else(
+        |_| "the folder's own path".to_string(),
+        |t| format!("its own path ({})", t.display()),
+    );
+    format!(
+        "a symbolic link to a folder: links to folders are not followed (whoever can change \
+         the link could point it anywhere); fix: name the folder by {target}"
+    )
+}
+
+/// `path`, a folder, opened for listing and for opening what is in it; a symbolic link is
+/// refused.
+fn open_dir_not_through_a_link(path: &Path) -> rustix::io::Result<OwnedFd> {
+    rustix::fs::open(
+        path,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+}
+
+/// A walk of one folder named on the command line, each folder in it opened from its parent's
+/// descriptor (never through a link).
+struct Walk<'a> {
+    root: usize,
+    files: &'a mut Vec<Found>,
+    skipped: &'a mut Vec<Skipped>,
+}
+
+impl Walk<'_> {
+    /// The `*.json` files in the folder `fd` (at `dir`, `rel` beneath the root), sorted; links
+    /// and special files listed as left out.
+    fn walk(&mut self, fd: BorrowedFd, dir: &Path, rel: &Path, depth: usize) {
+        let entries = match rustix::fs::Dir::read_from(fd) {
+            Ok(e) => e,
+            Err(e) => {
+                let why = format!("cannot be listed: {}", std::io::Error::from(e));
+                return self.skipped.push(Skipped::new(dir, why));
+            }
         };
-        let json = p.extension().is_some_and(|e| e == "json");
-        if m.is_dir() && depth + 1 < MAX_DEPTH {
-            walk(&p, depth + 1, files, skipped);
-        } else if m.is_dir() {
-            skipped.push(Skipped::new(&p, format!("deeper than {MAX_DEPTH} levels")));
-        } else if json && m.file_type().is_symlink() {
-            skipped.push(Skipped::new(&p, "a symbolic link (not followed)".into()));
-        } else if json && !m.is_file() {
-            skipped.push(Skipped::new(&p, "not a regular file".into()));
-        } else if json {
-            files.push(p);
+        let mut names: Vec<OsString> = entries
+            .filter_map(Result::ok)
+            .map(|e| OsStr::from_bytes(e.file_name().to_bytes()).to_os_string())
+            .filter(|n| n != "." && n != "..")
+            .collect();
+        names.sort();
+        for name in names {
+            if self.files.len() > MAX_FILES || self.skipped.len() > MAX_WALK_SKIPPED {
+                return;
+            }
+            if self.skipped.len() == MAX_WALK_SKIPPED {
+                let why = format!(
+                    "not walked: {MAX_WALK_SKIPPED} files are listed as not shown already; fix: \
+                     name the documents, or a folder without so many links and special files"
+                );
+                return self.skipped.push(Skipped::new(dir, why));
+            }
+            let p = dir.join(&name);
+            let Ok(st) = rustix::fs::statat(fd, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW) else {
+                continue;
+            };
+            let t = FileType::from_raw_mode(st.st_mode);
+            let json = Path::new(&name).extension().is_some_and(|e| e == "json");
+            if t == FileType::Directory && depth + 1 < MAX_DEPTH {
+                let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+                match rustix::fs::openat(fd, name.as_os_str(), flags, Mode::empty()) {
+                    Ok(child) => self.walk(child.as_fd(), &p, &rel.join(&name), depth + 1),
+                    Err(e) => {
+                        let why = format!("cannot be listed: {}", std::io::Error::from(e));
+                        self.skipped.push(Skipped::new(&p, why));
+                    }
+                }
+            } else if t == FileType::Directory {
+                self.skipped
+                    .push(Skipped::new(&p, format!("deeper than {MAX_DEPTH} levels")));
+            } else if json && t == FileType::Symlink {
+                self.skipped
+                    .push(Skipped::new(&p, "a symbolic link (not followed)".into()));
+            } else if json && t != FileType::RegularFile {
+                self.skipped
+                    .push(Skipped::new(&p, "not a regular file".into()));
+            } else if json {
+                self.files.push(Found {
+                    path: p,
+                    at: Place::Beneath {
+                        root: self.root,
+                        rel: rel.join(&name),
+                    },
+                    id: (st.st_dev, st.st_ino),
+                });
+            }
         }
     }
 }
 
+/// The folder `f` is in, open, and `f` opened in it: for a file found in a folder, reached
+/// from the folder named without following any link (`O_NOFOLLOW`, and `RESOLVE_NO_SYMLINKS`
+/// on the way), without blocking on a FIFO; then checked from the descriptor to be a regular
+/// file — the very one the walk saw — of at most [`MAX_DOCUMENT_BYTES`]. Its folder's
+/// descriptor is where its plots are looked for.
+fn open_document(g: &Gathered, f: &Found) -> Result<(OwnedFd, joj_trace::input::Input), String> {
+    let io = |e: rustix::io::Errno| format!("cannot be read: {}", std::io::Error::from(e));
+    let name = f
+        .path
+        .file_name()
+        .ok_or_else(|| "cannot be read: no file name".to_string())?;
+    let read_only = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+    let (dir, file) = match &f.at {
+        Place::Beneath { root, rel } => {
+            let parent = rel
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            let dir = rustix::fs::openat2(
+                &g.roots[*root],
+                parent,
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::empty(),
+                ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS,
+            )
+            .map_err(|e| match e {
+                rustix::io::Errno::LOOP | rustix::io::Errno::XDEV | rustix::io::Errno::NOTDIR => {
+                    "not read: a folder on its way was replaced by a symbolic link since the \
+                     folder was walked (links are not followed)"
+                        .to_string()
+                }
+                e => io(e),
+            })?;
+            let file = rustix::fs::openat(&dir, name, read_only | OFlags::NOFOLLOW, Mode::empty())
+                .map_err(|e| match e {
+                    rustix::io::Errno::LOOP => "not read: replaced by a symbolic link since the \
+                                                folder was walked (links are not followed)"
+                        .to_string(),
+                    e => io(e),
+                })?;
+            (dir, file)
+        }
+        Place::Named => {
+            let parent = f
+                .path
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            let dir = rustix::fs::open(
+                parent,
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .map_err(io)?;
+            let file = rustix::fs::openat(&dir, name, read_only, Mode::empty()).map_err(io)?;
+            (dir, file)
+        }
+    };
+    let input = joj_trace::input::checked(
+        std::fs::File::from(file),
+        &f.path,
+        MAX_DOCUMENT_BYTES,
+        "a result document",
+    )
+    .map_err(|e| e.to_string())?;
+    let m = input
+        .file
+        .metadata()
+        .map_err(|e| format!("cannot be read: {e}"))?;
+    if (m.dev(), m.ino()) != f.id {
+        return Err(
+            "not read: another file than the one found when its folder was walked \
+                    (it was replaced since)"
+                .into(),
+        );
+    }
+    Ok((dir, input))
+}
+
 /// One document, read within the bounds and recognised by its fields.
-fn read(path: &Path) -> Result<Document, String> {
-    let bytes = joj_trace::input::read_all(path, MAX_DOCUMENT_BYTES, "a result document")
-        .map_err(|e| e.to_string())?;
+fn read(g: &Gathered, f: &Found) -> Result<Document, String> {
+    let (dir, input) = open_document(g, f)?;
+    let bytes = input.read_all().map_err(|e| e.to_string())?;
     let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
         let first = bytes.split(|&b| b == b'\n').next().unwrap_or_default();
         match serde_json::from_slice::<serde_json::Value>(first) {
@@ -208,9 +419,11 @@ fn read(path: &Path) -> Result<Document, String> {
             Err(_) => format!("not JSON: {e}"),
         }
     })?;
+    drop(bytes);
     let kind = Kind::of(value)?;
     Ok(Document {
-        path: path.to_path_buf(),
+        path: f.path.clone(),
+        dir: Some(dir),
         kind,
     })
 }
@@ -225,6 +438,7 @@ pub fn beside(kind: Kind, plot_file: Option<&str>, out: &Path) -> Result<PathBuf
         .map_or_else(|| "joj-report".into(), |s| s.to_string_lossy().into_owned());
     let mut doc = Document {
         path: PathBuf::new(),
+        dir: None,
         kind,
     };
     for n in 1..=joj_trace::output::MAX_UNIQUE_STEMS {
@@ -244,4 +458,139 @@ pub fn beside(kind: Kind, plot_file: Option<&str>, out: &Path) -> Result<PathBuf
     Err(TraceError::Output(OutputError::Exists {
         path: out.join(format!("{name}.html")),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/report");
+
+    /// A crash result document holding `mark` (its workload's name).
+    fn crash_doc(path: &Path, mark: &str) {
+        let text = std::fs::read_to_string(Path::new(FIXTURES).join("crash.json")).unwrap();
+        let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        v["workload"] = mark.into();
+        std::fs::write(path, serde_json::to_string(&v).unwrap()).unwrap();
+    }
+
+    fn read_text(g: &Gathered, k: usize) -> Result<String, String> {
+        read(g, &g.files[k]).map(|d| match d.kind {
+            Kind::Crash(v) => v.to_string(),
+            _ => panic!("a crash document"),
+        })
+    }
+
+    /// The folder's owner swaps a file the walk found for a link to root's file, or a folder on
+    /// its way for a link to root's folder, or for another file, between the walk and the
+    /// read (docs/robustness.md H19): nothing but the file the walk saw is read.
+    #[test]
+    fn a_document_swapped_after_the_walk_is_not_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        let secret = tmp.path().join("secret");
+        std::fs::create_dir(&secret).unwrap();
+        crash_doc(&secret.join("a.json"), "SECRET-TOKEN");
+        let docs = tmp.path().join("docs");
+        std::fs::create_dir_all(docs.join("sub")).unwrap();
+        crash_doc(&docs.join("a.json"), "own-a");
+        crash_doc(&docs.join("b.json"), "own-b");
+        crash_doc(&docs.join("sub/a.json"), "own-sub");
+
+        let g = gather(std::slice::from_ref(&docs));
+        let names: Vec<_> = g.files.iter().map(|f| f.path.clone()).collect();
+        assert_eq!(
+            names,
+            [
+                docs.join("a.json"),
+                docs.join("b.json"),
+                docs.join("sub/a.json")
+            ]
+        );
+        assert!(read_text(&g, 0).unwrap().contains("own-a"));
+
+        // The file itself becomes a link to root's file.
+        std::fs::remove_file(docs.join("a.json")).unwrap();
+        std::os::unix::fs::symlink(secret.join("a.json"), docs.join("a.json")).unwrap();
+        // Another file takes its name.
+        std::fs::remove_file(docs.join("b.json")).unwrap();
+        std::fs::copy(secret.join("a.json"), docs.join("b.json")).unwrap();
+        // A folder on its way becomes a link to root's folder.
+        std::fs::rename(docs.join("sub"), docs.join("sub.real")).unwrap();
+        std::os::unix::fs::symlink(&secret, docs.join("sub")).unwrap();
+        for k in 0..3 {
+            let why = read_text(&g, k).unwrap_err();
+            assert!(why.starts_with("not read: "), "{why}");
+        }
+    }
+
+    /// A FIFO swapped in for a document after the walk is refused without blocking.
+    #[test]
+    fn a_fifo_swapped_in_after_the_walk_is_refused_without_blocking() {
+        let tmp = tempfile::tempdir().unwrap();
+        let doc = tmp.path().join("a.json");
+        crash_doc(&doc, "own");
+        let g = gather(&[tmp.path().to_path_buf()]);
+        std::fs::remove_file(&doc).unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &doc,
+            FileType::Fifo,
+            Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        let why = read_text(&g, 0).unwrap_err();
+        assert!(why.contains("FIFO"), "{why}");
+    }
+
+    /// After a document is read, the folder's owner swaps its folder for a link to root's
+    /// folder holding a plot of the same name (docs/robustness.md H20): the plot shown is the
+    /// one beside the document read.
+    #[test]
+    fn a_plot_is_read_from_the_documents_own_folder_even_if_it_is_swapped_for_a_link() {
+        let tmp = tempfile::tempdir().unwrap();
+        let plot = "trace-ext4-python3-small.py-delete+wal.svg";
+        let secret = tmp.path().join("secret");
+        std::fs::create_dir(&secret).unwrap();
+        std::fs::write(secret.join(plot), "<svg>SECRET-TOKEN</svg>").unwrap();
+        let sub = tmp.path().join("docs/sub");
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::copy(Path::new(FIXTURES).join("trace.json"), sub.join("t.json")).unwrap();
+        std::fs::write(sub.join(plot), "<svg>own plot</svg>").unwrap();
+
+        let g = gather(&[tmp.path().join("docs")]);
+        let doc = read(&g, &g.files[0]).unwrap();
+        std::fs::rename(&sub, tmp.path().join("docs/sub.real")).unwrap();
+        std::os::unix::fs::symlink(&secret, &sub).unwrap();
+
+        let mut page = crate::report_page::Page::new("t", &tmp.path().join("p.html"), &[]);
+        page.add(0, &doc);
+        let mut html = Vec::new();
+        page.write(&mut html).unwrap();
+        let html = String::from_utf8(html).unwrap();
+        let b64 = |s: &str| crate::report_doc::tests_base64(s.as_bytes());
+        assert!(html.contains(&b64("<svg>own plot</svg>")), "the own plot");
+        assert!(
+            !html.contains(&b64("<svg>SECRET-TOKEN</svg>")),
+            "not root's"
+        );
+    }
+
+    /// A link to a folder named on the command line is named as such, with the fix.
+    #[test]
+    fn a_link_to_a_folder_named_is_not_followed_and_the_fix_named() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("d");
+        std::fs::create_dir(&dir).unwrap();
+        let link = tmp.path().join("dlink");
+        std::os::unix::fs::symlink(&dir, &link).unwrap();
+        let g = gather(&[link]);
+        assert!(g.files.is_empty());
+        let why = &g.skipped[0].reason;
+        assert!(why.contains("links to folders are not followed"), "{why}");
+        assert!(
+            why.contains(&dir.canonicalize().unwrap().display().to_string()),
+            "{why}"
+        );
+    }
 }

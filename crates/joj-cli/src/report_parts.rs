@@ -2,6 +2,7 @@
 //! "what this means" lines (see [`crate::report_page`]).
 
 use std::fmt::Write as _;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::path::Path;
 
 use joj_experiment::RunResult;
@@ -17,7 +18,8 @@ const MAX_COLUMNS: usize = 12;
 
 /// A document's section, below its heading; its plots are placed in `plots`, the page's.
 pub fn body(d: &Document, plots: &mut Plots) -> String {
-    let dir = d.path.parent().unwrap_or(Path::new("."));
+    let dir = d.plot_dir();
+    let dir = dir.as_ref().map(|(fd, path)| (fd.as_fd(), *path));
     match &d.kind {
         Kind::Compare(c) => compare(c, dir, plots),
         Kind::Run(r) => run(r, dir, plots),
@@ -155,7 +157,7 @@ fn compare_table(c: &Comparison) -> String {
     h
 }
 
-fn compare(c: &Comparison, dir: &Path, plots: &mut Plots) -> String {
+fn compare(c: &Comparison, dir: Option<(BorrowedFd, &Path)>, plots: &mut Plots) -> String {
     let Some(first) = c.rows.first() else {
         return "<p>no rows</p>\n".into();
     };
@@ -197,7 +199,7 @@ fn compare(c: &Comparison, dir: &Path, plots: &mut Plots) -> String {
         .rows
         .iter()
         .filter_map(|r| r.result.plot_file.as_deref())
-        .filter_map(|p| plot_beside(dir, p, plots))
+        .filter_map(|p| plot_beside(dir?.0, dir?.1, p, plots))
         .collect();
     if !each.is_empty() {
         h.push_str("<details><summary>each mode's trace plot</summary>\n");
@@ -207,7 +209,7 @@ fn compare(c: &Comparison, dir: &Path, plots: &mut Plots) -> String {
     h
 }
 
-fn run(r: &RunResult, dir: &Path, plots: &mut Plots) -> String {
+fn run(r: &RunResult, dir: Option<(BorrowedFd, &Path)>, plots: &mut Plots) -> String {
     let mut h = facts(&run_facts(r));
     if let Some(c) = &r.command {
         h.push_str(&databases(c));
@@ -228,7 +230,7 @@ fn run(r: &RunResult, dir: &Path, plots: &mut Plots) -> String {
     if let Some(p) = r
         .plot_file
         .as_deref()
-        .and_then(|p| plot_beside(dir, p, plots))
+        .and_then(|p| plot_beside(dir?.0, dir?.1, p, plots))
     {
         h.push_str(&p);
     }

@@ -148,6 +148,17 @@ fn open_flags(
             path: path.to_path_buf(),
             source,
         })?;
+    checked(file, path, limit_bytes, what)
+}
+
+/// A file opened by the caller (beneath a folder's descriptor, say), checked as [`open`]
+/// checks what it opens: a regular file of at most `limit_bytes`, found from the descriptor.
+pub fn checked(
+    file: std::fs::File,
+    path: &Path,
+    limit_bytes: u64,
+    what: &'static str,
+) -> Result<Input, InputError> {
     let meta = file.metadata().map_err(|source| InputError::Read {
         path: path.to_path_buf(),
         source,
