@@ -79,7 +79,12 @@ pub fn main(a: ReportArgs) -> CliResult {
         None => None,
     };
     let gathered = gather(&a.inputs);
-    let files = gathered.paths();
+    // Every file found in a folder is an input the page may not replace (`-o DIR/a.json` of
+    // `joj report DIR`), checked before any is read.
+    let paths = gathered.paths();
+    let found: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
+    check_output_file("-o/--output", &a.output, a.force, &found)?;
+    let files = paths;
     let mut page = Page::new("joj report", &a.output, &files);
     if let Some(root) = link_root {
         page.set_link_root(root);
