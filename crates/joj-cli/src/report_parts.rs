@@ -8,10 +8,20 @@ use std::path::Path;
 use joj_experiment::RunResult;
 use joj_experiment::compare::Comparison;
 
-use crate::report_doc::{Document, Kind, Plots, esc, inline_svg, plot_beside, scalar};
+use crate::report_doc::{
+    Document, Keep, Kind, Plots, esc, esc_within, inline_svg, plot_beside, scalar,
+};
 
 /// Rows of a flattened crash or replay document shown at most.
 const MAX_FIELDS: usize = 80;
+/// Characters of each key in a flattened field's name kept (a longer key is cut, `…`).
+const MAX_KEY_CHARS: usize = 64;
+/// Bytes of a cell (a value, a column's name), escaped, at most.
+const MAX_CELL_BYTES: usize = 400;
+/// Tables of a document's arrays built at most, and the bytes of the section past which no
+/// more are built: what one section shows of a document, whatever it holds.
+const MAX_TABLES: usize = 16;
+const MAX_FIELDS_SECTION_BYTES: usize = 4 << 20;
 /// Items of a document's array of objects shown as table rows at most, and their columns.
 const MAX_ITEMS: usize = 100;
 const MAX_COLUMNS: usize = 12;
@@ -289,27 +299,71 @@ fn databases(c: &joj_experiment::result::CommandReport) -> String {
 }
 
 /// A crash or replay document, its scalar fields flattened (`device.flushes`), arrays as
-/// their length.
+/// their length; then its arrays of objects as tables.
+///
+/// The work is bounded by what is shown, whatever the document holds (docs/robustness.md H23,
+/// H24): fields past [`MAX_FIELDS`] are counted, not built; a key is cut to [`MAX_KEY_CHARS`]
+/// characters and a cell to [`MAX_CELL_BYTES`]; at most [`MAX_TABLES`] tables are built, and
+/// none once the section holds [`MAX_FIELDS_SECTION_BYTES`]. What is cut is said.
 fn fields(v: &serde_json::Value) -> String {
-    let mut rows = Vec::new();
-    flatten("", v, 0, &mut rows);
-    let shown = rows.len().min(MAX_FIELDS);
+    let mut f = Fields::default();
+    flatten(&mut String::new(), v, 0, &mut f);
     let mut h = String::from("<table>\n");
-    for (k, val) in &rows[..shown] {
-        let _ = writeln!(h, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(val));
+    for (k, val) in &f.rows {
+        let _ = writeln!(h, "<tr><th>{k}</th><td>{val}</td></tr>");
     }
     h.push_str("</table>\n");
-    if rows.len() > shown {
-        let _ = writeln!(h, "<p>and {} more fields</p>", rows.len() - shown);
+    if f.count > f.rows.len() {
+        let _ = writeln!(
+            h,
+            "<p>and {} more fields (a section shows the first {MAX_FIELDS}; open the document \
+             itself for the rest)</p>",
+            f.count - f.rows.len()
+        );
     }
-    if let Some(m) = v.as_object() {
-        for (k, x) in m {
-            if let Some(a) = x.as_array() {
-                h.push_str(&array_table(k, a));
-            }
+    let Some(m) = v.as_object() else {
+        return h;
+    };
+    let arrays = m.iter().filter_map(|(k, x)| Some((k, x.as_array()?)));
+    let (mut tables, mut left) = (0, 0);
+    for (k, a) in arrays {
+        if tables >= MAX_TABLES || h.len() >= MAX_FIELDS_SECTION_BYTES {
+            left += 1;
+            continue;
+        }
+        let t = array_table(k, a);
+        if !t.is_empty() {
+            tables += 1;
+            h.push_str(&t);
         }
     }
+    if left > 0 {
+        let _ = writeln!(
+            h,
+            "<p class=\"left-out\">{}</p>",
+            esc(&format!(
+                "and {left} more array(s) not shown as tables: a section shows at most \
+                 {MAX_TABLES} tables and {} of them; open the document itself for the rest",
+                crate::report_doc::mib(MAX_FIELDS_SECTION_BYTES as u64)
+            ))
+        );
+    }
     h
+}
+
+/// A value as the text of a cell, escaped and cut to [`MAX_CELL_BYTES`]: a measured figure to
+/// three decimals (1284.402, not 1284.4018527085716).
+fn cell(v: &serde_json::Value) -> String {
+    let text = match v {
+        serde_json::Value::String(s) => {
+            return esc_within(s, MAX_CELL_BYTES, Keep::Start);
+        }
+        serde_json::Value::Number(n) if n.is_f64() => {
+            format!("{:.3}", n.as_f64().unwrap_or(f64::NAN))
+        }
+        x => scalar(x).unwrap_or_default(),
+    };
+    esc_within(&text, MAX_CELL_BYTES, Keep::Start)
 }
 
 /// An array of objects as a table: one row per item (at most [`MAX_ITEMS`]), one column per
@@ -327,23 +381,19 @@ fn array_table(name: &str, a: &[serde_json::Value]) -> String {
     if cols.is_empty() {
         return String::new();
     }
-    let mut h = format!("<p><b>{}</b></p>\n<table>\n<tr>", esc(name));
+    let mut h = format!(
+        "<p><b>{}</b></p>\n<table>\n<tr>",
+        esc_within(name, MAX_CELL_BYTES, Keep::Start)
+    );
     for c in &cols {
-        let _ = write!(h, "<th>{}</th>", esc(c));
+        let _ = write!(h, "<th>{}</th>", esc_within(c, MAX_CELL_BYTES, Keep::Start));
     }
     h.push_str("</tr>\n");
     for item in a.iter().take(MAX_ITEMS) {
         h.push_str("<tr>");
         for c in &cols {
-            let cell = match item.get(c.as_str()) {
-                // A measured figure to three decimals: 1284.402, not 1284.4018527085716.
-                Some(serde_json::Value::Number(n)) if n.is_f64() => {
-                    format!("{:.3}", n.as_f64().unwrap_or(f64::NAN))
-                }
-                Some(x) => scalar(x).unwrap_or_default(),
-                None => String::new(),
-            };
-            let _ = write!(h, "<td>{}</td>", esc(&cell));
+            let text = item.get(c.as_str()).map(cell).unwrap_or_default();
+            let _ = write!(h, "<td>{text}</td>");
         }
         h.push_str("</tr>\n");
     }
@@ -354,25 +404,103 @@ fn array_table(name: &str, a: &[serde_json::Value]) -> String {
     h
 }
 
-fn flatten(prefix: &str, v: &serde_json::Value, depth: usize, rows: &mut Vec<(String, String)>) {
-    if let Some(s) = scalar(v) {
-        rows.push((prefix.to_string(), s));
-        return;
-    }
-    match v {
-        serde_json::Value::Array(a) => {
-            rows.push((prefix.to_string(), format!("{} item(s)", a.len())))
+/// The flattened fields of a document: the first [`MAX_FIELDS`] built (key and value escaped
+/// and cut), all of them counted.
+#[derive(Default)]
+struct Fields {
+    rows: Vec<(String, String)>,
+    count: usize,
+}
+
+impl Fields {
+    /// A field at `key`, its value made only when it is shown.
+    fn push(&mut self, key: &str, value: impl FnOnce() -> String) {
+        self.count += 1;
+        if self.rows.len() < MAX_FIELDS {
+            self.rows.push((esc(key), value()));
         }
+    }
+}
+
+/// Flatten `v` at `prefix` (a dotted path, each key in it cut to [`MAX_KEY_CHARS`], so it stays
+/// a few hundred bytes at most: it is extended and cut back in place, never copied per child).
+fn flatten(prefix: &mut String, v: &serde_json::Value, depth: usize, out: &mut Fields) {
+    match v {
+        serde_json::Value::Array(a) => out.push(prefix, || format!("{} item(s)", a.len())),
         serde_json::Value::Object(m) if depth < 3 => {
             for (k, x) in m {
-                let key = if prefix.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{prefix}.{k}")
-                };
-                flatten(&key, x, depth + 1, rows);
+                let len = prefix.len();
+                if !prefix.is_empty() {
+                    prefix.push('.');
+                }
+                match k.char_indices().nth(MAX_KEY_CHARS) {
+                    Some((cut, _)) => {
+                        prefix.push_str(&k[..cut]);
+                        prefix.push('…');
+                    }
+                    None => prefix.push_str(k),
+                }
+                flatten(prefix, x, depth + 1, out);
+                prefix.truncate(len);
             }
         }
-        _ => rows.push((prefix.to_string(), "…".into())),
+        serde_json::Value::Object(_) => out.push(prefix, || "…".into()),
+        x => out.push(prefix, || cell(x)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A document with one 100 KB key holding 1,000 fields (docs/robustness.md H23): the
+    /// section shows 80 fields with the key cut, and counts the rest.
+    #[test]
+    fn a_documents_fields_are_counted_past_those_shown_and_long_keys_cut() {
+        let mut inner = serde_json::Map::new();
+        for i in 0..1000 {
+            inner.insert(format!("{i:x}"), 0.into());
+        }
+        let mut doc = serde_json::Map::new();
+        doc.insert("cuts".into(), 1.into());
+        doc.insert("K".repeat(100_000), inner.into());
+        let h = fields(&serde_json::Value::Object(doc));
+        assert!(h.len() < 50_000, "a section of {} bytes", h.len());
+        assert!(h.contains("and 921 more fields"), "{h}");
+        assert!(h.contains(&format!("{}….0", "K".repeat(MAX_KEY_CHARS))));
+    }
+
+    /// A document of hundreds of arrays of 12-column rows of 309-digit figures and long
+    /// strings (docs/robustness.md H24): a few tables of cut cells are built, and the page
+    /// says how many arrays are left out.
+    #[test]
+    fn a_documents_tables_are_bounded_and_what_is_left_out_said() {
+        let row: serde_json::Value = serde_json::from_str(&format!(
+            "{{{}}}",
+            (b'a'..b'l')
+                .map(|c| format!("\"{}\": 1e308", char::from(c)))
+                .chain(std::iter::once(format!("\"s\": \"{}\"", "x".repeat(2000))))
+                .collect::<Vec<_>>()
+                .join(",")
+        ))
+        .unwrap();
+        let array = serde_json::Value::Array(vec![row; 101]);
+        let mut doc = serde_json::Map::new();
+        for i in 0..300 {
+            doc.insert(format!("t{i:03}"), array.clone());
+        }
+        let h = fields(&serde_json::Value::Object(doc));
+        assert!(
+            h.len() <= MAX_FIELDS_SECTION_BYTES + (4 << 20),
+            "{} bytes",
+            h.len()
+        );
+        assert!(h.contains("and 1 more"), "each table's rows cut");
+        let left = 300 - h.matches("<table>").count() + 1;
+        assert!(
+            h.contains(&format!("and {left} more array(s) not shown as tables")),
+            "{}",
+            &h[h.len() - 500..]
+        );
     }
 }
