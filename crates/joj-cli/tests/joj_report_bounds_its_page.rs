@@ -135,10 +135,20 @@ fn documents_whose_text_passes_the_pages_bound_are_left_out_with_a_line() {
     let tmp = tempfile::tempdir().unwrap();
     let results = tmp.path().join("results");
     std::fs::create_dir(&results).unwrap();
-    // Quotes: five bytes each on the page (`&#39;`), in a heading, a table and a message.
+    // Quotes: five bytes each on the page (`&#39;`), in a heading, a table and a message. A
+    // section shows at most 16 tables of cells cut to 400 bytes, about 4 MiB: a dozen such
+    // documents pass the page's 40 MiB of text.
     let quotes = "'".repeat(6 << 20);
-    for i in 0..3 {
-        let crash = serde_json::json!({"cuts": 1, "passed": true, "fs": quotes, "note": quotes});
+    let cell = "'".repeat(100);
+    let row: serde_json::Map<String, serde_json::Value> = (0..12)
+        .map(|c| (format!("c{c}"), cell.clone().into()))
+        .collect();
+    let table = serde_json::Value::Array(vec![row.into(); 100]);
+    for i in 0..12 {
+        let mut crash = serde_json::json!({"cuts": 1, "passed": true, "fs": quotes});
+        for t in 0..16 {
+            crash[format!("t{t}")] = table.clone();
+        }
         std::fs::write(results.join(format!("crash{i}.json")), crash.to_string()).unwrap();
     }
     let broken = serde_json::json!({"rows": quotes});
@@ -149,7 +159,7 @@ fn documents_whose_text_passes_the_pages_bound_are_left_out_with_a_line() {
         "a page of {} bytes",
         html.len()
     );
-    assert!(html.contains("3 result document(s); 1 file(s) not shown"));
+    assert!(html.contains("12 result document(s); 1 file(s) not shown"));
     let line = html
         .lines()
         .find(|l| l.contains("this document&#39;s section"))
