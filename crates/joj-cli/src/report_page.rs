@@ -14,6 +14,7 @@
 //! [`MAX_LINE_BYTES`], each list to [`MAX_LIST_BYTES`]. What does not fit is left out with a
 //! line on the page saying which and why.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -334,8 +335,12 @@ fn targets(files: &[PathBuf], page_path: &Path) -> Targets {
         on_page: files
             .iter()
             .enumerate()
-            .filter_map(|(k, f)| Some((f.canonicalize().ok()?, format!("doc{k}"))))
-            .collect(),
+            .filter_map(|(k, f)| Some((f.canonicalize().ok()?, k)))
+            .fold(HashMap::new(), |mut m, (f, k)| {
+                // A file named twice: links lead to its first section.
+                m.entry(f).or_insert_with(|| format!("doc{k}"));
+                m
+            }),
     }
 }
 

@@ -14,6 +14,7 @@
 //! own folder" to DIR for every document of the page (the workflow's table links the
 //! repository's published results, `../../../docs/results/…`).
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Component, Path, PathBuf};
 
@@ -22,6 +23,11 @@ use crate::report_doc::esc;
 
 /// Extensions a link may point at.
 const LINKABLE: [&str; 5] = ["md", "json", "txt", "svg", "html"];
+/// Rows of one paper-figures document shown at most (the workflow's has a few dozen), and
+/// sources and detail links of one row looked for at most (a row has one to a few): each is
+/// resolved on the filesystem, so a document naming a million costs a million lookups.
+const MAX_ROWS: usize = 500;
+const MAX_ROW_LINKS: usize = 20;
 
 /// Where links on the page lead: the page's folder and the documents on it by their anchor.
 pub struct Targets {
@@ -29,17 +35,32 @@ pub struct Targets {
     /// Where links may lead (canonical; `joj report --link-root`): beneath this folder rather
     /// than beneath each document's own.
     pub link_root: Option<PathBuf>,
-    /// (canonical path, anchor id) of every document on the page.
-    pub on_page: Vec<(PathBuf, String)>,
+    /// Every document on the page by canonical path: its anchor id.
+    pub on_page: HashMap<PathBuf, String>,
 }
 
-/// The section's body: a note on what the columns are, then the table.
+/// The section's body: a note on what the columns are, then the table: at most [`MAX_ROWS`]
+/// rows, each with at most [`MAX_ROW_LINKS`] sources and details, what is left out counted.
 pub fn section(p: &PaperFigures, doc_dir: &Path, t: &Targets) -> String {
+    let home = if doc_dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        doc_dir
+    };
+    // Where links may lead, resolved once for the document.
+    let allowed = match &t.link_root {
+        Some(root) => Some(root.clone()),
+        None => home.canonicalize().ok(),
+    };
+    let at = Home {
+        dir: home,
+        allowed: allowed.as_deref(),
+    };
     let mut h = String::new();
     let published = p
         .published
         .as_deref()
-        .and_then(|f| link(doc_dir, f, "the published table", t))
+        .and_then(|f| link(&at, f, "the published table", t))
         .unwrap_or_else(|| "the published table".into());
     let _ = writeln!(
         h,
@@ -54,7 +75,7 @@ pub fn section(p: &PaperFigures, doc_dir: &Path, t: &Targets) -> String {
          <th>joj, this run</th><th>joj, published: measured</th><th>published: modeled</th>\
          <th>published verdict</th><th>detail</th></tr>\n",
     );
-    for r in &p.paper_figures {
+    for r in p.paper_figures.iter().take(MAX_ROWS) {
         let this = match (&r.this_run, &r.not_in_this_run) {
             (Some(v), _) => format!(
                 "{}{}",
@@ -72,13 +93,23 @@ pub fn section(p: &PaperFigures, doc_dir: &Path, t: &Targets) -> String {
         let mut detail: Vec<String> = r
             .this_run_sources
             .iter()
-            .filter_map(|s| link(doc_dir, s, &source_name(s), t))
+            .take(MAX_ROW_LINKS)
+            .filter_map(|s| link(&at, s, &source_name(s), t))
             .collect();
         detail.extend(
             r.details
                 .iter()
-                .map(|l| link(doc_dir, &l.href, &l.text, t).unwrap_or_else(|| esc(&l.text))),
+                .take(MAX_ROW_LINKS)
+                .map(|l| link(&at, &l.href, &l.text, t).unwrap_or_else(|| esc(&l.text))),
         );
+        let more = r.this_run_sources.len().saturating_sub(MAX_ROW_LINKS)
+            + r.details.len().saturating_sub(MAX_ROW_LINKS);
+        if more > 0 {
+            detail.push(format!(
+                "<span class=\"left-out\">and {more} more sources and details (a row shows \
+                 {MAX_ROW_LINKS} of each; open the document itself)</span>"
+            ));
+        }
         let _ = writeln!(
             h,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{this}</td><td>{}</td><td>{}</td>\
@@ -93,7 +124,22 @@ pub fn section(p: &PaperFigures, doc_dir: &Path, t: &Targets) -> String {
         );
     }
     h.push_str("</table>\n");
+    if p.paper_figures.len() > MAX_ROWS {
+        let _ = writeln!(
+            h,
+            "<p class=\"left-out\">and {} more rows not shown (a page shows the first \
+             {MAX_ROWS} of a paper-figures document; open the document itself)</p>",
+            p.paper_figures.len() - MAX_ROWS
+        );
+    }
     h
+}
+
+/// The folder a document's links are relative to, and the canonical folder they must stay
+/// beneath (`None`: that folder cannot be resolved, and no link is made).
+struct Home<'a> {
+    dir: &'a Path,
+    allowed: Option<&'a Path>,
 }
 
 /// A source's name on the page: its file name and folder (`joj/ext4-1000.json`).
@@ -109,9 +155,9 @@ fn source_name(s: &str) -> String {
     parts.join("/")
 }
 
-/// A link to `href` (relative to `doc_dir`, optionally with a `#fragment`) shown as `text`, or
-/// `None` where it leads nowhere a page may link: see the module's header.
-fn link(doc_dir: &Path, href: &str, text: &str, t: &Targets) -> Option<String> {
+/// A link to `href` (relative to the document's folder, optionally with a `#fragment`) shown
+/// as `text`, or `None` where it leads nowhere a page may link: see the module's header.
+fn link(home: &Home, href: &str, text: &str, t: &Targets) -> Option<String> {
     let (file, fragment) = match href.split_once('#') {
         Some((f, frag)) => (f, Some(frag)),
         None => (href, None),
@@ -124,22 +170,13 @@ fn link(doc_dir: &Path, href: &str, text: &str, t: &Targets) -> Option<String> {
     if file.is_empty() || Path::new(file).is_absolute() || file.contains(':') || !fragment_ok {
         return None;
     }
-    let home = if doc_dir.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        doc_dir
-    };
-    let target = home.join(file).canonicalize().ok()?;
-    if let Some((_, anchor)) = t.on_page.iter().find(|(p, _)| *p == target) {
+    let target = home.dir.join(file).canonicalize().ok()?;
+    if let Some(anchor) = t.on_page.get(&target) {
         return Some(format!("<a href=\"#{anchor}\">{}</a>", esc(text)));
     }
     // Resolved (links followed), it must still be beneath the document's folder (or the
     // folder the page was told links may lead into).
-    let allowed = match &t.link_root {
-        Some(root) => root.clone(),
-        None => home.canonicalize().ok()?,
-    };
-    if !target.starts_with(allowed) {
+    if !target.starts_with(home.allowed?) {
         return None;
     }
     let ext_ok = target
@@ -204,11 +241,53 @@ fn relative(from: &Path, to: &Path) -> PathBuf {
 mod tests {
     use super::*;
 
+    /// [`link`] from a document in `dir`.
+    fn link_in(dir: &Path, href: &str, text: &str, t: &Targets) -> Option<String> {
+        let allowed = dir.canonicalize().ok();
+        let home = Home {
+            dir,
+            allowed: allowed.as_deref(),
+        };
+        link(&home, href, text, t)
+    }
+
+    /// A paper-figures document of 2,000 rows naming 100,000 sources each (docs/robustness.md
+    /// H25; a million sources once took 25 s, each resolved on the filesystem and compared with
+    /// every input): the first rows and sources are shown, and the rest counted.
+    #[test]
+    fn a_paper_figures_documents_rows_and_sources_are_bounded_and_counted() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        std::fs::write(d.join("run.json"), "{}").unwrap();
+        let sources: Vec<serde_json::Value> = (0..100_000).map(|_| ".".into()).collect();
+        let row = serde_json::json!({
+            "paper": "p", "figure": "f", "paper_value": "v", "this_run": "x",
+            "this_run_sources": sources, "published_measured": "", "published_modeled": "",
+            "published_verdict": "", "details": []
+        });
+        let mut rows = vec![row];
+        rows.extend((0..1999).map(|_| {
+            serde_json::json!({
+                "paper": "p", "figure": "f", "paper_value": "v", "published_measured": "",
+                "published_modeled": "", "published_verdict": ""
+            })
+        }));
+        let doc = serde_json::json!({"paper_figures": rows, "profile": "quick"});
+        let p: PaperFigures = serde_json::from_value(doc).unwrap();
+        let h = section(&p, d, &targets(d));
+        assert!(
+            h.contains("and 99980 more sources and details (a row shows 20 of each"),
+            "sources counted"
+        );
+        assert!(h.contains("and 1500 more rows not shown"), "rows counted");
+        assert_eq!(h.matches("<tr>").count(), 1 + MAX_ROWS);
+    }
+
     fn targets(dir: &Path) -> Targets {
         Targets {
             page_dir: dir.canonicalize().unwrap(),
             link_root: None,
-            on_page: vec![(dir.join("run.json").canonicalize().unwrap(), "doc3".into())],
+            on_page: HashMap::from([(dir.join("run.json").canonicalize().unwrap(), "doc3".into())]),
         }
     }
 
@@ -239,16 +318,16 @@ mod tests {
         let tables = d.join("tables");
         // A document on the page: its section.
         assert_eq!(
-            link(&tables, "../run.json", "r", &t).unwrap(),
+            link_in(&tables, "../run.json", "r", &t).unwrap(),
             "<a href=\"#doc3\">r</a>"
         );
         assert_eq!(
-            link(&tables, "t.md#a-b_1", "t", &t).unwrap(),
+            link_in(&tables, "t.md#a-b_1", "t", &t).unwrap(),
             "<a href=\"tables/t.md#a-b_1\">t</a>"
         );
         // An href that could read as a URL scheme is refused outright.
         assert_eq!(
-            link(d, "javascript:alert(1).md", "j", &t),
+            link_in(d, "javascript:alert(1).md", "j", &t),
             None,
             "a ':' in the href is refused outright"
         );
@@ -257,7 +336,7 @@ mod tests {
         std::fs::create_dir(d.join("tables/%2e%2e")).unwrap();
         std::fs::write(d.join("tables/%2e%2e/p\\q.md"), "x").unwrap();
         assert_eq!(
-            link(&tables, "%2e%2e/p\\q.md", "p", &t).unwrap(),
+            link_in(&tables, "%2e%2e/p\\q.md", "p", &t).unwrap(),
             "<a href=\"tables/%252e%252e/p%5Cq.md\">p</a>"
         );
         for bad in [
@@ -270,7 +349,7 @@ mod tests {
             "missing.md",
             "",
         ] {
-            assert_eq!(link(&tables, bad, "x", &t), None, "{bad}");
+            assert_eq!(link_in(&tables, bad, "x", &t), None, "{bad}");
         }
     }
 }
