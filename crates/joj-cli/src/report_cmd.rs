@@ -516,8 +516,9 @@ mod tests {
         // The file itself becomes a link to root's file.
         std::fs::remove_file(docs.join("a.json")).unwrap();
         std::os::unix::fs::symlink(secret.join("a.json"), docs.join("a.json")).unwrap();
-        // Another file takes its name.
-        std::fs::remove_file(docs.join("b.json")).unwrap();
+        // Another file takes its name (the old one kept, so its inode is not reused: a file
+        // that reuses it is a file of the folder, which its owner could have put there anyway).
+        std::fs::rename(docs.join("b.json"), docs.join("b.old")).unwrap();
         std::fs::copy(secret.join("a.json"), docs.join("b.json")).unwrap();
         // A folder on its way becomes a link to root's folder.
         std::fs::rename(docs.join("sub"), docs.join("sub.real")).unwrap();
