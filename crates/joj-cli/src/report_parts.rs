@@ -125,7 +125,7 @@ fn compare_table(c: &Comparison) -> String {
          <th>flushes</th>{modeled_head}</tr>\n<tr><th></th><th></th><th></th>\
          <th colspan=\"6\">KiB written per transaction</th><th>per txn</th>{modeled_unit}</tr>"
     );
-    for row in &c.rows {
+    for row in c.rows.iter().take(MAX_ITEMS) {
         let kib = |b: f64| format!("{:.1}", b / 1024.0);
         let cells = match joj_experiment::compare_plot::bar_of(row) {
             Some(b) => [
@@ -157,6 +157,14 @@ fn compare_table(c: &Comparison) -> String {
         h.push_str("</tr>\n");
     }
     h.push_str("</table>\n");
+    if c.rows.len() > MAX_ITEMS {
+        let _ = writeln!(
+            h,
+            "<p class=\"left-out\">and {} more rows (a table shows the first {MAX_ITEMS}; \
+             open the document itself)</p>",
+            c.rows.len() - MAX_ITEMS
+        );
+    }
     if c.rows.iter().any(joj_experiment::compare::device_time_only) {
         let _ = writeln!(
             h,
@@ -208,6 +216,7 @@ fn compare(c: &Comparison, dir: Option<(BorrowedFd, &Path)>, plots: &mut Plots) 
     let each: Vec<String> = c
         .rows
         .iter()
+        .take(MAX_ITEMS)
         .filter_map(|r| r.result.plot_file.as_deref())
         .filter_map(|p| plot_beside(dir?.0, dir?.1, p, plots))
         .collect();
@@ -269,7 +278,7 @@ fn databases(c: &joj_experiment::result::CommandReport) -> String {
          <th>syncs</th><th>counted by</th></tr>\n<tr><th></th><th></th><th></th>\
          <th colspan=\"5\">per commit</th><th></th></tr>\n",
     );
-    for d in &c.databases {
+    for d in c.databases.iter().take(MAX_ITEMS) {
         let per = |f: fn(&joj_experiment::run::PerCommit) -> f64, div: f64| {
             d.per_commit
                 .as_ref()
@@ -291,9 +300,18 @@ fn databases(c: &joj_experiment::result::CommandReport) -> String {
             esc(&d.commits_counted_by)
         );
     }
+    h.push_str("</table>\n");
+    if c.databases.len() > MAX_ITEMS {
+        let _ = writeln!(
+            h,
+            "<p class=\"left-out\">and {} more databases (a table shows the first \
+             {MAX_ITEMS}; open the document itself)</p>",
+            c.databases.len() - MAX_ITEMS
+        );
+    }
     h.push_str(
-        "</table>\n<p class=\"src\">* FS journal written while the database's files were \
-         synced; the JOJ: while its log was synced.</p>\n",
+        "<p class=\"src\">* FS journal written while the database's files were synced; the \
+         JOJ: while its log was synced.</p>\n",
     );
     h
 }
@@ -452,6 +470,27 @@ fn flatten(prefix: &mut String, v: &serde_json::Value, depth: usize, out: &mut F
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A comparison of 150 modes (docs/robustness.md H24): its table shows 100 rows and counts
+    /// the rest.
+    #[test]
+    fn a_comparisons_table_is_bounded_and_what_is_left_out_said() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/report/compare.json"
+        );
+        let mut v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let row = v["rows"][0].clone();
+        v["rows"] = serde_json::Value::Array(vec![row; 150]);
+        let c: Comparison = serde_json::from_value(v).unwrap();
+        let h = compare_table(&c);
+        assert_eq!(h.matches("<tr><td>").count(), MAX_ITEMS);
+        assert!(
+            h.contains("and 50 more rows (a table shows the first 100"),
+            "{h}"
+        );
+    }
 
     /// A document with one 100 KB key holding 1,000 fields (docs/robustness.md H23): the
     /// section shows 80 fields with the key cut, and counts the rest.
