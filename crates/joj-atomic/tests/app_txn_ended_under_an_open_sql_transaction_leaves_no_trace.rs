@@ -9,7 +9,7 @@
 mod common;
 
 use common::bank;
-use joj_atomic::{AppTxnError, XDevice, XftlVfs};
+use joj_atomic::{AppTxn, AppTxnError, XDevice, XftlVfs};
 use rusqlite::Connection;
 
 #[derive(Debug, Clone, Copy)]
@@ -25,21 +25,25 @@ fn integrity(c: &Connection) -> String {
         .unwrap()
 }
 
-/// `a.db` as a fresh connection reads it: its accounts' digest and its integrity check.
-fn seen(vfs: &XftlVfs<XDevice>) -> ((i64, i64), String) {
+/// What a fresh connection reads of `a.db`: its accounts' digest and its integrity check.
+type Seen = ((i64, i64), String);
+
+/// `a.db` as a fresh connection reads it.
+fn seen(vfs: &XftlVfs<XDevice>) -> Seen {
     let c = bank::open(vfs.name(), "a.db").unwrap();
     (bank::digest(&c).unwrap(), integrity(&c))
 }
 
-fn ended_inside_begin_leaves_no_trace(end: End) {
-    let vfs = joj_atomic::register(&format!("apptxn-open-sql-{end:?}")).unwrap();
+/// A fresh VFS `name` with the bank, what `a.db` shows then, and a connection enrolled in an
+/// application transaction, inside `BEGIN` with an update larger than its cache: some pages
+/// spilled to the device, the rest only in SQLite's cache.
+fn inside_a_spilling_begin(name: &str) -> (XftlVfs<XDevice>, Seen, Connection, AppTxn<XDevice>) {
+    let vfs = joj_atomic::register(name).unwrap();
     vfs.attach(common::formatted(&common::profile(64))).unwrap();
     bank::setup(&vfs);
     let before = seen(&vfs);
     assert_eq!(before.1, "ok");
-
     let a = bank::open_off(vfs.name(), "a.db").unwrap();
-    // A small cache, so the update spills pages to the device before its commit.
     a.execute_batch("PRAGMA cache_size=10").unwrap();
     let mut tx = vfs.begin_app().unwrap();
     tx.enroll(&a).unwrap();
@@ -50,6 +54,11 @@ fn ended_inside_begin_leaves_no_trace(end: End) {
     })
     .unwrap();
     assert!(!a.is_autocommit(), "the SQL transaction is open");
+    (vfs, before, a, tx)
+}
+
+fn ended_inside_begin_leaves_no_trace(end: End) {
+    let (vfs, before, a, mut tx) = inside_a_spilling_begin(&format!("apptxn-open-sql-{end:?}"));
     match end {
         End::Abort => tx.abort().unwrap(),
         End::Drop => drop(tx),
@@ -130,20 +139,7 @@ fn a_failed_statement_inside_begin_leaves_no_trace() {
 /// fresh connection saw 12 of 300 rows, `Rowid out of order`, 5 of 5 runs). The application
 /// transaction is aborted instead.
 fn sql_transaction_ended_without_commit_inside(close: bool) {
-    let vfs = joj_atomic::register(&format!("apptxn-sql-rollback-{close}")).unwrap();
-    vfs.attach(common::formatted(&common::profile(64))).unwrap();
-    bank::setup(&vfs);
-    let before = seen(&vfs);
-    let a = bank::open_off(vfs.name(), "a.db").unwrap();
-    a.execute_batch("PRAGMA cache_size=10").unwrap();
-    let mut tx = vfs.begin_app().unwrap();
-    tx.enroll(&a).unwrap();
-    tx.sql(|| {
-        a.execute_batch(
-            "BEGIN; UPDATE account SET balance = balance - 1, note = hex(randomblob(900));",
-        )
-    })
-    .unwrap();
+    let (vfs, before, a, tx) = inside_a_spilling_begin(&format!("apptxn-sql-rollback-{close}"));
     if close {
         drop(a);
     } else {
