@@ -45,6 +45,9 @@ pub(crate) struct AppTable {
     open: HashMap<u64, u32>,
     /// Handles whose next change-counter read must report a change (§3).
     stale: HashSet<u64>,
+    /// Handles that reported it and whose next read of page 1 must report a changed schema
+    /// cookie (§3).
+    schema_stale: HashSet<u64>,
     /// Handles holding RESERVED or more (SQLite's writer of their file).
     writers: HashSet<u64>,
     /// Fenced handle → the transaction that ended under its open SQL transaction (§4).
@@ -101,6 +104,7 @@ impl AppTable {
         }
         self.members.remove(&hid);
         self.stale.remove(&hid);
+        self.schema_stale.remove(&hid);
         self.dirty.remove(&hid);
     }
 
@@ -254,9 +258,19 @@ impl AppTable {
         }
     }
 
-    /// Whether `hid` must see a changed change counter now (once).
+    /// Whether `hid` must see a changed change counter now (once); if so, its next read of
+    /// page 1 must show a changed schema cookie ([`AppTable::take_schema_stale`]).
     pub(crate) fn take_stale(&mut self, hid: u64) -> bool {
-        self.stale.remove(&hid)
+        let stale = self.stale.remove(&hid);
+        if stale {
+            self.schema_stale.insert(hid);
+        }
+        stale
+    }
+
+    /// Whether `hid` must see a changed schema cookie now (once).
+    pub(crate) fn take_schema_stale(&mut self, hid: u64) -> bool {
+        self.schema_stale.remove(&hid)
     }
 }
 

@@ -19,6 +19,9 @@ pub(crate) const APP_TXN_PRAGMA: &str = "xftl_app_txn";
 /// `SQLITE_FCNTL_COMMIT_PHASETWO`: sent to the main database when SQLite commits.
 const COMMIT_PHASETWO: i32 = 22;
 
+/// The schema cookie in page 1 of a database (SQLite's file format: offset 40, 4 bytes).
+const SCHEMA_COOKIE: std::ops::Range<usize> = 40..44;
+
 /// Offset and length of SQLite's change-counter check (`pagerSharedLock` reads 16 bytes at 24).
 const COUNTER_CHECK: (u64, usize) = (24, 16);
 
@@ -233,6 +236,12 @@ impl<D: Device> VfsFile for XFile<D> {
                         // An application transaction this file was in ended: make SQLite drop
                         // its page cache (`docs/formats/apptxn.md` §3).
                         for b in &mut buf[..4] {
+                            *b = !*b;
+                        }
+                    } else if offset == 0 && n >= SCHEMA_COOKIE.end && m.apps.take_schema_stale(hid)
+                    {
+                        // ... and, when it reads page 1 again, its schema (§3).
+                        for b in &mut buf[SCHEMA_COOKIE] {
                             *b = !*b;
                         }
                     }
