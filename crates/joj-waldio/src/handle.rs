@@ -149,9 +149,9 @@ impl WaldioVfs {
 
     /// The databases whose last log opened through this VFS was a rollback journal (not in WAL
     /// mode, so waldio is not in use for them), with how many rollback journals they opened
-    /// (since they last opened a WAL, if they did). A
-    /// database switched to WAL mode after its first journals (`PRAGMA journal_mode=WAL` is
-    /// itself a rollback-journal transaction) is not listed.
+    /// (since they last opened a WAL, if they did). A database switched to WAL mode after its
+    /// first journals (`PRAGMA journal_mode=WAL` is itself a rollback-journal transaction) is not
+    /// listed.
     pub fn not_in_wal_mode(&self) -> Vec<(std::path::PathBuf, u64)> {
         joj_vfs::unpoisoned::lock(&self.inst().not_in_wal)
             .iter()

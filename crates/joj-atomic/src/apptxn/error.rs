@@ -126,17 +126,16 @@ pub enum AppTxnError {
          which would hold the transaction's changes outside it; it was aborted. SQLite writes one \
          outside journal_mode=OFF when its cache spills, when the database is empty or one SQL \
          transaction writes several databases (no batch-atomic write then), and to roll back a \
-         hot journal a crash left: use \
-         journal_mode=OFF, or a cache_size that holds the transaction, or open the database \
-         once outside any application transaction"
+         hot journal a crash left: use journal_mode=OFF, or a cache_size that holds the \
+         transaction, or open the database once outside any application transaction"
     )]
     JournalRefused { tid: Tid, database: String },
     #[error(
         "application transaction {tid}: an SQL transaction on {file} of a connection enrolled in \
          it ended without a commit (a ROLLBACK, a failed autocommit statement, or the connection \
-         closed inside BEGIN) after SQLite had written some of its pages, which its rollback does not \
-         restore inside an application transaction; it was aborted (roll back through the API: \
-         abort, then retry the whole transaction)"
+         closed inside BEGIN) after SQLite had written some of its pages, which its rollback \
+         does not restore inside an application transaction; it was aborted (roll back through \
+         the API: abort, then retry the whole transaction)"
     )]
     RolledBack { tid: Tid, file: String },
     #[error("cannot begin an application transaction: {source}")]

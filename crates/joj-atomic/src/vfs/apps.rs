@@ -122,9 +122,8 @@ impl AppTable {
 
     /// Handle `hid` let go of its write lock. If its SQL transaction wrote pages and did not
     /// commit (a `ROLLBACK`, a failed autocommit statement, a close inside `BEGIN`), the
-    /// transaction it is
-    /// enrolled in, which SQLite's rollback cannot be trusted to restore (with the journal off
-    /// it writes nothing back), is returned to be failed.
+    /// transaction it is enrolled in, which SQLite's rollback cannot be trusted to restore (with
+    /// the journal off it writes nothing back), is returned to be failed.
     pub(crate) fn rolled_back(&mut self, hid: u64) -> Option<Tid> {
         if self.dirty.remove(&hid) {
             self.member(hid)
