@@ -20,18 +20,11 @@ enum End {
     FailedStatement,
 }
 
-fn integrity(c: &Connection) -> String {
-    c.query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .unwrap()
-}
-
 /// What a fresh connection reads of `a.db`: its accounts' digest and its integrity check.
 type Seen = ((i64, i64), String);
 
-/// `a.db` as a fresh connection reads it.
 fn seen(vfs: &XftlVfs<XDevice>) -> Seen {
-    let c = bank::open(vfs.name(), "a.db").unwrap();
-    (bank::digest(&c).unwrap(), integrity(&c))
+    bank::seen(vfs, "a.db")
 }
 
 /// A fresh VFS `name` with the bank, what `a.db` shows then, and a connection enrolled in an
@@ -109,7 +102,7 @@ fn ended_inside_begin_leaves_no_trace(end: End) {
     let b: i64 = c
         .query_row("SELECT balance FROM account WHERE id = 1", [], |r| r.get(0))
         .unwrap();
-    assert_eq!((b, integrity(&c)), (7, "ok".to_string()), "{end:?}");
+    assert_eq!((b, bank::integrity(&c)), (7, "ok".to_string()), "{end:?}");
 }
 
 #[test]

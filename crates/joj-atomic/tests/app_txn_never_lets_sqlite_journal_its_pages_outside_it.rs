@@ -17,14 +17,7 @@ fn a_spill_inside_an_application_transaction_is_refused_and_a_cut_leaves_the_dat
     let p = common::profile(64);
     vfs.attach(common::formatted(&p)).unwrap();
     bank::setup(&vfs);
-    let digest = |vfs: &joj_atomic::XftlVfs<joj_atomic::XDevice>| {
-        let c = bank::open(vfs.name(), "a.db").unwrap();
-        let ok: String = c
-            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-            .unwrap();
-        (bank::digest(&c).unwrap(), ok)
-    };
-    let before = digest(&vfs);
+    let before = bank::seen(&vfs, "a.db");
 
     // The batch-atomic path: journal_mode=DELETE on a VFS that offers batch-atomic writes.
     let a = bank::open(vfs.name(), "a.db").unwrap();
@@ -56,7 +49,7 @@ fn a_spill_inside_an_application_transaction_is_refused_and_a_cut_leaves_the_dat
     vfs.attach(common::cut_and_remount(fs, 0, 1, &p).unwrap())
         .unwrap();
     assert_eq!(
-        digest(&vfs),
+        bank::seen(&vfs, "a.db"),
         before,
         "after the cut (the spilling statement answered {spilled:?}; {journals} journal(s) were \
          on the device)"

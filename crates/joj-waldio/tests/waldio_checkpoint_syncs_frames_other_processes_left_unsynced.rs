@@ -8,8 +8,9 @@
 //! during the checkpoint).
 #![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
+mod common;
+
 use joj_waldio::{SyncOption, WaldioOptions};
-use std::process::Command;
 
 #[test]
 fn normal_writer_child() {
@@ -47,18 +48,7 @@ fn a_checkpoint_under_full_or_fua_syncs_the_frames_a_normal_process_left_unsynce
             "PRAGMA wal_autocheckpoint=0; CREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB);",
         )
         .unwrap();
-        let out = Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "normal_writer_child",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env("WALDIO_MIXED_DB", &db)
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success() && text.contains("done"), "{text}");
+        common::run_child_test("normal_writer_child", ("WALDIO_MIXED_DB", &db));
         // This process commits (durable by its option) and SQLite's auto-checkpoint runs right
         // after the commit, on the same handle; at `synchronous=NORMAL` (Android's default in
         // WAL mode) SQLite issues no `xSync` for the commit in between.

@@ -9,8 +9,9 @@
 //! database` in 5 of 5 runs of the probe that found it.
 #![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
+mod common;
+
 use joj_waldio::WaldioOptions;
-use std::process::Command;
 
 const OTHERS: i64 = 20;
 
@@ -68,18 +69,7 @@ fn a_rollback_in_exclusive_mode_leaves_nothing_that_later_overwrites_another_pro
         c.query_row("SELECT count(*) FROM t", [], |r| r.get::<_, i64>(0))
             .unwrap();
 
-        let out = Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "exclusive_other_writer_child",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env("WALDIO_EXCL_DB", &db)
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success() && text.contains("done"), "{text}");
+        common::run_child_test("exclusive_other_writer_child", ("WALDIO_EXCL_DB", &db));
 
         assert_eq!(
             count_and_check(&c),

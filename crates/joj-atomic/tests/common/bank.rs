@@ -108,6 +108,21 @@ pub fn digest(c: &Connection) -> rusqlite::Result<(i64, i64)> {
     )
 }
 
+/// `PRAGMA integrity_check`'s first line (`ok` when intact).
+pub fn integrity(c: &Connection) -> String {
+    c.query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap()
+}
+
+/// What a fresh connection reads of database `name`: its accounts' digest and its integrity.
+pub fn seen<D: TransactionalDevice + Send + 'static>(
+    vfs: &XftlVfs<D>,
+    name: &str,
+) -> ((i64, i64), String) {
+    let c = open(vfs.name(), name).unwrap();
+    (digest(&c).unwrap(), integrity(&c))
+}
+
 /// What the two databases and the ledger show.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct State {

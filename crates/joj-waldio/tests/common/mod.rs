@@ -204,3 +204,19 @@ pub fn value_of(k: u64) -> Vec<u8> {
     let len = 100 + (k * 7919 % 2900) as usize;
     (0..len).map(|i| (k as usize * 31 + i) as u8).collect()
 }
+
+/// Run test `name` of this test binary as a child process with `env` set (its database, say),
+/// and return what it printed; the child's test must succeed and print `done`.
+pub fn run_child_test(name: &str, env: (&str, &Path)) -> String {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .env(env.0, env.1)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success() && text.contains("done"),
+        "{name}: {text}"
+    );
+    text
+}
