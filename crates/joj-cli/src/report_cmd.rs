@@ -19,10 +19,11 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
+use joj_linux::{Beneath, BeneathError, Mounts};
 use joj_trace::OutputError;
 use joj_trace::TraceError;
 use joj_trace::output::{Existing, write_atomically};
-use rustix::fs::{AtFlags, FileType, Mode, OFlags, ResolveFlags};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 
 use crate::output::{CliError, CliResult, check_output_file};
 use crate::report_doc::{Document, Kind, Skipped};
@@ -162,7 +163,7 @@ pub struct Gathered {
     pub skipped: Vec<Skipped>,
     /// Each folder named on the command line, open: its files are reached from here, never by
     /// their path again (a folder on the way swapped for a link since the walk leads nowhere).
-    roots: Vec<OwnedFd>,
+    roots: Vec<Beneath>,
 }
 
 impl Gathered {
@@ -183,14 +184,15 @@ pub fn gather(inputs: &[PathBuf]) -> Gathered {
         match std::fs::symlink_metadata(input) {
             Ok(m) if m.is_dir() => match open_dir_not_through_a_link(input) {
                 Ok(fd) => {
-                    g.roots.push(fd);
-                    let root = g.roots.len() - 1;
                     let mut w = Walk {
-                        root,
+                        root: g.roots.len(),
                         files: &mut g.files,
                         skipped: &mut g.skipped,
                     };
-                    w.walk(g.roots[root].as_fd(), input, Path::new(""), 0);
+                    w.walk(fd.as_fd(), input, Path::new(""), 0);
+                    // Subfolders may be mounts (only root makes them): they were walked.
+                    g.roots
+                        .push(Beneath::from_dir(input.clone(), fd, Mounts::Cross));
                 }
                 Err(e) => g.skipped.push(Skipped::new(
                     input,
@@ -327,48 +329,43 @@ impl Walk<'_> {
 }
 
 /// The folder `f` is in, open, and `f` opened in it: for a file found in a folder, reached
-/// from the folder named without following any link (`O_NOFOLLOW`, and `RESOLVE_NO_SYMLINKS`
-/// on the way), without blocking on a FIFO; then checked from the descriptor to be a regular
-/// file — the very one the walk saw — of at most [`MAX_DOCUMENT_BYTES`]. Its folder's
-/// descriptor is where its plots are looked for.
-fn open_document(g: &Gathered, f: &Found) -> Result<(OwnedFd, joj_trace::input::Input), String> {
-    let io = |e: rustix::io::Errno| format!("cannot be read: {}", std::io::Error::from(e));
+/// from the folder named with no link followed on the way or at the end, without blocking on a
+/// FIFO, and checked from the descriptor to be a regular file ([`Beneath`]) — the very one the
+/// walk saw — of at most [`MAX_DOCUMENT_BYTES`]. Its folder's descriptor is where its plots are
+/// looked for.
+fn open_document(g: &Gathered, f: &Found) -> Result<(Beneath, joj_trace::input::Input), String> {
     let name = f
         .path
         .file_name()
         .ok_or_else(|| "cannot be read: no file name".to_string())?;
-    let read_only = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
     let (dir, file) = match &f.at {
         Place::Beneath { root, rel } => {
-            let parent = rel
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new("."));
-            let dir = rustix::fs::openat2(
-                &g.roots[*root],
-                parent,
-                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                Mode::empty(),
-                ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS,
-            )
-            .map_err(|e| match e {
-                rustix::io::Errno::LOOP | rustix::io::Errno::XDEV | rustix::io::Errno::NOTDIR => {
-                    "not read: a folder on its way was replaced by a symbolic link since the \
-                     folder was walked (links are not followed)"
-                        .to_string()
-                }
-                e => io(e),
+            let parent = rel.parent().unwrap_or(Path::new(""));
+            let dir = g.roots[*root].open_dir(parent).map_err(|e| match e {
+                BeneathError::Link { path, .. } => format!(
+                    "not read: a folder on its way ({}) was replaced by a symbolic link since the \
+                     folder was walked (links are not followed)",
+                    path.display()
+                ),
+                BeneathError::WrongType { path, found, .. } => format!(
+                    "not read: a folder on its way ({}) is a {found} now",
+                    path.display()
+                ),
+                e => format!("cannot be read: {e}"),
             })?;
-            let file = rustix::fs::openat(&dir, name, read_only | OFlags::NOFOLLOW, Mode::empty())
-                .map_err(|e| match e {
-                    rustix::io::Errno::LOOP => "not read: replaced by a symbolic link since the \
-                                                folder was walked (links are not followed)"
-                        .to_string(),
-                    e => io(e),
-                })?;
+            let file = dir.open_file(Path::new(name)).map_err(|e| match e {
+                BeneathError::Link { .. } => "not read: replaced by a symbolic link since the \
+                                              folder was walked (links are not followed)"
+                    .to_string(),
+                BeneathError::WrongType { found, .. } => {
+                    format!("not read: a {found} now, not a regular file")
+                }
+                e => format!("cannot be read: {e}"),
+            })?;
             (dir, file)
         }
         Place::Named => {
+            let io = |e: rustix::io::Errno| format!("cannot be read: {}", std::io::Error::from(e));
             let parent = f
                 .path
                 .parent()
@@ -380,17 +377,14 @@ fn open_document(g: &Gathered, f: &Found) -> Result<(OwnedFd, joj_trace::input::
                 Mode::empty(),
             )
             .map_err(io)?;
+            let read_only = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
             let file = rustix::fs::openat(&dir, name, read_only, Mode::empty()).map_err(io)?;
-            (dir, file)
+            let dir = Beneath::from_dir(parent.to_path_buf(), dir, Mounts::Cross);
+            (dir, std::fs::File::from(file))
         }
     };
-    let input = joj_trace::input::checked(
-        std::fs::File::from(file),
-        &f.path,
-        MAX_DOCUMENT_BYTES,
-        "a result document",
-    )
-    .map_err(|e| e.to_string())?;
+    let input = joj_trace::input::checked(file, &f.path, MAX_DOCUMENT_BYTES, "a result document")
+        .map_err(|e| e.to_string())?;
     let m = input
         .file
         .metadata()

@@ -3,11 +3,11 @@
 //! bytes of plots one page inlines ([`Plots`]).
 
 use std::collections::HashMap;
-use std::os::fd::{BorrowedFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use rustix::fs::{Mode, OFlags, ResolveFlags};
+use joj_linux::{Beneath, Mounts};
+use rustix::fs::{Mode, OFlags};
 
 use joj_experiment::RunResult;
 use joj_experiment::compare::Comparison;
@@ -109,28 +109,30 @@ pub struct Document {
     /// The folder it was read from, open (plots are looked for in it, never by its path
     /// again: a folder on the way swapped for a link since leads nowhere); `None` for a page's
     /// own run (`--report`), whose plots joj has just written beside `path`.
-    pub dir: Option<OwnedFd>,
+    pub dir: Option<Beneath>,
     pub kind: Kind,
 }
 
 impl Document {
-    /// The folder its plots are looked for in, open, and its path (for messages).
-    pub fn plot_dir(&self) -> Option<(OwnedFd, &Path)> {
-        let path = self
-            .path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        let fd = match &self.dir {
-            Some(fd) => fd.try_clone().ok()?,
-            None => rustix::fs::open(
-                path,
-                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-                Mode::empty(),
-            )
-            .ok()?,
-        };
-        Some((fd, path))
+    /// The folder its plots are looked for in, open.
+    pub fn plot_dir(&self) -> Option<Beneath> {
+        match &self.dir {
+            Some(dir) => dir.try_clone().ok(),
+            None => {
+                let path = self
+                    .path
+                    .parent()
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .unwrap_or(Path::new("."));
+                let fd = rustix::fs::open(
+                    path,
+                    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                    Mode::empty(),
+                )
+                .ok()?;
+                Some(Beneath::from_dir(path.to_path_buf(), fd, Mounts::Cross))
+            }
+        }
     }
 }
 
@@ -378,41 +380,24 @@ pub fn scalar(v: &serde_json::Value) -> Option<String> {
     }
 }
 
-/// The plot file `named` by a document, looked for beside it in its folder `dir` (at
-/// `dir_path`; only its file name is used, so a document cannot point the page at a file
-/// elsewhere), as an inline image; the second time the page names a file, a reference to the
-/// first; past the page's room for plots, a line saying it is left out. `None` when there is no
-/// such plot to show.
+/// The plot file `named` by a document, looked for beside it in its folder `dir` (only its file
+/// name is used, so a document cannot point the page at a file elsewhere), as an inline image;
+/// the second time the page names a file, a reference to the first; past the page's room for
+/// plots, a line saying it is left out. `None` when there is no such plot to show.
 ///
-/// The file is opened from the folder's descriptor with no symbolic link followed anywhere
-/// (`RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`), without blocking on a FIFO, and checked from the
-/// opened descriptor to be a regular file: whoever owns the folder cannot lead root to a file
-/// elsewhere, however they swap its names meanwhile.
-pub fn plot_beside(
-    dir: BorrowedFd,
-    dir_path: &Path,
-    named: &str,
-    plots: &mut Plots,
-) -> Option<String> {
-    let name = Path::new(named).file_name()?;
-    if Path::new(name).extension().is_none_or(|e| e != "svg") {
+/// The file is opened from the folder's descriptor with no symbolic link followed anywhere, without
+/// blocking on a FIFO, and checked from the opened descriptor to be a regular file
+/// ([`Beneath::open_file`]): whoever owns the folder cannot lead root to a file elsewhere,
+/// however they swap its names meanwhile.
+pub fn plot_beside(dir: &Beneath, named: &str, plots: &mut Plots) -> Option<String> {
+    let name = Path::new(Path::new(named).file_name()?);
+    if name.extension().is_none_or(|e| e != "svg") {
         return None;
     }
-    let path = dir_path.join(name);
+    let path = dir.absolute(name);
     let shown = name.to_string_lossy();
-    let fd = rustix::fs::openat2(
-        dir,
-        name,
-        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
-        Mode::empty(),
-        ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS,
-    )
-    .ok()?;
-    let file = std::fs::File::from(fd);
+    let file = dir.open_file(name).ok()?;
     let meta = file.metadata().ok()?;
-    if !meta.is_file() {
-        return None;
-    }
     let key = (meta.dev(), meta.ino());
     if let Some(id) = plots.placed.get(&key) {
         return Some(format!(
@@ -465,7 +450,6 @@ pub fn inline_svg(svg: &str, alt: &str, plots: &mut Plots) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::fd::AsFd;
 
     #[test]
     fn a_plot_beside_a_document_is_read_but_never_through_a_symlink() {
@@ -477,9 +461,9 @@ mod tests {
         std::fs::write(docs.join("own.svg"), "<svg>own</svg>").unwrap();
         std::os::unix::fs::symlink(&secret, docs.join("p.svg")).unwrap();
         let mut plots = Plots::default();
-        let fd = std::fs::File::open(&docs).unwrap();
-        assert!(plot_beside(fd.as_fd(), &docs, "own.svg", &mut plots).is_some());
-        assert_eq!(plot_beside(fd.as_fd(), &docs, "p.svg", &mut plots), None);
+        let dir = Beneath::open_root(&docs).unwrap();
+        assert!(plot_beside(&dir, "own.svg", &mut plots).is_some());
+        assert_eq!(plot_beside(&dir, "p.svg", &mut plots), None);
     }
 
     #[test]

@@ -1,9 +1,8 @@
 //! The parts of one document's section on the `joj report` page: its facts, table, plot and
 //! "what this means" lines (see [`crate::report_page`]).
 
+use joj_linux::Beneath;
 use std::fmt::Write as _;
-use std::os::fd::{AsFd, BorrowedFd};
-use std::path::Path;
 
 use joj_experiment::RunResult;
 use joj_experiment::compare::Comparison;
@@ -29,7 +28,7 @@ const MAX_COLUMNS: usize = 12;
 /// A document's section, below its heading; its plots are placed in `plots`, the page's.
 pub fn body(d: &Document, plots: &mut Plots) -> String {
     let dir = d.plot_dir();
-    let dir = dir.as_ref().map(|(fd, path)| (fd.as_fd(), *path));
+    let dir = dir.as_ref();
     match &d.kind {
         Kind::Compare(c) => compare(c, dir, plots),
         Kind::Run(r) => run(r, dir, plots),
@@ -175,7 +174,7 @@ fn compare_table(c: &Comparison) -> String {
     h
 }
 
-fn compare(c: &Comparison, dir: Option<(BorrowedFd, &Path)>, plots: &mut Plots) -> String {
+fn compare(c: &Comparison, dir: Option<&Beneath>, plots: &mut Plots) -> String {
     let Some(first) = c.rows.first() else {
         return "<p>no rows</p>\n".into();
     };
@@ -218,7 +217,7 @@ fn compare(c: &Comparison, dir: Option<(BorrowedFd, &Path)>, plots: &mut Plots) 
         .iter()
         .take(MAX_ITEMS)
         .filter_map(|r| r.result.plot_file.as_deref())
-        .filter_map(|p| plot_beside(dir?.0, dir?.1, p, plots))
+        .filter_map(|p| plot_beside(dir?, p, plots))
         .collect();
     if !each.is_empty() {
         h.push_str("<details><summary>each mode's trace plot</summary>\n");
@@ -228,7 +227,7 @@ fn compare(c: &Comparison, dir: Option<(BorrowedFd, &Path)>, plots: &mut Plots) 
     h
 }
 
-fn run(r: &RunResult, dir: Option<(BorrowedFd, &Path)>, plots: &mut Plots) -> String {
+fn run(r: &RunResult, dir: Option<&Beneath>, plots: &mut Plots) -> String {
     let mut h = facts(&run_facts(r));
     if let Some(c) = &r.command {
         h.push_str(&databases(c));
@@ -249,7 +248,7 @@ fn run(r: &RunResult, dir: Option<(BorrowedFd, &Path)>, plots: &mut Plots) -> St
     if let Some(p) = r
         .plot_file
         .as_deref()
-        .and_then(|p| plot_beside(dir?.0, dir?.1, p, plots))
+        .and_then(|p| plot_beside(dir?, p, plots))
     {
         h.push_str(&p);
     }

@@ -1,14 +1,17 @@
 //! Paths inside a mounted image joj did not make itself (a crash state, a saved log's image),
-//! resolved beneath its mount point only.
+//! or inside a folder someone else owns (the results `joj report` reads), resolved beneath
+//! its root only.
 //!
 //! Such an image may have been crafted: a symbolic link, a `..` or a filesystem mounted on a
 //! directory inside it could lead a path that starts at the mount point somewhere else on the
-//! host. [`Beneath`] holds a descriptor of the mount point and resolves every path from it with
-//! `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV)`,
-//! one component at a time, so that a refusal names the component that caused it: a path with
-//! `..` or outside the root, a symbolic link (wherever it points), a crossing into another
-//! mount, or a component of the wrong type (a FIFO, socket or device node where a file is read,
-//! a file where a directory is walked through).
+//! host; a folder's owner may swap a name for a link between the moment joj lists it and the
+//! moment it reads it. [`Beneath`] holds a descriptor of the root and resolves every path from
+//! it with `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)`, plus
+//! `RESOLVE_NO_XDEV` for an image ([`Mounts`]), one component at a time, so that a refusal
+//! names the component that caused it: a path with `..` or outside the root, a symbolic link
+//! (wherever it points), a crossing into another mount, or a component of the wrong type (a
+//! FIFO, socket or device node where a file is read, a file where a directory is walked
+//! through).
 //!
 //! Invariants: nothing here follows a link or leaves the root; a file is opened only if it is a
 //! regular file, checked on the open descriptor (a FIFO is opened `O_NONBLOCK`, so even a race
@@ -23,12 +26,19 @@ use std::path::{Component, Path, PathBuf};
 use rustix::fs::{FileType, Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
 
-/// How every lookup resolves: beneath the descriptor, no symbolic or magic links, no mount
-/// crossings.
+/// How every lookup resolves: beneath the descriptor, no symbolic or magic links.
 const RESOLVE: ResolveFlags = ResolveFlags::BENEATH
     .union(ResolveFlags::NO_SYMLINKS)
-    .union(ResolveFlags::NO_MAGICLINKS)
-    .union(ResolveFlags::NO_XDEV);
+    .union(ResolveFlags::NO_MAGICLINKS);
+
+/// Whether a lookup may enter a filesystem mounted beneath the root.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mounts {
+    /// Refused ([`BeneathError::Crossing`]): nothing mounted inside an image is part of it.
+    Stay,
+    /// Entered: a folder's subfolders may be mounts, which only root makes.
+    Cross,
+}
 
 /// Most bytes of a symbolic link's target quoted in a message.
 const TARGET_QUOTED_BYTES: usize = 200;
@@ -78,6 +88,7 @@ pub enum BeneathError {
 pub struct Beneath {
     root: PathBuf,
     dir: OwnedFd,
+    resolve: ResolveFlags,
 }
 
 fn type_name(t: FileType) -> &'static str {
@@ -94,7 +105,8 @@ fn type_name(t: FileType) -> &'static str {
 }
 
 impl Beneath {
-    /// The root `root` (a directory joj made, e.g. a mount point), opened as a descriptor.
+    /// The root `root` (a directory joj made, e.g. a mount point), opened as a descriptor; no
+    /// lookup leaves its filesystem.
     pub fn open_root(root: &Path) -> Result<Beneath, BeneathError> {
         let dir = rustix::fs::open(
             root,
@@ -106,14 +118,48 @@ impl Beneath {
             root: root.to_path_buf(),
             source: e.into(),
         })?;
-        Ok(Beneath {
-            root: root.to_path_buf(),
-            dir,
-        })
+        Ok(Beneath::from_dir(root.to_path_buf(), dir, Mounts::Stay))
+    }
+
+    /// The folder open at `dir` (a descriptor held since it was listed, so that a name on the
+    /// way swapped since leads nowhere), shown as `root`.
+    pub fn from_dir(root: PathBuf, dir: OwnedFd, mounts: Mounts) -> Beneath {
+        let resolve = match mounts {
+            Mounts::Stay => RESOLVE.union(ResolveFlags::NO_XDEV),
+            Mounts::Cross => RESOLVE,
+        };
+        Beneath { root, dir, resolve }
     }
 
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// Another handle of the same root (its descriptor duplicated).
+    pub fn try_clone(&self) -> std::io::Result<Beneath> {
+        Ok(Beneath {
+            root: self.root.clone(),
+            dir: self.dir.try_clone()?,
+            resolve: self.resolve,
+        })
+    }
+
+    /// The directory at `rel`, as a root of its own (resolving as this one does).
+    pub fn open_dir(&self, rel: &Path) -> Result<Beneath, BeneathError> {
+        let rel = self.relative(rel)?;
+        match self.walk(&rel)? {
+            Some((fd, FileType::Directory, _)) => Ok(Beneath {
+                root: self.root.join(&rel),
+                dir: fd,
+                resolve: self.resolve,
+            }),
+            None => Err(self.io(&rel, Errno::NOENT)),
+            Some((_, t, _)) => Err(BeneathError::WrongType {
+                path: rel,
+                found: type_name(t),
+                wanted: "directory",
+            }),
+        }
     }
 
     /// `path` relative to the root, by its text alone: an absolute path must start with the
@@ -171,14 +217,14 @@ impl Beneath {
                     c.as_os_str(),
                     OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
                     Mode::empty(),
-                    RESOLVE,
+                    self.resolve,
                 ),
                 None => rustix::fs::openat2(
                     &self.dir,
                     c.as_os_str(),
                     OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
                     Mode::empty(),
-                    RESOLVE,
+                    self.resolve,
                 ),
             };
             let fd = match at {
@@ -274,7 +320,7 @@ impl Beneath {
             &rel,
             OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
             Mode::empty(),
-            RESOLVE,
+            self.resolve,
         )
         .map_err(|e| self.io(&rel, e))?;
         let st = rustix::fs::fstat(&fd).map_err(|e| self.io(&rel, e))?;
@@ -310,7 +356,7 @@ impl Beneath {
             at,
             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
             Mode::empty(),
-            RESOLVE,
+            self.resolve,
         )
         .map_err(|e| self.io(&rel, e))?;
         let dir = rustix::fs::Dir::new(fd).map_err(|e| self.io(&rel, e))?;
@@ -408,5 +454,37 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn a_folder_beneath_is_a_root_of_its_own_and_a_link_to_one_is_refused() {
+        let (root, _host) = tree();
+        let fd = rustix::fs::open(
+            root.path(),
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .unwrap();
+        let b = Beneath::from_dir(root.path().to_path_buf(), fd, Mounts::Cross);
+        let d = b.open_dir(Path::new("d")).unwrap();
+        assert_eq!(d.root(), root.path().join("d"));
+        assert_eq!(d.entry(Path::new("f")).unwrap(), Entry::File { bytes: 5 });
+        assert!(matches!(
+            d.entry(Path::new("../out")),
+            Err(BeneathError::Outside { .. })
+        ));
+        assert!(matches!(
+            b.open_dir(Path::new("out")),
+            Err(BeneathError::Link { .. })
+        ));
+        assert!(matches!(
+            b.open_dir(Path::new("d/f")),
+            Err(BeneathError::WrongType {
+                wanted: "directory",
+                ..
+            })
+        ));
+        let c = d.try_clone().unwrap();
+        assert_eq!(c.entry(Path::new("f")).unwrap(), Entry::File { bytes: 5 });
     }
 }

@@ -69,7 +69,7 @@ pub mod tracefs;
 pub mod traceline;
 pub mod written;
 
-pub use beneath::{Beneath, BeneathError, Entry as BeneathEntry};
+pub use beneath::{Beneath, BeneathError, Entry as BeneathEntry, Mounts};
 pub use block_stream::BlockStream;
 pub use cleanup::{CleanupProblem, HandlerError, cleanup_all, install_cleanup_handler};
 pub use cmd::CommandError;
