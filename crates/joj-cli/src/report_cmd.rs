@@ -22,7 +22,7 @@ use clap::Args;
 use joj_linux::{Beneath, BeneathError, Mounts};
 use joj_trace::OutputError;
 use joj_trace::TraceError;
-use joj_trace::output::{Existing, write_atomically};
+use joj_trace::output::{Existing, OutputDir, write_atomically};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 
 use crate::output::{CliError, CliResult, check_output_file};
@@ -435,20 +435,26 @@ pub fn beside(kind: Kind, plot_file: Option<&str>, out: &Path) -> Result<PathBuf
     let name = plot_file
         .and_then(|p| Path::new(p).file_stem())
         .map_or_else(|| "joj-report".into(), |s| s.to_string_lossy().into_owned());
+    let held = OutputDir::open(out)?;
+    let plots = held
+        .as_fd()
+        .try_clone_to_owned()
+        .map_err(TraceError::from)?;
     let mut doc = Document {
         path: PathBuf::new(),
-        dir: None,
+        dir: Some(Beneath::from_dir(out.to_path_buf(), plots, Mounts::Cross)),
         kind,
     };
     for n in 1..=joj_trace::output::MAX_UNIQUE_STEMS {
-        let path = match n {
-            1 => out.join(format!("{name}.html")),
-            n => out.join(format!("{name}-{n}.html")),
+        let file = match n {
+            1 => format!("{name}.html"),
+            n => format!("{name}-{n}.html"),
         };
+        let path = out.join(&file);
         doc.path.clone_from(&path);
         let mut page = Page::new("joj report", &path, &[]);
         page.add(0, &doc);
-        match write_page(&path, &page, Existing::Keep) {
+        match write_page(&held.at().join(&file), &page, Existing::Keep) {
             Ok(()) => return Ok(path),
             Err(TraceError::Output(OutputError::Exists { .. })) => continue,
             Err(e) => return Err(e),

@@ -95,7 +95,7 @@ fn how_it_ran(r: &RunResult, c: &CommandReport) -> String {
     );
     if let Some(dir) = &c.start_dir {
         s.push_str(&format!(
-            "  ran in {} (the directory joj trace started in, through an overlay: what it wrote \
+            "  ran in {} (the directory joj trace started in, through an overlay: what it wrote inside it \
              is on the traced filesystem, the directory is as it was)\n",
             escaped(if c.cwd == *dir { dir } else { &c.cwd })
         ));

@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::Path;
 
 use joj_trace::TraceError;
-use joj_trace::output::{publish_unique, stage};
+use joj_trace::output::{OutputDir, publish_unique, stage};
 use joj_trace::plot::{ModeBar, render_compare_svg};
 
 use crate::compare::{CompareRow, Comparison};
@@ -77,13 +77,10 @@ fn write(
     c: &Comparison,
 ) -> Result<String, ExperimentError> {
     let svg = render(title, subtitle, c)?;
-    std::fs::create_dir_all(out).map_err(|source| ExperimentError::Io {
-        what: format!("creating {}", out.display()),
-        source,
-    })?;
-    let staged = stage(out, &format!("{name}.svg"), |w| {
+    let held = OutputDir::open(out).map_err(TraceError::from)?;
+    let staged = stage(held.at(), &format!("{name}.svg"), |w| {
         w.write_all(svg.as_bytes()).map_err(TraceError::from)
     })?;
-    let [path] = publish_unique(out, name, [(".svg", staged)]).map_err(TraceError::from)?;
-    Ok(path.to_string_lossy().into_owned())
+    let [path] = publish_unique(held.at(), name, [(".svg", staged)]).map_err(TraceError::from)?;
+    Ok(held.shown(&path).to_string_lossy().into_owned())
 }

@@ -128,6 +128,21 @@ pub enum OutputError {
     )]
     DirBlocked { dir: PathBuf, found: PathBuf },
 
+    /// An output directory that is a symbolic link: joj (often root) would write wherever
+    /// whoever made the link chose.
+    #[error(
+        "cannot use {} as the output directory: it is a symbolic link{}, and an output folder is \
+         never reached through one (whoever can change the link could point joj's files \
+         anywhere); fix: name the folder itself{}",
+        .dir.display(),
+        .target.as_ref().map(|t| format!(" to {}", t.display())).unwrap_or_default(),
+        .target.as_ref().map(|t| format!(" ({})", t.display())).unwrap_or_default()
+    )]
+    DirIsLink {
+        dir: PathBuf,
+        target: Option<PathBuf>,
+    },
+
     #[error(
         "cannot create files in {}: {source}; fix: choose a directory you can write to",
         .dir.display()

@@ -99,6 +99,7 @@ pub fn check_output(path: &Path, existing: Existing, inputs: &[&Path]) -> Result
 /// Check a directory that outputs will be written into (and that is created if missing): it
 /// is a directory, or its nearest existing ancestor is one, and that one lets us create files.
 pub fn check_output_dir(dir: &Path) -> Result<(), OutputError> {
+    refuse_link(dir)?;
     let mut at = dir.to_path_buf();
     loop {
         match fs::metadata(&at) {
@@ -120,6 +121,79 @@ pub fn check_output_dir(dir: &Path) -> Result<(), OutputError> {
                 at = parent;
             }
             Err(source) => return Err(OutputError::Inspect { path: at, source }),
+        }
+    }
+}
+
+/// [`OutputError::DirIsLink`] when `dir` itself (its last component) is a symbolic link.
+fn refuse_link(dir: &Path) -> Result<(), OutputError> {
+    match fs::symlink_metadata(dir) {
+        Ok(m) if m.file_type().is_symlink() => Err(OutputError::DirIsLink {
+            dir: dir.to_path_buf(),
+            target: fs::canonicalize(dir).ok(),
+        }),
+        _ => Ok(()),
+    }
+}
+
+impl std::os::fd::AsFd for OutputDir {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.held.as_fd()
+    }
+}
+
+/// An output folder, made if missing and held open: files are staged and published in it
+/// through its descriptor ([`OutputDir::at`], `/proc/self/fd/N`), so that whoever can change
+/// the folder's name cannot swap a link in for it between the check and the writes. Its last
+/// component is never a symbolic link ([`OutputError::DirIsLink`]).
+#[derive(Debug)]
+pub struct OutputDir {
+    dir: PathBuf,
+    held: File,
+    at: PathBuf,
+}
+
+impl OutputDir {
+    pub fn open(dir: &Path) -> Result<OutputDir, OutputError> {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::OpenOptionsExt;
+        refuse_link(dir)?;
+        fs::create_dir_all(dir).map_err(|source| OutputError::Write {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let held = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(dir)
+            .map_err(|source| match source.raw_os_error() {
+                Some(libc::ELOOP) => OutputError::DirIsLink {
+                    dir: dir.to_path_buf(),
+                    target: fs::canonicalize(dir).ok(),
+                },
+                _ => OutputError::Write {
+                    path: dir.to_path_buf(),
+                    source,
+                },
+            })?;
+        let at = PathBuf::from(format!("/proc/self/fd/{}", held.as_raw_fd()));
+        Ok(OutputDir {
+            dir: dir.to_path_buf(),
+            held,
+            at,
+        })
+    }
+
+    /// Where to stage and publish files: the folder held, whatever its name leads to now.
+    pub fn at(&self) -> &Path {
+        &self.at
+    }
+
+    /// The path a reader knows a file written [`OutputDir::at`] by: in the folder as named.
+    pub fn shown(&self, written: &Path) -> PathBuf {
+        match written.file_name() {
+            Some(name) => self.dir.join(name),
+            None => self.dir.clone(),
         }
     }
 }
@@ -396,6 +470,44 @@ mod tests {
             .collect();
         v.sort();
         v
+    }
+
+    /// `--out joj-out` in a folder someone else owns: a link planted at the name is refused
+    /// (root's files went wherever it pointed), and a folder swapped for a link after it was
+    /// opened still gets the files, not the link's target.
+    #[test]
+    fn an_output_folder_is_never_reached_through_a_link() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let elsewhere = tmp.path().join("elsewhere");
+        fs::create_dir(&elsewhere).expect("mkdir");
+        let planted = tmp.path().join("joj-out");
+        std::os::unix::fs::symlink(&elsewhere, &planted).expect("symlink");
+        for e in [
+            check_output_dir(&planted).expect_err("a link"),
+            OutputDir::open(&planted).expect_err("a link"),
+        ] {
+            assert!(
+                matches!(&e, OutputError::DirIsLink { .. })
+                    && e.to_string().contains("name the folder itself"),
+                "{e}"
+            );
+        }
+        fs::remove_file(&planted).expect("rm");
+
+        let out = OutputDir::open(&planted).expect("made");
+        fs::rename(&planted, tmp.path().join("moved")).expect("mv");
+        std::os::unix::fs::symlink(&elsewhere, &planted).expect("symlink");
+        let staged = stage(out.at(), "t.svg", |w| {
+            w.write_all(b"<svg/>").map_err(|source| OutputError::Write {
+                path: PathBuf::from("t.svg"),
+                source,
+            })
+        })
+        .expect("staged");
+        let [path] = publish_unique(out.at(), "t", [(".svg", staged)]).expect("published");
+        assert_eq!(out.shown(&path), planted.join("t.svg"));
+        assert_eq!(names(&tmp.path().join("moved")), ["t.svg"]);
+        assert!(names(&elsewhere).is_empty());
     }
 
     #[test]

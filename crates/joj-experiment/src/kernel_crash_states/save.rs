@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use joj_linux::record::BlockLog;
 use joj_trace::OutputError;
-use joj_trace::output::{Existing, Staged, publish_unique, stage};
+use joj_trace::output::{Existing, OutputDir, Staged, publish_unique, stage};
 
 use super::error::CrashFsError;
 use super::options::{CrashFsOptions, FsWorkload};
@@ -125,31 +125,27 @@ pub fn save(
 ) -> Result<Saved, CrashFsError> {
     let fail = CrashFsError::SaveDir;
     let mut saved = Saved::default();
-    // Checked before the run too; again now, as the folder may have changed meanwhile.
+    // Checked before the run too; again now, as the folder may have changed meanwhile, and
+    // held open from here on (files are written through its descriptor).
     let make_dir = || {
         joj_trace::output::check_output_dir(dir).map_err(fail)?;
-        std::fs::create_dir_all(dir).map_err(|source| {
-            fail(OutputError::Write {
-                path: dir.to_path_buf(),
-                source,
-            })
-        })
+        OutputDir::open(dir).map_err(fail)
     };
-    if opts.from_log.is_none() && (opts.save_log || !found.is_empty()) {
-        make_dir()?;
-    }
+    let mut held = None;
     let log_path = match &opts.from_log {
         Some(input) => Some(input.clone()),
         None if opts.save_log || !found.is_empty() => {
+            let out = held.insert(make_dir()?);
             let name = format!("{}.blocklog", stem(opts));
-            let staged = stage(dir, &name, |w| {
+            let staged = stage(out.at(), &name, |w| {
                 log.write_to(w).map_err(|e| OutputError::Write {
                     path: dir.join(&name),
                     source: std::io::Error::other(e),
                 })
             })
             .map_err(fail)?;
-            let path = publish(dir, &stem(opts), ".blocklog", staged, force).map_err(fail)?;
+            let path = publish(out.at(), &stem(opts), ".blocklog", staged, force).map_err(fail)?;
+            let path = out.shown(&path);
             saved.log = Some(path.clone());
             Some(path)
         }
@@ -158,7 +154,10 @@ pub fn save(
     let (Some(log_path), false) = (log_path, found.is_empty()) else {
         return Ok(saved);
     };
-    make_dir()?;
+    let out = match held {
+        Some(out) => out,
+        None => make_dir()?,
+    };
     // The violations are named after the log they come from.
     let log_stem = log_path
         .file_stem()
@@ -174,14 +173,15 @@ pub fn save(
     });
     let json_stem = format!("{log_stem}-violations");
     let name = format!("{json_stem}.json");
-    let staged = stage(dir, &name, |w| {
+    let staged = stage(out.at(), &name, |w| {
         serde_json::to_writer_pretty(w, &doc).map_err(|e| OutputError::Write {
             path: dir.join(&name),
             source: e.into(),
         })
     })
     .map_err(fail)?;
-    saved.violations = Some(publish(dir, &json_stem, ".json", staged, force).map_err(fail)?);
+    let path = publish(out.at(), &json_stem, ".json", staged, force).map_err(fail)?;
+    saved.violations = Some(out.shown(&path));
     Ok(saved)
 }
 

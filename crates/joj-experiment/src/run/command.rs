@@ -342,17 +342,31 @@ pub fn check_command(opts: &CommandOptions) -> Result<(), ExperimentError> {
         .into());
     }
     if let Some(start) = &opts.start_dir {
-        let info = std::fs::read_to_string("/proc/self/mountinfo")
-            .map_err(io("reading /proc/self/mountinfo".into()))?;
-        let mounts = joj_linux::mounts::mounts_below(&info, start);
-        if !mounts.is_empty() || start == Path::new("/") {
-            return Err(ExperimentError::StartDirHasMounts {
-                dir: start.clone(),
-                mounts,
-            });
-        }
+        open_start_dir(start)?;
     }
     command_dir(Path::new("/"), opts.dir.as_deref()).map(drop)
+}
+
+/// The starting directory `start` (absolute, as `getcwd` gives it), opened with no symbolic
+/// link followed on its way, and checked to have no mount below it. The overlay is made of and
+/// mounted on this descriptor: whoever owns a directory on `start`'s way can no longer swap
+/// another one in by a link once it is open.
+fn open_start_dir(start: &Path) -> Result<std::os::fd::OwnedFd, ExperimentError> {
+    let fd = joj_linux::Overlay::open_lower(start).map_err(io(format!(
+        "opening the starting directory {} (no symbolic link on its way: one there now was put \
+         there since joj started)",
+        start.display()
+    )))?;
+    let info = std::fs::read_to_string("/proc/self/mountinfo")
+        .map_err(io("reading /proc/self/mountinfo".into()))?;
+    let mounts = joj_linux::mounts::mounts_below(&info, start);
+    if !mounts.is_empty() || start == Path::new("/") {
+        return Err(ExperimentError::StartDirHasMounts {
+            dir: start.to_path_buf(),
+            mounts,
+        });
+    }
+    Ok(fd)
 }
 
 /// Run the command on a scratch filesystem, traced, and return its result document.
@@ -396,18 +410,24 @@ fn traced(place: &Place, opts: &CommandOptions) -> Result<RunResult, ExperimentE
             (cwd, joj_linux::TracedDir::same(&place.dir), None)
         }
         Some(start) => {
+            let lower_dir = std::sync::Arc::new(open_start_dir(start)?);
             let upper = place.dir.join("upper");
             let work = place.dir.join("work");
             mkdir(&work)?;
             // A --dir the command runs in is made in the upper layer, so it is there in the
             // overlay from the start.
             mkdir(&command_dir(&upper, opts.dir.as_deref())?)?;
+            joj_linux::Overlay::upper_like_lower(&upper, &lower_dir).map_err(io(format!(
+                "giving {} the starting directory's owner and mode",
+                upper.display()
+            )))?;
             let scope = joj_linux::TracedDir {
                 command_root: start.clone(),
                 joj_root: upper.clone(),
             };
             let overlay = joj_linux::Overlay {
                 lower: start.clone(),
+                lower_dir,
                 upper,
                 work,
             };

@@ -8,7 +8,7 @@ use joj_linux::ScratchFs;
 use joj_trace::format::{
     Clock, DeviceRole as TraceDeviceRole, TraceDevice, TraceHeader, TraceSource, write_trace,
 };
-use joj_trace::output::{publish_unique, stage};
+use joj_trace::output::{OutputDir, publish_unique, stage};
 use joj_trace::plot::{PlotAxis, PlotInfo, render_trace_svg};
 use joj_trace::{TraceError, TraceRecord};
 
@@ -26,10 +26,7 @@ pub(super) fn write_trace_and_plot(
     fs: &ScratchFs,
     records: &[TraceRecord],
 ) -> Result<(), ExperimentError> {
-    std::fs::create_dir_all(out).map_err(|source| ExperimentError::Io {
-        what: format!("creating {}", out.display()),
-        source,
-    })?;
+    let held = OutputDir::open(out).map_err(TraceError::from)?;
     let (title, subtitle, transactions) = plot_words(result);
     let info = PlotInfo {
         title: &title,
@@ -43,17 +40,20 @@ pub(super) fn write_trace_and_plot(
     };
     let label = label.as_str();
     let header = trace_header(result, fs);
-    let trace = stage(out, &format!("{label}{TRACE_SUFFIX}"), |w| {
+    let trace = stage(held.at(), &format!("{label}{TRACE_SUFFIX}"), |w| {
         write_trace(w, &header, records)
     })?;
-    let plot = stage(out, &format!("{label}{PLOT_SUFFIX}"), |w| {
+    let plot = stage(held.at(), &format!("{label}{PLOT_SUFFIX}"), |w| {
         w.write_all(svg.as_bytes()).map_err(TraceError::from)
     })?;
-    let [trace_path, plot_path] =
-        publish_unique(out, label, [(TRACE_SUFFIX, trace), (PLOT_SUFFIX, plot)])
-            .map_err(TraceError::from)?;
-    result.trace_file = Some(trace_path.to_string_lossy().into_owned());
-    result.plot_file = Some(plot_path.to_string_lossy().into_owned());
+    let [trace_path, plot_path] = publish_unique(
+        held.at(),
+        label,
+        [(TRACE_SUFFIX, trace), (PLOT_SUFFIX, plot)],
+    )
+    .map_err(TraceError::from)?;
+    result.trace_file = Some(held.shown(&trace_path).to_string_lossy().into_owned());
+    result.plot_file = Some(held.shown(&plot_path).to_string_lossy().into_owned());
     Ok(())
 }
 

@@ -739,10 +739,23 @@ fn at_notified(shared: &Mutex<Shared<'_>>, scope: &TracedDir, n: notify::Notifie
     let (tid, a) = (n.tid, n.args);
     let cwd = libc::AT_FDCWD as u32 as u64;
     if let Some((dirfd, addr, flags)) = open_call(tid, n.nr, a) {
-        let Some(path) = tracee::read_path(tid, addr).and_then(|p| resolved(tid, dirfd, &p)) else {
+        let Some(named) =
+            tracee::read_path(tid, addr).and_then(|p| tracee::resolve(tid, dirfd, &p))
+        else {
             return;
         };
         let may_write = flags & u64::from(filter::WRITE_FLAGS) != 0;
+        // Where the open leads, not only what it names: a link in the command's directory may
+        // lead out of it (its writes are then not on the traced filesystem, and are reported
+        // as writes outside), or into it.
+        let path = normalized(&named);
+        let path = if may_write || scope.contains(&path) {
+            let excl = (libc::O_CREAT | libc::O_EXCL) as u64;
+            let follow_last = flags & libc::O_NOFOLLOW as u64 == 0 && flags & excl != excl;
+            tracee::leads_to(tid, &named, follow_last).map_or(path, |p| normalized(&p))
+        } else {
+            path
+        };
         let tmpfile = flags & libc::O_TMPFILE as u64 == libc::O_TMPFILE as u64;
         // Only a read-only open can be of a directory (and O_TMPFILE names one, for a file).
         let directory = !may_write

@@ -52,9 +52,17 @@ pub(crate) const LISTENER_NOT_SENT: i32 = 252;
 
 /// What the overlay is made of: `lower` (the directory the command starts in, which the overlay
 /// then covers), `upper` and `work` (on the scratch filesystem).
+///
+/// `lower_dir` is the lower directory, held since joj checked it. The command's mount
+/// namespace opens `lower` again (a descriptor of the host's namespace cannot be a layer or a
+/// mount point there), with no symbolic link on its way, and goes on only if that is the same
+/// directory (device and inode): whoever owns a directory on the way cannot swap another in
+/// meanwhile. The overlay is then made of and mounted on that descriptor, and the command
+/// starts from the mount's own root.
 #[derive(Debug, Clone)]
 pub struct Overlay {
     pub lower: PathBuf,
+    pub lower_dir: std::sync::Arc<std::os::fd::OwnedFd>,
     pub upper: PathBuf,
     pub work: PathBuf,
 }
@@ -63,9 +71,12 @@ pub struct Overlay {
 pub(crate) const OVERLAY_FAILED: i32 = 253;
 
 /// The steps of mounting the overlay, as the child reports a failed one.
-pub(crate) const OVERLAY_STEPS: [&str; 6] = [
+pub(crate) const OVERLAY_STEPS: [&str; 7] = [
     "unsharing the mount namespace",
     "making the mounts private",
+    "opening the starting directory in the command's mount namespace (with no symbolic link on \
+     its way, the very directory joj checked: ELOOP or ESTALE when one of its directories was \
+     swapped since)",
     "opening an overlay filesystem context (fsopen)",
     "setting the overlay's layers (fsconfig lowerdir+, upperdir, workdir)",
     "creating the overlay (fsconfig create, fsmount)",
@@ -88,17 +99,98 @@ pub(crate) struct Launch<'a> {
     pub(crate) env: &'a [(OsString, OsString)],
 }
 
-/// The overlay's strings, made before the fork.
+impl Overlay {
+    /// The starting directory `start` (absolute, as `getcwd` gives it), opened with no symbolic
+    /// link followed on its way: the overlay is made of and mounted on this descriptor, so that
+    /// whoever owns a directory on `start`'s way can no longer swap another one in by a link.
+    pub fn open_lower(start: &Path) -> std::io::Result<std::os::fd::OwnedFd> {
+        use rustix::fs::{Mode, OFlags, ResolveFlags};
+        Ok(rustix::fs::openat2(
+            rustix::fs::CWD,
+            start,
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+            ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS,
+        )?)
+    }
+
+    /// The upper directory `upper` given the owner and mode of the lower one: the overlay's
+    /// root shows the upper directory's, and a file the command makes there takes its group
+    /// (set-group-ID) as in the directory itself.
+    pub fn upper_like_lower(upper: &Path, lower: &std::os::fd::OwnedFd) -> std::io::Result<()> {
+        let st = rustix::fs::fstat(lower)?;
+        rustix::fs::chown(
+            upper,
+            Some(rustix::fs::Uid::from_raw(st.st_uid)),
+            Some(rustix::fs::Gid::from_raw(st.st_gid)),
+        )?;
+        rustix::fs::chmod(upper, rustix::fs::Mode::from_raw_mode(st.st_mode & 0o7777))?;
+        Ok(())
+    }
+}
+
+/// The overlay's strings, made before the fork, and `lower_id`, the lower directory's device
+/// and inode.
 struct OverlayC {
     lower: CString,
+    lower_id: (libc::dev_t, libc::ino_t),
     upper: CString,
     work: CString,
+}
+
+/// `/proc/self/fd/<fd>`, NUL-terminated, written into `buf` without allocating (between fork
+/// and exec): the kernel resolves that magic link to the very directory open at `fd`.
+fn proc_fd_path(fd: libc::c_int, buf: &mut [u8; 32]) -> *const libc::c_char {
+    const PREFIX: &[u8] = b"/proc/self/fd/";
+    buf[..PREFIX.len()].copy_from_slice(PREFIX);
+    let mut digits = [0u8; 10];
+    let mut n = fd.unsigned_abs();
+    let mut k = digits.len();
+    loop {
+        k -= 1;
+        digits[k] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let end = PREFIX.len() + digits.len() - k;
+    buf[PREFIX.len()..end].copy_from_slice(&digits[k..]);
+    buf[end] = 0;
+    buf.as_ptr().cast()
+}
+
+/// The overlay's strings and the directory the command starts in, made before the fork. Under
+/// an overlay the command starts in its root (the mount's own descriptor), then in the
+/// directory below it, by a relative path: its path is not resolved again from `/`.
+fn prepared(l: &Launch<'_>) -> std::io::Result<(Option<OverlayC>, CString)> {
+    let overlay = match l.overlay {
+        Some(o) => {
+            let st = rustix::fs::fstat(&*o.lower_dir)?;
+            Some(OverlayC {
+                lower: cstring(o.lower.as_os_str())?,
+                lower_id: (st.st_dev, st.st_ino),
+                upper: cstring(o.upper.as_os_str())?,
+                work: cstring(o.work.as_os_str())?,
+            })
+        }
+        None => None,
+    };
+    let cwd = match l.overlay {
+        Some(o) => match l.cwd.strip_prefix(&o.lower) {
+            Ok(rel) if rel.as_os_str().is_empty() => cstring(OsStr::new("."))?,
+            Ok(rel) => cstring(rel.as_os_str())?,
+            Err(_) => cstring(l.cwd.as_os_str())?,
+        },
+        None => cstring(l.cwd.as_os_str())?,
+    };
+    Ok((overlay, cwd))
 }
 
 /// Fork the command, traced by this thread and under the filter, in `cwd`; its pid.
 pub(crate) fn fork_traced(l: &Launch<'_>) -> std::io::Result<libc::pid_t> {
     let exe = cstring(l.exe.as_os_str())?;
-    let cwd = cstring(l.cwd.as_os_str())?;
+    let (overlay, cwd) = prepared(l)?;
     let args: Vec<CString> = l
         .argv
         .iter()
@@ -115,14 +207,6 @@ pub(crate) fn fork_traced(l: &Launch<'_>) -> std::io::Result<libc::pid_t> {
     }
     let mut env_ptrs: Vec<*const libc::c_char> = env.iter().map(|e| e.as_ptr()).collect();
     env_ptrs.push(std::ptr::null());
-    let overlay = match l.overlay {
-        Some(o) => Some(OverlayC {
-            lower: cstring(o.lower.as_os_str())?,
-            upper: cstring(o.upper.as_os_str())?,
-            work: cstring(o.work.as_os_str())?,
-        }),
-        None => None,
-    };
     // The command starts with the signal state a shell would give it, not joj's (Rust ignores
     // SIGPIPE; joj's threads may block signals): an empty mask, prepared before the fork.
     // SAFETY: sigemptyset fills the set it is given.
@@ -205,11 +289,53 @@ const FSCONFIG_SET_STRING: libc::c_uint = 1;
 const FSCONFIG_CMD_CREATE: libc::c_uint = 6;
 const FSMOUNT_CLOEXEC: libc::c_uint = 1;
 const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 4;
+const MOVE_MOUNT_T_EMPTY_PATH: libc::c_uint = 0x40;
+/// The overlay is mounted `nodev,nosuid`: a device node or a set-user-ID file in the starting
+/// directory (a tree root unpacked from someone's archive keeps them) opens nothing of the host
+/// and runs as no one else. Links are followed and programs run, as in the command's own
+/// directory: a write through a link leading out of it is reported (`outside_writes`).
+const MOUNT_ATTR_NOSUID: libc::c_uint = 0x2;
+const MOUNT_ATTR_NODEV: libc::c_uint = 0x4;
+
+/// In the child, in its own mount namespace: the lower directory opened again by its path,
+/// with no symbolic link on its way, and only if it is the directory joj checked (`ESTALE`
+/// otherwise); its descriptor.
+///
+/// # Safety
+/// Between fork and exec: only system calls on the strings given.
+unsafe fn open_lower_again(o: &OverlayC) -> Result<libc::c_int, (u8, i32)> {
+    let failed = || (2, unsafe { *libc::__errno_location() });
+    // SAFETY: plain system calls on a NUL-terminated string and structures on the stack.
+    unsafe {
+        let mut how: libc::open_how = std::mem::zeroed();
+        how.flags = (libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC) as u64;
+        how.resolve = libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_MAGICLINKS;
+        let lower = libc::syscall(
+            libc::SYS_openat2,
+            libc::AT_FDCWD,
+            o.lower.as_ptr(),
+            &how as *const libc::open_how,
+            std::mem::size_of::<libc::open_how>(),
+        );
+        if lower < 0 {
+            return Err(failed());
+        }
+        let lower = lower as libc::c_int;
+        let mut st: libc::stat = std::mem::zeroed();
+        if libc::fstat(lower, &mut st) < 0 {
+            return Err(failed());
+        }
+        if (st.st_dev, st.st_ino) != o.lower_id {
+            return Err((2, libc::ESTALE));
+        }
+        Ok(lower)
+    }
+}
 
 /// In the child: a mount namespace of its own, every mount in it private (nothing it mounts
-/// reaches the host's namespace), and the overlay mounted on `lower`. The layers are set one
-/// path each (`lowerdir+`, Linux 6.8), so no path needs escaping. On failure: the step's
-/// index in [`OVERLAY_STEPS`] and the errno.
+/// reaches the host's namespace), the overlay mounted on the lower directory's descriptor, and
+/// the working directory its root. The layers are set one path each (`lowerdir+`, Linux 6.8),
+/// so no path needs escaping. On failure: the step's index in [`OVERLAY_STEPS`] and the errno.
 ///
 /// # Safety
 /// Between fork and exec: only system calls on the strings given.
@@ -229,29 +355,32 @@ unsafe fn mount_overlay(o: &OverlayC) -> Result<(), (u8, i32)> {
                 std::ptr::null(),
             ) as libc::c_long,
         )?;
+        let lower = open_lower_again(o)?;
+        let mut lower_at = [0u8; 32];
+        let lower_at = proc_fd_path(lower, &mut lower_at);
         let fs = check(
-            2,
+            3,
             libc::syscall(libc::SYS_fsopen, c"overlay".as_ptr(), FSOPEN_CLOEXEC),
         )? as libc::c_int;
         for (key, value) in [
-            (c"lowerdir+", &o.lower),
-            (c"upperdir", &o.upper),
-            (c"workdir", &o.work),
+            (c"lowerdir+", lower_at),
+            (c"upperdir", o.upper.as_ptr()),
+            (c"workdir", o.work.as_ptr()),
         ] {
             check(
-                3,
+                4,
                 libc::syscall(
                     libc::SYS_fsconfig,
                     fs,
                     FSCONFIG_SET_STRING,
                     key.as_ptr(),
-                    value.as_ptr(),
+                    value,
                     0,
                 ),
             )?;
         }
         check(
-            4,
+            5,
             libc::syscall(
                 libc::SYS_fsconfig,
                 fs,
@@ -261,20 +390,30 @@ unsafe fn mount_overlay(o: &OverlayC) -> Result<(), (u8, i32)> {
                 0,
             ),
         )?;
-        let mnt = check(4, libc::syscall(libc::SYS_fsmount, fs, FSMOUNT_CLOEXEC, 0))?;
-        check(
+        let mnt = check(
             5,
+            libc::syscall(
+                libc::SYS_fsmount,
+                fs,
+                FSMOUNT_CLOEXEC,
+                MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID,
+            ),
+        )?;
+        check(
+            6,
             libc::syscall(
                 libc::SYS_move_mount,
                 mnt as libc::c_int,
                 c"".as_ptr(),
-                libc::AT_FDCWD,
-                o.lower.as_ptr(),
-                MOVE_MOUNT_F_EMPTY_PATH,
+                lower,
+                c"".as_ptr(),
+                MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH,
             ),
         )?;
+        check(6, libc::fchdir(mnt as libc::c_int) as libc::c_long)?;
         libc::close(mnt as libc::c_int);
         libc::close(fs);
+        libc::close(lower);
     }
     Ok(())
 }

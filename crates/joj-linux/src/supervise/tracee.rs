@@ -4,6 +4,7 @@
 //! file a path or descriptor names, opened by joj for FIEMAP.
 
 use std::fs::File;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
@@ -115,6 +116,93 @@ pub(crate) fn resolve(tid: libc::pid_t, dirfd: u64, path: &Path) -> Option<PathB
 pub(crate) fn in_root(tid: libc::pid_t, path: &Path) -> PathBuf {
     let rel = path.strip_prefix("/").unwrap_or(path);
     PathBuf::from(format!("/proc/{tid}/root")).join(rel)
+}
+
+/// Most symbolic links followed in finding where an open leads (the kernel's own limit).
+const MAX_LINKS: usize = 40;
+
+/// Where the task's open of `path` (absolute as the task names it, `..` not yet taken out)
+/// leads: the path of the file it opens or creates, every symbolic link followed as the kernel
+/// follows it for the task — in the task's root and mount namespace (`/proc/<tid>/root`, as
+/// the root of the lookup) — the last one only when `follow_last` (no `O_NOFOLLOW`, not
+/// `O_CREAT | O_EXCL`). `None` when it cannot be told (the task is gone, a directory on the way
+/// is missing or unreadable). A path with no link on its way is answered by one lookup.
+///
+/// A command run on an overlay of its directory writes through a link there to wherever it
+/// points, as it would without joj: this is how joj tells such a write from one that lands on
+/// the traced filesystem.
+pub(crate) fn leads_to(tid: libc::pid_t, path: &Path, follow_last: bool) -> Option<PathBuf> {
+    use rustix::fs::{Mode, OFlags, ResolveFlags};
+    let root = rustix::fs::open(
+        format!("/proc/{tid}/root"),
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()?;
+    let lookup = |p: &Path, flags: OFlags, resolve: ResolveFlags| {
+        let rel = p.strip_prefix("/").unwrap_or(p);
+        let rel = if rel.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            rel
+        };
+        rustix::fs::openat2(
+            &root,
+            rel,
+            OFlags::PATH | OFlags::CLOEXEC | flags,
+            Mode::empty(),
+            ResolveFlags::IN_ROOT | resolve,
+        )
+    };
+    // No link on the way (the file, or the directory a new one is made in): the path itself.
+    let plain = ResolveFlags::NO_SYMLINKS;
+    match lookup(path, OFlags::NOFOLLOW, plain) {
+        Ok(fd) => {
+            let st = rustix::fs::fstat(&fd).ok()?;
+            if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::Symlink {
+                return Some(path.to_path_buf());
+            }
+        }
+        Err(rustix::io::Errno::NOENT) => {
+            if lookup(path.parent()?, OFlags::empty(), plain).is_ok() {
+                return Some(path.to_path_buf());
+            }
+        }
+        Err(_) => {}
+    }
+    // Links on the way: followed by the kernel, the final one by hand when it dangles (an
+    // open that may create makes its target).
+    let mut path = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        let last = if follow_last {
+            OFlags::empty()
+        } else {
+            OFlags::NOFOLLOW
+        };
+        if let Ok(fd) = lookup(&path, last, ResolveFlags::empty()) {
+            return fd_target(&fd);
+        }
+        let dir = fd_target(&lookup(path.parent()?, OFlags::empty(), ResolveFlags::empty()).ok()?)?;
+        let name = path.file_name()?;
+        let at = dir.join(name);
+        let Ok(link) = lookup(&at, OFlags::NOFOLLOW, ResolveFlags::empty()) else {
+            return Some(at);
+        };
+        let target = rustix::fs::readlinkat(&link, "", Vec::new()).ok()?;
+        let target = Path::new(std::ffi::OsStr::from_bytes(target.as_bytes()));
+        path = if target.is_absolute() {
+            target.to_path_buf()
+        } else {
+            dir.join(target)
+        };
+    }
+    None
+}
+
+/// The path descriptor `fd` of joj's names (`/proc/self/fd`), as the namespace it is in sees it.
+fn fd_target(fd: &std::os::fd::OwnedFd) -> Option<PathBuf> {
+    use std::os::fd::AsRawFd;
+    std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok()
 }
 
 /// The process (thread group) `tid` belongs to, from `/proc/<tid>/status`.
