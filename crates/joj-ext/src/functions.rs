@@ -37,6 +37,15 @@ pub(crate) enum ExtError {
     },
     #[error("waldio_convert: give the database's path, e.g. waldio_convert('app.db')")]
     NoPath,
+    #[error(
+        "argument {index} holds a NUL byte: no path or option can; fix: pass the text without it"
+    )]
+    NulInArgument { index: usize },
+    #[error(
+        "argument {index} is not UTF-8 text: joj's functions take paths and options as UTF-8; \
+         fix: rename the file, or pass its name as UTF-8"
+    )]
+    NotUtf8Argument { index: usize },
     #[error("joj_make_default: {0:?} is not one of joj's VFSs; give 'waldio' or 'joj'")]
     NotOurVfs(String),
     #[error("joj_make_default: {0}")]
@@ -210,6 +219,21 @@ fn make_default(args: &[Option<String>]) -> Result<String, ExtError> {
     Ok(previous)
 }
 
+/// An argument's text, whole: text holding a NUL byte, or bytes that are not UTF-8, is refused
+/// naming the argument (`i` from 0). (Read as a C string, a path `'a.db' || char(0) || '.x'`
+/// named `a.db`; with its bytes replaced, a name that is not UTF-8 named another file.)
+fn arg_text(bytes: Option<Vec<u8>>, i: usize) -> Result<Option<String>, ExtError> {
+    let Some(bytes) = bytes else {
+        return Ok(None);
+    };
+    if bytes.contains(&0) {
+        return Err(ExtError::NulInArgument { index: i + 1 });
+    }
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| ExtError::NotUtf8Argument { index: i + 1 })
+}
+
 /// The one C entry point of every function: runs its [`Work`] (the user data) on the
 /// arguments, returns its text or its error.
 unsafe extern "C" fn trampoline(
@@ -222,8 +246,12 @@ unsafe extern "C" fn trampoline(
         unsafe { std::mem::transmute::<*mut c_void, Work>(ffi::sqlite3_user_data(ctx)) };
     let n = usize::try_from(argc).unwrap_or(0);
     // SAFETY: SQLite passes `argc` values.
-    let args: Vec<Option<String>> = (0..n).map(|i| unsafe { sql::arg_text(argv, i) }).collect();
-    let out = std::panic::catch_unwind(|| work(&args)).unwrap_or(Err(ExtError::Panic));
+    let args: Result<Vec<Option<String>>, ExtError> = (0..n)
+        .map(|i| arg_text(unsafe { sql::arg_bytes(argv, i) }, i))
+        .collect();
+    let out = args.and_then(|args| {
+        std::panic::catch_unwind(|| work(&args)).unwrap_or(Err(ExtError::Panic))
+    });
     // SAFETY: the current call's context.
     unsafe {
         match out {

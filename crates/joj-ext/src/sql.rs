@@ -2,7 +2,7 @@
 //! errors and strings SQLite frees. Through the loading SQLite's API table.
 
 use libsqlite3_sys as ffi;
-use std::ffi::{CStr, c_char, c_int};
+use std::ffi::{c_char, c_int};
 
 /// `3040001` as `3.40.1`.
 pub(crate) fn version_text(n: c_int) -> String {
@@ -34,20 +34,21 @@ pub(crate) unsafe fn set_error(err: *mut *mut c_char, message: &str) {
     }
 }
 
-/// The `i`-th argument of a function call as text (`None`: NULL).
+/// The `i`-th argument of a function call as text, all its bytes (`None`: NULL).
 ///
 /// # Safety
 /// `argv` holds at least `i + 1` values of the current call.
-pub(crate) unsafe fn arg_text(argv: *mut *mut ffi::sqlite3_value, i: usize) -> Option<String> {
-    // SAFETY: per the contract; the text is copied before the call returns.
+pub(crate) unsafe fn arg_bytes(argv: *mut *mut ffi::sqlite3_value, i: usize) -> Option<Vec<u8>> {
+    // SAFETY: per the contract; the bytes are copied before the call returns, and
+    // sqlite3_value_bytes is asked after sqlite3_value_text, as SQLite documents.
     unsafe {
         let v = *argv.add(i);
         let t = ffi::sqlite3_value_text(v);
-        (!t.is_null()).then(|| {
-            CStr::from_ptr(t as *const c_char)
-                .to_string_lossy()
-                .into_owned()
-        })
+        if t.is_null() {
+            return None;
+        }
+        let n = usize::try_from(ffi::sqlite3_value_bytes(v)).unwrap_or(0);
+        Some(std::slice::from_raw_parts(t, n).to_vec())
     }
 }
 

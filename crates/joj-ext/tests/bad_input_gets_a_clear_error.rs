@@ -132,3 +132,28 @@ fn a_huge_waldio_uri_number_is_refused_naming_its_bound_and_makes_no_file() {
     assert!(!out.contains("accepted"), "{out}");
     assert!(!dir.path().join("h.db-waldio").exists(), "a WAL was made");
 }
+
+/// A path with a NUL byte in it named the file before the NUL (`waldio_convert('victim.db' ||
+/// char(0) || '.not-this')` converted `victim.db`), and a name that is not UTF-8 was turned into
+/// U+FFFD (another name): both are refused, naming the argument, and nothing is changed.
+#[test]
+fn a_path_with_a_nul_byte_or_not_utf8_is_refused_and_names_no_other_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = python(
+        dir.path(),
+        "v = sqlite3.connect('victim.db'); v.execute('create table t(x)'); v.commit(); v.close()\n\
+         before = open('victim.db', 'rb').read()\n\
+         for arg in [\"'victim.db' || char(0) || '.not-this'\", \"cast(x'ff2e6462' as text)\"]:\n\
+         \x20   try:\n\
+         \x20       print(loader.execute('select waldio_convert(' + arg + ')').fetchone())\n\
+         \x20   except sqlite3.Error as e:\n\
+         \x20       print(e)\n\
+         print('unchanged', open('victim.db', 'rb').read() == before)\n",
+    );
+    assert!(
+        out.contains("argument 1 holds a NUL byte"),
+        "refused, naming the argument: {out}"
+    );
+    assert!(out.contains("argument 1 is not UTF-8 text"), "{out}");
+    assert!(out.contains("unchanged True"), "{out}");
+}

@@ -160,3 +160,14 @@ fn memory_mapped_io_passes_through_for_temporary_databases() {
         assert_eq!(s["mmap"], serde_json::json!([[512000]]), "{s}");
     });
 }
+
+#[test]
+fn an_open_succeeds_while_another_process_replaces_or_unlinks_the_file() {
+    same_as_stock("open_while_the_file_is_replaced", |s| {
+        assert_eq!(
+            s,
+            &serde_json::json!({"rename": {}, "unlink": {}}),
+            "stock opens every time"
+        );
+    });
+}

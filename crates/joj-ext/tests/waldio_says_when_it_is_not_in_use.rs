@@ -208,3 +208,39 @@ except sqlite3.OperationalError as e:
         assert!(out[0].contains(says), "{call}: {out:?}");
     }
 }
+
+/// `waldio_journal=wal` switches a database that is in a rollback-journal mode; it must not
+/// undo the application's own `PRAGMA journal_mode=DELETE` (the README's way to hand a
+/// database to stock SQLite): that switch's header write was turned back into WAL, the page
+/// size change of a later VACUUM was ignored (WAL mode keeps it), and stock SQLite then refused
+/// the file (`file is not a database`).
+#[test]
+fn waldio_journal_wal_leaves_an_explicit_switch_back_to_delete_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let code = format!(
+        "import sqlite3
+l = sqlite3.connect(':memory:'); l.enable_load_extension(True); l.load_extension('{}')
+c = sqlite3.connect('file:x.db?vfs=waldio&waldio_journal=wal', uri=True, isolation_level=None)
+for sql in ['PRAGMA journal_mode=WAL', 'CREATE TABLE t(x)', 'INSERT INTO t VALUES(1)',
+            'PRAGMA journal_mode=DELETE', 'PRAGMA page_size=8192', 'VACUUM']:
+    c.execute(sql)
+print(c.execute('PRAGMA journal_mode').fetchone()[0], c.execute('PRAGMA page_size').fetchone()[0])
+c.close()
+h = open('x.db', 'rb').read(100)
+print(h[18], h[19])
+",
+        common::lib().with_extension("").display()
+    );
+    let (out, err) = run(dir.path(), &code);
+    assert_eq!(out, ["delete 8192", "1 1"], "{err}");
+    // Stock SQLite, without the extension, reads it.
+    let stock = common::run_ok(
+        Command::new(common::python())
+            .args([
+                "-c",
+                "import sqlite3; print(sqlite3.connect('x.db').execute('SELECT * FROM t').fetchall())",
+            ])
+            .current_dir(dir.path()),
+    );
+    assert_eq!(String::from_utf8_lossy(&stock.stdout).trim(), "[(1,)]");
+}

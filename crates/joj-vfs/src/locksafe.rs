@@ -7,10 +7,14 @@
 //! silently release the locks of every connection of this process on it (a commit in another
 //! process could then interleave with one in this process, and one of them be lost). So
 //! [`read_head`] opens nothing while the process has a descriptor of the file: it reads through
-//! that descriptor (`pread`, which touches no lock) and leaves it open. Only when the process has
-//! no descriptor of the file — and therefore holds no lock on it — does it open one of its own;
-//! if another descriptor of the file appeared meanwhile (another thread opened the database),
-//! its own is left open rather than closed.
+//! that descriptor (`pread`, which touches no lock) and leaves it open. When the process has no
+//! descriptor of the file, it opens, reads and closes one of its own on a thread with a
+//! descriptor table of its own (`unshare(CLONE_FILES)`): a POSIX lock is owned by the table it
+//! was taken from, and a close drops only the locks of the closing thread's table, so even a
+//! connection that opens the file and locks it meanwhile keeps its locks. (It used to open in
+//! the process's table and close only if no other descriptor had appeared by then: one that
+//! appeared between that look and the close lost its locks; one that was there kept a
+//! descriptor of ours open for good.)
 
 use rustix::fs::{Mode, OFlags};
 use std::os::fd::{AsFd, BorrowedFd, RawFd};
@@ -58,14 +62,27 @@ pub fn read_head(path: &Path, buf: &mut [u8]) -> std::io::Result<usize> {
             }
         }
     }
-    let own = rustix::fs::open(path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())?;
-    let own_raw = std::os::fd::AsRawFd::as_raw_fd(&own);
-    let got = rustix::io::pread(own.as_fd(), buf, 0);
-    if !descriptors_of(dev, ino, Some(own_raw)).is_empty() {
-        // Another thread opened the file while we read: closing ours could drop its locks.
-        std::mem::forget(own);
-    }
-    Ok(got?)
+    read_in_a_table_of_its_own(path, buf)
+}
+
+/// Open `path`, read its start into `buf` and close it, on a thread whose descriptor table is
+/// its own: the close drops no lock a descriptor of the process's table holds.
+fn read_in_a_table_of_its_own(path: &Path, buf: &mut [u8]) -> std::io::Result<usize> {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            // SAFETY: this thread uses only the descriptor it opens below, never one of the
+            // process's table, and hands back bytes, not descriptors.
+            unsafe { rustix::thread::unshare_unsafe(rustix::thread::UnshareFlags::FILES) }?;
+            let own = rustix::fs::open(
+                path,
+                OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC,
+                Mode::empty(),
+            )?;
+            Ok(rustix::io::pread(own.as_fd(), buf, 0)?)
+        })
+        .join()
+        .unwrap_or_else(|_| Err(std::io::Error::other("the reading thread panicked")))
+    })
 }
 
 #[cfg(test)]
@@ -95,6 +112,48 @@ mod tests {
         assert_eq!(read_head(&p, &mut buf).unwrap(), 3);
         assert_eq!(&buf[..3], b"abc");
         assert!(read_head(&dir.path().join("missing"), &mut buf).is_err());
+    }
+
+    /// The process's POSIX write lock on `inode` of `path`, as `/proc/locks` lists it.
+    fn locked_here(path: &Path) -> bool {
+        let st = rustix::fs::stat(path).unwrap();
+        let id = format!(
+            " {} {:02x}:{:02x}:{} ",
+            std::process::id(),
+            rustix::fs::major(st.st_dev),
+            rustix::fs::minor(st.st_dev),
+            st.st_ino
+        );
+        std::fs::read_to_string("/proc/locks")
+            .unwrap()
+            .lines()
+            .any(|l| l.contains("POSIX") && l.contains("WRITE") && l.contains(&id))
+    }
+
+    /// A connection of this process that opened the file and locked it while `read_head` had
+    /// found no descriptor of it: the read's own descriptor is closed in a table of its own,
+    /// and the lock stays.
+    #[test]
+    fn a_lock_taken_meanwhile_is_kept_when_the_reads_descriptor_closes() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("db");
+        std::fs::write(&p, b"SQLite format 3").unwrap();
+        let held = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&p)
+            .unwrap();
+        // F_SETLK on the whole file: a POSIX lock, owned by the process's descriptor table.
+        rustix::fs::fcntl_lock(&held, rustix::fs::FlockOperation::NonBlockingLockExclusive)
+            .unwrap();
+        assert!(locked_here(&p));
+        let mut buf = [0u8; 6];
+        assert_eq!(read_in_a_table_of_its_own(&p, &mut buf).unwrap(), 6);
+        assert_eq!(&buf, b"SQLite");
+        assert!(
+            locked_here(&p),
+            "the lock of the process's own descriptor stays"
+        );
     }
 
     #[test]

@@ -79,3 +79,30 @@ fn threads_registering_one_name_at_once_all_get_it() {
         );
     }
 }
+
+/// An application that unregisters a VFS of joj's (`sqlite3_vfs_unregister`) and loads the
+/// extension again gets it back: registering again registers the same object with SQLite
+/// (it used to find its own registry entry and answer OK with nothing registered, so the next
+/// open failed with `no such vfs`).
+#[test]
+fn a_vfs_the_application_unregistered_is_registered_again() {
+    let name = common::unique_name("unregistered");
+    let first = register_vfs(&name, |_| CountingVfs::default()).unwrap();
+    let c_name = std::ffi::CString::new(name.as_str()).unwrap();
+    // SAFETY: finding and unregistering a VFS SQLite knows; the object itself lives on.
+    let rc = unsafe {
+        rusqlite::ffi::sqlite3_vfs_unregister(rusqlite::ffi::sqlite3_vfs_find(c_name.as_ptr()))
+    };
+    assert_eq!(rc, rusqlite::ffi::SQLITE_OK);
+    assert!(joj_vfs::BaseVfs::find(&name).is_none());
+    let again = register_vfs(&name, |_| -> CountingVfs { panic!("made twice") }).unwrap();
+    assert!(std::ptr::eq(first.vfs(), again.vfs()));
+    assert!(joj_vfs::BaseVfs::find(&name).is_some());
+    let dir = tempfile::tempdir().unwrap();
+    Connection::open_with_flags_and_vfs(
+        dir.path().join("a.db"),
+        OpenFlags::default(),
+        name.as_str(),
+    )
+    .unwrap();
+}

@@ -35,6 +35,11 @@ pub fn show(buf: &mut [u8], offset: u64) {
     }
 }
 
+/// Whether `buf`, read at `offset` (after [`show`]), holds a header that says WAL mode.
+pub fn reads_as_wal(buf: &[u8], offset: u64) -> bool {
+    index(buf.len(), offset, WRITE_VERSION).is_some_and(|i| buf[i] == WAL)
+}
+
 /// What is stored for SQLite's write of `data` at `offset`: `Some(copy)` with the mark when the
 /// write carries a WAL header (2/2) of a database with waldio's reserve; `None`: store `data`
 /// as it is (rollback mode, no reserve — waldio never opens a WAL for it — or not the header).

@@ -390,6 +390,46 @@ def mmap_on_a_temp_database(lib, vfs):
     return {"mmap": mm}
 
 
+def open_while_the_file_is_replaced(lib, vfs):
+    """An open succeeds while another process replaces the database by rename (a common way
+    to ship new data) or unlinks it: stock always opens. (joj's VFS checked the descriptor it
+    wraps against the path, which a replacement in between made differ: SQLITE_CANTOPEN.)"""
+    loader = load(lib)
+    src = os.path.abspath("src.db")
+    db = os.path.abspath("db")
+    c = sqlite3.connect(src)
+    c.execute("CREATE TABLE t(x)")
+    c.commit()
+    c.close()
+    out = {}
+    for mode, extra in [("rename", "mode=ro"), ("unlink", "")]:
+        churn = subprocess.Popen([sys.executable, "-c", f"""
+import os, shutil
+for i in range(1000000):
+    if {mode!r} == "rename":
+        shutil.copy({src!r}, "tmp%d" % (i % 2)); os.rename("tmp%d" % (i % 2), {db!r})
+    else:
+        try: os.unlink({db!r})
+        except FileNotFoundError: pass
+"""])
+        if mode == "rename":
+            while not os.path.exists(db):
+                pass
+        failed = {}
+        for _ in range(1500):
+            try:
+                c = sqlite3.connect(uri(db, vfs, extra), uri=True)
+                c.execute("SELECT count(*) FROM sqlite_master").fetchone()
+                c.close()
+            except sqlite3.Error as e:
+                failed[str(e)] = failed.get(str(e), 0) + 1
+        churn.kill()
+        churn.wait()
+        out[mode] = failed
+    loader.close()
+    return out
+
+
 SCENARIOS = {f.__name__: f for f in [
     rollback_lock_survives_a_second_connection,
     wal_shared_lock_survives_a_second_connection,
@@ -404,6 +444,7 @@ SCENARIOS = {f.__name__: f for f in [
     load_twice_inside_a_statement,
     passing_io_error,
     mmap_on_a_temp_database,
+    open_while_the_file_is_replaced,
 ]}
 
 

@@ -7,9 +7,10 @@
 //! then issues `fsync` itself where the unix VFS would issue `fdatasync` (file and directory),
 //! so that the choice is visible rather than compiled in.
 //!
-//! The descriptor is the unix VFS's own (`BaseFile::unix_descriptor`), checked with `fstat`
-//! against the path at open: if the unix VFS's layout ever changed, opening fails with a clear
-//! error instead of syncing the wrong file.
+//! The descriptor is the unix VFS's own (`BaseFile::unix_descriptor`), checked at open to be a
+//! descriptor of the file opened (by `fstat` against the path, or `/proc/self/fd` when another
+//! process replaced the path meanwhile): if the unix VFS's layout ever changed, opening fails
+//! with a clear error instead of syncing the wrong file.
 
 mod file;
 mod os;

@@ -5,7 +5,8 @@
 use crate::counters::SyncCall;
 use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// Run `call` on `fd`, retrying on `EINTR`; `true` once it returned success.
@@ -45,8 +46,14 @@ pub(super) fn directory_exists(path: &Path) -> bool {
         .is_ok_and(|st| rustix::fs::FileType::from_raw_mode(st.st_mode).is_dir())
 }
 
-/// Whether `fd` is an open descriptor of `path` (same device and inode), or for a file without
-/// a name, of a regular file. Guards the assumption about the unix VFS's file layout.
+/// Whether `fd` is an open descriptor of `path`, or for a file without a name, of a regular
+/// file. Guards the assumption about the unix VFS's file layout.
+///
+/// `path` may no longer lead to the file just opened: another process may have renamed a file
+/// over it or unlinked it in between (stock SQLite opens then, so joj must too). So the path is
+/// first compared by device and inode, and when that differs, by what the kernel says the
+/// descriptor is (`/proc/self/fd`): the same path, or the same path marked `(deleted)`. A
+/// descriptor of another file — what a different layout would give — is neither.
 pub(super) fn fd_matches(fd: BorrowedFd<'_>, path: Option<&Path>) -> bool {
     let Ok(st) = rustix::fs::fstat(fd) else {
         return false;
@@ -55,8 +62,13 @@ pub(super) fn fd_matches(fd: BorrowedFd<'_>, path: Option<&Path>) -> bool {
         return rustix::fs::FileType::from_raw_mode(st.st_mode)
             == rustix::fs::FileType::RegularFile;
     };
-    let Ok(sp) = rustix::fs::stat(path) else {
+    if rustix::fs::stat(path).is_ok_and(|sp| st.st_dev == sp.st_dev && st.st_ino == sp.st_ino) {
+        return true;
+    }
+    let Ok(named) = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())) else {
         return false;
     };
-    st.st_dev == sp.st_dev && st.st_ino == sp.st_ino
+    let named = named.as_os_str().as_bytes();
+    let path = path.as_os_str().as_bytes();
+    named == path || named.strip_suffix(b" (deleted)") == Some(path)
 }

@@ -114,6 +114,22 @@ pub fn register_vfs<V: Vfs>(
     if let Some(existing) = Registered::<V>::find(name)? {
         // Again, in case SQLite was shut down since (which clears auto-extensions).
         install_connect_hook(name)?;
+        match BaseVfs::find(name) {
+            Some(known) if known.as_ptr() == existing.vfs.as_ptr() => {}
+            Some(_) => return Err(VfsError::NameTaken { name: name.into() }),
+            // The application unregistered it (`sqlite3_vfs_unregister`): the same object
+            // again, as SQLite knew it.
+            None => {
+                // SAFETY: the leaked sqlite3_vfs registered before, which lives forever.
+                let rc = unsafe { ffi::sqlite3_vfs_register(existing.vfs.as_ptr(), 0) };
+                if rc != ffi::SQLITE_OK {
+                    return Err(VfsError::Register {
+                        name: name.into(),
+                        code: ResultCode::from_raw(rc),
+                    });
+                }
+            }
+        }
         return Ok(existing);
     }
     let c_name = CString::new(name).map_err(|_| VfsError::BadName { name: name.into() })?;

@@ -34,7 +34,9 @@ pub(crate) struct PassThrough {
     /// The main database: its header's read version is marked on disk (`db_mark`).
     pub(crate) main_db: bool,
     /// Switch the database to WAL mode at its next commit in a rollback-journal mode (option
-    /// `waldio_journal=wal`).
+    /// `waldio_journal=wal`); cleared once this handle saw the database in WAL mode (switched,
+    /// or read so): a rollback-mode header it writes after that is the application's own
+    /// `PRAGMA journal_mode=DELETE` (or another rollback mode), which stays.
     pub(crate) to_wal: bool,
     /// This handle holds an EXCLUSIVE lock on the file.
     exclusive: bool,
@@ -79,6 +81,9 @@ impl VfsFile for PassThrough {
         let out = self.base.read(buf, offset)?;
         if self.main_db {
             db_mark::show(buf, offset);
+            if self.to_wal && db_mark::reads_as_wal(buf, offset) {
+                self.to_wal = false;
+            }
         }
         Ok(out)
     }
@@ -91,6 +96,7 @@ impl VfsFile for PassThrough {
             .flatten();
         if switched.is_some() {
             crate::counters::bump(&self.inst.counters.switched_to_wal, 1);
+            self.to_wal = false;
         }
         let marked = switched.or_else(|| {
             self.main_db
