@@ -79,7 +79,9 @@ impl std::fmt::Display for Decoded {
             ),
             Decoded::SqliteWal => f.write_str(
                 "a stock SQLite WAL, not written through waldio; fix: checkpoint it with the \
-                 default VFS (sqlite3 DB 'PRAGMA wal_checkpoint(TRUNCATE)')",
+                 default VFS (sqlite3 DB 'PRAGMA wal_checkpoint(TRUNCATE)'; if the database is \
+                 marked for waldio, as docs/formats/waldio.md, \"A stock WAL beside a marked \
+                 database\", says)",
             ),
             Decoded::Zero => f.write_str(
                 "preallocated blocks whose header block was never written: it reads as no WAL",

@@ -46,10 +46,23 @@ pub enum WalError {
     )]
     Misaligned { page: u32, align: u32 },
     #[error(
-        "the WAL file holds a stock SQLite WAL with frames waldio cannot read; checkpoint it \
-         with the default VFS first: sqlite3 DB 'PRAGMA wal_checkpoint(TRUNCATE)'"
+        "the WAL file holds a stock SQLite WAL with frames waldio cannot read; fix: checkpoint \
+         it with the default VFS first: sqlite3 DB 'PRAGMA wal_checkpoint(TRUNCATE)' (if that \
+         says `file is not a database`, a SQLite without waldio committed into it while waldio \
+         had marked the database: recover it as docs/formats/waldio.md, \"A stock WAL beside a \
+         marked database\", says)"
     )]
     StockWal,
+    #[error(
+        "a SQLite without waldio has it open in WAL mode (its {} is there and another process \
+         holds a lock on the database): waldio would mark the database, and that process's next \
+         commit would be left in its -wal, where neither could read it; nothing was changed; \
+         fix: open a database through one VFS at a time — close it in the other program (or \
+         load joj's extension there and open it with vfs=waldio); if only waldio programs have \
+         it open, the -wal is a stock leftover without frames: remove it",
+        .wal.display()
+    )]
+    StockWalInUse { wal: std::path::PathBuf },
     #[error("the WAL file is not a waldio WAL (unknown content); move it away if it is not needed")]
     Foreign,
     #[error(

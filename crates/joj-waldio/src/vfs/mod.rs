@@ -122,6 +122,12 @@ impl Waldio {
                 format!("{}: {e}", logical.display()),
             )
         })?;
+        if wal_name::stock_wal_in_use(logical, &db_path) {
+            let e = WalError::StockWalInUse {
+                wal: logical.to_path_buf(),
+            };
+            return Err(cantopen(format!("{}: {e}", db_path.display())));
+        }
         let shared = open_shared(self, &physical, &db_path, flags.create(), mode, opts)?;
         if shared.read_only() {
             // A WAL this process may only read: SQLite is told so and writes nothing to it (nor

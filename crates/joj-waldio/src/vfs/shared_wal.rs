@@ -87,6 +87,7 @@ pub(crate) fn code_of(e: &WalError, default: ResultCode) -> ResultCode {
             IoOp::Open => default,
         },
         WalError::StockWal
+        | WalError::StockWalInUse { .. }
         | WalError::Foreign
         | WalError::NewerVersion(_)
         | WalError::TwoWals { .. } => ResultCode::CANTOPEN,

@@ -74,6 +74,47 @@ fn inspect(logical: &Path) -> Result<AtLogical, WalError> {
     }
 }
 
+/// Whether a SQLite without waldio may have the database `db` open in WAL mode now: a regular
+/// file at SQLite's `-wal` name (waldio's own WAL is at `-waldio`, and what [`settle`] lets
+/// through at `-wal` holds no frame yet) while another process holds a POSIX lock on the
+/// database or its `-shm` (every connection holds one while it has a WAL-mode database open).
+/// Marking the database then would strand that process's next commit in its `-wal`, which
+/// neither SQLite could open afterwards.
+///
+/// A false alarm is possible: an empty `-wal` a stock process left, while another waldio process
+/// has the database open. The message says how to tell and what to do.
+pub(crate) fn stock_wal_in_use(logical: &Path, db: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    if !std::fs::symlink_metadata(logical).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let mut shm = db.as_os_str().to_owned();
+    shm.push("-shm");
+    [db, Path::new(&shm)]
+        .iter()
+        .any(|f| std::fs::metadata(f).is_ok_and(|m| locked_by_another_process(m.dev(), m.ino())))
+}
+
+/// Whether a process other than this one holds a POSIX (or open-file-description) lock on the
+/// file `(dev, ino)`, as `/proc/locks` lists them (a waiter's `->` lines are not held locks).
+fn locked_by_another_process(dev: u64, ino: u64) -> bool {
+    let Ok(locks) = std::fs::read_to_string("/proc/locks") else {
+        return false;
+    };
+    let me = std::process::id().to_string();
+    let id = format!(
+        "{:02x}:{:02x}:{ino}",
+        rustix::fs::major(dev),
+        rustix::fs::minor(dev)
+    );
+    locks.lines().any(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        matches!(f.get(1), Some(&"POSIX") | Some(&"OFDLCK"))
+            && f.get(4).is_some_and(|pid| *pid != me)
+            && f.get(5) == Some(&id.as_str())
+    })
+}
+
 /// The physical WAL for SQLite's `logical` name, after moving a waldio WAL found at the logical
 /// name (rename, then the directory synced) and refusing a stock WAL with frames there.
 ///

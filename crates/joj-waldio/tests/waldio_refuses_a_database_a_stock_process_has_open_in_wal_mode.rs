@@ -1,0 +1,87 @@
+//! A database in WAL mode that a SQLite without waldio has open (its `-wal` in use) is refused
+//! by waldio before it marks anything: a stock process S had it open and idle; a waldio process
+//! opened it, which marked it; S then committed a row into its `-wal` (acknowledged: S's cache
+//! was still valid); after both closed, neither SQLite could open the database — stock refused
+//! the mark, waldio the stock WAL with frames — and the stock commit sat stranded in `-wal`,
+//! with a fix message stock SQLite itself refused (found by a probe, 5 of 5 runs).
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+
+/// A stock SQLite process (the distribution's `python3`): opens `db` in WAL mode, reads, then
+/// runs each line of its standard input as SQL, answering `ok` or the error.
+const STOCK: &str = "
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1], isolation_level=None)
+c.execute('PRAGMA journal_mode=WAL')
+c.execute('SELECT count(*) FROM t').fetchone()
+print('ready', flush=True)
+for line in sys.stdin:
+    try:
+        c.execute(line.strip()); print('ok', flush=True)
+    except sqlite3.Error as e:
+        print('error', e, flush=True)
+";
+
+#[test]
+fn a_database_a_stock_process_has_open_in_wal_mode_is_refused_unmarked() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("x.db");
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.execute_batch("CREATE TABLE t(v); INSERT INTO t VALUES('before')")
+            .unwrap();
+    }
+    // The reserve waldio needs, then back to a rollback mode: a database stock SQLite opens.
+    joj_waldio::convert(&db).unwrap();
+    let w = joj_waldio::open(&db, &joj_waldio::WaldioOptions::default()).unwrap();
+    let mode: String = w
+        .query_row("PRAGMA journal_mode=DELETE", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "delete");
+    drop(w);
+
+    let mut stock = Command::new("/usr/bin/python3")
+        .args(["-c", STOCK])
+        .arg(&db)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut answers = BufReader::new(stock.stdout.take().unwrap()).lines();
+    assert_eq!(answers.next().unwrap().unwrap(), "ready");
+    assert!(dir.path().join("x.db-wal").exists(), "stock's WAL is open");
+
+    // waldio refuses, naming the stock connection, and marks nothing.
+    let refused = match joj_waldio::open(&db, &joj_waldio::WaldioOptions::default()) {
+        Err(e) => e.to_string(),
+        Ok(c) => c
+            .query_row("SELECT count(*) FROM t", [], |r| r.get::<_, i64>(0))
+            .unwrap_err()
+            .to_string(),
+    };
+    let state = joj_waldio::last_error().unwrap_or_default();
+    assert!(
+        state.contains("without waldio has it open in WAL mode"),
+        "{refused} / {state}"
+    );
+    let header = std::fs::read(&db).unwrap();
+    assert_eq!(header[19], 2, "not marked");
+
+    // The stock process commits and closes; its commit is in the database for stock SQLite.
+    let mut input = stock.stdin.take().unwrap();
+    writeln!(input, "INSERT INTO t VALUES('stock commit')").unwrap();
+    assert_eq!(answers.next().unwrap().unwrap(), "ok");
+    drop(input);
+    assert!(stock.wait().unwrap().success());
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let rows: Vec<String> = c
+        .prepare("SELECT v FROM t ORDER BY rowid")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(rows, ["before", "stock commit"]);
+}
