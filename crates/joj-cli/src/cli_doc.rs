@@ -25,6 +25,10 @@ const MEANINGS: &[(&str, &str)] = &[
         "blocks per plane of the emulated device (resizes the profile)",
     ),
     (
+        "--buffer-kib",
+        "per-CPU size of the kernel's buffer of block events, in KiB",
+    ),
+    (
         "--canary",
         "a variant broken on purpose that the crash check must catch",
     ),

@@ -154,7 +154,12 @@ pub fn main(a: SyscallsArgs) -> CliResult {
 
 fn import_options(root: &RootArgs, transactions: u64, command: Option<String>) -> ImportOptions {
     ImportOptions {
-        root: root.root.clone(),
+        // The recording's paths are absolute: a root given relative (`--root .`) is taken
+        // from joj's working directory, as the shell would.
+        root: root
+            .root
+            .as_ref()
+            .map(|r| std::path::absolute(r).unwrap_or_else(|_| r.clone())),
         bench_window: root.bench_window,
         transactions,
         command,

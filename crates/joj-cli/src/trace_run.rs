@@ -29,6 +29,11 @@ pub struct TraceRunArgs {
     /// Size of the scratch filesystem image in MiB.
     #[arg(long = "image-mib", default_value_t = 1024, help_heading = STACK, allow_negative_numbers = true, value_parser = args::within::<u64>(1, 1 << 24))]
     image_mib: u64,
+    /// Per-CPU size of the kernel's buffer for the command's block events, in KiB (that much
+    /// memory per CPU while it runs). A command that syncs hundreds of thousands of times can
+    /// fill the default; joj then stops, saying how many events were lost [default: 65536].
+    #[arg(long = "buffer-kib", value_name = "KIB", help_heading = STACK, allow_negative_numbers = true, value_parser = args::within::<u32>(1024, 1 << 20))]
+    buffer_kib: Option<u32>,
     /// Replay the command's block trace through this device profile and give its modeled time
     /// there, host included (the profile's `host` section scales this machine's host time),
     /// next to the time measured here.
@@ -67,7 +72,9 @@ pub fn main(a: TraceRunArgs) -> CliResult {
         start_dir,
         dir: a.dir,
         image_size_bytes: a.image_mib << 20,
-        trace_buffer_kb: joj_experiment::RunOptions::default().trace_buffer_kb,
+        trace_buffer_kb: a
+            .buffer_kib
+            .unwrap_or(joj_experiment::RunOptions::default().trace_buffer_kb),
         out_dir: Some(a.out.out.clone()),
         transactions: a.transactions,
         stdout_to_stderr: a.json,

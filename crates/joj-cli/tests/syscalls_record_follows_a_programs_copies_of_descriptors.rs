@@ -88,3 +88,31 @@ fn a_shells_and_a_childs_copies_are_recorded_on_the_file_they_write() {
         panic!("the replay: {stderr}");
     }
 }
+
+/// `--root .` (relative, from the directory the program runs in) used to fail: the recorded
+/// paths are absolute, and none started with `.` (`"/etc/ld.so.cache" is not inside the
+/// recorded root`). A relative root is taken from joj's working directory, as the shell would.
+#[test]
+fn a_relative_root_is_taken_from_the_working_directory() {
+    let Some((dir, root)) = common::recording_dirs() else {
+        return;
+    };
+    let rec = dir.path().join("rel.jsonl");
+    let out = common::joj_command()
+        .args(["syscalls", "record", "--root", ".", "-o"])
+        .arg(&rec)
+        .args(["--", "sh", "-c", "echo hi > f"])
+        .current_dir(&root)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let text = std::fs::read_to_string(&rec).unwrap();
+    let header: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        header["root"].as_str().unwrap(),
+        std::path::absolute(&root).unwrap().to_str().unwrap()
+    );
+    assert!(text.lines().count() > 1, "the write to f is recorded");
+}

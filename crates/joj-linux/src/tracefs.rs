@@ -109,8 +109,9 @@ pub enum TraceError {
     )]
     Raw(#[source] crate::raw_event::RawError),
     #[error(
-        "the trace lost {lost} event(s): the {buffer_kb} KiB per-CPU buffer filled up; fix: \
-         start the tracer with a bigger buffer_kb (e.g. {}) or trace a shorter run",
+        "the trace lost {lost} event(s): the {buffer_kb} KiB per-CPU buffer filled up; fix: a \
+         bigger buffer (`joj trace --buffer-kib {}`: that much memory per CPU; `buffer_kb` for a \
+         program using joj as a library) or a shorter run",
         .buffer_kb.saturating_mul(4)
     )]
     EventsLost { lost: u64, buffer_kb: u32 },
