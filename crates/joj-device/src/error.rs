@@ -300,6 +300,14 @@ pub enum ImageError {
     },
     #[error("image truncated or malformed: {reason}")]
     Malformed { reason: String },
+    /// An image whose sections check out but whose mapping checkpoint no device wrote: a
+    /// pointer past the device, or to a page holding another logical page.
+    #[error(
+        "image's mapping checkpoint is corrupt: {reason}; fix: give an image that `joj device \
+         format` or `joj device save` wrote, unaltered, or format a new one (`joj device format \
+         --force`)"
+    )]
+    CheckpointCorrupt { reason: String },
     #[error(
         "{path} exists; refusing to format over it (choose another path, or replace it \
          explicitly: `joj device format --force`)"

@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use crate::addr::Oob;
 use crate::config::{DataMode, Geometry, Profile};
 use crate::emmc::{Emmc, PowerCut};
-use crate::error::ImageError;
+use crate::error::{DeviceError, FtlError, ImageError};
 use crate::ftl::RecoveryReport;
 use crate::medium::{MapCheckpoint, Medium};
 use crate::nand::NandMedium;
@@ -639,8 +639,13 @@ pub fn open(
 ) -> Result<(Emmc<NandMedium>, RecoveryReport), ImageError> {
     let bytes = read_image(path)?;
     let medium = decode(&bytes, profile)?;
-    Emmc::recover(PowerCut { medium, at_ns: 0 }, profile).map_err(|e| ImageError::Malformed {
-        reason: format!("recovery failed: {e}"),
+    Emmc::recover(PowerCut { medium, at_ns: 0 }, profile).map_err(|e| match e {
+        DeviceError::Ftl(FtlError::CheckpointCorrupt { reason }) => {
+            ImageError::CheckpointCorrupt { reason }
+        }
+        e => ImageError::Malformed {
+            reason: format!("recovery failed: {e}"),
+        },
     })
 }
 
