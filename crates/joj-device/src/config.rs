@@ -39,6 +39,21 @@ pub const SECTOR_BYTES: [u32; 2] = [512, 4096];
 /// Most mapping units (slots) one NAND page may hold.
 pub const MAX_SLOTS_PER_PAGE: u32 = 8;
 
+/// Most independently busy units (`channels × dies_per_channel × planes_per_die`): 4096. The
+/// largest SSDs have 16 or 32 channels of up to 32 dies of 4 planes (2048 units); the model
+/// keeps a free list, a write frontier and busy times per unit, and the FTL reserves a block
+/// per unit, all sized before a request is served.
+pub const MAX_UNITS: u64 = 4096;
+/// Most pages in an erase block: 4096. NAND blocks hold 64 to a few thousand pages (MQSim's
+/// presets 128–1024; 3D TLC and QLC parts a few thousand); the model keeps a scratch entry per
+/// page of a block for GC and, with page data, a written block's pages in one buffer (4096
+/// pages of 64 KiB: 256 MiB).
+pub const MAX_PAGES_PER_BLOCK: u32 = 4096;
+/// Most erase blocks a device may have: 2^22. A 2 TiB device of 512 KiB blocks has 4 Mi of
+/// them; the model keeps some 60 B of state per block (programmed count, erase count, free
+/// list, data buffer), sized before a request is served.
+pub const MAX_BLOCKS: u64 = 1 << 22;
+
 /// Shape of the NAND array.
 ///
 /// Defaults describe an eMMC 5.x class part: 8 KiB pages (REFERENCE.md: "8 or 16 KiB pages";
@@ -156,6 +171,54 @@ impl Geometry {
             return Err(ProfileError::TooLarge {
                 pages,
                 max_pages: MAX_PHYSICAL_PAGES,
+            });
+        }
+        self.validate_counts()
+    }
+
+    /// The parallel units, the pages of a block and the blocks are each within their bound
+    /// ([`MAX_UNITS`], [`MAX_PAGES_PER_BLOCK`], [`MAX_BLOCKS`]): the model sizes state per unit,
+    /// per page of a block and per block before it serves a request. In u64, once every count
+    /// is non-zero and the pages are within [`MAX_PHYSICAL_PAGES`].
+    fn validate_counts(&self) -> Result<(), ProfileError> {
+        let units = u64::from(self.channels)
+            * u64::from(self.dies_per_channel)
+            * u64::from(self.planes_per_die);
+        if units > MAX_UNITS {
+            return Err(ProfileError::OutOfRange {
+                field: "geometry.channels × dies_per_channel × planes_per_die",
+                value: units,
+                min: 1,
+                max: MAX_UNITS,
+                unit: "parallel units",
+                reason: "the largest SSDs have 32 channels of up to 32 dies of 4 planes, and the \
+                         model keeps a free list, a write frontier and a reserved block per unit",
+                example: "2 channels × 2 dies × 2 planes = 8 (eMMC 5.x)",
+            });
+        }
+        if self.pages_per_block > MAX_PAGES_PER_BLOCK {
+            return Err(ProfileError::OutOfRange {
+                field: "geometry.pages_per_block",
+                value: u64::from(self.pages_per_block),
+                min: 1,
+                max: u64::from(MAX_PAGES_PER_BLOCK),
+                unit: "pages",
+                reason: "NAND blocks hold 64 to a few thousand pages, and the model keeps a \
+                         written block's pages in one buffer",
+                example: "256 (eMMC 5.x)",
+            });
+        }
+        let blocks = units * u64::from(self.blocks_per_plane);
+        if blocks > MAX_BLOCKS {
+            return Err(ProfileError::OutOfRange {
+                field: "geometry.blocks_per_plane × parallel units",
+                value: blocks,
+                min: 1,
+                max: MAX_BLOCKS,
+                unit: "blocks",
+                reason: "a 2 TiB device of 512 KiB blocks has 4 Mi blocks, and the model keeps \
+                         some 60 B of state per block",
+                example: "512 blocks per plane × 8 units (eMMC 5.x, 8 GiB)",
             });
         }
         Ok(())
