@@ -53,6 +53,12 @@ pub const MAX_PAGES_PER_BLOCK: u32 = 4096;
 /// them; the model keeps some 60 B of state per block (programmed count, erase count, free
 /// list, data buffer), sized before a request is served.
 pub const MAX_BLOCKS: u64 = 1 << 22;
+/// Most metadata pages one flush (`ftl.flush_meta_pages`) or one X-FTL commit
+/// (`ftl.commit_meta_pages`) programs: 65,536, the most `joj device calibrate` derives. A
+/// firmware that logs its whole page map per flush programs the map's size (an 8 GiB device of
+/// 8 KiB pages: 512 pages), a measured flush some tens of pages; the model schedules each one,
+/// on every flush or commit.
+pub const MAX_META_PAGES: u32 = 65_536;
 
 /// Shape of the NAND array.
 ///
@@ -503,6 +509,32 @@ fn default_xl2p_entries() -> u32 {
     1000
 }
 
+impl FtlConfig {
+    /// The metadata pages of a flush and of a commit are each at most [`MAX_META_PAGES`]: the
+    /// model schedules every one of them, on every flush or commit.
+    pub fn validate_meta_pages(&self) -> Result<(), ProfileError> {
+        for (field, value) in [
+            ("ftl.flush_meta_pages", self.flush_meta_pages),
+            ("ftl.commit_meta_pages", self.commit_meta_pages),
+        ] {
+            if value > MAX_META_PAGES {
+                return Err(ProfileError::OutOfRange {
+                    field,
+                    value: u64::from(value),
+                    min: 0,
+                    max: u64::from(MAX_META_PAGES),
+                    unit: "pages",
+                    reason: "a firmware that logs its whole page map programs the map's size \
+                             (512 pages for 8 GiB of 8 KiB pages), a measured flush some tens of \
+                             pages, and the model schedules each one on every flush or commit",
+                    example: "27 (the openssd profile, X-FTL Table 1), or 0 (only what changed)",
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Default for FtlConfig {
     fn default() -> Self {
         FtlConfig {
@@ -749,6 +781,7 @@ impl Profile {
                 reason: "over_provisioning_percent must be > 0".into(),
             });
         }
+        self.ftl.validate_meta_pages()?;
         if let Some(i) = &self.iftl {
             i.validate()?;
         }
