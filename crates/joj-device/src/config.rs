@@ -620,6 +620,31 @@ impl IftlConfig {
             return Err(ProfileError::ZeroTiming { field, example });
         }
         check_bandwidth("iftl.nvm.bytes_per_s", self.nvm.bytes_per_s, "2132000000")?;
+        for (field, value, example) in [
+            (
+                "iftl.nvm.read_latency_ns",
+                self.nvm.read_latency_ns,
+                "103 (STT-MRAM tRCD + CL)",
+            ),
+            (
+                "iftl.nvm.write_latency_ns",
+                self.nvm.write_latency_ns,
+                "156 (tRCD + tRP)",
+            ),
+        ] {
+            if value > MAX_STEP_NS {
+                return Err(ProfileError::OutOfRange {
+                    field,
+                    value,
+                    min: 1,
+                    max: MAX_STEP_NS,
+                    unit: "ns",
+                    reason: "no NVM access takes 10 s (STT-MRAM and DRAM take some 100 ns), and \
+                             longer steps would carry the nanosecond clock towards overflow",
+                    example,
+                });
+            }
+        }
         let sizes = [
             ("iftl.nvm_bytes", self.nvm_bytes, 1 << 30, "8388608"),
             (
