@@ -4,6 +4,8 @@
 //! (Probe 2026-11-28: 2^26 channels of one page each took 4.7 GB before "trace record 0:
 //! geometry too small … 67108864 frontiers"; 2^28 aborted past 10 GB.)
 
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
+
 use joj_device::config::{MAX_BLOCKS, MAX_PAGES_PER_BLOCK, MAX_UNITS};
 use joj_device::{Profile, ProfileError};
 

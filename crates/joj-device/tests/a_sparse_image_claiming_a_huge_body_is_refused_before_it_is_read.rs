@@ -4,6 +4,8 @@
 //! sparse1g.img`, 8 KB on disk, read 1 GB before its checksum failed; `sparse8g.img` aborted
 //! allocating 8 GiB.)
 
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
+
 use joj_device::Profile;
 use joj_device::image::{self, hash64};
 
@@ -43,8 +45,8 @@ fn a_sparse_image_claiming_a_huge_body_is_refused_before_it_is_read() {
     std::os::unix::fs::FileExt::write_all_at(&f, image::TRAILER, file_bytes - 8).unwrap();
     drop(f);
     for e in [
-        image::inspect(&path).err().expect("inspect refuses it"),
-        image::open(&path, &p).err().expect("open refuses it"),
+        image::inspect(&path).expect_err("inspect refuses it"),
+        image::open(&path, &p).expect_err("open refuses it"),
     ] {
         assert!(
             matches!(e, joj_device::ImageError::Malformed { .. }),
@@ -60,7 +62,7 @@ fn a_sparse_image_claiming_a_huge_body_is_refused_before_it_is_read() {
     // With a profile of another geometry, that is what is named, still before the body is read.
     let mut other = small();
     other.geometry.blocks_per_plane = 64;
-    let e = image::open(&path, &other).err().expect("another geometry");
+    let e = image::open(&path, &other).expect_err("another geometry");
     assert!(
         matches!(e, joj_device::ImageError::GeometryMismatch { .. }),
         "{e:?}"

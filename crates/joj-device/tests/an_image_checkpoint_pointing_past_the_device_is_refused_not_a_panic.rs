@@ -3,6 +3,8 @@
 //! an index out of bounds in recovery. (Probe 2026-11-28: `joj device inspect --device
 //! smalloob.json A_cp_past_end.img` panicked, exit 101.)
 
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
+
 use joj_device::Profile;
 use joj_device::image::{self, hash64};
 
@@ -61,9 +63,7 @@ fn an_image_checkpoint_pointing_past_the_device_is_refused_not_a_panic() {
     for ppn in [5000, 0xFFFF_FFFE, pages as u32] {
         let path = image_mapping_page_0_to(&p, ppn, dir.path());
         assert!(image::inspect(&path).is_ok(), "the sections check out");
-        let e = image::open(&path, &p)
-            .err()
-            .expect("a corrupt checkpoint is refused");
+        let e = image::open(&path, &p).expect_err("a corrupt checkpoint is refused");
         let text = e.to_string();
         assert!(
             text.contains(&format!("physical page {ppn}"))
