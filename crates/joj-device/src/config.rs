@@ -39,6 +39,27 @@ pub const SECTOR_BYTES: [u32; 2] = [512, 4096];
 /// Most mapping units (slots) one NAND page may hold.
 pub const MAX_SLOTS_PER_PAGE: u32 = 8;
 
+/// Most independently busy units (`channels × dies_per_channel × planes_per_die`): 4096. The
+/// largest SSDs have 16 or 32 channels of up to 32 dies of 4 planes (2048 units); the model
+/// keeps a free list, a write frontier and busy times per unit, and the FTL reserves a block
+/// per unit, all sized before a request is served.
+pub const MAX_UNITS: u64 = 4096;
+/// Most pages in an erase block: 4096. NAND blocks hold 64 to a few thousand pages (MQSim's
+/// presets 128–1024; 3D TLC and QLC parts a few thousand); the model keeps a scratch entry per
+/// page of a block for GC and, with page data, a written block's pages in one buffer (4096
+/// pages of 64 KiB: 256 MiB).
+pub const MAX_PAGES_PER_BLOCK: u32 = 4096;
+/// Most erase blocks a device may have: 2^22. A 2 TiB device of 512 KiB blocks has 4 Mi of
+/// them; the model keeps some 60 B of state per block (programmed count, erase count, free
+/// list, data buffer), sized before a request is served.
+pub const MAX_BLOCKS: u64 = 1 << 22;
+/// Most metadata pages one flush (`ftl.flush_meta_pages`) or one X-FTL commit
+/// (`ftl.commit_meta_pages`) programs: 65,536, the most `joj device calibrate` derives. A
+/// firmware that logs its whole page map per flush programs the map's size (an 8 GiB device of
+/// 8 KiB pages: 512 pages), a measured flush some tens of pages; the model schedules each one,
+/// on every flush or commit.
+pub const MAX_META_PAGES: u32 = 65_536;
+
 /// Shape of the NAND array.
 ///
 /// Defaults describe an eMMC 5.x class part: 8 KiB pages (REFERENCE.md: "8 or 16 KiB pages";
@@ -156,6 +177,54 @@ impl Geometry {
             return Err(ProfileError::TooLarge {
                 pages,
                 max_pages: MAX_PHYSICAL_PAGES,
+            });
+        }
+        self.validate_counts()
+    }
+
+    /// The parallel units, the pages of a block and the blocks are each within their bound
+    /// ([`MAX_UNITS`], [`MAX_PAGES_PER_BLOCK`], [`MAX_BLOCKS`]): the model sizes state per unit,
+    /// per page of a block and per block before it serves a request. In u64, once every count
+    /// is non-zero and the pages are within [`MAX_PHYSICAL_PAGES`].
+    fn validate_counts(&self) -> Result<(), ProfileError> {
+        let units = u64::from(self.channels)
+            * u64::from(self.dies_per_channel)
+            * u64::from(self.planes_per_die);
+        if units > MAX_UNITS {
+            return Err(ProfileError::OutOfRange {
+                field: "geometry.channels × dies_per_channel × planes_per_die",
+                value: units,
+                min: 1,
+                max: MAX_UNITS,
+                unit: "parallel units",
+                reason: "the largest SSDs have 32 channels of up to 32 dies of 4 planes, and the \
+                         model keeps a free list, a write frontier and a reserved block per unit",
+                example: "2 channels × 2 dies × 2 planes = 8 (eMMC 5.x)",
+            });
+        }
+        if self.pages_per_block > MAX_PAGES_PER_BLOCK {
+            return Err(ProfileError::OutOfRange {
+                field: "geometry.pages_per_block",
+                value: u64::from(self.pages_per_block),
+                min: 1,
+                max: u64::from(MAX_PAGES_PER_BLOCK),
+                unit: "pages",
+                reason: "NAND blocks hold 64 to a few thousand pages, and the model keeps a \
+                         written block's pages in one buffer",
+                example: "256 (eMMC 5.x)",
+            });
+        }
+        let blocks = units * u64::from(self.blocks_per_plane);
+        if blocks > MAX_BLOCKS {
+            return Err(ProfileError::OutOfRange {
+                field: "geometry.blocks_per_plane × parallel units",
+                value: blocks,
+                min: 1,
+                max: MAX_BLOCKS,
+                unit: "blocks",
+                reason: "a 2 TiB device of 512 KiB blocks has 4 Mi blocks, and the model keeps \
+                         some 60 B of state per block",
+                example: "512 blocks per plane × 8 units (eMMC 5.x, 8 GiB)",
             });
         }
         Ok(())
@@ -440,6 +509,32 @@ fn default_xl2p_entries() -> u32 {
     1000
 }
 
+impl FtlConfig {
+    /// The metadata pages of a flush and of a commit are each at most [`MAX_META_PAGES`]: the
+    /// model schedules every one of them, on every flush or commit.
+    pub fn validate_meta_pages(&self) -> Result<(), ProfileError> {
+        for (field, value) in [
+            ("ftl.flush_meta_pages", self.flush_meta_pages),
+            ("ftl.commit_meta_pages", self.commit_meta_pages),
+        ] {
+            if value > MAX_META_PAGES {
+                return Err(ProfileError::OutOfRange {
+                    field,
+                    value: u64::from(value),
+                    min: 0,
+                    max: u64::from(MAX_META_PAGES),
+                    unit: "pages",
+                    reason: "a firmware that logs its whole page map programs the map's size \
+                             (512 pages for 8 GiB of 8 KiB pages), a measured flush some tens of \
+                             pages, and the model schedules each one on every flush or commit",
+                    example: "27 (the openssd profile, X-FTL Table 1), or 0 (only what changed)",
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Default for FtlConfig {
     fn default() -> Self {
         FtlConfig {
@@ -525,6 +620,31 @@ impl IftlConfig {
             return Err(ProfileError::ZeroTiming { field, example });
         }
         check_bandwidth("iftl.nvm.bytes_per_s", self.nvm.bytes_per_s, "2132000000")?;
+        for (field, value, example) in [
+            (
+                "iftl.nvm.read_latency_ns",
+                self.nvm.read_latency_ns,
+                "103 (STT-MRAM tRCD + CL)",
+            ),
+            (
+                "iftl.nvm.write_latency_ns",
+                self.nvm.write_latency_ns,
+                "156 (tRCD + tRP)",
+            ),
+        ] {
+            if value > MAX_STEP_NS {
+                return Err(ProfileError::OutOfRange {
+                    field,
+                    value,
+                    min: 1,
+                    max: MAX_STEP_NS,
+                    unit: "ns",
+                    reason: "no NVM access takes 10 s (STT-MRAM and DRAM take some 100 ns), and \
+                             longer steps would carry the nanosecond clock towards overflow",
+                    example,
+                });
+            }
+        }
         let sizes = [
             ("iftl.nvm_bytes", self.nvm_bytes, 1 << 30, "8388608"),
             (
@@ -686,6 +806,7 @@ impl Profile {
                 reason: "over_provisioning_percent must be > 0".into(),
             });
         }
+        self.ftl.validate_meta_pages()?;
         if let Some(i) = &self.iftl {
             i.validate()?;
         }

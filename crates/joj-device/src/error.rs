@@ -26,6 +26,14 @@ pub enum MediumError {
 pub enum NvmError {
     #[error("NVM access at byte {offset} of {len} bytes goes beyond the region ({size} bytes)")]
     OutOfRange { offset: u64, len: u64, size: u64 },
+    /// An access whose end would pass the `u64` nanosecond clock (a latency beyond what the
+    /// profile bounds, or a clock already near its end).
+    #[error(
+        "an NVM access starting at {start_ns} ns and taking {cost_ns} ns would end beyond the \
+         model's nanosecond clock; fix: give iftl.nvm latencies of at most 10 s (an STT-MRAM \
+         access takes some 100 ns)"
+    )]
+    ClockOverflow { start_ns: u64, cost_ns: u64 },
 }
 
 /// Errors of the page-mapping FTL.
@@ -300,6 +308,14 @@ pub enum ImageError {
     },
     #[error("image truncated or malformed: {reason}")]
     Malformed { reason: String },
+    /// An image whose sections check out but whose mapping checkpoint no device wrote: a
+    /// pointer past the device, or to a page holding another logical page.
+    #[error(
+        "image's mapping checkpoint is corrupt: {reason}; fix: give an image that `joj device \
+         format` or `joj device save` wrote, unaltered, or format a new one (`joj device format \
+         --force`)"
+    )]
+    CheckpointCorrupt { reason: String },
     #[error(
         "{path} exists; refusing to format over it (choose another path, or replace it \
          explicitly: `joj device format --force`)"

@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use crate::addr::Oob;
 use crate::config::{DataMode, Geometry, Profile};
 use crate::emmc::{Emmc, PowerCut};
-use crate::error::ImageError;
+use crate::error::{DeviceError, FtlError, ImageError};
 use crate::ftl::RecoveryReport;
 use crate::medium::{MapCheckpoint, Medium};
 use crate::nand::NandMedium;
@@ -395,19 +395,27 @@ struct Sections<'a> {
     data: &'a [u8],
 }
 
-/// Cut the body into its sections, once its length is exactly what the header's counts need.
-fn split_body<'a>(body: &'a [u8], h: &Header, with_data: bool) -> Result<Sections<'a>, ImageError> {
-    let blocks = h.geometry.blocks() as usize;
-    let block_table_bytes = 8 * blocks;
-    let oob_bytes = 16 * h.programmed_pages as usize;
-    let checkpoint_bytes = 4 * h.logical_pages as usize;
+/// The body's length the header's geometry and counts need, section by section: block table,
+/// OOB, checkpoint, page data. In u64, from a header `check_header_facts` passed (at most
+/// 2^28 slots of 64 KiB), so no sum overflows.
+fn body_bytes_needed(h: &Header, with_data: bool) -> [u64; 4] {
+    let block_table_bytes = 8 * u64::from(h.geometry.blocks());
+    let oob_bytes = 16 * h.programmed_pages;
+    let checkpoint_bytes = 4 * h.logical_pages;
     let data_bytes = if with_data {
-        h.programmed_pages as usize * h.slot_bytes as usize
+        h.programmed_pages * u64::from(h.slot_bytes)
     } else {
         0
     };
-    let need = block_table_bytes + oob_bytes + checkpoint_bytes + data_bytes;
-    if body.len() != need {
+    [block_table_bytes, oob_bytes, checkpoint_bytes, data_bytes]
+}
+
+/// Cut the body into its sections, once its length is exactly what the header's counts need.
+fn split_body<'a>(body: &'a [u8], h: &Header, with_data: bool) -> Result<Sections<'a>, ImageError> {
+    let [block_table_bytes, oob_bytes, checkpoint_bytes, _] =
+        body_bytes_needed(h, with_data).map(|n| n as usize);
+    let need: u64 = body_bytes_needed(h, with_data).iter().sum();
+    if body.len() as u64 != need {
         return Err(ImageError::Malformed {
             reason: format!("body is {} bytes, sections need {need}", body.len()),
         });
@@ -507,17 +515,34 @@ fn decode_data(
 pub const MAX_IMAGE_BYTES: u64 = 8 << 30;
 
 /// The bytes of the image at `path`: a regular file of at most [`MAX_IMAGE_BYTES`], whose
-/// header (magic, checksum) is checked, and its size compared with the one it states, before
-/// the rest is read.
-fn read_image(path: &Path) -> Result<Vec<u8>, ImageError> {
+/// header (magic, checksum, facts) is checked, and checked against `profile` when one is
+/// given, and the body's length it states compared with what its geometry and counts need and
+/// with the file's size, before the rest is read: a header may state any length, and the file
+/// may be sparse.
+fn read_image(path: &Path, profile: Option<&Profile>) -> Result<Vec<u8>, ImageError> {
     use std::os::unix::fs::FileExt;
     let input = joj_trace::input::open(path, MAX_IMAGE_BYTES, "a device image")?;
     let mut head = vec![0u8; HEADER_BYTES.min(input.size_bytes as usize)];
     input.file.read_exact_at(&mut head, 0)?;
     let h = decode_header(&head)?;
-    let want = h
-        .body_bytes
-        .saturating_add((HEADER_BYTES + TRAILER.len()) as u64);
+    if let Some(profile) = profile {
+        check_profile(&h, profile)?;
+    }
+    let need: u64 = body_bytes_needed(&h, h.flags & FLAG_DATA != 0).iter().sum();
+    if h.body_bytes != need {
+        return Err(ImageError::Malformed {
+            reason: format!(
+                "the header says the body is {} bytes, but its geometry and counts ({} blocks, \
+                 {} programmed and {} logical pages) need {need}; fix: give an image that \
+                 `joj device format` or `joj device save` wrote, as it wrote it",
+                h.body_bytes,
+                h.geometry.blocks(),
+                h.programmed_pages,
+                h.logical_pages
+            ),
+        });
+    }
+    let want = need.saturating_add((HEADER_BYTES + TRAILER.len()) as u64);
     if input.size_bytes != want {
         return Err(ImageError::Malformed {
             reason: format!(
@@ -531,7 +556,7 @@ fn read_image(path: &Path) -> Result<Vec<u8>, ImageError> {
 
 /// Header facts of the image at `path` (checks magic, version, header and body checksums).
 pub fn inspect(path: &Path) -> Result<ImageInfo, ImageError> {
-    let bytes = read_image(path)?;
+    let bytes = read_image(path, None)?;
     let h = decode_header(&bytes)?;
     let body = check_body(&bytes, &h)?;
     let blocks = h.geometry.blocks() as usize;
@@ -637,10 +662,15 @@ pub fn open(
     path: &Path,
     profile: &Profile,
 ) -> Result<(Emmc<NandMedium>, RecoveryReport), ImageError> {
-    let bytes = read_image(path)?;
+    let bytes = read_image(path, Some(profile))?;
     let medium = decode(&bytes, profile)?;
-    Emmc::recover(PowerCut { medium, at_ns: 0 }, profile).map_err(|e| ImageError::Malformed {
-        reason: format!("recovery failed: {e}"),
+    Emmc::recover(PowerCut { medium, at_ns: 0 }, profile).map_err(|e| match e {
+        DeviceError::Ftl(FtlError::CheckpointCorrupt { reason }) => {
+            ImageError::CheckpointCorrupt { reason }
+        }
+        e => ImageError::Malformed {
+            reason: format!("recovery failed: {e}"),
+        },
     })
 }
 

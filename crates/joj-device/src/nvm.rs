@@ -92,30 +92,38 @@ impl Nvm {
         }
     }
 
-    fn schedule_store(&mut self, len: u64, issue_ns: u64) -> (u64, u64) {
-        let start = issue_ns.max(self.free_ns);
-        let end = start
-            + self.timing.write_latency_ns
-            + Timing::transfer_ns(len, self.timing.bytes_per_s);
-        self.free_ns = end;
-        self.stats.busy_ns += end - start;
-        (start, end)
+    /// When an access of `len` bytes started at `start` ends: `latency + bytes / bandwidth`
+    /// later, checked (the profile bounds each latency, `MAX_STEP_NS`; a sum past the `u64`
+    /// clock is an error, never a wrapped, earlier time).
+    fn end_of(&self, start: u64, latency_ns: u64, len: u64) -> Result<u64, NvmError> {
+        let cost = latency_ns.saturating_add(Timing::transfer_ns(len, self.timing.bytes_per_s));
+        start.checked_add(cost).ok_or(NvmError::ClockOverflow {
+            start_ns: start,
+            cost_ns: cost,
+        })
     }
 
-    fn schedule_read(&mut self, len: u64, issue_ns: u64) -> u64 {
+    fn schedule_store(&mut self, len: u64, issue_ns: u64) -> Result<(u64, u64), NvmError> {
+        let start = issue_ns.max(self.free_ns);
+        let end = self.end_of(start, self.timing.write_latency_ns, len)?;
+        self.free_ns = end;
+        self.stats.busy_ns = self.stats.busy_ns.saturating_add(end - start);
+        Ok((start, end))
+    }
+
+    fn schedule_read(&mut self, len: u64, issue_ns: u64) -> Result<u64, NvmError> {
         let start = issue_ns.max(self.read_free_ns);
-        let end =
-            start + self.timing.read_latency_ns + Timing::transfer_ns(len, self.timing.bytes_per_s);
+        let end = self.end_of(start, self.timing.read_latency_ns, len)?;
         self.read_free_ns = end;
-        self.stats.busy_ns += end - start;
-        end
+        self.stats.busy_ns = self.stats.busy_ns.saturating_add(end - start);
+        Ok(end)
     }
 
     /// Read `buf.len()` bytes at `offset`; returns when the data is in the controller.
     pub fn read(&mut self, offset: u64, buf: &mut [u8], issue_ns: u64) -> Result<u64, NvmError> {
         let r = self.check(offset, buf.len() as u64)?;
+        let end = self.schedule_read(buf.len() as u64, issue_ns)?;
         buf.copy_from_slice(&self.bytes[r]);
-        let end = self.schedule_read(buf.len() as u64, issue_ns);
         self.stats.reads += 1;
         self.stats.bytes_read += buf.len() as u64;
         Ok(end)
@@ -125,7 +133,7 @@ impl Nvm {
     /// took with `peek`).
     pub fn charge_read(&mut self, offset: u64, len: u64, issue_ns: u64) -> Result<u64, NvmError> {
         self.check(offset, len)?;
-        let end = self.schedule_read(len, issue_ns);
+        let end = self.schedule_read(len, issue_ns)?;
         self.stats.reads += 1;
         self.stats.bytes_read += len;
         Ok(end)
@@ -134,9 +142,9 @@ impl Nvm {
     /// Store `data` at `offset`; returns when it is persistent.
     pub fn store(&mut self, offset: u64, data: &[u8], issue_ns: u64) -> Result<u64, NvmError> {
         let r = self.check(offset, data.len() as u64)?;
+        let (start, end) = self.schedule_store(data.len() as u64, issue_ns)?;
         let old = self.bytes[r.clone()].to_vec();
         self.bytes[r].copy_from_slice(data);
-        let (start, end) = self.schedule_store(data.len() as u64, issue_ns);
         self.inflight.push(InflightStore {
             offset,
             start_ns: start,

@@ -874,7 +874,8 @@ pub(crate) struct FlushPages {
 /// The program time and metadata pages that make the model's flush take `intercept_ns +
 /// slope_ns × pages` after `pages` pages: the slope less a page's transfer (at least 100 ns,
 /// no flash programs faster — a slope below the transfer is then overstated by the model), and
-/// the intercept less the command's fixed time in whole pages of that cost (at most 65,536).
+/// the intercept less the command's fixed time in whole pages of that cost (at most
+/// `MAX_META_PAGES`, 65,536, the bound a profile is held to).
 pub(crate) fn flush_pages(
     intercept_ns: f64,
     slope_ns: f64,
@@ -884,7 +885,7 @@ pub(crate) fn flush_pages(
     let program_ns = (slope_ns - page_xfer_ns).max(100.0);
     let meta_pages = ((intercept_ns - command_ns) / (program_ns + page_xfer_ns))
         .round()
-        .clamp(0.0, 65_536.0) as u64;
+        .clamp(0.0, f64::from(joj_device::config::MAX_META_PAGES)) as u64;
     FlushPages {
         program_ns,
         meta_pages,

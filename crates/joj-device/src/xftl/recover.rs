@@ -269,7 +269,21 @@ impl<M: Medium> Ftl<M> {
     ) -> Result<Vec<u64>, FtlError> {
         let mut best_seq = vec![0u64; self.logical_pages as usize];
         for (lpn, &p) in persisted.iter().enumerate() {
-            if p == NO_LPN || fresh[(p / self.ppb) as usize] {
+            if p == NO_LPN {
+                continue;
+            }
+            // An image's checkpoint is as its writer chose: a pointer past the last block is
+            // corruption, not an index.
+            let Some(&rewritten) = fresh.get((p / self.ppb) as usize) else {
+                return Err(FtlError::CheckpointCorrupt {
+                    reason: format!(
+                        "logical page {lpn} points at physical page {p}, beyond the device's {} \
+                         pages",
+                        u64::from(self.ppb) * fresh.len() as u64
+                    ),
+                });
+            };
+            if rewritten {
                 continue;
             }
             match self.medium.peek_valid_oob(Ppn(p)) {
