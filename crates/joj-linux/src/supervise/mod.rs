@@ -368,6 +368,7 @@ pub fn supervise(
             exit: None,
             exec_at,
             ran_ns: None,
+            said_left_running: false,
         }
         .run();
         done.store(true, Ordering::Release);
@@ -882,6 +883,8 @@ struct Loop<'a, 'o> {
     /// exit.
     exec_at: Instant,
     ran_ns: Option<u64>,
+    /// Whether [`Loop::say_left_running`] has said it.
+    said_left_running: bool,
 }
 
 impl Loop<'_, '_> {
@@ -916,11 +919,17 @@ impl Loop<'_, '_> {
                     } else {
                         ChildExit::Signal(libc::WTERMSIG(status))
                     });
+                    self.say_left_running();
                 }
                 continue;
             }
             if !libc::WIFSTOPPED(status) {
                 continue;
+            }
+            if self.exit.is_some() {
+                // A task stops after the first process ended: one it left running (its first
+                // stop may come only now).
+                self.say_left_running();
             }
             self.stopped(tid, status);
         }
@@ -939,6 +948,24 @@ impl Loop<'_, '_> {
                 .or(Some(self.exec_at.elapsed().as_nanos() as u64)),
             ..Supervision::default()
         })
+    }
+
+    /// Once the command's first process has ended while tasks it started live on (a daemon, a
+    /// background job), say why joj goes on waiting: once.
+    fn say_left_running(&mut self) {
+        if self.said_left_running {
+            return;
+        }
+        let left = cleanup::track(self.guard.id, |r| r.tasks.len()).unwrap_or(0);
+        if left > 0 {
+            self.said_left_running = true;
+            eprintln!(
+                "joj: the command's first process ended after {:.3} s; waiting for the task(s) \
+                 it left running (a daemon, a background job: their I/O is part of the run; \
+                 Ctrl-C stops them all)",
+                self.ran_ns.unwrap_or(0) as f64 / 1e9
+            );
+        }
     }
 
     fn count_stop(&self, t0: Instant) {
