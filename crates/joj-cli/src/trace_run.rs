@@ -144,6 +144,15 @@ fn failure(
          --enable-loadable-sqlite-extensions), so it cannot load libjoj; run the distribution's \
          interpreter instead: joj trace -- /usr/bin/python3 …"
             .to_string()
+    } else if said("No space left on device") {
+        // Full during the run, room again by its end (a failed overlay copy-up gives back what
+        // it took): the scratch filesystem, not the command's own disk, ran out.
+        format!(
+            "the command ran out of space (ENOSPC) on the scratch filesystem joj gave it ({image_mib} \
+             MiB; it was not full by the end: what failed gave its space back, e.g. an overlay \
+             copying up a file it writes — the whole file, a sparse one made dense); give it a \
+             larger one (--image-mib), or check that the command runs on its own"
+        )
     } else if empty && said("No such file or directory") {
         "drop --empty: without it the command runs in the directory joj trace was started from, \
          where its files are"
