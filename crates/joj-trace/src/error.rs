@@ -50,6 +50,16 @@ pub enum TraceError {
     #[error("line {line}: invalid record: {reason}")]
     InvalidRecord { line: usize, reason: String },
 
+    /// The bytes of the records up to and including `index` (counted from 0) add up to more
+    /// than a `u64` holds, so no total of the trace can be given; no device is that large.
+    #[error(
+        "trace record {index}: its {sectors} sectors bring the trace's bytes past {max} (2^64 - \
+         1), more than any device holds; fix: check the trace (a block request is at most a few \
+         MiB)",
+        max = u64::MAX
+    )]
+    BytesOverflow { index: usize, sectors: u64 },
+
     /// An event line of blkparse text that could not be parsed.
     /// `text` is the line quoted and cut ([`crate::input::quoted`]).
     #[error("blkparse line {line}: {reason}: {text}")]
