@@ -34,7 +34,7 @@ pub struct ApptxnArgs {
 }
 
 pub fn main(a: ApptxnArgs) -> CliResult {
-    check_save(a.output.save.as_deref(), a.output.force, None)?;
+    check_save(a.output.save.as_deref(), a.output.force, Some(&a.device))?;
     let opts = WithdrawDepositOptions {
         profile: joj_device::Profile::load(&a.device)?,
         mode: a.ftl.parse()?,

@@ -95,6 +95,19 @@ pub enum CliError {
         flag: &'static str,
         cause: OutputError,
     },
+    /// Two output options name one file; found before any work.
+    #[error(
+        "{flag} {} is the same file as {other_flag} {}: one output would replace the other; \
+         fix: give the two outputs different paths",
+        .path.display(),
+        .other.display()
+    )]
+    SameOutput {
+        flag: &'static str,
+        path: PathBuf,
+        other_flag: &'static str,
+        other: PathBuf,
+    },
     /// Writing `--save` failed after the run; the result was printed first.
     #[error("--save: {cause} (the result is printed above, so nothing computed is lost)")]
     SaveAfterRun { cause: OutputError },
@@ -218,6 +231,23 @@ pub fn check_output_file(
 ) -> Result<(), CliError> {
     check_output(path, Existing::replace_if(force), inputs)
         .map_err(|cause| CliError::Output { flag, cause })
+}
+
+/// Check, before any work, that the outputs options `flag` and `other_flag` name are not one
+/// file ([`joj_trace::output::same_output`]: by name, by link, or by device and inode).
+pub fn check_outputs_differ(
+    (flag, path): (&'static str, &Path),
+    (other_flag, other): (&'static str, &Path),
+) -> Result<(), CliError> {
+    if joj_trace::output::same_output(path, other) {
+        return Err(CliError::SameOutput {
+            flag,
+            path: path.to_path_buf(),
+            other_flag,
+            other: other.to_path_buf(),
+        });
+    }
+    Ok(())
 }
 
 /// Check, before any work, the directory `dir` that option `flag` names for output files (it is

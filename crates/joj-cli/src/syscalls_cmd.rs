@@ -16,7 +16,7 @@ use joj_trace::output::{Existing, write_atomically};
 use joj_workload::syscalls::{ImportOptions, Recording, STRACE_CALLS, Timing, import_strace};
 
 use crate::args;
-use crate::output::{CliError, CliResult, check_output_file};
+use crate::output::{CliError, CliResult, check_output_file, check_outputs_differ};
 use crate::progress::Progress;
 
 #[derive(Args)]
@@ -217,6 +217,7 @@ fn record(
 ) -> CliResult {
     check_output_file("-o/--output", output, force, &[])?;
     if let Some(k) = keep_strace {
+        check_outputs_differ(("--keep-strace", k), ("-o/--output", output))?;
         check_output_file("--keep-strace", k, force, &[output])?;
     }
     let strace = joj_linux::prereq::find_tool("strace")?;

@@ -76,7 +76,7 @@ pub fn main(a: TraceArgs) -> CliResult {
         } => import(&blkparse, &output, force)?,
         TraceCommand::Show { trace } => {
             let (header, records) = read_trace_file(&trace)?;
-            let doc = joj_trace::TraceSummary::of(header, &records);
+            let doc = joj_trace::TraceSummary::of(header, &records)?;
             outln!("{}", crate::output::sorted_json(&doc)?)?;
         }
         TraceCommand::Plot {

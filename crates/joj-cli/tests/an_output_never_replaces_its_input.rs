@@ -1,7 +1,7 @@
 //! An output path that is the same file as an input — by the same name, through a symlink or
 //! through a hard link — is refused before anything is written, naming the fix; the input is
 //! untouched and nothing is left beside it. `--force` does not change that. A device profile
-//! file given to `--device` is an input of crash, restart and compare.
+//! file given to `--device` is an input of crash, restart, compare and apptxn.
 
 mod common;
 mod in_dir;
@@ -51,7 +51,12 @@ fn an_output_never_replaces_its_input() {
     assert!(err.contains("same file as the input sda.txt"), "{err}");
 
     // A device profile given as a file is an input of the run too.
-    for cmd in [&["crash", "device"][..], &["restart"], &["compare"]] {
+    for cmd in [
+        &["crash", "device"][..],
+        &["restart"],
+        &["compare"],
+        &["apptxn"],
+    ] {
         let flags = ["--device", "phone.json", "--force", "--save", "phone.json"];
         let (ok, _, err) = joj(&[cmd, &flags[..]].concat(), d);
         assert!(!ok);

@@ -582,9 +582,11 @@ pub(crate) fn listed<S: AsRef<str>>(names: &[S]) -> String {
 
 /// Devices of `records` in order of first appearance.
 pub(crate) fn devices_in_order(records: &[TraceRecord]) -> Vec<&str> {
+    // A set beside the list keeps this linear in the records, however many devices they name.
+    let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
     let mut devs: Vec<&str> = Vec::new();
     for r in records {
-        if !devs.contains(&r.dev.as_str()) {
+        if seen.insert(&r.dev) {
             devs.push(&r.dev);
         }
     }
@@ -595,25 +597,28 @@ pub(crate) fn devices_in_order(records: &[TraceRecord]) -> Vec<&str> {
 /// first MiB boundary after the highest sector devices `0..i` used.
 fn as_partitions(records: &[TraceRecord], devs: &[&str]) -> Vec<TraceRecord> {
     const MIB_SECTORS: u64 = (1 << 20) / SECTOR_BYTES;
-    let mut starts = Vec::with_capacity(devs.len());
+    // One pass for each device's highest sector, and a map from device to its start: linear in
+    // the records however many devices they name.
+    let mut ends: std::collections::HashMap<&str, u64> = std::collections::HashMap::new();
+    for r in records {
+        let end = ends.entry(r.dev.as_str()).or_insert(0);
+        *end = (*end).max(r.sector.saturating_add(r.sectors));
+    }
+    let mut starts: std::collections::HashMap<&str, u64> =
+        std::collections::HashMap::with_capacity(devs.len());
     let mut next = 0u64;
     for d in devs {
-        starts.push(next);
-        let end = records
-            .iter()
-            .filter(|r| r.dev == *d)
-            .map(|r| r.sector.saturating_add(r.sectors))
-            .max()
-            .unwrap_or(0);
+        starts.insert(d, next);
+        let end = ends.get(d).copied().unwrap_or(0);
         next += end.div_ceil(MIB_SECTORS).max(1) * MIB_SECTORS;
     }
     records
         .iter()
         .map(|r| {
-            let i = devs.iter().position(|d| *d == r.dev).unwrap_or(0);
+            let start = starts.get(r.dev.as_str()).copied().unwrap_or(0);
             let mut m = r.clone();
             if r.op != Op::Flush {
-                m.sector = m.sector.saturating_add(starts[i]);
+                m.sector = m.sector.saturating_add(start);
             }
             m.dev = PARTITIONED_DEV.to_string();
             m

@@ -118,3 +118,33 @@ fn missing_shards_are_listed_twenty_at_most_and_the_rest_counted() {
     );
     assert!(text.len() < 1000, "{} bytes", text.len());
 }
+
+#[test]
+fn a_part_time_that_no_run_takes_is_refused_naming_the_shard_and_field() {
+    // The probe's parts said a check took -1 s or 1e308 s; the merge printed "in -1.0 s,
+    // 4000000000.0 states/s".
+    for (field, value, shown) in [
+        ("check_s", json!(-1.0), "-1"),
+        ("check_s", json!(1e308), "1e308"),
+        ("check_s", json!(2e7), "20000000"),
+        ("record_s", json!(-0.5), "-0.5"),
+        ("states_per_s", json!(-3.0), "-3"),
+    ] {
+        let (e, text) = refusal(|v| match field {
+            "check_s" => v["check_s"] = value.clone(),
+            "record_s" => v["run"]["log"]["record_s"] = value.clone(),
+            _ => v["run"]["states_per_s"] = value.clone(),
+        });
+        assert!(matches!(e, CrashFsError::PartInvalid { .. }), "{e:?}");
+        let named = match field {
+            "record_s" => "run.log.record_s",
+            "states_per_s" => "run.states_per_s",
+            f => f,
+        };
+        assert!(
+            text.contains(&format!("shard 1/1: {named} is {shown}"))
+                && text.contains("not a time a run takes"),
+            "{field}: {text}"
+        );
+    }
+}

@@ -19,12 +19,13 @@
 //! does not parse is an error naming its line, since silently dropping requests would falsify
 //! every total computed from the trace.
 
+use std::collections::HashSet;
 use std::io::{BufReader, Read};
 
 use serde_json::{Map, Value};
 
 use crate::error::TraceError;
-use crate::format::{Clock, DeviceRole, TraceDevice, TraceHeader, TraceSource};
+use crate::format::{Clock, DeviceRole, MAX_TRACE_DEVICES, TraceDevice, TraceHeader, TraceSource};
 use crate::input;
 use crate::record::{BlockClass, Completion, Op, TraceRecord};
 
@@ -126,11 +127,21 @@ pub fn import_blkparse(r: impl Read) -> Result<BlkparseImport, TraceError> {
     // blkparse sorts events by time, but CPUs' clocks can disagree by a few ns: take the
     // minimum rather than the first so no time underflows.
     let t0 = records.iter().map(|r| r.time_ns).min().unwrap_or(0);
+    // A set beside the list keeps this linear in the records, however many devices they name.
     let mut devices: Vec<String> = Vec::new();
+    let mut seen: HashSet<&str> = HashSet::new();
     for rec in &mut records {
         rec.time_ns -= t0;
         rec.complete_ns = rec.complete_ns.map(|c| c - t0);
-        if !devices.contains(&rec.dev) {
+    }
+    for rec in &records {
+        if seen.insert(rec.dev.as_str()) {
+            if devices.len() == MAX_TRACE_DEVICES {
+                return Err(TraceError::TooManyDevices {
+                    limit: MAX_TRACE_DEVICES,
+                    dev: rec.dev.clone(),
+                });
+            }
             devices.push(rec.dev.clone());
         }
     }

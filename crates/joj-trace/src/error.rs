@@ -50,6 +50,40 @@ pub enum TraceError {
     #[error("line {line}: invalid record: {reason}")]
     InvalidRecord { line: usize, reason: String },
 
+    /// The bytes of the records up to and including `index` (counted from 0) add up to more
+    /// than a `u64` holds, so no total of the trace can be given; no device is that large.
+    #[error(
+        "trace record {index}: its {sectors} sectors bring the trace's bytes past {max} (2^64 - \
+         1), more than any device holds; fix: check the trace (a block request is at most a few \
+         MiB)",
+        max = u64::MAX
+    )]
+    BytesOverflow { index: usize, sectors: u64 },
+
+    /// A header of more bytes than a reader takes in a line (its device list is too long):
+    /// refused before anything is written, since no reader could read the file back.
+    #[error(
+        "the trace's header would be {line_bytes} bytes for its {devices} devices, longer than \
+         the {limit_bytes} bytes a reader takes in a line; fix: keep the devices of interest \
+         (at most {max} in a trace)",
+        max = crate::format::MAX_TRACE_DEVICES
+    )]
+    HeaderTooLong {
+        devices: usize,
+        line_bytes: usize,
+        limit_bytes: usize,
+    },
+
+    /// blkparse text whose requests name more devices than a trace may list.
+    #[error(
+        "blkparse text names more than {limit} devices (the {nth}th is {dev}), more than a \
+         joj-trace header lists (its first line is at most {line_bytes} bytes); fix: keep the \
+         devices of interest (blkparse -i with their traces only)",
+        nth = limit + 1,
+        line_bytes = crate::input::MAX_LINE_BYTES
+    )]
+    TooManyDevices { limit: usize, dev: String },
+
     /// An event line of blkparse text that could not be parsed.
     /// `text` is the line quoted and cut ([`crate::input::quoted`]).
     #[error("blkparse line {line}: {reason}: {text}")]

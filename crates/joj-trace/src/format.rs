@@ -34,6 +34,17 @@ pub const MAGIC_PREFIX: &str = "{\"format\":\"joj-trace\"";
 /// about as large as their text; a traced run of a million requests writes some 200 MiB.
 pub const MAX_TRACE_BYTES: u64 = 2 << 30;
 
+/// The most devices a trace joj writes may list. A reader takes lines of at most
+/// [`input::MAX_LINE_BYTES`], and the header lists every device; an imported device is
+/// `major:minor` of two u32s, at most [`MAX_DEVICE_ENTRY_BYTES`] in the header, so 4,096 of
+/// them (far more than any traced machine has) keep the header well inside the limit.
+pub const MAX_TRACE_DEVICES: usize = 4096;
+/// The header bytes of one imported device: `{"dev":"4294967295:4294967295","role":"journal",
+/// "name":"4294967295:4294967295"},` is 81 bytes.
+pub const MAX_DEVICE_ENTRY_BYTES: usize = 96;
+const _: () =
+    assert!(MAX_TRACE_DEVICES * MAX_DEVICE_ENTRY_BYTES + 64 * 1024 <= input::MAX_LINE_BYTES);
+
 /// What `time_ns` counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -112,7 +123,16 @@ pub fn write_trace(
         records: records.len() as u64,
         header,
     };
-    serde_json::to_writer(&mut w, &line).map_err(std::io::Error::from)?;
+    let header_line = serde_json::to_vec(&line).map_err(std::io::Error::from)?;
+    // A header the reader would refuse is not written.
+    if header_line.len() >= input::MAX_LINE_BYTES {
+        return Err(TraceError::HeaderTooLong {
+            devices: header.devices.len(),
+            line_bytes: header_line.len(),
+            limit_bytes: input::MAX_LINE_BYTES,
+        });
+    }
+    w.write_all(&header_line)?;
     w.write_all(b"\n")?;
     let devs = header_devs(header);
     for (i, rec) in records.iter().enumerate() {

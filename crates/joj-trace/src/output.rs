@@ -403,6 +403,21 @@ fn parent_dir(path: &Path) -> PathBuf {
     }
 }
 
+/// Whether two output paths would write one file: the same file when both exist (device and
+/// inode, symlinks followed), else the same name in the same directory (the directory by
+/// device and inode, so `out/a`, `./out/a` and a link to `out` agree). A path whose directory
+/// cannot be read is taken to differ: writing it fails on its own.
+pub fn same_output(a: &Path, b: &Path) -> bool {
+    if same_file(a, b) {
+        return true;
+    }
+    let dir_of = |p: &Path| fs::metadata(parent_dir(p)).ok().map(|m| (m.dev(), m.ino()));
+    match (a.file_name(), b.file_name()) {
+        (Some(x), Some(y)) if x == y => dir_of(a).is_some_and(|d| Some(d) == dir_of(b)),
+        _ => false,
+    }
+}
+
 /// Both paths exist and are the same file (device and inode, symlinks followed).
 fn same_file(a: &Path, b: &Path) -> bool {
     match (fs::metadata(a), fs::metadata(b)) {

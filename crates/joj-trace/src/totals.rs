@@ -11,7 +11,8 @@ use std::ops::AddAssign;
 
 use serde::{Deserialize, Serialize};
 
-use crate::record::{BlockClass, FileRole, Op, TraceRecord};
+use crate::TraceError;
+use crate::record::{BlockClass, FileRole, Op, SECTOR_BYTES, TraceRecord};
 
 /// Written file-data bytes by the role of the file they belong to.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,13 +62,38 @@ pub struct TraceSummary {
 }
 
 impl TraceSummary {
-    pub fn of(header: crate::format::TraceHeader, records: &[TraceRecord]) -> TraceSummary {
-        TraceSummary {
+    /// The summary of a trace read from a file; fails, naming the record, when the bytes of
+    /// the records add up to more than a `u64` holds ([`check_bytes_fit`]).
+    pub fn of(
+        header: crate::format::TraceHeader,
+        records: &[TraceRecord],
+    ) -> Result<TraceSummary, TraceError> {
+        check_bytes_fit(records)?;
+        Ok(TraceSummary {
             block: BlockTotals::from_records(records),
             header,
             records: records.len(),
-        }
+        })
     }
+}
+
+/// Check that the bytes of all of `records`, whatever their op, add up to at most `u64::MAX`.
+/// Every total of [`BlockTotals`] and every per-series sum of a plot adds the bytes of a subset
+/// of the records, so once this holds none of them can wrap. A trace file may carry any
+/// `sectors` the JSON holds; the first record that brings the sum past the bound is named.
+pub fn check_bytes_fit(records: &[TraceRecord]) -> Result<(), TraceError> {
+    let mut sum: u64 = 0;
+    for (index, r) in records.iter().enumerate() {
+        sum = r
+            .sectors
+            .checked_mul(SECTOR_BYTES)
+            .and_then(|b| sum.checked_add(b))
+            .ok_or(TraceError::BytesOverflow {
+                index,
+                sectors: r.sectors,
+            })?;
+    }
+    Ok(())
 }
 
 /// Counts and bytes of the block requests of a run (or of one device of it).

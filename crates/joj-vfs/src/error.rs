@@ -25,6 +25,8 @@ impl ResultCode {
     pub const CANTOPEN: ResultCode = ResultCode(ffi::SQLITE_CANTOPEN);
     pub const MISUSE: ResultCode = ResultCode(ffi::SQLITE_MISUSE);
     pub const NOTFOUND: ResultCode = ResultCode(ffi::SQLITE_NOTFOUND);
+    pub const CORRUPT: ResultCode = ResultCode(ffi::SQLITE_CORRUPT);
+    pub const NOTADB: ResultCode = ResultCode(ffi::SQLITE_NOTADB);
     pub const IOERR: ResultCode = ResultCode(ffi::SQLITE_IOERR);
     pub const IOERR_READ: ResultCode = ResultCode(ffi::SQLITE_IOERR_READ);
     pub const IOERR_SHORT_READ: ResultCode = ResultCode(ffi::SQLITE_IOERR_SHORT_READ);

@@ -65,13 +65,88 @@ fn check_companions(path: &Path) -> Result<(), WaldioError> {
     Ok(())
 }
 
+/// The fewest usable bytes per page (page size less reserve) SQLite opens a database with.
+const MIN_USABLE_BYTES: u32 = 480;
+
+/// Refuse, before anything is written, a header SQLite itself would refuse: too few usable
+/// bytes per page, or a file shorter than its first page. Opening such a file through waldio
+/// would mark its header and make a `-waldio` before SQLite said no.
+fn check_header(path: &Path, page_size: u32, reserve: u8) -> Result<(), WaldioError> {
+    let shown = || path.display().to_string();
+    let usable = page_size.saturating_sub(u32::from(reserve));
+    if usable < MIN_USABLE_BYTES {
+        return Err(WaldioError::TooFewUsableBytes {
+            path: shown(),
+            page_size,
+            reserve,
+            usable,
+        });
+    }
+    let size_bytes = std::fs::metadata(path)
+        .map_err(|source| WaldioError::Io {
+            what: format!("reading {}", shown()),
+            source,
+        })?
+        .len();
+    if size_bytes < u64::from(page_size) {
+        return Err(WaldioError::ShorterThanAPage {
+            path: shown(),
+            size_bytes,
+            page_size,
+        });
+    }
+    Ok(())
+}
+
+/// What the waldio step may change of a database that was not vacuumed, taken before it: the
+/// header's read version (waldio marks a WAL database on open) and whether a `-waldio` was
+/// there. [`Before::restore`] puts them back when the step fails.
+struct Before {
+    read_version: Option<u8>,
+    waldio_existed: bool,
+}
+
+impl Before {
+    const READ_VERSION: u64 = 19;
+
+    fn take(path: &Path) -> Before {
+        let mut h = [0u8; 100];
+        let read_version = joj_vfs::locksafe::read_head(path, &mut h)
+            .ok()
+            .filter(|&n| n == h.len())
+            .map(|_| h[Self::READ_VERSION as usize]);
+        Before {
+            read_version,
+            waldio_existed: crate::wal_path(path).exists(),
+        }
+    }
+
+    /// Best effort: the error being reported matters more than one failing here.
+    fn restore(&self, path: &Path) {
+        use std::os::unix::fs::FileExt;
+        if let Some(rv) = self.read_version {
+            if crate::db_mark::is_marked(path).unwrap_or(false) && rv != crate::db_mark::MARK {
+                if let Ok(f) = std::fs::OpenOptions::new().write(true).open(path) {
+                    let _ = f.write_all_at(&[rv], Self::READ_VERSION);
+                    let _ = f.sync_all();
+                }
+            }
+        }
+        let wal = crate::wal_path(path);
+        if !self.waldio_existed
+            && std::fs::metadata(&wal).is_ok_and(|m| m.is_file() && m.len() == 0)
+        {
+            let _ = std::fs::remove_file(&wal);
+        }
+    }
+}
+
 /// Convert `path` (which must exist and be a SQLite database) for use with waldio.
 pub fn convert(path: &Path) -> Result<ConvertReport, WaldioError> {
     let (page_size, reserve_before) = existing_db_header(path)?;
+    check_header(path, page_size, reserve_before)?;
     check_companions(path)?;
     const UNCHANGED: &str = "nothing was changed";
-    const RESERVED: &str = "the reserve was added but WAL mode is not set yet: the database \
-                            works as before; run the conversion again to finish";
     let sqlite = |what: &str, source| WaldioError::sqlite(what, path, UNCHANGED, source);
     let mut vacuumed = false;
     if reserve_before < layout::RESERVE_NEEDED {
@@ -86,8 +161,40 @@ pub fn convert(path: &Path) -> Result<ConvertReport, WaldioError> {
         conn.close().map_err(|e| sqlite("closing", e))?;
         vacuumed = true;
     }
+    let before = (!vacuumed).then(|| Before::take(path));
+    match to_wal(path, vacuumed) {
+        Ok(()) => {}
+        Err(e) => {
+            if let Some(before) = &before {
+                before.restore(path);
+            }
+            return Err(e);
+        }
+    }
+    let (_, reserve_after) = db_header(path)?.unwrap_or((page_size, 0));
+    Ok(ConvertReport {
+        reserve_before,
+        reserve_after,
+        page_size,
+        vacuumed,
+    })
+}
+
+/// Put `path` in WAL mode through waldio. A database SQLite finds damaged is said as such,
+/// with the fix, when nothing had been done before (`vacuumed` false).
+fn to_wal(path: &Path, vacuumed: bool) -> Result<(), WaldioError> {
+    const UNCHANGED: &str = "nothing was changed";
+    const RESERVED: &str = "the reserve was added but WAL mode is not set yet: the database \
+                            works as before; run the conversion again to finish";
     let state = if vacuumed { RESERVED } else { UNCHANGED };
-    let finishing = |what: &str, e| WaldioError::sqlite(what, path, state, e);
+    let finishing = |what: &str, e: SqliteError| match e.code().primary() {
+        ResultCode::NOTADB | ResultCode::CORRUPT if !vacuumed => WaldioError::Unreadable {
+            what: what.to_string(),
+            path: path.display().to_string(),
+            source: e,
+        },
+        _ => WaldioError::sqlite(what, path, state, e),
+    };
     let vfs = register()?;
     let name = uri(path, &WaldioOptions::default());
     let mut conn = RawConnection::open(Path::new(&name), Some(vfs.name()))
@@ -107,12 +214,5 @@ pub fn convert(path: &Path) -> Result<ConvertReport, WaldioError> {
             ),
         ));
     }
-    conn.close().map_err(|e| finishing("closing", e))?;
-    let (_, reserve_after) = db_header(path)?.unwrap_or((page_size, 0));
-    Ok(ConvertReport {
-        reserve_before,
-        reserve_after,
-        page_size,
-        vacuumed,
-    })
+    conn.close().map_err(|e| finishing("closing", e))
 }

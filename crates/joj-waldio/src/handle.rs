@@ -53,6 +53,37 @@ pub enum WaldioError {
     )]
     NotSqlite { path: String },
     #[error(
+        "{path}: its header gives pages of {page_size} B with {reserve} reserved bytes each, \
+         leaving {usable} usable bytes, fewer than the 480 SQLite needs (SQLite cannot open it \
+         either); nothing was changed; fix: restore the database from a backup (its header is \
+         damaged), or give the database meant"
+    )]
+    TooFewUsableBytes {
+        path: String,
+        page_size: u32,
+        reserve: u8,
+        usable: u32,
+    },
+    #[error(
+        "{path} is {size_bytes} bytes, shorter than the {page_size}-byte first page its header \
+         gives: the file is cut short; nothing was changed; fix: restore the database from a \
+         backup, or give the database meant"
+    )]
+    ShorterThanAPage {
+        path: String,
+        size_bytes: u64,
+        page_size: u32,
+    },
+    #[error(
+        "{what} {path}: {source}; nothing was changed; fix: check the database with SQLite \
+         (`sqlite3 {path} 'PRAGMA integrity_check'`), or restore it from a backup"
+    )]
+    Unreadable {
+        what: String,
+        path: String,
+        source: SqliteError,
+    },
+    #[error(
         "{path} is locked by another connection (SQLite waited 5 s while {what}); {state}; \
          fix: close the programs using it (`fuser {path}` lists them), then retry"
     )]

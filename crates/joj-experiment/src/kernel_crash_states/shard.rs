@@ -58,6 +58,11 @@ pub struct PartImage {
     pub home_blocks: Vec<u64>,
 }
 
+/// The longest time a part may say a step took: 10^7 s (about 116 days), longer than any run
+/// or check of joj's (a check of the largest plan takes hours), short enough that a merged
+/// rate of states per second stays a number a reader can use.
+pub const MAX_PART_SECONDS: f64 = 1e7;
+
 /// A state a shard checked.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -227,7 +232,40 @@ pub fn read_part(path: &Path) -> Result<Part, CrashFsError> {
             fault,
         }
     })?;
+    check_times(path, &part)?;
     Ok(part)
+}
+
+/// The part's times are seconds a run took: finite, not negative, within [`MAX_PART_SECONDS`]
+/// (the rate is a count over such a time, and the part's run leaves it 0 for the merge to
+/// compute). The merge sums `check_s` and divides by it, so one edited field would otherwise
+/// make every figure of the merged report a wrong one.
+fn check_times(path: &Path, part: &Part) -> Result<(), CrashFsError> {
+    let fields = [
+        ("check_s", part.check_s, MAX_PART_SECONDS),
+        ("run.log.record_s", part.run.log.record_s, MAX_PART_SECONDS),
+        ("run.check_s", part.run.check_s, MAX_PART_SECONDS),
+        ("run.states_per_s", part.run.states_per_s, f64::MAX),
+    ];
+    for (field, value, max) in fields {
+        if !(value.is_finite() && (0.0..=max).contains(&value)) {
+            // 1e308 as such, not as its 309 digits.
+            let value = if value.abs() < 1e9 {
+                value.to_string()
+            } else {
+                format!("{value:e}")
+            };
+            return Err(CrashFsError::PartInvalid {
+                part: path.to_path_buf(),
+                why: format!(
+                    "shard {}: {field} is {value}, not a time a run takes (seconds from 0 to \
+                     {MAX_PART_SECONDS})",
+                    part.shard
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Merges the parts at `paths` into the report an unsharded run of the same log gives.

@@ -363,6 +363,8 @@ pub fn render_trace_svg(
     records: &[TraceRecord],
     axis: PlotAxis,
 ) -> Result<String, TraceError> {
+    // The lanes sum bytes per series; a trace whose bytes do not fit a u64 is refused first.
+    crate::totals::check_bytes_fit(records)?;
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH_PX, HEIGHT_PX)).into_drawing_area();
