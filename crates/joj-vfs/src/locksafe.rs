@@ -68,6 +68,35 @@ pub fn read_head(path: &Path, buf: &mut [u8]) -> std::io::Result<usize> {
 /// Open `path`, read its start into `buf` and close it, on a thread whose descriptor table is
 /// its own: the close drops no lock a descriptor of the process's table holds.
 fn read_in_a_table_of_its_own(path: &Path, buf: &mut [u8]) -> std::io::Result<usize> {
+    in_a_table_of_its_own(path, OFlags::RDONLY, |fd| {
+        Ok(rustix::io::pread(fd, buf, 0)?)
+    })
+}
+
+/// Write `data` at `offset` of the regular file `path` and sync it, through a descriptor opened
+/// and closed on a thread whose descriptor table is its own: the close drops no lock the
+/// process holds on the file (a connection of the application, when joj runs in it as an
+/// extension).
+pub fn write_at(path: &Path, offset: u64, data: &[u8]) -> std::io::Result<()> {
+    in_a_table_of_its_own(path, OFlags::WRONLY, |fd| {
+        let n = rustix::io::pwrite(fd, data, offset)?;
+        if n != data.len() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::WriteZero,
+                format!("{} of {} bytes written", n, data.len()),
+            ));
+        }
+        Ok(rustix::fs::fsync(fd)?)
+    })
+}
+
+/// Run `work` on `path` opened with `access` (a regular file only: not through a final link,
+/// without blocking), on a thread that first takes a descriptor table of its own.
+fn in_a_table_of_its_own<T: Send>(
+    path: &Path,
+    access: OFlags,
+    work: impl FnOnce(BorrowedFd<'_>) -> std::io::Result<T> + Send,
+) -> std::io::Result<T> {
     std::thread::scope(|s| {
         s.spawn(|| {
             // SAFETY: this thread uses only the descriptor it opens below, never one of the
@@ -75,13 +104,25 @@ fn read_in_a_table_of_its_own(path: &Path, buf: &mut [u8]) -> std::io::Result<us
             unsafe { rustix::thread::unshare_unsafe(rustix::thread::UnshareFlags::FILES) }?;
             let own = rustix::fs::open(
                 path,
-                OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC,
+                access | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
                 Mode::empty(),
             )?;
-            Ok(rustix::io::pread(own.as_fd(), buf, 0)?)
+            let st = rustix::fs::fstat(&own)?;
+            if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile
+            {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    format!("{} is not a regular file", path.display()),
+                ));
+            }
+            work(own.as_fd())
         })
         .join()
-        .unwrap_or_else(|_| Err(std::io::Error::other("the reading thread panicked")))
+        .unwrap_or_else(|_| {
+            Err(std::io::Error::other(
+                "the thread on its own table panicked",
+            ))
+        })
     })
 }
 

@@ -123,13 +123,11 @@ impl Before {
 
     /// Best effort: the error being reported matters more than one failing here.
     fn restore(&self, path: &Path) {
-        use std::os::unix::fs::FileExt;
         if let Some(rv) = self.read_version {
             if crate::db_mark::is_marked(path).unwrap_or(false) && rv != crate::db_mark::MARK {
-                if let Ok(f) = std::fs::OpenOptions::new().write(true).open(path) {
-                    let _ = f.write_all_at(&[rv], Self::READ_VERSION);
-                    let _ = f.sync_all();
-                }
+                // Not through a descriptor of the process's own: run as an extension, the
+                // application may hold locks on this file, which its close would drop.
+                let _ = joj_vfs::locksafe::write_at(path, Self::READ_VERSION, &[rv]);
             }
         }
         let wal = crate::wal_path(path);

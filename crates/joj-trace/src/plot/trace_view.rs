@@ -262,7 +262,7 @@ impl Lane {
     }
 
     fn add(&mut self, x: f64, r: &TraceRecord) {
-        let (lo, hi) = (block(r.sector), block(r.sector + r.sectors));
+        let (lo, hi) = (block(r.sector), block(r.sector.saturating_add(r.sectors)));
         self.y_lo = self.y_lo.min(lo);
         self.y_hi = self.y_hi.max(hi);
         self.bytes += r.bytes();
