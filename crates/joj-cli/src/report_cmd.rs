@@ -422,7 +422,7 @@ fn read(g: &Gathered, f: &Found) -> Result<Document, String> {
     let kind = Kind::of(value)?;
     Ok(Document {
         path: f.path.clone(),
-        dir: Some(dir),
+        dir,
         kind,
     })
 }
@@ -442,7 +442,7 @@ pub fn beside(kind: Kind, plot_file: Option<&str>, out: &Path) -> Result<PathBuf
         .map_err(TraceError::from)?;
     let mut doc = Document {
         path: PathBuf::new(),
-        dir: Some(Beneath::from_dir(out.to_path_buf(), plots, Mounts::Cross)),
+        dir: Beneath::from_dir(out.to_path_buf(), plots, Mounts::Cross),
         kind,
     };
     for n in 1..=joj_trace::output::MAX_UNIQUE_STEMS {

@@ -6,8 +6,7 @@ use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use joj_linux::{Beneath, Mounts};
-use rustix::fs::{Mode, OFlags};
+use joj_linux::Beneath;
 
 use joj_experiment::RunResult;
 use joj_experiment::compare::Comparison;
@@ -106,34 +105,11 @@ impl Kind {
 /// A document to show, and the folder its plots are looked for in.
 pub struct Document {
     pub path: PathBuf,
-    /// The folder it was read from, open (plots are looked for in it, never by its path
-    /// again: a folder on the way swapped for a link since leads nowhere); `None` for a page's
-    /// own run (`--report`), whose plots joj has just written beside `path`.
-    pub dir: Option<Beneath>,
+    /// The folder it was read from (or, for a page of a run just made, `--report`, the folder
+    /// its plots were written to), open: plots are looked for in it, never by its path again —
+    /// a folder on the way swapped for a link since leads nowhere.
+    pub dir: Beneath,
     pub kind: Kind,
-}
-
-impl Document {
-    /// The folder its plots are looked for in, open.
-    pub fn plot_dir(&self) -> Option<Beneath> {
-        match &self.dir {
-            Some(dir) => dir.try_clone().ok(),
-            None => {
-                let path = self
-                    .path
-                    .parent()
-                    .filter(|p| !p.as_os_str().is_empty())
-                    .unwrap_or(Path::new("."));
-                let fd = rustix::fs::open(
-                    path,
-                    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-                    Mode::empty(),
-                )
-                .ok()?;
-                Some(Beneath::from_dir(path.to_path_buf(), fd, Mounts::Cross))
-            }
-        }
-    }
 }
 
 /// A file that is not on the page, and why.

@@ -27,8 +27,7 @@ const MAX_COLUMNS: usize = 12;
 
 /// A document's section, below its heading; its plots are placed in `plots`, the page's.
 pub fn body(d: &Document, plots: &mut Plots) -> String {
-    let dir = d.plot_dir();
-    let dir = dir.as_ref();
+    let dir = &d.dir;
     match &d.kind {
         Kind::Compare(c) => compare(c, dir, plots),
         Kind::Run(r) => run(r, dir, plots),
@@ -174,7 +173,7 @@ fn compare_table(c: &Comparison) -> String {
     h
 }
 
-fn compare(c: &Comparison, dir: Option<&Beneath>, plots: &mut Plots) -> String {
+fn compare(c: &Comparison, dir: &Beneath, plots: &mut Plots) -> String {
     let Some(first) = c.rows.first() else {
         return "<p>no rows</p>\n".into();
     };
@@ -217,7 +216,7 @@ fn compare(c: &Comparison, dir: Option<&Beneath>, plots: &mut Plots) -> String {
         .iter()
         .take(MAX_ITEMS)
         .filter_map(|r| r.result.plot_file.as_deref())
-        .filter_map(|p| plot_beside(dir?, p, plots))
+        .filter_map(|p| plot_beside(dir, p, plots))
         .collect();
     if !each.is_empty() {
         h.push_str("<details><summary>each mode's trace plot</summary>\n");
@@ -227,7 +226,7 @@ fn compare(c: &Comparison, dir: Option<&Beneath>, plots: &mut Plots) -> String {
     h
 }
 
-fn run(r: &RunResult, dir: Option<&Beneath>, plots: &mut Plots) -> String {
+fn run(r: &RunResult, dir: &Beneath, plots: &mut Plots) -> String {
     let mut h = facts(&run_facts(r));
     if let Some(c) = &r.command {
         h.push_str(&databases(c));
@@ -248,7 +247,7 @@ fn run(r: &RunResult, dir: Option<&Beneath>, plots: &mut Plots) -> String {
     if let Some(p) = r
         .plot_file
         .as_deref()
-        .and_then(|p| plot_beside(dir?, p, plots))
+        .and_then(|p| plot_beside(dir, p, plots))
     {
         h.push_str(&p);
     }

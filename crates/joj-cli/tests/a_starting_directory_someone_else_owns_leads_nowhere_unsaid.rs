@@ -159,3 +159,39 @@ fn a_default_output_folder_planted_as_a_link_is_refused_before_the_run() {
     }
     assert!(!project.join("ran").exists());
 }
+
+/// `/dev/stderr` (`/proc/self/fd/2`) is the command's descriptor, not joj's: resolved as joj,
+/// a write to it was put to the file joj's own standard error went to — a log in the project —
+/// which was then listed as a traced file with the command's bytes (found by a review).
+#[test]
+fn a_write_to_dev_stderr_is_not_put_to_jojs_own_files() {
+    if !joj_linux::testgate::kernel_test(&[joj_linux::FsKind::Ext4]) {
+        return;
+    }
+    let project = tempfile::tempdir().unwrap();
+    let log = std::fs::File::create(project.path().join("build.log")).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let run = common::joj_command()
+        .current_dir(project.path())
+        .args(["trace", "--json", "--image-mib", "64", "--out"])
+        .arg(out.path())
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "echo hi > /dev/stderr; echo x >> inside.txt",
+        ])
+        .stderr(log)
+        .output()
+        .unwrap();
+    let stderr = std::fs::read_to_string(project.path().join("build.log")).unwrap();
+    assert!(run.status.success(), "{stderr}");
+    let doc: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    let files: Vec<&str> = doc["command"]["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(files, ["inside.txt"], "{}", doc["command"]);
+}

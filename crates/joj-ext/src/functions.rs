@@ -249,9 +249,8 @@ unsafe extern "C" fn trampoline(
     let args: Result<Vec<Option<String>>, ExtError> = (0..n)
         .map(|i| arg_text(unsafe { sql::arg_bytes(argv, i) }, i))
         .collect();
-    let out = args.and_then(|args| {
-        std::panic::catch_unwind(|| work(&args)).unwrap_or(Err(ExtError::Panic))
-    });
+    let out = args
+        .and_then(|args| std::panic::catch_unwind(|| work(&args)).unwrap_or(Err(ExtError::Panic)));
     // SAFETY: the current call's context.
     unsafe {
         match out {

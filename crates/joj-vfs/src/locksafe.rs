@@ -62,15 +62,46 @@ pub fn read_head(path: &Path, buf: &mut [u8]) -> std::io::Result<usize> {
             }
         }
     }
-    read_in_a_table_of_its_own(path, buf)
+    read_in_a_table_of_its_own(path, buf).unwrap_or_else(|| {
+        in_the_process_table(path, OFlags::RDONLY, (dev, ino), |fd| {
+            Ok(rustix::io::pread(fd, &mut *buf, 0)?)
+        })
+    })
 }
 
 /// Open `path`, read its start into `buf` and close it, on a thread whose descriptor table is
-/// its own: the close drops no lock a descriptor of the process's table holds.
-fn read_in_a_table_of_its_own(path: &Path, buf: &mut [u8]) -> std::io::Result<usize> {
+/// its own: the close drops no lock a descriptor of the process's table holds. `None` where
+/// a thread may not have a table of its own (see [`in_a_table_of_its_own`]).
+fn read_in_a_table_of_its_own(path: &Path, buf: &mut [u8]) -> Option<std::io::Result<usize>> {
     in_a_table_of_its_own(path, OFlags::RDONLY, |fd| {
         Ok(rustix::io::pread(fd, buf, 0)?)
     })
+}
+
+/// Where no thread may have a descriptor table of its own: `work` on `path` opened in the
+/// process's table (it had no descriptor of the file a moment ago, so no lock on it); if one
+/// appeared meanwhile (another thread opened the file), ours is left open rather than closed,
+/// so that no lock taken through it since is dropped.
+fn in_the_process_table<T>(
+    path: &Path,
+    access: OFlags,
+    (dev, ino): (u64, u64),
+    work: impl FnOnce(BorrowedFd<'_>) -> std::io::Result<T>,
+) -> std::io::Result<T> {
+    let own = opened_regular(path, access)?;
+    let own_raw = std::os::fd::AsRawFd::as_raw_fd(&own);
+    let out = if same_file(own.as_fd(), dev, ino) {
+        work(own.as_fd())
+    } else {
+        Err(std::io::Error::other(format!(
+            "{} was replaced while it was read",
+            path.display()
+        )))
+    };
+    if !descriptors_of(dev, ino, Some(own_raw)).is_empty() {
+        std::mem::forget(own);
+    }
+    out
 }
 
 /// Write `data` at `offset` of the regular file `path` and sync it, through a descriptor opened
@@ -78,7 +109,7 @@ fn read_in_a_table_of_its_own(path: &Path, buf: &mut [u8]) -> std::io::Result<us
 /// process holds on the file (a connection of the application, when joj runs in it as an
 /// extension).
 pub fn write_at(path: &Path, offset: u64, data: &[u8]) -> std::io::Result<()> {
-    in_a_table_of_its_own(path, OFlags::WRONLY, |fd| {
+    let write = |fd: BorrowedFd<'_>| {
         let n = rustix::io::pwrite(fd, data, offset)?;
         if n != data.len() {
             return Err(std::io::Error::new(
@@ -87,43 +118,58 @@ pub fn write_at(path: &Path, offset: u64, data: &[u8]) -> std::io::Result<()> {
             ));
         }
         Ok(rustix::fs::fsync(fd)?)
+    };
+    in_a_table_of_its_own(path, OFlags::WRONLY, write).unwrap_or_else(|| {
+        let st = rustix::fs::stat(path)?;
+        in_the_process_table(path, OFlags::WRONLY, (st.st_dev, st.st_ino), write)
     })
 }
 
 /// Run `work` on `path` opened with `access` (a regular file only: not through a final link,
-/// without blocking), on a thread that first takes a descriptor table of its own.
+/// without blocking), on a thread that first takes a descriptor table of its own. `None` when
+/// the thread may not (`unshare` refused: Docker's and Kubernetes' default seccomp profiles
+/// allow it only with `CAP_SYS_ADMIN`).
 fn in_a_table_of_its_own<T: Send>(
     path: &Path,
     access: OFlags,
     work: impl FnOnce(BorrowedFd<'_>) -> std::io::Result<T> + Send,
-) -> std::io::Result<T> {
+) -> Option<std::io::Result<T>> {
     std::thread::scope(|s| {
         s.spawn(|| {
             // SAFETY: this thread uses only the descriptor it opens below, never one of the
             // process's table, and hands back bytes, not descriptors.
-            unsafe { rustix::thread::unshare_unsafe(rustix::thread::UnshareFlags::FILES) }?;
-            let own = rustix::fs::open(
-                path,
-                access | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
-                Mode::empty(),
-            )?;
-            let st = rustix::fs::fstat(&own)?;
-            if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile
-            {
-                return Err(std::io::Error::new(
-                    std::io::ErrorKind::InvalidInput,
-                    format!("{} is not a regular file", path.display()),
-                ));
+            match unsafe { rustix::thread::unshare_unsafe(rustix::thread::UnshareFlags::FILES) } {
+                Ok(()) => {}
+                Err(rustix::io::Errno::PERM | rustix::io::Errno::NOSYS) => return None,
+                Err(e) => return Some(Err(e.into())),
             }
-            work(own.as_fd())
+            Some(opened_regular(path, access).and_then(|own| work(own.as_fd())))
         })
         .join()
         .unwrap_or_else(|_| {
-            Err(std::io::Error::other(
+            Some(Err(std::io::Error::other(
                 "the thread on its own table panicked",
-            ))
+            )))
         })
     })
+}
+
+/// `path` opened with `access`, if it is a regular file: not through a final link, without
+/// blocking on a FIFO, checked on the descriptor.
+fn opened_regular(path: &Path, access: OFlags) -> std::io::Result<rustix::fd::OwnedFd> {
+    let own = rustix::fs::open(
+        path,
+        access | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    let st = rustix::fs::fstat(&own)?;
+    if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{} is not a regular file", path.display()),
+        ));
+    }
+    Ok(own)
 }
 
 #[cfg(test)]
@@ -189,8 +235,39 @@ mod tests {
             .unwrap();
         assert!(locked_here(&p));
         let mut buf = [0u8; 6];
-        assert_eq!(read_in_a_table_of_its_own(&p, &mut buf).unwrap(), 6);
+        let read = read_in_a_table_of_its_own(&p, &mut buf).expect(
+            "a thread with a descriptor table of its own: unshare(CLONE_FILES) is refused here",
+        );
+        assert_eq!(read.unwrap(), 6);
         assert_eq!(&buf, b"SQLite");
+        assert!(
+            locked_here(&p),
+            "the lock of the process's own descriptor stays"
+        );
+    }
+
+    /// Where no thread may have a table of its own (a container's seccomp profile refuses
+    /// `unshare`), the read opens in the process's table and, with another descriptor of the
+    /// file there, leaves its own open instead of closing it: the lock stays.
+    #[test]
+    fn without_a_table_of_its_own_the_read_keeps_its_descriptor_open_beside_another() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("db");
+        std::fs::write(&p, b"SQLite format 3").unwrap();
+        let held = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&p)
+            .unwrap();
+        rustix::fs::fcntl_lock(&held, rustix::fs::FlockOperation::NonBlockingLockExclusive)
+            .unwrap();
+        let st = rustix::fs::stat(&p).unwrap();
+        let mut buf = [0u8; 6];
+        let got = in_the_process_table(&p, OFlags::RDONLY, (st.st_dev, st.st_ino), |fd| {
+            Ok(rustix::io::pread(fd, &mut buf, 0)?)
+        })
+        .unwrap();
+        assert_eq!((got, &buf), (6, b"SQLite"));
         assert!(
             locked_here(&p),
             "the lock of the process's own descriptor stays"

@@ -423,7 +423,8 @@ unsafe fn mount_overlay(o: &OverlayC) -> Result<(), (u8, i32)> {
 fn send_fd(sock: std::os::fd::RawFd, fd: std::os::fd::RawFd) -> std::io::Result<()> {
     // SAFETY: CMSG_SPACE is a pure computation.
     const SPACE: usize = unsafe { libc::CMSG_SPACE(std::mem::size_of::<i32>() as u32) } as usize;
-    let mut control = [0u8; SPACE];
+    // u64s: the buffer is read as a `cmsghdr`, which is 8-byte aligned (bytes would not be).
+    let mut control = [0u64; SPACE.div_ceil(8)];
     let mut byte = [b'L'];
     let mut iov = libc::iovec {
         iov_base: byte.as_mut_ptr().cast(),
@@ -465,7 +466,8 @@ pub(crate) fn recv_fd(sock: std::os::fd::RawFd) -> std::io::Result<Received> {
     use std::os::fd::FromRawFd;
     // SAFETY: CMSG_SPACE is a pure computation.
     const SPACE: usize = unsafe { libc::CMSG_SPACE(std::mem::size_of::<i32>() as u32) } as usize;
-    let mut control = [0u8; SPACE];
+    // u64s: the buffer is read as a `cmsghdr`, which is 8-byte aligned (bytes would not be).
+    let mut control = [0u64; SPACE.div_ceil(8)];
     let mut data = [0u8; 6];
     let mut iov = libc::iovec {
         iov_base: data.as_mut_ptr().cast(),

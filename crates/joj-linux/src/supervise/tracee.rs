@@ -126,7 +126,10 @@ const MAX_LINKS: usize = 40;
 /// follows it for the task — in the task's root and mount namespace (`/proc/<tid>/root`, as
 /// the root of the lookup) — the last one only when `follow_last` (no `O_NOFOLLOW`, not
 /// `O_CREAT | O_EXCL`). `None` when it cannot be told (the task is gone, a directory on the way
-/// is missing or unreadable). A path with no link on its way is answered by one lookup.
+/// is missing or unreadable), or when the path leads into `/proc` (`/dev/stdout`, `/dev/fd/N`,
+/// `/proc/self/…`): those name the task's own descriptors and process, which a lookup made by
+/// joj would take for joj's (no magic link is followed either). A path with no link on its
+/// way is answered by one lookup.
 ///
 /// A command run on an overlay of its directory writes through a link there to wherever it
 /// points, as it would without joj: this is how joj tells such a write from one that lands on
@@ -151,9 +154,13 @@ pub(crate) fn leads_to(tid: libc::pid_t, path: &Path, follow_last: bool) -> Opti
             rel,
             OFlags::PATH | OFlags::CLOEXEC | flags,
             Mode::empty(),
-            ResolveFlags::IN_ROOT | resolve,
+            ResolveFlags::IN_ROOT | ResolveFlags::NO_MAGICLINKS | resolve,
         )
     };
+    let into_proc = |p: &Path| p.starts_with("/proc") || p.starts_with("/dev/fd");
+    if into_proc(path) {
+        return None;
+    }
     // No link on the way (the file, or the directory a new one is made in): the path itself.
     let plain = ResolveFlags::NO_SYMLINKS;
     match lookup(path, OFlags::NOFOLLOW, plain) {
@@ -174,15 +181,21 @@ pub(crate) fn leads_to(tid: libc::pid_t, path: &Path, follow_last: bool) -> Opti
     // open that may create makes its target).
     let mut path = path.to_path_buf();
     for _ in 0..MAX_LINKS {
+        if into_proc(&path) {
+            return None;
+        }
         let last = if follow_last {
             OFlags::empty()
         } else {
             OFlags::NOFOLLOW
         };
         if let Ok(fd) = lookup(&path, last, ResolveFlags::empty()) {
-            return fd_target(&fd);
+            return fd_target(&fd).filter(|p| !into_proc(p));
         }
         let dir = fd_target(&lookup(path.parent()?, OFlags::empty(), ResolveFlags::empty()).ok()?)?;
+        if into_proc(&dir) {
+            return None;
+        }
         let name = path.file_name()?;
         let at = dir.join(name);
         let Ok(link) = lookup(&at, OFlags::NOFOLLOW, ResolveFlags::empty()) else {

@@ -92,21 +92,46 @@ pub(crate) fn stock_wal_in_use(logical: &Path, db: &Path) -> bool {
     shm.push("-shm");
     [db, Path::new(&shm)]
         .iter()
-        .any(|f| std::fs::metadata(f).is_ok_and(|m| locked_by_another_process(m.dev(), m.ino())))
+        .any(|f| std::fs::metadata(f).is_ok_and(|m| locked_by_another_process(f, m.dev(), m.ino())))
+}
+
+/// The device number `/proc/locks` names the file `path` by: its filesystem's own
+/// (`mountinfo`'s, found by the file's mount id), which on btrfs is not the subvolume's number
+/// `stat` gives (`stat_dev`, used when the mount cannot be found).
+fn lock_dev(path: &Path, stat_dev: u64) -> (u32, u32) {
+    let of_stat = (rustix::fs::major(stat_dev), rustix::fs::minor(stat_dev));
+    let Ok(stx) = rustix::fs::statx(
+        rustix::fs::CWD,
+        path,
+        rustix::fs::AtFlags::empty(),
+        rustix::fs::StatxFlags::MNT_ID,
+    ) else {
+        return of_stat;
+    };
+    let Ok(info) = std::fs::read_to_string("/proc/self/mountinfo") else {
+        return of_stat;
+    };
+    let id = stx.stx_mnt_id.to_string();
+    info.lines()
+        .map(|l| l.split(' ').collect::<Vec<_>>())
+        .find(|f| f.first() == Some(&id.as_str()))
+        .and_then(|f| {
+            let (major, minor) = f.get(2)?.split_once(':')?;
+            Some((major.parse().ok()?, minor.parse().ok()?))
+        })
+        .unwrap_or(of_stat)
 }
 
 /// Whether a process other than this one holds a POSIX (or open-file-description) lock on the
-/// file `(dev, ino)`, as `/proc/locks` lists them (a waiter's `->` lines are not held locks).
-fn locked_by_another_process(dev: u64, ino: u64) -> bool {
+/// file `path` (`dev` and `ino` as `stat` gives them), as `/proc/locks` lists them (a waiter's
+/// `->` lines are not held locks).
+fn locked_by_another_process(path: &Path, dev: u64, ino: u64) -> bool {
     let Ok(locks) = std::fs::read_to_string("/proc/locks") else {
         return false;
     };
     let me = std::process::id().to_string();
-    let id = format!(
-        "{:02x}:{:02x}:{ino}",
-        rustix::fs::major(dev),
-        rustix::fs::minor(dev)
-    );
+    let (major, minor) = lock_dev(path, dev);
+    let id = format!("{major:02x}:{minor:02x}:{ino}");
     locks.lines().any(|l| {
         let f: Vec<&str> = l.split_whitespace().collect();
         matches!(f.get(1), Some(&"POSIX") | Some(&"OFDLCK"))
