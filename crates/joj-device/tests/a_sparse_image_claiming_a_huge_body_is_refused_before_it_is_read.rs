@@ -6,30 +6,17 @@
 
 #![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
-use joj_device::Profile;
+mod common;
+
 use joj_device::image::{self, hash64};
 
 const OFF_BODY_BYTES: usize = 8 + 4 + 4 + 32 + 8 * 3;
 const OFF_HEADER_SUM: usize = OFF_BODY_BYTES + 16;
 const HEADER_BYTES: usize = OFF_HEADER_SUM + 8;
 
-fn small() -> Profile {
-    let mut p = Profile::builtin("emmc5")
-        .unwrap()
-        .with_data_mode(joj_device::DataMode::OobOnly);
-    p.geometry.page_bytes = 4096;
-    p.geometry.pages_per_block = 16;
-    p.geometry.blocks_per_plane = 32;
-    p.geometry.planes_per_die = 1;
-    p.geometry.dies_per_channel = 1;
-    p.geometry.channels = 2;
-    p.ftl.over_provisioning_percent = 30.0;
-    p
-}
-
 #[test]
 fn a_sparse_image_claiming_a_huge_body_is_refused_before_it_is_read() {
-    let p = small();
+    let p = common::small_image_profile();
     let dir = tempfile::tempdir().unwrap();
     let good = dir.path().join("good.img");
     image::format(&good, &p, false).unwrap();
@@ -60,7 +47,7 @@ fn a_sparse_image_claiming_a_huge_body_is_refused_before_it_is_read() {
         );
     }
     // With a profile of another geometry, that is what is named, still before the body is read.
-    let mut other = small();
+    let mut other = common::small_image_profile();
     other.geometry.blocks_per_plane = 64;
     let e = image::open(&path, &other).expect_err("another geometry");
     assert!(

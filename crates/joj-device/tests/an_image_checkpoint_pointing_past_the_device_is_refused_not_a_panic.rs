@@ -5,7 +5,10 @@
 
 #![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
+mod common;
+
 use joj_device::Profile;
+
 use joj_device::image::{self, hash64};
 
 // Header offsets of `docs/formats/device-image.md`: magic 8, version 4, flags 4, geometry
@@ -14,22 +17,6 @@ const OFF_LOGICAL: usize = 8 + 4 + 4 + 32;
 const OFF_BODY_SUM: usize = OFF_LOGICAL + 8 * 4;
 const OFF_HEADER_SUM: usize = OFF_BODY_SUM + 8;
 const HEADER_BYTES: usize = OFF_HEADER_SUM + 8;
-
-/// The probe's device: 2 channels of 32 blocks of 16 pages of 4 KiB, no page data.
-fn small() -> Profile {
-    let mut p = Profile::builtin("emmc5")
-        .unwrap()
-        .with_data_mode(joj_device::DataMode::OobOnly);
-    p.geometry.page_bytes = 4096;
-    p.geometry.pages_per_block = 16;
-    p.geometry.blocks_per_plane = 32;
-    p.geometry.planes_per_die = 1;
-    p.geometry.dies_per_channel = 1;
-    p.geometry.channels = 2;
-    p.ftl.over_provisioning_percent = 30.0;
-    p.validate().unwrap();
-    p
-}
 
 /// A freshly formatted image of `p` whose checkpoint maps logical page 0 to `ppn`, with both
 /// checksums made good again.
@@ -57,7 +44,7 @@ fn image_mapping_page_0_to(p: &Profile, ppn: u32, dir: &std::path::Path) -> std:
 
 #[test]
 fn an_image_checkpoint_pointing_past_the_device_is_refused_not_a_panic() {
-    let p = small();
+    let p = common::small_image_profile();
     let dir = tempfile::tempdir().unwrap();
     let pages = p.geometry.physical_pages();
     for ppn in [5000, 0xFFFF_FFFE, pages as u32] {

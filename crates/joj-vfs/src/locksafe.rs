@@ -217,23 +217,29 @@ mod tests {
             .any(|l| l.contains("POSIX") && l.contains("WRITE") && l.contains(&id))
     }
 
-    /// A connection of this process that opened the file and locked it while `read_head` had
-    /// found no descriptor of it: the read's own descriptor is closed in a table of its own,
-    /// and the lock stays.
-    #[test]
-    fn a_lock_taken_meanwhile_is_kept_when_the_reads_descriptor_closes() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("db");
+    /// `dir/db`, held open and locked by the process (F_SETLK on the whole file: a POSIX lock,
+    /// owned by the process's descriptor table), as a connection of the application holds it.
+    fn a_locked_database(dir: &Path) -> (std::path::PathBuf, std::fs::File) {
+        let p = dir.join("db");
         std::fs::write(&p, b"SQLite format 3").unwrap();
         let held = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
             .open(&p)
             .unwrap();
-        // F_SETLK on the whole file: a POSIX lock, owned by the process's descriptor table.
         rustix::fs::fcntl_lock(&held, rustix::fs::FlockOperation::NonBlockingLockExclusive)
             .unwrap();
         assert!(locked_here(&p));
+        (p, held)
+    }
+
+    /// A connection of this process that opened the file and locked it while `read_head` had
+    /// found no descriptor of it: the read's own descriptor is closed in a table of its own,
+    /// and the lock stays.
+    #[test]
+    fn a_lock_taken_meanwhile_is_kept_when_the_reads_descriptor_closes() {
+        let dir = tempfile::tempdir().unwrap();
+        let (p, _held) = a_locked_database(dir.path());
         let mut buf = [0u8; 6];
         let read = read_in_a_table_of_its_own(&p, &mut buf).expect(
             "a thread with a descriptor table of its own: unshare(CLONE_FILES) is refused here",
@@ -252,15 +258,7 @@ mod tests {
     #[test]
     fn without_a_table_of_its_own_the_read_keeps_its_descriptor_open_beside_another() {
         let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("db");
-        std::fs::write(&p, b"SQLite format 3").unwrap();
-        let held = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&p)
-            .unwrap();
-        rustix::fs::fcntl_lock(&held, rustix::fs::FlockOperation::NonBlockingLockExclusive)
-            .unwrap();
+        let (p, _held) = a_locked_database(dir.path());
         let st = rustix::fs::stat(&p).unwrap();
         let mut buf = [0u8; 6];
         let got = in_the_process_table(&p, OFlags::RDONLY, (st.st_dev, st.st_ino), |fd| {

@@ -205,3 +205,18 @@ pub fn two_threads_write(
         .expect("thread 2's write");
     (first, dev.last_command())
 }
+
+/// The image probe's device: 2 channels of 32 blocks of 16 pages of 4 KiB, no page data.
+pub fn small_image_profile() -> Profile {
+    let mut p = Profile::builtin("emmc5")
+        .expect("a built-in profile")
+        .with_data_mode(DataMode::OobOnly);
+    p.geometry.page_bytes = 4096;
+    p.geometry.pages_per_block = 16;
+    p.geometry.blocks_per_plane = 32;
+    p.geometry.planes_per_die = 1;
+    p.geometry.dies_per_channel = 1;
+    p.geometry.channels = 2;
+    p.ftl.over_provisioning_percent = 30.0;
+    p
+}
