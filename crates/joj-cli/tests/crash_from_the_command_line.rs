@@ -72,5 +72,8 @@ fn bad_arguments_name_the_fix() {
     );
     let (ok, _, err) = joj(&["--blocks-per-plane", "8", "--cuts", "1"]);
     assert!(!ok);
-    assert!(err.contains("geometry too small"), "{err}");
+    assert!(
+        err.contains("--blocks-per-plane 8") && err.contains("cannot hold") && err.contains("fix:"),
+        "{err}"
+    );
 }

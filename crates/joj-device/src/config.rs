@@ -804,7 +804,48 @@ impl Profile {
             h.validate()?;
         }
         self.validate_mapping_unit()?;
+        self.validate_spare_blocks()?;
         self.cache.validate()
+    }
+
+    /// The check `Ftl::empty` and `IFtl::format` make, made when the profile is read, so that a
+    /// profile too small for its spare blocks is named as the profile's fault, not a trace
+    /// record's.
+    fn validate_spare_blocks(&self) -> Result<(), ProfileError> {
+        let g = &self.geometry;
+        let blocks = u64::from(g.blocks());
+        let slots_per_block = u64::from(g.pages_per_block) * u64::from(self.slots_per_page());
+        let user_blocks = self.logical_pages().div_ceil(slots_per_block.max(1));
+        let log_blocks = self.iftl.as_ref().map_or(0, |i| u64::from(i.log_blocks));
+        let spare = u64::from(g.units()) + u64::from(self.ftl.gc_free_blocks) + 2 + log_blocks;
+        if blocks >= user_blocks + spare {
+            return Ok(());
+        }
+        // Logical pages are physical / (1 + op / 100): over-provisioning of
+        // 100 * spare / (blocks - spare) percent leaves `spare` blocks free.
+        let larger_op = if blocks > spare {
+            let min = 100.0 * spare as f64 / (blocks - spare) as f64;
+            format!(
+                ", or over_provisioning_percent {:.1} or more",
+                (min * 10.0).ceil() / 10.0 + 0.1
+            )
+        } else {
+            String::new()
+        };
+        Err(ProfileError::SpareBlocks {
+            blocks,
+            user_blocks,
+            spare,
+            units: g.units(),
+            gc_free_blocks: self.ftl.gc_free_blocks,
+            log: if log_blocks > 0 {
+                format!(", {log_blocks} iftl.log_blocks")
+            } else {
+                String::new()
+            },
+            op_percent: format!("{}", self.ftl.over_provisioning_percent),
+            larger_op,
+        })
     }
 
     /// The FTL's mapping unit: `ftl.mapping_unit_bytes`, else the NAND page.

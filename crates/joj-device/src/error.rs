@@ -241,6 +241,26 @@ pub enum ProfileError {
         min: u64,
         example: &'static str,
     },
+    /// Blocks too few for the logical pages the over-provisioning leaves plus the FTL's spare
+    /// blocks (a write frontier per unit, the GC reserve, two for GC and checkpoints, and
+    /// i-FTL's log blocks): no write could ever be placed.
+    #[error(
+        "invalid profile: its {blocks} blocks cannot hold the {user_blocks} blocks of logical \
+         pages that over_provisioning_percent {op_percent} leaves plus {spare} spare ({units} \
+         write frontiers, {gc_free_blocks} ftl.gc_free_blocks, 2 for GC{log}); fix: more blocks \
+         (geometry.blocks_per_plane, --raw-gib){larger_op}"
+    )]
+    SpareBlocks {
+        blocks: u64,
+        user_blocks: u64,
+        spare: u64,
+        units: u32,
+        gc_free_blocks: u32,
+        log: String,
+        op_percent: String,
+        /// ", or over_provisioning_percent N or more" where more over-provisioning suffices.
+        larger_op: String,
+    },
     /// A host sector that is neither 512 nor 4096 bytes.
     #[error(
         "invalid profile: geometry.sector_bytes is {value}; a device addresses 512-byte sectors \

@@ -57,10 +57,10 @@ fn a_profile_geometry_beyond_its_bounds_is_refused_before_anything_is_sized() {
         e.contains("geometry.channels") && e.contains("4096") && e.contains("fix:"),
         "{e}"
     );
-    // Each bound is a device.
+    // Each bound is a device (with blocks enough for its spare ones: a write frontier per unit).
     for (c, ppb, bpp) in [
-        (MAX_UNITS as u32, 4, 8),
-        (1, MAX_PAGES_PER_BLOCK, 8),
+        (MAX_UNITS as u32, 4, 16),
+        (1, MAX_PAGES_PER_BLOCK, 128),
         (1, 1, MAX_BLOCKS as u32),
     ] {
         let json = geometry(c, ppb, bpp);
