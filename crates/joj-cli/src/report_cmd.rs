@@ -35,6 +35,10 @@ pub const MAX_DOCUMENT_BYTES: u64 = 64 << 20;
 pub const MAX_DEPTH: usize = 4;
 /// How many files the page takes; the rest are counted as left out.
 pub const MAX_FILES: usize = 2000;
+/// The documents' bytes read for one page, in all: past it the rest are listed as not shown.
+/// Each is bounded by [`MAX_DOCUMENT_BYTES`], but 2,000 of them (or 2,000 hard links to one)
+/// would be 125 GiB to parse; a page of this much JSON is already more than a reader reads.
+pub const MAX_TOTAL_DOCUMENT_BYTES: u64 = 256 << 20;
 /// How many files a folder's walk lists as not shown (links, FIFOs, folders too deep) before it
 /// stops: a folder of a million links is not a million lines.
 const MAX_WALK_SKIPPED: usize = 2000;
@@ -91,13 +95,34 @@ pub fn main(a: ReportArgs) -> CliResult {
         page.set_link_root(root);
     }
     let mut read_failed = Vec::new();
+    let mut read_bytes = 0;
     for (k, f) in gathered.files.iter().enumerate() {
+        if read_bytes >= MAX_TOTAL_DOCUMENT_BYTES {
+            let why = format!(
+                "not read: this page has read {} of documents already, the most one page \
+                 reads; fix: report fewer or smaller documents on each page",
+                crate::report_doc::mib(read_bytes)
+            );
+            read_failed.push((k, Skipped::new(&f.path, why)));
+            continue;
+        }
         // One document at a time: drawn onto the page, then dropped.
-        match read(&gathered, f) {
+        match read(&gathered, f, &mut read_bytes) {
             Ok(d) => page.add(k, &d),
             Err(reason) => read_failed.push((k, Skipped::new(&f.path, reason))),
         }
     }
+    // A plot read beside a document is an input too (`-o DIR/its-plot.svg --force`).
+    check_output_file(
+        "-o/--output",
+        &a.output,
+        a.force,
+        &page
+            .plot_inputs()
+            .iter()
+            .map(PathBuf::as_path)
+            .collect::<Vec<_>>(),
+    )?;
     let mut skipped = gathered.skipped;
     for s in &skipped {
         page.not_shown(None, s);
@@ -219,6 +244,26 @@ pub fn gather(inputs: &[PathBuf]) -> Gathered {
                 .push(Skipped::new(input, format!("cannot be read: {e}"))),
         }
     }
+    // A file reached by two names (hard links, a file named and in a folder named) is one
+    // document: read and drawn once.
+    let mut first: std::collections::HashMap<(u64, u64), PathBuf> = Default::default();
+    let mut once = Vec::with_capacity(g.files.len());
+    for f in std::mem::take(&mut g.files) {
+        match first.get(&f.id) {
+            Some(p) => g.skipped.push(Skipped::new(
+                &f.path,
+                format!(
+                    "the same file as {} (a second name: a hard link, or named twice): shown once",
+                    p.display()
+                ),
+            )),
+            None => {
+                first.insert(f.id, f.path.clone());
+                once.push(f);
+            }
+        }
+    }
+    g.files = once;
     if g.files.len() > MAX_FILES {
         g.files.truncate(MAX_FILES);
         g.skipped.push(Skipped {
@@ -399,10 +444,12 @@ fn open_document(g: &Gathered, f: &Found) -> Result<(Beneath, joj_trace::input::
     Ok((dir, input))
 }
 
-/// One document, read within the bounds and recognised by its fields.
-fn read(g: &Gathered, f: &Found) -> Result<Document, String> {
+/// One document, read within the bounds and recognised by its fields; its bytes are added to
+/// `read_bytes`.
+fn read(g: &Gathered, f: &Found, read_bytes: &mut u64) -> Result<Document, String> {
     let (dir, input) = open_document(g, f)?;
     let bytes = input.read_all().map_err(|e| e.to_string())?;
+    *read_bytes += bytes.len() as u64;
     let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
         let first = bytes.split(|&b| b == b'\n').next().unwrap_or_default();
         match serde_json::from_slice::<serde_json::Value>(first) {
@@ -480,7 +527,7 @@ mod tests {
     }
 
     fn read_text(g: &Gathered, k: usize) -> Result<String, String> {
-        read(g, &g.files[k]).map(|d| match d.kind {
+        read(g, &g.files[k], &mut 0).map(|d| match d.kind {
             Kind::Crash(v) => v.to_string(),
             _ => panic!("a crash document"),
         })
@@ -565,7 +612,7 @@ mod tests {
         std::fs::write(sub.join(plot), "<svg>own plot</svg>").unwrap();
 
         let g = gather(&[tmp.path().join("docs")]);
-        let doc = read(&g, &g.files[0]).unwrap();
+        let doc = read(&g, &g.files[0], &mut 0).unwrap();
         std::fs::rename(&sub, tmp.path().join("docs/sub.real")).unwrap();
         std::os::unix::fs::symlink(&secret, &sub).unwrap();
 

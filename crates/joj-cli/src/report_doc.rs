@@ -257,6 +257,9 @@ pub struct Plots {
     bytes: u64,
     /// Anchors given so far (`plot{n}`); never taken back, so each stays unique.
     anchors: usize,
+    /// Every plot file opened (shown, left out or taken back), by device and inode, with its
+    /// path: inputs of the page, which its output may not replace.
+    opened: HashMap<(u64, u64), PathBuf>,
 }
 
 /// The state of [`Plots`] before a section, to take it back to.
@@ -269,6 +272,11 @@ impl Plots {
     /// Bytes of the page the inlined plots take.
     pub fn bytes(&self) -> u64 {
         self.bytes
+    }
+
+    /// The plot files read for the page (see [`Plots::opened`]).
+    pub fn opened(&self) -> Vec<PathBuf> {
+        self.opened.values().cloned().collect()
     }
 
     pub fn mark(&self) -> PlotsMark {
@@ -375,6 +383,7 @@ pub fn plot_beside(dir: &Beneath, named: &str, plots: &mut Plots) -> Option<Stri
     let file = dir.open_file(name).ok()?;
     let meta = file.metadata().ok()?;
     let key = (meta.dev(), meta.ino());
+    plots.opened.entry(key).or_insert_with(|| path.clone());
     if let Some(id) = plots.placed.get(&key) {
         return Some(format!(
             "<p class=\"src\">{}: the same plot as <a href=\"#{id}\">above</a></p>\n",

@@ -118,6 +118,11 @@ impl Page {
         }
     }
 
+    /// The plot files read for the page: inputs its output may not replace.
+    pub fn plot_inputs(&self) -> Vec<PathBuf> {
+        self.plots.opened()
+    }
+
     /// How many documents the page shows (a section left out for room included).
     pub fn documents(&self) -> usize {
         self.papers.len() + self.others.len()
