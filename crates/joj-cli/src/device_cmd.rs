@@ -2,7 +2,7 @@
 //! an emulated device.
 
 use crate::args;
-use crate::output::{CliResult, check_output_file, profile_file};
+use crate::output::{CliError, CliResult, check_output_file, profile_file};
 use crate::progress::Progress;
 use clap::{Args, Subcommand};
 use joj_device::image::{self, ImageInfo};
@@ -497,6 +497,11 @@ fn run(a: RunArgs) -> CliResult {
         profile = profile.with_raw_gib(gib)?;
     }
     let raw_bytes = profile.geometry.physical_pages() * u64::from(profile.geometry.page_bytes);
+    check_memory(
+        &profile.clone().with_data_mode(spec.data_mode),
+        &spec,
+        raw_bytes,
+    )?;
     let (report, wall) = run_with_progress(&profile, &spec)?;
     let doc = DeviceRunReport::new(report, raw_bytes, wall);
     if a.json {
@@ -504,6 +509,42 @@ fn run(a: RunArgs) -> CliResult {
         return Ok(());
     }
     print_run(&a, &spec, &doc)
+}
+
+/// Refuse, before the run, a device whose model could hold more than joj keeps in memory
+/// ([`Profile::model_memory_bytes`] of what the preconditioning and the requests write).
+fn check_memory(profile: &Profile, spec: &WorkloadSpec, raw_bytes: u64) -> Result<(), CliError> {
+    let page_bytes = u64::from(profile.geometry.page_bytes);
+    let written = spec
+        .precondition_requests(profile.capacity_bytes(), page_bytes)
+        .saturating_mul(page_bytes)
+        .saturating_add(spec.ops.saturating_mul(spec.io_bytes));
+    let model_bytes = profile.model_memory_bytes(written);
+    let limit_bytes = joj_linux::memory::limit_bytes().map_err(|source| CliError::Open {
+        path: "/proc/meminfo (sysinfo)".into(),
+        source,
+    })?;
+    if model_bytes <= limit_bytes {
+        return Ok(());
+    }
+    let full = profile.data_mode == DataMode::Full;
+    Err(CliError::DeviceTooLargeForMemory {
+        profile: profile.name.clone(),
+        raw_bytes,
+        model_bytes,
+        limit_bytes,
+        what: if full {
+            "with --data full, the data of every page the run writes, and some 26 B per page"
+        } else {
+            "some 26 B of out-of-band area, mapping and block state per page"
+        },
+        fix: if full {
+            "--data oob (the same counters, without the pages' data), or a smaller device \
+             (--raw-gib)"
+        } else {
+            "a smaller device (--raw-gib)"
+        },
+    })
 }
 
 /// Run `spec` on a fresh device of `profile` with a progress bar through both phases; the

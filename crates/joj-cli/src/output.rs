@@ -108,6 +108,20 @@ pub enum CliError {
         other_flag: &'static str,
         other: PathBuf,
     },
+    /// An emulated device that would hold more than joj keeps in memory; found before any work.
+    #[error(
+        "the emulated {profile} device of {} GiB raw would hold up to {} MiB in memory ({what}), \
+         more than joj keeps in memory ({} MiB, half of this machine's memory); fix: {fix}",
+        .raw_bytes >> 30, .model_bytes >> 20, .limit_bytes >> 20
+    )]
+    DeviceTooLargeForMemory {
+        profile: String,
+        raw_bytes: u64,
+        model_bytes: u64,
+        limit_bytes: u64,
+        what: &'static str,
+        fix: &'static str,
+    },
     /// Writing `--save` failed after the run; the result was printed first.
     #[error("--save: {cause} (the result is printed above, so nothing computed is lost)")]
     SaveAfterRun { cause: OutputError },

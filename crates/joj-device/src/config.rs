@@ -896,6 +896,25 @@ impl Profile {
         (phys / (1.0 + self.ftl.over_provisioning_percent / 100.0)).floor() as u64
     }
 
+    /// The most memory the emulated device of this profile holds, in bytes, when a run writes
+    /// at most `written_bytes`: a 16-byte OOB area per mapping unit and some 10 bytes of
+    /// mapping and block state per logical page from the start, and, in `DataMode::Full`, the
+    /// data of every unit written (at most the whole device).
+    pub fn model_memory_bytes(&self, written_bytes: u64) -> u64 {
+        let slots = self
+            .geometry
+            .physical_pages()
+            .saturating_mul(u64::from(self.slots_per_page()));
+        let state = slots
+            .saturating_mul(16)
+            .saturating_add(self.logical_pages().saturating_mul(10));
+        let raw = slots.saturating_mul(u64::from(self.geometry.page_bytes / self.slots_per_page()));
+        match self.data_mode {
+            DataMode::Full => state.saturating_add(raw.min(written_bytes)),
+            DataMode::OobOnly => state,
+        }
+    }
+
     pub fn capacity_bytes(&self) -> u64 {
         self.logical_pages() * u64::from(self.mapping_unit_bytes())
     }

@@ -41,9 +41,9 @@ pub fn is_memory(path: &Path) -> std::io::Result<bool> {
     Ok(magic == TMPFS_MAGIC || magic == RAMFS_MAGIC)
 }
 
-/// The most image bytes a run may keep in memory: half of this machine's memory, as a tmpfs
-/// holds by default.
-pub(crate) fn limit_bytes() -> std::io::Result<u64> {
+/// The most image bytes (or emulated device state) a run may keep in memory: half of this
+/// machine's memory, as a tmpfs holds by default.
+pub fn limit_bytes() -> std::io::Result<u64> {
     // SAFETY: sysinfo fills the struct it is given.
     let mut info: libc::sysinfo = unsafe { std::mem::zeroed() };
     // SAFETY: as above.
