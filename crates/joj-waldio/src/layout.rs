@@ -52,6 +52,13 @@ pub enum Decoded {
     Waldio(HeaderBlock),
     /// Our magic, but the CRC does not match: a torn header-block write (reads as absent).
     Torn,
+    /// Our magic and a matching CRC, but a field waldio never writes (a block size that is no
+    /// SQLite page size, a state other than 0 or 1): damaged or made by hand, never a torn
+    /// write. Refused, as foreign content is: reading it as no WAL would drop its commits.
+    Invalid {
+        field: &'static str,
+        value: u32,
+    },
     /// Our magic with a format version this build does not know.
     NewerVersion(u32),
     /// A stock SQLite WAL (its magic at offset 0).
@@ -71,6 +78,13 @@ impl std::fmt::Display for Decoded {
             Decoded::Torn => f.write_str(
                 "a waldio header block whose checksum does not match (a torn write): it reads \
                  as no WAL, so the database is what its last checkpoint left",
+            ),
+            Decoded::Invalid { field, value } => write!(
+                f,
+                "a waldio header block whose checksum matches but whose {field} is {value}, \
+                 which waldio never writes (damaged, or made by hand, not a torn write), so \
+                 waldio refuses to open the database; fix: restore the database and its log \
+                 from a backup, or, if nothing needs the log, move it away"
             ),
             Decoded::NewerVersion(v) => write!(
                 f,
@@ -135,7 +149,10 @@ impl HeaderBlock {
         }
         let block_bytes = le32(&bytes[OFF_BLOCK..]);
         if !valid_page_size(block_bytes) {
-            return Decoded::Torn;
+            return Decoded::Invalid {
+                field: "block size",
+                value: block_bytes,
+            };
         }
         let wal_header = match le32(&bytes[OFF_STATE..]) {
             0 => None,
@@ -144,7 +161,12 @@ impl HeaderBlock {
                 h.copy_from_slice(&bytes[OFF_WAL_HEADER..OFF_CRC]);
                 Some(h)
             }
-            _ => return Decoded::Torn,
+            state => {
+                return Decoded::Invalid {
+                    field: "state",
+                    value: state,
+                };
+            }
         };
         Decoded::Waldio(HeaderBlock {
             block_bytes,
@@ -279,6 +301,22 @@ mod tests {
         };
         absent.encode_into(&mut block);
         assert_eq!(HeaderBlock::decode(&block), Decoded::Waldio(absent));
+        // A matching checksum over a field waldio never writes is damage, not a torn write:
+        // refused, never read as no WAL (probe of 2026-11-28).
+        for (off, value, field) in [
+            (12, 3u32, "block size"),
+            (12, 1 << 17, "block size"),
+            (16, 2, "state"),
+        ] {
+            absent.encode_into(&mut block);
+            block[off..off + 4].copy_from_slice(&value.to_le_bytes());
+            let crc = crc32fast::hash(&block[..OFF_CRC]);
+            block[OFF_CRC..HEADER_FIELDS_BYTES].copy_from_slice(&crc.to_le_bytes());
+            assert_eq!(
+                HeaderBlock::decode(&block),
+                Decoded::Invalid { field, value }
+            );
+        }
         // A stock WAL and random bytes are told apart from ours.
         assert_eq!(HeaderBlock::decode(&h), Decoded::SqliteWal);
         assert_eq!(HeaderBlock::decode(&[7u8; 600]), Decoded::Foreign);

@@ -65,6 +65,13 @@ pub enum WalError {
     StockWalInUse { wal: std::path::PathBuf },
     #[error("the WAL file is not a waldio WAL (unknown content); move it away if it is not needed")]
     Foreign,
+    /// A header block with a matching checksum and a field waldio never writes.
+    #[error(
+        "the WAL file's header block has a matching checksum but its {field} is {value}, which \
+         waldio never writes (damaged, or made by hand); nothing is read from it; fix: restore \
+         the database and its log from a backup, or, if nothing needs the log, move it away"
+    )]
+    InvalidHeader { field: &'static str, value: u32 },
     #[error(
         "two waldio WALs: {old} (the name waldio used before) and {new}; fix: keep the one \
          whose database you trust (normally the newer file, by modification time) and move the \
@@ -257,6 +264,9 @@ impl<I: WalIo> WalState<I> {
             Decoded::SqliteWal if len <= WAL_HEADER_BYTES as u64 => self.header = None,
             Decoded::SqliteWal => return Err(WalError::StockWal),
             Decoded::Foreign => return Err(WalError::Foreign),
+            Decoded::Invalid { field, value } => {
+                return Err(WalError::InvalidHeader { field, value });
+            }
         }
         Ok(())
     }

@@ -323,3 +323,33 @@ fn convert_refuses_a_fifo_or_a_link_at_a_companion_name_instead_of_waiting_on_it
         assert!(err.contains("not a regular file"), "{suffix}: {err}");
     }
 }
+
+/// A header block whose checksum matches over a field waldio never writes (a block size of 3
+/// bytes, a state of 2) is damage, not a torn write: the database is refused and the log left
+/// as it is. (Found by a probe of 2026-11-28: it read as no WAL, and the database opened
+/// without the commits its log held — `no such table: t`.)
+#[test]
+fn a_header_block_with_a_matching_checksum_and_an_impossible_field_is_refused() {
+    for (off, value) in [(12usize, 3u32), (16, 2)] {
+        let dir = tempfile::tempdir().unwrap();
+        let db = wal_with_frames(dir.path(), 5);
+        let wal = wal_path(&db);
+        let mut bytes = std::fs::read(&wal).unwrap();
+        bytes[off..off + 4].copy_from_slice(&value.to_le_bytes());
+        let crc = crc32fast::hash(&bytes[..56]);
+        bytes[56..60].copy_from_slice(&crc.to_le_bytes());
+        std::fs::write(&wal, &bytes).unwrap();
+        let err = match open(&db, &WaldioOptions::default()) {
+            Ok(c) => match c.query_row("SELECT count(*) FROM t", [], |r| r.get::<_, i64>(0)) {
+                Ok(n) => panic!("field at {off} = {value}: opened, reading {n} rows"),
+                Err(e) => e.to_string(),
+            },
+            Err(e) => e.to_string(),
+        };
+        assert!(
+            err.contains("checksum matches") || err.contains("matching checksum"),
+            "field at {off} = {value}: {err}"
+        );
+        assert_eq!(std::fs::read(&wal).unwrap(), bytes, "the log was touched");
+    }
+}

@@ -202,7 +202,8 @@ impl Vfs for Waldio {
                 Ok(Some(())) => return Ok(()),
                 // No waldio WAL, or not a waldio file: the base VFS deletes what is at SQLite's
                 // name, as SQLite asked (or answers that nothing is there).
-                Ok(None) | Err(WalError::StockWal | WalError::Foreign) => {}
+                Ok(None)
+                | Err(WalError::StockWal | WalError::Foreign | WalError::InvalidHeader { .. }) => {}
                 Err(e) => {
                     return Err(SqliteError::with_message(
                         ResultCode::IOERR_DELETE,
@@ -231,7 +232,12 @@ impl Vfs for Waldio {
             return match with_existing_wal(self, &physical, |st| st.exists()) {
                 Ok(v) => Ok(v.unwrap_or(false)),
                 // Someone else's WAL: report it present so opening it gives the error.
-                Err(WalError::StockWal | WalError::Foreign | WalError::NewerVersion(_)) => Ok(true),
+                Err(
+                    WalError::StockWal
+                    | WalError::Foreign
+                    | WalError::InvalidHeader { .. }
+                    | WalError::NewerVersion(_),
+                ) => Ok(true),
                 Err(e) => Err(SqliteError::with_message(
                     ResultCode::IOERR_ACCESS,
                     format!("checking {}: {e}", path.display()),

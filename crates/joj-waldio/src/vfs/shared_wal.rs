@@ -89,6 +89,7 @@ pub(crate) fn code_of(e: &WalError, default: ResultCode) -> ResultCode {
         WalError::StockWal
         | WalError::StockWalInUse { .. }
         | WalError::Foreign
+        | WalError::InvalidHeader { .. }
         | WalError::NewerVersion(_)
         | WalError::TwoWals { .. } => ResultCode::CANTOPEN,
         _ => default,

@@ -71,6 +71,7 @@ fn inspect(logical: &Path) -> Result<AtLogical, WalError> {
         Decoded::SqliteWal if len <= WAL_HEADER_BYTES as u64 => Ok(AtLogical::Nothing),
         Decoded::SqliteWal => Err(WalError::StockWal),
         Decoded::Foreign => Err(WalError::Foreign),
+        Decoded::Invalid { field, value } => Err(WalError::InvalidHeader { field, value }),
     }
 }
 
