@@ -136,6 +136,9 @@ impl Waldio {
             return Ok((WalFile::new(shared), true));
         }
         // The WAL is waldio's (or new): mark the database before any frame can be written.
+        if let Some(tap) = self.tap() {
+            tap.marking(&db_path);
+        }
         let marked = db_files::with_database(&db_path, db_mark::ensure);
         if let Some(Err(e)) = marked {
             return Err(cantopen(format!(
