@@ -151,3 +151,35 @@ fn a_stock_and_a_waldio_connection_at_once_lose_no_acknowledged_commit() {
         }
     }
 }
+
+/// The same inside one process (Python's `sqlite3` with the extension loaded, a connection on
+/// each VFS): waldio saw only other processes' locks, marked the database, and the stock
+/// connection's two commits were acknowledged into its `-wal`, after which neither SQLite could
+/// open the database (found 2026-11-28 (2); H53). The stock connection's SHARED lock, counted
+/// by the unix VFS both connections share, now keeps waldio from marking: W is refused and
+/// says why, S commits as it would alone.
+#[test]
+fn a_stock_and_a_waldio_connection_of_one_process_lose_no_acknowledged_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = common::run_ok(
+        Command::new(common::python())
+            .arg(common::script("mixed_one_process.py"))
+            .args([common::lib().as_os_str(), dir.path().as_os_str()]),
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let acked = |k: &str| v[k].as_u64().unwrap();
+    assert_eq!(v["integrity"], "ok", "the database opens: {v}");
+    assert_eq!(v["t1"].as_u64(), Some(10 * acked("acked_stock")), "{v}");
+    assert_eq!(v["t2"].as_u64(), Some(10 * acked("acked_other")), "{v}");
+    assert_eq!(acked("acked_stock"), 2, "{v}");
+    if acked("acked_other") < 3 {
+        // Refused at the first read while S has the database open; once S has committed, its
+        // `-wal` holds frames and W's later statements are refused for those.
+        let why = v["last_error"].as_str().unwrap_or_default();
+        assert!(
+            why.contains("without waldio has it open in WAL mode")
+                || why.contains("holds a stock SQLite WAL with frames"),
+            "{v}"
+        );
+    }
+}

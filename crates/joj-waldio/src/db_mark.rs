@@ -100,16 +100,19 @@ pub fn is_marked(path: &Path) -> std::io::Result<bool> {
     }
 }
 
+/// Whether the database header `h` (its first 100 bytes, as on disk) is to be marked before its
+/// WAL is used: it says WAL (2/2), unmarked, and the database has waldio's reserve.
+pub fn needs_mark(h: &[u8; 100]) -> bool {
+    &h[..16] == b"SQLite format 3\0" && stored(h, 0).is_some()
+}
+
 /// Mark the open database file `file` if its header says WAL (2/2) and it has the reserve: the
 /// byte written through SQLite's own file (no descriptor of waldio's: closing one would drop
 /// the process's locks), then synced, before this returns. `Ok(true)`: it was marked now;
 /// `Ok(false)`: nothing to do (marked already, rollback mode, no header yet).
 pub fn ensure(file: &mut joj_vfs::BaseFile) -> Result<bool, joj_vfs::SqliteError> {
     let mut h = [0u8; 100];
-    if file.read(&mut h, 0)? == joj_vfs::ReadOutcome::Short {
-        return Ok(false);
-    }
-    if &h[..16] != b"SQLite format 3\0" || stored(&h, 0).is_none() {
+    if file.read(&mut h, 0)? == joj_vfs::ReadOutcome::Short || !needs_mark(&h) {
         return Ok(false);
     }
     file.write(&[MARK], READ_VERSION as u64)?;

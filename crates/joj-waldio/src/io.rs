@@ -101,6 +101,12 @@ pub trait Tap: Send + Sync {
     fn delete(&self, path: &Path) {
         let _ = path;
     }
+    /// The open of a WAL is about to mark its database `db` (byte 19, so that a SQLite without
+    /// waldio refuses it) if the header says WAL: a test may pause here to be the process that
+    /// opens the database in that instant.
+    fn marking(&self, db: &Path) {
+        let _ = db;
+    }
 }
 
 /// The real WAL file: an `O_DIRECT` descriptor.

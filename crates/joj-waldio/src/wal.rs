@@ -54,15 +54,24 @@ pub enum WalError {
     )]
     StockWal,
     #[error(
-        "a SQLite without waldio has it open in WAL mode (its {} is there and another process \
-         holds a lock on the database): waldio would mark the database, and that process's next \
-         commit would be left in its -wal, where neither could read it; nothing was changed; \
-         fix: open a database through one VFS at a time — close it in the other program (or \
-         load joj's extension there and open it with vfs=waldio); if only waldio programs have \
-         it open, the -wal is a stock leftover without frames: remove it",
+        "a SQLite without waldio has it open in WAL mode (its {} is there and another \
+         connection, of this process or another, holds the database open): waldio would mark \
+         the database, and that connection's next commit would be left in its -wal, where \
+         neither could read it; nothing was changed; fix: open a database through one VFS at a \
+         time — close it in the other program or connection (or load joj's extension there and \
+         open it with vfs=waldio); if no program has the -wal open (`fuser` names none), it is \
+         a stock leftover without frames: remove it",
         .wal.display()
     )]
     StockWalInUse { wal: std::path::PathBuf },
+    #[error(
+        "another connection is opening the database at this moment (it holds a lock on it, and \
+         no {} is there yet) while waldio must mark it before its WAL's first use; nothing was \
+         changed; fix: retry — SQLite's busy handler does, given a busy timeout \
+         (PRAGMA busy_timeout)",
+        .wal.display()
+    )]
+    MarkBusy { wal: std::path::PathBuf },
     #[error("the WAL file is not a waldio WAL (unknown content); move it away if it is not needed")]
     Foreign,
     /// A header block with a matching checksum and a field waldio never writes.

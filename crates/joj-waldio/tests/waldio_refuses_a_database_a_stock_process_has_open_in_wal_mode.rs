@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 /// A stock SQLite process (the distribution's `python3`): opens `db` in WAL mode, reads, then
@@ -53,21 +54,104 @@ fn the_same_in_a_btrfs_subvolume() {
     refused_unmarked(&sub);
 }
 
-fn refused_unmarked(dir: &std::path::Path) {
+/// A database with waldio's reserve, in a rollback mode (one row, `before`): one stock SQLite
+/// opens.
+fn stock_database(dir: &std::path::Path) -> PathBuf {
     let db = dir.join("x.db");
     {
         let c = rusqlite::Connection::open(&db).unwrap();
         c.execute_batch("CREATE TABLE t(v); INSERT INTO t VALUES('before')")
             .unwrap();
     }
-    // The reserve waldio needs, then back to a rollback mode: a database stock SQLite opens.
+    // The reserve waldio needs, then back to a rollback mode.
     joj_waldio::convert(&db).unwrap();
     let w = joj_waldio::open(&db, &joj_waldio::WaldioOptions::default()).unwrap();
     let mode: String = w
         .query_row("PRAGMA journal_mode=DELETE", [], |r| r.get(0))
         .unwrap();
     assert_eq!(mode, "delete");
-    drop(w);
+    db
+}
+
+/// What waldio said when asked to open `db` (its error, or the error of the first read).
+fn refusal(db: &Path) -> String {
+    let refused = match joj_waldio::open(db, &joj_waldio::WaldioOptions::default()) {
+        Err(e) => e.to_string(),
+        Ok(c) => c
+            .query_row("SELECT count(*) FROM t", [], |r| r.get::<_, i64>(0))
+            .unwrap_err()
+            .to_string(),
+    };
+    let state = joj_waldio::last_error().unwrap_or_default();
+    format!("{refused} / {state}")
+}
+
+fn rows(db: &Path) -> Vec<String> {
+    let c = rusqlite::Connection::open(db).unwrap();
+    c.prepare("SELECT v FROM t ORDER BY rowid")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+/// The same with the stock connection in this process: SQLite's own `unix` VFS beside a
+/// waldio connection of the same database. The check read other processes' locks only, so
+/// waldio marked the database; the stock connection's next commit was acknowledged into its
+/// `-wal`, waldio's reads then failed (`disk I/O error`: the wal-index they share named frames
+/// only the `-wal` held), and afterwards neither SQLite could open the database (found
+/// 2026-11-28 with Python's `sqlite3` and the extension: 2 of 2 stock commits stranded). The
+/// stock connection's SHARED lock now keeps waldio from the EXCLUSIVE lock it marks under.
+/// Several waldio connections of this process opening the stock-made database at once are
+/// still let in: the busy handler waits while another of them marks it.
+#[test]
+fn a_stock_connection_of_the_same_process_is_refused_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = stock_database(dir.path());
+    let stock = rusqlite::Connection::open(&db).unwrap();
+    let mode: String = stock
+        .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+    let n: i64 = stock
+        .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 1);
+
+    let said = refusal(&db);
+    assert!(
+        said.contains("without waldio has it open in WAL mode"),
+        "{said}"
+    );
+    assert_eq!(std::fs::read(&db).unwrap()[19], 2, "not marked");
+
+    stock
+        .execute("INSERT INTO t VALUES('stock commit')", [])
+        .unwrap();
+    drop(stock);
+    assert_eq!(rows(&db), ["before", "stock commit"]);
+
+    // With the stock connection closed, waldio connections of several threads open it together.
+    let openers: Vec<_> = (0..4)
+        .map(|i| {
+            let db = db.clone();
+            std::thread::spawn(move || {
+                let c = joj_waldio::open(&db, &joj_waldio::WaldioOptions::default())
+                    .map_err(|e| e.to_string())?;
+                c.execute("INSERT INTO t VALUES(?1)", [format!("waldio {i}")])
+                    .map_err(|e| e.to_string())
+            })
+        })
+        .collect();
+    for o in openers {
+        assert_eq!(o.join().unwrap(), Ok(1));
+    }
+    assert_eq!(std::fs::read(&db).unwrap()[19], joj_waldio::db_mark::MARK);
+}
+
+fn refused_unmarked(dir: &std::path::Path) {
+    let db = stock_database(dir);
 
     let mut stock = Command::new("/usr/bin/python3")
         .args(["-c", STOCK])
@@ -81,17 +165,10 @@ fn refused_unmarked(dir: &std::path::Path) {
     assert!(dir.join("x.db-wal").exists(), "stock's WAL is open");
 
     // waldio refuses, naming the stock connection, and marks nothing.
-    let refused = match joj_waldio::open(&db, &joj_waldio::WaldioOptions::default()) {
-        Err(e) => e.to_string(),
-        Ok(c) => c
-            .query_row("SELECT count(*) FROM t", [], |r| r.get::<_, i64>(0))
-            .unwrap_err()
-            .to_string(),
-    };
-    let state = joj_waldio::last_error().unwrap_or_default();
+    let said = refusal(&db);
     assert!(
-        state.contains("without waldio has it open in WAL mode"),
-        "{refused} / {state}"
+        said.contains("without waldio has it open in WAL mode"),
+        "{said}"
     );
     let header = std::fs::read(&db).unwrap();
     assert_eq!(header[19], 2, "not marked");
@@ -102,13 +179,5 @@ fn refused_unmarked(dir: &std::path::Path) {
     assert_eq!(answers.next().unwrap().unwrap(), "ok");
     drop(input);
     assert!(stock.wait().unwrap().success());
-    let c = rusqlite::Connection::open(&db).unwrap();
-    let rows: Vec<String> = c
-        .prepare("SELECT v FROM t ORDER BY rowid")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
-    assert_eq!(rows, ["before", "stock commit"]);
+    assert_eq!(rows(&db), ["before", "stock commit"]);
 }

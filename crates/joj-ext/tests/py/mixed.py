@@ -64,10 +64,8 @@ def read_back(lib, db):
     return {"read_with": None, "refused": said}
 
 
-def main():
-    lib, d, w_vfs = sys.argv[1:4]
-    db = os.path.join(d, "m.db")
-    load(lib)
+def make_database(db):
+    """t1 and t2, ten rows of 0 each, with waldio's reserve, in WAL mode set by stock SQLite."""
     c = connect(db, "waldio")
     c.execute("PRAGMA journal_mode=WAL")
     for t in ("t1", "t2"):
@@ -78,6 +76,13 @@ def main():
     c = connect(db, "unix")
     c.execute("PRAGMA journal_mode=WAL")
     c.close()
+
+
+def main():
+    lib, d, w_vfs = sys.argv[1:4]
+    db = os.path.join(d, "m.db")
+    load(lib)
+    make_database(db)
     (ps, s), (pw, w) = start(lib, db, "unix"), start(lib, db, w_vfs)
     ask(s, "SELECT sum(v) FROM t1")
     ask(w, "SELECT sum(v) FROM t2")

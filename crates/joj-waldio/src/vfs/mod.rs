@@ -8,6 +8,7 @@
 mod db_files;
 mod file;
 mod instance;
+mod mark;
 mod pass_through;
 mod shared_wal;
 mod wal_file;
@@ -17,7 +18,6 @@ pub(crate) use wal_name::physical as physical_wal;
 
 pub(crate) use instance::{Waldio, lock, read, write};
 
-use crate::db_mark;
 use crate::layout::RESERVE_NEEDED;
 use crate::options;
 use crate::sqlite_header;
@@ -122,12 +122,9 @@ impl Waldio {
                 format!("{}: {e}", logical.display()),
             )
         })?;
-        if wal_name::stock_wal_in_use(logical, &db_path) {
-            let e = WalError::StockWalInUse {
-                wal: logical.to_path_buf(),
-            };
-            return Err(cantopen(format!("{}: {e}", db_path.display())));
-        }
+        // A database to be marked is held EXCLUSIVE from here to its mark (`mark`): no SQLite
+        // without waldio has it open, and none can open it before the mark is there.
+        let exclusion = mark::exclude(&db_path, logical)?;
         let shared = open_shared(self, &physical, &db_path, flags.create(), mode, opts)?;
         if shared.read_only() {
             // A WAL this process may only read: SQLite is told so and writes nothing to it (nor
@@ -136,14 +133,7 @@ impl Waldio {
             return Ok((WalFile::new(shared), true));
         }
         // The WAL is waldio's (or new): mark the database before any frame can be written.
-        let marked = db_files::with_database(&db_path, db_mark::ensure);
-        if let Some(Err(e)) = marked {
-            return Err(cantopen(format!(
-                "marking {} as a waldio database (byte 19 of its header, so that a SQLite \
-                 without waldio refuses it): {e}; fix: make the database file writable",
-                db_path.display()
-            )));
-        }
+        exclusion.mark(&db_path, self.tap())?;
         self.wal_of(&db_path);
         Ok((WalFile::new(shared), false))
     }

@@ -12,13 +12,15 @@
 
 use super::db_files;
 use super::instance::Waldio;
+use super::mark;
 use super::shared_wal;
 use crate::db_mark;
 use crate::layout::RESERVE_NEEDED;
 use joj_vfs::{
     FileControl, ReadOutcome, SharedBaseFile, ShmLockFlags, SqliteError, SyncFlags, VfsFile,
 };
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// `SQLITE_FCNTL_CKPT_START`: SQLite is about to copy WAL frames into the database.
 const CKPT_START: i32 = 39;
@@ -40,6 +42,9 @@ pub(crate) struct PassThrough {
     pub(crate) to_wal: bool,
     /// This handle holds an EXCLUSIVE lock on the file.
     exclusive: bool,
+    /// The main database's name, shared with the lock this thread last took (`mark::locked`):
+    /// how the open of its WAL finds the connection's file.
+    db_name: Option<Arc<Path>>,
 }
 
 impl PassThrough {
@@ -53,6 +58,7 @@ impl PassThrough {
         if let (true, Some(p)) = (main_db, path.as_deref()) {
             db_files::add(p, base.downgrade());
         }
+        let db_name = path.as_deref().filter(|_| main_db).map(Arc::from);
         PassThrough {
             inst,
             base,
@@ -60,6 +66,7 @@ impl PassThrough {
             main_db,
             to_wal: false,
             exclusive: false,
+            db_name,
         }
     }
 
@@ -130,6 +137,9 @@ impl VfsFile for PassThrough {
     fn lock(&mut self, level: joj_vfs::LockLevel) -> Result<(), SqliteError> {
         self.base.lock(level)?;
         self.exclusive |= level == joj_vfs::LockLevel::Exclusive;
+        if let Some(db) = &self.db_name {
+            mark::locked(db, self.base.downgrade(), level);
+        }
         Ok(())
     }
 
@@ -145,7 +155,11 @@ impl VfsFile for PassThrough {
             }
             self.exclusive = false;
         }
-        self.base.unlock(level)
+        self.base.unlock(level)?;
+        if let Some(db) = &self.db_name {
+            mark::locked(db, self.base.downgrade(), level);
+        }
+        Ok(())
     }
 
     fn check_reserved_lock(&mut self) -> Result<bool, SqliteError> {

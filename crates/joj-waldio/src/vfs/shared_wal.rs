@@ -86,6 +86,7 @@ pub(crate) fn code_of(e: &WalError, default: ResultCode) -> ResultCode {
             IoOp::Stat => ResultCode::IOERR_FSTAT,
             IoOp::Open => default,
         },
+        WalError::MarkBusy { .. } => ResultCode::BUSY,
         WalError::StockWal
         | WalError::StockWalInUse { .. }
         | WalError::Foreign

@@ -75,18 +75,25 @@ fn inspect(logical: &Path) -> Result<AtLogical, WalError> {
     }
 }
 
-/// Whether a SQLite without waldio may have the database `db` open in WAL mode now: a regular
-/// file at SQLite's `-wal` name (waldio's own WAL is at `-waldio`, and what [`settle`] lets
-/// through at `-wal` holds no frame yet) while another process holds a POSIX lock on the
-/// database or its `-shm` (every connection holds one while it has a WAL-mode database open).
-/// Marking the database then would strand that process's next commit in its `-wal`, which
-/// neither SQLite could open afterwards.
+/// Whether a regular file is at SQLite's `-wal` name `logical` (not followed through a link):
+/// a SQLite without waldio that has the database open in WAL mode has one there (waldio's own
+/// WAL is at `-waldio`, and what [`settle`] lets through at `-wal` holds no frame yet).
+pub(crate) fn regular_file(logical: &Path) -> bool {
+    std::fs::symlink_metadata(logical).is_ok_and(|m| m.is_file())
+}
+
+/// Whether a SQLite without waldio may have the database `db` open in WAL mode now, judged
+/// from outside SQLite's locking: a regular file at SQLite's `-wal` name while another process
+/// holds a POSIX lock on the database or its `-shm` (every connection holds one while it has a
+/// WAL-mode database open). Only for a WAL whose opener's lock was not seen (`mark::Unseen`):
+/// otherwise the opener's EXCLUSIVE lock decides, which sees this process's connections too
+/// and leaves no instant before the mark.
 ///
 /// A false alarm is possible: an empty `-wal` a stock process left, while another waldio process
 /// has the database open. The message says how to tell and what to do.
 pub(crate) fn stock_wal_in_use(logical: &Path, db: &Path) -> bool {
     use std::os::unix::fs::MetadataExt;
-    if !std::fs::symlink_metadata(logical).is_ok_and(|m| m.is_file()) {
+    if !regular_file(logical) {
         return false;
     }
     let mut shm = db.as_os_str().to_owned();
