@@ -64,7 +64,7 @@ impl<I: WalIo> WalState<I> {
         let align = u64::from(self.io.dio_align());
         // `blocks_on_disk` above has just read the length.
         let old_len = self.known_len_bytes;
-        let mut pos = old_len / align * align;
+        let pos = old_len / align * align;
         let free = self
             .io
             .free_bytes()
@@ -92,6 +92,36 @@ impl<I: WalIo> WalState<I> {
             self.known_len_bytes = self.known_len_bytes.max(end);
             return Ok(());
         }
+        let needed_end = blocks.saturating_mul(p);
+        let filled = match self.zero_fill(pos, end) {
+            // The free space counted blocks the filesystem would not give (as root, ext4's
+            // reserved clusters: root cannot allocate them either): the step is cut to what
+            // the write needs, as a nearly full disk's is, and tried once more.
+            Err(e) if end > needed_end && is_no_space(&e) => {
+                let _ = self.io.set_len(old_len);
+                bump(&self.counters.short_extensions, 1);
+                self.zero_fill(pos, needed_end).map(|()| needed_end)
+            }
+            r => r.map(|()| end),
+        };
+        match filled {
+            Ok(end) => {
+                self.known_len_bytes = self.known_len_bytes.max(end);
+                bump(&self.counters.prealloc_syncs, 1);
+                Ok(())
+            }
+            Err(e) => {
+                // Remove what the failed extension made (it holds zeros only, and no frame was
+                // written past the old end): a full disk is left as it was found.
+                let _ = self.io.set_len(old_len);
+                self.known_len_bytes = 0;
+                Err(e)
+            }
+        }
+    }
+
+    /// Write zeros from `pos` to `end`, then one `fdatasync`.
+    fn zero_fill(&mut self, mut pos: u64, end: u64) -> Result<(), WalError> {
         const CHUNK: u64 = 1 << 20;
         let zeros = AlignedBuf::zeroed(CHUNK as usize);
         // One-time work, not a commit's: `joj trace` reports its block I/O apart.
@@ -109,16 +139,17 @@ impl<I: WalIo> WalState<I> {
                 .map_err(|e| WalError::io(IoOp::Sync, "fdatasync after preallocating the WAL", e))
         })();
         joj_vfs::marker::setup_ends();
-        if let Err(e) = extended {
-            // Remove what the failed extension made (it holds zeros only, and no frame was
-            // written past the old end): a full disk is left as it was found.
-            let _ = self.io.set_len(old_len);
-            self.known_len_bytes = 0;
-            return Err(e);
-        }
-        self.known_len_bytes = self.known_len_bytes.max(end);
-        bump(&self.counters.prealloc_syncs, 1);
-        Ok(())
+        extended
+    }
+}
+
+/// Whether `e` is the filesystem's "no space left" (`WalError::io` makes it `Full`) or a
+/// quota's.
+fn is_no_space(e: &WalError) -> bool {
+    match e {
+        WalError::Full(_) => true,
+        WalError::Io { source, .. } => source.raw_os_error() == Some(libc::EDQUOT),
+        _ => false,
     }
 }
 
