@@ -76,7 +76,7 @@ pub enum StackError {
     #[error(
         "--emmc-journal replays the trace of one device, and --fs ext4-extjournal traces two \
          (the filesystem's and its journal's); fix: --fs ext4 (its journal inside), or drop \
-         --emmc-journal (--journal-device gives the journal its own profile)"
+         --emmc-journal"
     )]
     EmmcJournalOneDevice,
     #[error("--gc-validity {0}: the share of valid pages in GC victims must be in 1..=99 percent")]
