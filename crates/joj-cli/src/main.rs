@@ -135,6 +135,10 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // After SIGINT/SIGTERM the cleanup ends the process with 128 + signal once it has released
+    // everything: what the run returned then (often the error its vanishing filesystem gave
+    // the workload) is the signal's doing, and is neither said nor allowed to exit first.
+    joj_linux::cleanup::wait_if_cleaning();
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if output::is_closed_pipe(e.as_ref()) => ExitCode::SUCCESS,

@@ -57,6 +57,17 @@ pub enum EjournalError {
         start_bytes: u64,
         capacity_bytes: u64,
     },
+    /// Found before any trace is read or run ([`check_region_fits`]).
+    #[error(
+        "a journal region of {region_mib} MiB is larger than the whole device ({capacity_bytes} \
+         bytes, {} MiB), and it goes above the filesystem's blocks on it; fix: a \
+         `--journal-region-mib` well below {} (the paper used 32–512), or a larger profile",
+        .capacity_bytes >> 20, .capacity_bytes >> 20
+    )]
+    RegionLargerThanDevice {
+        region_mib: u64,
+        capacity_bytes: u64,
+    },
     #[error(transparent)]
     Replay(#[from] ReplayError),
 }
@@ -316,6 +327,21 @@ impl Region {
             bytes: mib.saturating_mul(1 << 20),
         }
     }
+}
+
+/// Refuses a region of `region_mib` MiB that no trace leaves room for on a device of
+/// `capacity_bytes`: the region goes above the trace's highest byte, so one larger than the
+/// whole device never fits. Checked before a run or a replay, so that the work is not done
+/// first and refused after ([`EjournalError::RegionBeyondDevice`] is the exact check, which
+/// needs the trace).
+pub fn check_region_fits(region_mib: u64, capacity_bytes: u64) -> Result<(), EjournalError> {
+    if Region::above(0, region_mib).bytes > capacity_bytes {
+        return Err(EjournalError::RegionLargerThanDevice {
+            region_mib,
+            capacity_bytes,
+        });
+    }
+    Ok(())
 }
 
 /// Transform a classified trace of one device: journal transactions become packed reliable

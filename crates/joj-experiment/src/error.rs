@@ -61,6 +61,24 @@ pub enum StackError {
          --emmc-journal, or name joj compare's --modes without xftl"
     )]
     EmmcJournalXftl,
+    /// Refused before the run: the replay after it could only fail.
+    #[error(
+        "--journal-region-mib {region_mib}: the optimized journal's region goes above the \
+         filesystem's blocks on --device, whose whole capacity is {} MiB ({capacity_bytes} \
+         bytes); fix: a region well below {} MiB (the paper used 32–512), or a larger profile",
+        .capacity_bytes >> 20, .capacity_bytes >> 20
+    )]
+    EmmcJournalRegionLargerThanDevice {
+        region_mib: u64,
+        capacity_bytes: u64,
+    },
+    /// Refused before the run: the replay after it could only fail.
+    #[error(
+        "--emmc-journal replays the trace of one device, and --fs ext4-extjournal traces two \
+         (the filesystem's and its journal's); fix: --fs ext4 (its journal inside), or drop \
+         --emmc-journal"
+    )]
+    EmmcJournalOneDevice,
     #[error("--gc-validity {0}: the share of valid pages in GC victims must be in 1..=99 percent")]
     AgingPercent(u32),
     #[error("-p/--dir names a host directory; it cannot be combined with a scratch --fs")]

@@ -354,6 +354,26 @@ fn check_journal_device(fs: &FsChoice, plan: &DevicePlan) -> Result<(), StackErr
     Ok(())
 }
 
+/// The optimized journal's replay after the run would fail whatever the run does: refused
+/// before it. The region goes above the trace's highest byte, so one larger than the device
+/// never fits (whether a smaller one fits depends on where the filesystem wrote, known after
+/// the run); and the replay takes one device, where `ext4-extjournal` traces two.
+fn check_emmc_journal(fs: &FsChoice, plan: &DevicePlan) -> Result<(), StackError> {
+    if let Some(region_mib) = plan.emmc_journal_mib {
+        let capacity_bytes = plan.profile.capacity_bytes();
+        if joj_device::ejournal::check_region_fits(region_mib, capacity_bytes).is_err() {
+            return Err(StackError::EmmcJournalRegionLargerThanDevice {
+                region_mib,
+                capacity_bytes,
+            });
+        }
+    }
+    if matches!(fs, FsChoice::Scratch(kind) if kind.needs_journal_device()) {
+        return Err(StackError::EmmcJournalOneDevice);
+    }
+    Ok(())
+}
+
 /// The device's options that cannot go together, or not with the workload or the filesystem.
 fn check_device(workload: &Workload, fs: &FsChoice, plan: &DevicePlan) -> Result<(), StackError> {
     if let Some(v) = plan.aging_validity.filter(|v| !(1..=99).contains(v)) {
@@ -368,6 +388,7 @@ fn check_device(workload: &Workload, fs: &FsChoice, plan: &DevicePlan) -> Result
         if xftl {
             return Err(StackError::EmmcJournalXftl);
         }
+        check_emmc_journal(fs, plan)?;
     }
     if plan.journal_device.is_some() {
         check_journal_device(fs, plan)?;
@@ -624,6 +645,28 @@ mod tests {
             Stack::resolve(&db(JournalMode::Xftl), &ok),
             Err(StackError::EmmcJournalXftl)
         ));
+        // Replays that could only fail after the run are refused before it.
+        let capacity_bytes = profile().capacity_bytes();
+        let region_mib = (capacity_bytes >> 20) + 1;
+        let too_large = RunOptions {
+            device: device(|d| d.emmc_journal_mib = Some(region_mib)),
+            ..ext4()
+        };
+        assert_eq!(
+            Stack::resolve(&w, &too_large).unwrap_err(),
+            StackError::EmmcJournalRegionLargerThanDevice {
+                region_mib,
+                capacity_bytes
+            }
+        );
+        let two_devices = RunOptions {
+            fs: FsChoice::Scratch(FsKind::Ext4ExtJournal),
+            ..ok
+        };
+        assert_eq!(
+            Stack::resolve(&w, &two_devices).unwrap_err(),
+            StackError::EmmcJournalOneDevice
+        );
     }
 
     #[test]

@@ -92,6 +92,10 @@ pub struct TraceReplay {
 /// Replay `opts.trace` through one device of `opts.profile`.
 pub fn replay_trace(opts: &TraceReplayOptions) -> Result<TraceReplay, TraceReplayError> {
     let profile = Profile::load(opts.profile)?;
+    if let Some(mib) = opts.emmc_journal_mib {
+        // Before the trace, which may be large, is read.
+        joj_device::ejournal::check_region_fits(mib, profile.capacity_bytes())?;
+    }
     let trace = load_trace(opts.trace)?;
     let ro = ReplayOptions {
         dev: opts.dev.clone(),

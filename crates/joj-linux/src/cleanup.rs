@@ -11,10 +11,16 @@
 //! [`install_cleanup_handler`] is explicit and idempotent: it makes SIGINT and SIGTERM release
 //! everything and then exit with status 128 + signal (130 for Ctrl-C, 143 for SIGTERM). A second
 //! signal during cleanup exits at once.
+//!
+//! Once a signal has arrived, the signal's cleanup decides how the process ends, whatever the
+//! other threads do: the cleanup thread waits for every release another thread has under way
+//! ([`release`]) before it exits, and a thread that would end the process meanwhile — with
+//! the error the vanishing filesystem gave its workload, or a result — waits for it
+//! ([`wait_if_cleaning`]) instead.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Duration;
 
@@ -268,9 +274,45 @@ pub(crate) fn track<T>(id: u64, create: impl FnOnce(&mut Resources) -> T) -> Opt
     reg.entries.get_mut(&id).map(create)
 }
 
-/// Takes entry `id` out of the registry for releasing.
-pub(crate) fn take(id: u64) -> Option<Resources> {
-    registry().entries.remove(&id)
+/// Releases entry `id` (nothing if a signal cleanup, or an earlier call, already took it) and
+/// reports what could not be released. The entry is taken out and counted as being released in
+/// one step under the registry lock, so a signal cleanup that finds the registry empty still
+/// waits for this release to end before it exits the process.
+pub(crate) fn release(id: u64) -> Vec<CleanupProblem> {
+    let taken = {
+        let mut reg = registry();
+        let taken = reg.entries.remove(&id);
+        if taken.is_some() {
+            RELEASING.fetch_add(1, Ordering::SeqCst);
+        }
+        taken
+    };
+    let Some(res) = taken else {
+        return Vec::new();
+    };
+    /// Uncounts the release when it ends, also by a panic.
+    struct Released;
+    impl Drop for Released {
+        fn drop(&mut self) {
+            RELEASING.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+    let _released = Released;
+    res.release()
+}
+
+/// Releases under way in threads other than the signal's cleanup ([`release`]).
+static RELEASING: AtomicUsize = AtomicUsize::new(0);
+
+/// How often the signal's cleanup looks whether the other threads' releases have ended.
+const RELEASING_POLL: Duration = Duration::from_millis(10);
+
+/// Waits until no thread is releasing an entry: the process must not exit in the middle of one
+/// (a second signal still exits at once).
+fn wait_for_other_releases() {
+    while RELEASING.load(Ordering::SeqCst) > 0 {
+        std::thread::sleep(RELEASING_POLL);
+    }
 }
 
 /// Releases every live resource of this process (supervised tasks of all entries first, so none
@@ -306,6 +348,7 @@ pub fn cleanup_all() -> Vec<CleanupProblem> {
 }
 
 static HANDLER: OnceLock<Result<(), HandlerError>> = OnceLock::new();
+
 /// Set by the first SIGINT/SIGTERM; a second one then exits at once.
 static CLEANING: AtomicBool = AtomicBool::new(false);
 
@@ -314,6 +357,17 @@ static CLEANING: AtomicBool = AtomicBool::new(false);
 /// it — waits instead of reporting them as its own failure.
 pub fn cleaning() -> bool {
     CLEANING.load(Ordering::SeqCst)
+}
+
+/// If a SIGINT / SIGTERM cleanup is under way, never returns: the cleanup exits the process
+/// with 128 + signal once everything is released. What a thread has at hand then — the error
+/// the vanishing filesystem gave its workload, a result — is a consequence of the signal, not
+/// the run's outcome; so it is neither reported nor allowed to end the process before the
+/// cleanup has finished. Returns at once when no signal has arrived.
+pub fn wait_if_cleaning() {
+    while cleaning() {
+        std::thread::park();
+    }
 }
 
 /// Could not install the signal handler: which step failed, and the OS error.
@@ -368,6 +422,7 @@ fn install() -> Result<(), HandlerError> {
                 // SAFETY: a valid buffer of that length.
                 let _ = unsafe { libc::write(2, said.as_ptr().cast(), said.len()) };
                 let problems = cleanup_all();
+                wait_for_other_releases();
                 for p in &problems {
                     let _ = writeln!(std::io::stderr(), "joj-linux: cleanup after {name}: {p}");
                 }

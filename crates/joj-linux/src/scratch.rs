@@ -834,9 +834,7 @@ impl ScratchFs {
     }
 
     fn release(&self) -> Vec<CleanupProblem> {
-        cleanup::take(self.id)
-            .map(cleanup::Resources::release)
-            .unwrap_or_default()
+        cleanup::release(self.id)
     }
 }
 

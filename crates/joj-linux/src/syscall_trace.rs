@@ -308,9 +308,7 @@ impl SyscallTracer {
             }
         }
         self.cpus.clear();
-        let problems = cleanup::take(self.id)
-            .map(cleanup::Resources::release)
-            .unwrap_or_default();
+        let problems = cleanup::release(self.id);
         if let Some(problem) = problems.into_iter().next() {
             return Err(problem.into());
         }
@@ -327,10 +325,8 @@ impl SyscallTracer {
 impl Drop for SyscallTracer {
     fn drop(&mut self) {
         self.cpus.clear();
-        if let Some(res) = cleanup::take(self.id) {
-            for p in res.release() {
-                eprintln!("joj-linux: warning: {p}");
-            }
+        for p in cleanup::release(self.id) {
+            eprintln!("joj-linux: warning: {p}");
         }
     }
 }

@@ -91,9 +91,7 @@ impl RunTempDir {
     }
 
     fn release(&self) -> Vec<CleanupProblem> {
-        cleanup::take(self.id)
-            .map(cleanup::Resources::release)
-            .unwrap_or_default()
+        cleanup::release(self.id)
     }
 }
 

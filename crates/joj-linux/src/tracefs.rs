@@ -214,9 +214,7 @@ impl BlockTracer {
         let (lost_markers, mut trace) = self.read_trace()?;
         trace.start_ns = self.start_ns;
         trace.stop_ns = stop_ns;
-        let problems = cleanup::take(self.id)
-            .map(cleanup::Resources::release)
-            .unwrap_or_default();
+        let problems = cleanup::release(self.id);
         if let Some(problem) = problems.into_iter().next() {
             return Err(problem.into());
         }
@@ -330,10 +328,8 @@ pub(crate) fn create_instance(id: u64, instances: &Path) -> Result<PathBuf, Trac
 
 impl Drop for BlockTracer {
     fn drop(&mut self) {
-        if let Some(res) = cleanup::take(self.id) {
-            for p in res.release() {
-                eprintln!("joj-linux: warning: {p}");
-            }
+        for p in cleanup::release(self.id) {
+            eprintln!("joj-linux: warning: {p}");
         }
     }
 }

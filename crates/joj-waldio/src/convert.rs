@@ -19,8 +19,12 @@ pub struct ConvertReport {
     pub vacuumed: bool,
 }
 
-/// The files SQLite and waldio open beside a database, with what each is.
-const COMPANIONS: [(&str, &str); 4] = [
+/// The files SQLite and waldio make beside a database, by the suffix appended to its name, with
+/// what each is: every name a database's journal modes — stock or waldio — may create, roll
+/// back, reset or delete. (SQLite's super-journal of a transaction over attached databases,
+/// `-mj` and random hex digits, is not here: SQLite picks a name nothing has, and deletes only
+/// that one.)
+pub const COMPANIONS: [(&str, &str); 4] = [
     ("-journal", "rollback journal"),
     ("-wal", "WAL"),
     ("-shm", "WAL index"),

@@ -32,7 +32,7 @@ pub mod wal;
 
 #[cfg(feature = "rusqlite")]
 pub use connection::{open, open_with};
-pub use convert::{ConvertReport, convert};
+pub use convert::{COMPANIONS, ConvertReport, convert};
 pub use counters::{AtomicWaldioCounters, WaldioCounters};
 pub use handle::{
     VFS_NAME, WaldioError, WaldioVfs, db_header, existing_db_header, last_error, register,

@@ -79,9 +79,29 @@ pub enum ConfigError {
         given: u32,
         choices: &'static str,
     },
-    #[error("{0} already exists: joj creates its own databases; point it at an empty directory")]
+    #[error(
+        "{0} already exists: joj creates its own databases and never writes into one it did \
+         not make; fix: point --dir at an empty directory, or move the file away"
+    )]
     DatabaseExists(PathBuf),
-    #[error("{0} already exists: joj creates its own files; point it at an empty directory")]
+    /// A file at a name SQLite or waldio keeps a database's journal in, before the database is
+    /// made: SQLite would take it for that database's journal and roll it back, replay, reset
+    /// or delete it.
+    #[error(
+        "{path} already exists where joj's database {} keeps its {role}: SQLite would take it \
+         for that, and roll it back, replay or delete it; fix: point --dir at an empty \
+         directory, or move the file away",
+        .database.display()
+    )]
+    CompanionExists {
+        path: PathBuf,
+        database: PathBuf,
+        role: &'static str,
+    },
+    #[error(
+        "{0} already exists: joj creates its own files and never writes into one it did not \
+         make; fix: point --dir at an empty directory, or move the file away"
+    )]
     FileExists(PathBuf),
 }
 

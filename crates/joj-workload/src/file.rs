@@ -13,7 +13,7 @@ use joj_vfs::IoCounters;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::alloc::{Layout, alloc_zeroed, dealloc};
-use std::fs::{File, OpenOptions};
+use std::fs::OpenOptions;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
@@ -101,16 +101,23 @@ pub fn prepare(dir: &Path, w: &FileWorkload) -> Result<(), WorkloadError> {
     check_room(dir, w)?;
     for t in 0..w.threads {
         let path = file_path(dir, t);
-        if path.exists() {
+        if crate::sqlite::taken(&path)? {
             return Err(ConfigError::FileExists(path).into());
         }
     }
-    create_files(dir, w).inspect_err(|_| remove_files(dir, w))
+    let mut made = 0;
+    create_files(dir, w, &mut made).inspect_err(|_| remove_first(dir, made))
 }
 
-/// Removes the workload's files (a failed run's), ignoring any that are not there.
+/// Removes the workload's files (a failed run's), ignoring any that are not there: all of them
+/// were made by [`prepare`].
 pub fn remove_files(dir: &Path, w: &FileWorkload) {
-    for t in 0..w.threads {
+    remove_first(dir, w.threads);
+}
+
+/// Removes the files of threads `0..threads`.
+fn remove_first(dir: &Path, threads: u32) {
+    for t in 0..threads {
         let _ = std::fs::remove_file(file_path(dir, t));
     }
 }
@@ -133,11 +140,19 @@ fn check_room(dir: &Path, w: &FileWorkload) -> Result<(), WorkloadError> {
     Ok(())
 }
 
-fn create_files(dir: &Path, w: &FileWorkload) -> Result<(), WorkloadError> {
+/// Creates each thread's file — new, never one that appeared since [`prepare`] looked, nor
+/// through a symbolic link — counting in `made` the files created, which are the only ones a
+/// failure removes.
+fn create_files(dir: &Path, w: &FileWorkload, made: &mut u32) -> Result<(), WorkloadError> {
     let buf = AlignedBuf::new(w.record_bytes as usize, b'p')?;
     for t in 0..w.threads {
         let path = file_path(dir, t);
-        let f = File::create(&path).map_err(io_err(format!("creating {}", path.display())))?;
+        let f = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .map_err(io_err(format!("creating {}", path.display())))?;
+        *made = t + 1;
         if matches!(
             w.access,
             FileAccess::Read | FileAccess::RandRead | FileAccess::RandWrite

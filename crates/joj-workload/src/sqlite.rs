@@ -52,16 +52,53 @@ pub fn open(path: &Path, vfs: &str) -> Result<Connection, WorkloadError> {
     })
 }
 
+/// Whether anything — a file, a directory, a FIFO, a symbolic link even to nothing — is at
+/// `path`.
+pub fn taken(path: &Path) -> Result<bool, WorkloadError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(_) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(source) => Err(WorkloadError::Io {
+            what: format!("checking whether {} is free", path.display()),
+            source,
+        }),
+    }
+}
+
+/// Refuses, before anything is made, databases `paths` of which any — or any file SQLite or
+/// waldio would keep beside one of them ([`joj_waldio::COMPANIONS`]) — is already there: joj
+/// never writes into a database it did not create, and SQLite rolls back, resets or deletes a
+/// journal it finds beside a database, so every name a run may write or delete must be free.
+pub fn check_free(paths: &[PathBuf]) -> Result<(), WorkloadError> {
+    for database in paths {
+        if taken(database)? {
+            return Err(ConfigError::DatabaseExists(database.clone()).into());
+        }
+        for (suffix, role) in joj_waldio::COMPANIONS {
+            let mut name = database.as_os_str().to_owned();
+            name.push(suffix);
+            let path = PathBuf::from(name);
+            if taken(&path)? {
+                return Err(ConfigError::CompanionExists {
+                    path,
+                    database: database.clone(),
+                    role,
+                }
+                .into());
+            }
+        }
+    }
+    Ok(())
+}
+
 /// A new, empty database file at `path` with `page_size`, in WAL mode when the setup uses it.
-/// joj never writes into a database it did not create.
+/// joj never writes into a database it did not create (nor beside one: [`check_free`]).
 pub fn create(
     path: &Path,
     setup: &SqliteSetup,
     page_size: u32,
 ) -> Result<Connection, WorkloadError> {
-    if path.exists() {
-        return Err(ConfigError::DatabaseExists(path.to_path_buf()).into());
-    }
+    check_free(&[path.to_path_buf()])?;
     let conn = open(path, &setup.vfs)?;
     conn.execute_batch(&format!("PRAGMA page_size={page_size};"))
         .map_err(sql_err("setting page_size"))?;

@@ -45,6 +45,7 @@ pub use share::Shard;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use joj_linux::cleanup::wait_if_cleaning;
 use joj_linux::record::{BlockLog, LogOp, Mark, RecordingDisk};
 use joj_linux::{BlockTracer, ScratchFs, ScratchOptions};
 use joj_trace::Op;
@@ -467,15 +468,6 @@ impl Runner {
             Runner::Sqlite(conn) => workload::transaction(conn, i).map_err(|e| failed(&e)),
             Runner::Postmark(e) => postmark::transaction(dir, e, i).map_err(|e| failed(&e)),
         }
-    }
-}
-
-/// A SIGINT/SIGTERM cleanup is releasing what this run made and will exit the process with
-/// 128 + signal: what fails now fails because of it, and must not be reported as the run's
-/// own result.
-fn wait_if_cleaning() {
-    while joj_linux::cleanup::cleaning() {
-        std::thread::park();
     }
 }
 

@@ -256,9 +256,7 @@ impl RecordingDisk {
     }
 
     fn release(&mut self) -> Result<(), RecordError> {
-        let problems = cleanup::take(self.id)
-            .map(cleanup::Resources::release)
-            .unwrap_or_default();
+        let problems = cleanup::release(self.id);
         let daemon = match self.session.take() {
             None => Ok(()),
             Some(session) => {

@@ -1193,10 +1193,8 @@ impl TaskGuard {
 
 impl Drop for TaskGuard {
     fn drop(&mut self) {
-        if let Some(res) = cleanup::take(self.id) {
-            for p in res.release() {
-                eprintln!("joj-linux: {p}");
-            }
+        for p in cleanup::release(self.id) {
+            eprintln!("joj-linux: {p}");
         }
     }
 }

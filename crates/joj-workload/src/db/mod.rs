@@ -26,9 +26,15 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
 /// Create every database, its tables and the pre-fill (or the paper workload's load); close
-/// them. Not measured.
+/// them. Not measured. Refuses before making anything when a name the run would create or
+/// delete in `dir` — any thread's databases, and their journals — is taken
+/// ([`crate::sqlite::check_free`]).
 pub fn prepare(dir: &Path, w: &DbWorkload, setup: &SqliteSetup) -> Result<(), WorkloadError> {
     w.validate()?;
+    let every: Vec<_> = (0..w.threads)
+        .flat_map(|t| database_paths(dir, w, t))
+        .collect();
+    crate::sqlite::check_free(&every)?;
     match &w.paper {
         Some(p) => paper::prepare(dir, w, p, setup),
         None => mobibench::prepare(dir, w, setup),
