@@ -24,6 +24,7 @@ pub mod confined;
 pub mod error;
 pub mod from_log;
 pub mod jbd2;
+pub mod kept;
 pub mod mount;
 pub mod options;
 pub mod part_bounds;
@@ -67,6 +68,8 @@ const MAX_JOBS: usize = 2;
 /// Largest `-n`.
 pub const MAX_TRANSACTIONS: u64 = 100_000;
 
+// A run of the most transactions, flushing ten times for each, can be planned.
+const _: () = assert!(states::MAX_EPOCHS as u64 >= 10 * MAX_TRANSACTIONS);
 // The journal's bound on its device is the saved log's.
 const _: () =
     assert!(jbd2::MAX_DEVICE_BLOCKS * joj_linux::record::BLOCK_BYTES == from_log::MAX_DEVICE_BYTES);
@@ -107,7 +110,15 @@ pub fn record_only(opts: &CrashFsOptions) -> Result<(RecordedLog, Evidence), Exp
     joj_linux::install_cleanup_handler()?;
     joj_linux::leftovers::sweep_and_report();
     let (log, mut summary) = record(opts).inspect_err(|_| wait_if_cleaning())?;
-    summarize(&log, states::epochs(&log.ops).len(), &mut summary);
+    summarize(
+        &log,
+        1 + log
+            .ops
+            .iter()
+            .filter(|op| matches!(op, LogOp::Flush))
+            .count(),
+        &mut summary,
+    );
     let recorded = RecordedLog {
         fs: opts.fs.to_string(),
         mode: mode_name(opts),
