@@ -132,6 +132,13 @@ pub enum CrashFsError {
          from: joj's runs do not flush without end"
     )]
     TooManyEpochs { epochs: usize, max: usize },
+    /// A log that begins more transactions than a run records ([`super::MAX_TRANSACTIONS`]).
+    #[error(
+        "the log begins {begun} transactions, more than the {max} a run of joj records (-n); \
+         the state after each is held in memory to judge the crash states of the PostMark-like \
+         workload; fix: check where the log came from: joj's runs begin at most -n transactions"
+    )]
+    TooManyTransactions { begun: u64, max: u64 },
     /// `--shard` not of the form `K/N` with 1 ≤ K ≤ N.
     #[error(
         "--shard {given}: expected K/N, the K-th of N shares, with 1 ≤ K ≤ N ≤ {max}; fix: give \

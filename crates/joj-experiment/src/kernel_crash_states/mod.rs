@@ -154,6 +154,14 @@ fn prepare(opts: &CrashFsOptions) -> Result<Prepared, ExperimentError> {
         Some(path) => {
             let (log, log_ref) = from_log::load_with_ref(path)?;
             from_log::check(path, &log, opts)?;
+            let begun = begun(&log);
+            if begun > MAX_TRANSACTIONS {
+                return Err(CrashFsError::TooManyTransactions {
+                    begun,
+                    max: MAX_TRANSACTIONS,
+                }
+                .into());
+            }
             let checked = from_log::check_image_before_mount(path, opts.fs, &log)?;
             // What tracefs counted when the log was recorded, as the log says.
             let id = from_log::LogIdentity::of(path, &log.labels)?;
@@ -169,11 +177,7 @@ fn prepare(opts: &CrashFsOptions) -> Result<Prepared, ExperimentError> {
             (log, None, summary, None)
         }
     };
-    let transactions = log
-        .ops
-        .iter()
-        .filter(|o| matches!(o, LogOp::Mark(Mark::Begun(_))))
-        .count() as u64;
+    let transactions = begun(&log);
     // The PostMark-like files depend on the recorded run's seed, which a labelled log keeps.
     let workload_seed = from_log::LogIdentity::of(Path::new(""), &log.labels)
         .ok()
@@ -200,6 +204,13 @@ fn prepare(opts: &CrashFsOptions) -> Result<Prepared, ExperimentError> {
         report,
         expected,
     })
+}
+
+/// Transactions `log` marks as begun.
+fn begun(log: &BlockLog) -> u64 {
+    (log.ops.iter())
+        .filter(|o| matches!(o, LogOp::Mark(Mark::Begun(_))))
+        .count() as u64
 }
 
 fn mode_name(opts: &CrashFsOptions) -> String {
