@@ -19,6 +19,11 @@
 //! after a flush), sampled when there are more; the rest to in-order prefixes, sampled too.
 //! What one kind cannot use goes to the others. All drawn from `seed`. Invariant: no state
 //! appears twice; each state's kind says which of these it is.
+//!
+//! A plan holds each state in a few bytes ([`PlannedState`], its writes a [`Kept`]) and lists
+//! a state's writes only when it is built ([`Plan::state`]): planning takes memory in
+//! proportion to the epochs, the writes and the states planned, never their product. A log
+//! of more than [`MAX_EPOCHS`] epochs is refused before any is built.
 
 use joj_linux::record::{LogOp, Mark, SECTOR_BYTES};
 use rand::RngExt;
