@@ -409,6 +409,15 @@ pub fn joj_bounded(args: &[&str]) -> Bounded {
 /// [`joj_bounded`] with more `prlimit` options (`--nofile=100:300`) and, when `cgroup` names a
 /// cgroup directory, joj moved into it before it starts.
 pub fn joj_limited(limits: &[&str], cgroup: Option<&Path>, args: &[&str]) -> Bounded {
+    joj_limited_to(limits, cgroup, args, Stdio::null())
+}
+
+/// [`joj_bounded`], its standard output written to `out`.
+pub fn joj_bounded_to(args: &[&str], out: &Path) -> Bounded {
+    joj_limited_to(&[], None, args, std::fs::File::create(out).unwrap().into())
+}
+
+fn joj_limited_to(limits: &[&str], cgroup: Option<&Path>, args: &[&str], stdout: Stdio) -> Bounded {
     let mut cmd = Command::new("sh");
     // The shell moves itself into the cgroup, then becomes prlimit, which becomes joj: one pid.
     let join = match cgroup {
@@ -424,11 +433,7 @@ pub fn joj_limited(limits: &[&str], cgroup: Option<&Path>, args: &[&str]) -> Bou
         .arg("--")
         .arg(JOJ)
         .args(args);
-    let mut child = cmd
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = cmd.stdout(stdout).stderr(Stdio::piped()).spawn().unwrap();
     let pid = child.id();
     let deadline = Instant::now() + Duration::from_secs(60);
     let status = loop {
@@ -465,13 +470,14 @@ pub fn crafted_ext4_log(staging: &Path, dir: &Path) -> PathBuf {
     crafted_ext4_log_edited(staging, dir, |_| {})
 }
 
-/// [`crafted_ext4_log`], with `edit` changing the image's bytes after `mkfs.ext4 -d`.
-pub fn crafted_ext4_log_edited(
+/// The 64 MiB ext4 image `mkfs.ext4 -d staging` makes (in `dir`, removed after), with `edit`
+/// changing its bytes: as a log's base image, and its first block.
+fn crafted_ext4_base(
     staging: &Path,
     dir: &Path,
     edit: impl FnOnce(&mut [u8]),
-) -> PathBuf {
-    use joj_linux::record::{BLOCK_BYTES, BlockLog, LogOp, Mark, SparseImage};
+) -> (joj_linux::record::SparseImage, Vec<u8>) {
+    use joj_linux::record::{BLOCK_BYTES, SparseImage};
     let image = dir.join("crafted.img");
     let size_bytes = 64u64 << 20;
     std::fs::File::create(&image)
@@ -489,6 +495,7 @@ pub fn crafted_ext4_log_edited(
         String::from_utf8_lossy(&mkfs.stderr)
     );
     let mut bytes = std::fs::read(&image).unwrap();
+    std::fs::remove_file(&image).unwrap();
     edit(&mut bytes);
     let mut base = SparseImage::zeroed(size_bytes);
     for (i, block) in bytes.chunks(BLOCK_BYTES as usize).enumerate() {
@@ -496,20 +503,57 @@ pub fn crafted_ext4_log_edited(
             base.write(i as u64 * BLOCK_BYTES, block);
         }
     }
+    bytes.truncate(BLOCK_BYTES as usize);
+    (base, bytes)
+}
+
+/// A joj-blocklog (version 2) whose base image `mkfs.ext4 -d staging` makes, with `labels`
+/// and the records `ops`, written to `dir/crafted.blocklog` with a correct checksum, as a
+/// hostile log would be.
+pub fn crafted_ext4_log_of(
+    staging: &Path,
+    dir: &Path,
+    labels: &[(&str, &str)],
+    ops: Vec<joj_linux::record::LogOp>,
+) -> PathBuf {
+    use joj_linux::record::BlockLog;
+    let (base, _) = crafted_ext4_base(staging, dir, |_| {});
+    let log = BlockLog {
+        base,
+        ops,
+        labels: (labels.iter())
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+    };
+    let path = dir.join("crafted.blocklog");
+    log.write_to(std::io::BufWriter::new(
+        std::fs::File::create(&path).unwrap(),
+    ))
+    .unwrap();
+    path
+}
+
+/// [`crafted_ext4_log`], with `edit` changing the image's bytes after `mkfs.ext4 -d`.
+pub fn crafted_ext4_log_edited(
+    staging: &Path,
+    dir: &Path,
+    edit: impl FnOnce(&mut [u8]),
+) -> PathBuf {
+    use joj_linux::record::{BlockLog, LogOp, Mark};
+    let (base, first) = crafted_ext4_base(staging, dir, edit);
     let log = BlockLog {
         base,
         ops: vec![
             LogOp::Mark(Mark::Begun(1)),
             LogOp::Write {
                 offset_bytes: 0,
-                data: bytes[..BLOCK_BYTES as usize].to_vec(),
+                data: first,
             },
             LogOp::Flush,
             LogOp::Mark(Mark::Acknowledged(1)),
         ],
         ..BlockLog::default()
     };
-    std::fs::remove_file(&image).unwrap();
     let mut bytes = Vec::new();
     log.write_to(&mut bytes).unwrap();
     // As a version-1 log (before labels): the same bytes with version 1, the label length's

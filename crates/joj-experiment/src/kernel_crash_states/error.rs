@@ -123,6 +123,22 @@ pub enum CrashFsError {
         .log.display()
     )]
     DeviceTooLarge { log: PathBuf, bytes: u64, max: u64 },
+    /// A log of more epochs than joj plans crash states of ([`super::states::MAX_EPOCHS`]).
+    #[error(
+        "the log splits into {epochs} epochs (one per flush, and the tail), more than the {max} \
+         joj plans crash states of: each is held in memory with its states, and a run of the \
+         most transactions joj records (-n 100000) flushes a few hundred thousand times; fix: \
+         check a log of a shorter run (fewer transactions, -n), or check where the log came \
+         from: joj's runs do not flush without end"
+    )]
+    TooManyEpochs { epochs: usize, max: usize },
+    /// A log that begins more transactions than a run records ([`super::MAX_TRANSACTIONS`]).
+    #[error(
+        "the log begins {begun} transactions, more than the {max} a run of joj records (-n); \
+         the state after each is held in memory to judge the crash states of the PostMark-like \
+         workload; fix: check where the log came from: joj's runs begin at most -n transactions"
+    )]
+    TooManyTransactions { begun: u64, max: u64 },
     /// `--shard` not of the form `K/N` with 1 ≤ K ≤ N.
     #[error(
         "--shard {given}: expected K/N, the K-th of N shares, with 1 ≤ K ≤ N ≤ {max}; fix: give \

@@ -320,9 +320,11 @@ pub fn superblock_fs(image: &SparseImage) -> Option<&'static str> {
     }
 }
 
-/// Checks a loaded log against `opts`: its labels, and its image's filesystem.
+/// Checks a loaded log against `opts`: its labels, its image's filesystem, and that its states
+/// can be planned ([`super::states::count_epochs`]), before the image's checker runs.
 pub fn check(path: &Path, log: &BlockLog, opts: &CrashFsOptions) -> Result<(), CrashFsError> {
     LogIdentity::of(path, &log.labels)?.check(path, opts)?;
+    super::states::count_epochs(&log.ops)?;
     match superblock_fs(&log.base) {
         None => Err(CrashFsError::ImageNoFs {
             log: path.to_path_buf(),

@@ -24,6 +24,7 @@ pub mod confined;
 pub mod error;
 pub mod from_log;
 pub mod jbd2;
+pub mod kept;
 pub mod mount;
 pub mod options;
 pub mod part_bounds;
@@ -68,6 +69,8 @@ const MAX_JOBS: usize = 2;
 /// Largest `-n`.
 pub const MAX_TRANSACTIONS: u64 = 100_000;
 
+// A run of the most transactions, flushing ten times for each, can be planned.
+const _: () = assert!(states::MAX_EPOCHS as u64 >= 10 * MAX_TRANSACTIONS);
 // The journal's bound on its device is the saved log's.
 const _: () =
     assert!(jbd2::MAX_DEVICE_BLOCKS * joj_linux::record::BLOCK_BYTES == from_log::MAX_DEVICE_BYTES);
@@ -108,7 +111,15 @@ pub fn record_only(opts: &CrashFsOptions) -> Result<(RecordedLog, Evidence), Exp
     joj_linux::install_cleanup_handler()?;
     joj_linux::leftovers::sweep_and_report();
     let (log, mut summary) = record(opts).inspect_err(|_| wait_if_cleaning())?;
-    summarize(&log, states::epochs(&log.ops).len(), &mut summary);
+    summarize(
+        &log,
+        1 + log
+            .ops
+            .iter()
+            .filter(|op| matches!(op, LogOp::Flush))
+            .count(),
+        &mut summary,
+    );
     let recorded = RecordedLog {
         fs: opts.fs.to_string(),
         mode: mode_name(opts),
@@ -144,6 +155,14 @@ fn prepare(opts: &CrashFsOptions) -> Result<Prepared, ExperimentError> {
         Some(path) => {
             let (log, log_ref) = from_log::load_with_ref(path)?;
             from_log::check(path, &log, opts)?;
+            let begun = begun(&log);
+            if begun > MAX_TRANSACTIONS {
+                return Err(CrashFsError::TooManyTransactions {
+                    begun,
+                    max: MAX_TRANSACTIONS,
+                }
+                .into());
+            }
             let checked = from_log::check_image_before_mount(path, opts.fs, &log)?;
             // What tracefs counted when the log was recorded, as the log says.
             let id = from_log::LogIdentity::of(path, &log.labels)?;
@@ -159,11 +178,7 @@ fn prepare(opts: &CrashFsOptions) -> Result<Prepared, ExperimentError> {
             (log, None, summary, None)
         }
     };
-    let transactions = log
-        .ops
-        .iter()
-        .filter(|o| matches!(o, LogOp::Mark(Mark::Begun(_))))
-        .count() as u64;
+    let transactions = begun(&log);
     // The PostMark-like files depend on the recorded run's seed, which a labelled log keeps.
     let workload_seed = from_log::LogIdentity::of(Path::new(""), &log.labels)
         .ok()
@@ -190,6 +205,13 @@ fn prepare(opts: &CrashFsOptions) -> Result<Prepared, ExperimentError> {
         report,
         expected,
     })
+}
+
+/// Transactions `log` marks as begun.
+fn begun(log: &BlockLog) -> u64 {
+    (log.ops.iter())
+        .filter(|o| matches!(o, LogOp::Mark(Mark::Begun(_))))
+        .count() as u64
 }
 
 fn mode_name(opts: &CrashFsOptions) -> String {

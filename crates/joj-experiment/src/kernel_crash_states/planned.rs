@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::check::Checker;
 use super::coalition::{self, Coalesced, CoalitionStats, CutState};
 use super::jbd2::{Jbd2Error, Journal};
-use super::states::{self, CrashState, KindCounts};
+use super::states::{self, CrashState, KindCounts, Plan};
 use crate::error::ExperimentError;
 
 /// A state as its reading describes it.
@@ -23,8 +23,7 @@ pub enum FoundState {
 pub enum Planned {
     Epochs {
         epochs: Vec<states::Epoch>,
-        states: Vec<CrashState>,
-        exhaustive: bool,
+        plan: Plan,
     },
     Coalesced {
         c: Coalesced,
@@ -35,7 +34,8 @@ pub enum Planned {
 impl Planned {
     /// Plans `budget` states of `log` from `seed`; with `emmc_journal` (the image's journal, as
     /// located) read as the optimized journal issues it (with the per-page canary's partial
-    /// commits if `per_page`).
+    /// commits if `per_page`). A log of more than [`states::MAX_EPOCHS`] epochs is refused
+    /// before any is built.
     pub fn new(
         log: &BlockLog,
         emmc_journal: Option<&Result<Journal, Jbd2Error>>,
@@ -43,14 +43,11 @@ impl Planned {
         seed: u64,
         per_page: bool,
     ) -> Result<Planned, ExperimentError> {
+        states::count_epochs(&log.ops)?;
         let Some(journal) = emmc_journal else {
             let epochs = states::epochs(&log.ops);
             let plan = states::plan(&epochs, budget, seed);
-            return Ok(Planned::Epochs {
-                epochs,
-                states: plan.states,
-                exhaustive: plan.exhaustive,
-            });
+            return Ok(Planned::Epochs { epochs, plan });
         };
         let journal = journal.as_ref().map_err(|e| {
             ExperimentError::CrashStates(format!("the recorded image's journal: {e}"))
@@ -62,7 +59,7 @@ impl Planned {
 
     pub fn len(&self) -> usize {
         match self {
-            Planned::Epochs { states, .. } => states.len(),
+            Planned::Epochs { plan, .. } => plan.states.len(),
             Planned::Coalesced { states, .. } => states.len(),
         }
     }
@@ -79,13 +76,7 @@ impl Planned {
     }
 
     pub fn exhaustive(&self) -> bool {
-        matches!(
-            self,
-            Planned::Epochs {
-                exhaustive: true,
-                ..
-            }
-        )
+        matches!(self, Planned::Epochs { plan, .. } if plan.exhaustive)
     }
 
     /// The states by kind. A state of the optimized journal's reading is a boundary when
@@ -94,7 +85,7 @@ impl Planned {
     pub fn kinds(&self) -> KindCounts {
         let mut k = KindCounts::default();
         match self {
-            Planned::Epochs { states, .. } => states.iter().for_each(|s| k.add(s.kind)),
+            Planned::Epochs { plan, .. } => plan.states.iter().for_each(|s| k.add(s.kind)),
             Planned::Coalesced { c, states } => {
                 states.iter().for_each(|s| k.add(s.kind(&c.epochs)))
             }
@@ -105,7 +96,7 @@ impl Planned {
     /// The share of each epoch's states checked (the plain reading only).
     pub fn coverage(&self) -> Option<Vec<states::EpochCoverage>> {
         match self {
-            Planned::Epochs { epochs, states, .. } => Some(states::coverage(epochs, states)),
+            Planned::Epochs { epochs, plan } => Some(states::coverage(epochs, plan)),
             Planned::Coalesced { .. } => None,
         }
     }
@@ -129,21 +120,21 @@ impl Planned {
     /// Acknowledged and begun transactions state `i` is judged against.
     pub fn bounds(&self, i: usize) -> (u64, u64) {
         match self {
-            Planned::Epochs { epochs, states, .. } => states[i].bounds(epochs),
+            Planned::Epochs { epochs, plan } => plan.state(i, epochs).bounds(epochs),
             Planned::Coalesced { c, states } => states[i].bounds(&c.epochs),
         }
     }
 
     pub fn describe(&self, i: usize) -> String {
         match self {
-            Planned::Epochs { epochs, states, .. } => states[i].describe(epochs),
+            Planned::Epochs { epochs, plan } => plan.state(i, epochs).describe(epochs),
             Planned::Coalesced { c, states } => states[i].describe(&c.epochs),
         }
     }
 
     pub fn state(&self, i: usize) -> FoundState {
         match self {
-            Planned::Epochs { states, .. } => FoundState::Epoch(states[i].clone()),
+            Planned::Epochs { epochs, plan } => FoundState::Epoch(plan.state(i, epochs)),
             Planned::Coalesced { states, .. } => FoundState::Cut(states[i].clone()),
         }
     }
@@ -161,7 +152,7 @@ impl Planned {
     /// State `i`'s image (states of one builder come in index order).
     pub fn image(&self, b: &mut Builder<'_>, checker: &mut Checker<'_>, i: usize) -> SparseImage {
         match (self, b) {
-            (Planned::Epochs { states, .. }, _) => checker.image(&states[i]),
+            (Planned::Epochs { epochs, plan }, _) => checker.image(&plan.state(i, epochs)),
             (Planned::Coalesced { states, .. }, Builder::Coalesced(images)) => {
                 images.image(&states[i])
             }

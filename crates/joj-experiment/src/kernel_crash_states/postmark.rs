@@ -73,6 +73,9 @@ pub struct Expected {
     pub ops: Vec<Op>,
     /// `states[k]`: after the first `k` transactions.
     pub states: Vec<State>,
+    /// Each file the run ever made, and the longest it ever was: no file of a state the run
+    /// leaves, whole or in part, is longer (a file longer than this is broken unread).
+    pub longest: State,
 }
 
 impl Expected {
@@ -83,7 +86,7 @@ impl Expected {
             .map(|id| (id, rng.random_range(512..=10_240)))
             .collect();
         let (mut state, mut next_id) = (pool.clone(), POOL_FILES);
-        let (mut ops, mut states) = (Vec::new(), vec![pool.clone()]);
+        let mut ops = Vec::new();
         for _ in 0..transactions {
             let live: Vec<u64> = state.keys().copied().collect();
             let pick = rng.random_range(0..4u32);
@@ -105,16 +108,36 @@ impl Expected {
             };
             apply(&mut state, op);
             ops.push(op);
-            states.push(state.clone());
         }
-        Expected { pool, ops, states }
+        Expected::of(pool, ops)
+    }
+
+    /// The run of `ops` on `pool`.
+    pub fn of(pool: State, ops: Vec<Op>) -> Expected {
+        let mut states = vec![pool.clone()];
+        for &op in &ops {
+            let mut next = states.last().expect("the pool's state").clone();
+            apply(&mut next, op);
+            states.push(next);
+        }
+        let mut longest = State::new();
+        for (&id, &len) in states.iter().flatten() {
+            let l = longest.entry(id).or_insert(len);
+            *l = (*l).max(len);
+        }
+        Expected {
+            pool,
+            ops,
+            states,
+            longest,
+        }
     }
 
     /// What the directory `dir` shows.
     /// What the directory `dir` of `image` shows (its files are read beneath the image's root
     /// only; a link, a special file or a way out is an [`ImageEscape`]).
     pub fn shown(&self, image: &Beneath, dir: &Path) -> Result<Shown, ImageEscape> {
-        let disk = match read_dir(image, dir)? {
+        let disk = match read_dir(image, dir, &self.longest)? {
             Ok(d) => d,
             Err(broken) => return Ok(broken),
         };
@@ -172,8 +195,14 @@ fn in_part(before: &State, op: Op, disk: &State) -> bool {
             .all(|(f, l)| *f == id || before.get(f) == Some(l))
 }
 
-/// The files in `dir` of `image`, each checked byte for byte (or why they are broken).
-fn read_dir(image: &Beneath, dir: &Path) -> Result<Result<State, Shown>, ImageEscape> {
+/// The files in `dir` of `image`, each checked byte for byte (or why they are broken). A file
+/// longer than the run ever made it (`longest`) is broken from its size alone, unread: a
+/// crafted image's sparse file of 64 GiB was read whole, into as much memory.
+fn read_dir(
+    image: &Beneath,
+    dir: &Path,
+    longest: &State,
+) -> Result<Result<State, Shown>, ImageEscape> {
     let broken = |why: String| Ok(Err(Shown::Broken(why)));
     let names = match image.read_dir(dir).map_err(broken_or_escape) {
         Ok(n) => n,
@@ -186,24 +215,87 @@ fn read_dir(image: &Beneath, dir: &Path) -> Result<Result<State, Shown>, ImageEs
         let Some(id) = id_of(&file_name) else {
             return broken(format!("a stray file {file_name}"));
         };
-        let mut data = Vec::new();
+        let most = longest.get(&id).copied();
         let read = match image.open_file(&dir.join(&file_name)) {
-            Ok(mut f) => f.read_to_end(&mut data).map_err(|e| e.to_string()),
-            Err(e) => Err(broken_or_escape(e)?),
+            Ok(mut f) => as_written(&mut f, id, most.unwrap_or(0)),
+            Err(e) => Err(Unlike::Unread(broken_or_escape(e)?)),
         };
-        if let Err(e) = read {
-            return broken(format!("cannot read {file_name}: {e}"));
+        match (read, most) {
+            (Ok(len), _) => {
+                state.insert(id, len);
+            }
+            (Err(Unlike::Longer { bytes }), None) => {
+                return broken(format!(
+                    "{file_name}, a file the run never made, holds {bytes} bytes (not read)"
+                ));
+            }
+            (Err(Unlike::Longer { bytes }), Some(most)) => {
+                return broken(format!(
+                    "{file_name} holds {bytes} bytes, more than the run ever made it ({most} \
+                     bytes): no prefix of its transactions leaves this (not read)"
+                ));
+            }
+            (Err(Unlike::WrongByte { offset }), _) => {
+                return broken(format!("{file_name} has a wrong byte at offset {offset}"));
+            }
+            (Err(Unlike::Unread(e)), _) => {
+                return broken(format!("cannot read {file_name}: {e}"));
+            }
         }
-        if let Some(o) = data
-            .iter()
-            .zip(content(id, 0, data.len() as u64))
-            .position(|(a, b)| *a != b)
-        {
-            return broken(format!("{file_name} has a wrong byte at offset {o}"));
-        }
-        state.insert(id, data.len() as u64);
     }
     Ok(Ok(state))
+}
+
+/// Bytes of a file read and compared at a time.
+const CHUNK_BYTES: u64 = 64 << 10;
+
+/// How a file differs from what the run wrote into it.
+#[derive(Debug, PartialEq, Eq)]
+enum Unlike {
+    /// Longer than the run ever made it: `bytes` by its size (or at least, read so far).
+    Longer {
+        bytes: u64,
+    },
+    WrongByte {
+        offset: u64,
+    },
+    Unread(String),
+}
+
+/// The length of file `id` open as `f`, if every byte of it is the run's and it is at most
+/// `most` bytes long; its size is checked first, then it is read and compared in chunks (a
+/// file that grows past its size while read is still cut off at `most`).
+fn as_written(f: &mut File, id: u64, most: u64) -> Result<u64, Unlike> {
+    let unread = |e: std::io::Error| Unlike::Unread(e.to_string());
+    let bytes = f.metadata().map_err(unread)?.len();
+    if bytes > most {
+        return Err(Unlike::Longer { bytes });
+    }
+    let mut buf = vec![0u8; bytes.min(CHUNK_BYTES) as usize];
+    let mut at = 0u64;
+    let mut within = f.take(most + 1);
+    loop {
+        let n = match within.read(&mut buf) {
+            Ok(0) => return Ok(at),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(unread(e)),
+        };
+        let end = at + n as u64;
+        if end > most {
+            return Err(Unlike::Longer { bytes: end });
+        }
+        if let Some(o) = buf[..n]
+            .iter()
+            .zip(content(id, at, end))
+            .position(|(a, b)| *a != b)
+        {
+            return Err(Unlike::WrongByte {
+                offset: at + o as u64,
+            });
+        }
+        at = end;
+    }
 }
 
 fn sync_dir(dir: &Path) -> std::io::Result<()> {
@@ -299,18 +391,68 @@ mod tests {
     }
 
     #[test]
+    fn a_file_is_compared_chunk_by_chunk_and_one_too_long_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(name(7));
+        let len = 3 * CHUNK_BYTES + 100;
+        std::fs::write(&path, content(7, 0, len)).unwrap();
+        let open = || File::open(&path).unwrap();
+        assert_eq!(as_written(&mut open(), 7, len), Ok(len));
+        assert_eq!(as_written(&mut open(), 7, len + 1), Ok(len));
+        assert_eq!(
+            as_written(&mut open(), 7, len - 1),
+            Err(Unlike::Longer { bytes: len })
+        );
+        // A wrong byte in the third chunk is found where it is.
+        let at = 2 * CHUNK_BYTES + 5;
+        let mut f = OpenOptions::new().write(true).open(&path).unwrap();
+        std::os::unix::fs::FileExt::write_at(&f, &[!content(7, at, at + 1)[0]], at).unwrap();
+        assert_eq!(
+            as_written(&mut open(), 7, len),
+            Err(Unlike::WrongByte { offset: at })
+        );
+        // A sparse terabyte is judged by its size: reading it would take the test's time.
+        f.set_len(1 << 40).unwrap();
+        f.flush().unwrap();
+        assert_eq!(
+            as_written(&mut open(), 7, len),
+            Err(Unlike::Longer { bytes: 1 << 40 })
+        );
+    }
+
+    #[test]
+    fn a_file_longer_than_the_run_ever_made_it_is_broken_by_its_size() {
+        let e = Expected::new(30, 5);
+        let dir = tempfile::tempdir().unwrap();
+        prepare(dir.path(), &e).unwrap();
+        let most = e.longest[&0];
+        // The right bytes, one more than the run ever wrote into the file.
+        std::fs::write(dir.path().join(name(0)), content(0, 0, most + 1)).unwrap();
+        let said = format!(
+            "{} holds {} bytes, more than the run ever made it ({most} bytes)",
+            name(0),
+            most + 1
+        );
+        assert!(
+            matches!(e.shown_in(dir.path()), Shown::Broken(why) if why.contains(&said)),
+            "{said}"
+        );
+        // A file the run never made.
+        std::fs::write(dir.path().join(name(0)), content(0, 0, most)).unwrap();
+        std::fs::write(dir.path().join(name(999_999)), [0u8; 3]).unwrap();
+        assert!(matches!(
+            e.shown_in(dir.path()),
+            Shown::Broken(why) if why.contains("pm999999, a file the run never made, holds 3 bytes")
+        ));
+    }
+
+    #[test]
     fn a_state_that_repeats_is_read_as_every_k_it_fits() {
         // Regression: a file created and then deleted gives the pool back, and the directory
         // was read as showing 0 transactions only (2 acknowledged "lost").
         let pool: State = [(0, 700)].into_iter().collect();
         let ops = vec![Op::Create { id: 1, bytes: 600 }, Op::Delete { id: 1 }];
-        let mut states = vec![pool.clone()];
-        for &op in &ops {
-            let mut next = states.last().unwrap().clone();
-            apply(&mut next, op);
-            states.push(next);
-        }
-        let e = Expected { pool, ops, states };
+        let e = Expected::of(pool, ops);
         let dir = tempfile::tempdir().unwrap();
         prepare(dir.path(), &e).unwrap();
         assert_eq!(

@@ -19,13 +19,22 @@
 //! after a flush), sampled when there are more; the rest to in-order prefixes, sampled too.
 //! What one kind cannot use goes to the others. All drawn from `seed`. Invariant: no state
 //! appears twice; each state's kind says which of these it is.
-
-use std::collections::HashSet;
+//!
+//! A plan holds each state in a few bytes ([`PlannedState`], its writes a [`Kept`]) and lists
+//! a state's writes only when it is built ([`Plan::state`]): planning takes memory in
+//! proportion to the epochs, the writes and the states planned, never their product. A log
+//! of more than [`MAX_EPOCHS`] epochs is refused before any is built.
 
 use joj_linux::record::{LogOp, Mark, SECTOR_BYTES};
-use rand::{RngExt, SeedableRng};
+use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
+
+use super::error::CrashFsError;
+use super::kept::{Draws, Kept, Seen, draw, fingerprint};
+
+#[cfg(test)]
+mod reference;
 
 /// One write of an epoch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,6 +56,25 @@ pub struct Epoch {
     pub begun_at_start: u64,
     /// Index in the ops of the flush that ends the epoch (`None`: the log's end).
     pub flush_op: Option<usize>,
+}
+
+/// Most epochs a log may split into to be planned: each is held in memory with its writes, its
+/// boundary states and its line of the report's coverage, a few hundred bytes in all, whatever
+/// `--states` is. The measured runs flush 2–8 times per transaction, and a run has at most
+/// `MAX_TRANSACTIONS` (100,000); this allows 10 per transaction (checked where that bound is).
+pub const MAX_EPOCHS: usize = 1 << 20;
+
+/// The epochs `ops` split into (one per flush, and the tail), counted without building them;
+/// more than [`MAX_EPOCHS`] are refused.
+pub fn count_epochs(ops: &[LogOp]) -> Result<usize, CrashFsError> {
+    let epochs = 1 + ops.iter().filter(|op| matches!(op, LogOp::Flush)).count();
+    if epochs > MAX_EPOCHS {
+        return Err(CrashFsError::TooManyEpochs {
+            epochs,
+            max: MAX_EPOCHS,
+        });
+    }
+    Ok(epochs)
 }
 
 /// Splits a log's ops into epochs at its flushes.
@@ -106,9 +134,11 @@ pub fn epochs(ops: &[LogOp]) -> Vec<Epoch> {
             && out.len() == flushes + 1
             && out
                 .windows(2)
-                .all(|p| p[0].acked_at_end <= p[1].acked_at_end),
-        "epochs hold every logged write once, one epoch per flush plus the tail, acknowledgements never going back: \
-         {writes} writes, {flushes} flushes, {} epochs",
+                .all(|p| p[0].acked_at_end <= p[1].acked_at_end)
+            && u32::try_from(out.len()).is_ok()
+            && u32::try_from(writes).is_ok(),
+        "epochs hold every logged write once, one epoch per flush plus the tail, acknowledgements never going back, \
+         and states number them as u32: {writes} writes, {flushes} flushes, {} epochs",
         out.len()
     );
     out
@@ -193,8 +223,9 @@ impl CrashState {
     pub fn describe(&self, epochs: &[Epoch]) -> String {
         let e = &epochs[self.epoch as usize];
         let n = e.writes.len();
+        // `kept` is increasing: a search, not a scan, per write (an epoch may hold millions).
         let dropped: Vec<String> = (0..n as u32)
-            .filter(|i| !self.kept.contains(i))
+            .filter(|i| self.kept.binary_search(i).is_err())
             .map(|i| e.writes[i as usize].op.to_string())
             .collect();
         let torn = self.torn.map_or(String::new(), |t| {
@@ -216,51 +247,86 @@ impl CrashState {
     }
 }
 
+/// A crash state as a plan holds it: its kept writes in a few bytes ([`Kept`]), whatever the
+/// size of its epoch; [`Plan::state`] builds the [`CrashState`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlannedState {
+    pub epoch: u32,
+    pub kept: Kept,
+    pub torn: Option<Torn>,
+    pub kind: StateKind,
+}
+
 /// The states to check, and whether they are every state there is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plan {
-    pub states: Vec<CrashState>,
+    /// In epoch order.
+    pub states: Vec<PlannedState>,
     pub exhaustive: bool,
+    /// The generator the drawn states are drawn again from.
+    pub draws: Draws,
+}
+
+impl Plan {
+    /// State `i`, built: its kept writes listed.
+    pub fn state(&self, i: usize, epochs: &[Epoch]) -> CrashState {
+        let s = self.states[i];
+        let writes = epochs[s.epoch as usize].writes.len();
+        CrashState {
+            epoch: s.epoch,
+            kept: self.draws.indices(s.kept, writes),
+            torn: s.torn,
+            kind: s.kind,
+        }
+    }
 }
 
 /// Largest epoch whose subsets are enumerated.
 const MAX_ENUMERATED_WRITES: usize = 20;
 
-/// Every state of one epoch, if there are few enough.
-fn all_states(epoch: u32, e: &Epoch) -> Option<Vec<CrashState>> {
+/// How many states [`all_states`] gives of an epoch (counting the torn write on its in-order
+/// prefix and on all writes twice when they are the same), if its subsets are enumerated.
+fn all_states_count(e: &Epoch) -> Option<usize> {
     let w = e.writes.len();
-    if w > MAX_ENUMERATED_WRITES {
-        return None;
-    }
-    let mut out = Vec::new();
-    for mask in 0u32..(1 << w) {
-        let kept: Vec<u32> = (0..w as u32).filter(|i| mask & (1 << i) != 0).collect();
-        let kind = kind_of(&kept, None, w);
-        out.push(CrashState {
+    (w <= MAX_ENUMERATED_WRITES).then(|| {
+        let tears: usize = e.writes.iter().map(|x| x.sectors as usize - 1).sum();
+        (1 << w) + 2 * tears
+    })
+}
+
+/// Every state of one epoch of at most [`MAX_ENUMERATED_WRITES`] writes, one at a time: each
+/// subset (as a mask, in increasing order), then each write torn at each sector boundary on its
+/// in-order prefix and on all the writes.
+fn all_states(epoch: u32, e: &Epoch) -> impl Iterator<Item = PlannedState> + '_ {
+    let w = e.writes.len();
+    assert!(
+        w <= MAX_ENUMERATED_WRITES,
+        "only epochs of at most {MAX_ENUMERATED_WRITES} writes are enumerated: {w}"
+    );
+    let all = (1u64 << w) - 1;
+    let subsets = (0u64..1 << w).map(move |mask| {
+        let kept: Vec<u32> = (0..w as u32).filter(|i| mask >> i & 1 == 1).collect();
+        PlannedState {
             epoch,
-            kept,
+            kept: Kept::Mask(mask),
             torn: None,
-            kind,
-        });
-    }
-    for (i, wr) in e.writes.iter().enumerate() {
-        for t in 1..wr.sectors {
-            let prefix: Vec<u32> = (0..=i as u32).collect();
-            let others: Vec<u32> = (0..w as u32).collect();
-            for kept in [prefix, others] {
-                out.push(CrashState {
-                    epoch,
-                    kept,
-                    torn: Some(Torn {
-                        write: i as u32,
-                        sectors: t,
-                    }),
-                    kind: StateKind::Torn,
-                });
-            }
+            kind: kind_of(&kept, None, w),
         }
-    }
-    Some(out)
+    });
+    let torn = e.writes.iter().enumerate().flat_map(move |(i, wr)| {
+        (1..wr.sectors).flat_map(move |t| {
+            [(1u64 << (i + 1)) - 1, all].map(|mask| PlannedState {
+                epoch,
+                kept: Kept::Mask(mask),
+                torn: Some(Torn {
+                    write: i as u32,
+                    sectors: t,
+                }),
+                kind: StateKind::Torn,
+            })
+        })
+    });
+    subsets.chain(torn)
 }
 
 /// How a budget that cannot hold every state is split among the kinds (a pure policy): at
@@ -291,64 +357,53 @@ fn is_prefix(kept: &[u32]) -> bool {
     kept.iter().enumerate().all(|(j, &i)| j as u32 == i)
 }
 
-/// Whether a state has writes in flight in the sense of the split: a torn write, or a kept set
-/// that is not an in-order prefix (nor all the writes, nor none).
-pub fn in_flight(s: &CrashState) -> bool {
-    matches!(s.kind, StateKind::Subset | StateKind::Torn)
+impl StateKind {
+    /// Whether a state of this kind has writes in flight in the sense of the split: a torn
+    /// write, or a kept set that is not an in-order prefix (nor all the writes, nor none).
+    pub fn in_flight(self) -> bool {
+        matches!(self, StateKind::Subset | StateKind::Torn)
+    }
 }
 
 /// The crash states of `epochs` to check within `budget`, chosen from `seed`.
+///
+/// Memory: a few bytes per epoch, per write (the prefixes are shuffled as pairs of numbers)
+/// and per state planned; the writes a state keeps are listed only when it is built.
 pub fn plan(epochs: &[Epoch], budget: usize, seed: u64) -> Plan {
+    let draws = Draws::new(seed ^ 0xc4a5_5a7e);
     // Exhaustive when every epoch's space is small and the total fits.
-    let mut all = Vec::new();
-    let mut fits = true;
-    for (i, e) in epochs.iter().enumerate() {
-        match all_states(i as u32, e) {
-            Some(s) if all.len() + s.len() <= budget => all.extend(s),
-            _ => {
-                fits = false;
-                break;
-            }
-        }
-    }
-    if fits {
-        let mut seen = HashSet::new();
-        all.retain(|s| seen.insert((s.epoch, s.kept.clone(), s.torn)));
+    if let Some(all) = exhaustive(epochs, budget, draws) {
         let plan = Plan {
             states: sorted(all),
             exhaustive: true,
+            draws,
         };
         assert_planned(&plan, epochs, budget);
         return plan;
     }
-    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xc4a5_5a7e);
-    let prefix = |e: u32, j: usize, kind| CrashState {
-        epoch: e,
-        kept: (0..j as u32).collect(),
-        torn: None,
-        kind,
-    };
-    let mut boundary: Vec<CrashState> = epochs
-        .iter()
-        .enumerate()
-        .map(|(i, e)| prefix(i as u32, e.writes.len(), StateKind::FlushBoundary))
+    let mut rng = draws.rng();
+    // (epoch, writes kept, kind) of every boundary state; (epoch, writes kept) of every prefix.
+    let mut boundary: Vec<(u32, u32, StateKind)> = (epochs.iter().enumerate())
+        .map(|(i, e)| (i as u32, e.writes.len() as u32, StateKind::FlushBoundary))
         .chain(
             (epochs.iter().enumerate())
                 .filter(|(_, e)| !e.writes.is_empty())
-                .map(|(i, _)| prefix(i as u32, 0, StateKind::AfterFlush)),
+                .map(|(i, _)| (i as u32, 0, StateKind::AfterFlush)),
         )
         .collect();
-    let mut prefixes: Vec<CrashState> = epochs
-        .iter()
-        .enumerate()
-        .flat_map(|(i, e)| (1..e.writes.len()).map(move |j| (i, j)))
-        .map(|(i, j)| prefix(i as u32, j, StateKind::Prefix))
+    let mut prefixes: Vec<(u32, u32)> = (epochs.iter().enumerate())
+        .flat_map(|(i, e)| (1..e.writes.len() as u32).map(move |j| (i as u32, j)))
         .collect();
     let shares = Shares::of(budget);
     let boundary_share = boundary.len().min(shares.boundary);
     let prefix_share = prefixes.len().min(shares.prefix);
     // The in-flight states get their share and whatever the other kinds cannot use.
-    let flying = in_flight_states(epochs, budget - boundary_share - prefix_share, &mut rng);
+    let flying = in_flight_states(
+        epochs,
+        budget - boundary_share - prefix_share,
+        &mut rng,
+        draws,
+    );
     // What the in-flight states could not use goes back to the boundaries, then the prefixes.
     let unused = budget - boundary_share - prefix_share - flying.len();
     let boundary_take = boundary.len().min(boundary_share + unused);
@@ -356,33 +411,82 @@ pub fn plan(epochs: &[Epoch], budget: usize, seed: u64) -> Plan {
     let prefix_take = prefixes.len().min(prefix_share + unused);
     shuffle(&mut boundary, &mut rng);
     shuffle(&mut prefixes, &mut rng);
-    boundary.truncate(boundary_take);
-    prefixes.truncate(prefix_take);
-    let mut states = boundary;
-    states.extend(prefixes);
+    let first = |epoch, n, kind| PlannedState {
+        epoch,
+        kept: Kept::First(n),
+        torn: None,
+        kind,
+    };
+    let mut states: Vec<PlannedState> = (boundary.into_iter().take(boundary_take))
+        .map(|(e, n, kind)| first(e, n, kind))
+        .chain(
+            (prefixes.into_iter().take(prefix_take)).map(|(e, j)| first(e, j, StateKind::Prefix)),
+        )
+        .collect();
     states.extend(flying);
     let plan = Plan {
         states: sorted(states),
         exhaustive: false,
+        draws,
     };
     assert_planned(&plan, epochs, budget);
     plan
 }
 
+/// Every state of `epochs`, each once, if every epoch is enumerated and they fit `budget`
+/// (counted before any is made).
+fn exhaustive(epochs: &[Epoch], budget: usize, draws: Draws) -> Option<Vec<PlannedState>> {
+    let mut total = 0usize;
+    for e in epochs {
+        total = total.checked_add(all_states_count(e)?)?;
+        if total > budget {
+            return None;
+        }
+    }
+    let mut seen = Seen::default();
+    let mut all = Vec::with_capacity(total);
+    for (i, e) in epochs.iter().enumerate() {
+        let w = e.writes.len();
+        for s in all_states(i as u32, e) {
+            let fp = fingerprint(&draws.indices(s.kept, w));
+            if seen.insert((s.epoch, s.torn), fp, s.kept, |a, b| draws.same(a, b, w)) {
+                all.push(s);
+            }
+        }
+    }
+    Some(all)
+}
+
 /// Up to `wanted` states in flight, none twice: random draws until they stall, then every
 /// in-flight state of the enumerable epochs, the epochs in an order drawn from the seed.
-fn in_flight_states(epochs: &[Epoch], wanted: usize, rng: &mut ChaCha8Rng) -> Vec<CrashState> {
-    let mut seen = HashSet::new();
+fn in_flight_states(
+    epochs: &[Epoch],
+    wanted: usize,
+    rng: &mut ChaCha8Rng,
+    draws: Draws,
+) -> Vec<PlannedState> {
+    let mut seen = Seen::default();
     let mut out = Vec::new();
-    let mut push = |s: CrashState, out: &mut Vec<CrashState>| {
-        if out.len() < wanted && in_flight(&s) && seen.insert((s.epoch, s.kept.clone(), s.torn)) {
+    let mut push = |s: PlannedState, fp: u64, out: &mut Vec<PlannedState>| {
+        let w = epochs[s.epoch as usize].writes.len();
+        if out.len() < wanted
+            && s.kind.in_flight()
+            && seen.insert((s.epoch, s.torn), fp, s.kept, |a, b| draws.same(a, b, w))
+        {
             out.push(s);
         }
     };
+    // Writes up to and including each epoch: an epoch is drawn by its writes.
+    let upto: Vec<usize> = (epochs.iter())
+        .scan(0usize, |sum, e| {
+            *sum += e.writes.len();
+            Some(*sum)
+        })
+        .collect();
     loop {
         let before = out.len();
-        for s in random_states(epochs, wanted.saturating_sub(before), rng) {
-            push(s, &mut out);
+        for (s, fp) in random_states(epochs, &upto, wanted.saturating_sub(before), rng, draws) {
+            push(s, fp, &mut out);
         }
         if out.len() == before || out.len() >= wanted {
             break;
@@ -394,40 +498,45 @@ fn in_flight_states(epochs: &[Epoch], wanted: usize, rng: &mut ChaCha8Rng) -> Ve
         if out.len() >= wanted {
             break;
         }
-        for s in all_states(i as u32, &epochs[i]).unwrap_or_default() {
-            push(s, &mut out);
+        let (e, w) = (&epochs[i], epochs[i].writes.len());
+        if w > MAX_ENUMERATED_WRITES {
+            continue;
+        }
+        for s in all_states(i as u32, e) {
+            if out.len() >= wanted {
+                break;
+            }
+            push(s, fingerprint(&draws.indices(s.kept, w)), &mut out);
         }
     }
     out
 }
 
-/// Up to `wanted` random states: an epoch drawn by its writes, each write kept with
+/// Up to `wanted` random states, each with the fingerprint of its kept writes: an epoch drawn
+/// by its writes (`upto`: the writes up to and including each epoch), each write kept with
 /// probability 1/2, one kept write torn half of the time; none twice. Each gets the kind its
-/// writes make it (a draw may be a boundary or a prefix).
-fn random_states(epochs: &[Epoch], wanted: usize, rng: &mut ChaCha8Rng) -> Vec<CrashState> {
+/// writes make it (a draw may be a boundary or a prefix). A draw's writes are held as the
+/// generator's word it was drawn from ([`Kept::drawn`]).
+fn random_states(
+    epochs: &[Epoch],
+    upto: &[usize],
+    wanted: usize,
+    rng: &mut ChaCha8Rng,
+    draws: Draws,
+) -> Vec<(PlannedState, u64)> {
     let mut out = Vec::new();
-    let mut seen = HashSet::new();
-    let weights: Vec<usize> = epochs.iter().map(|e| e.writes.len()).collect();
-    let total: usize = weights.iter().sum();
+    let mut seen = Seen::default();
+    let total = upto.last().copied().unwrap_or(0);
     let mut attempts = 0usize;
     while out.len() < wanted && total > 0 && attempts < wanted.saturating_mul(20) {
         attempts += 1;
-        let mut pick = rng.random_range(0..total);
-        let ei = weights
-            .iter()
-            .position(|&w| {
-                if pick < w {
-                    true
-                } else {
-                    pick -= w;
-                    false
-                }
-            })
-            .expect("pick < total");
+        let pick = rng.random_range(0..total);
+        // The first epoch whose writes reach past `pick`.
+        let ei = upto.partition_point(|&u| u <= pick);
         let e = &epochs[ei];
-        let kept: Vec<u32> = (0..e.writes.len() as u32)
-            .filter(|_| rng.random_bool(0.5))
-            .collect();
+        let w = e.writes.len();
+        let at = rng.get_word_pos();
+        let kept = draw(rng, w);
         let tearable: Vec<u32> = kept
             .iter()
             .copied()
@@ -438,15 +547,15 @@ fn random_states(epochs: &[Epoch], wanted: usize, rng: &mut ChaCha8Rng) -> Vec<C
             let sectors = rng.random_range(1..e.writes[write as usize].sectors);
             Torn { write, sectors }
         });
-        let kind = kind_of(&kept, torn, e.writes.len());
-        let s = CrashState {
+        let s = PlannedState {
             epoch: ei as u32,
-            kept,
+            kept: Kept::drawn(at, &kept, w),
             torn,
-            kind,
+            kind: kind_of(&kept, torn, w),
         };
-        if seen.insert((s.epoch, s.kept.clone(), s.torn)) {
-            out.push(s);
+        let fp = fingerprint(&kept);
+        if seen.insert((s.epoch, s.torn), fp, s.kept, |a, b| draws.same(a, b, w)) {
+            out.push((s, fp));
         }
     }
     out
@@ -514,8 +623,8 @@ pub struct EpochCoverage {
     pub share: f64,
 }
 
-/// The share of each epoch's states that `states` check.
-pub fn coverage(epochs: &[Epoch], states: &[CrashState]) -> Vec<EpochCoverage> {
+/// The share of each epoch's states that `plan` checks.
+pub fn coverage(epochs: &[Epoch], plan: &Plan) -> Vec<EpochCoverage> {
     let mut out: Vec<EpochCoverage> = epochs
         .iter()
         .enumerate()
@@ -532,10 +641,10 @@ pub fn coverage(epochs: &[Epoch], states: &[CrashState]) -> Vec<EpochCoverage> {
             }
         })
         .collect();
-    for s in states {
+    for s in &plan.states {
         let c = &mut out[s.epoch as usize];
         c.states += 1;
-        c.in_flight_states += u64::from(in_flight(s));
+        c.in_flight_states += u64::from(s.kind.in_flight());
     }
     for c in &mut out {
         c.share = c.states as f64 / c.fault_model_states;
@@ -552,26 +661,49 @@ pub(super) fn shuffle<T>(v: &mut [T], rng: &mut ChaCha8Rng) {
 }
 
 /// In epoch order, so that the durable image only ever moves forward while checking.
-fn sorted(mut states: Vec<CrashState>) -> Vec<CrashState> {
+fn sorted(mut states: Vec<PlannedState>) -> Vec<PlannedState> {
     states.sort_by_key(|s| s.epoch);
     states
 }
 
-/// Panics unless every state of `plan` is a state of `epochs`, at most `budget` of them.
+/// Panics unless every state of `plan` is a state of `epochs`, at most `budget` of them, in
+/// epoch order (each is checked whole, its writes listed, when it is built: [`Plan::state`],
+/// [`CrashState::assert_within`]).
 fn assert_planned(plan: &Plan, epochs: &[Epoch], budget: usize) {
     assert!(
         plan.states.len() <= budget,
         "a plan holds at most its budget: {} states for {budget}",
         plan.states.len()
     );
+    assert!(
+        plan.states.windows(2).all(|p| p[0].epoch <= p[1].epoch),
+        "a plan's states come in epoch order"
+    );
     for s in &plan.states {
-        s.assert_within(epochs);
+        let e = epochs.get(s.epoch as usize).unwrap_or_else(|| {
+            panic!(
+                "a planned state's epoch {} is one of the log's {}",
+                s.epoch,
+                epochs.len()
+            )
+        });
+        let torn_within = s.torn.is_none_or(|t| {
+            (e.writes.get(t.write as usize)).is_some_and(|w| t.sectors > 0 && t.sectors < w.sectors)
+        });
+        assert!(
+            s.kept.within(e.writes.len()) && torn_within,
+            "a planned state keeps writes of its epoch and tears one inside it: epoch {} of {} \
+             writes, {s:?}",
+            s.epoch,
+            e.writes.len()
+        );
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::SeedableRng;
 
     fn w(sectors: usize) -> LogOp {
         LogOp::Write {
@@ -617,6 +749,10 @@ mod tests {
         assert!(p.states.windows(2).all(|w| w[0].epoch <= w[1].epoch));
     }
 
+    fn built(p: &Plan, e: &[Epoch]) -> Vec<CrashState> {
+        (0..p.states.len()).map(|i| p.state(i, e)).collect()
+    }
+
     fn count(p: &Plan, kinds: &[StateKind]) -> usize {
         p.states.iter().filter(|s| kinds.contains(&s.kind)).count()
     }
@@ -635,13 +771,14 @@ mod tests {
             "{p:?}"
         );
         assert_eq!(count(&p, &[StateKind::Prefix]), 2, "{p:?}");
-        for s in &p.states {
+        let built = built(&p, &e);
+        for s in &built {
             let w = e[s.epoch as usize].writes.len();
             assert_eq!(s.kind, kind_of(&s.kept, s.torn, w), "{s:?}");
         }
-        let mut seen = HashSet::new();
+        let mut seen = std::collections::HashSet::new();
         assert!(
-            p.states
+            built
                 .iter()
                 .all(|s| seen.insert((s.epoch, s.kept.clone(), s.torn)))
         );
@@ -715,7 +852,7 @@ mod tests {
     fn coverage_counts_each_epochs_states_against_its_fault_model() {
         let e = epochs(&log());
         let p = plan(&e, 10_000, 1);
-        let c = coverage(&e, &p.states);
+        let c = coverage(&e, &p);
         // Epoch 1: one 1-sector write: 2 states, both checked.
         assert_eq!(
             (c[1].states, c[1].fault_model_states, c[1].share),
@@ -731,6 +868,67 @@ mod tests {
             c.iter().map(|x| x.states).sum::<u64>(),
             p.states.len() as u64
         );
+    }
+
+    /// Epochs of the given write counts, each write of 1 to 9 sectors as `seed` draws them.
+    fn shaped(writes_per_epoch: &[usize], seed: u64) -> Vec<Epoch> {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let mut ops = vec![LogOp::Mark(Mark::Begun(1))];
+        for (i, &n) in writes_per_epoch.iter().enumerate() {
+            for _ in 0..n {
+                ops.push(w(rng.random_range(1..10)));
+            }
+            if i + 1 < writes_per_epoch.len() {
+                ops.push(LogOp::Flush);
+            }
+        }
+        epochs(&ops)
+    }
+
+    /// The plan holds its states compactly, and chooses exactly the states the generator chose
+    /// when it listed every state's writes (`reference`, the code before 2026-11-28): the same
+    /// log, budget and seed give the same states, in the same order, of the same kinds.
+    #[test]
+    fn a_plan_chooses_exactly_the_states_of_the_reference_generator() {
+        let mut shapes: Vec<Vec<Epoch>> = vec![
+            epochs(&log()),
+            shaped(&[3; 300], 1),
+            shaped(&[1; 100], 2),
+            shaped(&[2, 2, 2, 2, 2], 3),
+            shaped(&[0, 0, 21, 0, 25, 1], 4),
+            shaped(&[70, 3, 150, 0, 65, 64, 63], 5),
+            shaped(&[200], 6),
+        ];
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(99);
+        for _ in 0..40 {
+            let epochs: Vec<usize> = (0..rng.random_range(1..25))
+                // Enumerable epochs are kept small: the reference lists all 2^w states of one.
+                .map(|_| match rng.random_range(0..5) {
+                    0 => rng.random_range(0..6),
+                    1 => rng.random_range(10..14),
+                    2 => rng.random_range(21..26),
+                    3 => rng.random_range(60..70),
+                    _ => rng.random_range(100..160),
+                })
+                .collect();
+            shapes.push(shaped(&epochs, rng.random()));
+        }
+        for (n, e) in shapes.iter().enumerate() {
+            for budget in [1, 2, 7, 50, 300, 2000] {
+                for seed in [1, 42] {
+                    let p = plan(e, budget, seed);
+                    let (states, exhaustive) = reference::plan(e, budget, seed);
+                    assert_eq!(p.exhaustive, exhaustive, "shape {n}, budget {budget}");
+                    assert!(
+                        built(&p, e) == states,
+                        "shape {n}, budget {budget}, seed {seed}: the plan's {} states differ \
+                         from the reference's {}",
+                        p.states.len(),
+                        states.len()
+                    );
+                }
+            }
+        }
     }
 
     #[test]

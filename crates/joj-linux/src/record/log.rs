@@ -31,6 +31,15 @@ pub const MAX_DEVICE_BYTES: u64 = 1 << 44;
 /// The largest log read: it is held in memory whole, with every write's data (a recorded
 /// `joj crash fs` run of a few hundred transactions is tens of MiB).
 pub const MAX_LOG_BYTES: u64 = 1 << 30;
+/// The most records a log may hold. Each is held in memory as a [`LogOp`] of 32 bytes beside
+/// its data, so a log of 1-byte flush records would need 32 times its size (a 1 GiB log, 32
+/// GiB). A write record takes at least [`MIN_WRITE_RECORD_BYTES`], so a log of
+/// [`MAX_LOG_BYTES`] holds at most about 2 million writes; this allows as many flushes and marks
+/// again beside them.
+pub const MAX_RECORDS: u64 = 1 << 22;
+/// The smallest write record: tag, offset, length and one sector of data.
+const MIN_WRITE_RECORD_BYTES: u64 = 1 + 8 + 4 + SECTOR_BYTES;
+const _: () = assert!(MAX_RECORDS >= 2 * (MAX_LOG_BYTES / MIN_WRITE_RECORD_BYTES));
 const VERSION: u32 = 2;
 const HEADER_BYTES: usize = 8 + 4 + 4 + 4 + 4 + 8 + 8;
 /// Largest label block: a few dozen short lines say what a run was.
@@ -163,6 +172,12 @@ pub enum LogError {
          run again (joj crash fs --out)"
     )]
     BadRecord { record: u64, detail: String },
+    #[error(
+        "joj-blocklog holds more than {max} records (writes, flushes and marks: each is held in \
+         memory; a log of joj's largest readable size holds half as many writes); fix: the file \
+         is not one joj wrote, or of a run too long to check again: record a shorter run"
+    )]
+    TooManyRecords { max: u64 },
     #[error(
         "joj-blocklog is cut short after record {0} (no end record); the run that wrote it did not finish"
     )]
@@ -301,7 +316,11 @@ impl BlockLog {
             let record = ops.len() as u64;
             let bad = |detail: String| LogError::BadRecord { record, detail };
             let tag_at = r.at;
-            match r.u8().ok_or(LogError::CutShort(record))? {
+            let tag = r.u8().ok_or(LogError::CutShort(record))?;
+            if tag != TAG_END && record >= MAX_RECORDS {
+                return Err(LogError::TooManyRecords { max: MAX_RECORDS });
+            }
+            match tag {
                 TAG_WRITE => {
                     let offset_bytes = r.u64().ok_or(LogError::CutShort(record))?;
                     let len = r.u32().ok_or(LogError::CutShort(record))? as u64;
@@ -603,6 +622,40 @@ mod tests {
         // /dev/zero never ends: refused unread as a file, bounded as a reader.
         let e = BlockLog::read_file(std::path::Path::new("/dev/zero")).unwrap_err();
         assert!(e.to_string().contains("a character device"), "{e}");
+    }
+
+    /// A log of `n` flush records after `sample()`'s header and image, checksummed.
+    fn flushes(n: u64) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        BlockLog {
+            ops: Vec::new(),
+            ..sample()
+        }
+        .write_to(&mut bytes)
+        .unwrap();
+        // Its end record: the tag, the count (0) and the checksum.
+        bytes.truncate(bytes.len() - 13);
+        bytes.resize(bytes.len() + n as usize, TAG_FLUSH);
+        bytes.push(TAG_END);
+        bytes.extend_from_slice(&n.to_le_bytes());
+        let crc = crc32fast::hash(&bytes);
+        bytes.extend_from_slice(&crc.to_le_bytes());
+        bytes
+    }
+
+    /// Regression (2026-11-28): 20 million 1-byte flush records (21 MB) were read into 640 MB
+    /// of records, and a log of the largest size read would have needed 32 GiB.
+    #[test]
+    fn a_log_of_more_records_than_joj_holds_is_refused() {
+        let most = BlockLog::read_from(&flushes(MAX_RECORDS)[..]).unwrap();
+        assert_eq!(most.ops.len() as u64, MAX_RECORDS);
+        drop(most);
+        let e = BlockLog::read_from(&flushes(MAX_RECORDS + 1)[..]).unwrap_err();
+        assert!(
+            matches!(e, LogError::TooManyRecords { max } if max == MAX_RECORDS),
+            "{e}"
+        );
+        assert!(e.to_string().contains("fix:"), "{e}");
     }
 
     #[test]

@@ -14,5 +14,5 @@ pub mod log;
 pub use disk::{HeldBytes, RecordError, RecordOptions, RecordingDisk};
 pub use log::{
     BLOCK_BYTES, BlockLog, Labels, LogError, LogOp, MAX_DEVICE_BYTES, MAX_LABEL_BYTES,
-    MAX_LOG_BYTES, Mark, SECTOR_BYTES, SparseImage,
+    MAX_LOG_BYTES, MAX_RECORDS, Mark, SECTOR_BYTES, SparseImage,
 };
