@@ -289,7 +289,11 @@ const MAX_ENUMERATED_WRITES: usize = 20;
 fn all_states_count(e: &Epoch) -> Option<usize> {
     let w = e.writes.len();
     (w <= MAX_ENUMERATED_WRITES).then(|| {
-        let tears: usize = e.writes.iter().map(|x| x.sectors as usize - 1).sum();
+        let tears: usize = e
+            .writes
+            .iter()
+            .map(|x| x.sectors.saturating_sub(1) as usize)
+            .sum();
         (1 << w) + 2 * tears
     })
 }
