@@ -741,6 +741,35 @@ impl<I: WalIo> WalState<I> {
     /// A logical read. Bytes past the end read as zero and give `Short`.
     pub fn read(&mut self, off: u64, buf: &mut [u8]) -> Result<ReadOutcome, WalError> {
         bump(&self.counters.read_calls, 1);
+        self.read_logical(off, buf)
+    }
+
+    /// The logical WAL header SQLite would read now (`None`: the WAL is logically absent): the
+    /// one staged in this process, else the header block as last read — read again from disk
+    /// with `refresh` (another process may have started a new epoch since).
+    pub fn logical_header(
+        &mut self,
+        refresh: bool,
+    ) -> Result<Option<[u8; WAL_HEADER_BYTES]>, WalError> {
+        if refresh {
+            self.refresh_header()?;
+        }
+        Ok(self.current_header())
+    }
+
+    /// Frame 1 (its 24-byte header, then the page) as SQLite would read it now, for a check
+    /// made outside SQLite's reads (not counted as one); `None` while the WAL is absent.
+    pub fn first_frame(&mut self) -> Result<Option<Vec<u8>>, WalError> {
+        if self.current_header().is_none() || self.block == 0 {
+            return Ok(None);
+        }
+        let mut frame = vec![0u8; FRAME_HEADER_BYTES + self.block as usize];
+        // Past the end of the file the frame reads as zeros, which no check accepts.
+        self.read_logical(WAL_HEADER_BYTES as u64, &mut frame)?;
+        Ok(Some(frame))
+    }
+
+    fn read_logical(&mut self, off: u64, buf: &mut [u8]) -> Result<ReadOutcome, WalError> {
         if off < WAL_HEADER_BYTES as u64 || self.block == 0 || self.current_header().is_none() {
             // Another process may have started the WAL since this one last read its header
             // block: SQLite reads a frame because the wal-index (shared memory) says it is
