@@ -757,16 +757,20 @@ impl<I: WalIo> WalState<I> {
         Ok(self.current_header())
     }
 
-    /// Frame 1 (its 24-byte header, then the page) as SQLite would read it now, for a check
-    /// made outside SQLite's reads (not counted as one); `None` while the WAL is absent.
-    pub fn first_frame(&mut self) -> Result<Option<Vec<u8>>, WalError> {
-        if self.current_header().is_none() || self.block == 0 {
+    /// Frame `i` (from 1: its 24-byte header, then the page) as SQLite would read it now, for
+    /// a check made outside SQLite's reads (not counted as one); `None` while the WAL is absent,
+    /// and for a frame past the end of the file.
+    pub fn frame(&mut self, i: u64) -> Result<Option<Vec<u8>>, WalError> {
+        if i == 0 || self.current_header().is_none() || self.block == 0 {
             return Ok(None);
         }
+        let p = u64::from(self.block);
+        let off = WAL_HEADER_BYTES as u64 + (i - 1) * (p + FRAME_HEADER_BYTES as u64);
         let mut frame = vec![0u8; FRAME_HEADER_BYTES + self.block as usize];
-        // Past the end of the file the frame reads as zeros, which no check accepts.
-        self.read_logical(WAL_HEADER_BYTES as u64, &mut frame)?;
-        Ok(Some(frame))
+        Ok(match self.read_logical(off, &mut frame)? {
+            ReadOutcome::Full => Some(frame),
+            ReadOutcome::Short => None,
+        })
     }
 
     fn read_logical(&mut self, off: u64, buf: &mut [u8]) -> Result<ReadOutcome, WalError> {

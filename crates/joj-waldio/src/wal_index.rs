@@ -118,31 +118,77 @@ fn wal_page_size(wal_header: &[u8; WAL_HEADER_BYTES]) -> u32 {
     be32(&wal_header[8..])
 }
 
-/// Whether `frame` (a 24-byte frame header and the page after it, as SQLite reads frame 1 at
-/// offset 32) is a frame SQLite's recovery would accept after `wal_header`: the header valid
-/// (magic, checksum), the frame of the same page size, carrying the header's salts and a page
-/// number, its checksum chained from the header's (`walDecodeFrame`).
-pub fn first_frame_is_valid(wal_header: &[u8; WAL_HEADER_BYTES], frame: &[u8]) -> bool {
-    let magic = be32(wal_header);
-    if !SQLITE_WAL_MAGIC.contains(&magic) {
-        return false;
+/// SQLite's recovery walking a WAL's frames (`walIndexRecover`, `walDecodeFrame`): each frame
+/// must carry the header's salts and a page number, and its checksum must chain from the one
+/// before (the first from the header's).
+struct Chain<'h> {
+    header: &'h [u8; WAL_HEADER_BYTES],
+    big_endian: bool,
+    page_bytes: usize,
+    sum: (u32, u32),
+}
+
+impl<'h> Chain<'h> {
+    /// The walk over the WAL after `header`, if recovery would read any frame of it: the magic,
+    /// a page size and a matching header checksum.
+    fn start(header: &'h [u8; WAL_HEADER_BYTES]) -> Option<Chain<'h>> {
+        let magic = be32(header);
+        let page_bytes = wal_page_size(header) as usize;
+        if !SQLITE_WAL_MAGIC.contains(&magic) || page_bytes == 0 {
+            return None;
+        }
+        let big_endian = magic & 1 == 1;
+        let sum = wal_checksum(big_endian, &header[..24], (0, 0));
+        (sum == (be32(&header[24..]), be32(&header[28..]))).then_some(Chain {
+            header,
+            big_endian,
+            page_bytes,
+            sum,
+        })
     }
-    let page = wal_page_size(wal_header) as usize;
-    if frame.len() != FRAME_HEADER_BYTES + page || page == 0 {
-        return false;
+
+    /// The next frame (its 24-byte header, then the page): `None` if recovery stops at it,
+    /// else whether it ends a transaction (a commit frame: a database size in its header).
+    fn next(&mut self, frame: &[u8]) -> Option<bool> {
+        if frame.len() != FRAME_HEADER_BYTES + self.page_bytes {
+            return None;
+        }
+        let (fh, data) = frame.split_at(FRAME_HEADER_BYTES);
+        if fh[8..16] != self.header[16..24] || be32(fh) == 0 {
+            return None;
+        }
+        let sum = wal_checksum(self.big_endian, &fh[..8], self.sum);
+        let sum = wal_checksum(self.big_endian, data, sum);
+        if sum != (be32(&fh[16..]), be32(&fh[20..])) {
+            return None;
+        }
+        self.sum = sum;
+        Some(be32(&fh[4..]) != 0)
     }
-    let big_endian = magic & 1 == 1;
-    let head = wal_checksum(big_endian, &wal_header[..24], (0, 0));
-    if head != (be32(&wal_header[24..]), be32(&wal_header[28..])) {
-        return false;
+}
+
+/// Whether SQLite's recovery would index a transaction of the WAL whose logical header is
+/// `wal_header`: frames 1, 2, … (`frame(i)`: its 24-byte header and page as SQLite reads them,
+/// `None` past the log) are walked while valid; true at the first commit frame. Frames a
+/// transaction wrote before rolling back (a spill) are valid but end without one.
+pub fn holds_a_commit<E>(
+    wal_header: &[u8; WAL_HEADER_BYTES],
+    mut frame: impl FnMut(u64) -> Result<Option<Vec<u8>>, E>,
+) -> Result<bool, E> {
+    let Some(mut chain) = Chain::start(wal_header) else {
+        return Ok(false);
+    };
+    for i in 1.. {
+        let Some(bytes) = frame(i)? else {
+            return Ok(false);
+        };
+        match chain.next(&bytes) {
+            None => return Ok(false),
+            Some(true) => return Ok(true),
+            Some(false) => {}
+        }
     }
-    let (fh, data) = frame.split_at(FRAME_HEADER_BYTES);
-    if fh[8..16] != wal_header[16..24] || be32(fh) == 0 {
-        return false;
-    }
-    let sum = wal_checksum(big_endian, &fh[..8], head);
-    let sum = wal_checksum(big_endian, data, sum);
-    sum == (be32(&fh[16..]), be32(&fh[20..]))
+    Ok(false)
 }
 
 /// Whether a wal-index header can index a WAL.
@@ -155,17 +201,17 @@ pub enum Verdict {
 }
 
 /// Whether the valid wal-index header `index` can be an index of the WAL whose logical header
-/// is `wal_header` (`None`: the WAL is logically absent). `frame_one_valid` says whether that
-/// WAL's frame 1 is valid ([`first_frame_is_valid`]); it is asked only when the answer depends
-/// on it (an index of 0 frames whose salts are not the WAL's). The table in the format doc:
-/// salts equal — of this WAL; frames indexed under other salts, or under any with no WAL —
-/// foreign; 0 frames with salt-1 one more than the WAL's and its page size — a restart not yet
-/// written, of this WAL; 0 frames with other salts — foreign if the WAL holds a valid frame 1,
-/// else nothing in it to lose.
+/// is `wal_header` (`None`: the WAL is logically absent). `holds_commit` says whether that WAL
+/// holds a transaction recovery would index ([`holds_a_commit`]); it is asked only when the
+/// answer depends on it (an index of 0 frames whose salts are not the WAL's). The table in the
+/// format doc: salts equal — of this WAL; frames indexed under other salts, or under any with
+/// no WAL — foreign; 0 frames with salt-1 one more than the WAL's and its page size — a restart
+/// not yet written, of this WAL; 0 frames with other salts — foreign if the WAL holds a
+/// commit, else nothing in it to lose.
 pub fn judge<E>(
     index: &IndexHeader,
     wal_header: Option<&[u8; WAL_HEADER_BYTES]>,
-    frame_one_valid: impl FnOnce() -> Result<bool, E>,
+    holds_commit: impl FnOnce() -> Result<bool, E>,
 ) -> Result<Verdict, E> {
     let Some(w) = wal_header else {
         return Ok(if index.max_frame > 0 {
@@ -184,11 +230,11 @@ pub fn judge<E>(
     }
     let restarted =
         index.salt1() == be32(&w[16..]).wrapping_add(1) && index.page_size == wal_page_size(w);
-    if restarted || !frame_one_valid()? {
+    if restarted || !holds_commit()? {
         return Ok(Verdict::OfThisWal);
     }
     Ok(Verdict::Foreign(
-        "it says the WAL holds no frame, under salts not the WAL's, while the WAL holds frames",
+        "it says the WAL holds no transaction, under salts not the WAL's, while the WAL holds one",
     ))
 }
 
@@ -231,19 +277,32 @@ mod tests {
         h
     }
 
-    /// Frame 1 after `header`: page number 2, a commit of 2 pages.
-    fn frame_one(header: &[u8; WAL_HEADER_BYTES], page: &[u8]) -> Vec<u8> {
-        let mut f = vec![0u8; FRAME_HEADER_BYTES];
-        f[..4].copy_from_slice(&2u32.to_be_bytes());
-        f[4..8].copy_from_slice(&2u32.to_be_bytes());
-        f[8..16].copy_from_slice(&header[16..24]);
-        let head = (be32(&header[24..]), be32(&header[28..]));
-        let sum = wal_checksum(false, &f[..8], head);
-        let (c1, c2) = wal_checksum(false, page, sum);
-        f[16..20].copy_from_slice(&c1.to_be_bytes());
-        f[20..24].copy_from_slice(&c2.to_be_bytes());
-        f.extend_from_slice(page);
-        f
+    /// Frames after `header` for `pages` (page number 2, 3, …), the last a commit of that many
+    /// pages when `commit`.
+    fn frames(header: &[u8; WAL_HEADER_BYTES], pages: &[Vec<u8>], commit: bool) -> Vec<Vec<u8>> {
+        let mut sum = (be32(&header[24..]), be32(&header[28..]));
+        let mut out = Vec::new();
+        for (i, page) in pages.iter().enumerate() {
+            let mut f = vec![0u8; FRAME_HEADER_BYTES];
+            f[..4].copy_from_slice(&(i as u32 + 2).to_be_bytes());
+            if commit && i + 1 == pages.len() {
+                f[4..8].copy_from_slice(&(pages.len() as u32 + 1).to_be_bytes());
+            }
+            f[8..16].copy_from_slice(&header[16..24]);
+            sum = wal_checksum(false, &f[..8], sum);
+            sum = wal_checksum(false, page, sum);
+            f[16..20].copy_from_slice(&sum.0.to_be_bytes());
+            f[20..24].copy_from_slice(&sum.1.to_be_bytes());
+            f.extend_from_slice(page);
+            out.push(f);
+        }
+        out
+    }
+
+    fn walk(header: &[u8; WAL_HEADER_BYTES], frames: &[Vec<u8>]) -> bool {
+        let r: Result<bool, Infallible> =
+            holds_a_commit(header, |i| Ok(frames.get(i as usize - 1).cloned()));
+        r.unwrap()
     }
 
     const OURS: [u8; 8] = [0x12, 0x34, 0x56, 0x78, 9, 8, 7, 6];
@@ -270,21 +329,25 @@ mod tests {
     }
 
     #[test]
-    fn frame_one_is_valid_only_with_the_headers_salts_and_checksum_chain() {
+    fn a_commit_counts_only_at_the_end_of_a_chain_of_valid_frames() {
         let header = wal_header(512, OURS);
-        let page = vec![0x5au8; 512];
-        let f = frame_one(&header, &page);
-        assert!(first_frame_is_valid(&header, &f));
-        let mut flipped = f.clone();
-        flipped[FRAME_HEADER_BYTES + 100] ^= 1;
-        assert!(!first_frame_is_valid(&header, &flipped), "page changed");
+        let pages: Vec<Vec<u8>> = (0..3).map(|i| vec![0x50 + i; 512]).collect();
+        let committed = frames(&header, &pages, true);
+        assert!(walk(&header, &committed));
+        // A spill rolled back: valid frames, no commit frame after them.
+        assert!(!walk(&header, &frames(&header, &pages, false)));
+        let mut flipped = committed.clone();
+        flipped[1][FRAME_HEADER_BYTES + 100] ^= 1;
+        assert!(!walk(&header, &flipped), "a changed page breaks the chain");
         let other = wal_header(512, [1; 8]);
-        assert!(!first_frame_is_valid(&other, &f), "another epoch's frame");
-        assert!(!first_frame_is_valid(&header, &f[..100]), "short");
-        assert!(!first_frame_is_valid(&header, &vec![0; f.len()]), "zeros");
+        assert!(!walk(&other, &committed), "another epoch's frames");
+        assert!(!walk(&header, &[vec![0; 536]]), "zeros: no page number");
+        let mut short = committed.clone();
+        short[2].truncate(100);
+        assert!(!walk(&header, &short));
         let mut no_magic = header;
         no_magic[0] = 0;
-        assert!(!first_frame_is_valid(&no_magic, &f));
+        assert!(!walk(&no_magic, &committed));
     }
 
     #[test]
@@ -330,11 +393,12 @@ mod tests {
     }
 
     #[test]
-    fn an_empty_index_under_other_salts_is_foreign_only_if_the_wal_holds_frames() {
+    fn an_empty_index_under_other_salts_is_foreign_only_if_the_wal_holds_a_commit() {
         let stock = IndexHeader::from_words(&words(0, 0, [0; 8])).unwrap();
         let w = wal_header(4096, OURS);
         let holds: Result<_, Infallible> = judge(&stock, Some(&w), || Ok(true));
         assert!(matches!(holds, Ok(Verdict::Foreign(_))));
+        // No commit (nothing written yet, or only a rolled-back spill): nothing to lose.
         let none: Result<_, Infallible> = judge(&stock, Some(&w), || Ok(false));
         assert_eq!(none, Ok(Verdict::OfThisWal));
         let failed = judge(&stock, Some(&w), || Err("read failed"));

@@ -49,6 +49,8 @@ pub(crate) struct PassThrough {
     db_name: Option<Arc<Path>>,
     /// The check that the wal-index SQLite maps on this file indexes the waldio WAL.
     index: IndexCheck,
+    /// SQLite holds the wal-index write lock through this file.
+    holds_write_lock: bool,
 }
 
 impl PassThrough {
@@ -72,6 +74,7 @@ impl PassThrough {
             exclusive: false,
             db_name,
             index: IndexCheck::default(),
+            holds_write_lock: false,
         }
     }
 
@@ -149,7 +152,7 @@ impl VfsFile for PassThrough {
             // connection has the database open now. The lock stays SQLite's either way: a WAL
             // that cannot be read here fails SQLite's own checkpoint as well.
             if level == joj_vfs::LockLevel::Exclusive {
-                if let Err(e) = self.index.run(&self.base, db, self.inst) {
+                if let Err(e) = self.index.run(&self.base, db, self.inst, true) {
                     self.inst.errors.report(&e);
                 }
             }
@@ -249,10 +252,14 @@ impl VfsFile for PassThrough {
             shared_wal::write_transaction_ended(db);
         }
         self.base.shm_lock(offset, count, flags)?;
+        if offset == WAL_WRITE_LOCK && count > 0 && flags.exclusive() {
+            self.holds_write_lock = flags.lock();
+        }
         // A lock taken: SQLite compares the wal-index header after it with the one it read
         // before, so a foreign index invalidated now is rebuilt before SQLite acts on it.
         if let (true, Some(db)) = (flags.lock(), self.db_name.as_deref()) {
-            if let Err(e) = self.index.run(&self.base, db, self.inst) {
+            let write_held = self.holds_write_lock;
+            if let Err(e) = self.index.run(&self.base, db, self.inst, write_held) {
                 let release = libsqlite3_sys::SQLITE_SHM_UNLOCK
                     | (flags.bits()
                         & (libsqlite3_sys::SQLITE_SHM_SHARED
@@ -260,6 +267,9 @@ impl VfsFile for PassThrough {
                 let _ = self
                     .base
                     .shm_lock(offset, count, ShmLockFlags::from_raw(release));
+                if offset == WAL_WRITE_LOCK && flags.exclusive() {
+                    self.holds_write_lock = false;
+                }
                 return Err(e);
             }
         }
