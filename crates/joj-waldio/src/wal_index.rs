@@ -191,6 +191,15 @@ pub fn holds_a_commit<E>(
     Ok(false)
 }
 
+/// Whether `index` is the header SQLite writes when a writer restarts the log whose header is
+/// `wal_header` (`walRestartHdr`) and has not yet written the new log header: 0 frames, salt-1
+/// one more than the log's, the log's page size (kept from the commits before the restart).
+pub fn restarts(index: &IndexHeader, wal_header: &[u8; WAL_HEADER_BYTES]) -> bool {
+    index.max_frame == 0
+        && index.salt1() == be32(&wal_header[16..]).wrapping_add(1)
+        && index.page_size == wal_page_size(wal_header)
+}
+
 /// Whether a wal-index header can index a WAL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
@@ -228,9 +237,7 @@ pub fn judge<E>(
             "it indexes frames under salts the WAL's header does not have",
         ));
     }
-    let restarted =
-        index.salt1() == be32(&w[16..]).wrapping_add(1) && index.page_size == wal_page_size(w);
-    if restarted || !holds_commit()? {
+    if restarts(index, w) || !holds_commit()? {
         return Ok(Verdict::OfThisWal);
     }
     Ok(Verdict::Foreign(

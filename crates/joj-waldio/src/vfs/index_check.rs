@@ -162,6 +162,12 @@ impl IndexCheck {
             salts.copy_from_slice(&h[16..24]);
             salts
         };
+        // A restart of the log this process knows needs no read: the writer that restarts it
+        // writes the new log header only after the index (this process's own restarts, at
+        // every checkpointed log's next commit, are judged before their header is written).
+        if cached.is_some_and(|h| wal_index::restarts(index, &h)) {
+            return Ok(None);
+        }
         let header = match cached {
             Some(h) if h[16..24] == index.salts => Some(h),
             // Another process may have started a new epoch since this one read the header.
