@@ -7,6 +7,7 @@ use crate::control::FileControl;
 use crate::error::{ResultCode, SqliteError, check};
 use crate::flags::{DeviceCharacteristics, LockLevel, ShmLockFlags, SyncFlags};
 use crate::outcome::{FetchedPage, ReadOutcome, ShmMapping};
+use crate::shm_view::ShmView;
 use libsqlite3_sys as ffi;
 use std::alloc::Layout;
 use std::ffi::{c_int, c_void};
@@ -228,6 +229,33 @@ impl BaseFile {
             });
         }
         Err(SqliteError::new(ResultCode::from_raw(rc)))
+    }
+
+    /// Region `region` of the shared memory SQLite has opened on this file, `region_bytes` long
+    /// (the size SQLite maps its regions with), as words; `Ok(None)` while the region does not
+    /// exist yet. Never extends the shared memory. Only for a file whose shared memory SQLite
+    /// has opened (after its `xShmMap`, before its `xShmUnmap`): on any other the base VFS
+    /// would open it now (the unix VFS: the `-shm` file, taking its DMS lock, clearing it if
+    /// nobody held that).
+    pub fn shm_view(
+        &mut self,
+        region: u32,
+        region_bytes: u32,
+    ) -> Result<Option<ShmView<'_>>, SqliteError> {
+        let mapping = self.shm_map(region, region_bytes, false)?;
+        let Some(p) = NonNull::new(mapping.region as *mut u8) else {
+            return Ok(None);
+        };
+        // A read-only shared memory (`readonly_shm`, a `-shm` the process may not write) is
+        // mapped without write permission.
+        let writable = mapping.code == ffi::SQLITE_OK;
+        // SAFETY: the base VFS mapped `region_bytes` bytes at `p` (SQLite's xShmMap contract;
+        // mmap and SQLite's allocator return at least 8-byte aligned memory). A region stays
+        // mapped until this file's `xShmUnmap` (the unix VFS unmaps the regions only when the
+        // process's last connection unmaps), which cannot run while the view borrows the file.
+        Ok(Some(unsafe {
+            ShmView::new(p, region_bytes as usize, writable)
+        }))
     }
 
     pub fn shm_lock(

@@ -19,6 +19,7 @@ joj_vfs::atomic_counter_set! {
     short_extensions: "Extensions cut to the blocks one write needed: the one the options ask for did not fit in the free space less a spare (a nearly full disk).",
     rollback_journal_opens: "Rollback journals opened through waldio: transactions of a database not in WAL mode, for which waldio is not in use.",
     switched_to_wal: "Databases switched to WAL mode at a commit (option waldio_journal=wal).",
+    foreign_wal_indexes: "Wal-indexes found not to index the waldio WAL (a SQLite without waldio built them from its own -wal) and invalidated, so that SQLite rebuilt them from the waldio WAL.",
 }
 
 /// Add `n` to one counter.

@@ -29,6 +29,7 @@ pub mod options;
 mod sqlite_header;
 mod vfs;
 pub mod wal;
+pub mod wal_index;
 
 #[cfg(feature = "rusqlite")]
 pub use connection::{open, open_with};

@@ -741,6 +741,39 @@ impl<I: WalIo> WalState<I> {
     /// A logical read. Bytes past the end read as zero and give `Short`.
     pub fn read(&mut self, off: u64, buf: &mut [u8]) -> Result<ReadOutcome, WalError> {
         bump(&self.counters.read_calls, 1);
+        self.read_logical(off, buf)
+    }
+
+    /// The logical WAL header SQLite would read now (`None`: the WAL is logically absent): the
+    /// one staged in this process, else the header block as last read — read again from disk
+    /// with `refresh` (another process may have started a new epoch since).
+    pub fn logical_header(
+        &mut self,
+        refresh: bool,
+    ) -> Result<Option<[u8; WAL_HEADER_BYTES]>, WalError> {
+        if refresh {
+            self.refresh_header()?;
+        }
+        Ok(self.current_header())
+    }
+
+    /// Frame `i` (from 1: its 24-byte header, then the page) as SQLite would read it now, for
+    /// a check made outside SQLite's reads (not counted as one); `None` while the WAL is absent,
+    /// and for a frame past the end of the file.
+    pub fn frame(&mut self, i: u64) -> Result<Option<Vec<u8>>, WalError> {
+        if i == 0 || self.current_header().is_none() || self.block == 0 {
+            return Ok(None);
+        }
+        let p = u64::from(self.block);
+        let off = WAL_HEADER_BYTES as u64 + (i - 1) * (p + FRAME_HEADER_BYTES as u64);
+        let mut frame = vec![0u8; FRAME_HEADER_BYTES + self.block as usize];
+        Ok(match self.read_logical(off, &mut frame)? {
+            ReadOutcome::Full => Some(frame),
+            ReadOutcome::Short => None,
+        })
+    }
+
+    fn read_logical(&mut self, off: u64, buf: &mut [u8]) -> Result<ReadOutcome, WalError> {
         if off < WAL_HEADER_BYTES as u64 || self.block == 0 || self.current_header().is_none() {
             // Another process may have started the WAL since this one last read its header
             // block: SQLite reads a frame because the wal-index (shared memory) says it is

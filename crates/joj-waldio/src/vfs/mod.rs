@@ -7,6 +7,7 @@
 
 mod db_files;
 mod file;
+mod index_check;
 mod instance;
 mod mark;
 mod pass_through;

@@ -8,9 +8,11 @@
 //! transaction (the write lock of the wal-index released, or in exclusive locking mode the
 //! database's EXCLUSIVE lock: frames a rolled-back transaction spilled are dropped) and before
 //! SQLite backfills a checkpoint (`SQLITE_FCNTL_CKPT_START`: a commit sync waldio's option
-//! skipped is made first).
+//! skipped is made first). After every wal-index lock SQLite takes, and at the database's
+//! EXCLUSIVE lock, it checks that the wal-index indexes the waldio WAL (`index_check`).
 
 use super::db_files;
+use super::index_check::IndexCheck;
 use super::instance::Waldio;
 use super::mark;
 use super::shared_wal;
@@ -45,6 +47,10 @@ pub(crate) struct PassThrough {
     /// The main database's name, shared with the lock this thread last took (`mark::locked`):
     /// how the open of its WAL finds the connection's file.
     db_name: Option<Arc<Path>>,
+    /// The check that the wal-index SQLite maps on this file indexes the waldio WAL.
+    index: IndexCheck,
+    /// SQLite holds the wal-index write lock through this file.
+    holds_write_lock: bool,
 }
 
 impl PassThrough {
@@ -67,6 +73,8 @@ impl PassThrough {
             to_wal: false,
             exclusive: false,
             db_name,
+            index: IndexCheck::default(),
+            holds_write_lock: false,
         }
     }
 
@@ -139,6 +147,15 @@ impl VfsFile for PassThrough {
         self.exclusive |= level == joj_vfs::LockLevel::Exclusive;
         if let Some(db) = &self.db_name {
             mark::locked(db, self.base.downgrade(), level);
+            // EXCLUSIVE with the wal-index mapped: the close that checkpoints and deletes the
+            // WAL, or exclusive locking mode, neither of which takes a wal-index lock. No other
+            // connection has the database open now. The lock stays SQLite's either way: a WAL
+            // that cannot be read here fails SQLite's own checkpoint as well.
+            if level == joj_vfs::LockLevel::Exclusive {
+                if let Err(e) = self.index.run(&self.base, db, self.inst, true) {
+                    self.inst.errors.report(&e);
+                }
+            }
         }
         Ok(())
     }
@@ -210,7 +227,11 @@ impl VfsFile for PassThrough {
         region_bytes: u32,
         extend: bool,
     ) -> Result<joj_vfs::ShmMapping, SqliteError> {
-        self.base.shm_map(region, region_bytes, extend)
+        let mapping = self.base.shm_map(region, region_bytes, extend)?;
+        if self.main_db {
+            self.index.mapped(region_bytes);
+        }
+        Ok(mapping)
     }
 
     fn shm_lock(
@@ -230,7 +251,29 @@ impl VfsFile for PassThrough {
         if let (true, Some(db)) = (write_lock_released, self.database()) {
             shared_wal::write_transaction_ended(db);
         }
-        self.base.shm_lock(offset, count, flags)
+        self.base.shm_lock(offset, count, flags)?;
+        if offset == WAL_WRITE_LOCK && count > 0 && flags.exclusive() {
+            self.holds_write_lock = flags.lock();
+        }
+        // A lock taken: SQLite compares the wal-index header after it with the one it read
+        // before, so a foreign index invalidated now is rebuilt before SQLite acts on it.
+        if let (true, Some(db)) = (flags.lock(), self.db_name.as_deref()) {
+            let write_held = self.holds_write_lock;
+            if let Err(e) = self.index.run(&self.base, db, self.inst, write_held) {
+                let release = libsqlite3_sys::SQLITE_SHM_UNLOCK
+                    | (flags.bits()
+                        & (libsqlite3_sys::SQLITE_SHM_SHARED
+                            | libsqlite3_sys::SQLITE_SHM_EXCLUSIVE));
+                let _ = self
+                    .base
+                    .shm_lock(offset, count, ShmLockFlags::from_raw(release));
+                if offset == WAL_WRITE_LOCK && flags.exclusive() {
+                    self.holds_write_lock = false;
+                }
+                return Err(e);
+            }
+        }
+        Ok(())
     }
 
     fn shm_barrier(&mut self) {
@@ -238,6 +281,7 @@ impl VfsFile for PassThrough {
     }
 
     fn shm_unmap(&mut self, delete: bool) -> Result<(), SqliteError> {
+        self.index.unmapped();
         self.base.shm_unmap(delete)
     }
 

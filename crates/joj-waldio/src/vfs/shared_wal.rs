@@ -37,7 +37,7 @@ struct WalRegistry {
 static WALS: Mutex<Option<WalRegistry>> = Mutex::new(None);
 
 /// The WAL of the database called `db`, if this process has it open.
-fn of_database(db: &Path) -> Option<Arc<SharedWal>> {
+pub(crate) fn of_database(db: &Path) -> Option<Arc<SharedWal>> {
     lock(&WALS)
         .as_ref()
         .and_then(|r| r.by_database.get(db).and_then(Weak::upgrade))
