@@ -134,18 +134,16 @@ fn lock_dev(path: &Path, stat_dev: u64) -> (u32, u32) {
 /// file `path` (`dev` and `ino` as `stat` gives them), as `/proc/locks` lists them (a waiter's
 /// `->` lines are not held locks).
 fn locked_by_another_process(path: &Path, dev: u64, ino: u64) -> bool {
-    let Ok(locks) = std::fs::read_to_string("/proc/locks") else {
-        return false;
-    };
     let me = std::process::id().to_string();
     let (major, minor) = lock_dev(path, dev);
     let id = format!("{major:02x}:{minor:02x}:{ino}");
-    locks.lines().any(|l| {
+    joj_vfs::locksafe::proc_locks_any(|l| {
         let f: Vec<&str> = l.split_whitespace().collect();
         matches!(f.get(1), Some(&"POSIX") | Some(&"OFDLCK"))
             && f.get(4).is_some_and(|pid| *pid != me)
             && f.get(5) == Some(&id.as_str())
     })
+    .unwrap_or(false)
 }
 
 /// The physical WAL for SQLite's `logical` name, after moving a waldio WAL found at the logical
