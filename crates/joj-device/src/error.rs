@@ -398,6 +398,18 @@ pub enum ReplayError {
     },
     #[error("trace record {index}: a {op} request of zero sectors")]
     EmptyRequest { index: usize, op: String },
+    #[error(
+        "{path} holds {records} requests, more than joj holds in memory for {what} ({limit}, \
+         some 500 bytes each with the transformation); fix: replay it without \
+         --emmc-journal (a plain replay reads any number from the file), or replay a part of \
+         it (`head -n` of a joj-trace file, with its header's `records` set to match)"
+    )]
+    TooManyToHold {
+        path: String,
+        records: u64,
+        limit: u64,
+        what: &'static str,
+    },
     #[error(transparent)]
     Profile(#[from] ProfileError),
 }

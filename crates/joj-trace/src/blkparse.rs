@@ -24,7 +24,7 @@
 //! [`BlkparseRecords`]) as well as all at once ([`import_blkparse`]): both give the same
 //! records.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read};
 
 use serde_json::{Map, Value};
@@ -134,12 +134,14 @@ pub fn import_blkparse(r: impl Read) -> Result<BlkparseImport, TraceError> {
 /// What a first reading of blkparse text finds, for a second to give its records one at a
 /// time ([`BlkparseRecords`]): which action the requests are (`D`, or `Q` when the text has no
 /// `D`), the earliest of their times, their devices in order of first appearance (at most
-/// [`MAX_TRACE_DEVICES`]) and how many there are.
+/// [`MAX_TRACE_DEVICES`]), the end of each device's highest request and how many there are.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BlkparseScan {
     pub action: BlkparseAction,
     pub t0_ns: u64,
     pub devices: Vec<String>,
+    /// Per device of `devices`, the highest `sector + sectors` of its requests (saturating).
+    pub end_sectors: Vec<u64>,
     pub requests: u64,
 }
 
@@ -156,8 +158,9 @@ pub fn scan_blkparse(r: impl BufRead) -> Result<BlkparseScan, TraceError> {
 struct Seen {
     t0_ns: Option<u64>,
     devices: Vec<String>,
-    /// Set beside the list: linear in the records however many devices they name.
-    known: HashSet<String>,
+    end_sectors: Vec<u64>,
+    /// Each device's place in the list: linear in the records however many devices they name.
+    known: HashMap<String, usize>,
     /// The first device past [`MAX_TRACE_DEVICES`], if any.
     too_many: Option<String>,
     requests: u64,
@@ -167,13 +170,17 @@ impl Seen {
     fn see(&mut self, rec: &TraceRecord) {
         self.t0_ns = Some(self.t0_ns.map_or(rec.time_ns, |t| t.min(rec.time_ns)));
         self.requests += 1;
-        if self.too_many.is_none() && !self.known.contains(&rec.dev) {
+        let end = rec.sector.saturating_add(rec.sectors);
+        if let Some(&i) = self.known.get(&rec.dev) {
+            self.end_sectors[i] = self.end_sectors[i].max(end);
+        } else if self.too_many.is_none() {
             if self.devices.len() == MAX_TRACE_DEVICES {
                 self.too_many = Some(rec.dev.clone());
                 return;
             }
-            self.known.insert(rec.dev.clone());
+            self.known.insert(rec.dev.clone(), self.devices.len());
             self.devices.push(rec.dev.clone());
+            self.end_sectors.push(end);
         }
     }
 }
@@ -214,6 +221,7 @@ impl Scanning {
             // minimum rather than the first, so that no time underflows.
             t0_ns: seen.t0_ns.unwrap_or(0),
             devices: seen.devices,
+            end_sectors: seen.end_sectors,
             requests: seen.requests,
         })
     }
