@@ -155,26 +155,42 @@ impl TraceFile {
     /// it (by the count a joj-trace header announces, checked as the file is read; by the
     /// count of blkparse text's first reading). `what` says what needs them, for the error.
     pub fn load(&self, what: &'static str) -> Result<Vec<TraceRecord>, ReplayError> {
+        let too_many = |records| ReplayError::TooManyToHold {
+            path: self.shown.clone(),
+            records,
+            limit: MAX_HELD_RECORDS,
+            what,
+        };
         if self.announced > MAX_HELD_RECORDS {
-            return Err(ReplayError::TooManyToHold {
-                path: self.shown.clone(),
-                records: self.announced,
-                limit: MAX_HELD_RECORDS,
-                what,
-            });
+            return Err(too_many(self.announced));
         }
-        let mut out = Vec::with_capacity(self.announced as usize);
-        self.each(&mut |_, r| {
-            out.push(r.clone());
+        // The announced count is checked once the file has been read: it sizes nothing.
+        let mut out = Vec::with_capacity(self.announced.min(1 << 20) as usize);
+        self.each_owned(&mut |_, r| {
+            if out.len() as u64 == MAX_HELD_RECORDS {
+                return Err(too_many(MAX_HELD_RECORDS + 1));
+            }
+            out.push(r);
             Ok(())
         })?;
         Ok(out)
     }
 
+    /// Call `f` with each record and its index, in trace order.
+    fn each_owned(
+        &self,
+        f: &mut dyn FnMut(usize, TraceRecord) -> Result<(), ReplayError>,
+    ) -> Result<(), ReplayError> {
+        match &self.blkparse {
+            Some(scan) => self.each_blkparse(scan, f),
+            None => self.each_jsonl(f),
+        }
+    }
+
     /// Call `f` with each record of joj-trace text.
     fn each_jsonl(
         &self,
-        f: &mut dyn FnMut(usize, &TraceRecord) -> Result<(), ReplayError>,
+        f: &mut dyn FnMut(usize, TraceRecord) -> Result<(), ReplayError>,
     ) -> Result<(), ReplayError> {
         let err = |source| ReplayError::Trace {
             path: self.shown.clone(),
@@ -183,7 +199,7 @@ impl TraceFile {
         let mut trace = TraceReader::new(self.reader()?).map_err(err)?;
         let mut index = 0;
         while let Some(r) = trace.next_record().map_err(|e| err(trace.named(e)))? {
-            f(index, &r)?;
+            f(index, r)?;
             index += 1;
         }
         Ok(())
@@ -193,7 +209,7 @@ impl TraceFile {
     fn each_blkparse(
         &self,
         scan: &BlkparseScan,
-        f: &mut dyn FnMut(usize, &TraceRecord) -> Result<(), ReplayError>,
+        f: &mut dyn FnMut(usize, TraceRecord) -> Result<(), ReplayError>,
     ) -> Result<(), ReplayError> {
         let mut records = BlkparseRecords::new(self.reader()?, scan.clone());
         let mut index = 0;
@@ -208,7 +224,7 @@ impl TraceFile {
             let Some(r) = next else {
                 return Ok(());
             };
-            f(index, &r)?;
+            f(index, r)?;
             index += 1;
         }
     }
@@ -219,10 +235,7 @@ impl Requests for TraceFile {
         &self,
         f: &mut dyn FnMut(usize, &TraceRecord) -> Result<(), ReplayError>,
     ) -> Result<(), ReplayError> {
-        match &self.blkparse {
-            Some(scan) => self.each_blkparse(scan, f),
-            None => self.each_jsonl(f),
-        }
+        self.each_owned(&mut |i, r| f(i, &r))
     }
 
     /// What the first pass found (opening blkparse text makes it; a joj-trace file's is made
