@@ -213,14 +213,9 @@ pub(crate) fn changed_since_scanned(scan: &Scan, seen: u64) -> Result<(), Replay
     if seen == scan.records {
         return Ok(());
     }
-    Err(ReplayError::Trace {
-        path: "the trace".to_string(),
-        source: joj_trace::TraceError::ChangedWhileRead {
-            change: format!(
-                "{seen} requests, where the first reading found {}",
-                scan.records
-            ),
-        },
+    Err(ReplayError::ChangedWhileReplayed {
+        scanned: scan.records,
+        applied: seen,
     })
 }
 
