@@ -11,13 +11,15 @@ use joj_linux::Beneath;
 use joj_experiment::RunResult;
 use joj_experiment::compare::Comparison;
 
-/// The largest plot file put inline (a trace plot of 100,000 requests is about 10 MiB).
+/// The largest plot file put inline. A trace plot joj draws is at most
+/// `joj_trace::plot::MAX_SVG_BYTES` (4 MiB) whatever the trace; one an older joj drew grew by
+/// some 100 bytes a request (10 MiB for 100,000).
 const MAX_PLOT_BYTES: u64 = 24 << 20;
 
 /// The most bytes of the page its inlined plots take (`<img>` tags, base64 and all). A browser
 /// opens a page of a few tens of MiB in seconds and stalls on hundreds; a workflow's whole
-/// results inline 20 to 30 MiB of plots, and the largest trace plot joj draws (10 MiB, 13 MiB
-/// in base64) fits four times. Past it a plot is left out with a line saying which and why:
+/// results inline 20 to 30 MiB of plots, and the largest trace plot joj draws (4 MiB, 5.3 MiB
+/// in base64) fits twelve times. Past it a plot is left out with a line saying which and why:
 /// the page never grows past its bound (`report_page::MAX_PAGE_BYTES`) for plots.
 pub const MAX_PAGE_PLOT_BYTES: usize = 64 << 20;
 

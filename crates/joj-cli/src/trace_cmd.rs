@@ -8,9 +8,9 @@
 
 use crate::output::{CliError, CliResult, check_output_file};
 use clap::{Args, Subcommand};
-use joj_trace::format::{MAX_TRACE_BYTES, read_trace_file, write_trace};
+use joj_trace::format::{MAX_TRACE_BYTES, open_trace_file, read_trace_file, write_trace};
 use joj_trace::output::{Existing, write_atomically};
-use joj_trace::plot::{PlotAxis, render_svg};
+use joj_trace::plot::{PlotAxis, PlotInfo, TracePlot};
 use joj_trace::{TraceError, TraceRecord};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -86,7 +86,6 @@ pub fn main(a: TraceArgs) -> CliResult {
             axis,
         } => {
             check_output_file("-o/--output", &output, force, &[&trace])?;
-            let (_, records) = read_trace_file(&trace)?;
             let axis = match axis {
                 Axis::Time => PlotAxis::Time,
                 Axis::Sequence => PlotAxis::Sequence,
@@ -95,7 +94,10 @@ pub fn main(a: TraceArgs) -> CliResult {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            let svg = render_svg(&title, &records, axis)?;
+            let svg = plot_stream(&trace, axis)?.render(&PlotInfo {
+                title: &title,
+                ..PlotInfo::default()
+            })?;
             write_atomically(&output, Existing::replace_if(force), |w| {
                 w.write_all(svg.as_bytes()).map_err(TraceError::from)
             })?;
@@ -103,6 +105,17 @@ pub fn main(a: TraceArgs) -> CliResult {
         }
     }
     Ok(())
+}
+
+/// The picture of the trace at `path`, read one record at a time: what it holds does not grow
+/// with the trace.
+fn plot_stream(path: &Path, axis: PlotAxis) -> Result<TracePlot, TraceError> {
+    let mut reader = open_trace_file(path)?;
+    let mut plot = TracePlot::new(axis);
+    while let Some(rec) = reader.next_record().map_err(|e| reader.named(e))? {
+        plot.add(&rec)?;
+    }
+    Ok(plot)
 }
 
 /// `joj trace import`: blkparse text with at least one request, into a joj-trace file.

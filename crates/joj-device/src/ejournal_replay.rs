@@ -20,7 +20,8 @@ pub fn replay_ejournal(
     opts: &ReplayOptions,
     region_mib: u64,
 ) -> Result<(ReplayReport, EjournalStats), EjournalError> {
-    let devs = crate::replay::devices_in_order(records);
+    let scan = crate::requests::Requests::scan(records)?;
+    let devs = scan.names();
     let selected: Vec<TraceRecord> = match &opts.dev {
         Some(d) if !devs.contains(&d.as_str()) => {
             return Err(ReplayError::NoSuchDevice {
@@ -59,9 +60,13 @@ pub fn replay_ejournal(
     }
     let (steps, stats) = transform(&selected, u64::from(profile.geometry.page_bytes), region)?;
     // Prefilled as the plain replay is; aging's cold region starts above the journal region.
-    let mut replayer = Replayer::above(profile, opts, region.start_bytes + region.bytes, || {
-        selected.iter()
-    })?;
+    let mut replayer = Replayer::above(
+        profile,
+        opts,
+        region.start_bytes + region.bytes,
+        &selected[..],
+        &crate::requests::Selection::All,
+    )?;
     let first_ns = selected.first().map_or(0, |r| r.time_ns);
     let arrives = |i: usize| selected[i].time_ns.saturating_sub(first_ns);
     let flush = TraceRecord::new(0, "", Op::Flush, 0, 0);

@@ -418,6 +418,23 @@ pub enum ReplayError {
     },
     #[error("trace record {index}: a {op} request of zero sectors")]
     EmptyRequest { index: usize, op: String },
+    #[error(
+        "the trace changed while it was replayed: its first reading found {scanned} requests, \
+         the second {applied}; fix: replay a copy of the trace that nothing writes to"
+    )]
+    ChangedWhileReplayed { scanned: u64, applied: u64 },
+    #[error(
+        "{path} holds {records} requests, more than joj holds in memory for {what} ({limit}, \
+         some 500 bytes each with the transformation); fix: replay it without \
+         --emmc-journal (a plain replay reads any number from the file), or replay a part of \
+         it (`head -n` of a joj-trace file, with its header's `records` set to match)"
+    )]
+    TooManyToHold {
+        path: String,
+        records: u64,
+        limit: u64,
+        what: &'static str,
+    },
     #[error(transparent)]
     Profile(#[from] ProfileError),
 }

@@ -48,8 +48,10 @@ pub mod profile_text;
 pub mod queue;
 pub mod replay;
 pub mod replay_devices;
+pub mod requests;
 pub mod rng;
 pub mod selfcheck;
+pub mod trace_file;
 pub mod workload;
 pub mod xftl;
 
@@ -78,13 +80,15 @@ pub use medium::{CommitEntry, Medium};
 pub use nand::NandMedium;
 pub use nvm::{Nvm, NvmStats};
 pub use replay::{
-    AgingSpec, DeviceSummary, LoadedTrace, OpsBasis, ReplayOptions, ReplayReport, Replayer,
-    load_trace, replay, replay_with,
+    AgingSpec, DeviceSummary, OpsBasis, ReplayOptions, ReplayReport, Replayer, replay,
+    replay_requests, replay_with,
 };
 pub use replay_devices::{
     DeviceProfile, DevicesReport, check_assignment, replay_devices, resolve_device,
 };
+pub use requests::{Requests, Scan, Selection};
 pub use selfcheck::{SelfCheckReport, self_check};
+pub use trace_file::{LoadedTrace, MAX_HELD_RECORDS, TraceFile, load_trace};
 pub use workload::{
     DeviceRunReport, IoKind, Pattern, Phase, SyncKind, WallTime, WorkloadReport, WorkloadSpec,
     run_workload, run_workload_observed,

@@ -27,21 +27,22 @@
 //! A trace of several devices can also be replayed with each device through its own profile
 //! (`crate::replay_devices`), timed as the host sees it.
 //!
-//! `load_trace` reads either input joj knows (a joj-trace file, or blkparse text), and
-//! `DeviceSummary` is the `device` section of every report joj prints about a modeled run.
-
-use std::io::BufRead;
-use std::path::Path;
+//! The requests come from a [`Requests`] source, read twice (`crate::requests`): from memory,
+//! or from a file one record at a time (`crate::TraceFile`), so that a replay of a trace of any
+//! length holds one request besides the device. `DeviceSummary` is the `device` section of
+//! every report joj prints about a modeled run.
 
 use serde::{Deserialize, Serialize};
 
-use joj_trace::{Op, SECTOR_BYTES, TraceHeader, TraceRecord};
+use joj_trace::{Op, SECTOR_BYTES, TraceRecord};
 
 use crate::block::{BlockDevice, WriteFlags};
 use crate::config::{DataMode, Profile};
 use crate::counters::Counters;
 use crate::emmc::Emmc;
 use crate::error::ReplayError;
+pub use crate::requests::PARTITIONED_DEV;
+use crate::requests::{Requests, Scan, Selection};
 
 /// How to replay.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -133,9 +134,25 @@ pub fn replay_with(
     profile: &Profile,
     opts: &ReplayOptions,
 ) -> Result<ReplayReport, ReplayError> {
-    let devs = devices_in_order(records);
-    let merged;
-    let (records, dev_name) = match &opts.dev {
+    replay_requests(records, profile, opts)
+}
+
+/// Replay the requests of `requests` through a fresh device of `profile` with `opts`: one pass
+/// over them for what the replay must know first ([`Requests::scan`]), one to apply them. What
+/// the replay holds besides the device is one request, whatever the trace's length.
+pub fn replay_requests<R: Requests + ?Sized>(
+    requests: &R,
+    profile: &Profile,
+    opts: &ReplayOptions,
+) -> Result<ReplayReport, ReplayError> {
+    // How high the requests reach matters to aging (and to partitions, of several devices);
+    // without either, what a source knows without a pass will do.
+    let scan = match requests.known() {
+        Some(known) if opts.aging.is_none() && known.devices.len() <= 1 => known,
+        _ => requests.scan()?,
+    };
+    let devs = scan.names();
+    let (selection, dev_name, top_sectors) = match &opts.dev {
         Some(d) => {
             if !devs.contains(&d.as_str()) {
                 return Err(ReplayError::NoSuchDevice {
@@ -143,11 +160,15 @@ pub fn replay_with(
                     devices: listed(&devs),
                 });
             }
-            (records, Some(d.clone()))
+            (Selection::Dev(d.clone()), Some(d.clone()), scan.end_of(d))
         }
         None if devs.len() > 1 && opts.partitions => {
-            merged = as_partitions(records, &devs);
-            (&merged[..], Some(PARTITIONED_DEV.to_string()))
+            let (starts, top) = scan.partitions();
+            (
+                Selection::Partitions(starts),
+                Some(PARTITIONED_DEV.to_string()),
+                top,
+            )
         }
         None if devs.len() > 1 => {
             let mut sorted = devs.clone();
@@ -156,30 +177,46 @@ pub fn replay_with(
                 devices: listed(&sorted),
             });
         }
-        None => (records, devs.first().map(|d| d.to_string())),
+        None => (
+            Selection::All,
+            devs.first().map(|d| d.to_string()),
+            scan.end_sectors.first().copied().unwrap_or(0),
+        ),
     };
-    let selected = || {
-        records
-            .iter()
-            .filter(|r| dev_name.as_deref().is_none_or(|d| d == r.dev))
-    };
-    let mut replayer = Replayer::for_records(profile, opts, selected)?;
+    let top = top_sectors.saturating_mul(SECTOR_BYTES);
+    let mut replayer = Replayer::above(profile, opts, top, requests, &selection)?;
     replayer.follow_completions();
-    let first_time = records.first().map_or(0, |r| r.time_ns);
-    for (index, r) in records.iter().enumerate() {
-        if dev_name.as_deref().is_some_and(|d| d != r.dev) {
-            continue;
-        }
+    let mut first_time = None;
+    let mut seen = 0u64;
+    requests.each(&mut |index, r| {
+        seen += 1;
+        let first = *first_time.get_or_insert(r.time_ns);
+        let Some(r) = selection.pick(r) else {
+            return Ok(());
+        };
         if opts.honor_timestamps {
             replayer
-                .idle_until(r.time_ns.saturating_sub(first_time))
+                .idle_until(r.time_ns.saturating_sub(first))
                 .map_err(|source| ReplayError::Device { index, source })?;
         }
-        replayer.apply(index, r)?;
-    }
+        replayer.apply(index, &r).map(|_| ())
+    })?;
+    changed_since_scanned(&scan, seen)?;
     let mut report = replayer.finish();
     report.dev = dev_name;
     Ok(report)
+}
+
+/// An error if the pass that applied the requests saw another number than the scan: the trace
+/// changed between the two.
+pub(crate) fn changed_since_scanned(scan: &Scan, seen: u64) -> Result<(), ReplayError> {
+    if seen == scan.records {
+        return Ok(());
+    }
+    Err(ReplayError::ChangedWhileReplayed {
+        scanned: scan.records,
+        applied: seen,
+    })
 }
 
 /// A replay fed one request at a time: the device and counters of [`replay_with`] (which runs
@@ -473,37 +510,22 @@ impl Replayer {
         self.dev.now_ns() - self.start_ns
     }
 
-    /// A device of `profile` for the requests `records()` yields: sized (and aged) up to the
-    /// highest byte they touch, their reads' pages written first when `opts.prefill_reads`.
-    pub(crate) fn for_records<'a, I: Iterator<Item = &'a TraceRecord>>(
-        profile: &Profile,
-        opts: &ReplayOptions,
-        records: impl Fn() -> I,
-    ) -> Result<Replayer, ReplayError> {
-        let top = records()
-            .map(|r| {
-                r.sector
-                    .saturating_add(r.sectors)
-                    .saturating_mul(SECTOR_BYTES)
-            })
-            .max()
-            .unwrap_or(0);
-        Replayer::above(profile, opts, top, records)
-    }
-
-    /// [`Replayer::for_records`] with aging's cold region from the first MiB above `top_bytes`
-    /// (a caller that writes above its records: the optimized journal's region).
-    pub(crate) fn above<'a, I: Iterator<Item = &'a TraceRecord>>(
+    /// A device of `profile` for the requests of `requests` that `selection` applies, aged
+    /// with its cold region from the first MiB above `top_bytes` (the highest byte they touch,
+    /// or above, for a caller that writes above them: the optimized journal's region), their
+    /// reads' pages written first when `opts.prefill_reads`.
+    pub(crate) fn above<R: Requests + ?Sized>(
         profile: &Profile,
         opts: &ReplayOptions,
         top_bytes: u64,
-        records: impl Fn() -> I,
+        requests: &R,
+        selection: &Selection,
     ) -> Result<Replayer, ReplayError> {
         let device_err = |source| ReplayError::Device { index: 0, source };
         let mut replayer =
             Replayer::new(profile, opts.data_mode, opts.aging, top_bytes).map_err(device_err)?;
         if opts.prefill_reads {
-            prefill(&mut replayer.dev, records()).map_err(device_err)?;
+            prefill(&mut replayer.dev, requests, selection)?;
             replayer.start_ns = replayer.dev.now_ns();
             replayer.waited_until_ns = replayer.start_ns;
             replayer.last_done_ns = replayer.start_ns;
@@ -527,23 +549,33 @@ impl Replayer {
     }
 }
 
-/// Write every device page the read requests of `records` touch, in runs of consecutive
-/// pages, flush, and start the counters afresh.
-fn prefill<'a>(
+/// Write every device page the read requests of `requests` (as `selection` applies them)
+/// touch, in runs of consecutive pages, flush, and start the counters afresh. The pages are
+/// held as a set: at most the device's pages, whatever the number of reads.
+fn prefill<R: Requests + ?Sized>(
     dev: &mut Emmc<crate::nand::NandMedium>,
-    records: impl Iterator<Item = &'a TraceRecord>,
-) -> Result<(), crate::DeviceError> {
+    requests: &R,
+    selection: &Selection,
+) -> Result<(), ReplayError> {
     const RUN_PAGES: u64 = 64;
     let page = u64::from(dev.geometry().optimal_write_bytes);
     let capacity_bytes = dev.geometry().capacity_bytes;
-    // A read beyond the device is left to `Replayer::apply`, which reports it.
-    let mut pages: Vec<u64> = records
-        .filter(|r| r.op == Op::Read && r.sectors > 0)
-        .filter_map(|r| request_bytes(r, capacity_bytes))
-        .flat_map(|(offset, bytes)| offset / page..=(offset + bytes - 1) / page)
-        .collect();
-    pages.sort_unstable();
-    pages.dedup();
+    let mut pages = std::collections::BTreeSet::new();
+    requests.each(&mut |_, r| {
+        let Some(r) = selection.pick(r) else {
+            return Ok(());
+        };
+        // A read beyond the device is left to `Replayer::apply`, which reports it.
+        if r.op == Op::Read
+            && r.sectors > 0
+            && let Some((offset, bytes)) = request_bytes(&r, capacity_bytes)
+        {
+            pages.extend(offset / page..=(offset + bytes - 1) / page);
+        }
+        Ok(())
+    })?;
+    let device_err = |source| ReplayError::Device { index: 0, source };
+    let pages: Vec<u64> = pages.into_iter().collect();
     let mut buf = Vec::new();
     let mut i = 0;
     while i < pages.len() {
@@ -552,16 +584,14 @@ fn prefill<'a>(
             n += 1;
         }
         buf.resize(n * page as usize, 0);
-        dev.write(pages[i] * page, &buf, WriteFlags::NONE)?;
+        dev.write(pages[i] * page, &buf, WriteFlags::NONE)
+            .map_err(device_err)?;
         i += n;
     }
-    dev.flush()?;
+    dev.flush().map_err(device_err)?;
     dev.reset_counters();
     Ok(())
 }
-
-/// The device name records carry after `as_partitions`.
-pub const PARTITIONED_DEV: &str = "partitions";
 
 /// How many device names a message lists before it says how many more there are.
 const LISTED_DEVICES: usize = 16;
@@ -578,121 +608,6 @@ pub(crate) fn listed<S: AsRef<str>>(names: &[S]) -> String {
         0 => shown.join(", "),
         more => format!("{}, and {more} more", shown.join(", ")),
     }
-}
-
-/// Devices of `records` in order of first appearance.
-pub(crate) fn devices_in_order(records: &[TraceRecord]) -> Vec<&str> {
-    // A set beside the list keeps this linear in the records, however many devices they name.
-    let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
-    let mut devs: Vec<&str> = Vec::new();
-    for r in records {
-        if seen.insert(&r.dev) {
-            devs.push(&r.dev);
-        }
-    }
-    devs
-}
-
-/// `records` with every device moved to a partition of one device: device `i` starts at the
-/// first MiB boundary after the highest sector devices `0..i` used.
-fn as_partitions(records: &[TraceRecord], devs: &[&str]) -> Vec<TraceRecord> {
-    const MIB_SECTORS: u64 = (1 << 20) / SECTOR_BYTES;
-    // One pass for each device's highest sector, and a map from device to its start: linear in
-    // the records however many devices they name.
-    let mut ends: std::collections::HashMap<&str, u64> = std::collections::HashMap::new();
-    for r in records {
-        let end = ends.entry(r.dev.as_str()).or_insert(0);
-        *end = (*end).max(r.sector.saturating_add(r.sectors));
-    }
-    let mut starts: std::collections::HashMap<&str, u64> =
-        std::collections::HashMap::with_capacity(devs.len());
-    let mut next = 0u64;
-    for d in devs {
-        starts.insert(d, next);
-        let end = ends.get(d).copied().unwrap_or(0);
-        next += end.div_ceil(MIB_SECTORS).max(1) * MIB_SECTORS;
-    }
-    records
-        .iter()
-        .map(|r| {
-            let start = starts.get(r.dev.as_str()).copied().unwrap_or(0);
-            let mut m = r.clone();
-            if r.op != Op::Flush {
-                m.sector = m.sector.saturating_add(start);
-            }
-            m.dev = PARTITIONED_DEV.to_string();
-            m
-        })
-        .collect()
-}
-
-/// A block trace as read from a file, whichever format it was in.
-#[derive(Debug, Clone)]
-pub struct LoadedTrace {
-    /// `joj-trace` or `blkparse`.
-    pub format: &'static str,
-    /// The joj-trace header (a blkparse import gets the importer's header).
-    pub header: TraceHeader,
-    pub records: Vec<TraceRecord>,
-}
-
-impl LoadedTrace {
-    /// Transactions of the run the trace captured, if its header says (`meta.transactions`,
-    /// which `joj bench --trace` writes).
-    pub fn transactions(&self) -> Option<u64> {
-        self.header
-            .meta
-            .get("transactions")
-            .and_then(|v| v.as_u64())
-            .filter(|&n| n > 0)
-    }
-}
-
-/// Read a joj-trace file or blkparse text (told apart by the first byte: a joj-trace file starts
-/// with its JSON header). A joj-trace file may hold no request (a run that did no block
-/// I/O); blkparse text with no request in it is an error.
-pub fn load_trace(path: &Path) -> Result<LoadedTrace, ReplayError> {
-    let shown = path.display().to_string();
-    let err = |source| ReplayError::Trace {
-        path: shown.clone(),
-        source,
-    };
-    let input = joj_trace::input::open(
-        path,
-        joj_trace::format::MAX_TRACE_BYTES,
-        "a block trace (joj-trace or blkparse text)",
-    )
-    .map_err(|e| err(e.into()))?;
-    let mut reader = input.reader();
-    // A read past the file's limit (it grew while being read) is said as such.
-    let first = match reader.fill_buf() {
-        Ok(b) => b.first().copied(),
-        Err(e) => return Err(err(reader.input_error(e).into())),
-    };
-    let read = if first == Some(b'{') {
-        joj_trace::read_trace(&mut reader).map(|(header, records)| LoadedTrace {
-            format: "joj-trace",
-            header,
-            records,
-        })
-    } else {
-        joj_trace::import_blkparse(&mut reader).map(|import| LoadedTrace {
-            format: "blkparse",
-            header: import.header(),
-            records: import.records,
-        })
-    };
-    let loaded = read.map_err(|e| match e {
-        joj_trace::TraceError::Io(io) => err(reader.input_error(io).into()),
-        e => err(e),
-    })?;
-    // A joj-trace file is recognised by its header, so one that holds no request is a run that
-    // did no block I/O (a read-only mix served from the page cache): it replays to zero. Text
-    // with no blkparse event in it is not a trace at all.
-    if loaded.records.is_empty() && loaded.format == "blkparse" {
-        return Err(ReplayError::NoRequests { path: shown });
-    }
-    Ok(loaded)
 }
 
 /// What modeled throughput counts.

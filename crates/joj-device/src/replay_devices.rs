@@ -26,7 +26,8 @@ use joj_trace::TraceRecord;
 
 use crate::config::Profile;
 use crate::error::ReplayError;
-use crate::replay::{DeviceSummary, ReplayOptions, ReplayReport, Replayer, devices_in_order};
+use crate::replay::{DeviceSummary, ReplayOptions, ReplayReport, Replayer};
+use crate::requests::{Requests, Scan, Selection};
 
 /// One device of a trace and the profile it is replayed through.
 #[derive(Debug, Clone, PartialEq)]
@@ -130,7 +131,16 @@ pub fn check_assignment(
     assign: &[DeviceProfile],
     shared_profile_ok: bool,
 ) -> Result<(), ReplayError> {
-    let devs = devices_in_order(records);
+    check_scanned(&records.scan()?, assign, shared_profile_ok)
+}
+
+/// [`check_assignment`] of the trace `scan` was made of.
+fn check_scanned(
+    scan: &Scan,
+    assign: &[DeviceProfile],
+    shared_profile_ok: bool,
+) -> Result<(), ReplayError> {
+    let devs = scan.names();
     let mut sorted: Vec<&str> = devs.clone();
     sorted.sort_unstable();
     let listed = crate::replay::listed(&sorted);
@@ -185,26 +195,31 @@ pub fn check_assignment(
 /// Replay every device of `records` through its profile in `assign` (checked by
 /// [`check_assignment`]), timed as the module header says. `opts.dev` and `opts.partitions`
 /// do not apply and must be unset; aging, data mode, prefill and timestamps apply per device.
-pub fn replay_devices(
-    records: &[TraceRecord],
+pub fn replay_devices<R: Requests + ?Sized>(
+    records: &R,
     assign: &[DeviceProfile],
     opts: &ReplayOptions,
     shared_profile_ok: bool,
 ) -> Result<DevicesReport, ReplayError> {
-    check_assignment(records, assign, shared_profile_ok)?;
+    let scan = records.scan()?;
+    check_scanned(&scan, assign, shared_profile_ok)?;
     let mut replayers = Vec::with_capacity(assign.len());
     for a in assign {
-        let mine = || records.iter().filter(|r| r.dev == a.dev);
-        let mut replayer = Replayer::for_records(&a.profile, opts, mine)?;
+        let top = scan.end_of(&a.dev).saturating_mul(joj_trace::SECTOR_BYTES);
+        let mine = Selection::Dev(a.dev.clone());
+        let mut replayer = Replayer::above(&a.profile, opts, top, records, &mine)?;
         replayer.follow_completions();
         replayers.push(replayer);
     }
     // Host time (ns since the replay began) at which each device's latest waited request ended.
     let mut waited_until = vec![0u64; assign.len()];
-    let first_time = records.first().map_or(0, |r| r.time_ns);
-    for (index, r) in records.iter().enumerate() {
+    let mut first_time = None;
+    let mut seen = 0u64;
+    records.each(&mut |index, r| {
+        seen += 1;
+        let first_time = *first_time.get_or_insert(r.time_ns);
         let Some(i) = assign.iter().position(|a| a.dev == r.dev) else {
-            continue;
+            return Ok(());
         };
         let mut start = waited_until
             .iter()
@@ -222,7 +237,9 @@ pub fn replay_devices(
         if replayers[i].apply(index, r)? {
             waited_until[i] = waited_until[i].max(replayers[i].last_done_elapsed_ns());
         }
-    }
+        Ok(())
+    })?;
+    crate::replay::changed_since_scanned(&scan, seen)?;
     let mut devices = Vec::with_capacity(assign.len());
     let mut host_ns = 0u64;
     for (replayer, a) in replayers.into_iter().zip(assign) {
@@ -335,7 +352,7 @@ mod tests {
     fn a_device_without_a_profile_is_refused() {
         let recs = [write(0, "7:0", 0, true), write(1, "7:1", 0, true)];
         let e = replay_devices(
-            &recs,
+            &recs[..],
             &assign(&[("7:0", "a")]),
             &ReplayOptions::default(),
             false,

@@ -10,9 +10,9 @@
 use std::path::Path;
 
 use joj_device::{
-    Counters, DeviceProfile, DeviceSummary, EjournalError, EjournalStats, HostCompletion,
-    LoadedTrace, Profile, ProfileError, ReliableWriteAtomicity, ReplayError, ReplayOptions,
-    ReplayReport, ejournal, load_trace, replay_devices, replay_ejournal, replay_with,
+    Counters, DeviceProfile, DeviceSummary, EjournalError, EjournalStats, HostCompletion, Profile,
+    ProfileError, ReliableWriteAtomicity, ReplayError, ReplayOptions, ReplayReport, TraceFile,
+    ejournal, replay_devices, replay_ejournal, replay_requests,
 };
 use serde::Serialize;
 
@@ -96,7 +96,7 @@ pub fn replay_trace(opts: &TraceReplayOptions) -> Result<TraceReplay, TraceRepla
         // Before the trace, which may be large, is read.
         joj_device::ejournal::check_region_fits(mib, profile.capacity_bytes())?;
     }
-    let trace = load_trace(opts.trace)?;
+    let trace = TraceFile::open(opts.trace)?;
     let ro = ReplayOptions {
         dev: opts.dev.clone(),
         partitions: opts.partitions,
@@ -105,11 +105,13 @@ pub fn replay_trace(opts: &TraceReplayOptions) -> Result<TraceReplay, TraceRepla
     };
     let (replayed, ejournal) = match opts.emmc_journal_mib {
         Some(mib) => {
-            let (r, s) =
-                replay_ejournal(&trace.records, &emmc_journal_profile(&profile), &ro, mib)?;
+            // The transformation groups a journal transaction's requests: it holds the trace.
+            let records = trace.load("the optimized journal's transformation (--emmc-journal)")?;
+            let (r, s) = replay_ejournal(&records, &emmc_journal_profile(&profile), &ro, mib)?;
             (r, Some(s))
         }
-        None => (replay_with(&trace.records, &profile, &ro)?, None),
+        // A plain replay reads the file one record at a time.
+        None => (replay_requests(&trace, &profile, &ro)?, None),
     };
     let mut summary = DeviceSummary::from_replay(&replayed, trace.transactions());
     if let Some(host) = &opts.completion {
@@ -151,7 +153,7 @@ pub fn emmc_journal_profile(profile: &Profile) -> Profile {
 
 /// A recording `joj bench` made carries the host time it measured: the replay composes it with
 /// the device's time as the run did.
-fn modeled(trace: &LoadedTrace, profile: &Profile, summary: &DeviceSummary) -> Option<Modeled> {
+fn modeled(trace: &TraceFile, profile: &Profile, summary: &DeviceSummary) -> Option<Modeled> {
     let (h, paced_on) = recorded_host(trace)?;
     let device_s = summary
         .completion
@@ -168,7 +170,7 @@ fn modeled(trace: &LoadedTrace, profile: &Profile, summary: &DeviceSummary) -> O
 
 /// The host time a `joj bench` recording measured (`meta.host`) and the profile it was paced on
 /// (`meta.paced_on`), when its header has them and counts transactions.
-fn recorded_host(trace: &LoadedTrace) -> Option<(HostMeasured, Option<String>)> {
+fn recorded_host(trace: &TraceFile) -> Option<(HostMeasured, Option<String>)> {
     trace.transactions()?;
     let h = serde_json::from_value(trace.header.meta.get("host")?.clone()).ok()?;
     let paced_on = trace
@@ -243,13 +245,13 @@ pub struct DevicesReplayReport {
 pub fn replay_trace_devices(
     opts: &DevicesReplayOptions,
 ) -> Result<DevicesReplayReport, TraceReplayError> {
-    let trace = load_trace(opts.trace)?;
+    let trace = TraceFile::open(opts.trace)?;
     let (assign, names) = assignment(&trace, opts.profile_for)?;
     let ro = ReplayOptions {
         honor_timestamps: opts.honor_timestamps,
         ..ReplayOptions::default()
     };
-    let report = replay_devices(&trace.records, &assign, &ro, opts.same_profile_ok)?;
+    let report = replay_devices(&trace, &assign, &ro, opts.same_profile_ok)?;
     let txns = trace.transactions();
     let ops = txns.unwrap_or_else(|| {
         report
@@ -290,7 +292,7 @@ pub fn replay_trace_devices(
 
 /// Each `DEV=PROFILE` resolved against the trace's devices, with the name it was given.
 fn assignment(
-    trace: &LoadedTrace,
+    trace: &TraceFile,
     profile_for: &[String],
 ) -> Result<(Vec<DeviceProfile>, Vec<String>), TraceReplayError> {
     let mut assign = Vec::with_capacity(profile_for.len());

@@ -18,12 +18,18 @@
 //! per-CPU and total summary (or blank) and are skipped; a line that starts like an event but
 //! does not parse is an error naming its line, since silently dropping requests would falsify
 //! every total computed from the trace.
+//!
+//! Completions are matched to requests as the text gives them ([`crate::completions`]), so
+//! the records can be read one at a time in two passes over the text ([`scan_blkparse`], then
+//! [`BlkparseRecords`]) as well as all at once ([`import_blkparse`]): both give the same
+//! records.
 
-use std::collections::HashSet;
-use std::io::{BufReader, Read};
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read};
 
 use serde_json::{Map, Value};
 
+use crate::completions::CompletionMatcher;
 use crate::error::TraceError;
 use crate::format::{Clock, DeviceRole, MAX_TRACE_DEVICES, TraceDevice, TraceHeader, TraceSource};
 use crate::input;
@@ -77,79 +83,267 @@ impl BlkparseImport {
 }
 
 /// Parse blkparse text (default output format). See the module documentation for which lines
-/// are used, skipped, or rejected.
+/// are used, skipped, or rejected. The records are held whole: a caller that reads them once
+/// in order reads the text twice instead, with [`scan_blkparse`] and [`BlkparseRecords`],
+/// which give the same records holding a bounded number.
 pub fn import_blkparse(r: impl Read) -> Result<BlkparseImport, TraceError> {
-    let mut issued = Vec::new();
-    let mut queued = Vec::new();
-    let mut completed = Vec::new();
-    let mut line_no = 0;
+    let mut issued = false;
+    let mut events: Vec<(BlkparseAction, Event)> = Vec::new();
+    let mut scan = Scanning::default();
+    each_event(BufReader::new(r), |event| {
+        scan.see(&event)?;
+        match &event {
+            Event::Request(BlkparseAction::Issue, _) if !issued => {
+                // Once a D exists the Q fallback can never be used: stop holding it in memory.
+                issued = true;
+                events.retain(|(a, _)| *a != BlkparseAction::Queue);
+            }
+            Event::Request(BlkparseAction::Queue, _) if issued => return Ok(()),
+            _ => {}
+        }
+        let action = match &event {
+            Event::Request(a, _) => *a,
+            Event::Complete(_) => BlkparseAction::Issue,
+        };
+        events.push((action, event));
+        Ok(())
+    })?;
+    let scan = scan.finish()?;
+    let mut matcher = CompletionMatcher::new();
+    let mut records = Vec::new();
+    for (_, event) in events {
+        match event {
+            Event::Request(a, rec) if a == scan.action => matcher.request(rec),
+            Event::Request(..) => {}
+            Event::Complete(c) => matcher.completion(&c),
+        }
+        while let Some(r) = matcher.ready() {
+            records.push(relative(r, scan.t0_ns)?);
+        }
+    }
+    while let Some(r) = matcher.rest() {
+        records.push(relative(r, scan.t0_ns)?);
+    }
+    Ok(BlkparseImport {
+        records,
+        action: scan.action,
+        devices: scan.devices,
+    })
+}
+
+/// What a first reading of blkparse text finds, for a second to give its records one at a
+/// time ([`BlkparseRecords`]): which action the requests are (`D`, or `Q` when the text has no
+/// `D`), the earliest of their times, their devices in order of first appearance (at most
+/// [`MAX_TRACE_DEVICES`]), the end of each device's highest request and how many there are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlkparseScan {
+    pub action: BlkparseAction,
+    pub t0_ns: u64,
+    pub devices: Vec<String>,
+    /// Per device of `devices`, the highest `sector + sectors` of its requests (saturating).
+    pub end_sectors: Vec<u64>,
+    pub requests: u64,
+}
+
+/// Read blkparse text once, keeping what [`BlkparseScan`] says: a few numbers and the devices,
+/// whatever the length of the text. Fails as [`import_blkparse`] fails.
+pub fn scan_blkparse(r: impl BufRead) -> Result<BlkparseScan, TraceError> {
+    let mut scan = Scanning::default();
+    each_event(r, |event| scan.see(&event))?;
+    scan.finish()
+}
+
+/// One action's requests seen so far: their earliest time, devices and number.
+#[derive(Debug, Default)]
+struct Seen {
+    t0_ns: Option<u64>,
+    devices: Vec<String>,
+    end_sectors: Vec<u64>,
+    /// Each device's place in the list: linear in the records however many devices they name.
+    known: HashMap<String, usize>,
+    /// The first device past [`MAX_TRACE_DEVICES`], if any.
+    too_many: Option<String>,
+    requests: u64,
+}
+
+impl Seen {
+    fn see(&mut self, rec: &TraceRecord) {
+        self.t0_ns = Some(self.t0_ns.map_or(rec.time_ns, |t| t.min(rec.time_ns)));
+        self.requests += 1;
+        let end = rec.sector.saturating_add(rec.sectors);
+        if let Some(&i) = self.known.get(&rec.dev) {
+            self.end_sectors[i] = self.end_sectors[i].max(end);
+        } else if self.too_many.is_none() {
+            if self.devices.len() == MAX_TRACE_DEVICES {
+                self.too_many = Some(rec.dev.clone());
+                return;
+            }
+            self.known.insert(rec.dev.clone(), self.devices.len());
+            self.devices.push(rec.dev.clone());
+            self.end_sectors.push(end);
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Scanning {
+    issued: Seen,
+    queued: Seen,
+}
+
+impl Scanning {
+    fn see(&mut self, event: &Event) -> Result<(), TraceError> {
+        match event {
+            Event::Request(BlkparseAction::Issue, rec) => self.issued.see(rec),
+            Event::Request(BlkparseAction::Queue, rec) if self.issued.requests == 0 => {
+                self.queued.see(rec)
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Result<BlkparseScan, TraceError> {
+        let (action, seen) = if self.issued.requests > 0 {
+            (BlkparseAction::Issue, self.issued)
+        } else {
+            (BlkparseAction::Queue, self.queued)
+        };
+        if let Some(dev) = seen.too_many {
+            return Err(TraceError::TooManyDevices {
+                limit: MAX_TRACE_DEVICES,
+                dev,
+            });
+        }
+        Ok(BlkparseScan {
+            action,
+            // blkparse sorts events by time, but CPUs' clocks can disagree by a few ns: the
+            // minimum rather than the first, so that no time underflows.
+            t0_ns: seen.t0_ns.unwrap_or(0),
+            devices: seen.devices,
+            end_sectors: seen.end_sectors,
+            requests: seen.requests,
+        })
+    }
+}
+
+/// `rec` with its times counted from `t0_ns`; an error if it is earlier (the text changed
+/// since it was scanned).
+fn relative(mut rec: TraceRecord, t0_ns: u64) -> Result<TraceRecord, TraceError> {
+    let changed = || TraceError::ChangedWhileRead {
+        change: format!(
+            "a request at {} ns, before the earliest of the first reading ({t0_ns} ns)",
+            rec.time_ns
+        ),
+    };
+    rec.time_ns = rec.time_ns.checked_sub(t0_ns).ok_or_else(changed)?;
+    rec.complete_ns = rec.complete_ns.map(|c| c.saturating_sub(t0_ns));
+    Ok(rec)
+}
+
+/// Call `f` with every `D`, `Q` and `C` event of `r`, in order.
+fn each_event(
+    mut r: impl BufRead,
+    mut f: impl FnMut(Event) -> Result<(), TraceError>,
+) -> Result<(), TraceError> {
     let mut buf = Vec::new();
-    let mut r = BufReader::new(r);
+    let mut line_no = 0;
+    while let Some(event) = next_event(&mut r, &mut buf, &mut line_no)? {
+        f(event)?;
+    }
+    Ok(())
+}
+
+/// The next `D`, `Q` or `C` event of `r`, `None` at the end of the text; `line_no` counts the
+/// lines read.
+fn next_event(
+    r: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+    line_no: &mut usize,
+) -> Result<Option<Event>, TraceError> {
     loop {
-        match input::read_line(&mut r, &mut buf, input::MAX_LINE_BYTES)? {
-            input::Line::End => break,
+        match input::read_line(r, buf, input::MAX_LINE_BYTES)? {
+            input::Line::End => return Ok(None),
             input::Line::Read => {}
             input::Line::TooLong => {
                 return Err(TraceError::LineTooLong {
-                    line: line_no + 1,
+                    line: *line_no + 1,
                     limit_bytes: input::MAX_LINE_BYTES,
                 });
             }
         }
-        line_no += 1;
-        let text = String::from_utf8_lossy(&buf);
-        let Some(event) = parse_line(&text, line_no)? else {
-            continue;
-        };
-        let event = match event {
-            Event::Request(action, rec) => (action, rec),
-            Event::Complete(c) => {
-                completed.push(c);
-                continue;
-            }
-        };
-        match event {
-            (BlkparseAction::Issue, rec) => {
-                // Once a D exists the Q fallback can never be used: stop holding it in memory.
-                queued = Vec::new();
-                issued.push(rec);
-            }
-            (BlkparseAction::Queue, rec) if issued.is_empty() => queued.push(rec),
-            (BlkparseAction::Queue, _) => {}
+        *line_no += 1;
+        let text = String::from_utf8_lossy(buf);
+        if let Some(event) = parse_line(&text, *line_no)? {
+            return Ok(Some(event));
         }
     }
-    let (action, mut records) = if issued.is_empty() {
-        (BlkparseAction::Queue, queued)
-    } else {
-        (BlkparseAction::Issue, issued)
-    };
-    crate::record::attach_completions(&mut records, &completed);
-    // blkparse sorts events by time, but CPUs' clocks can disagree by a few ns: take the
-    // minimum rather than the first so no time underflows.
-    let t0 = records.iter().map(|r| r.time_ns).min().unwrap_or(0);
-    // A set beside the list keeps this linear in the records, however many devices they name.
-    let mut devices: Vec<String> = Vec::new();
-    let mut seen: HashSet<&str> = HashSet::new();
-    for rec in &mut records {
-        rec.time_ns -= t0;
-        rec.complete_ns = rec.complete_ns.map(|c| c - t0);
-    }
-    for rec in &records {
-        if seen.insert(rec.dev.as_str()) {
-            if devices.len() == MAX_TRACE_DEVICES {
-                return Err(TraceError::TooManyDevices {
-                    limit: MAX_TRACE_DEVICES,
-                    dev: rec.dev.clone(),
-                });
-            }
-            devices.push(rec.dev.clone());
+}
+
+/// The records of blkparse text, one at a time, as [`import_blkparse`] gives them: read a
+/// second time after [`scan_blkparse`], holding at most the requests that wait for their
+/// completion ([`crate::completions`]).
+pub struct BlkparseRecords<R: BufRead> {
+    r: R,
+    scan: BlkparseScan,
+    matcher: CompletionMatcher,
+    buf: Vec<u8>,
+    line_no: usize,
+    ended: bool,
+    given: u64,
+}
+
+impl<R: BufRead> BlkparseRecords<R> {
+    /// The records of `r`, the text `scan` was made of.
+    pub fn new(r: R, scan: BlkparseScan) -> BlkparseRecords<R> {
+        BlkparseRecords {
+            r,
+            scan,
+            matcher: CompletionMatcher::new(),
+            buf: Vec::new(),
+            line_no: 0,
+            ended: false,
+            given: 0,
         }
     }
-    Ok(BlkparseImport {
-        records,
-        action,
-        devices,
-    })
+
+    /// What is read from.
+    pub fn get_ref(&self) -> &R {
+        &self.r
+    }
+
+    /// The next record; `None` at the end (an error if the text no longer holds as many
+    /// requests as when it was scanned).
+    pub fn next_record(&mut self) -> Result<Option<TraceRecord>, TraceError> {
+        loop {
+            let next = if self.ended {
+                self.matcher.rest()
+            } else {
+                self.matcher.ready()
+            };
+            if let Some(rec) = next {
+                self.given += 1;
+                return relative(rec, self.scan.t0_ns).map(Some);
+            }
+            if self.ended {
+                if self.given != self.scan.requests {
+                    return Err(TraceError::ChangedWhileRead {
+                        change: format!(
+                            "{} requests, where the first reading found {}",
+                            self.given, self.scan.requests
+                        ),
+                    });
+                }
+                return Ok(None);
+            }
+            match next_event(&mut self.r, &mut self.buf, &mut self.line_no)? {
+                None => self.ended = true,
+                Some(Event::Request(a, rec)) if a == self.scan.action => self.matcher.request(rec),
+                Some(Event::Request(..)) => {}
+                Some(Event::Complete(c)) => self.matcher.completion(&c),
+            }
+        }
+    }
 }
 
 /// A line the importer uses.
@@ -440,5 +634,74 @@ Skips: 0 forward (0 -   0.0%)
         let (h, recs) = crate::format::read_trace(&out[..]).expect("read");
         assert_eq!(h.source, TraceSource::Blkparse);
         assert_eq!(recs, imp.records);
+    }
+
+    /// The records of `text` read in two passes, one at a time.
+    fn streamed(text: &str) -> Result<Vec<TraceRecord>, TraceError> {
+        let scan = scan_blkparse(text.as_bytes())?;
+        let mut r = BlkparseRecords::new(text.as_bytes(), scan);
+        let mut out = Vec::new();
+        while let Some(rec) = r.next_record()? {
+            out.push(rec);
+        }
+        Ok(out)
+    }
+
+    #[test]
+    fn records_read_one_at_a_time_are_those_of_the_whole_import() {
+        let without_d: String = SAMPLE
+            .lines()
+            .filter(|l| !l.contains(" D "))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        // Requests of one shape again and again, some completions lost or late.
+        let mut many = String::new();
+        for i in 0..3000u64 {
+            let t = 1_000_000 + i * 1000;
+            many.push_str(&format!(
+                "  8,0 0 {i} 0.{t:09} 1 D WS {} + 8 [x]\n",
+                (i % 5) * 8
+            ));
+            if i % 7 != 0 {
+                let c = t + 500 + (i % 3) * 1500;
+                many.push_str(&format!(
+                    "  8,0 1 {i} 0.{c:09} 0 C WS {} + 8 [0]\n",
+                    (i % 5) * 8
+                ));
+            }
+        }
+        let mut sorted: Vec<&str> = many.lines().collect();
+        sorted.sort_by_key(|l| l.split_whitespace().nth(3).map(str::to_owned));
+        let many: String = sorted.iter().map(|l| format!("{l}\n")).collect();
+        for text in [SAMPLE, &without_d, &many] {
+            let whole = import_blkparse(text.as_bytes()).unwrap();
+            assert_eq!(streamed(text).unwrap(), whole.records);
+            let scan = scan_blkparse(text.as_bytes()).unwrap();
+            assert_eq!((scan.action, scan.devices), (whole.action, whole.devices));
+        }
+        assert!(
+            import_blkparse(many.as_bytes())
+                .unwrap()
+                .records
+                .iter()
+                .filter(|r| r.complete_ns.is_some())
+                .count()
+                > 2000
+        );
+    }
+
+    #[test]
+    fn text_that_changed_between_the_readings_is_said_to_have_changed() {
+        let scan = scan_blkparse(SAMPLE.as_bytes()).unwrap();
+        let shorter: String = SAMPLE.lines().take(12).map(|l| format!("{l}\n")).collect();
+        let mut r = BlkparseRecords::new(shorter.as_bytes(), scan);
+        let err = loop {
+            match r.next_record() {
+                Ok(Some(_)) => {}
+                Ok(None) => panic!("the change went unseen"),
+                Err(e) => break e,
+            }
+        };
+        assert!(matches!(err, TraceError::ChangedWhileRead { .. }), "{err}");
     }
 }

@@ -84,6 +84,14 @@ pub enum TraceError {
     )]
     TooManyDevices { limit: usize, dev: String },
 
+    /// A trace read twice (a first pass for what the second needs to know first) did not read
+    /// the same the second time: something wrote to it meanwhile.
+    #[error(
+        "the trace changed while it was read: the second reading found {change}; fix: give a \
+         copy of the trace that nothing writes to"
+    )]
+    ChangedWhileRead { change: String },
+
     /// An event line of blkparse text that could not be parsed.
     /// `text` is the line quoted and cut ([`crate::input::quoted`]).
     #[error("blkparse line {line}: {reason}: {text}")]

@@ -13,7 +13,7 @@
 //! `IncompleteLastLine` (cut inside a line) or `RecordCountMismatch` (cut at a line boundary).
 
 use std::collections::HashSet;
-use std::io::{BufReader, BufWriter, Read, Write};
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -30,8 +30,10 @@ pub const FORMAT_NAME: &str = "joj-trace";
 pub const FORMAT_VERSION: u32 = 1;
 /// Every file this crate writes starts with these bytes (the writer emits `format` first).
 pub const MAGIC_PREFIX: &str = "{\"format\":\"joj-trace\"";
-/// The largest trace file (or blkparse text) joj reads: its records are held in memory whole,
-/// about as large as their text; a traced run of a million requests writes some 200 MiB.
+/// The largest trace file (or blkparse text) joj reads; a traced run of a million requests
+/// writes some 200 MiB. `joj trace plot` and `joj replay` read a trace one record at a time
+/// ([`TraceReader`]); `joj trace show`, `joj trace import` and a replay with the optimized
+/// journal hold its records whole, about as large as their text.
 pub const MAX_TRACE_BYTES: u64 = 2 << 30;
 
 /// The most devices a trace joj writes may list. A reader takes lines of at most
@@ -136,7 +138,7 @@ pub fn write_trace(
     w.write_all(b"\n")?;
     let devs = header_devs(header);
     for (i, rec) in records.iter().enumerate() {
-        check_record(rec, &devs, i + 2)?;
+        check_record(rec, |d| devs.contains(d), i + 2)?;
         serde_json::to_writer(&mut w, rec).map_err(std::io::Error::from)?;
         w.write_all(b"\n")?;
     }
@@ -156,45 +158,83 @@ pub fn write_trace_file(
     write_atomically(path, Existing::Replace, |w| write_trace(w, header, records))
 }
 
-/// Read a complete trace, checking the header, every record and the record count.
-pub fn read_trace(r: impl Read) -> Result<(TraceHeader, Vec<TraceRecord>), TraceError> {
-    let mut r = BufReader::new(r);
-    let mut buf = Vec::new();
-    // No line of a trace is near this long: a longer one is refused before it fills memory.
-    let next_line = |r: &mut BufReader<_>, buf: &mut Vec<u8>, line: usize| match input::read_line(
-        r,
-        buf,
-        input::MAX_LINE_BYTES,
-    )? {
-        input::Line::End => Ok(false),
-        input::Line::Read => Ok(true),
-        input::Line::TooLong => Err(TraceError::LineTooLong {
-            line,
-            limit_bytes: input::MAX_LINE_BYTES,
-        }),
-    };
+/// A trace read one record at a time: the header is parsed when it is opened, each record is
+/// checked as it is read (the same checks [`read_trace`] makes), and the record count is checked
+/// once the file ends. What it holds is one line and the header's devices, whatever the number of
+/// records: the plot and the replay read traces through it.
+pub struct TraceReader<R: BufRead> {
+    r: R,
+    buf: Vec<u8>,
+    header: TraceHeader,
+    expected: u64,
+    devs: HashSet<String>,
+    /// The line last read (the header is line 1).
+    line: usize,
+    found: u64,
+    done: bool,
+}
 
-    if !next_line(&mut r, &mut buf, 1)? {
-        return Err(TraceError::NotJojTrace {
-            found: "an empty file".to_owned(),
-        });
+impl<R: BufRead> TraceReader<R> {
+    /// Read and check the header of the trace `r` holds.
+    pub fn new(mut r: R) -> Result<TraceReader<R>, TraceError> {
+        let (header, expected) = read_header(&mut r)?;
+        Ok(TraceReader::after_header(r, header, expected))
     }
-    let (header, expected) = parse_header(&buf)?;
-    let devs = header_devs(&header);
 
-    // Never trust the announced count for an allocation: a corrupt header must not abort us.
-    let mut records = Vec::with_capacity(usize::try_from(expected.min(1 << 20)).unwrap_or(0));
-    let mut line = 1;
-    loop {
-        if !next_line(&mut r, &mut buf, line + 1)? {
-            break;
+    fn after_header(r: R, header: TraceHeader, expected: u64) -> TraceReader<R> {
+        let devs = header_devs(&header)
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        TraceReader {
+            r,
+            buf: Vec::new(),
+            header,
+            expected,
+            devs,
+            line: 1,
+            found: 0,
+            done: false,
         }
-        line += 1;
-        let complete = buf.last() == Some(&b'\n');
+    }
+
+    /// What the records are read from.
+    pub fn get_ref(&self) -> &R {
+        &self.r
+    }
+
+    pub fn header(&self) -> &TraceHeader {
+        &self.header
+    }
+
+    /// The record count the header announces (checked against the file once it ends; never
+    /// trusted for an allocation).
+    pub fn announced(&self) -> u64 {
+        self.expected
+    }
+
+    /// The next record, `None` once the file ends with as many records as its header announced.
+    pub fn next_record(&mut self) -> Result<Option<TraceRecord>, TraceError> {
+        if self.done {
+            return Ok(None);
+        }
+        if !next_line(&mut self.r, &mut self.buf, self.line + 1)? {
+            self.done = true;
+            if self.found != self.expected {
+                return Err(TraceError::RecordCountMismatch {
+                    expected: self.expected,
+                    found: self.found,
+                });
+            }
+            return Ok(None);
+        }
+        self.line += 1;
+        let line = self.line;
+        let complete = self.buf.last() == Some(&b'\n');
         let text = if complete {
-            &buf[..buf.len() - 1]
+            &self.buf[..self.buf.len() - 1]
         } else {
-            &buf[..]
+            &self.buf[..]
         };
         let rec: TraceRecord = match serde_json::from_slice(text) {
             Ok(rec) => rec,
@@ -206,16 +246,75 @@ pub fn read_trace(r: impl Read) -> Result<(TraceHeader, Vec<TraceRecord>), Trace
                 });
             }
         };
-        check_record(&rec, &devs, line)?;
-        records.push(rec);
+        check_record(&rec, |d| self.devs.contains(d), line)?;
+        self.found += 1;
+        Ok(Some(rec))
     }
-    if records.len() as u64 != expected {
-        return Err(TraceError::RecordCountMismatch {
-            expected,
-            found: records.len() as u64,
+
+    /// The header, once the records have been read.
+    pub fn into_header(self) -> TraceHeader {
+        self.header
+    }
+}
+
+/// Line 1 of `r`, parsed: the header and the record count it announces.
+fn read_header(r: &mut impl BufRead) -> Result<(TraceHeader, u64), TraceError> {
+    let mut buf = Vec::new();
+    if !next_line(r, &mut buf, 1)? {
+        return Err(TraceError::NotJojTrace {
+            found: "an empty file".to_owned(),
         });
     }
-    Ok((header, records))
+    parse_header(&buf)
+}
+
+/// The next line of `r` into `buf`: `false` at the end of the file. No line of a trace is near
+/// [`input::MAX_LINE_BYTES`] long: a longer one is refused before it fills memory.
+fn next_line(r: &mut impl BufRead, buf: &mut Vec<u8>, line: usize) -> Result<bool, TraceError> {
+    match input::read_line(r, buf, input::MAX_LINE_BYTES)? {
+        input::Line::End => Ok(false),
+        input::Line::Read => Ok(true),
+        input::Line::TooLong => Err(TraceError::LineTooLong {
+            line,
+            limit_bytes: input::MAX_LINE_BYTES,
+        }),
+    }
+}
+
+/// Read a complete trace, checking the header, every record and the record count. The records
+/// are held whole: a caller that needs only what they add up to reads with [`TraceReader`].
+pub fn read_trace(r: impl Read) -> Result<(TraceHeader, Vec<TraceRecord>), TraceError> {
+    let mut reader = TraceReader::new(BufReader::new(r))?;
+    // Never trust the announced count for an allocation: a corrupt header must not abort us.
+    let mut records =
+        Vec::with_capacity(usize::try_from(reader.announced().min(1 << 20)).unwrap_or(0));
+    while let Some(rec) = reader.next_record()? {
+        records.push(rec);
+    }
+    Ok((reader.into_header(), records))
+}
+
+/// Open the trace stored at `path`, a regular file of at most [`MAX_TRACE_BYTES`], to be read one
+/// record at a time. A read error of the reader is said as the file's with
+/// [`TraceReader::named`].
+pub fn open_trace_file(path: &Path) -> Result<TraceReader<input::Limited>, TraceError> {
+    let input = input::open(path, MAX_TRACE_BYTES, "a joj-trace file")?;
+    let mut limited = input.reader();
+    let (header, expected) = read_header(&mut limited).map_err(|e| match e {
+        TraceError::Io(io) => TraceError::Input(limited.input_error(io)),
+        e => e,
+    })?;
+    Ok(TraceReader::after_header(limited, header, expected))
+}
+
+impl TraceReader<input::Limited> {
+    /// `e` with a read error said as the input's: which file, and that it grew past its limit.
+    pub fn named(&self, e: TraceError) -> TraceError {
+        match e {
+            TraceError::Io(io) => TraceError::Input(self.r.input_error(io)),
+            e => e,
+        }
+    }
 }
 
 /// Read the trace stored at `path`: a regular file of at most [`MAX_TRACE_BYTES`].
@@ -286,7 +385,11 @@ fn header_devs(header: &TraceHeader) -> HashSet<&str> {
 }
 
 /// The format's rules for one record (see "What a reader may rely on" in the spec).
-fn check_record(rec: &TraceRecord, devs: &HashSet<&str>, line: usize) -> Result<(), TraceError> {
+fn check_record(
+    rec: &TraceRecord,
+    listed: impl Fn(&str) -> bool,
+    line: usize,
+) -> Result<(), TraceError> {
     let invalid = |reason: String| TraceError::InvalidRecord { line, reason };
     if rec.op == Op::Flush && rec.sectors != 0 {
         return Err(invalid(format!(
@@ -294,7 +397,7 @@ fn check_record(rec: &TraceRecord, devs: &HashSet<&str>, line: usize) -> Result<
             rec.sectors
         )));
     }
-    if !devs.contains(rec.dev.as_str()) {
+    if !listed(rec.dev.as_str()) {
         return Err(invalid(format!(
             "device {} is not listed in the header",
             input::quoted(&rec.dev)

@@ -20,6 +20,7 @@
 
 pub mod blkparse;
 pub mod classify;
+pub mod completions;
 pub mod error;
 pub mod format;
 pub mod input;
@@ -29,12 +30,14 @@ pub mod record;
 pub mod terminal;
 pub mod totals;
 
-pub use blkparse::{BlkparseAction, BlkparseImport, import_blkparse};
+pub use blkparse::{
+    BlkparseAction, BlkparseImport, BlkparseRecords, BlkparseScan, import_blkparse, scan_blkparse,
+};
 pub use classify::{Classifier, DevExtent, FileSnapshot, Layout, SectorSplit, classify};
 pub use error::{OutputError, TraceError};
 pub use format::{
-    Clock, DeviceRole, FORMAT_VERSION, TraceDevice, TraceHeader, TraceSource, read_trace,
-    read_trace_file, write_trace, write_trace_file,
+    Clock, DeviceRole, FORMAT_VERSION, TraceDevice, TraceHeader, TraceReader, TraceSource,
+    open_trace_file, read_trace, read_trace_file, write_trace, write_trace_file,
 };
 pub use input::InputError;
 pub use plot::{PlotAxis, PlotInfo, plot_svg, render_svg};

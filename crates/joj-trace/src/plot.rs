@@ -10,10 +10,18 @@
 //! by class, stacked, and the flushes per transaction.
 //!
 //! SVG only, through plotters' SVG backend: text is emitted as `<text>` elements and laid out
-//! with plotters' built-in size estimate, so no font files or fontconfig are needed. The SVG
-//! grows by roughly 100 bytes per request; plot a window of a long trace, not all of it.
+//! with plotters' built-in size estimate, so no font files or fontconfig are needed.
+//!
+//! A trace picture is drawn from a [`TracePlot`], gathered one record at a time, so a trace of
+//! any length is plotted from a stream in a fixed amount of memory (at most some 20 MiB: a
+//! density grid of 2 MiB per class drawn as one); a class of many requests is drawn as their
+//! density rather than a marker each, so the SVG is at most [`MAX_SVG_BYTES`] (4 MiB) however
+//! long the trace. A comparison draws at most [`MAX_MODE_BARS`] modes.
 
+mod bins;
 mod compare_view;
+mod gathered;
+mod series;
 mod style;
 mod trace_view;
 
@@ -24,9 +32,10 @@ use crate::error::TraceError;
 use crate::output::{Existing, write_atomically};
 use crate::record::TraceRecord;
 
-pub use compare_view::{ModeBar, render_compare_svg};
+pub use compare_view::{MAX_MODE_BARS, ModeBar, render_compare_svg};
+pub use gathered::{MAX_ANNOTATED_RECORDS, MAX_MARKERS_PER_LANE, TracePlot};
 pub use style::{PlotAxis, PlotInfo};
-pub use trace_view::{MAX_ANNOTATED_RECORDS, render_trace_svg};
+pub use trace_view::{MAX_SVG_BYTES, render_trace_svg};
 
 /// Render the trace picture with `title` alone and write it to `path` atomically (temporary
 /// file, sync, rename), replacing any regular file there.

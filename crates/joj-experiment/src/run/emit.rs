@@ -126,7 +126,7 @@ fn trace_header(result: &RunResult, fs: &ScratchFs) -> TraceHeader {
         Ok(serde_json::Value::Object(m)) => m,
         _ => serde_json::Map::new(),
     };
-    // Replays count modeled throughput in these (joj_device::LoadedTrace).
+    // Replays count modeled throughput in these (joj_device::TraceFile::transactions).
     meta.insert("transactions".into(), result.transactions.into());
     // And compose the host's time measured in the run with the device's, as the run did: the
     // same recording replays to the same modeled figures (`joj replay`).

@@ -82,12 +82,27 @@ fn parts(b: &ModeBar) -> [(&'static str, RGBColor, f64); 5] {
     ]
 }
 
-/// Render the comparison to an SVG document in memory.
+/// The most modes drawn side by side: the panels are a fixed width, and past this many a mode's
+/// name no longer fits under its bar (`joj compare` runs nine by default). A comparison of more
+/// draws the first ones and says so in its subtitle, so the picture stays the same size.
+pub const MAX_MODE_BARS: usize = 16;
+
+/// Render the comparison to an SVG document in memory: the first [`MAX_MODE_BARS`] of `bars`.
 pub fn render_compare_svg(
     title: &str,
     subtitle: &str,
     bars: &[ModeBar],
 ) -> Result<String, TraceError> {
+    let more;
+    let (bars, subtitle) = if bars.len() > MAX_MODE_BARS {
+        more = format!(
+            "{subtitle} — the first {MAX_MODE_BARS} of {} modes (the table lists them all)",
+            bars.len()
+        );
+        (&bars[..MAX_MODE_BARS], more.as_str())
+    } else {
+        (bars, subtitle)
+    };
     if let Some(why) = bars.iter().find_map(undrawable) {
         return Err(TraceError::Plot {
             part: "the figures",
@@ -368,5 +383,27 @@ mod tests {
             let err = render_compare_svg("t", "s", &[b]).unwrap_err();
             assert!(err.to_string().contains("per transaction"), "{err}");
         }
+    }
+
+    #[test]
+    fn a_comparison_of_more_modes_than_fit_draws_the_first_and_says_so() {
+        // A saved comparison of 200 rows (`joj report` draws any document it is given): the
+        // picture keeps its size, and its subtitle says what is left out.
+        let bars: Vec<ModeBar> = (0..200)
+            .map(|i| bar(&format!("mode{i}"), "full", 8.0, 20.0, 20.0, 2.0))
+            .collect();
+        let svg = render_compare_svg("t", "s", &bars).unwrap();
+        assert!(
+            svg.contains("s — the first 16 of 200 modes (the table lists them all)"),
+            "the subtitle says how many modes are drawn"
+        );
+        assert!(svg.contains("mode15") && !svg.contains("mode16"));
+        let one = render_compare_svg("t", "s", &bars[..1]).unwrap();
+        assert!(
+            svg.len() < one.len() * 8,
+            "{} bytes, one mode {}",
+            svg.len(),
+            one.len()
+        );
     }
 }

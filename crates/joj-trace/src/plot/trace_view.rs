@@ -1,21 +1,22 @@
 //! The trace picture: lanes of block address over time by class, a flush-rate lane, and the
-//! cumulative bytes beside them (see the module above).
+//! cumulative bytes beside them (see the module above), drawn from a [`TracePlot`].
+//!
+//! A class kept request by request is drawn a marker per request, as the papers draw it; a
+//! class kept as a density grid is drawn as cells of [`CELL_PX`] pixels, shaded by how many
+//! requests fell in each (four shades, on a log scale, runs of one shade in a row drawn as one
+//! rectangle). So the picture's size has a bound whatever the trace's length: see
+//! [`MAX_SVG_BYTES`].
 
 use plotters::coord::Shift;
-use plotters::element::{Drawable, PointCollection};
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
-use plotters_backend::{BackendCoord, DrawingErrorKind};
 
-use super::style::{
-    BLUE, GREEN, GREY, INK, ORANGE, PURPLE, PlotAxis, PlotInfo, SKY, VERMILION, grouped,
-    integer_label, plot_error, size,
-};
+use super::bins::Grid;
+use super::gathered::{Lane, Marks, TracePlot};
+use super::series::{Marker, READ, Series, WRITE_SERIES, size_label};
+use super::style::{GREY, INK, PlotAxis, PlotInfo, grouped, integer_label, plot_error, size};
 use crate::error::TraceError;
-use crate::record::{BlockClass, FileRole, Op, TraceRecord};
-
-/// Write sizes are printed beside markers only up to this many records; past it they overlap
-/// into an unreadable smear.
-pub const MAX_ANNOTATED_RECORDS: usize = 300;
+use crate::record::TraceRecord;
 
 const WIDTH_PX: u32 = 1400;
 const HEIGHT_PX: u32 = 820;
@@ -32,159 +33,22 @@ const SECTORS_PER_BLOCK: f64 = 8.0;
 const LABEL_STRIP_PX: u32 = 19;
 /// Time bins of the flush rate.
 const FLUSH_BINS: usize = 120;
+/// The side of a density cell, in pixels.
+pub(crate) const CELL_PX: u32 = 4;
+/// Opacity of a density cell by shade: the fewest requests to the most.
+const SHADES: [f64; 4] = [0.4, 0.6, 0.8, 1.0];
 
-#[derive(Debug, Clone, Copy)]
-enum Shape {
-    Circle,
-    Ring,
-    Triangle,
-    Square,
-    HollowSquare,
-    Cross,
-    Dot,
-    Bar,
-}
+/// The most bytes a trace picture takes, whatever the trace: the frame, axes, labels and
+/// flush bars (some 60 KiB), and either markers — at most
+/// [`super::gathered::MAX_MARKERS_PER_LANE`] in each of the nine lanes, about 115 bytes each,
+/// 1.5 MiB in all — or density cells — at most one rectangle of about 90 bytes per cell of
+/// [`CELL_PX`] in the lanes, whose some 31,600 cells (218 × 145) make 2.8 MiB — with the
+/// write sizes of a trace of at most 300 records and seven cumulative lines of at most 4,096
+/// points (about 10 bytes each). `a_trace_plot_stays_bounded_however_long_the_trace` draws
+/// the worst of each and checks it.
+pub const MAX_SVG_BYTES: usize = 4 << 20;
 
-/// One class's lane.
-#[derive(Debug, Clone, Copy)]
-struct Series {
-    label: &'static str,
-    shape: Shape,
-    color: RGBColor,
-}
-
-const DATABASE: Series = Series {
-    label: "database data",
-    shape: Shape::Circle,
-    color: BLUE,
-};
-const WAL: Series = Series {
-    label: "WAL data",
-    shape: Shape::Triangle,
-    color: VERMILION,
-};
-const ROLLBACK: Series = Series {
-    label: "rollback journal data",
-    shape: Shape::Square,
-    color: ORANGE,
-};
-const OTHER_DATA: Series = Series {
-    label: "other file data",
-    shape: Shape::Ring,
-    color: SKY,
-};
-const METADATA: Series = Series {
-    label: "FS metadata",
-    shape: Shape::Cross,
-    color: GREEN,
-};
-const FS_JOURNAL: Series = Series {
-    label: "FS journal",
-    shape: Shape::HollowSquare,
-    color: PURPLE,
-};
-const UNCLASSIFIED: Series = Series {
-    label: "unclassified",
-    shape: Shape::Dot,
-    color: GREY,
-};
-const READ: Series = Series {
-    label: "reads (any class)",
-    shape: Shape::Ring,
-    color: RGBColor(150, 150, 150),
-};
-const DISCARD: Series = Series {
-    label: "discards (range)",
-    shape: Shape::Bar,
-    color: RGBColor(150, 150, 150),
-};
-
-/// The lanes, top to bottom: the FS journal first (the JOJ), then the logs, the database, the
-/// rest.
-const WRITE_SERIES: [Series; 7] = [
-    FS_JOURNAL,
-    WAL,
-    ROLLBACK,
-    DATABASE,
-    OTHER_DATA,
-    METADATA,
-    UNCLASSIFIED,
-];
-
-/// The lane a written range is drawn in (an index of [`WRITE_SERIES`]).
-fn write_series(rec: &TraceRecord) -> usize {
-    match (rec.class, rec.file) {
-        (BlockClass::FsJournal, _) => 0,
-        (BlockClass::Data, Some(FileRole::Wal)) => 1,
-        (BlockClass::Data, Some(FileRole::RollbackJournal)) => 2,
-        (BlockClass::Data, Some(FileRole::Database)) => 3,
-        (BlockClass::Data, _) => 4,
-        (BlockClass::Metadata, _) => 5,
-        (BlockClass::Unknown | BlockClass::Flush, _) => 6,
-    }
-}
-
-/// A marker centred on a point, sized in pixels so it looks the same at any zoom; a discard's
-/// bar spans its range (`to`).
-struct Marker<C> {
-    at: C,
-    shape: Shape,
-    color: RGBColor,
-}
-
-impl<'a, C> PointCollection<'a, C> for &'a Marker<C> {
-    type Point = &'a C;
-    type IntoIter = std::iter::Once<&'a C>;
-    fn point_iter(self) -> Self::IntoIter {
-        std::iter::once(&self.at)
-    }
-}
-
-impl<C, DB: DrawingBackend> Drawable<DB> for Marker<C> {
-    fn draw<I: Iterator<Item = BackendCoord>>(
-        &self,
-        mut pos: I,
-        backend: &mut DB,
-        _parent_dim: (u32, u32),
-    ) -> Result<(), DrawingErrorKind<DB::ErrorType>> {
-        let Some((x, y)) = pos.next() else {
-            return Ok(());
-        };
-        let filled = self.color.filled();
-        let line = self.color.stroke_width(1);
-        match self.shape {
-            Shape::Circle => backend.draw_circle((x, y), 3, &filled, true),
-            Shape::Ring => backend.draw_circle((x, y), 3, &line, false),
-            Shape::Dot => backend.draw_circle((x, y), 2, &filled, true),
-            Shape::Triangle => {
-                backend.fill_polygon([(x, y - 4), (x - 4, y + 3), (x + 4, y + 3)], &filled)
-            }
-            Shape::Square => backend.draw_rect((x - 3, y - 3), (x + 3, y + 3), &filled, true),
-            Shape::HollowSquare => backend.draw_rect((x - 3, y - 3), (x + 3, y + 3), &line, false),
-            Shape::Cross => {
-                let thick = self.color.stroke_width(2);
-                backend.draw_line((x - 3, y - 3), (x + 3, y + 3), &thick)?;
-                backend.draw_line((x - 3, y + 3), (x + 3, y - 3), &thick)
-            }
-            Shape::Bar => backend.draw_line((x, y - 5), (x, y + 5), &self.color.stroke_width(3)),
-        }
-    }
-}
-
-/// `4096` → `"4K"`, `1048576` → `"1M"`, `512` → `"512B"`: how the papers label request sizes.
-fn size_label(bytes: u64) -> String {
-    const KIB: u64 = 1024;
-    const MIB: u64 = 1024 * 1024;
-    if bytes >= MIB && bytes.is_multiple_of(MIB) {
-        format!("{}M", bytes / MIB)
-    } else if bytes >= KIB && bytes.is_multiple_of(KIB) {
-        format!("{}K", bytes / KIB)
-    } else {
-        format!("{bytes}B")
-    }
-}
-
-/// Where a record goes on the x axis, and what the axis says.
+/// Where a key goes on the x axis, and what the axis says.
 #[derive(Debug, Clone, Copy)]
 struct XScale {
     axis: PlotAxis,
@@ -194,25 +58,25 @@ struct XScale {
 }
 
 impl XScale {
-    fn new(records: &[TraceRecord], axis: PlotAxis) -> XScale {
-        let t0_ns = records.iter().map(|r| r.time_ns).min().unwrap_or(0);
-        let t1_ns = records.iter().map(|r| r.time_ns).max().unwrap_or(0);
+    fn new(plot: &TracePlot) -> XScale {
+        let (t0_ns, t1_ns) = plot.times.unwrap_or((0, 0));
         let unit_ns = if t1_ns - t0_ns > 20_000_000_000 {
             1e9
         } else {
             1e6
         };
         XScale {
-            axis,
+            axis: plot.axis,
             t0_ns,
             unit_ns,
         }
     }
 
-    fn x(self, i: usize, r: &TraceRecord) -> f64 {
+    /// The x of a key: an issue time, or a request's number.
+    fn x(self, key: u64) -> f64 {
         match self.axis {
-            PlotAxis::Time => (r.time_ns - self.t0_ns) as f64 / self.unit_ns,
-            PlotAxis::Sequence => i as f64,
+            PlotAxis::Time => (key - self.t0_ns) as f64 / self.unit_ns,
+            PlotAxis::Sequence => key as f64,
         }
     }
 
@@ -238,113 +102,6 @@ fn block(sector: u64) -> f64 {
     sector as f64 / SECTORS_PER_BLOCK
 }
 
-/// One lane's content.
-struct Lane {
-    series: Series,
-    points: Vec<(f64, f64)>,
-    /// Discards: `(x, first block, end block)`.
-    ranges: Vec<(f64, f64, f64)>,
-    bytes: u64,
-    y_lo: f64,
-    y_hi: f64,
-}
-
-impl Lane {
-    fn new(series: Series) -> Lane {
-        Lane {
-            series,
-            points: Vec::new(),
-            ranges: Vec::new(),
-            bytes: 0,
-            y_lo: f64::INFINITY,
-            y_hi: f64::NEG_INFINITY,
-        }
-    }
-
-    fn add(&mut self, x: f64, r: &TraceRecord) {
-        let (lo, hi) = (block(r.sector), block(r.sector.saturating_add(r.sectors)));
-        self.y_lo = self.y_lo.min(lo);
-        self.y_hi = self.y_hi.max(hi);
-        self.bytes += r.bytes();
-        if self.series.label == DISCARD.label {
-            self.ranges.push((x, lo, hi));
-        } else {
-            self.points.push((x, lo));
-        }
-    }
-
-    fn is_empty(&self) -> bool {
-        self.points.is_empty() && self.ranges.is_empty()
-    }
-}
-
-/// Everything drawn, gathered in one pass.
-struct Gathered {
-    lanes: Vec<Lane>,
-    flushes: Vec<f64>,
-    /// Per write series, `(x, bytes written so far)`.
-    cumulative: Vec<(Series, Vec<(f64, f64)>)>,
-    sizes: Vec<(usize, f64, f64, String)>,
-    x_lo: f64,
-    x_hi: f64,
-    written: u64,
-}
-
-fn gather(records: &[TraceRecord], x_of: XScale) -> Gathered {
-    let mut writes: Vec<Lane> = WRITE_SERIES.iter().map(|s| Lane::new(*s)).collect();
-    let mut reads = Lane::new(READ);
-    let mut discards = Lane::new(DISCARD);
-    let mut flushes = Vec::new();
-    let mut so_far = [0u64; WRITE_SERIES.len()];
-    let mut cumulative: Vec<Vec<(f64, f64)>> = vec![Vec::new(); WRITE_SERIES.len()];
-    let mut sizes = Vec::new();
-    let annotate = records.len() <= MAX_ANNOTATED_RECORDS;
-    let (mut x_lo, mut x_hi) = (f64::INFINITY, f64::NEG_INFINITY);
-    for (i, r) in records.iter().enumerate() {
-        let x = x_of.x(i, r);
-        x_lo = x_lo.min(x);
-        x_hi = x_hi.max(x);
-        match r.op {
-            Op::Read if r.sectors > 0 => reads.add(x, r),
-            Op::Discard if r.sectors > 0 => discards.add(x, r),
-            Op::Write | Op::Other if r.sectors > 0 => {
-                let s = write_series(r);
-                writes[s].add(x, r);
-                so_far[s] += r.bytes();
-                cumulative[s].push((x, so_far[s] as f64));
-                if annotate && r.op == Op::Write {
-                    sizes.push((s, x, block(r.sector), size_label(r.bytes())));
-                }
-            }
-            _ => {}
-        }
-        if r.is_flush() {
-            flushes.push(x);
-        }
-    }
-    let written = so_far.iter().sum();
-    let cumulative = WRITE_SERIES
-        .iter()
-        .zip(cumulative)
-        .filter(|(_, c)| !c.is_empty())
-        .map(|(s, c)| (*s, c))
-        .collect();
-    let mut lanes: Vec<Lane> = writes.into_iter().filter(|l| !l.is_empty()).collect();
-    lanes.extend([reads, discards].into_iter().filter(|l| !l.is_empty()));
-    if !x_lo.is_finite() {
-        (x_lo, x_hi) = (0.0, 1.0);
-    }
-    Gathered {
-        lanes,
-        flushes,
-        cumulative,
-        sizes,
-        x_lo,
-        x_hi,
-        written,
-    }
-}
-
 /// `[lo, hi]` widened by `frac` of its span on each side; a point or empty range gets a unit
 /// span so the chart is never degenerate.
 fn padded(lo: f64, hi: f64, frac: f64) -> (f64, f64) {
@@ -356,30 +113,32 @@ fn padded(lo: f64, hi: f64, frac: f64) -> (f64, f64) {
 }
 
 type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
 
-/// Render the trace picture to an SVG document in memory.
+/// Render the trace picture of `records` to an SVG document in memory (at most
+/// [`MAX_SVG_BYTES`]).
 pub fn render_trace_svg(
     info: &PlotInfo<'_>,
     records: &[TraceRecord],
     axis: PlotAxis,
 ) -> Result<String, TraceError> {
-    // The lanes sum bytes per series; a trace whose bytes do not fit a u64 is refused first.
-    crate::totals::check_bytes_fit(records)?;
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH_PX, HEIGHT_PX)).into_drawing_area();
-        draw(&root, info, records, axis)?;
-        root.present().map_err(plot_error("writing out the SVG"))?;
-    }
-    Ok(super::style::well_formed(svg))
+    TracePlot::of(records, axis)?.render(info)
 }
 
-fn draw(
-    root: &Area<'_>,
-    info: &PlotInfo<'_>,
-    records: &[TraceRecord],
-    axis: PlotAxis,
-) -> Result<(), TraceError> {
+impl TracePlot {
+    /// Render the picture to an SVG document in memory, at most [`MAX_SVG_BYTES`].
+    pub fn render(&self, info: &PlotInfo<'_>) -> Result<String, TraceError> {
+        let mut svg = String::new();
+        {
+            let root = SVGBackend::with_string(&mut svg, (WIDTH_PX, HEIGHT_PX)).into_drawing_area();
+            draw(&root, info, self)?;
+            root.present().map_err(plot_error("writing out the SVG"))?;
+        }
+        Ok(super::style::well_formed(svg))
+    }
+}
+
+fn draw(root: &Area<'_>, info: &PlotInfo<'_>, plot: &TracePlot) -> Result<(), TraceError> {
     root.fill(&WHITE).map_err(plot_error("the background"))?;
     let mut area = root
         .titled(info.title, ("sans-serif", 22).into_font().color(&INK))
@@ -389,9 +148,11 @@ fn draw(
             .titled(sub, ("sans-serif", 15).into_font().color(&GREY))
             .map_err(plot_error("the subtitle"))?;
     }
-    let x_of = XScale::new(records, axis);
-    let g = gather(records, x_of);
-    let (x_lo, x_hi) = padded(g.x_lo, g.x_hi, 0.01);
+    let x_of = XScale::new(plot);
+    let (x_lo, x_hi) = match plot.keys {
+        Some((a, b)) => padded(x_of.x(a), x_of.x(b), 0.01),
+        None => padded(0.0, 1.0, 0.01),
+    };
     let (left, right) = area.split_horizontally(LANES_WIDTH_PX);
     let (_, h) = left.dim_in_pixel();
     let lanes_h = h.saturating_sub(FLUSH_LANE_PX + X_AXIS_PX);
@@ -407,14 +168,20 @@ fn draw(
             (4, lanes_h as i32 / 2 + 150),
         )
         .map_err(plot_error("the lanes' axis title"))?;
-    draw_lanes(&lanes_area, &g, (x_lo, x_hi))?;
-    draw_flush_rate(&flush_area, &g, (x_lo, x_hi), x_of, info.transactions)?;
-    draw_cumulative(&right, &g, (x_lo, x_hi), x_of, info.transactions)
+    draw_lanes(&lanes_area, plot, x_of, (x_lo, x_hi))?;
+    draw_flush_rate(&flush_area, plot, (x_lo, x_hi), x_of, info.transactions)?;
+    draw_cumulative(&right, plot, (x_lo, x_hi), x_of, info.transactions)
 }
 
-/// One lane per class: its markers at their own address range, its label and total.
-fn draw_lanes(area: &Area<'_>, g: &Gathered, (x_lo, x_hi): (f64, f64)) -> Result<(), TraceError> {
-    if g.lanes.is_empty() {
+/// One lane per class: its requests at their own address range, its label and total.
+fn draw_lanes(
+    area: &Area<'_>,
+    plot: &TracePlot,
+    x_of: XScale,
+    (x_lo, x_hi): (f64, f64),
+) -> Result<(), TraceError> {
+    let lanes = plot.lanes();
+    if lanes.is_empty() {
         area.draw_text(
             "no request with an address in this trace",
             &("sans-serif", 16).into_font().color(&GREY),
@@ -424,11 +191,11 @@ fn draw_lanes(area: &Area<'_>, g: &Gathered, (x_lo, x_hi): (f64, f64)) -> Result
         return Ok(());
     }
     let (_, h) = area.dim_in_pixel();
-    let n = g.lanes.len() as u32;
+    let n = lanes.len() as u32;
     let breaks: Vec<u32> = (1..n).map(|i| i * h / n).collect();
     let areas = area.split_by_breakpoints::<u32, u32, _, _>([], breaks);
-    for (lane, lane_area) in g.lanes.iter().zip(areas) {
-        let (y_lo, y_hi) = padded(lane.y_lo, lane.y_hi, 0.08);
+    for (lane, lane_area) in lanes.into_iter().zip(areas) {
+        let (y_lo, y_hi) = padded(block(lane.lo), block(lane.hi), 0.08);
         // The label goes in a strip above the lane's plot, where it hides no request.
         let mut chart = ChartBuilder::on(&lane_area)
             .margin_top(LABEL_STRIP_PX)
@@ -450,42 +217,138 @@ fn draw_lanes(area: &Area<'_>, g: &Gathered, (x_lo, x_hi): (f64, f64)) -> Result
             .bold_line_style(RGBColor(225, 225, 225))
             .draw()
             .map_err(plot_error("a lane's grid"))?;
-        let Series { shape, color, .. } = lane.series;
-        if lane.ranges.is_empty() {
-            chart
-                .draw_series(lane.points.iter().map(|p| Marker {
-                    at: *p,
-                    shape,
-                    color,
-                }))
-                .map_err(plot_error(lane.series.label))?;
-        } else {
-            chart
-                .draw_series(lane.ranges.iter().map(|(x, a, b)| {
-                    PathElement::new(vec![(*x, *a), (*x, *b)], color.stroke_width(3))
-                }))
-                .map_err(plot_error(lane.series.label))?;
+        match &lane.marks {
+            Marks::Each(each) => draw_each(&mut chart, lane, each, x_of)?,
+            Marks::Density(grid) => {
+                draw_density(&mut chart, lane, grid, x_of, (x_lo, x_hi), (y_lo, y_hi))?
+            }
         }
-        let which = WRITE_SERIES
-            .iter()
-            .position(|s| s.label == lane.series.label);
-        let font = ("sans-serif", 10).into_font().color(&RGBColor(60, 60, 60));
-        chart
-            .draw_series(
-                g.sizes
-                    .iter()
-                    .filter(|s| Some(s.0) == which)
-                    .map(|(_, x, y, s)| {
-                        EmptyElement::at((*x, *y)) + Text::new(s.clone(), (5, -12), font.clone())
-                    }),
-            )
-            .map_err(plot_error("the write sizes"))?;
-        lane_label(&lane_area, lane, g.written)?;
+        draw_sizes(&mut chart, plot, lane, x_of)?;
+        lane_label(&lane_area, lane, plot.written())?;
     }
     Ok(())
 }
 
-/// The lane's class, its total and its share of what was written, top left, on a white box.
+/// A marker per request at its first block; a discard as a bar over the blocks it covers.
+fn draw_each(
+    chart: &mut Chart<'_, '_>,
+    lane: &Lane,
+    each: &[(u64, u64, u64)],
+    x_of: XScale,
+) -> Result<(), TraceError> {
+    let Series { shape, color, .. } = lane.series;
+    if lane.is_ranges() {
+        chart
+            .draw_series(each.iter().map(|(x, a, b)| {
+                PathElement::new(
+                    vec![(x_of.x(*x), block(*a)), (x_of.x(*x), block(*b))],
+                    color.stroke_width(3),
+                )
+            }))
+            .map_err(plot_error(lane.series.label))?;
+    } else {
+        chart
+            .draw_series(each.iter().map(|(x, a, _)| Marker {
+                at: (x_of.x(*x), block(*a)),
+                shape,
+                color,
+            }))
+            .map_err(plot_error(lane.series.label))?;
+    }
+    Ok(())
+}
+
+/// The requests of a lane kept as a density grid: cells of [`CELL_PX`] pixels, each shaded by
+/// how many requests fell in it, relative to the fullest cell on a log scale.
+fn draw_density(
+    chart: &mut Chart<'_, '_>,
+    lane: &Lane,
+    grid: &Grid,
+    x_of: XScale,
+    (x_lo, x_hi): (f64, f64),
+    (y_lo, y_hi): (f64, f64),
+) -> Result<(), TraceError> {
+    let (w, h) = chart.plotting_area().dim_in_pixel();
+    let cols = (w / CELL_PX).max(1) as usize;
+    let rows = (h / CELL_PX).max(1) as usize;
+    let cell = |v: f64, lo: f64, hi: f64, n: usize| {
+        (((v - lo) / (hi - lo) * n as f64).floor().max(0.0) as usize).min(n - 1)
+    };
+    let mut counts = vec![0u64; cols * rows];
+    for (xc, xi, yc, yi, n) in grid.filled() {
+        let c = cell(x_of.x(xc.middle(xi)), x_lo, x_hi, cols);
+        let r = cell(block(yc.middle(yi)), y_lo, y_hi, rows);
+        counts[r * cols + c] += u64::from(n);
+    }
+    let most = counts.iter().copied().max().unwrap_or(0);
+    let shade = |n: u64| -> Option<usize> {
+        if n == 0 {
+            return None;
+        }
+        let frac = if most > 1 {
+            (n as f64).ln() / (most as f64).ln()
+        } else {
+            1.0
+        };
+        Some(((frac * SHADES.len() as f64) as usize).min(SHADES.len() - 1))
+    };
+    let (dx, dy) = ((x_hi - x_lo) / cols as f64, (y_hi - y_lo) / rows as f64);
+    let mut runs = Vec::new();
+    for r in 0..rows {
+        let row = &counts[r * cols..(r + 1) * cols];
+        let mut c = 0;
+        while c < cols {
+            let Some(s) = shade(row[c]) else {
+                c += 1;
+                continue;
+            };
+            let start = c;
+            while c < cols && shade(row[c]) == Some(s) {
+                c += 1;
+            }
+            runs.push((start, c, r, s));
+        }
+    }
+    let color = lane.series.color;
+    chart
+        .draw_series(runs.into_iter().map(|(c0, c1, r, s)| {
+            Rectangle::new(
+                [
+                    (x_lo + c0 as f64 * dx, y_lo + r as f64 * dy),
+                    (x_lo + c1 as f64 * dx, y_lo + (r + 1) as f64 * dy),
+                ],
+                color.mix(SHADES[s]).filled(),
+            )
+        }))
+        .map_err(plot_error(lane.series.label))?;
+    Ok(())
+}
+
+/// Each write's size beside its marker, for a trace of at most
+/// [`super::gathered::MAX_ANNOTATED_RECORDS`] records.
+fn draw_sizes(
+    chart: &mut Chart<'_, '_>,
+    plot: &TracePlot,
+    lane: &Lane,
+    x_of: XScale,
+) -> Result<(), TraceError> {
+    let which = WRITE_SERIES
+        .iter()
+        .position(|s| s.label == lane.series.label);
+    let font = ("sans-serif", 10).into_font().color(&RGBColor(60, 60, 60));
+    chart
+        .draw_series(plot.sizes.iter().filter(|s| Some(s.0) == which).map(
+            |(_, x, sector, bytes)| {
+                EmptyElement::at((x_of.x(*x), block(*sector)))
+                    + Text::new(size_label(*bytes), (5, -12), font.clone())
+            },
+        ))
+        .map_err(plot_error("the write sizes"))?;
+    Ok(())
+}
+
+/// The lane's class, its total and its share of what was written, top left; for a lane drawn
+/// as a density, how many requests it holds and how to read its shades.
 fn lane_label(area: &Area<'_>, lane: &Lane, written: u64) -> Result<(), TraceError> {
     let share = if written > 0 && lane.series.label != READ.label {
         let pct = 100.0 * lane.bytes as f64 / written as f64;
@@ -497,7 +360,18 @@ fn lane_label(area: &Area<'_>, lane: &Lane, written: u64) -> Result<(), TraceErr
     } else {
         String::new()
     };
-    let text = format!("{} — {}{share}", lane.series.label, size(lane.bytes as f64));
+    let density = match lane.marks {
+        Marks::Density(_) => format!(
+            " · {} requests, darker where more fell",
+            grouped(lane.requests)
+        ),
+        Marks::Each(_) => String::new(),
+    };
+    let text = format!(
+        "{} — {}{share}{density}",
+        lane.series.label,
+        size(lane.bytes as f64)
+    );
     let x = Y_LABELS_PX as i32 + 2;
     area.draw(&Marker {
         at: (x + 7, 10),
@@ -513,19 +387,20 @@ fn lane_label(area: &Area<'_>, lane: &Lane, written: u64) -> Result<(), TraceErr
     .map_err(plot_error("a lane's label"))
 }
 
-/// Flushes as a rate: how many fell in each of [`FLUSH_BINS`] bins of the x axis.
+/// Flushes as a rate: how many fell in each of [`FLUSH_BINS`] bins of the x axis (a time bin
+/// of a long trace's flushes counted in the bar its middle falls in).
 fn draw_flush_rate(
     area: &Area<'_>,
-    g: &Gathered,
+    plot: &TracePlot,
     (x_lo, x_hi): (f64, f64),
     x_of: XScale,
     transactions: Option<u64>,
 ) -> Result<(), TraceError> {
     let width = (x_hi - x_lo) / FLUSH_BINS as f64;
     let mut bins = vec![0u64; FLUSH_BINS];
-    for x in &g.flushes {
-        let i = (((x - x_lo) / width) as usize).min(FLUSH_BINS - 1);
-        bins[i] += 1;
+    for (key, n) in plot.flushes.points(false) {
+        let i = (((x_of.x(key) - x_lo) / width) as usize).min(FLUSH_BINS - 1);
+        bins[i] += n;
     }
     let rate = |n: u64| n as f64 / width.max(f64::MIN_POSITIVE);
     let top = bins.iter().map(|n| rate(*n)).fold(0.0, f64::max).max(1.0) * 1.15;
@@ -541,7 +416,7 @@ fn draw_flush_rate(
         .y_labels(3)
         .x_labels(8)
         .x_label_formatter(&integer_label)
-        .y_label_formatter(&|v| format!("{v:.1}"))
+        .y_label_formatter(&integer_label)
         .x_desc(x_of.description())
         .label_style(("sans-serif", 11))
         .axis_desc_style(("sans-serif", 13))
@@ -561,12 +436,15 @@ fn draw_flush_rate(
         )
         .map_err(plot_error("the flushes"))?;
     let per_txn = match transactions {
-        Some(t) if t > 0 => format!(", {:.2} per transaction", g.flushes.len() as f64 / t as f64),
+        Some(t) if t > 0 => format!(
+            ", {:.2} per transaction",
+            plot.flush_count as f64 / t as f64
+        ),
         _ => String::new(),
     };
     let text = format!(
         "cache flushes (incl. preflush) — {}{per_txn}; bars: flushes {}",
-        grouped(g.flushes.len() as u64),
+        grouped(plot.flush_count),
         x_of.per()
     );
     area.draw_text(
@@ -577,16 +455,37 @@ fn draw_flush_rate(
     .map_err(plot_error("the flush lane's label"))
 }
 
+/// Per write class present, `(x, bytes written so far)`: at each write of a short trace, at the
+/// end of each time bin of a long one.
+fn cumulative_points(plot: &TracePlot, x_of: XScale) -> Vec<(Series, Vec<(f64, f64)>)> {
+    plot.cumulative()
+        .into_iter()
+        .map(|(series, sampled)| {
+            let mut so_far = 0u64;
+            let points = sampled
+                .points(true)
+                .into_iter()
+                .map(|(key, bytes)| {
+                    so_far += bytes;
+                    (x_of.x(key), so_far as f64)
+                })
+                .collect();
+            (series, points)
+        })
+        .collect()
+}
+
 /// What each class has written so far, one line each, its total at the line's end.
 fn draw_cumulative(
     area: &Area<'_>,
-    g: &Gathered,
+    plot: &TracePlot,
     (x_lo, x_hi): (f64, f64),
     x_of: XScale,
     transactions: Option<u64>,
 ) -> Result<(), TraceError> {
-    let top_bytes = g
-        .cumulative
+    let cumulative = cumulative_points(plot, x_of);
+    let written = plot.written();
+    let top_bytes = cumulative
         .iter()
         .filter_map(|(_, c)| c.last().map(|p| p.1))
         .fold(0.0, f64::max);
@@ -597,10 +496,10 @@ fn draw_cumulative(
     };
     let y_hi = (top_bytes / unit).max(1.0) * 1.08;
     let per_txn = match transactions {
-        Some(t) if t > 0 => format!(" — {} per transaction", size(g.written as f64 / t as f64)),
+        Some(t) if t > 0 => format!(" — {} per transaction", size(written as f64 / t as f64)),
         _ => String::new(),
     };
-    let caption = format!("written so far: {}{per_txn}", size(g.written as f64));
+    let caption = format!("written so far: {}{per_txn}", size(written as f64));
     let mut chart = ChartBuilder::on(area)
         .caption(caption, ("sans-serif", 15))
         .margin(10)
@@ -628,8 +527,7 @@ fn draw_cumulative(
     // End labels, nudged apart so that none covers another: at least 15 px between them.
     let (_, h) = area.dim_in_pixel();
     let min_gap = y_hi / (h.max(1) as f64) * 15.0;
-    let mut ends: Vec<(Series, f64, f64)> = g
-        .cumulative
+    let mut ends: Vec<(Series, f64, f64)> = cumulative
         .iter()
         .filter_map(|(s, c)| c.last().map(|p| (*s, p.1 / unit, p.1)))
         .collect();
@@ -639,10 +537,7 @@ fn draw_cumulative(
         let y = placed.last().map_or(*y, |last| y.max(last + min_gap));
         placed.push(y);
     }
-    for ((series, points), y_label) in
-        g.cumulative
-            .iter()
-            .zip(order_of(&g.cumulative, &ends, &placed))
+    for ((series, points), y_label) in cumulative.iter().zip(order_of(&cumulative, &ends, &placed))
     {
         chart
             .draw_series(LineSeries::new(
@@ -694,6 +589,7 @@ fn short_label(s: &Series) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::{BlockClass, FileRole, Op};
 
     pub(crate) fn rec(
         i: u64,
@@ -708,15 +604,6 @@ mod tests {
             file,
             ..TraceRecord::new(5_000_000 + i * 250_000, "7:0", op, sector, sectors)
         }
-    }
-
-    #[test]
-    fn sizes_are_labelled_like_the_papers() {
-        assert_eq!(size_label(4096), "4K");
-        assert_eq!(size_label(512), "512B");
-        assert_eq!(size_label(1536), "1536B");
-        assert_eq!(size_label(2 << 20), "2M");
-        assert_eq!(size_label(1024 * 1024 + 4096), "1028K");
     }
 
     fn sample() -> Vec<TraceRecord> {
@@ -866,12 +753,12 @@ mod tests {
             rec(1, Op::Write, 526336, 24, BlockClass::FsJournal, None),
             rec(2, Op::Flush, 0, 0, BlockClass::Flush, None),
         ];
-        let g = gather(&recs, XScale::new(&recs, PlotAxis::Sequence));
-        let labels: Vec<&str> = g.lanes.iter().map(|l| l.series.label).collect();
+        let g = TracePlot::of(&recs, PlotAxis::Sequence).unwrap();
+        let labels: Vec<&str> = g.lanes().iter().map(|l| l.series.label).collect();
         assert_eq!(labels, ["FS journal", "database data"]);
-        assert_eq!(g.lanes[0].bytes, 24 * 512);
-        assert_eq!(g.flushes.len(), 1);
-        assert_eq!(g.written, 32 * 512);
+        assert_eq!(g.lanes()[0].bytes, 24 * 512);
+        assert_eq!(g.flush_count, 1);
+        assert_eq!(g.written(), 32 * 512);
     }
 
     #[test]

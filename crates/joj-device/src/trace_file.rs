@@ -1,0 +1,305 @@
+//! A block trace file replayed from the file ([`TraceFile`]): either input joj knows, a
+//! joj-trace file or blkparse text (told apart by the first byte: a joj-trace file starts with
+//! its JSON header), read once when it is opened — every record checked, the devices and how
+//! high their requests reach noted — and once more for each pass of a replay, one record at a
+//! time. Its records are held whole only when asked ([`TraceFile::load`], for the optimized
+//! journal's transformation), and then at most [`MAX_HELD_RECORDS`].
+//!
+//! Invariants: the file is the one opened (read again through the descriptor opened first,
+//! never by its name); a pass that does not find what the first found is an error
+//! (`TraceError::ChangedWhileRead`).
+
+use std::io::{BufRead, Seek, SeekFrom};
+use std::path::Path;
+
+use joj_trace::input::{self, Input};
+use joj_trace::{BlkparseRecords, BlkparseScan, TraceError, TraceHeader, TraceReader, TraceRecord};
+
+use crate::error::ReplayError;
+use crate::requests::{Requests, Scan, scan_of};
+
+/// The most records a replay holds in memory at once ([`TraceFile::load`]): with the optimized
+/// journal's transformation, some 500 bytes each (measured: 1.9 GB for 4,000,000). A plain
+/// replay reads any number from the file.
+pub const MAX_HELD_RECORDS: u64 = 4_000_000;
+
+/// A trace file, opened and read once: see the module header.
+#[derive(Debug)]
+pub struct TraceFile {
+    /// `joj-trace` or `blkparse`.
+    pub format: &'static str,
+    /// The joj-trace header (blkparse text gets the importer's header).
+    pub header: TraceHeader,
+    input: Input,
+    shown: String,
+    /// What a pass over the requests found, once one has been made.
+    scan: std::cell::OnceCell<Scan>,
+    /// The first reading of blkparse text, for the next ones.
+    blkparse: Option<BlkparseScan>,
+    /// The requests the file holds: as a joj-trace header announces them (checked once the
+    /// file is read), as blkparse text's first reading counted them.
+    announced: u64,
+}
+
+impl TraceFile {
+    /// Open and read the trace at `path` (at most `joj_trace::format::MAX_TRACE_BYTES`). A
+    /// joj-trace file may hold no request (a run that did no block I/O); blkparse text with no
+    /// request in it is an error.
+    pub fn open(path: &Path) -> Result<TraceFile, ReplayError> {
+        let shown = path.display().to_string();
+        let err = |source| ReplayError::Trace {
+            path: shown.clone(),
+            source,
+        };
+        let input = input::open(
+            path,
+            joj_trace::format::MAX_TRACE_BYTES,
+            "a block trace (joj-trace or blkparse text)",
+        )
+        .map_err(|e| err(e.into()))?;
+        let mut file = TraceFile {
+            format: "joj-trace",
+            header: TraceHeader {
+                clock: joj_trace::Clock::Relative,
+                devices: Vec::new(),
+                source: joj_trace::TraceSource::Blkparse,
+                meta: serde_json::Map::new(),
+            },
+            input,
+            shown: shown.clone(),
+            scan: std::cell::OnceCell::new(),
+            blkparse: None,
+            announced: 0,
+        };
+        let mut reader = file.reader()?;
+        // A read past the file's limit (it grew while being read) is said as such.
+        let first = match reader.fill_buf() {
+            Ok(b) => b.first().copied(),
+            Err(e) => return Err(err(reader.input_error(e).into())),
+        };
+        if first == Some(b'{') {
+            let header = TraceReader::new(&mut reader).map(|t| (t.header().clone(), t.announced()));
+            let (header, announced) = header.map_err(|e| match e {
+                TraceError::Io(io) => err(reader.input_error(io).into()),
+                e => err(e),
+            })?;
+            file.header = header;
+            file.announced = announced;
+        } else {
+            let scan = joj_trace::scan_blkparse(&mut reader).map_err(|e| match e {
+                TraceError::Io(io) => err(reader.input_error(io).into()),
+                e => err(e),
+            })?;
+            // Text with no blkparse event in it is not a trace at all.
+            if scan.requests == 0 {
+                return Err(ReplayError::NoRequests {
+                    path: file.shown.clone(),
+                });
+            }
+            file.format = "blkparse";
+            file.header = joj_trace::BlkparseImport {
+                records: Vec::new(),
+                action: scan.action,
+                devices: scan.devices.clone(),
+            }
+            .header();
+            file.announced = scan.requests;
+            let _ = file.scan.set(Scan {
+                devices: scan.devices.clone(),
+                end_sectors: scan.end_sectors.clone(),
+                records: scan.requests,
+            });
+            file.blkparse = Some(scan);
+        }
+        Ok(file)
+    }
+
+    /// The file from its first byte, through the descriptor opened first.
+    fn reader(&self) -> Result<input::Limited, ReplayError> {
+        let err = |source| ReplayError::Trace {
+            path: self.shown.clone(),
+            source: TraceError::Input(input::InputError::Read {
+                path: self.input.path.clone(),
+                source,
+            }),
+        };
+        let mut file = self.input.file.try_clone().map_err(err)?;
+        file.seek(SeekFrom::Start(0)).map_err(err)?;
+        Ok(Input {
+            file,
+            path: self.input.path.clone(),
+            size_bytes: self.input.size_bytes,
+            limit_bytes: self.input.limit_bytes,
+            what: self.input.what,
+        }
+        .reader())
+    }
+
+    /// Transactions of the run the trace captured, if its header says (`meta.transactions`,
+    /// which `joj bench --trace` writes).
+    pub fn transactions(&self) -> Option<u64> {
+        self.header
+            .meta
+            .get("transactions")
+            .and_then(|v| v.as_u64())
+            .filter(|&n| n > 0)
+    }
+
+    /// Requests in the trace (a joj-trace file's as its header announces them, checked when it
+    /// is read).
+    pub fn records(&self) -> u64 {
+        self.announced
+    }
+
+    /// Every record, in memory: at most [`MAX_HELD_RECORDS`], refused before any is held past
+    /// it (by the count a joj-trace header announces, checked as the file is read; by the
+    /// count of blkparse text's first reading). `what` says what needs them, for the error.
+    pub fn load(&self, what: &'static str) -> Result<Vec<TraceRecord>, ReplayError> {
+        let too_many = |records| ReplayError::TooManyToHold {
+            path: self.shown.clone(),
+            records,
+            limit: MAX_HELD_RECORDS,
+            what,
+        };
+        if self.announced > MAX_HELD_RECORDS {
+            return Err(too_many(self.announced));
+        }
+        // The announced count is checked once the file has been read: it sizes nothing.
+        let mut out = Vec::with_capacity(self.announced.min(1 << 20) as usize);
+        self.each_owned(&mut |_, r| {
+            if out.len() as u64 == MAX_HELD_RECORDS {
+                return Err(too_many(MAX_HELD_RECORDS + 1));
+            }
+            out.push(r);
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// Call `f` with each record and its index, in trace order.
+    fn each_owned(
+        &self,
+        f: &mut dyn FnMut(usize, TraceRecord) -> Result<(), ReplayError>,
+    ) -> Result<(), ReplayError> {
+        match &self.blkparse {
+            Some(scan) => self.each_blkparse(scan, f),
+            None => self.each_jsonl(f),
+        }
+    }
+
+    /// Call `f` with each record of joj-trace text.
+    fn each_jsonl(
+        &self,
+        f: &mut dyn FnMut(usize, TraceRecord) -> Result<(), ReplayError>,
+    ) -> Result<(), ReplayError> {
+        let err = |source| ReplayError::Trace {
+            path: self.shown.clone(),
+            source,
+        };
+        let mut trace = TraceReader::new(self.reader()?).map_err(err)?;
+        let mut index = 0;
+        while let Some(r) = trace.next_record().map_err(|e| err(trace.named(e)))? {
+            f(index, r)?;
+            index += 1;
+        }
+        Ok(())
+    }
+
+    /// Call `f` with each record of blkparse text, as its first reading found it.
+    fn each_blkparse(
+        &self,
+        scan: &BlkparseScan,
+        f: &mut dyn FnMut(usize, TraceRecord) -> Result<(), ReplayError>,
+    ) -> Result<(), ReplayError> {
+        let mut records = BlkparseRecords::new(self.reader()?, scan.clone());
+        let mut index = 0;
+        loop {
+            let next = records.next_record().map_err(|e| ReplayError::Trace {
+                path: self.shown.clone(),
+                source: match e {
+                    TraceError::Io(io) => records.get_ref().input_error(io).into(),
+                    e => e,
+                },
+            })?;
+            let Some(r) = next else {
+                return Ok(());
+            };
+            f(index, r)?;
+            index += 1;
+        }
+    }
+}
+
+impl Requests for TraceFile {
+    fn each(
+        &self,
+        f: &mut dyn FnMut(usize, &TraceRecord) -> Result<(), ReplayError>,
+    ) -> Result<(), ReplayError> {
+        self.each_owned(&mut |i, r| f(i, &r))
+    }
+
+    /// What the first pass found (opening blkparse text makes it; a joj-trace file's is made
+    /// the first time it is asked for).
+    fn scan(&self) -> Result<Scan, ReplayError> {
+        if let Some(scan) = self.scan.get() {
+            return Ok(scan.clone());
+        }
+        let scan = scan_of(self)?;
+        let _ = self.scan.set(scan.clone());
+        Ok(scan)
+    }
+
+    /// A joj-trace file whose header lists one device: its records are that device's (the
+    /// reader refuses a record of a device the header does not list).
+    fn known(&self) -> Option<Scan> {
+        if let Some(scan) = self.scan.get() {
+            return Some(scan.clone());
+        }
+        match self.header.devices.as_slice() {
+            [one] => Some(Scan {
+                devices: if self.announced > 0 {
+                    vec![one.dev.clone()]
+                } else {
+                    Vec::new()
+                },
+                end_sectors: Vec::new(),
+                records: self.announced,
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// A block trace as read from a file, whichever format it was in, its records in memory.
+#[derive(Debug, Clone)]
+pub struct LoadedTrace {
+    /// `joj-trace` or `blkparse`.
+    pub format: &'static str,
+    /// The joj-trace header (a blkparse import gets the importer's header).
+    pub header: TraceHeader,
+    pub records: Vec<TraceRecord>,
+}
+
+impl LoadedTrace {
+    /// Transactions of the run the trace captured, if its header says (`meta.transactions`,
+    /// which `joj bench --trace` writes).
+    pub fn transactions(&self) -> Option<u64> {
+        self.header
+            .meta
+            .get("transactions")
+            .and_then(|v| v.as_u64())
+            .filter(|&n| n > 0)
+    }
+}
+
+/// Read a joj-trace file or blkparse text whole ([`TraceFile::open`], then
+/// [`TraceFile::load`]: at most [`MAX_HELD_RECORDS`]).
+pub fn load_trace(path: &Path) -> Result<LoadedTrace, ReplayError> {
+    let file = TraceFile::open(path)?;
+    let records = file.load("a trace read whole")?;
+    Ok(LoadedTrace {
+        format: file.format,
+        header: file.header,
+        records,
+    })
+}
