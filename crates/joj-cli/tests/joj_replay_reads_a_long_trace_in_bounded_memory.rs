@@ -8,6 +8,8 @@
 
 mod common;
 
+use std::path::Path;
+
 use common::long_trace::{children_peak_kib, write_blkparse, write_joj_trace};
 
 #[test]
@@ -20,17 +22,8 @@ fn joj_replay_reads_a_long_trace_in_bounded_memory() {
     write_blkparse(&text, N);
     let mut requests = Vec::new();
     for trace in [&jsonl, &text] {
-        let out = common::joj_command()
-            .args(["replay", "--json"])
-            .arg(trace)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let out = common::joj_ok([Path::new("replay"), Path::new("--json"), trace]);
+        let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
         requests.push(doc["replay"]["records"].as_u64().unwrap());
     }
     assert_eq!(requests, [N, N], "every request replayed");

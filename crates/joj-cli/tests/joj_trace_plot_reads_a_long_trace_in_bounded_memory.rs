@@ -7,6 +7,8 @@
 
 mod common;
 
+use std::path::Path;
+
 use common::long_trace::{children_peak_kib, write_joj_trace};
 
 #[test]
@@ -16,16 +18,13 @@ fn joj_trace_plot_reads_a_long_trace_in_bounded_memory() {
     let trace = dir.path().join("long.jsonl");
     write_joj_trace(&trace, N, N);
     let svg = dir.path().join("long.svg");
-    let out = common::joj_command()
-        .args(["trace", "plot", trace.to_str().unwrap(), "-o"])
-        .arg(&svg)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::joj_ok([
+        Path::new("trace"),
+        Path::new("plot"),
+        &trace,
+        Path::new("-o"),
+        &svg,
+    ]);
     let peak_kib = children_peak_kib();
     eprintln!("joj trace plot of {N} records: peak resident {peak_kib} KiB");
     // The binary, its libraries and the summary: some 15 MiB whatever the trace. Holding the

@@ -138,11 +138,7 @@ impl TraceFile {
     /// Transactions of the run the trace captured, if its header says (`meta.transactions`,
     /// which `joj bench --trace` writes).
     pub fn transactions(&self) -> Option<u64> {
-        self.header
-            .meta
-            .get("transactions")
-            .and_then(|v| v.as_u64())
-            .filter(|&n| n > 0)
+        self.header.transactions()
     }
 
     /// Requests in the trace (a joj-trace file's as its header announces them, checked when it
@@ -284,11 +280,7 @@ impl LoadedTrace {
     /// Transactions of the run the trace captured, if its header says (`meta.transactions`,
     /// which `joj bench --trace` writes).
     pub fn transactions(&self) -> Option<u64> {
-        self.header
-            .meta
-            .get("transactions")
-            .and_then(|v| v.as_u64())
-            .filter(|&n| n > 0)
+        self.header.transactions()
     }
 }
 

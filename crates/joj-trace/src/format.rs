@@ -99,6 +99,17 @@ pub struct TraceHeader {
     pub meta: Map<String, Value>,
 }
 
+impl TraceHeader {
+    /// Transactions of the run the trace captured, if its header says (`meta.transactions`,
+    /// which `joj bench --trace` writes; 0 or anything but a number is not said).
+    pub fn transactions(&self) -> Option<u64> {
+        self.meta
+            .get("transactions")
+            .and_then(|v| v.as_u64())
+            .filter(|&n| n > 0)
+    }
+}
+
 /// The header as written: the fixed fields first, so the file starts with [`MAGIC_PREFIX`].
 #[derive(Serialize)]
 struct HeaderLine<'a> {

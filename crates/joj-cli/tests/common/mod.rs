@@ -141,6 +141,18 @@ pub fn run_joj(args: &[&str]) -> Output {
     joj_command().args(args).output().unwrap()
 }
 
+/// `joj` with `args` (text or paths), run to its end, which must be a success (else the test
+/// fails with joj's stderr): its stdout.
+pub fn joj_ok<S: AsRef<std::ffi::OsStr>>(args: impl IntoIterator<Item = S>) -> Vec<u8> {
+    let out = joj_command().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
 /// `joj` with `args`, run to its end: (exit ok, stdout, stderr) as text.
 pub fn run_joj_text(args: &[&str]) -> (bool, String, String) {
     let out = run_joj(args);
