@@ -253,6 +253,14 @@ mod tests {
     #[test]
     fn a_lock_held_throughout_is_found_while_others_come_and_go() {
         use std::sync::atomic::{AtomicBool, Ordering};
+        /// Stops the churning threads when the test ends, by a failed assertion too (else the
+        /// scope would wait for them for ever).
+        struct StopOnDrop<'a>(&'a AtomicBool);
+        impl Drop for StopOnDrop<'_> {
+            fn drop(&mut self) {
+                self.0.store(true, Ordering::Relaxed);
+            }
+        }
         let dir = tempfile::tempdir().unwrap();
         let stop = AtomicBool::new(false);
         std::thread::scope(|s| {
@@ -270,9 +278,9 @@ mod tests {
                     }
                 });
             }
+            let _stop = StopOnDrop(&stop);
             let (p, _held) = a_locked_database(dir.path());
             let missed = (0..1000).filter(|_| !locked_here(&p)).count();
-            stop.store(true, Ordering::Relaxed);
             assert_eq!(
                 missed, 0,
                 "reads of /proc/locks that missed a held lock, of 1000"

@@ -454,3 +454,27 @@ fn a_recording_of_more_threads_than_a_replay_starts_is_refused_before_any_starts
         "{err}"
     );
 }
+
+/// Paths are read in the one spelling the importer writes (syscalls.md): another spelling of a
+/// file (`a//b`, `./a`, `a/`) would be a second file to the replay's table, and a NUL byte
+/// ends a path early at the kernel, so the replay would act on another file.
+#[test]
+fn a_path_not_in_normal_form_or_holding_a_nul_is_refused_with_its_line() {
+    for (path, says) in [
+        (r"a//b", "normal form"),
+        (r"./a", "normal form"),
+        (r"a/", "normal form"),
+        (r"a/./b", "normal form"),
+        (r"a\u0000b", "NUL byte"),
+    ] {
+        let call = format!(
+            r#"{{"tid":1,"start_ns":5,"dur_ns":1,"ret":0,"call":"unlink","path":"{path}"}}"#
+        );
+        let e = refused(&[&call]);
+        assert!(e.contains(says), "{path}: {e}");
+    }
+    // What the importer writes is read: a path, a path in a folder, the root.
+    read(&[r#"{"tid":1,"start_ns":5,"dur_ns":1,"ret":0,"call":"unlink","path":"d/a"}"#]).unwrap();
+    read(&[r#"{"tid":1,"start_ns":5,"dur_ns":1,"ret":0,"call":"mkdir","path":"d","mode":493}"#])
+        .unwrap();
+}

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use joj_trace::input;
 
 use super::error::SyscallsError;
-use super::format::{Call, Mark, Op, Recording, closes, inside_root};
+use super::format::{Call, Mark, Op, Recording, closes, inside_root, normal_form};
 
 /// The most bytes one recorded read or write may move: the bound of one replayed block request
 /// (`joj_device::replay::MAX_REQUEST_BYTES`). Each replaying thread holds one buffer this
@@ -137,18 +137,40 @@ fn bad_path(c: &Call, p: &str) -> Option<String> {
             input::quoted(p)
         ));
     }
+    if p.contains('\0') {
+        // Linux paths end at the first NUL: the replay would act on another file.
+        return Some(format!(
+            "{} on a path holding a NUL byte, which no path of Linux holds: {}",
+            c.op.name(),
+            input::quoted(p)
+        ));
+    }
     let root = std::path::Path::new(p)
         .components()
         .all(|c| c == std::path::Component::CurDir);
-    match &c.op {
-        Op::Rmdir { .. } | Op::Unlink { .. } | Op::Rename { .. } if root => Some(format!(
+    if root
+        && matches!(
+            c.op,
+            Op::Rmdir { .. } | Op::Unlink { .. } | Op::Rename { .. }
+        )
+    {
+        return Some(format!(
             "{} of the recorded root itself ({}): a replay's root is its run directory, which \
              the replay needs to the end",
             c.op.name(),
             input::quoted(p)
-        )),
-        _ => None,
+        ));
     }
+    // The importer writes `a/b`; `a//b`, `./a`, `a/` name the same file under another
+    // spelling, which the replay's table of files would take for a second one.
+    (inside_root(p) && !normal_form(p)).then(|| {
+        format!(
+            "{} on a path not in normal form (an empty or `.` component, or a trailing `/`; \
+             the importer writes `a/b`, and the root as `.`): {}",
+            c.op.name(),
+            input::quoted(p)
+        )
+    })
 }
 
 impl Recording {

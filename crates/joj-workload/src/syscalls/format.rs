@@ -316,6 +316,17 @@ pub fn inside_root(path: &str) -> bool {
             .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
 }
 
+/// Whether `path` is in the form the importer writes (docs/formats/syscalls.md): `.` for the
+/// root, else non-empty components joined by single `/`s, none of them `.` or `..`, no leading
+/// or trailing `/`.
+pub fn normal_form(path: &str) -> bool {
+    path == "."
+        || (!path.is_empty()
+            && path
+                .split('/')
+                .all(|s| !s.is_empty() && s != "." && s != ".."))
+}
+
 impl Recording {
     /// Write the recording as JSON Lines.
     pub fn write(&self, mut w: impl Write) -> std::io::Result<()> {
