@@ -46,7 +46,10 @@ pub(crate) enum ExtError {
          fix: rename the file, or pass its name as UTF-8"
     )]
     NotUtf8Argument { index: usize },
-    #[error("joj_make_default: {0:?} is not one of joj's VFSs; give 'waldio' or 'joj'")]
+    #[error(
+        "joj_make_default: {} is not one of joj's VFSs; give 'waldio' or 'joj'",
+        joj_trace::input::quoted(.0)
+    )]
     NotOurVfs(String),
     #[error("joj_make_default: {0}")]
     MakeDefault(joj_vfs::SqliteError),
@@ -149,7 +152,7 @@ fn waldio_state(args: &[Option<String>]) -> Result<String, ExtError> {
         let path = Path::new(path);
         // The header only: the database may be large.
         let marked = joj_waldio::db_mark::is_marked(path).map_err(|source| ExtError::Read {
-            path: path.display().to_string(),
+            path: joj_trace::input::shown_path(path),
             source,
         })?;
         let header = joj_waldio::db_header(path).map_err(|source| ExtError::Waldio {

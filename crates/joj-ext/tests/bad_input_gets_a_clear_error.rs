@@ -157,3 +157,39 @@ fn a_path_with_a_nul_byte_or_not_utf8_is_refused_and_names_no_other_file() {
     assert!(out.contains("argument 1 is not UTF-8 text"), "{out}");
     assert!(out.contains("unchanged True"), "{out}");
 }
+
+/// An argument of a megabyte is quoted in the message cut to its first 120 characters and its
+/// length, as joj's other inputs are (the whole megabyte used to come back in every message).
+#[test]
+fn a_megabyte_argument_is_cut_in_the_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = python(
+        dir.path(),
+        "big = 'x' * 1000000\n\
+         for q, a in [('select waldio_state(?)', big), ('select waldio_convert(?)', big),\n\
+         \x20            ('select joj_make_default(?)', big),\n\
+         \x20            ('select joj_make_default(\\'waldio\\', ?)', 'waldio_journal=' + big),\n\
+         \x20            ('select joj_make_default(\\'waldio\\', ?)', 'waldio_sync=' + big),\n\
+         \x20            ('select joj_make_default(\\'waldio\\', ?)', big + '=1'),\n\
+         \x20            ('select joj_make_default(\\'waldio\\', ?)', 'waldio_group_ms=' + big)]:\n\
+         \x20   try:\n\
+         \x20       loader.execute(q, (a,)).fetchone(); print('accepted', q)\n\
+         \x20   except sqlite3.Error as e:\n\
+         \x20       s = str(e); print(len(s), s if len(s) < 1000 else s[:160])\n\
+         try:\n\
+         \x20   sqlite3.connect('file:u.db?vfs=waldio&waldio_journal=' + big, uri=True).execute('select 1')\n\
+         except sqlite3.Error as e:\n\
+         \x20   s = str(e); print(len(s), s if len(s) < 1000 else s[:160])\n",
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 8, "each refused: {out}");
+    for l in lines {
+        let (len, text) = l.split_once(' ').unwrap();
+        let len: usize = len.parse().unwrap();
+        assert!(len < 1000, "a message of {len} bytes: {text}");
+        assert!(
+            text.contains("… (10000"),
+            "the length is said: {text}"
+        );
+    }
+}

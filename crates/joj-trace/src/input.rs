@@ -379,6 +379,17 @@ impl LineReader {
     }
 }
 
+/// `path` for a message: as it is, up to the longest path Linux takes (4,096 bytes), else
+/// quoted and cut as [`quoted`] cuts (a path given as an argument may be any text).
+pub fn shown_path(path: &Path) -> String {
+    let text = path.display().to_string();
+    if text.len() <= 4096 {
+        text
+    } else {
+        quoted(&text)
+    }
+}
+
 /// `text` quoted (as `{:?}` quotes it) for a message, cut to [`QUOTE_CHARS`] characters with
 /// the length of the whole said: `"abc…" (1073741824 bytes)`.
 pub fn quoted(text: &str) -> String {

@@ -76,7 +76,7 @@ const MIN_USABLE_BYTES: u32 = 480;
 /// bytes per page, or a file shorter than its first page. Opening such a file through waldio
 /// would mark its header and make a `-waldio` before SQLite said no.
 fn check_header(path: &Path, page_size: u32, reserve: u8) -> Result<(), WaldioError> {
-    let shown = || path.display().to_string();
+    let shown = || joj_trace::input::shown_path(path);
     let usable = page_size.saturating_sub(u32::from(reserve));
     if usable < MIN_USABLE_BYTES {
         return Err(WaldioError::TooFewUsableBytes {

@@ -122,7 +122,7 @@ impl WaldioError {
 /// The page size and reserve of the existing SQLite database `path`; an error naming the fix
 /// when it is missing or not a SQLite database.
 pub fn existing_db_header(path: &Path) -> Result<(u32, u8), WaldioError> {
-    let shown = || path.display().to_string();
+    let shown = || joj_trace::input::shown_path(path);
     match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(WaldioError::NotFound { path: shown() });
@@ -260,7 +260,10 @@ pub fn uri(path: &Path, opts: &WaldioOptions) -> String {
 /// Page size and reserved bytes per page from a database file's header (`None`: no header).
 pub fn db_header(path: &Path) -> Result<Option<(u32, u8)>, WaldioError> {
     let header = sqlite_header::read(path).map_err(|source| WaldioError::Io {
-        what: format!("reading the header of {}", path.display()),
+        what: format!(
+            "reading the header of {}",
+            joj_trace::input::shown_path(path)
+        ),
         source,
     })?;
     Ok(header.map(|h| (h.page_size, h.reserve)))

@@ -36,17 +36,25 @@ impl fmt::Display for SyncOption {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum OptionsError {
-    #[error("unknown waldio sync option {given:?}: use full, fua or normal")]
+    #[error(
+        "unknown waldio sync option {}: use full, fua or normal",
+        joj_trace::input::quoted(.given)
+    )]
     UnknownSync { given: String },
     #[error(
-        "unknown waldio_journal {given:?}: use wal (connections through waldio are switched to \
-         WAL mode) or unchanged (the journal mode the application sets)"
+        "unknown waldio_journal {}: use wal (connections through waldio are switched to \
+         WAL mode) or unchanged (the journal mode the application sets)",
+        joj_trace::input::quoted(.given)
     )]
     UnknownJournal { given: String },
-    #[error("{key}={given:?} is not a whole number; give {key} as a non-negative integer")]
+    #[error(
+        "{key}={} is not a whole number; give {key} as a non-negative integer",
+        joj_trace::input::quoted(.given)
+    )]
     NotANumber { key: &'static str, given: String },
     #[error(
-        "unknown URI parameter {key:?}: waldio's are {} (docs/formats/waldio.md)",
+        "unknown URI parameter {}: waldio's are {} (docs/formats/waldio.md)",
+        joj_trace::input::quoted(.key),
         URI_KEYS.join(", ")
     )]
     UnknownKey { key: String },
