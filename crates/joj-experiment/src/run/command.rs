@@ -315,9 +315,13 @@ fn command_dir(top: &Path, dir: Option<&Path>) -> Result<PathBuf, ExperimentErro
     if dir.as_os_str().is_empty() {
         return Err(bad("is empty"));
     }
+    let mut at = top.to_path_buf();
     for c in dir.components() {
         match c {
-            Component::Normal(_) | Component::CurDir => {}
+            // `.` adds nothing (`top/.` is a name `create_dir_all` cannot make when `top` is
+            // missing: it makes the parent of `top/.`, which is `top`'s, and fails).
+            Component::CurDir => {}
+            Component::Normal(name) => at.push(name),
             Component::RootDir | Component::Prefix(_) => {
                 return Err(bad(
                     "is absolute, but the command runs on a scratch filesystem joj makes, \
@@ -327,7 +331,7 @@ fn command_dir(top: &Path, dir: Option<&Path>) -> Result<PathBuf, ExperimentErro
             Component::ParentDir => return Err(bad("leaves the scratch filesystem with `..`")),
         }
     }
-    Ok(top.join(dir))
+    Ok(at)
 }
 
 /// Check the options that need nothing made (before any filesystem is).
@@ -1000,6 +1004,20 @@ mod tests {
         assert_eq!(
             command_dir(top, Some(Path::new("a/b"))).unwrap(),
             top.join("a/b")
+        );
+        // `.` is the top itself, never a `top/.` that `create_dir_all` cannot make.
+        for same in [".", "./", "./."] {
+            // (as text: paths compare equal by their components, `.` ignored)
+            assert_eq!(
+                command_dir(top, Some(Path::new(same))).unwrap().as_os_str(),
+                top.as_os_str()
+            );
+        }
+        assert_eq!(
+            command_dir(top, Some(Path::new("./a/./b/.")))
+                .unwrap()
+                .as_os_str(),
+            top.join("a/b").as_os_str()
         );
         for bad in ["/tmp", "../x", "a/../../b", ""] {
             let e = command_dir(top, Some(Path::new(bad))).unwrap_err();
