@@ -79,7 +79,10 @@ pub enum StackError {
          --emmc-journal"
     )]
     EmmcJournalOneDevice,
-    #[error("--gc-validity {0}: the share of valid pages in GC victims must be in 1..=99 percent")]
+    #[error(
+        "--gc-validity {0}: the share of valid pages in GC victims must be in 1..=99 percent; \
+         fix: --gc-validity between 1 and 99, or leave it out (no ageing)"
+    )]
     AgingPercent(u32),
     #[error("-p/--dir names a host directory; it cannot be combined with a scratch --fs")]
     DirWithScratch,

@@ -25,10 +25,14 @@ pub enum ConfigError {
          other); fix: give one of 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536 (--page-size)"
     )]
     PageSize(u32),
-    #[error("record size {0} bytes must be in 1..=1000000")]
+    #[error(
+        "record size {0} bytes must be in 1..=1000000; fix: --record-bytes between 1 and 1000000 \
+         (Mobibench's default is 100)"
+    )]
     RecordBytes(usize),
     #[error(
-        "{0} attached databases: at most 9 (SQLite's default SQLITE_MAX_ATTACHED is 10, main included)"
+        "{0} attached databases: at most 9 (SQLite's default SQLITE_MAX_ATTACHED is 10, main \
+         included); fix: --attached 9 or fewer (-D 10 or fewer)"
     )]
     TooManyAttached(u32),
     #[error(
@@ -38,7 +42,8 @@ pub enum ConfigError {
     #[error("{attached} attached databases: the paper workloads use one database file")]
     PaperAttached { attached: u32 },
     #[error(
-        "--pages-per-txn {given}: the synthetic workload updates 1..={max} rows per transaction (the paper: 1..=20)"
+        "--pages-per-txn {given}: the synthetic workload updates 1..={max} rows per transaction (the \
+         paper: 1..=20); fix: --pages-per-txn between 1 and {max}"
     )]
     PagesPerTxn { given: u32, max: u32 },
     #[error(
@@ -49,9 +54,14 @@ pub enum ConfigError {
         pages_per_txn: u32,
         max: u64,
     },
-    #[error("--warehouses {given}: TPC-C needs 1..={max} warehouses")]
+    #[error(
+        "--warehouses {given}: TPC-C needs 1..={max} warehouses; fix: --warehouses between 1 and {max}"
+    )]
     Warehouses { given: u32, max: u32 },
-    #[error("--rl-divisor {given}: the RL Benchmark's counts can be divided by 1..={max}")]
+    #[error(
+        "--rl-divisor {given}: the RL Benchmark's counts can be divided by 1..={max}; fix: \
+         --rl-divisor between 1 (the paper's counts) and {max}"
+    )]
     RlDivisor { given: u32, max: u32 },
     #[error(
         "{flag} counts SQLite transactions, and this is a file workload, sized by its file and \
@@ -59,7 +69,10 @@ pub enum ConfigError {
          the file size with --file-kib"
     )]
     CountOfAFileWorkload { flag: &'static str },
-    #[error("file size {file_bytes} B must be at least one record of {record_bytes} B")]
+    #[error(
+        "file size {file_bytes} B must be at least one record of {record_bytes} B; fix: a larger \
+         --file-kib (-f), or a smaller --record-kib (-r)"
+    )]
     FileSmallerThanRecord { file_bytes: u64, record_bytes: u64 },
     #[error(
         "O_DIRECT needs records that are a multiple of the device's logical block (512 B or 4 KiB); {record_bytes} B is not"
