@@ -456,8 +456,8 @@ fn a_recording_of_more_threads_than_a_replay_starts_is_refused_before_any_starts
 }
 
 /// Paths are read in the one spelling the importer writes (syscalls.md): another spelling of a
-/// file (`a//b`, `./a`, `a/`) would be a second file to the replay's table, and a NUL byte
-/// ends a path early at the kernel, so the replay would act on another file.
+/// file (`a//b`, `./a`, `a/`) would be a second file to the replay's table, and no system
+/// call takes a path holding a NUL byte.
 #[test]
 fn a_path_not_in_normal_form_or_holding_a_nul_is_refused_with_its_line() {
     for (path, says) in [

@@ -138,7 +138,7 @@ fn bad_path(c: &Call, p: &str) -> Option<String> {
         ));
     }
     if p.contains('\0') {
-        // Linux paths end at the first NUL: the replay would act on another file.
+        // No system call takes such a path: the replay could only fail, with the wrong fix.
         return Some(format!(
             "{} on a path holding a NUL byte, which no path of Linux holds: {}",
             c.op.name(),
