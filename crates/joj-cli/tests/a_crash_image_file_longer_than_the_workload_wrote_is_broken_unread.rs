@@ -6,16 +6,13 @@
 
 mod common;
 
-use joj_linux::FsKind;
 use joj_linux::record::{LogOp, Mark};
 
 #[test]
 fn a_sparse_file_of_64_gib_is_judged_broken_by_its_size() {
-    if !joj_linux::testgate::kernel_test(&[FsKind::Ext4]) {
+    let Some(staging) = common::ext4_staging() else {
         return;
-    }
-    let staging = tempfile::tempdir().unwrap();
-    std::fs::create_dir(staging.path().join("joj")).unwrap();
+    };
     let bytes = 64u64 << 30;
     std::fs::File::create(staging.path().join("joj/pm000000"))
         .and_then(|f| f.set_len(bytes))

@@ -84,11 +84,9 @@ fn refused_in_time(staging: &Path, mode: &str, said: &[&str]) {
 
 #[test]
 fn a_fifo_for_the_database_is_refused_without_waiting_on_it() {
-    if !joj_linux::testgate::kernel_test(&[FsKind::Ext4]) {
+    let Some(staging) = common::ext4_staging() else {
         return;
-    }
-    let staging = tempfile::tempdir().unwrap();
-    std::fs::create_dir(staging.path().join("joj")).unwrap();
+    };
     mkfifo(&staging.path().join("joj/crash.db"));
     for mode in ["wal", "waldio"] {
         refused_in_time(staging.path(), mode, &["joj/crash.db is a FIFO"]);

@@ -6,8 +6,6 @@
 
 mod common;
 
-use joj_linux::FsKind;
-
 /// Zeroes the root directory's inode (inode 2) of a 4 KiB-block ext4 image.
 fn break_the_root_inode(image: &mut [u8]) {
     let u16_at = |at: usize| u16::from_le_bytes([image[at], image[at + 1]]) as usize;
@@ -22,11 +20,9 @@ fn break_the_root_inode(image: &mut [u8]) {
 
 #[test]
 fn a_damaged_ext4_image_is_refused_before_it_is_mounted() {
-    if !joj_linux::testgate::kernel_test(&[FsKind::Ext4]) {
+    let Some(staging) = common::ext4_staging() else {
         return;
-    }
-    let staging = tempfile::tempdir().unwrap();
-    std::fs::create_dir(staging.path().join("joj")).unwrap();
+    };
     let dir = tempfile::tempdir().unwrap();
     let log = common::crafted_ext4_log_edited(staging.path(), dir.path(), break_the_root_inode);
     let (out, left) = common::joj_leaving(&[

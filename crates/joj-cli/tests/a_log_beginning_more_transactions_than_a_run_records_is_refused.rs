@@ -6,16 +6,13 @@
 
 mod common;
 
-use joj_linux::FsKind;
 use joj_linux::record::{LogOp, Mark};
 
 #[test]
 fn a_log_of_more_begun_transactions_than_a_run_has_is_refused() {
-    if !joj_linux::testgate::kernel_test(&[FsKind::Ext4]) {
+    let Some(staging) = common::ext4_staging() else {
         return;
-    }
-    let staging = tempfile::tempdir().unwrap();
-    std::fs::create_dir(staging.path().join("joj")).unwrap();
+    };
     let labels = [("fs", "ext4"), ("journal", "wal"), ("workload", "postmark")];
     for (begun, refused) in [(100_001u64, true), (100_000, false)] {
         let dir = tempfile::tempdir().unwrap();

@@ -7,16 +7,13 @@
 
 mod common;
 
-use joj_linux::FsKind;
 use joj_linux::record::{LogOp, Mark};
 
 #[test]
 fn a_log_of_more_epochs_or_records_than_joj_plans_is_refused_with_its_bound() {
-    if !joj_linux::testgate::kernel_test(&[FsKind::Ext4]) {
+    let Some(staging) = common::ext4_staging() else {
         return;
-    }
-    let staging = tempfile::tempdir().unwrap();
-    std::fs::create_dir(staging.path().join("joj")).unwrap();
+    };
     // 2^20 flushes split the log into one epoch more than joj plans; 2^22 flushes and two
     // marks are more records than it reads.
     for (flushes, said) in [

@@ -6,16 +6,13 @@
 
 mod common;
 
-use joj_linux::FsKind;
 use joj_linux::record::{LogOp, Mark};
 
 #[test]
 fn a_log_of_200_000_writes_in_one_epoch_is_checked_within_4_gib() {
-    if !joj_linux::testgate::kernel_test(&[FsKind::Ext4]) {
+    let Some(staging) = common::ext4_staging() else {
         return;
-    }
-    let staging = tempfile::tempdir().unwrap();
-    std::fs::create_dir(staging.path().join("joj")).unwrap();
+    };
     let dir = tempfile::tempdir().unwrap();
     // 200,000 one-sector writes to the last 64 sectors of the 64 MiB device, then one flush.
     let device = 64u64 << 20;

@@ -77,13 +77,5 @@ fn a_signal_during_an_untraced_run_exits_with_it_and_leaves_nothing() {
     assert!(!said.contains("error:"), "{said}");
     // The kernel frees the loop device once its last opener, this test, lets go.
     drop(holder);
-    let t0 = Instant::now();
-    while !held_by(pid).nothing() && t0.elapsed() < Duration::from_secs(5) {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert!(
-        held_by(pid).nothing(),
-        "left behind after SIGTERM: {:?}",
-        held_by(pid)
-    );
+    common::assert_nothing_left_by(pid, Duration::from_secs(5), "after SIGTERM");
 }

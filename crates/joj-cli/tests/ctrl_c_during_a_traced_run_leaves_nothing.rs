@@ -3,9 +3,9 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{LONG_TRACED_BENCH, Run, SIGINT, held_by, signal, wait_for_the_window};
+use common::{LONG_TRACED_BENCH, Run, SIGINT, signal, wait_for_the_window};
 
 #[test]
 fn ctrl_c_during_a_traced_run_leaves_nothing() {
@@ -36,13 +36,5 @@ fn ctrl_c_during_a_traced_run_leaves_nothing() {
         "{said}"
     );
     // The loop device is released by the kernel once its last opener is gone.
-    let t0 = Instant::now();
-    while !held_by(pid).nothing() && t0.elapsed() < Duration::from_secs(5) {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert!(
-        held_by(pid).nothing(),
-        "left behind after Ctrl-C: {:?}",
-        held_by(pid)
-    );
+    common::assert_nothing_left_by(pid, Duration::from_secs(5), "after Ctrl-C");
 }

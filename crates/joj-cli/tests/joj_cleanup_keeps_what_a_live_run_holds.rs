@@ -33,9 +33,5 @@ fn joj_cleanup_keeps_what_a_live_run_holds() {
 
     signal(pid, SIGINT);
     assert_eq!(live.wait().code(), Some(130));
-    let t0 = std::time::Instant::now();
-    while !held_by(pid).nothing() && t0.elapsed() < std::time::Duration::from_secs(5) {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    assert!(held_by(pid).nothing(), "{:?}", held_by(pid));
+    common::assert_nothing_left_by(pid, std::time::Duration::from_secs(5), "after the run");
 }

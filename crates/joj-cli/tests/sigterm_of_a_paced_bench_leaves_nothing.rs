@@ -55,9 +55,5 @@ fn sigterm_of_a_paced_bench_leaves_nothing() {
     std::io::Read::read_to_string(&mut run.0.stderr.take().unwrap(), &mut stderr).unwrap();
     assert_eq!(status.code(), Some(143), "{status:?}: {stderr}");
     assert!(!stderr.contains("cannot remove"), "{stderr}");
-    let t0 = Instant::now();
-    while !held_by(pid).nothing() && t0.elapsed() < Duration::from_secs(5) {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert!(held_by(pid).nothing(), "left behind: {:?}", held_by(pid));
+    common::assert_nothing_left_by(pid, Duration::from_secs(5), "after SIGTERM");
 }

@@ -7,7 +7,7 @@ mod common;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::{Run, SIGTERM, held_by, signal, wait_for_the_window};
+use common::{Run, SIGTERM, signal, wait_for_the_window};
 
 #[test]
 fn sigterm_of_joj_trace_kills_the_command_and_leaves_nothing() {
@@ -46,11 +46,7 @@ fn sigterm_of_joj_trace_kills_the_command_and_leaves_nothing() {
     signal(pid, SIGTERM);
     let status = run.wait();
     assert_eq!(status.code(), Some(143), "{status:?}");
-    let t0 = Instant::now();
-    while !held_by(pid).nothing() && t0.elapsed() < Duration::from_secs(5) {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert!(held_by(pid).nothing(), "left behind: {:?}", held_by(pid));
+    common::assert_nothing_left_by(pid, Duration::from_secs(5), "after SIGTERM");
     // The command is gone (an exited task no longer has a working directory).
     assert!(
         std::fs::read_link(format!("/proc/{command}/cwd")).is_err(),

@@ -521,6 +521,33 @@ fn crafted_ext4_base(
     (base, bytes)
 }
 
+/// Waits up to `within` for nothing of the run `pid` to be held (mounts, loop devices, trace
+/// instances, directories: [`held_by`]), and fails the test, saying what is left `after`, if
+/// something still is.
+pub fn assert_nothing_left_by(pid: u32, within: std::time::Duration, after: &str) {
+    let t0 = std::time::Instant::now();
+    while !held_by(pid).nothing() && t0.elapsed() < within {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(
+        held_by(pid).nothing(),
+        "left behind {after}: {:?}",
+        held_by(pid)
+    );
+}
+
+/// A staging folder for [`crafted_ext4_log_of`] holding the empty `joj/` a run makes, or
+/// `None` where this machine runs no kernel test on ext4 (`testgate::kernel_test` says why, and
+/// fails the test where kernel tests are required).
+pub fn ext4_staging() -> Option<tempfile::TempDir> {
+    if !joj_linux::testgate::kernel_test(&[joj_linux::FsKind::Ext4]) {
+        return None;
+    }
+    let staging = tempfile::tempdir().unwrap();
+    std::fs::create_dir(staging.path().join("joj")).unwrap();
+    Some(staging)
+}
+
 /// A joj-blocklog (version 2) whose base image `mkfs.ext4 -d staging` makes, with `labels`
 /// and the records `ops`, written to `dir/crafted.blocklog` with a correct checksum, as a
 /// hostile log would be.

@@ -46,6 +46,55 @@ impl WalIo for MemIo {
     }
 }
 
+/// A [`MemIo`] whose writes `refuse` may fail with an errno (by offset and length), on a
+/// filesystem that claims `free` bytes free (`None`: not known, as [`MemIo`]).
+struct Refusing {
+    mem: MemIo,
+    refuse: Box<dyn Fn(u64, usize) -> Option<i32> + Send>,
+    free: Option<u64>,
+}
+
+impl Refusing {
+    fn new(refuse: impl Fn(u64, usize) -> Option<i32> + Send + 'static, free: Option<u64>) -> Self {
+        Refusing {
+            mem: MemIo {
+                data: Vec::new(),
+                align: 512,
+                syncs: 0,
+            },
+            refuse: Box::new(refuse),
+            free,
+        }
+    }
+}
+
+impl WalIo for Refusing {
+    fn read_at(&mut self, buf: &mut [u8], off: u64) -> std::io::Result<usize> {
+        self.mem.read_at(buf, off)
+    }
+    fn write_at(&mut self, buf: &[u8], off: u64, d: bool) -> std::io::Result<()> {
+        match (self.refuse)(off, buf.len()) {
+            Some(errno) => Err(std::io::Error::from_raw_os_error(errno)),
+            None => self.mem.write_at(buf, off, d),
+        }
+    }
+    fn sync_data(&mut self) -> std::io::Result<()> {
+        self.mem.sync_data()
+    }
+    fn len(&self) -> std::io::Result<u64> {
+        self.mem.len()
+    }
+    fn dio_align(&self) -> u32 {
+        self.mem.dio_align()
+    }
+    fn set_len(&mut self, len: u64) -> std::io::Result<()> {
+        self.mem.set_len(len)
+    }
+    fn free_bytes(&self) -> std::io::Result<Option<u64>> {
+        Ok(self.free)
+    }
+}
+
 fn wal_header(page: u32) -> [u8; 32] {
     let mut h = [0u8; 32];
     h[..4].copy_from_slice(&0x377f_0682u32.to_be_bytes());
@@ -244,38 +293,8 @@ fn frames_of_a_rolled_back_transaction_are_dropped_at_the_end_of_it() {
 
 #[test]
 fn a_failed_write_leaves_no_state_behind() {
-    struct Failing(MemIo, bool);
-    impl WalIo for Failing {
-        fn read_at(&mut self, buf: &mut [u8], off: u64) -> std::io::Result<usize> {
-            self.0.read_at(buf, off)
-        }
-        fn write_at(&mut self, buf: &[u8], off: u64, d: bool) -> std::io::Result<()> {
-            if self.1 && off > 0 {
-                return Err(std::io::Error::from_raw_os_error(libc::EFBIG));
-            }
-            self.0.write_at(buf, off, d)
-        }
-        fn sync_data(&mut self) -> std::io::Result<()> {
-            self.0.sync_data()
-        }
-        fn len(&self) -> std::io::Result<u64> {
-            self.0.len()
-        }
-        fn dio_align(&self) -> u32 {
-            512
-        }
-        fn set_len(&mut self, len: u64) -> std::io::Result<()> {
-            self.0.set_len(len)
-        }
-    }
-    let io = Failing(
-        MemIo {
-            data: Vec::new(),
-            align: 512,
-            syncs: 0,
-        },
-        true,
-    );
+    // Every write but the first block's fails, as a file-size limit refuses an extension.
+    let io = Refusing::new(|off, _| (off > 0).then_some(libc::EFBIG), None);
     let mut s = WalState::open(io, WaldioOptions::default(), Arc::default()).unwrap();
     s.write(0, &wal_header(4096)).unwrap();
     let off = 32;
@@ -284,12 +303,12 @@ fn a_failed_write_leaves_no_state_behind() {
     page[4096 - 24..].fill(0);
     assert!(s.write(off + 24, &page).is_err(), "the preallocation fails");
     assert_eq!(
-        s.io.0.data.len(),
+        s.io.mem.data.len(),
         0,
         "what the failed extension wrote is removed"
     );
     // The limit passes: the same connection commits, as stock SQLite would.
-    s.io.1 = false;
+    s.io.refuse = Box::new(|_, _| None);
     s.write(0, &wal_header(4096)).unwrap();
     assert!(write_frame(&mut s, 1, 2, true, 0x66).commit);
     let mut back = vec![0u8; 4096];
@@ -304,40 +323,12 @@ fn a_failed_write_leaves_no_state_behind() {
 /// 3,000 KiB truly free, stock made 92 and 488 commits, waldio 0.)
 #[test]
 fn a_preallocation_refused_for_space_is_cut_to_the_write_and_the_commit_made() {
-    struct Reserved(MemIo);
-    /// Bytes the file may hold; `free_bytes` claims ten times as much.
+    /// Bytes the file may hold; the filesystem claims ten times as much free.
     const ROOM: u64 = 64 << 10;
-    impl WalIo for Reserved {
-        fn read_at(&mut self, buf: &mut [u8], off: u64) -> std::io::Result<usize> {
-            self.0.read_at(buf, off)
-        }
-        fn write_at(&mut self, buf: &[u8], off: u64, d: bool) -> std::io::Result<()> {
-            if off + buf.len() as u64 > ROOM {
-                return Err(std::io::Error::from_raw_os_error(libc::ENOSPC));
-            }
-            self.0.write_at(buf, off, d)
-        }
-        fn sync_data(&mut self) -> std::io::Result<()> {
-            self.0.sync_data()
-        }
-        fn len(&self) -> std::io::Result<u64> {
-            self.0.len()
-        }
-        fn dio_align(&self) -> u32 {
-            512
-        }
-        fn set_len(&mut self, len: u64) -> std::io::Result<()> {
-            self.0.set_len(len)
-        }
-        fn free_bytes(&self) -> std::io::Result<Option<u64>> {
-            Ok(Some(10 * ROOM + (64 << 20)))
-        }
-    }
-    let io = Reserved(MemIo {
-        data: Vec::new(),
-        align: 512,
-        syncs: 0,
-    });
+    let io = Refusing::new(
+        |off, len| (off + len as u64 > ROOM).then_some(libc::ENOSPC),
+        Some(10 * ROOM + (64 << 20)),
+    );
     let mut s = WalState::open(io, WaldioOptions::default(), Arc::default()).unwrap();
     s.write(0, &wal_header(4096)).unwrap();
     assert!(write_frame(&mut s, 1, 2, true, 0x66).commit, "committed");
@@ -345,7 +336,7 @@ fn a_preallocation_refused_for_space_is_cut_to_the_write_and_the_commit_made() {
     assert_eq!(s.read(32 + 24, &mut back).unwrap(), ReadOutcome::Full);
     assert_eq!(back[0], 0x66);
     assert!(
-        s.io.0.data.len() as u64 <= ROOM,
+        s.io.mem.data.len() as u64 <= ROOM,
         "within what the disk gives"
     );
     let short = &s.counters.short_extensions;
