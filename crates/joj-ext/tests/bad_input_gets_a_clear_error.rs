@@ -187,9 +187,6 @@ fn a_megabyte_argument_is_cut_in_the_message() {
         let (len, text) = l.split_once(' ').unwrap();
         let len: usize = len.parse().unwrap();
         assert!(len < 1000, "a message of {len} bytes: {text}");
-        assert!(
-            text.contains("… (10000"),
-            "the length is said: {text}"
-        );
+        assert!(text.contains("… (10000"), "the length is said: {text}");
     }
 }
