@@ -206,6 +206,8 @@ fn make_default(args: &[Option<String>]) -> Result<String, ExtError> {
                 key: key.to_string(),
             }));
         }
+        joj_waldio::options::check_uri_keys(pairs.iter().map(|(k, _)| *k))
+            .map_err(ExtError::Options)?;
         let defaults = waldio
             .defaults()
             .with_uri_params(|key| {

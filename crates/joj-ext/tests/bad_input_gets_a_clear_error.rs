@@ -190,3 +190,32 @@ fn a_megabyte_argument_is_cut_in_the_message() {
         assert!(text.contains("… (10000"), "the length is said: {text}");
     }
 }
+
+/// A waldio option given twice is refused, in a URI and in `joj_make_default`: SQLite reads the
+/// first, so `waldio_sync=normal&waldio_sync=full` ran with `normal` (a window of lost commits)
+/// without a word.
+#[test]
+fn a_waldio_option_given_twice_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = python(
+        dir.path(),
+        "try:\n\
+         \x20   sqlite3.connect('file:r.db?vfs=waldio&waldio_sync=normal&waldio_sync=full', uri=True).execute('select 1')\n\
+         \x20   print('accepted')\n\
+         except sqlite3.Error as e:\n\
+         \x20   print(e)\n\
+         try:\n\
+         \x20   loader.execute(\"select joj_make_default('waldio', 'waldio_sync=normal&waldio_sync=full')\").fetchone()\n\
+         \x20   print('accepted')\n\
+         except sqlite3.Error as e:\n\
+         \x20   print(e)\n",
+    );
+    assert!(!out.contains("accepted"), "{out}");
+    assert_eq!(
+        out.matches("\"waldio_sync\" is given more than once")
+            .count(),
+        2,
+        "{out}"
+    );
+    assert!(out.contains("fix: give each waldio option once"), "{out}");
+}

@@ -58,6 +58,12 @@ pub enum OptionsError {
         URI_KEYS.join(", ")
     )]
     UnknownKey { key: String },
+    #[error(
+        "{} is given more than once: SQLite and joj would read only the first, and the others \
+         would be ignored without a word; fix: give each waldio option once",
+        joj_trace::input::quoted(.key)
+    )]
+    RepeatedKey { key: String },
     #[error("{key}={given} is out of range: give {min} to {max} ({why})")]
     OutOfRange {
         key: &'static str,
@@ -118,17 +124,24 @@ pub const URI_KEYS: &[&str] = &[
     "waldio_canary_flush_only",
 ];
 
-/// Refuse a `waldio_*` key that is not one of [`URI_KEYS`] (other keys are SQLite's).
+/// Refuse a `waldio_*` key that is not one of [`URI_KEYS`], or one given twice (other keys are
+/// SQLite's).
 pub fn check_uri_keys<'a>(keys: impl IntoIterator<Item = &'a str>) -> Result<(), OptionsError> {
-    match keys
-        .into_iter()
-        .find(|k| k.starts_with("waldio_") && !URI_KEYS.contains(k))
-    {
-        Some(key) => Err(OptionsError::UnknownKey {
-            key: key.to_string(),
-        }),
-        None => Ok(()),
+    let mut seen = std::collections::HashSet::new();
+    for key in keys.into_iter().filter(|k| k.starts_with("waldio_")) {
+        if !URI_KEYS.contains(&key) {
+            return Err(OptionsError::UnknownKey {
+                key: key.to_string(),
+            });
+        }
+        // `waldio_sync=normal&waldio_sync=full` would run with `normal`.
+        if !seen.insert(key) {
+            return Err(OptionsError::RepeatedKey {
+                key: key.to_string(),
+            });
+        }
     }
+    Ok(())
 }
 
 impl FromStr for SyncOption {
@@ -408,6 +421,22 @@ mod tests {
         );
         assert_eq!(o.sqlite_synchronous(), "NORMAL");
         assert_eq!(WaldioOptions::default().sqlite_synchronous(), "FULL");
+    }
+
+    #[test]
+    fn a_waldio_key_given_twice_is_refused() {
+        assert_eq!(
+            check_uri_keys(["waldio_sync", "cache", "waldio_sync"]),
+            Err(OptionsError::RepeatedKey {
+                key: "waldio_sync".into()
+            })
+        );
+        // SQLite's own keys are SQLite's to judge; one of each waldio key is fine.
+        check_uri_keys(["cache", "cache", "waldio_sync", "waldio_journal"]).unwrap();
+        assert!(matches!(
+            check_uri_keys(["waldio_snyc"]),
+            Err(OptionsError::UnknownKey { .. })
+        ));
     }
 
     #[test]
