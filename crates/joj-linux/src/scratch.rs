@@ -149,6 +149,12 @@ pub enum ScratchError {
         max_bytes: u64,
         limit_bytes: u64,
     },
+    #[error(
+        "--image-dir {}: {why}; fix: give a directory on a disk with room for the images, or \
+         leave --image-dir out (the images then live in memory)",
+        .path.display()
+    )]
+    ImageDirNotADirectory { path: PathBuf, why: &'static str },
     #[error("cannot {what} {path}: {source}; fix: check free space and permissions there")]
     Io {
         what: &'static str,
@@ -229,6 +235,18 @@ fn check_size(kind: FsKind, options: &ScratchOptions) -> Result<(), ScratchError
         }
         return Ok(());
     };
+    let not_a_dir = |why| ScratchError::ImageDirNotADirectory {
+        path: image_dir.to_path_buf(),
+        why,
+    };
+    match std::fs::metadata(image_dir) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return Err(not_a_dir("not a directory")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(not_a_dir("does not exist"));
+        }
+        Err(e) => return Err(io("use", image_dir)(e)),
+    }
     let space = space(image_dir).map_err(io("check the size of", image_dir))?;
     if needed > space.total_bytes {
         return Err(ScratchError::TooLarge {
