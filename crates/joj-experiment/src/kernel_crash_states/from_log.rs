@@ -83,6 +83,8 @@ pub struct LogIdentity {
     /// `Some(None)`: the log says it ran without a canary.
     pub canary: Option<Option<Canary>>,
     pub seed: Option<u64>,
+    /// The run's `-n` (at most [`super::MAX_TRANSACTIONS`]).
+    pub transactions: Option<u64>,
     /// What tracefs counted in the recorded window (bytes written, flushes), as the recording
     /// run wrote it into the log.
     pub traced_write_bytes: Option<u64>,
@@ -119,6 +121,11 @@ impl LogIdentity {
                 c => Canary::from_name(c).map(Some),
             })?,
             seed: parse(log, labels, key::SEED, |v| v.parse().ok())?,
+            transactions: parse(log, labels, key::TRANSACTIONS, |v| {
+                v.parse()
+                    .ok()
+                    .filter(|n| (1..=super::MAX_TRANSACTIONS).contains(n))
+            })?,
             traced_write_bytes: parse(log, labels, key::TRACED_WRITE_BYTES, |v| v.parse().ok())?,
             traced_flushes: parse(log, labels, key::TRACED_FLUSHES, |v| v.parse().ok())?,
         })
@@ -476,6 +483,27 @@ mod tests {
             LogIdentity::of(Path::new("l"), &unknown),
             Err(CrashFsError::LogLabelUnknown { key: "journal", .. })
         ));
+        // A count no run records is a value joj does not know either.
+        for bad in ["-1", "1e3", "0", "100001", ""] {
+            let mut l = labels(&o);
+            l.insert("transactions".into(), bad.into());
+            assert!(
+                matches!(
+                    LogIdentity::of(Path::new("l"), &l),
+                    Err(CrashFsError::LogLabelUnknown {
+                        key: "transactions",
+                        ..
+                    })
+                ),
+                "transactions={bad}"
+            );
+        }
+        let mut l = labels(&o);
+        l.insert("transactions".into(), "100000".into());
+        assert_eq!(
+            LogIdentity::of(Path::new("l"), &l).unwrap().transactions,
+            Some(100_000)
+        );
     }
 
     #[test]
