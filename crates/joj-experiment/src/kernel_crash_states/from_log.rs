@@ -18,7 +18,7 @@ use joj_linux::record::{BlockLog, Labels, SparseImage};
 use joj_workload::JournalMode;
 
 use super::error::CrashFsError;
-use super::options::{CrashFsOptions, FsWorkload};
+use super::options::{CrashFsOptions, FsWorkload, MAX_TRANSACTIONS};
 use super::shard::LogRef;
 use super::workload::{Canary, StockSync};
 use crate::error::ExperimentError;
@@ -83,7 +83,7 @@ pub struct LogIdentity {
     /// `Some(None)`: the log says it ran without a canary.
     pub canary: Option<Option<Canary>>,
     pub seed: Option<u64>,
-    /// The run's `-n` (at most [`super::MAX_TRANSACTIONS`]).
+    /// The run's `-n` (at most [`MAX_TRANSACTIONS`]).
     pub transactions: Option<u64>,
     /// What tracefs counted in the recorded window (bytes written, flushes), as the recording
     /// run wrote it into the log.
@@ -124,7 +124,7 @@ impl LogIdentity {
             transactions: parse(log, labels, key::TRANSACTIONS, |v| {
                 v.parse()
                     .ok()
-                    .filter(|n| (1..=super::MAX_TRANSACTIONS).contains(n))
+                    .filter(|n| (1..=MAX_TRANSACTIONS).contains(n))
             })?,
             traced_write_bytes: parse(log, labels, key::TRACED_WRITE_BYTES, |v| v.parse().ok())?,
             traced_flushes: parse(log, labels, key::TRACED_FLUSHES, |v| v.parse().ok())?,

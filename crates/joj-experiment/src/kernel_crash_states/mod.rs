@@ -38,7 +38,7 @@ pub mod states;
 pub mod tally;
 pub mod workload;
 
-pub use options::{CrashFsOptions, FsWorkload};
+pub use options::{CrashFsOptions, FsWorkload, MAX_TRANSACTIONS};
 pub use report::{Coverage, CrashFsReport, Found, LogSummary};
 pub use shard::{Part, merge};
 pub use share::Shard;
@@ -66,8 +66,6 @@ use workload::{Canary, Window};
 pub const MAX_STATES: u64 = 10_000_000;
 /// Most loop devices checking states at once.
 const MAX_JOBS: usize = 2;
-/// Largest `-n`.
-pub const MAX_TRANSACTIONS: u64 = 100_000;
 
 // A run of the most transactions, flushing ten times for each, can be planned.
 const _: () = assert!(states::MAX_EPOCHS as u64 >= 10 * MAX_TRANSACTIONS);

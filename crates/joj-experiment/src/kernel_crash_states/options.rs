@@ -37,6 +37,9 @@ impl FsWorkload {
     }
 }
 
+/// Largest `-n`.
+pub const MAX_TRANSACTIONS: u64 = 100_000;
+
 /// What to run.
 #[derive(Debug, Clone)]
 pub struct CrashFsOptions {
