@@ -237,9 +237,15 @@ pub struct Replayer {
     buf: Vec<u8>,
 }
 
+/// The most requests [`Dependencies`] holds whose recorded completion no issue has reached.
+const MAX_PENDING: usize = joj_trace::completions::MAX_WAITING_REQUESTS;
+
 /// The recorded dependency order of a trace with completions: a request arrives once every
 /// earlier request whose recorded completion came at or before its recorded issue has
-/// completed in the model.
+/// completed in the model. At most [`MAX_PENDING`] requests are in flight in the recording:
+/// past it, the one with the earliest recorded completion is taken as done before the next
+/// request (more than 65,536 requests in flight is no device's queue, but a trace whose
+/// completion times are wrong or hostile; robustness.md H106). That only adds a wait.
 #[derive(Debug, Default)]
 struct Dependencies {
     /// `(recorded completion, modeled completion)` of requests applied whose recorded
@@ -272,6 +278,11 @@ impl Dependencies {
         match recorded_ns {
             Some(t) => self.pending.push(std::cmp::Reverse((t, modeled_ns))),
             None => self.done_ns = self.done_ns.max(modeled_ns),
+        }
+        if self.pending.len() > MAX_PENDING
+            && let Some(std::cmp::Reverse((_, modeled))) = self.pending.pop()
+        {
+            self.done_ns = self.done_ns.max(modeled);
         }
     }
 }
@@ -767,4 +778,30 @@ fn request_bytes(r: &TraceRecord, capacity_bytes: u64) -> Option<(u64, u64)> {
     let carries_data = r.op != Op::Discard;
     let fits = offset.checked_add(bytes)? <= capacity_bytes;
     (fits && !(carries_data && bytes > MAX_REQUEST_BYTES)).then_some((offset, bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn completions_far_in_the_future_hold_at_most_the_bound_and_only_add_waits() {
+        // Every request completes, in the recording, long after every later issue (H106).
+        let mut d = Dependencies::default();
+        for i in 0..200_000u64 {
+            let arrival = d.arrival_ns(i);
+            assert!(arrival <= i.saturating_sub(MAX_PENDING as u64) * 10 + 10);
+            d.completed(Some(1 << 60), i * 10 + 10);
+            assert!(
+                d.pending.len() <= MAX_PENDING,
+                "{} pending",
+                d.pending.len()
+            );
+        }
+        // The request past the bound waits for the one taken as done: the earliest of
+        // them in the recording, here the first of the equal completions the heap gives.
+        assert!(d.arrival_ns(200_000) >= 10);
+        // Once an issue reaches their recorded completion, every one is waited for.
+        assert_eq!(d.arrival_ns(1 << 60), 199_999 * 10 + 10);
+    }
 }

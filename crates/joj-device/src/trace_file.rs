@@ -7,8 +7,13 @@
 //!
 //! Invariants: the file is the one opened (read again through the descriptor opened first,
 //! never by its name); a pass that does not find what the first found is an error
-//! (`TraceError::ChangedWhileRead`).
+//! (`TraceError::ChangedWhileRead`): at once for a request outside what the first pass found
+//! (another device, a higher sector) or a joj-trace header that differs, and at the end of the
+//! pass for other requests (a digest of every record; blkparse text's events are compared by
+//! `joj_trace::BlkparseRecords`).
 
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::io::{BufRead, Seek, SeekFrom};
 use std::path::Path;
 
@@ -36,6 +41,8 @@ pub struct TraceFile {
     scan: std::cell::OnceCell<Scan>,
     /// The first reading of blkparse text, for the next ones.
     blkparse: Option<BlkparseScan>,
+    /// A digest of a joj-trace file's records, once a pass has read them all.
+    digest: std::cell::OnceCell<u64>,
     /// The requests the file holds: as a joj-trace header announces them (checked once the
     /// file is read), as blkparse text's first reading counted them.
     announced: u64,
@@ -69,6 +76,7 @@ impl TraceFile {
             shown: shown.clone(),
             scan: std::cell::OnceCell::new(),
             blkparse: None,
+            digest: std::cell::OnceCell::new(),
             announced: 0,
         };
         let mut reader = file.reader()?;
@@ -192,13 +200,60 @@ impl TraceFile {
             path: self.shown.clone(),
             source,
         };
+        let changed = |change: String| err(TraceError::ChangedWhileRead { change });
         let mut trace = TraceReader::new(self.reader()?).map_err(err)?;
+        if trace.header() != &self.header || trace.announced() != self.announced {
+            return Err(changed(
+                "another header than the first reading (its devices, count or labels)".to_owned(),
+            ));
+        }
+        // What an earlier pass found, if one did: each device's place and highest sector.
+        let found: Option<HashMap<&str, u64>> = self.scan.get().map(|scan| {
+            scan.devices
+                .iter()
+                .zip(&scan.end_sectors)
+                .map(|(d, &e)| (d.as_str(), e))
+                .collect()
+        });
+        let mut digest = DefaultHasher::new();
         let mut index = 0;
         while let Some(r) = trace.next_record().map_err(|e| err(trace.named(e)))? {
+            if let Some(ends) = &found {
+                let end = r.sector.saturating_add(r.sectors);
+                match ends.get(r.dev.as_str()) {
+                    None => {
+                        return Err(changed(format!(
+                            "record {} of device {}, a device the first reading did not find",
+                            index + 1,
+                            r.dev
+                        )));
+                    }
+                    Some(&high) if end > high => {
+                        return Err(changed(format!(
+                            "record {} of device {} that ends at sector {end}, past the {high} \
+                             the first reading found",
+                            index + 1,
+                            r.dev
+                        )));
+                    }
+                    Some(_) => {}
+                }
+            }
+            r.hash(&mut digest);
             f(index, r)?;
             index += 1;
         }
-        Ok(())
+        let digest = digest.finish();
+        match self.digest.get() {
+            Some(&first) if first != digest => Err(changed(
+                "as many records as the first reading, but not the same records".to_owned(),
+            )),
+            Some(_) => Ok(()),
+            None => {
+                let _ = self.digest.set(digest);
+                Ok(())
+            }
+        }
     }
 
     /// Call `f` with each record of blkparse text, as its first reading found it.
@@ -294,4 +349,90 @@ pub fn load_trace(path: &Path) -> Result<LoadedTrace, ReplayError> {
         header: file.header,
         records,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use joj_trace::{Clock, DeviceRole, Op, TraceDevice, TraceSource};
+    use std::io::Write;
+
+    fn text(devs: [&str; 2], records: &[TraceRecord]) -> Vec<u8> {
+        let header = TraceHeader {
+            clock: Clock::Relative,
+            devices: devs
+                .iter()
+                .map(|d| TraceDevice {
+                    dev: (*d).to_owned(),
+                    role: DeviceRole::Main,
+                    name: format!("/dev/x{d}"),
+                })
+                .collect(),
+            source: TraceSource::Tracefs,
+            meta: serde_json::Map::new(),
+        };
+        let mut out = Vec::new();
+        joj_trace::write_trace(&mut out, &header, records).expect("write");
+        out
+    }
+
+    /// A change to a trace's records; the devices its header then lists.
+    type Change = fn(&mut Vec<TraceRecord>) -> [&'static str; 2];
+
+    /// A pass after the first over a file rewritten in place, at the same length, as `change`
+    /// says; the error it ends with.
+    fn pass_after_rewrite(change: Change) -> Option<String> {
+        let records = vec![
+            TraceRecord::new(10, "7:0", Op::Write, 800, 8),
+            TraceRecord::new(20, "7:1", Op::Write, 1600, 8),
+            TraceRecord::new(30, "7:0", Op::Write, 808, 8),
+        ];
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.jsonl");
+        let first = text(["7:0", "7:1"], &records);
+        std::fs::write(&path, &first).expect("write");
+        let file = TraceFile::open(&path).expect("open");
+        file.scan().expect("a first pass");
+        let mut changed = records.clone();
+        let devs = change(&mut changed);
+        let second = text(devs, &changed);
+        assert_eq!(second.len(), first.len(), "a rewrite at the same length");
+        let mut w = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .expect("open to rewrite");
+        w.write_all(&second).expect("rewrite");
+        file.each(&mut |_, _| Ok(())).err().map(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_joj_trace_file_rewritten_in_place_between_passes_is_said_to_have_changed() {
+        assert_eq!(pass_after_rewrite(|_| ["7:0", "7:1"]), None);
+        let cases: [(&str, Change); 4] = [
+            (
+                "record 2 of device 7:0 that ends at sector 1608, past the 816",
+                |r| {
+                    r[1].dev = "7:0".into();
+                    ["7:0", "7:1"]
+                },
+            ),
+            ("another header", |r| {
+                r[1].dev = "7:2".into();
+                ["7:0", "7:2"]
+            }),
+            ("not the same records", |r| {
+                r[2].sector = 792;
+                ["7:0", "7:1"]
+            }),
+            ("not the same records", |r| {
+                r[1].time_ns = 21;
+                ["7:0", "7:1"]
+            }),
+        ];
+        for (want, change) in cases {
+            let err = pass_after_rewrite(change).unwrap_or_else(|| panic!("unseen: {want}"));
+            assert!(err.contains("changed while it was read"), "{err}");
+            assert!(err.contains(want), "{want}: {err}");
+        }
+    }
 }

@@ -13,8 +13,9 @@
 //! We keep `D` (issued to the driver) events, the same point at which joj's tracefs capture
 //! records `block_rq_issue`; a trace with no `D` at all (e.g. captured with a `-a queue`
 //! filter) falls back to `Q`. `C` (completed) events give the kept records their
-//! `complete_ns` (`record::attach_completions`; a `C` line ends in `[error]` where the others
-//! have `[comm]`). Lines whose first field is not `major,minor` are blkparse's
+//! `complete_ns` (a `C` line ends in `[error]` where the others have `[comm]`), and an `R`
+//! (requeued) event takes back the `D` before it, which the driver issues again
+//! ([`crate::completions`] says how they are matched). Lines whose first field is not `major,minor` are blkparse's
 //! per-CPU and total summary (or blank) and are skipped; a line that starts like an event but
 //! does not parse is an error naming its line, since silently dropping requests would falsify
 //! every total computed from the trace.
@@ -22,14 +23,17 @@
 //! Completions are matched to requests as the text gives them ([`crate::completions`]), so
 //! the records can be read one at a time in two passes over the text ([`scan_blkparse`], then
 //! [`BlkparseRecords`]) as well as all at once ([`import_blkparse`]): both give the same
-//! records.
+//! records. The second reading must find what the first found: every request of a device the
+//! first found, within the sectors it found, and at the end the same events (a digest of every
+//! `D`, `Q`, `C` and `R` event); anything else is `TraceError::ChangedWhileRead`.
 
 use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::io::{BufRead, BufReader, Read};
 
 use serde_json::{Map, Value};
 
-use crate::completions::CompletionMatcher;
+use crate::completions::{Completing, CompletionMatcher};
 use crate::error::TraceError;
 use crate::format::{Clock, DeviceRole, MAX_TRACE_DEVICES, TraceDevice, TraceHeader, TraceSource};
 use crate::input;
@@ -103,20 +107,16 @@ pub fn import_blkparse(r: impl Read) -> Result<BlkparseImport, TraceError> {
         }
         let action = match &event {
             Event::Request(a, _) => *a,
-            Event::Complete(_) => BlkparseAction::Issue,
+            Event::Complete(_) | Event::Requeue(_) => BlkparseAction::Issue,
         };
         events.push((action, event));
         Ok(())
     })?;
     let scan = scan.finish()?;
-    let mut matcher = CompletionMatcher::new();
+    let mut matcher = CompletionMatcher::new(scan.completing.clone());
     let mut records = Vec::new();
     for (_, event) in events {
-        match event {
-            Event::Request(a, rec) if a == scan.action => matcher.request(rec),
-            Event::Request(..) => {}
-            Event::Complete(c) => matcher.completion(&c),
-        }
+        apply(&mut matcher, scan.action, event);
         while let Some(r) = matcher.ready() {
             records.push(relative(r, scan.t0_ns)?);
         }
@@ -142,7 +142,13 @@ pub struct BlkparseScan {
     pub devices: Vec<String>,
     /// Per device of `devices`, the highest `sector + sectors` of its requests (saturating).
     pub end_sectors: Vec<u64>,
+    /// Requests of `action` (`D` events, requeued ones among them).
     pub requests: u64,
+    /// The devices and operations the text completes.
+    pub completing: Completing,
+    /// A digest of every `D`, `Q`, `C` and `R` event, in order, for a later reading to find
+    /// the same text.
+    pub digest: u64,
 }
 
 /// Read blkparse text once, keeping what [`BlkparseScan`] says: a few numbers and the devices,
@@ -189,11 +195,15 @@ impl Seen {
 struct Scanning {
     issued: Seen,
     queued: Seen,
+    completing: Completing,
+    digest: DefaultHasher,
 }
 
 impl Scanning {
     fn see(&mut self, event: &Event) -> Result<(), TraceError> {
+        event.hash_into(&mut self.digest);
         match event {
+            Event::Complete(c) => self.completing.see(c),
             Event::Request(BlkparseAction::Issue, rec) => self.issued.see(rec),
             Event::Request(BlkparseAction::Queue, rec) if self.issued.requests == 0 => {
                 self.queued.see(rec)
@@ -223,6 +233,8 @@ impl Scanning {
             devices: seen.devices,
             end_sectors: seen.end_sectors,
             requests: seen.requests,
+            completing: self.completing,
+            digest: self.digest.finish(),
         })
     }
 }
@@ -241,7 +253,7 @@ fn relative(mut rec: TraceRecord, t0_ns: u64) -> Result<TraceRecord, TraceError>
     Ok(rec)
 }
 
-/// Call `f` with every `D`, `Q` and `C` event of `r`, in order.
+/// Call `f` with every `D`, `Q`, `C` and `R` event of `r`, in order.
 fn each_event(
     mut r: impl BufRead,
     mut f: impl FnMut(Event) -> Result<(), TraceError>,
@@ -254,7 +266,7 @@ fn each_event(
     Ok(())
 }
 
-/// The next `D`, `Q` or `C` event of `r`, `None` at the end of the text; `line_no` counts the
+/// The next `D`, `Q`, `C` or `R` event of `r`, `None` at the end of the text; `line_no` counts the
 /// lines read.
 fn next_event(
     r: &mut impl BufRead,
@@ -291,19 +303,31 @@ pub struct BlkparseRecords<R: BufRead> {
     line_no: usize,
     ended: bool,
     given: u64,
+    /// The events read so far, as `scan.digest` is of the first reading's.
+    digest: DefaultHasher,
+    /// Each device of `scan.devices` and its place there.
+    known: HashMap<String, usize>,
 }
 
 impl<R: BufRead> BlkparseRecords<R> {
     /// The records of `r`, the text `scan` was made of.
     pub fn new(r: R, scan: BlkparseScan) -> BlkparseRecords<R> {
+        let known = scan
+            .devices
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (d.clone(), i))
+            .collect();
         BlkparseRecords {
             r,
+            matcher: CompletionMatcher::new(scan.completing.clone()),
             scan,
-            matcher: CompletionMatcher::new(),
             buf: Vec::new(),
             line_no: 0,
             ended: false,
             given: 0,
+            digest: DefaultHasher::new(),
+            known,
         }
     }
 
@@ -312,8 +336,9 @@ impl<R: BufRead> BlkparseRecords<R> {
         &self.r
     }
 
-    /// The next record; `None` at the end (an error if the text no longer holds as many
-    /// requests as when it was scanned).
+    /// The next record; `None` at the end. An error as soon as a request lies outside what the
+    /// first reading found (another device, higher sectors), and at the end if the text no
+    /// longer holds the events it held then.
     pub fn next_record(&mut self) -> Result<Option<TraceRecord>, TraceError> {
         loop {
             let next = if self.ended {
@@ -326,23 +351,73 @@ impl<R: BufRead> BlkparseRecords<R> {
                 return relative(rec, self.scan.t0_ns).map(Some);
             }
             if self.ended {
-                if self.given != self.scan.requests {
+                let found = self.given + self.matcher.requeued();
+                if found != self.scan.requests {
                     return Err(TraceError::ChangedWhileRead {
                         change: format!(
-                            "{} requests, where the first reading found {}",
-                            self.given, self.scan.requests
+                            "{found} requests, where the first reading found {}",
+                            self.scan.requests
                         ),
+                    });
+                }
+                if self.digest.finish() != self.scan.digest {
+                    return Err(TraceError::ChangedWhileRead {
+                        change: "as many requests as the first reading, but not the same \
+                                 requests and completions"
+                            .to_owned(),
                     });
                 }
                 return Ok(None);
             }
-            match next_event(&mut self.r, &mut self.buf, &mut self.line_no)? {
-                None => self.ended = true,
-                Some(Event::Request(a, rec)) if a == self.scan.action => self.matcher.request(rec),
-                Some(Event::Request(..)) => {}
-                Some(Event::Complete(c)) => self.matcher.completion(&c),
+            let Some(event) = next_event(&mut self.r, &mut self.buf, &mut self.line_no)? else {
+                self.ended = true;
+                continue;
+            };
+            event.hash_into(&mut self.digest);
+            if let Event::Request(a, rec) = &event
+                && *a == self.scan.action
+            {
+                self.check(rec)?;
             }
+            apply(&mut self.matcher, self.scan.action, event);
         }
+    }
+
+    /// Refuse a request the first reading cannot have found: of a device it did not find, or
+    /// past the highest sector it found on its device.
+    fn check(&self, rec: &TraceRecord) -> Result<(), TraceError> {
+        let line = self.line_no;
+        let Some(&i) = self.known.get(&rec.dev) else {
+            return Err(TraceError::ChangedWhileRead {
+                change: format!(
+                    "a request of device {} on line {line}, a device the first reading did not \
+                     find",
+                    rec.dev
+                ),
+            });
+        };
+        let end = rec.sector.saturating_add(rec.sectors);
+        if end > self.scan.end_sectors[i] {
+            return Err(TraceError::ChangedWhileRead {
+                change: format!(
+                    "a request of device {} on line {line} that ends at sector {end}, past the \
+                     {} the first reading found",
+                    rec.dev, self.scan.end_sectors[i]
+                ),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Give `event` to `matcher`: a request of `action`, a completion, or a requeue of a `D`.
+fn apply(matcher: &mut CompletionMatcher, action: BlkparseAction, event: Event) {
+    match event {
+        Event::Request(a, rec) if a == action => matcher.request(rec),
+        Event::Request(..) => {}
+        Event::Complete(c) => matcher.completion(&c),
+        Event::Requeue(c) if action == BlkparseAction::Issue => matcher.requeue(&c),
+        Event::Requeue(_) => {}
     }
 }
 
@@ -352,9 +427,29 @@ enum Event {
     Request(BlkparseAction, TraceRecord),
     /// A `C` event: a request completed.
     Complete(Completion),
+    /// An `R` event: a request issued was taken back, to be issued again (its completion's
+    /// fields name it).
+    Requeue(Completion),
 }
 
-/// `Ok(None)` for lines that are not a `D`, `Q` or `C` event (summary text, other actions);
+impl Event {
+    /// Add what the event says to `h` (the digest that tells two readings apart).
+    fn hash_into(&self, h: &mut DefaultHasher) {
+        match self {
+            Event::Request(a, r) => {
+                (*a == BlkparseAction::Issue).hash(h);
+                (r.time_ns, &r.dev, r.op, r.sector, r.sectors).hash(h);
+                (r.preflush, r.fua, r.sync, r.meta, &r.comm).hash(h);
+            }
+            Event::Complete(c) | Event::Requeue(c) => {
+                matches!(self, Event::Requeue(_)).hash(h);
+                (c.time_ns, &c.dev, c.op, c.sector, c.sectors).hash(h);
+            }
+        }
+    }
+}
+
+/// `Ok(None)` for lines that are not a `D`, `Q`, `C` or `R` event (summary text, other actions);
 /// `Ok(Some)` for one of those; `Err` for an event line that does not parse.
 fn parse_line(line: &str, line_no: usize) -> Result<Option<Event>, TraceError> {
     let text = line.trim_end_matches(['\n', '\r']);
@@ -387,10 +482,12 @@ fn parse_line(line: &str, line_no: usize) -> Result<Option<Event>, TraceError> {
         .and_then(parse_time_ns)
         .ok_or_else(|| err("bad time, expected seconds.nanoseconds"))?;
     let _pid: u32 = parse_num(fields.next()).ok_or_else(|| err("bad pid"))?;
-    let action = match fields.next() {
+    let act = fields.next();
+    let requeue = act == Some("R");
+    let action = match act {
         Some("D") => Some(BlkparseAction::Issue),
         Some("Q") => Some(BlkparseAction::Queue),
-        Some("C") => None,
+        Some("C" | "R") => None,
         Some(_) => return Ok(None),
         None => return Err(err("missing action")),
     };
@@ -420,13 +517,18 @@ fn parse_line(line: &str, line_no: usize) -> Result<Option<Event>, TraceError> {
         return Err(err("flush with a nonzero length"));
     }
     let Some(action) = action else {
-        return Ok(Some(Event::Complete(Completion {
+        let c = Completion {
             time_ns,
             dev,
             op,
             sector,
             sectors,
-        })));
+        };
+        return Ok(Some(if requeue {
+            Event::Requeue(c)
+        } else {
+            Event::Complete(c)
+        }));
     };
     Ok(Some(Event::Request(
         action,
@@ -703,5 +805,85 @@ Skips: 0 forward (0 -   0.0%)
             }
         };
         assert!(matches!(err, TraceError::ChangedWhileRead { .. }), "{err}");
+    }
+
+    /// Read every record of `text` after a first reading of `first`; the error, if any.
+    fn second_reading(first: &str, text: &str) -> Option<TraceError> {
+        let scan = scan_blkparse(first.as_bytes()).unwrap();
+        let mut r = BlkparseRecords::new(text.as_bytes(), scan);
+        loop {
+            match r.next_record() {
+                Ok(Some(_)) => {}
+                Ok(None) => return None,
+                Err(e) => return Some(e),
+            }
+        }
+    }
+
+    #[test]
+    fn text_rewritten_at_the_same_length_is_said_to_have_changed() {
+        assert!(second_reading(SAMPLE, SAMPLE).is_none());
+        // robustness.md H108: one request's device changed, the text as long as before.
+        let other_dev = SAMPLE.replacen("  7,1    1        8", "  7,2    1        8", 1);
+        assert_eq!(other_dev.len(), SAMPLE.len());
+        let err = second_reading(SAMPLE, &other_dev).expect("the change went unseen");
+        assert!(
+            err.to_string()
+                .contains("a request of device 7:2 on line 18"),
+            "{err}"
+        );
+        // A request moved higher on its device.
+        let higher = SAMPLE.replacen("D  RM 4096 + 16", "D  RM 9096 + 16", 1);
+        let err = second_reading(SAMPLE, &higher).expect("the change went unseen");
+        assert!(
+            err.to_string()
+                .contains("ends at sector 9112, past the 4112"),
+            "{err}"
+        );
+        // Lower, or a completion's time: only the digest tells.
+        for changed in [
+            SAMPLE.replacen("D  RM 4096 + 16", "D  RM 4000 + 16", 1),
+            SAMPLE.replacen("0.000250000     0  C", "0.000250001     0  C", 1),
+        ] {
+            let err = second_reading(SAMPLE, &changed).expect("the change went unseen");
+            assert!(
+                err.to_string()
+                    .contains("not the same requests and completions"),
+                "{err}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_requeued_issue_is_replayed_once_with_its_completion() {
+        let text = "\
+  8,0    1        1     0.000100000  1234  D  WS 2048 + 8 [joj]
+  8,0    1        2     0.000150000  1234  R  WS 2048 + 8 [0]
+  8,0    1        3     0.000200000  1234  D  WS 2048 + 8 [joj]
+  8,0    0        4     0.000300000     0  C  WS 2048 + 8 [0]
+  8,0    1        5     0.000400000  1234  D   R 16 + 8 [joj]
+";
+        let imp = import_blkparse(text.as_bytes()).unwrap();
+        let got: Vec<_> = imp
+            .records
+            .iter()
+            .map(|r| (r.op, r.time_ns, r.complete_ns))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (Op::Write, 100_000, Some(200_000)),
+                (Op::Read, 300_000, None)
+            ]
+        );
+        // Read a second time, a record at a time: the same, and the count agrees.
+        let scan = scan_blkparse(text.as_bytes()).unwrap();
+        assert_eq!(scan.requests, 3);
+        let mut r = BlkparseRecords::new(text.as_bytes(), scan);
+        let mut again = Vec::new();
+        while let Some(rec) = r.next_record().unwrap() {
+            again.push(rec);
+        }
+        assert_eq!(again, imp.records);
     }
 }

@@ -34,6 +34,7 @@ pub use blkparse::{
     BlkparseAction, BlkparseImport, BlkparseRecords, BlkparseScan, import_blkparse, scan_blkparse,
 };
 pub use classify::{Classifier, DevExtent, FileSnapshot, Layout, SectorSplit, classify};
+pub use completions::attach_completions;
 pub use error::{OutputError, TraceError};
 pub use format::{
     Clock, DeviceRole, FORMAT_VERSION, TraceDevice, TraceHeader, TraceReader, TraceSource,
@@ -41,7 +42,5 @@ pub use format::{
 };
 pub use input::InputError;
 pub use plot::{PlotAxis, PlotInfo, plot_svg, render_svg};
-pub use record::{
-    BlockClass, Completion, FileRole, Op, SECTOR_BYTES, TraceRecord, attach_completions,
-};
+pub use record::{BlockClass, Completion, FileRole, Op, SECTOR_BYTES, TraceRecord};
 pub use totals::{BlockPerTxn, BlockTotals, DataByRole, DataByRolePerTxn, TraceSummary};

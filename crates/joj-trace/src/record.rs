@@ -50,7 +50,7 @@ pub enum FileRole {
 }
 
 /// One block request as issued to the device, plus its classification.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct TraceRecord {
     /// Issue time in nanoseconds on CLOCK_MONOTONIC (tracefs `mono` clock), or relative to the
     /// first record of an imported trace.
@@ -78,7 +78,7 @@ pub struct TraceRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<FileRole>,
     /// When the request completed, on the same clock as `time_ns` (`block_rq_complete`, blkparse
-    /// `C`); `None` when no completion was captured ([`attach_completions`]).
+    /// `C`); `None` when no completion was captured ([`crate::completions`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub complete_ns: Option<u64>,
 }
@@ -91,39 +91,6 @@ pub struct Completion {
     pub op: Op,
     pub sector: u64,
     pub sectors: u64,
-}
-
-/// Give each of `records` (in issue order) the time of its completion: the first completion in
-/// `completions` (in time order) on the same device with the same operation, first sector and
-/// length, at or after its issue, not given to an earlier record — issues and completions of
-/// one key matched first in, first out. A record without one keeps `complete_ns` as it was.
-/// Returns how many records got a completion.
-pub fn attach_completions(records: &mut [TraceRecord], completions: &[Completion]) -> usize {
-    use std::collections::{HashMap, VecDeque};
-    type Key<'a> = (&'a str, Op, u64, u64);
-    let mut pending: HashMap<Key<'_>, VecDeque<u64>> = HashMap::new();
-    for c in completions {
-        pending
-            .entry((c.dev.as_str(), c.op, c.sector, c.sectors))
-            .or_default()
-            .push_back(c.time_ns);
-    }
-    let mut matched = 0;
-    for r in records.iter_mut() {
-        let Some(queue) = pending.get_mut(&(r.dev.as_str(), r.op, r.sector, r.sectors)) else {
-            continue;
-        };
-        // A completion before the issue belongs to an earlier request of the same shape that
-        // was issued before tracing began.
-        while queue.front().is_some_and(|&t| t < r.time_ns) {
-            queue.pop_front();
-        }
-        if let Some(t) = queue.pop_front() {
-            r.complete_ns = Some(t);
-            matched += 1;
-        }
-    }
-    matched
 }
 
 impl TraceRecord {
@@ -228,34 +195,6 @@ impl TraceRecord {
 
 #[cfg(test)]
 mod tests {
-
-    #[test]
-    fn completions_match_their_requests_first_in_first_out() {
-        let mut recs = vec![
-            TraceRecord::new(10, "7:0", Op::Write, 8, 8),
-            TraceRecord::new(20, "7:0", Op::Write, 8, 8),
-            TraceRecord::new(30, "7:0", Op::Flush, 0, 0),
-            TraceRecord::new(40, "7:1", Op::Write, 8, 8),
-        ];
-        let c = |t, dev: &str, op, sector, sectors| Completion {
-            time_ns: t,
-            dev: dev.into(),
-            op,
-            sector,
-            sectors,
-        };
-        let completions = [
-            // Of a request issued before tracing began: no record takes it.
-            c(5, "7:0", Op::Write, 8, 8),
-            c(25, "7:0", Op::Write, 8, 8),
-            c(26, "7:0", Op::Write, 8, 8),
-            c(35, "7:0", Op::Flush, 0, 0),
-            c(45, "7:0", Op::Write, 16, 8),
-        ];
-        assert_eq!(attach_completions(&mut recs, &completions), 3);
-        let done: Vec<Option<u64>> = recs.iter().map(|r| r.complete_ns).collect();
-        assert_eq!(done, [Some(25), Some(26), Some(35), None]);
-    }
     use super::*;
 
     #[test]
