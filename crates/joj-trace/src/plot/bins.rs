@@ -9,10 +9,20 @@
 //! depend on the order the keys came in (only on the range they span). At least `n / 2` bins
 //! hold the span of the keys seen once there are more than `n` distinct ones.
 //!
+//! The counters of each axis are a ring: bin `i` lives in slot `((start >> shift) + i) % n`, so
+//! a bin's slot is its number (`key >> shift`) modulo `n` whatever `start` is. A key below the
+//! bins whose span still fits in `n` bins moves `start` down by whole bins and moves no count:
+//! the bins that leave at the top, whose slots the new lowest bins take, lie above every key
+//! seen (the span fits), so they are empty. Only widening (a larger `shift`) moves counts, over
+//! every counter; `shift` only grows, from 0 to at most 64, so that happens at most 64 times per
+//! axis, and the cost of a key does not depend on how the keys move (moving the counts with
+//! `start` would cost every counter on every record of a trace whose keys fall a bin at a time).
+//!
 //! Invariants: a [`Bins`] holds `n` counters and a [`Grid`] `nx × ny`, allocated when the first
 //! key arrives and never resized; every key added is counted in exactly one bin (a span of
 //! addresses, a discard, adds one to each row it covers when it is added, and rows it covered
-//! then keep their counts when they merge); a count saturates rather than wraps.
+//! then keep their counts when they merge); a count saturates rather than wraps; a slot outside
+//! the bins' span holds 0.
 
 /// Bins of `2^shift` keys, the first starting at `start` (a multiple of `2^shift`), holding
 /// every key from `lo` to `hi`.
@@ -66,11 +76,6 @@ impl Cuts {
         }
     }
 
-    /// Whether `other` cuts the keys as `self` does (only the keys seen may differ).
-    fn same_bins(&self, other: &Cuts) -> bool {
-        (self.start, self.shift) == (other.start, other.shift)
-    }
-
     /// The bin `key` falls in (a key these cuts hold).
     pub fn index(&self, key: u64) -> usize {
         let i = shr(key, self.shift) - shr(self.start, self.shift);
@@ -106,14 +111,47 @@ impl Cuts {
         let first = self.start + ((i as u64) << self.shift);
         to.index(first)
     }
+
+    /// The slot of a ring of `n` counters that bin `i` lives in (see the module header).
+    fn slot(&self, i: usize) -> usize {
+        assert!(i < self.n, "bin {i} of {}", self.n);
+        let slot = self.first_slot() + i;
+        if slot >= self.n { slot - self.n } else { slot }
+    }
+
+    /// The bin that lives in `slot` of a ring of `n` counters: `slot` undone.
+    fn bin(&self, slot: usize) -> usize {
+        assert!(slot < self.n, "slot {slot} of {}", self.n);
+        let first = self.first_slot();
+        if slot >= first {
+            slot - first
+        } else {
+            slot + self.n - first
+        }
+    }
+
+    /// The slot of bin 0.
+    fn first_slot(&self) -> usize {
+        // The remainder is below `n`, a `usize`, so it converts back without loss.
+        (shr(self.start, self.shift) % self.n as u64) as usize
+    }
+
+    /// The slot of a ring of `n` counters that `key` (a key these cuts hold) lives in.
+    fn slot_of(&self, key: u64) -> usize {
+        self.slot(self.index(key))
+    }
 }
 
 /// Weights summed per bin of keys (requests, or bytes, per time bin).
 #[derive(Debug, Clone)]
 pub(crate) struct Bins {
     cuts: Option<Cuts>,
+    /// A ring: the sum of bin `i` is `sums[cuts.slot(i)]`.
     sums: Vec<u64>,
     n: usize,
+    /// Counters visited to move counts, over every `add` (a test bounds it).
+    #[cfg(test)]
+    visited: u64,
 }
 
 impl Bins {
@@ -122,6 +160,8 @@ impl Bins {
             cuts: None,
             sums: Vec::new(),
             n,
+            #[cfg(test)]
+            visited: 0,
         }
     }
 
@@ -133,29 +173,37 @@ impl Bins {
             }
             Some(c) => {
                 let wide = c.with(key);
-                if !wide.same_bins(&c) {
+                if wide.shift == c.shift {
+                    for s in vacated(&c, &wide) {
+                        assert_eq!(self.sums[s], 0, "bins {c:?} moved to {wide:?}");
+                    }
+                } else {
                     let mut sums = vec![0u64; self.n];
-                    for (i, s) in self.sums.iter().enumerate().filter(|(_, s)| **s > 0) {
-                        let j = c.moved(i, &wide);
+                    for (slot, s) in self.sums.iter().enumerate().filter(|(_, s)| **s > 0) {
+                        let j = wide.slot(c.moved(c.bin(slot), &wide));
                         sums[j] = sums[j].saturating_add(*s);
                     }
                     self.sums = sums;
+                    #[cfg(test)]
+                    {
+                        self.visited += self.n as u64;
+                    }
                 }
                 wide
             }
         };
         self.cuts = Some(cuts);
-        let i = cuts.index(key);
-        self.sums[i] = self.sums[i].saturating_add(weight);
+        let s = cuts.slot_of(key);
+        self.sums[s] = self.sums[s].saturating_add(weight);
     }
 
     /// The bins holding something, in key order: `(cuts, bin, sum)`.
     pub fn filled(&self) -> impl Iterator<Item = (Cuts, usize, u64)> + '_ {
-        self.sums
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| **s > 0)
-            .filter_map(|(i, s)| Some((self.cuts?, i, *s)))
+        self.cuts.into_iter().flat_map(move |c| {
+            (0..self.n)
+                .map(move |i| (c, i, self.sums[c.slot(i)]))
+                .filter(|(_, _, s)| *s > 0)
+        })
     }
 }
 
@@ -166,8 +214,12 @@ pub(crate) struct Grid {
     y: Option<Cuts>,
     nx: usize,
     ny: usize,
-    /// Row-major: `cells[yi * nx + xi]`.
+    /// Row-major, each axis a ring: the count of bin `xi` × `yi` is
+    /// `cells[y.slot(yi) * nx + x.slot(xi)]`.
     cells: Vec<u32>,
+    /// Cells visited to move counts, over every `add` (a test bounds it).
+    #[cfg(test)]
+    visited: u64,
 }
 
 impl Grid {
@@ -178,6 +230,8 @@ impl Grid {
             nx,
             ny,
             cells: Vec::new(),
+            #[cfg(test)]
+            visited: 0,
         }
     }
 
@@ -193,42 +247,83 @@ impl Grid {
         }
         let wx = widen(self.x, x, self.nx);
         let wy = widen(Some(widen(self.y, y_first, self.ny)), y_last, self.ny);
-        match (self.x, self.y) {
-            (Some(ox), Some(oy)) if ox.same_bins(&wx) && oy.same_bins(&wy) => {
-                (self.x, self.y) = (Some(wx), Some(wy));
+        if let (Some(ox), Some(oy)) = (self.x, self.y) {
+            if ox.shift == wx.shift && oy.shift == wy.shift {
+                self.check_vacated(&ox, &oy, &wx, &wy);
+            } else {
+                self.regrid(&ox, &oy, &wx, &wy);
             }
-            _ => self.regrid(wx, wy),
         }
-        let xi = wx.index(x);
+        (self.x, self.y) = (Some(wx), Some(wy));
+        let xs = wx.slot_of(x);
         for yi in wy.index(y_first)..=wy.index(y_last) {
-            let c = &mut self.cells[yi * self.nx + xi];
+            let c = &mut self.cells[wy.slot(yi) * self.nx + xs];
             *c = c.saturating_add(1);
         }
     }
 
-    /// Move every count to the cells of `x` × `y`, which hold the old ones.
-    fn regrid(&mut self, x: Cuts, y: Cuts) {
-        if let (Some(ox), Some(oy)) = (self.x, self.y) {
-            let mut cells = vec![0u32; self.nx * self.ny];
-            for (k, c) in self.cells.iter().enumerate().filter(|(_, c)| **c > 0) {
-                let (yi, xi) = (k / self.nx, k % self.nx);
-                let to = oy.moved(yi, &y) * self.nx + ox.moved(xi, &x);
-                cells[to] = cells[to].saturating_add(*c);
-            }
-            self.cells = cells;
+    /// Move every count of the cells of `ox` × `oy` to those of `x` × `y`, which hold them.
+    fn regrid(&mut self, ox: &Cuts, oy: &Cuts, x: &Cuts, y: &Cuts) {
+        let mut cells = vec![0u32; self.nx * self.ny];
+        for (k, c) in self.cells.iter().enumerate().filter(|(_, c)| **c > 0) {
+            let (ys, xs) = (k / self.nx, k % self.nx);
+            let to_y = y.slot(oy.moved(oy.bin(ys), y));
+            let to_x = x.slot(ox.moved(ox.bin(xs), x));
+            let to = to_y * self.nx + to_x;
+            cells[to] = cells[to].saturating_add(*c);
         }
-        self.x = Some(x);
-        self.y = Some(y);
+        self.cells = cells;
+        #[cfg(test)]
+        {
+            self.visited += self.cells.len() as u64;
+        }
     }
 
-    /// The cells holding something: `(x cuts, x bin, y cuts, y bin, count)`.
-    pub fn filled(&self) -> impl Iterator<Item = (Cuts, usize, Cuts, usize, u32)> + '_ {
-        self.cells
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| **c > 0)
-            .filter_map(|(k, c)| Some((self.x?, k % self.nx, self.y?, k / self.nx, *c)))
+    /// That the columns and rows that moved from the top of `ox` × `oy` to the bottom of `x` ×
+    /// `y` (cuts of the same widths) were empty. It costs a row or column per bin moved, so it
+    /// is checked in debug builds and tests only.
+    fn check_vacated(&self, ox: &Cuts, oy: &Cuts, x: &Cuts, y: &Cuts) {
+        if !cfg!(any(test, debug_assertions)) {
+            return;
+        }
+        let empty = |c: &u32| *c == 0;
+        for xs in vacated(ox, x) {
+            let mut column = self.cells.iter().skip(xs).step_by(self.nx);
+            assert!(column.all(empty), "{ox:?} moved to {x:?}");
+        }
+        for ys in vacated(oy, y) {
+            let row = &self.cells[ys * self.nx..(ys + 1) * self.nx];
+            assert!(row.iter().all(empty), "{oy:?} moved to {y:?}");
+        }
     }
+
+    /// The cells holding something, in row-major order of the bins: `(x cuts, x bin, y cuts,
+    /// y bin, count)`.
+    pub fn filled(&self) -> impl Iterator<Item = (Cuts, usize, Cuts, usize, u32)> + '_ {
+        let axes = self.x.zip(self.y);
+        axes.into_iter().flat_map(move |(x, y)| {
+            (0..self.ny).flat_map(move |yi| {
+                let row = y.slot(yi) * self.nx;
+                (0..self.nx)
+                    .map(move |xi| (x, xi, y, yi, self.cells[row + x.slot(xi)]))
+                    .filter(|f| f.4 > 0)
+            })
+        })
+    }
+}
+
+/// The slots of the bins of `old` that lie above the bins of `new`, cuts of the same width
+/// whose start moved down by whole bins: the slots that the lowest bins of `new` take, which
+/// hold nothing when `new` holds every key seen.
+fn vacated(old: &Cuts, new: &Cuts) -> impl Iterator<Item = usize> + use<> {
+    assert_eq!(old.shift, new.shift, "{old:?} and {new:?} differ in width");
+    let moved = shr(old.start, old.shift) - shr(new.start, new.shift);
+    assert!(
+        moved < old.n as u64,
+        "{old:?} moved by {moved} bins to {new:?}, past the keys it holds"
+    );
+    let (old, moved) = (*old, moved as usize);
+    (old.n - moved..old.n).map(move |i| old.slot(i))
 }
 
 /// `cuts` widened to hold `key` (cuts of `n` bins starting there when there are none yet).
@@ -310,5 +405,249 @@ mod tests {
         // Widened: the rows merge, so the span covers fewer cells; nothing is lost or made up
         // beyond one per row it covers.
         assert!((3..=6).contains(&total), "{total}");
+    }
+
+    /// A deterministic stream of random numbers (xorshift64) from a seed.
+    struct Rng(u64);
+
+    impl Rng {
+        fn new(seed: u64) -> Rng {
+            Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+        }
+
+        fn next(&mut self) -> u64 {
+            let mut x = self.0;
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            self.0 = x;
+            x
+        }
+
+        /// A number in `0..=max`.
+        fn upto(&mut self, max: u64) -> u64 {
+            match max.checked_add(1) {
+                Some(n) => self.next() % n,
+                None => self.next(),
+            }
+        }
+    }
+
+    /// How the keys of a test stream move, relative to the bins of `n` that hold them so far.
+    #[derive(Debug, Clone, Copy)]
+    enum Moves {
+        /// Anywhere in a range of a random width.
+        Scattered,
+        /// Each one bin below the first bin (then anywhere among the keys seen, once the keys
+        /// reach 0).
+        FallingABin,
+        /// Each up to twice `n` bins below the first bin, or anywhere among the keys seen.
+        FallingBins,
+        /// Each a few bins above the last key.
+        Rising,
+        /// Falling and rising in turn, now and then at 0 or `u64::MAX`.
+        Zigzag,
+    }
+
+    const ALL_MOVES: [Moves; 5] = [
+        Moves::Scattered,
+        Moves::FallingABin,
+        Moves::FallingBins,
+        Moves::Rising,
+        Moves::Zigzag,
+    ];
+
+    /// `len` keys that move as `moves` says among bins of `n`, from `seed`.
+    fn stream(seed: u64, moves: Moves, len: usize, n: usize) -> Vec<u64> {
+        let mut rng = Rng::new(seed);
+        let span = 1u64.checked_shl(rng.upto(63) as u32).unwrap_or(u64::MAX);
+        let base = rng.upto(u64::MAX - span);
+        let mut cuts: Option<Cuts> = None;
+        let mut keys = Vec::with_capacity(len);
+        for k in 0..len {
+            let key = match cuts {
+                None => base + rng.upto(span),
+                Some(c) => {
+                    let width = 1u64.checked_shl(c.shift).unwrap_or(u64::MAX);
+                    let among = c.lo + rng.upto(c.hi - c.lo);
+                    let down = |bins: u64| c.start.checked_sub(width.saturating_mul(bins));
+                    match moves {
+                        Moves::Scattered => base + rng.upto(span),
+                        Moves::FallingABin => down(1).unwrap_or(among),
+                        Moves::FallingBins => down(1 + rng.upto(2 * n as u64)).unwrap_or(among),
+                        Moves::Rising => c.hi.saturating_add(width.saturating_mul(rng.upto(3))),
+                        Moves::Zigzag if rng.upto(50) == 0 => [0, u64::MAX][k % 2],
+                        Moves::Zigzag if k % 2 == 0 => down(1 + rng.upto(3)).unwrap_or(among),
+                        Moves::Zigzag => c.hi.saturating_add(width.saturating_mul(rng.upto(3))),
+                    }
+                }
+            };
+            cuts = Some(widen(cuts, key, n));
+            keys.push(key);
+        }
+        keys
+    }
+
+    /// The cuts of `n` bins that hold `keys`, added one by one.
+    fn cuts_of(keys: &[u64], n: usize) -> Cuts {
+        keys.iter()
+            .fold(None, |c, k| Some(widen(c, *k, n)))
+            .expect("some keys")
+    }
+
+    /// What `Bins::filled` should give for `(key, weight)`s: the sum of the weights of each
+    /// bin of the final cuts, kept as a plain histogram indexed by bin.
+    fn bins_reference(added: &[(u64, u64)], n: usize) -> (Cuts, Vec<(usize, u64)>) {
+        let keys: Vec<u64> = added.iter().map(|a| a.0).collect();
+        let cuts = cuts_of(&keys, n);
+        let mut sums = vec![0u64; n];
+        for (k, w) in added {
+            let i = cuts.index(*k);
+            sums[i] = sums[i].saturating_add(*w);
+        }
+        let filled = sums.into_iter().enumerate().filter(|f| f.1 > 0).collect();
+        (cuts, filled)
+    }
+
+    #[test]
+    fn ring_bins_sum_as_a_plain_histogram_of_the_same_keys() {
+        for seed in 1..=40u64 {
+            for moves in ALL_MOVES {
+                let n = [2, 5, 8, 12, 64][seed as usize % 5];
+                let keys = stream(seed, moves, 1500, n);
+                let mut rng = Rng::new(seed ^ 0xB175);
+                let added: Vec<(u64, u64)> = keys
+                    .iter()
+                    .map(|k| match rng.upto(100) {
+                        0 => (*k, u64::MAX - rng.upto(3)),
+                        _ => (*k, rng.upto(1000)),
+                    })
+                    .collect();
+                let mut b = Bins::new(n);
+                for (k, w) in &added {
+                    b.add(*k, *w);
+                }
+                let (cuts, want) = bins_reference(&added, n);
+                let got: Vec<(usize, u64)> = b.filled().map(|(_, i, s)| (i, s)).collect();
+                assert_eq!(b.cuts, Some(cuts), "seed {seed}, {moves:?}, n {n}");
+                assert_eq!(got, want, "seed {seed}, {moves:?}, n {n}");
+            }
+        }
+    }
+
+    #[test]
+    fn ring_grid_counts_as_a_plain_grid_of_the_same_requests() {
+        for seed in 1..=30u64 {
+            for (mx, my) in ALL_MOVES
+                .into_iter()
+                .zip(ALL_MOVES.into_iter().cycle().skip(1))
+            {
+                let (nx, ny) = [(2, 3), (5, 4), (16, 8), (7, 12)][seed as usize % 4];
+                let xs = stream(seed, mx, 800, nx);
+                let ys = stream(seed + 1000, my, 800, ny);
+                let mut rng = Rng::new(seed ^ 0x6121D);
+                let mut g = Grid::new(nx, ny);
+                // The reference: each request as the first key of every row it covered when it
+                // was added, counted in the final cells.
+                let (mut cx, mut cy) = (None, None);
+                let mut points = Vec::new();
+                for (x, y) in xs.iter().zip(&ys) {
+                    let bits = rng.upto(63);
+                    let last = match rng.upto(4) {
+                        0 => y.saturating_add(rng.upto(1 << bits)),
+                        _ => *y,
+                    };
+                    g.add(*x, *y, last);
+                    cx = Some(widen(cx, *x, nx));
+                    cy = Some(widen(Some(widen(cy, *y, ny)), last, ny));
+                    let c = cy.expect("cuts");
+                    for yi in c.index(*y)..=c.index(last) {
+                        points.push((*x, (*y).max(c.start + ((yi as u64) << c.shift))));
+                    }
+                }
+                let (cx, cy) = (cx.expect("cuts"), cy.expect("cuts"));
+                let mut cells = vec![0u32; nx * ny];
+                for (x, y) in points {
+                    let c = &mut cells[cy.index(y) * nx + cx.index(x)];
+                    *c = c.saturating_add(1);
+                }
+                let want: Vec<(usize, usize, u32)> = (0..nx * ny)
+                    .filter(|k| cells[*k] > 0)
+                    .map(|k| (k % nx, k / nx, cells[k]))
+                    .collect();
+                let got: Vec<(usize, usize, u32)> =
+                    g.filled().map(|(_, xi, _, yi, c)| (xi, yi, c)).collect();
+                let at = format!("seed {seed}, {mx:?} × {my:?}, {nx} × {ny}");
+                assert_eq!((g.x, g.y), (Some(cx), Some(cy)), "{at}");
+                assert_eq!(got, want, "{at}");
+            }
+        }
+    }
+
+    #[test]
+    fn keys_falling_a_bin_at_a_time_move_counts_only_when_the_bins_widen() {
+        // Every key one bin below the bins: the counters are moved once per widening (at most
+        // 64 per axis), not once per key that moves the bins down.
+        let (n, nx, ny) = (64usize, 64usize, 32usize);
+        let keys = stream(7, Moves::FallingABin, 20_000, n);
+        let mut b = Bins::new(n);
+        for k in &keys {
+            b.add(*k, 1);
+        }
+        let falls = keys.windows(2).filter(|w| w[1] < w[0]).count();
+        assert!(falls > 1000, "{falls} keys fell");
+        assert!(b.visited <= 64 * n as u64, "{} counters visited", b.visited);
+        assert_eq!(b.filled().map(|f| f.2).sum::<u64>(), keys.len() as u64);
+
+        let xs = stream(8, Moves::FallingABin, 20_000, nx);
+        let ys = stream(9, Moves::FallingABin, 20_000, ny);
+        let mut g = Grid::new(nx, ny);
+        for (i, (x, y)) in xs.iter().zip(&ys).enumerate() {
+            // One axis at a time, so that (almost) every request moves the grid.
+            let (x, y) = if i % 2 == 0 { (*x, ys[0]) } else { (xs[0], *y) };
+            g.add(x, y, y);
+        }
+        let cells = (nx * ny) as u64;
+        assert!(g.visited <= 2 * 64 * cells, "{} cells visited", g.visited);
+        assert_eq!(
+            g.filled().map(|f| u64::from(f.4)).sum::<u64>(),
+            xs.len() as u64
+        );
+    }
+
+    #[test]
+    fn the_counts_of_a_stream_do_not_depend_on_its_order() {
+        for seed in 1..=20u64 {
+            for moves in ALL_MOVES {
+                let (n, nx, ny) = (16usize, 8usize, 6usize);
+                let keys = stream(seed, moves, 600, n);
+                let ys = stream(seed + 77, moves, 600, ny);
+                let mut order: Vec<usize> = (0..keys.len()).collect();
+                let mut rng = Rng::new(seed);
+                let mut seen = None;
+                for round in 0..4 {
+                    if round > 0 {
+                        // Fisher-Yates, from the seed.
+                        for i in (1..order.len()).rev() {
+                            order.swap(i, rng.upto(i as u64) as usize);
+                        }
+                    }
+                    let mut b = Bins::new(n);
+                    let mut g = Grid::new(nx, ny);
+                    for i in &order {
+                        b.add(keys[*i], 1 + *i as u64);
+                        g.add(keys[*i], ys[*i], ys[*i]);
+                    }
+                    let fb: Vec<_> = b.filled().collect();
+                    let fg: Vec<_> = g.filled().collect();
+                    match &seen {
+                        None => seen = Some((fb, fg)),
+                        Some(first) => {
+                            assert_eq!(first, &(fb, fg), "seed {seed}, {moves:?}, round {round}")
+                        }
+                    }
+                }
+            }
+        }
     }
 }
