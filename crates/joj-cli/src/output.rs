@@ -89,6 +89,13 @@ pub fn sorted_json(doc: &impl serde::Serialize) -> Result<String, serde_json::Er
 /// Failures the commands report themselves; the libraries' errors pass through as they are.
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
+    /// A trace that `joj trace show`, `plot` or `import` could not read.
+    #[error("cannot read trace {}: {source}", path.display())]
+    TraceFile {
+        path: PathBuf,
+        #[source]
+        source: joj_trace::TraceError,
+    },
     /// The output that option `flag` names cannot be written; found before any work.
     #[error("{flag}: {cause}")]
     Output {

@@ -75,8 +75,9 @@ pub fn main(a: TraceArgs) -> CliResult {
             force,
         } => import(&blkparse, &output, force)?,
         TraceCommand::Show { trace } => {
-            let (header, records) = read_trace_file(&trace)?;
-            let doc = joj_trace::TraceSummary::of(header, &records)?;
+            let (header, records) = read_trace_file(&trace).map_err(|e| named(&trace, e))?;
+            let doc =
+                joj_trace::TraceSummary::of(header, &records).map_err(|e| named(&trace, e))?;
             outln!("{}", crate::output::sorted_json(&doc)?)?;
         }
         TraceCommand::Plot {
@@ -94,10 +95,12 @@ pub fn main(a: TraceArgs) -> CliResult {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            let svg = plot_stream(&trace, axis)?.render(&PlotInfo {
-                title: &title,
-                ..PlotInfo::default()
-            })?;
+            let svg = plot_stream(&trace, axis)
+                .map_err(|e| named(&trace, e))?
+                .render(&PlotInfo {
+                    title: &title,
+                    ..PlotInfo::default()
+                })?;
             write_atomically(&output, Existing::replace_if(force), |w| {
                 w.write_all(svg.as_bytes()).map_err(TraceError::from)
             })?;
@@ -105,6 +108,19 @@ pub fn main(a: TraceArgs) -> CliResult {
         }
     }
     Ok(())
+}
+
+/// `e`, met reading the trace at `path`, with the trace named (an error of the file as an input,
+/// not a regular file or too large, names it already).
+fn named(path: &Path, e: TraceError) -> Box<dyn std::error::Error> {
+    match e {
+        TraceError::Input(_) => e.into(),
+        source => CliError::TraceFile {
+            path: path.to_path_buf(),
+            source,
+        }
+        .into(),
+    }
 }
 
 /// The picture of the trace at `path`, read one record at a time: what it holds does not grow
@@ -124,8 +140,8 @@ fn import(blkparse: &Path, output: &Path, force: bool) -> CliResult {
     let input = joj_trace::input::open(blkparse, MAX_TRACE_BYTES, "blkparse text")?;
     let mut reader = input.reader();
     let import = joj_trace::blkparse::import_blkparse(&mut reader).map_err(|e| match e {
-        TraceError::Io(io) => TraceError::Input(reader.input_error(io)),
-        e => e,
+        TraceError::Io(io) => TraceError::Input(reader.input_error(io)).into(),
+        e => named(blkparse, e),
     })?;
     if import.records.is_empty() {
         return Err(CliError::NoBlkparseRequests {

@@ -11,7 +11,10 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum TraceError {
     /// The first line is not a joj-trace header (wrong or missing `format`, or not JSON).
-    #[error("not a joj-trace file: {found}")]
+    #[error(
+        "not a joj-trace file: {found}; fix: give a trace joj wrote (`joj bench --trace`, `joj \
+         trace -- COMMAND`), or turn blkparse text into one with `joj trace import`"
+    )]
     NotJojTrace {
         /// A short description of what was found instead.
         found: String,
@@ -38,11 +41,18 @@ pub enum TraceError {
     Input(#[from] crate::input::InputError),
 
     /// The last line has no terminating newline and does not parse: the file was cut short.
-    #[error("line {line}: incomplete last line (truncated file)")]
+    #[error(
+        "line {line}: incomplete last line: the file was cut short; fix: give the whole file as \
+         it was written"
+    )]
     IncompleteLastLine { line: usize },
 
     /// The header announced a different number of records than the file holds.
-    #[error("header announces {expected} records but the file holds {found} (truncated file?)")]
+    #[error(
+        "the header announces {expected} records but the file holds {found}: {}; fix: give the \
+         whole file as it was written",
+        if found < expected { "the file was cut short" } else { "records were added after it was written" }
+    )]
     RecordCountMismatch { expected: u64, found: u64 },
 
     /// A record that parses but breaks one of the format's rules. `line` counts from 1 with the
@@ -94,7 +104,10 @@ pub enum TraceError {
 
     /// An event line of blkparse text that could not be parsed.
     /// `text` is the line quoted and cut ([`crate::input::quoted`]).
-    #[error("blkparse line {line}: {reason}: {text}")]
+    #[error(
+        "blkparse line {line}: {reason}: {text}; fix: give blkparse's default text output \
+         (`blkparse -i DEV`), whole"
+    )]
     BlkparseLine {
         line: usize,
         reason: String,
