@@ -156,6 +156,12 @@ impl DirectFile {
                      name, never through a link",
                     path.display()
                 ))
+            } else if e == rustix::io::Errno::ISDIR {
+                std::io::Error::other(format!(
+                    "{} is a directory, where waldio keeps the database's WAL (a WAL is a \
+                     regular file); fix: move the directory away",
+                    path.display()
+                ))
             } else {
                 e.into()
             }
@@ -163,7 +169,7 @@ impl DirectFile {
         let kind = FileType::from_raw_mode(rustix::fs::fstat(&fd)?.st_mode);
         if kind != FileType::RegularFile {
             return Err(std::io::Error::other(format!(
-                "{} is not a regular file ({kind:?}): a WAL is one",
+                "{} is not a regular file ({kind:?}): a WAL is one; fix: move it away",
                 path.display()
             )));
         }

@@ -353,3 +353,57 @@ fn a_header_block_with_a_matching_checksum_and_an_impossible_field_is_refused() 
         assert_eq!(std::fs::read(&wal).unwrap(), bytes, "the log was touched");
     }
 }
+
+/// A directory where waldio keeps a database's WAL (`<db>-waldio`) is refused as stock SQLite
+/// refuses one at its `-wal`: the open fails with `SQLITE_CANTOPEN`, and the message names the
+/// directory and the fix. It used to fail with `disk I/O error`, naming `<db>-wal`, where
+/// nothing was.
+#[test]
+fn a_directory_at_the_wals_name_is_refused_as_stock_refuses_one_at_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let code = |r: rusqlite::Result<Vec<i64>>| match r {
+        Err(rusqlite::Error::SqliteFailure(e, _)) => Some(e.code),
+        Err(other) => panic!("not an SQLite error: {other}"),
+        Ok(_) => None,
+    };
+    // Stock SQLite, a directory at its own WAL's name.
+    let stock_db = dir.path().join("s.db");
+    let c = Connection::open(&stock_db).unwrap();
+    c.execute_batch("CREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB NOT NULL)")
+        .unwrap();
+    drop(c);
+    std::fs::create_dir(sqlite_wal_path(&stock_db)).unwrap();
+    let stock = code(Connection::open(&stock_db).and_then(|c| rows_or_err(&c)));
+    assert_eq!(stock, Some(rusqlite::ErrorCode::CannotOpen));
+
+    // waldio, a directory at its WAL's name, in WAL mode and after leaving it.
+    for journal in ["WAL", "DELETE"] {
+        let db = dir.path().join(format!("w-{journal}.db"));
+        let c = open(&db, &WaldioOptions::default()).unwrap();
+        c.execute_batch("CREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB NOT NULL)")
+            .unwrap();
+        c.execute_batch(&format!("PRAGMA journal_mode={journal}"))
+            .unwrap();
+        drop(c);
+        let _ = std::fs::remove_file(wal_path(&db));
+        std::fs::create_dir(wal_path(&db)).unwrap();
+        let vfs = joj_waldio::register().unwrap();
+        let got = code(
+            Connection::open_with_flags_and_vfs(&db, rusqlite::OpenFlags::default(), vfs.name())
+                .and_then(|c| rows_or_err(&c)),
+        );
+        assert_eq!(got, stock, "{journal}: {:?}", joj_waldio::last_error());
+        let why = joj_waldio::last_error().unwrap();
+        assert!(
+            why.contains(&format!("{} is a directory", wal_path(&db).display()))
+                && why.contains("fix: move the directory away"),
+            "{journal}: {why}"
+        );
+    }
+}
+
+fn rows_or_err(c: &Connection) -> rusqlite::Result<Vec<i64>> {
+    let mut st = c.prepare("SELECT k FROM t ORDER BY k")?;
+    let rows = st.query_map([], |r| r.get(0))?;
+    rows.collect()
+}

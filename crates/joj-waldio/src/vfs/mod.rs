@@ -213,7 +213,14 @@ impl Vfs for Waldio {
     fn access(&self, path: &Path, check: Access) -> Result<bool, SqliteError> {
         if check == Access::Exists && is_wal_name(path) {
             let physical = wal_name::physical(path);
-            let size = std::fs::metadata(&physical).map(|m| m.len()).unwrap_or(0);
+            let meta = std::fs::symlink_metadata(&physical).ok();
+            if meta.as_ref().is_some_and(|m| !m.is_file()) {
+                // A directory, link, FIFO or device where waldio keeps its WAL: present, so
+                // that opening it refuses it, naming it (as stock SQLite refuses a directory
+                // at its `-wal`), and never opened here.
+                return Ok(true);
+            }
+            let size = meta.map_or(0, |m| m.len());
             if size == 0 {
                 // Something at SQLite's own name (an old waldio WAL to move, a stock WAL to
                 // refuse) is present: opening it settles which.
@@ -231,7 +238,7 @@ impl Vfs for Waldio {
                 ) => Ok(true),
                 Err(e) => Err(SqliteError::with_message(
                     ResultCode::IOERR_ACCESS,
-                    format!("checking {}: {e}", path.display()),
+                    format!("checking {}: {e}", physical.display()),
                 )),
             };
         }
