@@ -64,6 +64,7 @@ pub enum CrashFsError {
     LogLabelUnknown {
         log: PathBuf,
         key: &'static str,
+        /// Quoted and cut ([`joj_trace::input::quoted`]).
         value: String,
     },
     /// The base image's superblock is of another filesystem than `--fs`.

@@ -106,7 +106,7 @@ impl LogIdentity {
                     f(v).ok_or_else(|| CrashFsError::LogLabelUnknown {
                         log: log.to_path_buf(),
                         key,
-                        value: v.clone(),
+                        value: joj_trace::input::quoted(v),
                     })
                 })
                 .transpose()
@@ -483,6 +483,11 @@ mod tests {
             LogIdentity::of(Path::new("l"), &unknown),
             Err(CrashFsError::LogLabelUnknown { key: "journal", .. })
         ));
+        // A value is shown cut, whatever its length.
+        let mut long = labels(&o);
+        long.insert("journal".into(), "x".repeat(1 << 20));
+        let e = LogIdentity::of(Path::new("l"), &long).unwrap_err().to_string();
+        assert!(e.len() < 1_000 && e.contains("journal=\"xxx"), "{} bytes", e.len());
         // A count no run records is a value joj does not know either.
         for bad in ["-1", "1e3", "0", "100001", ""] {
             let mut l = labels(&o);
