@@ -406,6 +406,41 @@ mod tests {
     }
 
     #[test]
+    fn blkparse_text_with_a_requeue_is_read_as_its_first_reading_counted_it() {
+        // D, R, D, C of one write, then a read: two requests in every reading (a replay used to
+        // refuse it: "its first reading found 3 requests, the second 2").
+        let text = "\
+  8,0    1        1     0.000100000  1234  D  WS 2048 + 8 [joj]
+  8,0    1        2     0.000150000  1234  R  WS 2048 + 8 [0]
+  8,0    1        3     0.000200000  1234  D  WS 2048 + 8 [joj]
+  8,0    0        4     0.000300000     0  C  WS 2048 + 8 [0]
+  8,0    1        5     0.000400000  1234  D   R 16 + 8 [joj]
+  8,0    1        6     0.000500000  1234  D  FN [joj]
+  8,0    1        7     0.000550000  1234  R  FN [0]
+  8,0    1        8     0.000600000  1234  D  FN [joj]
+";
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("r.txt");
+        std::fs::write(&path, text).expect("write");
+        let file = TraceFile::open(&path).expect("open");
+        assert_eq!(file.scan().expect("scan").records, 3);
+        let mut seen = Vec::new();
+        file.each(&mut |_, r| {
+            seen.push((r.op, r.time_ns, r.complete_ns));
+            Ok(())
+        })
+        .expect("a second reading");
+        assert_eq!(
+            seen,
+            [
+                (Op::Write, 0, Some(200_000)),
+                (Op::Read, 300_000, None),
+                (Op::Flush, 400_000, None)
+            ]
+        );
+    }
+
+    #[test]
     fn a_joj_trace_file_rewritten_in_place_between_passes_is_said_to_have_changed() {
         assert_eq!(pass_after_rewrite(|_| ["7:0", "7:1"]), None);
         let cases: [(&str, Change); 4] = [

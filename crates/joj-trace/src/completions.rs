@@ -20,16 +20,24 @@
 //!   completion**: it is given out without one when the next request of its key is issued (a
 //!   device does not hold a request while another of the same place and size is issued,
 //!   completed and followed by a third).
-//! - **a requeue (`R`) takes back the newest waiting request of its key** issued at or before
-//!   it: the driver issues it again (a second `D`), and only that issue is a request.
+//! - **a requeue (`R`) makes the next issue of its key no request** ([`Requeues`]): the driver
+//!   issues the request again (a second `D`), and the request keeps the time of its first
+//!   issue (what the host waited from). Decided as the text is read, the same way in every
+//!   reading, whatever the completions.
 //! - **a request of an operation its device never completes in the trace waits for nothing**
 //!   ([`Completing`], from the whole trace or from a first reading of it): this kernel reports no
 //!   completion of a pure flush (joj-trace.md), and a trace may hold no completion at all.
 //!
 //! Requests are given out in issue order, each once its matching is over. At most
-//! [`MAX_WAITING_REQUESTS`] are held; past it the oldest waiting one is given out without a
-//! completion (a completion more than 65,536 requests after its issue was lost: no device queue
-//! is that deep). Nothing else is held: a completion is matched or dropped when it comes.
+//! [`MAX_WAITING_REQUESTS`] are held, and at most [`MAX_HELD_BYTES`] of their text; past either
+//! the oldest waiting one is given out without a completion (a completion more than 65,536
+//! requests after its issue was lost: no device queue is that deep). Nothing else is held: a
+//! completion is matched or dropped when it comes.
+//!
+//! Issue times of a key are taken to be in order but for CPUs' clocks: the newest request at or
+//! before a completion is looked for among the last [`BACK_SCAN`] waiting ones, then by
+//! bisection (so a hostile order costs a logarithm, and may give a completion to an older
+//! request than the newest).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -38,6 +46,13 @@ use crate::record::{Completion, Op, TraceRecord};
 
 /// The most requests held waiting for their completion.
 pub const MAX_WAITING_REQUESTS: usize = 1 << 16;
+/// The most bytes of text (device, command name, file role) the held requests may carry: a
+/// line may be a MiB long, and 65,536 of them would be 64 GiB.
+pub const MAX_HELD_BYTES: usize = 32 << 20;
+/// How many of a key's newest waiting requests are looked through before bisection.
+const BACK_SCAN: usize = 64;
+/// The most keys with a requeue whose next issue has not come ([`Requeues`]).
+const MAX_REQUEUED_KEYS: usize = 1 << 16;
 /// The most (device, operation) pairs [`Completing`] lists before it stops telling them apart.
 const MAX_COMPLETING_PAIRS: usize = 8 * MAX_TRACE_DEVICES;
 
@@ -89,6 +104,45 @@ impl Completing {
     }
 }
 
+/// The requeues (`R`) whose request has not been issued again yet, per key: the next issue
+/// of such a key is the same request, not another. Bounded: past [`MAX_REQUEUED_KEYS`] keys a
+/// requeue is not noted (both readings of a text do the same, so they agree).
+#[derive(Debug, Default)]
+pub struct Requeues {
+    pending: HashMap<Key, u32>,
+}
+
+impl Requeues {
+    /// Note a requeue.
+    pub fn requeue(&mut self, c: &Completion) {
+        let key = key_of(&c.dev, c.op, c.sector, c.sectors);
+        if self.pending.len() < MAX_REQUEUED_KEYS || self.pending.contains_key(&key) {
+            let n = self.pending.entry(key).or_default();
+            *n = n.saturating_add(1);
+        }
+    }
+
+    /// Whether an issue of `r`'s key is a requeued request issued again (then it is noted as
+    /// come, and is no request).
+    pub fn is_reissue(&mut self, r: &TraceRecord) -> bool {
+        if self.pending.is_empty() {
+            return false;
+        }
+        let key = key_of(&r.dev, r.op, r.sector, r.sectors);
+        match self.pending.get_mut(&key) {
+            Some(n) if *n > 1 => {
+                *n -= 1;
+                true
+            }
+            Some(_) => {
+                self.pending.remove(&key);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
 /// A request's matching.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
@@ -96,8 +150,6 @@ enum State {
     Waiting,
     /// Over, with or without a completion.
     Done,
-    /// Taken back by a requeue: not a request.
-    Requeued,
 }
 
 /// A request given to the matcher, and where its matching stands.
@@ -123,7 +175,13 @@ pub struct CompletionMatcher {
     first_seq: u64,
     keys: HashMap<Key, KeyQueue>,
     completing: Completing,
-    requeued: u64,
+    /// The text the held requests carry, in bytes ([`MAX_HELD_BYTES`]).
+    held_bytes: usize,
+}
+
+/// The bytes of text a record carries.
+fn text_bytes(r: &TraceRecord) -> usize {
+    r.dev.len() + r.comm.len()
 }
 
 impl CompletionMatcher {
@@ -135,13 +193,14 @@ impl CompletionMatcher {
             first_seq: 0,
             keys: HashMap::new(),
             completing,
-            requeued: 0,
+            held_bytes: 0,
         }
     }
 
     /// The next request, in issue order (its `complete_ns` left as it was if none is found).
     pub fn request(&mut self, record: TraceRecord) {
         let seq = self.first_seq + self.held.len() as u64;
+        self.held_bytes += text_bytes(&record);
         if !self.completing.may_complete(&record.dev, record.op) {
             self.held.push_back(Held {
                 record,
@@ -181,14 +240,6 @@ impl CompletionMatcher {
         }
     }
 
-    /// A requeue (`R`): the request it names is issued again, and only that issue counts.
-    pub fn requeue(&mut self, c: &Completion) {
-        if let Some((s, _)) = self.take_newest(c) {
-            self.held[(s - self.first_seq) as usize].state = State::Requeued;
-            self.requeued += 1;
-        }
-    }
-
     /// Take the newest waiting request of `c`'s key issued at or before `c`, and whether
     /// older requests of the key still wait.
     fn take_newest(&mut self, c: &Completion) -> Option<(u64, bool)> {
@@ -198,10 +249,18 @@ impl CompletionMatcher {
         let time_of = |s: u64| held[(s - first) as usize].record.time_ns;
         // Issue times of a key are in order but for CPUs' clocks: the newest at or before
         // `c` is found by bisection, and checked (out-of-order times cannot give a later one).
-        let i = q.waiting.partition_point(|&s| time_of(s) <= c.time_ns);
-        let i = i
-            .checked_sub(1)
-            .filter(|&i| time_of(q.waiting[i]) <= c.time_ns)?;
+        let n = q.waiting.len();
+        let i = match (n.saturating_sub(BACK_SCAN)..n)
+            .rev()
+            .find(|&i| time_of(q.waiting[i]) <= c.time_ns)
+        {
+            Some(i) => i,
+            None => q
+                .waiting
+                .partition_point(|&s| time_of(s) <= c.time_ns)
+                .checked_sub(1)
+                .filter(|&i| time_of(q.waiting[i]) <= c.time_ns)?,
+        };
         let s = q.waiting.remove(i)?;
         let older = i > 0;
         if q.waiting.is_empty() {
@@ -211,12 +270,11 @@ impl CompletionMatcher {
     }
 
     /// The oldest request, if its matching is over, or if more than [`MAX_WAITING_REQUESTS`]
-    /// are held (then without a completion).
+    /// or [`MAX_HELD_BYTES`] are held (then without a completion).
     pub fn ready(&mut self) -> Option<TraceRecord> {
-        self.skip_requeued();
         let front = self.held.front()?;
         if front.state == State::Waiting {
-            if self.held.len() <= MAX_WAITING_REQUESTS {
+            if self.held.len() <= MAX_WAITING_REQUESTS && self.held_bytes <= MAX_HELD_BYTES {
                 return None;
             }
             self.give_up_on_front();
@@ -227,27 +285,10 @@ impl CompletionMatcher {
     /// The oldest request once the stream has ended: every request still waiting has no
     /// completion to come.
     pub fn rest(&mut self) -> Option<TraceRecord> {
-        self.skip_requeued();
         if self.held.front().is_some_and(|h| h.state == State::Waiting) {
             self.give_up_on_front();
         }
         self.pop()
-    }
-
-    /// Requests taken back by a requeue so far: the stream's issues less its requests.
-    pub fn requeued(&self) -> u64 {
-        self.requeued
-    }
-
-    fn skip_requeued(&mut self) {
-        while self
-            .held
-            .front()
-            .is_some_and(|h| h.state == State::Requeued)
-        {
-            self.held.pop_front();
-            self.first_seq += 1;
-        }
     }
 
     fn give_up_on_front(&mut self) {
@@ -275,6 +316,7 @@ impl CompletionMatcher {
             "a request is given out once its matching is over"
         );
         self.first_seq += 1;
+        self.held_bytes -= text_bytes(&h.record);
         Some(h.record)
     }
 
@@ -476,18 +518,22 @@ mod tests {
         let got: Vec<_> = out.iter().map(|r| (r.time_ns, r.complete_ns)).collect();
         assert_eq!(got, [(10, Some(60)), (20, Some(50))]);
 
-        // D, R, D, C: one request, with the completion.
+        // D, R, D, C: one request, with the completion, at the time of its first issue.
+        let mut requeues = Requeues::default();
         let mut m = CompletionMatcher::new(Completing::every());
-        m.request(w(10));
-        m.requeue(&c(15));
-        m.request(w(30));
-        m.completion(&c(90));
+        for e in [Ok(w(10)), Err(Some(c(15))), Ok(w(30)), Err(None)] {
+            match e {
+                Ok(r) if requeues.is_reissue(&r) => {}
+                Ok(r) => m.request(r),
+                Err(Some(r)) => requeues.requeue(&r),
+                Err(None) => m.completion(&c(90)),
+            }
+        }
         let mut out = Vec::new();
         while let Some(r) = m.ready().or_else(|| m.rest()) {
             out.push((r.time_ns, r.complete_ns));
         }
-        assert_eq!(out, [(30, Some(90))]);
-        assert_eq!(m.requeued(), 1);
+        assert_eq!(out, [(10, Some(90))]);
     }
 
     #[test]
@@ -582,6 +628,38 @@ mod tests {
             out += 1;
         }
         assert_eq!(out, 200_000);
+    }
+
+    #[test]
+    fn requests_carrying_much_text_are_held_to_the_byte_bound() {
+        // Long command names, none completed (one completion of the pair exists elsewhere).
+        let mut m = CompletionMatcher::new(Completing::every());
+        let comm = "x".repeat(8 << 10);
+        for i in 0..20_000u64 {
+            let mut r = TraceRecord::new(i, "7:0", Op::Write, i * 8, 8);
+            r.comm = comm.clone();
+            m.request(r);
+            while m.ready().is_some() {}
+            assert!(
+                m.held_bytes <= MAX_HELD_BYTES + comm.len() + 3,
+                "{}",
+                m.held_bytes
+            );
+        }
+        while m.rest().is_some() {}
+        assert_eq!(m.held_bytes, 0);
+    }
+
+    #[test]
+    fn issue_times_a_little_out_of_order_still_give_the_newest_its_completion() {
+        let w = |t| Ok(TraceRecord::new(t, "7:0", Op::Write, 8, 8));
+        // Issued (in text order) at 10, 100, 20; completed at 30: the one issued at 20.
+        let out = stream(
+            vec![w(10), w(100), w(20), Err(done(30, "7:0", Op::Write, 8, 8))],
+            Completing::every(),
+        );
+        let got: Vec<_> = out.iter().map(|r| (r.time_ns, r.complete_ns)).collect();
+        assert_eq!(got, [(10, None), (100, None), (20, Some(30))]);
     }
 
     #[test]

@@ -486,8 +486,14 @@ mod tests {
         // A value is shown cut, whatever its length.
         let mut long = labels(&o);
         long.insert("journal".into(), "x".repeat(1 << 20));
-        let e = LogIdentity::of(Path::new("l"), &long).unwrap_err().to_string();
-        assert!(e.len() < 1_000 && e.contains("journal=\"xxx"), "{} bytes", e.len());
+        let e = LogIdentity::of(Path::new("l"), &long)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.len() < 1_000 && e.contains("journal=\"xxx"),
+            "{} bytes",
+            e.len()
+        );
         // A count no run records is a value joj does not know either.
         for bad in ["-1", "1e3", "0", "100001", ""] {
             let mut l = labels(&o);
