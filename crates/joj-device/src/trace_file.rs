@@ -223,17 +223,18 @@ impl TraceFile {
                 match ends.get(r.dev.as_str()) {
                     None => {
                         return Err(changed(format!(
-                            "record {} of device {}, a device the first reading did not find",
-                            index + 1,
-                            r.dev
+                            "a record of device {} on line {}, a device the first reading did \
+                             not find",
+                            r.dev,
+                            index + 2
                         )));
                     }
                     Some(&high) if end > high => {
                         return Err(changed(format!(
-                            "record {} of device {} that ends at sector {end}, past the {high} \
-                             the first reading found",
-                            index + 1,
-                            r.dev
+                            "a record of device {} on line {} that ends at sector {end}, past \
+                             the {high} the first reading found",
+                            r.dev,
+                            index + 2
                         )));
                     }
                     Some(_) => {}
@@ -445,7 +446,7 @@ mod tests {
         assert_eq!(pass_after_rewrite(|_| ["7:0", "7:1"]), None);
         let cases: [(&str, Change); 4] = [
             (
-                "record 2 of device 7:0 that ends at sector 1608, past the 816",
+                "a record of device 7:0 on line 3 that ends at sector 1608, past the 816",
                 |r| {
                     r[1].dev = "7:0".into();
                     ["7:0", "7:1"]

@@ -15,10 +15,10 @@
 //! filter) falls back to `Q`. `C` (completed) events give the kept records their
 //! `complete_ns` (a `C` line ends in `[error]` where the others have `[comm]`), and after an
 //! `R` (requeued) event the next `D` of its request is the same request issued again, not
-//! another ([`crate::completions`] says how they are matched). Lines whose first field is not `major,minor` are blkparse's
-//! per-CPU and total summary (or blank) and are skipped; a line that starts like an event but
-//! does not parse is an error naming its line, since silently dropping requests would falsify
-//! every total computed from the trace.
+//! another ([`crate::completions`] says how they are matched). Lines whose first field is not
+//! `major,minor` are blkparse's per-CPU and total summary (or blank) and are skipped; a line
+//! that starts like an event but does not parse is an error naming its line, since silently
+//! dropping requests would falsify every total computed from the trace.
 //!
 //! Completions are matched to requests as the text gives them ([`crate::completions`]), so
 //! the records can be read one at a time in two passes over the text ([`scan_blkparse`], then
@@ -359,12 +359,11 @@ impl<R: BufRead> BlkparseRecords<R> {
                 return relative(rec, self.scan.t0_ns).map(Some);
             }
             if self.ended {
-                let found = self.given;
-                if found != self.scan.requests {
+                if self.given != self.scan.requests {
                     return Err(TraceError::ChangedWhileRead {
                         change: format!(
-                            "{found} requests, where the first reading found {}",
-                            self.scan.requests
+                            "{} requests, where the first reading found {}",
+                            self.given, self.scan.requests
                         ),
                     });
                 }

@@ -46,8 +46,8 @@ use crate::record::{Completion, Op, TraceRecord};
 
 /// The most requests held waiting for their completion.
 pub const MAX_WAITING_REQUESTS: usize = 1 << 16;
-/// The most bytes of text (device, command name, file role) the held requests may carry: a
-/// line may be a MiB long, and 65,536 of them would be 64 GiB.
+/// The most bytes of text (device and command names) the held requests may carry: a line may
+/// be a MiB long, and 65,536 of them would be 64 GiB.
 pub const MAX_HELD_BYTES: usize = 32 << 20;
 /// How many of a key's newest waiting requests are looked through before bisection.
 const BACK_SCAN: usize = 64;
@@ -98,7 +98,7 @@ impl Completing {
         self.every || self.pairs.contains(&(dev.to_owned(), op))
     }
 
-    /// How many completions were seen of distinct pairs (for tests and reports).
+    /// How many pairs it lists (0 once it no longer tells them apart).
     pub fn pairs(&self) -> usize {
         self.pairs.len()
     }
@@ -247,8 +247,9 @@ impl CompletionMatcher {
         let q = self.keys.get_mut(&key)?;
         let (held, first) = (&self.held, self.first_seq);
         let time_of = |s: u64| held[(s - first) as usize].record.time_ns;
-        // Issue times of a key are in order but for CPUs' clocks: the newest at or before
-        // `c` is found by bisection, and checked (out-of-order times cannot give a later one).
+        // Issue times of a key are in order but for CPUs' clocks: the newest at or before `c`
+        // among the last few, else by bisection, checked (a hostile order cannot give a later
+        // one, only an older one than the newest).
         let n = q.waiting.len();
         let i = match (n.saturating_sub(BACK_SCAN)..n)
             .rev()

@@ -51,7 +51,11 @@ pub enum TraceError {
     #[error(
         "the header announces {expected} records but the file holds {found}: {}; fix: give the \
          whole file as it was written",
-        if found < expected { "the file was cut short" } else { "records were added after it was written" }
+        if found < expected {
+            "the file was cut short"
+        } else {
+            "records were added after it was written"
+        }
     )]
     RecordCountMismatch { expected: u64, found: u64 },
 
