@@ -8,7 +8,7 @@
 
 use crate::output::{CliError, CliResult, check_output_file};
 use clap::{Args, Subcommand};
-use joj_trace::format::{MAX_TRACE_BYTES, open_trace_file, read_trace_file, write_trace};
+use joj_trace::format::{MAX_TRACE_BYTES, open_trace_file, write_trace};
 use joj_trace::output::{Existing, write_atomically};
 use joj_trace::plot::{PlotAxis, PlotInfo, TracePlot};
 use joj_trace::{TraceError, TraceRecord};
@@ -75,9 +75,17 @@ pub fn main(a: TraceArgs) -> CliResult {
             force,
         } => import(&blkparse, &output, force)?,
         TraceCommand::Show { trace } => {
-            let (header, records) = read_trace_file(&trace).map_err(|e| named(&trace, e))?;
-            let doc =
-                joj_trace::TraceSummary::of(header, &records).map_err(|e| named(&trace, e))?;
+            // Summed as it is read, a record at a time: a trace of any length in little memory.
+            let mut reader = open_trace_file(&trace).map_err(|e| named(&trace, e))?;
+            let header = reader.header().clone();
+            let records = std::iter::from_fn(|| {
+                reader
+                    .next_record()
+                    .map_err(|e| reader.named(e))
+                    .transpose()
+            });
+            let doc = joj_trace::TraceSummary::of_records(header, records)
+                .map_err(|e| named(&trace, e))?;
             outln!("{}", crate::output::sorted_json(&doc)?)?;
         }
         TraceCommand::Plot {

@@ -75,6 +75,36 @@ impl TraceSummary {
             records: records.len(),
         })
     }
+
+    /// The summary of records given one at a time (a trace read from its file as it is
+    /// summed: what is held does not grow with the trace), as [`TraceSummary::of`] makes it;
+    /// the first error of `records` is returned.
+    pub fn of_records(
+        header: crate::format::TraceHeader,
+        records: impl Iterator<Item = Result<TraceRecord, TraceError>>,
+    ) -> Result<TraceSummary, TraceError> {
+        let mut block = BlockTotals::default();
+        let mut bytes: u64 = 0;
+        let mut count = 0usize;
+        for r in records {
+            let r = r?;
+            bytes = r
+                .sectors
+                .checked_mul(SECTOR_BYTES)
+                .and_then(|b| bytes.checked_add(b))
+                .ok_or(TraceError::BytesOverflow {
+                    index: count,
+                    sectors: r.sectors,
+                })?;
+            block.count_record(&r);
+            count += 1;
+        }
+        Ok(TraceSummary {
+            block,
+            header,
+            records: count,
+        })
+    }
 }
 
 /// Check that the bytes of all of `records`, whatever their op, add up to at most `u64::MAX`.
@@ -165,13 +195,16 @@ impl BlockTotals {
     /// instead; prefer its totals when a layout is at hand.
     pub fn from_records(records: &[TraceRecord]) -> Self {
         let mut t = Self::default();
-        for rec in records {
-            t.count_request(rec);
-            if rec.op == Op::Write {
-                t.add_write(rec.class, rec.file, rec.bytes());
-            }
-        }
+        records.iter().for_each(|rec| t.count_record(rec));
         t
+    }
+
+    /// Count one record as [`BlockTotals::from_records`] counts each.
+    fn count_record(&mut self, rec: &TraceRecord) {
+        self.count_request(rec);
+        if rec.op == Op::Write {
+            self.add_write(rec.class, rec.file, rec.bytes());
+        }
     }
 
     /// Count a request in every field except the division of written bytes by class.
