@@ -8,10 +8,10 @@
 
 use crate::output::{CliError, CliResult, check_output_file};
 use clap::{Args, Subcommand};
-use joj_trace::format::{MAX_TRACE_BYTES, open_trace_file, write_trace};
+use joj_trace::TraceError;
+use joj_trace::format::{MAX_TRACE_BYTES, open_trace_file, write_trace_records};
 use joj_trace::output::{Existing, write_atomically};
 use joj_trace::plot::{PlotAxis, PlotInfo, TracePlot};
-use joj_trace::{TraceError, TraceRecord};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -142,29 +142,59 @@ fn plot_stream(path: &Path, axis: PlotAxis) -> Result<TracePlot, TraceError> {
     Ok(plot)
 }
 
-/// `joj trace import`: blkparse text with at least one request, into a joj-trace file.
+/// `joj trace import`: blkparse text with at least one request, into a joj-trace file. The
+/// text is read twice, a line at a time (what the header must say, then the records to
+/// write), as a replay reads it: what is held does not grow with the text.
 fn import(blkparse: &Path, output: &Path, force: bool) -> CliResult {
     check_output_file("-o/--output", output, force, &[blkparse])?;
     let input = joj_trace::input::open(blkparse, MAX_TRACE_BYTES, "blkparse text")?;
+    // The second reading goes through the descriptor opened first, never the name again.
+    let again = joj_trace::input::Input {
+        file: input.file.try_clone()?,
+        path: input.path.clone(),
+        size_bytes: input.size_bytes,
+        limit_bytes: input.limit_bytes,
+        what: input.what,
+    };
     let mut reader = input.reader();
-    let import = joj_trace::blkparse::import_blkparse(&mut reader).map_err(|e| match e {
+    let scan = joj_trace::scan_blkparse(&mut reader).map_err(|e| match e {
         TraceError::Io(io) => TraceError::Input(reader.input_error(io)).into(),
         e => named(blkparse, e),
     })?;
-    if import.records.is_empty() {
+    if scan.requests == 0 {
         return Err(CliError::NoBlkparseRequests {
             path: blkparse.to_path_buf(),
         }
         .into());
     }
-    let records: &[TraceRecord] = &import.records;
-    write_atomically(output, Existing::replace_if(force), |w| {
-        write_trace(w, &import.header(), records)
+    let header = joj_trace::BlkparseImport {
+        records: Vec::new(),
+        action: scan.action,
+        devices: scan.devices.clone(),
+    }
+    .header();
+    let count = scan.requests;
+    let mut file = again.file.try_clone()?;
+    std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(0))?;
+    let mut records =
+        joj_trace::BlkparseRecords::new(joj_trace::input::Input { file, ..again }.reader(), scan);
+    let mut read_failed = false;
+    let written = write_atomically(output, Existing::replace_if(force), |w| {
+        let each = std::iter::from_fn(|| {
+            let next = records.next_record().map_err(|e| match e {
+                TraceError::Io(io) => TraceError::Input(records.get_ref().input_error(io)),
+                e => e,
+            });
+            read_failed |= next.is_err();
+            next.transpose()
+        });
+        write_trace_records(w, &header, count, each)
+    });
+    written.map_err(|e| match e {
+        TraceError::Input(_) => e.into(),
+        e if read_failed => named(blkparse, e),
+        e => e.into(),
     })?;
-    eprintln!(
-        "imported {} requests into {}",
-        records.len(),
-        output.display()
-    );
+    eprintln!("imported {count} requests into {}", output.display());
     Ok(())
 }

@@ -129,11 +129,23 @@ pub fn write_trace(
     header: &TraceHeader,
     records: &[TraceRecord],
 ) -> Result<(), TraceError> {
+    write_trace_records(w, header, records.len() as u64, records.iter().map(Ok))
+}
+
+/// [`write_trace`] of records given one at a time, `count` of them (the header says how many
+/// before the first is written): what is held does not grow with the trace. Fails on the first
+/// error of `records`, and if they are not `count`.
+pub fn write_trace_records<R: std::borrow::Borrow<TraceRecord>>(
+    w: impl Write,
+    header: &TraceHeader,
+    count: u64,
+    records: impl Iterator<Item = Result<R, TraceError>>,
+) -> Result<(), TraceError> {
     let mut w = BufWriter::new(w);
     let line = HeaderLine {
         format: FORMAT_NAME,
         version: FORMAT_VERSION,
-        records: records.len() as u64,
+        records: count,
         header,
     };
     let header_line = serde_json::to_vec(&line).map_err(std::io::Error::from)?;
@@ -148,10 +160,20 @@ pub fn write_trace(
     w.write_all(&header_line)?;
     w.write_all(b"\n")?;
     let devs = header_devs(header);
-    for (i, rec) in records.iter().enumerate() {
-        check_record(rec, |d| devs.contains(d), i + 2)?;
+    let mut written = 0u64;
+    for rec in records {
+        let rec = rec?;
+        let rec = rec.borrow();
+        check_record(rec, |d| devs.contains(d), written as usize + 2)?;
         serde_json::to_writer(&mut w, rec).map_err(std::io::Error::from)?;
         w.write_all(b"\n")?;
+        written += 1;
+    }
+    if written != count {
+        return Err(TraceError::RecordCountMismatch {
+            expected: count,
+            found: written,
+        });
     }
     w.flush()?;
     Ok(())
