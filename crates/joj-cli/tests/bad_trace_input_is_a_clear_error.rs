@@ -55,7 +55,7 @@ fn bad_trace_input_is_a_clear_error() {
     let (ok, err) = replay(&cut, "emmc5");
     assert!(!ok);
     assert!(
-        err.contains("cut.jsonl") && err.contains("truncated"),
+        err.contains("cut.jsonl") && err.contains("the file was cut short"),
         "{err}"
     );
 
