@@ -58,14 +58,20 @@ pub(crate) fn grouped(n: u64) -> String {
 }
 
 /// An axis label as an integer with thousands separators (`1000.0` → `"1,000"`); a value
-/// between integers, on a short axis, keeps one decimal.
+/// between integers, on a short axis, keeps one decimal, and one below 0.05 two significant
+/// digits (the ticks of a trace shorter than a tenth of a millisecond all read `0.0` else).
 pub(crate) fn integer_label(v: &f64) -> String {
     if (v - v.round()).abs() < 1e-6 || v.abs() >= 100.0 {
         let r = v.round();
         let sign = if r < 0.0 { "-" } else { "" };
         format!("{sign}{}", grouped(r.abs() as u64))
-    } else {
+    } else if v.abs() >= 0.05 {
         format!("{v:.1}")
+    } else {
+        // 1 - the exponent of the leading digit: two significant digits; at most 12 decimals.
+        let places = (1.0 - v.abs().log10().floor()).clamp(2.0, 12.0) as usize;
+        let text = format!("{v:.places$}");
+        text.trim_end_matches('0').to_owned()
     }
 }
 
@@ -114,6 +120,10 @@ mod tests {
         assert_eq!(integer_label(&1000.0), "1,000");
         assert_eq!(integer_label(&-2000.0), "-2,000");
         assert_eq!(integer_label(&2.5), "2.5");
+        assert_eq!(integer_label(&0.5), "0.5");
+        assert_eq!(integer_label(&0.0004), "0.0004");
+        assert_eq!(integer_label(&0.03), "0.03");
+        assert_eq!(integer_label(&-0.000012), "-0.000012");
         assert_eq!(size(512.0), "512 B");
         assert_eq!(size(16384.0), "16.0 KiB");
         assert_eq!(size(45.1 * 1024.0 * 1024.0), "45.1 MiB");

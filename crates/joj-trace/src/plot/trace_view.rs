@@ -108,7 +108,13 @@ fn padded(lo: f64, hi: f64, frac: f64) -> (f64, f64) {
     if !lo.is_finite() || !hi.is_finite() {
         return (0.0, 1.0);
     }
-    let pad = if hi > lo { (hi - lo) * frac } else { 1.0 };
+    // One key alone: a pad of 1 is lost to rounding past 2^53 (a sector of 2^60 would draw
+    // its lane with no height), so it grows with the key.
+    let pad = if hi > lo {
+        (hi - lo) * frac
+    } else {
+        (lo.abs() * 1e-9).max(1.0)
+    };
     (lo - pad, hi + pad)
 }
 
@@ -590,6 +596,14 @@ fn short_label(s: &Series) -> &'static str {
 mod tests {
     use super::*;
     use crate::record::{BlockClass, FileRole, Op};
+
+    #[test]
+    fn a_lane_of_one_huge_key_keeps_a_height() {
+        for key in [0.0, 5.0, (1u64 << 57) as f64, u64::MAX as f64] {
+            let (lo, hi) = padded(key, key, 0.08);
+            assert!(lo < key && key < hi, "{key}: {lo}..{hi}");
+        }
+    }
 
     pub(crate) fn rec(
         i: u64,
