@@ -174,10 +174,9 @@ fn import(blkparse: &Path, output: &Path, force: bool) -> CliResult {
     }
     .header();
     let count = scan.requests;
-    let mut file = again.file.try_clone()?;
-    std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(0))?;
-    let mut records =
-        joj_trace::BlkparseRecords::new(joj_trace::input::Input { file, ..again }.reader(), scan);
+    let mut again = again;
+    std::io::Seek::seek(&mut again.file, std::io::SeekFrom::Start(0))?;
+    let mut records = joj_trace::BlkparseRecords::new(again.reader(), scan);
     let mut read_failed = false;
     let written = write_atomically(output, Existing::replace_if(force), |w| {
         let each = std::iter::from_fn(|| {
