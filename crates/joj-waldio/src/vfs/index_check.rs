@@ -33,8 +33,8 @@ pub(crate) struct IndexCheck {
     /// The salts of the WAL header the index was last found to share.
     trusted_salts: Option<[u8; 8]>,
     /// An index of 0 frames under these salts (first), beside a WAL whose header has these
-    /// (second), found to hold no transaction (a new log's first frames spilled and rolled
-    /// back): walked once, not at every lock while the two stay as they are.
+    /// (second), found under the write lock to hold no transaction (a new log's first frames
+    /// spilled and rolled back): walked once, not at every lock while the two stay as they are.
     no_commit: Option<([u8; 8], [u8; 8])>,
 }
 
@@ -106,7 +106,7 @@ impl IndexCheck {
         let Some(wal) = shared_wal::of_database(db) else {
             return Ok(()); // no waldio WAL of this database open in the process
         };
-        if self.foreign(&wal, &index)?.is_none() {
+        if self.foreign(&wal, &index, write_held)?.is_none() {
             return Ok(());
         }
         let exclusive = ShmLockFlags::from_raw(
@@ -141,10 +141,13 @@ impl IndexCheck {
 
     /// Why `index` cannot index the WAL `wal` (`None`: it can), by `wal_index::judge`, with the
     /// WAL's header read again when its salts are not the index's; remembers salts found right.
+    /// `write_held`: the wal-index write lock (or the database's EXCLUSIVE lock) is held, so no
+    /// connection is in the middle of a transaction.
     fn foreign(
         &mut self,
         wal: &SharedWal,
         index: &IndexHeader,
+        write_held: bool,
     ) -> Result<Option<&'static str>, SqliteError> {
         let mut st = lock(&wal.state);
         let fail = |e: WalError| {
@@ -173,8 +176,11 @@ impl IndexCheck {
             // Another process may have started a new epoch since this one read the header.
             _ => st.logical_header(true).map_err(fail)?,
         };
-        // The same log found without a transaction before: a writer never writes a commit
-        // under an old header, it starts a new one.
+        // The same log found without a transaction before, under the write lock: its frames
+        // were rolled back, and the next writer, finding the index at 0 frames, starts a new
+        // header; so no commit comes under this one. (Judged without the write lock, the
+        // frames may be a writer's transaction still under way, which then commits under this
+        // very header: an index rebuilt to the pair later would hide its commits.)
         if let (Some(h), 0) = (header, index.max_frame) {
             if self.no_commit == Some((index.salts, wal_salts(&h))) {
                 return Ok(None);
@@ -191,7 +197,7 @@ impl IndexCheck {
         .map_err(fail)?;
         match (header, verdict) {
             (Some(h), _) if wal_salts(&h) == index.salts => self.trusted_salts = Some(index.salts),
-            (Some(h), Verdict::OfThisWal) if walked => {
+            (Some(h), Verdict::OfThisWal) if walked && write_held => {
                 self.no_commit = Some((index.salts, wal_salts(&h)));
             }
             _ => {}
@@ -215,7 +221,7 @@ impl IndexCheck {
         let Some(index) = valid_header(file, region_bytes) else {
             return Ok(());
         };
-        let Some(why) = self.foreign(wal, &index)? else {
+        let Some(why) = self.foreign(wal, &index, true)? else {
             return Ok(());
         };
         let Ok(Some(view)) = file.shm_view(0, region_bytes) else {
