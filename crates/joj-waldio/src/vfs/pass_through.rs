@@ -144,19 +144,23 @@ impl VfsFile for PassThrough {
 
     fn lock(&mut self, level: joj_vfs::LockLevel) -> Result<(), SqliteError> {
         self.base.lock(level)?;
-        self.exclusive |= level == joj_vfs::LockLevel::Exclusive;
         if let Some(db) = &self.db_name {
-            mark::locked(db, self.base.downgrade(), level);
             // EXCLUSIVE with the wal-index mapped: the close that checkpoints and deletes the
             // WAL, or exclusive locking mode, neither of which takes a wal-index lock. No other
-            // connection has the database open now. The lock stays SQLite's either way: a WAL
-            // that cannot be read here fails SQLite's own checkpoint as well.
+            // connection has the database open now. A check that fails (the WAL could not be
+            // read) fails the lock, back at SHARED, whence WAL mode asks EXCLUSIVE: a close that
+            // went on would checkpoint what a foreign index names — nothing — and delete the log
+            // with every commit in it; refused its lock, `sqlite3WalClose` keeps the log.
             if level == joj_vfs::LockLevel::Exclusive {
                 if let Err(e) = self.index.run(&self.base, db, self.inst, true) {
                     self.inst.errors.report(&e);
+                    let _ = self.base.unlock(joj_vfs::LockLevel::Shared);
+                    return Err(e);
                 }
             }
+            mark::locked(db, self.base.downgrade(), level);
         }
+        self.exclusive |= level == joj_vfs::LockLevel::Exclusive;
         Ok(())
     }
 
