@@ -22,7 +22,8 @@ pub fn replay_ejournal(
 ) -> Result<(ReplayReport, EjournalStats), EjournalError> {
     let scan = crate::requests::Requests::scan(records)?;
     let devs = scan.names();
-    let selected: Vec<TraceRecord> = match &opts.dev {
+    // The trace itself when it is one device's: not copied (at the bound it is gigabytes).
+    let selected: std::borrow::Cow<'_, [TraceRecord]> = match &opts.dev {
         Some(d) if !devs.contains(&d.as_str()) => {
             return Err(ReplayError::NoSuchDevice {
                 dev: d.clone(),
@@ -38,15 +39,14 @@ pub fn replay_ejournal(
                 devices: sorted.join(", "),
             });
         }
-        None => records.to_vec(),
+        None => std::borrow::Cow::Borrowed(records),
     };
     if region_mib == 0 {
         return Err(EjournalError::RegionTooSmall { region_mib });
     }
     let top = selected
         .iter()
-        .filter(|r| r.op != Op::Flush)
-        .map(|r| (r.sector + r.sectors) * SECTOR_BYTES)
+        .map(|r| r.addressed_end().saturating_mul(SECTOR_BYTES))
         .max()
         .unwrap_or(0);
     let capacity = profile.capacity_bytes();
@@ -72,7 +72,7 @@ pub fn replay_ejournal(
     let flush = TraceRecord::new(0, "", Op::Flush, 0, 0);
     for step in &steps {
         let at = match step {
-            Step::Keep(i, _) => Some(*i),
+            Step::Keep(i) => Some(*i),
             Step::Packed { from, .. } => from.last().copied(),
             Step::OrderingFlush | Step::Checkpoint { .. } => None,
         };
@@ -82,8 +82,8 @@ pub fn replay_ejournal(
                 .map_err(|source| ReplayError::Device { index: i, source })?;
         }
         match step {
-            Step::Keep(i, r) => {
-                replayer.apply(*i, r)?;
+            Step::Keep(i) => {
+                replayer.apply(*i, &selected[*i])?;
             }
             Step::OrderingFlush => {
                 replayer.apply(0, &flush)?;

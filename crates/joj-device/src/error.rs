@@ -425,7 +425,7 @@ pub enum ReplayError {
     ChangedWhileReplayed { scanned: u64, applied: u64 },
     #[error(
         "{path} holds {records} requests, more than joj holds in memory for {what} ({limit}, \
-         some 500 bytes each with the transformation); fix: replay it without \
+         some 210 bytes each with the transformation); fix: replay it without \
          --emmc-journal (a plain replay reads any number from the file), or replay a part of \
          it (`head -n` of a joj-trace file, with its header's `records` set to match)"
     )]

@@ -157,7 +157,7 @@ fn as_the_replay_reads_it(ops: &[LogOp], journal: &Journal) -> Reading {
                 }
                 r.groups.push(group);
             }
-            Step::Keep(i, rec) if rec.op == Op::Flush => r.flushes_kept.push(op_of[*i]),
+            Step::Keep(i) if records[*i].op == Op::Flush => r.flushes_kept.push(op_of[*i]),
             _ => {}
         }
     }
