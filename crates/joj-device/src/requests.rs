@@ -64,7 +64,8 @@ impl Requests for [TraceRecord] {
 pub struct Scan {
     /// Every device of the requests (`major:minor`), in order of first appearance.
     pub devices: Vec<String>,
-    /// Per device of `devices`, the highest `sector + sectors` of its requests (saturating);
+    /// Per device of `devices`, the highest end of its requests with an address
+    /// ([`TraceRecord::addressed_end`]);
     /// empty when the requests were not read ([`Requests::known`]).
     pub end_sectors: Vec<u64>,
     /// Requests in the trace.
@@ -74,7 +75,7 @@ pub struct Scan {
 impl Scan {
     fn see(&mut self, known: &mut HashMap<String, usize>, r: &TraceRecord) {
         self.records += 1;
-        let end = r.sector.saturating_add(r.sectors);
+        let end = r.addressed_end();
         match known.get(&r.dev) {
             Some(&i) => self.end_sectors[i] = self.end_sectors[i].max(end),
             None => {
@@ -109,7 +110,10 @@ impl Scan {
         for (d, end) in self.devices.iter().zip(&self.end_sectors) {
             starts.insert(d.clone(), next);
             top = top.max(next.saturating_add(*end));
-            next = next.saturating_add(end.div_ceil(MIB_SECTORS).max(1) * MIB_SECTORS);
+            // Saturating: a device reaching near 2^64 sectors must not wrap the next one to 0,
+            // on top of the first (the replay then refuses it as beyond the device).
+            let span = end.div_ceil(MIB_SECTORS).max(1).saturating_mul(MIB_SECTORS);
+            next = next.saturating_add(span);
         }
         (starts, top)
     }
@@ -170,5 +174,25 @@ mod tests {
         assert_eq!(starts["7:1"], 0);
         assert_eq!(starts["7:0"], 2048);
         assert_eq!(top, 2048 + 5016);
+    }
+
+    /// A flush's sector names no place: it does not size its device's partition (a flush at
+    /// sector 2^40 put the next device past the emulated one). And a device reaching near
+    /// 2^64 sectors puts the next one at the end, not back at 0 on top of the first.
+    #[test]
+    fn partitions_are_sized_by_addressed_requests_and_never_wrap() {
+        let recs = [
+            TraceRecord::new(0, "7:0", Op::Write, 0, 8),
+            TraceRecord::new(1, "7:0", Op::Flush, 1 << 40, 0),
+            TraceRecord::new(2, "7:1", Op::Write, 0, 8),
+        ];
+        let (starts, _) = recs[..].scan().unwrap().partitions();
+        assert_eq!(starts["7:1"], 2048);
+        let recs = [
+            TraceRecord::new(0, "7:0", Op::Write, u64::MAX - 100, 8),
+            TraceRecord::new(1, "7:1", Op::Write, 0, 8),
+        ];
+        let (starts, _) = recs[..].scan().unwrap().partitions();
+        assert_eq!(starts["7:1"], u64::MAX);
     }
 }

@@ -179,7 +179,7 @@ impl Seen {
     fn see(&mut self, rec: &TraceRecord) {
         self.t0_ns = Some(self.t0_ns.map_or(rec.time_ns, |t| t.min(rec.time_ns)));
         self.requests += 1;
-        let end = rec.sector.saturating_add(rec.sectors);
+        let end = rec.addressed_end();
         if let Some(&i) = self.known.get(&rec.dev) {
             self.end_sectors[i] = self.end_sectors[i].max(end);
         } else if self.too_many.is_none() {
@@ -407,7 +407,7 @@ impl<R: BufRead> BlkparseRecords<R> {
                 ),
             });
         };
-        let end = rec.sector.saturating_add(rec.sectors);
+        let end = rec.addressed_end();
         if end > self.scan.end_sectors[i] {
             return Err(TraceError::ChangedWhileRead {
                 change: format!(

@@ -114,6 +114,16 @@ impl TraceRecord {
         }
     }
 
+    /// The sector after the request's last (saturating), for a request with an address (a
+    /// read, write or discard); 0 for a flush or another operation, whose sector names no
+    /// place (a trace may give it any number, and a device is not sized by it).
+    pub fn addressed_end(&self) -> u64 {
+        match self.op {
+            Op::Read | Op::Write | Op::Discard => self.sector.saturating_add(self.sectors),
+            Op::Flush | Op::Other => 0,
+        }
+    }
+
     /// Size of the request in bytes.
     pub fn bytes(&self) -> u64 {
         self.sectors * SECTOR_BYTES
