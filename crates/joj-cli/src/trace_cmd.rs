@@ -194,6 +194,7 @@ fn import(blkparse: &Path, output: &Path, force: bool) -> CliResult {
         e if read_failed => named(blkparse, e),
         e => e.into(),
     })?;
-    eprintln!("imported {count} requests into {}", output.display());
+    let noun = if count == 1 { "request" } else { "requests" };
+    eprintln!("imported {count} {noun} into {}", output.display());
     Ok(())
 }

@@ -39,7 +39,7 @@
 //! bisection (so a hostile order costs a logarithm, and may give a completion to an older
 //! request than the newest).
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 
 use crate::format::MAX_TRACE_DEVICES;
 use crate::record::{Completion, Op, TraceRecord};
@@ -67,7 +67,10 @@ fn key_of(dev: &str, op: Op, sector: u64, sectors: u64) -> Key {
 /// trace of that many devices is refused anyway) every request may complete.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Completing {
-    pairs: HashSet<(String, Op)>,
+    /// Per device, the operations it completes as bits (`1 << op`): looked up by `&str`, so
+    /// neither noting a completion nor asking about a request allocates.
+    ops: HashMap<String, u8>,
+    pairs: usize,
     every: bool,
 }
 
@@ -75,33 +78,44 @@ impl Completing {
     /// Nothing known: every request may complete.
     pub fn every() -> Completing {
         Completing {
-            pairs: HashSet::new(),
+            ops: HashMap::new(),
+            pairs: 0,
             every: true,
         }
     }
 
     /// Note a completion of the trace.
     pub fn see(&mut self, c: &Completion) {
-        if self.every || self.pairs.contains(&(c.dev.clone(), c.op)) {
+        let bit = op_bit(c.op);
+        if self.every
+            || self
+                .ops
+                .get(c.dev.as_str())
+                .is_some_and(|ops| ops & bit != 0)
+        {
             return;
         }
-        if self.pairs.len() == MAX_COMPLETING_PAIRS {
-            self.every = true;
-            self.pairs = HashSet::new();
+        if self.pairs == MAX_COMPLETING_PAIRS {
+            *self = Completing::every();
             return;
         }
-        self.pairs.insert((c.dev.clone(), c.op));
+        *self.ops.entry(c.dev.clone()).or_default() |= bit;
+        self.pairs += 1;
     }
 
     /// Whether a request of `dev` and `op` may get a completion.
     pub fn may_complete(&self, dev: &str, op: Op) -> bool {
-        self.every || self.pairs.contains(&(dev.to_owned(), op))
+        self.every || self.ops.get(dev).is_some_and(|ops| ops & op_bit(op) != 0)
     }
 
     /// How many pairs it lists (0 once it no longer tells them apart).
     pub fn pairs(&self) -> usize {
-        self.pairs.len()
+        self.pairs
     }
+}
+
+fn op_bit(op: Op) -> u8 {
+    1 << (op as u8)
 }
 
 /// The requeues (`R`) whose request has not been issued again yet, per key: the next issue

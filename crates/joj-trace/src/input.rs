@@ -37,8 +37,8 @@ pub enum InputError {
     },
     /// A device, FIFO, socket or directory where a file is meant.
     #[error(
-        "{} is {kind}, not a regular file; fix: name a regular file ({what} is read whole, and \
-         a device or FIFO may never end or never answer)",
+        "{} is {kind}, not a regular file; fix: name a regular file ({what} is read to its end, \
+         and a device or FIFO may never end or never answer)",
         .path.display()
     )]
     NotRegularFile {

@@ -25,7 +25,7 @@ const LANES_WIDTH_PX: u32 = 960;
 /// Height of the flush lane, and of the x axis under it.
 const FLUSH_LANE_PX: u32 = 96;
 const X_AXIS_PX: u32 = 46;
-/// Room for the lanes' address labels.
+/// Room for the lanes' address labels, at least ([`y_labels_px`] widens it for long ones).
 const Y_LABELS_PX: u32 = 78;
 /// Sectors per 4 KiB block: addresses are in filesystem-block units, as in the papers.
 const SECTORS_PER_BLOCK: f64 = 8.0;
@@ -96,6 +96,27 @@ impl XScale {
             (PlotAxis::Sequence, _) => "per request",
         }
     }
+}
+
+/// Room for the lanes' and the flush lane's axis labels: [`Y_LABELS_PX`], or more when a lane's
+/// addresses need it (a block number of 13 digits or more, on a disk of 16 TiB, was cut at the
+/// picture's left edge). The same for every lane, so that their x axes line up.
+fn y_labels_px(plot: &TracePlot) -> u32 {
+    // An 11 px sans-serif digit is about 6.2 px wide, a comma about 3.1; ticks and gap 14 px.
+    let width = |v: f64| {
+        let text = integer_label(&v);
+        let commas = text.chars().filter(|c| *c == ',').count() as f64;
+        let rest = text.chars().count() as f64 - commas;
+        (rest * 6.2 + commas * 3.1 + 14.0).ceil() as u32
+    };
+    plot.lanes()
+        .iter()
+        .flat_map(|lane| {
+            let (lo, hi) = padded(block(lane.lo), block(lane.hi), 0.08);
+            [width(lo), width(hi)]
+        })
+        .fold(Y_LABELS_PX, u32::max)
+        .min(LANES_WIDTH_PX / 3)
 }
 
 fn block(sector: u64) -> f64 {
@@ -174,8 +195,16 @@ fn draw(root: &Area<'_>, info: &PlotInfo<'_>, plot: &TracePlot) -> Result<(), Tr
             (4, lanes_h as i32 / 2 + 150),
         )
         .map_err(plot_error("the lanes' axis title"))?;
-    draw_lanes(&lanes_area, plot, x_of, (x_lo, x_hi))?;
-    draw_flush_rate(&flush_area, plot, (x_lo, x_hi), x_of, info.transactions)?;
+    let labels_px = y_labels_px(plot);
+    draw_lanes(&lanes_area, plot, x_of, (x_lo, x_hi), labels_px)?;
+    draw_flush_rate(
+        &flush_area,
+        plot,
+        (x_lo, x_hi),
+        x_of,
+        info.transactions,
+        labels_px,
+    )?;
     draw_cumulative(&right, plot, (x_lo, x_hi), x_of, info.transactions)
 }
 
@@ -185,13 +214,14 @@ fn draw_lanes(
     plot: &TracePlot,
     x_of: XScale,
     (x_lo, x_hi): (f64, f64),
+    labels_px: u32,
 ) -> Result<(), TraceError> {
     let lanes = plot.lanes();
     if lanes.is_empty() {
         area.draw_text(
             "no request with an address in this trace",
             &("sans-serif", 16).into_font().color(&GREY),
-            (Y_LABELS_PX as i32 + 20, 30),
+            (labels_px as i32 + 20, 30),
         )
         .map_err(plot_error("the empty trace"))?;
         return Ok(());
@@ -208,7 +238,7 @@ fn draw_lanes(
             .margin_bottom(2)
             .margin_right(8)
             .x_label_area_size(0)
-            .y_label_area_size(Y_LABELS_PX)
+            .y_label_area_size(labels_px)
             .build_cartesian_2d(x_lo..x_hi, y_lo..y_hi)
             .map_err(plot_error("a lane's axes"))?;
         // Three address labels, fewer for a lane a few blocks high (no label twice).
@@ -230,7 +260,7 @@ fn draw_lanes(
             }
         }
         draw_sizes(&mut chart, plot, lane, x_of)?;
-        lane_label(&lane_area, lane, plot.written())?;
+        lane_label(&lane_area, lane, plot.written(), labels_px)?;
     }
     Ok(())
 }
@@ -355,7 +385,12 @@ fn draw_sizes(
 
 /// The lane's class, its total and its share of what was written, top left; for a lane drawn
 /// as a density, how many requests it holds and how to read its shades.
-fn lane_label(area: &Area<'_>, lane: &Lane, written: u64) -> Result<(), TraceError> {
+fn lane_label(
+    area: &Area<'_>,
+    lane: &Lane,
+    written: u64,
+    labels_px: u32,
+) -> Result<(), TraceError> {
     let share = if written > 0 && lane.series.label != READ.label {
         let pct = 100.0 * lane.bytes as f64 / written as f64;
         if pct < 0.5 {
@@ -378,7 +413,7 @@ fn lane_label(area: &Area<'_>, lane: &Lane, written: u64) -> Result<(), TraceErr
         lane.series.label,
         size(lane.bytes as f64)
     );
-    let x = Y_LABELS_PX as i32 + 2;
+    let x = labels_px as i32 + 2;
     area.draw(&Marker {
         at: (x + 7, 10),
         shape: lane.series.shape,
@@ -401,6 +436,7 @@ fn draw_flush_rate(
     (x_lo, x_hi): (f64, f64),
     x_of: XScale,
     transactions: Option<u64>,
+    labels_px: u32,
 ) -> Result<(), TraceError> {
     let width = (x_hi - x_lo) / FLUSH_BINS as f64;
     let mut bins = vec![0u64; FLUSH_BINS];
@@ -414,7 +450,7 @@ fn draw_flush_rate(
         .margin_top(LABEL_STRIP_PX)
         .margin_right(8)
         .x_label_area_size(X_AXIS_PX)
-        .y_label_area_size(Y_LABELS_PX)
+        .y_label_area_size(labels_px)
         .build_cartesian_2d(x_lo..x_hi, 0.0..top)
         .map_err(plot_error("the flush lane's axes"))?;
     chart
@@ -456,7 +492,7 @@ fn draw_flush_rate(
     area.draw_text(
         &text,
         &("sans-serif", 13).into_font().color(&INK),
-        (Y_LABELS_PX as i32 + 4, 3),
+        (labels_px as i32 + 4, 3),
     )
     .map_err(plot_error("the flush lane's label"))
 }
@@ -675,6 +711,54 @@ mod tests {
             .filter_map(|(_, rest)| rest.split_once("</text>"))
             .map(|(text, _)| text.trim().to_string())
             .collect()
+    }
+
+    /// A block address of 16 digits (a write near the end of a disk of 2^62 bytes) is drawn
+    /// whole: its label starts inside the picture, not cut at its left edge.
+    #[test]
+    fn a_long_block_address_fits_beside_its_lane() {
+        let far = 8 * 1_234_567_890_123_456;
+        let records = vec![
+            rec(0, Op::Write, far, 8, BlockClass::Data, Some(FileRole::Wal)),
+            rec(
+                1,
+                Op::Write,
+                far + 64,
+                8,
+                BlockClass::Data,
+                Some(FileRole::Wal),
+            ),
+        ];
+        let svg = svg(&records, PlotAxis::Time, None);
+        let mut seen = 0;
+        for element in svg.split("<text").skip(1) {
+            let Some((attrs, rest)) = element.split_once('>') else {
+                continue;
+            };
+            let Some((text, _)) = rest.split_once("</text>") else {
+                continue;
+            };
+            let text = text.trim();
+            if !text.starts_with("1,234,567,890,12") {
+                continue;
+            }
+            seen += 1;
+            let x: f64 = attrs
+                .split("x=\"")
+                .nth(1)
+                .and_then(|r| r.split('"').next())
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| panic!("no x in {attrs}"));
+            assert!(attrs.contains("text-anchor=\"end\""), "{attrs}");
+            // Its digits are at least 5.5 px wide at 11 px, its commas 2.5.
+            let commas = text.matches(',').count() as f64;
+            let least = (text.chars().count() as f64 - commas) * 5.5 + commas * 2.5;
+            assert!(
+                x >= least,
+                "{text:?} ends at x = {x}, narrower than its {least} px"
+            );
+        }
+        assert!(seen > 0, "no address label of the far lane in {svg}");
     }
 
     #[test]
