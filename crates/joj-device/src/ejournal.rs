@@ -203,6 +203,11 @@ fn page_span(r: &TraceRecord, page_bytes: u64) -> (u64, u64) {
     (start / page_bytes, (end - 1) / page_bytes)
 }
 
+/// The most one checkpoint write carries: what one replayed request may (`replay`'s
+/// `MAX_REQUEST_BYTES`, which `ejournal_replay`'s tests check it equals; not imported, since
+/// `replay` imports this module).
+pub(crate) const CHECKPOINT_WRITE_BYTES: u64 = 64 << 20;
+
 /// Transformation state over one pass of the trace.
 struct State {
     page_bytes: u64,
@@ -227,7 +232,7 @@ impl State {
         }
         // A run of consecutive pages is one write of at most what one request may carry: a
         // checkpoint of 78 MiB of adjacent metadata used to be one write the replay refused.
-        let most = (crate::replay::MAX_REQUEST_BYTES / self.page_bytes).max(1) as usize;
+        let most = (CHECKPOINT_WRITE_BYTES / self.page_bytes).max(1) as usize;
         let mut writes = Vec::new();
         let mut i = 0;
         while i < pages.len() {
@@ -553,7 +558,7 @@ mod tests {
             })
             .flatten()
             .collect();
-        let most = crate::replay::MAX_REQUEST_BYTES;
+        let most = CHECKPOINT_WRITE_BYTES;
         assert!(writes.iter().all(|(_, bytes)| *bytes <= most), "{writes:?}");
         assert_eq!(writes.iter().map(|(_, b)| b).sum::<u64>(), 20_000 * 4096);
         // Back to back, each starting where the one before ended.

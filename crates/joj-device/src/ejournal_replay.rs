@@ -119,6 +119,14 @@ mod tests {
     use super::*;
     use joj_trace::BlockClass;
 
+    #[test]
+    fn a_checkpoint_write_is_at_most_what_a_replayed_request_carries() {
+        assert_eq!(
+            crate::ejournal::CHECKPOINT_WRITE_BYTES,
+            crate::replay::MAX_REQUEST_BYTES
+        );
+    }
+
     fn trace() -> Vec<TraceRecord> {
         let mut desc = TraceRecord::new(0, "7:0", Op::Write, 5000, 8);
         desc.class = BlockClass::FsJournal;
