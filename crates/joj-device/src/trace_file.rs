@@ -157,7 +157,8 @@ impl TraceFile {
 
     /// Every record, in memory, without its command name: at most [`MAX_HELD_RECORDS`],
     /// refused before any is held past it (by the count a joj-trace header announces, checked
-    /// as the file is read; by the count of blkparse text's first reading). `what` says what needs them, for the error.
+    /// as the file is read; by the count of blkparse text's first reading). `what` says what
+    /// needs them, for the error.
     pub fn load(&self, what: &'static str) -> Result<Vec<TraceRecord>, ReplayError> {
         let too_many = |records| ReplayError::TooManyToHold {
             path: self.shown.clone(),

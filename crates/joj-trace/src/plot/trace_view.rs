@@ -99,8 +99,8 @@ impl XScale {
 }
 
 /// Room for the lanes' and the flush lane's axis labels: [`Y_LABELS_PX`], or more when a lane's
-/// addresses need it (a block number of 13 digits or more, on a disk of 16 TiB, was cut at the
-/// picture's left edge). The same for every lane, so that their x axes line up.
+/// addresses need it (a block number has 10 digits on a disk of 16 TiB; one of 16 was cut at
+/// the picture's left edge). The same for every lane, so that their x axes line up.
 fn y_labels_px(plot: &TracePlot) -> u32 {
     // An 11 px sans-serif digit is about 6.2 px wide, a comma about 3.1; ticks and gap 14 px.
     let width = |v: f64| {
