@@ -542,6 +542,18 @@ mod tests {
         assert_eq!((stats.checkpoint_writes, stats.checkpoint_pages), (1, 2));
     }
 
+    /// Every checkpoint's writes home, `(offset, bytes)`, in order.
+    fn checkpoint_writes(steps: &[Step]) -> Vec<(u64, u64)> {
+        steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::Checkpoint { writes, .. } => Some(writes.clone()),
+                _ => None,
+            })
+            .flatten()
+            .collect()
+    }
+
     /// 20,000 adjacent metadata pages (78 MiB) are written home in writes of at most what one
     /// request may carry: one write of them all was refused by the replay, naming record 0.
     #[test]
@@ -550,14 +562,7 @@ mod tests {
             .map(|i| w(i * 8, 8, BlockClass::Metadata))
             .collect();
         let (steps, stats) = transform(&recs, PAGE, region()).unwrap();
-        let writes: Vec<(u64, u64)> = steps
-            .iter()
-            .filter_map(|s| match s {
-                Step::Checkpoint { writes, .. } => Some(writes.clone()),
-                _ => None,
-            })
-            .flatten()
-            .collect();
+        let writes = checkpoint_writes(&steps);
         let most = CHECKPOINT_WRITE_BYTES;
         assert!(writes.iter().all(|(_, bytes)| *bytes <= most), "{writes:?}");
         assert_eq!(writes.iter().map(|(_, b)| b).sum::<u64>(), 20_000 * 4096);
@@ -575,14 +580,7 @@ mod tests {
             .collect();
         recs.push(TraceRecord::new(9, "7:0", Op::Discard, 16, 16));
         let (steps, stats) = transform(&recs, PAGE, region()).unwrap();
-        let home: Vec<(u64, u64)> = steps
-            .iter()
-            .filter_map(|s| match s {
-                Step::Checkpoint { writes, .. } => Some(writes.clone()),
-                _ => None,
-            })
-            .flatten()
-            .collect();
+        let home = checkpoint_writes(&steps);
         assert_eq!(home, [(0, 2 * 4096), (32 * 512, 4 * 4096)]);
         assert_eq!(stats.checkpoint_pages * PAGE, 6 * 4096);
     }
