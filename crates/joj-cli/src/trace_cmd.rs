@@ -149,13 +149,7 @@ fn import(blkparse: &Path, output: &Path, force: bool) -> CliResult {
     check_output_file("-o/--output", output, force, &[blkparse])?;
     let input = joj_trace::input::open(blkparse, MAX_TRACE_BYTES, "blkparse text")?;
     // The second reading goes through the descriptor opened first, never the name again.
-    let again = joj_trace::input::Input {
-        file: input.file.try_clone()?,
-        path: input.path.clone(),
-        size_bytes: input.size_bytes,
-        limit_bytes: input.limit_bytes,
-        what: input.what,
-    };
+    let again = input.try_clone()?;
     let mut reader = input.reader();
     let scan = joj_trace::scan_blkparse(&mut reader).map_err(|e| match e {
         TraceError::Io(io) => TraceError::Input(reader.input_error(io)).into(),
@@ -167,12 +161,7 @@ fn import(blkparse: &Path, output: &Path, force: bool) -> CliResult {
         }
         .into());
     }
-    let header = joj_trace::BlkparseImport {
-        records: Vec::new(),
-        action: scan.action,
-        devices: scan.devices.clone(),
-    }
-    .header();
+    let header = scan.header();
     let count = scan.requests;
     let mut again = again;
     std::io::Seek::seek(&mut again.file, std::io::SeekFrom::Start(0))?;

@@ -105,12 +105,7 @@ impl TraceFile {
                 });
             }
             file.format = "blkparse";
-            file.header = joj_trace::BlkparseImport {
-                records: Vec::new(),
-                action: scan.action,
-                devices: scan.devices.clone(),
-            }
-            .header();
+            file.header = scan.header();
             file.announced = scan.requests;
             let _ = file.scan.set(Scan {
                 devices: scan.devices.clone(),

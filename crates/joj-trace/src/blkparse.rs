@@ -63,26 +63,31 @@ impl BlkparseImport {
     /// every device in the `main` role (blkparse text does not say which is a journal device;
     /// callers who know can change the roles).
     pub fn header(&self) -> TraceHeader {
-        let mut meta = Map::new();
-        let action = match self.action {
-            BlkparseAction::Issue => "D",
-            BlkparseAction::Queue => "Q",
-        };
-        meta.insert("blkparse_action".to_owned(), Value::from(action));
-        TraceHeader {
-            clock: Clock::Relative,
-            devices: self
-                .devices
-                .iter()
-                .map(|d| TraceDevice {
-                    dev: d.clone(),
-                    role: DeviceRole::Main,
-                    name: d.clone(),
-                })
-                .collect(),
-            source: TraceSource::Blkparse,
-            meta,
-        }
+        header_of(self.action, &self.devices)
+    }
+}
+
+/// The joj-trace header of blkparse text of `action`'s requests on `devices`
+/// ([`BlkparseImport::header`], [`BlkparseScan::header`]).
+fn header_of(action: BlkparseAction, devices: &[String]) -> TraceHeader {
+    let mut meta = Map::new();
+    let action = match action {
+        BlkparseAction::Issue => "D",
+        BlkparseAction::Queue => "Q",
+    };
+    meta.insert("blkparse_action".to_owned(), Value::from(action));
+    TraceHeader {
+        clock: Clock::Relative,
+        devices: devices
+            .iter()
+            .map(|d| TraceDevice {
+                dev: d.clone(),
+                role: DeviceRole::Main,
+                name: d.clone(),
+            })
+            .collect(),
+        source: TraceSource::Blkparse,
+        meta,
     }
 }
 
@@ -143,7 +148,8 @@ pub struct BlkparseScan {
     pub action: BlkparseAction,
     pub t0_ns: u64,
     pub devices: Vec<String>,
-    /// Per device of `devices`, the highest `sector + sectors` of its requests (saturating).
+    /// Per device of `devices`, the highest end of its requests with an address
+    /// ([`TraceRecord::addressed_end`]).
     pub end_sectors: Vec<u64>,
     /// Requests of `action` (`D` events, less those that issue a requeued request again).
     pub requests: u64,
@@ -152,6 +158,13 @@ pub struct BlkparseScan {
     /// A digest of every `D`, `Q`, `C` and `R` event, in order, for a later reading to find
     /// the same text.
     pub digest: u64,
+}
+
+impl BlkparseScan {
+    /// The header of a joj-trace file of the text's requests, as [`BlkparseImport::header`].
+    pub fn header(&self) -> TraceHeader {
+        header_of(self.action, &self.devices)
+    }
 }
 
 /// Read blkparse text once, keeping what [`BlkparseScan`] says: a few numbers and the devices,

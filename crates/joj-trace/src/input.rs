@@ -188,6 +188,19 @@ pub fn checked(
 }
 
 impl Input {
+    /// The same file through a second descriptor of the one opened (never its name again),
+    /// for a second reading of what was checked. The two share one offset: seek it to the
+    /// start once the first reading is done.
+    pub fn try_clone(&self) -> io::Result<Input> {
+        Ok(Input {
+            file: self.file.try_clone()?,
+            path: self.path.clone(),
+            size_bytes: self.size_bytes,
+            limit_bytes: self.limit_bytes,
+            what: self.what,
+        })
+    }
+
     /// The whole file (refused if it grew past the limit since it was opened).
     pub fn read_all(self) -> Result<Vec<u8>, InputError> {
         let mut bytes = Vec::with_capacity(usize::try_from(self.size_bytes).unwrap_or(0));
