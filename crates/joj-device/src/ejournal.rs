@@ -198,8 +198,9 @@ fn flush_write_flush(records: &[TraceRecord], j: usize) -> bool {
 
 /// Pages `[first, last]` a request covers.
 fn page_span(r: &TraceRecord, page_bytes: u64) -> (u64, u64) {
-    let start = r.sector * SECTOR_BYTES;
-    let end = start + r.bytes().max(1);
+    // The replay refuses a request beyond the device before this runs; saturating all the same.
+    let start = r.sector.saturating_mul(SECTOR_BYTES);
+    let end = start.saturating_add(r.bytes().max(1));
     (start / page_bytes, (end - 1) / page_bytes)
 }
 

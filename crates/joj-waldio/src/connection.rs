@@ -2,7 +2,8 @@
 //! rusqlite and opens through the loading SQLite).
 
 use crate::handle::{
-    WaldioError, WaldioVfs, clear_last_error, db_header, last_error, register, uri,
+    WaldioError, WaldioVfs, clear_last_error_on_this_thread, db_header, last_error_on_this_thread,
+    register, uri,
 };
 use crate::layout;
 use crate::options::WaldioOptions;
@@ -28,8 +29,9 @@ pub fn open_with(
     path: &Path,
     opts: &WaldioOptions,
 ) -> Result<Connection, WaldioError> {
-    // A message from an earlier, unrelated failure must not be attached to this open's error.
-    clear_last_error();
+    // A message from an earlier, unrelated failure must not be attached to this open's error,
+    // nor one another thread met meanwhile: the VFS runs this open's calls on this thread.
+    clear_last_error_on_this_thread();
     if let Some((_, reserve)) = db_header(path)? {
         if reserve < layout::RESERVE_NEEDED {
             return Err(WaldioError::NoReserve {
@@ -41,7 +43,7 @@ pub fn open_with(
     let sqlite = |what: &str, source: rusqlite::Error| WaldioError::Sqlite {
         what: format!("{what} {}", path.display()),
         source: from_rusqlite(source),
-        detail: last_error(),
+        detail: last_error_on_this_thread(),
     };
     let conn = Connection::open_with_flags_and_vfs(
         uri(path, opts),

@@ -209,11 +209,24 @@ pub fn last_error() -> Option<String> {
         .map(|e| e.message().to_string())
 }
 
-/// Forget the last errors of every waldio VFS (before an open whose error gets the message).
+/// The last error any waldio VFS reported on the calling thread: what this thread's last failed
+/// SQLite call through waldio was told, whatever other threads met since (as `errno`).
+/// [`last_error`] is the process's newest, which in a program of several threads may be
+/// another thread's.
+pub fn last_error_on_this_thread() -> Option<String> {
+    let reg = vfs::lock(&REGISTERED);
+    reg.iter()
+        .filter_map(|v| v.reg.errors().last_on_this_thread())
+        .reduce(|a, b| if b.is_newer_than(&a) { b } else { a })
+        .map(|e| e.message().to_string())
+}
+
+/// Forget the last errors every waldio VFS reported on the calling thread (before an open
+/// whose error gets the message; other threads' errors are theirs to read).
 #[cfg(feature = "rusqlite")]
-pub(crate) fn clear_last_error() {
+pub(crate) fn clear_last_error_on_this_thread() {
     for v in vfs::lock(&REGISTERED).iter() {
-        v.reg.errors().clear();
+        v.reg.errors().clear_on_this_thread();
     }
 }
 

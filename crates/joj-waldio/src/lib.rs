@@ -36,8 +36,8 @@ pub use connection::{open, open_with};
 pub use convert::{COMPANIONS, ConvertReport, convert};
 pub use counters::{AtomicWaldioCounters, WaldioCounters};
 pub use handle::{
-    VFS_NAME, WaldioError, WaldioVfs, db_header, existing_db_header, last_error, register,
-    register_over, sqlite_wal_path, uri, wal_path,
+    VFS_NAME, WaldioError, WaldioVfs, db_header, existing_db_header, last_error,
+    last_error_on_this_thread, register, register_over, sqlite_wal_path, uri, wal_path,
 };
 pub use io::{AlignedBuf, DirectFile, Tap, WalIo};
 pub use options::{GroupSync, OptionsError, SyncOption, WaldioOptions, group_due};

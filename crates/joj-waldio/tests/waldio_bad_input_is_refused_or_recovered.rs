@@ -170,6 +170,37 @@ fn garbage_wal_is_refused_and_left_alone() {
     );
 }
 
+/// The reason an open was refused is the reason this thread met, whatever other threads' opens
+/// meet meanwhile: an open used to clear every thread's last error before it began and read the
+/// process's newest after it failed, so two threads opening at once could each get the other's
+/// reason, or none (seen in this file's tests, which run on several threads).
+#[test]
+fn threads_refused_at_once_each_get_their_own_reason() {
+    let dirs: Vec<_> = (0..4).map(|_| tempfile::tempdir().unwrap()).collect();
+    let dbs: Vec<_> = dirs
+        .iter()
+        .map(|d| {
+            let db = wal_with_frames(d.path(), 2);
+            std::fs::write(wal_path(&db), vec![0x5au8; 3 * 4096]).unwrap();
+            db
+        })
+        .collect();
+    std::thread::scope(|s| {
+        for db in &dbs {
+            s.spawn(move || {
+                for round in 0..40 {
+                    let err = open(db, &WaldioOptions::default()).unwrap_err().to_string();
+                    let own = wal_path(db).display().to_string();
+                    assert!(
+                        err.contains("not a waldio WAL") && err.contains(&own),
+                        "round {round}, {own}: {err}"
+                    );
+                }
+            });
+        }
+    });
+}
+
 #[test]
 fn database_without_reserve_is_refused_then_converted_without_loss() {
     let dir = tempfile::tempdir().unwrap();
@@ -203,7 +234,11 @@ fn database_without_reserve_is_refused_then_converted_without_loss() {
             );
         }
     }
-    assert!(joj_waldio::last_error().unwrap().contains("reserved bytes"));
+    assert!(
+        joj_waldio::last_error_on_this_thread()
+            .unwrap()
+            .contains("reserved bytes")
+    );
     let report = joj_waldio::convert(&db).unwrap();
     assert_eq!(report.reserve_before, 0);
     assert!(report.reserve_after >= 24 && report.vacuumed);
@@ -392,8 +427,13 @@ fn a_directory_at_the_wals_name_is_refused_as_stock_refuses_one_at_its_own() {
             Connection::open_with_flags_and_vfs(&db, rusqlite::OpenFlags::default(), vfs.name())
                 .and_then(|c| rows_or_err(&c)),
         );
-        assert_eq!(got, stock, "{journal}: {:?}", joj_waldio::last_error());
-        let why = joj_waldio::last_error().unwrap();
+        assert_eq!(
+            got,
+            stock,
+            "{journal}: {:?}",
+            joj_waldio::last_error_on_this_thread()
+        );
+        let why = joj_waldio::last_error_on_this_thread().unwrap();
         assert!(
             why.contains(&format!("{} is a directory", wal_path(&db).display()))
                 && why.contains("fix: move the directory away"),

@@ -40,7 +40,8 @@ fn connections_may_differ_in_journal_switch_and_sizes_not_in_durability() {
         ),
     ] {
         let second = open(&db, &opts).unwrap();
-        let seen = rows(&second).map_err(|e| format!("{e}: {:?}", joj_waldio::last_error()));
+        let seen = rows(&second)
+            .map_err(|e| format!("{e}: {:?}", joj_waldio::last_error_on_this_thread()));
         assert!(seen.is_ok(), "{what}: {seen:?}");
         second.execute("INSERT INTO t VALUES(2)", []).unwrap();
         assert_eq!(rows(&first).unwrap(), rows(&second).unwrap(), "{what}");
@@ -54,7 +55,7 @@ fn connections_may_differ_in_journal_switch_and_sizes_not_in_durability() {
             ..WaldioOptions::default()
         },
     )
-    .map(|c| rows(&c).map_err(|e| format!("{e}: {:?}", joj_waldio::last_error())))
+    .map(|c| rows(&c).map_err(|e| format!("{e}: {:?}", joj_waldio::last_error_on_this_thread())))
     .map_err(|e| e.to_string());
     let why = match refused {
         Err(why) | Ok(Err(why)) => why,

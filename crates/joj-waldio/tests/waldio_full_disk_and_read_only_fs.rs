@@ -96,7 +96,7 @@ fn full_disk_gives_sqlite_full_and_keeps_every_commit() {
     )
     .unwrap();
     let committed = commit_until_the_disk_is_full(&c);
-    let why = joj_waldio::last_error().unwrap();
+    let why = joj_waldio::last_error_on_this_thread().unwrap();
     assert!(
         why.contains("disk is full") && why.contains("preallocate"),
         "{why}"
@@ -143,7 +143,7 @@ fn fill_free_and_commit(
     // (waldio's message is read now: the reopen below clears it)
     let again = c
         .execute("INSERT INTO t VALUES(?1, ?2)", (k, value_of(k as u64)))
-        .map_err(|e| format!("{e} ({:?})", joj_waldio::last_error()));
+        .map_err(|e| format!("{e} ({:?})", joj_waldio::last_error_on_this_thread()));
     if again.is_ok() {
         committed = k;
     }
@@ -219,7 +219,7 @@ fn a_preallocation_beyond_the_free_space_takes_only_what_the_write_needs() {
     };
     let c = joj_waldio::open_with(vfs, &db, &opts).unwrap();
     c.execute_batch("CREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB NOT NULL)")
-        .unwrap_or_else(|e| panic!("{e}: {:?}", joj_waldio::last_error()));
+        .unwrap_or_else(|e| panic!("{e}: {:?}", joj_waldio::last_error_on_this_thread()));
     assert!(vfs.counters().short_extensions > cut_before);
     let wal = std::fs::metadata(joj_waldio::wal_path(&db)).map_or(0, |m| m.len());
     assert!(wal < 64 << 10, "the cut preallocation left {wal} bytes");
@@ -334,7 +334,7 @@ fn a_reader_on_a_read_only_filesystem_reads_what_stock_sqlite_reads() {
         .unwrap();
         let read = c.query_row("SELECT count(*) FROM t", [], |r| r.get::<_, i64>(0));
         assert_eq!(
-            read.map_err(|e| format!("{e}; {:?}", joj_waldio::last_error())),
+            read.map_err(|e| format!("{e}; {:?}", joj_waldio::last_error_on_this_thread())),
             Ok(25),
             "{}",
             db.display()

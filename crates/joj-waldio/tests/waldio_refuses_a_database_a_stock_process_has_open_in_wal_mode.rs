@@ -82,7 +82,7 @@ fn refusal(db: &Path) -> String {
             .unwrap_err()
             .to_string(),
     };
-    let state = joj_waldio::last_error().unwrap_or_default();
+    let state = joj_waldio::last_error_on_this_thread().unwrap_or_default();
     format!("{refused} / {state}")
 }
 

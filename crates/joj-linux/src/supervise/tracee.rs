@@ -121,6 +121,11 @@ pub(crate) fn in_root(tid: libc::pid_t, path: &Path) -> PathBuf {
 /// Most symbolic links followed in finding where an open leads (the kernel's own limit).
 const MAX_LINKS: usize = 40;
 
+/// Most times one lookup is tried again after a racing mount or rename made it fail (EAGAIN):
+/// a lookup loses such a race rarely (some 4 % of them while another thread mounts and unmounts
+/// as fast as it can, the test below), so this many in a row do not happen.
+const LOOKUP_TRIES: u32 = 64;
+
 /// Where the task's open of `path` (absolute as the task names it, `..` not yet taken out)
 /// leads: the path of the file it opens or creates, every symbolic link followed as the kernel
 /// follows it for the task — in the task's root and mount namespace (`/proc/<tid>/root`, as
@@ -149,13 +154,21 @@ pub(crate) fn leads_to(tid: libc::pid_t, path: &Path, follow_last: bool) -> Opti
         } else {
             rel
         };
-        rustix::fs::openat2(
-            &root,
-            rel,
-            OFlags::PATH | OFlags::CLOEXEC | flags,
-            Mode::empty(),
-            ResolveFlags::IN_ROOT | ResolveFlags::NO_MAGICLINKS | resolve,
-        )
+        // A `..` followed beneath a root fails with EAGAIN when a mount or rename anywhere on
+        // the machine raced the lookup (openat2(2)): tried again, it is not "cannot be told".
+        let mut tries = 0;
+        loop {
+            match rustix::fs::openat2(
+                &root,
+                rel,
+                OFlags::PATH | OFlags::CLOEXEC | flags,
+                Mode::empty(),
+                ResolveFlags::IN_ROOT | ResolveFlags::NO_MAGICLINKS | resolve,
+            ) {
+                Err(rustix::io::Errno::AGAIN) if tries < LOOKUP_TRIES => tries += 1,
+                done => return done,
+            }
+        }
     };
     let into_proc = |p: &Path| p.starts_with("/proc") || p.starts_with("/dev/fd");
     if into_proc(path) {
@@ -274,4 +287,57 @@ pub(crate) fn open_fd(tid: libc::pid_t, fd: u64) -> Option<File> {
         .custom_flags(libc::O_NONBLOCK)
         .open(&link)
         .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
+
+    use super::*;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    /// A lookup beneath a root that follows `..` (a link `sub -> ../victim`) fails with EAGAIN
+    /// when any mount or rename happens on the machine meanwhile (openat2(2)); it used to be
+    /// taken for "cannot be told", and the open was put on the traced filesystem by the name
+    /// the command gave (a CI run, while other tests mounted their filesystems).
+    #[test]
+    fn a_link_through_dot_dot_is_followed_while_something_mounts() {
+        if !crate::testgate::root_test() {
+            return;
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let victim = tmp.path().join("victim");
+        let project = tmp.path().join("project");
+        let mnt = tmp.path().join("mnt");
+        for d in [&victim, &project, &mnt] {
+            std::fs::create_dir(d).unwrap();
+        }
+        std::os::unix::fs::symlink("../victim", project.join("sub")).unwrap();
+        let stop = AtomicBool::new(false);
+        let tid = rustix::thread::gettid().as_raw_nonzero().get();
+        let (resolved, tries) = std::thread::scope(|s| {
+            s.spawn(|| {
+                while !stop.load(Ordering::Relaxed) {
+                    rustix::mount::mount(
+                        "joj-test",
+                        &mnt,
+                        "tmpfs",
+                        rustix::mount::MountFlags::empty(),
+                        None,
+                    )
+                    .unwrap();
+                    rustix::mount::unmount(&mnt, rustix::mount::UnmountFlags::DETACH).unwrap();
+                }
+            });
+            let tries = 20_000;
+            let resolved = (0..tries)
+                .filter(|_| {
+                    leads_to(tid, &project.join("sub/new.db"), true) == Some(victim.join("new.db"))
+                })
+                .count();
+            stop.store(true, Ordering::Relaxed);
+            (resolved, tries)
+        });
+        assert_eq!(resolved, tries);
+    }
 }

@@ -1,16 +1,24 @@
 //! Where a VFS's errors go: [`ErrorLog`] keeps the last error of one registered VFS (SQLite
-//! only passes the code on) and sends every reported error to `sqlite3_log`; panics become
-//! errors here too.
+//! only passes the code on), and the last one each thread met through it, and sends every
+//! reported error to `sqlite3_log`; panics become errors here too.
 
 use crate::error::{ResultCode, SqliteError};
 use libsqlite3_sys as ffi;
 use std::any::Any;
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::ffi::CString;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Orders last errors across every VFS of the process (the newest has the largest).
 static NEXT_SEQ: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// The last error each VFS reported on this thread, by the VFS's log (its `Inner`'s
+    /// address, which lives as long as the process: a registered VFS is never dropped).
+    static ON_THIS_THREAD: RefCell<HashMap<usize, LastError>> = RefCell::new(HashMap::new());
+}
 
 /// The last error a VFS reported.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,11 +79,18 @@ impl ErrorLog {
             // SAFETY: sqlite3_log with a "%s" format and a valid C string.
             unsafe { ffi::sqlite3_log(err.code().raw(), c"%s".as_ptr(), c.as_ptr()) };
         }
-        *self.slot() = Some(LastError {
+        let last = LastError {
             code: err.code(),
             message,
             seq: NEXT_SEQ.fetch_add(1, Ordering::Relaxed),
-        });
+        };
+        let key = self.key();
+        ON_THIS_THREAD.with(|t| t.borrow_mut().insert(key, last.clone()));
+        *self.slot() = Some(last);
+    }
+
+    fn key(&self) -> usize {
+        Arc::as_ptr(&self.inner) as usize
     }
 
     /// Log a warning (`sqlite3_log` with `SQLITE_WARNING`, prefixed with the VFS's name),
@@ -93,6 +108,21 @@ impl ErrorLog {
 
     pub fn clear(&self) {
         *self.slot() = None;
+    }
+
+    /// The last error this VFS reported on the calling thread: SQLite calls a VFS on the thread
+    /// that runs the statement, so this is what that thread's last failed call was told, whatever
+    /// other threads' calls met since (as `errno` is). Errors of work the VFS does on threads of
+    /// its own are in [`ErrorLog::last`] only.
+    pub fn last_on_this_thread(&self) -> Option<LastError> {
+        let key = self.key();
+        ON_THIS_THREAD.with(|t| t.borrow().get(&key).cloned())
+    }
+
+    /// Forget the last error this VFS reported on the calling thread (not other threads').
+    pub fn clear_on_this_thread(&self) {
+        let key = self.key();
+        ON_THIS_THREAD.with(|t| t.borrow_mut().remove(&key));
     }
 
     /// The code SQLite gets for `err`; an error with a message is reported first.
