@@ -190,6 +190,13 @@ pub fn wal_header_page_size(h: &[u8]) -> u32 {
     if v == 1 { 65536 } else { v }
 }
 
+/// The salts a frame header carries (bytes 8..16: the log's, when it was written).
+pub fn frame_salts(frame_header: &[u8]) -> [u8; 8] {
+    let mut s = [0u8; 8];
+    s.copy_from_slice(&frame_header[8..16]);
+    s
+}
+
 /// The commit-size field of a frame header (non-zero only on a commit frame).
 pub fn frame_commit_size(frame_header: &[u8]) -> u32 {
     u32::from_be_bytes([

@@ -160,6 +160,10 @@ pub enum SyncEdge {
 /// Told around every `fdatasync` of the WAL (joj's measurement records the file's extents).
 pub type SyncHook = Box<dyn FnMut(SyncEdge) + Send>;
 
+/// Makes the database file durable (`fdatasync` of the file SQLite checkpoints into): run before
+/// a header block goes to disk, which forgets every frame of the log before it.
+pub type DatabaseSync = Box<dyn FnMut() -> std::io::Result<()> + Send>;
+
 /// Pending blocks beyond this many bytes are written before the commit: a transaction that
 /// spills a large change into the WAL must not hold all of it in memory. Frames written before
 /// their commit frame are ignored by recovery until it follows (format doc, case 1).
@@ -180,6 +184,10 @@ pub struct WalState<I: WalIo> {
     oldest_commit: Option<Instant>,
     /// Highest block written since the last WAL restart (blocks at or below are on disk).
     written_hwm: u64,
+    /// The salts of the log `written_hwm` counts blocks of (from the frame headers SQLite
+    /// writes): frames with other salts are of a log another process restarted since, in which
+    /// this process has written nothing yet.
+    hwm_salts: Option<[u8; 8]>,
     /// File length as last seen by `fstat` or made by our own extension (a lower bound: waldio
     /// only shrinks the file to remove an extension that failed), so a commit needs no `fstat`
     /// while the WAL has room.
@@ -192,6 +200,7 @@ pub struct WalState<I: WalIo> {
     /// so, after the last frame it copies was written).
     just_synced: bool,
     sync_hook: Option<SyncHook>,
+    database_sync: Option<DatabaseSync>,
 }
 
 impl<I: WalIo> WalState<I> {
@@ -211,10 +220,12 @@ impl<I: WalIo> WalState<I> {
             buffered_commits: 0,
             oldest_commit: None,
             written_hwm: 0,
+            hwm_salts: None,
             known_len_bytes: 0,
             unsynced_commits: false,
             just_synced: false,
             sync_hook: None,
+            database_sync: None,
         };
         s.refresh_header()?;
         Ok(s)
@@ -231,6 +242,12 @@ impl<I: WalIo> WalState<I> {
     /// Be told around every `fdatasync` of the WAL.
     pub fn set_sync_hook(&mut self, hook: SyncHook) {
         self.sync_hook = Some(hook);
+    }
+
+    /// Sync the database with `sync` before every header block is written (format doc, cases
+    /// 3 and 4).
+    pub fn set_database_sync(&mut self, sync: DatabaseSync) {
+        self.database_sync = Some(sync);
     }
 
     /// Forget what memory held of the write transaction under way (after an error, SQLite
@@ -377,9 +394,19 @@ impl<I: WalIo> WalState<I> {
                     self.stage_header(Some(h));
                 }
                 Part::FrameHeader { frame, from } => {
+                    let full = from == 0 && piece.len == FRAME_HEADER_BYTES;
+                    if full {
+                        let salts = layout::frame_salts(bytes);
+                        if self.hwm_salts != Some(salts) {
+                            // A log this process has written nothing of (another process
+                            // restarted it): SQLite never rewrites another log's frames, and a
+                            // transaction's own frames all carry its log's salts.
+                            self.hwm_salts = Some(salts);
+                            self.written_hwm = 0;
+                        }
+                    }
                     touched_written |=
                         frame <= self.written_hwm && !self.pending.contains_key(&frame);
-                    let full = from == 0 && piece.len == FRAME_HEADER_BYTES;
                     let pb = self.pending_block(frame, !full, false)?;
                     pb.data
                         [p - FRAME_HEADER_BYTES + from..p - FRAME_HEADER_BYTES + from + piece.len]
@@ -643,6 +670,22 @@ impl<I: WalIo> WalState<I> {
         self.just_synced = false;
         let p = self.block as usize;
         let first = run[0];
+        if first == 0 {
+            // A header block (a restart's new salts, or the log marked absent) makes every
+            // frame before it unrecoverable, so the pages a checkpoint copied from them must be
+            // durable in the database first. SQLite syncs the database after a checkpoint only
+            // when the checkpointing connection's `synchronous` is above OFF, and that may be
+            // another connection's or process's: the option decides, not the pragma.
+            if let Some(sync) = self.database_sync.as_mut() {
+                sync().map_err(|e| {
+                    WalError::io(
+                        IoOp::Sync,
+                        "fdatasync of the database before the WAL's header block",
+                        e,
+                    )
+                })?;
+            }
+        }
         let mut buf = AlignedBuf::zeroed(run.len() * p);
         for (i, b) in run.iter().enumerate() {
             buf[i * p..(i + 1) * p].copy_from_slice(&self.pending[b].data);

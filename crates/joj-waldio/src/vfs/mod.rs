@@ -189,7 +189,8 @@ impl Vfs for Waldio {
 
     fn delete(&self, path: &Path, sync_dir: bool) -> Result<(), SqliteError> {
         if is_wal_name(path) {
-            match with_existing_wal(self, &wal_name::physical(path), |st| st.mark_absent()) {
+            let db = wal_name::database(path);
+            match with_existing_wal(self, &wal_name::physical(path), &db, |st| st.mark_absent()) {
                 Ok(Some(())) => return Ok(()),
                 // No waldio WAL, or not a waldio file: the base VFS deletes what is at SQLite's
                 // name, as SQLite asked (or answers that nothing is there).
@@ -227,7 +228,8 @@ impl Vfs for Waldio {
                 let there = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
                 return Ok(there > 0);
             }
-            return match with_existing_wal(self, &physical, |st| st.exists()) {
+            let db = wal_name::database(path);
+            return match with_existing_wal(self, &physical, &db, |st| st.exists()) {
                 Ok(v) => Ok(v.unwrap_or(false)),
                 // Someone else's WAL: report it present so opening it gives the error.
                 Err(

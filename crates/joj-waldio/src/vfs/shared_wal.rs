@@ -4,10 +4,11 @@
 //! commit reached the interval. The database's file reaches its WAL here by the database's name
 //! (the end of a write transaction, the start of a checkpoint's backfill).
 
+use super::db_files;
 use super::instance::{Waldio, lock};
 use crate::io::DirectFile;
 use crate::options::WaldioOptions;
-use crate::wal::{IoOp, SyncEdge, WalError, WalState};
+use crate::wal::{DatabaseSync, IoOp, SyncEdge, WalError, WalState};
 use joj_trace::FileRole;
 use joj_vfs::{FileEvent, ResultCode, SqliteError};
 use std::collections::HashMap;
@@ -186,6 +187,7 @@ pub(crate) fn open_shared(
             o.file_event(event, &observed, FileRole::Wal, Some(fd));
         }
     }));
+    state.set_database_sync(database_sync(db, move || inst.tap()));
     let shared = Arc::new(SharedWal {
         state: Mutex::new(state),
         path: path.to_path_buf(),
@@ -244,9 +246,37 @@ pub(crate) fn release(shared: Arc<SharedWal>) {
 
 /// Run `f` on the waldio WAL at `path`, shared if this process has it open, else opened for
 /// the call (for delete and access checks). `Ok(None)`: there is no such file.
+/// How the WAL of database `db` makes the database durable before a header block (a header
+/// block forgets the frames a checkpoint copied into it): through the file SQLite has open, and
+/// told to a test's tap as a sync of the database.
+fn database_sync(
+    db: &Path,
+    tap: impl Fn() -> Option<Arc<dyn crate::io::Tap>> + Send + 'static,
+) -> DatabaseSync {
+    let db = db.to_path_buf();
+    Box::new(move || {
+        // SQLite opens a WAL only for a database it has open, and deletes the WAL before it
+        // closes the database.
+        db_files::with_database(&db, |f| {
+            f.sync(joj_vfs::SyncFlags::from_raw(
+                libsqlite3_sys::SQLITE_SYNC_NORMAL,
+            ))
+        })
+        .unwrap_or(Ok(()))
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+        if let Some(tap) = tap() {
+            tap.sync(&db);
+        }
+        Ok(())
+    })
+}
+
+/// Run `f` on the WAL at `path` (physical) of database `db`: this process's shared state when a
+/// connection has it open, else a state opened for the call.
 pub(crate) fn with_existing_wal<R>(
     inst: &Waldio,
     path: &Path,
+    db: &Path,
     f: impl FnOnce(&mut WalState<DirectFile>) -> Result<R, WalError>,
 ) -> Result<Option<R>, WalError> {
     let file = match DirectFile::open(path, false, 0o644, inst.tap()) {
@@ -275,6 +305,9 @@ pub(crate) fn with_existing_wal<R>(
         }
         None => {
             let mut st = WalState::open(file, inst.defaults(), inst.counters.clone())?;
+            // A state for this call alone: the tap as it is now.
+            let tap = inst.tap();
+            st.set_database_sync(database_sync(db, move || tap.clone()));
             f(&mut st).map(Some)
         }
     }

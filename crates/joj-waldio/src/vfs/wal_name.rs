@@ -6,6 +6,7 @@
 use crate::layout::{Decoded, HeaderBlock, WAL_HEADER_BYTES};
 use crate::wal::{IoOp, WalError};
 use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// The physical file of the WAL SQLite calls `logical` (`X-wal` → `X-waldio`).
@@ -13,6 +14,14 @@ pub(crate) fn physical(logical: &Path) -> PathBuf {
     let mut s = logical.as_os_str().to_owned();
     s.push("dio");
     PathBuf::from(s)
+}
+
+/// The database whose WAL SQLite calls `logical` (`X-wal` → `X`), as SQLite named it.
+pub(crate) fn database(logical: &Path) -> PathBuf {
+    let b = logical.as_os_str().as_bytes();
+    PathBuf::from(std::ffi::OsStr::from_bytes(
+        b.strip_suffix(b"-wal").unwrap_or(b),
+    ))
 }
 
 /// What is at SQLite's `-wal` name.
