@@ -396,14 +396,7 @@ impl<I: WalIo> WalState<I> {
                 Part::FrameHeader { frame, from } => {
                     let full = from == 0 && piece.len == FRAME_HEADER_BYTES;
                     if full {
-                        let salts = layout::frame_salts(bytes);
-                        if self.hwm_salts != Some(salts) {
-                            // A log this process has written nothing of (another process
-                            // restarted it): SQLite never rewrites another log's frames, and a
-                            // transaction's own frames all carry its log's salts.
-                            self.hwm_salts = Some(salts);
-                            self.written_hwm = 0;
-                        }
+                        self.frame_of_log(layout::frame_salts(bytes));
                     }
                     touched_written |=
                         frame <= self.written_hwm && !self.pending.contains_key(&frame);
@@ -488,6 +481,17 @@ impl<I: WalIo> WalState<I> {
             self.block = page;
         }
         Ok(())
+    }
+
+    /// SQLite writes a frame header carrying `salts`: in a log with other salts than the
+    /// blocks `written_hwm` counts (another process restarted it), this process has written
+    /// nothing yet. SQLite never rewrites another log's frames, and a transaction's own frames
+    /// all carry its log's salts.
+    fn frame_of_log(&mut self, salts: [u8; 8]) {
+        if self.hwm_salts != Some(salts) {
+            self.hwm_salts = Some(salts);
+            self.written_hwm = 0;
+        }
     }
 
     /// Put a header block with `wal_header` into `pending` (block 0).
