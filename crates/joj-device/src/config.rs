@@ -533,6 +533,25 @@ impl FtlConfig {
         }
         Ok(())
     }
+
+    /// The X-L2P table holds at least one entry: with none, no transaction of X-FTL (nor a
+    /// reliable write of the eMMC journal) could ever be made, and every run failed with "the
+    /// X-L2P table is full (0 entries …)" only once the device was formatted.
+    pub fn validate_xl2p(&self) -> Result<(), ProfileError> {
+        if self.xl2p_entries == 0 {
+            return Err(ProfileError::OutOfRange {
+                field: "ftl.xl2p_entries",
+                value: 0,
+                min: 1,
+                max: u64::from(u32::MAX),
+                unit: "entries",
+                reason: "each page an open X-FTL transaction (or a reliable write) changes takes \
+                         one entry until it commits",
+                example: "1000 (X-FTL's prototype, the default)",
+            });
+        }
+        Ok(())
+    }
 }
 
 impl Default for FtlConfig {
@@ -797,6 +816,7 @@ impl Profile {
             });
         }
         self.ftl.validate_meta_pages()?;
+        self.ftl.validate_xl2p()?;
         if let Some(i) = &self.iftl {
             i.validate()?;
         }

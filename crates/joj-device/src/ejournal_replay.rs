@@ -44,12 +44,26 @@ pub fn replay_ejournal(
     if region_mib == 0 {
         return Err(EjournalError::RegionTooSmall { region_mib });
     }
-    let top = selected
-        .iter()
-        .map(|r| r.addressed_end().saturating_mul(SECTOR_BYTES))
-        .max()
-        .unwrap_or(0);
     let capacity = profile.capacity_bytes();
+    // A request beyond the device is the trace's fault, named as the plain replay names it,
+    // before the region is placed above it (a region above the device's end could not be
+    // mended by a smaller one).
+    let end_of = |r: &TraceRecord| r.addressed_end().saturating_mul(SECTOR_BYTES);
+    // Found in the whole trace, so that the index is the record's number in the file.
+    let of_device = |r: &TraceRecord| opts.dev.as_ref().is_none_or(|d| &r.dev == d);
+    if let Some((index, r)) = records
+        .iter()
+        .enumerate()
+        .find(|(_, r)| of_device(r) && end_of(r) > capacity)
+    {
+        return Err(EjournalError::Replay(ReplayError::BeyondDevice {
+            index,
+            sector: r.sector,
+            sectors: r.sectors,
+            capacity_bytes: capacity,
+        }));
+    }
+    let top = selected.iter().map(end_of).max().unwrap_or(0);
     let region = Region::above(top, region_mib);
     if region.start_bytes.saturating_add(region.bytes) > capacity {
         return Err(EjournalError::RegionBeyondDevice {
@@ -148,6 +162,33 @@ mod tests {
             matches!(err, EjournalError::Replay(ReplayError::NoSuchDevice { .. })),
             "{err}"
         );
+    }
+
+    /// A write ending past the device is the trace's fault: named as the plain replay names it
+    /// (by its record number in the file), not blamed on a journal region a smaller size cannot
+    /// mend (a probe, 2026-11-28: "the journal region … ends beyond the device's … bytes; fix: a
+    /// smaller `--journal-region-mib`", for any size).
+    #[test]
+    fn a_record_beyond_the_device_is_named_not_the_region() {
+        let profile = Profile::builtin("galaxy-s5").unwrap();
+        let sectors = profile.capacity_bytes() / SECTOR_BYTES;
+        let mut records = vec![TraceRecord::new(0, "8:0", Op::Write, 0, 8)];
+        records.extend(trace());
+        records.push(TraceRecord::new(20_000, "7:0", Op::Write, sectors - 4, 8));
+        let opts = ReplayOptions {
+            dev: Some("7:0".into()),
+            ..ReplayOptions::default()
+        };
+        for region_mib in [1, 256] {
+            let err = replay_ejournal(&records, &profile, &opts, region_mib).unwrap_err();
+            assert!(
+                matches!(
+                    err,
+                    EjournalError::Replay(ReplayError::BeyondDevice { index: 3, .. })
+                ),
+                "{err}"
+            );
+        }
     }
 
     #[test]

@@ -58,8 +58,9 @@ pub enum FtlError {
     #[error("mapping checkpoint corrupt: {reason}")]
     CheckpointCorrupt { reason: String },
     #[error(
-        "the X-L2P table is full ({capacity} entries of active transactions): commit or abort a \
-         transaction, or give the device a larger `xl2p_entries`"
+        "the X-L2P table is full ({capacity} entries, one for each page an open transaction or a \
+         reliable write changes): a transaction changes more pages than the table holds; fix: \
+         commit or abort transactions sooner, or give the profile a larger `ftl.xl2p_entries`"
     )]
     XL2PFull { capacity: u32 },
     #[error(

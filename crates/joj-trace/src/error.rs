@@ -202,6 +202,17 @@ pub enum OutputError {
         target: Option<PathBuf>,
     },
 
+    /// The folder an output was checked in is another one when the output is written: its
+    /// name (or one on the way) was given to another folder since — by whoever can rename in
+    /// the folder above, e.g. to a link to a folder only root may write.
+    #[error(
+        "not writing {}: its folder {} is not the folder it was when checked before the run (its \
+         name, or one on the way, now leads to another); nothing was written; fix: write the \
+         output in a folder only you can rename, and run again",
+        .path.display(), .dir.display()
+    )]
+    DirChanged { path: PathBuf, dir: PathBuf },
+
     #[error(
         "cannot create files in {}: {source}; fix: choose a directory you can write to",
         .dir.display()

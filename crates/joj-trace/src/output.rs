@@ -83,7 +83,11 @@ pub fn check_output(path: &Path, existing: Existing, inputs: &[&Path]) -> Result
     }
     let dir = parent_dir(path);
     match fs::metadata(&dir) {
-        Ok(m) if m.is_dir() => probe_writable(&dir),
+        Ok(m) if m.is_dir() => {
+            probe_writable(&dir)?;
+            pin_folder(&dir, (m.dev(), m.ino()));
+            Ok(())
+        }
         Ok(_) => Err(OutputError::NotADirectory {
             path: path.to_path_buf(),
             dir,
@@ -198,8 +202,37 @@ impl OutputDir {
     }
 }
 
+/// Most folders [`check_output`] remembers (the oldest is forgotten first): a process checks
+/// a few outputs before its run.
+const PINNED_FOLDERS: usize = 256;
+
+/// The folders outputs were checked in, as named, with the device and inode each named then.
+static PINNED: std::sync::Mutex<Vec<(PathBuf, (u64, u64))>> = std::sync::Mutex::new(Vec::new());
+
+fn pinned() -> std::sync::MutexGuard<'static, Vec<(PathBuf, (u64, u64))>> {
+    PINNED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Remember that `dir` named the folder `id` when an output in it was checked.
+fn pin_folder(dir: &Path, id: (u64, u64)) {
+    let mut p = pinned();
+    p.retain(|(d, _)| d != dir);
+    if p.len() >= PINNED_FOLDERS {
+        p.remove(0);
+    }
+    p.push((dir.to_path_buf(), id));
+}
+
 /// Write `path` through `fill` atomically: stage it next to `path`, then publish it as
 /// `existing` says. On any error `path` is left as it was and no temporary file remains.
+///
+/// The folder is opened once and every step goes through that descriptor
+/// (`/proc/self/fd/N`), and it must be the folder [`check_output`] found under the same name
+/// ([`OutputError::DirChanged`]): whoever can rename in a folder above (a project someone else
+/// owns) could otherwise give the name to a link to a folder only root may write, during the
+/// run or between two steps, and root's output would land — or replace a file — there.
 pub fn write_atomically<E>(
     path: &Path,
     existing: Existing,
@@ -208,14 +241,62 @@ pub fn write_atomically<E>(
 where
     E: From<OutputError>,
 {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .ok_or_else(|| OutputError::IsDirectory {
             path: path.to_path_buf(),
         })?;
-    let staged = stage(&parent_dir(path), &name, fill)?;
-    staged.publish(path, existing).map_err(E::from)
+    let dir = parent_dir(path);
+    let held = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
+        .open(&dir)
+        .map_err(|source| OutputError::Write {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    let id = held
+        .metadata()
+        .map(|m| (m.dev(), m.ino()))
+        .map_err(|source| OutputError::Inspect {
+            path: dir.clone(),
+            source,
+        })?;
+    let checked = pinned().iter().find(|(d, _)| *d == dir).map(|(_, id)| *id);
+    if checked.is_some_and(|c| c != id) {
+        return Err(OutputError::DirChanged {
+            path: path.to_path_buf(),
+            dir,
+        }
+        .into());
+    }
+    let at = PathBuf::from(format!("/proc/self/fd/{}", held.as_raw_fd()));
+    let shown = |e: OutputError| shown_in(e, &at, &dir);
+    let staged = stage_in(&at, &dir, &name, fill)?;
+    staged
+        .publish(&at.join(&name), existing)
+        .map_err(|e| E::from(shown(e)))
+}
+
+/// `e` with a path under `at` (a held folder's `/proc/self/fd/N`) named under `dir` instead.
+fn shown_in(e: OutputError, at: &Path, dir: &Path) -> OutputError {
+    let named = |p: PathBuf| match p.strip_prefix(at) {
+        Ok(rest) => dir.join(rest),
+        Err(_) => p,
+    };
+    match e {
+        OutputError::Write { path, source } => OutputError::Write {
+            path: named(path),
+            source,
+        },
+        OutputError::Exists { path } => OutputError::Exists { path: named(path) },
+        OutputError::IsDirectory { path } => OutputError::IsDirectory { path: named(path) },
+        OutputError::NotRegularFile { path } => OutputError::NotRegularFile { path: named(path) },
+        e => e,
+    }
 }
 
 /// A complete, synced temporary file waiting for its name; dropped unpublished, it is removed.
@@ -235,8 +316,22 @@ pub fn stage<E>(
 where
     E: From<OutputError>,
 {
+    stage_in(dir, dir, name, fill)
+}
+
+/// [`stage`] in `dir`, its errors naming the file in `shown` (the folder as the user named it,
+/// where `dir` is the descriptor joj holds of it).
+fn stage_in<E>(
+    dir: &Path,
+    shown: &Path,
+    name: &str,
+    fill: impl FnOnce(&mut BufWriter<File>) -> Result<(), E>,
+) -> Result<Staged, E>
+where
+    E: From<OutputError>,
+{
     let write_error = |source| OutputError::Write {
-        path: dir.join(name),
+        path: shown.join(name),
         source,
     };
     let (file, tmp) = create_temp(dir, name).map_err(write_error)?;
@@ -485,6 +580,67 @@ mod tests {
             .collect();
         v.sort();
         v
+    }
+
+    /// `--save d/precious.json --force` where someone else may rename `d`: checked before the
+    /// run, the folder is given to a link to a folder only root writes while the run goes on;
+    /// the write is refused and the file of that name there is left as it was (a probe,
+    /// 2026-11-28: root's result replaced it, and without `--force` a new file appeared there).
+    #[test]
+    fn an_output_whose_folder_was_swapped_after_the_check_is_not_written() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let d = tmp.path().join("d");
+        let rootonly = tmp.path().join("rootonly");
+        fs::create_dir(&d).expect("mkdir");
+        fs::create_dir(&rootonly).expect("mkdir");
+        fs::write(rootonly.join("precious.json"), "root's own\n").expect("write");
+        let out = d.join("precious.json");
+        for existing in [Existing::Replace, Existing::Keep] {
+            if fs::symlink_metadata(&d).is_ok_and(|m| m.file_type().is_symlink()) {
+                fs::remove_file(&d).expect("rm");
+                fs::create_dir(&d).expect("mkdir");
+            }
+            check_output(&out, existing, &[]).expect("checked");
+            fs::remove_dir(&d).expect("rmdir");
+            std::os::unix::fs::symlink(&rootonly, &d).expect("ln");
+            let e = write_atomically(&out, existing, |w| {
+                w.write_all(b"result\n")
+                    .map_err(|source| OutputError::Write {
+                        path: out.clone(),
+                        source,
+                    })
+            })
+            .expect_err("a swapped folder");
+            assert!(
+                matches!(&e, OutputError::DirChanged { .. })
+                    && e.to_string().contains("nothing was written"),
+                "{e}"
+            );
+            assert_eq!(names(&rootonly), ["precious.json"]);
+            assert_eq!(
+                fs::read_to_string(rootonly.join("precious.json")).expect("read"),
+                "root's own\n"
+            );
+        }
+        // The folder as checked takes the file, named as the user named it.
+        let fresh = tmp.path().join("fresh");
+        fs::create_dir(&fresh).expect("mkdir");
+        let out = fresh.join("r.json");
+        check_output(&out, Existing::Keep, &[]).expect("checked");
+        write_atomically(&out, Existing::Keep, |w| {
+            w.write_all(b"ok\n").map_err(|source| OutputError::Write {
+                path: out.clone(),
+                source,
+            })
+        })
+        .expect("written");
+        assert_eq!(names(&fresh), ["r.json"]);
+        let again = write_atomically(&out, Existing::Keep, |_| Ok::<(), OutputError>(()))
+            .expect_err("taken");
+        assert!(
+            again.to_string().contains(&out.display().to_string()),
+            "{again}"
+        );
     }
 
     /// `--out joj-out` in a folder someone else owns: a link planted at the name is refused
