@@ -15,6 +15,17 @@ import sys
 import time
 
 
+def acked_rows(d):
+    """Every row a worker was told committed: the whole lines of the ack files in `d`."""
+    acked = set()
+    for f in os.listdir(d):
+        if f.startswith("ack."):
+            for line in open(os.path.join(d, f)):
+                if line.endswith("\n"):
+                    acked.update(int(x) for x in line.split())
+    return acked
+
+
 def load(lib):
     loader = sqlite3.connect(":memory:")
     loader.enable_load_extension(True)
@@ -100,13 +111,7 @@ def worker(lib, db, vfs, wid, seconds, seed, ops):
                 ro.execute("SELECT count(*), sum(length(b)) FROM t").fetchall()
                 ro.close()
             elif r < 0.90 and "verify" in ops:
-                d = os.path.dirname(db)
-                acked = set()
-                for f in os.listdir(d):
-                    if f.startswith("ack."):
-                        for line in open(os.path.join(d, f)):
-                            if line.endswith("\n"):
-                                acked.update(int(x) for x in line.split())
+                acked = acked_rows(os.path.dirname(db))
                 have = set(x[0] for x in c.execute("SELECT id FROM t WHERE id > 0"))
                 miss = acked - have
                 if miss:
@@ -180,12 +185,7 @@ def main():
     for pid in list(kids):
         os.waitpid(pid, 0)
     # Verify.
-    acked = set()
-    for f in os.listdir(d):
-        if f.startswith("ack."):
-            for line in open(os.path.join(d, f)):
-                if line.endswith("\n"):
-                    acked.update(int(x) for x in line.split())
+    acked = acked_rows(d)
     c = connect(db, vfs)
     have = set(r[0] for r in c.execute("SELECT id FROM t WHERE id > 0"))
     neg = c.execute("SELECT count(*) FROM t WHERE id < 0").fetchone()[0]
