@@ -160,10 +160,6 @@ pub enum SyncEdge {
 /// Told around every `fdatasync` of the WAL (joj's measurement records the file's extents).
 pub type SyncHook = Box<dyn FnMut(SyncEdge) + Send>;
 
-/// Makes the database file durable (`fdatasync` of the file SQLite checkpoints into): run before
-/// a header block goes to disk, which forgets every frame of the log before it.
-pub type DatabaseSync = Box<dyn FnMut() -> std::io::Result<()> + Send>;
-
 /// Pending blocks beyond this many bytes are written before the commit: a transaction that
 /// spills a large change into the WAL must not hold all of it in memory. Frames written before
 /// their commit frame are ignored by recovery until it follows (format doc, case 1).
@@ -200,7 +196,6 @@ pub struct WalState<I: WalIo> {
     /// so, after the last frame it copies was written).
     just_synced: bool,
     sync_hook: Option<SyncHook>,
-    database_sync: Option<DatabaseSync>,
 }
 
 impl<I: WalIo> WalState<I> {
@@ -225,7 +220,6 @@ impl<I: WalIo> WalState<I> {
             unsynced_commits: false,
             just_synced: false,
             sync_hook: None,
-            database_sync: None,
         };
         s.refresh_header()?;
         Ok(s)
@@ -242,12 +236,6 @@ impl<I: WalIo> WalState<I> {
     /// Be told around every `fdatasync` of the WAL.
     pub fn set_sync_hook(&mut self, hook: SyncHook) {
         self.sync_hook = Some(hook);
-    }
-
-    /// Sync the database with `sync` before every header block is written (format doc, cases
-    /// 3 and 4).
-    pub fn set_database_sync(&mut self, sync: DatabaseSync) {
-        self.database_sync = Some(sync);
     }
 
     /// Forget what memory held of the write transaction under way (after an error, SQLite
@@ -674,22 +662,6 @@ impl<I: WalIo> WalState<I> {
         self.just_synced = false;
         let p = self.block as usize;
         let first = run[0];
-        if first == 0 {
-            // A header block (a restart's new salts, or the log marked absent) makes every
-            // frame before it unrecoverable, so the pages a checkpoint copied from them must be
-            // durable in the database first. SQLite syncs the database after a checkpoint only
-            // when the checkpointing connection's `synchronous` is above OFF, and that may be
-            // another connection's or process's: the option decides, not the pragma.
-            if let Some(sync) = self.database_sync.as_mut() {
-                sync().map_err(|e| {
-                    WalError::io(
-                        IoOp::Sync,
-                        "fdatasync of the database before the WAL's header block",
-                        e,
-                    )
-                })?;
-            }
-        }
         let mut buf = AlignedBuf::zeroed(run.len() * p);
         for (i, b) in run.iter().enumerate() {
             buf[i * p..(i + 1) * p].copy_from_slice(&self.pending[b].data);

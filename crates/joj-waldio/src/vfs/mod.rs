@@ -189,8 +189,9 @@ impl Vfs for Waldio {
 
     fn delete(&self, path: &Path, sync_dir: bool) -> Result<(), SqliteError> {
         if is_wal_name(path) {
-            let db = wal_name::database(path);
-            match with_existing_wal(self, &wal_name::physical(path), &db, |st| st.mark_absent()) {
+            // The state-0 header block forgets the log: the database first (`sync_database`).
+            shared_wal::sync_database(&wal_name::database(path), self.tap())?;
+            match with_existing_wal(self, &wal_name::physical(path), |st| st.mark_absent()) {
                 Ok(Some(())) => return Ok(()),
                 // No waldio WAL, or not a waldio file: the base VFS deletes what is at SQLite's
                 // name, as SQLite asked (or answers that nothing is there).
@@ -228,8 +229,7 @@ impl Vfs for Waldio {
                 let there = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
                 return Ok(there > 0);
             }
-            let db = wal_name::database(path);
-            return match with_existing_wal(self, &physical, &db, |st| st.exists()) {
+            return match with_existing_wal(self, &physical, |st| st.exists()) {
                 Ok(v) => Ok(v.unwrap_or(false)),
                 // Someone else's WAL: report it present so opening it gives the error.
                 Err(

@@ -8,7 +8,7 @@ use super::db_files;
 use super::instance::{Waldio, lock};
 use crate::io::DirectFile;
 use crate::options::WaldioOptions;
-use crate::wal::{DatabaseSync, IoOp, SyncEdge, WalError, WalState};
+use crate::wal::{IoOp, SyncEdge, WalError, WalState};
 use joj_trace::FileRole;
 use joj_vfs::{FileEvent, ResultCode, SqliteError};
 use std::collections::HashMap;
@@ -20,12 +20,20 @@ pub(crate) struct SharedWal {
     pub(crate) state: Mutex<WalState<DirectFile>>,
     pub(crate) path: PathBuf,
     key: (u64, u64),
+    /// The database, as SQLite named it, and the VFS (for a test's tap).
+    db: PathBuf,
+    inst: &'static Waldio,
 }
 
 impl SharedWal {
     /// Whether this process could open the WAL for reading only.
     pub(crate) fn read_only(&self) -> bool {
         lock(&self.state).io().read_only()
+    }
+
+    /// [`sync_database`] of this WAL's database. Called before the WAL's state is locked.
+    pub(crate) fn sync_database(&self) -> Result<(), SqliteError> {
+        sync_database(&self.db, self.inst.tap())
     }
 }
 
@@ -176,22 +184,13 @@ pub(crate) fn open_shared(
             format!("{}: {e}", path.display()),
         )
     })?;
-    let observed = path.to_path_buf();
-    let fd = state.io().raw_fd();
-    state.set_sync_hook(Box::new(move |edge| {
-        if let Some(o) = inst.observer() {
-            let event = match edge {
-                SyncEdge::Before => FileEvent::BeforeSync,
-                SyncEdge::After => FileEvent::AfterSync,
-            };
-            o.file_event(event, &observed, FileRole::Wal, Some(fd));
-        }
-    }));
-    state.set_database_sync(database_sync(db, move || inst.tap()));
+    observe_syncs(&mut state, inst, path);
     let shared = Arc::new(SharedWal {
         state: Mutex::new(state),
         path: path.to_path_buf(),
         key,
+        db: db.to_path_buf(),
+        inst,
     });
     reg.by_file.insert(key, Arc::downgrade(&shared));
     reg.by_database
@@ -246,37 +245,50 @@ pub(crate) fn release(shared: Arc<SharedWal>) {
 
 /// Run `f` on the waldio WAL at `path`, shared if this process has it open, else opened for
 /// the call (for delete and access checks). `Ok(None)`: there is no such file.
-/// How the WAL of database `db` makes the database durable before a header block (a header
-/// block forgets the frames a checkpoint copied into it): through the file SQLite has open, and
-/// told to a test's tap as a sync of the database.
-fn database_sync(
-    db: &Path,
-    tap: impl Fn() -> Option<Arc<dyn crate::io::Tap>> + Send + 'static,
-) -> DatabaseSync {
-    let db = db.to_path_buf();
-    Box::new(move || {
-        // SQLite opens a WAL only for a database it has open, and deletes the WAL before it
-        // closes the database.
-        db_files::with_database(&db, |f| {
-            f.sync(joj_vfs::SyncFlags::from_raw(
-                libsqlite3_sys::SQLITE_SYNC_NORMAL,
-            ))
-        })
-        .unwrap_or(Ok(()))
-        .map_err(|e| std::io::Error::other(e.to_string()))?;
-        if let Some(tap) = tap() {
-            tap.sync(&db);
+/// Tell `inst`'s observer (joj's measurement) around every `fdatasync` of the WAL at `path`.
+fn observe_syncs(state: &mut WalState<DirectFile>, inst: &'static Waldio, path: &Path) {
+    let observed = path.to_path_buf();
+    let fd = state.io().raw_fd();
+    state.set_sync_hook(Box::new(move |edge| {
+        if let Some(o) = inst.observer() {
+            let event = match edge {
+                SyncEdge::Before => FileEvent::BeforeSync,
+                SyncEdge::After => FileEvent::AfterSync,
+            };
+            o.file_event(event, &observed, FileRole::Wal, Some(fd));
         }
-        Ok(())
-    })
+    }));
 }
 
-/// Run `f` on the WAL at `path` (physical) of database `db`: this process's shared state when a
-/// connection has it open, else a state opened for the call.
+/// Make database `db` durable (`fdatasync` through the file SQLite has open), before SQLite's
+/// write of a WAL header or its truncation or deletion of the WAL: each writes a header block
+/// that forgets every frame of the log before it, and a checkpoint at `synchronous=OFF` copied
+/// those frames into the database without syncing it (docs/formats/waldio.md, cases 3 and 4).
+/// Never called with a WAL's state locked: another connection's thread may hold the database's
+/// file while it waits for that lock (`index_check`).
+pub(crate) fn sync_database(
+    db: &Path,
+    tap: Option<Arc<dyn crate::io::Tap>>,
+) -> Result<(), SqliteError> {
+    // SQLite opens a WAL only for a database it has open, and deletes the WAL before it closes
+    // the database.
+    db_files::with_database(db, |f| {
+        f.sync(joj_vfs::SyncFlags::from_raw(
+            libsqlite3_sys::SQLITE_SYNC_NORMAL,
+        ))
+    })
+    .unwrap_or(Ok(()))?;
+    if let Some(tap) = tap {
+        tap.sync(db);
+    }
+    Ok(())
+}
+
+/// Run `f` on the WAL at `path` (physical): this process's shared state when a connection has
+/// it open, else a state opened for the call.
 pub(crate) fn with_existing_wal<R>(
     inst: &Waldio,
     path: &Path,
-    db: &Path,
     f: impl FnOnce(&mut WalState<DirectFile>) -> Result<R, WalError>,
 ) -> Result<Option<R>, WalError> {
     let file = match DirectFile::open(path, false, 0o644, inst.tap()) {
@@ -305,9 +317,6 @@ pub(crate) fn with_existing_wal<R>(
         }
         None => {
             let mut st = WalState::open(file, inst.defaults(), inst.counters.clone())?;
-            // A state for this call alone: the tap as it is now.
-            let tap = inst.tap();
-            st.set_database_sync(database_sync(db, move || tap.clone()));
             f(&mut st).map(Some)
         }
     }

@@ -53,6 +53,10 @@ impl VfsFile for WalFile {
 
     fn write(&mut self, data: &[u8], offset: u64) -> Result<(), SqliteError> {
         self.just_committed = false;
+        if offset < crate::layout::WAL_HEADER_BYTES as u64 {
+            // A new log's header (a restart, or the first): the database first, then the lock.
+            self.shared.sync_database()?;
+        }
         let mut st = lock(&self.shared.state);
         let wrote = st
             .write(offset, data)
@@ -66,6 +70,7 @@ impl VfsFile for WalFile {
         if size > 0 {
             return Ok(()); // blocks stay; frames past the log are stale by their salts
         }
+        self.shared.sync_database()?;
         let mut st = lock(&self.shared.state);
         st.mark_absent()
             .map_err(|e| self.fail(ResultCode::IOERR_TRUNCATE, e))
