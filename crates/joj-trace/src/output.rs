@@ -159,18 +159,13 @@ pub struct OutputDir {
 
 impl OutputDir {
     pub fn open(dir: &Path) -> Result<OutputDir, OutputError> {
-        use std::os::fd::AsRawFd;
-        use std::os::unix::fs::OpenOptionsExt;
         refuse_link(dir)?;
         fs::create_dir_all(dir).map_err(|source| OutputError::Write {
             path: dir.to_path_buf(),
             source,
         })?;
-        let held = OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(dir)
-            .map_err(|source| match source.raw_os_error() {
+        let held =
+            open_folder(dir, libc::O_NOFOLLOW).map_err(|source| match source.raw_os_error() {
                 Some(libc::ELOOP) => OutputError::DirIsLink {
                     dir: dir.to_path_buf(),
                     target: fs::canonicalize(dir).ok(),
@@ -180,12 +175,17 @@ impl OutputDir {
                     source,
                 },
             })?;
+        Ok(OutputDir::holding(dir, held))
+    }
+
+    fn holding(dir: &Path, held: File) -> OutputDir {
+        use std::os::fd::AsRawFd;
         let at = PathBuf::from(format!("/proc/self/fd/{}", held.as_raw_fd()));
-        Ok(OutputDir {
+        OutputDir {
             dir: dir.to_path_buf(),
             held,
             at,
-        })
+        }
     }
 
     /// Where to stage and publish files: the folder held, whatever its name leads to now.
@@ -241,8 +241,6 @@ pub fn write_atomically<E>(
 where
     E: From<OutputError>,
 {
-    use std::os::fd::AsRawFd;
-    use std::os::unix::fs::OpenOptionsExt;
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -250,14 +248,11 @@ where
             path: path.to_path_buf(),
         })?;
     let dir = parent_dir(path);
-    let held = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
-        .open(&dir)
-        .map_err(|source| OutputError::Write {
-            path: path.to_path_buf(),
-            source,
-        })?;
+    // The folder as the user named it (links on the way followed, as the check followed them).
+    let held = open_folder(&dir, 0).map_err(|source| OutputError::Write {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let id = held
         .metadata()
         .map(|m| (m.dev(), m.ino()))
@@ -273,19 +268,30 @@ where
         }
         .into());
     }
-    let at = PathBuf::from(format!("/proc/self/fd/{}", held.as_raw_fd()));
-    let shown = |e: OutputError| shown_in(e, &at, &dir);
-    let staged = stage_in(&at, &dir, &name, fill)?;
+    let out = OutputDir::holding(&dir, held);
+    let staged = stage_in(out.at(), &dir, &name, fill)?;
     staged
-        .publish(&at.join(&name), existing)
-        .map_err(|e| E::from(shown(e)))
+        .publish(&out.at().join(&name), existing)
+        .map_err(|e| E::from(shown_in(e, &out)))
 }
 
-/// `e` with a path under `at` (a held folder's `/proc/self/fd/N`) named under `dir` instead.
-fn shown_in(e: OutputError, at: &Path, dir: &Path) -> OutputError {
-    let named = |p: PathBuf| match p.strip_prefix(at) {
-        Ok(rest) => dir.join(rest),
-        Err(_) => p,
+/// The folder `dir`, opened for holding (`O_DIRECTORY`, with `flags` such as `O_NOFOLLOW`).
+fn open_folder(dir: &Path, flags: i32) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC | flags)
+        .open(dir)
+}
+
+/// `e` with a path written [`OutputDir::at`] named as [`OutputDir::shown`] names it.
+fn shown_in(e: OutputError, out: &OutputDir) -> OutputError {
+    let named = |p: PathBuf| {
+        if p.starts_with(out.at()) {
+            out.shown(&p)
+        } else {
+            p
+        }
     };
     match e {
         OutputError::Write { path, source } => OutputError::Write {

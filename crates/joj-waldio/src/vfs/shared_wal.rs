@@ -243,8 +243,6 @@ pub(crate) fn release(shared: Arc<SharedWal>) {
     }
 }
 
-/// Run `f` on the waldio WAL at `path`, shared if this process has it open, else opened for
-/// the call (for delete and access checks). `Ok(None)`: there is no such file.
 /// Tell `inst`'s observer (joj's measurement) around every `fdatasync` of the WAL at `path`.
 fn observe_syncs(state: &mut WalState<DirectFile>, inst: &'static Waldio, path: &Path) {
     let observed = path.to_path_buf();
@@ -284,8 +282,8 @@ pub(crate) fn sync_database(
     Ok(())
 }
 
-/// Run `f` on the WAL at `path` (physical): this process's shared state when a connection has
-/// it open, else a state opened for the call.
+/// Run `f` on the waldio WAL at `path`, shared if this process has it open, else opened for
+/// the call (for delete and access checks). `Ok(None)`: there is no such file.
 pub(crate) fn with_existing_wal<R>(
     inst: &Waldio,
     path: &Path,
