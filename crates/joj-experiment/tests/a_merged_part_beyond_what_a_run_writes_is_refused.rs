@@ -148,3 +148,85 @@ fn a_part_time_that_no_run_takes_is_refused_naming_the_shard_and_field() {
         );
     }
 }
+
+/// One edit of a part's document.
+type Edit<'a> = Box<dyn Fn(&mut Value) + 'a>;
+
+/// The merge starts from the part's `run` and adds what the states show: a part whose `run`
+/// already counted violations (2^64 − 1: the first real one wrapped it to 0, a verdict of
+/// "no violation"), or gave counts no run makes (2^64 − 1 transactions and writes were printed,
+/// its in-flight share wrapped to 1.8 × 10^21 %), is refused naming the field (found by a
+/// probe of joj's inputs, 2026-11-28; docs/robustness.md H131).
+#[test]
+fn a_run_whose_figures_no_run_makes_is_refused_naming_the_field() {
+    let max = json!(u64::MAX);
+    let cases: Vec<(&str, Edit)> = vec![
+        (
+            "run.violations is 18446744073709551615",
+            Box::new(|v| v["run"]["violations"] = max.clone()),
+        ),
+        (
+            "run.images_checked is 3",
+            Box::new(|v| v["run"]["images_checked"] = json!(3)),
+        ),
+        (
+            "run.transactions is 18446744073709551615",
+            Box::new(|v| v["run"]["transactions"] = max.clone()),
+        ),
+        (
+            "run.transactions is 0",
+            Box::new(|v| v["run"]["transactions"] = json!(0)),
+        ),
+        (
+            "run.log.writes is 18446744073709551615",
+            Box::new(|v| v["run"]["log"]["writes"] = max.clone()),
+        ),
+        (
+            "run.log.write_bytes is 18446744073709551615",
+            Box::new(|v| v["run"]["log"]["write_bytes"] = max.clone()),
+        ),
+        (
+            "run.states_by_kind (added up) is more than 2^64",
+            Box::new(|v| {
+                v["run"]["states_by_kind"]["torn"] = max.clone();
+                v["run"]["states_by_kind"]["subset"] = max.clone();
+            }),
+        ),
+        (
+            "run.states_by_kind (added up) is 5, and a run's is the states explored (4)",
+            Box::new(|v| v["run"]["states_by_kind"]["torn"] = json!(1)),
+        ),
+        (
+            "run.coverage.per_epoch[0].share is -1",
+            Box::new(|v| v["run"]["coverage"]["per_epoch"][0]["share"] = json!(-1.0)),
+        ),
+        (
+            "run.coverage is a summary of other epochs",
+            Box::new(|v| v["run"]["coverage"]["share_max"] = json!(0.5)),
+        ),
+        (
+            "run.coverage.per_epoch[0].fault_model_states is -1",
+            Box::new(|v| v["run"]["coverage"]["per_epoch"][0]["fault_model_states"] = json!(-1.0)),
+        ),
+    ];
+    for (said, edit) in cases {
+        let (e, text) = refusal(edit);
+        assert!(
+            matches!(e, CrashFsError::PartOutOfBounds { .. }),
+            "{said}: {e:?}"
+        );
+        assert!(text.contains(said), "{said}: {text}");
+    }
+}
+
+/// A part's states claimed beyond the run's (1,000 explored where the kinds add up to 4) are
+/// refused, not merged into a document that says 1,000.
+#[test]
+fn a_run_claiming_more_states_than_its_kinds_is_refused() {
+    let (e, text) = refusal(|v| v["run"]["states_explored"] = json!(1000));
+    assert!(matches!(e, CrashFsError::PartOutOfBounds { .. }), "{e:?}");
+    assert!(
+        text.contains("run.states_by_kind (added up) is 4"),
+        "{text}"
+    );
+}

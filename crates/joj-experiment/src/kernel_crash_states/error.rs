@@ -266,6 +266,13 @@ pub enum PartFault {
         listed: usize,
         written: u64,
     },
+    /// The part's `run` holds what no run's report does ([`super::part_run::check`]).
+    #[error("run.{field} is {value}, and a run's is {want}")]
+    Run {
+        field: String,
+        value: String,
+        want: String,
+    },
 }
 
 /// Most missing shards a message lists: a few lines, however many are missing.

@@ -28,6 +28,7 @@ pub mod kept;
 pub mod mount;
 pub mod options;
 pub mod part_bounds;
+pub mod part_run;
 pub mod planned;
 pub mod postmark;
 pub mod report;

@@ -7,7 +7,7 @@
 //! [`MAX_PART_BYTES`], and parts are merged only when they are of one run (writer, log, plan,
 //! flags), every share is there once, and each part holds exactly its share.
 
-use std::io::Read;
+use std::io::{Read, Seek};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -196,20 +196,37 @@ pub fn read_part(path: &Path) -> Result<Part, CrashFsError> {
             m.len()
         )));
     }
-    let mut bytes = Vec::new();
-    f.take(m.len())
-        .read_to_end(&mut bytes)
-        .map_err(|e| bad(format!("cannot read it ({e})")))?;
-    let head: serde_json::Value =
-        serde_json::from_slice(&bytes).map_err(|e| bad(format!("not JSON ({e})")))?;
-    if head.get("format").and_then(|f| f.as_str()) != Some(PART_FORMAT) {
+    // Read as it is parsed, twice (the bytes themselves are not held), never past the length
+    // checked above.
+    fn from_start(
+        mut f: &std::fs::File,
+        len: u64,
+    ) -> std::io::Result<std::io::BufReader<std::io::Take<&std::fs::File>>> {
+        f.seek(std::io::SeekFrom::Start(0))?;
+        Ok(std::io::BufReader::new(f.take(len)))
+    }
+    let reader = |f| from_start(f, m.len()).map_err(|e| bad(format!("cannot read it ({e})")));
+    // The format and version first, from a pass that holds nothing else (a part of another
+    // format is named as such, not by the first field it lacks), then the part parsed
+    // straight into its types: parsed whole as a `serde_json::Value` a part took 14 times its
+    // size in memory (a 234 MB part, 3.3 GB; docs/robustness.md H130).
+    // Each a string or a number, nothing that would be held whole.
+    #[derive(Deserialize)]
+    struct Head {
+        format: Option<String>,
+        version: Option<u64>,
+    }
+    let head: Head = serde_json::from_reader(reader(&f)?).map_err(|e| match e.classify() {
+        serde_json::error::Category::Data => bad(format!("not a {PART_FORMAT} document ({e})")),
+        _ => bad(format!("not JSON ({e})")),
+    })?;
+    if head.format.as_deref() != Some(PART_FORMAT) {
         return Err(bad(format!(
             "its format is {}, not {PART_FORMAT}",
-            head.get("format")
-                .map_or("missing".into(), |f| f.to_string())
+            head.format.map_or("missing".into(), |f| format!("{f:?}"))
         )));
     }
-    match head.get("version").and_then(|v| v.as_u64()) {
+    match head.version {
         Some(v) if v == u64::from(PART_VERSION) => {}
         Some(v) if v > u64::from(PART_VERSION) => {
             return Err(bad(format!(
@@ -220,18 +237,18 @@ pub fn read_part(path: &Path) -> Result<Part, CrashFsError> {
         v => return Err(bad(format!("version {v:?} is not one joj wrote"))),
     }
     let part: Part =
-        serde_json::from_value(head).map_err(|e| bad(format!("not a valid part ({e})")))?;
+        serde_json::from_reader(reader(&f)?).map_err(|e| bad(format!("not a valid part ({e})")))?;
     // Before any of its numbers sizes a list, a loop or the mount model.
     let replays = part.images.iter().map(|i| ImageReplay {
         replay: i.outcome.replay.as_ref(),
         home_blocks_listed: i.home_blocks.len(),
     });
-    check_bounds(part.shard, part.journal.as_ref(), replays).map_err(|fault| {
-        CrashFsError::PartOutOfBounds {
+    check_bounds(part.shard, part.journal.as_ref(), replays)
+        .and_then(|()| super::part_run::check(&part.run))
+        .map_err(|fault| CrashFsError::PartOutOfBounds {
             part: path.to_path_buf(),
             fault,
-        }
-    })?;
+        })?;
     check_times(path, &part)?;
     Ok(part)
 }
