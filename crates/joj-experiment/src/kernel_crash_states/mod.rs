@@ -39,7 +39,7 @@ pub mod states;
 pub mod tally;
 pub mod workload;
 
-pub use options::{CrashFsOptions, FsWorkload, MAX_TRANSACTIONS};
+pub use options::{CrashFsOptions, FsWorkload, MAX_STATES, MAX_TRANSACTIONS};
 pub use report::{Coverage, CrashFsReport, Found, LogSummary};
 pub use shard::{Part, merge};
 pub use share::Shard;
@@ -63,8 +63,6 @@ use shard::{LogRef, ShardState};
 use tally::StateDetail;
 use workload::{Canary, Window};
 
-/// Largest `--states`.
-pub const MAX_STATES: u64 = 10_000_000;
 /// Most loop devices checking states at once.
 const MAX_JOBS: usize = 2;
 

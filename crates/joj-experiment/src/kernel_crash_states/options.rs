@@ -40,6 +40,9 @@ impl FsWorkload {
 /// Largest `-n`.
 pub const MAX_TRANSACTIONS: u64 = 100_000;
 
+/// Largest `--states`.
+pub const MAX_STATES: u64 = 10_000_000;
+
 /// What to run.
 #[derive(Debug, Clone)]
 pub struct CrashFsOptions {

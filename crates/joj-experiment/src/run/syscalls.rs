@@ -185,6 +185,9 @@ fn file_label(name: &str) -> String {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let stem = stem.strip_suffix(".jsonl").unwrap_or(&stem);
+    // At most [`LABEL_CHARS`]: the output's names carry it, and a recording's own name may be
+    // as long as a file name can be (a 240-byte name made the trace's name too long, after
+    // the replay had run: docs/robustness.md H133).
     stem.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
@@ -193,5 +196,21 @@ fn file_label(name: &str) -> String {
                 '_'
             }
         })
+        .take(LABEL_CHARS)
         .collect()
+}
+
+/// The longest recording name an output's file name carries, as `joj trace` caps a command's.
+const LABEL_CHARS: usize = 40;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_recording_name_is_cut_to_a_label_that_fits_a_file_name() {
+        let name = format!("/tmp/{}.jsonl", "r".repeat(240));
+        assert_eq!(file_label(&name), "r".repeat(LABEL_CHARS));
+        assert_eq!(file_label("docs/recordings/a b.jsonl"), "a_b");
+    }
 }

@@ -12,6 +12,7 @@
 //! and take its DMS lock — and the salts it last found to be the WAL's, so that a header of the
 //! same epoch needs neither the WAL's state nor any I/O.
 
+use super::db_files::FileKey;
 use super::instance::{Waldio, lock};
 use super::shared_wal::{self, SharedWal};
 use crate::counters::bump;
@@ -68,7 +69,8 @@ impl IndexCheck {
         *self = IndexCheck::default();
     }
 
-    /// Check the wal-index of `db` (this connection's file `base`) against the waldio WAL, and
+    /// Check the wal-index of `db` (its name, and its file when it opened; this connection's
+    /// file `base`) against the waldio WAL, and
     /// invalidate it if it cannot index it. `write_held`: this connection holds the wal-index
     /// write lock, or the database's EXCLUSIVE lock (no other connection then has it open).
     /// Errors (only for a header the judgement found foreign): `SQLITE_BUSY` while another
@@ -76,7 +78,7 @@ impl IndexCheck {
     pub(crate) fn run(
         &mut self,
         base: &SharedBaseFile,
-        db: &Path,
+        db: (&Path, Option<FileKey>),
         inst: &Waldio,
         write_held: bool,
     ) -> Result<(), SqliteError> {
@@ -93,7 +95,7 @@ impl IndexCheck {
         &mut self,
         file: &mut BaseFile,
         region_bytes: u32,
-        db: &Path,
+        (db, db_key): (&Path, Option<FileKey>),
         inst: &Waldio,
         write_held: bool,
     ) -> Result<(), SqliteError> {
@@ -103,7 +105,7 @@ impl IndexCheck {
         if self.trusted_salts == Some(index.salts) {
             return Ok(());
         }
-        let Some(wal) = shared_wal::of_database(db) else {
+        let Some(wal) = shared_wal::of_database(db_key) else {
             return Ok(()); // no waldio WAL of this database open in the process
         };
         if self.foreign(&wal, &index, write_held)?.is_none() {

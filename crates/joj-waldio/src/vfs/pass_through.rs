@@ -47,6 +47,9 @@ pub(crate) struct PassThrough {
     /// The main database's name, shared with the lock this thread last took (`mark::locked`):
     /// how the open of its WAL finds the connection's file.
     db_name: Option<Arc<Path>>,
+    /// The main database's file (device, inode) when it opened: how it reaches its WAL, also
+    /// once another file has taken its name.
+    db_key: Option<db_files::FileKey>,
     /// The check that the wal-index SQLite maps on this file indexes the waldio WAL.
     index: IndexCheck,
     /// SQLite holds the wal-index write lock through this file.
@@ -61,8 +64,13 @@ impl PassThrough {
         main_db: bool,
     ) -> PassThrough {
         let base = SharedBaseFile::new(base);
+        // The file SQLite has just opened under that name.
+        let db_key = path
+            .as_deref()
+            .filter(|_| main_db)
+            .and_then(db_files::key_of);
         if let (true, Some(p)) = (main_db, path.as_deref()) {
-            db_files::add(p, base.downgrade());
+            db_files::add(p, db_key, base.downgrade());
         }
         let db_name = path.as_deref().filter(|_| main_db).map(Arc::from);
         PassThrough {
@@ -73,6 +81,7 @@ impl PassThrough {
             to_wal: false,
             exclusive: false,
             db_name,
+            db_key,
             index: IndexCheck::default(),
             holds_write_lock: false,
         }
@@ -152,7 +161,10 @@ impl VfsFile for PassThrough {
             // went on would checkpoint what a foreign index names — nothing — and delete the log
             // with every commit in it; refused its lock, `sqlite3WalClose` keeps the log.
             if level == joj_vfs::LockLevel::Exclusive {
-                if let Err(e) = self.index.run(&self.base, db, self.inst, true) {
+                if let Err(e) = self
+                    .index
+                    .run(&self.base, (db, self.db_key), self.inst, true)
+                {
                     self.inst.errors.report(&e);
                     let _ = self.base.unlock(joj_vfs::LockLevel::Shared);
                     return Err(e);
@@ -171,8 +183,8 @@ impl VfsFile for PassThrough {
         // lets go of it, before anyone else can write (`docs/formats/waldio.md`, rule 2).
         // Holding EXCLUSIVE, no other connection holds even SHARED: none has frames pending.
         if self.exclusive && level < joj_vfs::LockLevel::Exclusive {
-            if let Some(db) = self.database() {
-                shared_wal::write_transaction_ended(db);
+            if self.database().is_some() {
+                shared_wal::write_transaction_ended(self.db_key);
             }
             self.exclusive = false;
         }
@@ -189,9 +201,9 @@ impl VfsFile for PassThrough {
 
     fn file_control(&mut self, control: FileControl<'_>) -> Result<(), SqliteError> {
         let ckpt = matches!(&control, FileControl::Other(o) if o.op() == CKPT_START);
-        if let (true, Some(db)) = (ckpt, self.database()) {
+        if ckpt && self.database().is_some() {
             // Before the first page is copied: the frames must be durable in the WAL first.
-            shared_wal::checkpoint_starts(db)?;
+            shared_wal::checkpoint_starts(self.db_key)?;
         }
         let commit = matches!(&control, FileControl::Other(o) if o.op() == COMMIT_PHASETWO);
         // Over joj's accounting VFS, that VFS marks the commit itself.
@@ -252,8 +264,8 @@ impl VfsFile for PassThrough {
         // another thread's connection that takes the lock next writes its frames into it —
         // dropped after the release, they were its frames too (reads saw old pages, the
         // database was corrupted; `waldio_threads_of_one_process_keep_every_commit`).
-        if let (true, Some(db)) = (write_lock_released, self.database()) {
-            shared_wal::write_transaction_ended(db);
+        if write_lock_released && self.database().is_some() {
+            shared_wal::write_transaction_ended(self.db_key);
         }
         self.base.shm_lock(offset, count, flags)?;
         if offset == WAL_WRITE_LOCK && count > 0 && flags.exclusive() {
@@ -263,7 +275,10 @@ impl VfsFile for PassThrough {
         // before, so a foreign index invalidated now is rebuilt before SQLite acts on it.
         if let (true, Some(db)) = (flags.lock(), self.db_name.as_deref()) {
             let write_held = self.holds_write_lock;
-            if let Err(e) = self.index.run(&self.base, db, self.inst, write_held) {
+            if let Err(e) = self
+                .index
+                .run(&self.base, (db, self.db_key), self.inst, write_held)
+            {
                 let release = libsqlite3_sys::SQLITE_SHM_UNLOCK
                     | (flags.bits()
                         & (libsqlite3_sys::SQLITE_SHM_SHARED

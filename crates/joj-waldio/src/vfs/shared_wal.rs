@@ -1,10 +1,13 @@
 //! One [`SharedWal`] per WAL file (device, inode) in the process: every connection's handle of
 //! the WAL points at it, so group-sync buffers and pending blocks are seen by all of them. An
 //! OFD lock keeps a group-syncing WAL to one process; a timer thread writes a group whose oldest
-//! commit reached the interval. The database's file reaches its WAL here by the database's name
-//! (the end of a write transaction, the start of a checkpoint's backfill).
+//! commit reached the interval. The database's file reaches its WAL here by the database's file
+//! (device, inode), the file it was when it opened (the end of a write transaction, the start of
+//! a checkpoint's backfill, the wal-index check): by name, a connection whose database was
+//! deleted or renamed reached the WAL of the new database made under the name, and dropped its
+//! uncommitted frames (docs/robustness.md H132).
 
-use super::db_files;
+use super::db_files::{self, FileKey};
 use super::instance::{Waldio, lock};
 use crate::io::DirectFile;
 use crate::options::WaldioOptions;
@@ -20,8 +23,10 @@ pub(crate) struct SharedWal {
     pub(crate) state: Mutex<WalState<DirectFile>>,
     pub(crate) path: PathBuf,
     key: (u64, u64),
-    /// The database, as SQLite named it, and the VFS (for a test's tap).
+    /// The database, as SQLite named it, the file it was when the WAL opened, and the VFS (for
+    /// a test's tap).
     db: PathBuf,
+    db_key: Option<FileKey>,
     inst: &'static Waldio,
 }
 
@@ -33,23 +38,24 @@ impl SharedWal {
 
     /// [`sync_database`] of this WAL's database. Called before the WAL's state is locked.
     pub(crate) fn sync_database(&self) -> Result<(), SqliteError> {
-        sync_database(&self.db, self.inst.tap())
+        sync_database_of(&self.db, self.db_key, self.inst.tap())
     }
 }
 
-/// Every WAL open in this process, by (device, inode), and by its database's name.
+/// Every WAL open in this process, by (device, inode), and by its database's.
 #[derive(Default)]
 struct WalRegistry {
     by_file: HashMap<(u64, u64), Weak<SharedWal>>,
-    by_database: HashMap<PathBuf, Weak<SharedWal>>,
+    by_database: HashMap<FileKey, Weak<SharedWal>>,
 }
 static WALS: Mutex<Option<WalRegistry>> = Mutex::new(None);
 
-/// The WAL of the database called `db`, if this process has it open.
-pub(crate) fn of_database(db: &Path) -> Option<Arc<SharedWal>> {
+/// The WAL of the database file `db` (device, inode), if this process has it open.
+pub(crate) fn of_database(db: Option<FileKey>) -> Option<Arc<SharedWal>> {
+    let db = db?;
     lock(&WALS)
         .as_ref()
-        .and_then(|r| r.by_database.get(db).and_then(Weak::upgrade))
+        .and_then(|r| r.by_database.get(&db).and_then(Weak::upgrade))
 }
 
 /// SQLite is releasing the WAL write lock of `db` (the write transaction committed or rolled
@@ -57,7 +63,7 @@ pub(crate) fn of_database(db: &Path) -> Option<Arc<SharedWal>> {
 /// dropped, so that they can never be read or written over frames another connection commits
 /// next. Called before the release: after it, another thread's connection in this process may
 /// already have written frames of its own into the shared state.
-pub(crate) fn write_transaction_ended(db: &Path) {
+pub(crate) fn write_transaction_ended(db: Option<FileKey>) {
     if let Some(w) = of_database(db) {
         lock(&w.state).drop_uncommitted();
     }
@@ -66,7 +72,7 @@ pub(crate) fn write_transaction_ended(db: &Path) {
 /// SQLite is about to copy WAL frames of `db` into the database: commits whose sync the
 /// durability option skipped are made durable first (the checkpoint's own WAL sync may have
 /// been taken for the last commit's).
-pub(crate) fn checkpoint_starts(db: &Path) -> Result<(), SqliteError> {
+pub(crate) fn checkpoint_starts(db: Option<FileKey>) -> Result<(), SqliteError> {
     let Some(w) = of_database(db) else {
         return Ok(());
     };
@@ -144,6 +150,9 @@ pub(crate) fn open_shared(
             format!("fstat of {}: {e}", path.display()),
         )
     })?;
+    // The database this WAL is of: the file now at its name, whose handle SQLite opened before
+    // it opens the WAL (SQLite names a WAL after its database).
+    let db_key = db_files::key_of(db);
     let mut wals = lock(&WALS);
     let reg = wals.get_or_insert_with(WalRegistry::default);
     if let Some(existing) = reg.by_file.get(&key).and_then(Weak::upgrade) {
@@ -163,8 +172,9 @@ pub(crate) fn open_shared(
                 ),
             ));
         }
-        reg.by_database
-            .insert(db.to_path_buf(), Arc::downgrade(&existing));
+        if let Some(k) = existing.db_key {
+            reg.by_database.insert(k, Arc::downgrade(&existing));
+        }
         return Ok(existing);
     }
     if let Err(e) = file.ofd_lock(opts.group.is_some()) {
@@ -190,11 +200,13 @@ pub(crate) fn open_shared(
         path: path.to_path_buf(),
         key,
         db: db.to_path_buf(),
+        db_key,
         inst,
     });
     reg.by_file.insert(key, Arc::downgrade(&shared));
-    reg.by_database
-        .insert(db.to_path_buf(), Arc::downgrade(&shared));
+    if let Some(k) = db_key {
+        reg.by_database.insert(k, Arc::downgrade(&shared));
+    }
     drop(wals);
     if let Some(g) = opts.group {
         start_group_timer(inst, Arc::downgrade(&shared), g.interval_ms);
@@ -268,9 +280,18 @@ pub(crate) fn sync_database(
     db: &Path,
     tap: Option<Arc<dyn crate::io::Tap>>,
 ) -> Result<(), SqliteError> {
+    sync_database_of(db, db_files::key_of(db), tap)
+}
+
+/// [`sync_database`] of the database called `db` that was the file `key` when it opened.
+fn sync_database_of(
+    db: &Path,
+    key: Option<FileKey>,
+    tap: Option<Arc<dyn crate::io::Tap>>,
+) -> Result<(), SqliteError> {
     // SQLite opens a WAL only for a database it has open, and deletes the WAL before it closes
     // the database.
-    db_files::with_database(db, |f| {
+    db_files::with_database_of(db, key, |f| {
         f.sync(joj_vfs::SyncFlags::from_raw(
             libsqlite3_sys::SQLITE_SYNC_NORMAL,
         ))
