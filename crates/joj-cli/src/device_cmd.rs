@@ -437,7 +437,8 @@ fn parse_size(s: &str) -> Result<u64, String> {
 
 /// `none`, `full`, `50%`, `0.5` → share of the capacity.
 fn parse_fill(s: &str) -> Result<f64, String> {
-    let bad = || format!("bad --precondition '{s}': use none, full, a percentage (50%) or 0..1");
+    let bad =
+        || format!("bad --precondition '{s}'; fix: give none, full, a percentage (50%) or 0..1");
     let v = match s {
         "none" => 0.0,
         "full" => 1.0,

@@ -25,9 +25,18 @@ enum WaldioCommand {
     },
 }
 
+/// The database a name on the command line leads to, its links resolved as SQLite resolves a
+/// database's name before it opens it (so that the header is read, and the WAL found, where
+/// SQLite would; a link was refused with `Too many levels of symbolic links`). A name that
+/// leads nowhere is kept, for the error that names it.
+fn as_sqlite_names(db: PathBuf) -> PathBuf {
+    std::fs::canonicalize(&db).unwrap_or(db)
+}
+
 pub fn main(a: WaldioArgs) -> CliResult {
     match a.command {
         WaldioCommand::Convert { db } => {
+            let db = as_sqlite_names(db);
             let r = joj_waldio::convert(&db)?;
             if r.vacuumed {
                 outln!(
@@ -47,6 +56,7 @@ pub fn main(a: WaldioArgs) -> CliResult {
             Ok(())
         }
         WaldioCommand::Inspect { db } => {
+            let db = as_sqlite_names(db);
             // waldio's own file; else what is at SQLite's name (a stock WAL, or a waldio WAL
             // from before the rename, which the next waldio open moves).
             let wal = match joj_waldio::wal_path(&db) {

@@ -406,10 +406,16 @@ fn target(opts: &CalibrateOptions) -> Result<Target, ExperimentError> {
         .create_new(true)
         .custom_flags(libc::O_DIRECT)
         .open(&path)
-        .map_err(io(format!(
-            "creating {} (a file of that name that is there is not joj's: it is left as it is)",
-            path.display()
-        )))?;
+        .map_err(|e| {
+            // Only a file already there is somebody else's; any other failure is the folder's.
+            let why = if e.kind() == std::io::ErrorKind::AlreadyExists {
+                "a file of that name that is there is not joj's: it is left as it is"
+            } else {
+                "fix: give a folder on the disk to measure, where joj may make a file that \
+                 takes O_DIRECT"
+            };
+            io(format!("creating {} ({why})", path.display()))(e)
+        })?;
     let t = Target {
         path: path.clone(),
         remove: true,

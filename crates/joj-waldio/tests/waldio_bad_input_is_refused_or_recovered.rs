@@ -447,3 +447,33 @@ fn rows_or_err(c: &Connection) -> rusqlite::Result<Vec<i64>> {
     let rows = st.query_map([], |r| r.get(0))?;
     rows.collect()
 }
+
+/// A WAL-mode database whose name is 249 to 251 bytes: SQLite's `-wal` still fits the
+/// filesystem's 255 bytes, waldio's `-waldio` does not. The open is refused (as any WAL that
+/// cannot be made), and the reason says so and how to mend it, not "does the filesystem support
+/// O_DIRECT?" (found by a probe of waldio, 2026-11-28).
+#[test]
+fn a_name_too_long_for_the_wal_is_said_with_its_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let short = dir.path().join("s.db");
+    let c = open(&short, &WaldioOptions::default()).unwrap();
+    c.execute_batch("PRAGMA journal_mode=WAL; CREATE TABLE t(a); INSERT INTO t VALUES (1);")
+        .unwrap();
+    drop(c);
+    for suffix in ["-waldio", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(dir.path().join(format!("s.db{suffix}")));
+    }
+    let long = dir.path().join(format!("{}.db", "a".repeat(247)));
+    std::fs::rename(&short, &long).unwrap();
+    let vfs = joj_waldio::register().unwrap();
+    let got =
+        Connection::open_with_flags_and_vfs(&long, rusqlite::OpenFlags::default(), vfs.name())
+            .and_then(|c| rows_or_err(&c));
+    assert!(got.is_err(), "{got:?}");
+    let why = joj_waldio::last_error_on_this_thread().unwrap();
+    assert!(
+        why.contains("3 bytes longer than SQLite's `-wal`")
+            && why.contains("fix: give the database a name at least 3 bytes shorter"),
+        "{why}"
+    );
+}

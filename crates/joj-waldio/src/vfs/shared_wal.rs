@@ -128,10 +128,20 @@ pub(crate) fn open_shared(
 ) -> Result<Arc<SharedWal>, SqliteError> {
     let file = DirectFile::open(path, create, mode, inst.tap()).map_err(|e| {
         // waldio's own refusals (a link, not a regular file) say what is wrong themselves.
+        let too_long = e.raw_os_error() == Some(libc::ENAMETOOLONG);
         let hint = if e.kind() == std::io::ErrorKind::Other {
-            ""
+            String::new()
+        } else if too_long {
+            // SQLite's `-wal` and `-shm` fit where `-waldio`, 3 bytes longer, does not: a
+            // database name of 249 to 251 bytes works in stock SQLite (docs/robustness.md).
+            format!(
+                " (waldio's WAL is named as the database with `-waldio`, 3 bytes longer than \
+                 SQLite's `-wal`; its name of {} bytes is more than the filesystem takes; fix: \
+                 give the database a name at least 3 bytes shorter)",
+                path.file_name().map_or(0, |n| n.len())
+            )
         } else {
-            " (is the directory writable, and does the filesystem support O_DIRECT?)"
+            " (is the directory writable, and does the filesystem support O_DIRECT?)".into()
         };
         fail(
             ResultCode::CANTOPEN,
