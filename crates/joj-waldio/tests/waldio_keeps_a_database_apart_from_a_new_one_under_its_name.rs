@@ -11,10 +11,25 @@
 //! Across processes, a database renamed away and a new one made under its name lost another
 //! process's 300 acknowledged commits the same way (`/tmp/probe-vfs/rename_replace.py` of that
 //! machine); both now match stock SQLite.
+//!
+//! A review of that fix (2026-11-28) found three more cases of the same kind, each now as stock
+//! SQLite has it: a WAL opened after the database left its name (refused, as stock refuses it);
+//! the old connection leaving WAL mode, which deletes "its" WAL by name (the new database's log
+//! is left alone); and one database file open by two names (a hard link: the second refused).
 #![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 use joj_waldio::{WaldioOptions, open};
+use rusqlite::Connection;
 use std::path::Path;
+
+fn count(c: &Connection, table: &str) -> rusqlite::Result<i64> {
+    c.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
+}
+
+fn integrity(c: &Connection) -> String {
+    c.query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap()
+}
 
 fn remove_all(db: &Path) {
     for suffix in ["", "-wal", "-shm", "-waldio", "-journal"] {
@@ -65,4 +80,109 @@ fn a_commit_through_a_deleted_database_leaves_the_new_one_under_its_name_whole()
     drop(new);
     let again = open(&db, &opts).unwrap();
     assert_eq!(check(&again), (2000, "ok".to_string()));
+}
+
+/// The old connection leaves WAL mode after a new database took its name: SQLite checkpoints
+/// its log and deletes the WAL *by name*, which is now the new database's. Stock unlinks the
+/// name and the new database keeps its log through its open descriptors; waldio wrote the
+/// header block that forgets a log into the new database's WAL: its next commit failed
+/// ("no WAL header written yet"), and after reopening its 200 committed rows were gone.
+#[test]
+fn an_old_connection_leaving_wal_mode_leaves_the_new_databases_log_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("x.db");
+    let opts = WaldioOptions::default();
+    let old = open(&db, &opts).unwrap();
+    old.execute_batch("PRAGMA journal_mode=WAL; CREATE TABLE o(v); INSERT INTO o VALUES (1);")
+        .unwrap();
+    remove_all(&db);
+    let new = open(&db, &opts).unwrap();
+    new.execute_batch(
+        "PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0; CREATE TABLE t(id INTEGER PRIMARY KEY, v);",
+    )
+    .unwrap();
+    for _ in 0..200 {
+        new.execute("INSERT INTO t(v) VALUES (randomblob(300))", [])
+            .unwrap();
+    }
+    // Stock answers this with an error too (the deleted database is read-only now); what
+    // matters is what it does to the new database.
+    let _ = old.query_row("PRAGMA journal_mode=DELETE", [], |r| r.get::<_, String>(0));
+    new.execute("INSERT INTO t(v) VALUES (1)", []).unwrap();
+    drop(old);
+    drop(new);
+    let again = open(&db, &opts).unwrap();
+    assert_eq!(count(&again, "t").unwrap(), 201);
+    assert_eq!(integrity(&again), "ok");
+}
+
+/// A connection opened, then its database renamed away before its first statement: the WAL
+/// SQLite opens at that statement is named after a database no longer there. Stock refuses it
+/// (`SQLITE_IOERR_FSTAT`: it takes the WAL's mode from the database); waldio opened it bound to
+/// nothing, so that no end of a write transaction dropped a rolled-back transaction's frames,
+/// and another process's commits to the renamed database were corrupted.
+#[test]
+fn a_wal_named_after_a_database_no_longer_there_is_refused_as_stock_refuses_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("x.db");
+    let opts = WaldioOptions::default();
+    let c = open(&db, &opts).unwrap();
+    c.execute_batch("PRAGMA journal_mode=WAL; CREATE TABLE t(v); INSERT INTO t VALUES (1);")
+        .unwrap();
+    drop(c);
+    let vfs = joj_waldio::register().unwrap();
+    let a = Connection::open_with_flags_and_vfs(&db, rusqlite::OpenFlags::default(), vfs.name())
+        .unwrap();
+    for suffix in ["", "-waldio", "-shm"] {
+        let (from, to) = (format!("x.db{suffix}"), format!("y.db{suffix}"));
+        let _ = std::fs::rename(dir.path().join(from), dir.path().join(to));
+    }
+    let got = count(&a, "t");
+    let code = got.as_ref().err().and_then(|e| e.sqlite_error_code());
+    assert_eq!(code, Some(rusqlite::ErrorCode::SystemIoFailure), "{got:?}");
+    drop(a);
+    let y = open(&dir.path().join("y.db"), &opts).unwrap();
+    assert_eq!((count(&y, "t").unwrap(), integrity(&y)), (1, "ok".into()));
+}
+
+/// One database file by two names in one process (a hard link): each name has a WAL of its
+/// own, and the process's one state of the database would serve both. Stock refuses the
+/// second name's connection (its wal-index is the file's, its WAL the name's); waldio
+/// acknowledged both names' commits and left a database that was no longer one ("file is not
+/// a database" by either name). The second name is refused; the first keeps every commit.
+#[test]
+fn a_second_name_of_an_open_database_is_refused_and_the_first_keeps_its_commits() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.db");
+    let b = dir.path().join("b.db");
+    let opts = WaldioOptions::default();
+    let first = open(&a, &opts).unwrap();
+    first
+        .execute_batch("PRAGMA journal_mode=WAL; CREATE TABLE t(v);")
+        .unwrap();
+    std::fs::hard_link(&a, &b).unwrap();
+    let vfs = joj_waldio::register().unwrap();
+    let second =
+        Connection::open_with_flags_and_vfs(&b, rusqlite::OpenFlags::default(), vfs.name());
+    for i in 0..100 {
+        first.execute("INSERT INTO t VALUES (?1)", [i]).unwrap();
+        if let Ok(s) = &second {
+            assert!(
+                s.execute("INSERT INTO t VALUES (-1)", []).is_err(),
+                "commit {i}"
+            );
+        }
+    }
+    let why = joj_waldio::last_error_on_this_thread().unwrap_or_default();
+    assert!(
+        why.contains("open in this process under another name"),
+        "{why}"
+    );
+    drop(second);
+    drop(first);
+    let again = open(&a, &opts).unwrap();
+    assert_eq!(
+        (count(&again, "t").unwrap(), integrity(&again)),
+        (100, "ok".into())
+    );
 }

@@ -12,7 +12,7 @@
 //! database whose header is marked already needs no lock and no check: every mark is written
 //! under EXCLUSIVE, so no SQLite without waldio read it unmarked and has it open still.
 
-use super::db_files;
+use super::db_files::{self, FileKey};
 use super::wal_name;
 use crate::db_mark;
 use crate::io::Tap;
@@ -25,6 +25,8 @@ use std::sync::Arc;
 /// The main database file this thread last locked or unlocked through waldio, and its level.
 struct LastLock {
     db: Arc<Path>,
+    /// The database file (device, inode) the handle opened ([`db_files::key_of`]).
+    key: Option<FileKey>,
     file: WeakBaseFile,
     level: LockLevel,
 }
@@ -33,16 +35,34 @@ thread_local! {
     static LAST_LOCK: RefCell<Option<LastLock>> = const { RefCell::new(None) };
 }
 
-/// SQLite set the lock of the main database `db`'s file `file` to `level`, on this thread.
-pub(crate) fn locked(db: &Arc<Path>, file: WeakBaseFile, level: LockLevel) {
+/// SQLite set the lock of the main database `db`'s file `file` (the file `key` when it opened)
+/// to `level`, on this thread.
+pub(crate) fn locked(db: &Arc<Path>, key: Option<FileKey>, file: WeakBaseFile, level: LockLevel) {
     // At thread exit the slot may be gone; nothing opens a WAL then.
     let _ = LAST_LOCK.try_with(|l| {
         *l.borrow_mut() = Some(LastLock {
             db: Arc::clone(db),
+            key,
             file,
             level,
         });
     });
+}
+
+/// The database file (device, inode) of the connection that holds a lock on `db` and last
+/// took or changed it on this thread: the connection opening `db`'s WAL (SQLite takes SHARED
+/// just before, in the same call) or deleting it (SQLite holds EXCLUSIVE). `None`: no such
+/// lock seen on this thread.
+pub(crate) fn opener_key(db: &Path) -> Option<FileKey> {
+    LAST_LOCK
+        .try_with(|l| {
+            l.borrow()
+                .as_ref()
+                .filter(|l| &*l.db == db && l.level >= LockLevel::Shared && l.file.is_open())
+                .and_then(|l| l.key)
+        })
+        .ok()
+        .flatten()
 }
 
 /// The file of the connection opening `db`'s WAL on this thread, and the lock it holds: SQLite

@@ -61,6 +61,31 @@ fn is_wal_name(path: &Path) -> bool {
     path.as_os_str().as_bytes().ends_with(b"-wal")
 }
 
+/// The database of a WAL being opened: its metadata and its file (device, inode). As SQLite's
+/// unix VFS opens a WAL, the database must still be at its name (the WAL's mode is taken from
+/// it), else `SQLITE_IOERR_FSTAT`. The file is that of the connection opening the WAL, found by
+/// the lock it took just before on this thread; else the file now at the name
+/// (docs/formats/waldio.md, "A database and its log are tied by the database's file").
+fn wal_database(
+    db_path: &Path,
+) -> Result<(std::fs::Metadata, Option<db_files::FileKey>), SqliteError> {
+    let db_meta = std::fs::metadata(db_path).map_err(|e| {
+        SqliteError::with_message(
+            ResultCode::IOERR_FSTAT,
+            format!(
+                "{}: the database is no longer at its name ({e}), and its WAL is named after it: \
+                 SQLite refuses the WAL's open so too",
+                db_path.display()
+            ),
+        )
+    })?;
+    let db_key = mark::opener_key(db_path).or_else(|| {
+        use std::os::unix::fs::MetadataExt;
+        Some((db_meta.dev(), db_meta.ino()))
+    });
+    Ok((db_meta, db_key))
+}
+
 impl Waldio {
     fn open_wal(
         &'static self,
@@ -77,10 +102,11 @@ impl Waldio {
                 name.path().display()
             ))
         })?;
+        let (db_meta, db_key) = wal_database(&db_path)?;
         // The database must keep the reserve the frame headers live in. Its header is read
         // through the file SQLite has open (a descriptor of waldio's own, once closed, would
         // drop the process's locks on the database).
-        let header = db_files::with_database(&db_path, |db| {
+        let header = db_files::with_database_of(&db_path, db_key, |db| {
             let mut h = [0u8; sqlite_header::BYTES];
             db.read(&mut h, 0).map(|_| sqlite_header::parse(&h))
         })
@@ -102,7 +128,7 @@ impl Waldio {
             }
             // The reserve must be waldio's alone: a layer above that writes into it (a checksum
             // VFS, a codec) would have every frame refused; refuse before any is written.
-            let tail = db_files::with_database(&db_path, |db| {
+            let tail = db_files::with_database_of(&db_path, db_key, |db| {
                 let mut t = [0u8; RESERVE_NEEDED as usize];
                 let at = u64::from(h.page_size) - u64::from(RESERVE_NEEDED);
                 db.read(&mut t, at).map(|_| t.iter().any(|&b| b != 0))
@@ -111,10 +137,10 @@ impl Waldio {
                 return Err(cantopen(reserve_in_use_message(&db_path)));
             }
         }
-        let mode = std::fs::metadata(&db_path).map_or(0o644, |md| {
+        let mode = {
             use std::os::unix::fs::PermissionsExt;
-            md.permissions().mode() & 0o777
-        });
+            db_meta.permissions().mode() & 0o777
+        };
         // Only now (the database may have this WAL): move an old one, refuse a stock one.
         let logical = name.path();
         let physical = wal_name::settle(logical).map_err(|e| {
@@ -126,7 +152,14 @@ impl Waldio {
         // A database to be marked is held EXCLUSIVE from here to its mark (`mark`): no SQLite
         // without waldio has it open, and none can open it before the mark is there.
         let exclusion = mark::exclude(&db_path, logical)?;
-        let shared = open_shared(self, &physical, &db_path, flags.create(), mode, opts)?;
+        let shared = open_shared(
+            self,
+            &physical,
+            (&db_path, db_key),
+            flags.create(),
+            mode,
+            opts,
+        )?;
         if shared.read_only() {
             // A WAL this process may only read: SQLite is told so and writes nothing to it (nor
             // to the database, which it cannot write either); nothing to mark.
@@ -189,8 +222,18 @@ impl Vfs for Waldio {
 
     fn delete(&self, path: &Path, sync_dir: bool) -> Result<(), SqliteError> {
         if is_wal_name(path) {
+            let db = wal_name::database(path);
+            // The connection deleting its WAL holds its database EXCLUSIVE on this thread. If
+            // another database has taken the name since (this one deleted or renamed away), the
+            // WAL at the name is that database's: it is left alone (stock SQLite unlinks the
+            // name, and the other database keeps its log through its open descriptors; a
+            // header block written here would forget its commits).
+            let (mine, now) = (mark::opener_key(&db), db_files::key_of(&db));
+            if matches!((mine, now), (Some(m), Some(n)) if m != n) {
+                return Ok(());
+            }
             // The state-0 header block forgets the log: the database first (`sync_database`).
-            shared_wal::sync_database(&wal_name::database(path), self.tap())?;
+            shared_wal::sync_database_of(&db, mine.or(now), self.tap())?;
             match with_existing_wal(self, &wal_name::physical(path), |st| st.mark_absent()) {
                 Ok(Some(())) => return Ok(()),
                 // No waldio WAL, or not a waldio file: the base VFS deletes what is at SQLite's

@@ -170,7 +170,7 @@ impl VfsFile for PassThrough {
                     return Err(e);
                 }
             }
-            mark::locked(db, self.base.downgrade(), level);
+            mark::locked(db, self.db_key, self.base.downgrade(), level);
         }
         self.exclusive |= level == joj_vfs::LockLevel::Exclusive;
         Ok(())
@@ -190,7 +190,7 @@ impl VfsFile for PassThrough {
         }
         self.base.unlock(level)?;
         if let Some(db) = &self.db_name {
-            mark::locked(db, self.base.downgrade(), level);
+            mark::locked(db, self.db_key, self.base.downgrade(), level);
         }
         Ok(())
     }

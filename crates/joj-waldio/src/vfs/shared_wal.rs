@@ -116,17 +116,41 @@ fn fail(code: ResultCode, msg: String) -> SqliteError {
     SqliteError::with_message(code, msg)
 }
 
-/// The WAL at `path`, shared with the connections of this process that have it open already
-/// (they must have asked for the same durability: [`WaldioOptions::same_log`]), or opened now.
-pub(crate) fn open_shared(
+/// One log per database file in the process: a second name of the file (a hard link) has a
+/// WAL of its own name, and the two would each take the other's frames for their own. Stock
+/// SQLite refuses such a second name too (its wal-index is the file's, its WAL the name's:
+/// `SQLITE_IOERR_SHORT_READ`). `key`: the WAL's (device, inode).
+fn refuse_a_second_name(
+    reg: &WalRegistry,
+    db: &Path,
+    db_key: Option<FileKey>,
+    key: (u64, u64),
+) -> Result<(), SqliteError> {
+    let theirs = db_key.and_then(|k| reg.by_database.get(&k).and_then(Weak::upgrade));
+    match theirs.filter(|w| w.key != key) {
+        Some(other) => Err(fail(
+            ResultCode::CANTOPEN,
+            format!(
+                "{}: this database file is open in this process under another name, {}, whose \
+                 WAL is {}; waldio keeps one WAL per database file; fix: open the database by \
+                 one name (a hard link is a second name)",
+                db.display(),
+                other.db.display(),
+                other.path.display()
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The WAL file at `path`, opened for direct I/O; a refusal says what to mend.
+fn open_direct(
     inst: &'static Waldio,
     path: &Path,
-    db: &Path,
     create: bool,
     mode: u32,
-    opts: WaldioOptions,
-) -> Result<Arc<SharedWal>, SqliteError> {
-    let file = DirectFile::open(path, create, mode, inst.tap()).map_err(|e| {
+) -> Result<DirectFile, SqliteError> {
+    DirectFile::open(path, create, mode, inst.tap()).map_err(|e| {
         // waldio's own refusals (a link, not a regular file) say what is wrong themselves.
         let too_long = e.raw_os_error() == Some(libc::ENAMETOOLONG);
         let hint = if e.kind() == std::io::ErrorKind::Other {
@@ -150,7 +174,20 @@ pub(crate) fn open_shared(
                 path.display()
             ),
         )
-    })?;
+    })
+}
+
+/// The WAL at `path`, shared with the connections of this process that have it open already
+/// (they must have asked for the same durability: [`WaldioOptions::same_log`]), or opened now.
+pub(crate) fn open_shared(
+    inst: &'static Waldio,
+    path: &Path,
+    (db, db_key): (&Path, Option<FileKey>),
+    create: bool,
+    mode: u32,
+    opts: WaldioOptions,
+) -> Result<Arc<SharedWal>, SqliteError> {
+    let file = open_direct(inst, path, create, mode)?;
     // Best effort, as SQLite's unix VFS does it (it ignores both results): a filesystem
     // without owners or modes (vfat) refuses them, and the log is still usable by this process.
     let _ = file.match_database(db);
@@ -160,11 +197,9 @@ pub(crate) fn open_shared(
             format!("fstat of {}: {e}", path.display()),
         )
     })?;
-    // The database this WAL is of: the file now at its name, whose handle SQLite opened before
-    // it opens the WAL (SQLite names a WAL after its database).
-    let db_key = db_files::key_of(db);
     let mut wals = lock(&WALS);
     let reg = wals.get_or_insert_with(WalRegistry::default);
+    refuse_a_second_name(reg, db, db_key, key)?;
     if let Some(existing) = reg.by_file.get(&key).and_then(Weak::upgrade) {
         let theirs = *lock(&existing.state).options();
         if !theirs.same_log(&opts) {
@@ -280,21 +315,14 @@ fn observe_syncs(state: &mut WalState<DirectFile>, inst: &'static Waldio, path: 
     }));
 }
 
-/// Make database `db` durable (`fdatasync` through the file SQLite has open), before SQLite's
-/// write of a WAL header or its truncation or deletion of the WAL: each writes a header block
-/// that forgets every frame of the log before it, and a checkpoint at `synchronous=OFF` copied
-/// those frames into the database without syncing it (docs/formats/waldio.md, cases 3 and 4).
-/// Never called with a WAL's state locked: another connection's thread may hold the database's
-/// file while it waits for that lock (`index_check`).
-pub(crate) fn sync_database(
-    db: &Path,
-    tap: Option<Arc<dyn crate::io::Tap>>,
-) -> Result<(), SqliteError> {
-    sync_database_of(db, db_files::key_of(db), tap)
-}
-
-/// [`sync_database`] of the database called `db` that was the file `key` when it opened.
-fn sync_database_of(
+/// Make database `db` durable (`fdatasync` through the file SQLite has open that was the file
+/// `key` when it opened), before SQLite's write of a WAL header or its truncation or deletion
+/// of the WAL: each writes a header block that forgets every frame of the log before it, and a
+/// checkpoint at `synchronous=OFF` copied those frames into the database without syncing it
+/// (docs/formats/waldio.md, cases 3 and 4). Never called with a WAL's state locked: another
+/// connection's thread may hold the database's file while it waits for that lock
+/// (`index_check`).
+pub(crate) fn sync_database_of(
     db: &Path,
     key: Option<FileKey>,
     tap: Option<Arc<dyn crate::io::Tap>>,
