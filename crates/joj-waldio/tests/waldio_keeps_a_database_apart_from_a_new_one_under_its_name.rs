@@ -186,3 +186,46 @@ fn a_second_name_of_an_open_database_is_refused_and_the_first_keeps_its_commits(
         (100, "ok".into())
     );
 }
+
+/// The other way round: only the database file is replaced (another database moved over its
+/// name), the WAL at the name is still the old connection's own, and the old connection leaves
+/// WAL mode. Its log must be forgotten as always: left there, the next open of the name
+/// replayed it onto the database that took the name, whose own table was gone (found by a
+/// review of H137's first version).
+#[test]
+fn a_connection_leaving_wal_mode_forgets_its_own_log_when_only_its_file_was_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("x.db");
+    let opts = WaldioOptions::default();
+    let a = open(&db, &opts).unwrap();
+    a.execute_batch(
+        "PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0; CREATE TABLE t(id INTEGER PRIMARY KEY, v);",
+    )
+    .unwrap();
+    for _ in 0..50 {
+        a.execute("INSERT INTO t(v) VALUES (randomblob(500))", [])
+            .unwrap();
+    }
+    let other = dir.path().join("new.db");
+    let m = open(&other, &opts).unwrap();
+    m.execute_batch("CREATE TABLE fresh(k, v);").unwrap();
+    for i in 0..30 {
+        m.execute("INSERT INTO fresh VALUES (?1, randomblob(400))", [i])
+            .unwrap();
+    }
+    drop(m);
+    std::fs::rename(&other, &db).unwrap();
+    let _ = a.query_row("PRAGMA journal_mode=DELETE", [], |r| r.get::<_, String>(0));
+    drop(a);
+    let again = open(&db, &opts).unwrap();
+    assert_eq!(
+        count(&again, "fresh").unwrap(),
+        30,
+        "the database now at the name"
+    );
+    assert!(
+        count(&again, "t").is_err(),
+        "the old database's table is not replayed onto it"
+    );
+    assert_eq!(integrity(&again), "ok");
+}

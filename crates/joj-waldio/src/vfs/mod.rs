@@ -223,14 +223,26 @@ impl Vfs for Waldio {
     fn delete(&self, path: &Path, sync_dir: bool) -> Result<(), SqliteError> {
         if is_wal_name(path) {
             let db = wal_name::database(path);
-            // The connection deleting its WAL holds its database EXCLUSIVE on this thread. If
-            // another database has taken the name since (this one deleted or renamed away), the
-            // WAL at the name is that database's: it is left alone (stock SQLite unlinks the
-            // name, and the other database keeps its log through its open descriptors; a
+            // The connection deleting its WAL holds its database EXCLUSIVE on this thread, and
+            // has just closed its WAL on it. If another database file has taken the name since
+            // (this one deleted, renamed away or replaced), the WAL at the name is this
+            // connection's only if it is the one it closed (the database file alone was
+            // replaced: forgotten, as always, or the other database would read this one's
+            // frames); else it is the other database's and is left alone (stock SQLite unlinks
+            // the name, and the other database keeps its log through its open descriptors; a
             // header block written here would forget its commits).
             let (mine, now) = (mark::opener_key(&db), db_files::key_of(&db));
             if matches!((mine, now), (Some(m), Some(n)) if m != n) {
-                return Ok(());
+                let here = std::fs::symlink_metadata(wal_name::physical(path))
+                    .ok()
+                    .map(|m| {
+                        use std::os::unix::fs::MetadataExt;
+                        (m.dev(), m.ino())
+                    });
+                let own = shared_wal::closed_on_this_thread(mine);
+                if own.is_none() || own != here {
+                    return Ok(());
+                }
             }
             // The state-0 header block forgets the log: the database first (`sync_database`).
             shared_wal::sync_database_of(&db, mine.or(now), self.tap())?;

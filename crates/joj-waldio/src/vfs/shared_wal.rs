@@ -287,9 +287,42 @@ fn start_group_timer(inst: &'static Waldio, wal: Weak<SharedWal>, interval_ms: u
     }
 }
 
+/// The WAL a handle last closed on this thread: its database's file and its own (device,
+/// inode). SQLite closes a WAL and then deletes it by name, in one call on one thread
+/// (`sqlite3WalClose`); the delete asks whether the WAL now at the name is that one
+/// ([`closed_on_this_thread`]).
+struct LastClosed {
+    db_key: Option<FileKey>,
+    wal_key: (u64, u64),
+}
+
+thread_local! {
+    static LAST_CLOSED: std::cell::RefCell<Option<LastClosed>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The WAL file (device, inode) this thread last closed a handle of for the database file
+/// `db_key`.
+pub(crate) fn closed_on_this_thread(db_key: Option<FileKey>) -> Option<(u64, u64)> {
+    LAST_CLOSED
+        .try_with(|l| {
+            l.borrow()
+                .as_ref()
+                .filter(|c| c.db_key.is_some() && c.db_key == db_key)
+                .map(|c| c.wal_key)
+        })
+        .ok()
+        .flatten()
+}
+
 /// Forget the WAL `shared` was, once its last handle is gone (`shared` is dropped here).
 pub(crate) fn release(shared: Arc<SharedWal>) {
     let key = shared.key;
+    let _ = LAST_CLOSED.try_with(|l| {
+        *l.borrow_mut() = Some(LastClosed {
+            db_key: shared.db_key,
+            wal_key: key,
+        });
+    });
     drop(shared);
     let mut wals = lock(&WALS);
     if let Some(reg) = wals.as_mut() {
