@@ -39,20 +39,28 @@ fn remove_all(db: &Path) {
     }
 }
 
+/// `db` in WAL mode with one row in table `o`, through the connection returned first; then its
+/// files deleted and a new WAL database made under its name with table `t`, through the
+/// connection returned second, which has run `then` after it.
+fn old_and_new(db: &Path, then: &str) -> (Connection, Connection) {
+    let opts = WaldioOptions::default();
+    let old = open(db, &opts).unwrap();
+    old.execute_batch("PRAGMA journal_mode=WAL; CREATE TABLE o(v); INSERT INTO o VALUES (1);")
+        .unwrap();
+    remove_all(db);
+    let new = open(db, &opts).unwrap();
+    new.execute_batch("PRAGMA journal_mode=WAL; CREATE TABLE t(id INTEGER PRIMARY KEY, v);")
+        .unwrap();
+    new.execute_batch(then).unwrap();
+    (old, new)
+}
+
 #[test]
 fn a_commit_through_a_deleted_database_leaves_the_new_one_under_its_name_whole() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("x.db");
     let opts = WaldioOptions::default();
-    let old = open(&db, &opts).unwrap();
-    old.execute_batch("PRAGMA journal_mode=WAL; CREATE TABLE o(id INTEGER PRIMARY KEY, v); INSERT INTO o(v) VALUES (1);")
-        .unwrap();
-    remove_all(&db);
-    let new = open(&db, &opts).unwrap();
-    new.execute_batch(
-        "PRAGMA journal_mode=WAL; CREATE TABLE t(id INTEGER PRIMARY KEY, v); PRAGMA cache_size=10; BEGIN;",
-    )
-    .unwrap();
+    let (old, new) = old_and_new(&db, "PRAGMA cache_size=10; BEGIN;");
     // Enough rows that the small cache spills frames into the new database's log before its
     // commit.
     for _ in 0..2000 {
@@ -60,7 +68,7 @@ fn a_commit_through_a_deleted_database_leaves_the_new_one_under_its_name_whole()
             .unwrap();
     }
     // The old connection commits into its own (deleted) database meanwhile.
-    old.execute("INSERT INTO o(v) VALUES (2)", []).unwrap();
+    old.execute("INSERT INTO o VALUES (2)", []).unwrap();
     new.execute_batch("COMMIT").unwrap();
     let check = |c: &rusqlite::Connection| {
         let n: i64 = c
@@ -92,15 +100,7 @@ fn an_old_connection_leaving_wal_mode_leaves_the_new_databases_log_alone() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("x.db");
     let opts = WaldioOptions::default();
-    let old = open(&db, &opts).unwrap();
-    old.execute_batch("PRAGMA journal_mode=WAL; CREATE TABLE o(v); INSERT INTO o VALUES (1);")
-        .unwrap();
-    remove_all(&db);
-    let new = open(&db, &opts).unwrap();
-    new.execute_batch(
-        "PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0; CREATE TABLE t(id INTEGER PRIMARY KEY, v);",
-    )
-    .unwrap();
+    let (old, new) = old_and_new(&db, "PRAGMA wal_autocheckpoint=0;");
     for _ in 0..200 {
         new.execute("INSERT INTO t(v) VALUES (randomblob(300))", [])
             .unwrap();
