@@ -69,8 +69,11 @@ pub struct FsCrashArgs {
     /// says] (`-j` is its old spelling).
     #[arg(long, short_alias = 'j', value_parser = args::journal(), help_heading = STACK)]
     pub journal: Option<joj_workload::JournalMode>,
-    /// Stock modes: PRAGMA synchronous (extra: DELETE mode also syncs the directory after
-    /// unlinking its journal, the commit point; normal: judged against its window).
+    /// The recorded connection's PRAGMA synchronous. Stock modes: their durability (extra:
+    /// DELETE mode also syncs the directory after unlinking its journal, the commit point;
+    /// normal: judged against its window). waldio modes: what the application sets, any of
+    /// the four, judged against the waldio option's window, which must not depend on it
+    /// [default: full; a waldio mode: its option's]. A stock mode at off is --canary sync-off.
     #[arg(long, value_parser = StockSync::NAMES, help_heading = STACK)]
     pub synchronous: Option<String>,
     /// With ext4: read the run as the eMMC paper's optimized journal issues it — each jbd2
@@ -143,9 +146,9 @@ fn options(a: &FsCrashArgs) -> Result<CrashFsOptions, Box<dyn std::error::Error>
         sync: or_logged(
             a.synchronous.as_deref().and_then(StockSync::from_name),
             logged.sync,
-            Some(StockSync::Full),
+            Some(StockSync::default_for(mode)),
         )
-        .unwrap_or(StockSync::Full),
+        .unwrap_or(StockSync::default_for(mode)),
         transactions: a.transactions.unwrap_or(100).min(MAX_TRANSACTIONS),
         states: a.states,
         seed: or_logged(a.seed.given(), logged.seed, Some(DEFAULT_SEED)).unwrap_or(DEFAULT_SEED),

@@ -127,6 +127,40 @@ fn waldio_fua_keeps_every_acknowledged_commit_on_ext4() {
     }
 }
 
+/// The option decides, not `PRAGMA synchronous` (docs/formats/waldio.md): waldio `full` under an
+/// application at OFF (SQLite then syncs the database at no checkpoint) and at NORMAL (Android's
+/// default in WAL mode) keeps every acknowledged commit. 40 transactions hold a checkpoint and
+/// the restart after it; with waldio's sync of the database before a WAL header taken out, the
+/// OFF run's check finds 145 broken states.
+#[test]
+fn waldio_keeps_every_acknowledged_commit_whatever_the_app_sets_for_synchronous() {
+    if !joj_linux::testgate::kernel_test(&[FsKind::Ext4]) {
+        return;
+    }
+    for (sync, shown) in [("off", "OFF"), ("normal", "NORMAL")] {
+        let (ok, doc, err) = crash(&[
+            "--journal",
+            "waldio",
+            "--synchronous",
+            sync,
+            "--transactions",
+            "40",
+            "--states",
+            "400",
+            "--seed",
+            "7",
+        ]);
+        assert!(ok, "{sync}: {err}\n{doc:#}");
+        assert_eq!(doc["synchronous"], shown, "{doc:#}");
+        assert_eq!(doc["window"]["kind"], "durable", "{doc:#}");
+        assert_eq!(count(&doc, "violations"), 0, "{sync}: {doc:#}");
+        assert_eq!(count(&doc, "fsck_failures"), 0, "{doc:#}");
+        assert_eq!(count(&doc, "transactions"), 40);
+        log_agrees_with_tracefs(&doc);
+        in_flight_has_its_share(&doc);
+    }
+}
+
 /// A small recorded run of `mode` with `canary`: 25 transactions, 400 states, seed 7.
 fn canary_args<'a>(mode: &'a str, canary: &'a str) -> Vec<&'a str> {
     vec![
@@ -285,6 +319,25 @@ fn bad_input_is_named_with_its_fix() {
     assert!(!out.status.success());
     assert!(
         err.contains("not a joj-blocklog") && err.contains("fix:"),
+        "{err}"
+    );
+
+    // OFF is for waldio; a stock mode at OFF is the sync-off canary.
+    let out = common::run_joj(&[
+        "crash",
+        "fs",
+        "--fs",
+        "ext4",
+        "--journal",
+        "wal",
+        "--synchronous",
+        "off",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("--synchronous off is for waldio")
+            && err.contains("fix: use --canary sync-off"),
         "{err}"
     );
 

@@ -229,3 +229,49 @@ fn a_connection_leaving_wal_mode_forgets_its_own_log_when_only_its_file_was_repl
     );
     assert_eq!(integrity(&again), "ok");
 }
+
+/// What [`replaced_before_the_first_statement`] sees: the old connection's rows of `o` and its
+/// integrity check, then the rows of `t` in the database at the name after it closed.
+type Seen = ((i64, String), Vec<i64>);
+
+/// `x.db` (table `o`) opened through `vfs`, then another database (table `t`, one row) renamed
+/// over its name before the connection's first statement; the connection inserts into `o` and
+/// closes, and the database at the name is read.
+fn replaced_before_the_first_statement(vfs: &str) -> Seen {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("x.db");
+    let shipped = dir.path().join("shipped.db");
+    let flags = rusqlite::OpenFlags::default();
+    let open = |path: &Path| Connection::open_with_flags_and_vfs(path, flags, vfs).unwrap();
+    for (path, table) in [(&db, "o"), (&shipped, "t")] {
+        open(path)
+            .execute_batch(&format!(
+                "PRAGMA journal_mode=WAL; CREATE TABLE {table}(v); INSERT INTO {table} VALUES (1);"
+            ))
+            .unwrap();
+    }
+    let a = open(&db);
+    std::fs::rename(&shipped, &db).unwrap();
+    a.execute("INSERT INTO o VALUES (2)", []).unwrap();
+    let old = (count(&a, "o").unwrap(), integrity(&a));
+    drop(a);
+    let now = open(&db);
+    let mut rows = now.prepare("SELECT v FROM t ORDER BY rowid").unwrap();
+    let t = rows.query_map([], |r| r.get(0)).unwrap();
+    (old, t.map(Result::unwrap).collect())
+}
+
+/// A connection opened, then another database put at its name (`rename` over it, a common way
+/// to ship new data) before its first statement. Stock reads and writes the file it opened (its
+/// WAL's open finds a file at the name, which is all it asks); the first version of H132's fix
+/// refused that open (`unable to open database file`). At close stock does not checkpoint a
+/// database that has moved (pager.c, `databaseIsUnmoved`) and leaves its WAL at the name, where
+/// the next open replays it onto the database now there: its `t` shows the old connection's
+/// rows of `o`. waldio does as stock does, both ways.
+#[test]
+fn a_connection_whose_name_was_replaced_before_its_first_statement_does_as_stock() {
+    let vfs = joj_waldio::register().unwrap();
+    let stock = replaced_before_the_first_statement("unix");
+    assert_eq!(stock.0, (2, "ok".to_string()), "stock uses its own file");
+    assert_eq!(replaced_before_the_first_statement(vfs.name()), stock);
+}

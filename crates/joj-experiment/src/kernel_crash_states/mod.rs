@@ -51,7 +51,6 @@ use joj_linux::cleanup::wait_if_cleaning;
 use joj_linux::record::{BlockLog, LogOp, Mark, RecordingDisk};
 use joj_linux::{BlockTracer, ScratchFs, ScratchOptions};
 use joj_trace::Op;
-use joj_workload::JournalMode;
 
 use crate::error::ExperimentError;
 use check::{Checker, Reader, judge};
@@ -233,7 +232,6 @@ fn skeleton(
         canary: opts.canary,
         synchronous: match opts.mode {
             _ if opts.workload == FsWorkload::Postmark => "fsync".into(),
-            JournalMode::Waldio(m) => m.options().sqlite_synchronous().to_string(),
             _ if opts.canary == Some(Canary::SyncOff) => "OFF".into(),
             _ => opts.sync.name().to_ascii_uppercase(),
         },

@@ -52,7 +52,8 @@ pub struct CrashFsOptions {
     /// Read the run as the eMMC paper's optimized journal issues it (`coalition.rs`).
     pub emmc_journal: bool,
     pub canary: Option<Canary>,
-    /// Stock modes' `PRAGMA synchronous`.
+    /// The recorded connection's `PRAGMA synchronous`: a stock mode's durability, or under
+    /// waldio what the application sets (the option decides durability).
     pub sync: workload::StockSync,
     /// Transactions of the recorded run.
     pub transactions: u64,
@@ -133,10 +134,11 @@ impl CrashFsOptions {
             }
             _ => {}
         }
-        if self.sync != workload::StockSync::Full && matches!(self.mode, JournalMode::Waldio(_)) {
+        if self.sync == workload::StockSync::Off && !matches!(self.mode, JournalMode::Waldio(_)) {
             return Err(ExperimentError::CrashStates(
-                "--synchronous sets a stock mode's PRAGMA synchronous; waldio's durability is \
-                 its own option; fix: drop --synchronous, or use waldio-fua / waldio-normal"
+                "--synchronous off is for waldio, whose own option keeps commits durable \
+                 whatever the application sets; a stock mode at OFF loses acknowledged commits \
+                 by design; fix: use --canary sync-off to see that, or --journal waldio"
                     .into(),
             ));
         }

@@ -46,7 +46,7 @@ pub fn replay_command(opts: &CrashFsOptions, log: &Path) -> String {
         },
         opts.canary
             .map_or(String::new(), |c| format!(" --fs-canary {}", c.name())),
-        if opts.sync == StockSync::Full {
+        if opts.sync == StockSync::default_for(opts.mode) {
             String::new()
         } else {
             format!(" --synchronous {}", opts.sync.name())

@@ -88,20 +88,25 @@ impl Canary {
     }
 }
 
-/// `PRAGMA synchronous` of a stock mode in the recorded run.
+/// `PRAGMA synchronous` of the recorded run's connection. A stock mode's durability follows it;
+/// a waldio mode's does not (its option decides, docs/formats/waldio.md), so under waldio it
+/// is what the application sets, and the run checks that the option still holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum StockSync {
+    /// Only under waldio: a stock mode at OFF is the `sync-off` canary.
+    Off,
     Normal,
     Full,
     Extra,
 }
 
 impl StockSync {
-    pub const NAMES: [&'static str; 3] = ["full", "extra", "normal"];
+    pub const NAMES: [&'static str; 4] = ["full", "extra", "normal", "off"];
 
     pub fn name(self) -> &'static str {
         match self {
+            StockSync::Off => "off",
             StockSync::Normal => "normal",
             StockSync::Full => "full",
             StockSync::Extra => "extra",
@@ -109,13 +114,30 @@ impl StockSync {
     }
 
     pub fn from_name(s: &str) -> Option<StockSync> {
-        [StockSync::Normal, StockSync::Full, StockSync::Extra]
-            .into_iter()
-            .find(|c| c.name() == s)
+        [
+            StockSync::Off,
+            StockSync::Normal,
+            StockSync::Full,
+            StockSync::Extra,
+        ]
+        .into_iter()
+        .find(|c| c.name() == s)
     }
 
-    fn pragma(self) -> &'static str {
+    /// What a run of `mode` sets when no `--synchronous` is given: FULL for a stock mode, the
+    /// one a waldio option asks of SQLite (`WaldioOptions::sqlite_synchronous`) for waldio.
+    pub fn default_for(mode: JournalMode) -> StockSync {
+        match mode {
+            JournalMode::Waldio(m) if m.options().sqlite_synchronous() == "NORMAL" => {
+                StockSync::Normal
+            }
+            _ => StockSync::Full,
+        }
+    }
+
+    pub fn pragma(self) -> &'static str {
         match self {
+            StockSync::Off => "OFF",
             StockSync::Normal => "NORMAL",
             StockSync::Full => "FULL",
             StockSync::Extra => "EXTRA",
@@ -242,7 +264,7 @@ pub enum DbError {
 pub struct Setup {
     pub mode: JournalMode,
     pub canary: Option<Canary>,
-    /// Stock modes' `PRAGMA synchronous`.
+    /// The connection's `PRAGMA synchronous` ([`StockSync`]).
     pub sync: StockSync,
 }
 
@@ -273,7 +295,8 @@ fn open_via(
                 None => joj_waldio::open(path, &o)?,
                 Some(c) => joj_waldio::open_with(c.waldio()?, path, &o)?,
             };
-            conn.pragma_update(None, "synchronous", o.sqlite_synchronous())?;
+            // The application's setting, which the option must not depend on.
+            conn.pragma_update(None, "synchronous", sync.pragma())?;
             conn
         }
         _ => {
