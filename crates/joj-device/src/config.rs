@@ -30,6 +30,12 @@ pub const MAX_CACHE_BYTES: u64 = 1 << 30;
 /// preconditioning and 100 random passes, about 2.2·10^14 bytes) takes 2.2·10^17 ns, under
 /// 1/80 of the nanosecond clock's 1.8·10^19.
 pub const MIN_BYTES_PER_S: u64 = 1_000_000;
+/// Fastest host bus, NAND channel or NVM: 10^18 bytes/s, the `zero-latency` reference's (a
+/// device that takes next to no time; no bus of a part comes within a million times of it:
+/// PCIe 6.0 ×16 moves 1.3·10^11 B/s, an HBM3 stack 8·10^11). At this speed every transfer the
+/// model makes already takes its smallest time, 1 ns; a profile claiming more claims a bus
+/// nothing has.
+pub const MAX_BYTES_PER_S: u64 = 1_000_000_000_000_000_000;
 
 /// The host sector sizes a profile may give: 512 B (eMMC addresses 512-byte sectors,
 /// JESD84-B51; SATA, SCSI and NVMe's 512-byte logical blocks) and 4 KiB (eMMC's large-sector
@@ -358,22 +364,35 @@ impl Timing {
     }
 }
 
-/// `value` bytes/s is at least [`MIN_BYTES_PER_S`]: slower, the transfers of a long run would
-/// carry the nanosecond clock towards overflow.
+/// `value` bytes/s is at least [`MIN_BYTES_PER_S`] (slower, the transfers of a long run would
+/// carry the nanosecond clock towards overflow) and at most [`MAX_BYTES_PER_S`].
 fn check_bandwidth(
     field: &'static str,
     value: u64,
     example: &'static str,
 ) -> Result<(), ProfileError> {
-    if value >= MIN_BYTES_PER_S {
-        return Ok(());
+    if value < MIN_BYTES_PER_S {
+        return Err(ProfileError::TooSlow {
+            field,
+            value,
+            min: MIN_BYTES_PER_S,
+            example,
+        });
     }
-    Err(ProfileError::TooSlow {
-        field,
-        value,
-        min: MIN_BYTES_PER_S,
-        example,
-    })
+    if value > MAX_BYTES_PER_S {
+        return Err(ProfileError::OutOfRange {
+            field,
+            value,
+            min: MIN_BYTES_PER_S,
+            max: MAX_BYTES_PER_S,
+            unit: "bytes/s",
+            reason: "faster than any bus (PCIe 6.0 ×16 moves 1.3·10^11 B/s; 10^18 is the \
+                     zero-latency reference's, at which every transfer already takes the \
+                     model's smallest time, 1 ns)",
+            example,
+        });
+    }
+    Ok(())
 }
 
 /// The volatile write-back cache of the device.

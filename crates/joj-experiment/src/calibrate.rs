@@ -969,7 +969,7 @@ pub fn profile_from(m: &Measured, name: &str) -> Result<joj_device::Profile, Exp
     } else {
         MIB as f64 / (w1m.max(1.0) / 1e9)
     }
-    .max(1e6);
+    .clamp(1e6, joj_device::config::MAX_BYTES_PER_S as f64);
     let xfer_4k = BLOCK as f64 / host_bps * 1e9;
     let overhead = (w4 - xfer_4k).max(0.0);
     let split = queue_split(&m.queue_depth, overhead, xfer_4k);
