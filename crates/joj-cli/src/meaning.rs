@@ -12,11 +12,31 @@ fn kib(bytes: f64) -> String {
     format!("{:.1} KiB", bytes / 1024.0)
 }
 
-fn percent(part: f64, whole: f64) -> f64 {
-    if whole > 0.0 {
-        100.0 * part / whole
-    } else {
-        0.0
+/// `part` as a percentage of `whole`; none when `whole` is no amount a run writes (0,
+/// subnormal, infinite or not a number: a document made by hand), where the share would read
+/// `inf %` or `NaN %`.
+fn percent(part: f64, whole: f64) -> Option<f64> {
+    let share = 100.0 * part / whole;
+    (whole.is_normal() && whole > 0.0 && share.is_finite()).then_some(share)
+}
+
+/// A share for the text: `12 %`, or that it cannot be given.
+fn share(part: f64, whole: f64) -> String {
+    percent(part, whole).map_or_else(
+        || "share not computable".to_string(),
+        |p| format!("{p:.0} %"),
+    )
+}
+
+/// How many more or fewer bytes `diff` is of `whole`: `12 % fewer bytes`.
+fn fewer_or_more(diff: f64, whole: f64) -> String {
+    match percent(diff, whole) {
+        Some(p) => format!(
+            "{:.0} % {} bytes",
+            p.abs(),
+            if p >= 0.0 { "fewer" } else { "more" }
+        ),
+        None => "fewer or more bytes (share not computable)".to_string(),
     }
 }
 
@@ -67,21 +87,21 @@ fn database_meaning(d: &DatabaseReport, fs: &str) -> String {
     let mut s = format!(
         "  {} ({}): each commit syncs {} and writes {} (its files' data, and the filesystem's \
          writes during its syncs); {} of it is FS journal written while its log was synced — \
-         the journaling of journal, {:.0} %\n",
+         the journaling of journal, {}\n",
         d.path,
         d.journal_mode,
         times(p.syncs),
         kib(written),
         kib(p.joj_bytes),
-        percent(p.joj_bytes, written)
+        share(p.joj_bytes, written)
     );
     // btrfs journals a synced file's change in its fsync log tree, which is metadata: the same
     // cost under another class, said so that a 0 % JOJ does not read as none.
     if p.metadata_bytes_in_syncs > 0.1 * written {
         s.push_str(&format!(
-            "    {} of it ({:.0} %) is filesystem metadata written during its syncs{}\n",
+            "    {} of it ({}) is filesystem metadata written during its syncs{}\n",
             kib(p.metadata_bytes_in_syncs),
-            percent(p.metadata_bytes_in_syncs, written),
+            share(p.metadata_bytes_in_syncs, written),
             if fs == "btrfs" {
                 ": btrfs's fsync log tree, its way of journaling the synced file"
             } else {
@@ -146,37 +166,33 @@ pub fn of_compare(c: &Comparison, fs: &str) -> String {
     for r in rows.iter().filter(|r| r.joj > 0.0) {
         s.push_str(&format!(
             "  {}: {} of the {} each commit writes is FS journal written while SQLite synced its \
-             log — the journaling of journal ({:.0} %)\n",
+             log — the journaling of journal ({})\n",
             r.mode,
             kib(r.joj),
             kib(r.written),
-            percent(r.joj, r.written)
+            share(r.joj, r.written)
         ));
     }
     if let Some(wal) = find("wal") {
         for m in ["delete", "truncate", "persist"] {
             let Some(r) = find(m) else { continue };
-            let fewer = percent(r.written - wal.written, r.written);
             s.push_str(&format!(
-                "  {} syncs {} per commit; WAL would sync {} and write {:.0} % {} bytes on {fs} \
-                 ({} against {})\n",
+                "  {} syncs {} per commit; WAL would sync {} and write {} on {fs} ({} against \
+                 {})\n",
                 m.to_uppercase(),
                 times(r.syncs),
                 times(wal.syncs),
-                fewer.abs(),
-                if fewer >= 0.0 { "fewer" } else { "more" },
+                fewer_or_more(r.written - wal.written, r.written),
                 kib(wal.written),
                 kib(r.written)
             ));
         }
         for r in rows.iter().filter(|r| r.mode.starts_with("waldio")) {
-            let fewer = percent(wal.written - r.written, wal.written);
             s.push_str(&format!(
-                "  {} writes {:.0} % {} bytes than WAL per commit ({} against {}) and syncs {}, \
-                 with {} of FS journal during its log's syncs\n",
+                "  {} writes {} than WAL per commit ({} against {}) and syncs {}, with {} of FS \
+                 journal during its log's syncs\n",
                 r.mode,
-                fewer.abs(),
-                if fewer >= 0.0 { "fewer" } else { "more" },
+                fewer_or_more(wal.written - r.written, wal.written),
                 kib(r.written),
                 kib(wal.written),
                 times(r.syncs),
@@ -234,5 +250,34 @@ mod tests {
             said.contains("writes 5.5 KiB") && !said.contains("metadata"),
             "{said}"
         );
+    }
+
+    #[test]
+    fn a_share_of_figures_no_run_makes_is_said_not_computable() {
+        // A saved comparison whose rows write 5e-324 bytes a commit (`joj report` reads any
+        // document): the journaling of journal's share read `inf %`.
+        let mut doc: serde_json::Value =
+            serde_json::from_str(include_str!("../tests/fixtures/report/compare.json")).unwrap();
+        for (i, row) in doc["rows"].as_array_mut().unwrap().iter_mut().enumerate() {
+            row["block_per_txn"]["write_bytes"] = [5e-324, 0.0, 1e-310][i % 3].into();
+        }
+        let c: Comparison = serde_json::from_value(doc).unwrap();
+        let said = of_compare(&c, "ext4");
+        assert!(
+            said.contains("the journaling of journal (share not computable)"),
+            "{said}"
+        );
+        assert!(!said.contains("inf") && !said.contains("NaN"), "{said}");
+        // A traced database whose commits write 5e-324 bytes.
+        let mut d = db(0.0);
+        if let Some(p) = d.per_commit.as_mut() {
+            (p.data_bytes, p.joj_bytes) = (5e-324, 1024.0);
+        }
+        let said = database_meaning(&d, "ext4");
+        assert!(
+            said.contains("the journaling of journal, share not computable"),
+            "{said}"
+        );
+        assert!(!said.contains("inf") && !said.contains("NaN"), "{said}");
     }
 }
