@@ -47,18 +47,10 @@ fn check_companions(path: &Path) -> Result<(), WaldioError> {
                     source,
                 });
             }
-            Ok(m) => {
-                use std::os::unix::fs::FileTypeExt;
-                let t = m.file_type();
-                match () {
-                    () if t.is_file() => continue,
-                    () if t.is_symlink() => "a symbolic link",
-                    () if t.is_fifo() => "a FIFO",
-                    () if t.is_dir() => "a directory",
-                    () if t.is_socket() => "a socket",
-                    () => "a device",
-                }
-            }
+            Ok(m) => match crate::handle::not_a_file(m.file_type()) {
+                None => continue,
+                Some(kind) => kind,
+            },
         };
         return Err(WaldioError::NotAFile {
             path: companion.display().to_string(),

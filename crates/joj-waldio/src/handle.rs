@@ -48,6 +48,11 @@ pub enum WaldioError {
         role: &'static str,
     },
     #[error(
+        "{path} is not a regular file ({kind}): a SQLite database is one; nothing was changed; \
+         fix: give the path of the database file itself"
+    )]
+    DatabaseNotAFile { path: String, kind: &'static str },
+    #[error(
         "{path} is not a SQLite database (its first 16 bytes are not 'SQLite format 3'); nothing \
          was changed; fix: give a SQLite database file"
     )]
@@ -133,9 +138,29 @@ pub fn existing_db_header(path: &Path) -> Result<(u32, u8), WaldioError> {
                 source,
             });
         }
-        Ok(_) => {}
+        Ok(m) => {
+            if let Some(kind) = not_a_file(m.file_type()) {
+                return Err(WaldioError::DatabaseNotAFile {
+                    path: shown(),
+                    kind,
+                });
+            }
+        }
     }
     db_header(path)?.ok_or_else(|| WaldioError::NotSqlite { path: shown() })
+}
+
+/// What a file of type `t` is when it is not a regular file, for a message.
+pub(crate) fn not_a_file(t: std::fs::FileType) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    match () {
+        () if t.is_file() => None,
+        () if t.is_symlink() => Some("a symbolic link"),
+        () if t.is_fifo() => Some("a FIFO"),
+        () if t.is_dir() => Some("a directory"),
+        () if t.is_socket() => Some("a socket"),
+        () => Some("a device"),
+    }
 }
 
 /// Handle to one registered waldio VFS.
