@@ -6,9 +6,9 @@
 use std::io::Write;
 use std::path::Path;
 
-use joj_trace::TraceError;
-use joj_trace::output::{OutputDir, publish_unique, stage};
+use joj_trace::output::OutputDir;
 use joj_trace::plot::{ModeBar, render_compare_svg};
+use joj_trace::{OutputError, TraceError};
 
 use crate::compare::{CompareRow, Comparison};
 use crate::error::ExperimentError;
@@ -78,9 +78,17 @@ fn write(
 ) -> Result<String, ExperimentError> {
     let svg = render(title, subtitle, c)?;
     let held = OutputDir::open(out).map_err(TraceError::from)?;
-    let staged = stage(held.at(), &format!("{name}.svg"), |w| {
-        w.write_all(svg.as_bytes()).map_err(TraceError::from)
+    let file = format!("{name}.svg");
+    let staged = held.stage(&file, |w| {
+        w.write_all(svg.as_bytes()).map_err(|source| {
+            TraceError::from(OutputError::Write {
+                path: out.join(&file),
+                source,
+            })
+        })
     })?;
-    let [path] = publish_unique(held.at(), name, [(".svg", staged)]).map_err(TraceError::from)?;
-    Ok(held.shown(&path).to_string_lossy().into_owned())
+    let [path] = held
+        .publish_unique(name, [(".svg", staged)])
+        .map_err(TraceError::from)?;
+    Ok(path.to_string_lossy().into_owned())
 }

@@ -200,6 +200,45 @@ impl OutputDir {
             None => self.dir.clone(),
         }
     }
+
+    /// [`stage`] `name` in this folder, through its descriptor; an error names the file in the
+    /// folder as named, not the descriptor's `/proc/self/fd/N`.
+    pub fn stage<E>(
+        &self,
+        name: &str,
+        fill: impl FnOnce(&mut BufWriter<File>) -> Result<(), E>,
+    ) -> Result<Staged, E>
+    where
+        E: From<OutputError>,
+    {
+        stage_in(self.at(), &self.dir, name, fill)
+    }
+
+    /// [`publish_unique`] in this folder; the paths returned and an error's name the files in
+    /// the folder as named.
+    pub fn publish_unique<const N: usize>(
+        &self,
+        stem: &str,
+        files: [(&str, Staged); N],
+    ) -> Result<[PathBuf; N], OutputError> {
+        publish_unique(self.at(), stem, files)
+            .map(|paths| paths.map(|p| self.shown(&p)))
+            .map_err(|e| shown_in(e, self))
+    }
+
+    /// [`Staged::publish`] as `name` in this folder; the path returned and an error's name the
+    /// file in the folder as named.
+    pub fn publish(
+        &self,
+        staged: Staged,
+        name: &str,
+        existing: Existing,
+    ) -> Result<PathBuf, OutputError> {
+        staged
+            .publish(&self.at().join(name), existing)
+            .map_err(|e| shown_in(e, self))?;
+        Ok(self.dir.join(name))
+    }
 }
 
 /// Most folders [`check_output`] remembers (the oldest is forgotten first): a process checks

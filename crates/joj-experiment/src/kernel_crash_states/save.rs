@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use joj_linux::record::BlockLog;
 use joj_trace::OutputError;
-use joj_trace::output::{Existing, OutputDir, Staged, publish_unique, stage};
+use joj_trace::output::{Existing, OutputDir, Staged};
 
 use super::error::CrashFsError;
 use super::options::{CrashFsOptions, FsWorkload};
@@ -95,20 +95,19 @@ fn dollar_quoted(bytes: &[u8]) -> String {
 }
 
 /// Publishes `staged` in `dir` as `<stem><suffix>`: replacing that file with `force`, else
-/// under the first free stem of `stem`, `stem-2`, …
+/// under the first free stem of `stem`, `stem-2`, … The path returned (and an error) names the
+/// folder as the user named it.
 fn publish(
-    dir: &Path,
+    dir: &OutputDir,
     stem: &str,
     suffix: &str,
     staged: Staged,
     force: bool,
 ) -> Result<PathBuf, OutputError> {
     if force {
-        let path = dir.join(format!("{stem}{suffix}"));
-        staged.publish(&path, Existing::Replace)?;
-        Ok(path)
+        dir.publish(staged, &format!("{stem}{suffix}"), Existing::Replace)
     } else {
-        let [path] = publish_unique(dir, stem, [(suffix, staged)])?;
+        let [path] = dir.publish_unique(stem, [(suffix, staged)])?;
         Ok(path)
     }
 }
@@ -137,15 +136,15 @@ pub fn save(
         None if opts.save_log || !found.is_empty() => {
             let out = held.insert(make_dir()?);
             let name = format!("{}.blocklog", stem(opts));
-            let staged = stage(out.at(), &name, |w| {
-                log.write_to(w).map_err(|e| OutputError::Write {
-                    path: dir.join(&name),
-                    source: std::io::Error::other(e),
+            let staged = out
+                .stage(&name, |w| {
+                    log.write_to(w).map_err(|e| OutputError::Write {
+                        path: dir.join(&name),
+                        source: std::io::Error::other(e),
+                    })
                 })
-            })
-            .map_err(fail)?;
-            let path = publish(out.at(), &stem(opts), ".blocklog", staged, force).map_err(fail)?;
-            let path = out.shown(&path);
+                .map_err(fail)?;
+            let path = publish(out, &stem(opts), ".blocklog", staged, force).map_err(fail)?;
             saved.log = Some(path.clone());
             Some(path)
         }
@@ -173,15 +172,16 @@ pub fn save(
     });
     let json_stem = format!("{log_stem}-violations");
     let name = format!("{json_stem}.json");
-    let staged = stage(out.at(), &name, |w| {
-        serde_json::to_writer_pretty(w, &doc).map_err(|e| OutputError::Write {
-            path: dir.join(&name),
-            source: e.into(),
+    let staged = out
+        .stage(&name, |w| {
+            serde_json::to_writer_pretty(w, &doc).map_err(|e| OutputError::Write {
+                path: dir.join(&name),
+                source: e.into(),
+            })
         })
-    })
-    .map_err(fail)?;
-    let path = publish(out.at(), &json_stem, ".json", staged, force).map_err(fail)?;
-    saved.violations = Some(out.shown(&path));
+        .map_err(fail)?;
+    let path = publish(&out, &json_stem, ".json", staged, force).map_err(fail)?;
+    saved.violations = Some(path);
     Ok(saved)
 }
 

@@ -8,9 +8,9 @@ use joj_linux::ScratchFs;
 use joj_trace::format::{
     Clock, DeviceRole as TraceDeviceRole, TraceDevice, TraceHeader, TraceSource, write_trace,
 };
-use joj_trace::output::{OutputDir, publish_unique, stage};
+use joj_trace::output::OutputDir;
 use joj_trace::plot::{PlotAxis, PlotInfo, render_trace_svg};
-use joj_trace::{TraceError, TraceRecord};
+use joj_trace::{OutputError, TraceError, TraceRecord};
 
 use crate::error::ExperimentError;
 use crate::result::RunResult;
@@ -40,20 +40,29 @@ pub(super) fn write_trace_and_plot(
     };
     let label = label.as_str();
     let header = trace_header(result, fs);
-    let trace = stage(held.at(), &format!("{label}{TRACE_SUFFIX}"), |w| {
-        write_trace(w, &header, records)
+    // A write that fails (a full disk) names the file in the folder as the user gave it.
+    let named = |name: &str| {
+        let path = out.join(name);
+        move |e| match e {
+            TraceError::Io(source) => TraceError::from(OutputError::Write { path, source }),
+            e => e,
+        }
+    };
+    let name = format!("{label}{TRACE_SUFFIX}");
+    let trace = held.stage(&name, |w| {
+        write_trace(w, &header, records).map_err(named(&name))
     })?;
-    let plot = stage(held.at(), &format!("{label}{PLOT_SUFFIX}"), |w| {
-        w.write_all(svg.as_bytes()).map_err(TraceError::from)
+    let name = format!("{label}{PLOT_SUFFIX}");
+    let plot = held.stage(&name, |w| {
+        w.write_all(svg.as_bytes())
+            .map_err(TraceError::from)
+            .map_err(named(&name))
     })?;
-    let [trace_path, plot_path] = publish_unique(
-        held.at(),
-        label,
-        [(TRACE_SUFFIX, trace), (PLOT_SUFFIX, plot)],
-    )
-    .map_err(TraceError::from)?;
-    result.trace_file = Some(held.shown(&trace_path).to_string_lossy().into_owned());
-    result.plot_file = Some(held.shown(&plot_path).to_string_lossy().into_owned());
+    let [trace_path, plot_path] = held
+        .publish_unique(label, [(TRACE_SUFFIX, trace), (PLOT_SUFFIX, plot)])
+        .map_err(TraceError::from)?;
+    result.trace_file = Some(trace_path.to_string_lossy().into_owned());
+    result.plot_file = Some(plot_path.to_string_lossy().into_owned());
     Ok(())
 }
 
