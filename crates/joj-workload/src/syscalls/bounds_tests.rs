@@ -478,3 +478,26 @@ fn a_path_not_in_normal_form_or_holding_a_nul_is_refused_with_its_line() {
     read(&[r#"{"tid":1,"start_ns":5,"dur_ns":1,"ret":0,"call":"mkdir","path":"d","mode":493}"#])
         .unwrap();
 }
+
+/// A call the recording's check refuses is named by its line in the strace text read, not in
+/// the recording the import makes (a call left out before it moved the line up by one).
+#[test]
+fn an_imported_call_refused_by_the_check_is_named_by_its_strace_line() {
+    let text = r#"10 1795625372.917960 openat(AT_FDCWD</etc>, "/etc/passwd", O_RDONLY) = 3</etc/passwd> <0.000010>
+10 1795625372.917961 close(3</etc/passwd>) = 0 <0.000010>
+10 1795625372.917970 openat(AT_FDCWD</r>, "a", O_RDWR|O_CREAT, 0644) = 3</r/a> <0.000010>
+10 1795625372.917971 fsync(3</r/a>) = 0 <0.000010>
+10 1795625372.917972 openat(AT_FDCWD</r>, "b\0c", O_RDWR|O_CREAT, 0644) = 4</r/b> <0.000010>
+10 1795625372.917973 close(4</r/b>) = 0 <0.000010>
+"#;
+    let e = import(text).unwrap_err();
+    assert!(
+        matches!(e, SyscallsError::OutOfBounds { line: 5, .. }),
+        "{e}"
+    );
+    assert!(
+        e.to_string()
+            .starts_with("strace output s.txt line 5: open on a path holding a NUL"),
+        "{e}"
+    );
+}

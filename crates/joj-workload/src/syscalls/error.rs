@@ -172,3 +172,18 @@ pub enum SyscallsError {
     )]
     TooManyDescriptors { needed: u64, margin: u64, hard: u64 },
 }
+
+impl SyscallsError {
+    /// The error with the line it names, `line`, replaced by `to(line)`: a recording's line by
+    /// the line of the strace text its call was imported from, say.
+    pub(crate) fn on_line(mut self, to: impl FnOnce(u64) -> u64) -> SyscallsError {
+        if let SyscallsError::Invalid { line, .. }
+        | SyscallsError::OutOfBounds { line, .. }
+        | SyscallsError::PathEscapesRoot { line, .. }
+        | SyscallsError::UnknownFd { line, .. } = &mut self
+        {
+            *line = to(*line);
+        }
+        self
+    }
+}

@@ -131,6 +131,11 @@ struct Importer {
     /// The working directory strace last showed (`AT_FDCWD</d>`), for paths of non-`at` calls.
     cwd: Option<PathBuf>,
     calls: Vec<Call>,
+    /// The strace line of each call in `calls` (the line of the step that wrote it), for the
+    /// errors of the recording's check.
+    lines: Vec<u64>,
+    /// The strace line of the step being imported.
+    line: u64,
     tids: BTreeSet<u64>,
     dropped: u64,
     t0: Option<u64>,
@@ -690,6 +695,7 @@ impl Importer {
             _ => {}
         }
         self.calls.push(call);
+        self.lines.push(self.line);
     }
 }
 
@@ -725,6 +731,8 @@ pub fn import_strace(
         root,
         cwd: None,
         calls: vec![],
+        lines: vec![],
+        line: 0,
         tids: BTreeSet::new(),
         dropped: 0,
         t0: None,
@@ -737,6 +745,7 @@ pub fn import_strace(
         fds: FdTables::default(),
     };
     for (line, step) in &raw {
+        imp.line = *line;
         let c = match step {
             Step::Call(c) => c,
             &Step::Exit { tid, time_ns } => {
@@ -854,7 +863,15 @@ impl Importer {
             },
             calls: self.calls,
         };
-        rec.check(what)?;
+        // The check names a recording's line (its calls from line 2); the reader has the
+        // strace text.
+        let lines = self.lines;
+        rec.check(what).map_err(|e| {
+            e.on_line(|l| {
+                let call = l.checked_sub(2).and_then(|i| usize::try_from(i).ok());
+                call.and_then(|i| lines.get(i)).copied().unwrap_or(l)
+            })
+        })?;
         Ok(rec)
     }
 }
