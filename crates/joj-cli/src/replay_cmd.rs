@@ -17,7 +17,9 @@ pub struct ReplayArgs {
     #[arg(long = "device", alias = "profile", value_name = "PROFILE", default_value = "emmc5", help_heading = crate::groups::DEVICE)]
     pub profile: String,
     /// Replay only this device of the trace (`major:minor`).
-    #[arg(long, help_heading = crate::groups::DEVICE)]
+    // A value such as `-1:0` reaches joj's own message (the trace's devices and the fix), not
+    // clap's "unexpected argument".
+    #[arg(long, allow_hyphen_values = true, help_heading = crate::groups::DEVICE)]
     pub dev: Option<String>,
     /// Replay every device of the trace as a partition of the one emulated device.
     #[arg(long, help_heading = crate::groups::DEVICE)]
@@ -27,7 +29,7 @@ pub struct ReplayArgs {
     /// them). Repeat for every device of the trace; the run is timed as the host sees it
     /// (docs/device-model.md, "Several devices, each with its profile"; `--profile-for` is
     /// its old name).
-    #[arg(long = "device-for", alias = "profile-for", value_name = "DEV=PROFILE", conflicts_with_all = ["dev", "partitions", "profile"], help_heading = crate::groups::DEVICE)]
+    #[arg(long = "device-for", alias = "profile-for", value_name = "DEV=PROFILE", allow_hyphen_values = true, conflicts_with_all = ["dev", "partitions", "profile"], help_heading = crate::groups::DEVICE)]
     pub profile_for: Vec<String>,
     /// Allow one profile for two devices of --device-for (two separate devices of one kind;
     /// `--same-profile-ok` is its old name).
