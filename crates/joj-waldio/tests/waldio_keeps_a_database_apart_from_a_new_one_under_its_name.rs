@@ -16,6 +16,10 @@
 //! SQLite has it: a WAL opened after the database left its name (refused, as stock refuses it);
 //! the old connection leaving WAL mode, which deletes "its" WAL by name (the new database's log
 //! is left alone); and one database file open by two names (a hard link: the second refused).
+//!
+//! A probe of exclusive locking mode (2026-11-29, H146) found three more, where waldio bound a
+//! WAL to the file of the thread's last lock: a WAL is now the log of the file at its name, and
+//! a connection whose own file is no longer there is refused its use.
 #![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 use joj_waldio::{WaldioOptions, open};
@@ -230,48 +234,164 @@ fn a_connection_leaving_wal_mode_forgets_its_own_log_when_only_its_file_was_repl
     assert_eq!(integrity(&again), "ok");
 }
 
-/// What [`replaced_before_the_first_statement`] sees: the old connection's rows of `o` and its
-/// integrity check, then the rows of `t` in the database at the name after it closed.
-type Seen = ((i64, String), Vec<i64>);
+/// Renames `db` and its side files to `to` and its side files.
+fn rename_all(db: &Path, to: &Path) {
+    for suffix in ["", "-wal", "-shm", "-waldio", "-journal"] {
+        let (mut a, mut b) = (db.as_os_str().to_owned(), to.as_os_str().to_owned());
+        a.push(suffix);
+        b.push(suffix);
+        let _ = std::fs::rename(a, b);
+    }
+}
 
-/// `x.db` (table `o`) opened through `vfs`, then another database (table `t`, one row) renamed
-/// over its name before the connection's first statement; the connection inserts into `o` and
-/// closes, and the database at the name is read.
-fn replaced_before_the_first_statement(vfs: &str) -> Seen {
+/// `db` opened through waldio as an application opens it: no statement run, in the journal
+/// mode the file says.
+fn raw(db: &Path) -> Connection {
+    let vfs = joj_waldio::register().unwrap();
+    Connection::open_with_flags_and_vfs(db, rusqlite::OpenFlags::default(), vfs.name()).unwrap()
+}
+
+fn is_io_error<T: std::fmt::Debug>(r: &rusqlite::Result<T>) -> bool {
+    let code = r.as_ref().err().and_then(|e| e.sqlite_error_code());
+    code == Some(rusqlite::ErrorCode::SystemIoFailure)
+}
+
+/// A connection opened, then another database put at its name (`rename` over it, a common way
+/// to ship new data) before its first statement. Stock reads the file it opened but opens the
+/// WAL by name — the other database's — and at close leaves its frames there (it does not
+/// checkpoint a database that has moved: pager.c, `databaseIsUnmoved`), so the next open of the
+/// name replays them onto the database now there: its table showed the old connection's rows.
+/// waldio refuses the statement (`SQLITE_IOERR_FSTAT`) and the database at the name is left
+/// whole. (The first version of H132's fix refused it with `SQLITE_CANTOPEN`; the second let
+/// it through as stock does.)
+#[test]
+fn a_connection_whose_name_was_replaced_before_its_first_statement_leaves_the_new_database_whole() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("x.db");
     let shipped = dir.path().join("shipped.db");
-    let flags = rusqlite::OpenFlags::default();
-    let open = |path: &Path| Connection::open_with_flags_and_vfs(path, flags, vfs).unwrap();
+    let opts = WaldioOptions::default();
     for (path, table) in [(&db, "o"), (&shipped, "t")] {
-        open(path)
+        open(path, &opts)
+            .unwrap()
             .execute_batch(&format!(
                 "PRAGMA journal_mode=WAL; CREATE TABLE {table}(v); INSERT INTO {table} VALUES (1);"
             ))
             .unwrap();
     }
-    let a = open(&db);
+    let vfs = joj_waldio::register().unwrap();
+    let a = Connection::open_with_flags_and_vfs(&db, rusqlite::OpenFlags::default(), vfs.name())
+        .unwrap();
     std::fs::rename(&shipped, &db).unwrap();
-    a.execute("INSERT INTO o VALUES (2)", []).unwrap();
-    let old = (count(&a, "o").unwrap(), integrity(&a));
+    let got = a.execute("INSERT INTO o VALUES (2)", []);
+    assert!(is_io_error(&got), "{got:?}");
     drop(a);
-    let now = open(&db);
-    let mut rows = now.prepare("SELECT v FROM t ORDER BY rowid").unwrap();
-    let t = rows.query_map([], |r| r.get(0)).unwrap();
-    (old, t.map(Result::unwrap).collect())
+    let now = open(&db, &opts).unwrap();
+    let rows: Vec<i64> = now
+        .prepare("SELECT v FROM t ORDER BY rowid")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!((rows, integrity(&now)), (vec![1], "ok".into()));
 }
 
-/// A connection opened, then another database put at its name (`rename` over it, a common way
-/// to ship new data) before its first statement. Stock reads and writes the file it opened (its
-/// WAL's open finds a file at the name, which is all it asks); the first version of H132's fix
-/// refused that open (`unable to open database file`). At close stock does not checkpoint a
-/// database that has moved (pager.c, `databaseIsUnmoved`) and leaves its WAL at the name, where
-/// the next open replays it onto the database now there: its `t` shows the old connection's
-/// rows of `o`. waldio does as stock does, both ways.
+/// A connection in exclusive locking mode switches its database to WAL mode (its WAL opens at
+/// its next statement, with no lock call before: it holds EXCLUSIVE already); its database is
+/// renamed away and a new WAL database made under the name; the old connection commits.
+/// Stock writes a new log header into the new database's WAL, which the new database's
+/// unchanged index ignores: whole, 201 rows. waldio found the old connection's WAL by the
+/// thread's last lock — the new connection's — and wrote into the new database's log, whose
+/// index check then took the old connection's frames as the new database's: `database disk
+/// image is malformed`, also after reopening (found by a probe, 2026-11-29: H146). The old
+/// connection's statement is refused now; the new database keeps every row.
 #[test]
-fn a_connection_whose_name_was_replaced_before_its_first_statement_does_as_stock() {
-    let vfs = joj_waldio::register().unwrap();
-    let stock = replaced_before_the_first_statement("unix");
-    assert_eq!(stock.0, (2, "ok".to_string()), "stock uses its own file");
-    assert_eq!(replaced_before_the_first_statement(vfs.name()), stock);
+fn an_exclusive_connection_whose_name_was_replaced_leaves_the_new_database_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, away) = (dir.path().join("x.db"), dir.path().join("y.db"));
+    let opts = WaldioOptions::default();
+    let old = raw(&db);
+    old.execute_batch(
+        "PRAGMA locking_mode=EXCLUSIVE; CREATE TABLE o(v); INSERT INTO o VALUES (1); \
+         PRAGMA journal_mode=WAL;",
+    )
+    .unwrap();
+    rename_all(&db, &away);
+    open(&db, &opts)
+        .unwrap()
+        .execute_batch(
+            "PRAGMA journal_mode=WAL; CREATE TABLE t(v); \
+             WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM r WHERE i<200) \
+             INSERT INTO t SELECT 'new-'||i FROM r; CREATE INDEX ti ON t(v);",
+        )
+        .unwrap();
+    let new = open(&db, &opts).unwrap();
+    assert_eq!(count(&new, "t").unwrap(), 200);
+    let got = old.execute("INSERT INTO o VALUES (2)", []);
+    assert!(is_io_error(&got), "{got:?}");
+    new.execute("INSERT INTO t VALUES ('new-201')", []).unwrap();
+    assert_eq!(
+        (count(&new, "t").unwrap(), integrity(&new)),
+        (201, "ok".into())
+    );
+    drop((old, new));
+    let again = open(&db, &opts).unwrap();
+    assert_eq!(
+        (count(&again, "t").unwrap(), integrity(&again)),
+        (201, "ok".into())
+    );
+    let moved = open(&away, &opts).unwrap();
+    assert_eq!(
+        (count(&moved, "o").unwrap(), integrity(&moved)),
+        (1, "ok".into())
+    );
+}
+
+/// The new database's connection is the one in exclusive locking mode: it switches to WAL mode
+/// and opens its WAL with no lock call before, after the old connection (its database renamed
+/// away) made the thread's last lock call on the name. waldio bound the new WAL to the old
+/// connection's file, and the old connection's release of EXCLUSIVE dropped the new database's
+/// spilled frames mid-transaction: its commit was acknowledged, then `malformed`. The WAL is
+/// bound to the file at the name now: 2,001 rows, as stock.
+#[test]
+fn a_wal_opened_in_exclusive_mode_after_another_connections_lock_is_the_databases_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, away) = (dir.path().join("x.db"), dir.path().join("y.db"));
+    let opts = WaldioOptions::default();
+    let old = raw(&db);
+    old.execute_batch(
+        "PRAGMA journal_mode=WAL; PRAGMA locking_mode=EXCLUSIVE; \
+         CREATE TABLE o(v); INSERT INTO o VALUES (1);",
+    )
+    .unwrap();
+    rename_all(&db, &away);
+    let new = raw(&db);
+    new.execute_batch("CREATE TABLE t(v); INSERT INTO t VALUES ('new-1');")
+        .unwrap();
+    let _: String = new
+        .query_row("PRAGMA locking_mode=EXCLUSIVE", [], |r| r.get(0))
+        .unwrap();
+    let _: String = new
+        .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+        .unwrap();
+    // Fails in both VFSs (the database moved), after a lock call on the name.
+    let _ = old.query_row("PRAGMA journal_mode=DELETE", [], |r| r.get::<_, String>(0));
+    new.execute_batch(
+        "PRAGMA cache_size=10; BEGIN; \
+         WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM r WHERE i<2000) \
+         INSERT INTO t SELECT 'new-big-'||i||hex(randomblob(50)) FROM r;",
+    )
+    .unwrap();
+    drop(old);
+    new.execute_batch("COMMIT").unwrap();
+    assert_eq!(
+        (count(&new, "t").unwrap(), integrity(&new)),
+        (2001, "ok".into())
+    );
+    drop(new);
+    let again = open(&db, &opts).unwrap();
+    assert_eq!(
+        (count(&again, "t").unwrap(), integrity(&again)),
+        (2001, "ok".into())
+    );
 }

@@ -10,6 +10,7 @@ mod file;
 mod index_check;
 mod instance;
 mod mark;
+mod opener_check;
 mod pass_through;
 mod shared_wal;
 mod wal_file;
@@ -63,12 +64,16 @@ fn is_wal_name(path: &Path) -> bool {
 
 /// The database of a WAL being opened: its metadata and its file (device, inode). As SQLite's
 /// unix VFS opens a WAL, the database must still be at its name (the WAL's mode is taken from
-/// it), else `SQLITE_IOERR_FSTAT`. The file is that of the connection opening the WAL, found by
-/// the lock it took just before on this thread; else the file now at the name
-/// (docs/formats/waldio.md, "A database and its log are tied by the database's file").
-fn wal_database(
-    db_path: &Path,
-) -> Result<(std::fs::Metadata, Option<db_files::FileKey>), SqliteError> {
+/// it), else `SQLITE_IOERR_FSTAT`. The WAL at that name is the log of the file now there, and
+/// is bound to it. A connection whose own database was renamed or deleted while open, and
+/// another took its name, must not open it: stock does, writes its frames into the other
+/// database's log and leaves them for that database's next open to replay. Such an opener is
+/// refused here with `SQLITE_IOERR_FSTAT` when the lock it took just before on this thread
+/// tells it (normal locking mode), else by the WAL handle once the opener's next call tells it
+/// (`opener_check`; docs/formats/waldio.md, "A database and its log are tied by the database's
+/// file"; docs/robustness.md H146).
+fn wal_database(db_path: &Path) -> Result<(std::fs::Metadata, db_files::FileKey), SqliteError> {
+    use std::os::unix::fs::MetadataExt;
     let db_meta = std::fs::metadata(db_path).map_err(|e| {
         SqliteError::with_message(
             ResultCode::IOERR_FSTAT,
@@ -79,11 +84,13 @@ fn wal_database(
             ),
         )
     })?;
-    let db_key = mark::opener_key(db_path).or_else(|| {
-        use std::os::unix::fs::MetadataExt;
-        Some((db_meta.dev(), db_meta.ino()))
-    });
-    Ok((db_meta, db_key))
+    let at_name = (db_meta.dev(), db_meta.ino());
+    match mark::fresh_opener_key(db_path) {
+        Some(opener) if opener != at_name => {
+            Err(opener_check::another_file_at_the_name(db_path, opener))
+        }
+        _ => Ok((db_meta, at_name)),
+    }
 }
 
 impl Waldio {
@@ -102,7 +109,8 @@ impl Waldio {
                 name.path().display()
             ))
         })?;
-        let (db_meta, db_key) = wal_database(&db_path)?;
+        let (db_meta, bound) = wal_database(&db_path)?;
+        let db_key = Some(bound);
         // The database must keep the reserve the frame headers live in. Its header is read
         // through the file SQLite has open (a descriptor of waldio's own, once closed, would
         // drop the process's locks on the database).
@@ -164,12 +172,14 @@ impl Waldio {
             // A WAL this process may only read: SQLite is told so and writes nothing to it (nor
             // to the database, which it cannot write either); nothing to mark.
             self.wal_of(&db_path);
-            return Ok((WalFile::new(shared), true));
+            let opener = opener_check::expect(&db_path, bound);
+            return Ok((WalFile::new(shared, opener), true));
         }
         // The WAL is waldio's (or new): mark the database before any frame can be written.
         exclusion.mark(&db_path, self.tap())?;
         self.wal_of(&db_path);
-        Ok((WalFile::new(shared), false))
+        let opener = opener_check::expect(&db_path, bound);
+        Ok((WalFile::new(shared, opener), false))
     }
 }
 

@@ -15,6 +15,7 @@ use super::db_files;
 use super::index_check::IndexCheck;
 use super::instance::Waldio;
 use super::mark;
+use super::opener_check;
 use super::shared_wal;
 use crate::db_mark;
 use crate::layout::RESERVE_NEEDED;
@@ -170,7 +171,8 @@ impl VfsFile for PassThrough {
                     return Err(e);
                 }
             }
-            mark::locked(db, self.db_key, self.base.downgrade(), level);
+            let fresh = level == joj_vfs::LockLevel::Shared;
+            mark::locked(db, self.db_key, self.base.downgrade(), level, fresh);
         }
         self.exclusive |= level == joj_vfs::LockLevel::Exclusive;
         Ok(())
@@ -190,7 +192,7 @@ impl VfsFile for PassThrough {
         }
         self.base.unlock(level)?;
         if let Some(db) = &self.db_name {
-            mark::locked(db, self.db_key, self.base.downgrade(), level);
+            mark::locked(db, self.db_key, self.base.downgrade(), level, false);
         }
         Ok(())
     }
@@ -222,6 +224,10 @@ impl VfsFile for PassThrough {
     }
 
     fn device_characteristics(&mut self) -> joj_vfs::DeviceCharacteristics {
+        if let Some(db) = &self.db_name {
+            // Right after a WAL's open, SQLite asks the opener's database file (`opener_check`).
+            opener_check::device_characteristics_asked(db, self.db_key);
+        }
         self.base.device_characteristics()
     }
 

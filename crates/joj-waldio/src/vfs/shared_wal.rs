@@ -31,6 +31,11 @@ pub(crate) struct SharedWal {
 }
 
 impl SharedWal {
+    /// The database, as SQLite named it.
+    pub(crate) fn database(&self) -> &Path {
+        &self.db
+    }
+
     /// Whether this process could open the WAL for reading only.
     pub(crate) fn read_only(&self) -> bool {
         lock(&self.state).io().read_only()

@@ -11,6 +11,7 @@
 //! at `SQLITE_FCNTL_CKPT_START`, before it copies a page (`shared_wal::checkpoint_starts`).
 
 use super::instance::lock;
+use super::opener_check::{Verdict, another_file_at_the_name};
 use super::shared_wal::{SharedWal, code_of, release};
 use crate::wal::ReadOutcome as WalRead;
 use joj_vfs::{
@@ -22,15 +23,27 @@ use std::sync::Arc;
 
 pub(crate) struct WalFile {
     shared: Arc<SharedWal>,
+    /// Set when the connection that opened this handle turned out to be another database file
+    /// than the one at the name (`opener_check`): every call that reads or writes is refused.
+    opener: Verdict,
     /// The last call on this handle wrote a commit frame: a sync now is that commit's.
     just_committed: bool,
 }
 
 impl WalFile {
-    pub(crate) fn new(shared: Arc<SharedWal>) -> WalFile {
+    pub(crate) fn new(shared: Arc<SharedWal>, opener: Verdict) -> WalFile {
         WalFile {
             shared,
+            opener,
             just_committed: false,
+        }
+    }
+
+    /// Refused when this handle's opener is another database file than the one at the name.
+    fn opened_by_its_database(&self) -> Result<(), SqliteError> {
+        match *lock(&self.opener) {
+            Some(other) => Err(another_file_at_the_name(self.shared.database(), other)),
+            None => Ok(()),
         }
     }
 
@@ -41,6 +54,7 @@ impl WalFile {
 
 impl VfsFile for WalFile {
     fn read(&mut self, buf: &mut [u8], offset: u64) -> Result<ReadOutcome, SqliteError> {
+        self.opened_by_its_database()?;
         self.just_committed = false;
         let mut st = lock(&self.shared.state);
         match st.read(offset, buf) {
@@ -52,6 +66,7 @@ impl VfsFile for WalFile {
     }
 
     fn write(&mut self, data: &[u8], offset: u64) -> Result<(), SqliteError> {
+        self.opened_by_its_database()?;
         self.just_committed = false;
         if offset < crate::layout::WAL_HEADER_BYTES as u64 {
             // A new log's header (a restart, or the first): the database first, then the lock.
@@ -66,6 +81,7 @@ impl VfsFile for WalFile {
     }
 
     fn truncate(&mut self, size: u64) -> Result<(), SqliteError> {
+        self.opened_by_its_database()?;
         self.just_committed = false;
         if size > 0 {
             return Ok(()); // blocks stay; frames past the log are stale by their salts
@@ -77,6 +93,7 @@ impl VfsFile for WalFile {
     }
 
     fn sync(&mut self, _flags: SyncFlags) -> Result<(), SqliteError> {
+        self.opened_by_its_database()?;
         let commit = std::mem::take(&mut self.just_committed);
         let mut st = lock(&self.shared.state);
         let r = if commit { st.commit_sync() } else { st.sync() };
@@ -84,6 +101,7 @@ impl VfsFile for WalFile {
     }
 
     fn file_size(&mut self) -> Result<u64, SqliteError> {
+        self.opened_by_its_database()?;
         self.just_committed = false;
         let mut st = lock(&self.shared.state);
         st.logical_size()
