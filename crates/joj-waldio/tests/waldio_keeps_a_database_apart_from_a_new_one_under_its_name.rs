@@ -395,3 +395,42 @@ fn a_wal_opened_in_exclusive_mode_after_another_connections_lock_is_the_database
         (2001, "ok".into())
     );
 }
+
+/// The other way round: the connection of the database at the name opens its WAL in exclusive
+/// locking mode (no lock call before) while a connection whose database was deleted holds a
+/// read cursor, the thread's last lock on the name. Stock commits; so does waldio (a first
+/// version of H146's fix took the reader for the opener and refused the commit: found by a
+/// review, `/tmp/rev-h146/min/f1_innocent_new_refused.py` of that machine).
+#[test]
+fn the_database_at_the_name_opens_its_wal_while_an_old_connection_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("x.db");
+    let old = raw(&db);
+    old.execute_batch("CREATE TABLE o(v); INSERT INTO o VALUES (1), (2);")
+        .unwrap();
+    std::fs::remove_file(&db).unwrap();
+    let new = raw(&db);
+    new.execute_batch(
+        "CREATE TABLE t(v); INSERT INTO t VALUES ('a'); PRAGMA locking_mode=EXCLUSIVE;",
+    )
+    .unwrap();
+    let _: String = new
+        .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+        .unwrap();
+    let mut reading = old.prepare("SELECT v FROM o").unwrap();
+    let mut rows = reading.query([]).unwrap();
+    assert!(rows.next().unwrap().is_some());
+    new.execute("INSERT INTO t VALUES ('b')", []).unwrap();
+    drop(rows);
+    drop(reading);
+    assert_eq!(
+        (count(&new, "t").unwrap(), integrity(&new)),
+        (2, "ok".into())
+    );
+    drop((old, new));
+    let again = open(&db, &WaldioOptions::default()).unwrap();
+    assert_eq!(
+        (count(&again, "t").unwrap(), integrity(&again)),
+        (2, "ok".into())
+    );
+}

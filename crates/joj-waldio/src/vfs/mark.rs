@@ -29,9 +29,6 @@ struct LastLock {
     key: Option<FileKey>,
     file: WeakBaseFile,
     level: LockLevel,
-    /// The call took SHARED (from no lock): as SQLite does just before it opens the WAL of a
-    /// connection in normal locking mode, in the same call.
-    fresh: bool,
 }
 
 thread_local! {
@@ -39,14 +36,8 @@ thread_local! {
 }
 
 /// SQLite set the lock of the main database `db`'s file `file` (the file `key` when it opened)
-/// to `level`, on this thread; `fresh`: it took SHARED from no lock.
-pub(crate) fn locked(
-    db: &Arc<Path>,
-    key: Option<FileKey>,
-    file: WeakBaseFile,
-    level: LockLevel,
-    fresh: bool,
-) {
+/// to `level`, on this thread.
+pub(crate) fn locked(db: &Arc<Path>, key: Option<FileKey>, file: WeakBaseFile, level: LockLevel) {
     // At thread exit the slot may be gone; nothing opens a WAL then.
     let _ = LAST_LOCK.try_with(|l| {
         *l.borrow_mut() = Some(LastLock {
@@ -54,23 +45,8 @@ pub(crate) fn locked(
             key,
             file,
             level,
-            fresh,
         });
     });
-}
-
-/// The database file of the connection that took SHARED on `db` as this thread's last lock
-/// call, and holds it still: in normal locking mode, the connection opening `db`'s WAL.
-pub(crate) fn fresh_opener_key(db: &Path) -> Option<FileKey> {
-    LAST_LOCK
-        .try_with(|l| {
-            l.borrow()
-                .as_ref()
-                .filter(|l| &*l.db == db && l.fresh && l.file.is_open())
-                .and_then(|l| l.key)
-        })
-        .ok()
-        .flatten()
 }
 
 /// The database file (device, inode) of the connection that holds a lock on `db` and last

@@ -66,12 +66,12 @@ fn is_wal_name(path: &Path) -> bool {
 /// unix VFS opens a WAL, the database must still be at its name (the WAL's mode is taken from
 /// it), else `SQLITE_IOERR_FSTAT`. The WAL at that name is the log of the file now there, and
 /// is bound to it. A connection whose own database was renamed or deleted while open, and
-/// another took its name, must not open it: stock does, writes its frames into the other
-/// database's log and leaves them for that database's next open to replay. Such an opener is
-/// refused here with `SQLITE_IOERR_FSTAT` when the lock it took just before on this thread
-/// tells it (normal locking mode), else by the WAL handle once the opener's next call tells it
-/// (`opener_check`; docs/formats/waldio.md, "A database and its log are tied by the database's
-/// file"; docs/robustness.md H146).
+/// another took its name, must not use it: stock does, writes its frames into the other
+/// database's log and leaves them for that database's next open to replay. The open cannot
+/// tell the opener (in exclusive locking mode it makes no call on its database before, and the
+/// thread's last lock may be another connection's); the WAL handle learns it from the opener's
+/// next call and then refuses every read and write (`opener_check`; docs/formats/waldio.md, "A
+/// database and its log are tied by the database's file"; docs/robustness.md H146).
 fn wal_database(db_path: &Path) -> Result<(std::fs::Metadata, db_files::FileKey), SqliteError> {
     use std::os::unix::fs::MetadataExt;
     let db_meta = std::fs::metadata(db_path).map_err(|e| {
@@ -85,12 +85,33 @@ fn wal_database(db_path: &Path) -> Result<(std::fs::Metadata, db_files::FileKey)
         )
     })?;
     let at_name = (db_meta.dev(), db_meta.ino());
-    match mark::fresh_opener_key(db_path) {
-        Some(opener) if opener != at_name => {
-            Err(opener_check::another_file_at_the_name(db_path, opener))
-        }
-        _ => Ok((db_meta, at_name)),
+    Ok((db_meta, at_name))
+}
+
+/// The refusal of a WAL whose database file at the name is not open through waldio in this
+/// process: another file took the name of one open here, or none is open.
+fn no_database_file(db_path: &Path) -> SqliteError {
+    if db_files::with_database_of(db_path, None, |_| ()).is_some() {
+        // Open here under that name, but another file: renamed or deleted meanwhile.
+        return SqliteError::with_message(
+            ResultCode::IOERR_FSTAT,
+            format!(
+                "{}: another file has this name now than the database open under it here \
+                 (renamed or deleted while open); the WAL named after it is that file's log: \
+                 not opened, lest this connection's frames be replayed onto the other database; \
+                 fix: close the connection, and open the database by the name it has now",
+                db_path.display()
+            ),
+        );
     }
+    SqliteError::with_message(
+        ResultCode::CANTOPEN,
+        format!(
+            "{}: the WAL is opened without its database open through {} in this process",
+            db_path.display(),
+            crate::VFS_NAME
+        ),
+    )
 }
 
 impl Waldio {
@@ -118,13 +139,7 @@ impl Waldio {
             let mut h = [0u8; sqlite_header::BYTES];
             db.read(&mut h, 0).map(|_| sqlite_header::parse(&h))
         })
-        .ok_or_else(|| {
-            cantopen(format!(
-                "{}: the WAL is opened without its database open through {} in this process",
-                db_path.display(),
-                crate::VFS_NAME
-            ))
-        })?
+        .ok_or_else(|| no_database_file(&db_path))?
         .map_err(|e| cantopen(format!("reading the header of {}: {e}", db_path.display())))?;
         if let Some(h) = header {
             if h.reserve < RESERVE_NEEDED {

@@ -171,8 +171,7 @@ impl VfsFile for PassThrough {
                     return Err(e);
                 }
             }
-            let fresh = level == joj_vfs::LockLevel::Shared;
-            mark::locked(db, self.db_key, self.base.downgrade(), level, fresh);
+            mark::locked(db, self.db_key, self.base.downgrade(), level);
         }
         self.exclusive |= level == joj_vfs::LockLevel::Exclusive;
         Ok(())
@@ -192,7 +191,7 @@ impl VfsFile for PassThrough {
         }
         self.base.unlock(level)?;
         if let Some(db) = &self.db_name {
-            mark::locked(db, self.db_key, self.base.downgrade(), level, false);
+            mark::locked(db, self.db_key, self.base.downgrade(), level);
         }
         Ok(())
     }
