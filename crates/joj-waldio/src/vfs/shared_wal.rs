@@ -28,9 +28,18 @@ pub(crate) struct SharedWal {
     db: PathBuf,
     db_key: Option<FileKey>,
     inst: &'static Waldio,
+    /// The process that opened it. A child forked with the WAL open inherits this state (and
+    /// its group buffer: commits the parent acknowledged and will write itself), not the WAL:
+    /// its close writes nothing.
+    pid: u32,
 }
 
 impl SharedWal {
+    /// Whether this process opened the WAL (not a child forked with it open).
+    pub(crate) fn opened_in_this_process(&self) -> bool {
+        self.pid == std::process::id()
+    }
+
     /// The database, as SQLite named it.
     pub(crate) fn database(&self) -> &Path {
         &self.db
@@ -252,6 +261,7 @@ pub(crate) fn open_shared(
         db: db.to_path_buf(),
         db_key,
         inst,
+        pid: std::process::id(),
     });
     reg.by_file.insert(key, Arc::downgrade(&shared));
     if let Some(k) = db_key {

@@ -141,6 +141,13 @@ impl VfsFile for WalFile {
     }
 
     fn close(self) -> Result<(), SqliteError> {
+        if !self.shared.opened_in_this_process() {
+            // A child forked with the connection open, closing it (a finaliser at exit): the
+            // group buffer it inherited holds the parent's commits, which the parent writes;
+            // written here too, they would land over the parent's later frames (H147).
+            release(self.shared);
+            return Ok(());
+        }
         let r = lock(&self.shared.state)
             .close()
             .map_err(|e| self.fail(ResultCode::IOERR_CLOSE, e));
