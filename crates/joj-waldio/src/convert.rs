@@ -137,6 +137,8 @@ impl Before {
 
 /// Convert `path` (which must exist and be a SQLite database) for use with waldio.
 pub fn convert(path: &Path) -> Result<ConvertReport, WaldioError> {
+    // An earlier, unrelated failure's message must not be given as this conversion's reason.
+    crate::handle::clear_last_error_on_this_thread();
     let (page_size, reserve_before) = existing_db_header(path)?;
     check_header(path, page_size, reserve_before)?;
     check_companions(path)?;

@@ -115,10 +115,15 @@ impl WaldioError {
                 what: what.to_string(),
                 state,
             },
+            // The VFS's own message says why (a refusal's reason and fix), and `state` what
+            // it left.
             _ => WaldioError::Sqlite {
                 what: format!("{what} {}", path.display()),
                 source,
-                detail: None,
+                detail: Some(match last_error_on_this_thread() {
+                    Some(why) => format!("{why}; {state}"),
+                    None => state.to_string(),
+                }),
             },
         }
     }
@@ -248,7 +253,6 @@ pub fn last_error_on_this_thread() -> Option<String> {
 
 /// Forget the last errors every waldio VFS reported on the calling thread (before an open
 /// whose error gets the message; other threads' errors are theirs to read).
-#[cfg(feature = "rusqlite")]
 pub(crate) fn clear_last_error_on_this_thread() {
     for v in vfs::lock(&REGISTERED).iter() {
         v.reg.errors().clear_on_this_thread();

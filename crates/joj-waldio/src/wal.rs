@@ -99,7 +99,7 @@ pub enum WalError {
          {free} free); free space and retry"
     )]
     NoRoom { need: u64, free: u64 },
-    #[error("{what}: {source}")]
+    #[error("{what}: {source}{}", direct_io_hint(*.op, .source))]
     Io {
         op: IoOp,
         what: &'static str,
@@ -115,6 +115,20 @@ pub enum IoOp {
     Write,
     Sync,
     Stat,
+}
+
+/// What an `EINVAL` from a read or write of the WAL means: every one is aligned for direct I/O,
+/// so the filesystem refused `O_DIRECT` itself (a FUSE filesystem may take the open and fail
+/// the transfer).
+fn direct_io_hint(op: IoOp, source: &std::io::Error) -> &'static str {
+    let transfer = matches!(op, IoOp::Read | IoOp::Write);
+    if transfer && source.raw_os_error() == Some(libc::EINVAL) {
+        " (the filesystem refuses the direct I/O (O_DIRECT) waldio writes its WAL with; fix: \
+         keep the database on a filesystem that takes it (ext4, xfs, btrfs, tmpfs), or open it \
+         without vfs=waldio)"
+    } else {
+        ""
+    }
 }
 
 impl WalError {

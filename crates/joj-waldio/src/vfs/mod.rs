@@ -6,6 +6,7 @@
 //! descriptor of waldio's own on the database (docs/formats/waldio.md, "Locks").
 
 mod db_files;
+mod direct_check;
 mod file;
 mod index_check;
 mod instance;

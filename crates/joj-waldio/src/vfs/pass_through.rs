@@ -12,6 +12,7 @@
 //! EXCLUSIVE lock, it checks that the wal-index indexes the waldio WAL (`index_check`).
 
 use super::db_files;
+use super::direct_check;
 use super::index_check::IndexCheck;
 use super::instance::Waldio;
 use super::mark;
@@ -55,6 +56,9 @@ pub(crate) struct PassThrough {
     index: IndexCheck,
     /// SQLite holds the wal-index write lock through this file.
     holds_write_lock: bool,
+    /// The directory was found to take waldio's WAL (`direct_check`), or the database on disk
+    /// is marked already: a header write that marks it needs no check.
+    wal_can_be_kept: bool,
 }
 
 impl PassThrough {
@@ -85,6 +89,7 @@ impl PassThrough {
             db_key,
             index: IndexCheck::default(),
             holds_write_lock: false,
+            wal_can_be_kept: false,
         }
     }
 
@@ -93,6 +98,26 @@ impl PassThrough {
         if let (Some(tap), Some(path)) = (self.inst.tap(), self.path.as_deref()) {
             f(tap.as_ref(), path);
         }
+    }
+
+    /// Before a header write that marks the database: if it is not marked on disk yet, its
+    /// directory must take waldio's WAL (`direct_check`), or the mark would leave it without
+    /// a way in.
+    fn check_before_the_first_mark(&mut self) -> Result<(), SqliteError> {
+        if self.wal_can_be_kept {
+            return Ok(());
+        }
+        let Some(db) = self.database().map(Path::to_path_buf) else {
+            return Ok(());
+        };
+        let mut h = [0u8; 100];
+        let on_disk = self.base.read(&mut h, 0)?;
+        let marked = on_disk == ReadOutcome::Full && h[19] == db_mark::MARK;
+        if !marked {
+            direct_check::takes_the_wal(&db)?;
+        }
+        self.wal_can_be_kept = true;
+        Ok(())
     }
 
     /// The main database's name (`None` for every other file).
@@ -128,6 +153,9 @@ impl VfsFile for PassThrough {
                 .then(|| db_mark::stored(data, offset))
                 .flatten()
         });
+        if marked.is_some() {
+            self.check_before_the_first_mark()?;
+        }
         match marked {
             Some(marked) => self.base.write(&marked, offset)?,
             None => self.base.write(data, offset)?,

@@ -30,14 +30,39 @@ pub(crate) struct SharedWal {
     inst: &'static Waldio,
     /// The process that opened it. A child forked with the WAL open inherits this state (and
     /// its group buffer: commits the parent acknowledged and will write itself), not the WAL:
-    /// its close writes nothing.
+    /// its close writes nothing, and under group sync its handles refuse every call.
     pid: u32,
+    /// Opened with group sync (the options of a WAL never change while it is open; kept apart
+    /// from the state so a forked child can tell without taking the state's lock, which a
+    /// thread of its parent may have held when it forked).
+    group: bool,
 }
 
 impl SharedWal {
     /// Whether this process opened the WAL (not a child forked with it open).
     pub(crate) fn opened_in_this_process(&self) -> bool {
         self.pid == std::process::id()
+    }
+
+    /// Refused in a child forked while this WAL was open with group sync: the buffer it
+    /// inherited holds commits its parent acknowledged and writes, and only the parent may use
+    /// the WAL (docs/formats/waldio.md, "Group sync and fork").
+    pub(crate) fn usable_in_this_process(&self) -> Result<(), SqliteError> {
+        if !self.group || self.opened_in_this_process() {
+            return Ok(());
+        }
+        Err(fail(
+            ResultCode::IOERR,
+            format!(
+                "{}: this connection was opened with group sync by process {}, which forked \
+                 this one: the acknowledged commits group sync buffers are in that process, \
+                 and only it may use the WAL while it has it open (a connection must not be \
+                 used across fork, SQLite's own rule); fix: open the database in this \
+                 process after the other closes it, or open both without group sync",
+                self.path.display(),
+                self.pid
+            ),
+        ))
     }
 
     /// The database, as SQLite named it.
@@ -56,20 +81,61 @@ impl SharedWal {
     }
 }
 
-/// Every WAL open in this process, by (device, inode), and by its database's.
+/// WALs by (device, inode), and by their database's.
 #[derive(Default)]
-struct WalRegistry {
+struct Wals {
     by_file: HashMap<(u64, u64), Weak<SharedWal>>,
     by_database: HashMap<FileKey, Weak<SharedWal>>,
 }
+
+impl Wals {
+    fn prune(&mut self) {
+        self.by_file.retain(|_, w| w.strong_count() > 0);
+        self.by_database.retain(|_, w| w.strong_count() > 0);
+    }
+}
+
+/// Every WAL open in this process, and those a forked child inherited from its parent. A new
+/// connection shares only this process's own: a child's own connection is another process's,
+/// with a descriptor, a lock and a group buffer of its own, as in any other process (the probe
+/// of 2026-11-29 found a child's new connection on its parent's group buffer: lost and
+/// malformed commits, H148).
+struct WalRegistry {
+    pid: u32,
+    own: Wals,
+    /// Opened by an ancestor before it forked; reached only by the connections inherited with
+    /// them (the end of their write transaction, their checkpoints).
+    inherited: Wals,
+}
+
 static WALS: Mutex<Option<WalRegistry>> = Mutex::new(None);
 
-/// The WAL of the database file `db` (device, inode), if this process has it open.
+/// This process's registry: a child's first call moves what it inherited aside.
+fn registry(wals: &mut Option<WalRegistry>) -> &mut WalRegistry {
+    let pid = std::process::id();
+    let reg = wals.get_or_insert_with(|| WalRegistry {
+        pid,
+        own: Wals::default(),
+        inherited: Wals::default(),
+    });
+    if reg.pid != pid {
+        let parents = std::mem::take(&mut reg.own);
+        reg.inherited.by_file.extend(parents.by_file);
+        reg.inherited.by_database.extend(parents.by_database);
+        reg.inherited.prune();
+        reg.pid = pid;
+    }
+    reg
+}
+
+/// The WAL of the database file `db` (device, inode), if this process has it open (or a
+/// connection it inherited across fork has).
 pub(crate) fn of_database(db: Option<FileKey>) -> Option<Arc<SharedWal>> {
     let db = db?;
-    lock(&WALS)
-        .as_ref()
-        .and_then(|r| r.by_database.get(&db).and_then(Weak::upgrade))
+    let mut wals = lock(&WALS);
+    let reg = registry(&mut wals);
+    let find = |w: &Wals| w.by_database.get(&db).and_then(Weak::upgrade);
+    find(&reg.own).or_else(|| find(&reg.inherited))
 }
 
 /// SQLite is releasing the WAL write lock of `db` (the write transaction committed or rolled
@@ -135,7 +201,7 @@ fn fail(code: ResultCode, msg: String) -> SqliteError {
 /// SQLite refuses such a second name too (its wal-index is the file's, its WAL the name's:
 /// `SQLITE_IOERR_SHORT_READ`). `key`: the WAL's (device, inode).
 fn refuse_a_second_name(
-    reg: &WalRegistry,
+    reg: &Wals,
     db: &Path,
     db_key: Option<FileKey>,
     key: (u64, u64),
@@ -212,7 +278,7 @@ pub(crate) fn open_shared(
         )
     })?;
     let mut wals = lock(&WALS);
-    let reg = wals.get_or_insert_with(WalRegistry::default);
+    let reg = &mut registry(&mut wals).own;
     refuse_a_second_name(reg, db, db_key, key)?;
     if let Some(existing) = reg.by_file.get(&key).and_then(Weak::upgrade) {
         let theirs = *lock(&existing.state).options();
@@ -262,6 +328,7 @@ pub(crate) fn open_shared(
         db_key,
         inst,
         pid: std::process::id(),
+        group: opts.group.is_some(),
     });
     reg.by_file.insert(key, Arc::downgrade(&shared));
     if let Some(k) = db_key {
@@ -340,12 +407,9 @@ pub(crate) fn release(shared: Arc<SharedWal>) {
     });
     drop(shared);
     let mut wals = lock(&WALS);
-    if let Some(reg) = wals.as_mut() {
-        if reg.by_file.get(&key).is_some_and(|w| w.strong_count() == 0) {
-            reg.by_file.remove(&key);
-        }
-        reg.by_database.retain(|_, w| w.strong_count() > 0);
-    }
+    let reg = registry(&mut wals);
+    reg.own.prune();
+    reg.inherited.prune();
 }
 
 /// Tell `inst`'s observer (joj's measurement) around every `fdatasync` of the WAL at `path`.
@@ -412,9 +476,11 @@ pub(crate) fn with_existing_wal<R>(
         what: "fstat of the WAL",
         source: e,
     })?;
-    let existing = lock(&WALS)
-        .as_ref()
-        .and_then(|r| r.by_file.get(&key).and_then(Weak::upgrade));
+    let existing = registry(&mut lock(&WALS))
+        .own
+        .by_file
+        .get(&key)
+        .and_then(Weak::upgrade);
     match existing {
         Some(shared) => {
             let mut st = lock(&shared.state);

@@ -39,8 +39,10 @@ impl WalFile {
         }
     }
 
-    /// Refused when this handle's opener is another database file than the one at the name.
-    fn opened_by_its_database(&self) -> Result<(), SqliteError> {
+    /// Refused when this handle's opener is another database file than the one at the name,
+    /// and in a child forked while the WAL was open with group sync.
+    fn usable(&self) -> Result<(), SqliteError> {
+        self.shared.usable_in_this_process()?;
         match *lock(&self.opener) {
             Some(other) => Err(another_file_at_the_name(self.shared.database(), other)),
             None => Ok(()),
@@ -54,7 +56,7 @@ impl WalFile {
 
 impl VfsFile for WalFile {
     fn read(&mut self, buf: &mut [u8], offset: u64) -> Result<ReadOutcome, SqliteError> {
-        self.opened_by_its_database()?;
+        self.usable()?;
         self.just_committed = false;
         let mut st = lock(&self.shared.state);
         match st.read(offset, buf) {
@@ -66,7 +68,7 @@ impl VfsFile for WalFile {
     }
 
     fn write(&mut self, data: &[u8], offset: u64) -> Result<(), SqliteError> {
-        self.opened_by_its_database()?;
+        self.usable()?;
         self.just_committed = false;
         if offset < crate::layout::WAL_HEADER_BYTES as u64 {
             // A new log's header (a restart, or the first): the database first, then the lock.
@@ -81,7 +83,7 @@ impl VfsFile for WalFile {
     }
 
     fn truncate(&mut self, size: u64) -> Result<(), SqliteError> {
-        self.opened_by_its_database()?;
+        self.usable()?;
         self.just_committed = false;
         if size > 0 {
             return Ok(()); // blocks stay; frames past the log are stale by their salts
@@ -93,7 +95,7 @@ impl VfsFile for WalFile {
     }
 
     fn sync(&mut self, _flags: SyncFlags) -> Result<(), SqliteError> {
-        self.opened_by_its_database()?;
+        self.usable()?;
         let commit = std::mem::take(&mut self.just_committed);
         let mut st = lock(&self.shared.state);
         let r = if commit { st.commit_sync() } else { st.sync() };
@@ -101,7 +103,7 @@ impl VfsFile for WalFile {
     }
 
     fn file_size(&mut self) -> Result<u64, SqliteError> {
-        self.opened_by_its_database()?;
+        self.usable()?;
         self.just_committed = false;
         let mut st = lock(&self.shared.state);
         st.logical_size()

@@ -453,3 +453,19 @@ fn a_page_using_the_reserved_tail_is_refused_before_anything_is_written() {
     );
     assert_eq!(s.io.data, before);
 }
+
+#[test]
+fn an_einval_from_a_direct_transfer_says_the_filesystem_refuses_direct_io() {
+    let einval = || std::io::Error::from_raw_os_error(libc::EINVAL);
+    let write = WalError::io(IoOp::Write, "preallocating the WAL", einval()).to_string();
+    assert!(
+        write.contains("O_DIRECT") && write.contains("fix:"),
+        "{write}"
+    );
+    // Not for other calls, nor other errors.
+    let stat = WalError::io(IoOp::Stat, "fstat of the WAL", einval()).to_string();
+    assert!(!stat.contains("O_DIRECT"), "{stat}");
+    let eio = std::io::Error::from_raw_os_error(libc::EIO);
+    let other = WalError::io(IoOp::Write, "writing a WAL frame", eio).to_string();
+    assert!(!other.contains("O_DIRECT"), "{other}");
+}

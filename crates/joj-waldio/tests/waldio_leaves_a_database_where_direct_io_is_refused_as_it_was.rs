@@ -1,0 +1,130 @@
+//! A database on a filesystem that refuses direct I/O (`O_DIRECT`), which waldio writes its WAL
+//! with: the switch to WAL mode through waldio is refused with the reason and the fix, and the
+//! database stays in its rollback-journal mode — unmarked, readable and writable by any SQLite,
+//! through waldio too.
+//!
+//! Found by a probe of FUSE (2026-11-29, docs/robustness.md H149): waldio marked the database
+//! with the header write that put it in WAL mode, then could not open its WAL. Neither waldio
+//! nor a stock SQLite could open the database afterwards, and the documented way back
+//! (`PRAGMA journal_mode=DELETE` through waldio) failed too. ramfs stands in for such a FUSE
+//! filesystem here: its `O_DIRECT` open fails with `EINVAL`, as theirs does.
+//!
+//! Kernel-level: needs root to mount; fails (not skips) without it, unless
+//! `JOJ_SKIP_KERNEL_TESTS=1`.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
+
+use rusqlite::{Connection, OpenFlags};
+use rustix::mount::{MountFlags, UnmountFlags, mount, unmount};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+struct Ramfs {
+    dir: tempfile::TempDir,
+}
+
+impl Ramfs {
+    fn mount() -> Option<Ramfs> {
+        if !joj_linux::testgate::root_test() {
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        mount(
+            "joj-waldio-test",
+            dir.path(),
+            "ramfs",
+            MountFlags::empty(),
+            c"mode=0755",
+        )
+        .unwrap();
+        Some(Ramfs { dir })
+    }
+
+    fn path(&self) -> PathBuf {
+        self.dir.path().to_path_buf()
+    }
+}
+
+impl Drop for Ramfs {
+    fn drop(&mut self) {
+        let _ = unmount(self.dir.path(), UnmountFlags::DETACH);
+    }
+}
+
+/// Rows and integrity as a stock SQLite reads them (the default VFS).
+fn stock_reads(db: &Path) -> (i64, String) {
+    let c = Connection::open(db).unwrap_or_else(|e| panic!("stock open: {e}"));
+    let n = c
+        .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+        .unwrap_or_else(|e| panic!("stock read: {e}"));
+    let ok: String = c
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    (n, ok)
+}
+
+fn read_version(db: &Path) -> u8 {
+    std::fs::read(db).unwrap()[19]
+}
+
+#[test]
+fn a_filesystem_without_direct_io_leaves_the_database_readable_by_any_sqlite() {
+    let Some(fs) = Ramfs::mount() else { return };
+    assert!(
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(fs.path().join("probe"))
+            .is_err(),
+        "ramfs took an O_DIRECT open: the test needs a filesystem that refuses it"
+    );
+    let db = fs.path().join("app.db");
+    {
+        let c = Connection::open(&db).unwrap();
+        c.execute_batch(
+            "CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT);
+             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200)
+             INSERT INTO t SELECT i, printf('%0100d', i) FROM n;",
+        )
+        .unwrap();
+    }
+    // The conversion adds the reserve, and cannot go on to WAL mode: it says why.
+    let e = joj_waldio::convert(&db).unwrap_err().to_string();
+    assert!(e.contains("direct I/O"), "{e}");
+    assert_eq!(
+        read_version(&db),
+        1,
+        "the header after the conversion failed"
+    );
+    assert_eq!(stock_reads(&db), (200, "ok".into()));
+
+    // An application that opens it through waldio and switches it itself is refused the
+    // switch, and goes on in its rollback mode.
+    let vfs = joj_waldio::register().unwrap();
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE;
+    let c = Connection::open_with_flags_and_vfs(&db, flags, vfs.name()).unwrap();
+    // Every step: the header is written by the commit after the result row.
+    let switched: rusqlite::Result<Vec<String>> = c
+        .prepare("PRAGMA journal_mode=WAL")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect();
+    let why = joj_waldio::last_error_on_this_thread().unwrap_or_default();
+    assert!(switched.is_err(), "switched: {switched:?}");
+    assert!(why.contains("direct I/O") && why.contains("fix:"), "{why}");
+    c.execute("INSERT INTO t VALUES(1000, 'after')", [])
+        .unwrap();
+    let mode: String = c
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "delete");
+    drop(c);
+    assert_eq!(read_version(&db), 1, "the header after the refused switch");
+    assert_eq!(stock_reads(&db), (201, "ok".into()));
+    assert!(
+        !joj_waldio::wal_path(&db).exists(),
+        "the check left {}",
+        joj_waldio::wal_path(&db).display()
+    );
+}
