@@ -21,6 +21,7 @@ impl ResultCode {
     pub const LOCKED: ResultCode = ResultCode(ffi::SQLITE_LOCKED);
     pub const NOMEM: ResultCode = ResultCode(ffi::SQLITE_NOMEM);
     pub const READONLY: ResultCode = ResultCode(ffi::SQLITE_READONLY);
+    pub const READONLY_DIRECTORY: ResultCode = ResultCode(ffi::SQLITE_READONLY_DIRECTORY);
     pub const FULL: ResultCode = ResultCode(ffi::SQLITE_FULL);
     pub const CANTOPEN: ResultCode = ResultCode(ffi::SQLITE_CANTOPEN);
     pub const MISUSE: ResultCode = ResultCode(ffi::SQLITE_MISUSE);

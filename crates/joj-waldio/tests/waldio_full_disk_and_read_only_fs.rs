@@ -398,3 +398,62 @@ fn as_root_a_full_disk_is_full_when_roots_reserve_is_used_too() {
          (the root reserve is {reserve})"
     );
 }
+
+/// The result code of `sql` on `db` through `vfs` (`None`: SQLite's default), run on a thread
+/// without the capabilities that let root write into any directory.
+fn code_in_a_read_only_directory(db: &Path, vfs: Option<&'static str>, sql: &str) -> String {
+    let (db, sql) = (db.to_path_buf(), sql.to_string());
+    std::thread::spawn(move || {
+        use rustix::thread::{CapabilitySet, capabilities, set_capabilities};
+        // Capabilities are a thread's own: only this thread loses them.
+        let mut caps = capabilities(None).unwrap();
+        caps.effective -= CapabilitySet::DAC_OVERRIDE | CapabilitySet::DAC_READ_SEARCH;
+        set_capabilities(None, caps).unwrap();
+        let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE;
+        let c = match vfs {
+            Some(v) => rusqlite::Connection::open_with_flags_and_vfs(&db, flags, v),
+            None => rusqlite::Connection::open_with_flags(&db, flags),
+        }
+        .unwrap();
+        match c.execute_batch(&sql) {
+            Ok(()) => "ok".to_string(),
+            Err(e) => format!("{:?}", e.sqlite_error().map(|f| f.extended_code)),
+        }
+    })
+    .join()
+    .unwrap()
+}
+
+#[test]
+fn a_read_only_directory_gives_the_code_stock_sqlite_gives() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let vfs = joj_waldio::register().unwrap();
+    let mut seen = Vec::new();
+    for (name, via) in [("stock", None), ("waldio", Some(vfs.name()))] {
+        let sub = dir.path().join(name);
+        std::fs::create_dir(&sub).unwrap();
+        let db = sub.join("x.db");
+        {
+            let c = match via {
+                Some(_) => open(&db, &WaldioOptions::default()).unwrap(),
+                None => rusqlite::Connection::open(&db).unwrap(),
+            };
+            c.execute_batch("PRAGMA journal_mode=WAL; CREATE TABLE t(i); INSERT INTO t VALUES(1)")
+                .unwrap();
+        }
+        // Closed: stock deleted its `-wal` and `-shm`; waldio's log is preallocated and stays,
+        // so it goes the way stock's went, to be made again.
+        let _ = std::fs::remove_file(joj_waldio::wal_path(&db));
+        std::fs::set_permissions(&sub, std::fs::Permissions::from_mode(0o555)).unwrap();
+        let code = code_in_a_read_only_directory(&db, via, "SELECT count(*) FROM t");
+        std::fs::set_permissions(&sub, std::fs::Permissions::from_mode(0o755)).unwrap();
+        seen.push((name, code));
+    }
+    assert_eq!(
+        seen[0].1,
+        format!("Some({})", rusqlite::ffi::SQLITE_READONLY_DIRECTORY),
+        "stock: {seen:?}"
+    );
+    assert_eq!(seen[0].1, seen[1].1, "{seen:?}");
+}

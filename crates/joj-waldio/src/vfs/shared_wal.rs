@@ -247,8 +247,19 @@ fn open_direct(
         } else {
             " (is the directory writable, and does the filesystem support O_DIRECT?)".into()
         };
+        // A new log the directory does not let this process make: the code stock SQLite's
+        // unix VFS gives for its `-wal` there (`unixOpen`), so that an application tells a
+        // read-only directory from a file that cannot be opened.
+        let new_log_refused = create
+            && e.raw_os_error() == Some(libc::EACCES)
+            && std::fs::symlink_metadata(path).is_err();
+        let code = if new_log_refused {
+            ResultCode::READONLY_DIRECTORY
+        } else {
+            ResultCode::CANTOPEN
+        };
         fail(
-            ResultCode::CANTOPEN,
+            code,
             format!(
                 "cannot open the WAL {} for direct I/O: {e}{hint}",
                 path.display()
