@@ -128,3 +128,83 @@ fn a_filesystem_without_direct_io_leaves_the_database_readable_by_any_sqlite() {
         joj_waldio::wal_path(&db).display()
     );
 }
+
+/// A connection opened with `waldio_journal=wal` (the switch waldio makes itself).
+fn with_the_switch_option(db: &Path) -> Connection {
+    let opts = joj_waldio::WaldioOptions {
+        wal_mode: true,
+        ..joj_waldio::WaldioOptions::default()
+    };
+    let vfs = joj_waldio::register().unwrap();
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_URI;
+    Connection::open_with_flags_and_vfs(joj_waldio::uri(db, &opts), flags, vfs.name()).unwrap()
+}
+
+/// Run by the test below as a process of its own: a transaction spilled into the database
+/// file, and the process gone before it commits (its rollback journal is left hot).
+#[test]
+fn a_writer_that_dies_mid_transaction() {
+    let Ok(db) = std::env::var("WALDIO_RAMFS_HOT_DB") else {
+        return;
+    };
+    let c = Connection::open(&db).unwrap();
+    c.execute_batch(
+        "PRAGMA cache_size=5; BEGIN;
+         WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000)
+         INSERT INTO t SELECT 10000 + i, printf('%0500d', i) FROM n;",
+    )
+    .unwrap();
+    // SAFETY: ends this test process at once, its transaction uncommitted.
+    unsafe { libc::_exit(0) };
+}
+
+#[test]
+fn the_switch_option_where_direct_io_is_refused_commits_and_rolls_back_in_rollback_mode() {
+    if std::env::var("WALDIO_RAMFS_HOT_DB").is_ok() {
+        return;
+    }
+    let Some(fs) = Ramfs::mount() else { return };
+    let db = fs.path().join("app.db");
+    {
+        // Made through waldio in DELETE mode: it has the reserve, and the option would switch it.
+        let vfs = joj_waldio::register().unwrap();
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE;
+        let c = Connection::open_with_flags_and_vfs(&db, flags, vfs.name()).unwrap();
+        c.execute_batch("CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT)")
+            .unwrap();
+    }
+    let c = with_the_switch_option(&db);
+    c.execute("INSERT INTO t VALUES(1, 'a')", []).unwrap();
+    c.execute("INSERT INTO t VALUES(2, 'b')", []).unwrap();
+    let mode: String = c
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "delete");
+    drop(c);
+    assert_eq!(read_version(&db), 1);
+    assert_eq!(stock_reads(&db), (2, "ok".into()));
+
+    // A hot journal, rolled back by a connection with the option: its rewrite of page 1 is
+    // not switched either, and the rollback goes through.
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "a_writer_that_dies_mid_transaction",
+            "--test-threads=1",
+        ])
+        .env("WALDIO_RAMFS_HOT_DB", &db)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let mut journal = db.as_os_str().to_owned();
+    journal.push("-journal");
+    assert!(Path::new(&journal).exists(), "no hot journal was left");
+    let c = with_the_switch_option(&db);
+    let n: i64 = c
+        .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+        .unwrap_or_else(|e| panic!("the rollback through the option: {e}"));
+    assert_eq!(n, 2);
+    drop(c);
+    assert_eq!(read_version(&db), 1);
+    assert_eq!(stock_reads(&db), (2, "ok".into()));
+}

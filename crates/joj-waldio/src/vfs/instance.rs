@@ -4,7 +4,7 @@
 use crate::counters::AtomicWaldioCounters;
 use crate::io::Tap;
 use crate::options::{OptionsError, WaldioOptions};
-use joj_vfs::{BaseVfs, ErrorLog, FileName, FileObserver};
+use joj_vfs::{BaseVfs, ErrorLog, FileName, FileObserver, SqliteError};
 use std::sync::{Arc, RwLock};
 
 /// The logs a database opened through waldio: rollback journals since it last opened a WAL, and
@@ -51,6 +51,16 @@ impl Waldio {
         self.errors.warn(message);
         use std::io::Write;
         let _ = writeln!(std::io::stderr(), "waldio: warning: {message}");
+    }
+
+    /// The option `waldio_journal=wal` could not switch a database: `why` says what and the fix.
+    pub(crate) fn switch_not_made(&self, why: &SqliteError) {
+        let message = format!(
+            "waldio_journal=wal did not switch the database to WAL mode: {}",
+            why.message()
+                .unwrap_or("the WAL cannot be kept in its directory")
+        );
+        self.say(&message);
     }
 
     /// A rollback journal of `db` was opened through waldio: the database is not in WAL mode,

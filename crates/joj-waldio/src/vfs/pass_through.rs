@@ -46,6 +46,8 @@ pub(crate) struct PassThrough {
     pub(crate) to_wal: bool,
     /// This handle holds an EXCLUSIVE lock on the file.
     exclusive: bool,
+    /// This handle holds at least a SHARED lock on the file.
+    locked: bool,
     /// The main database's name, shared with the lock this thread last took (`mark::locked`):
     /// how the open of its WAL finds the connection's file.
     db_name: Option<Arc<Path>>,
@@ -85,6 +87,7 @@ impl PassThrough {
             main_db,
             to_wal: false,
             exclusive: false,
+            locked: false,
             db_name,
             db_key,
             index: IndexCheck::default(),
@@ -131,7 +134,10 @@ impl VfsFile for PassThrough {
         let out = self.base.read(buf, offset)?;
         if self.main_db {
             db_mark::show(buf, offset);
-            if self.to_wal && db_mark::reads_as_wal(buf, offset) {
+            // Only a header read under a lock is the database's state: SQLite's first read of
+            // a new connection takes none, and may see a switch whose commit a crash cut off
+            // (its hot journal rolls it back).
+            if self.to_wal && self.locked && db_mark::reads_as_wal(buf, offset) {
                 self.to_wal = false;
             }
         }
@@ -141,12 +147,21 @@ impl VfsFile for PassThrough {
     fn write(&mut self, data: &[u8], offset: u64) -> Result<(), SqliteError> {
         // Page 1 of a rollback-mode commit, with the database to be switched: the header as
         // PRAGMA journal_mode=WAL leaves it (the commit's journal still holds the old one).
-        let switched = (self.main_db && self.to_wal)
+        let mut switched = (self.main_db && self.to_wal)
             .then(|| db_mark::switched_to_wal(data, offset))
             .flatten();
         if switched.is_some() {
-            crate::counters::bump(&self.inst.counters.switched_to_wal, 1);
             self.to_wal = false;
+            // The option's switch is waldio's own: where the WAL cannot be kept it is not
+            // made, and the write (a commit's, or a hot journal's rollback) goes on as SQLite
+            // asked it, in the rollback mode. The application's own switch is refused below.
+            match self.check_before_the_first_mark() {
+                Ok(()) => crate::counters::bump(&self.inst.counters.switched_to_wal, 1),
+                Err(e) => {
+                    self.inst.switch_not_made(&e);
+                    switched = None;
+                }
+            }
         }
         let marked = switched.or_else(|| {
             self.main_db
@@ -202,6 +217,7 @@ impl VfsFile for PassThrough {
             mark::locked(db, self.db_key, self.base.downgrade(), level);
         }
         self.exclusive |= level == joj_vfs::LockLevel::Exclusive;
+        self.locked = true;
         Ok(())
     }
 
@@ -218,6 +234,7 @@ impl VfsFile for PassThrough {
             self.exclusive = false;
         }
         self.base.unlock(level)?;
+        self.locked = level >= joj_vfs::LockLevel::Shared;
         if let Some(db) = &self.db_name {
             mark::locked(db, self.db_key, self.base.downgrade(), level);
         }
