@@ -81,13 +81,14 @@ impl IndexCheck {
         db: (&Path, Option<FileKey>),
         inst: &Waldio,
         write_held: bool,
+        inherited: bool,
     ) -> Result<(), SqliteError> {
         let Some(region_bytes) = self.region_bytes else {
             return Ok(());
         };
         let checked = base
             .downgrade()
-            .with(|f| self.check_file(f, region_bytes, db, inst, write_held));
+            .with(|f| self.check_file(f, region_bytes, db, inst, write_held, inherited));
         checked.unwrap_or(Ok(()))
     }
 
@@ -98,6 +99,7 @@ impl IndexCheck {
         (db, db_key): (&Path, Option<FileKey>),
         inst: &Waldio,
         write_held: bool,
+        inherited: bool,
     ) -> Result<(), SqliteError> {
         let Some(index) = valid_header(file, region_bytes) else {
             return Ok(());
@@ -105,7 +107,11 @@ impl IndexCheck {
         if self.trusted_salts == Some(index.salts) {
             return Ok(());
         }
-        let Some(wal) = shared_wal::of_database(db_key) else {
+        // A WAL inherited across fork with group sync is not this process's to read (its
+        // handles refuse every call): nothing to check it against.
+        let Some(wal) = shared_wal::of_database(db_key, inherited)
+            .filter(|w| w.usable_in_this_process().is_ok())
+        else {
             return Ok(()); // no waldio WAL of this database open in the process
         };
         if self.foreign(&wal, &index, write_held)?.is_none() {

@@ -61,6 +61,8 @@ pub(crate) struct PassThrough {
     /// The directory was found to take waldio's WAL (`direct_check`), or the database on disk
     /// is marked already: a header write that marks it needs no check.
     wal_can_be_kept: bool,
+    /// The process that opened this file (a child forked with it open inherits it).
+    opened_by: u32,
 }
 
 impl PassThrough {
@@ -93,6 +95,7 @@ impl PassThrough {
             index: IndexCheck::default(),
             holds_write_lock: false,
             wal_can_be_kept: false,
+            opened_by: std::process::id(),
         }
     }
 
@@ -121,6 +124,11 @@ impl PassThrough {
         }
         self.wal_can_be_kept = true;
         Ok(())
+    }
+
+    /// This file was inherited across fork (opened by an ancestor of this process).
+    fn inherited(&self) -> bool {
+        self.opened_by != std::process::id()
     }
 
     /// The main database's name (`None` for every other file).
@@ -197,6 +205,7 @@ impl VfsFile for PassThrough {
 
     fn lock(&mut self, level: joj_vfs::LockLevel) -> Result<(), SqliteError> {
         self.base.lock(level)?;
+        let inherited = self.inherited();
         if let Some(db) = &self.db_name {
             // EXCLUSIVE with the wal-index mapped: the close that checkpoints and deletes the
             // WAL, or exclusive locking mode, neither of which takes a wal-index lock. No other
@@ -205,9 +214,9 @@ impl VfsFile for PassThrough {
             // went on would checkpoint what a foreign index names — nothing — and delete the log
             // with every commit in it; refused its lock, `sqlite3WalClose` keeps the log.
             if level == joj_vfs::LockLevel::Exclusive {
-                if let Err(e) = self
-                    .index
-                    .run(&self.base, (db, self.db_key), self.inst, true)
+                if let Err(e) =
+                    self.index
+                        .run(&self.base, (db, self.db_key), self.inst, true, inherited)
                 {
                     self.inst.errors.report(&e);
                     let _ = self.base.unlock(joj_vfs::LockLevel::Shared);
@@ -249,7 +258,7 @@ impl VfsFile for PassThrough {
         let ckpt = matches!(&control, FileControl::Other(o) if o.op() == CKPT_START);
         if ckpt && self.database().is_some() {
             // Before the first page is copied: the frames must be durable in the WAL first.
-            shared_wal::checkpoint_starts(self.db_key)?;
+            shared_wal::checkpoint_starts(self.db_key, self.inherited())?;
         }
         let commit = matches!(&control, FileControl::Other(o) if o.op() == COMMIT_PHASETWO);
         // Over joj's accounting VFS, that VFS marks the commit itself.
@@ -325,10 +334,14 @@ impl VfsFile for PassThrough {
         // before, so a foreign index invalidated now is rebuilt before SQLite acts on it.
         if let (true, Some(db)) = (flags.lock(), self.db_name.as_deref()) {
             let write_held = self.holds_write_lock;
-            if let Err(e) = self
-                .index
-                .run(&self.base, (db, self.db_key), self.inst, write_held)
-            {
+            let inherited = self.inherited();
+            if let Err(e) = self.index.run(
+                &self.base,
+                (db, self.db_key),
+                self.inst,
+                write_held,
+                inherited,
+            ) {
                 let release = libsqlite3_sys::SQLITE_SHM_UNLOCK
                     | (flags.bits()
                         & (libsqlite3_sys::SQLITE_SHM_SHARED

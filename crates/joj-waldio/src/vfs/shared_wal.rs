@@ -128,14 +128,34 @@ fn registry(wals: &mut Option<WalRegistry>) -> &mut WalRegistry {
     reg
 }
 
-/// The WAL of the database file `db` (device, inode), if this process has it open (or a
-/// connection it inherited across fork has).
-pub(crate) fn of_database(db: Option<FileKey>) -> Option<Arc<SharedWal>> {
+/// The WAL of the database file `db` (device, inode) a connection's database file reaches:
+/// for a connection opened in this process, the WAL this process opened (never one inherited
+/// across fork: a child's own connection is another process's, H148); for one inherited across
+/// fork (`inherited`), the WAL it inherited, else one it opened since.
+pub(crate) fn of_database(db: Option<FileKey>, inherited: bool) -> Option<Arc<SharedWal>> {
     let db = db?;
     let mut wals = lock(&WALS);
     let reg = registry(&mut wals);
     let find = |w: &Wals| w.by_database.get(&db).and_then(Weak::upgrade);
-    find(&reg.own).or_else(|| find(&reg.inherited))
+    if inherited {
+        find(&reg.inherited).or_else(|| find(&reg.own))
+    } else {
+        find(&reg.own)
+    }
+}
+
+/// Every WAL of `db` this process may act on: its own, and those it inherited without group
+/// sync (an inherited group-sync state is never touched: its buffer is the parent's, and its
+/// lock may have been held by a thread of the parent when it forked).
+fn usable_of_database(db: Option<FileKey>) -> Vec<Arc<SharedWal>> {
+    let Some(db) = db else { return Vec::new() };
+    let mut wals = lock(&WALS);
+    let reg = registry(&mut wals);
+    [&reg.own, &reg.inherited]
+        .into_iter()
+        .filter_map(|w| w.by_database.get(&db).and_then(Weak::upgrade))
+        .filter(|w| w.usable_in_this_process().is_ok())
+        .collect()
 }
 
 /// SQLite is releasing the WAL write lock of `db` (the write transaction committed or rolled
@@ -143,26 +163,41 @@ pub(crate) fn of_database(db: Option<FileKey>) -> Option<Arc<SharedWal>> {
 /// dropped, so that they can never be read or written over frames another connection commits
 /// next. Called before the release: after it, another thread's connection in this process may
 /// already have written frames of its own into the shared state.
+///
+/// In a child forked with the WAL open, the connection it inherited and one it opened itself
+/// have a state each: the one releasing the lock may be either, and while it holds the lock no
+/// other connection of this process has frames pending (SQLite's lock is the process's, shared
+/// by both), so both drop theirs. Only the one reached by the database's key, its own, dropped
+/// them: an inherited connection's rolled-back frames stayed in its state and were read back
+/// over the frames the child's own connection committed in their place (acknowledged rows lost,
+/// a malformed database).
 pub(crate) fn write_transaction_ended(db: Option<FileKey>) {
-    if let Some(w) = of_database(db) {
+    for w in usable_of_database(db) {
         lock(&w.state).drop_uncommitted();
     }
 }
 
 /// SQLite is about to copy WAL frames of `db` into the database: commits whose sync the
 /// durability option skipped are made durable first (the checkpoint's own WAL sync may have
-/// been taken for the last commit's).
-pub(crate) fn checkpoint_starts(db: Option<FileKey>) -> Result<(), SqliteError> {
-    let Some(w) = of_database(db) else {
-        return Ok(());
-    };
-    let mut st = lock(&w.state);
-    st.sync_owed().map_err(|e| {
-        fail(
-            code_of(&e, ResultCode::IOERR_FSYNC),
-            format!("{}: {e}", w.path.display()),
-        )
-    })
+/// been taken for the last commit's). `inherited`: the checkpointing connection was inherited
+/// across fork; if what it inherited was opened with group sync, the checkpoint is refused
+/// here — the WAL handle refuses its calls, but at `synchronous=OFF` SQLite asks no WAL sync
+/// before this, and the sync owed would write the parent's buffer from the child, over the
+/// frames the parent wrote since (H147 by the checkpoint).
+pub(crate) fn checkpoint_starts(db: Option<FileKey>, inherited: bool) -> Result<(), SqliteError> {
+    if let Some(w) = of_database(db, inherited) {
+        w.usable_in_this_process()?;
+    }
+    for w in usable_of_database(db) {
+        let mut st = lock(&w.state);
+        st.sync_owed().map_err(|e| {
+            fail(
+                code_of(&e, ResultCode::IOERR_FSYNC),
+                format!("{}: {e}", w.path.display()),
+            )
+        })?;
+    }
+    Ok(())
 }
 
 fn file_key(fd: std::os::fd::BorrowedFd<'_>) -> std::io::Result<(u64, u64)> {
