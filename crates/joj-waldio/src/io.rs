@@ -127,15 +127,33 @@ impl DirectFile {
         mode: u32,
         tap: Option<Arc<dyn Tap>>,
     ) -> std::io::Result<Self> {
+        let create = if create {
+            rustix::fs::OFlags::CREATE
+        } else {
+            rustix::fs::OFlags::empty()
+        };
+        Self::open_flags(path, create, mode, tap)
+    }
+
+    /// Make `path` with `mode` and open it for direct I/O; `AlreadyExists` if anything is at
+    /// the name (`O_EXCL`: what this makes is its own to remove).
+    pub fn create_new(path: &Path, mode: u32) -> std::io::Result<Self> {
+        use rustix::fs::OFlags;
+        Self::open_flags(path, OFlags::CREATE | OFlags::EXCL, mode, None)
+    }
+
+    fn open_flags(
+        path: &Path,
+        create: rustix::fs::OFlags,
+        mode: u32,
+        tap: Option<Arc<dyn Tap>>,
+    ) -> std::io::Result<Self> {
         use rustix::fs::{FileType, Mode, OFlags};
         use rustix::io::Errno;
         // Never through a symlink (one planted at the WAL's name would have the process write
         // its log wherever it points), and only into a regular file (`O_RDWR` opens a FIFO
         // without blocking; it is refused here).
-        let mut flags = OFlags::RDWR | OFlags::DIRECT | OFlags::CLOEXEC | OFlags::NOFOLLOW;
-        if create {
-            flags |= OFlags::CREATE;
-        }
+        let flags = OFlags::RDWR | OFlags::DIRECT | OFlags::CLOEXEC | OFlags::NOFOLLOW | create;
         let mut read_only = false;
         let opened = match rustix::fs::open(path, flags, Mode::from_raw_mode(mode)) {
             // A file this process may not write (another user's, a read-only filesystem) is
@@ -144,7 +162,7 @@ impl DirectFile {
             // (it is told the WAL is read-only).
             Err(e) if [Errno::ACCESS, Errno::ROFS, Errno::PERM].contains(&e) => {
                 read_only = true;
-                let ro = (flags - OFlags::RDWR - OFlags::CREATE) | OFlags::RDONLY;
+                let ro = (flags - OFlags::RDWR - OFlags::CREATE - OFlags::EXCL) | OFlags::RDONLY;
                 rustix::fs::open(path, ro, Mode::empty()).map_err(|_| e)
             }
             r => r,

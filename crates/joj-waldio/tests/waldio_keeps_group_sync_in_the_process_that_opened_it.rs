@@ -239,6 +239,36 @@ fn the_rollback_case(db: &Path) {
     assert_eq!(afterwards(db), (401, "ok".into()));
 }
 
+/// A worker forked while the parent has a group-sync connection open, which never touches the
+/// database and outlives that connection: the parent opens the database again and commits, and
+/// so may another process, while the worker still runs. The worker's copy of the WAL's
+/// descriptor kept group sync's lock (the lock is the open file description's): "database is
+/// locked" for everyone until the worker exited (review of 2026-11-29, H152).
+fn the_idle_worker_case(db: &Path) {
+    let dir = db.parent().unwrap();
+    let (outcome, go) = (dir.join("outcome"), dir.join("go"));
+    let p = joj_waldio::open(db, &group(64)).unwrap();
+    p.execute_batch("CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB)")
+        .unwrap();
+    insert(&p, 1).unwrap();
+    let go_child = go.clone();
+    let pid = fork_child(&outcome, move || {
+        wait_for_file(&go_child);
+        "worked".into()
+    });
+    drop(p);
+    let reopened = joj_waldio::open(db, &group(64))
+        .map_err(|e| e.to_string())
+        .and_then(|c| match insert(&c, 2) {
+            Ok(_) => Ok(c),
+            Err(e) => Err(format!("{e} ({:?})", joj_waldio::last_error())),
+        });
+    std::fs::write(&go, b"").unwrap();
+    wait(pid, &outcome);
+    let c = reopened.unwrap_or_else(|e| panic!("the parent's reopen while the worker runs: {e}"));
+    assert_eq!(count(&c).unwrap(), 2);
+}
+
 /// One case, in a test process of its own (run by the tests below).
 #[test]
 fn fork_case_child() {
@@ -250,6 +280,8 @@ fn fork_case_child() {
     };
     if case == "rollback" {
         the_rollback_case(Path::new(&db));
+    } else if case == "idle" {
+        the_idle_worker_case(Path::new(&db));
     } else {
         the_case(Path::new(&db), &case);
     }
@@ -304,4 +336,9 @@ fn a_forked_childs_checkpoint_on_its_copy_of_the_connection_keeps_the_parents_co
 #[test]
 fn a_forked_child_rolling_back_on_its_inherited_connection_keeps_its_own_connections_commits() {
     run("rollback");
+}
+
+#[test]
+fn a_forked_worker_that_outlives_the_parents_connection_does_not_lock_the_database() {
+    run("idle");
 }

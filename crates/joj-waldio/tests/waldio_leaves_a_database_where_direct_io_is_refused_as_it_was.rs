@@ -208,3 +208,31 @@ fn the_switch_option_where_direct_io_is_refused_commits_and_rolls_back_in_rollba
     assert_eq!(read_version(&db), 1);
     assert_eq!(stock_reads(&db), (2, "ok".into()));
 }
+
+#[test]
+fn an_empty_log_left_at_the_name_on_a_filesystem_with_direct_io_takes_the_switch() {
+    if std::env::var("WALDIO_RAMFS_HOT_DB").is_ok() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("app.db");
+    let vfs = joj_waldio::register().unwrap();
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE;
+    let c = Connection::open_with_flags_and_vfs(&db, flags, vfs.name()).unwrap();
+    c.execute_batch("CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT); INSERT INTO t VALUES(1, 'a')")
+        .unwrap();
+    // Left by a crash during an earlier check, or by a log whose preallocation failed: the
+    // check writes a block into it, and cuts it back to empty.
+    std::fs::File::create(joj_waldio::wal_path(&db)).unwrap();
+    let mode: String = c
+        .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+    c.execute("INSERT INTO t VALUES(2, 'b')", []).unwrap();
+    drop(c);
+    let c = joj_waldio::open(&db, &joj_waldio::WaldioOptions::default()).unwrap();
+    let n: i64 = c
+        .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 2);
+}

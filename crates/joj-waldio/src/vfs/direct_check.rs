@@ -15,27 +15,53 @@ use joj_vfs::{ResultCode, SqliteError};
 use std::path::Path;
 
 /// Check that waldio can keep `db`'s WAL with direct I/O: a WAL there opens with `O_DIRECT`,
-/// and, when none is there yet, one made for the check takes a direct write of one block (then
-/// it is removed: it never held a header, and the WAL's open makes it again).
+/// and a direct write of one block goes through — into a file made for the check (`O_EXCL`:
+/// nothing else is ever removed; it never held a header, and the WAL's open makes it again),
+/// or into an empty one already there (a crash during an earlier check, a log whose
+/// preallocation failed: a filesystem that takes the open and fails the write leaves one),
+/// cut back to empty after. A log with content is only opened: it was written before.
 pub(crate) fn takes_the_wal(db: &Path) -> Result<(), SqliteError> {
     let mut logical = db.as_os_str().to_owned();
     logical.push("-wal");
     let wal = &super::wal_name::physical(Path::new(&logical));
-    let existed = std::fs::symlink_metadata(wal).is_ok();
-    let checked = DirectFile::open(wal, !existed, 0o600, None).and_then(|mut f| {
-        if existed {
-            return Ok(());
+    let checked = match DirectFile::create_new(wal, 0o600) {
+        Ok(f) => {
+            let wrote = write_a_block(f);
+            // A leftover of a crash before this is empty or a block of zeros: a WAL never
+            // headed, which waldio reads as absent (docs/formats/waldio.md, case 5).
+            let _ = std::fs::remove_file(wal);
+            wrote
         }
-        let block = AlignedBuf::zeroed(f.dio_align() as usize);
-        f.write_at(&block, 0, false)
-    });
-    if !existed {
-        // Made for the check (an `O_DIRECT` open that fails with `EINVAL` has made the file
-        // already). A leftover of a crash before this is empty or a block of zeros: a WAL never
-        // headed, which waldio reads as absent (docs/formats/waldio.md, case 5).
-        let _ = std::fs::remove_file(wal);
-    }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => already_there(wal),
+        Err(e) => {
+            // An `O_DIRECT` open refused with `EINVAL` has made the file already: this check's,
+            // by `O_EXCL`, if it is there now and empty.
+            let ours = std::fs::symlink_metadata(wal).is_ok_and(|m| m.is_file() && m.len() == 0);
+            if ours {
+                let _ = std::fs::remove_file(wal);
+            }
+            Err(e)
+        }
+    };
     checked.map_err(|e| refused(db, wal, &e))
+}
+
+fn write_a_block(mut f: DirectFile) -> std::io::Result<()> {
+    let block = AlignedBuf::zeroed(f.dio_align() as usize);
+    f.write_at(&block, 0, false)
+}
+
+/// The WAL at the name before the check: opened with `O_DIRECT`, and when empty, written and
+/// cut back to empty.
+fn already_there(wal: &Path) -> std::io::Result<()> {
+    let mut f = DirectFile::open(wal, false, 0o600, None)?;
+    if f.read_only() || f.len()? > 0 {
+        return Ok(());
+    }
+    let block = AlignedBuf::zeroed(f.dio_align() as usize);
+    let wrote = f.write_at(&block, 0, false);
+    f.set_len(0)?;
+    wrote
 }
 
 fn refused(db: &Path, wal: &Path, e: &std::io::Error) -> SqliteError {

@@ -8,6 +8,7 @@
 mod db_files;
 mod direct_check;
 mod file;
+mod fork_guard;
 mod index_check;
 mod instance;
 mod mark;

@@ -8,6 +8,7 @@
 //! uncommitted frames (docs/robustness.md H132).
 
 use super::db_files::{self, FileKey};
+use super::fork_guard;
 use super::instance::{Waldio, lock};
 use crate::io::DirectFile;
 use crate::options::WaldioOptions;
@@ -36,6 +37,17 @@ pub(crate) struct SharedWal {
     /// from the state so a forked child can tell without taking the state's lock, which a
     /// thread of its parent may have held when it forked).
     group: bool,
+    /// The WAL's descriptor (a group-sync one is guarded at fork: `fork_guard`).
+    fd: i32,
+}
+
+impl Drop for SharedWal {
+    fn drop(&mut self) {
+        // Before the state's descriptor closes (the fields drop after this).
+        if self.group {
+            fork_guard::unguard(self.fd);
+        }
+    }
 }
 
 impl SharedWal {
@@ -359,6 +371,7 @@ pub(crate) fn open_shared(
             format!("{}: {why} ({e})", path.display()),
         ));
     }
+    let fd = file.raw_fd();
     let mut state = WalState::open(file, opts, inst.counters.clone()).map_err(|e| {
         fail(
             code_of(&e, ResultCode::CANTOPEN),
@@ -375,7 +388,11 @@ pub(crate) fn open_shared(
         inst,
         pid: std::process::id(),
         group: opts.group.is_some(),
+        fd,
     });
+    if shared.group {
+        fork_guard::guard(fd);
+    }
     reg.by_file.insert(key, Arc::downgrade(&shared));
     if let Some(k) = db_key {
         reg.by_database.insert(k, Arc::downgrade(&shared));
