@@ -89,6 +89,16 @@ fn afterwards(db: &Path) -> (i64, String) {
     (n, ok)
 }
 
+/// The parent writes its buffer, starts the log again and commits 200 rows: with a 64 KiB
+/// buffer most of those frames are on disk before the child acts on its copy. Returns the rows.
+fn restart_the_log_and_commit(p: &Connection) -> i64 {
+    p.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)").unwrap();
+    for id in 100..300 {
+        insert(p, id).unwrap();
+    }
+    200
+}
+
 fn the_case(db: &Path, case: &str) {
     let dir = db.parent().unwrap();
     let outcome = dir.join("outcome");
@@ -145,13 +155,7 @@ fn the_case(db: &Path, case: &str) {
                     unsafe { rusqlite::ffi::sqlite3_close(handle as *mut rusqlite::ffi::sqlite3) };
                 format!("closed: {rc}")
             });
-            // The parent writes its buffer, starts the log again and commits more: with a 64 KiB
-            // buffer most of those frames are on disk before the child closes its copy.
-            p.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)").unwrap();
-            for id in 100..300 {
-                insert(&p, id).unwrap();
-            }
-            expected += 200;
+            expected += restart_the_log_and_commit(&p);
             std::fs::write(&go, b"").unwrap();
             let said = wait(pid, &outcome);
             println!("child: {said}");
@@ -169,11 +173,7 @@ fn the_case(db: &Path, case: &str) {
                     Err(e) => format!("refused: {e} ({:?})", joj_waldio::last_error()),
                 }
             });
-            p.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)").unwrap();
-            for id in 100..300 {
-                insert(&p, id).unwrap();
-            }
-            expected += 200;
+            expected += restart_the_log_and_commit(&p);
             std::fs::write(&go, b"").unwrap();
             let said = wait(pid, &outcome);
             assert!(
