@@ -98,3 +98,62 @@ fn a_connection_with_the_option_switches_a_database_whose_switch_a_crash_cut_off
         .unwrap();
     assert_eq!(n, 3);
 }
+
+/// A connection with the option that opens a database already in WAL mode, whose page 1 is in
+/// the WAL (another connection's commit put it there), never reads the header from the
+/// database file under a lock: SQLite reads page 1 from the WAL. The application's own
+/// `PRAGMA journal_mode=DELETE` on it must stay (stock SQLite then opens the file). Found by a
+/// review of H151's fix (2026-11-29, `review/option_then_delete.py`): the header was turned
+/// back into WAL, `PRAGMA journal_mode` answered `wal` and stock SQLite refused the file, as
+/// before H35's fix.
+#[test]
+fn the_apps_switch_back_to_delete_stays_when_the_option_found_page_1_in_the_wal() {
+    if std::env::var("WALDIO_CUT_SWITCH_DB").is_ok() {
+        return;
+    }
+    for exclusive in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("app.db");
+        let other = through_waldio(&db, &WaldioOptions::default());
+        other
+            .execute_batch(
+                "PRAGMA journal_mode=WAL; CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT);
+                 INSERT INTO t VALUES(1, 'a')",
+            )
+            .unwrap();
+        let opts = WaldioOptions {
+            wal_mode: true,
+            ..WaldioOptions::default()
+        };
+        let c = through_waldio(&db, &opts);
+        let n: i64 = c
+            .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n, 1);
+        if exclusive {
+            c.execute_batch("PRAGMA locking_mode=EXCLUSIVE").unwrap();
+        }
+        drop(other);
+        c.execute("INSERT INTO t VALUES(2, 'b')", []).unwrap();
+        let mode: String = c
+            .query_row("PRAGMA journal_mode=DELETE", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "delete");
+        c.execute("INSERT INTO t VALUES(3, 'c')", []).unwrap();
+        let mode: String = c
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(
+            mode, "delete",
+            "exclusive={exclusive}: the app's switch was undone"
+        );
+        drop(c);
+        let h = std::fs::read(&db).unwrap();
+        assert_eq!((h[18], h[19]), (1, 1), "exclusive={exclusive}: header");
+        let stock = Connection::open(&db).unwrap();
+        let n: i64 = stock
+            .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n, 3, "exclusive={exclusive}");
+    }
+}

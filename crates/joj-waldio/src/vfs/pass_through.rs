@@ -179,9 +179,15 @@ impl VfsFile for PassThrough {
         if marked.is_some() {
             self.check_before_the_first_mark()?;
         }
-        match marked {
-            Some(marked) => self.base.write(&marked, offset)?,
+        match &marked {
+            Some(marked) => self.base.write(marked, offset)?,
             None => self.base.write(data, offset)?,
+        }
+        // A header that says WAL written (a checkpoint's page 1, the application's own switch):
+        // the database is in WAL mode, as the handle's page-1 reads may never show it (they come
+        // from the WAL once page 1 is in it).
+        if marked.is_some() {
+            self.to_wal = false;
         }
         self.tap(|t, p| t.write(p, offset, data, false));
         Ok(())
@@ -305,6 +311,12 @@ impl VfsFile for PassThrough {
         let mapping = self.base.shm_map(region, region_bytes, extend)?;
         if self.main_db {
             self.index.mapped(region_bytes);
+            // SQLite maps a wal-index only with a WAL open on the connection, which it opens
+            // under its SHARED lock: the database is in WAL mode now. Its page-1 reads may all
+            // come from the WAL (page 1 in it), never through this file: without this, the
+            // option stayed on and turned the application's own PRAGMA journal_mode=DELETE
+            // back into WAL (a review of H151's fix, 2026-11-29).
+            self.to_wal = false;
         }
         Ok(mapping)
     }
