@@ -269,6 +269,82 @@ fn the_idle_worker_case(db: &Path) {
     assert_eq!(count(&c).unwrap(), 2);
 }
 
+/// A daemon-style child (python-daemon's `close_all_open_files`, after its forks) closes every
+/// descriptor it inherited, opens its log file, which takes the number the group-sync WAL had,
+/// and forks a worker that writes to the log. The atfork handler pointed the worker's log
+/// descriptor at `/dev/null` (the child kept the parent's table of group-sync descriptors):
+/// every line the worker wrote "succeeded" and vanished (review of H152's fix, 2026-11-29,
+/// `review/fork_fd_reuse.py`).
+fn the_daemon_case(db: &Path) {
+    let dir = db.parent().unwrap();
+    let (outcome, log) = (dir.join("outcome"), dir.join("daemon.log"));
+    let p = joj_waldio::open(db, &group(64)).unwrap();
+    p.execute_batch("CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB)")
+        .unwrap();
+    insert(&p, 1).unwrap();
+    let mut wal = db.as_os_str().to_owned();
+    wal.push("-waldio");
+    let wal = std::fs::canonicalize(&wal).unwrap();
+    let wal_fd: i32 = std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let fd = e.file_name().to_str()?.parse().ok()?;
+            (std::fs::read_link(e.path()).ok()? == wal).then_some(fd)
+        })
+        .max()
+        .expect("the WAL's descriptor");
+    let log_child = log.clone();
+    let pid = fork_child(&outcome, move || {
+        use std::os::unix::ffi::OsStrExt;
+        // SAFETY: closes this child's copies of the inherited descriptors (it never uses
+        // them, and ends in `_exit`).
+        unsafe {
+            for fd in 3..1024 {
+                libc::close(fd);
+            }
+        }
+        let name = std::ffi::CString::new(log_child.as_os_str().as_bytes()).unwrap();
+        let mut fillers = Vec::new();
+        let log_fd = loop {
+            // SAFETY: opens a file; the descriptor is closed below or by `_exit`.
+            let fd = unsafe {
+                libc::open(
+                    name.as_ptr(),
+                    libc::O_WRONLY | libc::O_CREAT | libc::O_APPEND,
+                    0o644,
+                )
+            };
+            if fd < 0 || fd >= wal_fd {
+                break fd;
+            }
+            fillers.push(fd);
+        };
+        for f in fillers {
+            // SAFETY: a descriptor opened above.
+            unsafe { libc::close(f) };
+        }
+        // SAFETY: the worker writes a line and leaves with `_exit`.
+        let worker = unsafe { libc::fork() };
+        if worker == 0 {
+            let line = b"worker line\n";
+            // SAFETY: writes to the log descriptor, then ends the worker.
+            unsafe {
+                libc::write(log_fd, line.as_ptr().cast(), line.len());
+                libc::_exit(0);
+            }
+        }
+        let mut status = 0;
+        // SAFETY: waits for the worker forked above.
+        unsafe { libc::waitpid(worker, &mut status, 0) };
+        format!("log fd {log_fd}, WAL fd {wal_fd}")
+    });
+    let said = wait(pid, &outcome);
+    drop(p);
+    let written = std::fs::read(&log).unwrap_or_default();
+    assert_eq!(written, b"worker line\n", "the worker's log line ({said})");
+}
+
 /// One case, in a test process of its own (run by the tests below).
 #[test]
 fn fork_case_child() {
@@ -282,6 +358,8 @@ fn fork_case_child() {
         the_rollback_case(Path::new(&db));
     } else if case == "idle" {
         the_idle_worker_case(Path::new(&db));
+    } else if case == "daemon" {
+        the_daemon_case(Path::new(&db));
     } else {
         the_case(Path::new(&db), &case);
     }
@@ -341,4 +419,9 @@ fn a_forked_child_rolling_back_on_its_inherited_connection_keeps_its_own_connect
 #[test]
 fn a_forked_worker_that_outlives_the_parents_connection_does_not_lock_the_database() {
     run("idle");
+}
+
+#[test]
+fn a_forked_daemon_that_closes_what_it_inherited_keeps_the_files_it_opens_at_its_own_forks() {
+    run("daemon");
 }

@@ -8,7 +8,8 @@
 //! At fork, the child's copy of each such descriptor is pointed at `/dev/null` (`dup3`), so the
 //! description is the parent's alone. The number stays taken: the inherited state's later close
 //! closes `/dev/null`, never a file the child opened since. The child never uses that
-//! descriptor (an inherited group-sync WAL refuses every call: `usable_in_this_process`).
+//! descriptor (an inherited group-sync WAL refuses every call: `usable_in_this_process`). The
+//! child's table is emptied: its numbers are no group-sync WAL's in the child.
 //! Hand-written: `pthread_atfork` with a lock-free table is all it takes, and the handler may
 //! only make async-signal-safe calls (no allocation, no lock).
 
@@ -60,6 +61,11 @@ extern "C" fn in_the_child() {
             let fd = slot.load(Ordering::SeqCst);
             if fd >= 0 {
                 libc::dup3(null, fd, libc::O_CLOEXEC);
+                // In this child the number holds `/dev/null`, no group-sync WAL: forgotten, or
+                // a file the child puts there after closing its copy (a daemon closing all it
+                // inherited, then opening its log) was pointed at `/dev/null` in the child's
+                // own children, and their writes to it vanished (review of H152's fix).
+                slot.store(-1, Ordering::SeqCst);
             }
         }
         libc::close(null);
