@@ -360,7 +360,20 @@ pub(crate) fn open_shared(
         }
         return Ok(existing);
     }
-    if let Err(e) = file.ofd_lock(opts.group.is_some()) {
+    let fd = file.raw_fd();
+    let group = opts.group.is_some();
+    if group {
+        // Guarded before its lock is taken: a child forked by another thread from here on gets
+        // no copy of a descriptor that holds it (`fork_guard`).
+        fork_guard::guard(fd);
+    }
+    let unguard = || {
+        if group {
+            fork_guard::unguard(fd);
+        }
+    };
+    if let Err(e) = file.ofd_lock(group) {
+        unguard();
         let why = if opts.group.is_some() {
             "group sync needs the WAL to itself, but another process has it open"
         } else {
@@ -371,8 +384,8 @@ pub(crate) fn open_shared(
             format!("{}: {why} ({e})", path.display()),
         ));
     }
-    let fd = file.raw_fd();
     let mut state = WalState::open(file, opts, inst.counters.clone()).map_err(|e| {
+        unguard();
         fail(
             code_of(&e, ResultCode::CANTOPEN),
             format!("{}: {e}", path.display()),
@@ -387,12 +400,9 @@ pub(crate) fn open_shared(
         db_key,
         inst,
         pid: std::process::id(),
-        group: opts.group.is_some(),
+        group,
         fd,
     });
-    if shared.group {
-        fork_guard::guard(fd);
-    }
     reg.by_file.insert(key, Arc::downgrade(&shared));
     if let Some(k) = db_key {
         reg.by_database.insert(k, Arc::downgrade(&shared));
