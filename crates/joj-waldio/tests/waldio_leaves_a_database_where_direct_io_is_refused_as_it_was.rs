@@ -13,6 +13,8 @@
 //! `JOJ_SKIP_KERNEL_TESTS=1`.
 #![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
+mod common;
+
 use rusqlite::{Connection, OpenFlags};
 use rustix::mount::{MountFlags, UnmountFlags, mount, unmount};
 use std::os::unix::fs::OpenOptionsExt;
@@ -186,19 +188,11 @@ fn the_switch_option_where_direct_io_is_refused_commits_and_rolls_back_in_rollba
 
     // A hot journal, rolled back by a connection with the option: its rewrite of page 1 is
     // not switched either, and the rollback goes through.
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "a_writer_that_dies_mid_transaction",
-            "--test-threads=1",
-        ])
-        .env("WALDIO_RAMFS_HOT_DB", &db)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    let mut journal = db.as_os_str().to_owned();
-    journal.push("-journal");
-    assert!(Path::new(&journal).exists(), "no hot journal was left");
+    common::run_child_leaving_a_hot_journal(
+        "a_writer_that_dies_mid_transaction",
+        "WALDIO_RAMFS_HOT_DB",
+        &db,
+    );
     let c = with_the_switch_option(&db);
     let n: i64 = c
         .query_row("SELECT count(*) FROM t", [], |r| r.get(0))

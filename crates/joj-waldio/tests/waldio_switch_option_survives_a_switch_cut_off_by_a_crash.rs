@@ -10,6 +10,8 @@
 //! warning to say so. No commit was lost.
 #![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
+mod common;
+
 use joj_waldio::WaldioOptions;
 use rusqlite::{Connection, OpenFlags};
 use std::path::Path;
@@ -67,15 +69,7 @@ fn a_connection_with_the_option_switches_a_database_whose_switch_a_crash_cut_off
         )
         .unwrap();
     }
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "a_switch_cut_off", "--test-threads=1"])
-        .env("WALDIO_CUT_SWITCH_DB", &db)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    let mut journal = db.as_os_str().to_owned();
-    journal.push("-journal");
-    assert!(Path::new(&journal).exists(), "no hot journal was left");
+    common::run_child_leaving_a_hot_journal("a_switch_cut_off", "WALDIO_CUT_SWITCH_DB", &db);
     assert_eq!(
         std::fs::read(&db).unwrap()[18],
         2,

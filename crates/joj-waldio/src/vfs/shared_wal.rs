@@ -374,7 +374,7 @@ pub(crate) fn open_shared(
     };
     if let Err(e) = file.ofd_lock(group) {
         unguard();
-        let why = if opts.group.is_some() {
+        let why = if group {
             "group sync needs the WAL to itself, but another process has it open"
         } else {
             "another process uses this WAL with group sync (its buffer is in that process)"

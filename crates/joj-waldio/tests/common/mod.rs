@@ -220,3 +220,20 @@ pub fn run_child_test(name: &str, env: (&str, &Path)) -> String {
     );
     text
 }
+
+/// Run test `name` of this test binary as a child process with `env` set to `db`; the child
+/// ends itself mid-transaction (`_exit`), and the rollback journal of `db` must be left hot.
+pub fn run_child_leaving_a_hot_journal(name: &str, env: &str, db: &Path) {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", name, "--test-threads=1"])
+        .env(env, db)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{name}: {out:?}");
+    let mut journal = db.as_os_str().to_owned();
+    journal.push("-journal");
+    assert!(
+        Path::new(&journal).exists(),
+        "{name}: no hot journal was left"
+    );
+}
