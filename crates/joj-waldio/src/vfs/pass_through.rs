@@ -30,6 +30,8 @@ use std::sync::Arc;
 const CKPT_START: i32 = 39;
 /// `SQLITE_FCNTL_COMMIT_PHASETWO`: sent to the main database after every commit.
 const COMMIT_PHASETWO: i32 = 22;
+/// `SQLITE_FCNTL_PERSIST_WAL`: keep the WAL after the last connection closes.
+const PERSIST_WAL: i32 = 10;
 /// The wal-index lock slot of the WAL write lock (`WAL_WRITE_LOCK` in SQLite's `wal.c`).
 const WAL_WRITE_LOCK: u32 = 0;
 
@@ -261,6 +263,15 @@ impl VfsFile for PassThrough {
     }
 
     fn file_control(&mut self, control: FileControl<'_>) -> Result<(), SqliteError> {
+        if self.main_db && matches!(&control, FileControl::Other(o) if o.op() == PERSIST_WAL) {
+            // Not supported, as by a VFS without the control: SQLite then deletes the WAL at
+            // the last close (waldio marks its log absent; the file stays). A log kept with its
+            // frames outlived `PRAGMA journal_mode=DELETE`: the database was unmarked and
+            // written by stock SQLite, which cannot see `-waldio`, and waldio's next open
+            // replayed the stale frames over those commits (docs/formats/waldio.md, "File
+            // name"; robustness H154).
+            return Err(SqliteError::not_found());
+        }
         let ckpt = matches!(&control, FileControl::Other(o) if o.op() == CKPT_START);
         if ckpt && self.database().is_some() {
             // Before the first page is copied: the frames must be durable in the WAL first.
