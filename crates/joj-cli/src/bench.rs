@@ -523,7 +523,10 @@ fn waldio_and_block_lines(r: &RunResult) -> String {
 /// Data the classifier could not place, the cross-checks, and the threads' costs.
 fn checks_and_threads_lines(r: &RunResult) -> String {
     let mut s = String::new();
-    s.push_str(&crate::output::unplaced_note(r, false));
+    s.push_str(&crate::output::unplaced_note(
+        r,
+        crate::output::UnplacedDetail::JsonOnly,
+    ));
     for check in &r.checks {
         s.push_str(&format!(
             "  check {}: {} ({})\n",

@@ -209,11 +209,12 @@ pub enum CliError {
     NoStrace(#[from] joj_linux::ToolMissing),
     /// `joj report` found no result document to show.
     #[error(
-        "joj report: no result document in {inputs} ({skipped} file(s) not shown, listed above); \
+        "joj report: no result document in {inputs}{}; \
          no page was written; fix: save results with --json > FILE.json or --save FILE.json \
          (joj bench, compare, trace, crash, replay) and pass those files or their folder (a \
          folder is searched for *.json; the *.trace.jsonl beside them are block traces, which \
-         `joj trace show` reads)"
+         `joj trace show` reads)",
+        if *.skipped == 0 { String::new() } else { format!(" ({} file(s) not shown, listed above)", .skipped) }
     )]
     NoReportDocument { inputs: String, skipped: usize },
     /// `joj report --link-root` naming something that is not a folder.
@@ -345,24 +346,55 @@ pub fn erases_phrase(data_blocks: u64, map_blocks: u64) -> String {
     }
 }
 
+/// How a command shows the unplaced data in detail: `joj trace` has `--verbose`, the others
+/// only their JSON.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnplacedDetail {
+    /// Listed now, one line per file and reason.
+    Listed,
+    /// `--verbose` would list it.
+    VerboseFlag,
+    /// Only the JSON has it.
+    JsonOnly,
+}
+
 /// What the file data joj could not place on the device at some extent snapshot means for the
-/// figures, in one line; with `verbose`, one more line per file and reason.
-pub fn unplaced_note(r: &joj_experiment::RunResult, verbose: bool) -> String {
+/// figures, in one line; with [`UnplacedDetail::Listed`], one more line per file and reason.
+/// Such data can only have been counted as FS metadata (a request no snapshot places falls to
+/// metadata), so the bound is the smaller of the unplaced bytes and the run's metadata; with no
+/// metadata written, nothing was misplaced and only a listing says anything.
+pub fn unplaced_note(r: &joj_experiment::RunResult, detail: UnplacedDetail) -> String {
     if r.unplaced_data.is_empty() {
         return String::new();
     }
-    let bytes: u64 = r.unplaced_data.iter().map(|u| u.max_bytes).sum();
-    let mut s = format!(
-        "  note: some file data had no place on the device yet when joj mapped its file (e.g. \
-         delayed allocation); at most {:.1} KiB counted as FS metadata may be that data{}\n",
-        bytes as f64 / 1024.0,
-        if verbose {
-            ":"
-        } else {
-            " (--verbose lists it; the JSON has it in unplaced_data)"
-        }
-    );
-    if verbose {
+    let unplaced: u64 = r.unplaced_data.iter().map(|u| u.max_bytes).sum();
+    let metadata = r.block.as_ref().map_or(unplaced, |b| b.metadata_bytes);
+    let bound = unplaced.min(metadata);
+    let mut s = String::new();
+    if bound == 0 && detail != UnplacedDetail::Listed {
+        return s;
+    }
+    if bound == 0 {
+        s.push_str(
+            "  note: some file data had no place on the device yet when joj mapped its file (e.g. \
+             delayed allocation); a later snapshot placed it (no FS metadata was written):\n",
+        );
+    } else {
+        s.push_str(&format!(
+            "  note: some file data had no place on the device yet when joj mapped its file (e.g. \
+             delayed allocation); at most {:.1} KiB of the {:.1} KiB counted as FS metadata may \
+             be that data{}\n",
+            bound as f64 / 1024.0,
+            metadata as f64 / 1024.0,
+            match detail {
+                UnplacedDetail::Listed => ":",
+                UnplacedDetail::VerboseFlag =>
+                    " (--verbose lists it; the JSON has it in unplaced_data)",
+                UnplacedDetail::JsonOnly => " (the JSON lists it in unplaced_data)",
+            }
+        ));
+    }
+    if detail == UnplacedDetail::Listed {
         for u in &r.unplaced_data {
             s.push_str(&format!(
                 "    {}: up to {} B at {} snapshot(s): {}\n",
@@ -495,5 +527,37 @@ mod tests {
         let saved: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&save).expect("read")).expect("json");
         assert_eq!(saved, doc);
+    }
+
+    /// A run saved by `joj trace` (its unplaced data: 36 KiB; its FS metadata: 40 KiB).
+    fn saved_trace(metadata_bytes: u64) -> joj_experiment::RunResult {
+        let mut r: joj_experiment::RunResult =
+            serde_json::from_str(include_str!("../tests/fixtures/report/trace.json"))
+                .expect("the fixture is a run result");
+        r.block.as_mut().expect("block totals").metadata_bytes = metadata_bytes;
+        r
+    }
+
+    #[test]
+    fn the_unplaced_note_is_bounded_by_the_metadata_and_names_a_flag_the_command_has() {
+        let r = saved_trace(40960);
+        let json_only = unplaced_note(&r, UnplacedDetail::JsonOnly);
+        assert!(
+            json_only.contains("at most 36.0 KiB of the 40.0 KiB counted as FS metadata"),
+            "{json_only}"
+        );
+        assert!(!json_only.contains("--verbose"), "{json_only}");
+        assert!(unplaced_note(&r, UnplacedDetail::VerboseFlag).contains("--verbose lists it"));
+        // Less metadata than unplaced data: the bound is the metadata.
+        let r = saved_trace(8192);
+        let n = unplaced_note(&r, UnplacedDetail::JsonOnly);
+        assert!(n.contains("at most 8.0 KiB of the 8.0 KiB"), "{n}");
+        // No metadata written: nothing was misplaced, and only a listing says anything.
+        let r = saved_trace(0);
+        assert_eq!(unplaced_note(&r, UnplacedDetail::JsonOnly), "");
+        assert_eq!(unplaced_note(&r, UnplacedDetail::VerboseFlag), "");
+        let listed = unplaced_note(&r, UnplacedDetail::Listed);
+        assert!(listed.contains("a later snapshot placed it"), "{listed}");
+        assert!(listed.contains("small.db-shm: up to 32768 B"), "{listed}");
     }
 }

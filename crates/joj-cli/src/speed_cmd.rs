@@ -85,12 +85,13 @@ pub fn main(a: SpeedArgs) -> CliResult {
         json,
         || {
             format!(
-                "\non {}, {} transactions per run, synchronous={}, {} start, {} rounds (untraced); ratios against {} in the same round:\n{}",
+                "\non {}, {} transactions per run, synchronous={}, {} start, {} round{} (untraced); ratios against {} in the same round:\n{}",
                 fs.name(),
                 a.transactions,
                 a.sync,
                 format!("{:?}", a.start).to_lowercase(),
                 a.rounds,
+                if a.rounds == 1 { "" } else { "s" },
                 report.baseline,
                 table(&report)
             )

@@ -42,7 +42,14 @@ pub fn table(r: &RunResult, verbose: bool) -> String {
     modeled_line(&mut s, r, c);
     setup_lines(&mut s, c);
     database_rows(&mut s, c);
-    s.push_str(&crate::output::unplaced_note(r, verbose));
+    s.push_str(&crate::output::unplaced_note(
+        r,
+        if verbose {
+            crate::output::UnplacedDetail::Listed
+        } else {
+            crate::output::UnplacedDetail::VerboseFlag
+        },
+    ));
     for (what, f) in [("trace", &r.trace_file), ("plot", &r.plot_file)] {
         if let Some(f) = f {
             s.push_str(&format!("  {what}: {f}\n"));

@@ -157,6 +157,14 @@ fn failure(
         "drop --empty: without it the command runs in the directory joj trace was started from, \
          where its files are"
             .to_string()
+    } else if c.stderr_tail.is_empty() {
+        format!(
+            "the command printed no error; joj trace ran it in the directory it was started from \
+             ({}), with its files and environment, so it fails the same way without joj — check \
+             the command (try `{command_line}` there); to trace a command that exits non-zero on \
+             purpose, wrap it: joj trace -- sh -c 'COMMAND; true'",
+            c.start_dir.as_deref().unwrap_or(&c.cwd),
+        )
     } else {
         format!(
             "the lines above are the command's own error: joj trace ran it in the directory it \

@@ -60,6 +60,20 @@ fn a_failed_command_is_said_first_with_its_stderr_and_no_trace() {
 }
 
 #[test]
+fn a_command_that_fails_silently_is_not_said_to_have_printed_an_error() {
+    if !joj_linux::testgate::kernel_test(&[joj_linux::FsKind::Ext4]) {
+        return;
+    }
+    let project = tempfile::tempdir().unwrap();
+    let (run, _out) = failing(project.path(), &["--", "false"]);
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{err}");
+    assert!(err.contains("exit status 1"), "{err}");
+    assert!(!err.contains("lines above"), "there are none: {err}");
+    assert!(err.contains("the command printed no error"), "{err}");
+}
+
+#[test]
 fn a_python_without_loadable_extensions_is_told_to_use_the_distributions() {
     if !joj_linux::testgate::kernel_test(&[joj_linux::FsKind::Ext4]) {
         return;

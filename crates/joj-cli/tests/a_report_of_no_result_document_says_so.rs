@@ -27,6 +27,8 @@ fn a_folder_without_a_result_document_is_an_error_naming_the_fix() {
         "{err}"
     );
     assert!(!page.exists(), "an empty page was written");
+    // Nothing was skipped, so nothing is "listed above".
+    assert!(!err.contains("listed above"), "{err}");
 
     let run = common::joj_report(&trace, &page);
     let err = String::from_utf8_lossy(&run.stderr);
