@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """One Markdown row per `joj crash device --json` (or `--save`) document.
 
-Columns: workload, profile (with the aging), transactions per trial and the device commands
-they issue, GC runs per run, cuts aimed right after a command that ran GC, cuts, passed and failed, cuts with a transaction under way whose commit was found
-durable / gone, torn NAND pages found by the recoveries, and the commit paths SQLite took.
+Columns: workload (a canary's says whether it was caught; "NOT caught" is not met), profile
+(with the aging), transactions per trial and the device commands they issue, GC runs per run,
+cuts aimed right after a command that ran GC, cuts, passed and failed, cuts with a transaction
+under way whose commit was found durable / gone, torn NAND pages found by the recoveries, and
+the commit paths SQLite took.
 
 Usage: workflow/scripts/crashtable.py CRASH.json [...]
 """
@@ -14,7 +16,11 @@ import sys
 def row(doc):
     p = doc["paths"]
     aged = f", aged {doc['aging_validity']} %" if doc.get("aging_validity") else ""
-    canary = " (canary)" if doc["canary"] else ""
+    canary = ""
+    if doc["canary"]:
+        # A canary must be caught: one that got through is marked, never shown as a pass.
+        canary = " (canary, caught)" if doc["failed"] > 0 else \
+            " (canary NOT caught: not met, the check is too weak here; more cuts)"
     return (
         f"| {doc['workload']}{canary} | {doc['profile']}{aged} | {doc['transactions']} / "
         f"{doc['commands_per_run']:,} | {doc.get('gc_runs_per_run', 0)} | "

@@ -58,6 +58,7 @@ profiles:
     xftl_restart_runs: 1
     xftl_restart_devices: []
     xftl_cuts: 1
+    xftl_canary_cuts: 1
     xftl_compares: []
     iftl_n: 1
     extjournal_n: 1
