@@ -269,7 +269,10 @@ const MEANINGS: &[(&str, &str)] = &[
 /// How a flag name is used across the commands.
 #[derive(Default)]
 struct Use {
-    short: BTreeSet<char>,
+    /// Each short name the flag has, with the commands that take it: a command whose flag of
+    /// this name has no short (or only a hidden old spelling, docs/cli.md's renamed table) is
+    /// not among them.
+    short: BTreeMap<char, Vec<String>>,
     headings: BTreeSet<String>,
     commands: Vec<String>,
 }
@@ -297,7 +300,7 @@ fn walk(cmd: &clap::Command, path: &str, found: &mut BTreeMap<String, Use>) {
         };
         let u = found.entry(name).or_default();
         if let (Some(_), Some(short)) = (arg.get_long(), arg.get_short()) {
-            u.short.insert(short);
+            u.short.entry(short).or_default().push(path.to_string());
         }
         u.headings
             .insert(arg.get_help_heading().unwrap_or("-").to_string());
@@ -347,7 +350,11 @@ fn flag_table(cmd: &clap::Command) -> (String, Vec<String>) {
             missing.push(name.clone());
             "?"
         });
-        let short: Vec<String> = u.short.iter().map(|c| format!("`-{c}`")).collect();
+        let short: Vec<String> = u
+            .short
+            .iter()
+            .map(|(c, on)| format!("`-{c}` ({})", on.join(", ")))
+            .collect();
         let headings: Vec<&str> = u.headings.iter().map(String::as_str).collect();
         t.push_str(&format!(
             "| `{name}` | {} | {} | {meaning} | {} |\n",
@@ -436,6 +443,88 @@ mod tests {
         assert!(
             made == doc,
             "docs/cli.md differs from the CLI; rerun with JOJ_BLESS=1 to rewrite it"
+        );
+    }
+
+    /// Every (command, short flag) the Short column claims: a short with commands in
+    /// parentheses works on those, one without on every command of its row.
+    fn claimed_shorts(table: &str) -> Vec<(String, char)> {
+        let mut claims = Vec::new();
+        for line in table.lines().filter(|l| l.starts_with("| `")) {
+            let cells: Vec<&str> = line.trim_matches('|').split(" | ").collect();
+            let (short, commands) = (cells[1].trim(), cells[cells.len() - 1].trim());
+            for part in short.split("`-").skip(1) {
+                let c = part.chars().next().expect("a short name");
+                let on = part
+                    .split_once('(')
+                    .map_or(commands, |(_, rest)| rest.split(')').next().unwrap_or(""));
+                for command in on.split(", ") {
+                    claims.push((command.trim().to_string(), c));
+                }
+            }
+        }
+        claims
+    }
+
+    /// docs/cli.md claimed `-p` for `trace` and `-s` for `crash fs` because a flag's shorts
+    /// were pooled over every command with its long name; clap refused both. Each short the
+    /// table names must be one the command's `--help` shows and clap takes there.
+    #[test]
+    fn every_short_flag_the_table_names_works_on_each_command_it_names() {
+        let cmd = crate::Cli::command();
+        let (table, _) = flag_table(&cmd);
+        let claims = claimed_shorts(&table);
+        assert!(
+            claims.iter().any(|(c, s)| c == "bench" && *s == 'p'),
+            "the table names `-p` for bench: {claims:?}"
+        );
+        let mut wrong = Vec::new();
+        for (command, short) in &claims {
+            let words: Vec<&str> = command.split(' ').collect();
+            let mut sub = &cmd;
+            for w in &words {
+                sub = sub
+                    .find_subcommand(w)
+                    .unwrap_or_else(|| panic!("no command `joj {command}`"));
+            }
+            let Some(arg) = sub.get_arguments().find(|a| a.get_short() == Some(*short)) else {
+                wrong.push(format!("joj {command} has no visible -{short}"));
+                continue;
+            };
+            let mut argv: Vec<String> = std::iter::once("joj")
+                .chain(words.iter().copied())
+                .map(String::from)
+                .collect();
+            argv.push(format!("-{short}"));
+            if arg.get_num_args().is_some_and(|n| n.takes_values()) {
+                let value = arg
+                    .get_possible_values()
+                    .first()
+                    .map(|v| v.get_name().to_string())
+                    .or_else(|| {
+                        arg.get_default_values()
+                            .first()
+                            .map(|v| v.to_string_lossy().into_owned())
+                    })
+                    .unwrap_or_else(|| "1".into());
+                argv.push(value);
+            }
+            if let Err(e) = crate::Cli::command().try_get_matches_from(&argv) {
+                let said = e.to_string();
+                if e.kind() == clap::error::ErrorKind::UnknownArgument
+                    || said.contains(&format!("'-{short}'"))
+                {
+                    wrong.push(format!(
+                        "{}: {}",
+                        argv.join(" "),
+                        said.lines().next().unwrap_or("")
+                    ));
+                }
+            }
+        }
+        assert!(
+            wrong.is_empty(),
+            "short flags docs/cli.md names on a command that refuses them: {wrong:#?}"
         );
     }
 
