@@ -7,6 +7,7 @@
 use crate::config::bounds::latency_samples;
 use crate::config::{FileAccess, FileSync, FileWorkload};
 use crate::error::{ConfigError, WorkloadError};
+use crate::made::{Made, MadeFile};
 use crate::thread_usage::ThreadUsage;
 use crate::window::Window;
 use joj_vfs::IoCounters;
@@ -97,6 +98,16 @@ pub fn file_path(dir: &Path, thread: u32) -> PathBuf {
 /// Refuses a workload that would not fit in `dir`'s free space; on any error, the files it
 /// created are removed again.
 pub fn prepare(dir: &Path, w: &FileWorkload) -> Result<(), WorkloadError> {
+    prepare_made(dir, w, None)
+}
+
+/// [`prepare`], recording in `made` each file it creates and keeps, so that a run in a host
+/// directory can remove them at its end.
+pub fn prepare_made(
+    dir: &Path,
+    w: &FileWorkload,
+    made: Option<&mut Made>,
+) -> Result<(), WorkloadError> {
     w.validate()?;
     check_room(dir, w)?;
     for t in 0..w.threads {
@@ -105,8 +116,8 @@ pub fn prepare(dir: &Path, w: &FileWorkload) -> Result<(), WorkloadError> {
             return Err(ConfigError::FileExists(path).into());
         }
     }
-    let mut made = 0;
-    create_files(dir, w, &mut made).inspect_err(|_| remove_first(dir, made))
+    let mut count = 0;
+    create_files(dir, w, &mut count, made).inspect_err(|_| remove_first(dir, count))
 }
 
 /// Removes the workload's files (a failed run's), ignoring any that are not there: all of them
@@ -141,9 +152,14 @@ fn check_room(dir: &Path, w: &FileWorkload) -> Result<(), WorkloadError> {
 }
 
 /// Creates each thread's file — new, never one that appeared since [`prepare`] looked, nor
-/// through a symbolic link — counting in `made` the files created, which are the only ones a
-/// failure removes.
-fn create_files(dir: &Path, w: &FileWorkload, made: &mut u32) -> Result<(), WorkloadError> {
+/// through a symbolic link — counting in `count` the files created, which are the only ones a
+/// failure removes, and recording each in `made`.
+fn create_files(
+    dir: &Path,
+    w: &FileWorkload,
+    count: &mut u32,
+    mut made: Option<&mut Made>,
+) -> Result<(), WorkloadError> {
     let buf = AlignedBuf::new(w.record_bytes as usize, b'p')?;
     for t in 0..w.threads {
         let path = file_path(dir, t);
@@ -152,7 +168,12 @@ fn create_files(dir: &Path, w: &FileWorkload, made: &mut u32) -> Result<(), Work
             .create_new(true)
             .open(&path)
             .map_err(io_err(format!("creating {}", path.display())))?;
-        *made = t + 1;
+        *count = t + 1;
+        if let Some(made) = made.as_deref_mut() {
+            made.file(
+                MadeFile::of(&path, &f).map_err(io_err(format!("reading {}", path.display())))?,
+            );
+        }
         if matches!(
             w.access,
             FileAccess::Read | FileAccess::RandRead | FileAccess::RandWrite

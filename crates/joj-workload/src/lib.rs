@@ -21,6 +21,7 @@ pub mod db;
 pub mod error;
 pub mod file;
 pub mod latency;
+pub mod made;
 pub mod paper;
 pub mod sqlite;
 pub mod syscalls;

@@ -4,7 +4,9 @@
 
 use crate::config::{SqliteJournal, Synchronous};
 use crate::error::{ConfigError, WorkloadError};
+use crate::made::{Made, MadeFile};
 use rusqlite::{Connection, OpenFlags};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// What SQLite is told for a run. An experiment's stack resolves a journal mode into this; the
@@ -98,7 +100,43 @@ pub fn create(
     setup: &SqliteSetup,
     page_size: u32,
 ) -> Result<Connection, WorkloadError> {
+    create_made(path, setup, page_size, None)
+}
+
+/// [`create`]; with `made`, the file is first created here on the host (`O_EXCL`: never one
+/// that appeared since [`check_free`] looked, nor through a link) and recorded in `made`, so
+/// that the run can remove it at its end. `made` is for a database in a host directory only:
+/// a VFS that keeps its files elsewhere (an emulated device) has no host file at `path`.
+pub fn create_made(
+    path: &Path,
+    setup: &SqliteSetup,
+    page_size: u32,
+    made: Option<&mut Made>,
+) -> Result<Connection, WorkloadError> {
     check_free(&[path.to_path_buf()])?;
+    if let Some(made) = made {
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o644)
+            .open(path)
+            .map_err(|source| {
+                if source.kind() == std::io::ErrorKind::AlreadyExists {
+                    WorkloadError::from(ConfigError::DatabaseExists(path.to_path_buf()))
+                } else {
+                    WorkloadError::Io {
+                        what: format!("creating {}", path.display()),
+                        source,
+                    }
+                }
+            })?;
+        made.database(
+            MadeFile::of(path, &file).map_err(|source| WorkloadError::Io {
+                what: format!("reading what {} is", path.display()),
+                source,
+            })?,
+        );
+    }
     let conn = open(path, &setup.vfs)?;
     conn.execute_batch(&format!("PRAGMA page_size={page_size};"))
         .map_err(sql_err("setting page_size"))?;

@@ -26,6 +26,7 @@ pub(super) fn run(
 ) -> Result<RunResult, ExperimentError> {
     let place = Place::make(&stack.storage)?;
     let result = measure(&place, stack, workload, progress);
+    place.remove_made();
     let closed = place.close();
     let result = result?;
     closed?;
@@ -79,7 +80,7 @@ fn prepare_and_run(
 ) -> Result<Ran, ExperimentError> {
     match (workload, &stack.sqlite) {
         (Workload::Db(w), Some(setup)) => {
-            db::prepare(&place.dir, w, setup)?;
+            db::prepare_made(&place.dir, w, setup, made(place).as_deref_mut())?;
             let out = db::run(&place.dir, w, setup, window, progress)?;
             sqlite::integrity_check(&out.databases, &setup.vfs)?;
             Ok(Ran {
@@ -92,7 +93,7 @@ fn prepare_and_run(
             })
         }
         (Workload::File(w), _) => {
-            file::prepare(&place.dir, w)?;
+            file::prepare_made(&place.dir, w, made(place).as_deref_mut())?;
             let out = file::run(&place.dir, w, window, progress)?;
             Ok(Ran {
                 latencies_ns: out.latencies_ns,
@@ -105,6 +106,14 @@ fn prepare_and_run(
         }
         (Workload::Db(_), None) => unreachable!("Stack::resolve sets SQLite up for databases"),
     }
+}
+
+/// The record of what the run makes in a directory the user named, if the place is one.
+fn made(place: &Place) -> Option<std::sync::MutexGuard<'_, joj_workload::made::Made>> {
+    place
+        .made
+        .as_ref()
+        .map(|m| m.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
 }
 
 fn measure(

@@ -3,11 +3,15 @@
 //! [`Place`] is closed or dropped, whether the run succeeded or not, and on SIGINT / SIGTERM
 //! (the temporary directory and the scratch filesystem are in joj-linux's cleanup registry).
 //! Before making either, a run removes what dead joj runs left
-//! ([`joj_linux::leftovers::sweep_and_report`]).
+//! ([`joj_linux::leftovers::sweep_and_report`]). In a host directory the user named, the run
+//! removes at its end only the files it made there ([`Place::remove_made`]).
 
 use std::path::PathBuf;
+use std::sync::{Mutex, PoisonError};
 
 use joj_linux::{RunTempDir, ScratchFs, ScratchOptions};
+use joj_trace::terminal::escaped;
+use joj_workload::made::Made;
 
 use crate::error::{ExperimentError, HostDirProblem};
 use crate::stack::Storage;
@@ -19,6 +23,9 @@ pub(super) struct Place {
     /// Mount options of the scratch filesystem.
     pub(super) mount_options: Option<String>,
     tmp: Option<RunTempDir>,
+    /// In a directory the user named (`--dir`), the files the run made there, which it removes
+    /// at its end ([`Place::remove_made`]); `None` where the whole place goes.
+    pub(super) made: Option<Mutex<Made>>,
 }
 
 impl Place {
@@ -30,6 +37,7 @@ impl Place {
                 scratch: None,
                 mount_options: None,
                 tmp: None,
+                made: Some(Mutex::new(Made::default())),
             }),
             Storage::Host(None) => {
                 joj_linux::install_cleanup_handler()?;
@@ -39,6 +47,7 @@ impl Place {
                     scratch: None,
                     mount_options: None,
                     tmp: Some(t),
+                    made: None,
                 })
             }
             Storage::Scratch {
@@ -72,6 +81,7 @@ impl Place {
                     mount_options: Some(kind.mount_options(journal_path.as_deref())),
                     scratch: Some(fs),
                     tmp: None,
+                    made: None,
                 })
             }
             Storage::Device(_) => unreachable!("a device run has no kernel filesystem"),
@@ -102,6 +112,42 @@ impl Place {
                 Ok((d.dev.to_string(), bytes))
             })
             .collect()
+    }
+
+    /// In a directory the user named, removes the files the run made there — whether it
+    /// succeeded or not — so that the next run finds the directory as this one did (a
+    /// Mobibench user runs `-p DIR` again and again), and says so on stderr. Only what the run
+    /// made is removed ([`Made::remove`]); anything else is named and kept.
+    pub(super) fn remove_made(&self) {
+        let Some(made) = &self.made else { return };
+        let made = std::mem::take(&mut *made.lock().unwrap_or_else(PoisonError::into_inner));
+        if made.is_empty() {
+            return;
+        }
+        let r = made.remove();
+        let names = |paths: &mut dyn Iterator<Item = &PathBuf>| -> String {
+            paths
+                .map(|p| {
+                    let name = p.file_name().unwrap_or_else(|| p.as_os_str());
+                    escaped(&name.to_string_lossy()).into_owned()
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let dir = escaped(&self.dir.display().to_string()).into_owned();
+        if !r.removed.is_empty() {
+            eprintln!(
+                "joj: note: the run removed the files it made in {dir}: {} (a --dir run leaves \
+                 the directory as it found it)",
+                names(&mut r.removed.iter())
+            );
+        }
+        for (path, why) in &r.kept {
+            eprintln!(
+                "joj: warning: kept {} in {dir}: {why}",
+                names(&mut std::iter::once(path))
+            );
+        }
     }
 
     /// Unmount and remove the scratch filesystem (or the temporary directory).

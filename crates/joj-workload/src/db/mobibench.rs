@@ -15,6 +15,7 @@ use super::schema::{
 use crate::config::bounds::latency_samples;
 use crate::config::{DbOp, DbWorkload, StartState};
 use crate::error::WorkloadError;
+use crate::made::Made;
 use crate::sqlite::{self, SqliteSetup, sql_err};
 use crate::thread_usage::ThreadUsage;
 use crate::window::Window;
@@ -29,12 +30,13 @@ pub(super) fn prepare(
     dir: &Path,
     w: &DbWorkload,
     setup: &SqliteSetup,
+    mut made: Option<&mut Made>,
 ) -> Result<(), WorkloadError> {
     let rows = rows_needed(w);
     let value = record(w.record_bytes, Value::Insert);
     for thread in 0..w.threads {
         for path in database_paths(dir, w, thread) {
-            let conn = sqlite::create(&path, setup, w.page_size)?;
+            let conn = sqlite::create_made(&path, setup, w.page_size, made.as_deref_mut())?;
             let key = if w.autoincrement {
                 "INTEGER PRIMARY KEY AUTOINCREMENT"
             } else {

@@ -19,6 +19,7 @@ pub use schema::{connect, database_paths};
 
 use crate::config::DbWorkload;
 use crate::error::WorkloadError;
+use crate::made::Made;
 use crate::sqlite::SqliteSetup;
 use crate::window::Window;
 use std::path::Path;
@@ -30,14 +31,26 @@ use std::sync::atomic::AtomicU64;
 /// delete in `dir` — any thread's databases, and their journals — is taken
 /// ([`crate::sqlite::check_free`]).
 pub fn prepare(dir: &Path, w: &DbWorkload, setup: &SqliteSetup) -> Result<(), WorkloadError> {
+    prepare_made(dir, w, setup, None)
+}
+
+/// [`prepare`] in a host directory, recording in `made` each database it creates (created on
+/// the host with `O_EXCL` first: [`crate::sqlite::create_made`]), those of a failed prepare
+/// included, so that the run can remove them at its end.
+pub fn prepare_made(
+    dir: &Path,
+    w: &DbWorkload,
+    setup: &SqliteSetup,
+    made: Option<&mut Made>,
+) -> Result<(), WorkloadError> {
     w.validate()?;
     let every: Vec<_> = (0..w.threads)
         .flat_map(|t| database_paths(dir, w, t))
         .collect();
     crate::sqlite::check_free(&every)?;
     match &w.paper {
-        Some(p) => paper::prepare(dir, w, p, setup),
-        None => mobibench::prepare(dir, w, setup),
+        Some(p) => paper::prepare(dir, w, p, setup, made),
+        None => mobibench::prepare(dir, w, setup, made),
     }
 }
 

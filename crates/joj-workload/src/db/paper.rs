@@ -11,6 +11,7 @@ use super::schema::{connect, database_paths};
 use crate::config::bounds::latency_samples;
 use crate::config::{DbWorkload, StartState};
 use crate::error::WorkloadError;
+use crate::made::Made;
 use crate::paper::{self, Driver, KindCounts, PaperWorkload};
 use crate::sqlite::{self, SqliteSetup};
 use crate::thread_usage::ThreadUsage;
@@ -25,8 +26,9 @@ pub(super) fn prepare(
     w: &DbWorkload,
     p: &PaperWorkload,
     setup: &SqliteSetup,
+    made: Option<&mut Made>,
 ) -> Result<(), WorkloadError> {
-    let conn = sqlite::create(&database_paths(dir, w, 0)[0], setup, w.page_size)?;
+    let conn = sqlite::create_made(&database_paths(dir, w, 0)[0], setup, w.page_size, made)?;
     paper::prepare(&conn, p, w.seed)
 }
 
