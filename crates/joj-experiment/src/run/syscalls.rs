@@ -2,10 +2,10 @@
 //! scratch filesystem made for it, the calls before the recording's window are played
 //! unmeasured, then the window's calls are played inside exactly the traced window of
 //! `joj trace -- COMMAND` ([`super::command`]), the player telling the same watcher what the
-//! supervisor would (before an unlink, rename or truncate; after a sync), so the document and
-//! its per-file rows are a command's. A recording with a `joj bench` window ends its window as
-//! bench does (no `syncfs` before the tracer stops); one without marks is measured whole, with
-//! the final `syncfs`.
+//! supervisor would (before an unlink, rename or truncate; after a write, with the bytes the
+//! kernel returned; after a sync), so the document and its per-file rows are a command's. A
+//! recording with a `joj bench` window ends its window as bench does (no `syncfs` before the
+//! tracer stops); one without marks is measured whole, with the final `syncfs`.
 
 use std::ffi::OsString;
 use std::fs::File;
@@ -68,6 +68,10 @@ impl PlayObserver for Watching<'_> {
         if let Some(t) = touched(path, file) {
             lock(&self.0).before_change(change, &t);
         }
+    }
+
+    fn wrote(&self, path: &Path, bytes: u64, offset: Option<u64>) {
+        lock(&self.0).wrote(path, bytes, offset);
     }
 
     fn synced(&self, kind: Synced, file: Option<(&Path, &File)>, start_ns: u64, end_ns: u64) {

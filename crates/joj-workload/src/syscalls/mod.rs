@@ -31,6 +31,8 @@ mod bounds_tests;
 #[cfg(test)]
 mod fd_tables_tests;
 #[cfg(test)]
+mod observer_tests;
+#[cfg(test)]
 mod replay_threads_tests;
 #[cfg(test)]
 mod tests;

@@ -6,8 +6,9 @@
 //!
 //! Data is not recorded: writes carry a fixed pattern (`0x5a`), a database's first page the
 //! 16-byte SQLite magic, so block volumes and SQLite roles are the original's. An observer is
-//! told before a file loses blocks (unlink, rename, truncate) and after every sync, as the
-//! supervisor of `joj trace -- COMMAND` tells it, so the replay is classified the same way.
+//! told before a file loses blocks (unlink, rename, truncate), after every write and after
+//! every sync, as the supervisor of `joj trace -- COMMAND` tells it, so the replay is
+//! classified and counted the same way.
 //! Descriptors live in a [`Player`] and outlast a phase: a file opened before the measured
 //! window is used inside it.
 
@@ -65,6 +66,10 @@ pub enum Synced {
 /// Told of the replay's calls that move or settle blocks (times: CLOCK_MONOTONIC ns).
 pub trait PlayObserver: Sync {
     fn before_change(&self, change: Change, path: &Path, file: &File);
+    /// A `write` or `pwrite` returned `bytes` (what the kernel returned) on the file at `path`,
+    /// the one its descriptor names, at `offset` for a `pwrite` — as the supervisor tells a
+    /// command's. Told before the [`Synced::SyncWrite`] of a write on a synchronous descriptor.
+    fn wrote(&self, path: &Path, bytes: u64, offset: Option<u64>);
     fn synced(&self, kind: Synced, file: Option<(&Path, &File)>, start_ns: u64, end_ns: u64);
 }
 
@@ -444,6 +449,34 @@ pub(super) fn diverged(c: &Call, path: String, got: Option<&std::io::Error>) -> 
     }
 }
 
+/// When a replayed write ran, and where a `pwrite` wrote.
+struct Written {
+    start_ns: u64,
+    end_ns: u64,
+    offset: Option<u64>,
+}
+
+/// Tell the observer of a replayed write that succeeded — the bytes the kernel returned, on
+/// the file its descriptor names — and, on a synchronous descriptor, of its sync; the write's
+/// outcome.
+fn tell_wrote(
+    obs: Option<&dyn PlayObserver>,
+    r: std::io::Result<usize>,
+    path: &Path,
+    f: &File,
+    sync: bool,
+    w: Written,
+) -> std::io::Result<()> {
+    let bytes = r?;
+    if let Some(o) = obs {
+        o.wrote(path, bytes as u64, w.offset);
+        if sync {
+            o.synced(Synced::SyncWrite, Some((path, f)), w.start_ns, w.end_ns);
+        }
+    }
+    Ok(())
+}
+
 /// Room for joj's own descriptors (trace files, loop devices, the tracer's buffers) besides a
 /// recording's, when the descriptor limit is raised for a replay.
 pub const OWN_DESCRIPTORS: u64 = 256;
@@ -626,14 +659,15 @@ impl Player {
             }
             Op::Write { fd, len } => {
                 let (f, path, sync, _) = self.fd(c, *fd)?;
+                let b = buffer(buf, c, *len, false)?;
                 let start = now_mono_ns();
-                let r = (&*f).write(buffer(buf, c, *len, false)?).map(drop);
-                if sync && r.is_ok() {
-                    if let Some(o) = obs {
-                        o.synced(Synced::SyncWrite, Some((&path, &f)), start, now_mono_ns());
-                    }
-                }
-                r
+                let r = (&*f).write(b);
+                let written = Written {
+                    start_ns: start,
+                    end_ns: now_mono_ns(),
+                    offset: None,
+                };
+                tell_wrote(obs, r, &path, &f, sync, written)
             }
             Op::Pwrite {
                 fd,
@@ -642,16 +676,15 @@ impl Player {
                 sqlite_header,
             } => {
                 let (f, path, sync, _) = self.fd(c, *fd)?;
+                let b = buffer(buf, c, *len, *sqlite_header)?;
                 let start = now_mono_ns();
-                let r = f
-                    .write_at(buffer(buf, c, *len, *sqlite_header)?, *off)
-                    .map(drop);
-                if sync && r.is_ok() {
-                    if let Some(o) = obs {
-                        o.synced(Synced::SyncWrite, Some((&path, &f)), start, now_mono_ns());
-                    }
-                }
-                r
+                let r = f.write_at(b, *off);
+                let written = Written {
+                    start_ns: start,
+                    end_ns: now_mono_ns(),
+                    offset: Some(*off),
+                };
+                tell_wrote(obs, r, &path, &f, sync, written)
             }
             Op::Lseek { fd, off, whence: w } => {
                 let (f, ..) = self.fd(c, *fd)?;

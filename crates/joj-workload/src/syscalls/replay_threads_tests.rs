@@ -22,6 +22,7 @@ struct Cpus(Mutex<Vec<BTreeSet<usize>>>);
 
 impl PlayObserver for Cpus {
     fn before_change(&self, _: Change, _: &Path, _: &File) {}
+    fn wrote(&self, _: &Path, _: u64, _: Option<u64>) {}
     fn synced(&self, _: Synced, _: Option<(&Path, &File)>, _: u64, _: u64) {
         self.0.lock().unwrap().push(allowed_cpus());
     }
