@@ -100,3 +100,51 @@ fn compare_shows_durability_progress_and_the_modes_side_by_side() {
         "{err}"
     );
 }
+
+/// A row run on the device model itself (X-FTL, i-FTL) has no kernel trace, so no bar: the plot
+/// names it and says why, instead of leaving it out unsaid; and its subtitle speaks of waldio
+/// rows only when there are some.
+#[test]
+fn the_side_by_side_plot_names_the_rows_it_cannot_draw() {
+    if !joj_linux::testgate::kernel_test(&[joj_linux::FsKind::Ext4]) {
+        return;
+    }
+    let out = tempfile::tempdir().unwrap();
+    let run = common::joj_command()
+        .args([
+            "compare",
+            "--fs",
+            "ext4",
+            "--device",
+            "galaxy-s5",
+            "--workload",
+            "xftl-synthetic",
+            "--pages-per-txn",
+            "5",
+            "--page-size",
+            "8192",
+            "-n",
+            "30",
+            "--modes",
+            "wal,xftl",
+            "--out",
+        ])
+        .arg(out.path())
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let plot = out.path().join("compare-ext4-xftl-synthetic.svg");
+    let svg = std::fs::read_to_string(&plot).unwrap_or_else(|e| panic!("{}: {e}", plot.display()));
+    assert!(
+        svg.contains("not drawn: xftl (run on the device model itself: no kernel trace"),
+        "the plot does not say that the xftl row is left out, nor why: {svg}"
+    );
+    assert!(
+        !svg.contains("waldio rows"),
+        "the subtitle speaks of waldio rows in a comparison without any"
+    );
+}

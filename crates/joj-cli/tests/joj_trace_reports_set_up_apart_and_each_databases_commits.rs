@@ -141,3 +141,85 @@ for i in range(200): db.execute('INSERT INTO t(v) VALUES(hex(randomblob(50)))')
         "block_per_txn.write_bytes {per_txn}"
     );
 }
+
+/// The plot's caption gives what a transaction writes with the one-time set-up apart, as the
+/// text and the document do: waldio's 4 MiB preallocation spread over 200 commits read as 20 KiB
+/// more per transaction (the caption said 4.6 KiB per transaction where the text said 4.2 for
+/// the README's 10,000 rows).
+#[test]
+fn the_plots_caption_keeps_the_set_up_out_of_the_per_transaction_figure() {
+    if !joj_linux::testgate::kernel_test(&[joj_linux::FsKind::Ext4]) {
+        return;
+    }
+    let code = format!(
+        "import sqlite3
+l = sqlite3.connect(':memory:'); l.enable_load_extension(True); l.load_extension('{}')
+db = sqlite3.connect('file:w.db?vfs=waldio', uri=True, isolation_level=None)
+db.execute('PRAGMA journal_mode=WAL')
+db.execute('CREATE TABLE t(i INTEGER PRIMARY KEY, v TEXT)')
+for i in range(200): db.execute('INSERT INTO t(v) VALUES(hex(randomblob(50)))')
+",
+        lib()
+    );
+    let out = tempfile::tempdir().unwrap();
+    let run = common::joj_command()
+        .args(["trace", "--json", "--out"])
+        .arg(out.path())
+        .args(["--", "/usr/bin/python3", "-c", &code])
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    let plot = doc["plot_file"].as_str().expect("plot_file");
+    let svg = std::fs::read_to_string(plot).unwrap();
+    let texts: Vec<&str> = svg
+        .split("<text")
+        .filter_map(|t| t.split_once('>'))
+        .filter_map(|(_, rest)| rest.split_once("</text>"))
+        .map(|(text, _)| text.trim())
+        .collect();
+    let caption = texts
+        .iter()
+        .find(|t| t.starts_with("written so far"))
+        .unwrap_or_else(|| panic!("no caption \"written so far\" in {plot}: {texts:?}"));
+    // The document's figures, as the caption writes sizes (one decimal of KiB or MiB).
+    let size = |b: f64| {
+        if b >= 1024.0 * 1024.0 {
+            format!("{:.1} MiB", b / 1024.0 / 1024.0)
+        } else {
+            format!("{:.1} KiB", b / 1024.0)
+        }
+    };
+    let setup = doc["command"]["setup"]["block"]["write_bytes"]
+        .as_f64()
+        .unwrap();
+    let per_txn = doc["block_per_txn"]["write_bytes"].as_f64().unwrap();
+    let want = format!("— {} per transaction", size(per_txn));
+    assert!(
+        caption.ends_with(&want),
+        "caption {caption:?}, the document's figure: {want:?}"
+    );
+    let apart = format!("{} of it one-time set-up", size(setup));
+    assert!(
+        texts.iter().any(|t| t.contains(&apart)),
+        "the set-up is not said apart ({apart:?}): {texts:?}"
+    );
+    // And the text's "each commit writes …" of the one database, within a tenth.
+    let p = &database(&doc, "w.db")["per_commit"];
+    let text_figure = [
+        "data_bytes",
+        "fs_journal_bytes_in_syncs",
+        "metadata_bytes_in_syncs",
+    ]
+    .iter()
+    .map(|k| p[k].as_f64().unwrap())
+    .sum::<f64>();
+    assert!(
+        (per_txn - text_figure).abs() <= 0.1 * text_figure,
+        "per transaction {per_txn} B, each commit in the text {text_figure} B"
+    );
+}

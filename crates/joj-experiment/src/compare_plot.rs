@@ -36,10 +36,47 @@ pub fn bar_of(row: &CompareRow) -> Option<ModeBar> {
     })
 }
 
-/// The comparison's SVG, rendered in memory.
+/// The comparison's SVG, rendered in memory: a bar per traced row, and under the panels the
+/// rows without one named, with why.
 pub fn render(title: &str, subtitle: &str, c: &Comparison) -> Result<String, TraceError> {
     let bars: Vec<ModeBar> = c.rows.iter().filter_map(bar_of).collect();
-    render_compare_svg(title, subtitle, &bars)
+    render_compare_svg(title, subtitle, &bars, &not_drawn(c))
+}
+
+/// The lines naming the rows that have no bar: those run on the device model itself (X-FTL,
+/// i-FTL: no kernel trace, so no bytes by class), and any other row without block figures.
+fn not_drawn(c: &Comparison) -> Vec<String> {
+    let (on_device, untraced): (Vec<&CompareRow>, Vec<&CompareRow>) = c
+        .rows
+        .iter()
+        .filter(|r| bar_of(r).is_none())
+        .partition(|r| r.result.device.is_some() && r.result.block.is_none());
+    let names = |rows: &[&CompareRow]| {
+        rows.iter()
+            .map(|r| r.mode.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut lines = Vec::new();
+    if !on_device.is_empty() {
+        lines.push(format!(
+            "not drawn: {} (run on the device model itself: no kernel trace, so no bytes by \
+             class; the table gives their figures)",
+            names(&on_device)
+        ));
+    }
+    if !untraced.is_empty() {
+        lines.push(format!(
+            "not drawn: {} (not traced: no block figures)",
+            names(&untraced)
+        ));
+    }
+    lines
+}
+
+/// Whether the comparison has a waldio row (`waldio`, `waldio-gs`, …).
+fn has_waldio(c: &Comparison) -> bool {
+    c.rows.iter().any(|r| r.mode.starts_with("waldio"))
 }
 
 /// With an output folder in `opts`, draw `c` there as `compare-<fs>-<op>.svg` (`-2`, … when
@@ -59,9 +96,13 @@ pub fn write_beside(
         opts.fs.name(),
         base.transactions
     );
+    let waldio = if has_waldio(c) {
+        " (waldio rows: as their durability says)"
+    } else {
+        ""
+    };
     let subtitle = format!(
-        "synchronous={} (waldio rows: as their durability says); the JOJ: FS journal written \
-         while SQLite synced its log",
+        "synchronous={}{waldio}; the JOJ: FS journal written while SQLite synced its log",
         base.synchronous
     );
     c.plot_file = Some(write(out, &name, &title, &subtitle, c)?);

@@ -34,7 +34,7 @@ use crate::record::TraceRecord;
 
 pub use compare_view::{MAX_MODE_BARS, ModeBar, render_compare_svg};
 pub use gathered::{MAX_ANNOTATED_RECORDS, MAX_MARKERS_PER_LANE, TracePlot};
-pub use style::{PlotAxis, PlotInfo};
+pub use style::{PerTransaction, PlotAxis, PlotInfo, SetupApart};
 pub use trace_view::{MAX_SVG_BYTES, render_trace_svg};
 
 /// Render the trace picture with `title` alone and write it to `path` atomically (temporary

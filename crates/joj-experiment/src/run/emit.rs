@@ -9,7 +9,7 @@ use joj_trace::format::{
     Clock, DeviceRole as TraceDeviceRole, TraceDevice, TraceHeader, TraceSource, write_trace,
 };
 use joj_trace::output::OutputDir;
-use joj_trace::plot::{PlotAxis, PlotInfo, render_trace_svg};
+use joj_trace::plot::{PerTransaction, PlotAxis, PlotInfo, SetupApart, render_trace_svg};
 use joj_trace::{OutputError, TraceError, TraceRecord};
 
 use crate::error::ExperimentError;
@@ -28,10 +28,27 @@ pub(super) fn write_trace_and_plot(
 ) -> Result<(), ExperimentError> {
     let held = OutputDir::open(out).map_err(TraceError::from)?;
     let (title, subtitle, transactions) = plot_words(result);
+    // The figures the run's text gives: per transaction with the set-up apart, the set-up's own.
+    let per_transaction = transactions
+        .and(result.block_per_txn.as_ref())
+        .map(|b| PerTransaction {
+            write_bytes: b.write_bytes,
+            flushes: b.flushes,
+        });
+    let setup = result
+        .command
+        .as_ref()
+        .and_then(|c| c.setup.as_ref())
+        .map(|s| SetupApart {
+            write_bytes: s.block.write_bytes,
+            flushes: s.block.flushes,
+        });
     let info = PlotInfo {
         title: &title,
         subtitle: subtitle.as_deref(),
         transactions,
+        per_transaction,
+        setup,
     };
     let svg = render_trace_svg(&info, records, PlotAxis::Time)?;
     let label = match modes_of(result) {

@@ -87,11 +87,21 @@ fn parts(b: &ModeBar) -> [(&'static str, RGBColor, f64); 5] {
 /// draws the first ones and says so in its subtitle, so the picture stays the same size.
 pub const MAX_MODE_BARS: usize = 16;
 
-/// Render the comparison to an SVG document in memory: the first [`MAX_MODE_BARS`] of `bars`.
+/// A part of a bar under this share of the bytes axis is about a pixel high: no one sees it,
+/// so the legend does not list it (a note under the panels says it instead).
+const VISIBLE_SHARE: f64 = 1.0 / 400.0;
+/// The height of a line of the notes under the panels.
+const NOTE_LINE_PX: u32 = 18;
+/// Room right of the flushes panel, so that its frame does not touch the picture's edge.
+const RIGHT_EDGE_PX: u32 = 36;
+
+/// Render the comparison to an SVG document in memory: the first [`MAX_MODE_BARS`] of `bars`,
+/// with `notes` (rows the caller could not draw, and why) a line each under the panels.
 pub fn render_compare_svg(
     title: &str,
     subtitle: &str,
     bars: &[ModeBar],
+    notes: &[String],
 ) -> Result<String, TraceError> {
     let more;
     let (bars, subtitle) = if bars.len() > MAX_MODE_BARS {
@@ -118,9 +128,27 @@ pub fn render_compare_svg(
             .map_err(plot_error("the title"))?
             .titled(subtitle, ("sans-serif", 15).into_font().color(&GREY))
             .map_err(plot_error("the subtitle"))?;
-        let (left, right) = area.split_horizontally(BYTES_WIDTH_PX);
+        let mut notes = notes.to_vec();
+        notes.extend(too_thin_note(bars));
+        let (_, h) = area.dim_in_pixel();
+        let notes_px = if notes.is_empty() {
+            0
+        } else {
+            NOTE_LINE_PX * notes.len() as u32 + 10
+        };
+        let (panels, under) = area.split_vertically(h.saturating_sub(notes_px));
+        let (left, right) = panels.split_horizontally(BYTES_WIDTH_PX);
         draw_bytes(&left, bars)?;
         draw_flushes(&right, bars)?;
+        for (i, note) in notes.iter().enumerate() {
+            under
+                .draw_text(
+                    note,
+                    &("sans-serif", 15).into_font().color(&GREY),
+                    (16, 4 + i as i32 * NOTE_LINE_PX as i32),
+                )
+                .map_err(plot_error("a note under the panels"))?;
+        }
         root.present().map_err(plot_error("writing out the SVG"))?;
     }
     Ok(super::style::well_formed(svg))
@@ -158,11 +186,7 @@ fn draw_bytes(
     bars: &[ModeBar],
 ) -> Result<(), TraceError> {
     let kib = 1024.0;
-    let top = bars
-        .iter()
-        .map(|b| parts(b).iter().map(|p| p.2).sum::<f64>() / kib)
-        .fold(1.0, f64::max)
-        * 1.18;
+    let top = bytes_top_kib(bars);
     let n = bars.len().max(1);
     let mut chart = ChartBuilder::on(area)
         .caption("KiB written per transaction, by class", ("sans-serif", 16))
@@ -232,40 +256,99 @@ fn draw_bytes(
     draw_legend(area, bars)
 }
 
-/// The legend: the parts some mode has, one row between the panel's caption and its bars,
-/// hiding nothing.
+/// The top of the bytes axis: the tallest bar and room above it for its total.
+fn bytes_top_kib(bars: &[ModeBar]) -> f64 {
+    bars.iter()
+        .map(|b| parts(b).iter().map(|p| p.2).sum::<f64>() / 1024.0)
+        .fold(1.0, f64::max)
+        * 1.18
+}
+
+/// Per part (in [`parts`]' order), the most bytes per transaction any bar has of it.
+fn most_of_each_part(bars: &[ModeBar]) -> [f64; 5] {
+    let mut most = [0.0f64; 5];
+    for b in bars {
+        for (m, p) in most.iter_mut().zip(parts(b)) {
+            *m = m.max(p.2);
+        }
+    }
+    most
+}
+
+/// Whether a part of `bytes` per transaction shows on a bar, the axis going up to `top_kib`.
+fn visible(bytes: f64, top_kib: f64) -> bool {
+    bytes / 1024.0 >= top_kib * VISIBLE_SHARE
+}
+
+/// The note naming the parts some mode has but no bar shows (each under a pixel high).
+fn too_thin_note(bars: &[ModeBar]) -> Option<String> {
+    let top = bytes_top_kib(bars);
+    let names = parts(bars.first()?).map(|p| p.0);
+    let thin: Vec<String> = most_of_each_part(bars)
+        .iter()
+        .zip(names)
+        .filter(|(most, _)| **most > 0.0 && !visible(**most, top))
+        .map(|(most, name)| format!("{name} (at most {:.3} KiB)", most / 1024.0))
+        .collect();
+    (!thin.is_empty()).then(|| {
+        format!(
+            "too thin to see on these bars, so not in the legend: {} per transaction",
+            thin.join(", ")
+        )
+    })
+}
+
+/// About how wide `text` is in plotters' sans-serif font of `size` (the SVG backend cannot
+/// measure it, and plotters' own estimate gives every letter one width): for the legend's
+/// spacing. plotters writes a font of size `s` as `font-size` `s / 1.24`.
+fn text_width_px(text: &str, size: f64) -> i32 {
+    let px = size / 1.24;
+    let ems: f64 = text
+        .chars()
+        // Widths in ems of Arial's and Liberation Sans's letters, near enough: the legend's
+        // names measured 61, 143, 196 and 69 px in Chromium; this gives 61, 143, 200 and 70.
+        .map(|c| match c {
+            'i' | 'j' | 'l' => 0.22,
+            '.' | ',' | '\'' | '|' | '!' | ':' | ';' | ' ' | 'f' | 't' => 0.28,
+            'r' | '(' | ')' | '[' | ']' | '-' | 'I' => 0.33,
+            'c' | 'k' | 's' | 'v' | 'x' | 'y' | 'z' => 0.5,
+            'm' | 'M' => 0.83,
+            'w' | 'W' => 0.72,
+            c if c.is_ascii_uppercase() => 0.68,
+            _ => 0.556,
+        })
+        .sum();
+    (ems * px).ceil() as i32
+}
+
+/// The legend: the parts some bar shows, one row between the panel's caption and its bars,
+/// evenly spaced.
 fn draw_legend(
     area: &DrawingArea<SVGBackend<'_>, Shift>,
     bars: &[ModeBar],
 ) -> Result<(), TraceError> {
-    let present: Vec<(&str, RGBColor)> = parts(&bars.first().cloned().unwrap_or(ModeBar {
-        mode: String::new(),
-        durability: String::new(),
-        database_bytes: 0.0,
-        log_bytes: 0.0,
-        metadata_bytes: 0.0,
-        fs_journal_bytes: 0.0,
-        joj_bytes: 0.0,
-        flushes: 0.0,
-    }))
-    .iter()
-    .enumerate()
-    .filter(|(k, _)| bars.iter().any(|b| parts(b)[*k].2 > 0.0))
-    .map(|(_, p)| (p.0, p.1))
-    .collect();
-    // The legend: one row between the panel's caption and its bars, hiding nothing.
+    let Some(first) = bars.first() else {
+        return Ok(());
+    };
+    let top = bytes_top_kib(bars);
+    let shown: Vec<(&str, RGBColor)> = parts(first)
+        .iter()
+        .zip(most_of_each_part(bars))
+        .filter(|(_, most)| *most > 0.0 && visible(*most, top))
+        .map(|(p, _)| (p.0, p.1))
+        .collect();
     let mut x = 78;
-    for (name, color) in present {
+    for (name, color) in shown {
         let y = 42;
         area.draw(&Rectangle::new([(x, y), (x + 12, y + 12)], color.filled()))
             .map_err(plot_error("the legend"))?;
         area.draw_text(
             name,
             &("sans-serif", 12).into_font().color(&INK),
-            (x + 16, y),
+            (x + 17, y),
         )
         .map_err(plot_error("the legend"))?;
-        x += 16 + name.chars().count() as i32 * 6 + 14;
+        x += 17 + text_width_px(name, 12.0) + 24;
     }
     Ok(())
 }
@@ -279,6 +362,7 @@ fn draw_flushes(
     let mut chart = ChartBuilder::on(area)
         .caption("cache flushes per transaction", ("sans-serif", 16))
         .margin(12)
+        .margin_right(RIGHT_EDGE_PX)
         .set_label_area_size(LabelAreaPosition::Top, 28)
         .x_label_area_size(60)
         .y_label_area_size(44)
@@ -351,6 +435,7 @@ mod tests {
                 bar("wal", "full", 8.2, 21.8, 21.8, 1.96),
                 bar("waldio-gs", "group ≤ 2 ms", 4.2, 0.0, 0.0, 0.26),
             ],
+            &[],
         )
         .unwrap();
         for text in [
@@ -370,6 +455,67 @@ mod tests {
         assert!(!svg.contains("FS metadata"));
     }
 
+    /// The text of every `<text>` element, trimmed.
+    fn texts(svg: &str) -> Vec<String> {
+        svg.split("<text")
+            .skip(1)
+            .filter_map(|t| t.split_once('>'))
+            .filter_map(|(_, rest)| rest.split_once("</text>"))
+            .map(|(text, _)| text.trim().to_string())
+            .collect()
+    }
+
+    /// ext4's truncate row of `joj compare -n 1000` wrote 8 KiB of FS metadata in all: 8 B per
+    /// transaction on a bar of 68.8 KiB, a sliver no one sees. The legend names the classes a
+    /// bar shows, not that one (issue 34); the metadata is said in a note instead.
+    #[test]
+    fn the_legend_lists_only_the_classes_a_bar_shows() {
+        let mut truncate = bar("truncate", "full", 24.1, 44.7, 43.9, 6.03);
+        truncate.metadata_bytes = 8.2;
+        let svg = render_compare_svg(
+            "insert on ext4",
+            "1000 transactions",
+            &[bar("wal", "full", 8.4, 19.0, 18.9, 1.95), truncate],
+            &[],
+        )
+        .unwrap();
+        let texts = texts(&svg);
+        assert!(
+            !texts.iter().any(|t| t == "FS metadata"),
+            "a legend entry for FS metadata, which no bar shows: {texts:?}"
+        );
+        for shown in [
+            "log data (WAL or rollback journal)",
+            "FS journal while the log was synced (the JOJ)",
+            "other FS journal",
+        ] {
+            assert!(
+                texts.iter().any(|t| t == shown),
+                "no legend entry {shown:?}"
+            );
+        }
+        assert!(
+            texts.iter().any(|t| t
+                == "too thin to see on these bars, so not in the legend: FS metadata (at most \
+                    0.008 KiB) per transaction"),
+            "no note for the metadata: {texts:?}"
+        );
+    }
+
+    /// Rows the caller could not draw are named under the panels, a line each.
+    #[test]
+    fn the_notes_are_drawn_under_the_panels() {
+        let note = "not drawn: xftl (run on the device model itself: no kernel trace)";
+        let svg = render_compare_svg(
+            "t",
+            "s",
+            &[bar("wal", "full", 8.4, 19.0, 18.9, 1.95)],
+            &[note.to_string()],
+        )
+        .unwrap();
+        assert!(texts(&svg).iter().any(|t| t == note), "{svg}");
+    }
+
     #[test]
     fn figures_no_run_makes_are_refused_before_the_axes_are_computed() {
         // Two finite parts whose sum is infinite: the plotting library's axis code looped for
@@ -380,7 +526,7 @@ mod tests {
             bar("wal", "full", -1.0, 0.0, 0.0, 1.0),
             bar("wal", "full", 8.0, 20.0, 20.0, f64::INFINITY),
         ] {
-            let err = render_compare_svg("t", "s", &[b]).unwrap_err();
+            let err = render_compare_svg("t", "s", &[b], &[]).unwrap_err();
             assert!(err.to_string().contains("per transaction"), "{err}");
         }
     }
@@ -392,13 +538,13 @@ mod tests {
         let bars: Vec<ModeBar> = (0..200)
             .map(|i| bar(&format!("mode{i}"), "full", 8.0, 20.0, 20.0, 2.0))
             .collect();
-        let svg = render_compare_svg("t", "s", &bars).unwrap();
+        let svg = render_compare_svg("t", "s", &bars, &[]).unwrap();
         assert!(
             svg.contains("s — the first 16 of 200 modes (the table lists them all)"),
             "the subtitle says how many modes are drawn"
         );
         assert!(svg.contains("mode15") && !svg.contains("mode16"));
-        let one = render_compare_svg("t", "s", &bars[..1]).unwrap();
+        let one = render_compare_svg("t", "s", &bars[..1], &[]).unwrap();
         assert!(
             svg.len() < one.len() * 8,
             "{} bytes, one mode {}",

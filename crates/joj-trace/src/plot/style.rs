@@ -23,6 +23,27 @@ pub struct PlotInfo<'a> {
     pub subtitle: Option<&'a str>,
     /// Transactions (commits) in the trace, for per-transaction figures.
     pub transactions: Option<u64>,
+    /// The run's own figures per transaction, its one-time set-up apart (its document's
+    /// `block_per_txn`): given, the captions say these rather than the trace's totals divided
+    /// by `transactions`, so the picture and the run's text give the same figure.
+    pub per_transaction: Option<PerTransaction>,
+    /// One-time set-up inside the trace (its document's `command.setup.block`): in the totals,
+    /// said apart, and kept out of the per-transaction figures.
+    pub setup: Option<SetupApart>,
+}
+
+/// What a transaction wrote and flushed, set-up apart.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PerTransaction {
+    pub write_bytes: f64,
+    pub flushes: f64,
+}
+
+/// What the one-time set-up of a run wrote and flushed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SetupApart {
+    pub write_bytes: u64,
+    pub flushes: u64,
 }
 
 // Okabe–Ito colours: distinguishable with the common colour-vision deficiencies.

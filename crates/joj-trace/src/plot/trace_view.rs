@@ -197,15 +197,8 @@ fn draw(root: &Area<'_>, info: &PlotInfo<'_>, plot: &TracePlot) -> Result<(), Tr
         .map_err(plot_error("the lanes' axis title"))?;
     let labels_px = y_labels_px(plot);
     draw_lanes(&lanes_area, plot, x_of, (x_lo, x_hi), labels_px)?;
-    draw_flush_rate(
-        &flush_area,
-        plot,
-        (x_lo, x_hi),
-        x_of,
-        info.transactions,
-        labels_px,
-    )?;
-    draw_cumulative(&right, plot, (x_lo, x_hi), x_of, info.transactions)
+    draw_flush_rate(&flush_area, plot, (x_lo, x_hi), x_of, info, labels_px)?;
+    draw_cumulative(&right, plot, (x_lo, x_hi), x_of, info)
 }
 
 /// One lane per class: its requests at their own address range, its label and total.
@@ -435,7 +428,7 @@ fn draw_flush_rate(
     plot: &TracePlot,
     (x_lo, x_hi): (f64, f64),
     x_of: XScale,
-    transactions: Option<u64>,
+    info: &PlotInfo<'_>,
     labels_px: u32,
 ) -> Result<(), TraceError> {
     let width = (x_hi - x_lo) / FLUSH_BINS as f64;
@@ -477,15 +470,22 @@ fn draw_flush_rate(
                 }),
         )
         .map_err(plot_error("the flushes"))?;
-    let per_txn = match transactions {
-        Some(t) if t > 0 => format!(
+    let setup = info.setup.map_or(0, |s| s.flushes);
+    let per_txn = match (info.per_transaction, info.transactions) {
+        (Some(p), Some(t)) if t > 0 => format!(", {:.2} per transaction", p.flushes),
+        (None, Some(t)) if t > 0 => format!(
             ", {:.2} per transaction",
-            plot.flush_count as f64 / t as f64
+            plot.flush_count.saturating_sub(setup) as f64 / t as f64
         ),
         _ => String::new(),
     };
+    let of_it = if setup > 0 {
+        format!(" ({} of them one-time set-up)", grouped(setup))
+    } else {
+        String::new()
+    };
     let text = format!(
-        "cache flushes (incl. preflush) — {}{per_txn}; bars: flushes {}",
+        "cache flushes (incl. preflush) — {}{of_it}{per_txn}; bars: flushes {}",
         grouped(plot.flush_count),
         x_of.per()
     );
@@ -517,13 +517,46 @@ fn cumulative_points(plot: &TracePlot, x_of: XScale) -> Vec<(Series, Vec<(f64, f
         .collect()
 }
 
+/// The cumulative panel's caption — what was written, and per transaction the run's own figure
+/// — with the one-time set-up said apart on a line under it; the area under them.
+fn captioned<'a>(
+    area: &Area<'a>,
+    written: u64,
+    info: &PlotInfo<'_>,
+) -> Result<Area<'a>, TraceError> {
+    let setup = info.setup.map_or(0, |s| s.write_bytes);
+    let per_txn = match (info.per_transaction, info.transactions) {
+        (Some(p), Some(t)) if t > 0 => format!(" — {} per transaction", size(p.write_bytes)),
+        (None, Some(t)) if t > 0 => format!(
+            " — {} per transaction",
+            size(written.saturating_sub(setup) as f64 / t as f64)
+        ),
+        _ => String::new(),
+    };
+    let caption = format!("written so far: {}{per_txn}", size(written as f64));
+    let mut area = area
+        .titled(&caption, ("sans-serif", 15).into_font().color(&INK))
+        .map_err(plot_error("the cumulative panel's caption"))?;
+    // The set-up on a line of its own: the caption and it on one line overrun the panel.
+    if setup > 0 {
+        let apart = format!(
+            "({} of it one-time set-up, not in the per-transaction figure)",
+            size(setup as f64)
+        );
+        area = area
+            .titled(&apart, ("sans-serif", 12).into_font().color(&GREY))
+            .map_err(plot_error("the cumulative panel's caption"))?;
+    }
+    Ok(area)
+}
+
 /// What each class has written so far, one line each, its total at the line's end.
 fn draw_cumulative(
     area: &Area<'_>,
     plot: &TracePlot,
     (x_lo, x_hi): (f64, f64),
     x_of: XScale,
-    transactions: Option<u64>,
+    info: &PlotInfo<'_>,
 ) -> Result<(), TraceError> {
     let cumulative = cumulative_points(plot, x_of);
     let written = plot.written();
@@ -537,13 +570,8 @@ fn draw_cumulative(
         (1024.0, "KiB")
     };
     let y_hi = (top_bytes / unit).max(1.0) * 1.08;
-    let per_txn = match transactions {
-        Some(t) if t > 0 => format!(" — {} per transaction", size(written as f64 / t as f64)),
-        _ => String::new(),
-    };
-    let caption = format!("written so far: {}{per_txn}", size(written as f64));
-    let mut chart = ChartBuilder::on(area)
-        .caption(caption, ("sans-serif", 15))
+    let area = captioned(area, written, info)?;
+    let mut chart = ChartBuilder::on(&area)
         .margin(10)
         .margin_left(4)
         .margin_right(132)
@@ -696,6 +724,7 @@ mod tests {
                 title: "ext4 · python3 app.py",
                 subtitle: Some("app.db in wal mode, 2 commits"),
                 transactions,
+                ..PlotInfo::default()
             },
             records,
             axis,
@@ -789,6 +818,46 @@ mod tests {
         assert!(has("time since the first request (ms)"));
     }
 
+    /// A run's one-time set-up (waldio's preallocated log) is in the totals, said apart, and
+    /// out of the per-transaction figures, which are the run's own (its document's).
+    #[test]
+    fn the_set_up_is_said_apart_and_kept_out_of_the_per_transaction_figures() {
+        let svg = render_trace_svg(
+            &PlotInfo {
+                title: "ext4 · python3 rows.py",
+                transactions: Some(2),
+                per_transaction: Some(crate::plot::PerTransaction {
+                    write_bytes: 8.0 * 1024.0,
+                    flushes: 0.5,
+                }),
+                setup: Some(crate::plot::SetupApart {
+                    write_bytes: 16 * 1024,
+                    flushes: 1,
+                }),
+                ..PlotInfo::default()
+            },
+            &sample(),
+            PlotAxis::Time,
+        )
+        .unwrap();
+        let t = texts(&svg);
+        let has = |s: &str| t.iter().any(|x| x == s);
+        assert!(
+            has("written so far: 32.0 KiB — 8.0 KiB per transaction"),
+            "{t:?}"
+        );
+        assert!(
+            has("(16.0 KiB of it one-time set-up, not in the per-transaction figure)"),
+            "{t:?}"
+        );
+        assert!(
+            t.iter().any(|x| x.starts_with(
+                "cache flushes (incl. preflush) — 2 (1 of them one-time set-up), 0.50 per transaction"
+            )),
+            "{t:?}"
+        );
+    }
+
     #[test]
     fn axes_are_integers_with_units() {
         let many: Vec<TraceRecord> = (0..2000)
@@ -867,6 +936,7 @@ mod tests {
                 title,
                 subtitle: Some("a\u{7}.db in wal mode"),
                 transactions: None,
+                ..PlotInfo::default()
             },
             &sample(),
             PlotAxis::Time,
