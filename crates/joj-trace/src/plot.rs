@@ -25,6 +25,17 @@ mod series;
 mod style;
 mod trace_view;
 
+/// The text of every `<text>` element of an SVG, trimmed (the plots' tests read them).
+#[cfg(test)]
+pub(crate) fn svg_texts(svg: &str) -> Vec<String> {
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|t| t.split_once('>'))
+        .filter_map(|(_, rest)| rest.split_once("</text>"))
+        .map(|(text, _)| text.trim().to_string())
+        .collect()
+}
+
 use std::io::Write;
 use std::path::Path;
 

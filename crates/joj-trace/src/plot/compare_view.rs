@@ -412,6 +412,7 @@ fn draw_flushes(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plot::svg_texts as texts;
 
     fn bar(mode: &str, durability: &str, log: f64, jnl: f64, joj: f64, flushes: f64) -> ModeBar {
         ModeBar {
@@ -453,16 +454,6 @@ mod tests {
         }
         // A part no mode has is not in the legend.
         assert!(!svg.contains("FS metadata"));
-    }
-
-    /// The text of every `<text>` element, trimmed.
-    fn texts(svg: &str) -> Vec<String> {
-        svg.split("<text")
-            .skip(1)
-            .filter_map(|t| t.split_once('>'))
-            .filter_map(|(_, rest)| rest.split_once("</text>"))
-            .map(|(text, _)| text.trim().to_string())
-            .collect()
     }
 
     /// ext4's truncate row of `joj compare -n 1000` wrote 8 KiB of FS metadata in all: 8 B per

@@ -659,6 +659,7 @@ fn short_label(s: &Series) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plot::svg_texts as texts;
     use crate::record::{BlockClass, FileRole, Op};
 
     #[test]
@@ -730,16 +731,6 @@ mod tests {
             axis,
         )
         .expect("render")
-    }
-
-    /// The text of every `<text>` element, trimmed.
-    fn texts(svg: &str) -> Vec<String> {
-        svg.split("<text")
-            .skip(1)
-            .filter_map(|t| t.split_once('>'))
-            .filter_map(|(_, rest)| rest.split_once("</text>"))
-            .map(|(text, _)| text.trim().to_string())
-            .collect()
     }
 
     /// A block address of 16 digits (a write near the end of a disk of 2^62 bytes) is drawn
