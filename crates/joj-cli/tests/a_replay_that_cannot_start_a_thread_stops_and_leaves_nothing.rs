@@ -46,15 +46,20 @@ fn a_replay_that_cannot_start_a_thread_stops_and_leaves_nothing() {
     }
     let dir = tempfile::tempdir().unwrap();
     let rec = dir.path().join("threads.jsonl");
+    // Each thread has a second call after every thread's first, so that no thread can end
+    // before all have started: with one call each, a thread could finish before the 40th
+    // started, and the replay then ran to its end (1 run in 3 here).
+    let calls = 2 * THREADS;
     let mut text = format!(
-        r#"{{"format":"joj-syscalls","version":1,"source":"strace","root":"/r","transactions":1,"threads":{THREADS},"calls":{THREADS},"dropped_outside_root":0}}"#
+        r#"{{"format":"joj-syscalls","version":1,"source":"strace","root":"/r","transactions":1,"threads":{THREADS},"calls":{calls},"dropped_outside_root":0}}"#
     );
     text.push('\n');
-    for i in 0..THREADS {
+    for seq in 0..calls {
+        let i = seq % THREADS;
         text.push_str(&format!(
-            r#"{{"seq":{i},"tid":{},"start_ns":{},"dur_ns":1,"ret":0,"call":"stat","path":"."}}"#,
+            r#"{{"seq":{seq},"tid":{},"start_ns":{},"dur_ns":1,"ret":0,"call":"stat","path":"."}}"#,
             1000 + i,
-            i * 1000
+            seq * 1000
         ));
         text.push('\n');
     }
