@@ -160,7 +160,7 @@ fn failure(
     } else if c.stderr_tail.is_empty() {
         format!(
             "the command printed no error; joj trace ran it in the directory it was started from \
-             ({}), with its files and environment, so it fails the same way without joj — check \
+             ({}), with its files and environment, so it fails the same way without joj — fix \
              the command (try `{command_line}` there); to trace a command that exits non-zero on \
              purpose, wrap it: joj trace -- sh -c 'COMMAND; true'",
             c.start_dir.as_deref().unwrap_or(&c.cwd),
