@@ -100,12 +100,9 @@ fn two_databases_in_two_modes_get_their_own_commits_counted_as_the_vfs_counts_th
     assert!((a["syncs"].as_f64().unwrap() - 4.0).abs() < 0.2, "{a}");
 }
 
-#[test]
-fn waldios_preallocation_is_reported_as_set_up_not_spread_over_the_commits() {
-    if !joj_linux::testgate::kernel_test(&[joj_linux::FsKind::Ext4]) {
-        return;
-    }
-    let code = format!(
+/// A Python program that commits 200 rows through waldio in WAL mode, into `w.db`.
+fn waldio_app() -> String {
+    format!(
         "import sqlite3
 l = sqlite3.connect(':memory:'); l.enable_load_extension(True); l.load_extension('{}')
 db = sqlite3.connect('file:w.db?vfs=waldio', uri=True, isolation_level=None)
@@ -114,7 +111,15 @@ db.execute('CREATE TABLE t(i INTEGER PRIMARY KEY, v TEXT)')
 for i in range(200): db.execute('INSERT INTO t(v) VALUES(hex(randomblob(50)))')
 ",
         lib()
-    );
+    )
+}
+
+#[test]
+fn waldios_preallocation_is_reported_as_set_up_not_spread_over_the_commits() {
+    if !joj_linux::testgate::kernel_test(&[joj_linux::FsKind::Ext4]) {
+        return;
+    }
+    let code = waldio_app();
     let doc = common::joj_trace_json(&[], &["/usr/bin/python3", "-c", &code]);
     let setup = &doc["command"]["setup"];
     assert!(
@@ -151,16 +156,7 @@ fn the_plots_caption_keeps_the_set_up_out_of_the_per_transaction_figure() {
     if !joj_linux::testgate::kernel_test(&[joj_linux::FsKind::Ext4]) {
         return;
     }
-    let code = format!(
-        "import sqlite3
-l = sqlite3.connect(':memory:'); l.enable_load_extension(True); l.load_extension('{}')
-db = sqlite3.connect('file:w.db?vfs=waldio', uri=True, isolation_level=None)
-db.execute('PRAGMA journal_mode=WAL')
-db.execute('CREATE TABLE t(i INTEGER PRIMARY KEY, v TEXT)')
-for i in range(200): db.execute('INSERT INTO t(v) VALUES(hex(randomblob(50)))')
-",
-        lib()
-    );
+    let code = waldio_app();
     let out = tempfile::tempdir().unwrap();
     let run = common::joj_command()
         .args(["trace", "--json", "--out"])
