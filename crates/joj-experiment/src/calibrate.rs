@@ -335,6 +335,10 @@ struct Target {
     path: PathBuf,
     remove: bool,
     kind: &'static str,
+    /// A block device's exclusive open, held for the whole calibration: while it is held no
+    /// filesystem can be mounted from the device (the measurement's own descriptors are
+    /// opened without it; an exclusive claim conflicts only with other exclusive claims).
+    _claim: Option<File>,
 }
 
 impl Target {
@@ -382,6 +386,7 @@ fn target(opts: &CalibrateOptions) -> Result<Target, ExperimentError> {
             path: opts.path.clone(),
             remove: false,
             kind: "block device",
+            _claim: Some(claim_device(opts)?),
         });
     }
     if !meta.is_dir() {
@@ -420,6 +425,7 @@ fn target(opts: &CalibrateOptions) -> Result<Target, ExperimentError> {
         path: path.clone(),
         remove: true,
         kind: "file",
+        _claim: None,
     };
     let buf = Aligned::new(MIB as usize, 0x5a);
     let mut at = 0;
@@ -431,6 +437,51 @@ fn target(opts: &CalibrateOptions) -> Result<Target, ExperimentError> {
     f.sync_all()
         .map_err(io(format!("syncing {}", path.display())))?;
     Ok(t)
+}
+
+/// Claim the block device `opts.path` exclusively (`O_EXCL`, as mkfs does), before anything is
+/// written. `--destroy-data` says nothing on the device matters; a device a mounted filesystem,
+/// md, device-mapper or swap holds is in use by the kernel, and writing under it corrupts a
+/// live filesystem, so it is refused. A device smaller than the region is refused too (its
+/// writes would fail part way, after the device was written over).
+fn claim_device(opts: &CalibrateOptions) -> Result<File, ExperimentError> {
+    use std::io::Seek;
+    let shown = opts.path.display();
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_EXCL | libc::O_CLOEXEC)
+        .open(&opts.path)
+        .map_err(|e| {
+            if e.raw_os_error() == Some(libc::EBUSY) {
+                ExperimentError::Calibrate {
+                    reason: format!(
+                        "{shown} is in use: a mounted filesystem, md, device-mapper or swap \
+                         holds it (the kernel refused an exclusive open), and calibrating \
+                         would write under it; --destroy-data never covers a device in use; \
+                         fix: unmount it (or stop what holds it: `lsblk {shown}`), or give a \
+                         directory on it instead"
+                    ),
+                }
+            } else {
+                io(format!("opening {shown} exclusively"))(e)
+            }
+        })?;
+    let size = (&f)
+        .seek(std::io::SeekFrom::End(0))
+        .map_err(io(format!("reading the size of {shown}")))?;
+    if size < opts.size_bytes {
+        return Err(ExperimentError::Calibrate {
+            reason: format!(
+                "{shown} holds {} MiB, less than the {} MiB region calibrating writes over; \
+                 nothing was written; fix: give a smaller --size-mib (at least 64), or a larger \
+                 device",
+                size / MIB,
+                opts.size_bytes / MIB
+            ),
+        });
+    }
+    Ok(f)
 }
 
 /// `/sys/block/NAME` of the device holding `path` (for a partition, its disk).
