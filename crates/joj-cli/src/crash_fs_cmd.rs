@@ -480,6 +480,16 @@ fn kinds_line(r: &CrashFsReport) -> String {
         k.torn,
         100.0 * k.in_flight() as f64 / k.total().max(1) as f64
     );
+    // The split with at least half in flight is the plain reading's; the optimized journal's
+    // keeps its own plan (docs/crash-states.md), which the share above would otherwise hide.
+    if r.emmc_journal.is_some() && !r.exhaustive {
+        out.push_str(&format!(
+            "  --emmc-journal's reading plans its boundary states first (all and none of an \
+             epoch's writes at each count of complete groups: {} here), then random states; the \
+             split with half at least in flight is the plain reading's\n",
+            k.flush_boundary + k.after_flush
+        ));
+    }
     if let Some(c) = &r.coverage {
         out.push_str(&format!(
             "  coverage: of {} epochs with writes, {} have a state checked and {} a subset or \
@@ -502,5 +512,53 @@ fn share(x: f64) -> String {
         format!("{:.0} %", 100.0 * x)
     } else {
         format!("{:.1e} %", 100.0 * x)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The report of `joj crash fs --fs ext4 --emmc-journal --states 200 --transactions 50`
+    /// (2026-11-29), with or without its optimized-journal section.
+    fn report(emmc_journal: bool) -> CrashFsReport {
+        let mut doc = serde_json::json!({
+            "fs": "ext4", "mode": "wal", "workload": "sqlite", "canary": null,
+            "synchronous": "FULL", "window": {"kind": "durable"}, "transactions": 50, "seed": 42,
+            "log": {"writes": 132, "write_bytes": 1449984, "flushes": 86, "epochs": 56,
+                    "traced_write_bytes": 1449984, "traced_flushes": 86, "record_s": 0.23},
+            "emmc_journal": {"groups": 30, "group_writes": 60, "preflushes_dropped": 30,
+                             "post_commit_flushes_dropped": 30, "ordering_flushes": 29,
+                             "flushes_kept": 26, "unfinished_journal_writes": 0},
+            "states_explored": 200, "exhaustive": false,
+            "states_by_kind": {"flush_boundary": 86, "after_flush": 54, "prefix": 2,
+                               "subset": 3, "torn": 55},
+            "coverage": null, "images_checked": 122, "judged_as": "window", "violations": 0,
+            "lost_acknowledged": 0, "broken": 0, "unmountable": 0, "fsck_failures": 0,
+            "largest_loss": 0, "losing_acknowledged": 0, "image_checked_before_mount": null,
+            "mount": null, "check_s": 1.67, "states_per_s": 119.6, "found": [], "saved": null,
+            "saved_log": null
+        });
+        if !emmc_journal {
+            doc["emmc_journal"] = serde_json::Value::Null;
+        }
+        serde_json::from_value(doc).unwrap()
+    }
+
+    #[test]
+    fn the_optimized_journals_reading_says_why_fewer_than_half_its_states_are_in_flight() {
+        // 58 of 200 states in flight (29 %) under a README that said half at least: this
+        // reading plans its 140 boundary states first, then draws the rest at random.
+        let said = kinds_line(&report(true));
+        assert!(said.contains("(29 % in flight)"), "{said}");
+        assert!(
+            said.contains(
+                "--emmc-journal's reading plans its boundary states first (all and none of an \
+                 epoch's writes at each count of complete groups: 140 here), then random states"
+            ),
+            "{said}"
+        );
+        let said = kinds_line(&report(false));
+        assert!(!said.contains("--emmc-journal"), "{said}");
     }
 }
