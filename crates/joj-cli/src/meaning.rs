@@ -216,7 +216,12 @@ fn device_only_lines(c: &Comparison) -> String {
         .rows
         .iter()
         .filter(|r| !device_time_only(r))
-        .filter_map(|r| Some((r.mode.as_str(), r.result.device.as_ref()?.modeled_ops_per_sec)))
+        .filter_map(|r| {
+            Some((
+                r.mode.as_str(),
+                r.result.device.as_ref()?.modeled_ops_per_sec,
+            ))
+        })
         .filter(|(_, per_sec)| per_sec.is_normal() && *per_sec > 0.0)
         .collect();
     let mut s = String::new();
