@@ -161,7 +161,7 @@ impl FromStr for FileSync {
                 return Err(ConfigError::Unknown {
                     what: "file sync",
                     given: s.to_string(),
-                    choices: "buffered, osync, fsync, fdatasync, direct or direct-dsync",
+                    choices: "buffered, osync, fsync, fdatasync, direct, direct-dsync or direct-sync",
                 });
             }
         })
@@ -244,5 +244,23 @@ impl FileWorkload {
 
     pub fn ops_per_thread(&self) -> u64 {
         self.file_size_bytes / self.record_bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::str::FromStr;
+
+    #[test]
+    fn a_bad_file_sync_names_every_choice_it_reads() {
+        let e = FileSync::from_str("nope").unwrap_err().to_string();
+        for name in FileSync::NAMES {
+            assert!(
+                e.split(|c: char| c == ',' || c.is_whitespace())
+                    .any(|w| w == name),
+                "{name} missing from: {e}"
+            );
+        }
     }
 }
