@@ -258,6 +258,7 @@ mod tests {
         DatabaseReport {
             path: "app.db".into(),
             journal_mode: "wal".into(),
+            other_modes: None,
             commits: Some(100),
             commits_counted_by: "syncs".into(),
             files: vec![],

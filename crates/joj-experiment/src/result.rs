@@ -466,9 +466,13 @@ pub struct DeviceSection {
 pub struct DatabaseReport {
     /// The database file, as in `files[].path`.
     pub path: String,
-    /// The journal mode its files show: `wal`, `waldio`, `delete`, `truncate`, `persist`, or
-    /// `rollback` (a rollback journal whose end was not seen), or several joined by `+`.
+    /// The journal mode most of its commits ran in, as its files show: `wal`, `waldio`,
+    /// `delete`, `truncate`, `persist`, or `rollback` (a rollback journal whose end was not seen).
     pub journal_mode: String,
+    /// Its commits in other modes, in words (`1 commit(s) in delete (PRAGMA journal_mode=WAL
+    /// itself commits once through a rollback journal)`); absent when all ran in one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub other_modes: Option<String>,
     /// Commits, when they could be counted.
     pub commits: Option<u64>,
     /// How they were counted, or why they could not be.
@@ -490,6 +494,17 @@ pub struct DatabaseReport {
     /// its directory.
     pub syncs: u64,
     pub per_commit: Option<PerCommit>,
+}
+
+impl DatabaseReport {
+    /// Its mode, with the commits in other modes said after it: `wal` or `wal, and 1 commit(s)
+    /// in delete (…)`.
+    pub fn mode_said(&self) -> String {
+        match &self.other_modes {
+            Some(o) => format!("{}, and {o}", self.journal_mode),
+            None => self.journal_mode.clone(),
+        }
+    }
 }
 
 /// [`DatabaseReport`]'s figures divided by its commits.

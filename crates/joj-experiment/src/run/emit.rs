@@ -105,9 +105,11 @@ fn plot_words(result: &RunResult) -> (String, Option<String>, Option<u64>) {
         .map(|d| match d.commits {
             Some(n) => format!(
                 "{}: {}, {n} commits ({})",
-                d.path, d.journal_mode, d.commits_counted_by
+                d.path,
+                d.mode_said(),
+                d.commits_counted_by
             ),
-            None => format!("{}: {}, commits not counted", d.path, d.journal_mode),
+            None => format!("{}: {}, commits not counted", d.path, d.mode_said()),
         })
         .collect();
     let counted = cmd.databases.iter().any(|d| d.commits.is_some());
@@ -116,7 +118,8 @@ fn plot_words(result: &RunResult) -> (String, Option<String>, Option<u64>) {
 }
 
 /// The journal modes of a traced command's databases, for its files' names and its plot's
-/// title (`wal`, `delete+wal`); `None` for a run that is no command or found no database.
+/// title (`wal`; `delete+wal` for two databases, one in each); `None` for a run that is no
+/// command or found no database.
 fn modes_of(result: &RunResult) -> Option<String> {
     let mut modes: Vec<&str> = result
         .command

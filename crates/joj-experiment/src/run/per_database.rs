@@ -92,7 +92,7 @@ fn report(
     let metadata_bytes_in_syncs: u64 = all.iter().map(|f| f.metadata_bytes_in_syncs).sum();
     let joj_bytes = logs.iter().map(|f| f.fs_journal_bytes_in_syncs).sum();
     let syncs_all = all.iter().map(|f| syncs(f)).sum::<u64>() + dir_syncs;
-    let (mode, counted) = count(db, &of);
+    let (mode, other_modes, counted) = count(db, &of);
     let (commits, commits_counted_by) = match (marked, counted) {
         (Some(n), _) if n > 0 => (
             Some(n),
@@ -116,6 +116,7 @@ fn report(
     DatabaseReport {
         path: db.path.clone(),
         journal_mode: mode,
+        other_modes,
         commits,
         commits_counted_by,
         files: all.iter().map(|f| f.path.clone()).collect(),
@@ -129,20 +130,21 @@ fn report(
     }
 }
 
-/// The journal mode(s) the files show, and the commits their system calls count (or why
-/// none can be counted).
+/// The journal mode most of its commits ran in, the commits in other modes said apart (a
+/// switch to WAL commits once through a rollback journal), and the commits their system calls
+/// count (or why none can be counted).
 fn count<'a>(
     db: &FileReport,
     of: &dyn Fn(Companion) -> Option<&'a FileReport>,
-) -> (String, Result<(u64, String), String>) {
-    let mut modes = Vec::new();
+) -> (String, Option<String>, Result<(u64, String), String>) {
+    // Each mode the files show, with the commits counted in it.
+    let mut modes: Vec<(&str, u64)> = Vec::new();
     let mut parts = Vec::new();
-    let mut commits = 0u64;
     let db_syncs = syncs(db);
     let mut rollback_commits = 0;
     if let Some(j) = of(Companion::Journal) {
         if j.removals > 0 {
-            modes.push("delete");
+            modes.push(("delete", j.removals));
             rollback_commits += j.removals;
             parts.push(format!(
                 "{} unlink(s) of {} (DELETE: one per commit)",
@@ -150,7 +152,7 @@ fn count<'a>(
             ));
         }
         if j.truncates > 0 {
-            modes.push("truncate");
+            modes.push(("truncate", j.truncates));
             rollback_commits += j.truncates;
             parts.push(format!(
                 "{} truncation(s) of {} (TRUNCATE: one per commit)",
@@ -158,7 +160,7 @@ fn count<'a>(
             ));
         }
         if j.removals == 0 && j.truncates == 0 {
-            modes.push("persist");
+            modes.push(("persist", db_syncs));
             rollback_commits += db_syncs;
             parts.push(format!(
                 "{db_syncs} sync(s) of {} (a rollback journal kept: one per commit)",
@@ -166,10 +168,9 @@ fn count<'a>(
             ));
         }
     }
-    commits += rollback_commits;
+    let mut uncounted_log = None;
     for (c, name) in [(Companion::Wal, "wal"), (Companion::Waldio, "waldio")] {
         let Some(w) = of(c) else { continue };
-        modes.push(name);
         // Each checkpoint syncs the WAL once, then the database once; with synchronous=FULL
         // SQLite also syncs the WAL after writing its header, each time the WAL (re)starts.
         let checkpoints = db_syncs.saturating_sub(rollback_commits);
@@ -179,7 +180,10 @@ fn count<'a>(
             0
         };
         let wal_commits = syncs(w).saturating_sub(checkpoints + starts);
-        commits += wal_commits;
+        modes.push((name, wal_commits));
+        if wal_commits == 0 && w.write_calls > 0 {
+            uncounted_log = Some(name);
+        }
         parts.push(format!(
             "{} sync(s) of {} less {checkpoints} checkpoint(s) and {starts} header sync(s) (WAL \
              with synchronous=FULL: one per commit)",
@@ -188,19 +192,20 @@ fn count<'a>(
         ));
     }
     if modes.is_empty() {
-        modes.push("rollback");
+        modes.push(("rollback", db_syncs));
         if db_syncs > 0 {
-            commits += db_syncs;
             parts.push(format!(
                 "{db_syncs} sync(s) of {} (one per commit)",
                 db.path
             ));
         }
     }
-    let mode = modes.join("+");
+    let commits: u64 = modes.iter().map(|(_, n)| n).sum();
+    let (mode, other_modes) = main_mode(&modes, uncounted_log);
     if commits == 0 {
         return (
             mode,
+            other_modes,
             Err(
                 "no system call of the command marks a commit (with synchronous=NORMAL or OFF a \
                  WAL commit makes none); load the joj extension and open the database through \
@@ -209,7 +214,42 @@ fn count<'a>(
             ),
         );
     }
-    (mode, Ok((commits, parts.join(" + "))))
+    (mode, other_modes, Ok((commits, parts.join(" + "))))
+}
+
+/// The mode most commits ran in (a log written whose commits no system call counts wins: its
+/// commits are unseen, not absent; on a tie the later mode, the one switched to), and the
+/// commits in the other modes, in words.
+fn main_mode(modes: &[(&str, u64)], uncounted_log: Option<&str>) -> (String, Option<String>) {
+    let main = uncounted_log
+        .or_else(|| {
+            modes
+                .iter()
+                .enumerate()
+                .max_by_key(|(i, (_, n))| (*n, *i))
+                .map(|(_, (m, _))| *m)
+        })
+        .unwrap_or("rollback");
+    let into_wal = matches!(main, "wal" | "waldio");
+    let others: Vec<String> = modes
+        .iter()
+        .filter(|(m, n)| *m != main && *n > 0)
+        .map(|(m, n)| {
+            let rollback = matches!(*m, "delete" | "truncate" | "persist");
+            format!(
+                "{n} commit(s) in {m}{}",
+                if into_wal && rollback {
+                    " (PRAGMA journal_mode=WAL itself commits once through a rollback journal)"
+                } else {
+                    ""
+                }
+            )
+        })
+        .collect();
+    (
+        main.to_string(),
+        (!others.is_empty()).then(|| others.join(", ")),
+    )
 }
 
 #[cfg(test)]
@@ -283,5 +323,42 @@ mod tests {
         assert_eq!(rows[0].commits, None);
         assert!(rows[0].per_commit.is_none());
         assert!(rows[0].commits_counted_by.contains("synchronous=NORMAL"));
+    }
+
+    /// `PRAGMA journal_mode=WAL` on a new database commits once through a rollback journal;
+    /// the database is named by the mode its other commits ran in, the switch said apart.
+    #[test]
+    fn a_database_switched_to_wal_is_named_wal_with_the_switch_apart() {
+        let mut db = file("a.db", "database");
+        db.fdatasync = 2;
+        let mut j = file("a.db-journal", "rollback_journal");
+        j.removals = 1;
+        j.fdatasync = 2;
+        let mut w = file("a.db-wal", "wal");
+        w.fdatasync = 103;
+        w.write_calls = 205;
+        w.wal_header_writes = 1;
+        let none = BTreeMap::new();
+        let rows = databases(&[db, j, w], &none, &none);
+        assert_eq!(rows[0].journal_mode, "wal");
+        assert_eq!(rows[0].commits, Some(102));
+        let other = rows[0].other_modes.as_deref().unwrap_or_default();
+        assert!(
+            other.contains("1 commit(s) in delete") && other.contains("journal_mode=WAL"),
+            "{other}"
+        );
+    }
+
+    /// A WAL written with synchronous=NORMAL makes no sync joj can count: its database is
+    /// still named wal, not by the one counted commit of the switch.
+    #[test]
+    fn an_uncounted_wal_still_names_its_database() {
+        let mut j = file("a.db-journal", "rollback_journal");
+        j.removals = 1;
+        let mut w = file("a.db-wal", "wal");
+        w.write_calls = 100;
+        let none = BTreeMap::new();
+        let rows = databases(&[file("a.db", "database"), j, w], &none, &none);
+        assert_eq!(rows[0].journal_mode, "wal");
     }
 }
