@@ -499,19 +499,32 @@ fn waldio_and_block_lines(r: &RunResult) -> String {
         ));
     }
     if let (Some(b), Some(p)) = (&r.block, &r.block_per_txn) {
+        // In the words of `joj compare`'s columns; other files only when the run wrote some.
+        let (roles, per) = (&b.data_by_role, &p.data_by_role);
+        let other = |kib: String| {
+            if roles.other > 0 {
+                format!(", other files {kib}")
+            } else {
+                String::new()
+            }
+        };
         s.push_str(&format!(
-            "  block: {} requests, {} KiB written: data {} KiB, metadata {} KiB, FS journal {} KiB; {} flushes\n",
+            "  block: {} requests, {} KiB written: db {} KiB, log {} KiB{}, FS metadata {} KiB, FS journal {} KiB; {} flushes\n",
             b.requests,
             b.write_bytes / 1024,
-            b.data_bytes / 1024,
+            roles.database / 1024,
+            (roles.wal + roles.rollback_journal) / 1024,
+            other(format!("{} KiB", roles.other / 1024)),
             b.metadata_bytes / 1024,
             b.fs_journal_bytes / 1024,
             b.flushes
         ));
         s.push_str(&format!(
-            "  per transaction: {:.1} KiB written (data {:.1}, metadata {:.1}, FS journal {:.1}), {:.2} flushes\n",
+            "  per transaction: {:.1} KiB written (db {:.1}, log {:.1}{}, FS metadata {:.1}, FS journal {:.1}), {:.2} flushes\n",
             p.write_bytes / 1024.0,
-            p.data_bytes / 1024.0,
+            per.database / 1024.0,
+            (per.wal + per.rollback_journal) / 1024.0,
+            other(format!("{:.1}", per.other / 1024.0)),
             p.metadata_bytes / 1024.0,
             p.fs_journal_bytes / 1024.0,
             p.flushes

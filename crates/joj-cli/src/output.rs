@@ -560,4 +560,76 @@ mod tests {
         assert!(listed.contains("a later snapshot placed it"), "{listed}");
         assert!(listed.contains("small.db-shm: up to 32768 B"), "{listed}");
     }
+
+    /// The quantities `joj compare`'s columns name are named alike by `joj bench` and `joj
+    /// trace` (docs/cli.md, "Names of the quantities"), and trace's db and log are separate
+    /// parts that add up to what its database's files wrote (its "data" used to hold the log).
+    #[test]
+    fn compare_bench_and_trace_name_the_same_quantities_alike() {
+        let words = ["db", "log", "FS metadata", "FS journal", "(JOJ)"];
+        let c: joj_experiment::compare::Comparison =
+            serde_json::from_str(include_str!("../tests/fixtures/report/compare.json"))
+                .expect("the fixture is a comparison");
+        let compare = joj_experiment::compare::table(&c);
+        let head = compare.lines().next().unwrap_or_default();
+        for w in words.iter().chain(&["total", "flushes"]) {
+            assert!(head.contains(w), "compare's header lacks {w:?}: {head}");
+        }
+        let r = saved_trace(40960);
+        let bench = crate::bench::summary(&r);
+        let trace = crate::trace_report::table(&r, false);
+        for (what, text, line) in [
+            ("bench", &bench, "per transaction:"),
+            ("bench", &bench, "block:"),
+            ("trace", &trace, "block:"),
+        ] {
+            let l = text
+                .lines()
+                .find(|l| l.trim_start().starts_with(line))
+                .unwrap_or_else(|| panic!("{what}: no {line:?} line in {text}"));
+            for w in ["db ", "log ", "FS metadata ", "FS journal "] {
+                assert!(l.contains(w), "{what}'s {line:?} lacks {w:?}: {l}");
+            }
+        }
+        for old in [
+            "fs-jnl",
+            "FS jrnl",
+            " meta ",
+            " sfr ",
+            "data KiB (database",
+            "(data ",
+        ] {
+            for (what, text) in [("compare", &compare), ("bench", &bench), ("trace", &trace)] {
+                assert!(!text.contains(old), "{what} still says {old:?}: {text}");
+            }
+        }
+        let head = trace
+            .lines()
+            .find(|l| l.trim_start().starts_with("database"))
+            .expect("the per-database table");
+        for w in ["db", "log", "FS journal*", "(JOJ)", "syncs"] {
+            assert!(head.contains(w), "trace's header lacks {w:?}: {head}");
+        }
+        assert!(trace.contains("sync_file_range"), "{trace}");
+        // The row's db and log add up to the data its files wrote per commit.
+        let d = &r.command.as_ref().expect("a command").databases[0];
+        let row = trace
+            .lines()
+            .find(|l| l.trim_start().starts_with(&d.path))
+            .expect("the database's row");
+        let figures: Vec<f64> = row
+            .split('|')
+            .nth(1)
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(|x| x.parse().expect("a figure"))
+            .collect();
+        let data_kib = d.per_commit.expect("per commit").data_bytes / 1024.0;
+        assert!(
+            (figures[0] + figures[1] - data_kib).abs() <= 0.1,
+            "db {} + log {} is not the {data_kib:.1} KiB its files wrote: {row}",
+            figures[0],
+            figures[1]
+        );
+    }
 }

@@ -119,7 +119,7 @@ fn compare_table(c: &Comparison) -> String {
     let _ = writeln!(
         h,
         "<table>\n<tr><th>mode</th><th>durability</th><th>txn/s</th><th>db</th><th>log</th>\
-         <th>FS metadata</th><th>FS journal</th><th>of it the JOJ</th><th>total</th>\
+         <th>FS metadata</th><th>FS journal</th><th>(JOJ)</th><th>total</th>\
          <th>flushes</th>{modeled_head}</tr>\n<tr><th></th><th></th><th></th>\
          <th colspan=\"6\">KiB written per transaction</th><th>per txn</th>{modeled_unit}</tr>"
     );
@@ -234,9 +234,9 @@ fn run(r: &RunResult, dir: &Beneath, plots: &mut Plots) -> String {
         let kib = |x: f64| format!("{:.1}", x / 1024.0);
         h.push_str(&facts(&[
             ("KiB written per transaction", kib(b.write_bytes)),
-            ("  database data", kib(b.data_by_role.database)),
+            ("  db", kib(b.data_by_role.database)),
             (
-                "  log data",
+                "  log",
                 kib(b.data_by_role.wal + b.data_by_role.rollback_journal),
             ),
             ("  FS metadata", kib(b.metadata_bytes)),
@@ -272,9 +272,9 @@ fn databases(c: &joj_experiment::result::CommandReport) -> String {
     }
     let mut h = String::from(
         "<table>\n<tr><th>database</th><th>journal mode</th><th>commits</th>\
-         <th>data KiB</th><th>log KiB</th><th>FS journal KiB*</th><th>of it the JOJ</th>\
+         <th>db</th><th>log</th><th>FS journal*</th><th>(JOJ)</th>\
          <th>syncs</th><th>counted by</th></tr>\n<tr><th></th><th></th><th></th>\
-         <th colspan=\"5\">per commit</th><th></th></tr>\n",
+         <th colspan=\"4\">KiB written per commit</th><th>per commit</th><th></th></tr>\n",
     );
     for d in c.databases.iter().take(MAX_ITEMS) {
         let per = |f: fn(&joj_experiment::run::PerCommit) -> f64, div: f64| {
@@ -288,9 +288,9 @@ fn databases(c: &joj_experiment::result::CommandReport) -> String {
              <td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>\
              <td class=\"n\">{}</td><td>{}</td></tr>",
             esc(&d.path),
-            esc(&d.journal_mode),
+            esc(&d.mode_said()),
             d.commits.map_or("not counted".into(), |n| n.to_string()),
-            per(|p| p.data_bytes, 1024.0),
+            per(|p| p.data_bytes - p.log_data_bytes, 1024.0),
             per(|p| p.log_data_bytes, 1024.0),
             per(|p| p.fs_journal_bytes_in_syncs, 1024.0),
             per(|p| p.joj_bytes, 1024.0),
@@ -308,8 +308,9 @@ fn databases(c: &joj_experiment::result::CommandReport) -> String {
         );
     }
     h.push_str(
-        "<p class=\"src\">* FS journal written while the database's files were synced; the \
-         JOJ: while its log was synced.</p>\n",
+        "<p class=\"src\">db: data written to the database file; log: to its WAL or rollback \
+         journal; * FS journal written while the database's files were synced; (JOJ): the part \
+         of it written while its log was synced.</p>\n",
     );
     h
 }

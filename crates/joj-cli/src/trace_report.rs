@@ -113,16 +113,17 @@ fn how_it_ran(r: &RunResult, c: &CommandReport) -> String {
 /// The block totals, per transaction, the bios' flags.
 fn block_lines(s: &mut String, r: &RunResult) {
     let Some(b) = &r.block else { return };
+    let roles = &b.data_by_role;
     s.push_str(&format!(
-        "  block: {} requests, {} KiB written: data {} KiB (database {}, WAL {}, rollback \
-         journal {}, other {}), metadata {} KiB, FS journal {} KiB; {} flushes, {} FUA\n",
+        "  block: {} requests, {} KiB written: db {} KiB, log {} KiB (WAL {}, rollback journal \
+         {}), other files {} KiB, FS metadata {} KiB, FS journal {} KiB; {} flushes, {} FUA\n",
         b.requests,
         b.write_bytes / 1024,
-        b.data_bytes / 1024,
-        b.data_by_role.database / 1024,
-        b.data_by_role.wal / 1024,
-        b.data_by_role.rollback_journal / 1024,
-        b.data_by_role.other / 1024,
+        roles.database / 1024,
+        (roles.wal + roles.rollback_journal) / 1024,
+        roles.wal / 1024,
+        roles.rollback_journal / 1024,
+        roles.other / 1024,
         b.metadata_bytes / 1024,
         b.fs_journal_bytes / 1024,
         b.flushes,
@@ -148,7 +149,7 @@ fn setup_lines(s: &mut String, c: &CommandReport) {
         })
         .collect();
     s.push_str(&format!(
-        "  set-up (one-time, not in the per-commit figures): {} KiB written (data {}, FS \
+        "  set-up (one-time, not in the per-commit figures): {} KiB written (file data {}, FS \
          journal {}), {} flushes, during {}\n",
         setup.block.write_bytes / 1024,
         setup.block.data_bytes / 1024,
@@ -158,30 +159,28 @@ fn setup_lines(s: &mut String, c: &CommandReport) {
     ));
 }
 
-/// Per database: its commits, how they were counted, and what a commit cost.
+/// Per database: its commits, how they were counted, and what a commit cost, in the words of
+/// `joj compare` (db and log apart, so that they add up).
 fn database_rows(s: &mut String, c: &CommandReport) {
     if c.databases.is_empty() {
         return;
     }
     s.push_str(&format!(
-        "  {:<28} {:<14} {:>8} | {:>9} {:>9} {:>9} {:>9} | {:>7}\n",
-        "per commit, by database",
-        "journal mode",
-        "commits",
-        "data KiB",
-        "log KiB",
-        "FS jrnl*",
-        "(JOJ)",
-        "syncs"
+        "  {:<28} {:<14} {:>8} | {:>8} {:>8} {:>12} {:>8} | {:>10}\n",
+        "database", "journal mode", "commits", "db", "log", "FS journal*", "(JOJ)", "syncs"
+    ));
+    s.push_str(&format!(
+        "  {:<28} {:<14} {:>8} | {:^39} | {:>10}\n",
+        "", "", "", "KiB written per commit", "per commit"
     ));
     for d in &c.databases {
         match (&d.per_commit, d.commits) {
             (Some(p), Some(n)) => s.push_str(&format!(
-                "  {:<28} {:<14} {:>8} | {:>9.1} {:>9.1} {:>9.1} {:>9.1} | {:>7.2}\n",
+                "  {:<28} {:<14} {:>8} | {:>8.1} {:>8.1} {:>12.1} {:>8.1} | {:>10.2}\n",
                 escaped(&d.path),
                 d.journal_mode,
                 n,
-                p.data_bytes / 1024.0,
+                (p.data_bytes - p.log_data_bytes) / 1024.0,
                 p.log_data_bytes / 1024.0,
                 p.fs_journal_bytes_in_syncs / 1024.0,
                 p.joj_bytes / 1024.0,
@@ -201,30 +200,39 @@ fn database_rows(s: &mut String, c: &CommandReport) {
             escaped(&d.path),
             d.commits_counted_by
         ));
+        if let Some(other) = &d.other_modes {
+            s.push_str(&format!(
+                "    {}: besides {}, {other}\n",
+                escaped(&d.path),
+                d.journal_mode
+            ));
+        }
     }
     s.push_str(
-        "    * FS journal written while its files were synced; (JOJ): while its log was synced\n",
+        "    db: data written to the database file; log: to its WAL or rollback journal; \
+         * FS journal written while its files were synced; (JOJ): the part of it written while \
+         its log was synced\n",
     );
 }
 
 /// One row per file the command touched.
 fn file_rows(s: &mut String, c: &CommandReport) {
     s.push_str(&format!(
-        "  {:<32} {:<16} {:>12} {:>14} {:>8} {:>6} {:>10} {:>6} {:>7}  {}\n",
+        "  {:<32} {:<16} {:>12} {:>16} {:>8} {:>6} {:>10} {:>16} {:>7}  {}\n",
         "file",
         "kind",
         "data KiB",
-        "FS jrnl KiB*",
+        "FS journal KiB*",
         "writes",
         "fsync",
         "fdatasync",
-        "sfr",
+        "sync_file_range",
         "O_SYNC",
         "deleted"
     ));
     for f in &c.files {
         s.push_str(&format!(
-            "  {:<32} {:<16} {:>12.1} {:>14.1} {:>8} {:>6} {:>10} {:>6} {:>7}  {}\n",
+            "  {:<32} {:<16} {:>12.1} {:>16.1} {:>8} {:>6} {:>10} {:>16} {:>7}  {}\n",
             escaped(&f.path),
             f.kind,
             f.data_bytes as f64 / 1024.0,
@@ -237,7 +245,11 @@ fn file_rows(s: &mut String, c: &CommandReport) {
             if f.deleted { "yes" } else { "" }
         ));
     }
-    s.push_str("  * FS journal written while a sync call on the file was under way\n");
+    s.push_str(
+        "  * FS journal written while a sync call on the file was under way; writes, fsync, \
+         fdatasync, sync_file_range: its calls of each; O_SYNC: its writes that sync themselves \
+         (O_SYNC or O_DSYNC descriptor, RWF_SYNC or RWF_DSYNC)\n",
+    );
 }
 
 /// What the command did that the trace does not show: writes to files outside the traced

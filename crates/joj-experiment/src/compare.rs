@@ -190,9 +190,9 @@ pub fn compare(
 }
 
 /// The table `joj compare` prints: per mode, its durability, transactions/s, then KiB written per
-/// transaction — database data, log data (WAL or rollback journal), filesystem metadata,
-/// filesystem journal and the part of it written while SQLite synced its log (the JOJ), total —
-/// and flush requests per transaction. When the rows were replayed through a device model
+/// transaction — `db` (database data), `log` (WAL or rollback journal data), `FS metadata`,
+/// `FS journal` and `(JOJ)`, the part of it written while SQLite synced its log, `total` — and
+/// `flushes` per transaction: the words `joj bench` and `joj trace` use too (docs/cli.md). When the rows were replayed through a device model
 /// (`joj compare --device`), the last columns give the modeled transactions per second (host
 /// and device) and the host's and the device's shares of the modeled time.
 pub fn table(c: &Comparison) -> String {
@@ -207,11 +207,20 @@ pub fn table(c: &Comparison) -> String {
         (String::new(), String::new())
     };
     s.push_str(&format!(
-        "{:<14} {:<28} {:>9} | {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} | {:>7}{dev_head}\n",
-        "mode", "durability", "txn/s", "db", "log", "meta", "fs-jnl", "(JOJ)", "total", "flushes"
+        "{:<14} {:<28} {:>9} | {:>8} {:>8} {:>12} {:>11} {:>8} {:>8} | {:>7}{dev_head}\n",
+        "mode",
+        "durability",
+        "txn/s",
+        "db",
+        "log",
+        "FS metadata",
+        "FS journal",
+        "(JOJ)",
+        "total",
+        "flushes"
     ));
     s.push_str(&format!(
-        "{:<14} {:<28} {:>9} | {:^53} | {:>7}{dev_unit}\n",
+        "{:<14} {:<28} {:>9} | {:^60} | {:>7}{dev_unit}\n",
         "", "", "", "KiB written per transaction", "per txn"
     ));
     for r in &c.rows {
@@ -238,7 +247,7 @@ pub fn table(c: &Comparison) -> String {
                     .unwrap_or(0.0);
                 let log = b.data_by_role.wal + b.data_by_role.rollback_journal;
                 s.push_str(&format!(
-                    "{:<14} {:<28} {:>9.1} | {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} | {:>7.2}{dev_col}\n",
+                    "{:<14} {:<28} {:>9.1} | {:>8.1} {:>8.1} {:>12.1} {:>11.1} {:>8.1} {:>8.1} | {:>7.2}{dev_col}\n",
                     r.mode,
                     durability,
                     res.ops_per_sec,
@@ -252,7 +261,7 @@ pub fn table(c: &Comparison) -> String {
                 ));
             }
             None => s.push_str(&format!(
-                "{:<14} {:<28} {:>9.1} | {:<53} | {:>7}{dev_col}\n",
+                "{:<14} {:<28} {:>9.1} | {:<60} | {:>7}{dev_col}\n",
                 r.mode, durability, res.ops_per_sec, "(not traced)", "-"
             )),
         }
