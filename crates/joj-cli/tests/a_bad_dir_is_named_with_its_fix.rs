@@ -1,6 +1,7 @@
-//! `-p/--dir` that cannot hold the run's files is named for what it is — missing, not a
-//! directory, read-only — with the fix, before anything runs (it used to be SQLite's "unable to
-//! open database file" for all three).
+//! `-p/--dir` that cannot hold the run's files is named for what it is — missing and not
+//! makeable, not a directory, read-only — with the fix, before anything runs (it used to be
+//! SQLite's "unable to open database file" for all three). A missing one that can be made is
+//! made (`a_missing_bench_dir_is_made_and_removed_at_the_end`).
 #![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
@@ -20,14 +21,17 @@ fn bench_in(dir: &std::path::Path) -> (Option<i32>, String) {
 }
 
 #[test]
-fn a_missing_dir_or_a_file_as_dir_is_named_with_its_fix() {
+fn an_unmakeable_dir_or_a_file_as_dir_is_named_with_its_fix() {
     let tmp = tempfile::tempdir().unwrap();
-    let (code, err) = bench_in(&tmp.path().join("nope"));
-    assert_eq!(code, Some(1), "{err}");
-    assert!(err.contains("nope does not exist; fix: create it"), "{err}");
-
     let file = tmp.path().join("file");
     std::fs::write(&file, "keep me").unwrap();
+    let (code, err) = bench_in(&file.join("nope"));
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("nope is missing and could not be made (") && err.contains("fix: create it"),
+        "{err}"
+    );
+
     let (code, err) = bench_in(&file);
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("is not a directory; fix:"), "{err}");

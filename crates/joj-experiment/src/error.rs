@@ -273,8 +273,11 @@ impl ExperimentError {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum HostDirProblem {
-    #[error("does not exist; fix: create it (mkdir -p) or give an existing directory")]
-    Missing,
+    #[error(
+        "is missing and could not be made ({0}); fix: create it (mkdir -p) or give an existing \
+         directory"
+    )]
+    CannotCreate(std::io::Error),
     #[error("is not a directory; fix: give a directory for the run's files")]
     NotDirectory,
     #[error("is on a read-only filesystem; fix: give a directory on a writable filesystem")]

@@ -3,6 +3,8 @@
 //! link), by its device and inode, so that the run can remove exactly those at its end and
 //! leave D as it found it — never a file that was there before the run (that is refused before
 //! anything is made: [`crate::sqlite::check_free`]), nor one that took a made file's name since.
+//! A missing D is made, with its missing parents, and each of them removed at the end when it
+//! is still the directory the run made and empty.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -30,6 +32,11 @@ impl MadeFile {
     fn is(&self, st: &std::fs::Metadata) -> bool {
         st.file_type().is_file() && st.dev() == self.dev && st.ino() == self.ino
     }
+
+    /// Whether `st` (of a name, not followed) is still this directory.
+    fn is_dir(&self, st: &std::fs::Metadata) -> bool {
+        st.file_type().is_dir() && st.dev() == self.dev && st.ino() == self.ino
+    }
 }
 
 /// The files one run made: its databases (beside which SQLite and waldio made their journals,
@@ -38,12 +45,16 @@ impl MadeFile {
 pub struct Made {
     databases: Vec<MadeFile>,
     files: Vec<MadeFile>,
+    /// The directories it made, outermost first.
+    dirs: Vec<MadeFile>,
 }
 
-/// What [`Made::remove`] did: the names it removed, and those it kept with the reason.
+/// What [`Made::remove`] did: the names it removed, the directories it removed, and those it
+/// kept with the reason.
 #[derive(Debug, Default)]
 pub struct Removed {
     pub removed: Vec<PathBuf>,
+    pub removed_dirs: Vec<PathBuf>,
     pub kept: Vec<(PathBuf, &'static str)>,
 }
 
@@ -56,8 +67,34 @@ impl Made {
         self.files.push(f);
     }
 
+    /// Makes `dir` and its missing parents, each recorded (outermost first), as `mkdir -p`
+    /// would; nothing when it exists. A directory another process makes meanwhile is not
+    /// recorded.
+    pub fn make_dirs(&mut self, dir: &Path) -> std::io::Result<()> {
+        let missing: Vec<&Path> = dir
+            .ancestors()
+            .filter(|d| !d.as_os_str().is_empty())
+            .take_while(|d| present(d).is_none())
+            .collect();
+        for d in missing.into_iter().rev() {
+            match std::fs::create_dir(d) {
+                Ok(()) => {
+                    let st = std::fs::symlink_metadata(d)?;
+                    self.dirs.push(MadeFile {
+                        path: d.to_path_buf(),
+                        dev: st.dev(),
+                        ino: st.ino(),
+                    });
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
     pub fn is_empty(&self) -> bool {
-        self.databases.is_empty() && self.files.is_empty()
+        self.databases.is_empty() && self.files.is_empty() && self.dirs.is_empty()
     }
 
     /// Removes every file the run made that is still the file it made, and beside each
@@ -88,6 +125,20 @@ impl Made {
             } else {
                 out.kept
                     .push((f.path.clone(), "no longer the file this run made"));
+            }
+        }
+        for d in self.dirs.iter().rev() {
+            let Some(st) = present(&d.path) else { continue };
+            if !d.is_dir(&st) {
+                out.kept
+                    .push((d.path.clone(), "no longer the directory this run made"));
+            } else if std::fs::remove_dir(&d.path).is_ok() {
+                out.removed_dirs.push(d.path.clone());
+            } else {
+                out.kept.push((
+                    d.path.clone(),
+                    "a directory this run made, kept: it holds what the run did not make",
+                ));
             }
         }
         out
@@ -133,5 +184,31 @@ mod tests {
         assert_eq!(r.kept.len(), 1);
         assert_eq!(r.kept[0].0, other);
         assert!(other.exists() && dir.path().join("notes").exists());
+    }
+
+    /// `--dir a/b` with `a` missing makes both; at the end an empty one goes, one holding
+    /// what the run did not make stays, and a directory that was there is never touched.
+    #[test]
+    fn only_the_made_directories_go_and_only_when_empty() {
+        let top = tempfile::tempdir().unwrap();
+        let b = top.path().join("a").join("b");
+        let mut made = Made::default();
+        made.make_dirs(&b).unwrap();
+        assert!(b.is_dir());
+        let r = made.remove();
+        assert_eq!(r.removed_dirs, vec![b.clone(), top.path().join("a")]);
+        assert!(top.path().exists() && !top.path().join("a").exists());
+
+        let mut made = Made::default();
+        made.make_dirs(&b).unwrap();
+        std::fs::write(b.join("notes"), "n").unwrap();
+        let r = made.remove();
+        assert!(r.removed_dirs.is_empty(), "{r:?}");
+        assert_eq!(r.kept.len(), 2, "{r:?}");
+        assert!(b.join("notes").exists());
+
+        let mut made = Made::default();
+        made.make_dirs(top.path()).unwrap();
+        assert!(made.is_empty());
     }
 }

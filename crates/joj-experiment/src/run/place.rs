@@ -3,8 +3,9 @@
 //! [`Place`] is closed or dropped, whether the run succeeded or not, and on SIGINT / SIGTERM
 //! (the temporary directory and the scratch filesystem are in joj-linux's cleanup registry).
 //! Before making either, a run removes what dead joj runs left
-//! ([`joj_linux::leftovers::sweep_and_report`]). In a host directory the user named, the run
-//! removes at its end only the files it made there ([`Place::remove_made`]).
+//! ([`joj_linux::leftovers::sweep_and_report`]). A host directory the user named is made when
+//! missing (as `joj trace --dir` makes its own); the run removes at its end only the files it
+//! made there, and the directory when it made it and it is empty ([`Place::remove_made`]).
 
 use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError};
@@ -32,13 +33,31 @@ impl Place {
     pub(super) fn make(storage: &Storage) -> Result<Place, ExperimentError> {
         joj_linux::leftovers::sweep_and_report();
         match storage {
-            Storage::Host(Some(d)) => check_host_dir(d).map(|()| Place {
-                dir: d.clone(),
-                scratch: None,
-                mount_options: None,
-                tmp: None,
-                made: Some(Mutex::new(Made::default())),
-            }),
+            Storage::Host(Some(d)) => {
+                let mut made = Made::default();
+                if let Err(e) = made.make_dirs(d) {
+                    let problem = match e.kind() {
+                        std::io::ErrorKind::ReadOnlyFilesystem => HostDirProblem::ReadOnly,
+                        _ => HostDirProblem::CannotCreate(e),
+                    };
+                    made.remove();
+                    return Err(ExperimentError::HostDir {
+                        dir: d.clone(),
+                        problem,
+                    });
+                }
+                if let Err(e) = check_host_dir(d) {
+                    made.remove();
+                    return Err(e);
+                }
+                Ok(Place {
+                    dir: d.clone(),
+                    scratch: None,
+                    mount_options: None,
+                    tmp: None,
+                    made: Some(Mutex::new(made)),
+                })
+            }
             Storage::Host(None) => {
                 joj_linux::install_cleanup_handler()?;
                 let t = RunTempDir::create().map_err(joj_linux::Error::from)?;
@@ -142,6 +161,18 @@ impl Place {
                 names(&mut r.removed.iter())
             );
         }
+        if !r.removed_dirs.is_empty() {
+            let dirs: Vec<String> = r
+                .removed_dirs
+                .iter()
+                .map(|d| escaped(&d.display().to_string()).into_owned())
+                .collect();
+            eprintln!(
+                "joj: note: the run removed the directories it made: {} (a --dir that was \
+                 missing is made, and removed at the end when empty)",
+                dirs.join(", ")
+            );
+        }
         for (path, why) in &r.kept {
             eprintln!(
                 "joj: warning: kept {} in {dir}: {why}",
@@ -162,11 +193,10 @@ impl Place {
     }
 }
 
-/// `dir` exists, is a directory and takes a new file — checked before the run, so a bad
+/// `dir` (made if missing) is a directory and takes a new file — checked before the run, so a bad
 /// `--dir` is named as such instead of as SQLite's "unable to open database file".
 fn check_host_dir(dir: &std::path::Path) -> Result<(), ExperimentError> {
     let problem = match std::fs::metadata(dir) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(HostDirProblem::Missing),
         Err(e) => Some(HostDirProblem::NotWritable(e)),
         Ok(m) if !m.is_dir() => Some(HostDirProblem::NotDirectory),
         Ok(_) => match probe_write(dir) {
