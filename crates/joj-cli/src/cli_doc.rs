@@ -58,7 +58,10 @@ const MEANINGS: &[(&str, &str)] = &[
         "--device-for",
         "one device of a trace and the profile it is replayed through (`DEV=PROFILE`)",
     ),
-    ("--dir", "the directory the workload runs in (made when missing)"),
+    (
+        "--dir",
+        "the directory the workload runs in (made when missing)",
+    ),
     (
         "--emmc-journal",
         "the eMMC paper's optimized journal: each jbd2 transaction one packed reliable write",
