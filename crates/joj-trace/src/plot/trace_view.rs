@@ -165,15 +165,56 @@ impl TracePlot {
     }
 }
 
+/// Characters of the subtitle on one line: 15 px sans-serif averages under 8 px a character, so
+/// 150 stay inside the picture's 1,400 px (a title line is centred: a longer one was cut at
+/// both edges).
+const SUBTITLE_LINE_CHARS: usize = 150;
+/// Lines the subtitle may take; what is left is ended with `…` (the text report has it all).
+const SUBTITLE_LINES: usize = 3;
+
+/// `text` broken at spaces into lines of at most `width` characters, at most `lines` of them;
+/// a word longer than a line is cut, and the last line ends with `…` when text is left out.
+fn wrapped(text: &str, width: usize, lines: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut line = String::new();
+    let mut words = text.split(' ').filter(|w| !w.is_empty()).peekable();
+    while let Some(word) = words.next() {
+        let word: String = word.chars().take(width).collect();
+        let len = line.chars().count();
+        if len > 0 && len + 1 + word.chars().count() > width {
+            out.push(std::mem::take(&mut line));
+            if out.len() == lines {
+                let last = out.last_mut().expect("lines > 0: a line was just pushed");
+                while last.chars().count() + 2 > width {
+                    last.pop();
+                }
+                last.push_str(" …");
+                return out;
+            }
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(&word);
+        if words.peek().is_none() {
+            out.push(std::mem::take(&mut line));
+        }
+    }
+    out.truncate(lines.max(1));
+    out
+}
+
 fn draw(root: &Area<'_>, info: &PlotInfo<'_>, plot: &TracePlot) -> Result<(), TraceError> {
     root.fill(&WHITE).map_err(plot_error("the background"))?;
     let mut area = root
         .titled(info.title, ("sans-serif", 22).into_font().color(&INK))
         .map_err(plot_error("the title"))?;
     if let Some(sub) = info.subtitle {
-        area = area
-            .titled(sub, ("sans-serif", 15).into_font().color(&GREY))
-            .map_err(plot_error("the subtitle"))?;
+        for line in wrapped(sub, SUBTITLE_LINE_CHARS, SUBTITLE_LINES) {
+            area = area
+                .titled(&line, ("sans-serif", 15).into_font().color(&GREY))
+                .map_err(plot_error("the subtitle"))?;
+        }
     }
     let x_of = XScale::new(plot);
     let (x_lo, x_hi) = match plot.keys {
@@ -779,6 +820,49 @@ mod tests {
             );
         }
         assert!(seen > 0, "no address label of the far lane in {svg}");
+    }
+
+    /// A traced command's subtitle (each database's mode, commits and how they were counted)
+    /// runs to hundreds of characters; it is wrapped to lines that fit the picture, not drawn as
+    /// one line cut at both edges.
+    #[test]
+    fn a_long_subtitle_is_wrapped_to_lines_that_fit() {
+        let long = "app.db: wal, and 1 commit(s) in delete (PRAGMA journal_mode=WAL itself \
+                    commits once through a rollback journal), 102 commits (1 unlink(s) of \
+                    app.db-journal (DELETE: one per commit) + 103 sync(s) of app.db-wal less 1 \
+                    checkpoint(s) and 1 header sync(s) (WAL with synchronous=FULL: one per commit))";
+        let svg = render_trace_svg(
+            &PlotInfo {
+                title: "ext4 · python3 app.py",
+                subtitle: Some(long),
+                transactions: Some(2),
+                ..PlotInfo::default()
+            },
+            &sample(),
+            PlotAxis::Time,
+        )
+        .expect("render");
+        let t = texts(&svg);
+        let lines: Vec<&String> = t
+            .iter()
+            .filter(|x| x.chars().count() >= 8 && long.contains(x.as_str()))
+            .collect();
+        assert!(lines.len() > 1, "{t:?}");
+        for l in &lines {
+            assert!(l.chars().count() <= SUBTITLE_LINE_CHARS, "{l}");
+        }
+        let joined = lines
+            .iter()
+            .map(|l| l.as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert_eq!(joined, long);
+        // Past three lines the rest is left out, and said to be.
+        let w = wrapped(&long.repeat(3), 60, 3);
+        assert_eq!(w.len(), 3);
+        assert!(w[2].ends_with(" …") && w.iter().all(|l| l.chars().count() <= 60));
+        assert_eq!(wrapped("short", 60, 3), vec!["short".to_string()]);
+        assert_eq!(wrapped(&"x".repeat(70), 60, 3), vec!["x".repeat(60)]);
     }
 
     #[test]
