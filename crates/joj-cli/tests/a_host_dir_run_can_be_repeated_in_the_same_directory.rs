@@ -95,3 +95,44 @@ fn a_database_that_was_there_before_is_still_refused_and_kept() {
     assert!(!err.contains("removed"), "{err}");
     assert_eq!(contents(tmp.path()), before);
 }
+
+/// Ctrl-C in the middle of a `--dir` run leaves the directory as the run's end does: the files
+/// it made so far are removed, the rest kept, and the next run in it runs. (It used to die at
+/// once on the signal, leaving `joj-0.db` and its journal; the next run was then refused.)
+#[test]
+fn ctrl_c_in_a_dir_run_removes_what_it_made() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("notes.txt"), "mine").unwrap();
+    let before = contents(tmp.path());
+    let log = tmp.path().join("..").join(format!(
+        "{}-stderr.txt",
+        tmp.path().file_name().unwrap().to_string_lossy()
+    ));
+    let mut run = common::Run(
+        common::joj_command()
+            .current_dir(tmp.path())
+            .args(["bench", "--fs", "host", "--dir", ".", "-n", "100000000"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap(),
+    );
+    let t0 = std::time::Instant::now();
+    while !tmp.path().join("joj-0.db").exists() {
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(60),
+            "the run never made its database"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    common::signal(run.id(), common::SIGINT);
+    let status = run.wait();
+    let said = std::fs::read_to_string(&log).unwrap();
+    let _ = std::fs::remove_file(&log);
+    assert_eq!(status.code(), Some(130), "{status:?}: {said}");
+    assert!(said.contains("removed the files it made"), "{said}");
+    assert_eq!(contents(tmp.path()), before, "{said}");
+    let (code, err) = bench_in(tmp.path(), ".", &["-n", "10"]);
+    assert_eq!(code, Some(0), "{err}");
+}

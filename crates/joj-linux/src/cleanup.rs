@@ -344,7 +344,45 @@ pub fn cleanup_all() -> Vec<CleanupProblem> {
     for res in rest {
         problems.extend(res.release());
     }
+    // Taken out under the lock, run outside it: a hook may take locks of its own.
+    let taken = std::mem::take(&mut *hooks());
+    for (_, hook) in taken {
+        hook();
+    }
     problems
+}
+
+/// A release this crate has no kind of resource for (a run's own files in a directory the
+/// user named, each removed only if it is still the file the run made: the caller knows how),
+/// run by [`cleanup_all`] after every registered resource is released.
+type Hook = Box<dyn FnOnce() + Send>;
+
+/// The hooks of [`on_cleanup`], by id.
+static HOOKS: Mutex<BTreeMap<u64, Hook>> = Mutex::new(BTreeMap::new());
+static NEXT_HOOK: AtomicUsize = AtomicUsize::new(0);
+
+/// While held, [`cleanup_all`] (a SIGINT / SIGTERM cleanup) runs the hook; dropped, it is
+/// forgotten unrun (the owner released the thing itself).
+#[derive(Debug)]
+#[must_use = "the hook is forgotten when the guard is dropped"]
+pub struct CleanupHook(u64);
+
+/// Runs `release` at a signal's cleanup, unless the returned guard is dropped first.
+pub fn on_cleanup(release: impl FnOnce() + Send + 'static) -> CleanupHook {
+    let id = NEXT_HOOK.fetch_add(1, Ordering::SeqCst) as u64;
+    hooks().insert(id, Box::new(release));
+    CleanupHook(id)
+}
+
+impl Drop for CleanupHook {
+    fn drop(&mut self) {
+        hooks().remove(&self.0);
+    }
+}
+
+fn hooks() -> MutexGuard<'static, BTreeMap<u64, Hook>> {
+    // Each change is one insert or remove: a poisoned map is still whole.
+    HOOKS.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 static HANDLER: OnceLock<Result<(), HandlerError>> = OnceLock::new();
@@ -417,7 +455,7 @@ fn install() -> Result<(), HandlerError> {
                 let said = format!(
                     "joj: interrupted ({name}): the run stops here, unfinished, and its result \
                      is not written; releasing what it made (filesystems, loop devices, trace \
-                     instances)\n"
+                     instances, a --dir run's files)\n"
                 );
                 // SAFETY: a valid buffer of that length.
                 let _ = unsafe { libc::write(2, said.as_ptr().cast(), said.len()) };

@@ -7,8 +7,8 @@
 //! missing (as `joj trace --dir` makes its own); the run removes at its end only the files it
 //! made there, and the directory when it made it and it is empty ([`Place::remove_made`]).
 
-use std::path::PathBuf;
-use std::sync::{Mutex, PoisonError};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use joj_linux::{RunTempDir, ScratchFs, ScratchOptions};
 use joj_trace::terminal::escaped;
@@ -25,8 +25,10 @@ pub(super) struct Place {
     pub(super) mount_options: Option<String>,
     tmp: Option<RunTempDir>,
     /// In a directory the user named (`--dir`), the files the run made there, which it removes
-    /// at its end ([`Place::remove_made`]); `None` where the whole place goes.
-    pub(super) made: Option<Mutex<Made>>,
+    /// at its end ([`Place::remove_made`]), or at SIGINT / SIGTERM (`_on_signal`); `None`
+    /// where the whole place goes.
+    pub(super) made: Option<Arc<Mutex<Made>>>,
+    _on_signal: Option<joj_linux::cleanup::CleanupHook>,
 }
 
 impl Place {
@@ -50,12 +52,24 @@ impl Place {
                     made.remove();
                     return Err(e);
                 }
+                if let Err(e) = joj_linux::install_cleanup_handler() {
+                    made.remove();
+                    return Err(e.into());
+                }
+                let made = Arc::new(Mutex::new(made));
+                // Ctrl-C leaves the directory as the run's end does: the next run in it would
+                // otherwise be refused the database this one left.
+                let on_signal = joj_linux::cleanup::on_cleanup({
+                    let (made, dir) = (Arc::clone(&made), d.clone());
+                    move || remove_and_say(&made, &dir)
+                });
                 Ok(Place {
                     dir: d.clone(),
                     scratch: None,
                     mount_options: None,
                     tmp: None,
-                    made: Some(Mutex::new(made)),
+                    made: Some(made),
+                    _on_signal: Some(on_signal),
                 })
             }
             Storage::Host(None) => {
@@ -67,6 +81,7 @@ impl Place {
                     mount_options: None,
                     tmp: Some(t),
                     made: None,
+                    _on_signal: None,
                 })
             }
             Storage::Scratch {
@@ -101,6 +116,7 @@ impl Place {
                     scratch: Some(fs),
                     tmp: None,
                     made: None,
+                    _on_signal: None,
                 })
             }
             Storage::Device(_) => unreachable!("a device run has no kernel filesystem"),
@@ -138,46 +154,8 @@ impl Place {
     /// Mobibench user runs `-p DIR` again and again), and says so on stderr. Only what the run
     /// made is removed ([`Made::remove`]); anything else is named and kept.
     pub(super) fn remove_made(&self) {
-        let Some(made) = &self.made else { return };
-        let made = std::mem::take(&mut *made.lock().unwrap_or_else(PoisonError::into_inner));
-        if made.is_empty() {
-            return;
-        }
-        let r = made.remove();
-        let names = |paths: &mut dyn Iterator<Item = &PathBuf>| -> String {
-            paths
-                .map(|p| {
-                    let name = p.file_name().unwrap_or_else(|| p.as_os_str());
-                    escaped(&name.to_string_lossy()).into_owned()
-                })
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let dir = escaped(&self.dir.display().to_string()).into_owned();
-        if !r.removed.is_empty() {
-            eprintln!(
-                "joj: note: the run removed the files it made in {dir}: {} (a --dir run leaves \
-                 the directory as it found it)",
-                names(&mut r.removed.iter())
-            );
-        }
-        if !r.removed_dirs.is_empty() {
-            let dirs: Vec<String> = r
-                .removed_dirs
-                .iter()
-                .map(|d| escaped(&d.display().to_string()).into_owned())
-                .collect();
-            eprintln!(
-                "joj: note: the run removed the directories it made: {} (a --dir that was \
-                 missing is made, and removed at the end when empty)",
-                dirs.join(", ")
-            );
-        }
-        for (path, why) in &r.kept {
-            eprintln!(
-                "joj: warning: kept {} in {dir}: {why}",
-                names(&mut std::iter::once(path))
-            );
+        if let Some(made) = &self.made {
+            remove_and_say(made, &self.dir);
         }
     }
 
@@ -190,6 +168,51 @@ impl Place {
             t.close().map_err(joj_linux::Error::from)?;
         }
         Ok(())
+    }
+}
+
+/// Removes what the run made in `dir` (the user's `--dir`) and says what it removed and kept
+/// ([`Place::remove_made`]); a second call finds nothing to do.
+fn remove_and_say(made: &Mutex<Made>, dir: &Path) {
+    let made = std::mem::take(&mut *made.lock().unwrap_or_else(PoisonError::into_inner));
+    if made.is_empty() {
+        return;
+    }
+    let r = made.remove();
+    let names = |paths: &mut dyn Iterator<Item = &PathBuf>| -> String {
+        paths
+            .map(|p| {
+                let name = p.file_name().unwrap_or_else(|| p.as_os_str());
+                escaped(&name.to_string_lossy()).into_owned()
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let dir = escaped(&dir.display().to_string()).into_owned();
+    if !r.removed.is_empty() {
+        eprintln!(
+            "joj: note: the run removed the files it made in {dir}: {} (a --dir run leaves \
+             the directory as it found it)",
+            names(&mut r.removed.iter())
+        );
+    }
+    if !r.removed_dirs.is_empty() {
+        let dirs: Vec<String> = r
+            .removed_dirs
+            .iter()
+            .map(|d| escaped(&d.display().to_string()).into_owned())
+            .collect();
+        eprintln!(
+            "joj: note: the run removed the directories it made: {} (a --dir that was \
+             missing is made, and removed at the end when empty)",
+            dirs.join(", ")
+        );
+    }
+    for (path, why) in &r.kept {
+        eprintln!(
+            "joj: warning: kept {} in {dir}: {why}",
+            names(&mut std::iter::once(path))
+        );
     }
 }
 
