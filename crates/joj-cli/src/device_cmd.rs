@@ -119,6 +119,11 @@ fn calibrate(a: CalibrateArgs) -> CliResult {
     };
     let m = joj_experiment::calibrate::measure(&opts)?;
     let profile = joj_experiment::calibrate::profile_from(&m, &name)?;
+    // Said whatever the output form: the profile is written (it holds them too), and a reader
+    // of `--json` on stdout still sees them on stderr.
+    for d in joj_experiment::calibrate::doubts(&m) {
+        eprintln!("joj: warning: {}", joj_trace::terminal::escaped(&d));
+    }
     joj_trace::output::write_atomically(
         &a.output,
         joj_trace::output::Existing::replace_if(a.force),

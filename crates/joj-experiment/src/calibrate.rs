@@ -964,6 +964,64 @@ pub(crate) struct Net {
     pub(crate) flushes: Vec<(f64, f64)>,
 }
 
+/// A reference that takes this share of the device's latency of the same pattern or more
+/// leaves a difference made mostly of noise.
+const DOUBTFUL_REFERENCE_SHARE: f64 = 0.5;
+
+/// What makes a calibration's profile doubtful, one sentence each with its fix: a reference
+/// (the memory loop device's path, [`net`] takes it off) as slow as half the device's own
+/// latency of the same pattern or more. The host path is then what was measured — a busy
+/// machine (a compiler, another run) delays each completion by a scheduler tick or so, on the
+/// reference as on the device — and the profile's figures derived from the difference are
+/// noise, down to the 1 µs floor (a device that costs nothing). Printed by `joj device
+/// calibrate` and kept in the profile's `calibration.warnings`.
+pub fn doubts(m: &Measured) -> Vec<String> {
+    let Some(r) = &m.reference else {
+        return Vec::new();
+    };
+    let flush = m
+        .flush_after
+        .iter()
+        .min_by_key(|p| p.kib)
+        .map(|p| &p.latency);
+    let pairs = [
+        (
+            "4 KiB write",
+            &r.write_4k,
+            Some(&m.write_4k),
+            "command time, queue split and bus",
+        ),
+        ("4 KiB read", &r.read_4k, Some(&m.read_4k), "read_page_ns"),
+        (
+            "flush",
+            &r.flush_after_4k,
+            flush,
+            "flush_meta_pages and program_page_ns",
+        ),
+    ];
+    pairs
+        .into_iter()
+        .filter_map(|(what, reference, device, fields)| {
+            let device = device?;
+            (reference.median_us >= DOUBTFUL_REFERENCE_SHARE * device.median_us).then(|| {
+                format!(
+                    "the reference's {what} ({:.1} us, the memory loop device's path) is {:.0} % \
+                     of the device's ({:.1} us): what is left once it is taken off is mostly \
+                     noise, and the profile's {fields} come from it; a host path this slow \
+                     means the machine was busy while it was measured (load {:.2} → {:.2}); \
+                     fix: calibrate again on an idle machine (--cpus-awake steadies it), and \
+                     do not use this profile",
+                    reference.median_us,
+                    100.0 * reference.median_us / device.median_us.max(f64::MIN_POSITIVE),
+                    device.median_us,
+                    m.load_before,
+                    m.load_after
+                )
+            })
+        })
+        .collect()
+}
+
 /// [`Net`] of `m`: less its reference where it has one.
 pub(crate) fn net(m: &Measured) -> Net {
     let less = |l: &Latency, r: Option<&Latency>| {
@@ -1033,6 +1091,7 @@ pub fn profile_from(m: &Measured, name: &str) -> Result<joj_device::Profile, Exp
     let calibration = serde_json::json!({
         "tool": "joj device calibrate",
         "measured": m,
+        "warnings": doubts(m),
         "derived": {
             "reference subtracted (us: the memory loop device's medians, taken off each latency before the rest is derived)": m.reference.as_ref().map(|r| serde_json::json!({
                 "write_4k": r.write_4k.median_us, "read_4k": r.read_4k.median_us,
@@ -1140,6 +1199,34 @@ mod tests {
             cpus_awake: false,
             reference: None,
         }
+    }
+
+    /// A reference measured as slow as the device (a busy machine: 3.85 ms a flush on the
+    /// memory loop device, seen in four of five short calibrations under load) is said, with
+    /// its fix, and kept in the profile; a reference well below the device's is not.
+    #[test]
+    fn a_reference_as_slow_as_the_device_is_doubted_aloud() {
+        let mut m = measured();
+        m.reference = Some(Reference {
+            write_4k: lat(12.0),
+            read_4k: lat(11.0),
+            flush_after_4k: lat(11.0),
+            flush_after_4k_clock_ticked: None,
+        });
+        assert!(doubts(&m).is_empty(), "{:?}", doubts(&m));
+        m.reference.as_mut().unwrap().flush_after_4k = lat(3850.0);
+        let d = doubts(&m);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert!(
+            d[0].contains("the reference's flush (3850.0 us")
+                && d[0].contains("of the device's (100.0 us)")
+                && d[0].contains("fix: calibrate again"),
+            "{}",
+            d[0]
+        );
+        let p = profile_from(&m, "t").unwrap();
+        let kept = &p.calibration.as_ref().unwrap()["warnings"];
+        assert_eq!(kept.as_array().unwrap().len(), 1, "{kept}");
     }
 
     #[test]
