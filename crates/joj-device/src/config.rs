@@ -152,21 +152,35 @@ impl Geometry {
             });
         }
         if self.page_bytes == 0 || !self.page_bytes.is_multiple_of(self.sector_bytes) {
-            return bad("page_bytes must be a non-zero multiple of sector_bytes");
+            return bad(&format!(
+                "geometry.page_bytes is {}, which is not a non-zero multiple of \
+                 geometry.sector_bytes ({}): a NAND page holds whole sectors; fix: give a \
+                 multiple such as 8192 (eMMC 5.x, Galaxy S5) or 4096",
+                self.page_bytes, self.sector_bytes
+            ));
         }
         if self.sectors_per_page() > 64 {
-            return bad("at most 64 sectors per page");
+            return bad(&format!(
+                "geometry.page_bytes {} holds {} sectors of {} bytes, more than the 64 the \
+                 model tracks per page; fix: give at most {} (e.g. 8192)",
+                self.page_bytes,
+                self.sectors_per_page(),
+                self.sector_bytes,
+                64 * self.sector_bytes
+            ));
         }
-        if [
-            self.pages_per_block,
-            self.blocks_per_plane,
-            self.channels,
-            self.dies_per_channel,
-            self.planes_per_die,
-        ]
-        .contains(&0)
-        {
-            return bad("every geometry count must be non-zero");
+        let counts = [
+            ("pages_per_block", self.pages_per_block, "128"),
+            ("blocks_per_plane", self.blocks_per_plane, "1024"),
+            ("channels", self.channels, "2"),
+            ("dies_per_channel", self.dies_per_channel, "1"),
+            ("planes_per_die", self.planes_per_die, "2"),
+        ];
+        if let Some((field, _, example)) = counts.iter().find(|(_, n, _)| *n == 0) {
+            return bad(&format!(
+                "geometry.{field} is 0; every geometry count must be at least 1, or the \
+                 device has no NAND to write; fix: give a count such as {example}"
+            ));
         }
         // In u64 and saturating: the u32 products of `units` and `blocks` are only computed
         // once this bound holds. MAX_PHYSICAL_PAGES < 2^32: page numbers fit in 32 bits.
@@ -435,7 +449,11 @@ impl CacheConfig {
         }
         if self.destage_watermark_percent > 100 {
             return Err(ProfileError::Invalid {
-                reason: "destage_watermark_percent must be ≤ 100".into(),
+                reason: format!(
+                    "cache.destage_watermark_percent is {}, more than the whole cache; fix: \
+                     give a percentage of 0 to 100, such as 50",
+                    self.destage_watermark_percent
+                ),
             });
         }
         Ok(())
@@ -831,7 +849,11 @@ impl Profile {
         let op = self.ftl.over_provisioning_percent;
         if !(op.is_finite() && op > 0.0) {
             return Err(ProfileError::Invalid {
-                reason: "over_provisioning_percent must be > 0".into(),
+                reason: format!(
+                    "ftl.over_provisioning_percent is {op}; it must be a finite number above 0, \
+                     as an FTL needs spare blocks to collect garbage into; fix: give a \
+                     percentage such as 7 (a typical eMMC) or 28 (an SSD)"
+                ),
             });
         }
         self.ftl.validate_meta_pages()?;
