@@ -25,9 +25,7 @@ pub struct ApptxnArgs {
     /// (`-j` and `--journal` are its old spellings).
     #[arg(long = "ftl", alias = "journal", short_alias = 'j', value_parser = ["xftl", "iftl"], default_value = "iftl", help_heading = DEVICE)]
     pub ftl: String,
-    /// Device profile: a built-in name (openssd-iftl, openssd, galaxy-s5, …) or a profile JSON
-    /// file.
-    #[arg(long, value_name = "PROFILE", default_value = "openssd-iftl", help_heading = DEVICE)]
+    #[arg(long, value_name = "PROFILE", default_value = "openssd-iftl", help_heading = DEVICE, help = crate::groups::profile_help("Device profile", "."))]
     pub device: String,
     #[command(flatten)]
     pub output: Output,

@@ -73,9 +73,7 @@ pub struct DeviceCrashArgs {
     /// SQLite page size in bytes (the paper's: 8192).
     #[arg(long = "page-size", default_value_t = 8192, help_heading = STACK, allow_negative_numbers = true, value_parser = args::count::<u32>())]
     pub page_size: u32,
-    /// Emulated eMMC profile (a built-in name such as galaxy-s5 or openssd, or a profile JSON
-    /// file).
-    #[arg(long, value_name = "PROFILE", default_value = "galaxy-s5", help_heading = DEVICE)]
+    #[arg(long, value_name = "PROFILE", default_value = "galaxy-s5", help_heading = DEVICE, help = crate::groups::profile_help("Emulated device profile", "."))]
     pub device: String,
     /// Age the device first so GC victims hold about this % of valid pages (30, 50, 70 in the
     /// paper), so cuts land in garbage collection too; pair with a small --blocks-per-plane.

@@ -31,9 +31,7 @@ enum DeviceCommand {
     /// --force is given, and even then only if it is a joj device image.
     Format {
         image: PathBuf,
-        /// Device profile: a built-in name (emmc5, galaxy-s5, openssd, sdcard-2013) or a profile JSON path
-        /// (`--profile` is its old name).
-        #[arg(long = "device", alias = "profile", value_name = "PROFILE", default_value = "emmc5", help_heading = crate::groups::DEVICE)]
+        #[arg(long = "device", alias = "profile", value_name = "PROFILE", default_value = "emmc5", help_heading = crate::groups::DEVICE, help = crate::groups::profile_help("Device profile", " (`--profile` is its old name)."))]
         profile: String,
         /// Replace an existing joj device image.
         #[arg(long, help_heading = crate::groups::OUTPUT)]
@@ -49,9 +47,7 @@ enum DeviceCommand {
     /// mapping) and report what recovery found, torn pages included.
     Inspect {
         image: PathBuf,
-        /// Power the image on with this device profile (a built-in name or a profile JSON path)
-        /// and report what recovery found (`--profile` is its old name).
-        #[arg(long = "device", alias = "profile", value_name = "PROFILE", help_heading = crate::groups::DEVICE)]
+        #[arg(long = "device", alias = "profile", value_name = "PROFILE", help_heading = crate::groups::DEVICE, help = crate::groups::profile_help("Power the image on with this device profile and report what recovery found", " (`--profile` is its old name)."))]
         profile: Option<String>,
         /// Print one JSON document on stdout and nothing else.
         #[arg(long, help_heading = crate::groups::OUTPUT)]
@@ -259,9 +255,7 @@ pub struct RunArgs {
     /// Every k-th write is a FUA write.
     #[arg(long = "fua-every", help_heading = crate::groups::WORKLOAD, allow_negative_numbers = true, value_parser = args::count::<u64>())]
     pub fua_every: Option<u64>,
-    /// Device profile: a built-in name (emmc5, galaxy-s5, openssd, sdcard-2013) or a profile JSON path
-    /// (`--profile` is its old name).
-    #[arg(long = "device", alias = "profile", value_name = "PROFILE", default_value = "emmc5", help_heading = crate::groups::DEVICE)]
+    #[arg(long = "device", alias = "profile", value_name = "PROFILE", default_value = "emmc5", help_heading = crate::groups::DEVICE, help = crate::groups::profile_help("Device profile", " (`--profile` is its old name)."))]
     pub profile: String,
     /// Raw NAND size in GiB, at most 2048 (resizes the profile's blocks per plane; default: the
     /// profile's).

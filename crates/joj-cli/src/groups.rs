@@ -22,6 +22,17 @@ pub const MOBIBENCH: &str = "Mobibench compatibility";
 #[cfg(test)]
 pub const HEADINGS: [&str; 5] = [WORKLOAD, STACK, DEVICE, OUTPUT, MOBIBENCH];
 
+/// The help of a flag that takes a device profile: `lead`, then what a profile may be, the
+/// built-in names taken from `joj_device::Profile::builtin_names` (so the list cannot fall
+/// behind the profiles compiled in), and the rule for a file of a built-in's name; then `tail`.
+pub fn profile_help(lead: &str, tail: &str) -> String {
+    format!(
+        "{lead}: a built-in name ({}) or a profile JSON file; a built-in name is taken before a \
+         file of that name (give ./NAME for the file){tail}",
+        joj_device::Profile::builtin_names().join(", ")
+    )
+}
+
 /// `--seed` when not given, in every command.
 pub const DEFAULT_SEED: u64 = 42;
 
@@ -94,10 +105,10 @@ pub struct CpusAwakeArg {
         .requires("device")
 ))]
 pub struct DeviceGroup {
-    /// Replay the run's block trace through this emulated eMMC profile (a built-in name such as
-    /// emmc5, galaxy-s5 or openssd, or a profile JSON file) and add a `device` section; implies
-    /// --trace. `--journal xftl` runs on it.
-    #[arg(long, value_name = "PROFILE", help_heading = DEVICE)]
+    #[arg(long, value_name = "PROFILE", help_heading = DEVICE, help = profile_help(
+        "Replay the run's block trace through this emulated device profile",
+        ". Adds a `device` section; implies --trace. `--journal xftl` runs on it."
+    ))]
     pub device: Option<String>,
     /// Age the device before the run so GC victims hold about this share of valid pages, in
     /// percent (X-FTL's 30, 50, 70); needs --device.
@@ -111,10 +122,7 @@ pub struct DeviceGroup {
     /// The optimized journal's region in MiB (with --emmc-journal; default 256).
     #[arg(long = "journal-region-mib", value_name = "MIB", requires = "emmc_journal", help_heading = DEVICE, allow_negative_numbers = true, value_parser = crate::args::within::<u64>(1, crate::args::MAX_JOURNAL_REGION_MIB))]
     pub journal_region_mib: Option<u64>,
-    /// With --device and --fs ext4-extjournal: replay the external journal device through this
-    /// profile and the filesystem's device through --device's, each its own emulated device,
-    /// timed as the host sees them; the JSON gets a `devices` section per device.
-    #[arg(long = "journal-device", value_name = "PROFILE", requires = "device", help_heading = DEVICE)]
+    #[arg(long = "journal-device", value_name = "PROFILE", requires = "device", help_heading = DEVICE, help = crate::groups::profile_help("With --device and --fs ext4-extjournal: replay the external journal device through this profile", ", and the filesystem's device through --device's, each its own emulated device, timed as the host sees them; the JSON gets a `devices` section per device."))]
     pub journal_device: Option<String>,
     /// The host completion model on the replay (needs --device; docs/polling.md).
     #[command(flatten)]

@@ -12,9 +12,7 @@ use std::path::PathBuf;
 pub struct ReplayArgs {
     /// A joj-trace file (`joj bench --trace` writes them) or blkparse text output.
     pub trace: PathBuf,
-    /// Device profile: a built-in name (emmc5, galaxy-s5, openssd, sdcard-2013) or a profile JSON
-    /// path (`--profile` is its old name).
-    #[arg(long = "device", alias = "profile", value_name = "PROFILE", default_value = "emmc5", help_heading = crate::groups::DEVICE)]
+    #[arg(long = "device", alias = "profile", value_name = "PROFILE", default_value = "emmc5", help_heading = crate::groups::DEVICE, help = crate::groups::profile_help("Device profile", " (`--profile` is its old name)."))]
     pub profile: String,
     /// Replay only this device of the trace (`major:minor`).
     // A value such as `-1:0` reaches joj's own message (the trace's devices and the fix), not
@@ -24,12 +22,7 @@ pub struct ReplayArgs {
     /// Replay every device of the trace as a partition of the one emulated device.
     #[arg(long, help_heading = crate::groups::DEVICE)]
     pub partitions: bool,
-    /// Replay device DEV of the trace through its own emulated device of PROFILE
-    /// (`DEV=PROFILE`; DEV is `major:minor`, or `main` / `journal` as the trace's header names
-    /// them). Repeat for every device of the trace; the run is timed as the host sees it
-    /// (docs/device-model.md, "Several devices, each with its profile"; `--profile-for` is
-    /// its old name).
-    #[arg(long = "device-for", alias = "profile-for", value_name = "DEV=PROFILE", allow_hyphen_values = true, conflicts_with_all = ["dev", "partitions", "profile"], help_heading = crate::groups::DEVICE)]
+    #[arg(long = "device-for", alias = "profile-for", value_name = "DEV=PROFILE", allow_hyphen_values = true, conflicts_with_all = ["dev", "partitions", "profile"], help_heading = crate::groups::DEVICE, help = crate::groups::profile_help("Replay device DEV of the trace (`DEV=PROFILE`; DEV is `major:minor`, or `main` / `journal` as the trace's header names them) through its own emulated device of PROFILE", ". Repeat for every device of the trace; the run is timed as the host sees it (docs/device-model.md, \"Several devices, each with its profile\"; `--profile-for` is its old name)."))]
     pub profile_for: Vec<String>,
     /// Allow one profile for two devices of --device-for (two separate devices of one kind;
     /// `--same-profile-ok` is its old name).

@@ -42,9 +42,7 @@ pub struct RestartArgs {
     /// Size of the scratch filesystem image in MiB.
     #[arg(long = "image-mib", default_value_t = 1024, help_heading = STACK, allow_negative_numbers = true, value_parser = args::within::<u64>(1, 1 << 24))]
     pub image_mib: u64,
-    /// Emulated eMMC profile every mode is timed on (a built-in name such as galaxy-s5, or a
-    /// profile JSON file).
-    #[arg(long, value_name = "PROFILE", default_value = "galaxy-s5", help_heading = DEVICE)]
+    #[arg(long, value_name = "PROFILE", default_value = "galaxy-s5", help_heading = DEVICE, help = crate::groups::profile_help("Emulated device profile every mode is timed on", "."))]
     pub device: String,
     #[command(flatten)]
     pub output: Output,

@@ -97,9 +97,7 @@ struct ReplayArgs {
     /// Size of the scratch filesystem image in MiB.
     #[arg(long = "image-mib", default_value_t = 1024, help_heading = crate::groups::STACK, allow_negative_numbers = true, value_parser = args::within::<u64>(1, 1 << 24))]
     image_mib: u64,
-    /// Also replay the replay's block trace through an emulated eMMC profile (emmc5, galaxy-s5,
-    /// openssd, or a profile JSON file) and add a `device` section, as `joj bench --device`.
-    #[arg(long, value_name = "PROFILE", help_heading = crate::groups::DEVICE)]
+    #[arg(long, value_name = "PROFILE", help_heading = crate::groups::DEVICE, help = crate::groups::profile_help("Also replay the replay's block trace through this emulated device profile", ". Adds a `device` section, as `joj bench --device`."))]
     device: Option<String>,
     #[command(flatten)]
     out: crate::groups::OutDir,

@@ -34,10 +34,7 @@ pub struct TraceRunArgs {
     /// fill the default; joj then stops, saying how many events were lost [default: 65536].
     #[arg(long = "buffer-kib", value_name = "KIB", help_heading = STACK, allow_negative_numbers = true, value_parser = args::within::<u32>(1024, 1 << 20))]
     buffer_kib: Option<u32>,
-    /// Replay the command's block trace through this device profile and give its modeled time
-    /// there, host included (the profile's `host` section scales this machine's host time),
-    /// next to the time measured here.
-    #[arg(long, value_name = "PROFILE", help_heading = DEVICE)]
+    #[arg(long, value_name = "PROFILE", help_heading = DEVICE, help = crate::groups::profile_help("Replay the command's block trace through this device profile and give its modeled time there, host included (the profile's `host` section scales this machine's host time), next to the time measured here", "."))]
     device: Option<String>,
     #[command(flatten)]
     out: OutDir,
