@@ -116,8 +116,17 @@ fn text(a: &ReplayArgs, format: &str, r: &ReplayReport, d: &DeviceSummary) -> St
             .map(|d| format!(", device {d}"))
             .unwrap_or_default()
     );
+    // A device with a write cache is sent every flush: its count needs no note.
+    let dropped = if r.cache_bytes == 0 || r.flushes_dropped > 0 {
+        format!(
+            " ({})",
+            crate::replay_devices_cmd::flushes_dropped(r.flushes_dropped, r.cache_bytes)
+        )
+    } else {
+        String::new()
+    };
     s.push_str(&format!(
-        "  {} requests: {} reads, {} writes, {} flushes, {} discards ({} other skipped)\n",
+        "  {} requests: {} reads, {} writes, {} flushes{dropped}, {} discards ({} other skipped)\n",
         r.records, r.reads, r.writes, r.flushes, r.discards, r.skipped_other
     ));
     s.push_str(&format!(

@@ -103,6 +103,9 @@ pub struct ReplayReport {
     /// none to such a device).
     #[serde(default)]
     pub flushes_dropped: u64,
+    /// The profile's volatile write cache (`cache.capacity_bytes`); 0: flushes are dropped.
+    #[serde(default)]
+    pub cache_bytes: u64,
     pub discards: u64,
     /// Records of other operations (secure erase, driver-private), skipped.
     pub skipped_other: u64,
@@ -319,6 +322,7 @@ impl Replayer {
             writes: 0,
             flushes: 0,
             flushes_dropped: 0,
+            cache_bytes: profile.cache.capacity_bytes,
             discards: 0,
             skipped_other: 0,
             modeled_s: 0.0,

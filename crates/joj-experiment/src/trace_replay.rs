@@ -55,9 +55,13 @@ pub struct TraceReplayOptions<'a> {
 /// What the replay of a trace through one device counted.
 #[derive(Debug, Clone, Serialize)]
 pub struct ReplayCounts {
+    /// The profile's volatile write cache in bytes; 0: flushes are dropped (`flushes_dropped`).
+    pub cache_bytes: u64,
     pub dev: Option<String>,
     pub discards: u64,
     pub flushes: u64,
+    /// Flushes and preflushes not sent because the profile has no write cache.
+    pub flushes_dropped: u64,
     pub honor_timestamps: bool,
     pub reads: u64,
     pub records: u64,
@@ -126,9 +130,11 @@ pub fn replay_trace(opts: &TraceReplayOptions) -> Result<TraceReplay, TraceRepla
         modeled,
         profile: profile.name.clone(),
         replay: ReplayCounts {
+            cache_bytes: replayed.cache_bytes,
             dev: replayed.dev.clone(),
             discards: replayed.discards,
             flushes: replayed.flushes,
+            flushes_dropped: replayed.flushes_dropped,
             honor_timestamps: opts.honor_timestamps,
             reads: replayed.reads,
             records: replayed.records,
@@ -197,6 +203,8 @@ pub struct DevicesReplayOptions<'a> {
 /// What the replay of one device of the trace counted.
 #[derive(Debug, Clone, Serialize)]
 pub struct DeviceReplayCounts {
+    /// The profile's volatile write cache in bytes; 0: flushes are dropped (`flushes_dropped`).
+    pub cache_bytes: u64,
     pub discards: u64,
     pub flushes: u64,
     /// Flushes a device without a write cache had no use for.
@@ -322,6 +330,7 @@ fn section(r: &ReplayReport, named: String, txns: Option<u64>) -> DevicesReplayS
         named,
         profile: r.profile.clone(),
         replay: DeviceReplayCounts {
+            cache_bytes: r.cache_bytes,
             discards: r.discards,
             flushes: r.flushes,
             flushes_dropped: r.flushes_dropped,
