@@ -292,7 +292,7 @@ pub fn main(a: DeviceArgs) -> CliResult {
                 outln!(
                     "formatted {} as {} ({})",
                     path.display(),
-                    profile.name,
+                    joj_device::ProfileRef::from(&profile),
                     describe(&info)
                 )?;
             }

@@ -379,12 +379,19 @@ fn heading(k: &Kind) -> String {
                 .collect::<Vec<_>>()
                 .join(" · ")
         ),
-        Kind::Replay(v) => format!(
-            "replay · {}",
-            v.pointer("/device/profile")
+        Kind::Replay(v) => {
+            let name = v
+                .pointer("/device/profile")
                 .and_then(scalar)
-                .unwrap_or_default()
-        ),
+                .unwrap_or_default();
+            // A profile file may carry a built-in's name: the file is named with it.
+            match v.pointer("/device/profile_source").and_then(scalar) {
+                Some(file) if file != joj_device::profile_source::BUILT_IN => {
+                    format!("replay · {name} (file {file})")
+                }
+                _ => format!("replay · {name}"),
+            }
+        }
         Kind::PaperFigures(p) => p.heading(),
         Kind::Other(what, v) => format!(
             "{what} · {}",

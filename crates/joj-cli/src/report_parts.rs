@@ -63,7 +63,7 @@ fn run_facts(r: &RunResult) -> Vec<(&'static str, String)> {
         ("elapsed", format!("{:.3} s", r.elapsed_s)),
     ];
     if let Some(m) = &r.modeled {
-        rows.push(("device profile (modeled)", m.profile.clone()));
+        rows.push(("device profile (modeled)", m.profile.to_string()));
     }
     if let Some(p) = &r.pace {
         rows.push(("paced on", p.profile.clone()));

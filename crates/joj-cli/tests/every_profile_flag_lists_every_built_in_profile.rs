@@ -2,6 +2,7 @@
 //! profiles while six are compiled in (openssd-iftl and zero-latency were missing). Every flag
 //! that takes a profile (`<PROFILE>`, `<DEV=PROFILE>`), in every command, lists every built-in
 //! profile: the files in crates/joj-device/profiles, read here so the test follows them.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 

@@ -3,6 +3,7 @@
 //! No page of docs/formats names a flag by an old spelling: the old spellings are the renamed
 //! table of docs/cli.md (made from the CLI), less those some command still has as its name
 //! (`--journal`, renamed in `apptxn` only).
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 use std::collections::BTreeSet;
 

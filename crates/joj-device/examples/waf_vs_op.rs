@@ -63,6 +63,7 @@ fn profile(op_percent: f64, policy: GcPolicy) -> Profile {
         iftl: None,
         host: None,
         calibration: None,
+        source: Default::default(),
     }
 }
 

@@ -769,6 +769,19 @@ pub struct Profile {
     /// throughput at several queue depths.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calibration: Option<serde_json::Value>,
+    /// Where the profile was read from (not part of the document): results name it beside
+    /// `name`, which a file may share with a built-in.
+    #[serde(skip)]
+    pub source: crate::ProfileSource,
+}
+
+impl From<&Profile> for crate::ProfileRef {
+    fn from(p: &Profile) -> crate::ProfileRef {
+        crate::ProfileRef {
+            name: p.name.clone(),
+            source: p.source.label(),
+        }
+    }
 }
 
 const BUILTIN: &[(&str, &str)] = &[
@@ -816,8 +829,19 @@ impl Profile {
 
     /// A built-in name, or else a path to a profile JSON file (a regular file of at most
     /// [`MAX_PROFILE_BYTES`]).
+    ///
+    /// A built-in name wins over a file of that name (`./NAME` names the file); when such a
+    /// file exists, a note says so. A file whose `name` is a built-in's but whose content
+    /// differs is loaded with a warning naming the fields that differ; its
+    /// [`Profile::source`] is the file, which every result names.
     pub fn load(name_or_path: &str) -> Result<Profile, ProfileError> {
         if let Ok(p) = Self::builtin(name_or_path) {
+            if std::path::Path::new(name_or_path).is_file() {
+                crate::profile_source::say_once(format!(
+                    "joj: note: {name_or_path} names the built-in profile, not the file \
+                     {name_or_path} here; give ./{name_or_path} for the file"
+                ));
+            }
             return Ok(p);
         }
         let path = std::path::Path::new(name_or_path);
@@ -830,14 +854,33 @@ impl Profile {
         let bytes = joj_trace::input::read_all(path, MAX_PROFILE_BYTES, "a device profile")
             .map_err(|e| ProfileError::Input(e.to_string()))?;
         let text = String::from_utf8_lossy(&bytes);
-        Self::from_json(&text).map_err(|e| match e {
+        let mut p = Self::from_json(&text).map_err(|e| match e {
             ProfileError::Parse { message } => ProfileError::ParseFile {
                 path: name_or_path.to_string(),
                 message,
                 known: Self::builtin_names().join(", "),
             },
             e => e,
-        })
+        })?;
+        let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        p.source = crate::ProfileSource::File(abs);
+        if let Ok(b) = Self::builtin(&p.name) {
+            let fields = match (serde_json::to_value(&p), serde_json::to_value(&b)) {
+                (Ok(a), Ok(b)) => crate::profile_source::differing_fields(&a, &b),
+                _ => vec!["the document".to_string()],
+            };
+            if !fields.is_empty() {
+                let label = crate::ProfileRef::from(&p);
+                crate::profile_source::say_once(format!(
+                    "joj: warning: the profile file {} is named {} like the built-in, but \
+                     differs from it ({}); results name it {label}",
+                    p.source.label(),
+                    p.name,
+                    fields.join(", ")
+                ));
+            }
+        }
+        Ok(p)
     }
 
     pub fn validate(&self) -> Result<(), ProfileError> {

@@ -44,6 +44,7 @@ pub mod image;
 pub mod medium;
 pub mod nand;
 pub mod nvm;
+pub mod profile_source;
 pub mod profile_text;
 pub mod queue;
 pub mod replay;
@@ -79,6 +80,7 @@ pub use iftl_device::{IftlDevice, IftlHostCounters, IftlPowerCut};
 pub use medium::{CommitEntry, Medium};
 pub use nand::NandMedium;
 pub use nvm::{Nvm, NvmStats};
+pub use profile_source::{ProfileRef, ProfileSource};
 pub use replay::{
     AgingSpec, DeviceSummary, OpsBasis, ReplayOptions, ReplayReport, Replayer, replay,
     replay_requests, replay_with,

@@ -91,7 +91,9 @@ impl Default for ReplayOptions {
 /// Result of a replay.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReplayReport {
-    pub profile: String,
+    /// The profile's name (`profile`) and where it came from (`profile_source`).
+    #[serde(flatten)]
+    pub profile: crate::ProfileRef,
     pub dev: Option<String>,
     /// Records replayed (after the device filter).
     pub records: u64,
@@ -315,7 +317,7 @@ impl Replayer {
             None => None,
         };
         let report = ReplayReport {
-            profile: profile.name.clone(),
+            profile: crate::ProfileRef::from(&profile),
             dev: None,
             records: 0,
             reads: 0,
@@ -639,7 +641,9 @@ pub enum OpsBasis {
 /// did and how long it took, with `modeled_ops_per_sec = ops / modeled_s`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DeviceSummary {
-    pub profile: String,
+    /// The profile's name (`profile`) and where it came from (`profile_source`).
+    #[serde(flatten)]
+    pub profile: crate::ProfileRef,
     pub host_write_bytes: u64,
     pub nand_program_bytes: u64,
     /// Data blocks erased (by GC).
@@ -687,7 +691,7 @@ impl DeviceSummary {
     /// From a device's counters: `ops` transactions if given, else its host read and write
     /// requests.
     pub fn new(
-        profile: &str,
+        profile: &crate::ProfileRef,
         c: &Counters,
         transactions: Option<u64>,
         app_wait_s: f64,
@@ -716,7 +720,7 @@ impl DeviceSummary {
             c.gc_validity
         );
         DeviceSummary {
-            profile: profile.to_string(),
+            profile: profile.clone(),
             host_write_bytes: c.host_write_bytes,
             nand_program_bytes: c.nand_program_bytes,
             erases: c.erases,

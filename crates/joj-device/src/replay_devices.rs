@@ -58,10 +58,18 @@ impl DevicesReport {
             .iter()
             .map(|r| DeviceSummary::from_replay(r, transactions));
         let Some(mut all) = parts.next() else {
-            return DeviceSummary::new("", &crate::Counters::default(), transactions, 0.0);
+            return DeviceSummary::new(
+                &crate::ProfileRef::built_in(""),
+                &crate::Counters::default(),
+                transactions,
+                0.0,
+            );
         };
         for d in parts {
-            all.profile = format!("{}+{}", all.profile, d.profile);
+            all.profile.name = format!("{}+{}", all.profile.name, d.profile.name);
+            if all.profile.source != d.profile.source {
+                all.profile.source = format!("{}+{}", all.profile.source, d.profile.source);
+            }
             all.host_write_bytes += d.host_write_bytes;
             all.nand_program_bytes += d.nand_program_bytes;
             all.erases += d.erases;

@@ -19,7 +19,9 @@ pub struct SeqPoint {
 /// The self-check's figures.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SelfCheckReport {
-    pub profile: String,
+    /// The profile's name (`profile`) and where it came from (`profile_source`).
+    #[serde(flatten)]
+    pub profile: crate::ProfileRef,
     /// Capacity of the device measured (the profile's geometry with fewer blocks, for speed).
     pub capacity_bytes: u64,
     pub rand_write_4k_iops: f64,
@@ -95,7 +97,7 @@ pub fn self_check(profile: &Profile) -> Result<SelfCheckReport, DeviceError> {
     // An empty flush: command overhead only (nothing dirty, mapping clean).
     let empty_flush_us = p.timing.command_overhead_ns as f64 / 1000.0;
     Ok(SelfCheckReport {
-        profile: profile.name.clone(),
+        profile: crate::ProfileRef::from(profile),
         capacity_bytes: rand.capacity_bytes,
         rand_write_4k_iops: rand.device.modeled_ops_per_sec,
         rand_write_4k_mib_per_s: mib(rand.device.host_write_bytes, rand.device.modeled_s),

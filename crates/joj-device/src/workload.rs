@@ -105,7 +105,9 @@ impl WorkloadSpec {
 /// What a workload run yields: the spec, the device, and its counters over the measured part.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkloadReport {
-    pub profile: String,
+    /// The profile's name (`profile`) and where it came from (`profile_source`).
+    #[serde(flatten)]
+    pub profile: crate::ProfileRef,
     pub spec: WorkloadSpec,
     pub capacity_bytes: u64,
     /// Heap bytes of model state per logical page (page data excluded).
@@ -123,7 +125,9 @@ pub struct DeviceRunReport {
     pub counters: Counters,
     /// The same as a replay's `device` section.
     pub device: crate::replay::DeviceSummary,
-    pub profile: String,
+    /// The profile's name (`profile`) and where it came from (`profile_source`).
+    #[serde(flatten)]
+    pub profile: crate::ProfileRef,
     /// Raw NAND bytes of the device.
     pub raw_bytes: u64,
     pub spec: WorkloadSpec,
@@ -307,7 +311,7 @@ pub fn run_on_observed<M: crate::medium::Medium>(
     }
     observe(Phase::Measure, spec.ops);
     Ok(WorkloadReport {
-        profile: dev.profile().name.clone(),
+        profile: crate::ProfileRef::from(dev.profile()),
         spec: spec.clone(),
         capacity_bytes: g.capacity_bytes,
         bytes_per_logical_page: dev.bytes_per_logical_page(),

@@ -223,7 +223,9 @@ impl JournalThreads {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Modeled {
     /// The device profile (its `host` section, or this machine).
-    pub profile: String,
+    /// The profile's name (`profile`) and where it came from (`profile_source`).
+    #[serde(flatten)]
+    pub profile: joj_device::ProfileRef,
     #[serde(flatten)]
     pub time: joj_device::Composed,
     /// Whether the kernel ran at the modeled speed while the trace was made (`--pace`).
@@ -243,7 +245,7 @@ impl Modeled {
         pacing: &Pacing,
     ) -> Modeled {
         Modeled {
-            profile: profile.name.clone(),
+            profile: joj_device::ProfileRef::from(profile),
             time: profile
                 .host_or_this_machine()
                 .compose(&host.here(), device_s, ops),

@@ -82,7 +82,9 @@ pub struct TraceReplayReport {
     /// The host time a `joj bench` recording measured, composed with the device's (`null` for
     /// other traces).
     pub modeled: Option<Modeled>,
-    pub profile: String,
+    /// The profile's name (`profile`) and where it came from (`profile_source`).
+    #[serde(flatten)]
+    pub profile: joj_device::ProfileRef,
     pub replay: ReplayCounts,
     pub trace: String,
 }
@@ -128,7 +130,7 @@ pub fn replay_trace(opts: &TraceReplayOptions) -> Result<TraceReplay, TraceRepla
         emmc_journal: ejournal,
         format: trace.format,
         modeled,
-        profile: profile.name.clone(),
+        profile: joj_device::ProfileRef::from(&profile),
         replay: ReplayCounts {
             cache_bytes: replayed.cache_bytes,
             dev: replayed.dev.clone(),
@@ -224,7 +226,9 @@ pub struct DevicesReplaySection {
     pub device: DeviceSummary,
     /// The device as `--profile-for` named it.
     pub named: String,
-    pub profile: String,
+    /// The profile's name (`profile`) and where it came from (`profile_source`).
+    #[serde(flatten)]
+    pub profile: joj_device::ProfileRef,
     pub replay: DeviceReplayCounts,
 }
 

@@ -318,7 +318,12 @@ impl<D: RunDevice> Window<D> {
         let (c, iftl, fs, paths) = after;
         let host_pages = c.host_write_bytes / u64::from(profile.geometry.page_bytes).max(1);
         Ok((
-            DeviceSummary::new(&profile.name, &c, Some(transactions), c.modeled_s),
+            DeviceSummary::new(
+                &joj_device::ProfileRef::from(profile),
+                &c,
+                Some(transactions),
+                c.modeled_s,
+            ),
             TxnDeviceReport {
                 mapping_programs_per_host_page: (c.map_page_programs + c.commit_table_programs)
                     as f64

@@ -70,6 +70,7 @@ pub fn tiny_profile() -> Profile {
         iftl: None,
         host: None,
         calibration: None,
+        source: Default::default(),
     }
 }
 

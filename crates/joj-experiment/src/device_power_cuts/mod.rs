@@ -58,7 +58,7 @@ pub fn run(
     let counted = count_commands(&rig, &base, opts, &states, &fails)?;
     let mut report = CrashReport {
         workload: opts.workload.name().into(),
-        profile: opts.profile.name.clone(),
+        profile: joj_device::ProfileRef::from(&opts.profile),
         transactions: opts.transactions,
         cuts: opts.cuts,
         seed: opts.seed,

@@ -31,7 +31,9 @@ pub struct CrashTrial {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CrashReport {
     pub workload: String,
-    pub profile: String,
+    /// The profile's name (`profile`) and where it came from (`profile_source`).
+    #[serde(flatten)]
+    pub profile: joj_device::ProfileRef,
     pub transactions: u64,
     pub cuts: u64,
     pub seed: u64,

@@ -160,7 +160,7 @@ pub fn measure(
         });
     }
     Ok(RestartReport {
-        profile: opts.profile.name.clone(),
+        profile: joj_device::ProfileRef::from(&opts.profile),
         workload: opts.workload.name().to_string(),
         pages_per_txn: Some(pages_per_txn),
         transactions: opts.transactions,

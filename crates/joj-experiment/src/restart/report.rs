@@ -67,7 +67,9 @@ pub struct RestartRow {
 /// The document `joj restart --json` prints.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RestartReport {
-    pub profile: String,
+    /// The profile's name (`profile`) and where it came from (`profile_source`).
+    #[serde(flatten)]
+    pub profile: joj_device::ProfileRef,
     pub workload: String,
     pub pages_per_txn: Option<u32>,
     pub transactions: u64,
