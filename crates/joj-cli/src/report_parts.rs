@@ -66,7 +66,7 @@ fn run_facts(r: &RunResult) -> Vec<(&'static str, String)> {
         rows.push(("device profile (modeled)", m.profile.to_string()));
     }
     if let Some(p) = &r.pace {
-        rows.push(("paced on", p.profile.clone()));
+        rows.push(("paced on", p.profile.to_string()));
     }
     if c.cpus_awake {
         rows.push(("CPUs", "held awake (--cpus-awake)".into()));

@@ -33,7 +33,9 @@ use crate::host::WindowCounts;
 /// What pacing did, in a run result's `pace` section.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PaceReport {
-    pub profile: String,
+    /// The profile's name (`profile`) and where it came from (`profile_source`).
+    #[serde(flatten)]
+    pub profile: joj_device::ProfileRef,
     /// Elapsed time of the pacer's own device model at the end of the window.
     pub modeled_s: f64,
     /// Time the run's threads spent waiting for the model, summed over threads.
@@ -49,7 +51,7 @@ pub struct PaceReport {
 pub(crate) struct Pacer {
     stream: BlockStream,
     replayer: Replayer,
-    profile: String,
+    profile: joj_device::ProfileRef,
     /// Each traced device (`major:minor`) and its first sector on the one emulated device.
     offsets: Vec<(String, u64)>,
     start: Instant,
@@ -95,7 +97,7 @@ impl Pacer {
         Ok(Pacer {
             stream,
             replayer,
-            profile: profile.name.clone(),
+            profile: joj_device::ProfileRef::from(profile),
             offsets,
             start: Instant::now(),
             waited: Duration::ZERO,

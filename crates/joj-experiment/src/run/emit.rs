@@ -167,7 +167,7 @@ fn trace_header(result: &RunResult, fs: &ScratchFs) -> TraceHeader {
         meta.insert("host".into(), h);
     }
     if let Some(p) = &result.pace {
-        meta.insert("paced_on".into(), p.profile.clone().into());
+        meta.insert("paced_on".into(), p.profile.name.clone().into());
     }
     TraceHeader {
         clock: Clock::Mono,
