@@ -8,33 +8,19 @@ mod common;
 
 /// A trace of two devices, each written and flushed twice.
 fn two_device_trace(dir: &std::path::Path) -> std::path::PathBuf {
-    let header = joj_trace::TraceHeader {
-        clock: joj_trace::Clock::Mono,
-        devices: ["7:0", "7:1"]
-            .map(|dev| joj_trace::TraceDevice {
-                dev: dev.to_string(),
-                role: joj_trace::DeviceRole::Main,
-                name: format!("/dev/loop-{dev}"),
-            })
-            .to_vec(),
-        source: joj_trace::TraceSource::Tracefs,
-        meta: Default::default(),
-    };
-    let mut records = Vec::new();
-    for i in 0..8u64 {
-        let dev = if i % 2 == 0 { "7:0" } else { "7:1" };
-        let op = if i < 4 {
-            joj_trace::Op::Write
-        } else {
-            joj_trace::Op::Flush
-        };
-        let (sector, sectors) = if i < 4 { (i * 8, 8) } else { (0, 0) };
-        records.push(joj_trace::TraceRecord::new(i, dev, op, sector, sectors));
-    }
-    let path = dir.join("two.trace.jsonl");
-    let file = std::fs::File::create(&path).unwrap();
-    joj_trace::write_trace(file, &header, &records).unwrap();
-    path
+    let records: Vec<_> = (0..8u64)
+        .map(|i| {
+            let dev = if i % 2 == 0 { "7:0" } else { "7:1" };
+            let op = if i < 4 {
+                joj_trace::Op::Write
+            } else {
+                joj_trace::Op::Flush
+            };
+            let (sector, sectors) = if i < 4 { (i * 8, 8) } else { (0, 0) };
+            joj_trace::TraceRecord::new(i, dev, op, sector, sectors)
+        })
+        .collect();
+    common::two_device_trace(dir, &records)
 }
 
 fn replay(trace: &std::path::Path, args: &[&str]) -> String {

@@ -11,14 +11,9 @@ mod common;
 use joj_linux::loopdev::{LoopDevice, LoopOptions};
 use joj_linux::{FsKind, ScratchFs, ScratchOptions};
 
-#[test]
-fn a_mounted_device_is_refused_and_left_as_it_was() {
-    if !joj_linux::testgate::kernel_test(&[FsKind::Ext4]) {
-        return;
-    }
-    let fs = ScratchFs::create(FsKind::Ext4, ScratchOptions::default()).unwrap();
-    std::fs::write(fs.mount_path().join("precious"), b"keep me").unwrap();
-    let dev = fs.main_device().path.clone();
+/// `joj device calibrate DEV --destroy-data` over 64 MiB: whether it succeeded, its stderr,
+/// and the folder its profile was to go in (as `dev.json`).
+fn calibrate_64_mib(dev: &std::path::Path) -> (bool, String, tempfile::TempDir) {
     let out = tempfile::tempdir().unwrap();
     let p = out.path().join("dev.json");
     let (ok, _, err) = common::run_joj_text(&[
@@ -33,10 +28,22 @@ fn a_mounted_device_is_refused_and_left_as_it_was() {
         "-o",
         p.to_str().unwrap(),
     ]);
+    (ok, err, out)
+}
+
+#[test]
+fn a_mounted_device_is_refused_and_left_as_it_was() {
+    if !joj_linux::testgate::kernel_test(&[FsKind::Ext4]) {
+        return;
+    }
+    let fs = ScratchFs::create(FsKind::Ext4, ScratchOptions::default()).unwrap();
+    std::fs::write(fs.mount_path().join("precious"), b"keep me").unwrap();
+    let dev = fs.main_device().path.clone();
+    let (ok, err, out) = calibrate_64_mib(&dev);
     assert!(!ok, "a mounted device was calibrated (written over)");
     assert!(err.contains("in use"), "{err}");
     assert!(err.contains("fix: unmount"), "{err}");
-    assert!(!p.exists());
+    assert!(!out.path().join("dev.json").exists());
     // The filesystem is untouched: it still reads its file after its cache is dropped.
     std::fs::write("/proc/sys/vm/drop_caches", "3").unwrap();
     assert_eq!(
@@ -57,20 +64,7 @@ fn a_device_smaller_than_the_region_is_refused_before_it_is_written() {
     f.set_len(32 << 20).unwrap();
     drop(f);
     let lo = LoopDevice::attach(&image, &LoopOptions::default()).unwrap();
-    let out = tempfile::tempdir().unwrap();
-    let p = out.path().join("dev.json");
-    let (ok, _, err) = common::run_joj_text(&[
-        "device",
-        "calibrate",
-        lo.path().to_str().unwrap(),
-        "--destroy-data",
-        "--size-mib",
-        "64",
-        "--samples",
-        "10",
-        "-o",
-        p.to_str().unwrap(),
-    ]);
+    let (ok, err, _) = calibrate_64_mib(lo.path());
     assert!(!ok);
     assert!(
         err.contains("32 MiB") && err.contains("--size-mib"),

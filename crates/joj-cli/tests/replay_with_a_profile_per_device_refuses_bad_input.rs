@@ -9,28 +9,13 @@ use std::process::Output;
 
 /// A two-device trace in joj-trace format (header, then one record per line).
 fn two_device_trace(dir: &std::path::Path) -> std::path::PathBuf {
-    let header = joj_trace::TraceHeader {
-        clock: joj_trace::Clock::Mono,
-        devices: ["7:0", "7:1"]
-            .map(|dev| joj_trace::TraceDevice {
-                dev: dev.to_string(),
-                role: joj_trace::DeviceRole::Main,
-                name: format!("/dev/loop-{dev}"),
-            })
-            .to_vec(),
-        source: joj_trace::TraceSource::Tracefs,
-        meta: Default::default(),
-    };
     let records: Vec<joj_trace::TraceRecord> = (0..4)
         .map(|i| {
             let dev = if i % 2 == 0 { "7:0" } else { "7:1" };
             joj_trace::TraceRecord::new(i, dev, joj_trace::Op::Write, i * 8, 8)
         })
         .collect();
-    let path = dir.join("two.trace.jsonl");
-    let file = std::fs::File::create(&path).unwrap();
-    joj_trace::write_trace(file, &header, &records).unwrap();
-    path
+    common::two_device_trace(dir, &records)
 }
 
 fn replay(trace: &std::path::Path, args: &[&str]) -> Output {

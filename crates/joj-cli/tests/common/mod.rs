@@ -403,6 +403,30 @@ pub fn loop0_header(transactions: u64) -> joj_trace::TraceHeader {
     }
 }
 
+/// `DIR/two.trace.jsonl`: a synthetic trace of two loop devices (`7:0` and `7:1`, both main
+/// devices, as the two-device replay tests give them) holding `records`.
+pub fn two_device_trace(
+    dir: &std::path::Path,
+    records: &[joj_trace::TraceRecord],
+) -> std::path::PathBuf {
+    let header = joj_trace::TraceHeader {
+        clock: joj_trace::Clock::Mono,
+        devices: ["7:0", "7:1"]
+            .map(|dev| joj_trace::TraceDevice {
+                dev: dev.to_string(),
+                role: joj_trace::DeviceRole::Main,
+                name: format!("/dev/loop-{dev}"),
+            })
+            .to_vec(),
+        source: joj_trace::TraceSource::Tracefs,
+        meta: Default::default(),
+    };
+    let path = dir.join("two.trace.jsonl");
+    let file = std::fs::File::create(&path).unwrap();
+    joj_trace::write_trace(file, &header, records).unwrap();
+    path
+}
+
 /// How a bounded run of `joj` ended.
 #[derive(Debug)]
 pub struct Bounded {
