@@ -312,12 +312,28 @@ impl Timing {
     /// `command_overhead_ns` may be 0 (a model without per-command cost).
     pub fn validate(&self) -> Result<(), ProfileError> {
         let fields = [
-            ("read_page_ns", self.read_page_ns, "50000 (tR of MLC NAND)"),
-            ("program_page_ns", self.program_page_ns, "750000 (tPROG)"),
-            ("erase_block_ns", self.erase_block_ns, "3000000 (tBERS)"),
-            ("channel_bytes_per_s", self.channel_bytes_per_s, "400000000"),
             (
-                "host_bytes_per_s",
+                "timing.read_page_ns",
+                self.read_page_ns,
+                "50000 (tR of MLC NAND)",
+            ),
+            (
+                "timing.program_page_ns",
+                self.program_page_ns,
+                "750000 (tPROG)",
+            ),
+            (
+                "timing.erase_block_ns",
+                self.erase_block_ns,
+                "3000000 (tBERS)",
+            ),
+            (
+                "timing.channel_bytes_per_s",
+                self.channel_bytes_per_s,
+                "400000000",
+            ),
+            (
+                "timing.host_bytes_per_s",
                 self.host_bytes_per_s,
                 "400000000 (eMMC HS400)",
             ),
@@ -1081,7 +1097,7 @@ mod tests {
         assert!(matches!(
             p.validate(),
             Err(ProfileError::ZeroTiming {
-                field: "channel_bytes_per_s",
+                field: "timing.channel_bytes_per_s",
                 ..
             })
         ));
@@ -1129,6 +1145,12 @@ mod tests {
                 ..
             })
         ));
+        // Named by its own path, not under `timing.` (it said `timing.iftl.nvm.bytes_per_s`).
+        let said = p.validate().unwrap_err().to_string();
+        assert!(
+            said.starts_with("invalid profile: iftl.nvm.bytes_per_s is 0"),
+            "{said}"
+        );
     }
 
     #[test]

@@ -175,7 +175,7 @@ pub enum ProfileError {
     Parse { message: String },
     #[error(
         "{path} is not a device profile: {message}; fix: give a profile JSON file (the fields \
-         of docs/device-model.md) or a built-in name ({known})"
+         of docs/formats/profile.md) or a built-in name ({known})"
     )]
     ParseFile {
         path: String,
@@ -206,7 +206,7 @@ pub enum ProfileError {
     )]
     TooLarge { pages: u64, max_pages: u64 },
     #[error(
-        "invalid profile: timing.{field} is 0, which would model that step as taking no time \
+        "invalid profile: {field} is 0, which would model that step as taking no time \
          (an infinitely fast device under the profile's name); fix: give the part's value, \
          e.g. {example}"
     )]
