@@ -934,6 +934,20 @@ impl Profile {
         }
         if let Some(h) = &self.host {
             h.validate()?;
+            // A wait per sync call longer than any step of a device would make every modeled
+            // figure the wait alone (u64::MAX gave 0.0 transactions/s = host 3.9e11 s).
+            if let Some(w) = h.sync_wait_ns.filter(|&w| w > MAX_STEP_NS) {
+                return Err(ProfileError::OutOfRange {
+                    field: "host.sync_wait_ns",
+                    value: w,
+                    min: 0,
+                    max: MAX_STEP_NS,
+                    unit: "ns",
+                    reason: "a sync call's waits on a phone are tens to hundreds of microseconds \
+                             (wake-ups, context switches), never seconds",
+                    example: "100000 (100 µs), or leave it out to use this machine's waits",
+                });
+            }
         }
         self.validate_mapping_unit()?;
         self.validate_spare_blocks()?;
