@@ -25,6 +25,8 @@ status=0
 cargo test --workspace --release --locked -- --test-threads=2 || status=$?
 # The SQLite extension (its own workspace): loaded into the system's sqlite3 shell and python3.
 (cd crates/joj-ext && cargo test --release --locked -- --test-threads=2) || status=$?
+# The workflow with its outputs in another folder (`snakemake -d DIR`; about 10 s).
+./workflow/tests/the_workflow_runs_from_any_directory.sh || status=$?
 # The workflow on a real single-node Slurm it starts and stops (about a minute and a half).
 ./workflow/tests/the_workflow_runs_the_same_on_slurm.sh || status=$?
 
