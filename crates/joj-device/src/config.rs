@@ -915,6 +915,14 @@ impl Profile {
         crate::profile_text::check_name(&self.name)?;
         crate::profile_text::check_text("description", &self.description)?;
         crate::profile_text::check_sources("sources", &self.sources)?;
+        if self.sources.is_empty() {
+            return Err(ProfileError::Invalid {
+                reason: "sources is empty: every number of a profile needs a source; fix: name \
+                         each (a datasheet, a vendor's figure, a device-level measurement) or \
+                         add a sentence saying which have none"
+                    .into(),
+            });
+        }
         self.geometry.validate()?;
         self.timing.validate()?;
         let op = self.ftl.over_provisioning_percent;
@@ -1127,6 +1135,15 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    /// Every profile number needs a source (the host section already refused an empty list).
+    #[test]
+    fn a_profile_without_sources_is_refused_naming_the_fix() {
+        let mut p = Profile::builtin("emmc5").unwrap();
+        p.sources.clear();
+        let e = p.validate().unwrap_err().to_string();
+        assert!(e.contains("sources is empty") && e.contains("fix:"), "{e}");
     }
 
     #[test]
