@@ -110,6 +110,10 @@ const MEANINGS: &[(&str, &str)] = &[
     ),
     ("--io-size", "request size of a synthetic device workload"),
     (
+        "--iodepth",
+        "requests in flight from the host in a synthetic device workload",
+    ),
+    (
         "--journal",
         "SQLite's journal mode (or joj's: waldio, xftl, iftl)",
     ),

@@ -255,6 +255,11 @@ pub struct RunArgs {
     /// Every k-th write is a FUA write.
     #[arg(long = "fua-every", help_heading = crate::groups::WORKLOAD, allow_negative_numbers = true, value_parser = args::count::<u64>())]
     pub fua_every: Option<u64>,
+    /// Requests in flight from the host (fio's iodepth): N issuers, each issuing its next request
+    /// when its previous one completed. The profile's `timing.queue_depth` bounds what the
+    /// device overlaps (1: one command at a time, whatever N).
+    #[arg(long, value_name = "N", default_value_t = 1, help_heading = crate::groups::WORKLOAD, allow_negative_numbers = true, value_parser = args::within::<u32>(1, joj_device::queue::MAX_QUEUE_DEPTH as u64))]
+    pub iodepth: u32,
     #[arg(long = "device", alias = "profile", value_name = "PROFILE", default_value = "emmc5", help_heading = crate::groups::DEVICE, help = crate::groups::profile_help("Device profile", " (`--profile` is its old name)."))]
     pub profile: String,
     /// Raw NAND size in GiB, at most 2048 (resizes the profile's blocks per plane; default: the
@@ -487,6 +492,7 @@ fn spec(a: &RunArgs) -> Result<WorkloadSpec, String> {
         ops: a.ops,
         seed: a.seed.get(),
         data_mode: a.data.mode(),
+        issuers: a.iodepth,
     })
 }
 
@@ -508,7 +514,7 @@ fn run(a: RunArgs) -> CliResult {
         outln!("{}", crate::output::sorted_json(&doc)?)?;
         return Ok(());
     }
-    print_run(&a, &spec, &doc)
+    print_run(&a, &spec, &doc, profile.timing.queue_depth)
 }
 
 /// Refuse, before the run, a device whose model could hold more than joj keeps in memory
@@ -586,17 +592,34 @@ fn run_with_progress(
 }
 
 /// The text view of `joj device run`.
-fn print_run(a: &RunArgs, spec: &WorkloadSpec, doc: &DeviceRunReport) -> CliResult {
+/// The run's requests in flight, when more than one: with the device's queue, or without one.
+fn iodepth_phrase(issuers: u32, queue_depth: u32) -> String {
+    match (issuers, queue_depth) {
+        (1, _) => String::new(),
+        (n, 1) => format!(
+            ", {n} in flight from the host (the profile's queue holds 1 task: one at a time)"
+        ),
+        (n, q) => format!(", {n} in flight (the profile's queue holds {q} tasks)"),
+    }
+}
+
+fn print_run(
+    a: &RunArgs,
+    spec: &WorkloadSpec,
+    doc: &DeviceRunReport,
+    queue_depth: u32,
+) -> CliResult {
     let c = &doc.counters;
     let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
     outln!(
-        "{}: {:.2} GiB logical ({:.2} GiB raw); {} {} B, {} requests; preconditioned {:.0} % + {} random passes in {:.1} s wall",
+        "{}: {:.2} GiB logical ({:.2} GiB raw); {} {} B, {} requests{}; preconditioned {:.0} % + {} random passes in {:.1} s wall",
         doc.profile,
         gib(doc.capacity_bytes),
         gib(doc.raw_bytes),
         a.workload,
         spec.io_bytes,
         spec.ops,
+        iodepth_phrase(spec.issuers, queue_depth),
         spec.precondition_fill * 100.0,
         spec.precondition_random_passes,
         doc.wall.precondition_s

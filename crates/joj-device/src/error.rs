@@ -142,6 +142,11 @@ pub enum DeviceError {
     },
     #[error("empty request")]
     EmptyRequest,
+    /// A workload's issuers (`--iodepth`) outside 1 to the deepest command queue.
+    #[error(
+        "{issuers} issuers; fix: give 1 to {max} (the deepest command queue a profile may have)"
+    )]
+    Issuers { issuers: u32, max: u32 },
     #[error("the device failed an earlier command and refuses I/O until reopened")]
     Failed,
     #[error("cannot age the device: {0}")]

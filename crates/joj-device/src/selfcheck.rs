@@ -54,6 +54,7 @@ fn spec(
         ops,
         seed: 7,
         data_mode: DataMode::OobOnly,
+        issuers: 1,
     }
 }
 

@@ -56,6 +56,17 @@ pub struct WorkloadSpec {
     pub seed: u64,
     /// Storage of page data: `OobOnly` (default) is faster and gives the same counters.
     pub data_mode: DataMode,
+    /// Host issuers of the measured requests (`joj device run --iodepth`, fio's iodepth): each
+    /// issues its next request when its previous one completed, the one ready earliest in
+    /// device time first (ties to the lower). 1: one request at a time. The profile's
+    /// `timing.queue_depth` bounds what the device overlaps; at most `MAX_QUEUE_DEPTH`, as more
+    /// could only wait on the host.
+    #[serde(default = "one_issuer")]
+    pub issuers: u32,
+}
+
+fn one_issuer() -> u32 {
+    1
 }
 
 impl Default for WorkloadSpec {
@@ -71,6 +82,7 @@ impl Default for WorkloadSpec {
             ops: 10_000,
             seed: 1,
             data_mode: DataMode::OobOnly,
+            issuers: 1,
         }
     }
 }
@@ -234,6 +246,14 @@ pub fn run_on<M: crate::medium::Medium>(
     run_on_observed(dev, spec, &mut |_, _| {})
 }
 
+/// Of issuers `0..n`, the one whose next request would arrive first in device time (ties to
+/// the lower): a closed loop of `n` requests in flight.
+fn earliest_issuer<D: BlockDevice>(dev: &D, n: u32) -> u32 {
+    (0..n)
+        .min_by_key(|&i| (dev.issuer_ready_ns(i).unwrap_or(0), i))
+        .unwrap_or(0)
+}
+
 /// `run_on` with progress reports (see `run_workload_observed`).
 pub fn run_on_observed<M: crate::medium::Medium>(
     dev: &mut Emmc<M>,
@@ -247,6 +267,12 @@ pub fn run_on_observed<M: crate::medium::Medium>(
             offset_bytes: 0,
             len_bytes: spec.io_bytes,
             sector_bytes: g.sector_bytes,
+        });
+    }
+    if !(1..=crate::queue::MAX_QUEUE_DEPTH).contains(&spec.issuers) {
+        return Err(DeviceError::Issuers {
+            issuers: spec.issuers,
+            max: crate::queue::MAX_QUEUE_DEPTH,
         });
     }
     if spec.io_bytes > g.capacity_bytes {
@@ -281,6 +307,9 @@ pub fn run_on_observed<M: crate::medium::Medium>(
     let k = spec.sync_every.max(1);
     let mut next_seq = 0u64;
     for i in 0..spec.ops {
+        if spec.issuers > 1 {
+            dev.set_issuer(earliest_issuer(dev, spec.issuers));
+        }
         let slot = match spec.pattern {
             Pattern::Seq => {
                 let s = next_seq % region;

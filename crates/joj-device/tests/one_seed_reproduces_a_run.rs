@@ -18,6 +18,7 @@ fn spec(seed: u64, data_mode: DataMode) -> WorkloadSpec {
         ops: 3000,
         seed,
         data_mode,
+        issuers: 1,
     }
 }
 
