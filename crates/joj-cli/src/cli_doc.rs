@@ -255,7 +255,7 @@ const MEANINGS: &[(&str, &str)] = &[
     ("--trace", "capture and classify the run's block requests"),
     (
         "--transactions",
-        "the workload's transactions: how many run, or for a recorded command how many it ran",
+        "the workload's transactions: how many run, or for a recorded command or a replayed trace how many it ran",
     ),
     ("--verbose", "say more in the text output"),
     ("--wakeup-us", "cost of one interrupt-driven wakeup in µs"),

@@ -2,9 +2,10 @@
 
 use crate::output::{CliError, CliResult};
 use clap::Args;
-use joj_device::{DeviceSummary, EjournalStats, HostCompletion, ReplayReport};
+use joj_device::{EjournalStats, HostCompletion, ReplayReport};
 use joj_experiment::trace_replay::{
-    DEFAULT_REGION_MIB, DevicesReplayOptions, TraceReplay, TraceReplayOptions, replay_trace,
+    DEFAULT_REGION_MIB, DevicesReplayOptions, TraceReplay, TraceReplayOptions, TraceReplayReport,
+    replay_trace,
 };
 use std::path::PathBuf;
 
@@ -12,6 +13,12 @@ use std::path::PathBuf;
 pub struct ReplayArgs {
     /// A joj-trace file (`joj bench --trace` writes them) or blkparse text output.
     pub trace: PathBuf,
+    /// Transactions the traced run ran: modeled throughput is then per transaction
+    /// (`ops_basis: transactions`) rather than per request. Overrides the count a trace's header
+    /// gives (`meta.transactions`, which `joj bench --trace` writes); the output says which
+    /// count it used. Also with --device-for.
+    #[arg(long = "transactions", value_name = "N", help_heading = crate::groups::WORKLOAD, allow_negative_numbers = true, value_parser = crate::args::within::<u64>(1, joj_experiment::trace_replay::MAX_TRANSACTIONS))]
+    pub transactions: Option<u64>,
     #[arg(long = "device", alias = "profile", value_name = "PROFILE", default_value = "emmc5", help_heading = crate::groups::DEVICE, help = crate::groups::profile_help("Device profile", " (`--profile` is its old name)."))]
     pub profile: String,
     /// Replay only this device of the trace (`major:minor`).
@@ -68,6 +75,7 @@ pub fn main(a: ReplayArgs) -> CliResult {
                 profile_for: &a.profile_for,
                 same_profile_ok: a.same_profile_ok,
                 honor_timestamps: a.honor_timestamps,
+                transactions: a.transactions,
             },
             a.json,
         );
@@ -86,11 +94,12 @@ pub fn main(a: ReplayArgs) -> CliResult {
             .emmc_journal
             .then(|| a.journal_region_mib.unwrap_or(DEFAULT_REGION_MIB)),
         completion: host,
+        transactions: a.transactions,
     })?;
     if a.json {
         outln!("{}", crate::output::sorted_json(&report)?)?;
     } else {
-        out!("{}", text(&a, report.format, &replayed, &report.device))?;
+        out!("{}", text(&a, &report, &replayed))?;
         if let Some(e) = &report.emmc_journal {
             out!("{}", ejournal_text(e))?;
         }
@@ -101,8 +110,8 @@ pub fn main(a: ReplayArgs) -> CliResult {
     Ok(())
 }
 
-fn text(a: &ReplayArgs, format: &str, r: &ReplayReport, d: &DeviceSummary) -> String {
-    let c = &r.device;
+fn text(a: &ReplayArgs, report: &TraceReplayReport, r: &ReplayReport) -> String {
+    let (c, d, format) = (&r.device, &report.device, report.format);
     let basis = match d.ops_basis {
         joj_device::OpsBasis::Transactions => "transactions",
         joj_device::OpsBasis::Requests => "requests",
@@ -130,8 +139,12 @@ fn text(a: &ReplayArgs, format: &str, r: &ReplayReport, d: &DeviceSummary) -> St
         r.records, r.reads, r.writes, r.flushes, r.discards, r.skipped_other
     ));
     s.push_str(&format!(
-        "  modeled {:.4} s ({:.4} s waited for by the application): {:.1} {basis}/s over {} {basis}\n",
-        d.modeled_s, d.app_wait_s, d.modeled_ops_per_sec, d.ops
+        "  modeled {:.4} s ({:.4} s waited for by the application): {:.1} {basis}/s over {} {basis}{}\n",
+        d.modeled_s,
+        d.app_wait_s,
+        d.modeled_ops_per_sec,
+        d.ops,
+        crate::replay_devices_cmd::counted_from(report.transactions_from, report.header_transactions)
     ));
     s.push_str(&format!(
         "  host wrote {} KiB; NAND programmed {} KiB (WAF {:.2}), {}, {} GC copies, {} FUA writes\n",

@@ -3,7 +3,7 @@
 
 use crate::output::CliResult;
 use joj_experiment::trace_replay::{
-    DevicesReplayOptions, DevicesReplayReport, replay_trace_devices,
+    DevicesReplayOptions, DevicesReplayReport, TransactionsFrom, replay_trace_devices,
 };
 
 pub fn main(opts: &DevicesReplayOptions, json: bool) -> CliResult {
@@ -44,11 +44,12 @@ fn text(report: &DevicesReplayReport) -> String {
     let h = &report.host;
     s.push_str(&format!(
         "  host: modeled {:.4} s ({:.4} s waited for by the application): {:.1} {basis}/s \
-         over {} {basis}\n",
+         over {} {basis}{}\n",
         h.modeled_s,
         h.app_wait_s,
         h.modeled_ops_per_sec,
         h.ops,
+        counted_from(report.transactions_from, report.header_transactions),
         basis = h.ops_basis
     ));
     s
@@ -61,5 +62,18 @@ pub fn flushes_dropped(dropped: u64, cache_bytes: u64) -> String {
         format!("{dropped} dropped: no write cache")
     } else {
         format!("{dropped} dropped")
+    }
+}
+
+/// Where a replay's count of transactions came from, after the count in the text output
+/// (nothing when it counts requests).
+pub fn counted_from(from: Option<TransactionsFrom>, header: Option<u64>) -> String {
+    match (from, header) {
+        (None, _) => String::new(),
+        (Some(TransactionsFrom::Header), _) => " (the trace's header)".into(),
+        (Some(TransactionsFrom::Option), None) => " (--transactions)".into(),
+        (Some(TransactionsFrom::Option), Some(n)) => {
+            format!(" (--transactions; the trace's header said {n})")
+        }
     }
 }

@@ -10,9 +10,9 @@
 use std::path::Path;
 
 use joj_device::{
-    Counters, DeviceProfile, DeviceSummary, EjournalError, EjournalStats, HostCompletion, Profile,
-    ProfileError, ReliableWriteAtomicity, ReplayError, ReplayOptions, ReplayReport, TraceFile,
-    ejournal, replay_devices, replay_ejournal, replay_requests,
+    Counters, DeviceProfile, DeviceSummary, EjournalError, EjournalStats, HostCompletion, OpsBasis,
+    Profile, ProfileError, ReliableWriteAtomicity, ReplayError, ReplayOptions, ReplayReport,
+    TraceFile, ejournal, replay_devices, replay_ejournal, replay_requests,
 };
 use serde::Serialize;
 
@@ -50,6 +50,36 @@ pub struct TraceReplayOptions<'a> {
     pub emmc_journal_mib: Option<u64>,
     /// The host completion model applied to the back-to-back replay.
     pub completion: Option<HostCompletion>,
+    /// Transactions the traced run ran (`--transactions`): the modeled figures count them,
+    /// over the header's count if it has one.
+    pub transactions: Option<u64>,
+}
+
+/// The most transactions a replay is told its trace ran (`--transactions`): the most a
+/// `joj bench` run counts, 10^8 per thread over 64 threads. A count is a divisor only, so the
+/// bound holds back a slip of the keyboard, not an allocation.
+pub const MAX_TRANSACTIONS: u64 = joj_workload::config::bounds::MAX_TRANSACTIONS
+    * joj_workload::config::bounds::MAX_THREADS as u64;
+
+/// Where the transactions of a replay's modeled figures were counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TransactionsFrom {
+    /// The trace's header (`meta.transactions`, which `joj bench --trace` writes).
+    Header,
+    /// `--transactions N`, over the header's count if it has one.
+    Option,
+}
+
+/// The transactions a replay counts its modeled figures by, and where the count came from:
+/// `given` (`--transactions`) over the trace header's; `None` when neither says (the figures
+/// then count requests).
+fn counted(header: Option<u64>, given: Option<u64>) -> Option<(u64, TransactionsFrom)> {
+    match (given, header) {
+        (Some(n), _) => Some((n, TransactionsFrom::Option)),
+        (None, Some(n)) => Some((n, TransactionsFrom::Header)),
+        (None, None) => None,
+    }
 }
 
 /// What the replay of a trace through one device counted.
@@ -79,6 +109,9 @@ pub struct TraceReplayReport {
     pub emmc_journal: Option<EjournalStats>,
     /// `joj-trace` or `blkparse`.
     pub format: &'static str,
+    /// The transactions the trace's header counts (`meta.transactions`; `null` when it does
+    /// not), whether or not `--transactions` overrode them.
+    pub header_transactions: Option<u64>,
     /// The host time a `joj bench` recording measured, composed with the device's (`null` for
     /// other traces).
     pub modeled: Option<Modeled>,
@@ -87,6 +120,9 @@ pub struct TraceReplayReport {
     pub profile: joj_device::ProfileRef,
     pub replay: ReplayCounts,
     pub trace: String,
+    /// Where `device.ops` was counted when it counts transactions: `header` or `option`
+    /// (`--transactions`); `null` when it counts requests.
+    pub transactions_from: Option<TransactionsFrom>,
 }
 
 /// A replay's document and the replay's own report (for the text view).
@@ -119,7 +155,8 @@ pub fn replay_trace(opts: &TraceReplayOptions) -> Result<TraceReplay, TraceRepla
         // A plain replay reads the file one record at a time.
         None => (replay_requests(&trace, &profile, &ro)?, None),
     };
-    let mut summary = DeviceSummary::from_replay(&replayed, trace.transactions());
+    let count = counted(trace.transactions(), opts.transactions);
+    let mut summary = DeviceSummary::from_replay(&replayed, count.map(|(n, _)| n));
     if let Some(host) = &opts.completion {
         summary = summary.with_completion(host, replayed.completions());
     }
@@ -129,6 +166,7 @@ pub fn replay_trace(opts: &TraceReplayOptions) -> Result<TraceReplay, TraceRepla
         device: summary,
         emmc_journal: ejournal,
         format: trace.format,
+        header_transactions: trace.transactions(),
         modeled,
         profile: joj_device::ProfileRef::from(&profile),
         replay: ReplayCounts {
@@ -144,6 +182,7 @@ pub fn replay_trace(opts: &TraceReplayOptions) -> Result<TraceReplay, TraceRepla
             writes: replayed.writes,
         },
         trace: opts.trace.display().to_string(),
+        transactions_from: count.map(|(_, from)| from),
     };
     Ok(TraceReplay { report, replayed })
 }
@@ -160,8 +199,13 @@ pub fn emmc_journal_profile(profile: &Profile) -> Profile {
 }
 
 /// A recording `joj bench` made carries the host time it measured: the replay composes it with
-/// the device's time as the run did.
+/// the device's time as the run did, over the transactions `summary` counts (the header's, or
+/// `--transactions`), so that `modeled.ops` is `device.ops`. A replay counting requests composes
+/// nothing: the host time is per transaction of the run.
 fn modeled(trace: &TraceFile, profile: &Profile, summary: &DeviceSummary) -> Option<Modeled> {
+    if summary.ops_basis != OpsBasis::Transactions {
+        return None;
+    }
     let (h, paced_on) = recorded_host(trace)?;
     let device_s = summary
         .completion
@@ -177,9 +221,8 @@ fn modeled(trace: &TraceFile, profile: &Profile, summary: &DeviceSummary) -> Opt
 }
 
 /// The host time a `joj bench` recording measured (`meta.host`) and the profile it was paced on
-/// (`meta.paced_on`), when its header has them and counts transactions.
+/// (`meta.paced_on`), when its header has them.
 fn recorded_host(trace: &TraceFile) -> Option<(HostMeasured, Option<String>)> {
-    trace.transactions()?;
     let h = serde_json::from_value(trace.header.meta.get("host")?.clone()).ok()?;
     let paced_on = trace
         .header
@@ -200,6 +243,8 @@ pub struct DevicesReplayOptions<'a> {
     /// Allow one profile for two devices (two separate devices of one kind).
     pub same_profile_ok: bool,
     pub honor_timestamps: bool,
+    /// Transactions the traced run ran (`--transactions`), over the header's count.
+    pub transactions: Option<u64>,
 }
 
 /// What the replay of one device of the trace counted.
@@ -239,7 +284,7 @@ pub struct HostTime {
     pub modeled_ops_per_sec: f64,
     pub modeled_s: f64,
     pub ops: u64,
-    /// `transactions` (the trace's header counts them) or `requests`.
+    /// `transactions` (the trace's header or `--transactions` counts them) or `requests`.
     pub ops_basis: &'static str,
 }
 
@@ -248,9 +293,14 @@ pub struct HostTime {
 pub struct DevicesReplayReport {
     pub devices: Vec<DevicesReplaySection>,
     pub format: &'static str,
+    /// As in [`TraceReplayReport`].
+    pub header_transactions: Option<u64>,
     pub honor_timestamps: bool,
     pub host: HostTime,
     pub trace: String,
+    /// Where `host.ops` (and each device's `ops`) was counted when it counts transactions:
+    /// `header` or `option` (`--transactions`); `null` when it counts requests.
+    pub transactions_from: Option<TransactionsFrom>,
 }
 
 /// Replay every device of `opts.trace` through its own profile, timed as the host sees them.
@@ -264,7 +314,8 @@ pub fn replay_trace_devices(
         ..ReplayOptions::default()
     };
     let report = replay_devices(&trace, &assign, &ro, opts.same_profile_ok)?;
-    let txns = trace.transactions();
+    let count = counted(trace.transactions(), opts.transactions);
+    let txns = count.map(|(n, _)| n);
     let ops = txns.unwrap_or_else(|| {
         report
             .devices
@@ -286,6 +337,7 @@ pub fn replay_trace_devices(
     Ok(DevicesReplayReport {
         devices,
         format: trace.format,
+        header_transactions: trace.transactions(),
         honor_timestamps: opts.honor_timestamps,
         host: HostTime {
             app_wait_s: report.host_app_wait_s,
@@ -299,6 +351,7 @@ pub fn replay_trace_devices(
             },
         },
         trace: opts.trace.display().to_string(),
+        transactions_from: count.map(|(_, from)| from),
     })
 }
 
@@ -343,5 +396,27 @@ fn section(r: &ReplayReport, named: String, txns: Option<u64>) -> DevicesReplayS
             skipped_other: r.skipped_other,
             writes: r.writes,
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_option_counts_over_the_header_and_neither_leaves_requests() {
+        assert_eq!(
+            counted(Some(1), Some(1000)),
+            Some((1000, TransactionsFrom::Option))
+        );
+        assert_eq!(
+            counted(None, Some(10)),
+            Some((10, TransactionsFrom::Option))
+        );
+        assert_eq!(
+            counted(Some(20), None),
+            Some((20, TransactionsFrom::Header))
+        );
+        assert_eq!(counted(None, None), None);
     }
 }
