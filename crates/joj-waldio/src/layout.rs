@@ -197,6 +197,16 @@ pub fn frame_salts(frame_header: &[u8]) -> [u8; 8] {
     s
 }
 
+/// The page number a frame header carries (bytes 0..4).
+pub fn frame_pgno(frame_header: &[u8]) -> u32 {
+    u32::from_be_bytes([
+        frame_header[0],
+        frame_header[1],
+        frame_header[2],
+        frame_header[3],
+    ])
+}
+
 /// The commit-size field of a frame header (non-zero only on a commit frame).
 pub fn frame_commit_size(frame_header: &[u8]) -> u32 {
     u32::from_be_bytes([

@@ -14,6 +14,8 @@ pub(crate) struct Header {
 
 /// Bytes of the header waldio reads.
 pub(crate) const BYTES: usize = 100;
+/// Offset of the reserved bytes per page in the header.
+pub(crate) const RESERVE_OFFSET: usize = 20;
 
 /// The header in the first bytes of a database file (`None`: shorter, or not SQLite's).
 pub(crate) fn parse(h: &[u8]) -> Option<Header> {
@@ -24,7 +26,7 @@ pub(crate) fn parse(h: &[u8]) -> Option<Header> {
     let page = if raw == 1 { 65536 } else { raw };
     Some(Header {
         page_size: page,
-        reserve: h[20],
+        reserve: h[RESERVE_OFFSET],
         wal_mode: h[18] == 2,
     })
 }

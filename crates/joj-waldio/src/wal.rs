@@ -10,7 +10,8 @@
 //! - Frames are written only inside the durable size: an extension is zero-filled and synced
 //!   before any block past the old end is written; an extension that failed is cut off again.
 //! - The page bytes `P-24..P` SQLite writes are zero (checked before anything is stored), and
-//!   read back as zero.
+//!   read back as zero; a page 1 SQLite writes keeps a reserve of at least 24 bytes (a backup
+//!   from a database without it is refused before anything is stored).
 //! - Without group sync, a commit frame's page write leaves nothing pending, and with `full`
 //!   or `fua` it is durable, before the write returns: the option decides a commit's
 //!   durability whatever `PRAGMA synchronous` the application runs.
@@ -21,9 +22,11 @@
 use crate::counters::{AtomicWaldioCounters, bump};
 use crate::io::{AlignedBuf, WalIo};
 use crate::layout::{
-    self, Decoded, FRAME_HEADER_BYTES, HEADER_FIELDS_BYTES, HeaderBlock, Part, WAL_HEADER_BYTES,
+    self, Decoded, FRAME_HEADER_BYTES, HEADER_FIELDS_BYTES, HeaderBlock, Part, RESERVE_NEEDED,
+    WAL_HEADER_BYTES,
 };
 use crate::options::{SyncOption, WaldioOptions, group_due};
+use crate::sqlite_header;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
@@ -36,10 +39,27 @@ mod prealloc;
 pub enum WalError {
     #[error(
         "page {pgno} (WAL frame {frame}) has data in its last 24 bytes, which waldio needs for \
-         the frame header: the reserved bytes belong to someone else (cksumvfs, a codec) or the \
-         database has no reserve; convert it with `joj waldio convert DB`"
+         the frame header: the reserved bytes belong to someone else (cksumvfs, a codec), or \
+         the page was laid out for fewer than 24 reserved bytes — a database without the \
+         reserve, or another database's page copied in by a backup (sqlite3_backup_*, Python's \
+         Connection.backup, the sqlite3 shell's .restore) from a database stock SQLite made; \
+         nothing was written; convert that database with `joj waldio convert DB` (a backup's \
+         source before the backup)"
     )]
     ReserveInUse { frame: u64, pgno: u32 },
+    /// Page 1 of another database, copied over this one (SQLite's backup copies page 1's header
+    /// verbatim): the database it would make could keep no frame header.
+    #[error(
+        "page 1 (WAL frame {frame}) says the database keeps {reserve} reserved bytes per page, \
+         fewer than the 24 waldio keeps each frame's header in: it is another database's first \
+         page, copied over this one by a backup (sqlite3_backup_*, Python's Connection.backup, \
+         the sqlite3 shell's .restore) from a database without waldio's reserve (stock SQLite \
+         makes 0); nothing was written and the database is as it was; fix: give the source the \
+         reserve first with `joj waldio convert SRC` (it then opens only through waldio: \
+         convert a copy to keep SRC as it is) and back up from it, or back up into a database \
+         opened without waldio and convert that"
+    )]
+    BackupWithoutReserve { frame: u64, reserve: u8 },
     #[error(
         "page size {page} is not a multiple of the direct-I/O alignment {align} of the WAL file; \
          create the database with PRAGMA page_size={align} (or larger) before its first write"
@@ -139,6 +159,33 @@ impl WalError {
             WalError::Io { op, what, source }
         }
     }
+}
+
+/// Check SQLite's write of `bytes` at offset `from` of a `page_bytes`-byte page, that of WAL
+/// frame `frame` whose frame header is `frame_header`, before anything of it is stored: the
+/// page's last [`FRAME_HEADER_BYTES`] are zero (waldio keeps the frame header there), and a
+/// page 1 keeps a reserve of at least [`RESERVE_NEEDED`] (a backup copies another database's
+/// header over this one's, reserve and all).
+fn check_page_piece(
+    (frame, frame_header): (u64, &[u8]),
+    page_bytes: usize,
+    from: usize,
+    bytes: &[u8],
+) -> Result<(), WalError> {
+    let pgno = layout::frame_pgno(frame_header);
+    let reserve_at = sqlite_header::RESERVE_OFFSET;
+    if pgno == 1 && (from..from + bytes.len()).contains(&reserve_at) {
+        let reserve = bytes[reserve_at - from];
+        if reserve < RESERVE_NEEDED {
+            return Err(WalError::BackupWithoutReserve { frame, reserve });
+        }
+    }
+    let tail_start = page_bytes - FRAME_HEADER_BYTES;
+    let skip = tail_start.saturating_sub(from).min(bytes.len());
+    if bytes[skip..].iter().any(|&b| b != 0) {
+        return Err(WalError::ReserveInUse { frame, pgno });
+    }
+    Ok(())
 }
 
 /// Result of a read: the bytes were all there, or the tail was past the end (zero-filled).
@@ -412,26 +459,20 @@ impl<I: WalIo> WalState<I> {
                         && layout::frame_commit_size(&pb.data[p - FRAME_HEADER_BYTES..]) != 0;
                 }
                 Part::Page { frame, from } => {
-                    // The reserved tail must be ours: zero in what SQLite writes.
                     let tail_start = p - FRAME_HEADER_BYTES;
                     let end = from + piece.len;
-                    if end > tail_start {
-                        let skip = tail_start.saturating_sub(from);
-                        if bytes[skip..].iter().any(|&b| b != 0) {
-                            let pgno = self.pending.get(&frame).map_or(0, |pb| {
-                                let h = &pb.data[p - FRAME_HEADER_BYTES..];
-                                u32::from_be_bytes([h[0], h[1], h[2], h[3]])
-                            });
-                            return Err(WalError::ReserveInUse { frame, pgno });
-                        }
-                    }
                     touched_written |=
                         frame <= self.written_hwm && !self.pending.contains_key(&frame);
                     let full = from == 0 && piece.len == p;
                     // The piece that ends the page decides whether the frame is a commit, so
                     // it needs the frame's header: pending, or on disk if a flush (the group
-                    // timer, the memory limit) wrote it between SQLite's two writes.
-                    let pb = self.pending_block(frame, end == p, !full)?;
+                    // timer, the memory limit) wrote it between SQLite's two writes. So does
+                    // the piece with page 1's reserve byte, to know the page is page 1. Nothing
+                    // is stored before `check_page_piece`: a refused write leaves the block as
+                    // it was (dropped with the failed transaction unless a commit holds it).
+                    let has_reserve_byte = (from..end).contains(&sqlite_header::RESERVE_OFFSET);
+                    let pb = self.pending_block(frame, end == p || has_reserve_byte, !full)?;
+                    check_page_piece((frame, &pb.data[tail_start..]), p, from, bytes)?;
                     let copy_end = end.min(tail_start);
                     if copy_end > from {
                         pb.data[from..copy_end].copy_from_slice(&bytes[..copy_end - from]);

@@ -455,6 +455,39 @@ fn a_page_using_the_reserved_tail_is_refused_before_anything_is_written() {
 }
 
 #[test]
+fn a_first_page_without_the_reserve_is_refused_before_anything_is_written() {
+    let mut s = state(512);
+    s.write(0, &wal_header(4096)).unwrap();
+    s.sync().unwrap();
+    let before = s.io.data.clone();
+    // Page 1 of a database stock SQLite made, as a backup copies it: reserve 0, its last 24
+    // bytes zero (no cell reaches them), so only the header tells.
+    let fh = frame_header(1, true);
+    s.write(32, &fh).unwrap();
+    let mut page = vec![0u8; 4096];
+    page[..16].copy_from_slice(b"SQLite format 3\0");
+    page[16..18].copy_from_slice(&4096u16.to_be_bytes());
+    page[20] = 0;
+    let err = s.write(56, &page).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            WalError::BackupWithoutReserve {
+                frame: 1,
+                reserve: 0
+            }
+        ),
+        "{err}"
+    );
+    assert!(s.pending.is_empty(), "the refused frame is dropped");
+    assert_eq!(s.io.data, before);
+    // The same page with waldio's reserve is taken.
+    page[20] = 24;
+    s.write(32, &fh).unwrap();
+    assert!(s.write(56, &page).unwrap().commit);
+}
+
+#[test]
 fn an_einval_from_a_direct_transfer_says_the_filesystem_refuses_direct_io() {
     let einval = || std::io::Error::from_raw_os_error(libc::EINVAL);
     let write = WalError::io(IoOp::Write, "preallocating the WAL", einval()).to_string();
