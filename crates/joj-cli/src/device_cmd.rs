@@ -526,7 +526,7 @@ fn check_memory(profile: &Profile, spec: &WorkloadSpec, raw_bytes: u64) -> Resul
         .saturating_mul(page_bytes)
         .saturating_add(spec.ops.saturating_mul(spec.io_bytes));
     let model_bytes = profile.model_memory_bytes(written);
-    let limit_bytes = joj_linux::memory::limit_bytes().map_err(|source| CliError::Open {
+    let limit_bytes = joj_linux::memory::model_limit_bytes().map_err(|source| CliError::Open {
         path: "/proc/meminfo (sysinfo)".into(),
         source,
     })?;

@@ -116,6 +116,11 @@ fn main() -> ExitCode {
             _ => ExitCode::SUCCESS,
         };
     }
+    // Every emulated device is checked against what this process may allocate before it is
+    // made (a failed allocation would abort part-way); unknown limits leave it unchecked.
+    if let Ok(bytes) = joj_linux::memory::model_limit_bytes() {
+        joj_device::memory_budget::set_limit_bytes(bytes);
+    }
     let result = match cli.command {
         Some(Command::Bench(a)) => bench::main(*a),
         Some(Command::Compare(a)) => compare::main(*a),

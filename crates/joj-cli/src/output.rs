@@ -118,7 +118,8 @@ pub enum CliError {
     /// An emulated device that would hold more than joj keeps in memory; found before any work.
     #[error(
         "the emulated {profile} device of {} GiB raw would hold up to {} MiB in memory ({what}), \
-         more than joj keeps in memory ({} MiB, half of this machine's memory); fix: {fix}",
+         more than joj keeps in memory ({} MiB: half of this machine's memory, less what `ulimit -v` \
+         and the cgroup's memory.max leave); fix: {fix}",
         .raw_bytes >> 30, .model_bytes >> 20, .limit_bytes >> 20
     )]
     DeviceTooLargeForMemory {

@@ -9,6 +9,9 @@ use crate::error::ProfileError;
 /// area, `Oob`) in memory, so 2^28 pages already hold 4 GiB — a 2 TiB device of 8 KiB pages.
 /// With a sub-page mapping unit the bound is on slots (units of pages).
 pub const MAX_PHYSICAL_PAGES: u64 = 1 << 28;
+
+/// The most spare a profile may declare: ten times the capacity it offers.
+pub const MAX_OVER_PROVISIONING_PERCENT: f64 = 1000.0;
 /// The largest profile file read: a profile is a few KiB of JSON.
 pub const MAX_PROFILE_BYTES: u64 = 1 << 20;
 /// Longest a single step of a profile's timing may take (a page read or program, an erase, a
@@ -734,6 +737,14 @@ impl IftlConfig {
                 "16384",
             ),
         ];
+        if self.metadata_slots == Some(0) {
+            return Err(ProfileError::IftlField {
+                field: "iftl.metadata_slots",
+                value: 0,
+                max: u64::from(u32::MAX),
+                example: "96, or leave it out to use every NVM byte left after the tables",
+            });
+        }
         match sizes.iter().find(|&&(_, v, max, _)| v == 0 || v > max) {
             Some(&(field, value, max, example)) => Err(ProfileError::IftlField {
                 field,
@@ -881,8 +892,19 @@ impl Profile {
         }
         let bytes = joj_trace::input::read_all(path, MAX_PROFILE_BYTES, "a device profile")
             .map_err(|e| ProfileError::Input(e.to_string()))?;
-        let text = String::from_utf8_lossy(&bytes);
-        let mut p = Self::from_json(&text).map_err(|e| match e {
+        // A byte-order mark (some editors save one) is not JSON; text that is not UTF-8 is
+        // refused where it stops being so, never read with its bytes replaced.
+        let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
+        let text = std::str::from_utf8(body).map_err(|e| ProfileError::ParseFile {
+            path: name_or_path.to_string(),
+            message: format!(
+                "it is not UTF-8 text (byte {} is not part of a UTF-8 character); save it as \
+                 UTF-8",
+                e.valid_up_to() + (bytes.len() - body.len())
+            ),
+            known: Self::builtin_names().join(", "),
+        })?;
+        let mut p = Self::from_json(text).map_err(|e| match e {
             ProfileError::Parse { message } => ProfileError::ParseFile {
                 path: name_or_path.to_string(),
                 message,
@@ -908,6 +930,23 @@ impl Profile {
                 ));
             }
         }
+        // A calibration that doubted its own measurements wrote the profile all the same, and
+        // said so in the file: say it again wherever the profile is used (the warnings are the
+        // file's text, so only their number is printed).
+        let warnings = p
+            .calibration
+            .as_ref()
+            .and_then(|c| c.get("warnings"))
+            .and_then(|w| w.as_array())
+            .map_or(0, Vec::len);
+        if warnings > 0 {
+            crate::profile_source::say_once(format!(
+                "joj: warning: the calibration that made {} warned {warnings} time(s) that its \
+                 measurements may not be the device's (calibration.warnings in the file); its \
+                 modeled figures inherit that doubt; fix: calibrate again on a quiet machine",
+                p.source.label()
+            ));
+        }
         Ok(p)
     }
 
@@ -926,12 +965,15 @@ impl Profile {
         self.geometry.validate()?;
         self.timing.validate()?;
         let op = self.ftl.over_provisioning_percent;
-        if !(op.is_finite() && op > 0.0) {
+        // Above 1000 % a device's spare is ten times what it offers the host (devices spare 7
+        // to 28 %); 2e8 left 0 logical pages, found only when a run wrote its first request.
+        if !(op.is_finite() && op > 0.0 && op <= MAX_OVER_PROVISIONING_PERCENT) {
             return Err(ProfileError::Invalid {
                 reason: format!(
-                    "ftl.over_provisioning_percent is {op}; it must be a finite number above 0, \
-                     as an FTL needs spare blocks to collect garbage into; fix: give a \
-                     percentage such as 7 (a typical eMMC) or 28 (an SSD)"
+                    "ftl.over_provisioning_percent is {op:e}; it must be above 0 and at most \
+                     {MAX_OVER_PROVISIONING_PERCENT}, as an FTL needs spare blocks to collect \
+                     garbage into and a device offers most of its NAND; fix: give a percentage \
+                     such as 7 (a typical eMMC) or 28 (an SSD)"
                 ),
             });
         }
@@ -1202,6 +1244,59 @@ mod tests {
         ));
         p.cache.idle_destage_after_ns = MAX_STEP_NS;
         assert!(p.validate().is_ok());
+    }
+
+    /// Numbers inside the old checks that left a device with nothing to model (found by a
+    /// probe of 2026-11-29): a CPU 1e300 times this machine's, a spare of 2e8 % (0 logical
+    /// pages, found only at the first request), no i-FTL metadata slot.
+    #[test]
+    fn numbers_that_leave_nothing_to_model_are_refused_at_load() {
+        let mut p = Profile::builtin("galaxy-s5").unwrap();
+        if let Some(h) = p.host.as_mut() {
+            h.cpu_factor = 1e-300;
+        }
+        let e = p.validate().unwrap_err().to_string();
+        assert!(e.contains("host.cpu_factor") && e.contains("fix:"), "{e}");
+
+        let mut p = Profile::builtin("emmc5").unwrap();
+        p.ftl.over_provisioning_percent = 2e8;
+        let e = p.validate().unwrap_err().to_string();
+        assert!(
+            e.contains("over_provisioning_percent") && e.contains("fix:"),
+            "{e}"
+        );
+        p.ftl.over_provisioning_percent = MAX_OVER_PROVISIONING_PERCENT;
+        assert!(p.validate().is_ok());
+
+        let mut p = Profile::builtin("openssd-iftl").unwrap();
+        if let Some(i) = p.iftl.as_mut() {
+            i.metadata_slots = Some(0);
+        }
+        let e = p.validate().unwrap_err().to_string();
+        assert!(e.contains("iftl.metadata_slots is 0"), "{e}");
+    }
+
+    /// A profile file saved with a byte-order mark loads; one that is not UTF-8 is refused
+    /// naming the byte (it was read with the bytes replaced, and the name printed mangled).
+    #[test]
+    fn a_profile_file_is_utf8_with_or_without_a_byte_order_mark() {
+        let dir = tempfile::tempdir().unwrap();
+        let json = serde_json::to_string(&Profile::builtin("emmc5").unwrap()).unwrap();
+        let bom = dir.path().join("bom.json");
+        std::fs::write(&bom, [b"\xEF\xBB\xBF".as_slice(), json.as_bytes()].concat()).unwrap();
+        assert!(Profile::load(bom.to_str().unwrap()).is_ok());
+        let bad = dir.path().join("latin1.json");
+        let mangled = json
+            .replacen("emmc5", "em\u{0}mc", 1)
+            .replace('\u{0}', "\u{1}");
+        let mut bytes = mangled.into_bytes();
+        let at = bytes.iter().position(|&b| b == 1).unwrap();
+        bytes[at] = 0xE9; // Latin-1 "é": not UTF-8
+        std::fs::write(&bad, bytes).unwrap();
+        let e = Profile::load(bad.to_str().unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(&format!("byte {at} is not")), "{e}");
     }
 
     #[test]

@@ -133,6 +133,7 @@ pub(crate) struct UnitWrite<'a> {
 impl Emmc<NandMedium> {
     /// A freshly formatted device of `profile` on emulated NAND in memory.
     pub fn new(profile: &Profile) -> Result<Emmc<NandMedium>, DeviceError> {
+        crate::memory_budget::check(profile)?;
         Emmc::format(NandMedium::for_profile(profile), profile)
     }
 }

@@ -142,6 +142,22 @@ pub enum DeviceError {
     },
     #[error("empty request")]
     EmptyRequest,
+    /// A device whose model would take more memory than the process may allocate
+    /// ([`crate::memory_budget`]).
+    #[error(
+        "a device of profile {profile} ({pages} NAND pages) would hold {} MiB of model state \
+         from the start, and this process may allocate {} MiB more (half the machine's memory, \
+         less what `ulimit -v` and the cgroup's memory.max leave); fix: a smaller device \
+         (fewer geometry.blocks_per_plane in the profile, or --raw-gib where the command has it)",
+        model_bytes >> 20,
+        limit_bytes >> 20
+    )]
+    TooLargeForMemory {
+        profile: String,
+        pages: u64,
+        model_bytes: u64,
+        limit_bytes: u64,
+    },
     /// A workload's issuers (`--iodepth`) outside 1 to the deepest command queue.
     #[error(
         "{issuers} issuers; fix: give 1 to {max} (the deepest command queue a profile may have)"
@@ -376,6 +392,10 @@ pub enum ReplayError {
     NoSuchDevice { dev: String, devices: String },
     #[error("trace record {index}: {source}")]
     Device { index: usize, source: DeviceError },
+    /// The emulated device could not be made (or aged) before the first record: the profile's
+    /// fault, not the trace's.
+    #[error("making the emulated device: {0}")]
+    MakeDevice(DeviceError),
     #[error(
         "trace has requests for several devices ({devices}); choose one (`--dev major:minor`) or \
          replay them as partitions of one device (`--partitions`)"

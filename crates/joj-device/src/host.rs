@@ -55,11 +55,14 @@ impl HostConfig {
     pub fn validate(&self) -> Result<(), ProfileError> {
         crate::profile_text::check_host_name(&self.name)?;
         crate::profile_text::check_sources("host.sources", &self.sources)?;
-        if !(self.cpu_factor.is_finite() && self.cpu_factor > 0.0 && self.cpu_factor <= 1000.0) {
+        // Below 0.01 a target CPU would be a hundred times this machine's: the host's time
+        // vanishes from every figure (1e-300 printed "host 0.0000 s (0 %)" under a phone's name).
+        if !(self.cpu_factor.is_finite() && (0.01..=1000.0).contains(&self.cpu_factor)) {
             return Err(ProfileError::Invalid {
                 reason: format!(
-                    "host.cpu_factor is {}; it must be in (0, 1000] (1: this machine, 3: three \
-                     times slower)",
+                    "host.cpu_factor is {:e}; it must be from 0.01 to 1000 (1: this machine, 3: \
+                     three times slower, 0.5: twice as fast); fix: give the target's speed \
+                     against this machine's from a published benchmark of both CPUs",
                     self.cpu_factor
                 ),
             });

@@ -75,6 +75,7 @@ impl IftlDevice<NandMedium> {
         profile.validate().map_err(|e| FtlError::GeometryTooSmall {
             reason: e.to_string(),
         })?;
+        crate::memory_budget::check(profile)?;
         Self::format(NandMedium::for_profile(profile), profile)
     }
 }

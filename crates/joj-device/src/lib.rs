@@ -42,6 +42,7 @@ pub mod iftl;
 pub mod iftl_device;
 pub mod image;
 pub mod medium;
+pub mod memory_budget;
 pub mod nand;
 pub mod nvm;
 pub mod profile_source;

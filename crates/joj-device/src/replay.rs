@@ -538,9 +538,8 @@ impl Replayer {
         requests: &R,
         selection: &Selection,
     ) -> Result<Replayer, ReplayError> {
-        let device_err = |source| ReplayError::Device { index: 0, source };
-        let mut replayer =
-            Replayer::new(profile, opts.data_mode, opts.aging, top_bytes).map_err(device_err)?;
+        let mut replayer = Replayer::new(profile, opts.data_mode, opts.aging, top_bytes)
+            .map_err(ReplayError::MakeDevice)?;
         if opts.prefill_reads {
             prefill(&mut replayer.dev, requests, selection)?;
             replayer.start_ns = replayer.dev.now_ns();

@@ -55,6 +55,64 @@ pub fn limit_bytes() -> std::io::Result<u64> {
     Ok(total / 2)
 }
 
+/// The most memory an emulated device in this process may hold: [`limit_bytes`], and no more
+/// than the process may still allocate — its address-space limit (`RLIMIT_AS`, `ulimit -v`)
+/// less what it maps already, and its cgroup's `memory.max` less `memory.current`. A model
+/// beyond either is refused before it is made, rather than aborted by a failed allocation
+/// part-way (a profile at the page bound took 6.2 GB and died under a 4 GB `ulimit -v`).
+pub fn model_limit_bytes() -> std::io::Result<u64> {
+    let mut limit = limit_bytes()?;
+    if let Some(room) = address_space_room() {
+        limit = limit.min(room);
+    }
+    if let Some(room) = cgroup_room() {
+        limit = limit.min(room);
+    }
+    Ok(limit)
+}
+
+/// `RLIMIT_AS` less this process's mapped size (`VmSize` of `/proc/self/status`), if limited.
+fn address_space_room() -> Option<u64> {
+    let lim = rustix::process::getrlimit(rustix::process::Resource::As).current?;
+    let status = small_file("/proc/self/status")?;
+    let kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmSize:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(lim.saturating_sub(kib.saturating_mul(1024)))
+}
+
+/// The cgroup (v2) of this process: `memory.max` less `memory.current`, if it has a limit.
+fn cgroup_room() -> Option<u64> {
+    let cgroup = small_file("/proc/self/cgroup")?;
+    // cgroup v2: the one line "0::/path".
+    let path = cgroup.lines().find_map(|l| l.strip_prefix("0::"))?.trim();
+    if path.contains("..") {
+        return None;
+    }
+    let dir = format!("/sys/fs/cgroup{path}");
+    let max: u64 = small_file(&format!("{dir}/memory.max"))?
+        .trim()
+        .parse()
+        .ok()?;
+    let current: u64 = small_file(&format!("{dir}/memory.current"))?
+        .trim()
+        .parse()
+        .ok()?;
+    Some(max.saturating_sub(current))
+}
+
+/// A small kernel-made text file (at most 64 KiB read), or `None`.
+fn small_file(path: &str) -> Option<String> {
+    let bytes =
+        joj_trace::input::read_all(Path::new(path), 64 << 10, "a /proc or cgroup file").ok()?;
+    String::from_utf8(bytes).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -63,6 +121,12 @@ mod tests {
     fn dev_shm_is_memory_and_proc_is_not() {
         assert!(is_memory(Path::new("/dev/shm")).expect("statfs /dev/shm"));
         assert!(is_memory(Path::new("/proc")).is_ok_and(|m| !m));
+    }
+
+    #[test]
+    fn the_model_limit_is_at_most_the_machine_limit() {
+        let model = model_limit_bytes().expect("limits");
+        assert!(model <= limit_bytes().expect("sysinfo"), "{model}");
     }
 
     #[test]
