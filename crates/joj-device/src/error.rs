@@ -442,7 +442,11 @@ pub enum ReplayError {
         first: String,
         second: String,
     },
-    #[error("trace record {index}: a {op} request of zero sectors")]
+    #[error(
+        "trace record {index}: a {op} request of zero sectors; a read, write or discard carries \
+         at least one (an empty write with a preflush, blkparse's `FWS 0 + 0`, is a flush and \
+         is replayed as one); fix: give the record its length, or drop it"
+    )]
     EmptyRequest { index: usize, op: String },
     #[error(
         "the trace changed while it was replayed: its first reading found {scanned} requests, \

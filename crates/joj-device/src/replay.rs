@@ -412,7 +412,10 @@ impl Replayer {
         let buf = &mut self.buf;
         report.records += 1;
         let err = |source| ReplayError::Device { index, source };
-        if matches!(r.op, Op::Read | Op::Write | Op::Discard) && r.sectors == 0 {
+        // An empty write with a preflush (`FWS 0 + 0`: the block layer's flush of an fsync, as
+        // blkparse shows it at queue time) is a flush and nothing else.
+        let empty_preflush = r.op == Op::Write && r.sectors == 0 && r.preflush;
+        if matches!(r.op, Op::Read | Op::Write | Op::Discard) && r.sectors == 0 && !empty_preflush {
             return Err(ReplayError::EmptyRequest {
                 index,
                 op: format!("{:?}", r.op).to_lowercase(),
@@ -442,6 +445,9 @@ impl Replayer {
                 dev.flush().map_err(err)?;
                 report.flushes += 1;
             }
+        }
+        if empty_preflush {
+            return Ok(true);
         }
         let waited = match r.op {
             Op::Read => {
