@@ -398,18 +398,20 @@ fn target(opts: &CalibrateOptions) -> Result<Target, ExperimentError> {
             ),
         });
     }
+    check_room(opts)?;
     let path = opts
         .path
         .join(format!("joj-calibrate-{}.img", std::process::id()));
     // Every block written once, then synced: later writes overwrite initialised blocks, so
     // `fdatasync` commits no journal transaction and only flushes the device. Made new (never
     // through a symlink, never a file already there), and only then joj's to remove: a file of
-    // that name that was there is somebody else's and stays.
+    // that name that was there is somebody else's and stays. Made without `O_DIRECT`: a
+    // filesystem that refuses it at open (ramfs) has made the file by then, and the failed open
+    // could not say whether the file was there before.
     let f = OpenOptions::new()
         .read(true)
         .write(true)
         .create_new(true)
-        .custom_flags(libc::O_DIRECT)
         .open(&path)
         .map_err(|e| {
             // Only a file already there is somebody else's; any other failure is the folder's.
@@ -421,22 +423,86 @@ fn target(opts: &CalibrateOptions) -> Result<Target, ExperimentError> {
             };
             io(format!("creating {} ({why})", path.display()))(e)
         })?;
+    // Joj's from here: removed on every way out.
     let t = Target {
         path: path.clone(),
         remove: true,
         kind: "file",
         _claim: None,
     };
+    direct(&f).map_err(|e| ExperimentError::Calibrate {
+        reason: format!(
+            "{} is on a filesystem that does not do direct I/O (it refused O_DIRECT: {e}), \
+             and calibrating must time the device, not the page cache; the test file made \
+             there was removed; fix: give a directory on a disk filesystem (ext4, xfs, …), or \
+             a block device",
+            opts.path.display()
+        ),
+    })?;
     let buf = Aligned::new(MIB as usize, 0x5a);
     let mut at = 0;
     while at < opts.size_bytes {
         f.write_all_at(buf.bytes(MIB as usize), at)
-            .map_err(io(format!("filling {}", path.display())))?;
+            .map_err(|e| full(e, format!("filling {}", path.display())))?;
         at += MIB;
     }
     f.sync_all()
-        .map_err(io(format!("syncing {}", path.display())))?;
+        .map_err(|e| full(e, format!("syncing {}", path.display())))?;
     Ok(t)
+}
+
+/// The fix a filesystem that filled up while the test file was written asks for.
+const ROOM_FIX: &str = "fix: give a smaller --size-mib, at least 64, or a directory on a \
+     filesystem with more free space";
+
+/// The free space of the directory `opts.path`, checked before its test file is made: a file
+/// that does not fit would fill the filesystem and fail part way.
+fn check_room(opts: &CalibrateOptions) -> Result<(), ExperimentError> {
+    let st = rustix::fs::statvfs(&opts.path)
+        .map_err(|e| io(format!("reading the free space of {}", opts.path.display()))(e.into()))?;
+    let free_bytes = st.f_bavail.saturating_mul(st.f_frsize);
+    // A filesystem of no blocks (ramfs) keeps no account of its space: nothing to check.
+    if st.f_blocks > 0 && free_bytes < opts.size_bytes {
+        let free_mib = free_bytes / MIB;
+        // A file of --size-mib MiB takes a few blocks more for the filesystem's own records.
+        let fix = if free_mib > 64 {
+            format!(
+                "fix: give a smaller --size-mib (64 to {}), or a directory on a filesystem with \
+                 more free space",
+                free_mib - 1
+            )
+        } else {
+            "fix: give a directory on a filesystem with more free space (--size-mib is at \
+             least 64)"
+                .to_string()
+        };
+        return Err(ExperimentError::Calibrate {
+            reason: format!(
+                "{} has {free_mib} MiB free, less than the {} MiB test file calibrating writes \
+                 there; nothing was written; {fix}",
+                opts.path.display(),
+                opts.size_bytes / MIB
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Switch `f` to direct I/O (`O_DIRECT`), which its filesystem may refuse.
+fn direct(f: &File) -> rustix::io::Result<()> {
+    let flags = rustix::fs::fcntl_getfl(f)?;
+    rustix::fs::fcntl_setfl(f, flags | rustix::fs::OFlags::DIRECT)
+}
+
+/// An I/O error writing the test file; a full filesystem (space taken since [`check_room`],
+/// or a quota) names the fix.
+fn full(e: std::io::Error, what: String) -> ExperimentError {
+    let no_room = matches!(e.raw_os_error(), Some(libc::ENOSPC | libc::EDQUOT));
+    io(if no_room {
+        format!("{what} ({ROOM_FIX})")
+    } else {
+        what
+    })(e)
 }
 
 /// Claim the block device `opts.path` exclusively (`O_EXCL`, as mkfs does), before anything is
