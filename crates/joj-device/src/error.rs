@@ -367,6 +367,49 @@ pub enum ImageError {
     NotAnImage { path: String },
     #[error("image data mode differs: image is {found}, profile wants {expected}")]
     DataModeMismatch { expected: String, found: String },
+    /// The filesystem an image is to be written on has less free space than the image takes:
+    /// refused before anything is written.
+    #[error(
+        "the device image {path} takes {}, more than the {} free on its filesystem; nothing was \
+         written; {IMAGE_ROOM_FIX}",
+        mib(*.image_bytes), mib(*.free_bytes)
+    )]
+    NoRoom {
+        path: String,
+        image_bytes: u64,
+        free_bytes: u64,
+    },
+    /// Writing an image failed; its temporary file is removed, and `path` holds what it held
+    /// before (unless only the final sync of its directory failed).
+    #[error(
+        "cannot write the device image {path} ({}): {source}{}",
+        mib(*.image_bytes), full_fix(.source)
+    )]
+    Write {
+        path: String,
+        image_bytes: u64,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// The fix for an image that does not fit where it is to be written.
+const IMAGE_ROOM_FIX: &str = "fix: free space there, or give an image path on a filesystem \
+     with more free space (a profile with fewer blocks makes a smaller image)";
+
+/// `bytes` in MiB with one decimal, as a message shows a size.
+fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64)
+}
+
+/// The fix after an image's error when `e` says the filesystem (or the user's quota) is full.
+fn full_fix(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded => {
+            format!("; {IMAGE_ROOM_FIX}")
+        }
+        _ => String::new(),
+    }
 }
 
 /// Errors replaying a block trace.

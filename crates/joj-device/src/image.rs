@@ -581,25 +581,53 @@ pub fn inspect(path: &Path) -> Result<ImageInfo, ImageError> {
 /// Write `medium` to `path` atomically: a temporary file of a name nobody can know before it
 /// exists, made with `O_EXCL` beside `path` (a fixed `path.tmp` is a name anybody could plant a
 /// symlink at, to have root write the image through it), fsync, rename, fsync of the directory.
+/// An image larger than the free space beside `path` (on a filesystem that counts its space) is
+/// refused before anything is written (`NoRoom`); a write that fails all the same (space taken
+/// meanwhile, a quota) removes the temporary file and names `path` (`Write`).
 pub fn save_medium(medium: &NandMedium, path: &Path) -> Result<(), ImageError> {
     let bytes = encode(medium);
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
+    let image_bytes = bytes.len() as u64;
+    let failed = |source| ImageError::Write {
+        path: path.display().to_string(),
+        image_bytes,
+        source,
+    };
+    let st = rustix::fs::statvfs(dir).map_err(|e| failed(e.into()))?;
+    let free_bytes = st.f_bavail.saturating_mul(st.f_frsize);
+    // A filesystem of no blocks (ramfs) keeps no account of its space: nothing to check.
+    if st.f_blocks > 0 && image_bytes > free_bytes {
+        return Err(ImageError::NoRoom {
+            path: path.display().to_string(),
+            image_bytes,
+            free_bytes,
+        });
+    }
     let name = path.file_name().unwrap_or_default().to_string_lossy();
-    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::fs::OpenOptionsExt;
     // 0644, as `File::create` made it (tempfile's default is 0600): an image holds no secret,
-    // and other users' tools read it.
+    // and other users' tools read it. Made through `make_in`, whose errors are the system
+    // call's, not wrapped in the temporary's name, which the user never gave.
     let mut tmp = tempfile::Builder::new()
         .prefix(&format!(".{name}."))
         .suffix(".tmp")
-        .permissions(std::fs::Permissions::from_mode(0o644))
-        .tempfile_in(dir)?;
-    tmp.write_all(&bytes)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    std::fs::File::open(dir)?.sync_all()?;
+        .make_in(dir, |p| {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o644)
+                .open(p)
+        })
+        .map_err(failed)?;
+    tmp.as_file_mut().write_all(&bytes).map_err(failed)?;
+    tmp.as_file().sync_all().map_err(failed)?;
+    tmp.persist(path).map_err(|e| failed(e.error))?;
+    std::fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(failed)?;
     Ok(())
 }
 
