@@ -55,11 +55,15 @@ impl CompletionArgs {
 /// One text line for a `completion` report, `unit` naming the operations (`transaction`,
 /// `request`).
 pub fn completion_line(h: &joj_device::CompletionReport, unit: &str) -> String {
+    // The word `--completion` takes, not the type's name.
+    let mode = match h.completion {
+        joj_device::Completion::Interrupt => "interrupt",
+        joj_device::Completion::Poll => "poll",
+    };
     format!(
-        "  completion {:?} (wakeup {:.1} µs): {} completions, {} wakeups, {} context switches; \
+        "  completion {mode} (wakeup {:.1} µs): {} completions, {} wakeups, {} context switches; \
          host sees {:.4} s, {:.1} {unit}s/s, {:.1} µs per {unit}; CPU busy {:.4} s ({:.1} % of \
          one core)\n",
-        h.completion,
         h.wakeup_ns as f64 / 1e3,
         h.completions,
         h.wakeups,
@@ -104,6 +108,31 @@ mod tests {
             .unwrap();
         assert_eq!(h.wakeup_ns, HostCompletion::DEFAULT_WAKEUP_NS);
         assert!(args(None, None).host().unwrap().is_none());
+    }
+
+    #[test]
+    fn the_completion_line_names_the_mode_as_the_option_does() {
+        let r = joj_device::CompletionReport {
+            completion: joj_device::Completion::Poll,
+            wakeup_ns: 0,
+            completions: 1,
+            wakeups: 0,
+            context_switches: 0,
+            device_s: 1.0,
+            host_overhead_s: 0.0,
+            modeled_s: 1.0,
+            cpu_busy_s: 1.0,
+            cpu_busy_fraction: 1.0,
+            latency_per_completion_us: 1.0,
+            latency_per_op_us: 1.0,
+            ops: 1,
+            modeled_ops_per_sec: 1.0,
+        };
+        assert!(
+            completion_line(&r, "request").starts_with("  completion poll ("),
+            "{}",
+            completion_line(&r, "request")
+        );
     }
 
     #[test]
