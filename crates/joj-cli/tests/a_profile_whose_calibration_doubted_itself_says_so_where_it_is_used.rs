@@ -21,13 +21,8 @@ fn profile_with(dir: &std::path::Path, warnings: serde_json::Value) -> std::path
     path
 }
 
-#[test]
-fn a_run_on_it_warns_with_the_number_of_doubts() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = profile_with(
-        dir.path(),
-        serde_json::json!(["the reference\u{1b}[2J took 3.85 ms", "again"]),
-    );
+/// `joj device run` of 10 requests on the profile at `p`: (exit ok, stderr).
+fn run_on(p: &std::path::Path) -> (bool, String) {
     let (ok, _, err) = common::run_joj_text(&[
         "device",
         "run",
@@ -36,6 +31,17 @@ fn a_run_on_it_warns_with_the_number_of_doubts() {
         "--device",
         p.to_str().unwrap(),
     ]);
+    (ok, err)
+}
+
+#[test]
+fn a_run_on_it_warns_with_the_number_of_doubts() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = profile_with(
+        dir.path(),
+        serde_json::json!(["the reference\u{1b}[2J took 3.85 ms", "again"]),
+    );
+    let (ok, err) = run_on(&p);
     assert!(ok, "{err}");
     assert!(
         err.contains("warned 2 time(s)") && err.contains("fix: calibrate again"),
@@ -47,14 +53,7 @@ fn a_run_on_it_warns_with_the_number_of_doubts() {
     );
 
     let p = profile_with(dir.path(), serde_json::json!([]));
-    let (ok, _, err) = common::run_joj_text(&[
-        "device",
-        "run",
-        "--requests",
-        "10",
-        "--device",
-        p.to_str().unwrap(),
-    ]);
+    let (ok, err) = run_on(&p);
     assert!(ok, "{err}");
     assert!(!err.contains("warned"), "no doubt, no warning: {err}");
 }

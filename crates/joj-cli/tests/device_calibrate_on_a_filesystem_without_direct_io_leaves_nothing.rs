@@ -14,28 +14,17 @@ fn a_filesystem_without_direct_io_is_refused_naming_the_fix_and_leaves_no_file()
         return;
     }
     let ramfs = tmpfs::Tmpfs::mount_kind("ramfs", "mode=0755");
-    let out = tempfile::tempdir().unwrap();
-    let profile = out.path().join("o.json");
-    let (ok, _, err) = common::run_joj_text(&[
-        "device",
-        "calibrate",
-        ramfs.path().to_str().unwrap(),
-        "-o",
-        profile.to_str().unwrap(),
-        "--size-mib",
-        "64",
-        "--samples",
-        "10",
-    ]);
-    let left: Vec<_> = std::fs::read_dir(ramfs.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .collect();
+    let common::RefusedCalibration {
+        ok,
+        err,
+        left,
+        profile_written,
+    } = common::calibrate_small(ramfs.path());
     assert!(!ok, "calibrated a filesystem without direct I/O: {err}");
     assert!(left.is_empty(), "left behind: {left:?} ({err})");
     assert!(
         err.contains("does not do direct I/O") && err.contains("fix:") && err.contains("ext4"),
         "{err}"
     );
-    assert!(!profile.exists(), "a profile was written: {err}");
+    assert!(!profile_written, "a profile was written: {err}");
 }

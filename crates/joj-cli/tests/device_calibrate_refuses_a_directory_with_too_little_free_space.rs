@@ -12,23 +12,12 @@ fn a_directory_with_less_free_space_than_the_test_file_is_refused_before_writing
         return;
     }
     let small = tmpfs::Tmpfs::mount("size=1m");
-    let out = tempfile::tempdir().unwrap();
-    let profile = out.path().join("o.json");
-    let (ok, _, err) = common::run_joj_text(&[
-        "device",
-        "calibrate",
-        small.path().to_str().unwrap(),
-        "-o",
-        profile.to_str().unwrap(),
-        "--size-mib",
-        "64",
-        "--samples",
-        "10",
-    ]);
-    let left: Vec<_> = std::fs::read_dir(small.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .collect();
+    let common::RefusedCalibration {
+        ok,
+        err,
+        left,
+        profile_written,
+    } = common::calibrate_small(small.path());
     assert!(
         !ok,
         "calibrated a directory without room for its test file: {err}"
@@ -41,5 +30,5 @@ fn a_directory_with_less_free_space_than_the_test_file_is_refused_before_writing
         "{err}"
     );
     assert!(left.is_empty(), "left behind: {left:?} ({err})");
-    assert!(!profile.exists(), "a profile was written: {err}");
+    assert!(!profile_written, "a profile was written: {err}");
 }

@@ -715,3 +715,40 @@ pub fn replay_on_ext4(rec: &Path, out: &Path) -> Result<(), String> {
         Err(String::from_utf8_lossy(&replayed.stderr).into_owned())
     }
 }
+
+/// What `joj device calibrate DIR` (64 MiB, 10 samples) did to a directory it should refuse.
+pub struct RefusedCalibration {
+    pub ok: bool,
+    pub err: String,
+    /// The names left in DIR afterwards.
+    pub left: Vec<std::ffi::OsString>,
+    /// Whether a profile was written.
+    pub profile_written: bool,
+}
+
+/// Calibrate `dir` with the smallest test file, writing the profile elsewhere.
+pub fn calibrate_small(dir: &Path) -> RefusedCalibration {
+    let out = tempfile::tempdir().unwrap();
+    let profile = out.path().join("o.json");
+    let (ok, _, err) = run_joj_text(&[
+        "device",
+        "calibrate",
+        dir.to_str().unwrap(),
+        "-o",
+        profile.to_str().unwrap(),
+        "--size-mib",
+        "64",
+        "--samples",
+        "10",
+    ]);
+    let left = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    RefusedCalibration {
+        ok,
+        err,
+        left,
+        profile_written: profile.exists(),
+    }
+}
