@@ -55,6 +55,17 @@ pub fn stored(data: &[u8], offset: u64) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// The reserve of a header write that says WAL (2/2) but keeps fewer than waldio's bytes per
+/// page: `Some(reserve)` for a write whose WAL waldio could never open (`PRAGMA
+/// journal_mode=WAL` on a database stock SQLite made, or a backup of one in WAL mode);
+/// `None` otherwise, or when the write does not cover the three bytes.
+pub fn wal_without_reserve(data: &[u8], offset: u64) -> Option<u8> {
+    let rv = index(data.len(), offset, READ_VERSION)?;
+    let wv = index(data.len(), offset, WRITE_VERSION)?;
+    let reserve = index(data.len(), offset, RESERVE)?;
+    (data[rv] == WAL && data[wv] == WAL && data[reserve] < RESERVE_NEEDED).then_some(data[reserve])
+}
+
 /// Offset of the file change counter, and of the "version valid for" number that must equal it.
 const CHANGE_COUNTER: usize = 24;
 const VERSION_VALID_FOR: usize = 92;
@@ -190,6 +201,27 @@ mod tests {
         );
         assert!(switched_to_wal(&h[..50], 0).is_none(), "not a whole header");
         assert!(switched_to_wal(&h, 4096).is_none(), "not page 1");
+    }
+
+    #[test]
+    fn a_wal_header_without_the_reserve_is_named_with_its_reserve() {
+        assert_eq!(wal_without_reserve(&header(2, 2, 0), 0), Some(0));
+        assert_eq!(wal_without_reserve(&header(2, 2, 8), 0), Some(8));
+        assert_eq!(
+            wal_without_reserve(&header(2, 2, 24), 0),
+            None,
+            "waldio's own"
+        );
+        assert_eq!(
+            wal_without_reserve(&header(1, 1, 0), 0),
+            None,
+            "rollback mode"
+        );
+        assert_eq!(
+            wal_without_reserve(&header(2, 2, 0)[..20], 0),
+            None,
+            "no reserve byte"
+        );
     }
 
     #[test]

@@ -21,7 +21,8 @@ use super::shared_wal;
 use crate::db_mark;
 use crate::layout::RESERVE_NEEDED;
 use joj_vfs::{
-    FileControl, ReadOutcome, SharedBaseFile, ShmLockFlags, SqliteError, SyncFlags, VfsFile,
+    FileControl, ReadOutcome, ResultCode, SharedBaseFile, ShmLockFlags, SqliteError, SyncFlags,
+    VfsFile,
 };
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -128,6 +129,25 @@ impl PassThrough {
         Ok(())
     }
 
+    /// The refusal of a header write that says WAL with `reserve` bytes per page.
+    fn wal_without_reserve(&self, reserve: u8) -> SqliteError {
+        let db = self
+            .database()
+            .map_or_else(|| "the database".to_string(), |p| p.display().to_string());
+        SqliteError::with_message(
+            ResultCode::IOERR_WRITE,
+            format!(
+                "{db}: not put in WAL mode through waldio: the header SQLite wrote keeps \
+                 {reserve} reserved bytes per page, and waldio's WAL keeps each frame's header \
+                 in the last {RESERVE_NEEDED} (PRAGMA journal_mode=WAL on a database stock SQLite \
+                 made, or a backup of one in WAL mode); nothing was written and the database \
+                 stays as it was; fix: convert the database first (joj waldio convert DB, or \
+                 SELECT waldio_convert(...)), or for a backup convert its source, or open it \
+                 without vfs=waldio"
+            ),
+        )
+    }
+
     /// This file was inherited across fork (opened by an ancestor of this process).
     fn inherited(&self) -> bool {
         self.opened_by != std::process::id()
@@ -155,6 +175,16 @@ impl VfsFile for PassThrough {
     }
 
     fn write(&mut self, data: &[u8], offset: u64) -> Result<(), SqliteError> {
+        // A header that puts a database without waldio's reserve in WAL mode: its WAL could
+        // never be opened through waldio, and the connection would fail every statement after.
+        // Refused before it is stored, so SQLite rolls the switch (or the backup) back.
+        if let Some(reserve) = self
+            .main_db
+            .then(|| db_mark::wal_without_reserve(data, offset))
+            .flatten()
+        {
+            return Err(self.wal_without_reserve(reserve));
+        }
         // Page 1 of a rollback-mode commit, with the database to be switched: the header as
         // PRAGMA journal_mode=WAL leaves it (the commit's journal still holds the old one).
         let mut switched = (self.main_db && self.to_wal)
