@@ -1,5 +1,6 @@
 //! A synthetic stand-in for the ext4 WAL-insert trace: per insert, the request sequence
-//! REFERENCE.md observed for a 100-byte insert in WAL mode, `synchronous=FULL`, ext4 ordered:
+//! measured on this project's machine kind for a 100-byte insert in WAL mode, `synchronous=FULL`,
+//! ext4 ordered (docs/sources.md#wal-insert-on-ext4, not published; WALDIO Table 1's WAL row):
 //! an 8 KiB WAL write, a 16 KiB jbd2 journal write, a flush, a 4 KiB journal commit block, a
 //! flush (28 KiB per insert). Replayed through a profile, it prints modeled inserts/s next to
 //! WALDIO Table 2 (Galaxy S5, WAL: 587 inserts/s).

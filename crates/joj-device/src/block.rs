@@ -15,7 +15,8 @@ pub struct WriteFlags {
     pub fua: bool,
     /// eMMC reliable write: like FUA, and the request's pages are each old-or-new after a power
     /// loss — all of the command's together with `ReliableWriteAtomicity::Command` (Linux sends
-    /// FUA writes to eMMC as reliable writes, REFERENCE.md).
+    /// FUA writes to eMMC as reliable writes: `drivers/mmc/core/block.c`,
+    /// docs/sources.md#linux-fua-on-emmc).
     pub reliable: bool,
 }
 

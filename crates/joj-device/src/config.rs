@@ -19,9 +19,10 @@ pub const MAX_PROFILE_BYTES: u64 = 1 << 20;
 /// nanosecond device clock then needs more than a billion such steps to overflow.
 pub const MAX_STEP_NS: u64 = 10_000_000_000;
 
-/// Largest NAND page: 64 KiB. Real NAND pages are 2–16 KiB (REFERENCE.md: "8 or 16 KiB
-/// pages"; MQSim's largest preset 16 KiB); the model holds a page in a buffer of that size for
-/// every request, so the bound also bounds that allocation.
+/// Largest NAND page: 64 KiB. Real NAND pages are 2–16 KiB (docs/sources.md#nand-geometry: 4 and
+/// 8 KiB in Micron MLC datasheets, 16 KiB in Linux's NAND ID table; MQSim's configurations all use
+/// 8 KiB); the model holds a page in a buffer of that size for every request, so the bound also
+/// bounds that allocation.
 pub const MAX_PAGE_BYTES: u32 = 64 << 10;
 /// Largest write cache: 1 GiB. An eMMC's cache (`EXT_CSD[CACHE_SIZE]`) is a few hundred KiB
 /// to a few MiB, and an SSD's DRAM (about 1 GiB per TiB of flash) holds mostly its mapping
@@ -71,9 +72,9 @@ pub const MAX_META_PAGES: u32 = 65_536;
 
 /// Shape of the NAND array.
 ///
-/// Defaults describe an eMMC 5.x class part: 8 KiB pages (REFERENCE.md: "8 or 16 KiB pages";
-/// Galaxy S5 eMMC has 8 KiB pages, WALDIO §3.3), 256 pages per block ("128–512 pages per
-/// block"), 2 channels × 2 dies × 2 planes = 8 parallel units.
+/// Defaults describe an eMMC 5.x class part: 8 KiB pages and 256 pages per block (Micron's L74A
+/// MLC datasheet and MQSim's configuration, docs/sources.md#nand-geometry; Galaxy S5 eMMC has
+/// 8 KiB pages, WALDIO §3.3), 2 channels × 2 dies × 2 planes = 8 parallel units.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Geometry {
@@ -256,9 +257,10 @@ impl Geometry {
 
 /// Latencies and bandwidths of the NAND array and the host interface, in simulated time.
 ///
-/// Defaults: MLC-class array times from REFERENCE.md ("read 40–75 µs, program 500–1300 µs (MQSim
-/// default 750), erase 2–3.8 ms"); channel 400 MB/s (ONFI 4 / Toggle 2 class); host bus
-/// 400 MB/s (eMMC HS400); a command overhead of 30 µs (a fit, see the profiles).
+/// Defaults: MLC-class array times (docs/sources.md#nand-timing: Micron MLC datasheets give read
+/// 50–75 µs, program 900–1300 µs, erase 3–3.8 ms; MQSim's default is read 75 µs, program 750 µs,
+/// erase 3.8 ms): read 50 µs, program 750 µs, erase 3 ms; channel 400 MB/s (ONFI 4 / Toggle 2
+/// class); host bus 400 MB/s (eMMC HS400); a command overhead of 30 µs (a fit, see the profiles).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Timing {
