@@ -175,8 +175,8 @@ fn text(a: &ReplayArgs, report: &TraceReplayReport, r: &ReplayReport) -> String 
 /// The optimized journal's lines of the text report.
 pub fn ejournal_text(e: &EjournalStats) -> String {
     format!(
-        "  optimized journal ({} MiB region, reliable write atomic per command): {} transactions \
-         coalesced from {} journal writes into {} packed commands ({:.1} pages each)\n  \
+        "  optimized journal ({} MiB region, reliable write atomic per command): {} jbd2 \
+         (ext4 journal) transactions coalesced from {} journal writes into {} packed commands ({:.1} pages each)\n  \
          {} metadata writes deferred; {} checkpoints ({} forced, {} final): {} writes, {} pages\n  \
          flushes: {} preflushes and {} post-commit flushes dropped, {} kept to order data before a \
          commit, {} added by checkpoints; {} FUA commits replaced; {} journal writes after the last commit replayed unchanged\n",

@@ -110,9 +110,11 @@ impl WaldioError {
         source: SqliteError,
     ) -> WaldioError {
         match source.code().primary() {
+            // `what` reads before the database's name ("VACUUM (adds the reserve) of"): here
+            // the name comes first, so "it" stands for it.
             ResultCode::BUSY | ResultCode::LOCKED => WaldioError::Busy {
                 path: path.display().to_string(),
-                what: what.to_string(),
+                what: format!("{what} it"),
                 state,
             },
             // The VFS's own message says why (a refusal's reason and fix), and `state` what
@@ -322,4 +324,23 @@ pub fn sqlite_wal_path(db: &Path) -> PathBuf {
     let mut s = db.as_os_str().to_owned();
     s.push("-wal");
     PathBuf::from(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A lock met while converting reads as a sentence (it read "while VACUUM (adds the
+    /// reserve) of)", the object missing; found by a VFS-contract probe of 2026-11-29).
+    #[test]
+    fn a_busy_database_is_named_in_a_whole_sentence() {
+        let e = WaldioError::sqlite(
+            "VACUUM (adds the reserve) of",
+            Path::new("/tmp/b.db"),
+            "nothing was changed",
+            SqliteError::new(ResultCode::BUSY),
+        )
+        .to_string();
+        assert!(e.contains("while VACUUM (adds the reserve) of it);"), "{e}");
+    }
 }
