@@ -14,22 +14,11 @@ cd "$(dirname "$0")/../.."
 repo=$PWD
 name=the_workflow_runs_from_any_directory
 snakemake=$repo/target/venv/bin/snakemake
-skip_or_fail() {
-  if [ -n "${JOJ_SKIP_KERNEL_TESTS:-}" ] && [ "${JOJ_SKIP_KERNEL_TESTS}" != 0 ]; then
-    echo "$name: SKIPPED: $1" >&2
-    [ -n "${JOJ_SKIP_LOG:-}" ] && echo "workflow/tests/$name.sh: $1" >> "$JOJ_SKIP_LOG"
-    exit 0
-  fi
-  echo "$name: FAILED: $1; fix: $2" >&2
-  exit 1
-}
+. workflow/tests/prerequisites.sh
 fail() {
   echo "$name: FAILED: $1" >&2
   exit 1
 }
-[ "$(id -u)" -eq 0 ] || skip_or_fail "needs root" "run as root"
-[ -x "$snakemake" ] || skip_or_fail "no target/venv/bin/snakemake" "./scripts/setup.sh"
-[ -x target/release/joj ] || skip_or_fail "no target/release/joj" "./scripts/setup.sh"
 
 work=$(mktemp -d /tmp/joj-workdir-test.XXXXXX)
 trap 'rm -rf "$work"' EXIT

@@ -16,18 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 name=the_workflow_runs_the_same_on_slurm
 snakemake=target/venv/bin/snakemake
-skip_or_fail() {
-  if [ -n "${JOJ_SKIP_KERNEL_TESTS:-}" ] && [ "${JOJ_SKIP_KERNEL_TESTS}" != 0 ]; then
-    echo "$name: SKIPPED: $1" >&2
-    [ -n "${JOJ_SKIP_LOG:-}" ] && echo "workflow/tests/$name.sh: $1" >> "$JOJ_SKIP_LOG"
-    exit 0
-  fi
-  echo "$name: FAILED: $1; fix: $2" >&2
-  exit 1
-}
-[ "$(id -u)" -eq 0 ] || skip_or_fail "needs root" "run as root"
-[ -x "$snakemake" ] || skip_or_fail "no $snakemake" "./scripts/setup.sh"
-[ -x target/release/joj ] || skip_or_fail "no target/release/joj" "./scripts/setup.sh"
+. workflow/tests/prerequisites.sh
 command -v slurmctld >/dev/null || skip_or_fail "Slurm is not installed" "./scripts/setup.sh"
 
 work=$(mktemp -d /tmp/joj-slurm-test.XXXXXX)

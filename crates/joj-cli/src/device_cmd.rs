@@ -526,11 +526,9 @@ fn check_memory(profile: &Profile, spec: &WorkloadSpec, raw_bytes: u64) -> Resul
         .saturating_mul(page_bytes)
         .saturating_add(spec.ops.saturating_mul(spec.io_bytes));
     let model_bytes = profile.model_memory_bytes(written);
-    let limit_bytes = joj_linux::memory::model_limit_bytes().map_err(|source| CliError::Open {
-        path: "/proc/meminfo (sysinfo)".into(),
-        source,
-    })?;
-    if model_bytes <= limit_bytes {
+    // The budget `main` set from the machine, `ulimit -v` and the cgroup, as every device's.
+    let limit_bytes = joj_device::memory_budget::limit_bytes();
+    if joj_device::memory_budget::fits(model_bytes, limit_bytes) {
         return Ok(());
     }
     let full = profile.data_mode == DataMode::Full;

@@ -7,61 +7,29 @@
 
 mod common;
 
-use std::os::unix::process::CommandExt;
-
 /// `emmc5` with 2^28 pages of 512 B and no cache.
 fn page_bound_profile(dir: &std::path::Path) -> std::path::PathBuf {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../joj-device/profiles/emmc5.json"
-    ))
-    .unwrap();
-    let mut p: serde_json::Value = serde_json::from_str(&text).unwrap();
-    p["name"] = "page-bound".into();
-    p["geometry"]["page_bytes"] = 512.into();
-    p["geometry"]["pages_per_block"] = 4096.into();
-    p["geometry"]["blocks_per_plane"] = 8192.into();
-    p["cache"]["capacity_bytes"] = 0.into();
-    let path = dir.join("page-bound.json");
-    std::fs::write(&path, p.to_string()).unwrap();
-    path
+    common::edited_profile(dir, "emmc5", "page-bound", |p| {
+        p["name"] = "page-bound".into();
+        p["geometry"]["page_bytes"] = 512.into();
+        p["geometry"]["pages_per_block"] = 4096.into();
+        p["geometry"]["blocks_per_plane"] = 8192.into();
+        p["cache"]["capacity_bytes"] = 0.into();
+    })
 }
 
-/// `joj ARGS` with at most 3 GB of address space: (exit code, signal, stderr).
-fn joj_limited(args: &[&std::ffi::OsStr]) -> (Option<i32>, Option<i32>, String) {
-    let mut cmd = common::joj_command();
-    cmd.args(args);
-    // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
-    unsafe {
-        cmd.pre_exec(|| {
-            let lim = libc::rlimit {
-                rlim_cur: 3 << 30,
-                rlim_max: 3 << 30,
-            };
-            if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    let out = cmd.output().unwrap();
-    use std::os::unix::process::ExitStatusExt;
-    (
-        out.status.code(),
-        out.status.signal(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn assert_refused((code, signal, err): (Option<i32>, Option<i32>, String)) {
+/// Refused with an error (exit 1), not aborted: the limit and the fix are named.
+fn assert_refused(run: &common::Bounded) {
     assert_eq!(
-        (code, signal),
-        (Some(1), None),
-        "refused with an error, not aborted: {err}"
+        run.code,
+        Some(1),
+        "refused with an error, not aborted: {}",
+        run.stderr
     );
     assert!(
-        err.contains("ulimit -v") && err.contains("fix:"),
-        "the limit and the fix are named: {err}"
+        run.stderr.contains("ulimit -v") && run.stderr.contains("fix:"),
+        "the limit and the fix are named: {}",
+        run.stderr
     );
 }
 
@@ -69,12 +37,16 @@ fn assert_refused((code, signal, err): (Option<i32>, Option<i32>, String)) {
 fn device_run_refuses_it() {
     let dir = tempfile::tempdir().unwrap();
     let p = page_bound_profile(dir.path());
-    let args: Vec<&std::ffi::OsStr> = ["device", "run", "--requests", "10", "--device"]
-        .iter()
-        .map(std::ffi::OsStr::new)
-        .chain([p.as_os_str()])
-        .collect();
-    assert_refused(joj_limited(&args));
+    // 4 GiB of address space (`common::joj_bounded`): less than the 6.5 GB the model needs.
+    let run = common::joj_bounded(&[
+        "device",
+        "run",
+        "--requests",
+        "10",
+        "--device",
+        p.to_str().unwrap(),
+    ]);
+    assert_refused(&run);
 }
 
 #[test]
@@ -83,17 +55,16 @@ fn replay_refuses_it_as_the_profiles_fault_not_the_traces() {
     let p = page_bound_profile(dir.path());
     let trace = dir.path().join("one.txt");
     std::fs::write(&trace, "  8,0 1 1 0.0 1 Q WS 2048 + 8 [x]\n").unwrap();
-    let args: Vec<&std::ffi::OsStr> = vec![
-        "replay".as_ref(),
-        trace.as_os_str(),
-        "--device".as_ref(),
-        p.as_os_str(),
-    ];
-    let r = joj_limited(&args);
+    let run = common::joj_bounded(&[
+        "replay",
+        trace.to_str().unwrap(),
+        "--device",
+        p.to_str().unwrap(),
+    ]);
     assert!(
-        r.2.contains("making the emulated device") && !r.2.contains("trace record"),
+        run.stderr.contains("making the emulated device") && !run.stderr.contains("trace record"),
         "{}",
-        r.2
+        run.stderr
     );
-    assert_refused(r);
+    assert_refused(&run);
 }

@@ -8,17 +8,10 @@
 mod common;
 
 fn profile_with(dir: &std::path::Path, warnings: serde_json::Value) -> std::path::PathBuf {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../joj-device/profiles/emmc5.json"
-    ))
-    .unwrap();
-    let mut p: serde_json::Value = serde_json::from_str(&text).unwrap();
-    p["name"] = "calibrated".into();
-    p["calibration"] = serde_json::json!({ "warnings": warnings });
-    let path = dir.join("calibrated.json");
-    std::fs::write(&path, p.to_string()).unwrap();
-    path
+    common::edited_profile(dir, "emmc5", "calibrated", |p| {
+        p["name"] = "calibrated".into();
+        p["calibration"] = serde_json::json!({ "warnings": warnings });
+    })
 }
 
 /// `joj device run` of 10 requests on the profile at `p`: (exit ok, stderr).

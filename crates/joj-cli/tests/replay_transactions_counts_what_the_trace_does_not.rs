@@ -6,16 +6,6 @@
 
 mod common;
 
-fn joj(args: &[&str]) -> std::process::Output {
-    let out = common::joj_command().args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
 #[test]
 fn replay_transactions_counts_what_the_trace_does_not() {
     let dir = tempfile::tempdir().unwrap();
@@ -29,7 +19,7 @@ fn replay_transactions_counts_what_the_trace_does_not() {
     std::fs::write(&path, text).unwrap();
     let trace = path.to_str().unwrap();
 
-    let out = joj(&[
+    let out = common::joj_ok([
         "replay",
         trace,
         "--device",
@@ -38,7 +28,7 @@ fn replay_transactions_counts_what_the_trace_does_not() {
         "10",
         "--json",
     ]);
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
     let d = &doc["device"];
     assert_eq!(d["ops_basis"], "transactions", "{d}");
     assert_eq!(d["ops"], 10, "{d}");
@@ -56,15 +46,15 @@ fn replay_transactions_counts_what_the_trace_does_not() {
         "the requests are still counted as requests"
     );
 
-    let out = joj(&["replay", trace, "--device", "emmc5", "--transactions", "10"]);
-    let text = String::from_utf8_lossy(&out.stdout);
+    let out = common::joj_ok(["replay", trace, "--device", "emmc5", "--transactions", "10"]);
+    let text = String::from_utf8_lossy(&out);
     assert!(
         text.contains("transactions/s over 10 transactions (--transactions)"),
         "{text}"
     );
 
     // The same count through a profile per device: the host's time and each device's section.
-    let out = joj(&[
+    let out = common::joj_ok([
         "replay",
         trace,
         "--device-for",
@@ -73,7 +63,7 @@ fn replay_transactions_counts_what_the_trace_does_not() {
         "10",
         "--json",
     ]);
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
     let h = &doc["host"];
     assert_eq!(h["ops_basis"], "transactions", "{h}");
     assert_eq!(h["ops"], 10, "{h}");

@@ -8,19 +8,9 @@ mod common;
 use joj_trace::{Op, TraceRecord};
 
 fn replay(path: &std::path::Path, args: &[&str]) -> String {
-    let out = common::joj_command()
-        .arg("replay")
-        .arg(path)
-        .args(["--device", "emmc5"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    let path = path.to_str().unwrap();
+    let out = common::joj_ok([&["replay", path, "--device", "emmc5"], args].concat());
+    String::from_utf8(out).unwrap()
 }
 
 fn json(path: &std::path::Path, args: &[&str]) -> serde_json::Value {

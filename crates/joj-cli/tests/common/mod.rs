@@ -752,3 +752,22 @@ pub fn calibrate_small(dir: &Path) -> RefusedCalibration {
         profile_written: profile.exists(),
     }
 }
+
+/// The built-in profile `name` as its JSON file holds it, changed by `edit`, written to
+/// `dir/FILE_NAME.json` (a profile file, as a user would give one): its path.
+pub fn edited_profile(
+    dir: &Path,
+    name: &str,
+    file_name: &str,
+    edit: impl FnOnce(&mut serde_json::Value),
+) -> PathBuf {
+    let builtin = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../joj-device/profiles")
+        .join(format!("{name}.json"));
+    let mut p: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(builtin).unwrap()).unwrap();
+    edit(&mut p);
+    let path = dir.join(format!("{file_name}.json"));
+    std::fs::write(&path, p.to_string()).unwrap();
+    path
+}
