@@ -8,8 +8,16 @@
 #   blk     the block events joj trace records (issue, complete, bio queue) on the loop device
 #   poll1   a process waking every 1 ms to read a tracefs file, as joj trace's events thread
 #   poll10  the same every 10 ms
-#   all     ovl + blk + poll1;  all10: ovl + blk + poll10;  pairs: ovl+blk, ovl+poll1, blk+poll1
-# Prints one line a run (variant, milliseconds) and the medians. Root; changes nothing it does
+#   bpf     a BPF observer (bpf_observer/): BPF programs on the syscall tracepoints record every
+#           open with its path, write, sync, close and unlink of the app, and ext4's
+#           ext4_remove_blocks, into a ring buffer drained every 20 ms — what `joj trace` now
+#           stops or records per call, seen without stopping the app (needs clang, libbpf-dev)
+#   bpfblk  the same observer also taking the block events (use without blk)
+#   bpfoff  the observer's loader with no program: the app timed as the bpf parts time it
+#   all     ovl + blk + poll1;  all10: ovl + blk + poll10;  pairs: ovl+blk, ovl+poll1, blk+poll1,
+#           ovl+blk+bpf, ovl+bpfblk, …
+# Prints one line a run (variant, milliseconds) and the medians; with an observer, the events it
+# received in its last run (every call of the app's, none lost). Root; changes nothing it does
 # not remove.
 # Usage: trace_floor.sh APP.py [MODE] [ROUNDS] [VARIANTS…]
 set -euo pipefail
@@ -21,9 +29,17 @@ variants=("$@"); [ ${#variants[@]} -gt 0 ] || variants=(base ovl blk poll1 poll1
 [[ "$mode" =~ ^(delete|truncate|persist|wal|off|memory)$ ]] \
   || { echo "trace_floor: MODE is a journal mode (delete, truncate, persist, wal, off, memory), not '$mode'" >&2; exit 2; }
 for v in "${variants[@]}"; do
-  [[ "$v" =~ ^(base|all|all10|(ovl|blk|poll1|poll10)(\+(ovl|blk|poll1|poll10))*)$ ]] \
+  [[ "$v" =~ ^(base|all|all10|(ovl|blk|poll1|poll10|bpf|bpfblk|bpfoff)(\+(ovl|blk|poll1|poll10|bpf|bpfblk|bpfoff))*)$ ]] \
     || { echo "trace_floor: unknown variant '$v'" >&2; exit 2; }
   [[ "$v" == *poll1* && "$v" == *poll10* ]] && { echo "trace_floor: '$v' has two readers" >&2; exit 2; }
+  [ "$(grep -o bpf <<< "$v" | wc -l)" -le 1 ] || { echo "trace_floor: '$v' has two observers" >&2; exit 2; }
+  [[ "$v" =~ (^|\+)blk(\+|$) && "$v" == *bpfblk* ]] && { echo "trace_floor: '$v' takes the block events twice" >&2; exit 2; }
+  if [[ "$v" == *bpf* ]]; then
+    for t in clang:clang /usr/include/bpf/libbpf.h:libbpf-dev; do
+      command -v "${t%%:*}" >/dev/null 2>&1 || [ -e "${t%%:*}" ] \
+        || { echo "trace_floor: '$v' needs ${t##*:} (apt-get install ${t##*:})" >&2; exit 2; }
+    done
+  fi
 done
 [ "$(id -u)" = 0 ] || { echo "trace_floor: needs root (loop devices, mounts, tracefs)" >&2; exit 2; }
 work=$(mktemp -d /tmp/joj-floor.XXXXXX)
@@ -64,6 +80,11 @@ int main(int c, char **v) {
 }
 EOF
 cc -O2 -o "$work/poll" "$work/poll.c"
+here=$(dirname "$(realpath "$0")")
+if [[ " ${variants[*]} " == *bpf* ]]; then
+  clang -O2 -g -target bpf -I"/usr/include/$(cc -print-multiarch)" -c "$here/bpf_observer/observer.bpf.c" -o "$work/observer.bpf.o"
+  cc -O2 -Wall -pthread -o "$work/observer" "$here/bpf_observer/observer.c" -lbpf
+fi
 events=(block_rq_issue block_rq_complete block_bio_queue)
 parts() { case $1 in all) echo "ovl blk poll1";; all10) echo "ovl blk poll10";; *) echo "${1//+/ }";; esac; }
 has() { case " $(parts "$2") " in *" $1 "*) return 0;; *) return 1;; esac; }
@@ -85,7 +106,14 @@ one() {
     for e in "${events[@]}"; do echo "dev == $kd" > "$inst/events/block/$e/filter"; echo 1 > "$inst/events/block/$e/enable"; done
   fi
   local s e
-  s=$(date +%s%N); (cd "$dir" && /usr/bin/python3 "$app" "$mode"); e=$(date +%s%N)
+  if [[ "$v" == *bpf* ]]; then
+    # the observer starts the app once its programs are attached, and times it itself
+    local dev=0 out; has bpfoff "$v" && dev=off; has bpfblk "$v" && dev=$(( (16#$(stat -c %t "$loop") << 20) | 16#$(stat -c %T "$loop") ))
+    out=$("$work/observer" "$dev" "$dir" /usr/bin/python3 "$app" "$mode")
+    s=0; e=$(( $(head -1 <<< "$out") * 1000000 )); tail -1 <<< "$out" > "$work/observed.$v"
+  else
+    s=$(date +%s%N); (cd "$dir" && /usr/bin/python3 "$app" "$mode"); e=$(date +%s%N)
+  fi
   if [ -s "$work/poll.pid" ]; then
     kill "$(cat "$work/poll.pid")"; wait "$(cat "$work/poll.pid")" 2>/dev/null || true; : > "$work/poll.pid"
   fi
@@ -110,3 +138,4 @@ for v, ms in runs.items():
     rel = f' ({(m / base - 1) * 100:+.1f} % against base)' if base else ''
     print(f'{v}: median {m:.0f} ms of {len(ms)}{rel}')
 EOF
+for f in "$work"/observed.*; do if [ -e "$f" ]; then echo "${f##*/observed.}, events of its last run: $(cat "$f")"; fi; done
