@@ -1,5 +1,6 @@
 //! `joj replay --device-for DEV=PROFILE …`: every device of a trace through its own profile,
-//! with a section per device and the run's host time.
+//! with a section per device, the time the host waited for them, and — for a `joj bench`
+//! recording — that time composed with the host time it measured.
 
 use crate::output::CliResult;
 use joj_experiment::trace_replay::{
@@ -52,6 +53,29 @@ fn text(report: &DevicesReplayReport) -> String {
         counted_from(report.transactions_from, report.header_transactions),
         basis = h.ops_basis
     ));
+    if let Some(m) = &report.modeled {
+        let t = &m.time;
+        s.push_str(&format!(
+            "  host + devices on {} (CPU ×{:.2}, the host of {}'s {}): {:.1} transactions/s = \
+             host {:.4} s ({:.0} %) + devices {:.4} s ({:.0} %); {}\n",
+            t.host,
+            t.cpu_factor,
+            report.modeled_host_of.as_deref().unwrap_or("?"),
+            m.profile.name,
+            t.modeled_ops_per_sec,
+            t.host_s,
+            t.host_share * 100.0,
+            t.device_s,
+            (1.0 - t.host_share) * 100.0,
+            m.pacing
+        ));
+        if !report.modeled_hosts_unused.is_empty() {
+            s.push_str(&format!(
+                "  not used: {} (one host ran the recording)\n",
+                report.modeled_hosts_unused.join("; ")
+            ));
+        }
+    }
     s
 }
 

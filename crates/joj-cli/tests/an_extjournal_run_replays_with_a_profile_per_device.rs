@@ -1,6 +1,8 @@
 //! `joj replay --profile-for main=… --profile-for journal=…` on the trace of an `ext4-extjournal`
 //! run gives one section per device, each through its own profile, and a host time no shorter
-//! than either device's waited time. Needs root and the scratch-filesystem prerequisites.
+//! than either device's waited time; the recording's host time composed with it on the data
+//! device's profile's host, as the run composed it, with a profile of another phone said.
+//! Needs root and the scratch-filesystem prerequisites.
 
 mod common;
 
@@ -16,6 +18,7 @@ fn an_extjournal_run_replays_with_a_profile_per_device() {
     let out_dir = tempfile::tempdir().unwrap();
     let out = common::joj_command()
         .args(["bench", "--fs", "ext4-extjournal", "--journal", "truncate"])
+        .args(["--device", "sdcard-2013", "--journal-device", "galaxy-s5"])
         .args([
             "--sync-call",
             "fsync",
@@ -70,4 +73,82 @@ fn an_extjournal_run_replays_with_a_profile_per_device() {
     // The card has no write cache: Linux sends it no flush, so the replay sends none.
     let main = devices.iter().find(|d| d["named"] == "main").unwrap();
     assert_eq!(main["replay"]["flushes"], 0);
+    // The recording's host time is composed with the time the host waited for both devices,
+    // on the host of the data device's profile — the host `joj bench --device sdcard-2013
+    // --journal-device galaxy-s5` composes on — and the journal profile's other phone is said.
+    let m = &doc["modeled"];
+    assert_eq!(doc["modeled_host_of"], "main", "{doc}");
+    assert_eq!(m["ops"], 20, "{doc}");
+    assert!(m["host"].as_str().unwrap().contains("Galaxy S3"), "{m}");
+    let (host_s, device_s, modeled_s) = (
+        m["host_s"].as_f64().unwrap(),
+        m["device_s"].as_f64().unwrap(),
+        m["modeled_s"].as_f64().unwrap(),
+    );
+    assert!(host_s > 0.0, "the recording's host time is part of it: {m}");
+    assert!(
+        (device_s - doc["host"]["modeled_s"].as_f64().unwrap()).abs() < 1e-9,
+        "{doc}"
+    );
+    assert!((modeled_s - (host_s + device_s)).abs() < 1e-9, "{m}");
+    let unused = doc["modeled_hosts_unused"].as_array().unwrap();
+    assert_eq!(unused.len(), 1, "{doc}");
+    assert!(unused[0].as_str().unwrap().contains("Galaxy S5"), "{doc}");
+    // The same recording, the same profiles: the replay's figure is the run's own.
+    for key in ["host_s", "device_s", "modeled_s"] {
+        let (replayed, ran) = (
+            m[key].as_f64().unwrap(),
+            run["modeled"][key].as_f64().unwrap(),
+        );
+        assert!(
+            (replayed - ran).abs() < 1e-9,
+            "{key}: {replayed} against the run's {ran}"
+        );
+    }
+
+    // Given in the other order, the data device's profile still gives the host; one phone's
+    // card for both devices leaves no other host to say.
+    for (first, second, unused) in [
+        ("journal=galaxy-s5", "main=sdcard-2013", 1),
+        ("main=sdcard-2013", "journal=sdcard-2013", 0),
+    ] {
+        let out = common::joj_command()
+            .args([
+                "replay",
+                trace,
+                "--device-for",
+                first,
+                "--device-for",
+                second,
+            ])
+            .args(["--same-device-ok", "--json"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(doc["modeled_host_of"], "main", "{doc}");
+        assert!(
+            doc["modeled"]["host"]
+                .as_str()
+                .unwrap()
+                .contains("Galaxy S3"),
+            "{doc}"
+        );
+        let n = doc["modeled_hosts_unused"].as_array().unwrap().len();
+        assert_eq!(n, unused, "{doc}");
+    }
+    let out = common::joj_command()
+        .args(["replay", trace, "--device-for", "main=sdcard-2013"])
+        .args(["--device-for", "journal=galaxy-s5"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("host + devices on Galaxy S3") && text.contains("not used: journal's"),
+        "{text}"
+    );
 }

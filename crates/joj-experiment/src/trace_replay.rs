@@ -297,6 +297,16 @@ pub struct DevicesReplayReport {
     pub header_transactions: Option<u64>,
     pub honor_timestamps: bool,
     pub host: HostTime,
+    /// The host time a `joj bench` recording measured, composed with the devices' time as the
+    /// host saw them (`host.modeled_s`), over `host.ops` transactions, on the host of the data
+    /// device's profile (`null` when the trace carries no host time or counts requests).
+    pub modeled: Option<Modeled>,
+    /// The `--device-for` name whose profile's host `modeled` is composed on (`main` when
+    /// given); `null` with `modeled`.
+    pub modeled_host_of: Option<String>,
+    /// The other devices whose profiles model another host, not used (`journal's galaxy-s5
+    /// models Galaxy S5: …`); empty when every profile models the same host.
+    pub modeled_hosts_unused: Vec<String>,
     pub trace: String,
     /// Where `host.ops` (and each device's `ops`) was counted when it counts transactions:
     /// `header` or `option` (`--transactions`); `null` when it counts requests.
@@ -328,6 +338,12 @@ pub fn replay_trace_devices(
     } else {
         0.0
     };
+    let composed =
+        txns.and_then(|n| modeled_devices(&trace, &assign, &names, report.host_modeled_s, n));
+    let (modeled, modeled_host_of, modeled_hosts_unused) = match composed {
+        Some((m, of, unused)) => (Some(m), Some(of), unused),
+        None => (None, None, Vec::new()),
+    };
     let devices = report
         .devices
         .iter()
@@ -350,9 +366,54 @@ pub fn replay_trace_devices(
                 "requests"
             },
         },
+        modeled,
+        modeled_host_of,
+        modeled_hosts_unused,
         trace: opts.trace.display().to_string(),
         transactions_from: count.map(|(_, from)| from),
     })
+}
+
+/// A recording's host time composed with the time the host waited for its devices, as
+/// [`modeled`] composes it for one device, on the host of the data device's profile (the one
+/// the trace's header calls `main`, else the first given) — as `joj bench --device P
+/// --journal-device Q` composes on P's host. Also returns which `--device-for` name that was,
+/// and the other devices whose profiles model another host (their host sections not used).
+fn modeled_devices(
+    trace: &TraceFile,
+    assign: &[DeviceProfile],
+    names: &[String],
+    devices_s: f64,
+    transactions: u64,
+) -> Option<(Modeled, String, Vec<String>)> {
+    let (h, paced_on) = recorded_host(trace)?;
+    let main = joj_device::resolve_device("main", &trace.header).ok();
+    let at = assign
+        .iter()
+        .position(|d| Some(&d.dev) == main.as_ref())
+        .unwrap_or(0);
+    let (data, named) = (assign.get(at)?, names.get(at)?);
+    let host = data.profile.host_or_this_machine();
+    let others = assign
+        .iter()
+        .zip(names)
+        .filter(|(d, _)| d.profile.host_or_this_machine() != host)
+        .map(|(d, n)| {
+            format!(
+                "{n}'s {} models {}",
+                d.profile.name,
+                d.profile.host_or_this_machine().name
+            )
+        })
+        .collect();
+    let m = Modeled::compose(
+        &data.profile,
+        &h,
+        devices_s,
+        transactions,
+        &Pacing::Recorded { paced_on },
+    );
+    Some((m, named.clone(), others))
 }
 
 /// Each `DEV=PROFILE` resolved against the trace's devices, with the name it was given.
