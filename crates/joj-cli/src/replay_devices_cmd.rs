@@ -54,24 +54,14 @@ fn text(report: &DevicesReplayReport) -> String {
         basis = h.ops_basis
     ));
     if let Some(m) = &report.modeled {
-        let t = &m.time;
+        s.push_str(&crate::bench::modeled_line(m));
         s.push_str(&format!(
-            "  host + devices on {} (CPU ×{:.2}, the host of {}'s {}): {:.1} transactions/s = \
-             host {:.4} s ({:.0} %) + devices {:.4} s ({:.0} %); {}\n",
-            t.host,
-            t.cpu_factor,
-            report.modeled_host_of.as_deref().unwrap_or("?"),
-            m.profile.name,
-            t.modeled_ops_per_sec,
-            t.host_s,
-            t.host_share * 100.0,
-            t.device_s,
-            (1.0 - t.host_share) * 100.0,
-            m.pacing
+            "    (device: every device, as the host waited for them; the host of {}'s profile)\n",
+            report.modeled_host_of.as_deref().unwrap_or("?")
         ));
         if !report.modeled_hosts_unused.is_empty() {
             s.push_str(&format!(
-                "  not used: {} (one host ran the recording)\n",
+                "    not used: {} (one host ran the recording)\n",
                 report.modeled_hosts_unused.join("; ")
             ));
         }

@@ -1,4 +1,4 @@
-//! `joj replay --profile-for main=… --profile-for journal=…` on the trace of an `ext4-extjournal`
+//! `joj replay --device-for main=… --device-for journal=…` on the trace of an `ext4-extjournal`
 //! run gives one section per device, each through its own profile, and a host time no shorter
 //! than either device's waited time; the recording's host time composed with it on the data
 //! device's profile's host, as the run composed it, with a profile of another phone said.
@@ -16,39 +16,40 @@ fn an_extjournal_run_replays_with_a_profile_per_device() {
         return;
     }
     let out_dir = tempfile::tempdir().unwrap();
-    let out = common::joj_command()
-        .args(["bench", "--fs", "ext4-extjournal", "--journal", "truncate"])
-        .args(["--device", "sdcard-2013", "--journal-device", "galaxy-s5"])
-        .args([
-            "--sync-call",
-            "fsync",
-            "-n",
-            "20",
-            "--trace",
-            "--json",
-            "--out",
-        ])
-        .arg(out_dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let run: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let run: serde_json::Value = serde_json::from_slice(&common::joj_ok([
+        "bench",
+        "--fs",
+        "ext4-extjournal",
+        "--journal",
+        "truncate",
+        "--device",
+        "sdcard-2013",
+        "--journal-device",
+        "galaxy-s5",
+        "--sync-call",
+        "fsync",
+        "-n",
+        "20",
+        "--trace",
+        "--json",
+        "--out",
+        out_dir.path().to_str().unwrap(),
+    ]))
+    .unwrap();
     let trace = run["trace_file"].as_str().unwrap();
-    let out = common::joj_command()
-        .args(["replay", trace, "--device-for", "main=sdcard-2013"])
-        .args(["--device-for", "journal=galaxy-s5", "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let replay = |args: &[&str]| -> Vec<u8> {
+        let mut all = vec!["replay", trace];
+        all.extend_from_slice(args);
+        common::joj_ok(all)
+    };
+    let doc: serde_json::Value = serde_json::from_slice(&replay(&[
+        "--device-for",
+        "main=sdcard-2013",
+        "--device-for",
+        "journal=galaxy-s5",
+        "--json",
+    ]))
+    .unwrap();
     let devices = doc["devices"].as_array().unwrap();
     assert_eq!(devices.len(), 2, "one section per device: {doc}");
     let profile_of = |named: &str| {
@@ -66,13 +67,14 @@ fn an_extjournal_run_replays_with_a_profile_per_device() {
     }
     let host = &doc["host"];
     assert_eq!(host["ops"], 20);
-    let host_s = host["modeled_s"].as_f64().unwrap();
+    let waited_s = host["modeled_s"].as_f64().unwrap();
     for d in devices {
-        assert!(host_s + 1e-9 >= d["device"]["app_wait_s"].as_f64().unwrap());
+        assert!(waited_s + 1e-9 >= d["device"]["app_wait_s"].as_f64().unwrap());
     }
     // The card has no write cache: Linux sends it no flush, so the replay sends none.
     let main = devices.iter().find(|d| d["named"] == "main").unwrap();
     assert_eq!(main["replay"]["flushes"], 0);
+
     // The recording's host time is composed with the time the host waited for both devices,
     // on the host of the data device's profile — the host `joj bench --device sdcard-2013
     // --journal-device galaxy-s5` composes on — and the journal profile's other phone is said.
@@ -86,10 +88,7 @@ fn an_extjournal_run_replays_with_a_profile_per_device() {
         m["modeled_s"].as_f64().unwrap(),
     );
     assert!(host_s > 0.0, "the recording's host time is part of it: {m}");
-    assert!(
-        (device_s - doc["host"]["modeled_s"].as_f64().unwrap()).abs() < 1e-9,
-        "{doc}"
-    );
+    assert!((device_s - waited_s).abs() < 1e-9, "{doc}");
     assert!((modeled_s - (host_s + device_s)).abs() < 1e-9, "{m}");
     let unused = doc["modeled_hosts_unused"].as_array().unwrap();
     assert_eq!(unused.len(), 1, "{doc}");
@@ -112,43 +111,32 @@ fn an_extjournal_run_replays_with_a_profile_per_device() {
         ("journal=galaxy-s5", "main=sdcard-2013", 1),
         ("main=sdcard-2013", "journal=sdcard-2013", 0),
     ] {
-        let out = common::joj_command()
-            .args([
-                "replay",
-                trace,
-                "--device-for",
-                first,
-                "--device-for",
-                second,
-            ])
-            .args(["--same-device-ok", "--json"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let doc: serde_json::Value = serde_json::from_slice(&replay(&[
+            "--device-for",
+            first,
+            "--device-for",
+            second,
+            "--same-device-ok",
+            "--json",
+        ]))
+        .unwrap();
         assert_eq!(doc["modeled_host_of"], "main", "{doc}");
-        assert!(
-            doc["modeled"]["host"]
-                .as_str()
-                .unwrap()
-                .contains("Galaxy S3"),
-            "{doc}"
-        );
+        let host = doc["modeled"]["host"].as_str().unwrap();
+        assert!(host.contains("Galaxy S3"), "{doc}");
         let n = doc["modeled_hosts_unused"].as_array().unwrap().len();
         assert_eq!(n, unused, "{doc}");
     }
-    let out = common::joj_command()
-        .args(["replay", trace, "--device-for", "main=sdcard-2013"])
-        .args(["--device-for", "journal=galaxy-s5"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
+    let out = replay(&[
+        "--device-for",
+        "main=sdcard-2013",
+        "--device-for",
+        "journal=galaxy-s5",
+    ]);
+    let text = String::from_utf8_lossy(&out);
     assert!(
-        text.contains("host + devices on Galaxy S3") && text.contains("not used: journal's"),
+        text.contains("modeled on sdcard-2013 (host: Galaxy S3")
+            && text.contains("the host of main's profile")
+            && text.contains("not used: journal's"),
         "{text}"
     );
 }
