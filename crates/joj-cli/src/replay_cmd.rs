@@ -105,6 +105,8 @@ pub fn main(a: ReplayArgs) -> CliResult {
         }
         if let Some(m) = &report.modeled {
             out!("{}", crate::bench::modeled_line(m))?;
+        } else if let Some(why) = report.modeled_not {
+            out!("  the recording's host time is not composed: {why}\n")?;
         }
     }
     Ok(())

@@ -61,10 +61,15 @@ fn text(report: &DevicesReplayReport) -> String {
         ));
         if !report.modeled_hosts_unused.is_empty() {
             s.push_str(&format!(
-                "    not used: {} (one host ran the recording)\n",
-                report.modeled_hosts_unused.join("; ")
+                "    not used: {} (a run has one host: {}'s)\n",
+                report.modeled_hosts_unused.join("; "),
+                report.modeled_host_of.as_deref().unwrap_or("?")
             ));
         }
+    } else if let Some(why) = report.modeled_not {
+        s.push_str(&format!(
+            "  the recording's host time is not composed: {why}\n"
+        ));
     }
     s
 }

@@ -1,7 +1,8 @@
 //! `joj replay --device-for main=… --device-for journal=…` on the trace of an `ext4-extjournal`
 //! run gives one section per device, each through its own profile, and a host time no shorter
 //! than either device's waited time; the recording's host time composed with it on the data
-//! device's profile's host, as the run composed it, with a profile of another phone said.
+//! device's profile's host, as the run composed it, with a profile of another phone said; with
+//! `--honor-timestamps` (the gaps hold the host time already) nothing composed, and why.
 //! Needs root and the scratch-filesystem prerequisites.
 
 mod common;
@@ -125,6 +126,26 @@ fn an_extjournal_run_replays_with_a_profile_per_device() {
         assert!(host.contains("Galaxy S3"), "{doc}");
         let n = doc["modeled_hosts_unused"].as_array().unwrap().len();
         assert_eq!(n, unused, "{doc}");
+    }
+    // With the trace's gaps kept, the recording's host time is in them already: composing it
+    // would count it twice, so nothing is composed, and the document says why — through one
+    // device as through two.
+    let main_dev = main["dev"].as_str().unwrap();
+    for args in [
+        &[
+            "--device-for",
+            "main=sdcard-2013",
+            "--device-for",
+            "journal=galaxy-s5",
+        ][..],
+        &["--dev", main_dev, "--device", "sdcard-2013"][..],
+    ] {
+        let mut args = args.to_vec();
+        args.extend(["--honor-timestamps", "--json"]);
+        let doc: serde_json::Value = serde_json::from_slice(&replay(&args)).unwrap();
+        assert!(doc["modeled"].is_null(), "{args:?}: {doc}");
+        let why = doc["modeled_not"].as_str().unwrap();
+        assert!(why.contains("count the host twice"), "{args:?}: {why}");
     }
     let out = replay(&[
         "--device-for",

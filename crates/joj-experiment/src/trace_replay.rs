@@ -113,8 +113,11 @@ pub struct TraceReplayReport {
     /// not), whether or not `--transactions` overrode them.
     pub header_transactions: Option<u64>,
     /// The host time a `joj bench` recording measured, composed with the device's (`null` for
-    /// other traces).
+    /// other traces, and with `--honor-timestamps`: `modeled_not` says why).
     pub modeled: Option<Modeled>,
+    /// Why a recording's host time was not composed (`null` when it was, or when the trace
+    /// carries none).
+    pub modeled_not: Option<&'static str>,
     /// The profile's name (`profile`) and where it came from (`profile_source`).
     #[serde(flatten)]
     pub profile: joj_device::ProfileRef,
@@ -160,7 +163,11 @@ pub fn replay_trace(opts: &TraceReplayOptions) -> Result<TraceReplay, TraceRepla
     if let Some(host) = &opts.completion {
         summary = summary.with_completion(host, replayed.completions());
     }
-    let modeled = modeled(&trace, &profile, &summary);
+    let (modeled, modeled_not) = if opts.honor_timestamps {
+        (None, honored(&trace, summary.ops_basis))
+    } else {
+        (modeled(&trace, &profile, &summary), None)
+    };
     let report = TraceReplayReport {
         counters: replayed.device.clone(),
         device: summary,
@@ -168,6 +175,7 @@ pub fn replay_trace(opts: &TraceReplayOptions) -> Result<TraceReplay, TraceRepla
         format: trace.format,
         header_transactions: trace.transactions(),
         modeled,
+        modeled_not,
         profile: joj_device::ProfileRef::from(&profile),
         replay: ReplayCounts {
             cache_bytes: replayed.cache_bytes,
@@ -218,6 +226,17 @@ fn modeled(trace: &TraceFile, profile: &Profile, summary: &DeviceSummary) -> Opt
         summary.ops,
         &Pacing::Recorded { paced_on },
     ))
+}
+
+/// Why a replay with `--honor-timestamps` composes no host time, for a recording that carries
+/// one and a replay counting transactions: the trace's gaps, kept as idle time, already hold the
+/// recording machine's host time, so composing it would count the host twice.
+pub const HONORED_NOT_COMPOSED: &str = "--honor-timestamps keeps the trace's gaps, which already \
+     hold the recording machine's host time: composing it would count the host twice";
+
+fn honored(trace: &TraceFile, basis: OpsBasis) -> Option<&'static str> {
+    (basis == OpsBasis::Transactions && recorded_host(trace).is_some())
+        .then_some(HONORED_NOT_COMPOSED)
 }
 
 /// The host time a `joj bench` recording measured (`meta.host`) and the profile it was paced on
@@ -307,6 +326,9 @@ pub struct DevicesReplayReport {
     /// The other devices whose profiles model another host, not used (`journal's galaxy-s5
     /// models Galaxy S5: …`); empty when every profile models the same host.
     pub modeled_hosts_unused: Vec<String>,
+    /// Why a recording's host time was not composed (`--honor-timestamps`); `null` when it
+    /// was, or when the trace carries none.
+    pub modeled_not: Option<&'static str>,
     pub trace: String,
     /// Where `host.ops` (and each device's `ops`) was counted when it counts transactions:
     /// `header` or `option` (`--transactions`); `null` when it counts requests.
@@ -338,8 +360,19 @@ pub fn replay_trace_devices(
     } else {
         0.0
     };
-    let composed =
-        txns.and_then(|n| modeled_devices(&trace, &assign, &names, report.host_modeled_s, n));
+    let composed = txns
+        .filter(|_| !opts.honor_timestamps)
+        .and_then(|n| modeled_devices(&trace, &assign, &names, report.host_modeled_s, n));
+    let modeled_not = opts
+        .honor_timestamps
+        .then(|| {
+            let basis = match txns {
+                Some(_) => OpsBasis::Transactions,
+                None => OpsBasis::Requests,
+            };
+            honored(&trace, basis)
+        })
+        .flatten();
     let (modeled, modeled_host_of, modeled_hosts_unused) = match composed {
         Some((m, of, unused)) => (Some(m), Some(of), unused),
         None => (None, None, Vec::new()),
@@ -369,6 +402,7 @@ pub fn replay_trace_devices(
         modeled,
         modeled_host_of,
         modeled_hosts_unused,
+        modeled_not,
         trace: opts.trace.display().to_string(),
         transactions_from: count.map(|(_, from)| from),
     })
