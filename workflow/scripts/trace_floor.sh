@@ -8,17 +8,18 @@
 #   blk     the block events joj trace records (issue, complete, bio queue) on the loop device
 #   poll1   a process waking every 1 ms to read a tracefs file, as joj trace's events thread
 #   poll10  the same every 10 ms
-#   bpf     a BPF observer (bpf_observer/): BPF programs on the syscall tracepoints record every
-#           open with its path, write, sync, close and unlink of the app, and ext4's
-#           ext4_remove_blocks, into a ring buffer drained every 20 ms — what `joj trace` now
-#           stops or records per call, seen without stopping the app (needs clang, libbpf-dev)
+#   bpf     a BPF observer (bpf_observer/): BPF programs on the syscall tracepoints record the
+#           app's opens and unlinks with their paths, writes, syncs and closes, and ext4's
+#           ext4_remove_blocks of the scratch filesystem, into a ring buffer drained every 20 ms
+#           — what `joj trace` stops for or records for this app's calls, seen without stopping
+#           it (needs clang, libbpf-dev); a run whose app fails stops the script
 #   bpfblk  the same observer also taking the block events (use without blk)
 #   bpfoff  the observer's loader with no program: the app timed as the bpf parts time it
 #   all     ovl + blk + poll1;  all10: ovl + blk + poll10;  pairs: ovl+blk, ovl+poll1, blk+poll1,
 #           ovl+blk+bpf, ovl+bpfblk, …
-# Prints one line a run (variant, milliseconds) and the medians; with an observer, the events it
-# received in its last run (every call of the app's, none lost). Root; changes nothing it does
-# not remove.
+# Prints one line a run (variant, milliseconds) and the medians; with an observer, what it
+# received in its last run (events by kind, paths that came out empty, events lost for want of
+# room). Root; changes nothing it does not remove.
 # Usage: trace_floor.sh APP.py [MODE] [ROUNDS] [VARIANTS…]
 set -euo pipefail
 [ $# -ge 1 ] && [ -f "$1" ] || { echo "usage: trace_floor.sh APP.py [MODE] [ROUNDS] [VARIANTS…] (APP.py a file)" >&2; exit 2; }
@@ -31,7 +32,8 @@ variants=("$@"); [ ${#variants[@]} -gt 0 ] || variants=(base ovl blk poll1 poll1
 for v in "${variants[@]}"; do
   [[ "$v" =~ ^(base|all|all10|(ovl|blk|poll1|poll10|bpf|bpfblk|bpfoff)(\+(ovl|blk|poll1|poll10|bpf|bpfblk|bpfoff))*)$ ]] \
     || { echo "trace_floor: unknown variant '$v'" >&2; exit 2; }
-  [[ "$v" == *poll1* && "$v" == *poll10* ]] && { echo "trace_floor: '$v' has two readers" >&2; exit 2; }
+  [[ "$v" =~ (^|\+)poll1(\+|$) && "$v" =~ (^|\+)poll10(\+|$) ]] && { echo "trace_floor: '$v' has two readers" >&2; exit 2; }
+  [ "$(tr + '\n' <<< "$v" | sort | uniq -d)" = "" ] || { echo "trace_floor: '$v' names a part twice" >&2; exit 2; }
   [ "$(grep -o bpf <<< "$v" | wc -l)" -le 1 ] || { echo "trace_floor: '$v' has two observers" >&2; exit 2; }
   [[ "$v" =~ (^|\+)blk(\+|$) && "$v" == *bpfblk* ]] && { echo "trace_floor: '$v' takes the block events twice" >&2; exit 2; }
   if [[ "$v" == *bpf* ]]; then
@@ -107,9 +109,11 @@ one() {
   fi
   local s e
   if [[ "$v" == *bpf* ]]; then
-    # the observer starts the app once its programs are attached, and times it itself
-    local dev=0 out; has bpfoff "$v" && dev=off; has bpfblk "$v" && dev=$(( (16#$(stat -c %t "$loop") << 20) | 16#$(stat -c %T "$loop") ))
-    out=$("$work/observer" "$dev" "$dir" /usr/bin/python3 "$app" "$mode")
+    # the observer starts the app once its programs are attached, and times it itself; it fails
+    # (and so does this script) when the app fails
+    local what=calls out; has bpfoff "$v" && what=off; has bpfblk "$v" && what=blocks
+    out=$("$work/observer" "$what" $(( (16#$(stat -c %t "$loop") << 20) | 16#$(stat -c %T "$loop") )) \
+      "$dir" /usr/bin/python3 "$app" "$mode")
     s=0; e=$(( $(head -1 <<< "$out") * 1000000 )); tail -1 <<< "$out" > "$work/observed.$v"
   else
     s=$(date +%s%N); (cd "$dir" && /usr/bin/python3 "$app" "$mode"); e=$(date +%s%N)

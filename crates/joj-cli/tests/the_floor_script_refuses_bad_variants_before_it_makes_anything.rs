@@ -1,7 +1,7 @@
 //! `workflow/scripts/trace_floor.sh`, which measures what `joj trace`'s surroundings and a BPF
 //! observer cost a program (docs/measurement.md, "Cost of watching"), checks its variants before
 //! it makes a filesystem, a loop device or a tracefs instance: an unknown part, two readers, two
-//! BPF observers in one run, the block events taken twice.
+//! BPF observers in one run, the block events taken twice, a part named twice.
 
 #![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
@@ -24,6 +24,8 @@ fn the_floor_script_refuses_bad_variants_before_it_makes_anything() {
         ("bpf+bpfoff", "two observers"),
         ("blk+bpfblk", "block events twice"),
         ("ovl+blk+bpfblk", "block events twice"),
+        ("ovl+bpf+ovl", "a part twice"),
+        ("blk+blk", "a part twice"),
     ] {
         let out = Command::new("bash")
             .arg(&script)
