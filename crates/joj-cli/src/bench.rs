@@ -373,24 +373,6 @@ pub fn backing_line(b: &joj_experiment::backing::BackingDisk, transactions: u64)
     )
 }
 
-/// The modeled figure: host plus device, with the host's share and whether it was paced.
-pub fn modeled_line(m: &joj_experiment::Modeled) -> String {
-    let t = &m.time;
-    format!(
-        "  modeled on {} (host: {}, CPU ×{:.2}): {:.1} transactions/s = host {:.4} s ({:.0} %) + \
-         device {:.4} s ({:.0} %); {}\n",
-        m.profile,
-        t.host,
-        t.cpu_factor,
-        t.modeled_ops_per_sec,
-        t.host_s,
-        t.host_share * 100.0,
-        t.device_s,
-        (1.0 - t.host_share) * 100.0,
-        m.pacing
-    )
-}
-
 /// A human-readable summary of one run.
 pub fn summary(r: &RunResult) -> String {
     let c = &r.config;
@@ -450,7 +432,7 @@ pub fn summary(r: &RunResult) -> String {
         s.push_str(&format!("  image disk: not counted: {e}\n"));
     }
     if let Some(m) = &r.modeled {
-        s.push_str(&modeled_line(m));
+        s.push_str(&crate::modeled_text::modeled_line(m));
     }
     if let Some(t) = &r.trace_file {
         s.push_str(&format!("  trace: {t}\n"));

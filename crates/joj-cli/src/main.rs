@@ -17,6 +17,7 @@ mod crash_fs_cmd;
 mod device_cmd;
 mod groups;
 mod meaning;
+mod modeled_text;
 mod paper_figures_doc;
 mod progress;
 mod renamed;

@@ -104,7 +104,7 @@ pub fn main(a: ReplayArgs) -> CliResult {
             out!("{}", ejournal_text(e))?;
         }
         if let Some(m) = &report.modeled {
-            out!("{}", crate::bench::modeled_line(m))?;
+            out!("{}", crate::modeled_text::modeled_line(m))?;
         } else if let Some(why) = report.modeled_not {
             out!("  the recording's host time is not composed: {why}\n")?;
         }

@@ -44,7 +44,8 @@ fn text(report: &DevicesReplayReport) -> String {
     }
     let h = &report.host;
     s.push_str(&format!(
-        "  host: modeled {:.4} s ({:.4} s waited for by the application): {:.1} {basis}/s \
+        "  the devices as the host waited for them: {:.4} s ({:.4} s waited for by the \
+         application): {:.1} {basis}/s \
          over {} {basis}{}\n",
         h.modeled_s,
         h.app_wait_s,
@@ -54,7 +55,7 @@ fn text(report: &DevicesReplayReport) -> String {
         basis = h.ops_basis
     ));
     if let Some(m) = &report.modeled {
-        s.push_str(&crate::bench::modeled_line(m));
+        s.push_str(&crate::modeled_text::modeled_line(m));
         s.push_str(&format!(
             "    (device: every device, as the host waited for them; the host of {}'s profile)\n",
             report.modeled_host_of.as_deref().unwrap_or("?")
