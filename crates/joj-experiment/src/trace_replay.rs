@@ -163,11 +163,8 @@ pub fn replay_trace(opts: &TraceReplayOptions) -> Result<TraceReplay, TraceRepla
     if let Some(host) = &opts.completion {
         summary = summary.with_completion(host, replayed.completions());
     }
-    let (modeled, modeled_not) = if opts.honor_timestamps {
-        (None, honored(&trace, summary.ops_basis))
-    } else {
-        (modeled(&trace, &profile, &summary), None)
-    };
+    let (modeled, modeled_not) =
+        unless_honored(opts.honor_timestamps, modeled(&trace, &profile, &summary));
     let report = TraceReplayReport {
         counters: replayed.device.clone(),
         device: summary,
@@ -228,15 +225,19 @@ fn modeled(trace: &TraceFile, profile: &Profile, summary: &DeviceSummary) -> Opt
     ))
 }
 
-/// Why a replay with `--honor-timestamps` composes no host time, for a recording that carries
-/// one and a replay counting transactions: the trace's gaps, kept as idle time, already hold the
-/// recording machine's host time, so composing it would count the host twice.
-pub const HONORED_NOT_COMPOSED: &str = "--honor-timestamps keeps the trace's gaps, which already \
+/// Why a replay with `--honor-timestamps` composes no host time: the trace's gaps, kept as idle
+/// time, already hold the recording machine's host time, so composing it would count it twice.
+const HONORED_NOT_COMPOSED: &str = "--honor-timestamps keeps the trace's gaps, which already \
      hold the recording machine's host time: composing it would count the host twice";
 
-fn honored(trace: &TraceFile, basis: OpsBasis) -> Option<&'static str> {
-    (basis == OpsBasis::Transactions && recorded_host(trace).is_some())
-        .then_some(HONORED_NOT_COMPOSED)
+/// `composed` as the replay reports it: with `--honor-timestamps`, nothing, and why — said
+/// exactly where a host time would have been composed.
+fn unless_honored<T>(honored: bool, composed: Option<T>) -> (Option<T>, Option<&'static str>) {
+    if honored {
+        (None, composed.map(|_| HONORED_NOT_COMPOSED))
+    } else {
+        (composed, None)
+    }
 }
 
 /// The host time a `joj bench` recording measured (`meta.host`) and the profile it was paced on
@@ -360,19 +361,10 @@ pub fn replay_trace_devices(
     } else {
         0.0
     };
-    let composed = txns
-        .filter(|_| !opts.honor_timestamps)
-        .and_then(|n| modeled_devices(&trace, &assign, &names, report.host_modeled_s, n));
-    let modeled_not = opts
-        .honor_timestamps
-        .then(|| {
-            let basis = match txns {
-                Some(_) => OpsBasis::Transactions,
-                None => OpsBasis::Requests,
-            };
-            honored(&trace, basis)
-        })
-        .flatten();
+    let (composed, modeled_not) = unless_honored(
+        opts.honor_timestamps,
+        txns.and_then(|n| modeled_devices(&trace, &assign, &names, report.host_modeled_s, n)),
+    );
     let (modeled, modeled_host_of, modeled_hosts_unused) = match composed {
         Some((m, of, unused)) => (Some(m), Some(of), unused),
         None => (None, None, Vec::new()),
