@@ -9,13 +9,16 @@ for tool in mkfs.ext4:e2fsprogs debugfs:e2fsprogs mkfs.xfs:xfsprogs xfs_db:xfspr
             mkfs.btrfs:btrfs-progs blkparse:blktrace losetup:mount cc:gcc \
             sqlite3:sqlite3 /usr/bin/python3:python3 taskset:util-linux xfs_io:xfsprogs \
             strace:strace slurmctld:slurmctld slurmd:slurmd sbatch:slurm-client munged:munge \
-            chromium:chromium; do
+            chromium:chromium clang:clang; do
   command -v "${tool%%:*}" >/dev/null 2>&1 || need+=("${tool##*:}")
 done
 # The loadable extension is built against the system SQLite's headers (libsqlite3-dev), with
 # bindgen, which needs libclang (libclang-dev).
 [ -e /usr/include/sqlite3ext.h ] || need+=(libsqlite3-dev)
 ls /usr/lib/llvm-*/lib/libclang.so >/dev/null 2>&1 || need+=(libclang-dev)
+# joj-linux's BPF observer (crates/joj-linux/bpf) is compiled with clang against libbpf's
+# headers at build time.
+[ -e /usr/include/bpf/bpf_helpers.h ] || need+=(libbpf-dev)
 # The workflow (workflow/Snakefile) runs Snakemake from a virtual environment.
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need+=(python3-venv)
 if [ "${#need[@]}" -gt 0 ]; then

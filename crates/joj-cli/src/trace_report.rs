@@ -88,9 +88,13 @@ fn how_it_ran(r: &RunResult, c: &CommandReport) -> String {
         (None, Some(sig)) => format!("killed by signal {sig}"),
         _ => "no exit status".into(),
     };
+    let waits = match c.opens_by_bpf {
+        Some(_) => "opens that may write, unlinks, renames, truncates",
+        None => "opens, unlinks, renames, truncates",
+    };
     let mut s = format!(
-        "  {ended} in {:.3} s, {} task(s); it waited for joj {} time(s) (opens, unlinks, renames, \
-         truncates), {:.1} ms in all; {} system call event(s) read without stopping it{}\n",
+        "  {ended} in {:.3} s, {} task(s); it waited for joj {} time(s) ({waits}), {:.1} ms in \
+         all; {} system call event(s) read without stopping it{}{}\n",
         r.elapsed_s,
         c.tasks,
         c.stops,
@@ -98,8 +102,17 @@ fn how_it_ran(r: &RunResult, c: &CommandReport) -> String {
         c.syscall_events,
         c.event_reads
             .map(|n| format!(", in {n} read(s)"))
+            .unwrap_or_default(),
+        c.opens_by_bpf
+            .map(|n| format!("; {n} open(s) seen by BPF"))
             .unwrap_or_default()
     );
+    if c.opens_unseen > 0 {
+        s.push_str(&format!(
+            "  {} open(s) returned a descriptor joj could not name (see `opens_unseen` in the JSON)\n",
+            c.opens_unseen
+        ));
+    }
     if let Some(dir) = &c.start_dir {
         s.push_str(&format!(
             "  ran in {} (the directory joj trace started in, through an overlay: what it wrote inside it \

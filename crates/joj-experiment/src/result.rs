@@ -379,6 +379,14 @@ pub struct CommandReport {
     /// read) and in documents from before it was counted.
     #[serde(default)]
     pub event_reads: Option<u64>,
+    /// Opens seen by joj's BPF observer, without a stop unless they may write; `None` when
+    /// every open stopped (the observer could not start, a replay, documents from before it).
+    #[serde(default)]
+    pub opens_by_bpf: Option<u64>,
+    /// Opens that returned a descriptor joj could not name (a record lost, a relative path
+    /// with nothing to resolve it against): a sync on it is resolved as for an inherited one.
+    #[serde(default)]
+    pub opens_unseen: u64,
     /// Sync calls on descriptors joj did not see opened and could not resolve (not in any
     /// file's counts).
     #[serde(default)]

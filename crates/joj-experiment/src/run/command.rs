@@ -860,6 +860,8 @@ fn command_report(
         // A supervised command's events are read at least once, at its end; none were read
         // for a replay, which has no events to read.
         event_reads: (m.supervised.event_reads > 0).then_some(m.supervised.event_reads),
+        opens_by_bpf: m.supervised.opens_by_bpf,
+        opens_unseen: m.supervised.opens_unseen,
         unresolved_syncs: watcher.unresolved_syncs,
         whole_fs_syncs: watcher.whole_fs_syncs,
         dir_syncs: watcher.dir_fsyncs + watcher.dir_fdatasyncs,

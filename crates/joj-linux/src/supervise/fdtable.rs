@@ -10,11 +10,16 @@
 //! (processes); `exec` unshares the table and closes the close-on-exec descriptors. A
 //! descriptor it did not see open (inherited from joj, received over a socket) is unknown:
 //! the caller resolves it through `/proc` or counts it as unresolved, never guesses.
+//!
+//! An open that did not stop (the BPF observer saw it: [`super::bpf_opens`]) comes as a
+//! [`RecordedOpen`], paired with its exit event by thread, descriptor and time; an open whose
+//! exit finds no record is counted ([`FdModel::unseen_opens`]), its descriptor unknown.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use super::bpf_opens::OpenRecord;
 use super::sync_kind::SyncKind;
 use crate::syscall_line::{SysEvent, SysEventKind};
 
@@ -87,6 +92,23 @@ pub(crate) enum Seen {
     },
 }
 
+/// An open the BPF observer saw, with what the events thread resolved of its path when it read
+/// the record (the model itself reads nothing).
+#[derive(Debug, Clone)]
+pub(crate) struct RecordedOpen {
+    pub(crate) rec: OpenRecord,
+    /// The path made absolute without the model: given absolute, or against the working
+    /// directory the record names.
+    pub(crate) absolute: Option<PathBuf>,
+    /// What `/proc` said the directory descriptor named, for a path relative to one that the
+    /// model did not see opened.
+    pub(crate) dirfd_path: Option<PathBuf>,
+}
+
+/// How far apart a record's exit and the trace's exit event of the same open may be (both are
+/// taken in the same return from the call; this only bounds a preemption between them).
+const PAIRING_SLACK_NS: u64 = 10_000_000;
+
 /// A call entered and not yet returned.
 #[derive(Debug, Clone)]
 struct Entered {
@@ -107,6 +129,11 @@ pub(crate) struct FdModel {
     /// thread may read an open's exit after the thread's next open has stopped).
     pending_opens: HashMap<i32, std::collections::VecDeque<OpenedFile>>,
     entered: HashMap<i32, Entered>,
+    /// With the BPF observer: its records by thread, oldest first.
+    recorded: Option<HashMap<i32, std::collections::VecDeque<RecordedOpen>>>,
+    /// Opens that returned a descriptor the model could not name: no record paired with the
+    /// exit (one lost), or a relative path with nothing to resolve it against.
+    pub(crate) unseen_opens: u64,
 }
 
 impl FdModel {
@@ -117,6 +144,28 @@ impl FdModel {
         let t = m.new_table(HashMap::new());
         m.table_of.insert(root, t);
         m
+    }
+
+    /// Opens come from the BPF observer too ([`FdModel::open_recorded`]): only those that
+    /// may write stopped.
+    pub(crate) fn with_recorded_opens(mut self) -> FdModel {
+        self.recorded = Some(HashMap::new());
+        self
+    }
+
+    /// The BPF observer saw an open (in time order per thread).
+    pub(crate) fn open_recorded(&mut self, open: RecordedOpen) {
+        if let Some(r) = self.recorded.as_mut() {
+            r.entry(open.rec.tid).or_default().push_back(open);
+        }
+    }
+
+    /// Records of `tid` not yet paired with an exit event.
+    pub(crate) fn recorded_waiting(&self, tid: i32) -> usize {
+        self.recorded
+            .as_ref()
+            .and_then(|r| r.get(&tid))
+            .map_or(0, |q| q.len())
     }
 
     fn new_table(&mut self, entries: HashMap<i32, Entry>) -> u64 {
@@ -237,7 +286,11 @@ impl FdModel {
 
     fn exit(&mut self, e: &SysEvent, call: &str, ret: i64) -> Option<Seen> {
         if matches!(call, "openat" | "open" | "creat" | "openat2") {
-            let file = self.pending_opens.get_mut(&e.tid)?.pop_front()?;
+            let file = if self.recorded.is_some() {
+                self.recorded_open(e, ret)
+            } else {
+                self.pending_opens.get_mut(&e.tid)?.pop_front()
+            }?;
             let fd = i32::try_from(ret).ok().filter(|fd| *fd >= 0)?;
             let cloexec = file.flags & libc::O_CLOEXEC as u64 != 0;
             let file = Arc::new(file);
@@ -326,6 +379,66 @@ impl FdModel {
             }
             _ => None,
         }
+    }
+
+    /// The file of an open whose exit is `e`, with the BPF observer: from its record, or from
+    /// its stop when it may write.
+    fn recorded_open(&mut self, e: &SysEvent, ret: i64) -> Option<OpenedFile> {
+        let queue = self.recorded.as_mut()?.entry(e.tid).or_default();
+        // A record whose exit is long before this one belongs to an exit the trace lost.
+        while queue
+            .front()
+            .is_some_and(|r| r.rec.exit_ns + PAIRING_SLACK_NS < e.time_ns)
+        {
+            queue.pop_front();
+        }
+        let paired = queue.front().is_some_and(|r| {
+            r.rec.ret == ret && r.rec.exit_ns.abs_diff(e.time_ns) <= PAIRING_SLACK_NS
+        });
+        let rec = if paired { queue.pop_front() } else { None };
+        let file = match rec {
+            Some(r) if !r.rec.stopped() => self.file_of(e, r),
+            // It stopped; or it has no record, and then a stop of this thread's that came
+            // before this exit is this open's (a later open's stop comes after it).
+            _ => {
+                let stops = self.pending_opens.get_mut(&e.tid);
+                match stops {
+                    Some(q) if q.front().is_some_and(|f| f.stopped_ns <= e.time_ns) => {
+                        q.pop_front()
+                    }
+                    _ => None,
+                }
+            }
+        };
+        if file.is_none() && ret >= 0 {
+            self.unseen_opens += 1;
+        }
+        file
+    }
+
+    /// What a record says was opened, its path made absolute.
+    fn file_of(&mut self, e: &SysEvent, r: RecordedOpen) -> Option<OpenedFile> {
+        let path = match r.absolute {
+            Some(p) => p,
+            None => {
+                let named = r.rec.path.as_ref()?;
+                let dirfd = u64::try_from(r.rec.dirfd).ok()?;
+                let base = self
+                    .lookup(e.tid, e.tgid, dirfd)
+                    .map(|f| f.path.clone())
+                    .or(r.dirfd_path)?;
+                super::normalized(&base.join(named))
+            }
+        };
+        Some(OpenedFile {
+            path,
+            directory: r.rec.is_directory(),
+            dsync: r.rec.flags & libc::O_DSYNC as u64 != 0,
+            may_write: false,
+            flags: r.rec.flags,
+            copy_up: false,
+            stopped_ns: r.rec.enter_ns,
+        })
     }
 
     fn set(&mut self, e: &SysEvent, fd: i32, file: Arc<OpenedFile>, cloexec: bool) {
@@ -545,5 +658,106 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    /// A record of the BPF observer: `tid` opened `path` (relative to `dirfd`) with `flags`,
+    /// returning `ret` at `t`.
+    fn recorded(tid: i32, t: u64, path: &str, dirfd: i32, flags: i32, ret: i64) -> RecordedOpen {
+        let mode = if path.ends_with('/') || path == "." {
+            libc::S_IFDIR
+        } else {
+            libc::S_IFREG
+        };
+        let rec = OpenRecord {
+            tid,
+            enter_ns: t - 1,
+            exit_ns: t,
+            ret,
+            flags: flags as u64,
+            dirfd,
+            path: Some(path.into()),
+            dev: 1,
+            ino: 2,
+            mode,
+            cwd_dev: 1,
+            cwd_ino: 3,
+            call: 1,
+        };
+        let absolute = path.starts_with('/').then(|| PathBuf::from(path));
+        RecordedOpen {
+            rec,
+            absolute,
+            dirfd_path: None,
+        }
+    }
+
+    #[test]
+    fn opens_seen_by_bpf_pair_with_their_exits_and_stops_keep_their_own_order() {
+        let mut m = FdModel::new(1).with_recorded_opens();
+        // A directory opened read-only (no stop), then synced: a directory sync, by path.
+        m.open_recorded(recorded(1, 10, "/d/", libc::AT_FDCWD, libc::O_RDONLY, 3));
+        assert!(matches!(
+            m.apply(&exit(1, 10, "openat", 3)),
+            Some(Seen::Opened { .. })
+        ));
+        m.apply(&enter(1, 11, "fsync", &[3]));
+        match m.apply(&exit(1, 12, "fsync", 0)) {
+            Some(Seen::Synced { kind, file, .. }) => {
+                assert_eq!(kind, SyncKind::Directory { datasync: false });
+                assert_eq!(file.unwrap().path, PathBuf::from("/d"));
+            }
+            other => panic!("{other:?}"),
+        }
+        // A file relative to that directory's descriptor, named through the model.
+        m.open_recorded(recorded(1, 20, "x", 3, libc::O_RDONLY, 4));
+        m.apply(&exit(1, 20, "openat", 4));
+        assert_eq!(fsync(&mut m, 1, 21, 4).as_deref(), Some("/d/x"));
+        // A write open stopped for the thread's next open before the events thread read the
+        // record of its read-only open: each exit still gets its own.
+        m.open_recorded(recorded(1, 30, "/d/ro", libc::AT_FDCWD, libc::O_RDONLY, 5));
+        m.open_stopped(
+            1,
+            OpenedFile {
+                stopped_ns: 31,
+                ..file("/d/w-journal", libc::O_RDWR | libc::O_CREAT)
+            },
+        );
+        m.open_recorded(recorded(
+            1,
+            32,
+            "/d/w-journal",
+            libc::AT_FDCWD,
+            libc::O_RDWR | libc::O_CREAT,
+            6,
+        ));
+        m.apply(&exit(1, 30, "openat", 5));
+        m.apply(&exit(1, 32, "openat", 6));
+        assert_eq!(fsync(&mut m, 1, 33, 5).as_deref(), Some("/d/ro"));
+        assert_eq!(fsync(&mut m, 1, 35, 6).as_deref(), Some("/d/w-journal"));
+        assert_eq!(m.unseen_opens, 0);
+    }
+
+    #[test]
+    fn an_open_whose_record_was_lost_is_counted_and_takes_no_later_stop() {
+        let mut m = FdModel::new(1).with_recorded_opens();
+        // The next open's stop is already known; this open's record never came.
+        m.open_stopped(
+            1,
+            OpenedFile {
+                stopped_ns: 50,
+                ..file("/d/later", libc::O_RDWR)
+            },
+        );
+        assert_eq!(m.apply(&exit(1, 40, "openat", 7)), None);
+        assert_eq!(m.unseen_opens, 1);
+        assert_eq!(fsync(&mut m, 1, 41, 7), None, "its descriptor is unknown");
+        // The stop is still there for the open it belongs to.
+        m.open_recorded(recorded(1, 51, "/d/later", libc::AT_FDCWD, libc::O_RDWR, 8));
+        m.apply(&exit(1, 51, "openat", 8));
+        assert_eq!(fsync(&mut m, 1, 52, 8).as_deref(), Some("/d/later"));
+        // A record whose descriptor is not the exit's is not taken for it.
+        m.open_recorded(recorded(1, 60, "/d/a", libc::AT_FDCWD, libc::O_RDONLY, 9));
+        assert_eq!(m.apply(&exit(1, 60, "openat", 10)), None);
+        assert_eq!(m.unseen_opens, 2);
     }
 }

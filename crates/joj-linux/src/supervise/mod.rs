@@ -34,6 +34,7 @@
 //! command before the filesystem it runs on is unmounted; a task is never left stopped or
 //! waiting for a notification joj will not answer.
 
+mod bpf_opens;
 mod fdtable;
 mod sync_kind;
 pub use sync_kind::SyncKind;
@@ -223,6 +224,13 @@ pub struct Supervision {
     /// The command's own run time, in nanoseconds: from its exec to its first process's exit
     /// (joj's setting up and removing of the trace before and after are not in it).
     pub ran_ns: Option<u64>,
+    /// Opens the BPF observer saw (each without a stop unless it may write); `None` when the
+    /// observer could not start and every open stopped.
+    pub opens_by_bpf: Option<u64>,
+    /// Opens that returned a descriptor joj could not name: the observer lost the record, or
+    /// a relative path had nothing joj could resolve it against. A sync or write on it is then
+    /// resolved through `/proc` or counted as unresolved, as for an inherited descriptor.
+    pub opens_unseen: u64,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -277,6 +285,9 @@ pub enum SuperviseError {
     /// The syscall trace failed (an instance that could not be made, events lost).
     #[error(transparent)]
     Trace(#[from] crate::tracefs::TraceError),
+    /// The BPF observer of opens started but could not be given the command.
+    #[error(transparent)]
+    Bpf(#[from] bpf_opens::BpfError),
 }
 
 /// The pid of the process tracing joj, if one is (`TracerPid` of `/proc/self/status`).
@@ -327,18 +338,35 @@ pub fn supervise(
     observer: &mut dyn Observer,
 ) -> Result<Supervision, SuperviseError> {
     let wake = wake_fd().map_err(ptrace_err("making the events thread's wake-up"))?;
+    // The BPF observer first: which opens stop depends on whether it runs.
+    let mut opens = match bpf_opens::OpenObserver::start() {
+        Ok(o) => Some(o),
+        Err(e) => {
+            eprintln!(
+                "joj: {e}; every open of the command stops instead (the same figures, slower)"
+            );
+            None
+        }
+    };
     let mut tracer = SyscallTracer::create(spec.trace_buffer_kb)?;
     let Started {
         root,
         listener,
         guard,
-    } = start(spec, &tracer.marker_path())?;
+    } = start(spec, &tracer.marker_path(), opens.is_some())?;
+    let mut cwds = bpf_opens::Cwds::default();
+    let mut model = FdModel::new(root);
+    if let Some(o) = opens.as_mut() {
+        o.watch(root).map_err(SuperviseError::Bpf)?;
+        cwds.learn(root);
+        model = model.with_recorded_opens();
+    }
     tracer.follow(root)?;
     set_options(root)?;
     let shared = Mutex::new(Shared {
         observer,
         marker: tracer.marker_path(),
-        model: FdModel::new(root),
+        model,
         stops: 0,
         handling_ns: 0,
     });
@@ -354,7 +382,22 @@ pub fn supervise(
                 sh.handling_ns += t0.elapsed().as_nanos() as u64;
             })
         });
-        let events = s.spawn(|| follow_events(&shared, scope, &mut tracer, &done, wake.as_fd()));
+        let events = s.spawn(|| {
+            let mut seen_opens = SeenOpens {
+                observer: opens.as_mut(),
+                cwds: &mut cwds,
+                read: 0,
+            };
+            let reads = follow_events(
+                &shared,
+                scope,
+                &mut tracer,
+                &mut seen_opens,
+                &done,
+                wake.as_fd(),
+            );
+            (reads, seen_opens.read)
+        });
         let exec_at = Instant::now();
         resume(root, libc::PTRACE_CONT, 0);
         let ended = Loop {
@@ -381,18 +424,33 @@ pub fn supervise(
     served
         .unwrap_or_else(|_| Err(std::io::Error::other("the notification thread panicked")))
         .map_err(ptrace_err("serving notifications"))?;
-    let event_reads = followed.unwrap_or_else(|_| {
-        Err(crate::tracefs::TraceError::Read {
-            path: PathBuf::from("per_cpu"),
-            source: std::io::Error::other("the events thread panicked"),
-        })
-    })?;
+    let (event_reads, opens_read) = followed.unwrap_or_else(|_| {
+        (
+            Err(crate::tracefs::TraceError::Read {
+                path: PathBuf::from("per_cpu"),
+                source: std::io::Error::other("the events thread panicked"),
+            }),
+            0,
+        )
+    });
+    let event_reads = event_reads?;
     let mut rest = Vec::new();
     let events = tracer.events;
     tracer.stop(&mut rest)?;
+    let mut seen_opens = SeenOpens {
+        observer: opens.as_mut(),
+        cwds: &mut cwds,
+        read: opens_read,
+    };
+    seen_opens.read_for(shared_model_waiting(&shared), &rest, &shared);
+    let opens_read = seen_opens.read;
     let mut sh = lock(&shared);
     for e in &rest {
         seen(&mut sh, scope, e);
+    }
+    if let Some(o) = opens.as_ref() {
+        sup.opens_by_bpf = Some(opens_read);
+        sup.opens_unseen = sh.model.unseen_opens + o.lost();
     }
     sup.stops = sh.stops;
     sup.handling_ns = sh.handling_ns;
@@ -410,7 +468,11 @@ struct Started {
 
 /// Fork the command under the filter and ptrace, receive the filter's listener, and wait until
 /// the exec succeeded (or say why the command could not start).
-fn start(spec: &CommandSpec<'_>, marker: &Path) -> Result<Started, SuperviseError> {
+fn start(
+    spec: &CommandSpec<'_>,
+    marker: &Path,
+    opens_free: bool,
+) -> Result<Started, SuperviseError> {
     let (program, _) = spec.argv.split_first().ok_or(SuperviseError::NoCommand)?;
     let exe = spawn::find_program(program).ok_or_else(|| SuperviseError::NotFound {
         program: program.clone(),
@@ -421,7 +483,7 @@ fn start(spec: &CommandSpec<'_>, marker: &Path) -> Result<Started, SuperviseErro
     };
     let (ours, theirs) = socket_pair().map_err(ptrace_err("making the listener's socket"))?;
     let mut guard = TaskGuard::new();
-    let prog = filter::program();
+    let prog = filter::program(opens_free);
     let root = spawn::fork_traced(&spawn::Launch {
         exe: &exe,
         argv: spec.argv,
@@ -568,6 +630,7 @@ fn follow_events(
     shared: &Mutex<Shared<'_>>,
     scope: &TracedDir,
     tracer: &mut SyscallTracer,
+    opens: &mut SeenOpens<'_>,
     done: &AtomicBool,
     wake: std::os::fd::BorrowedFd<'_>,
 ) -> Result<u64, crate::tracefs::TraceError> {
@@ -583,6 +646,7 @@ fn follow_events(
         let last = done.load(Ordering::Acquire);
         tracer.drain(&mut batch)?;
         reads += 1;
+        opens.read_for(shared_model_waiting(shared), &batch, shared);
         if !batch.is_empty() {
             let mut sh = lock(shared);
             for e in batch.drain(..) {
@@ -596,6 +660,67 @@ fn follow_events(
         tracer.wait(wake, READ_AT_LEAST_EVERY)?;
         if let Some(rest) = READ_AT_MOST_EVERY.checked_sub(read_at.elapsed()) {
             std::thread::sleep(rest);
+        }
+    }
+}
+
+/// The BPF observer's records, read by the events thread.
+struct SeenOpens<'a> {
+    observer: Option<&'a mut bpf_opens::OpenObserver>,
+    cwds: &'a mut bpf_opens::Cwds,
+    /// Records read.
+    read: u64,
+}
+
+/// How long the events thread waits for the record of an open whose exit it has read: the
+/// record is written at the same exit, so it is there or microseconds away.
+const RECORD_WAIT: std::time::Duration = std::time::Duration::from_millis(5);
+
+fn shared_model_waiting<'m>(shared: &'m Mutex<Shared<'_>>) -> impl Fn(i32) -> usize + 'm {
+    move |tid| lock(shared).model.recorded_waiting(tid)
+}
+
+impl SeenOpens<'_> {
+    /// Read the records of every open whose exit is in `batch` (and any others written), and
+    /// give them to the model, before the batch is applied.
+    fn read_for(
+        &mut self,
+        waiting: impl Fn(i32) -> usize,
+        batch: &[SysEvent],
+        shared: &Mutex<Shared<'_>>,
+    ) {
+        let Some(observer) = self.observer.as_mut() else {
+            return;
+        };
+        // Exits of opens in the batch, by thread.
+        let mut exits: HashMap<i32, usize> = HashMap::new();
+        for e in batch {
+            if let crate::syscall_line::SysEventKind::Exit { call, .. } = &e.kind {
+                if matches!(call.as_str(), "openat" | "open" | "creat" | "openat2") {
+                    *exits.entry(e.tid).or_default() += 1;
+                }
+            }
+        }
+        let mut records = Vec::new();
+        let began = Instant::now();
+        loop {
+            observer.drain(&mut records);
+            let short = exits.iter().any(|(tid, n)| {
+                waiting(*tid) + records.iter().filter(|r| r.tid == *tid).count() < *n
+            });
+            if !short || began.elapsed() > RECORD_WAIT {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_micros(100));
+        }
+        self.read += records.len() as u64;
+        let resolved: Vec<_> = records
+            .into_iter()
+            .map(|r| bpf_opens::resolved(r, self.cwds))
+            .collect();
+        let mut sh = lock(shared);
+        for r in resolved {
+            sh.model.open_recorded(r);
         }
     }
 }

@@ -1,0 +1,312 @@
+//! The BPF observer of opens (`bpf/opens.bpf.c`, built by build.rs): every open of the
+//! command's tasks seen at its exit, in the kernel, without stopping the task — its path as the
+//! task gave it, its flags, the descriptor and the file it names (device, inode, mode), and the
+//! task's working directory (device, inode). With it, an open that cannot write needs no stop
+//! ([`super::filter`]); one that may write still stops, for what must be known before it runs
+//! (whether the overlay copies the file up).
+//!
+//! Loaded with aya, a maintained pure-Rust loader that relocates the program's kernel-structure
+//! reads to the running kernel (CO-RE) and reads its ring buffer; joj keeps no loader of its
+//! own. The records are read by the events thread, after each read of the syscall trace, so
+//! every open whose exit it has read has its record too ([`OpenObserver::drain`]).
+
+use std::collections::HashMap as Map;
+use std::os::unix::fs::MetadataExt;
+use std::path::PathBuf;
+
+use aya::maps::{Array, HashMap, MapData, RingBuf};
+use aya::programs::TracePoint;
+
+/// The object build.rs compiled, aligned as aya's parser needs.
+static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/opens.bpf.o"));
+
+/// Bytes before the path in a record (`struct open_record`).
+const HEADER: usize = 72;
+/// `path_len` of a path the program could not read.
+const UNREADABLE: u16 = 0xffff;
+
+/// One open, as the kernel saw it at its exit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct OpenRecord {
+    pub(crate) tid: i32,
+    /// CLOCK_MONOTONIC ns of the call's entry and exit.
+    pub(crate) enter_ns: u64,
+    pub(crate) exit_ns: u64,
+    /// The descriptor, or `-errno`.
+    pub(crate) ret: i64,
+    pub(crate) flags: u64,
+    pub(crate) dirfd: i32,
+    /// The path as the task passed it; `None` when it could not be read.
+    pub(crate) path: Option<PathBuf>,
+    /// The opened file: its filesystem's device (`st_dev`), inode and mode (0 when the call
+    /// failed).
+    pub(crate) dev: u64,
+    pub(crate) ino: u64,
+    pub(crate) mode: u32,
+    /// The task's working directory at the exit: device and inode.
+    pub(crate) cwd_dev: u64,
+    pub(crate) cwd_ino: u64,
+    /// Which call (`enum call` of the program).
+    pub(crate) call: u32,
+}
+
+/// `enum call` of the program.
+pub(crate) const CALL_OPENAT2: u32 = 4;
+pub(crate) const CALL_CREAT: u32 = 3;
+
+impl OpenRecord {
+    pub(crate) fn is_directory(&self) -> bool {
+        self.mode & libc::S_IFMT == libc::S_IFDIR
+    }
+
+    /// Whether the seccomp filter stopped this open ([`super::filter::program`] with the
+    /// observer): `creat`, `openat2`, and an open whose flags may write.
+    pub(crate) fn stopped(&self) -> bool {
+        matches!(self.call, CALL_CREAT | CALL_OPENAT2)
+            || self.flags & u64::from(super::filter::WRITE_FLAGS) != 0
+    }
+}
+
+/// The kernel's `dev_t` (`major << 20 | minor`) as user space's.
+fn user_dev(kernel: u32) -> u64 {
+    libc::makedev(kernel >> 20, kernel & 0xf_ffff)
+}
+
+/// A record's fields at their offsets (see `struct open_record`); `None` if it is short.
+pub(crate) fn parse(b: &[u8]) -> Option<OpenRecord> {
+    let u64_at = |o: usize| Some(u64::from_ne_bytes(b.get(o..o + 8)?.try_into().ok()?));
+    let u32_at = |o: usize| Some(u32::from_ne_bytes(b.get(o..o + 4)?.try_into().ok()?));
+    let u16_at = |o: usize| Some(u16::from_ne_bytes(b.get(o..o + 2)?.try_into().ok()?));
+    let path_len = u16_at(66)?;
+    let path = if path_len == UNREADABLE {
+        None
+    } else {
+        use std::os::unix::ffi::OsStrExt;
+        let bytes = b.get(HEADER..HEADER + usize::from(path_len))?;
+        Some(PathBuf::from(std::ffi::OsStr::from_bytes(bytes)))
+    };
+    Some(OpenRecord {
+        enter_ns: u64_at(0)?,
+        exit_ns: u64_at(8)?,
+        ret: u64_at(16)? as i64,
+        flags: u64_at(24)?,
+        ino: u64_at(32)?,
+        cwd_ino: u64_at(40)?,
+        dirfd: u32_at(48)? as i32,
+        tid: u32_at(52)? as i32,
+        dev: user_dev(u32_at(56)?),
+        cwd_dev: user_dev(u32_at(60)?),
+        mode: u32::from(u16_at(64)?),
+        call: u32_at(68)?,
+        path,
+    })
+}
+
+/// Why the observer could not start: joj then stops at every open, as without it.
+#[derive(Debug, thiserror::Error)]
+#[error("the BPF observer of opens could not start ({step}): {source}")]
+pub struct BpfError {
+    step: &'static str,
+    #[source]
+    source: Box<dyn std::error::Error + Send + Sync>,
+}
+
+fn bpf_err<E: std::error::Error + Send + Sync + 'static>(
+    step: &'static str,
+) -> impl FnOnce(E) -> BpfError {
+    move |e| BpfError {
+        step,
+        source: Box::new(e),
+    }
+}
+
+/// The loaded, attached programs and the maps joj reads.
+pub(crate) struct OpenObserver {
+    /// Owns the programs and their links: dropping it detaches them.
+    bpf: aya::Ebpf,
+    records: RingBuf<MapData>,
+    lost: Array<MapData, u64>,
+}
+
+impl std::fmt::Debug for OpenObserver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OpenObserver")
+    }
+}
+
+/// (program, tracepoint category, tracepoint) of every program in the object.
+fn programs() -> Vec<(&'static str, &'static str, &'static str)> {
+    let mut v = vec![
+        ("task_forked", "sched", "sched_process_fork"),
+        ("task_exited", "sched", "sched_process_exit"),
+        ("openat_enter", "syscalls", "sys_enter_openat"),
+        ("openat_exit", "syscalls", "sys_exit_openat"),
+        ("openat2_enter", "syscalls", "sys_enter_openat2"),
+        ("openat2_exit", "syscalls", "sys_exit_openat2"),
+    ];
+    #[cfg(target_arch = "x86_64")]
+    v.extend([
+        ("open_enter", "syscalls", "sys_enter_open"),
+        ("open_exit", "syscalls", "sys_exit_open"),
+        ("creat_enter", "syscalls", "sys_enter_creat"),
+        ("creat_exit", "syscalls", "sys_exit_creat"),
+    ]);
+    v
+}
+
+impl OpenObserver {
+    /// Load and attach the programs. No task is watched until [`OpenObserver::watch`].
+    pub(crate) fn start() -> Result<OpenObserver, BpfError> {
+        let mut bpf = aya::Ebpf::load(OBJECT).map_err(bpf_err("loading the object"))?;
+        for (name, category, point) in programs() {
+            let p: &mut TracePoint = bpf
+                .program_mut(name)
+                .ok_or_else(|| BpfError {
+                    step: "finding a program",
+                    source: format!("{name} is not in the object").into(),
+                })?
+                .try_into()
+                .map_err(bpf_err("finding a program"))?;
+            p.load().map_err(bpf_err("loading a program"))?;
+            p.attach(category, point)
+                .map_err(bpf_err("attaching a program"))?;
+        }
+        let records = bpf
+            .take_map("opens")
+            .ok_or_else(|| BpfError {
+                step: "finding the ring buffer",
+                source: "no map `opens`".into(),
+            })
+            .and_then(|m| RingBuf::try_from(m).map_err(bpf_err("opening the ring buffer")))?;
+        let lost = bpf
+            .take_map("lost")
+            .ok_or_else(|| BpfError {
+                step: "finding the lost counters",
+                source: "no map `lost`".into(),
+            })
+            .and_then(|m| Array::try_from(m).map_err(bpf_err("opening the lost counters")))?;
+        Ok(OpenObserver { bpf, records, lost })
+    }
+
+    /// Watch `tid` and every task it starts from now on.
+    pub(crate) fn watch(&mut self, tid: i32) -> Result<(), BpfError> {
+        let mut tasks: HashMap<_, i32, i32> = self
+            .bpf
+            .map_mut("tasks")
+            .ok_or_else(|| BpfError {
+                step: "finding the task map",
+                source: "no map `tasks`".into(),
+            })
+            .and_then(|m| HashMap::try_from(m).map_err(bpf_err("opening the task map")))?;
+        tasks
+            .insert(tid, 1, 0)
+            .map_err(bpf_err("adding the command"))
+    }
+
+    /// Append every record written so far to `out`; returns how many.
+    pub(crate) fn drain(&mut self, out: &mut Vec<OpenRecord>) -> usize {
+        let mut n = 0;
+        while let Some(item) = self.records.next() {
+            if let Some(r) = parse(&item) {
+                out.push(r);
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// Records the ring had no room for, and tasks or calls the maps had no room for.
+    pub(crate) fn lost(&self) -> u64 {
+        (0..2).filter_map(|i| self.lost.get(&i, 0).ok()).sum()
+    }
+}
+
+/// Working directories by device and inode, as the command names them: a record names its
+/// task's working directory by its inode, which joj can name only while some task of the
+/// command is in it (`/proc/<tid>/cwd`) — so each is learnt once, and a record of a task that
+/// has ended since is resolved by one that had the same directory.
+#[derive(Debug, Default)]
+pub(crate) struct Cwds(Map<(u64, u64), PathBuf>);
+
+impl Cwds {
+    /// Learn `tid`'s working directory; returns its device and inode.
+    pub(crate) fn learn(&mut self, tid: i32) -> Option<(u64, u64)> {
+        let at = format!("/proc/{tid}/cwd");
+        let path = std::fs::read_link(&at).ok()?;
+        let m = std::fs::metadata(&at).ok()?;
+        let key = (m.dev(), m.ino());
+        self.0.insert(key, path);
+        Some(key)
+    }
+
+    fn of(&mut self, r: &OpenRecord) -> Option<PathBuf> {
+        let key = (r.cwd_dev, r.cwd_ino);
+        if !self.0.contains_key(&key) && self.learn(r.tid) != Some(key) {
+            return None;
+        }
+        self.0.get(&key).cloned()
+    }
+}
+
+/// A record with what can be resolved of its path now, outside the model: against the working
+/// directory, or what `/proc` says its directory descriptor names.
+pub(crate) fn resolved(r: OpenRecord, cwds: &mut Cwds) -> super::fdtable::RecordedOpen {
+    let (absolute, dirfd_path) = match &r.path {
+        _ if r.stopped() => (None, None),
+        Some(p) if p.is_absolute() => (Some(super::normalized(p)), None),
+        Some(p) if r.dirfd == libc::AT_FDCWD => {
+            (cwds.of(&r).map(|c| super::normalized(&c.join(p))), None)
+        }
+        Some(_) => (
+            None,
+            u64::try_from(r.dirfd)
+                .ok()
+                .and_then(|fd| super::tracee::fd_path(r.tid, fd)),
+        ),
+        None => (None, None),
+    };
+    super::fdtable::RecordedOpen {
+        rec: r,
+        absolute,
+        dirfd_path,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_is_read_at_the_programs_offsets() {
+        let mut b = vec![0u8; HEADER];
+        b[0..8].copy_from_slice(&10u64.to_ne_bytes());
+        b[8..16].copy_from_slice(&20u64.to_ne_bytes());
+        b[16..24].copy_from_slice(&(-2i64).to_ne_bytes());
+        b[24..32].copy_from_slice(&(libc::O_CLOEXEC as u64).to_ne_bytes());
+        b[32..40].copy_from_slice(&77u64.to_ne_bytes());
+        b[40..48].copy_from_slice(&2u64.to_ne_bytes());
+        b[48..52].copy_from_slice(&(-100i32).to_ne_bytes());
+        b[52..56].copy_from_slice(&42u32.to_ne_bytes());
+        b[56..60].copy_from_slice(&((7u32 << 20) | 3).to_ne_bytes());
+        b[60..64].copy_from_slice(&((254u32 << 20) | 1).to_ne_bytes());
+        b[64..66].copy_from_slice(&0o040755u16.to_ne_bytes());
+        b[66..68].copy_from_slice(&3u16.to_ne_bytes());
+        b[68..72].copy_from_slice(&1u32.to_ne_bytes());
+        b.extend_from_slice(b"a/b\0");
+        let r = parse(&b).unwrap();
+        assert_eq!(r.path.as_deref(), Some(std::path::Path::new("a/b")));
+        assert_eq!((r.enter_ns, r.exit_ns, r.ret), (10, 20, -2));
+        assert_eq!(r.flags, libc::O_CLOEXEC as u64);
+        assert_eq!((r.ino, r.cwd_ino, r.dirfd, r.tid), (77, 2, -100, 42));
+        assert_eq!(r.dev, libc::makedev(7, 3));
+        assert_eq!(r.cwd_dev, libc::makedev(254, 1));
+        assert!(r.is_directory());
+        assert!(!r.stopped(), "a read-only openat runs free");
+        b[24..32].copy_from_slice(&(libc::O_RDWR as u64).to_ne_bytes());
+        assert!(parse(&b).unwrap().stopped(), "one that may write stops");
+        // A path the program could not read, and a record cut short.
+        b[66..68].copy_from_slice(&UNREADABLE.to_ne_bytes());
+        assert_eq!(parse(&b).unwrap().path, None);
+        assert_eq!(parse(&b[..40]), None);
+    }
+}
