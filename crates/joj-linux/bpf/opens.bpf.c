@@ -1,7 +1,8 @@
 // joj's BPF observer of opens (docs/measurement.md, "Opens seen by BPF"): every open of the
 // command's tasks, with its path as the task gave it, the flags, the descriptor it returned
 // and the file that descriptor names (device, inode, mode), read in the kernel at the call's
-// exit — so an open that cannot write needs no stop. Loaded by joj-linux's `bpf_opens` (aya);
+// exit — so an open needs no stop; and every change of working directory (chdir, fchdir), so
+// that a relative path of a task that has ended by the time joj reads it is still resolved. Loaded by joj-linux's `bpf_opens` (aya);
 // compiled by build.rs with clang -target bpf.
 //
 // Invariants: only tasks in `tasks` are seen (the command's root, put there before it runs,
@@ -34,14 +35,15 @@ struct fork_record { unsigned long long common; unsigned int parent_comm; int pa
 _Static_assert(__builtin_offsetof(struct fork_record, child_pid) == 20, "sched_process_fork: child_pid at 20");
 
 #define PATH_BYTES 4096
-enum call { OPENAT = 1, OPEN = 2, CREAT = 3, OPENAT2 = 4 };
+enum call { OPENAT = 1, OPEN = 2, CREAT = 3, OPENAT2 = 4, CHDIR = 5, FCHDIR = 6 };
 // What user space reads (bpf_opens.rs parses it at these offsets): 72 bytes, then the path.
 struct open_record {
   unsigned long long enter_ns, exit_ns;  // 0, 8: CLOCK_MONOTONIC
   long long ret;                         // 16: the descriptor, or -errno
   unsigned long long flags;              // 24: the open's flags (openat2: open_how.flags)
-  unsigned long long ino, cwd_ino;       // 32, 40
-  int dirfd;                             // 48
+  unsigned long long ino, cwd_ino;       // 32, 40 (chdir, fchdir: ino, dev are the working
+                                         // directory's before the call, cwd_* after it)
+  int dirfd;                             // 48 (fchdir: its descriptor)
   unsigned int tid;                      // 52
   unsigned int dev, cwd_dev;             // 56, 60: the kernel's dev_t (major << 20 | minor)
   unsigned short mode;                   // 64: i_mode of the opened file (0: not read)
@@ -52,7 +54,7 @@ struct open_record {
 _Static_assert(__builtin_offsetof(struct open_record, path) == 72, "open_record: path at 72");
 
 struct { __uint(type, BPF_MAP_TYPE_HASH); __uint(max_entries, 65536); __type(key, int); __type(value, int); } tasks SEC(".maps");
-struct entered { unsigned long long ns; unsigned long dirfd, path, flags; unsigned int call; };
+struct entered { unsigned long long ns; unsigned long dirfd, path, flags, cwd_ino; unsigned int call, cwd_dev; };
 struct { __uint(type, BPF_MAP_TYPE_HASH); __uint(max_entries, 65536); __type(key, int); __type(value, struct entered); } entered SEC(".maps");
 struct { __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY); __uint(max_entries, 1); __type(key, int); __type(value, struct open_record); } scratch SEC(".maps");
 struct { __uint(type, BPF_MAP_TYPE_RINGBUF); __uint(max_entries, 1 << 24); } opens SEC(".maps");
@@ -83,7 +85,13 @@ SEC("tracepoint/sched/sched_process_exit") int task_exited(void *c) {
 static __always_inline int enter(unsigned int call, unsigned long dirfd, unsigned long path, unsigned long flags) {
   int tid = (int)bpf_get_current_pid_tgid();
   if (!bpf_map_lookup_elem(&tasks, &tid)) return 0;
-  struct entered k = { bpf_ktime_get_ns(), dirfd, path, flags, call };
+  struct entered k = { bpf_ktime_get_ns(), dirfd, path, flags, 0, call, 0 };
+  if (call == CHDIR || call == FCHDIR) {
+    struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+    struct inode *cwd = BPF_CORE_READ(t, fs, pwd.dentry, d_inode);
+    k.cwd_ino = BPF_CORE_READ(cwd, i_ino);
+    k.cwd_dev = BPF_CORE_READ(cwd, i_sb, s_dev);
+  }
   if (bpf_map_update_elem(&entered, &tid, &k, BPF_ANY)) count_lost(1);
   return 0;
 }
@@ -103,10 +111,12 @@ static __always_inline int exited(long ret) {
     unsigned long long f = 0;
     if (bpf_probe_read_user(&f, sizeof f, (const void *)k->flags) == 0) e->flags = f;
   }
-  long n = bpf_probe_read_user_str(e->path, PATH_BYTES, (const void *)k->path);
+  long n = k->path ? bpf_probe_read_user_str(e->path, PATH_BYTES, (const void *)k->path) : 0;
   e->path_len = n > 0 ? (unsigned short)((n - 1) & (PATH_BYTES - 1)) : 0xffff;
   struct task_struct *t = (struct task_struct *)bpf_get_current_task();
-  if (ret >= 0) {
+  if (k->call == CHDIR || k->call == FCHDIR) {
+    e->ino = k->cwd_ino; e->dev = k->cwd_dev;
+  } else if (ret >= 0) {
     struct fdtable *fdt = BPF_CORE_READ(t, files, fdt);
     unsigned int max = BPF_CORE_READ(fdt, max_fds);
     if ((unsigned long)ret < max) {
@@ -136,6 +146,10 @@ SEC("tracepoint/syscalls/sys_enter_openat") int openat_enter(struct sys_enter *c
 SEC("tracepoint/syscalls/sys_exit_openat") int openat_exit(struct sys_exit *c) { return exited(c->ret); }
 SEC("tracepoint/syscalls/sys_enter_openat2") int openat2_enter(struct sys_enter *c) { return enter(OPENAT2, c->args[0], c->args[1], c->args[2]); }
 SEC("tracepoint/syscalls/sys_exit_openat2") int openat2_exit(struct sys_exit *c) { return exited(c->ret); }
+SEC("tracepoint/syscalls/sys_enter_chdir") int chdir_enter(struct sys_enter *c) { return enter(CHDIR, (unsigned long)-100, c->args[0], 0); }
+SEC("tracepoint/syscalls/sys_exit_chdir") int chdir_exit(struct sys_exit *c) { return exited(c->ret); }
+SEC("tracepoint/syscalls/sys_enter_fchdir") int fchdir_enter(struct sys_enter *c) { return enter(FCHDIR, c->args[0], 0, 0); }
+SEC("tracepoint/syscalls/sys_exit_fchdir") int fchdir_exit(struct sys_exit *c) { return exited(c->ret); }
 #if defined(__TARGET_ARCH_x86)
 SEC("tracepoint/syscalls/sys_enter_open") int open_enter(struct sys_enter *c) { return enter(OPEN, (unsigned long)-100, c->args[0], c->args[1]); }
 SEC("tracepoint/syscalls/sys_exit_open") int open_exit(struct sys_exit *c) { return exited(c->ret); }

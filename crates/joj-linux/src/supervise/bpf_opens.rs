@@ -1,9 +1,9 @@
 //! The BPF observer of opens (`bpf/opens.bpf.c`, built by build.rs): every open of the
 //! command's tasks seen at its exit, in the kernel, without stopping the task — its path as the
 //! task gave it, its flags, the descriptor and the file it names (device, inode, mode), and the
-//! task's working directory (device, inode). With it, an open that cannot write needs no stop
-//! ([`super::filter`]); one that may write still stops, for what must be known before it runs
-//! (whether the overlay copies the file up).
+//! task's working directory (device, inode). With it, opens need no stop ([`super::filter`]):
+//! what a stop learnt before the open ran — whether the overlay copies the file up from the
+//! directory the command started in — is read afterwards from the upper file ([`resolved`]).
 //!
 //! Loaded with aya, a maintained pure-Rust loader that relocates the program's kernel-structure
 //! reads to the running kernel (CO-RE) and reads its ring buffer; joj keeps no loader of its
@@ -46,24 +46,22 @@ pub(crate) struct OpenRecord {
     /// The task's working directory at the exit: device and inode.
     pub(crate) cwd_dev: u64,
     pub(crate) cwd_ino: u64,
-    /// Which call (`enum call` of the program).
-    pub(crate) call: u32,
+    /// A change of working directory (chdir, fchdir), not an open: `dev` and `ino` are the
+    /// working directory's before it, `cwd_*` after.
+    pub(crate) chdir: bool,
 }
 
-/// `enum call` of the program.
-pub(crate) const CALL_OPENAT2: u32 = 4;
-pub(crate) const CALL_CREAT: u32 = 3;
+/// `enum call` of the program: chdir and fchdir.
+const CALL_CHDIR: u32 = 5;
+const CALL_FCHDIR: u32 = 6;
 
 impl OpenRecord {
     pub(crate) fn is_directory(&self) -> bool {
         self.mode & libc::S_IFMT == libc::S_IFDIR
     }
 
-    /// Whether the seccomp filter stopped this open ([`super::filter::program`] with the
-    /// observer): `creat`, `openat2`, and an open whose flags may write.
-    pub(crate) fn stopped(&self) -> bool {
-        matches!(self.call, CALL_CREAT | CALL_OPENAT2)
-            || self.flags & u64::from(super::filter::WRITE_FLAGS) != 0
+    pub(crate) fn may_write(&self) -> bool {
+        self.flags & u64::from(super::filter::WRITE_FLAGS) != 0
     }
 }
 
@@ -97,7 +95,7 @@ pub(crate) fn parse(b: &[u8]) -> Option<OpenRecord> {
         dev: user_dev(u32_at(56)?),
         cwd_dev: user_dev(u32_at(60)?),
         mode: u32::from(u16_at(64)?),
-        call: u32_at(68)?,
+        chdir: matches!(u32_at(68)?, CALL_CHDIR | CALL_FCHDIR),
         path,
     })
 }
@@ -143,6 +141,10 @@ fn programs() -> Vec<(&'static str, &'static str, &'static str)> {
         ("openat_exit", "syscalls", "sys_exit_openat"),
         ("openat2_enter", "syscalls", "sys_enter_openat2"),
         ("openat2_exit", "syscalls", "sys_exit_openat2"),
+        ("chdir_enter", "syscalls", "sys_enter_chdir"),
+        ("chdir_exit", "syscalls", "sys_exit_chdir"),
+        ("fchdir_enter", "syscalls", "sys_enter_fchdir"),
+        ("fchdir_exit", "syscalls", "sys_exit_fchdir"),
     ];
     #[cfg(target_arch = "x86_64")]
     v.extend([
@@ -239,6 +241,30 @@ impl Cwds {
         Some(key)
     }
 
+    /// A task changed its working directory: learn the new one's name, from the path it gave
+    /// (against the one it left, when relative) or the descriptor (fchdir), else `/proc`.
+    pub(crate) fn changed(&mut self, r: &OpenRecord) {
+        let key = (r.cwd_dev, r.cwd_ino);
+        if r.ret != 0 || self.0.contains_key(&key) {
+            return;
+        }
+        let named = match &r.path {
+            Some(p) if p.is_absolute() => Some(p.clone()),
+            Some(p) => self.0.get(&(r.dev, r.ino)).map(|old| old.join(p)),
+            None => u64::try_from(r.dirfd)
+                .ok()
+                .and_then(|fd| super::tracee::fd_path(r.tid, fd)),
+        };
+        match named {
+            Some(p) => {
+                self.0.insert(key, super::normalized(&p));
+            }
+            None => {
+                self.learn(r.tid);
+            }
+        }
+    }
+
     fn of(&mut self, r: &OpenRecord) -> Option<PathBuf> {
         let key = (r.cwd_dev, r.cwd_ino);
         if !self.0.contains_key(&key) && self.learn(r.tid) != Some(key) {
@@ -249,27 +275,90 @@ impl Cwds {
 }
 
 /// A record with what can be resolved of its path now, outside the model: against the working
-/// directory, or what `/proc` says its directory descriptor names.
-pub(crate) fn resolved(r: OpenRecord, cwds: &mut Cwds) -> super::fdtable::RecordedOpen {
-    let (absolute, dirfd_path) = match &r.path {
-        _ if r.stopped() => (None, None),
-        Some(p) if p.is_absolute() => (Some(super::normalized(p)), None),
-        Some(p) if r.dirfd == libc::AT_FDCWD => {
-            (cwds.of(&r).map(|c| super::normalized(&c.join(p))), None)
-        }
-        Some(_) => (
-            None,
-            u64::try_from(r.dirfd)
-                .ok()
-                .and_then(|fd| super::tracee::fd_path(r.tid, fd)),
-        ),
-        None => (None, None),
+/// directory or what `/proc` says its directory descriptor names; where it leads (a link in
+/// the command's directory may lead out of it, or into it); and whether the overlay copied
+/// the file up inside this open.
+pub(crate) fn resolved(
+    r: OpenRecord,
+    cwds: &mut Cwds,
+    scope: &super::TracedDir,
+) -> super::fdtable::RecordedOpen {
+    let named = match &r.path {
+        Some(p) if p.is_absolute() => Some(p.clone()),
+        Some(p) if r.dirfd == libc::AT_FDCWD => cwds.of(&r).map(|c| c.join(p)),
+        Some(p) => u64::try_from(r.dirfd)
+            .ok()
+            .and_then(|fd| super::tracee::fd_path(r.tid, fd))
+            .map(|d| d.join(p)),
+        None => None,
     };
+    let absolute = named.map(|named| {
+        let path = super::normalized(&named);
+        if !(r.may_write() || scope.contains(&path)) || r.ret < 0 {
+            return path;
+        }
+        let excl = (libc::O_CREAT | libc::O_EXCL) as u64;
+        let follow_last = r.flags & libc::O_NOFOLLOW as u64 == 0 && r.flags & excl != excl;
+        super::tracee::leads_to(r.tid, &named, follow_last).map_or(path, |p| super::normalized(&p))
+    });
+    let copy_up = absolute
+        .as_deref()
+        .is_some_and(|p| copied_up_in(&r, scope, p));
     super::fdtable::RecordedOpen {
         rec: r,
         absolute,
-        dirfd_path,
+        dirfd_path: None,
+        copy_up,
     }
+}
+
+/// How much earlier than the open's entry a file's birth time may read: the filesystem stamps
+/// it from the coarse clock, up to a tick (4 ms at 250 Hz) behind.
+const BIRTH_CLOCK_SLACK_NS: u64 = 10_000_000;
+
+/// Whether open `r` of `path` copied the file up from the overlay's lower layer — the
+/// directory the command started in, which joj sees as it is, beneath the overlay the command
+/// sees: an open that may write and does not truncate, of a file the lower layer has, whose
+/// upper file carries overlayfs's copy-up origin and was born during this open. (A stop read
+/// this before the open: the upper file missing, the lower one there.)
+fn copied_up_in(r: &OpenRecord, scope: &super::TracedDir, path: &std::path::Path) -> bool {
+    if !r.may_write()
+        || r.ret < 0
+        || r.flags & libc::O_TRUNC as u64 != 0
+        || !scope.is_overlay()
+        || !scope.contains(path)
+        || !std::fs::metadata(path).is_ok_and(|m| m.is_file())
+    {
+        return false;
+    }
+    let upper = scope.joj_path(path);
+    if rustix::fs::lgetxattr_query(&upper, "trusted.overlay.origin").is_err() {
+        return false;
+    }
+    // Only the birth time is asked for: a stat that returns the mtime would make the file's
+    // next write take a fine-grained one (see `device_quietly` in joj-experiment).
+    let Ok(st) = rustix::fs::statx(
+        rustix::fs::CWD,
+        &upper,
+        rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
+        rustix::fs::StatxFlags::BTIME,
+    ) else {
+        return false;
+    };
+    if st.stx_mask & rustix::fs::StatxFlags::BTIME.bits() == 0 {
+        return false;
+    }
+    let born_real =
+        st.stx_btime.tv_sec.unsigned_abs() * 1_000_000_000 + u64::from(st.stx_btime.tv_nsec);
+    let born = born_real.saturating_sub(real_minus_mono_ns());
+    born + BIRTH_CLOCK_SLACK_NS >= r.enter_ns && born <= r.exit_ns + BIRTH_CLOCK_SLACK_NS
+}
+
+/// CLOCK_REALTIME minus CLOCK_MONOTONIC, now.
+fn real_minus_mono_ns() -> u64 {
+    let real = rustix::time::clock_gettime(rustix::time::ClockId::Realtime);
+    let real = real.tv_sec.unsigned_abs() * 1_000_000_000 + real.tv_nsec.unsigned_abs();
+    real.saturating_sub(crate::tracefs::now_mono_ns())
 }
 
 #[cfg(test)]
@@ -301,9 +390,9 @@ mod tests {
         assert_eq!(r.dev, libc::makedev(7, 3));
         assert_eq!(r.cwd_dev, libc::makedev(254, 1));
         assert!(r.is_directory());
-        assert!(!r.stopped(), "a read-only openat runs free");
+        assert!(!r.may_write() && !r.chdir);
         b[24..32].copy_from_slice(&(libc::O_RDWR as u64).to_ne_bytes());
-        assert!(parse(&b).unwrap().stopped(), "one that may write stops");
+        assert!(parse(&b).unwrap().may_write());
         // A path the program could not read, and a record cut short.
         b[66..68].copy_from_slice(&UNREADABLE.to_ne_bytes());
         assert_eq!(parse(&b).unwrap().path, None);

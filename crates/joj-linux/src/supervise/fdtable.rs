@@ -48,7 +48,7 @@ pub(crate) struct OpenedFile {
     /// The open copies the file up from an overlay's lower layer (a file the command opens
     /// for writing that exists only in the directory it started from).
     pub(crate) copy_up: bool,
-    /// When the open stopped (CLOCK_MONOTONIC ns).
+    /// When the open stopped, or entered the kernel when it did not stop (CLOCK_MONOTONIC ns).
     pub(crate) stopped_ns: u64,
 }
 
@@ -103,6 +103,8 @@ pub(crate) struct RecordedOpen {
     /// What `/proc` said the directory descriptor named, for a path relative to one that the
     /// model did not see opened.
     pub(crate) dirfd_path: Option<PathBuf>,
+    /// The open copied the file up from the overlay's lower layer.
+    pub(crate) copy_up: bool,
 }
 
 /// How far apart a record's exit and the trace's exit event of the same open may be (both are
@@ -146,8 +148,7 @@ impl FdModel {
         m
     }
 
-    /// Opens come from the BPF observer too ([`FdModel::open_recorded`]): only those that
-    /// may write stopped.
+    /// Opens come from the BPF observer ([`FdModel::open_recorded`]), none from a stop.
     pub(crate) fn with_recorded_opens(mut self) -> FdModel {
         self.recorded = Some(HashMap::new());
         self
@@ -381,8 +382,8 @@ impl FdModel {
         }
     }
 
-    /// The file of an open whose exit is `e`, with the BPF observer: from its record, or from
-    /// its stop when it may write.
+    /// The file of an open whose exit is `e`, from its record (with the BPF observer, opens do
+    /// not stop).
     fn recorded_open(&mut self, e: &SysEvent, ret: i64) -> Option<OpenedFile> {
         let queue = self.recorded.as_mut()?.entry(e.tid).or_default();
         // A record whose exit is long before this one belongs to an exit the trace lost.
@@ -396,20 +397,7 @@ impl FdModel {
             r.rec.ret == ret && r.rec.exit_ns.abs_diff(e.time_ns) <= PAIRING_SLACK_NS
         });
         let rec = if paired { queue.pop_front() } else { None };
-        let file = match rec {
-            Some(r) if !r.rec.stopped() => self.file_of(e, r),
-            // It stopped; or it has no record, and then a stop of this thread's that came
-            // before this exit is this open's (a later open's stop comes after it).
-            _ => {
-                let stops = self.pending_opens.get_mut(&e.tid);
-                match stops {
-                    Some(q) if q.front().is_some_and(|f| f.stopped_ns <= e.time_ns) => {
-                        q.pop_front()
-                    }
-                    _ => None,
-                }
-            }
-        };
+        let file = rec.and_then(|r| self.file_of(e, r));
         if file.is_none() && ret >= 0 {
             self.unseen_opens += 1;
         }
@@ -434,9 +422,9 @@ impl FdModel {
             path,
             directory: r.rec.is_directory(),
             dsync: r.rec.flags & libc::O_DSYNC as u64 != 0,
-            may_write: false,
+            may_write: r.rec.may_write(),
             flags: r.rec.flags,
-            copy_up: false,
+            copy_up: r.copy_up,
             stopped_ns: r.rec.enter_ns,
         })
     }
@@ -663,7 +651,7 @@ mod tests {
     /// A record of the BPF observer: `tid` opened `path` (relative to `dirfd`) with `flags`,
     /// returning `ret` at `t`.
     fn recorded(tid: i32, t: u64, path: &str, dirfd: i32, flags: i32, ret: i64) -> RecordedOpen {
-        let mode = if path.ends_with('/') || path == "." {
+        let mode = if path.ends_with('/') {
             libc::S_IFDIR
         } else {
             libc::S_IFREG
@@ -681,25 +669,32 @@ mod tests {
             mode,
             cwd_dev: 1,
             cwd_ino: 3,
-            call: 1,
+            chdir: false,
         };
-        let absolute = path.starts_with('/').then(|| PathBuf::from(path));
+        let absolute = path
+            .starts_with('/')
+            .then(|| PathBuf::from(path.trim_end_matches('/')));
         RecordedOpen {
             rec,
             absolute,
             dirfd_path: None,
+            copy_up: false,
+        }
+    }
+
+    fn opened(s: Option<Seen>) -> Arc<OpenedFile> {
+        match s {
+            Some(Seen::Opened { file, .. }) => file,
+            other => panic!("not an open: {other:?}"),
         }
     }
 
     #[test]
-    fn opens_seen_by_bpf_pair_with_their_exits_and_stops_keep_their_own_order() {
+    fn opens_seen_by_bpf_pair_with_their_exits_and_name_their_descriptors() {
         let mut m = FdModel::new(1).with_recorded_opens();
-        // A directory opened read-only (no stop), then synced: a directory sync, by path.
+        // A directory opened read-only, then synced: a directory sync, by path.
         m.open_recorded(recorded(1, 10, "/d/", libc::AT_FDCWD, libc::O_RDONLY, 3));
-        assert!(matches!(
-            m.apply(&exit(1, 10, "openat", 3)),
-            Some(Seen::Opened { .. })
-        ));
+        assert!(opened(m.apply(&exit(1, 10, "openat", 3))).directory);
         m.apply(&enter(1, 11, "fsync", &[3]));
         match m.apply(&exit(1, 12, "fsync", 0)) {
             Some(Seen::Synced { kind, file, .. }) => {
@@ -712,52 +707,78 @@ mod tests {
         m.open_recorded(recorded(1, 20, "x", 3, libc::O_RDONLY, 4));
         m.apply(&exit(1, 20, "openat", 4));
         assert_eq!(fsync(&mut m, 1, 21, 4).as_deref(), Some("/d/x"));
-        // A write open stopped for the thread's next open before the events thread read the
-        // record of its read-only open: each exit still gets its own.
-        m.open_recorded(recorded(1, 30, "/d/ro", libc::AT_FDCWD, libc::O_RDONLY, 5));
-        m.open_stopped(
+        // An open that may write, copied up: both said, from its record.
+        let mut w = recorded(
             1,
-            OpenedFile {
-                stopped_ns: 31,
-                ..file("/d/w-journal", libc::O_RDWR | libc::O_CREAT)
-            },
+            30,
+            "/d/a.db",
+            libc::AT_FDCWD,
+            libc::O_RDWR | libc::O_DSYNC,
+            5,
         );
+        w.copy_up = true;
+        m.open_recorded(w);
+        let f = opened(m.apply(&exit(1, 30, "openat", 5)));
+        assert!(f.may_write && f.copy_up && f.dsync && !f.directory);
+        assert_eq!(f.stopped_ns, 29, "the open's entry");
+        assert_eq!(fsync(&mut m, 1, 31, 5).as_deref(), Some("/d/a.db"));
+        // A failed open consumes its record and names nothing.
         m.open_recorded(recorded(
             1,
-            32,
-            "/d/w-journal",
+            40,
+            "/d/none",
             libc::AT_FDCWD,
-            libc::O_RDWR | libc::O_CREAT,
-            6,
+            libc::O_RDONLY,
+            -2,
         ));
-        m.apply(&exit(1, 30, "openat", 5));
-        m.apply(&exit(1, 32, "openat", 6));
-        assert_eq!(fsync(&mut m, 1, 33, 5).as_deref(), Some("/d/ro"));
-        assert_eq!(fsync(&mut m, 1, 35, 6).as_deref(), Some("/d/w-journal"));
+        assert_eq!(m.apply(&exit(1, 40, "openat", -2)), None);
+        assert_eq!(m.recorded_waiting(1), 0);
         assert_eq!(m.unseen_opens, 0);
     }
 
     #[test]
-    fn an_open_whose_record_was_lost_is_counted_and_takes_no_later_stop() {
+    fn an_open_whose_record_is_missing_is_counted_and_names_nothing() {
         let mut m = FdModel::new(1).with_recorded_opens();
-        // The next open's stop is already known; this open's record never came.
-        m.open_stopped(
-            1,
-            OpenedFile {
-                stopped_ns: 50,
-                ..file("/d/later", libc::O_RDWR)
-            },
-        );
         assert_eq!(m.apply(&exit(1, 40, "openat", 7)), None);
         assert_eq!(m.unseen_opens, 1);
         assert_eq!(fsync(&mut m, 1, 41, 7), None, "its descriptor is unknown");
-        // The stop is still there for the open it belongs to.
-        m.open_recorded(recorded(1, 51, "/d/later", libc::AT_FDCWD, libc::O_RDWR, 8));
-        m.apply(&exit(1, 51, "openat", 8));
-        assert_eq!(fsync(&mut m, 1, 52, 8).as_deref(), Some("/d/later"));
-        // A record whose descriptor is not the exit's is not taken for it.
+        // A record whose descriptor is not the exit's is not taken for it, and stays for its
+        // own exit.
         m.open_recorded(recorded(1, 60, "/d/a", libc::AT_FDCWD, libc::O_RDONLY, 9));
         assert_eq!(m.apply(&exit(1, 60, "openat", 10)), None);
         assert_eq!(m.unseen_opens, 2);
+        m.apply(&exit(1, 60, "openat", 9));
+        assert_eq!(fsync(&mut m, 1, 61, 9).as_deref(), Some("/d/a"));
+        // A record far older than the exit belongs to an exit the trace lost: dropped, and the
+        // next one pairs.
+        m.open_recorded(recorded(
+            1,
+            100,
+            "/d/old",
+            libc::AT_FDCWD,
+            libc::O_RDONLY,
+            11,
+        ));
+        m.open_recorded(recorded(
+            1,
+            900_000_000,
+            "/d/new",
+            libc::AT_FDCWD,
+            libc::O_RDONLY,
+            11,
+        ));
+        m.apply(&exit(1, 900_000_000, "openat", 11));
+        assert_eq!(fsync(&mut m, 1, 900_000_001, 11).as_deref(), Some("/d/new"));
+        // A relative path whose base nobody could name.
+        m.open_recorded(recorded(
+            1,
+            910_000_000,
+            "rel",
+            libc::AT_FDCWD,
+            libc::O_RDONLY,
+            12,
+        ));
+        assert_eq!(m.apply(&exit(1, 910_000_000, "openat", 12)), None);
+        assert_eq!(m.unseen_opens, 3);
     }
 }

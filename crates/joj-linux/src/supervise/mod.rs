@@ -442,7 +442,7 @@ pub fn supervise(
         cwds: &mut cwds,
         read: opens_read,
     };
-    seen_opens.read_for(shared_model_waiting(&shared), &rest, &shared);
+    seen_opens.read_for(shared_model_waiting(&shared), &rest, &shared, scope);
     let opens_read = seen_opens.read;
     let mut sh = lock(&shared);
     for e in &rest {
@@ -646,7 +646,7 @@ fn follow_events(
         let last = done.load(Ordering::Acquire);
         tracer.drain(&mut batch)?;
         reads += 1;
-        opens.read_for(shared_model_waiting(shared), &batch, shared);
+        opens.read_for(shared_model_waiting(shared), &batch, shared, scope);
         if !batch.is_empty() {
             let mut sh = lock(shared);
             for e in batch.drain(..) {
@@ -688,6 +688,7 @@ impl SeenOpens<'_> {
         waiting: impl Fn(i32) -> usize,
         batch: &[SysEvent],
         shared: &Mutex<Shared<'_>>,
+        scope: &TracedDir,
     ) {
         let Some(observer) = self.observer.as_mut() else {
             return;
@@ -706,18 +707,23 @@ impl SeenOpens<'_> {
         loop {
             observer.drain(&mut records);
             let short = exits.iter().any(|(tid, n)| {
-                waiting(*tid) + records.iter().filter(|r| r.tid == *tid).count() < *n
+                waiting(*tid) + records.iter().filter(|r| r.tid == *tid && !r.chdir).count() < *n
             });
             if !short || began.elapsed() > RECORD_WAIT {
                 break;
             }
             std::thread::sleep(std::time::Duration::from_micros(100));
         }
-        self.read += records.len() as u64;
-        let resolved: Vec<_> = records
-            .into_iter()
-            .map(|r| bpf_opens::resolved(r, self.cwds))
-            .collect();
+        let mut resolved = Vec::with_capacity(records.len());
+        for r in records {
+            // In the order the kernel wrote them: a task's chdir before its next open.
+            if r.chdir {
+                self.cwds.changed(&r);
+            } else {
+                self.read += 1;
+                resolved.push(bpf_opens::resolved(r, self.cwds, scope));
+            }
+        }
         let mut sh = lock(shared);
         for r in resolved {
             sh.model.open_recorded(r);
