@@ -275,22 +275,25 @@ impl Cwds {
 }
 
 /// A record with what can be resolved of its path now, outside the model: against the working
-/// directory or what `/proc` says its directory descriptor names; where it leads (a link in
-/// the command's directory may lead out of it, or into it); and whether the overlay copied
-/// the file up inside this open.
+/// directory the record names, and where it leads (a link in the command's directory may lead
+/// out of it, or into it). A path relative to a directory descriptor is left to the model,
+/// which knows what the descriptor named at the open (its number may name another file by
+/// now); `/proc` is asked only for a descriptor the model did not see opened.
 pub(crate) fn resolved(
     r: OpenRecord,
     cwds: &mut Cwds,
     scope: &super::TracedDir,
 ) -> super::fdtable::RecordedOpen {
-    let named = match &r.path {
-        Some(p) if p.is_absolute() => Some(p.clone()),
-        Some(p) if r.dirfd == libc::AT_FDCWD => cwds.of(&r).map(|c| c.join(p)),
-        Some(p) => u64::try_from(r.dirfd)
-            .ok()
-            .and_then(|fd| super::tracee::fd_path(r.tid, fd))
-            .map(|d| d.join(p)),
-        None => None,
+    let (named, dirfd_path) = match &r.path {
+        Some(p) if p.is_absolute() => (Some(p.clone()), None),
+        Some(p) if r.dirfd == libc::AT_FDCWD => (cwds.of(&r).map(|c| c.join(p)), None),
+        Some(_) => (
+            None,
+            u64::try_from(r.dirfd)
+                .ok()
+                .and_then(|fd| super::tracee::fd_path(r.tid, fd)),
+        ),
+        None => (None, None),
     };
     let absolute = named.map(|named| {
         let path = super::normalized(&named);
@@ -301,30 +304,34 @@ pub(crate) fn resolved(
         let follow_last = r.flags & libc::O_NOFOLLOW as u64 == 0 && r.flags & excl != excl;
         super::tracee::leads_to(r.tid, &named, follow_last).map_or(path, |p| super::normalized(&p))
     });
-    let copy_up = absolute
-        .as_deref()
-        .is_some_and(|p| copied_up_in(&r, scope, p));
     super::fdtable::RecordedOpen {
         rec: r,
         absolute,
-        dirfd_path: None,
-        copy_up,
+        dirfd_path,
     }
 }
 
 /// How much earlier than the open's entry a file's birth time may read: the filesystem stamps
-/// it from the coarse clock, up to a tick (4 ms at 250 Hz) behind.
-const BIRTH_CLOCK_SLACK_NS: u64 = 10_000_000;
+/// it from the coarse clock, up to a tick behind (4 ms at 250 Hz, 10 ms at 100 Hz; 5.3 ms seen
+/// here). A file the command's other calls copied up within this time before an open that may
+/// write it (a `touch`, then a write) is counted as copied up by the open.
+const BIRTH_CLOCK_SLACK_NS: u64 = 25_000_000;
 
-/// Whether open `r` of `path` copied the file up from the overlay's lower layer — the
-/// directory the command started in, which joj sees as it is, beneath the overlay the command
-/// sees: an open that may write and does not truncate, of a file the lower layer has, whose
-/// upper file carries overlayfs's copy-up origin and was born during this open. (A stop read
-/// this before the open: the upper file missing, the lower one there.)
-fn copied_up_in(r: &OpenRecord, scope: &super::TracedDir, path: &std::path::Path) -> bool {
-    if !r.may_write()
-        || r.ret < 0
-        || r.flags & libc::O_TRUNC as u64 != 0
+/// Whether an open of `path` with `flags`, from `enter_ns` to `exit_ns`, copied the file up
+/// from the overlay's lower layer — the directory the command started in, which joj sees as it
+/// is, beneath the overlay the command sees: an open that may write and does not truncate, of
+/// a file the lower layer has, whose upper file carries overlayfs's copy-up origin and was born
+/// during this open. (A stop read this before the open: the upper file missing, the lower one
+/// there.)
+pub(crate) fn copied_up(
+    flags: u64,
+    enter_ns: u64,
+    exit_ns: u64,
+    scope: &super::TracedDir,
+    path: &std::path::Path,
+) -> bool {
+    if flags & u64::from(super::filter::WRITE_FLAGS) == 0
+        || flags & libc::O_TRUNC as u64 != 0
         || !scope.is_overlay()
         || !scope.contains(path)
         || !std::fs::metadata(path).is_ok_and(|m| m.is_file())
@@ -351,7 +358,7 @@ fn copied_up_in(r: &OpenRecord, scope: &super::TracedDir, path: &std::path::Path
     let born_real =
         st.stx_btime.tv_sec.unsigned_abs() * 1_000_000_000 + u64::from(st.stx_btime.tv_nsec);
     let born = born_real.saturating_sub(real_minus_mono_ns());
-    born + BIRTH_CLOCK_SLACK_NS >= r.enter_ns && born <= r.exit_ns + BIRTH_CLOCK_SLACK_NS
+    born + BIRTH_CLOCK_SLACK_NS >= enter_ns && born <= exit_ns + BIRTH_CLOCK_SLACK_NS
 }
 
 /// CLOCK_REALTIME minus CLOCK_MONOTONIC, now.

@@ -103,8 +103,6 @@ pub(crate) struct RecordedOpen {
     /// What `/proc` said the directory descriptor named, for a path relative to one that the
     /// model did not see opened.
     pub(crate) dirfd_path: Option<PathBuf>,
-    /// The open copied the file up from the overlay's lower layer.
-    pub(crate) copy_up: bool,
 }
 
 /// How far apart a record's exit and the trace's exit event of the same open may be (both are
@@ -159,6 +157,11 @@ impl FdModel {
         if let Some(r) = self.recorded.as_mut() {
             r.entry(open.rec.tid).or_default().push_back(open);
         }
+    }
+
+    /// Whether opens come from the BPF observer.
+    pub(crate) fn opens_recorded(&self) -> bool {
+        self.recorded.is_some()
     }
 
     /// Records of `tid` not yet paired with an exit event.
@@ -424,7 +427,8 @@ impl FdModel {
             dsync: r.rec.flags & libc::O_DSYNC as u64 != 0,
             may_write: r.rec.may_write(),
             flags: r.rec.flags,
-            copy_up: r.copy_up,
+            // Read from the upper file when the open is seen (`bpf_opens::copied_up`).
+            copy_up: false,
             stopped_ns: r.rec.enter_ns,
         })
     }
@@ -678,7 +682,6 @@ mod tests {
             rec,
             absolute,
             dirfd_path: None,
-            copy_up: false,
         }
     }
 
@@ -703,8 +706,12 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        // A file relative to that directory's descriptor, named through the model.
-        m.open_recorded(recorded(1, 20, "x", 3, libc::O_RDONLY, 4));
+        // A file relative to that directory's descriptor, named through the model — not by
+        // what `/proc` said when the record was read (the number may name another file by
+        // then).
+        let mut rel = recorded(1, 20, "x", 3, libc::O_RDONLY, 4);
+        rel.dirfd_path = Some(PathBuf::from("/d/later.db"));
+        m.open_recorded(rel);
         m.apply(&exit(1, 20, "openat", 4));
         assert_eq!(fsync(&mut m, 1, 21, 4).as_deref(), Some("/d/x"));
         // An open that may write, copied up: both said, from its record.
@@ -716,10 +723,9 @@ mod tests {
             libc::O_RDWR | libc::O_DSYNC,
             5,
         );
-        w.copy_up = true;
         m.open_recorded(w);
         let f = opened(m.apply(&exit(1, 30, "openat", 5)));
-        assert!(f.may_write && f.copy_up && f.dsync && !f.directory);
+        assert!(f.may_write && f.dsync && !f.directory);
         assert_eq!(f.stopped_ns, 29, "the open's entry");
         assert_eq!(fsync(&mut m, 1, 31, 5).as_deref(), Some("/d/a.db"));
         // A failed open consumes its record and names nothing.

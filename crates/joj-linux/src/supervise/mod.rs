@@ -332,20 +332,28 @@ struct Shared<'o> {
     handling_ns: u64,
 }
 
+/// The environment variable and value that keep the BPF observer of opens out.
+pub const NO_BPF: (&str, &str) = ("JOJ_BPF", "off");
+
 /// Run the command, supervised, and return when it and every process it started have ended.
 pub fn supervise(
     spec: &CommandSpec<'_>,
     observer: &mut dyn Observer,
 ) -> Result<Supervision, SuperviseError> {
     let wake = wake_fd().map_err(ptrace_err("making the events thread's wake-up"))?;
-    // The BPF observer first: which opens stop depends on whether it runs.
-    let mut opens = match bpf_opens::OpenObserver::start() {
-        Ok(o) => Some(o),
-        Err(e) => {
-            eprintln!(
-                "joj: {e}; every open of the command stops instead (the same figures, slower)"
-            );
-            None
+    // The BPF observer first: which opens stop depends on whether it runs. `JOJ_BPF=off`
+    // leaves it out (every open stops, as on a kernel without it): to compare the two.
+    let mut opens = if std::env::var_os(NO_BPF.0).is_some_and(|v| v == NO_BPF.1) {
+        None
+    } else {
+        match bpf_opens::OpenObserver::start() {
+            Ok(o) => Some(o),
+            Err(e) => {
+                eprintln!(
+                    "joj: {e}; every open of the command stops instead (the same figures, slower)"
+                );
+                None
+            }
         }
     };
     let mut tracer = SyscallTracer::create(spec.trace_buffer_kb)?;
@@ -757,7 +765,18 @@ fn seen(sh: &mut Shared<'_>, scope: &TracedDir, e: &SysEvent) {
     match s {
         Seen::Marked { tid, time_ns, text } => sh.observer.marked(tid, time_ns, &text),
         Seen::Opened { file, end_ns } => {
-            if file.copy_up {
+            // With the BPF observer the open did not stop: whether it copied the file up is
+            // read now, from the upper file.
+            let copy_up = file.copy_up
+                || (sh.model.opens_recorded()
+                    && bpf_opens::copied_up(
+                        file.flags,
+                        file.stopped_ns,
+                        end_ns,
+                        scope,
+                        &file.path,
+                    ));
+            if copy_up {
                 sh.observer.copied_up(&file.path, file.stopped_ns, end_ns);
             }
             if file.may_write && !scope.contains(&file.path) && file.path != sh.marker {

@@ -1,0 +1,164 @@
+//! `joj trace` sees a command's opens through its BPF observer instead of stopping the command
+//! at each (docs/measurement.md, "Opens seen by BPF"). The figures must be the ones the stops
+//! gave: the same program, run once with the observer and once without (`JOJ_BPF=off`, every
+//! open stops), gives every file the same sync calls, writes, removals and role, the same
+//! directory syncs and copy-ups, and nothing unresolved — through relative paths, a directory
+//! descriptor, a subshell that changes directory and ends before joj reads its records, a
+//! sync of a read-only descriptor, O_DSYNC writes, a failed open, a copied-up file, SQLite in
+//! DELETE and WAL mode. With the observer no open stops.
+#![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
+
+mod common;
+
+const PROGRAM: &str = r#"import os, sqlite3, subprocess
+os.mkdir('sub')
+fd = os.open('sub/a.txt', os.O_WRONLY | os.O_CREAT | os.O_DSYNC)
+os.write(fd, b'x' * 100)
+os.write(fd, b'y' * 100)
+os.close(fd)
+d = os.open('sub', os.O_RDONLY)
+f = os.open('b.txt', os.O_WRONLY | os.O_CREAT, dir_fd=d)
+os.write(f, b'y')
+os.fsync(f)
+os.close(f)
+os.fsync(d)
+os.close(d)
+r = os.open('sub/a.txt', os.O_RDONLY)
+os.fdatasync(r)
+os.close(r)
+try:
+    os.open('missing/x', os.O_RDONLY)
+except OSError:
+    pass
+subprocess.run(['/bin/sh', '-c', 'cd sub && echo hi > c.txt && /bin/sync c.txt'], check=True)
+with open('existing.txt', 'a') as e:
+    e.write('more')
+    e.flush()
+    os.fsync(e.fileno())
+for mode in ('delete', 'wal'):
+    db = sqlite3.connect(mode + '.db', isolation_level=None)
+    db.execute('PRAGMA journal_mode=' + mode)
+    db.execute('CREATE TABLE t(v)')
+    for i in range(20):
+        db.execute('INSERT INTO t VALUES (?)', (i,))
+    db.close()
+os.remove('sub/b.txt')
+os.chdir('sub')
+fd = os.open('../top.txt', os.O_WRONLY | os.O_CREAT)
+os.write(fd, b'z')
+os.fsync(fd)
+os.close(fd)
+"#;
+
+fn traced(bpf: bool) -> serde_json::Value {
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(project.path().join("program.py"), PROGRAM).unwrap();
+    std::fs::write(project.path().join("existing.txt"), "before\n").unwrap();
+    let mut cmd = common::joj_command();
+    if !bpf {
+        cmd.env(joj_linux::NO_BPF.0, joj_linux::NO_BPF.1);
+    }
+    let run = cmd
+        .current_dir(project.path())
+        .args(["trace", "--json", "--image-mib", "64", "--out"])
+        .arg(project.path().join("out"))
+        .args(["--", "/usr/bin/python3", "program.py"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    serde_json::from_slice(&run.stdout).unwrap()
+}
+
+/// What the system calls decide of each file, by path.
+fn per_file(doc: &serde_json::Value) -> Vec<serde_json::Value> {
+    let keys = [
+        "path",
+        "kind",
+        "fsync",
+        "fdatasync",
+        "sync_file_range",
+        "sync_writes",
+        "write_calls",
+        "write_bytes",
+        "removals",
+        "truncates",
+        "deleted",
+    ];
+    let mut v: Vec<serde_json::Value> = doc["command"]["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            serde_json::Value::Object(
+                keys.iter()
+                    .map(|k| (k.to_string(), f[*k].clone()))
+                    .collect(),
+            )
+        })
+        .collect();
+    v.sort_by_key(|f| f["path"].to_string());
+    v
+}
+
+fn copied_up(doc: &serde_json::Value) -> Vec<String> {
+    doc["command"]["setup"]["work"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["what"] == "overlay copy-up")
+        .map(|w| w["path"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn opens_seen_by_bpf_give_the_figures_stops_gave() {
+    if !joj_linux::testgate::kernel_test(&[joj_linux::FsKind::Ext4]) {
+        return;
+    }
+    let (seen, stopped) = (traced(true), traced(false));
+    let (c, s) = (&seen["command"], &stopped["command"]);
+    assert_eq!(per_file(&seen), per_file(&stopped));
+    for key in [
+        "dir_syncs",
+        "unresolved_syncs",
+        "whole_fs_syncs",
+        "outside_writes_total",
+    ] {
+        assert_eq!(c[key], s[key], "{key}");
+    }
+    assert_eq!(copied_up(&seen), ["existing.txt"]);
+    assert_eq!(copied_up(&seen), copied_up(&stopped));
+    assert_eq!(c["unresolved_syncs"], 0);
+    // os.fsync(d), and one after each of DELETE's 21 commits creates its journal, at least.
+    assert!(c["dir_syncs"].as_u64().unwrap() >= 22, "{c}");
+    // The files the program names, each where it is.
+    let paths: Vec<String> = per_file(&seen)
+        .iter()
+        .map(|f| f["path"].as_str().unwrap().to_string())
+        .collect();
+    for p in [
+        "sub/a.txt",
+        "sub/b.txt",
+        "sub/c.txt",
+        "existing.txt",
+        "top.txt",
+        "delete.db",
+    ] {
+        assert!(paths.contains(&p.to_string()), "{p} not in {paths:?}");
+    }
+    assert_eq!(common::traced_file(&seen, "sub/a.txt")["sync_writes"], 2);
+    assert_eq!(common::traced_file(&seen, "sub/a.txt")["fdatasync"], 1);
+    assert_eq!(common::traced_file(&seen, "sub/c.txt")["fsync"], 1);
+    // No open stopped with the observer; each stopped without it.
+    assert_eq!(c["opens_unseen"], 0);
+    assert!(c["opens_by_bpf"].as_u64().unwrap() > 100, "{c}");
+    assert_eq!(s["opens_by_bpf"], serde_json::Value::Null);
+    let opens = c["opens_by_bpf"].as_u64().unwrap();
+    assert!(
+        s["stops"].as_u64().unwrap() >= c["stops"].as_u64().unwrap() + opens / 2,
+        "with the observer {} stops, without {}",
+        c["stops"],
+        s["stops"]
+    );
+}
