@@ -100,6 +100,19 @@ pub(crate) fn parse(b: &[u8]) -> Option<OpenRecord> {
     })
 }
 
+/// An open the BPF observer saw, with what the events thread resolved of its path when it read
+/// the record (the model itself reads nothing).
+#[derive(Debug, Clone)]
+pub(crate) struct RecordedOpen {
+    pub(crate) rec: OpenRecord,
+    /// The path made absolute without the model: given absolute, or against the working
+    /// directory the record names.
+    pub(crate) absolute: Option<PathBuf>,
+    /// What `/proc` said the directory descriptor named, for a path relative to one that the
+    /// model did not see opened.
+    pub(crate) dirfd_path: Option<PathBuf>,
+}
+
 /// Why the observer could not start: joj then stops at every open, as without it.
 #[derive(Debug, thiserror::Error)]
 #[error("the BPF observer of opens could not start ({step}): {source}")]
@@ -257,7 +270,7 @@ impl Cwds {
         };
         match named {
             Some(p) => {
-                self.0.insert(key, super::normalized(&p));
+                self.0.insert(key, super::paths::normalized(&p));
             }
             None => {
                 self.learn(r.tid);
@@ -282,8 +295,8 @@ impl Cwds {
 pub(crate) fn resolved(
     r: OpenRecord,
     cwds: &mut Cwds,
-    scope: &super::TracedDir,
-) -> super::fdtable::RecordedOpen {
+    scope: &super::paths::TracedDir,
+) -> RecordedOpen {
     let (named, dirfd_path) = match &r.path {
         Some(p) if p.is_absolute() => (Some(p.clone()), None),
         Some(p) if r.dirfd == libc::AT_FDCWD => (cwds.of(&r).map(|c| c.join(p)), None),
@@ -296,15 +309,16 @@ pub(crate) fn resolved(
         None => (None, None),
     };
     let absolute = named.map(|named| {
-        let path = super::normalized(&named);
+        let path = super::paths::normalized(&named);
         if !(r.may_write() || scope.contains(&path)) || r.ret < 0 {
             return path;
         }
         let excl = (libc::O_CREAT | libc::O_EXCL) as u64;
         let follow_last = r.flags & libc::O_NOFOLLOW as u64 == 0 && r.flags & excl != excl;
-        super::tracee::leads_to(r.tid, &named, follow_last).map_or(path, |p| super::normalized(&p))
+        super::tracee::leads_to(r.tid, &named, follow_last)
+            .map_or(path, |p| super::paths::normalized(&p))
     });
-    super::fdtable::RecordedOpen {
+    RecordedOpen {
         rec: r,
         absolute,
         dirfd_path,
@@ -327,7 +341,7 @@ pub(crate) fn copied_up(
     flags: u64,
     enter_ns: u64,
     exit_ns: u64,
-    scope: &super::TracedDir,
+    scope: &super::paths::TracedDir,
     path: &std::path::Path,
 ) -> bool {
     if flags & u64::from(super::filter::WRITE_FLAGS) == 0

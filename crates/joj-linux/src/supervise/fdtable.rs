@@ -19,7 +19,9 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+#[cfg(test)]
 use super::bpf_opens::OpenRecord;
+use super::bpf_opens::RecordedOpen;
 use super::sync_kind::SyncKind;
 use crate::syscall_line::{SysEvent, SysEventKind};
 
@@ -90,19 +92,6 @@ pub(crate) enum Seen {
         start_ns: u64,
         end_ns: u64,
     },
-}
-
-/// An open the BPF observer saw, with what the events thread resolved of its path when it read
-/// the record (the model itself reads nothing).
-#[derive(Debug, Clone)]
-pub(crate) struct RecordedOpen {
-    pub(crate) rec: OpenRecord,
-    /// The path made absolute without the model: given absolute, or against the working
-    /// directory the record names.
-    pub(crate) absolute: Option<PathBuf>,
-    /// What `/proc` said the directory descriptor named, for a path relative to one that the
-    /// model did not see opened.
-    pub(crate) dirfd_path: Option<PathBuf>,
 }
 
 /// How far apart a record's exit and the trace's exit event of the same open may be (both are
@@ -418,7 +407,7 @@ impl FdModel {
                     .lookup(e.tid, e.tgid, dirfd)
                     .map(|f| f.path.clone())
                     .or(r.dirfd_path)?;
-                super::normalized(&base.join(named))
+                super::paths::normalized(&base.join(named))
             }
         };
         Some(OpenedFile {
@@ -715,7 +704,7 @@ mod tests {
         m.apply(&exit(1, 20, "openat", 4));
         assert_eq!(fsync(&mut m, 1, 21, 4).as_deref(), Some("/d/x"));
         // An open that may write, copied up: both said, from its record.
-        let mut w = recorded(
+        let w = recorded(
             1,
             30,
             "/d/a.db",

@@ -36,6 +36,9 @@
 
 mod bpf_opens;
 mod fdtable;
+mod paths;
+pub use paths::TracedDir;
+use paths::normalized;
 mod sync_kind;
 pub use sync_kind::SyncKind;
 mod filter;
@@ -50,7 +53,7 @@ use std::collections::HashMap;
 use std::ffi::OsString;
 use std::fs::File;
 use std::os::fd::AsFd;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -140,44 +143,6 @@ pub trait Observer: Send {
     /// `end_ns` (the kernel copies the whole file and syncs it inside the open).
     fn copied_up(&mut self, path: &Path, start_ns: u64, end_ns: u64) {
         let _ = (path, start_ns, end_ns);
-    }
-}
-
-/// Where the files the command works on are: `command_root` as the command names it,
-/// `joj_root` where joj opens it (the same directory without an overlay; the overlay's upper
-/// directory with one).
-#[derive(Debug, Clone)]
-pub struct TracedDir {
-    pub command_root: PathBuf,
-    pub joj_root: PathBuf,
-}
-
-impl TracedDir {
-    /// The command and joj see `dir` alike.
-    pub fn same(dir: &Path) -> TracedDir {
-        TracedDir {
-            command_root: dir.to_path_buf(),
-            joj_root: dir.to_path_buf(),
-        }
-    }
-
-    /// Whether the command's `path` (absolute, normalized) is in the traced directory.
-    pub fn contains(&self, path: &Path) -> bool {
-        path.starts_with(&self.command_root)
-    }
-
-    /// Whether the command sees the directory through an overlay (joj reaches it elsewhere).
-    pub fn is_overlay(&self) -> bool {
-        self.command_root != self.joj_root
-    }
-
-    /// Where joj reaches the command's `path`.
-    pub fn joj_path(&self, path: &Path) -> PathBuf {
-        match path.strip_prefix(&self.command_root) {
-            Ok(rest) if rest.as_os_str().is_empty() => self.joj_root.clone(),
-            Ok(rest) => self.joj_root.join(rest),
-            Err(_) => path.to_path_buf(),
-        }
     }
 }
 
@@ -341,21 +306,8 @@ pub fn supervise(
     observer: &mut dyn Observer,
 ) -> Result<Supervision, SuperviseError> {
     let wake = wake_fd().map_err(ptrace_err("making the events thread's wake-up"))?;
-    // The BPF observer first: which opens stop depends on whether it runs. `JOJ_BPF=off`
-    // leaves it out (every open stops, as on a kernel without it): to compare the two.
-    let mut opens = if std::env::var_os(NO_BPF.0).is_some_and(|v| v == NO_BPF.1) {
-        None
-    } else {
-        match bpf_opens::OpenObserver::start() {
-            Ok(o) => Some(o),
-            Err(e) => {
-                eprintln!(
-                    "joj: {e}; every open of the command stops instead (the same figures, slower)"
-                );
-                None
-            }
-        }
-    };
+    // The BPF observer first: which opens stop depends on whether it runs.
+    let mut opens = open_observer();
     let mut tracer = SyscallTracer::create(spec.trace_buffer_kb)?;
     let Started {
         root,
@@ -363,12 +315,7 @@ pub fn supervise(
         guard,
     } = start(spec, &tracer.marker_path(), opens.is_some())?;
     let mut cwds = bpf_opens::Cwds::default();
-    let mut model = FdModel::new(root);
-    if let Some(o) = opens.as_mut() {
-        o.watch(root).map_err(SuperviseError::Bpf)?;
-        cwds.learn(root);
-        model = model.with_recorded_opens();
-    }
+    let model = model_of(root, opens.as_mut(), &mut cwds)?;
     tracer.follow(root)?;
     set_options(root)?;
     let shared = Mutex::new(Shared {
@@ -441,30 +388,70 @@ pub fn supervise(
             0,
         )
     });
-    let event_reads = event_reads?;
-    let mut rest = Vec::new();
-    let events = tracer.events;
-    tracer.stop(&mut rest)?;
+    sup.event_reads = event_reads?;
     let mut seen_opens = SeenOpens {
         observer: opens.as_mut(),
         cwds: &mut cwds,
         read: opens_read,
     };
-    seen_opens.read_for(shared_model_waiting(&shared), &rest, &shared, scope);
-    let opens_read = seen_opens.read;
-    let mut sh = lock(&shared);
+    read_the_rest(&mut sup, tracer, &mut seen_opens, &shared, scope)?;
+    Ok(sup)
+}
+
+/// Once the command has ended: the events and records still unread, and the counts.
+fn read_the_rest(
+    sup: &mut Supervision,
+    tracer: SyscallTracer,
+    opens: &mut SeenOpens<'_>,
+    shared: &Mutex<Shared<'_>>,
+    scope: &TracedDir,
+) -> Result<(), SuperviseError> {
+    let mut rest = Vec::new();
+    let events = tracer.events;
+    tracer.stop(&mut rest)?;
+    opens.read_for(shared_model_waiting(shared), &rest, shared, scope);
+    let mut sh = lock(shared);
     for e in &rest {
         seen(&mut sh, scope, e);
     }
-    if let Some(o) = opens.as_ref() {
-        sup.opens_by_bpf = Some(opens_read);
+    if let Some(o) = opens.observer.as_ref() {
+        sup.opens_by_bpf = Some(opens.read);
         sup.opens_unseen = sh.model.unseen_opens + o.lost();
     }
     sup.stops = sh.stops;
     sup.handling_ns = sh.handling_ns;
     sup.events = events + rest.len() as u64;
-    sup.event_reads = event_reads;
-    Ok(sup)
+    Ok(())
+}
+
+/// The BPF observer of opens, unless `JOJ_BPF=off` leaves it out (every open stops, as on a
+/// kernel without it: to compare the two) or it cannot start (said, once).
+fn open_observer() -> Option<bpf_opens::OpenObserver> {
+    if std::env::var_os(NO_BPF.0).is_some_and(|v| v == NO_BPF.1) {
+        return None;
+    }
+    bpf_opens::OpenObserver::start()
+        .inspect_err(|e| {
+            eprintln!(
+                "joj: {e}; every open of the command stops instead (the same figures, slower)"
+            )
+        })
+        .ok()
+}
+
+/// The descriptor model of the command `root`, which the observer (if any) now watches.
+fn model_of(
+    root: libc::pid_t,
+    opens: Option<&mut bpf_opens::OpenObserver>,
+    cwds: &mut bpf_opens::Cwds,
+) -> Result<FdModel, SuperviseError> {
+    let model = FdModel::new(root);
+    let Some(o) = opens else {
+        return Ok(model);
+    };
+    o.watch(root)?;
+    cwds.learn(root);
+    Ok(model.with_recorded_opens())
 }
 
 /// The command, forked and stopped at its exec, with the filter's notification listener.
@@ -998,22 +985,6 @@ fn resolved(tid: i32, dirfd: u64, path: &Path) -> Option<PathBuf> {
     tracee::resolve(tid, dirfd, path).map(|p| normalized(&p))
 }
 
-/// `.` and `..` taken out of an absolute path, without following symlinks (SQLite names its
-/// files by paths it resolved itself).
-pub(crate) fn normalized(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 /// A call followed to its exit for what it returns.
 enum Follow {
     /// `io_uring_setup`, whose parameters (at this address) hold the ring's layout.
@@ -1346,30 +1317,5 @@ impl Drop for TaskGuard {
         for p in cleanup::release(self.id) {
             eprintln!("joj-linux: {p}");
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_scope_maps_the_commands_paths_to_joj_and_nothing_else() {
-        let s = TracedDir {
-            command_root: "/home/u/app".into(),
-            joj_root: "/run/joj/x/upper".into(),
-        };
-        assert!(s.contains(Path::new("/home/u/app/db/a.db")));
-        assert!(!s.contains(Path::new("/home/u/application")));
-        assert_eq!(
-            s.joj_path(Path::new("/home/u/app/db/a.db")),
-            Path::new("/run/joj/x/upper/db/a.db")
-        );
-        assert_eq!(
-            s.joj_path(Path::new("/home/u/app")),
-            Path::new("/run/joj/x/upper")
-        );
-        assert_eq!(s.joj_path(Path::new("/etc/x")), Path::new("/etc/x"));
-        assert_eq!(normalized(Path::new("/a/./b/../c//d")), Path::new("/a/c/d"));
     }
 }
