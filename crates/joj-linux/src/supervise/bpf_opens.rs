@@ -240,8 +240,14 @@ impl OpenObserver {
 /// task's working directory by its inode, which joj can name only while some task of the
 /// command is in it (`/proc/<tid>/cwd`) — so each is learnt once, and a record of a task that
 /// has ended since is resolved by one that had the same directory.
+/// At most [`CWDS_KEPT`] are kept: a command that enters more directories than that has the
+/// opens relative to the others named through `/proc` while their task lives, else counted
+/// unseen.
 #[derive(Debug, Default)]
 pub(crate) struct Cwds(Map<(u64, u64), PathBuf>);
+
+/// Working directories joj keeps the names of (some 100 bytes each).
+const CWDS_KEPT: usize = 65_536;
 
 impl Cwds {
     /// Learn `tid`'s working directory; returns its device and inode.
@@ -250,8 +256,14 @@ impl Cwds {
         let path = std::fs::read_link(&at).ok()?;
         let m = std::fs::metadata(&at).ok()?;
         let key = (m.dev(), m.ino());
-        self.0.insert(key, path);
+        self.keep(key, path);
         Some(key)
+    }
+
+    fn keep(&mut self, key: (u64, u64), path: PathBuf) {
+        if self.0.len() < CWDS_KEPT || self.0.contains_key(&key) {
+            self.0.insert(key, path);
+        }
     }
 
     /// A task changed its working directory: learn the new one's name, from the path it gave
@@ -269,9 +281,7 @@ impl Cwds {
                 .and_then(|fd| super::tracee::fd_path(r.tid, fd)),
         };
         match named {
-            Some(p) => {
-                self.0.insert(key, super::paths::normalized(&p));
-            }
+            Some(p) => self.keep(key, super::paths::normalized(&p)),
             None => {
                 self.learn(r.tid);
             }
@@ -280,10 +290,18 @@ impl Cwds {
 
     fn of(&mut self, r: &OpenRecord) -> Option<PathBuf> {
         let key = (r.cwd_dev, r.cwd_ino);
-        if !self.0.contains_key(&key) && self.learn(r.tid) != Some(key) {
+        if let Some(p) = self.0.get(&key) {
+            return Some(p.clone());
+        }
+        // Not kept (new, or beyond the bound): what `/proc` says, if it is this directory.
+        let at = format!("/proc/{}/cwd", r.tid);
+        let m = std::fs::metadata(&at).ok()?;
+        if (m.dev(), m.ino()) != key {
             return None;
         }
-        self.0.get(&key).cloned()
+        let path = std::fs::read_link(&at).ok()?;
+        self.keep(key, path.clone());
+        Some(path)
     }
 }
 
