@@ -89,7 +89,7 @@ fn how_it_ran(r: &RunResult, c: &CommandReport) -> String {
         _ => "no exit status".into(),
     };
     let waits = match c.opens_by_bpf {
-        Some(_) => "opens that may write, unlinks, renames, truncates",
+        Some(_) => "renames, truncates, and unlinks where the filesystem is not ext4",
         None => "opens, unlinks, renames, truncates",
     };
     let mut s = format!(
@@ -107,6 +107,12 @@ fn how_it_ran(r: &RunResult, c: &CommandReport) -> String {
             .map(|n| format!("; {n} open(s) seen by BPF"))
             .unwrap_or_default()
     );
+    if c.unlinks_unseen > 0 {
+        s.push_str(&format!(
+            "  {} unlink(s) of a path joj could not name (see `unlinks_unseen` in the JSON)\n",
+            c.unlinks_unseen
+        ));
+    }
     if c.opens_unseen > 0 {
         s.push_str(&format!(
             "  {} open(s) returned a descriptor joj could not name (see `opens_unseen` in the JSON)\n",

@@ -1,8 +1,9 @@
 //! `joj trace` sees writes and syncs through the kernel's syscall tracepoints, without stopping
-//! the command, and opens through its BPF observer: a SQLite commit in WAL mode does not stop
-//! it at all, one in DELETE mode only where joj must act before the kernel does — the
-//! journal's unlink (its extents are read before it gives up its blocks); the journal's and
-//! the directory's opens run free, and the directory's sync is still a directory sync. The counts stay exact: every commit's fdatasync of the WAL (or of the
+//! the command, and opens and (on ext4) unlinks through its BPF observer: a SQLite commit
+//! stops the command nowhere, in WAL mode or in DELETE mode — the journal's and the
+//! directory's opens run free, the directory's sync is still a directory sync, and the
+//! journal's unlink runs free too while the blocks it gives up are read as ext4 frees them,
+//! so the journal's bytes are still the journal's. The counts stay exact: every commit's fdatasync of the WAL (or of the
 //! journal and the database) is on its file, every directory sync counted.
 #![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
@@ -51,12 +52,28 @@ fn a_wal_commit_stops_nowhere_and_each_is_counted_on_the_wal() {
 }
 
 #[test]
-fn a_delete_commit_stops_at_the_journals_unlink_only() {
+fn a_delete_commit_stops_nowhere_and_its_journal_keeps_its_bytes() {
     if !joj_linux::testgate::kernel_test(&[joj_linux::FsKind::Ext4]) {
         return;
     }
     let (few, many) = (commits("delete", 50), commits("delete", 250));
-    assert_eq!(stops(&many) - stops(&few), 200);
+    assert_eq!(
+        stops(&many),
+        stops(&few),
+        "200 more DELETE commits, no stop more"
+    );
+    // Each commit's journal: its pages, then its header, in blocks of their own.
+    let journal = |d: &serde_json::Value| {
+        common::traced_file(d, "app.db-journal")["data_bytes"]
+            .as_u64()
+            .unwrap()
+    };
+    assert!(
+        journal(&many) - journal(&few) >= 200 * 2 * 4096,
+        "the journals' bytes are the journal's: {} then {}",
+        journal(&few),
+        journal(&many)
+    );
     let by_bpf = |d: &serde_json::Value| d["command"]["opens_by_bpf"].as_u64().unwrap();
     // The journal's and the directory's, each commit.
     assert_eq!(by_bpf(&many) - by_bpf(&few), 2 * 200);

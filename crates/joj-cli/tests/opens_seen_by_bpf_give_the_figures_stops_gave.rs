@@ -1,8 +1,9 @@
-//! `joj trace` sees a command's opens through its BPF observer instead of stopping the command
-//! at each (docs/measurement.md, "Opens seen by BPF"). The figures must be the ones the stops
-//! gave: the same program, run once with the observer and once without (`JOJ_BPF=off`, every
-//! open stops), gives every file the same sync calls, writes, removals and role, the same
-//! directory syncs and copy-ups, and nothing unresolved — through relative paths, a directory
+//! `joj trace` sees a command's opens, and its unlinks on ext4, through its BPF observer
+//! instead of stopping the command at each (docs/measurement.md, "Opens seen by BPF"). The
+//! figures must be the ones the stops gave: the same program, run once with the observer and
+//! once without (`JOJ_BPF=off`, every open and unlink stops), gives every file the same sync
+//! calls, writes, removals, role and data bytes, every role the same bytes, the same directory
+//! syncs and copy-ups, and nothing unresolved — through relative paths, a directory
 //! descriptor, a subshell that changes directory and ends before joj reads its records, a
 //! sync of a read-only descriptor, O_DSYNC writes, a failed open, a copied-up file, SQLite in
 //! DELETE and WAL mode. With the observer no open stops.
@@ -84,6 +85,7 @@ fn per_file(doc: &serde_json::Value) -> Vec<serde_json::Value> {
         "removals",
         "truncates",
         "deleted",
+        "data_bytes",
     ];
     let mut v: Vec<serde_json::Value> = doc["command"]["files"]
         .as_array()
@@ -118,7 +120,15 @@ fn opens_seen_by_bpf_give_the_figures_stops_gave() {
     }
     let (seen, stopped) = (traced(true), traced(false));
     let (c, s) = (&seen["command"], &stopped["command"]);
-    assert_eq!(per_file(&seen), per_file(&stopped));
+    let (with, without) = (per_file(&seen), per_file(&stopped));
+    let differ: Vec<_> = with
+        .iter()
+        .zip(&without)
+        .filter(|(a, b)| a != b)
+        .map(|(a, b)| format!("with BPF {a}\nwith stops {b}"))
+        .collect();
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+    assert_eq!(with.len(), without.len(), "{with:?}\n{without:?}");
     for key in [
         "dir_syncs",
         "unresolved_syncs",
@@ -150,8 +160,9 @@ fn opens_seen_by_bpf_give_the_figures_stops_gave() {
     assert_eq!(common::traced_file(&seen, "sub/a.txt")["sync_writes"], 2);
     assert_eq!(common::traced_file(&seen, "sub/a.txt")["fdatasync"], 1);
     assert_eq!(common::traced_file(&seen, "sub/c.txt")["fsync"], 1);
-    // No open stopped with the observer; each stopped without it.
+    // No open or unlink stopped with the observer; each stopped without it.
     assert_eq!(c["opens_unseen"], 0);
+    assert_eq!(c["unlinks_unseen"], 0);
     assert!(c["opens_by_bpf"].as_u64().unwrap() > 100, "{c}");
     assert_eq!(s["opens_by_bpf"], serde_json::Value::Null);
     let opens = c["opens_by_bpf"].as_u64().unwrap();

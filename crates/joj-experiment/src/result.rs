@@ -387,6 +387,9 @@ pub struct CommandReport {
     /// with nothing to resolve it against): a sync on it is resolved as for an inherited one.
     #[serde(default)]
     pub opens_unseen: u64,
+    /// Unlinks seen without a stop (on ext4) whose path joj could not name: on no file.
+    #[serde(default)]
+    pub unlinks_unseen: u64,
     /// Sync calls on descriptors joj did not see opened and could not resolve (not in any
     /// file's counts).
     #[serde(default)]

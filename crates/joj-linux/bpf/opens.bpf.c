@@ -1,8 +1,12 @@
 // joj's BPF observer of opens (docs/measurement.md, "Opens seen by BPF"): every open of the
 // command's tasks, with its path as the task gave it, the flags, the descriptor it returned
 // and the file that descriptor names (device, inode, mode), read in the kernel at the call's
-// exit — so an open needs no stop; and every change of working directory (chdir, fchdir), so
-// that a relative path of a task that has ended by the time joj reads it is still resolved. Loaded by joj-linux's `bpf_opens` (aya);
+// exit — so an open needs no stop; every change of working directory (chdir, fchdir), so
+// that a relative path of a task that has ended by the time joj reads it is still resolved;
+// and, on the ext4 filesystem joj traces (`freed_dev`), every unlink with the inode it
+// unlinked (`ext4_unlink_enter`, inside the call), every extent a file gives up
+// (`ext4_remove_blocks`, as it frees it) and every inode freed (`ext4_free_inode`) — so an
+// unlink needs no stop either: the blocks a file held are known as they are freed. Loaded by joj-linux's `bpf_opens` (aya);
 // compiled by build.rs with clang -target bpf.
 //
 // Invariants: only tasks in `tasks` are seen (the command's root, put there before it runs,
@@ -35,14 +39,17 @@ struct fork_record { unsigned long long common; unsigned int parent_comm; int pa
 _Static_assert(__builtin_offsetof(struct fork_record, child_pid) == 20, "sched_process_fork: child_pid at 20");
 
 #define PATH_BYTES 4096
-enum call { OPENAT = 1, OPEN = 2, CREAT = 3, OPENAT2 = 4, CHDIR = 5, FCHDIR = 6 };
+enum call { OPENAT = 1, OPEN = 2, CREAT = 3, OPENAT2 = 4, CHDIR = 5, FCHDIR = 6, UNLINK = 7, UNLINKAT = 8, FREED = 9, INODE_FREED = 10 };
 // What user space reads (bpf_opens.rs parses it at these offsets): 72 bytes, then the path.
+// FREED (ext4_remove_blocks): ino, dev; flags = the first physical block freed, cwd_ino = its
+// logical block, ret = the blocks freed; no path. INODE_FREED (ext4_free_inode): ino, dev.
 struct open_record {
   unsigned long long enter_ns, exit_ns;  // 0, 8: CLOCK_MONOTONIC
   long long ret;                         // 16: the descriptor, or -errno
   unsigned long long flags;              // 24: the open's flags (openat2: open_how.flags)
   unsigned long long ino, cwd_ino;       // 32, 40 (chdir, fchdir: ino, dev are the working
-                                         // directory's before the call, cwd_* after it)
+                                         // directory's before the call, cwd_* after it;
+                                         // unlink: the inode ext4 unlinked, 0 if none)
   int dirfd;                             // 48 (fchdir: its descriptor)
   unsigned int tid;                      // 52
   unsigned int dev, cwd_dev;             // 56, 60: the kernel's dev_t (major << 20 | minor)
@@ -52,6 +59,10 @@ struct open_record {
   char path[PATH_BYTES];                 // 72
 };
 _Static_assert(__builtin_offsetof(struct open_record, path) == 72, "open_record: path at 72");
+
+// Set by the loader: the device (kernel dev_t) of the ext4 filesystem whose unlinks and freed
+// blocks are recorded; 0: none.
+volatile const unsigned int freed_dev = 0;
 
 struct { __uint(type, BPF_MAP_TYPE_HASH); __uint(max_entries, 65536); __type(key, int); __type(value, int); } tasks SEC(".maps");
 struct entered { unsigned long long ns; unsigned long dirfd, path, flags, cwd_ino; unsigned int call, cwd_dev; };
@@ -114,7 +125,7 @@ static __always_inline int exited(long ret) {
   long n = k->path ? bpf_probe_read_user_str(e->path, PATH_BYTES, (const void *)k->path) : 0;
   e->path_len = n > 0 ? (unsigned short)((n - 1) & (PATH_BYTES - 1)) : 0xffff;
   struct task_struct *t = (struct task_struct *)bpf_get_current_task();
-  if (k->call == CHDIR || k->call == FCHDIR) {
+  if (k->call == CHDIR || k->call == FCHDIR || k->call == UNLINK || k->call == UNLINKAT) {
     e->ino = k->cwd_ino; e->dev = k->cwd_dev;
   } else if (ret >= 0) {
     struct fdtable *fdt = BPF_CORE_READ(t, files, fdt);
@@ -142,10 +153,54 @@ static __always_inline int exited(long ret) {
   return 0;
 }
 
+// ext4's own events, of the traced filesystem only. dev 8, ino 16 in each record.
+struct ext4_unlink_record { unsigned long long common; unsigned int dev; unsigned long ino; unsigned long parent; long long size; };
+struct ext4_remove_record { unsigned long long common; unsigned int dev; unsigned long ino; unsigned int from, to; unsigned long long ee_pblk; unsigned int ee_lblk; unsigned short ee_len; };
+_Static_assert(__builtin_offsetof(struct ext4_remove_record, ee_pblk) == 32, "ext4_remove_blocks: ee_pblk at 32");
+_Static_assert(__builtin_offsetof(struct ext4_remove_record, ee_lblk) == 40, "ext4_remove_blocks: ee_lblk at 40");
+struct ext4_free_inode_record { unsigned long long common; unsigned int dev; unsigned long ino; };
+
+// Inside an unlink of a watched task: the inode it unlinks (the first, if ext4 unlinks more).
+SEC("tracepoint/ext4/ext4_unlink_enter") int ext4_unlinked(struct ext4_unlink_record *c) {
+  if (!freed_dev || c->dev != freed_dev) return 0;
+  int tid = (int)bpf_get_current_pid_tgid();
+  struct entered *k = bpf_map_lookup_elem(&entered, &tid);
+  if (!k || (k->call != UNLINK && k->call != UNLINKAT) || k->cwd_ino) return 0;
+  k->cwd_ino = c->ino; k->cwd_dev = c->dev;
+  return 0;
+}
+
+static __always_inline void ext4_record(unsigned int call, unsigned int dev, unsigned long ino,
+                                        unsigned long long pblk, unsigned long lblk, long blocks) {
+  int zero = 0;
+  struct open_record *e = bpf_map_lookup_elem(&scratch, &zero);
+  if (!e) return;
+  e->enter_ns = e->exit_ns = bpf_ktime_get_ns(); e->ret = blocks; e->flags = pblk; e->ino = ino;
+  e->cwd_ino = lblk; e->dirfd = 0; e->tid = (int)bpf_get_current_pid_tgid(); e->dev = dev;
+  e->cwd_dev = 0; e->mode = 0; e->path_len = 0xffff; e->call = call;
+  if (bpf_ringbuf_output(&opens, e, 72, BPF_RB_NO_WAKEUP)) count_lost(0);
+}
+
+// Any task's: a file unlinked while open gives its blocks up at its last close, maybe in
+// another process (the classifier needs them wherever they are freed).
+SEC("tracepoint/ext4/ext4_remove_blocks") int ext4_freed(struct ext4_remove_record *c) {
+  if (!freed_dev || c->dev != freed_dev || c->to < c->from || c->from < c->ee_lblk) return 0;
+  ext4_record(FREED, c->dev, c->ino, c->ee_pblk + (c->from - c->ee_lblk), c->from, (long)c->to - c->from + 1);
+  return 0;
+}
+
+SEC("tracepoint/ext4/ext4_free_inode") int ext4_inode_freed(struct ext4_free_inode_record *c) {
+  if (!freed_dev || c->dev != freed_dev) return 0;
+  ext4_record(INODE_FREED, c->dev, c->ino, 0, 0, 0);
+  return 0;
+}
+
 SEC("tracepoint/syscalls/sys_enter_openat") int openat_enter(struct sys_enter *c) { return enter(OPENAT, c->args[0], c->args[1], c->args[2]); }
 SEC("tracepoint/syscalls/sys_exit_openat") int openat_exit(struct sys_exit *c) { return exited(c->ret); }
 SEC("tracepoint/syscalls/sys_enter_openat2") int openat2_enter(struct sys_enter *c) { return enter(OPENAT2, c->args[0], c->args[1], c->args[2]); }
 SEC("tracepoint/syscalls/sys_exit_openat2") int openat2_exit(struct sys_exit *c) { return exited(c->ret); }
+SEC("tracepoint/syscalls/sys_enter_unlinkat") int unlinkat_enter(struct sys_enter *c) { return freed_dev ? enter(UNLINKAT, c->args[0], c->args[1], c->args[2]) : 0; }
+SEC("tracepoint/syscalls/sys_exit_unlinkat") int unlinkat_exit(struct sys_exit *c) { return exited(c->ret); }
 SEC("tracepoint/syscalls/sys_enter_chdir") int chdir_enter(struct sys_enter *c) { return enter(CHDIR, (unsigned long)-100, c->args[0], 0); }
 SEC("tracepoint/syscalls/sys_exit_chdir") int chdir_exit(struct sys_exit *c) { return exited(c->ret); }
 SEC("tracepoint/syscalls/sys_enter_fchdir") int fchdir_enter(struct sys_enter *c) { return enter(FCHDIR, c->args[0], 0, 0); }
@@ -155,6 +210,8 @@ SEC("tracepoint/syscalls/sys_enter_open") int open_enter(struct sys_enter *c) { 
 SEC("tracepoint/syscalls/sys_exit_open") int open_exit(struct sys_exit *c) { return exited(c->ret); }
 SEC("tracepoint/syscalls/sys_enter_creat") int creat_enter(struct sys_enter *c) { return enter(CREAT, (unsigned long)-100, c->args[0], 01 | 0100 | 01000); }
 SEC("tracepoint/syscalls/sys_exit_creat") int creat_exit(struct sys_exit *c) { return exited(c->ret); }
+SEC("tracepoint/syscalls/sys_enter_unlink") int unlink_enter(struct sys_enter *c) { return freed_dev ? enter(UNLINK, (unsigned long)-100, c->args[0], 0) : 0; }
+SEC("tracepoint/syscalls/sys_exit_unlink") int unlink_exit(struct sys_exit *c) { return exited(c->ret); }
 #endif
 
 char LICENSE[] SEC("license") = "GPL";

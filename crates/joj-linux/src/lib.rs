@@ -84,8 +84,8 @@ pub use scratch::{
     DeviceRole, FileExtents, ScratchDevice, ScratchError, ScratchFs, ScratchOptions,
 };
 pub use supervise::{
-    Change, ChildExit, CommandSpec, IoUring, NO_BPF, Observer, Overlay, SuperviseError,
-    Supervision, SyncKind, TouchedFile, TracedDir, supervise,
+    Change, ChildExit, CommandSpec, FreedBlocks, IoUring, NO_BPF, Observer, Overlay,
+    SuperviseError, Supervision, SyncKind, TouchedFile, TracedDir, supervise,
 };
 pub use tempdir::{RunTempDir, TempDirError};
 pub use tools::ToolMissing;

@@ -98,6 +98,19 @@ fn device_quietly(f: &std::fs::File) -> Option<u64> {
     (rc == 0).then(|| libc::makedev(stx.stx_dev_major, stx.stx_dev_minor))
 }
 
+/// On ext4, the BPF observer takes the extents an unlinked file gives up as ext4 frees them,
+/// and the unlink needs no stop: the scratch filesystem's device and block size.
+fn freed_blocks(fs: joj_linux::FsKind, st_dev: u64, dir: &Path) -> Option<joj_linux::FreedBlocks> {
+    if fs != joj_linux::FsKind::Ext4 {
+        return None;
+    }
+    let block_bytes = rustix::fs::statvfs(dir).ok()?.f_bsize;
+    Some(joj_linux::FreedBlocks {
+        dev: st_dev,
+        block_bytes,
+    })
+}
+
 /// What the supervisor reports, kept for the run's files on the scratch filesystem.
 pub(super) struct Watcher {
     recorder: Arc<ExtentRecorder>,
@@ -211,6 +224,18 @@ impl joj_linux::Observer for Watcher {
             }
             joj_linux::Change::Truncate => e.truncates += 1,
         }
+    }
+
+    fn unlinked(&mut self, path: &Path) {
+        let e = self.entry(path);
+        e.removals += 1;
+        // A file that exists at the end is not deleted: the end of the run settles it.
+        e.deleted = true;
+    }
+
+    fn freed(&mut self, path: &Path, extents: &[joj_linux::Extent], time_ns: u64) {
+        let role = self.role(path);
+        self.recorder.record_freed(path, role, extents, time_ns);
     }
 
     fn synced(&mut self, kind: SyncKind, f: Option<&TouchedFile>, start_ns: u64, end_ns: u64) {
@@ -465,6 +490,7 @@ fn traced(place: &Place, opts: &CommandOptions) -> Result<RunResult, ExperimentE
                 scope: scope.clone(),
                 overlay: overlay.clone(),
                 trace_buffer_kb: joj_linux::syscall_trace::DEFAULT_SYSCALL_BUFFER_KB,
+                freed_blocks: freed_blocks(opts.fs, watcher.st_dev, &scope.joj_root),
             };
             let supervised = joj_linux::supervise(&command, watcher);
             // Every process holding the pipe has ended: the reader sees its end once joj's copy
@@ -862,6 +888,7 @@ fn command_report(
         event_reads: (m.supervised.event_reads > 0).then_some(m.supervised.event_reads),
         opens_by_bpf: m.supervised.opens_by_bpf,
         opens_unseen: m.supervised.opens_unseen,
+        unlinks_unseen: m.supervised.unlinks_unseen,
         unresolved_syncs: watcher.unresolved_syncs,
         whole_fs_syncs: watcher.whole_fs_syncs,
         dir_syncs: watcher.dir_fsyncs + watcher.dir_fdatasyncs,

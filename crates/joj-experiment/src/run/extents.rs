@@ -84,6 +84,24 @@ impl ExtentRecorder {
         });
     }
 
+    /// Record the extents a file gave up as the filesystem freed them, at `time_ns`: a
+    /// released snapshot, as one taken just before an unlink's stop.
+    pub(super) fn record_freed(
+        &self,
+        path: &Path,
+        role: FileRole,
+        extents: &[joj_linux::Extent],
+        time_ns: u64,
+    ) {
+        lock(&self.snapshots).push(RawSnapshot {
+            path: path.to_path_buf(),
+            role,
+            time_ns,
+            extents: extents.to_vec(),
+            released: true,
+        });
+    }
+
     /// Record a sync call that joj observed from outside (a supervised command).
     pub(super) fn push_sync(&self, sync: SyncInterval) {
         lock(&self.syncs).push(sync);

@@ -46,14 +46,37 @@ pub(crate) struct OpenRecord {
     /// The task's working directory at the exit: device and inode.
     pub(crate) cwd_dev: u64,
     pub(crate) cwd_ino: u64,
-    /// A change of working directory (chdir, fchdir), not an open: `dev` and `ino` are the
-    /// working directory's before it, `cwd_*` after.
-    pub(crate) chdir: bool,
+    pub(crate) kind: Kind,
 }
 
-/// `enum call` of the program: chdir and fchdir.
-const CALL_CHDIR: u32 = 5;
-const CALL_FCHDIR: u32 = 6;
+/// What a record is (`enum call` of the program).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Open,
+    /// chdir, fchdir: `dev` and `ino` are the working directory's before it, `cwd_*` after.
+    Chdir,
+    /// unlink, unlinkat (`flags`: unlinkat's, `AT_REMOVEDIR` for a directory): `dev` and
+    /// `ino` are the inode ext4 unlinked (0 when it unlinked none).
+    Unlink,
+    /// ext4 freed `ret` blocks of inode `ino` from physical block `flags` (logical block
+    /// `cwd_ino`).
+    Freed,
+    /// ext4 freed inode `ino`: its number may name another file from now on.
+    InodeFreed,
+}
+
+impl Kind {
+    fn of(call: u32) -> Option<Kind> {
+        Some(match call {
+            1..=4 => Kind::Open,
+            5 | 6 => Kind::Chdir,
+            7 | 8 => Kind::Unlink,
+            9 => Kind::Freed,
+            10 => Kind::InodeFreed,
+            _ => return None,
+        })
+    }
+}
 
 impl OpenRecord {
     pub(crate) fn is_directory(&self) -> bool {
@@ -68,6 +91,11 @@ impl OpenRecord {
 /// The kernel's `dev_t` (`major << 20 | minor`) as user space's.
 fn user_dev(kernel: u32) -> u64 {
     libc::makedev(kernel >> 20, kernel & 0xf_ffff)
+}
+
+/// User space's `dev_t` as the kernel's.
+fn kernel_dev(user: u64) -> u32 {
+    (libc::major(user) << 20) | (libc::minor(user) & 0xf_ffff)
 }
 
 /// A record's fields at their offsets (see `struct open_record`); `None` if it is short.
@@ -95,7 +123,7 @@ pub(crate) fn parse(b: &[u8]) -> Option<OpenRecord> {
         dev: user_dev(u32_at(56)?),
         cwd_dev: user_dev(u32_at(60)?),
         mode: u32::from(u16_at(64)?),
-        chdir: matches!(u32_at(68)?, CALL_CHDIR | CALL_FCHDIR),
+        kind: Kind::of(u32_at(68)?)?,
         path,
     })
 }
@@ -158,6 +186,8 @@ fn programs() -> Vec<(&'static str, &'static str, &'static str)> {
         ("chdir_exit", "syscalls", "sys_exit_chdir"),
         ("fchdir_enter", "syscalls", "sys_enter_fchdir"),
         ("fchdir_exit", "syscalls", "sys_exit_fchdir"),
+        ("unlinkat_enter", "syscalls", "sys_enter_unlinkat"),
+        ("unlinkat_exit", "syscalls", "sys_exit_unlinkat"),
     ];
     #[cfg(target_arch = "x86_64")]
     v.extend([
@@ -165,15 +195,33 @@ fn programs() -> Vec<(&'static str, &'static str, &'static str)> {
         ("open_exit", "syscalls", "sys_exit_open"),
         ("creat_enter", "syscalls", "sys_enter_creat"),
         ("creat_exit", "syscalls", "sys_exit_creat"),
+        ("unlink_enter", "syscalls", "sys_enter_unlink"),
+        ("unlink_exit", "syscalls", "sys_exit_unlink"),
     ]);
     v
 }
 
+/// ext4's programs, attached only when a filesystem's freed blocks are taken.
+const EXT4_PROGRAMS: [(&str, &str, &str); 3] = [
+    ("ext4_unlinked", "ext4", "ext4_unlink_enter"),
+    ("ext4_freed", "ext4", "ext4_remove_blocks"),
+    ("ext4_inode_freed", "ext4", "ext4_free_inode"),
+];
+
 impl OpenObserver {
     /// Load and attach the programs. No task is watched until [`OpenObserver::watch`].
-    pub(crate) fn start() -> Result<OpenObserver, BpfError> {
-        let mut bpf = aya::Ebpf::load(OBJECT).map_err(bpf_err("loading the object"))?;
-        for (name, category, point) in programs() {
+    /// `freed`: the ext4 filesystem whose unlinks and freed blocks are taken
+    /// ([`super::freed::FreedBlocks`]).
+    pub(crate) fn start(
+        freed: Option<super::freed::FreedBlocks>,
+    ) -> Result<OpenObserver, BpfError> {
+        let dev: u32 = freed.map_or(0, |f| kernel_dev(f.dev));
+        let mut bpf = aya::EbpfLoader::new()
+            .set_global("freed_dev", &dev, true)
+            .load(OBJECT)
+            .map_err(bpf_err("loading the object"))?;
+        let ext4: &[_] = if freed.is_some() { &EXT4_PROGRAMS } else { &[] };
+        for (name, category, point) in programs().into_iter().chain(ext4.iter().copied()) {
             let p: &mut TracePoint = bpf
                 .program_mut(name)
                 .ok_or_else(|| BpfError {
@@ -315,17 +363,7 @@ pub(crate) fn resolved(
     cwds: &mut Cwds,
     scope: &super::paths::TracedDir,
 ) -> RecordedOpen {
-    let (named, dirfd_path) = match &r.path {
-        Some(p) if p.is_absolute() => (Some(p.clone()), None),
-        Some(p) if r.dirfd == libc::AT_FDCWD => (cwds.of(&r).map(|c| c.join(p)), None),
-        Some(_) => (
-            None,
-            u64::try_from(r.dirfd)
-                .ok()
-                .and_then(|fd| super::tracee::fd_path(r.tid, fd)),
-        ),
-        None => (None, None),
-    };
+    let (named, dirfd_path) = named(&r, cwds);
     let absolute = named.map(|named| {
         let path = super::paths::normalized(&named);
         if !(r.may_write() || scope.contains(&path)) || r.ret < 0 {
@@ -341,6 +379,39 @@ pub(crate) fn resolved(
         absolute,
         dirfd_path,
     }
+}
+
+/// A record's path made absolute against the working directory it names, or (relative to a
+/// directory descriptor) what `/proc` says that descriptor names now, for the caller to use when
+/// the model did not see it opened.
+fn named(r: &OpenRecord, cwds: &mut Cwds) -> (Option<PathBuf>, Option<PathBuf>) {
+    match &r.path {
+        Some(p) if p.is_absolute() => (Some(p.clone()), None),
+        Some(p) if r.dirfd == libc::AT_FDCWD => (cwds.of(r).map(|c| c.join(p)), None),
+        Some(_) => (
+            None,
+            u64::try_from(r.dirfd)
+                .ok()
+                .and_then(|fd| super::tracee::fd_path(r.tid, fd)),
+        ),
+        None => (None, None),
+    }
+}
+
+/// The path an unlink named, made absolute (its last component is not followed: an unlink
+/// removes a link, not what it leads to); `in_model`: what the model says a directory
+/// descriptor named.
+pub(crate) fn unlinked_path(
+    r: &OpenRecord,
+    cwds: &mut Cwds,
+    in_model: impl FnOnce(i32) -> Option<PathBuf>,
+) -> Option<PathBuf> {
+    let (absolute, dirfd_path) = named(r, cwds);
+    let path = match absolute {
+        Some(p) => p,
+        None => in_model(r.dirfd).or(dirfd_path)?.join(r.path.as_ref()?),
+    };
+    Some(super::paths::normalized(&path))
 }
 
 /// How much earlier than the open's entry a file's birth time may read: the filesystem stamps
@@ -429,7 +500,7 @@ mod tests {
         assert_eq!(r.dev, libc::makedev(7, 3));
         assert_eq!(r.cwd_dev, libc::makedev(254, 1));
         assert!(r.is_directory());
-        assert!(!r.may_write() && !r.chdir);
+        assert!(!r.may_write() && r.kind == Kind::Open);
         b[24..32].copy_from_slice(&(libc::O_RDWR as u64).to_ne_bytes());
         assert!(parse(&b).unwrap().may_write());
         // A path the program could not read, and a record cut short.

@@ -19,9 +19,9 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-#[cfg(test)]
-use super::bpf_opens::OpenRecord;
 use super::bpf_opens::RecordedOpen;
+#[cfg(test)]
+use super::bpf_opens::{Kind, OpenRecord};
 use super::sync_kind::SyncKind;
 use crate::syscall_line::{SysEvent, SysEventKind};
 
@@ -123,6 +123,8 @@ pub(crate) struct FdModel {
     /// Opens that returned a descriptor the model could not name: no record paired with the
     /// exit (one lost), or a relative path with nothing to resolve it against.
     pub(crate) unseen_opens: u64,
+    /// Unlinks the BPF observer saw whose path joj could not name.
+    pub(crate) unseen_unlinks: u64,
 }
 
 impl FdModel {
@@ -146,6 +148,11 @@ impl FdModel {
         if let Some(r) = self.recorded.as_mut() {
             r.entry(open.rec.tid).or_default().push_back(open);
         }
+    }
+
+    /// What descriptor `fd` of `tid` names now.
+    pub(crate) fn path_of(&mut self, tid: i32, tgid: i32, fd: u64) -> Option<PathBuf> {
+        self.lookup(tid, tgid, fd).map(|f| f.path.clone())
     }
 
     /// Whether opens come from the BPF observer.
@@ -662,7 +669,7 @@ mod tests {
             mode,
             cwd_dev: 1,
             cwd_ino: 3,
-            chdir: false,
+            kind: Kind::Open,
         };
         let absolute = path
             .starts_with('/')

@@ -57,6 +57,14 @@ pub(crate) fn open_calls() -> Vec<i64> {
     v
 }
 
+/// The unlinks, which the BPF observer sees without a stop on ext4.
+pub(crate) fn unlink_calls() -> Vec<i64> {
+    let mut v = vec![libc::SYS_unlinkat];
+    #[cfg(target_arch = "x86_64")]
+    v.push(libc::SYS_unlink);
+    v
+}
+
 /// The calls stopped with ptrace: io_uring's, whose ring setup is read back at its exit.
 pub(crate) fn traced_calls() -> Vec<i64> {
     vec![
@@ -97,10 +105,14 @@ fn jump(code: u32, k: u32, jt: u8, jf: u8) -> libc::sock_filter {
 }
 
 /// The filter program (see the module header); `opens_free`: the BPF observer of opens runs,
-/// and opens need no stop.
-pub(crate) fn program(opens_free: bool) -> Vec<libc::sock_filter> {
+/// and opens need no stop; `unlinks_free`: it takes the traced ext4's freed extents too, and
+/// unlinks need none either.
+pub(crate) fn program(opens_free: bool, unlinks_free: bool) -> Vec<libc::sock_filter> {
     use libc::{BPF_ABS, BPF_JEQ, BPF_JMP, BPF_K, BPF_LD, BPF_RET, BPF_W};
-    let free = if opens_free { open_calls() } else { Vec::new() };
+    let mut free = if opens_free { open_calls() } else { Vec::new() };
+    if unlinks_free {
+        free.extend(unlink_calls());
+    }
     let notified: Vec<i64> = notified_calls()
         .into_iter()
         .filter(|nr| !free.contains(nr))
@@ -193,7 +205,7 @@ mod tests {
 
     #[test]
     fn opens_and_block_moving_calls_wait_for_joj_and_writes_and_syncs_run_free() {
-        let prog = program(false);
+        let prog = program(false, false);
         for nr in notified_calls() {
             assert_eq!(
                 run_with(&prog, AUDIT_ARCH, nr as u32),
@@ -230,7 +242,7 @@ mod tests {
 
     #[test]
     fn with_the_bpf_observer_opens_run_free_and_the_rest_is_as_without() {
-        let prog = program(true);
+        let prog = program(true, false);
         for nr in open_calls() {
             assert_eq!(
                 run_with(&prog, AUDIT_ARCH, nr as u32),
@@ -256,5 +268,22 @@ mod tests {
             run_with(&prog, AUDIT_ARCH, libc::SYS_fsync as u32),
             libc::SECCOMP_RET_ALLOW
         );
+    }
+
+    #[test]
+    fn with_ext4_freed_blocks_unlinks_run_free_too_and_renames_and_truncates_wait() {
+        let prog = program(true, true);
+        for nr in open_calls().into_iter().chain(unlink_calls()) {
+            assert_eq!(
+                run_with(&prog, AUDIT_ARCH, nr as u32),
+                libc::SECCOMP_RET_ALLOW
+            );
+        }
+        for nr in [libc::SYS_renameat2, libc::SYS_truncate, libc::SYS_ftruncate] {
+            assert_eq!(
+                run_with(&prog, AUDIT_ARCH, nr as u32),
+                libc::SECCOMP_RET_USER_NOTIF
+            );
+        }
     }
 }

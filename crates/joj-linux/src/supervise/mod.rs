@@ -42,6 +42,8 @@
 
 mod bpf_opens;
 mod fdtable;
+mod freed;
+pub use freed::FreedBlocks;
 mod paths;
 pub use paths::TracedDir;
 use paths::normalized;
@@ -145,6 +147,16 @@ pub trait Observer: Send {
     fn marked(&mut self, tid: i32, time_ns: u64, text: &str) {
         let _ = (tid, time_ns, text);
     }
+    /// The command unlinked `path` (in the traced directory), seen without a stop
+    /// ([`FreedBlocks`]); the blocks it gave up come in [`Observer::freed`].
+    fn unlinked(&mut self, path: &Path) {
+        let _ = path;
+    }
+    /// ext4 freed `extents` of the file the command unlinked as `path`, at `time_ns`: what a
+    /// FIEMAP at the unlink's stop would have read before.
+    fn freed(&mut self, path: &Path, extents: &[crate::Extent], time_ns: u64) {
+        let _ = (path, extents, time_ns);
+    }
     /// An open of `path` copied it up from the overlay's lower layer, from `start_ns` to
     /// `end_ns` (the kernel copies the whole file and syncs it inside the open).
     fn copied_up(&mut self, path: &Path, start_ns: u64, end_ns: u64) {
@@ -202,6 +214,9 @@ pub struct Supervision {
     /// a relative path had nothing joj could resolve it against. A sync or write on it is then
     /// resolved through `/proc` or counted as unresolved, as for an inherited descriptor.
     pub opens_unseen: u64,
+    /// Unlinks the BPF observer saw without a stop ([`FreedBlocks`]) whose path joj could not
+    /// name (relative to a directory nobody could name): not counted on any file.
+    pub unlinks_unseen: u64,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -290,6 +305,8 @@ pub struct CommandSpec<'a> {
     pub overlay: Option<Overlay>,
     /// Per-CPU buffer of the syscall trace, KiB.
     pub trace_buffer_kb: u32,
+    /// The traced filesystem, when it is ext4: its unlinks need no stop.
+    pub freed_blocks: Option<FreedBlocks>,
 }
 
 /// What the threads share, behind one lock.
@@ -313,15 +330,14 @@ pub fn supervise(
 ) -> Result<Supervision, SuperviseError> {
     let wake = wake_fd().map_err(ptrace_err("making the events thread's wake-up"))?;
     // The BPF observer first: which opens stop depends on whether it runs.
-    let mut opens = open_observer();
+    let mut opens = SeenOpens::new(spec.freed_blocks);
     let mut tracer = SyscallTracer::create(spec.trace_buffer_kb)?;
     let Started {
         root,
         listener,
         guard,
-    } = start(spec, &tracer.marker_path(), opens.is_some())?;
-    let mut cwds = bpf_opens::Cwds::default();
-    let model = model_of(root, opens.as_mut(), &mut cwds)?;
+    } = start(spec, &tracer.marker_path(), &opens)?;
+    let model = opens.model_of(root)?;
     tracer.follow(root)?;
     set_options(root)?;
     let shared = Mutex::new(Shared {
@@ -343,22 +359,8 @@ pub fn supervise(
                 sh.handling_ns += t0.elapsed().as_nanos() as u64;
             })
         });
-        let events = s.spawn(|| {
-            let mut seen_opens = SeenOpens {
-                observer: opens.as_mut(),
-                cwds: &mut cwds,
-                read: 0,
-            };
-            let reads = follow_events(
-                &shared,
-                scope,
-                &mut tracer,
-                &mut seen_opens,
-                &done,
-                wake.as_fd(),
-            );
-            (reads, seen_opens.read)
-        });
+        let events =
+            s.spawn(|| follow_events(&shared, scope, &mut tracer, &mut opens, &done, wake.as_fd()));
         let exec_at = Instant::now();
         resume(root, libc::PTRACE_CONT, 0);
         let ended = Loop {
@@ -385,22 +387,13 @@ pub fn supervise(
     served
         .unwrap_or_else(|_| Err(std::io::Error::other("the notification thread panicked")))
         .map_err(ptrace_err("serving notifications"))?;
-    let (event_reads, opens_read) = followed.unwrap_or_else(|_| {
-        (
-            Err(crate::tracefs::TraceError::Read {
-                path: PathBuf::from("per_cpu"),
-                source: std::io::Error::other("the events thread panicked"),
-            }),
-            0,
-        )
-    });
-    sup.event_reads = event_reads?;
-    let mut seen_opens = SeenOpens {
-        observer: opens.as_mut(),
-        cwds: &mut cwds,
-        read: opens_read,
-    };
-    read_the_rest(&mut sup, tracer, &mut seen_opens, &shared, scope)?;
+    sup.event_reads = followed.unwrap_or_else(|_| {
+        Err(crate::tracefs::TraceError::Read {
+            path: PathBuf::from("per_cpu"),
+            source: std::io::Error::other("the events thread panicked"),
+        })
+    })?;
+    read_the_rest(&mut sup, tracer, &mut opens, &shared, scope)?;
     Ok(sup)
 }
 
@@ -408,7 +401,7 @@ pub fn supervise(
 fn read_the_rest(
     sup: &mut Supervision,
     tracer: SyscallTracer,
-    opens: &mut SeenOpens<'_>,
+    opens: &mut SeenOpens,
     shared: &Mutex<Shared<'_>>,
     scope: &TracedDir,
 ) -> Result<(), SuperviseError> {
@@ -423,41 +416,12 @@ fn read_the_rest(
     if let Some(o) = opens.observer.as_ref() {
         sup.opens_by_bpf = Some(opens.read);
         sup.opens_unseen = sh.model.unseen_opens + o.lost();
+        sup.unlinks_unseen = sh.model.unseen_unlinks;
     }
     sup.stops = sh.stops;
     sup.handling_ns = sh.handling_ns;
     sup.events = events + rest.len() as u64;
     Ok(())
-}
-
-/// The BPF observer of opens, unless `JOJ_BPF=off` leaves it out (every open stops, as on a
-/// kernel without it: to compare the two) or it cannot start (said, once).
-fn open_observer() -> Option<bpf_opens::OpenObserver> {
-    if std::env::var_os(NO_BPF.0).is_some_and(|v| v == NO_BPF.1) {
-        return None;
-    }
-    bpf_opens::OpenObserver::start()
-        .inspect_err(|e| {
-            eprintln!(
-                "joj: {e}; every open of the command stops instead (the same figures, slower)"
-            )
-        })
-        .ok()
-}
-
-/// The descriptor model of the command `root`, which the observer (if any) now watches.
-fn model_of(
-    root: libc::pid_t,
-    opens: Option<&mut bpf_opens::OpenObserver>,
-    cwds: &mut bpf_opens::Cwds,
-) -> Result<FdModel, SuperviseError> {
-    let model = FdModel::new(root);
-    let Some(o) = opens else {
-        return Ok(model);
-    };
-    o.watch(root)?;
-    cwds.learn(root);
-    Ok(model.with_recorded_opens())
 }
 
 /// The command, forked and stopped at its exec, with the filter's notification listener.
@@ -472,7 +436,7 @@ struct Started {
 fn start(
     spec: &CommandSpec<'_>,
     marker: &Path,
-    opens_free: bool,
+    opens: &SeenOpens,
 ) -> Result<Started, SuperviseError> {
     let (program, _) = spec.argv.split_first().ok_or(SuperviseError::NoCommand)?;
     let exe = spawn::find_program(program).ok_or_else(|| SuperviseError::NotFound {
@@ -484,7 +448,7 @@ fn start(
     };
     let (ours, theirs) = socket_pair().map_err(ptrace_err("making the listener's socket"))?;
     let mut guard = TaskGuard::new();
-    let prog = filter::program(opens_free);
+    let prog = filter::program(opens.observer.is_some(), opens.freed.is_some());
     let root = spawn::fork_traced(&spawn::Launch {
         exe: &exe,
         argv: spec.argv,
@@ -631,7 +595,7 @@ fn follow_events(
     shared: &Mutex<Shared<'_>>,
     scope: &TracedDir,
     tracer: &mut SyscallTracer,
-    opens: &mut SeenOpens<'_>,
+    opens: &mut SeenOpens,
     done: &AtomicBool,
     wake: std::os::fd::BorrowedFd<'_>,
 ) -> Result<u64, crate::tracefs::TraceError> {
@@ -665,12 +629,15 @@ fn follow_events(
     }
 }
 
-/// The BPF observer's records, read by the events thread.
-struct SeenOpens<'a> {
-    observer: Option<&'a mut bpf_opens::OpenObserver>,
-    cwds: &'a mut bpf_opens::Cwds,
-    /// Records read.
+/// The BPF observer, if it runs, and what the events thread keeps of its records.
+struct SeenOpens {
+    observer: Option<bpf_opens::OpenObserver>,
+    cwds: bpf_opens::Cwds,
+    /// Records of opens read.
     read: u64,
+    unlinks: freed::Unlinks,
+    /// The traced ext4, when its unlinks are taken.
+    freed: Option<FreedBlocks>,
 }
 
 /// How long the events thread waits for the record of an open whose exit it has read: the
@@ -681,7 +648,43 @@ fn shared_model_waiting<'m>(shared: &'m Mutex<Shared<'_>>) -> impl Fn(i32) -> us
     move |tid| lock(shared).model.recorded_waiting(tid)
 }
 
-impl SeenOpens<'_> {
+impl SeenOpens {
+    /// The BPF observer, unless `JOJ_BPF=off` leaves it out (every open stops, as on a
+    /// kernel without it: to compare the two) or it cannot start (said, once).
+    fn new(freed: Option<FreedBlocks>) -> SeenOpens {
+        let off = std::env::var_os(NO_BPF.0).is_some_and(|v| v == NO_BPF.1);
+        let observer = if off {
+            None
+        } else {
+            bpf_opens::OpenObserver::start(freed)
+                .inspect_err(|e| {
+                    eprintln!(
+                        "joj: {e}; every open of the command stops instead (the same figures, \
+                         slower)"
+                    )
+                })
+                .ok()
+        };
+        SeenOpens {
+            freed: freed.filter(|_| observer.is_some()),
+            observer,
+            cwds: bpf_opens::Cwds::default(),
+            read: 0,
+            unlinks: freed::Unlinks::default(),
+        }
+    }
+
+    /// The descriptor model of the command `root`, which the observer (if any) now watches.
+    fn model_of(&mut self, root: libc::pid_t) -> Result<FdModel, SuperviseError> {
+        let model = FdModel::new(root);
+        let Some(o) = self.observer.as_mut() else {
+            return Ok(model);
+        };
+        o.watch(root)?;
+        self.cwds.learn(root);
+        Ok(model.with_recorded_opens())
+    }
+
     /// Read the records of every open whose exit is in `batch` (and any others written), and
     /// give them to the model, before the batch is applied.
     fn read_for(
@@ -708,26 +711,76 @@ impl SeenOpens<'_> {
         loop {
             observer.drain(&mut records);
             let short = exits.iter().any(|(tid, n)| {
-                waiting(*tid) + records.iter().filter(|r| r.tid == *tid && !r.chdir).count() < *n
+                waiting(*tid)
+                    + records
+                        .iter()
+                        .filter(|r| r.tid == *tid && r.kind == bpf_opens::Kind::Open)
+                        .count()
+                    < *n
             });
             if !short || began.elapsed() > RECORD_WAIT {
                 break;
             }
             std::thread::sleep(std::time::Duration::from_micros(100));
         }
-        let mut resolved = Vec::with_capacity(records.len());
+        let mut sh = lock(shared);
         for r in records {
-            // In the order the kernel wrote them: a task's chdir before its next open.
-            if r.chdir {
-                self.cwds.changed(&r);
-            } else {
-                self.read += 1;
-                resolved.push(bpf_opens::resolved(r, self.cwds, scope));
+            // In the order the kernel wrote them: a task's chdir before its next open, the
+            // extents an unlink freed before its own record.
+            match r.kind {
+                bpf_opens::Kind::Chdir => self.cwds.changed(&r),
+                bpf_opens::Kind::Open => {
+                    self.read += 1;
+                    let r = bpf_opens::resolved(r, &mut self.cwds, scope);
+                    sh.model.open_recorded(r);
+                }
+                bpf_opens::Kind::Unlink => self.unlinked(&mut sh, &r, scope),
+                bpf_opens::Kind::Freed => {
+                    let e = freed::FreedExtent {
+                        time_ns: r.exit_ns,
+                        physical_block: r.flags,
+                        logical_block: r.cwd_ino,
+                        blocks: r.ret.unsigned_abs(),
+                    };
+                    let extent = e.extent(self.block_bytes());
+                    if let Some(path) = self.unlinks.freed(r.ino, e) {
+                        sh.observer.freed(path, &[extent], e.time_ns);
+                    }
+                }
+                bpf_opens::Kind::InodeFreed => self.unlinks.inode_freed(r.ino, r.exit_ns),
             }
         }
-        let mut sh = lock(shared);
-        for r in resolved {
-            sh.model.open_recorded(r);
+    }
+
+    fn block_bytes(&self) -> u64 {
+        self.freed.map_or(0, |f| f.block_bytes)
+    }
+
+    /// An unlink the observer saw: counted on its file, which claims the extents ext4 freed
+    /// of the inode it unlinked.
+    fn unlinked(&mut self, sh: &mut Shared<'_>, r: &bpf_opens::OpenRecord, scope: &TracedDir) {
+        if r.ret != 0 || r.flags & libc::AT_REMOVEDIR as u64 != 0 {
+            return;
+        }
+        let (tid, tgid) = (r.tid, r.tid);
+        let Some(path) = bpf_opens::unlinked_path(r, &mut self.cwds, |dirfd| {
+            let fd = u64::try_from(dirfd).ok()?;
+            sh.model.path_of(tid, tgid, fd)
+        }) else {
+            sh.model.unseen_unlinks += 1;
+            return;
+        };
+        if !scope.contains(&path) {
+            return;
+        }
+        sh.observer.unlinked(&path);
+        if r.ino == 0 {
+            return;
+        }
+        let mine = self.unlinks.unlinked(&path, r.ino, r.enter_ns);
+        if let Some(last) = mine.last() {
+            let extents: Vec<_> = mine.iter().map(|e| e.extent(self.block_bytes())).collect();
+            sh.observer.freed(&path, &extents, last.time_ns);
         }
     }
 }
