@@ -10,7 +10,8 @@
 //!
 //! With the BPF observer of opens running ([`super::bpf_opens`]), opens run free too: BPF
 //! reads each one's path and file at its exit, and whether the overlay copied the file up is
-//! read from the upper file afterwards.
+//! read from the upper file afterwards. On ext4 unlinks run free as well: the extents the file
+//! gives up are read as ext4 frees them ([`super::freed`]).
 //!
 //! Layout of the classic-BPF program, over `struct seccomp_data` (`nr` at offset 0, `arch` at
 //! 4):

@@ -7,18 +7,19 @@
 //!   a descriptor, for the command's processes and their descendants. Nobody is stopped; a
 //!   thread of joj reads the events while the command runs and rebuilds the descriptor tables
 //!   ([`fdtable`]), so each sync and write is put to the file its descriptor named.
-//! - **A BPF observer of opens** ([`bpf_opens`], `bpf/opens.bpf.c`): every open's path, flags,
-//!   descriptor and file, and every change of working directory, read in the kernel at the
-//!   call's exit into a ring buffer the events thread reads with the trace — the open's exit
-//!   event in the trace is paired with its record. Nobody is stopped; whether the overlay
-//!   copied a file up inside an open is read from the upper file afterwards. Without it
-//!   (`JOJ_BPF=off`, or a kernel that refuses it) every open stops instead, as below.
+//! - **A BPF observer of opens and unlinks** ([`bpf_opens`], `bpf/opens.bpf.c`): every open's
+//!   path, flags, descriptor and file, every change of working directory and every unlink,
+//!   read in the kernel at the call's exit into a ring buffer the events thread reads with the
+//!   trace — the open's exit event in the trace is paired with its record. On ext4 the extents
+//!   a file gives up are read as ext4 frees them ([`freed`]), so an unlink needs no stop.
+//!   Nobody is stopped; whether the overlay copied a file up inside an open is read from the
+//!   upper file afterwards. Without it (`JOJ_BPF=off`, or a kernel that refuses it) every open
+//!   and unlink stops instead, as below.
 //! - **Seccomp notifications** ([`notify`]): the command waits in the kernel at the calls joj
-//!   must see before they happen — unlink, rename and truncate (the file's extents are read
-//!   before it gives up its blocks, so a rollback journal that DELETE mode removes still owns
-//!   them), and the opens when the BPF observer does not run. Reads, writes and syncs never
-//!   stop; a SQLite commit in WAL mode stops nowhere, one in DELETE mode at the journal's
-//!   unlink only.
+//!   must see before they happen — rename and truncate, and unlink on xfs and btrfs (the
+//!   file's extents are read before it gives up its blocks, so a rollback journal that DELETE
+//!   mode removes still owns them), and the opens and unlinks when the BPF observer does not
+//!   run. Reads, writes and syncs never stop; a SQLite commit on ext4 stops nowhere.
 //! - **ptrace**, for what the others cannot do: following every process and thread to its
 //!   end (joj waits for all, daemons included), killing them all if joj is killed
 //!   (`PTRACE_O_EXITKILL`), and io_uring's calls, whose submission queue is read in the
