@@ -159,6 +159,14 @@ fn bpf_err<E: std::error::Error + Send + Sync + 'static>(
     }
 }
 
+/// A map the object should hold and does not.
+fn missing(map: &str) -> BpfError {
+    BpfError {
+        step: "finding a map",
+        source: format!("no map `{map}` in the object").into(),
+    }
+}
+
 /// The loaded, attached programs and the maps joj reads.
 pub(crate) struct OpenObserver {
     /// Owns the programs and their links: dropping it detaches them.
@@ -234,33 +242,18 @@ impl OpenObserver {
             p.attach(category, point)
                 .map_err(bpf_err("attaching a program"))?;
         }
-        let records = bpf
-            .take_map("opens")
-            .ok_or_else(|| BpfError {
-                step: "finding the ring buffer",
-                source: "no map `opens`".into(),
-            })
-            .and_then(|m| RingBuf::try_from(m).map_err(bpf_err("opening the ring buffer")))?;
-        let lost = bpf
-            .take_map("lost")
-            .ok_or_else(|| BpfError {
-                step: "finding the lost counters",
-                source: "no map `lost`".into(),
-            })
-            .and_then(|m| Array::try_from(m).map_err(bpf_err("opening the lost counters")))?;
+        let records = bpf.take_map("opens").ok_or_else(|| missing("opens"))?;
+        let records = RingBuf::try_from(records).map_err(bpf_err("opening the ring buffer"))?;
+        let lost = bpf.take_map("lost").ok_or_else(|| missing("lost"))?;
+        let lost = Array::try_from(lost).map_err(bpf_err("opening the lost counters"))?;
         Ok(OpenObserver { bpf, records, lost })
     }
 
     /// Watch `tid` and every task it starts from now on.
     pub(crate) fn watch(&mut self, tid: i32) -> Result<(), BpfError> {
-        let mut tasks: HashMap<_, i32, i32> = self
-            .bpf
-            .map_mut("tasks")
-            .ok_or_else(|| BpfError {
-                step: "finding the task map",
-                source: "no map `tasks`".into(),
-            })
-            .and_then(|m| HashMap::try_from(m).map_err(bpf_err("opening the task map")))?;
+        let tasks = self.bpf.map_mut("tasks").ok_or_else(|| missing("tasks"))?;
+        let mut tasks: HashMap<_, i32, i32> =
+            HashMap::try_from(tasks).map_err(bpf_err("opening the task map"))?;
         tasks
             .insert(tid, 1, 0)
             .map_err(bpf_err("adding the command"))

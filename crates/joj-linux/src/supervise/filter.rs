@@ -204,22 +204,19 @@ mod tests {
         }
     }
 
+    /// Each of `calls` gets `want` from `prog`.
+    fn each(prog: &[libc::sock_filter], calls: impl IntoIterator<Item = i64>, want: u32) {
+        for nr in calls {
+            assert_eq!(run_with(prog, AUDIT_ARCH, nr as u32), want, "call {nr}");
+        }
+    }
+
     #[test]
     fn opens_and_block_moving_calls_wait_for_joj_and_writes_and_syncs_run_free() {
         let prog = program(false, false);
-        for nr in notified_calls() {
-            assert_eq!(
-                run_with(&prog, AUDIT_ARCH, nr as u32),
-                libc::SECCOMP_RET_USER_NOTIF
-            );
-        }
-        for nr in traced_calls() {
-            assert_eq!(
-                run_with(&prog, AUDIT_ARCH, nr as u32),
-                libc::SECCOMP_RET_TRACE
-            );
-        }
-        for nr in [
+        each(&prog, notified_calls(), libc::SECCOMP_RET_USER_NOTIF);
+        each(&prog, traced_calls(), libc::SECCOMP_RET_TRACE);
+        let free = [
             libc::SYS_read,
             libc::SYS_write,
             libc::SYS_pwrite64,
@@ -228,12 +225,8 @@ mod tests {
             libc::SYS_close,
             libc::SYS_mmap,
             libc::SYS_getpid,
-        ] {
-            assert_eq!(
-                run_with(&prog, AUDIT_ARCH, nr as u32),
-                libc::SECCOMP_RET_ALLOW
-            );
-        }
+        ];
+        each(&prog, free, libc::SECCOMP_RET_ALLOW);
         // Another ABI's numbers mean other calls: never stopped.
         assert_eq!(
             run_with(&prog, 0x4000_0003, libc::SYS_openat as u32),
@@ -244,47 +237,24 @@ mod tests {
     #[test]
     fn with_the_bpf_observer_opens_run_free_and_the_rest_is_as_without() {
         let prog = program(true, false);
-        for nr in open_calls() {
-            assert_eq!(
-                run_with(&prog, AUDIT_ARCH, nr as u32),
-                libc::SECCOMP_RET_ALLOW
-            );
-        }
-        for nr in notified_calls()
+        each(&prog, open_calls(), libc::SECCOMP_RET_ALLOW);
+        let rest = notified_calls()
             .into_iter()
-            .filter(|nr| !open_calls().contains(nr))
-        {
-            assert_eq!(
-                run_with(&prog, AUDIT_ARCH, nr as u32),
-                libc::SECCOMP_RET_USER_NOTIF
-            );
-        }
-        for nr in traced_calls() {
-            assert_eq!(
-                run_with(&prog, AUDIT_ARCH, nr as u32),
-                libc::SECCOMP_RET_TRACE
-            );
-        }
-        assert_eq!(
-            run_with(&prog, AUDIT_ARCH, libc::SYS_fsync as u32),
-            libc::SECCOMP_RET_ALLOW
-        );
+            .filter(|nr| !open_calls().contains(nr));
+        each(&prog, rest, libc::SECCOMP_RET_USER_NOTIF);
+        each(&prog, traced_calls(), libc::SECCOMP_RET_TRACE);
+        each(&prog, [libc::SYS_fsync], libc::SECCOMP_RET_ALLOW);
     }
 
     #[test]
     fn with_ext4_freed_blocks_unlinks_run_free_too_and_renames_and_truncates_wait() {
         let prog = program(true, true);
-        for nr in open_calls().into_iter().chain(unlink_calls()) {
-            assert_eq!(
-                run_with(&prog, AUDIT_ARCH, nr as u32),
-                libc::SECCOMP_RET_ALLOW
-            );
-        }
-        for nr in [libc::SYS_renameat2, libc::SYS_truncate, libc::SYS_ftruncate] {
-            assert_eq!(
-                run_with(&prog, AUDIT_ARCH, nr as u32),
-                libc::SECCOMP_RET_USER_NOTIF
-            );
-        }
+        each(
+            &prog,
+            open_calls().into_iter().chain(unlink_calls()),
+            libc::SECCOMP_RET_ALLOW,
+        );
+        let wait = [libc::SYS_renameat2, libc::SYS_truncate, libc::SYS_ftruncate];
+        each(&prog, wait, libc::SECCOMP_RET_USER_NOTIF);
     }
 }
