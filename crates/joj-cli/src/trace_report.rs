@@ -107,6 +107,13 @@ fn how_it_ran(r: &RunResult, c: &CommandReport) -> String {
             .map(|n| format!("; {n} open(s) seen by BPF"))
             .unwrap_or_default()
     );
+    if c.bpf_records_lost > 0 {
+        s.push_str(&format!(
+            "  joj's BPF observer lost {} record(s) (opens, unlinks or freed blocks): the figures \
+             may miss them (see `bpf_records_lost` in the JSON)\n",
+            c.bpf_records_lost
+        ));
+    }
     if c.unlinks_unseen > 0 {
         s.push_str(&format!(
             "  {} unlink(s) of a path joj could not name (see `unlinks_unseen` in the JSON)\n",

@@ -379,7 +379,7 @@ pub struct CommandReport {
     /// read) and in documents from before it was counted.
     #[serde(default)]
     pub event_reads: Option<u64>,
-    /// Opens seen by joj's BPF observer, without a stop unless they may write; `None` when
+    /// Opens seen by joj's BPF observer, each without a stop; `None` when
     /// every open stopped (the observer could not start, a replay, documents from before it).
     #[serde(default)]
     pub opens_by_bpf: Option<u64>,
@@ -390,6 +390,11 @@ pub struct CommandReport {
     /// Unlinks seen without a stop (on ext4) whose path joj could not name: on no file.
     #[serde(default)]
     pub unlinks_unseen: u64,
+    /// What joj's BPF observer could not see (records its ring had no room for — opens,
+    /// unlinks, extents ext4 freed —, tasks its maps had no room for, freed extents dropped
+    /// at joj's bounds); not 0: the figures may miss what was lost.
+    #[serde(default)]
+    pub bpf_records_lost: u64,
     /// Sync calls on descriptors joj did not see opened and could not resolve (not in any
     /// file's counts).
     #[serde(default)]

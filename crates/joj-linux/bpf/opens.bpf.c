@@ -28,16 +28,12 @@ struct files_struct { struct fdtable *fdt; } __attribute__((preserve_access_inde
 struct dentry { struct inode *d_inode; } __attribute__((preserve_access_index));
 struct path { void *mnt; struct dentry *dentry; } __attribute__((preserve_access_index));
 struct fs_struct { struct path pwd; } __attribute__((preserve_access_index));
-struct task_struct { struct files_struct *files; struct fs_struct *fs; } __attribute__((preserve_access_index));
+struct task_struct { int pid; struct files_struct *files; struct fs_struct *fs; } __attribute__((preserve_access_index));
 
 // The records the tracepoints hand a program (each event's `format` in tracefs). A program may
 // read no further than its record: the kernel refuses to attach one that would.
 struct sys_enter { unsigned long long common; long nr; unsigned long args[6]; };
 struct sys_exit { unsigned long long common; long nr; long ret; };
-// sched_process_fork: parent_comm (__data_loc) 8, parent_pid 12, child_comm 16, child_pid 20.
-struct fork_record { unsigned long long common; unsigned int parent_comm; int parent_pid; unsigned int child_comm; int child_pid; };
-_Static_assert(__builtin_offsetof(struct fork_record, child_pid) == 20, "sched_process_fork: child_pid at 20");
-
 #define PATH_BYTES 4096
 enum call { OPENAT = 1, OPEN = 2, CREAT = 3, OPENAT2 = 4, CHDIR = 5, FCHDIR = 6, UNLINK = 7, UNLINKAT = 8, FREED = 9, INODE_FREED = 10 };
 // What user space reads (bpf_opens.rs parses it at these offsets): 72 bytes, then the path.
@@ -78,11 +74,28 @@ static __always_inline void count_lost(int which) {
   if (n) __sync_fetch_and_add(n, 1);
 }
 
-SEC("tracepoint/sched/sched_process_fork") int task_forked(struct fork_record *c) {
+// Raw tracepoints: their arguments are the kernel's own (task pointers), read with CO-RE, where
+// a tracepoint's record lays its fields out differently from one kernel to another (the comm
+// fields of sched_process_fork became __data_loc, moving child_pid from 44 to 20).
+// sched_process_fork(struct task_struct *parent, struct task_struct *child), in the parent.
+SEC("raw_tracepoint/sched_process_fork") int task_forked(struct bpf_raw_tracepoint_args *ctx) {
   int tid = (int)bpf_get_current_pid_tgid();
   if (!bpf_map_lookup_elem(&tasks, &tid)) return 0;
-  int child = c->child_pid, one = 1;
-  if (bpf_map_update_elem(&tasks, &child, &one, BPF_ANY)) count_lost(1);
+  struct task_struct *child = (struct task_struct *)ctx->args[1];
+  int pid = BPF_CORE_READ(child, pid), one = 1;
+  if (bpf_map_update_elem(&tasks, &pid, &one, BPF_ANY)) count_lost(1);
+  return 0;
+}
+
+// sched_process_exec(struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm): a thread
+// other than the leader that execs takes the leader's pid; the leader's exit has removed it.
+SEC("raw_tracepoint/sched_process_exec") int task_execed(struct bpf_raw_tracepoint_args *ctx) {
+  int old = (int)ctx->args[1];
+  if (!bpf_map_lookup_elem(&tasks, &old)) return 0;
+  struct task_struct *p = (struct task_struct *)ctx->args[0];
+  int pid = BPF_CORE_READ(p, pid), one = 1;
+  bpf_map_delete_elem(&tasks, &old);
+  if (bpf_map_update_elem(&tasks, &pid, &one, BPF_ANY)) count_lost(1);
   return 0;
 }
 
@@ -120,7 +133,8 @@ static __always_inline int exited(long ret) {
   if (k->call == OPENAT2) {
     // open_how.flags, the struct's first field (a u64), read where the task passed it.
     unsigned long long f = 0;
-    if (bpf_probe_read_user(&f, sizeof f, (const void *)k->flags) == 0) e->flags = f;
+    // Unreadable: taken as an open that may write (O_RDWR), never as the pointer.
+    e->flags = bpf_probe_read_user(&f, sizeof f, (const void *)k->flags) == 0 ? f : 02;
   }
   long n = k->path ? bpf_probe_read_user_str(e->path, PATH_BYTES, (const void *)k->path) : 0;
   e->path_len = n > 0 ? (unsigned short)((n - 1) & (PATH_BYTES - 1)) : 0xffff;

@@ -889,6 +889,7 @@ fn command_report(
         opens_by_bpf: m.supervised.opens_by_bpf,
         opens_unseen: m.supervised.opens_unseen,
         unlinks_unseen: m.supervised.unlinks_unseen,
+        bpf_records_lost: m.supervised.bpf_lost,
         unresolved_syncs: watcher.unresolved_syncs,
         whole_fs_syncs: watcher.whole_fs_syncs,
         dir_syncs: watcher.dir_fsyncs + watcher.dir_fdatasyncs,

@@ -7,15 +7,17 @@
 //!
 //! Loaded with aya, a maintained pure-Rust loader that relocates the program's kernel-structure
 //! reads to the running kernel (CO-RE) and reads its ring buffer; joj keeps no loader of its
-//! own. The records are read by the events thread, after each read of the syscall trace, so
-//! every open whose exit it has read has its record too ([`OpenObserver::drain`]).
+//! own. The records are read by the events thread after each read of the syscall trace, waiting
+//! up to 20 ms for the record of an open whose exit it has read (written at the same exit, so
+//! there unless the task was preempted between the two); one later than that is counted unseen
+//! ([`OpenObserver::drain`], the model's pairing in `fdtable`).
 
 use std::collections::HashMap as Map;
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 
 use aya::maps::{Array, HashMap, MapData, RingBuf};
-use aya::programs::TracePoint;
+use aya::programs::{RawTracePoint, TracePoint};
 
 /// The object build.rs compiled, aligned as aya's parser needs.
 static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/opens.bpf.o"));
@@ -159,6 +161,16 @@ fn bpf_err<E: std::error::Error + Send + Sync + 'static>(
     }
 }
 
+fn program<'b>(
+    bpf: &'b mut aya::Ebpf,
+    name: &str,
+) -> Result<&'b mut aya::programs::Program, BpfError> {
+    bpf.program_mut(name).ok_or_else(|| BpfError {
+        step: "finding a program",
+        source: format!("{name} is not in the object").into(),
+    })
+}
+
 /// A map the object should hold and does not.
 fn missing(map: &str) -> BpfError {
     BpfError {
@@ -173,6 +185,8 @@ pub(crate) struct OpenObserver {
     bpf: aya::Ebpf,
     records: RingBuf<MapData>,
     lost: Array<MapData, u64>,
+    /// Records too short to read (none expected: counted, not dropped in silence).
+    unparsed: u64,
 }
 
 impl std::fmt::Debug for OpenObserver {
@@ -184,7 +198,6 @@ impl std::fmt::Debug for OpenObserver {
 /// (program, tracepoint category, tracepoint) of every program in the object.
 fn programs() -> Vec<(&'static str, &'static str, &'static str)> {
     let mut v = vec![
-        ("task_forked", "sched", "sched_process_fork"),
         ("task_exited", "sched", "sched_process_exit"),
         ("openat_enter", "syscalls", "sys_enter_openat"),
         ("openat_exit", "syscalls", "sys_exit_openat"),
@@ -209,6 +222,13 @@ fn programs() -> Vec<(&'static str, &'static str, &'static str)> {
     v
 }
 
+/// (program, raw tracepoint): the scheduler's, whose arguments are task pointers read with
+/// CO-RE (a tracepoint's record lays them out differently from kernel to kernel).
+const RAW_PROGRAMS: [(&str, &str); 2] = [
+    ("task_forked", "sched_process_fork"),
+    ("task_execed", "sched_process_exec"),
+];
+
 /// ext4's programs, attached only when a filesystem's freed blocks are taken.
 const EXT4_PROGRAMS: [(&str, &str, &str); 3] = [
     ("ext4_unlinked", "ext4", "ext4_unlink_enter"),
@@ -229,13 +249,15 @@ impl OpenObserver {
             .load(OBJECT)
             .map_err(bpf_err("loading the object"))?;
         let ext4: &[_] = if freed.is_some() { &EXT4_PROGRAMS } else { &[] };
+        for (name, point) in RAW_PROGRAMS {
+            let p: &mut RawTracePoint = program(&mut bpf, name)?
+                .try_into()
+                .map_err(bpf_err("finding a program"))?;
+            p.load().map_err(bpf_err("loading a program"))?;
+            p.attach(point).map_err(bpf_err("attaching a program"))?;
+        }
         for (name, category, point) in programs().into_iter().chain(ext4.iter().copied()) {
-            let p: &mut TracePoint = bpf
-                .program_mut(name)
-                .ok_or_else(|| BpfError {
-                    step: "finding a program",
-                    source: format!("{name} is not in the object").into(),
-                })?
+            let p: &mut TracePoint = program(&mut bpf, name)?
                 .try_into()
                 .map_err(bpf_err("finding a program"))?;
             p.load().map_err(bpf_err("loading a program"))?;
@@ -246,7 +268,12 @@ impl OpenObserver {
         let records = RingBuf::try_from(records).map_err(bpf_err("opening the ring buffer"))?;
         let lost = bpf.take_map("lost").ok_or_else(|| missing("lost"))?;
         let lost = Array::try_from(lost).map_err(bpf_err("opening the lost counters"))?;
-        Ok(OpenObserver { bpf, records, lost })
+        Ok(OpenObserver {
+            bpf,
+            records,
+            lost,
+            unparsed: 0,
+        })
     }
 
     /// Watch `tid` and every task it starts from now on.
@@ -263,17 +290,24 @@ impl OpenObserver {
     pub(crate) fn drain(&mut self, out: &mut Vec<OpenRecord>) -> usize {
         let mut n = 0;
         while let Some(item) = self.records.next() {
-            if let Some(r) = parse(&item) {
-                out.push(r);
-                n += 1;
+            match parse(&item) {
+                Some(r) => {
+                    out.push(r);
+                    n += 1;
+                }
+                None => self.unparsed += 1,
             }
         }
         n
     }
 
-    /// Records the ring had no room for, and tasks or calls the maps had no room for.
+    /// Records the ring had no room for or joj could not read, and tasks or calls the maps had
+    /// no room for: whatever the observer could not see, of any kind.
     pub(crate) fn lost(&self) -> u64 {
-        (0..2).filter_map(|i| self.lost.get(&i, 0).ok()).sum()
+        (0..2)
+            .filter_map(|i| self.lost.get(&i, 0).ok())
+            .sum::<u64>()
+            + self.unparsed
     }
 }
 
@@ -281,14 +315,16 @@ impl OpenObserver {
 /// task's working directory by its inode, which joj can name only while some task of the
 /// command is in it (`/proc/<tid>/cwd`) — so each is learnt once, and a record of a task that
 /// has ended since is resolved by one that had the same directory.
-/// At most [`CWDS_KEPT`] are kept: a command that enters more directories than that has the
-/// opens relative to the others named through `/proc` while their task lives, else counted
-/// unseen.
+/// At most [`CWDS_KEPT_BYTES`] of names are kept: a command that enters more directories than
+/// that has the opens relative to the others named through `/proc` while their task lives,
+/// else counted unseen. A directory keeps the first name joj learnt (renamed since, it is
+/// still named by it), and a relative `chdir` is joined as written (`..` after a link names
+/// the link's parent, where the kernel went to the target's).
 #[derive(Debug, Default)]
-pub(crate) struct Cwds(Map<(u64, u64), PathBuf>);
+pub(crate) struct Cwds(Map<(u64, u64), PathBuf>, usize);
 
-/// Working directories joj keeps the names of (some 100 bytes each).
-const CWDS_KEPT: usize = 65_536;
+/// Bytes of directory names joj keeps.
+const CWDS_KEPT_BYTES: usize = 16 << 20;
 
 impl Cwds {
     /// Learn `tid`'s working directory; returns its device and inode.
@@ -302,9 +338,12 @@ impl Cwds {
     }
 
     fn keep(&mut self, key: (u64, u64), path: PathBuf) {
-        if self.0.len() < CWDS_KEPT || self.0.contains_key(&key) {
-            self.0.insert(key, path);
+        let bytes = path.as_os_str().len() + 64;
+        if self.0.contains_key(&key) || self.1 + bytes > CWDS_KEPT_BYTES {
+            return;
         }
+        self.1 += bytes;
+        self.0.insert(key, path);
     }
 
     /// A task changed its working directory: learn the new one's name, from the path it gave
@@ -317,9 +356,13 @@ impl Cwds {
         let named = match &r.path {
             Some(p) if p.is_absolute() => Some(p.clone()),
             Some(p) => self.0.get(&(r.dev, r.ino)).map(|old| old.join(p)),
-            None => u64::try_from(r.dirfd)
-                .ok()
-                .and_then(|fd| super::tracee::fd_path(r.tid, fd)),
+            // fchdir: what the descriptor names now, if it is still the directory entered.
+            None => u64::try_from(r.dirfd).ok().and_then(|fd| {
+                let m = std::fs::metadata(format!("/proc/{}/fd/{fd}", r.tid)).ok()?;
+                ((m.dev(), m.ino()) == key)
+                    .then(|| super::tracee::fd_path(r.tid, fd))
+                    .flatten()
+            }),
         };
         match named {
             Some(p) => self.keep(key, super::paths::normalized(&p)),
@@ -391,20 +434,10 @@ fn named(r: &OpenRecord, cwds: &mut Cwds) -> (Option<PathBuf>, Option<PathBuf>) 
     }
 }
 
-/// The path an unlink named, made absolute (its last component is not followed: an unlink
-/// removes a link, not what it leads to); `in_model`: what the model says a directory
-/// descriptor named.
-pub(crate) fn unlinked_path(
-    r: &OpenRecord,
-    cwds: &mut Cwds,
-    in_model: impl FnOnce(i32) -> Option<PathBuf>,
-) -> Option<PathBuf> {
-    let (absolute, dirfd_path) = named(r, cwds);
-    let path = match absolute {
-        Some(p) => p,
-        None => in_model(r.dirfd).or(dirfd_path)?.join(r.path.as_ref()?),
-    };
-    Some(super::paths::normalized(&path))
+/// The path an unlink from the working directory named, made absolute (its last component is
+/// not followed: an unlink removes a link, not what it leads to).
+pub(crate) fn unlinked_path(r: &OpenRecord, cwds: &mut Cwds) -> Option<PathBuf> {
+    named(r, cwds).0.map(|p| super::paths::normalized(&p))
 }
 
 /// How much earlier than the open's entry a file's birth time may read: the filesystem stamps

@@ -150,11 +150,6 @@ impl FdModel {
         }
     }
 
-    /// What descriptor `fd` of `tid` names now.
-    pub(crate) fn path_of(&mut self, tid: i32, tgid: i32, fd: u64) -> Option<PathBuf> {
-        self.lookup(tid, tgid, fd).map(|f| f.path.clone())
-    }
-
     /// Whether opens come from the BPF observer.
     pub(crate) fn opens_recorded(&self) -> bool {
         self.recorded.is_some()
@@ -384,18 +379,39 @@ impl FdModel {
     /// The file of an open whose exit is `e`, from its record (with the BPF observer, opens do
     /// not stop).
     fn recorded_open(&mut self, e: &SysEvent, ret: i64) -> Option<OpenedFile> {
-        let queue = self.recorded.as_mut()?.entry(e.tid).or_default();
-        // A record whose exit is long before this one belongs to an exit the trace lost.
-        while queue
-            .front()
-            .is_some_and(|r| r.rec.exit_ns + PAIRING_SLACK_NS < e.time_ns)
-        {
-            queue.pop_front();
+        let recorded = self.recorded.as_mut()?;
+        let queue = recorded.entry(e.tid).or_default();
+        // The record of this exit: the same result, the nearest in time (both were taken in the
+        // same return from the call; the thread's other opens are whole calls away). Records
+        // before it belong to exits already past (one whose record came too late was counted
+        // unseen): they are dropped, never taken for a later open.
+        let nearest = queue
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| {
+                r.rec.ret == ret && r.rec.exit_ns.abs_diff(e.time_ns) <= PAIRING_SLACK_NS
+            })
+            .min_by_key(|(_, r)| r.rec.exit_ns.abs_diff(e.time_ns))
+            .map(|(i, _)| i);
+        let rec = match nearest {
+            Some(i) => {
+                queue.drain(..i);
+                queue.pop_front()
+            }
+            None => {
+                // Nothing of this exit: drop what is older than it by more than the slack.
+                while queue
+                    .front()
+                    .is_some_and(|r| r.rec.exit_ns + PAIRING_SLACK_NS < e.time_ns)
+                {
+                    queue.pop_front();
+                }
+                None
+            }
+        };
+        if queue.is_empty() {
+            recorded.remove(&e.tid);
         }
-        let paired = queue.front().is_some_and(|r| {
-            r.rec.ret == ret && r.rec.exit_ns.abs_diff(e.time_ns) <= PAIRING_SLACK_NS
-        });
-        let rec = if paired { queue.pop_front() } else { None };
         let file = rec.and_then(|r| self.file_of(e, r));
         if file.is_none() && ret >= 0 {
             self.unseen_opens += 1;
@@ -744,6 +760,27 @@ mod tests {
         assert_eq!(m.apply(&exit(1, 40, "openat", 7)), None);
         assert_eq!(m.unseen_opens, 1);
         assert_eq!(fsync(&mut m, 1, 41, 7), None, "its descriptor is unknown");
+        // A record that came too late for its exit (counted unseen above) is not taken for the
+        // thread's next open of the same descriptor: the nearest in time is.
+        m.open_recorded(recorded(
+            1,
+            45,
+            "/d/late",
+            libc::AT_FDCWD,
+            libc::O_RDONLY,
+            7,
+        ));
+        m.open_recorded(recorded(
+            1,
+            47,
+            "/d/next",
+            libc::AT_FDCWD,
+            libc::O_RDONLY,
+            7,
+        ));
+        m.apply(&exit(1, 47, "openat", 7));
+        assert_eq!(fsync(&mut m, 1, 48, 7).as_deref(), Some("/d/next"));
+        assert_eq!(m.recorded_waiting(1), 0, "the late one is dropped");
         // A record whose descriptor is not the exit's is not taken for it, and stays for its
         // own exit.
         m.open_recorded(recorded(1, 60, "/d/a", libc::AT_FDCWD, libc::O_RDONLY, 9));

@@ -58,13 +58,22 @@ pub(crate) fn open_calls() -> Vec<i64> {
     v
 }
 
-/// The unlinks, which the BPF observer sees without a stop on ext4.
+/// The unlinks the BPF observer sees without a stop on ext4: `unlink`, and `unlinkat` of a path
+/// from the working directory (`AT_FDCWD`, checked in the filter: an unlink relative to a
+/// directory descriptor, as `rm -r` makes them, still stops — the observer names a directory
+/// descriptor only by what it named when the record is read, which may be another file).
+#[cfg(target_arch = "x86_64")]
 pub(crate) fn unlink_calls() -> Vec<i64> {
-    let mut v = vec![libc::SYS_unlinkat];
-    #[cfg(target_arch = "x86_64")]
-    v.push(libc::SYS_unlink);
-    v
+    vec![libc::SYS_unlink]
 }
+
+#[cfg(not(target_arch = "x86_64"))]
+pub(crate) fn unlink_calls() -> Vec<i64> {
+    Vec::new()
+}
+
+/// `unlinkat`'s directory descriptor, low word, in `struct seccomp_data` (arguments from 16).
+const OFFSET_ARG0: u32 = 16;
 
 /// The calls stopped with ptrace: io_uring's, whose ring setup is read back at its exit.
 pub(crate) fn traced_calls() -> Vec<i64> {
@@ -114,12 +123,14 @@ pub(crate) fn program(opens_free: bool, unlinks_free: bool) -> Vec<libc::sock_fi
     if unlinks_free {
         free.extend(unlink_calls());
     }
+    // With unlinks free, unlinkat is checked apart (three instructions): free from AT_FDCWD.
     let notified: Vec<i64> = notified_calls()
         .into_iter()
-        .filter(|nr| !free.contains(nr))
+        .filter(|nr| !(free.contains(nr) || unlinks_free && *nr == libc::SYS_unlinkat))
         .collect();
     let traced = traced_calls();
-    let n = notified.len() + traced.len();
+    let checked_apart = if unlinks_free { 3 } else { 0 };
+    let n = checked_apart + notified.len() + traced.len();
     // Every jump offset must fit the u8 of classic BPF.
     assert!(n + 6 < 255, "seccomp filter too long for 8-bit jumps");
     // Instructions: 3 before the checks, n checks, then `ret ALLOW`, `ret NOTIFY`, `ret TRACE`.
@@ -132,6 +143,23 @@ pub(crate) fn program(opens_free: bool, unlinks_free: bool) -> Vec<libc::sock_fi
     p.push(stmt(BPF_LD | BPF_W | BPF_ABS, OFFSET_ARCH));
     p.push(jump(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH, 0, to(1, allow)));
     p.push(stmt(BPF_LD | BPF_W | BPF_ABS, OFFSET_NR));
+    if unlinks_free {
+        // Not unlinkat: skip its two instructions, `nr` still loaded.
+        p.push(jump(
+            BPF_JMP | BPF_JEQ | BPF_K,
+            libc::SYS_unlinkat as u32,
+            0,
+            2,
+        ));
+        p.push(stmt(BPF_LD | BPF_W | BPF_ABS, OFFSET_ARG0));
+        let at = p.len();
+        p.push(jump(
+            BPF_JMP | BPF_JEQ | BPF_K,
+            libc::AT_FDCWD as u32,
+            to(at, allow),
+            to(at, notify),
+        ));
+    }
     for (nr, target) in notified
         .iter()
         .map(|nr| (nr, notify))
@@ -179,8 +207,13 @@ pub(crate) fn install(prog: &[libc::sock_filter]) -> std::io::Result<i32> {
 mod tests {
     use super::*;
 
-    /// A tiny classic-BPF interpreter for the instructions the filter uses, on a call `nr`.
     fn run_with(prog: &[libc::sock_filter], arch: u32, nr: u32) -> u32 {
+        run_at(prog, arch, nr, 0)
+    }
+
+    /// A tiny classic-BPF interpreter for the instructions the filter uses, on a call `nr`
+    /// whose first argument's low word is `arg0`.
+    fn run_at(prog: &[libc::sock_filter], arch: u32, nr: u32, arg0: u32) -> u32 {
         let mut acc = 0u32;
         let mut pc = 0usize;
         loop {
@@ -191,6 +224,7 @@ mod tests {
                     acc = match ins.k {
                         OFFSET_ARCH => arch,
                         OFFSET_NR => nr,
+                        OFFSET_ARG0 => arg0,
                         k => panic!("unexpected load at {k}"),
                     };
                     pc += 1;
@@ -256,5 +290,21 @@ mod tests {
         );
         let wait = [libc::SYS_renameat2, libc::SYS_truncate, libc::SYS_ftruncate];
         each(&prog, wait, libc::SECCOMP_RET_USER_NOTIF);
+        // unlinkat: free from the working directory, stopped from a directory descriptor.
+        let unlinkat =
+            |dirfd: i32| run_at(&prog, AUDIT_ARCH, libc::SYS_unlinkat as u32, dirfd as u32);
+        assert_eq!(unlinkat(libc::AT_FDCWD), libc::SECCOMP_RET_ALLOW);
+        assert_eq!(unlinkat(3), libc::SECCOMP_RET_USER_NOTIF);
+        // Without the freed blocks, unlinkat always stops.
+        let opens_only = program(true, false);
+        let at = |dirfd: i32| {
+            run_at(
+                &opens_only,
+                AUDIT_ARCH,
+                libc::SYS_unlinkat as u32,
+                dirfd as u32,
+            )
+        };
+        assert_eq!(at(libc::AT_FDCWD), libc::SECCOMP_RET_USER_NOTIF);
     }
 }

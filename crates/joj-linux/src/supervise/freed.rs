@@ -8,7 +8,8 @@
 //! inode is *claimed* by its unlink until ext4 frees the inode (its number may then name another
 //! file), and extents freed of an inode no unlink has claimed yet are kept a while
 //! ([`KEPT_NS`]) for the unlink whose record comes after them. Extents freed before the unlink
-//! began (a truncate's, which its own stop maps) are never taken for it.
+//! began (a truncate's, which its own stop maps) are never taken for it. Everything is kept by
+//! inode and bounded; what the bounds drop is counted ([`Unlinks::dropped`]).
 
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -26,9 +27,6 @@ pub struct FreedBlocks {
 /// How long extents no unlink claimed are kept: an unlink's record comes after the extents it
 /// freed, read in the same or the next reads of the ring (at most 20 ms apart).
 pub(crate) const KEPT_NS: u64 = 1_000_000_000;
-
-/// Extents kept at most, unclaimed (a truncate of a large fragmented file frees many).
-const UNCLAIMED_KEPT: usize = 65_536;
 
 /// Blocks ext4 freed of one extent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,35 +51,41 @@ impl FreedExtent {
 
 #[derive(Debug, Default)]
 pub(crate) struct Unlinks {
-    /// Inodes unlinked and not yet freed, by the path the command unlinked them by.
+    /// Inodes unlinked and not yet freed, by the path the command unlinked them by (at most
+    /// [`KEPT`]).
     claims: HashMap<u64, PathBuf>,
-    /// Extents freed of inodes no unlink had claimed, oldest first.
-    unclaimed: VecDeque<(u64, FreedExtent)>,
-    /// Inodes freed lately, and when, oldest first: an unlink that freed its inode inside the
-    /// call claims nothing after it (the number may already name the next file).
-    inodes_freed: VecDeque<(u64, u64)>,
+    /// Extents freed of inodes no unlink had claimed, by inode, and the order they came in.
+    unclaimed: HashMap<u64, Vec<FreedExtent>>,
+    unclaimed_order: VecDeque<(u64, u64)>,
+    /// Inodes freed lately, and when: an unlink that freed its inode inside the call claims
+    /// nothing after it (the number may already name the next file).
+    inodes_freed: HashMap<u64, u64>,
+    inodes_freed_order: VecDeque<(u64, u64)>,
+    /// Extents, claims and freed inodes dropped at the bounds: what the caller must say it
+    /// could not see.
+    dropped: u64,
 }
+
+/// Entries of each kind kept at most.
+const KEPT: usize = 65_536;
 
 impl Unlinks {
     /// The command unlinked `ino` as `path`, from `enter_ns`: the extents it freed inside the
     /// call (already seen), which are the file's.
     pub(crate) fn unlinked(&mut self, path: &Path, ino: u64, enter_ns: u64) -> Vec<FreedExtent> {
-        let freed_inside = self
-            .inodes_freed
-            .iter()
-            .any(|(i, t)| *i == ino && *t >= enter_ns);
+        let freed_inside = self.inodes_freed.get(&ino).is_some_and(|t| *t >= enter_ns);
         if !freed_inside {
-            // Still open somewhere: its blocks are freed at its last close.
-            self.claims.insert(ino, path.to_path_buf());
-        }
-        let mut mine = Vec::new();
-        self.unclaimed.retain(|(i, e)| {
-            let its = *i == ino && e.time_ns >= enter_ns;
-            if its {
-                mine.push(*e);
+            // Still open somewhere (its blocks are freed at its last close), or another link
+            // is left (then nothing is freed, and the claim ends at the bound or the run's end).
+            if self.claims.len() < KEPT || self.claims.contains_key(&ino) {
+                self.claims.insert(ino, path.to_path_buf());
+            } else {
+                self.dropped += 1;
             }
-            !its
-        });
+        }
+        let mut mine = self.unclaimed.remove(&ino).unwrap_or_default();
+        // The older ones (a truncate's, which its stop mapped) are nobody's.
+        mine.retain(|e| e.time_ns >= enter_ns);
         mine
     }
 
@@ -90,12 +94,25 @@ impl Unlinks {
         if self.claims.contains_key(&ino) {
             return self.claims.get(&ino).map(PathBuf::as_path);
         }
-        while self.unclaimed.front().is_some_and(|(_, old)| {
-            old.time_ns + KEPT_NS < e.time_ns || self.unclaimed.len() >= UNCLAIMED_KEPT
-        }) {
-            self.unclaimed.pop_front();
+        while let Some(&(t, old)) = self.unclaimed_order.front() {
+            let full = self.unclaimed_order.len() >= KEPT;
+            if t + KEPT_NS >= e.time_ns && !full {
+                break;
+            }
+            self.unclaimed_order.pop_front();
+            if let Some(v) = self.unclaimed.get_mut(&old) {
+                let kept = v.len();
+                v.retain(|x| x.time_ns != t);
+                if full {
+                    self.dropped += (kept - v.len()) as u64;
+                }
+                if v.is_empty() {
+                    self.unclaimed.remove(&old);
+                }
+            }
         }
-        self.unclaimed.push_back((ino, e));
+        self.unclaimed.entry(ino).or_default().push(e);
+        self.unclaimed_order.push_back((e.time_ns, ino));
         None
     }
 
@@ -104,12 +121,22 @@ impl Unlinks {
     /// returns.)
     pub(crate) fn inode_freed(&mut self, ino: u64, time_ns: u64) {
         self.claims.remove(&ino);
-        while self.inodes_freed.front().is_some_and(|(_, t)| {
-            t + KEPT_NS < time_ns || self.inodes_freed.len() >= UNCLAIMED_KEPT
-        }) {
-            self.inodes_freed.pop_front();
+        while let Some(&(t, old)) = self.inodes_freed_order.front() {
+            if t + KEPT_NS >= time_ns && self.inodes_freed_order.len() < KEPT {
+                break;
+            }
+            self.inodes_freed_order.pop_front();
+            if self.inodes_freed.get(&old) == Some(&t) {
+                self.inodes_freed.remove(&old);
+            }
         }
-        self.inodes_freed.push_back((ino, time_ns));
+        self.inodes_freed.insert(ino, time_ns);
+        self.inodes_freed_order.push_back((time_ns, ino));
+    }
+
+    /// What was dropped at the bounds.
+    pub(crate) fn dropped(&self) -> u64 {
+        self.dropped
     }
 }
 

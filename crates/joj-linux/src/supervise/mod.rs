@@ -208,7 +208,7 @@ pub struct Supervision {
     /// The command's own run time, in nanoseconds: from its exec to its first process's exit
     /// (joj's setting up and removing of the trace before and after are not in it).
     pub ran_ns: Option<u64>,
-    /// Opens the BPF observer saw (each without a stop unless it may write); `None` when the
+    /// Opens the BPF observer saw (each without a stop); `None` when the
     /// observer could not start and every open stopped.
     pub opens_by_bpf: Option<u64>,
     /// Opens that returned a descriptor joj could not name: the observer lost the record, or
@@ -218,6 +218,10 @@ pub struct Supervision {
     /// Unlinks the BPF observer saw without a stop ([`FreedBlocks`]) whose path joj could not
     /// name (relative to a directory nobody could name): not counted on any file.
     pub unlinks_unseen: u64,
+    /// What the BPF observer could not see: records the ring had no room for (an open, an
+    /// unlink, an extent ext4 freed, …), tasks its maps had no room for, freed extents or
+    /// unlinks joj could not keep for their pairing. Not 0: some figures may miss what it lost.
+    pub bpf_lost: u64,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -416,8 +420,9 @@ fn read_the_rest(
     }
     if let Some(o) = opens.observer.as_ref() {
         sup.opens_by_bpf = Some(opens.read);
-        sup.opens_unseen = sh.model.unseen_opens + o.lost();
+        sup.opens_unseen = sh.model.unseen_opens;
         sup.unlinks_unseen = sh.model.unseen_unlinks;
+        sup.bpf_lost = o.lost() + opens.unlinks.dropped();
     }
     sup.stops = sh.stops;
     sup.handling_ns = sh.handling_ns;
@@ -643,7 +648,7 @@ struct SeenOpens {
 
 /// How long the events thread waits for the record of an open whose exit it has read: the
 /// record is written at the same exit, so it is there or microseconds away.
-const RECORD_WAIT: std::time::Duration = std::time::Duration::from_millis(5);
+const RECORD_WAIT: std::time::Duration = std::time::Duration::from_millis(20);
 
 fn shared_model_waiting<'m>(shared: &'m Mutex<Shared<'_>>) -> impl Fn(i32) -> usize + 'm {
     move |tid| lock(shared).model.recorded_waiting(tid)
@@ -760,14 +765,11 @@ impl SeenOpens {
     /// An unlink the observer saw: counted on its file, which claims the extents ext4 freed
     /// of the inode it unlinked.
     fn unlinked(&mut self, sh: &mut Shared<'_>, r: &bpf_opens::OpenRecord, scope: &TracedDir) {
-        if r.ret != 0 || r.flags & libc::AT_REMOVEDIR as u64 != 0 {
+        // An unlinkat from a directory descriptor stopped (the filter): its stop counted it.
+        if r.ret != 0 || r.flags & libc::AT_REMOVEDIR as u64 != 0 || r.dirfd != libc::AT_FDCWD {
             return;
         }
-        let (tid, tgid) = (r.tid, r.tid);
-        let Some(path) = bpf_opens::unlinked_path(r, &mut self.cwds, |dirfd| {
-            let fd = u64::try_from(dirfd).ok()?;
-            sh.model.path_of(tid, tgid, fd)
-        }) else {
+        let Some(path) = bpf_opens::unlinked_path(r, &mut self.cwds) else {
             sh.model.unseen_unlinks += 1;
             return;
         };
