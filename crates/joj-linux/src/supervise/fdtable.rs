@@ -120,6 +120,9 @@ pub(crate) struct FdModel {
     entered: HashMap<i32, Entered>,
     /// With the BPF observer: its records by thread, oldest first.
     recorded: Option<HashMap<i32, std::collections::VecDeque<RecordedOpen>>>,
+    /// Records owed by thread: exits applied before their records came, whose records are
+    /// dropped when they come.
+    owed: HashMap<i32, u64>,
     /// Opens that returned a descriptor the model could not name: no record paired with the
     /// exit (one lost), or a relative path with nothing to resolve it against.
     pub(crate) unseen_opens: u64,
@@ -145,8 +148,17 @@ impl FdModel {
 
     /// The BPF observer saw an open (in time order per thread).
     pub(crate) fn open_recorded(&mut self, open: RecordedOpen) {
+        let tid = open.rec.tid;
+        if let Some(owed) = self.owed.get_mut(&tid) {
+            // Its exit was applied before it came (counted unseen then).
+            *owed -= 1;
+            if *owed == 0 {
+                self.owed.remove(&tid);
+            }
+            return;
+        }
         if let Some(r) = self.recorded.as_mut() {
-            r.entry(open.rec.tid).or_default().push_back(open);
+            r.entry(tid).or_default().push_back(open);
         }
     }
 
@@ -381,31 +393,28 @@ impl FdModel {
     fn recorded_open(&mut self, e: &SysEvent, ret: i64) -> Option<OpenedFile> {
         let recorded = self.recorded.as_mut()?;
         let queue = recorded.entry(e.tid).or_default();
-        // The record of this exit: the same result, the nearest in time (both were taken in the
-        // same return from the call; the thread's other opens are whole calls away). Records
-        // before it belong to exits already past (one whose record came too late was counted
-        // unseen): they are dropped, never taken for a later open.
-        let nearest = queue
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| {
-                r.rec.ret == ret && r.rec.exit_ns.abs_diff(e.time_ns) <= PAIRING_SLACK_NS
-            })
-            .min_by_key(|(_, r)| r.rec.exit_ns.abs_diff(e.time_ns))
-            .map(|(i, _)| i);
-        let rec = match nearest {
-            Some(i) => {
-                queue.drain(..i);
+        // A record whose exit is long before this one belongs to an exit the trace lost.
+        while queue
+            .front()
+            .is_some_and(|r| r.rec.exit_ns + PAIRING_SLACK_NS < e.time_ns)
+        {
+            queue.pop_front();
+        }
+        // A thread's records come in the order of its opens' exits, as their exit events do:
+        // the first waiting is this exit's — if it returned the same and within the slack (a
+        // record lost in the ring leaves the next open's first: not taken for this one).
+        let rec = match queue.front() {
+            Some(r)
+                if r.rec.ret == ret && r.rec.exit_ns.abs_diff(e.time_ns) <= PAIRING_SLACK_NS =>
+            {
                 queue.pop_front()
             }
+            Some(_) => None,
             None => {
-                // Nothing of this exit: drop what is older than it by more than the slack.
-                while queue
-                    .front()
-                    .is_some_and(|r| r.rec.exit_ns + PAIRING_SLACK_NS < e.time_ns)
-                {
-                    queue.pop_front();
-                }
+                // Not read yet (later than the events thread waits): the next record of this
+                // thread is this exit's, and is dropped when it comes, never taken for the
+                // thread's next open.
+                *self.owed.entry(e.tid).or_default() += 1;
                 None
             }
         };
@@ -760,11 +769,11 @@ mod tests {
         assert_eq!(m.apply(&exit(1, 40, "openat", 7)), None);
         assert_eq!(m.unseen_opens, 1);
         assert_eq!(fsync(&mut m, 1, 41, 7), None, "its descriptor is unknown");
-        // A record that came too late for its exit (counted unseen above) is not taken for the
-        // thread's next open of the same descriptor: the nearest in time is.
+        // A record that comes after its exit was applied (counted unseen above, fd 7 at 40) is
+        // dropped, not taken for the thread's next open of the same descriptor.
         m.open_recorded(recorded(
             1,
-            45,
+            40,
             "/d/late",
             libc::AT_FDCWD,
             libc::O_RDONLY,
@@ -780,7 +789,7 @@ mod tests {
         ));
         m.apply(&exit(1, 47, "openat", 7));
         assert_eq!(fsync(&mut m, 1, 48, 7).as_deref(), Some("/d/next"));
-        assert_eq!(m.recorded_waiting(1), 0, "the late one is dropped");
+        assert_eq!(m.recorded_waiting(1), 0);
         // A record whose descriptor is not the exit's is not taken for it, and stays for its
         // own exit.
         m.open_recorded(recorded(1, 60, "/d/a", libc::AT_FDCWD, libc::O_RDONLY, 9));
