@@ -394,10 +394,17 @@ impl Cwds {
 /// out of it, or into it). A path relative to a directory descriptor is left to the model,
 /// which knows what the descriptor named at the open (its number may name another file by
 /// now); `/proc` is asked only for a descriptor the model did not see opened.
+///
+/// `traced_dev`: the device of the filesystem the command's directory is on (the overlay's, or
+/// the scratch filesystem's). A file the open reached on another device went out of the
+/// directory through a link, whatever its path says: it is named where it landed — by the task's
+/// view if it still runs, else by joj's, which sees the starting directory's own links (the
+/// overlay's lower layer) at the same paths.
 pub(crate) fn resolved(
     r: OpenRecord,
     cwds: &mut Cwds,
     scope: &super::paths::TracedDir,
+    traced_dev: Option<u64>,
 ) -> RecordedOpen {
     let (named, dirfd_path) = named(&r, cwds);
     let absolute = named.map(|named| {
@@ -407,8 +414,14 @@ pub(crate) fn resolved(
         }
         let excl = (libc::O_CREAT | libc::O_EXCL) as u64;
         let follow_last = r.flags & libc::O_NOFOLLOW as u64 == 0 && r.flags & excl != excl;
-        super::tracee::leads_to(r.tid, &named, follow_last)
-            .map_or(path, |p| super::paths::normalized(&p))
+        let landed = super::tracee::leads_to(r.tid, &named, follow_last)
+            .map(|p| super::paths::normalized(&p));
+        let left = traced_dev.is_some_and(|d| d != r.dev) && scope.contains(&path);
+        match landed {
+            Some(p) if !(left && scope.contains(&p)) => p,
+            _ if left => std::fs::canonicalize(&named).unwrap_or(path),
+            _ => path,
+        }
     });
     RecordedOpen {
         rec: r,

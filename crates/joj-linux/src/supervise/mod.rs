@@ -644,6 +644,9 @@ struct SeenOpens {
     unlinks: freed::Unlinks,
     /// The traced ext4, when its unlinks are taken.
     freed: Option<FreedBlocks>,
+    /// The device of the filesystem the command starts on (the overlay's, or the scratch
+    /// filesystem's): an open that reached another went out through a link.
+    traced_dev: Option<u64>,
 }
 
 /// How long the events thread waits for the record of an open whose exit it has read: the
@@ -677,6 +680,7 @@ impl SeenOpens {
             cwds: bpf_opens::Cwds::default(),
             read: 0,
             unlinks: freed::Unlinks::default(),
+            traced_dev: None,
         }
     }
 
@@ -687,7 +691,7 @@ impl SeenOpens {
             return Ok(model);
         };
         o.watch(root)?;
-        self.cwds.learn(root);
+        self.traced_dev = self.cwds.learn(root).map(|(dev, _)| dev);
         Ok(model.with_recorded_opens())
     }
 
@@ -737,7 +741,7 @@ impl SeenOpens {
                 bpf_opens::Kind::Chdir => self.cwds.changed(&r),
                 bpf_opens::Kind::Open => {
                     self.read += 1;
-                    let r = bpf_opens::resolved(r, &mut self.cwds, scope);
+                    let r = bpf_opens::resolved(r, &mut self.cwds, scope, self.traced_dev);
                     sh.model.open_recorded(r);
                 }
                 bpf_opens::Kind::Unlink => self.unlinked(&mut sh, &r, scope),
