@@ -107,24 +107,28 @@ fn how_it_ran(r: &RunResult, c: &CommandReport) -> String {
             .map(|n| format!("; {n} open(s) seen by BPF"))
             .unwrap_or_default()
     );
-    if c.bpf_records_lost > 0 {
-        s.push_str(&format!(
-            "  joj's BPF observer lost {} record(s) (opens, unlinks or freed blocks): the figures \
-             may miss them (see `bpf_records_lost` in the JSON)\n",
-            c.bpf_records_lost
-        ));
-    }
-    if c.unlinks_unseen > 0 {
-        s.push_str(&format!(
-            "  {} unlink(s) of a path joj could not name (see `unlinks_unseen` in the JSON)\n",
-            c.unlinks_unseen
-        ));
-    }
-    if c.opens_unseen > 0 {
-        s.push_str(&format!(
-            "  {} open(s) returned a descriptor joj could not name (see `opens_unseen` in the JSON)\n",
-            c.opens_unseen
-        ));
+    // What the BPF observer could not see, each with its field in the JSON.
+    for (n, what, field) in [
+        (
+            c.bpf_records_lost,
+            "record(s) lost by joj's BPF observer (opens, unlinks or freed blocks): the figures \
+             may miss them",
+            "bpf_records_lost",
+        ),
+        (
+            c.unlinks_unseen,
+            "unlink(s) of a path joj could not name",
+            "unlinks_unseen",
+        ),
+        (
+            c.opens_unseen,
+            "open(s) returned a descriptor joj could not name",
+            "opens_unseen",
+        ),
+    ] {
+        if n > 0 {
+            s.push_str(&format!("  {n} {what} (see `{field}` in the JSON)\n"));
+        }
     }
     if let Some(dir) = &c.start_dir {
         s.push_str(&format!(
