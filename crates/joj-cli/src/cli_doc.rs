@@ -167,6 +167,10 @@ const MEANINGS: &[(&str, &str)] = &[
         "the file the command makes (a trace, recording, page or profile)",
     ),
     (
+        "--overlay",
+        "show the traced command its starting directory through an overlay even when it could be copied",
+    ),
+    (
         "--pace",
         "run the host at the modeled device's speed, or fail where that cannot be done",
     ),

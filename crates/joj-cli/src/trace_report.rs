@@ -131,9 +131,18 @@ fn how_it_ran(r: &RunResult, c: &CommandReport) -> String {
         }
     }
     if let Some(dir) = &c.start_dir {
+        let how = match (&c.start_dir_copy, &c.start_dir_not_copied) {
+            (Some(copy), _) => format!(
+                "copied onto the traced filesystem before the run ({} entries, {} KiB)",
+                copy.entries,
+                copy.bytes.div_ceil(1024)
+            ),
+            (None, Some(why)) => format!("through an overlay, not copied: {}", escaped(why)),
+            (None, None) => "through an overlay".into(),
+        };
         s.push_str(&format!(
-            "  ran in {} (the directory joj trace started in, through an overlay: what it wrote inside it \
-             is on the traced filesystem, the directory is as it was)\n",
+            "  ran in {} (the directory joj trace started in, {how}: what it wrote inside it is \
+             on the traced filesystem, the directory is as it was)\n",
             escaped(if c.cwd == *dir { dir } else { &c.cwd })
         ));
     }

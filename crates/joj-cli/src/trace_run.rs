@@ -16,6 +16,12 @@ pub struct TraceRunArgs {
     /// directory joj trace was started from.
     #[arg(long, help_heading = WORKLOAD)]
     empty: bool,
+    /// Show the command the directory joj trace was started from through an overlay even when
+    /// it is small enough to be copied onto the scratch filesystem (at most 4096 entries and
+    /// 64 MiB of files, nothing but files, directories and links), which is the default: an
+    /// overlay adds its own work to every create, unlink and write.
+    #[arg(long, help_heading = WORKLOAD, conflicts_with = "empty")]
+    overlay: bool,
     /// The command's own number of transactions: `block_per_txn` divides the totals by it
     /// [default: the commits counted in its databases, or 1 when none were].
     #[arg(long, value_name = "N", help_heading = WORKLOAD, allow_negative_numbers = true, value_parser = args::within::<u64>(1, u64::MAX >> 1))]
@@ -67,6 +73,7 @@ pub fn main(a: TraceRunArgs) -> CliResult {
         argv: a.argv,
         fs: a.fs,
         start_dir,
+        overlay: a.overlay,
         dir: a.dir,
         image_size_bytes: a.image_mib << 20,
         trace_buffer_kb: a

@@ -3,7 +3,7 @@
 //! figures must be the ones the stops gave: the same program, run once with the observer and
 //! once without (`JOJ_BPF=off`, every open and unlink stops), gives every file the same sync
 //! calls, writes, removals, role and data bytes, every role the same bytes, the same directory
-//! syncs and copy-ups, and nothing unresolved — through relative paths, a directory
+//! syncs and copy-ups (through an overlay, `--overlay`), and nothing unresolved — through relative paths, a directory
 //! descriptor, a subshell that changes directory and ends before joj reads its records, a
 //! sync of a read-only descriptor, O_DSYNC writes, a failed open, a copied-up file, SQLite in
 //! DELETE and WAL mode. With the observer no open stops.
@@ -61,7 +61,7 @@ fn traced(bpf: bool) -> serde_json::Value {
     }
     let run = cmd
         .current_dir(project.path())
-        .args(["trace", "--json", "--image-mib", "64", "--out"])
+        .args(["trace", "--json", "--overlay", "--image-mib", "64", "--out"])
         .arg(project.path().join("out"))
         .args(["--", "/usr/bin/python3", "program.py"])
         .output()

@@ -350,17 +350,34 @@ pub struct IoUringReport {
     pub opens: u64,
 }
 
+/// The starting directory's copy on the scratch filesystem.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct StartDirCopy {
+    /// Files, directories and links below it.
+    pub entries: u64,
+    /// Bytes of its regular files.
+    pub bytes: u64,
+}
+
 /// A traced command: how it ended and what supervising it cost.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CommandReport {
     pub argv: Vec<String>,
     /// The directory it ran in, as it named it.
     pub cwd: String,
-    /// The directory it was started from and saw as its own through an overlay whose upper
-    /// layer is on the scratch filesystem; `None` when it ran in an empty directory of the
-    /// scratch filesystem (`--empty`).
+    /// The directory it was started from and saw as its own, copied onto the scratch
+    /// filesystem (`start_dir_copy`) or through an overlay whose upper layer is there; `None`
+    /// when it ran in an empty directory of the scratch filesystem (`--empty`).
     #[serde(default)]
     pub start_dir: Option<String>,
+    /// What of `start_dir` was copied before the run (the command saw the copy, bind mounted
+    /// where the directory is); `None`: it saw it through an overlay.
+    #[serde(default)]
+    pub start_dir_copy: Option<StartDirCopy>,
+    /// Why `start_dir` was seen through an overlay rather than copied (`--overlay`, or what
+    /// made it unfit for a copy).
+    #[serde(default)]
+    pub start_dir_not_copied: Option<String>,
     /// Its exit status, when it exited.
     pub exit_code: Option<i32>,
     /// The signal that ended it, when one did.

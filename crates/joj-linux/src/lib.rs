@@ -59,6 +59,7 @@ mod raw_cpus;
 pub mod raw_event;
 pub mod record;
 pub mod scratch;
+pub mod start_copy;
 pub mod supervise;
 pub mod syscall_line;
 pub mod syscall_trace;

@@ -429,42 +429,70 @@ fn syncfs(dir: &Path) -> Result<(), ExperimentError> {
     Ok(())
 }
 
-fn traced(place: &Place, opts: &CommandOptions) -> Result<RunResult, ExperimentError> {
+/// How the command saw its starting directory: copied, or (why not) through an overlay.
+type StartView = Result<joj_linux::start_copy::Copied, String>;
+
+/// The starting directory `start` made the command's: copied onto the scratch filesystem
+/// when small enough (and not `--overlay`), synced before the window, else an overlay's upper
+/// and work directories there. Returns the command's directory, joj's view of it, the mount to
+/// make, and how it was made.
+fn start_dir_view(
+    place: &Place,
+    opts: &CommandOptions,
+    start: &Path,
+) -> Result<(PathBuf, joj_linux::TracedDir, joj_linux::Overlay, StartView), ExperimentError> {
     let mkdir =
         |d: &Path| std::fs::create_dir_all(d).map_err(io(format!("creating {}", d.display())));
-    let (cwd, scope, overlay) = match &opts.start_dir {
+    let lower_dir = std::sync::Arc::new(open_start_dir(start)?);
+    let copy = place.dir.join("copy");
+    let work = place.dir.join("work");
+    let view = if opts.overlay {
+        Err("--overlay".to_string())
+    } else {
+        joj_linux::start_copy::copy_small(&lower_dir, &copy).map_err(|e| e.to_string())
+    };
+    let upper = if view.is_ok() {
+        // Written before the window: none of it is the command's.
+        syncfs(&place.dir)?;
+        copy
+    } else {
+        mkdir(&work)?;
+        place.dir.join("upper")
+    };
+    // A --dir the command runs in is made in the upper layer (or the copy), so it is there
+    // from the start.
+    mkdir(&command_dir(&upper, opts.dir.as_deref())?)?;
+    if view.is_err() {
+        joj_linux::Overlay::upper_like_lower(&upper, &lower_dir).map_err(io(format!(
+            "giving {} the starting directory's owner and mode",
+            upper.display()
+        )))?;
+    }
+    let scope = joj_linux::TracedDir {
+        command_root: start.to_path_buf(),
+        joj_root: upper.clone(),
+    };
+    let overlay = joj_linux::Overlay {
+        lower: start.to_path_buf(),
+        lower_dir,
+        upper,
+        work,
+        copied: view.is_ok(),
+    };
+    let cwd = command_dir(start, opts.dir.as_deref())?;
+    Ok((cwd, scope, overlay, view))
+}
+
+fn traced(place: &Place, opts: &CommandOptions) -> Result<RunResult, ExperimentError> {
+    let (cwd, scope, overlay, start_view) = match &opts.start_dir {
         None => {
             let cwd = command_dir(&place.dir, opts.dir.as_deref())?;
-            mkdir(&cwd)?;
-            (cwd, joj_linux::TracedDir::same(&place.dir), None)
+            std::fs::create_dir_all(&cwd).map_err(io(format!("creating {}", cwd.display())))?;
+            (cwd, joj_linux::TracedDir::same(&place.dir), None, None)
         }
         Some(start) => {
-            let lower_dir = std::sync::Arc::new(open_start_dir(start)?);
-            let upper = place.dir.join("upper");
-            let work = place.dir.join("work");
-            mkdir(&work)?;
-            // A --dir the command runs in is made in the upper layer, so it is there in the
-            // overlay from the start.
-            mkdir(&command_dir(&upper, opts.dir.as_deref())?)?;
-            joj_linux::Overlay::upper_like_lower(&upper, &lower_dir).map_err(io(format!(
-                "giving {} the starting directory's owner and mode",
-                upper.display()
-            )))?;
-            let scope = joj_linux::TracedDir {
-                command_root: start.clone(),
-                joj_root: upper.clone(),
-            };
-            let overlay = joj_linux::Overlay {
-                lower: start.clone(),
-                lower_dir,
-                upper,
-                work,
-            };
-            (
-                command_dir(start, opts.dir.as_deref())?,
-                scope,
-                Some(overlay),
-            )
+            let (cwd, scope, overlay, view) = start_dir_view(place, opts, start)?;
+            (cwd, scope, Some(overlay), Some(view))
         }
     };
     let spec = WindowSpec {
@@ -502,6 +530,16 @@ fn traced(place: &Place, opts: &CommandOptions) -> Result<RunResult, ExperimentE
     )?;
     if let Some(c) = result.command.as_mut() {
         c.stderr_tail = stderr_tail;
+        match start_view {
+            Some(Ok(copied)) => {
+                c.start_dir_copy = Some(crate::result::StartDirCopy {
+                    entries: copied.entries,
+                    bytes: copied.bytes,
+                })
+            }
+            Some(Err(why)) => c.start_dir_not_copied = Some(why),
+            None => {}
+        }
     }
     Ok(result)
 }
@@ -871,6 +909,8 @@ fn command_report(
             .start_dir
             .as_ref()
             .map(|d| d.to_string_lossy().into_owned()),
+        start_dir_copy: None,
+        start_dir_not_copied: None,
         exit_code: match exit {
             joj_linux::ChildExit::Code(c) => Some(c),
             joj_linux::ChildExit::Signal(_) => None,

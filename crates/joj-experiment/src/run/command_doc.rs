@@ -17,10 +17,13 @@ pub struct CommandOptions {
     /// The program and its arguments.
     pub argv: Vec<OsString>,
     pub fs: FsKind,
-    /// The directory the command sees as its own, through an overlay whose upper layer is on
-    /// the scratch filesystem (every file of it visible, what it writes traced); `None`: an
-    /// empty directory of the scratch filesystem.
+    /// The directory the command sees as its own, every file of it visible, what it writes
+    /// traced: copied onto the scratch filesystem when it is small enough
+    /// ([`joj_linux::start_copy`]), else through an overlay whose upper layer is there; `None`:
+    /// an empty directory of the scratch filesystem.
     pub start_dir: Option<PathBuf>,
+    /// See `start_dir` through an overlay even when it could be copied.
+    pub overlay: bool,
     /// A directory to run in, relative to the start directory (created), instead of it.
     pub dir: Option<PathBuf>,
     pub image_size_bytes: u64,

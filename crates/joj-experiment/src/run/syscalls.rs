@@ -139,6 +139,7 @@ fn replay_in(
         argv,
         fs: opts.fs,
         start_dir: None,
+        overlay: false,
         dir: None,
         image_size_bytes: opts.image_size_bytes,
         trace_buffer_kb: opts.trace_buffer_kb,

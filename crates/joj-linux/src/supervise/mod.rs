@@ -263,7 +263,7 @@ pub enum SuperviseError {
         tracer: Option<u32>,
     },
     #[error(
-        "cannot give the command its directory {dir} through an overlay ({step}: {source}); fix: \
+        "cannot give the command its directory {dir} through an overlay or a copy ({step}: {source}); fix: \
          run on Linux 6.8 or later with overlayfs (`modprobe overlay`), from a directory on a \
          filesystem overlayfs accepts as a lower layer — or pass --empty to run the command in \
          an empty directory of the scratch filesystem"

@@ -27,7 +27,8 @@ impl TracedDir {
         path.starts_with(&self.command_root)
     }
 
-    /// Whether the command sees the directory through an overlay (joj reaches it elsewhere).
+    /// Whether the command sees the directory through an overlay or a copy (joj reaches it
+    /// elsewhere).
     pub fn is_overlay(&self) -> bool {
         self.command_root != self.joj_root
     }

@@ -59,19 +59,23 @@ pub(crate) const LISTENER_NOT_SENT: i32 = 252;
 /// directory (device and inode): whoever owns a directory on the way cannot swap another in
 /// meanwhile. The overlay is then made of and mounted on that descriptor, and the command
 /// starts from the mount's own root.
+///
+/// `copied`: `upper` is instead a copy of the lower directory ([`crate::start_copy`]), bind
+/// mounted there (`nodev,nosuid` as the overlay) in place of the overlay; `work` is unused.
 #[derive(Debug, Clone)]
 pub struct Overlay {
     pub lower: PathBuf,
     pub lower_dir: std::sync::Arc<std::os::fd::OwnedFd>,
     pub upper: PathBuf,
     pub work: PathBuf,
+    pub copied: bool,
 }
 
 /// The child's exit status when it could not mount the overlay (it sent joj the step and errno).
 pub(crate) const OVERLAY_FAILED: i32 = 253;
 
 /// The steps of mounting the overlay, as the child reports a failed one.
-pub(crate) const OVERLAY_STEPS: [&str; 7] = [
+pub(crate) const OVERLAY_STEPS: [&str; 10] = [
     "unsharing the mount namespace",
     "making the mounts private",
     "opening the starting directory in the command's mount namespace (with no symbolic link on \
@@ -81,6 +85,9 @@ pub(crate) const OVERLAY_STEPS: [&str; 7] = [
     "setting the overlay's layers (fsconfig lowerdir+, upperdir, workdir)",
     "creating the overlay (fsconfig create, fsmount)",
     "mounting the overlay on the directory (move_mount)",
+    "cloning the copy of the directory as a mount (open_tree)",
+    "making the copy's mount nodev,nosuid (mount_setattr)",
+    "mounting the copy on the directory (move_mount)",
 ];
 
 /// How to start the command.
@@ -136,6 +143,7 @@ struct OverlayC {
     lower_id: (libc::dev_t, libc::ino_t),
     upper: CString,
     work: CString,
+    copied: bool,
 }
 
 /// `/proc/self/fd/<fd>`, NUL-terminated, written into `buf` without allocating (between fork
@@ -172,6 +180,7 @@ fn prepared(l: &Launch<'_>) -> std::io::Result<(Option<OverlayC>, CString)> {
                 lower_id: (st.st_dev, st.st_ino),
                 upper: cstring(o.upper.as_os_str())?,
                 work: cstring(o.work.as_os_str())?,
+                copied: o.copied,
             })
         }
         None => None,
@@ -356,6 +365,9 @@ unsafe fn mount_overlay(o: &OverlayC) -> Result<(), (u8, i32)> {
             ) as libc::c_long,
         )?;
         let lower = open_lower_again(o)?;
+        if o.copied {
+            return bind_copy(o, lower);
+        }
         let mut lower_at = [0u8; 32];
         let lower_at = proc_fd_path(lower, &mut lower_at);
         let fs = check(
@@ -413,6 +425,74 @@ unsafe fn mount_overlay(o: &OverlayC) -> Result<(), (u8, i32)> {
         check(6, libc::fchdir(mnt as libc::c_int) as libc::c_long)?;
         libc::close(mnt as libc::c_int);
         libc::close(fs);
+        libc::close(lower);
+    }
+    Ok(())
+}
+
+const OPEN_TREE_CLONE: libc::c_uint = 1;
+const AT_EMPTY_PATH: libc::c_uint = 0x1000;
+
+/// `struct mount_attr` (linux/mount.h) of `mount_setattr(2)`.
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+
+/// In the child, in its own mount namespace: the copy of the directory (`o.upper`) cloned as a
+/// mount, made `nodev,nosuid`, mounted on the directory (`lower`), and the working directory
+/// its root.
+///
+/// # Safety
+/// Between fork and exec: only system calls on the strings given.
+unsafe fn bind_copy(o: &OverlayC, lower: libc::c_int) -> Result<(), (u8, i32)> {
+    let errno = || unsafe { *libc::__errno_location() };
+    let check = |step: u8, rc: libc::c_long| if rc < 0 { Err((step, errno())) } else { Ok(rc) };
+    let attr = MountAttr {
+        attr_set: u64::from(MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID),
+        attr_clr: 0,
+        propagation: 0,
+        userns_fd: 0,
+    };
+    // SAFETY: plain system calls on NUL-terminated strings made before the fork and a
+    // structure on the stack.
+    unsafe {
+        let tree = check(
+            7,
+            libc::syscall(
+                libc::SYS_open_tree,
+                libc::AT_FDCWD,
+                o.upper.as_ptr(),
+                OPEN_TREE_CLONE | libc::O_CLOEXEC as libc::c_uint,
+            ),
+        )? as libc::c_int;
+        check(
+            8,
+            libc::syscall(
+                libc::SYS_mount_setattr,
+                tree,
+                c"".as_ptr(),
+                AT_EMPTY_PATH,
+                &attr as *const MountAttr,
+                std::mem::size_of::<MountAttr>(),
+            ),
+        )?;
+        check(
+            9,
+            libc::syscall(
+                libc::SYS_move_mount,
+                tree,
+                c"".as_ptr(),
+                lower,
+                c"".as_ptr(),
+                MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH,
+            ),
+        )?;
+        check(9, libc::fchdir(tree) as libc::c_long)?;
+        libc::close(tree);
         libc::close(lower);
     }
     Ok(())

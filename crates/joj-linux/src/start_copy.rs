@@ -1,0 +1,367 @@
+//! A small starting directory copied onto the traced filesystem before the command runs
+//! (docs/measurement.md, "The command's directory"): the command then sees it through a bind
+//! mount of the copy instead of an overlay, so each of its calls costs what it costs on the
+//! filesystem itself. An overlay adds its own work to every create, unlink, open and write
+//! (measured: a DELETE-mode commit, which creates and unlinks its journal, ran 10–20 % slower
+//! through one), which is not the program's.
+//!
+//! Only a directory that a copy shows exactly as it is, from the command's side, is copied:
+//! regular files, directories and symbolic links (copied as links, not followed), no file with
+//! another hard link (two copies would no longer be one file), no extended attribute other than
+//! an SELinux label (an ACL or a file capability would be lost), at most [`MAX_ENTRIES`] entries
+//! and [`MAX_BYTES`] of files, [`MAX_DEPTH`] directories deep. Anything else is left to the
+//! overlay, and the reason is given.
+//!
+//! Invariants: the source is read through descriptors, each opened relative to its directory's
+//! with `O_NOFOLLOW` and checked on the descriptor against what was listed (a name swapped for
+//! another file or a link meanwhile stops the copy); a file is read no further than the size
+//! listed, plus one byte to see that it grew; nothing of the source is written. The copy is
+//! made in `dst`, which must not exist; on any refusal the partial copy is removed.
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, Timespec, Timestamps, UTIME_NOW};
+
+/// The most entries (files, directories, links) a copied directory holds.
+pub const MAX_ENTRIES: u64 = 4096;
+/// The most bytes of regular files a copied directory holds (sparse files count at their size).
+pub const MAX_BYTES: u64 = 64 << 20;
+/// The deepest a copied directory's tree goes.
+pub const MAX_DEPTH: usize = 32;
+
+/// What was copied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Copied {
+    /// Files, directories and links below the directory.
+    pub entries: u64,
+    /// Bytes of regular files.
+    pub bytes: u64,
+}
+
+/// Why the directory was not copied (the command then sees it through an overlay).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum NotCopied {
+    #[error("it holds more than {MAX_ENTRIES} entries or {} MiB of files", MAX_BYTES >> 20)]
+    TooLarge,
+    #[error("it is more than {MAX_DEPTH} directories deep")]
+    TooDeep,
+    #[error("{} is not a regular file, directory or symbolic link", .0.display())]
+    Special(PathBuf),
+    #[error("{} has another hard link", .0.display())]
+    HardLinked(PathBuf),
+    #[error("{} has extended attributes", .0.display())]
+    Xattrs(PathBuf),
+    #[error("{} changed while it was copied", .0.display())]
+    Changed(PathBuf),
+    #[error("{what} {}: {source}", .path.display())]
+    Io {
+        what: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+fn io_err(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> NotCopied {
+    let path = path.to_path_buf();
+    move |source| NotCopied::Io { what, path, source }
+}
+
+/// Copy the directory open at `src` (any descriptor of it, `O_PATH` will do) to `dst`, which is
+/// created; its owner, mode and modification time are the source's. On a refusal, `dst` is
+/// removed.
+pub fn copy_small(src: &OwnedFd, dst: &Path) -> Result<Copied, NotCopied> {
+    let dir = rustix::fs::openat(
+        src,
+        ".",
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| io_err("opening", Path::new("."))(e.into()))?;
+    let mut copied = Copied::default();
+    let made = std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(dst)
+        .map_err(io_err("creating", dst));
+    let result = made.and_then(|()| {
+        copy_dir(&dir, Path::new(""), dst, 0, &mut copied)?;
+        let st =
+            rustix::fs::fstat(&dir).map_err(|e| io_err("reading", Path::new("."))(e.into()))?;
+        set_attributes(dst, &st, false)
+    });
+    match result {
+        Ok(()) => Ok(copied),
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(dst);
+            Err(e)
+        }
+    }
+}
+
+/// Copy the entries of the directory open at `dir` (`rel` below the source) into `to`.
+fn copy_dir(
+    dir: &OwnedFd,
+    rel: &Path,
+    to: &Path,
+    depth: usize,
+    copied: &mut Copied,
+) -> Result<(), NotCopied> {
+    if depth >= MAX_DEPTH {
+        return Err(NotCopied::TooDeep);
+    }
+    let listed = rustix::fs::Dir::read_from(dir).map_err(|e| io_err("listing", rel)(e.into()))?;
+    for entry in listed {
+        let entry = entry.map_err(|e| io_err("listing", rel)(e.into()))?;
+        let name = entry.file_name();
+        if name == c"." || name == c".." {
+            continue;
+        }
+        let name = std::ffi::OsStr::from_bytes(name.to_bytes());
+        let here = rel.join(name);
+        let target = to.join(name);
+        copied.entries += 1;
+        if copied.entries > MAX_ENTRIES {
+            return Err(NotCopied::TooLarge);
+        }
+        let st = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
+            .map_err(|e| io_err("reading", &here)(e.into()))?;
+        match FileType::from_raw_mode(st.st_mode) {
+            FileType::Directory => {
+                let sub = rustix::fs::openat(
+                    dir,
+                    name,
+                    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                    Mode::empty(),
+                )
+                .map_err(|e| io_err("opening", &here)(e.into()))?;
+                same_file(&sub, &st, &here)?;
+                no_xattrs(dir, name, &here)?;
+                std::fs::DirBuilder::new()
+                    .mode(0o700)
+                    .create(&target)
+                    .map_err(io_err("creating", &target))?;
+                copy_dir(&sub, &here, &target, depth + 1, copied)?;
+                set_attributes(&target, &st, false)?;
+            }
+            FileType::RegularFile => {
+                if st.st_nlink > 1 {
+                    return Err(NotCopied::HardLinked(here));
+                }
+                let size = st.st_size as u64;
+                copied.bytes += size;
+                if copied.bytes > MAX_BYTES {
+                    return Err(NotCopied::TooLarge);
+                }
+                no_xattrs(dir, name, &here)?;
+                copy_file(dir, name, &st, &here, &target)?;
+            }
+            FileType::Symlink => {
+                let link = rustix::fs::readlinkat(dir, name, Vec::new())
+                    .map_err(|e| io_err("reading the link", &here)(e.into()))?;
+                let link = std::ffi::OsStr::from_bytes(link.to_bytes());
+                std::os::unix::fs::symlink(link, &target).map_err(io_err("creating", &target))?;
+                set_attributes(&target, &st, true)?;
+            }
+            _ => return Err(NotCopied::Special(here)),
+        }
+    }
+    Ok(())
+}
+
+/// The descriptor names the file `st` was read from (not one swapped in since).
+fn same_file(fd: &OwnedFd, st: &rustix::fs::Stat, here: &Path) -> Result<(), NotCopied> {
+    let now = rustix::fs::fstat(fd).map_err(|e| io_err("reading", here)(e.into()))?;
+    if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino) {
+        return Err(NotCopied::Changed(here.to_path_buf()));
+    }
+    Ok(())
+}
+
+/// Refuse an entry with an extended attribute a copy would lose (an SELinux label is made anew
+/// by the filesystem the copy is on).
+fn no_xattrs(dir: &OwnedFd, name: &std::ffi::OsStr, here: &Path) -> Result<(), NotCopied> {
+    use std::os::fd::AsRawFd;
+    let mut path = format!("/proc/self/fd/{}/", dir.as_fd().as_raw_fd()).into_bytes();
+    path.extend_from_slice(name.as_bytes());
+    let path = std::ffi::OsStr::from_bytes(&path);
+    let mut names = vec![0u8; 64 << 10];
+    let n = match rustix::fs::llistxattr(path, &mut names) {
+        Ok(n) => n,
+        // No room for the names: a great many attributes, certainly not only a label.
+        Err(rustix::io::Errno::RANGE) => return Err(NotCopied::Xattrs(here.to_path_buf())),
+        Err(rustix::io::Errno::NOTSUP) => 0,
+        Err(e) => return Err(io_err("reading the attributes of", here)(e.into())),
+    };
+    let other = names[..n]
+        .split(|b| *b == 0)
+        .any(|x| !x.is_empty() && x != b"security.selinux");
+    if other {
+        return Err(NotCopied::Xattrs(here.to_path_buf()));
+    }
+    Ok(())
+}
+
+/// Copy the regular file `name` of `dir`, as listed in `st`, to `target`.
+fn copy_file(
+    dir: &OwnedFd,
+    name: &std::ffi::OsStr,
+    st: &rustix::fs::Stat,
+    here: &Path,
+    target: &Path,
+) -> Result<(), NotCopied> {
+    // O_NONBLOCK: a FIFO swapped in since the listing cannot make the open wait.
+    let fd = rustix::fs::openat(
+        dir,
+        name,
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| io_err("opening", here)(e.into()))?;
+    same_file(&fd, st, here)?;
+    let size = st.st_size as u64;
+    let mut out = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(target)
+        .map_err(io_err("creating", target))?;
+    let n = std::io::copy(&mut File::from(fd).take(size + 1), &mut out)
+        .map_err(io_err("copying", here))?;
+    if n != size {
+        return Err(NotCopied::Changed(here.to_path_buf()));
+    }
+    out.flush().map_err(io_err("copying", here))?;
+    drop(out);
+    set_attributes(target, st, false)
+}
+
+/// Give `path` the owner, mode (not of a link) and modification time of `st`; its access time
+/// is now, so that reading it does not update it (relatime) and write to the traced
+/// filesystem where the command's own directory would not have been.
+fn set_attributes(path: &Path, st: &rustix::fs::Stat, link: bool) -> Result<(), NotCopied> {
+    let no_follow = if link {
+        AtFlags::SYMLINK_NOFOLLOW
+    } else {
+        AtFlags::empty()
+    };
+    let fail = |what| move |e: rustix::io::Errno| io_err(what, path)(e.into());
+    rustix::fs::chownat(
+        rustix::fs::CWD,
+        path,
+        Some(rustix::fs::Uid::from_raw(st.st_uid)),
+        Some(rustix::fs::Gid::from_raw(st.st_gid)),
+        no_follow,
+    )
+    .map_err(fail("giving an owner to"))?;
+    if !link {
+        // After the owner: chown clears set-user-ID and set-group-ID bits.
+        rustix::fs::chmod(path, Mode::from_raw_mode(st.st_mode & 0o7777))
+            .map_err(fail("setting the mode of"))?;
+    }
+    let times = Timestamps {
+        last_access: Timespec {
+            tv_sec: 0,
+            tv_nsec: UTIME_NOW,
+        },
+        last_modification: Timespec {
+            tv_sec: st.st_mtime,
+            tv_nsec: st.st_mtime_nsec as _,
+        },
+    };
+    rustix::fs::utimensat(rustix::fs::CWD, path, &times, no_follow)
+        .map_err(fail("setting the times of"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn open(dir: &Path) -> OwnedFd {
+        rustix::fs::open(
+            dir,
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_small_tree_is_copied_with_its_links_modes_and_times() {
+        let src = tempfile::tempdir().unwrap();
+        let s = src.path();
+        std::fs::create_dir(s.join("sub")).unwrap();
+        std::fs::write(s.join("sub/a.txt"), b"hello").unwrap();
+        std::fs::write(s.join("run.sh"), b"#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(
+            s.join("run.sh"),
+            std::os::unix::fs::PermissionsExt::from_mode(0o750),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink("/etc/hostname", s.join("out")).unwrap();
+        let dst_parent = tempfile::tempdir().unwrap();
+        let dst = dst_parent.path().join("copy");
+        let c = copy_small(&open(s), &dst).unwrap();
+        assert_eq!(
+            c,
+            Copied {
+                entries: 4,
+                bytes: 15
+            }
+        );
+        assert_eq!(std::fs::read(dst.join("sub/a.txt")).unwrap(), b"hello");
+        assert_eq!(
+            std::fs::read_link(dst.join("out")).unwrap(),
+            Path::new("/etc/hostname")
+        );
+        let mode = |p: &Path| {
+            std::os::unix::fs::PermissionsExt::mode(
+                &std::fs::symlink_metadata(p).unwrap().permissions(),
+            ) & 0o7777
+        };
+        assert_eq!(mode(&dst.join("run.sh")), 0o750);
+        let mtime = |p: &Path| std::fs::metadata(p).unwrap().modified().unwrap();
+        assert_eq!(mtime(&dst.join("sub/a.txt")), mtime(&s.join("sub/a.txt")));
+        assert_eq!(mtime(&dst.join("sub")), mtime(&s.join("sub")));
+    }
+
+    #[test]
+    fn a_fifo_a_hard_link_or_too_many_bytes_leave_it_to_the_overlay_and_nothing_behind() {
+        let dst_parent = tempfile::tempdir().unwrap();
+        let dst = dst_parent.path().join("copy");
+        let src = tempfile::tempdir().unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            src.path().join("pipe"),
+            FileType::Fifo,
+            Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        let e = copy_small(&open(src.path()), &dst).unwrap_err();
+        assert!(
+            matches!(&e, NotCopied::Special(p) if p == Path::new("pipe")),
+            "{e}"
+        );
+        assert!(!dst.exists(), "the partial copy is removed");
+
+        let src = tempfile::tempdir().unwrap();
+        std::fs::write(src.path().join("a"), b"x").unwrap();
+        std::fs::hard_link(src.path().join("a"), src.path().join("b")).unwrap();
+        let e = copy_small(&open(src.path()), &dst).unwrap_err();
+        assert!(matches!(e, NotCopied::HardLinked(_)), "{e}");
+        assert!(!dst.exists());
+
+        let src = tempfile::tempdir().unwrap();
+        let big = File::create(src.path().join("sparse")).unwrap();
+        big.set_len(MAX_BYTES + 1).unwrap();
+        let e = copy_small(&open(src.path()), &dst).unwrap_err();
+        assert!(matches!(e, NotCopied::TooLarge), "{e}");
+        assert!(!dst.exists());
+    }
+}
