@@ -74,23 +74,28 @@ fn io_err(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> Not
 }
 
 /// Copy the directory open at `src` (any descriptor of it, `O_PATH` will do) to `dst`, which is
-/// created; its owner, mode and modification time are the source's. On a refusal, `dst` is
-/// removed.
+/// created; its owner, mode and modification time are the source's. The tree is listed and
+/// checked first, so a directory too large or unfit is refused before anything is written; the
+/// copy checks again as it goes. On a refusal, `dst` is removed.
 pub fn copy_small(src: &OwnedFd, dst: &Path) -> Result<Copied, NotCopied> {
-    let dir = rustix::fs::openat(
-        src,
-        ".",
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-    .map_err(|e| io_err("opening", Path::new("."))(e.into()))?;
+    let open = || {
+        rustix::fs::openat(
+            src,
+            ".",
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| io_err("opening", Path::new("."))(e.into()))
+    };
+    copy_dir(&open()?, Path::new(""), None, 0, &mut Copied::default())?;
+    let dir = open()?;
     let mut copied = Copied::default();
     let made = std::fs::DirBuilder::new()
         .mode(0o700)
         .create(dst)
         .map_err(io_err("creating", dst));
     let result = made.and_then(|()| {
-        copy_dir(&dir, Path::new(""), dst, 0, &mut copied)?;
+        copy_dir(&dir, Path::new(""), Some(dst), 0, &mut copied)?;
         let st =
             rustix::fs::fstat(&dir).map_err(|e| io_err("reading", Path::new("."))(e.into()))?;
         set_attributes(dst, &st, false)
@@ -104,11 +109,12 @@ pub fn copy_small(src: &OwnedFd, dst: &Path) -> Result<Copied, NotCopied> {
     }
 }
 
-/// Copy the entries of the directory open at `dir` (`rel` below the source) into `to`.
+/// Copy the entries of the directory open at `dir` (`rel` below the source) into `to`; with no
+/// `to`, only list and check them.
 fn copy_dir(
     dir: &OwnedFd,
     rel: &Path,
-    to: &Path,
+    to: Option<&Path>,
     depth: usize,
     copied: &mut Copied,
 ) -> Result<(), NotCopied> {
@@ -124,7 +130,7 @@ fn copy_dir(
         }
         let name = std::ffi::OsStr::from_bytes(name.to_bytes());
         let here = rel.join(name);
-        let target = to.join(name);
+        let target = to.map(|t| t.join(name));
         copied.entries += 1;
         if copied.entries > MAX_ENTRIES {
             return Err(NotCopied::TooLarge);
@@ -142,12 +148,16 @@ fn copy_dir(
                 .map_err(|e| io_err("opening", &here)(e.into()))?;
                 same_file(&sub, &st, &here)?;
                 no_xattrs(dir, name, &here)?;
-                std::fs::DirBuilder::new()
-                    .mode(0o700)
-                    .create(&target)
-                    .map_err(io_err("creating", &target))?;
-                copy_dir(&sub, &here, &target, depth + 1, copied)?;
-                set_attributes(&target, &st, false)?;
+                if let Some(target) = &target {
+                    std::fs::DirBuilder::new()
+                        .mode(0o700)
+                        .create(target)
+                        .map_err(io_err("creating", target))?;
+                }
+                copy_dir(&sub, &here, target.as_deref(), depth + 1, copied)?;
+                if let Some(target) = &target {
+                    set_attributes(target, &st, false)?;
+                }
             }
             FileType::RegularFile => {
                 if st.st_nlink > 1 {
@@ -159,14 +169,18 @@ fn copy_dir(
                     return Err(NotCopied::TooLarge);
                 }
                 no_xattrs(dir, name, &here)?;
-                copy_file(dir, name, &st, &here, &target)?;
+                if let Some(target) = &target {
+                    copy_file(dir, name, &st, &here, target)?;
+                }
             }
             FileType::Symlink => {
-                let link = rustix::fs::readlinkat(dir, name, Vec::new())
-                    .map_err(|e| io_err("reading the link", &here)(e.into()))?;
-                let link = std::ffi::OsStr::from_bytes(link.to_bytes());
-                std::os::unix::fs::symlink(link, &target).map_err(io_err("creating", &target))?;
-                set_attributes(&target, &st, true)?;
+                if let Some(target) = &target {
+                    let link = rustix::fs::readlinkat(dir, name, Vec::new())
+                        .map_err(|e| io_err("reading the link", &here)(e.into()))?;
+                    let link = std::ffi::OsStr::from_bytes(link.to_bytes());
+                    std::os::unix::fs::symlink(link, target).map_err(io_err("creating", target))?;
+                    set_attributes(target, &st, true)?;
+                }
             }
             _ => return Err(NotCopied::Special(here)),
         }
