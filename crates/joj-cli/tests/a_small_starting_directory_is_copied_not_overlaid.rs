@@ -93,3 +93,68 @@ fn a_small_directory_is_copied_and_overlay_or_a_fifo_gives_the_overlay_saying_wh
         "pipe is not a regular file, directory or symbolic link"
     );
 }
+
+/// Reading the copy writes nothing: its files' access times are set past their change times,
+/// so relatime does not update them (an inode write in the window the command's own directory
+/// would not have made).
+#[test]
+fn reading_the_copied_directory_writes_nothing_to_the_traced_filesystem() {
+    if !joj_linux::testgate::kernel_test(&[joj_linux::FsKind::Ext4]) {
+        return;
+    }
+    let p = tempfile::tempdir().unwrap();
+    std::fs::create_dir(p.path().join("sub")).unwrap();
+    for i in 0..20 {
+        std::fs::write(p.path().join(format!("sub/f{i}")), "x\n").unwrap();
+    }
+    let out = tempfile::tempdir().unwrap();
+    let run = common::joj_command()
+        .current_dir(p.path())
+        .args(["trace", "--json", "--out"])
+        .arg(out.path())
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "cat sub/* > /dev/null && ls -lR > /dev/null",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    let doc: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert!(!doc["command"]["start_dir_copy"].is_null(), "{stderr}");
+    assert_eq!(doc["block"]["write_requests"], 0, "{}", doc["block"]);
+}
+
+/// `--dir` through a link of the directory makes nothing where the link leads: the overlay,
+/// whose upper directory holds no link, is used instead.
+#[test]
+fn a_dir_through_a_link_of_the_directory_makes_nothing_outside() {
+    if !joj_linux::testgate::kernel_test(&[joj_linux::FsKind::Ext4]) {
+        return;
+    }
+    let p = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(outside.path(), p.path().join("sub")).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let run = common::joj_command()
+        .current_dir(p.path())
+        .args(["trace", "--json", "--dir", "sub/new", "--out"])
+        .arg(out.path())
+        .args(["--", "sh", "-c", "echo x > here.txt"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    let doc: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!(
+        doc["command"]["start_dir_not_copied"],
+        "--dir sub/new leads through a symbolic link of the directory"
+    );
+    assert_eq!(
+        std::fs::read_dir(outside.path()).unwrap().count(),
+        0,
+        "nothing made where the link leads"
+    );
+}

@@ -20,12 +20,12 @@
 
 use std::fs::File;
 use std::io::{Read, Write};
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use rustix::fs::{AtFlags, FileType, Mode, OFlags, Timespec, Timestamps, UTIME_NOW};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, Timespec, Timestamps};
 
 /// The most entries (files, directories, links) a copied directory holds.
 pub const MAX_ENTRIES: u64 = 4096;
@@ -59,6 +59,10 @@ pub enum NotCopied {
     Xattrs(PathBuf),
     #[error("{} changed while it was copied", .0.display())]
     Changed(PathBuf),
+    #[error("{} is another filesystem mounted below the directory", .0.display())]
+    Mounted(PathBuf),
+    #[error("--dir {} leads through a symbolic link of the directory", .0.display())]
+    DirThroughLink(PathBuf),
     #[error("{what} {}: {source}", .path.display())]
     Io {
         what: &'static str,
@@ -87,7 +91,13 @@ pub fn copy_small(src: &OwnedFd, dst: &Path) -> Result<Copied, NotCopied> {
         )
         .map_err(|e| io_err("opening", Path::new("."))(e.into()))
     };
-    copy_dir(&open()?, Path::new(""), None, 0, &mut Copied::default())?;
+    let root = open()?;
+    no_xattrs(&root, Path::new("."))?;
+    let dev = rustix::fs::fstat(&root)
+        .map_err(|e| io_err("reading", Path::new("."))(e.into()))?
+        .st_dev;
+    let walk = Walk { dev };
+    walk.copy_dir(&root, Path::new(""), None, 0, &mut Copied::default())?;
     let dir = open()?;
     let mut copied = Copied::default();
     let made = std::fs::DirBuilder::new()
@@ -95,7 +105,7 @@ pub fn copy_small(src: &OwnedFd, dst: &Path) -> Result<Copied, NotCopied> {
         .create(dst)
         .map_err(io_err("creating", dst));
     let result = made.and_then(|()| {
-        copy_dir(&dir, Path::new(""), Some(dst), 0, &mut copied)?;
+        walk.copy_dir(&dir, Path::new(""), Some(dst), 0, &mut copied)?;
         let st =
             rustix::fs::fstat(&dir).map_err(|e| io_err("reading", Path::new("."))(e.into()))?;
         set_attributes(dst, &st, false)
@@ -109,81 +119,149 @@ pub fn copy_small(src: &OwnedFd, dst: &Path) -> Result<Copied, NotCopied> {
     }
 }
 
-/// Copy the entries of the directory open at `dir` (`rel` below the source) into `to`; with no
-/// `to`, only list and check them.
-fn copy_dir(
-    dir: &OwnedFd,
-    rel: &Path,
-    to: Option<&Path>,
-    depth: usize,
-    copied: &mut Copied,
-) -> Result<(), NotCopied> {
-    if depth >= MAX_DEPTH {
-        return Err(NotCopied::TooDeep);
+/// What every entry is checked against: the device of the directory (an entry on another is a
+/// filesystem mounted below it since joj checked, which the copy must not read).
+struct Walk {
+    dev: u64,
+}
+
+impl Walk {
+    /// Copy the entries of the directory open at `dir` (`rel` below the source) into `to`; with
+    /// no `to`, only list and check them.
+    fn copy_dir(
+        &self,
+        dir: &OwnedFd,
+        rel: &Path,
+        to: Option<&Path>,
+        depth: usize,
+        copied: &mut Copied,
+    ) -> Result<(), NotCopied> {
+        if depth >= MAX_DEPTH {
+            return Err(NotCopied::TooDeep);
+        }
+        let listed =
+            rustix::fs::Dir::read_from(dir).map_err(|e| io_err("listing", rel)(e.into()))?;
+        for entry in listed {
+            let entry = entry.map_err(|e| io_err("listing", rel)(e.into()))?;
+            let name = entry.file_name();
+            if name == c"." || name == c".." {
+                continue;
+            }
+            let name = std::ffi::OsStr::from_bytes(name.to_bytes());
+            let here = rel.join(name);
+            copied.entries += 1;
+            if copied.entries > MAX_ENTRIES {
+                return Err(NotCopied::TooLarge);
+            }
+            let st = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
+                .map_err(|e| io_err("reading", &here)(e.into()))?;
+            if st.st_dev != self.dev {
+                return Err(NotCopied::Mounted(here));
+            }
+            let target = to.map(|t| t.join(name));
+            match FileType::from_raw_mode(st.st_mode) {
+                FileType::Directory => {
+                    let sub = open_checked(dir, name, &st, &here, OFlags::DIRECTORY)?;
+                    no_xattrs(&sub, &here)?;
+                    if let Some(target) = &target {
+                        std::fs::DirBuilder::new()
+                            .mode(0o700)
+                            .create(target)
+                            .map_err(io_err("creating", target))?;
+                    }
+                    self.copy_dir(&sub, &here, target.as_deref(), depth + 1, copied)?;
+                    if let Some(target) = &target {
+                        set_attributes(target, &st, false)?;
+                    }
+                }
+                FileType::RegularFile => {
+                    if st.st_nlink > 1 {
+                        return Err(NotCopied::HardLinked(here));
+                    }
+                    let size = st.st_size as u64;
+                    copied.bytes += size;
+                    if copied.bytes > MAX_BYTES {
+                        return Err(NotCopied::TooLarge);
+                    }
+                    // O_NONBLOCK: a FIFO swapped in since the listing cannot make the open wait.
+                    let fd =
+                        open_checked(dir, name, &st, &here, OFlags::NONBLOCK | OFlags::NOCTTY)?;
+                    no_xattrs(&fd, &here)?;
+                    if let Some(target) = &target {
+                        copy_file(fd, &st, &here, target)?;
+                    }
+                }
+                FileType::Symlink => {
+                    if let Some(target) = &target {
+                        let link = rustix::fs::readlinkat(dir, name, Vec::new())
+                            .map_err(|e| io_err("reading the link", &here)(e.into()))?;
+                        let link = std::ffi::OsStr::from_bytes(link.to_bytes());
+                        std::os::unix::fs::symlink(link, target)
+                            .map_err(io_err("creating", target))?;
+                        set_attributes(target, &st, true)?;
+                    }
+                }
+                _ => return Err(NotCopied::Special(here)),
+            }
+        }
+        Ok(())
     }
-    let listed = rustix::fs::Dir::read_from(dir).map_err(|e| io_err("listing", rel)(e.into()))?;
-    for entry in listed {
-        let entry = entry.map_err(|e| io_err("listing", rel)(e.into()))?;
-        let name = entry.file_name();
-        if name == c"." || name == c".." {
+}
+
+/// The entry `name` of `dir`, listed as `st`, opened read-only without following a link (with
+/// `flags` besides), and checked to be that very file.
+fn open_checked(
+    dir: &OwnedFd,
+    name: &std::ffi::OsStr,
+    st: &rustix::fs::Stat,
+    here: &Path,
+    flags: OFlags,
+) -> Result<OwnedFd, NotCopied> {
+    let fd = rustix::fs::openat(
+        dir,
+        name,
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | flags,
+        Mode::empty(),
+    )
+    .map_err(|e| io_err("opening", here)(e.into()))?;
+    same_file(&fd, st, here)?;
+    Ok(fd)
+}
+
+/// Make the directory `rel` (relative, no `..`: `--dir`, checked by the caller) inside the copy
+/// `root`, following no symbolic link the copy holds: a `--dir` through one is refused (the
+/// overlay's upper directory has no links, so it makes a directory there instead).
+pub fn make_dir_beneath(root: &Path, rel: &Path) -> Result<(), NotCopied> {
+    let open = |at: &OwnedFd, name: &std::ffi::OsStr| {
+        rustix::fs::openat(
+            at,
+            name,
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+    };
+    let mut at = rustix::fs::open(
+        root,
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| io_err("opening", root)(e.into()))?;
+    for c in rel.components() {
+        let std::path::Component::Normal(name) = c else {
             continue;
-        }
-        let name = std::ffi::OsStr::from_bytes(name.to_bytes());
-        let here = rel.join(name);
-        let target = to.map(|t| t.join(name));
-        copied.entries += 1;
-        if copied.entries > MAX_ENTRIES {
-            return Err(NotCopied::TooLarge);
-        }
-        let st = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
-            .map_err(|e| io_err("reading", &here)(e.into()))?;
-        match FileType::from_raw_mode(st.st_mode) {
-            FileType::Directory => {
-                let sub = rustix::fs::openat(
-                    dir,
-                    name,
-                    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                    Mode::empty(),
-                )
-                .map_err(|e| io_err("opening", &here)(e.into()))?;
-                same_file(&sub, &st, &here)?;
-                no_xattrs(dir, name, &here)?;
-                if let Some(target) = &target {
-                    std::fs::DirBuilder::new()
-                        .mode(0o700)
-                        .create(target)
-                        .map_err(io_err("creating", target))?;
-                }
-                copy_dir(&sub, &here, target.as_deref(), depth + 1, copied)?;
-                if let Some(target) = &target {
-                    set_attributes(target, &st, false)?;
-                }
+        };
+        at = match open(&at, name) {
+            Ok(fd) => fd,
+            Err(rustix::io::Errno::NOENT) => {
+                rustix::fs::mkdirat(&at, name, Mode::from_raw_mode(0o755))
+                    .map_err(|e| io_err("creating", rel)(e.into()))?;
+                open(&at, name).map_err(|e| io_err("opening", rel)(e.into()))?
             }
-            FileType::RegularFile => {
-                if st.st_nlink > 1 {
-                    return Err(NotCopied::HardLinked(here));
-                }
-                let size = st.st_size as u64;
-                copied.bytes += size;
-                if copied.bytes > MAX_BYTES {
-                    return Err(NotCopied::TooLarge);
-                }
-                no_xattrs(dir, name, &here)?;
-                if let Some(target) = &target {
-                    copy_file(dir, name, &st, &here, target)?;
-                }
+            Err(rustix::io::Errno::LOOP | rustix::io::Errno::NOTDIR) => {
+                return Err(NotCopied::DirThroughLink(rel.to_path_buf()));
             }
-            FileType::Symlink => {
-                if let Some(target) = &target {
-                    let link = rustix::fs::readlinkat(dir, name, Vec::new())
-                        .map_err(|e| io_err("reading the link", &here)(e.into()))?;
-                    let link = std::ffi::OsStr::from_bytes(link.to_bytes());
-                    std::os::unix::fs::symlink(link, target).map_err(io_err("creating", target))?;
-                    set_attributes(target, &st, true)?;
-                }
-            }
-            _ => return Err(NotCopied::Special(here)),
-        }
+            Err(e) => return Err(io_err("opening", rel)(e.into())),
+        };
     }
     Ok(())
 }
@@ -197,15 +275,13 @@ fn same_file(fd: &OwnedFd, st: &rustix::fs::Stat, here: &Path) -> Result<(), Not
     Ok(())
 }
 
-/// Refuse an entry with an extended attribute a copy would lose (an SELinux label is made anew
-/// by the filesystem the copy is on).
-fn no_xattrs(dir: &OwnedFd, name: &std::ffi::OsStr, here: &Path) -> Result<(), NotCopied> {
-    use std::os::fd::AsRawFd;
-    let mut path = format!("/proc/self/fd/{}/", dir.as_fd().as_raw_fd()).into_bytes();
-    path.extend_from_slice(name.as_bytes());
-    let path = std::ffi::OsStr::from_bytes(&path);
+/// Refuse a file or directory, open at `fd`, with an extended attribute a copy would lose (an
+/// ACL, a file capability; an SELinux label is made anew by the filesystem the copy is on).
+/// Read on the descriptor checked to be the listed file. (A symbolic link can carry none a
+/// program sees: `user.` attributes are refused on links.)
+fn no_xattrs(fd: &OwnedFd, here: &Path) -> Result<(), NotCopied> {
     let mut names = vec![0u8; 64 << 10];
-    let n = match rustix::fs::llistxattr(path, &mut names) {
+    let n = match rustix::fs::flistxattr(fd, &mut names) {
         Ok(n) => n,
         // No room for the names: a great many attributes, certainly not only a label.
         Err(rustix::io::Errno::RANGE) => return Err(NotCopied::Xattrs(here.to_path_buf())),
@@ -221,23 +297,13 @@ fn no_xattrs(dir: &OwnedFd, name: &std::ffi::OsStr, here: &Path) -> Result<(), N
     Ok(())
 }
 
-/// Copy the regular file `name` of `dir`, as listed in `st`, to `target`.
+/// Copy the regular file open at `fd`, listed as `st`, to `target`.
 fn copy_file(
-    dir: &OwnedFd,
-    name: &std::ffi::OsStr,
+    fd: OwnedFd,
     st: &rustix::fs::Stat,
     here: &Path,
     target: &Path,
 ) -> Result<(), NotCopied> {
-    // O_NONBLOCK: a FIFO swapped in since the listing cannot make the open wait.
-    let fd = rustix::fs::openat(
-        dir,
-        name,
-        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-    .map_err(|e| io_err("opening", here)(e.into()))?;
-    same_file(&fd, st, here)?;
     let size = st.st_size as u64;
     let mut out = std::fs::OpenOptions::new()
         .write(true)
@@ -256,8 +322,8 @@ fn copy_file(
 }
 
 /// Give `path` the owner, mode (not of a link) and modification time of `st`; its access time
-/// is now, so that reading it does not update it (relatime) and write to the traced
-/// filesystem where the command's own directory would not have been.
+/// is a second from now, so that reading it does not update it (relatime) and write to the
+/// traced filesystem where the command's own directory would not have been.
 fn set_attributes(path: &Path, st: &rustix::fs::Stat, link: bool) -> Result<(), NotCopied> {
     let no_follow = if link {
         AtFlags::SYMLINK_NOFOLLOW
@@ -278,10 +344,17 @@ fn set_attributes(path: &Path, st: &rustix::fs::Stat, link: bool) -> Result<(), 
         rustix::fs::chmod(path, Mode::from_raw_mode(st.st_mode & 0o7777))
             .map_err(fail("setting the mode of"))?;
     }
+    // A second from now: after the change time this call sets. Under relatime a read updates
+    // an access time not later than the modification or change time — an inode write on the
+    // traced filesystem in the window, where the command's own directory would have none.
+    let soon = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        + std::time::Duration::from_secs(1);
     let times = Timestamps {
         last_access: Timespec {
-            tv_sec: 0,
-            tv_nsec: UTIME_NOW,
+            tv_sec: soon.as_secs() as _,
+            tv_nsec: soon.subsec_nanos() as _,
         },
         last_modification: Timespec {
             tv_sec: st.st_mtime,
@@ -377,5 +450,57 @@ mod tests {
         let e = copy_small(&open(src.path()), &dst).unwrap_err();
         assert!(matches!(e, NotCopied::TooLarge), "{e}");
         assert!(!dst.exists());
+    }
+
+    #[test]
+    fn too_many_entries_too_deep_an_attribute_or_a_dir_through_a_link_are_refused() {
+        let dst_parent = tempfile::tempdir().unwrap();
+        let dst = dst_parent.path().join("copy");
+        let src = tempfile::tempdir().unwrap();
+        for i in 0..=MAX_ENTRIES {
+            std::fs::write(src.path().join(i.to_string()), b"").unwrap();
+        }
+        let e = copy_small(&open(src.path()), &dst).unwrap_err();
+        assert!(matches!(e, NotCopied::TooLarge), "{e}");
+        assert!(!dst.exists(), "refused before anything is written");
+
+        let src = tempfile::tempdir().unwrap();
+        let mut deep = src.path().to_path_buf();
+        for _ in 0..=MAX_DEPTH {
+            deep.push("d");
+        }
+        std::fs::create_dir_all(&deep).unwrap();
+        let e = copy_small(&open(src.path()), &dst).unwrap_err();
+        assert!(matches!(e, NotCopied::TooDeep), "{e}");
+
+        let src = tempfile::tempdir().unwrap();
+        std::fs::write(src.path().join("f"), b"x").unwrap();
+        match rustix::fs::setxattr(
+            src.path().join("f"),
+            "user.joj",
+            b"1",
+            rustix::fs::XattrFlags::empty(),
+        ) {
+            Ok(()) => {
+                let e = copy_small(&open(src.path()), &dst).unwrap_err();
+                assert!(
+                    matches!(&e, NotCopied::Xattrs(p) if p == Path::new("f")),
+                    "{e}"
+                );
+            }
+            // A filesystem without user attributes cannot hold the case.
+            Err(rustix::io::Errno::NOTSUP) => {}
+            Err(e) => panic!("setxattr: {e}"),
+        }
+
+        let src = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), src.path().join("sub")).unwrap();
+        copy_small(&open(src.path()), &dst).unwrap();
+        let e = make_dir_beneath(&dst, Path::new("sub/new")).unwrap_err();
+        assert!(matches!(e, NotCopied::DirThroughLink(_)), "{e}");
+        assert!(!outside.path().join("new").exists());
+        make_dir_beneath(&dst, Path::new("a/b")).unwrap();
+        assert!(dst.join("a/b").is_dir());
     }
 }

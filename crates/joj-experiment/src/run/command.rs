@@ -449,7 +449,19 @@ fn start_dir_view(
     let view = if opts.overlay {
         Err("--overlay".to_string())
     } else {
-        joj_linux::start_copy::copy_small(&lower_dir, &copy).map_err(|e| e.to_string())
+        use joj_linux::start_copy::{copy_small, make_dir_beneath};
+        copy_small(&lower_dir, &copy)
+            .and_then(|c| {
+                // The --dir made in the copy follows none of its links; through one, the
+                // overlay (whose upper directory has none).
+                if let Some(d) = &opts.dir {
+                    make_dir_beneath(&copy, d).inspect_err(|_| {
+                        let _ = std::fs::remove_dir_all(&copy);
+                    })?;
+                }
+                Ok(c)
+            })
+            .map_err(|e| e.to_string())
     };
     let upper = if view.is_ok() {
         // Written before the window: none of it is the command's.
@@ -457,17 +469,16 @@ fn start_dir_view(
         copy
     } else {
         mkdir(&work)?;
-        place.dir.join("upper")
-    };
-    // A --dir the command runs in is made in the upper layer (or the copy), so it is there
-    // from the start.
-    mkdir(&command_dir(&upper, opts.dir.as_deref())?)?;
-    if view.is_err() {
+        let upper = place.dir.join("upper");
+        // A --dir the command runs in is made in the upper layer, so it is there in the
+        // overlay from the start.
+        mkdir(&command_dir(&upper, opts.dir.as_deref())?)?;
         joj_linux::Overlay::upper_like_lower(&upper, &lower_dir).map_err(io(format!(
             "giving {} the starting directory's owner and mode",
             upper.display()
         )))?;
-    }
+        upper
+    };
     let scope = joj_linux::TracedDir {
         command_root: start.to_path_buf(),
         joj_root: upper.clone(),
