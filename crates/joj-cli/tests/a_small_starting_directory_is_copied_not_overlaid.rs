@@ -9,10 +9,10 @@ mod common;
 
 use std::path::Path;
 
-/// Reads a file, appends to it, writes a new one, and says where it ran and where a link
-/// leads.
-const SCRIPT: &str =
-    "read l < data.txt && echo \"$l\" > out.txt && echo more >> data.txt && pwd && readlink away";
+/// Reads a file, appends to it, writes a new one, and says where it ran, where a link leads
+/// and the options of the mount it runs on.
+const SCRIPT: &str = "read l < data.txt && echo \"$l\" > out.txt && echo more >> data.txt && pwd \
+     && readlink away && findmnt -n -o OPTIONS -T .";
 
 fn trace(project: &Path, extra: &[&str]) -> (serde_json::Value, String) {
     let out = tempfile::tempdir().unwrap();
@@ -54,6 +54,15 @@ fn same_for_the_command(project: &Path, doc: &serde_json::Value, stderr: &str) {
     );
     assert!(!project.join("out.txt").exists());
     assert_eq!(doc["command"]["outside_writes_total"], 0);
+    // The copy's mount, as the overlay, opens no device node and runs nothing set-user-ID.
+    let options = stderr
+        .lines()
+        .find(|l| l.contains("relatime") || l.starts_with("rw,"))
+        .unwrap_or_else(|| panic!("no mount options in {stderr}"));
+    assert!(
+        options.split(',').any(|o| o == "nodev") && options.split(',').any(|o| o == "nosuid"),
+        "{options}"
+    );
 }
 
 #[test]
