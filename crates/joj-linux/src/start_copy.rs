@@ -280,13 +280,26 @@ fn same_file(fd: &OwnedFd, st: &rustix::fs::Stat, here: &Path) -> Result<(), Not
 /// Read on the descriptor checked to be the listed file. (A symbolic link can carry none a
 /// program sees: `user.` attributes are refused on links.)
 fn no_xattrs(fd: &OwnedFd, here: &Path) -> Result<(), NotCopied> {
-    let mut names = vec![0u8; 64 << 10];
+    let failed = |e: rustix::io::Errno| io_err("reading the attributes of", here)(e.into());
+    // The names' length first: most files have none, and need no buffer.
+    let len = match rustix::fs::flistxattr_query(fd) {
+        Ok(n) => n,
+        Err(rustix::io::Errno::NOTSUP) => 0,
+        Err(e) => return Err(failed(e)),
+    };
+    if len == 0 {
+        return Ok(());
+    }
+    // An SELinux label alone is 17 bytes; more than a page of names is certainly more.
+    if len > 4096 {
+        return Err(NotCopied::Xattrs(here.to_path_buf()));
+    }
+    let mut names = vec![0u8; len];
     let n = match rustix::fs::flistxattr(fd, &mut names) {
         Ok(n) => n,
-        // No room for the names: a great many attributes, certainly not only a label.
+        // Grown since the length was read: not only a label.
         Err(rustix::io::Errno::RANGE) => return Err(NotCopied::Xattrs(here.to_path_buf())),
-        Err(rustix::io::Errno::NOTSUP) => 0,
-        Err(e) => return Err(io_err("reading the attributes of", here)(e.into())),
+        Err(e) => return Err(failed(e)),
     };
     let other = names[..n]
         .split(|b| *b == 0)

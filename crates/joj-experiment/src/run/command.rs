@@ -463,9 +463,9 @@ fn start_dir_view(
             })
             .map_err(|e| e.to_string())
     };
+    // The copy is written out by the window's own `syncfs` before the tracer starts
+    // (`traced_in`): none of it is the command's.
     let upper = if view.is_ok() {
-        // Written before the window: none of it is the command's.
-        syncfs(&place.dir)?;
         copy
     } else {
         mkdir(&work)?;
