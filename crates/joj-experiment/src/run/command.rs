@@ -256,6 +256,13 @@ impl joj_linux::Observer for Watcher {
         self.count_sync(kind, &f.path, start_ns, end_ns);
     }
 
+    fn synced_mapped(&mut self, kind: SyncKind, f: &TouchedFile, start_ns: u64, end_ns: u64) {
+        // Whether it is a database was asked at the sync that mapped it, moments ago.
+        if device_quietly(&f.file) == Some(self.st_dev) {
+            self.count_sync(kind, &f.path, start_ns, end_ns);
+        }
+    }
+
     fn synced_directory(&mut self, kind: SyncKind, path: &Path, start_ns: u64, end_ns: u64) {
         *self.dir_syncs_of.entry(path.to_path_buf()).or_default() += 1;
         self.synced(kind, None, start_ns, end_ns);

@@ -51,6 +51,8 @@ use paths::normalized;
 mod sync_kind;
 pub use sync_kind::SyncKind;
 mod filter;
+#[cfg(test)]
+mod mapped_tests;
 mod notify;
 mod spawn;
 mod uring;
@@ -119,6 +121,12 @@ pub trait Observer: Send {
     /// A sync-type call ran from `start_ns` to `end_ns`; `file` is `None` for `sync` /
     /// `syncfs` and directories. Only files in the traced directory are told.
     fn synced(&mut self, kind: SyncKind, file: Option<&TouchedFile>, start_ns: u64, end_ns: u64);
+    /// A sync of `file` whose map was taken for an earlier sync of the same path, in the same
+    /// batch of events (read at the same moment, so mapping it again would show the same):
+    /// counted, not mapped again.
+    fn synced_mapped(&mut self, kind: SyncKind, file: &TouchedFile, start_ns: u64, end_ns: u64) {
+        self.synced(kind, Some(file), start_ns, end_ns);
+    }
     /// A sync of `path` (in the traced directory) that joj could no longer open when it read
     /// the event (deleted or renamed since): counted, not mapped.
     fn synced_gone(&mut self, kind: SyncKind, path: &Path, start_ns: u64, end_ns: u64) {
@@ -323,6 +331,22 @@ struct Shared<'o> {
     model: FdModel,
     stops: u64,
     handling_ns: u64,
+    /// The files mapped for a sync in the batch of events being applied (`None`: gone when
+    /// joj opened it). A later sync of the same path in the batch was made before joj read
+    /// either, so the one map read now serves it too: opening and mapping the file at every
+    /// sync made each sync of the command slower, by joj's work beside it. Emptied after
+    /// each batch, so that joj holds no file of the command open between batches.
+    mapped: HashMap<PathBuf, Option<TouchedFile>>,
+}
+
+impl Shared<'_> {
+    /// Apply one batch of events, in order.
+    fn apply(&mut self, scope: &TracedDir, batch: &[SysEvent]) {
+        for e in batch {
+            seen(self, scope, e);
+        }
+        self.mapped.clear();
+    }
 }
 
 /// The environment variable and value that keep the BPF observer of opens out.
@@ -351,6 +375,7 @@ pub fn supervise(
         model,
         stops: 0,
         handling_ns: 0,
+        mapped: HashMap::new(),
     });
     let done = AtomicBool::new(false);
     let scope = &spec.scope;
@@ -415,9 +440,7 @@ fn read_the_rest(
     tracer.stop(&mut rest)?;
     opens.read_for(shared_model_waiting(shared), &rest, shared, scope);
     let mut sh = lock(shared);
-    for e in &rest {
-        seen(&mut sh, scope, e);
-    }
+    sh.apply(scope, &rest);
     if let Some(o) = opens.observer.as_ref() {
         sup.opens_by_bpf = Some(opens.read);
         sup.opens_unseen = sh.model.unseen_opens;
@@ -619,10 +642,8 @@ fn follow_events(
         reads += 1;
         opens.read_for(shared_model_waiting(shared), &batch, shared, scope);
         if !batch.is_empty() {
-            let mut sh = lock(shared);
-            for e in batch.drain(..) {
-                seen(&mut sh, scope, &e);
-            }
+            lock(shared).apply(scope, &batch);
+            batch.clear();
         }
         if last {
             return Ok(reads);
@@ -888,16 +909,24 @@ fn synced_file(
     if !scope.contains(&file.path) {
         return;
     }
-    match open_in_scope(scope, &file.path) {
-        Some(f) => {
-            let t = TouchedFile {
-                path: file.path.clone(),
-                file: f,
-            };
-            sh.observer.synced(kind, Some(&t), start_ns, end_ns);
-        }
-        None => sh.observer.synced_gone(kind, &file.path, start_ns, end_ns),
+    let Shared {
+        observer, mapped, ..
+    } = sh;
+    if let Some(before) = mapped.get(&file.path) {
+        return match before {
+            Some(t) => observer.synced_mapped(kind, t, start_ns, end_ns),
+            None => observer.synced_gone(kind, &file.path, start_ns, end_ns),
+        };
     }
+    let t = open_in_scope(scope, &file.path).map(|f| TouchedFile {
+        path: file.path.clone(),
+        file: f,
+    });
+    match &t {
+        Some(t) => observer.synced(kind, Some(t), start_ns, end_ns),
+        None => observer.synced_gone(kind, &file.path, start_ns, end_ns),
+    }
+    mapped.insert(file.path.clone(), t);
 }
 
 /// A sync on a descriptor the command did not open while joj watched (inherited, received over
