@@ -25,7 +25,7 @@ pub struct FreedBlocks {
 }
 
 /// How long extents no unlink claimed are kept: an unlink's record comes after the extents it
-/// freed, read in the same or the next reads of the ring (at most 20 ms apart).
+/// freed, read in the same or the next reads of the ring (at most 100 ms apart).
 pub(crate) const KEPT_NS: u64 = 1_000_000_000;
 
 /// Blocks ext4 freed of one extent.

@@ -211,7 +211,7 @@ pub struct Supervision {
     pub events: u64,
     /// Times joj's events thread woke to read them while the command ran (each a wake-up on
     /// the command's CPUs; it reads when a CPU's buffer is a quarter full, at least every
-    /// 20 ms), and once more at the end.
+    /// 100 ms), and once more at the end.
     pub event_reads: u64,
     /// The command's own run time, in nanoseconds: from its exec to its first process's exit
     /// (joj's setting up and removing of the trace before and after are not in it).
@@ -610,8 +610,11 @@ fn socket_pair() -> std::io::Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)
 /// (in DELETE mode often a newer journal than the one synced) — and before every unlink,
 /// rename and truncate, at their stops; the classifier does not need the first sooner, since
 /// a file that let go of a sector is never given a later write to it that another file's map
-/// claims (`joj_trace::classify`'s released snapshots).
-const READ_AT_LEAST_EVERY: std::time::Duration = std::time::Duration::from_millis(20);
+/// claims (`joj_trace::classify`'s released snapshots). Each read is work beside the command
+/// (a wake-up, the pages, a map of each file synced since the last read): reading every 100 ms
+/// instead of every 20 took 5–9 points off a traced DELETE run's overhead here (measured
+/// 2026-11-29, docs/measurement.md), with the same figures.
+const READ_AT_LEAST_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// The shortest time between two reads: on kernels whose `poll` ignores the buffer's watermark
 /// (before Linux 6.1), it reports a buffer readable at every event.
