@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# What `joj trace` costs a program (issue 34, point 7; docs/measurement.md, "Per-call costs").
+#
+#   trace_overhead.sh PROGRAM ROUNDS VARIANT...
+#
+# PROGRAM: `app MODE` (trace_overhead/app.py: 1,000 single-row commits in journal mode MODE,
+# timed per commit) or `micro` (trace_overhead/micro.py: nanoseconds per call of single system
+# calls). ROUNDS: 1–100. Each round runs every
+# VARIANT once, in order, alternating:
+#   base       the program untraced, on a fresh ext4 over a loop device on a file in /dev/shm,
+#              made as joj makes its scratch ext4
+#   blk        the same with the block events joj records (block_rq_issue, block_rq_complete,
+#              block_bio_queue, filtered to the device) in a tracefs instance of its own
+#   NAME=JOJ   `JOJ trace -- python3 PROGRAM` (any joj binary, e.g. two builds to compare;
+#              NAME: a-z, 0-9, _ and -, at most 32)
+# AWAKE=1 holds the CPUs out of their idle states for the whole run (/dev/cpu_dma_latency 0):
+# on this VM a halted CPU's wake-up is most of a sync's latency, and moves between runs.
+# Prints the medians of every figure the program reports, and the ratio to `base`; the runs stay
+# in the work directory it names. Root; everything else it makes it removes, also when a run
+# fails. Arguments are checked before it makes anything.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)/trace_overhead
+refuse() { echo "trace_overhead: $1" >&2; exit 2; }
+[ $# -ge 3 ] || refuse "usage: trace_overhead.sh app MODE|micro ROUNDS VARIANT..."
+prog=$1; shift
+args=()
+case $prog in
+  app)
+    [[ "$1" =~ ^(delete|truncate|persist|wal|off|memory)$ ]] \
+      || refuse "MODE is one of delete, truncate, persist, wal, off, memory, not '$1'"
+    args=("$1"); shift;;
+  micro) ;;
+  *) refuse "PROGRAM is app or micro, not '$prog'";;
+esac
+[ $# -ge 2 ] || refuse "give ROUNDS and at least one VARIANT"
+rounds=$1; shift
+[[ "$rounds" =~ ^[0-9]+$ ]] && [ "$rounds" -ge 1 ] && [ "$rounds" -le 100 ] \
+  || refuse "ROUNDS is 1–100, not '$rounds'"
+variants=("$@")
+declare -A named=()
+for i in "${!variants[@]}"; do
+  v=${variants[$i]}
+  name=${v%%=*}
+  if [[ $v == *=* ]]; then
+    [[ "$name" =~ ^[a-z0-9_-]{1,32}$ ]] || refuse "a variant's NAME is a-z, 0-9, _ and -, at most 32: '$name'"
+    [ -f "${v#*=}" ] && [ -x "${v#*=}" ] || refuse "$name: '${v#*=}' is not an executable file"
+    variants[$i]="$name=$(realpath "${v#*=}")"
+  else
+    [[ "$v" =~ ^(base|blk)$ ]] || refuse "unknown variant '$v' (base, blk or NAME=JOJ)"
+  fi
+  [ -z "${named[$name]:-}" ] || refuse "the variant '$name' is named twice"
+  named[$name]=1
+done
+[ "$(id -u)" = 0 ] || refuse "runs as root (loop devices, mounts, tracefs)"
+py=/usr/bin/python3
+work=$(mktemp -d /tmp/joj-overhead.XXXXXX)
+out=$work/runs.jsonl; img=/dev/shm/joj-overhead-$$.img; mnt=$work/mnt; mkdir -p "$mnt"
+inst=/sys/kernel/tracing/instances/joj-overhead-$$
+events=(block_rq_issue block_rq_complete block_bio_queue)
+awake=""; loop=""
+cleanup() {
+  [ -n "$awake" ] && kill "$awake" 2>/dev/null
+  if [ -d "$inst" ]; then
+    for ev in "${events[@]}"; do echo 0 > "$inst/events/block/$ev/enable"; done
+    rmdir "$inst"
+  fi
+  mountpoint -q "$mnt" && umount "$mnt"
+  [ -n "$loop" ] && losetup -d "$loop" 2>/dev/null
+  rm -f "$img"
+  rmdir "$mnt" 2>/dev/null || true
+}
+trap cleanup EXIT
+if [ "${AWAKE:-0}" = 1 ]; then
+  $py -c 'import os, struct, signal; fd = os.open("/dev/cpu_dma_latency", os.O_WRONLY); os.write(fd, struct.pack("i", 0)); signal.pause()' &
+  awake=$!
+  sleep 0.3
+fi
+one() {
+  local v=$1 res=$work/one.json el
+  rm -f "$res"
+  if [[ $v == *=* ]]; then
+    local joj=${v#*=} d
+    d=$(mktemp -d)
+    cp "$here/$prog.py" "$d/"
+    (cd "$d" && "$joj" trace --json --out "$d/out" -- $py "$d/$prog.py" "${args[@]}" "$res" > "$d/j.json")
+    el=$($py -c "import json; print(int(json.load(open('$d/j.json'))['elapsed_s'] * 1000))")
+    rm -rf "$d"
+  else
+    truncate -s 1G "$img"
+    mkfs.ext4 -q -F -b 4096 -E lazy_itable_init=0,lazy_journal_init=0,nodiscard "$img"
+    loop=$(losetup -f --show "$img"); mount "$loop" "$mnt"; cp "$here/$prog.py" "$mnt/"
+    if [ "$v" = blk ]; then
+      local maj min
+      mkdir "$inst"; read -r maj min < <(stat -c '%t %T' "$loop")
+      echo 8192 > "$inst/buffer_size_kb"; echo mono > "$inst/trace_clock"
+      for e in "${events[@]}"; do
+        echo "dev == $(( (16#$maj << 20) | 16#$min ))" > "$inst/events/block/$e/filter"
+        echo 1 > "$inst/events/block/$e/enable"
+      done
+    fi
+    local s e; s=$(date +%s%N)
+    (cd "$mnt" && $py "$prog.py" "${args[@]}" "$res")
+    e=$(date +%s%N); el=$(( (e - s) / 1000000 ))
+    if [ -d "$inst" ]; then
+      for ev in "${events[@]}"; do echo 0 > "$inst/events/block/$ev/enable"; done
+      rmdir "$inst"
+    fi
+    umount "$mnt"; losetup -d "$loop"; loop=""; rm -f "$img"
+  fi
+  $py -c "import json; j = json.loads(open('$res').read().splitlines()[-1]); j['variant'] = '${v%%=*}'; j['el_ms'] = $el; print(json.dumps(j))" >> "$out"
+  echo "${v%%=*} $el ms"
+}
+for _ in $(seq "$rounds"); do for v in "${variants[@]}"; do one "$v"; done; done
+$py - "$out" <<'PY'
+import collections, json, statistics, sys
+by = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    r = json.loads(line); by[r.pop('variant')].append(r)
+keys = list(next(iter(by.values()))[0])
+base = {k: statistics.median(r[k] for r in by['base']) for k in keys} if 'base' in by else None
+print('variant runs ' + ' '.join(keys))
+for v, rs in by.items():
+    cells = []
+    for k in keys:
+        m = statistics.median(r[k] for r in rs)
+        rel = f' ({(m / base[k] - 1) * 100:+.0f} %)' if base and base[k] else ''
+        cells.append(f'{m:.0f}{rel}')
+    print(v, len(rs), ' '.join(cells))
+PY
+echo "runs: $out"
