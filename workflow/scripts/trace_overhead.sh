@@ -43,6 +43,7 @@ for i in "${!variants[@]}"; do
   name=${v%%=*}
   if [[ $v == *=* ]]; then
     [[ "$name" =~ ^[a-z0-9_-]{1,32}$ ]] || refuse "a variant's NAME is a-z, 0-9, _ and -, at most 32: '$name'"
+    [[ "$name" =~ ^(base|blk)$ ]] && refuse "'$name' names an untraced variant, not a joj"
     [ -f "${v#*=}" ] && [ -x "${v#*=}" ] || refuse "$name: '${v#*=}' is not an executable file"
     variants[$i]="$name=$(realpath "${v#*=}")"
   else
@@ -54,12 +55,18 @@ done
 [ "$(id -u)" = 0 ] || refuse "runs as root (loop devices, mounts, tracefs)"
 py=/usr/bin/python3
 work=$(mktemp -d /tmp/joj-overhead.XXXXXX)
-out=$work/runs.jsonl; img=/dev/shm/joj-overhead-$$.img; mnt=$work/mnt; mkdir -p "$mnt"
+img=$(mktemp /dev/shm/joj-overhead.XXXXXX)
+out=$work/runs.jsonl; mnt=$work/mnt; mkdir -p "$mnt"
 inst=/sys/kernel/tracing/instances/joj-overhead-$$
 events=(block_rq_issue block_rq_complete block_bio_queue)
-awake=""; loop=""
+awake=""; loop=""; rundir=""
+# Everything is tried, whatever fails (set -e is off here): a program still in the mount when
+# a signal came is killed first, so the mount can go.
 cleanup() {
+  set +e
   [ -n "$awake" ] && kill "$awake" 2>/dev/null
+  # -M: only when it is a mount point (else -m means the filesystem holding it: /tmp's).
+  mountpoint -q "$mnt" && fuser -k -M -m "$mnt" > /dev/null 2>&1
   if [ -d "$inst" ]; then
     for ev in "${events[@]}"; do echo 0 > "$inst/events/block/$ev/enable"; done
     rmdir "$inst"
@@ -67,26 +74,31 @@ cleanup() {
   mountpoint -q "$mnt" && umount "$mnt"
   [ -n "$loop" ] && losetup -d "$loop" 2>/dev/null
   rm -f "$img"
-  rmdir "$mnt" 2>/dev/null || true
+  [ -n "$rundir" ] && rm -rf "$rundir"
+  rmdir "$mnt" 2>/dev/null
+  return 0
 }
 trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 if [ "${AWAKE:-0}" = 1 ]; then
   $py -c 'import os, struct, signal; fd = os.open("/dev/cpu_dma_latency", os.O_WRONLY); os.write(fd, struct.pack("i", 0)); signal.pause()' &
   awake=$!
   sleep 0.3
+  kill -0 "$awake" 2>/dev/null || refuse "AWAKE=1: could not hold /dev/cpu_dma_latency at 0"
 fi
 one() {
   local v=$1 res=$work/one.json el
   rm -f "$res"
   if [[ $v == *=* ]]; then
-    local joj=${v#*=} d
-    d=$(mktemp -d)
-    cp "$here/$prog.py" "$d/"
-    (cd "$d" && "$joj" trace --json --out "$d/out" -- $py "$d/$prog.py" "${args[@]}" "$res" > "$d/j.json")
-    el=$($py -c "import json; print(int(json.load(open('$d/j.json'))['elapsed_s'] * 1000))")
-    rm -rf "$d"
+    local joj=${v#*=}
+    rundir=$(mktemp -d /tmp/joj-overhead-run.XXXXXX)
+    cp "$here/$prog.py" "$rundir/"
+    (cd "$rundir" && "$joj" trace --json --out "$rundir/out" -- $py "$rundir/$prog.py" "${args[@]}" "$res" > "$rundir/j.json")
+    el=$($py -c "import json; print(int(json.load(open('$rundir/j.json'))['elapsed_s'] * 1000))")
+    rm -rf "$rundir"; rundir=""
   else
-    truncate -s 1G "$img"
+    truncate -s 1G "$img"  # made by mktemp above, after the arguments were checked
     mkfs.ext4 -q -F -b 4096 -E lazy_itable_init=0,lazy_journal_init=0,nodiscard "$img"
     loop=$(losetup -f --show "$img"); mount "$loop" "$mnt"; cp "$here/$prog.py" "$mnt/"
     if [ "$v" = blk ]; then
@@ -105,7 +117,7 @@ one() {
       for ev in "${events[@]}"; do echo 0 > "$inst/events/block/$ev/enable"; done
       rmdir "$inst"
     fi
-    umount "$mnt"; losetup -d "$loop"; loop=""; rm -f "$img"
+    umount "$mnt"; losetup -d "$loop"; loop=""; : > "$img"
   fi
   $py -c "import json; j = json.loads(open('$res').read().splitlines()[-1]); j['variant'] = '${v%%=*}'; j['el_ms'] = $el; print(json.dumps(j))" >> "$out"
   echo "${v%%=*} $el ms"

@@ -49,6 +49,10 @@ fn the_trace_overhead_script_refuses_bad_arguments_before_it_makes_anything() {
         ),
         (vec!["micro", "1", "Now=/bin/true"], "NAME is a-z"),
         (
+            vec!["micro", "1", "base=/bin/true"],
+            "names an untraced variant",
+        ),
+        (
             vec!["micro", "1", not_exec.as_str()],
             "not an executable file",
         ),

@@ -256,10 +256,10 @@ impl joj_linux::Observer for Watcher {
         self.count_sync(kind, &f.path, start_ns, end_ns);
     }
 
-    fn synced_mapped(&mut self, kind: SyncKind, f: &TouchedFile, start_ns: u64, end_ns: u64) {
+    fn synced_mapped(&mut self, kind: SyncKind, path: &Path, dev: u64, start_ns: u64, end_ns: u64) {
         // Whether it is a database was asked at the sync that mapped it, moments ago.
-        if device_quietly(&f.file) == Some(self.st_dev) {
-            self.count_sync(kind, &f.path, start_ns, end_ns);
+        if dev == self.st_dev {
+            self.count_sync(kind, path, start_ns, end_ns);
         }
     }
 

@@ -121,11 +121,11 @@ pub trait Observer: Send {
     /// A sync-type call ran from `start_ns` to `end_ns`; `file` is `None` for `sync` /
     /// `syncfs` and directories. Only files in the traced directory are told.
     fn synced(&mut self, kind: SyncKind, file: Option<&TouchedFile>, start_ns: u64, end_ns: u64);
-    /// A sync of `file` whose map was taken for an earlier sync of the same path, in the same
-    /// batch of events (read at the same moment, so mapping it again would show the same):
-    /// counted, not mapped again.
-    fn synced_mapped(&mut self, kind: SyncKind, file: &TouchedFile, start_ns: u64, end_ns: u64) {
-        self.synced(kind, Some(file), start_ns, end_ns);
+    /// A sync of `path` whose map was taken for an earlier sync of the same path, in the same
+    /// batch of events (read at the same moment, so mapping it again would show the same), on
+    /// device `dev` then: counted, not mapped again.
+    fn synced_mapped(&mut self, kind: SyncKind, path: &Path, dev: u64, start_ns: u64, end_ns: u64) {
+        let _ = (kind, path, dev, start_ns, end_ns);
     }
     /// A sync of `path` (in the traced directory) that joj could no longer open when it read
     /// the event (deleted or renamed since): counted, not mapped.
@@ -331,22 +331,30 @@ struct Shared<'o> {
     model: FdModel,
     stops: u64,
     handling_ns: u64,
-    /// The files mapped for a sync in the batch of events being applied (`None`: gone when
-    /// joj opened it). A later sync of the same path in the batch was made before joj read
-    /// either, so the one map read now serves it too: opening and mapping the file at every
-    /// sync made each sync of the command slower, by joj's work beside it. Emptied after
-    /// each batch, so that joj holds no file of the command open between batches.
-    mapped: HashMap<PathBuf, Option<TouchedFile>>,
+    /// The files mapped for a sync in the batch of events being applied, with the device
+    /// each was on (`None`: gone when joj opened it). A later sync of the same path in the
+    /// batch was made before joj read either, so the one map read now serves it too: opening
+    /// and mapping the file at every sync made each sync of the command slower, by joj's work
+    /// beside it. Only the device is kept, not the file: joj holds no descriptor of the
+    /// command's files beyond one map (a batch may sync thousands of files). Emptied after
+    /// each batch.
+    mapped: HashMap<PathBuf, Option<u64>>,
 }
 
-impl Shared<'_> {
-    /// Apply one batch of events, in order.
-    fn apply(&mut self, scope: &TracedDir, batch: &[SysEvent]) {
-        for e in batch {
-            seen(self, scope, e);
+/// How many events are applied under one taking of the lock: a stop (a rename, a truncate, an
+/// unlink off ext4) waits for the lock, and so for at most this many events, not a batch of
+/// up to 100 ms.
+const EVENTS_PER_LOCK: usize = 256;
+
+/// Apply one batch of events, in order, taking the lock [`EVENTS_PER_LOCK`] events at a time.
+fn apply_batch(shared: &Mutex<Shared<'_>>, scope: &TracedDir, batch: &[SysEvent]) {
+    for chunk in batch.chunks(EVENTS_PER_LOCK) {
+        let mut sh = lock(shared);
+        for e in chunk {
+            seen(&mut sh, scope, e);
         }
-        self.mapped.clear();
     }
+    lock(shared).mapped.clear();
 }
 
 /// The environment variable and value that keep the BPF observer of opens out.
@@ -439,8 +447,8 @@ fn read_the_rest(
     let events = tracer.events;
     tracer.stop(&mut rest)?;
     opens.read_for(shared_model_waiting(shared), &rest, shared, scope);
-    let mut sh = lock(shared);
-    sh.apply(scope, &rest);
+    apply_batch(shared, scope, &rest);
+    let sh = lock(shared);
     if let Some(o) = opens.observer.as_ref() {
         sup.opens_by_bpf = Some(opens.read);
         sup.opens_unseen = sh.model.unseen_opens;
@@ -611,9 +619,10 @@ fn socket_pair() -> std::io::Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)
 /// rename and truncate, at their stops; the classifier does not need the first sooner, since
 /// a file that let go of a sector is never given a later write to it that another file's map
 /// claims (`joj_trace::classify`'s released snapshots). Each read is work beside the command
-/// (a wake-up, the pages, a map of each file synced since the last read): reading every 100 ms
-/// instead of every 20 took 5–9 points off a traced DELETE run's overhead here (measured
-/// 2026-11-29, docs/measurement.md), with the same figures.
+/// (a wake-up, the pages, a map of each file synced since the last read): with one map per file
+/// per read, reading every 100 ms instead of every 20 took 1–10 points (7 at the median of
+/// eight sets) off a traced DELETE run's overhead here (2026-11-29, docs/measurement.md, "Per-call
+/// costs"), with the same figures.
 const READ_AT_LEAST_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// The shortest time between two reads: on kernels whose `poll` ignores the buffer's watermark
@@ -645,7 +654,7 @@ fn follow_events(
         reads += 1;
         opens.read_for(shared_model_waiting(shared), &batch, shared, scope);
         if !batch.is_empty() {
-            lock(shared).apply(scope, &batch);
+            apply_batch(shared, scope, &batch);
             batch.clear();
         }
         if last {
@@ -757,32 +766,40 @@ impl SeenOpens {
             }
             std::thread::sleep(std::time::Duration::from_micros(100));
         }
-        let mut sh = lock(shared);
-        for r in records {
-            // In the order the kernel wrote them: a task's chdir before its next open, the
-            // extents an unlink freed before its own record.
-            match r.kind {
-                bpf_opens::Kind::Chdir => self.cwds.changed(&r),
-                bpf_opens::Kind::Open => {
-                    self.read += 1;
-                    let r = bpf_opens::resolved(r, &mut self.cwds, scope, self.traced_dev);
-                    sh.model.open_recorded(r);
-                }
-                bpf_opens::Kind::Unlink => self.unlinked(&mut sh, &r, scope),
-                bpf_opens::Kind::Freed => {
-                    let e = freed::FreedExtent {
-                        time_ns: r.exit_ns,
-                        physical_block: r.flags,
-                        logical_block: r.cwd_ino,
-                        blocks: r.ret.unsigned_abs(),
-                    };
-                    let extent = e.extent(self.block_bytes());
-                    if let Some(path) = self.unlinks.freed(r.ino, e) {
-                        sh.observer.freed(path, &[extent], e.time_ns);
-                    }
-                }
-                bpf_opens::Kind::InodeFreed => self.unlinks.inode_freed(r.ino, r.exit_ns),
+        // The lock is taken a chunk of records at a time, as for events (`apply_batch`).
+        let mut records = records.into_iter().peekable();
+        while records.peek().is_some() {
+            let mut sh = lock(shared);
+            for r in records.by_ref().take(EVENTS_PER_LOCK) {
+                self.record_read(&mut sh, r, scope);
             }
+        }
+    }
+
+    /// One record of the observer's, in the order the kernel wrote them: a task's chdir before
+    /// its next open, the extents an unlink freed before its own record.
+    fn record_read(&mut self, sh: &mut Shared<'_>, r: bpf_opens::OpenRecord, scope: &TracedDir) {
+        match r.kind {
+            bpf_opens::Kind::Chdir => self.cwds.changed(&r),
+            bpf_opens::Kind::Open => {
+                self.read += 1;
+                let r = bpf_opens::resolved(r, &mut self.cwds, scope, self.traced_dev);
+                sh.model.open_recorded(r);
+            }
+            bpf_opens::Kind::Unlink => self.unlinked(sh, &r, scope),
+            bpf_opens::Kind::Freed => {
+                let e = freed::FreedExtent {
+                    time_ns: r.exit_ns,
+                    physical_block: r.flags,
+                    logical_block: r.cwd_ino,
+                    blocks: r.ret.unsigned_abs(),
+                };
+                let extent = e.extent(self.block_bytes());
+                if let Some(path) = self.unlinks.freed(r.ino, e) {
+                    sh.observer.freed(path, &[extent], e.time_ns);
+                }
+            }
+            bpf_opens::Kind::InodeFreed => self.unlinks.inode_freed(r.ino, r.exit_ns),
         }
     }
 
@@ -917,19 +934,39 @@ fn synced_file(
     } = sh;
     if let Some(before) = mapped.get(&file.path) {
         return match before {
-            Some(t) => observer.synced_mapped(kind, t, start_ns, end_ns),
+            Some(dev) => observer.synced_mapped(kind, &file.path, *dev, start_ns, end_ns),
             None => observer.synced_gone(kind, &file.path, start_ns, end_ns),
         };
     }
-    let t = open_in_scope(scope, &file.path).map(|f| TouchedFile {
-        path: file.path.clone(),
-        file: f,
-    });
-    match &t {
-        Some(t) => observer.synced(kind, Some(t), start_ns, end_ns),
-        None => observer.synced_gone(kind, &file.path, start_ns, end_ns),
-    }
-    mapped.insert(file.path.clone(), t);
+    let dev = match open_in_scope(scope, &file.path) {
+        Some(f) => {
+            let dev = device_of(&f);
+            let t = TouchedFile {
+                path: file.path.clone(),
+                file: f,
+            };
+            observer.synced(kind, Some(&t), start_ns, end_ns);
+            dev
+        }
+        None => {
+            observer.synced_gone(kind, &file.path, start_ns, end_ns);
+            None
+        }
+    };
+    mapped.insert(file.path.clone(), dev);
+}
+
+/// The device a file is on, asked for without its timestamps (a stat that returns the mtime
+/// would make the file's next write take a fine-grained one, and its next sync journal it).
+fn device_of(f: &File) -> Option<u64> {
+    let st = rustix::fs::statx(
+        f,
+        "",
+        rustix::fs::AtFlags::EMPTY_PATH,
+        rustix::fs::StatxFlags::TYPE,
+    )
+    .ok()?;
+    Some(libc::makedev(st.stx_dev_major, st.stx_dev_minor))
 }
 
 /// A sync on a descriptor the command did not open while joj watched (inherited, received over
