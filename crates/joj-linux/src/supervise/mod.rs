@@ -620,9 +620,9 @@ fn socket_pair() -> std::io::Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)
 /// a file that let go of a sector is never given a later write to it that another file's map
 /// claims (`joj_trace::classify`'s released snapshots). Each read is work beside the command
 /// (a wake-up, the pages, a map of each file synced since the last read): with one map per file
-/// per read, reading every 100 ms instead of every 20 took 1–10 points (7 at the median of
-/// eight sets) off a traced DELETE run's overhead here (2026-11-29, docs/measurement.md, "Per-call
-/// costs"), with the same figures.
+/// per read, reading every 100 ms instead of every 20 took 8–19 points off a traced TRUNCATE
+/// run's overhead here and 3–8 off WAL's, less than the sets' spread off DELETE's (2026-11-29,
+/// docs/measurement.md, "Per-call costs"), with the same figures.
 const READ_AT_LEAST_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// The shortest time between two reads: on kernels whose `poll` ignores the buffer's watermark
