@@ -54,7 +54,7 @@ for i in "${!variants[@]}"; do
 done
 [ "$(id -u)" = 0 ] || refuse "runs as root (loop devices, mounts, tracefs)"
 py=/usr/bin/python3
-work=$(mktemp -d /tmp/joj-overhead.XXXXXX)
+work=$(mktemp -d "${TMPDIR:-/tmp}/joj-overhead.XXXXXX")
 img=$(mktemp /dev/shm/joj-overhead.XXXXXX)
 out=$work/runs.jsonl; mnt=$work/mnt; mkdir -p "$mnt"
 inst=/sys/kernel/tracing/instances/joj-overhead-$$
@@ -92,7 +92,7 @@ one() {
   rm -f "$res"
   if [[ $v == *=* ]]; then
     local joj=${v#*=}
-    rundir=$(mktemp -d /tmp/joj-overhead-run.XXXXXX)
+    rundir=$(mktemp -d "${TMPDIR:-/tmp}/joj-overhead-run.XXXXXX")
     cp "$here/$prog.py" "$rundir/"
     (cd "$rundir" && "$joj" trace --json --out "$rundir/out" -- $py "$rundir/$prog.py" "${args[@]}" "$res" > "$rundir/j.json")
     el=$($py -c "import json; print(int(json.load(open('$rundir/j.json'))['elapsed_s'] * 1000))")

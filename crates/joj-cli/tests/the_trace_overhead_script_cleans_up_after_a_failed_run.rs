@@ -3,8 +3,8 @@
 //! leaves no image, loop device or mount, and its cleanup kills nothing but what used its own
 //! mount — a first version ran `fuser -k -m` on its mount directory after the mount was gone,
 //! which names the filesystem holding that directory, /tmp's, and killed every process using
-//! it. The script runs in a mount namespace of its own with a tmpfs on /tmp, so that a fault
-//! of this kind kills only the test's own sentinel there.
+//! it. The script runs in a mount namespace of its own with its work directories (`TMPDIR`) on
+//! a tmpfs of their own, so that a fault of this kind kills only the test's sentinel there.
 
 #![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
@@ -29,15 +29,17 @@ fn the_trace_overhead_script_cleans_up_after_a_failed_run() {
         env!("CARGO_MANIFEST_DIR")
     );
     let before = images_left();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().display();
     let inner = format!(
-        "mount -t tmpfs joj-test /tmp || exit 90\n\
-         cd /tmp && sleep 120 &\n\
+        "mount -t tmpfs joj-test {dir} || exit 90\n\
+         cd {dir} && sleep 120 &\n\
          sentinel=$!\n\
-         bash {script} micro 1 base bad=/bin/false > /tmp/out 2>&1\n\
+         TMPDIR={dir} bash {script} micro 1 base bad=/bin/false > {dir}/out 2>&1\n\
          echo \"rc=$?\"\n\
          sleep 0.2\n\
          if kill -0 $sentinel 2>/dev/null; then echo sentinel-alive; kill $sentinel; else echo sentinel-killed; fi\n\
-         cat /tmp/out >&2\n"
+         cat {dir}/out >&2\n"
     );
     let out = Command::new("unshare")
         .args(["--mount", "--propagation", "private", "sh", "-c", &inner])
