@@ -11,6 +11,9 @@
 #              made as joj makes its scratch ext4
 #   blk        the same with the block events joj records (block_rq_issue, block_rq_complete,
 #              block_bio_queue, filtered to the device) in a tracefs instance of its own
+#   pid        the same with the process filter joj's syscall trace uses and no event: a tracefs
+#              instance whose set_event_pid names the program (option event-fork), which hooks
+#              the kernel's every context switch and wake-up
 #   NAME=JOJ   `JOJ trace -- python3 PROGRAM` (any joj binary, e.g. two builds to compare;
 #              NAME: a-z, 0-9, _ and -, at most 32)
 # AWAKE=1 holds the CPUs out of their idle states for the whole run (/dev/cpu_dma_latency 0):
@@ -43,11 +46,11 @@ for i in "${!variants[@]}"; do
   name=${v%%=*}
   if [[ $v == *=* ]]; then
     [[ "$name" =~ ^[a-z0-9_-]{1,32}$ ]] || refuse "a variant's NAME is a-z, 0-9, _ and -, at most 32: '$name'"
-    [[ "$name" =~ ^(base|blk)$ ]] && refuse "'$name' names an untraced variant, not a joj"
+    [[ "$name" =~ ^(base|blk|pid)$ ]] && refuse "'$name' names an untraced variant, not a joj"
     [ -f "${v#*=}" ] && [ -x "${v#*=}" ] || refuse "$name: '${v#*=}' is not an executable file"
     variants[$i]="$name=$(realpath "${v#*=}")"
   else
-    [[ "$v" =~ ^(base|blk)$ ]] || refuse "unknown variant '$v' (base, blk or NAME=JOJ)"
+    [[ "$v" =~ ^(base|blk|pid)$ ]] || refuse "unknown variant '$v' (base, blk, pid or NAME=JOJ)"
   fi
   [ -z "${named[$name]:-}" ] || refuse "the variant '$name' is named twice"
   named[$name]=1
@@ -111,7 +114,17 @@ one() {
       done
     fi
     local s e; s=$(date +%s%N)
-    (cd "$mnt" && $py "$prog.py" "${args[@]}" "$res")
+    if [ "$v" = pid ]; then
+      # The program, stopped before it runs until the filter names it.
+      local p
+      (cd "$mnt" && kill -STOP "$BASHPID" && exec $py "$prog.py" "${args[@]}" "$res") &
+      p=$!
+      until [ "$(cut -d' ' -f3 "/proc/$p/stat" 2>/dev/null)" = T ]; do sleep 0.01; done
+      mkdir "$inst"; echo "$p" > "$inst/set_event_pid"; echo 1 > "$inst/options/event-fork"
+      s=$(date +%s%N); kill -CONT "$p"; wait "$p"
+    else
+      (cd "$mnt" && $py "$prog.py" "${args[@]}" "$res")
+    fi
     e=$(date +%s%N); el=$(( (e - s) / 1000000 ))
     if [ -d "$inst" ]; then
       for ev in "${events[@]}"; do echo 0 > "$inst/events/block/$ev/enable"; done

@@ -121,6 +121,11 @@ fn how_it_ran(r: &RunResult, c: &CommandReport) -> String {
             "unlinks_unseen",
         ),
         (
+            c.truncates_unseen,
+            "truncate(s) of a descriptor joj could not name",
+            "truncates_unseen",
+        ),
+        (
             c.opens_unseen,
             "open(s) returned a descriptor joj could not name",
             "opens_unseen",

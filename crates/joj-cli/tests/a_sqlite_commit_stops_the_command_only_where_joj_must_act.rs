@@ -1,9 +1,10 @@
 //! `joj trace` sees writes and syncs through the kernel's syscall tracepoints, without stopping
 //! the command, and opens and (on ext4) unlinks through its BPF observer: a SQLite commit
-//! stops the command nowhere, in WAL mode or in DELETE mode — the journal's and the
+//! stops the command nowhere, in WAL, DELETE or TRUNCATE mode — the journal's and the
 //! directory's opens run free, the directory's sync is still a directory sync, and the
 //! journal's unlink runs free too while the blocks it gives up are read as ext4 frees them,
-//! so the journal's bytes are still the journal's. The counts stay exact: every commit's fdatasync of the WAL (or of the
+//! so the journal's bytes are still the journal's, as they are when TRUNCATE mode cuts it
+//! (`ftruncate`). The counts stay exact: every commit's fdatasync of the WAL (or of the
 //! journal and the database) is on its file, every directory sync counted.
 #![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
@@ -94,6 +95,44 @@ fn a_delete_commit_stops_nowhere_and_its_journal_keeps_its_bytes() {
     assert_eq!(
         many["syscalls"]["dir_syncs"].as_u64().unwrap()
             - few["syscalls"]["dir_syncs"].as_u64().unwrap(),
+        200
+    );
+}
+
+/// TRUNCATE mode cuts its journal to nothing at every commit (`ftruncate`): that runs free
+/// on ext4 too, and the blocks it gives up are the journal's, as an unlink's are.
+#[test]
+fn a_truncate_commit_stops_nowhere_and_its_journal_keeps_its_bytes() {
+    if !joj_linux::testgate::kernel_test(&[joj_linux::FsKind::Ext4]) {
+        return;
+    }
+    let (few, many) = (commits("truncate", 50), commits("truncate", 250));
+    assert_eq!(
+        stops(&many),
+        stops(&few),
+        "200 more TRUNCATE commits, no stop more"
+    );
+    assert_eq!(
+        count(&many, "app.db-journal", "truncates") - count(&few, "app.db-journal", "truncates"),
+        200
+    );
+    assert_eq!(many["command"]["truncates_unseen"].as_u64(), Some(0));
+    // Each commit's journal: its pages, then its header, in blocks of their own.
+    let journal = |d: &serde_json::Value| count(d, "app.db-journal", "data_bytes");
+    assert!(
+        journal(&many) - journal(&few) >= 200 * 2 * 4096,
+        "the journals' bytes are the journal's: {} then {}",
+        journal(&few),
+        journal(&many)
+    );
+    // The journal's pages and header, then the journal again after it is cut (SQLite 3.54),
+    // and the database, per commit.
+    assert_eq!(
+        count(&many, "app.db-journal", "fdatasync") - count(&few, "app.db-journal", "fdatasync"),
+        600
+    );
+    assert_eq!(
+        count(&many, "app.db", "fdatasync") - count(&few, "app.db", "fdatasync"),
         200
     );
 }

@@ -1,17 +1,22 @@
-//! `joj trace` sees a command's opens, and its unlinks on ext4, through its BPF observer
-//! instead of stopping the command at each (docs/measurement.md, "Opens seen by BPF"). The
-//! figures must be the ones the stops gave: the same program, run once with the observer and
-//! once without (`JOJ_BPF=off`, every open and unlink stops), gives every file the same sync
+//! `joj trace` sees a command's opens, and its unlinks and `ftruncate`s on ext4, through its
+//! BPF observer and the syscall trace instead of stopping the command at each
+//! (docs/measurement.md, "Opens seen by BPF"). The figures must be the ones the stops gave: the
+//! same program, run once with the observer and once without (`JOJ_BPF=off`, every open,
+//! unlink and truncate stops), gives every file the same sync, truncate
 //! calls, writes, removals, role and data bytes, every role the same bytes, the same directory
 //! syncs and copy-ups (through an overlay, `--overlay`), and nothing unresolved — through relative paths, a directory
 //! descriptor, a subshell that changes directory and ends before joj reads its records, a
 //! sync of a read-only descriptor, O_DSYNC writes, a failed open, a copied-up file, SQLite in
-//! DELETE and WAL mode. With the observer no open stops.
+//! DELETE, TRUNCATE and WAL mode, a file cut short and one emptied by `ftruncate`, one whose
+//! data was written back and never synced before `ftruncate` freed its blocks (only the
+//! truncate's map, or the extents ext4 freed, put those writes on it), one truncated and then
+//! unlinked at once (the unlink's record read before the truncate's event is applied), and a
+//! `truncate` of a path. With the observer no open, unlink or `ftruncate` stops.
 #![allow(clippy::unwrap_used)] // a test: an unwrap that fails is a failing test
 
 mod common;
 
-const PROGRAM: &str = r#"import os, sqlite3, subprocess
+const PROGRAM: &str = r#"import os, sqlite3, subprocess, time
 os.mkdir('sub')
 fd = os.open('sub/a.txt', os.O_WRONLY | os.O_CREAT | os.O_DSYNC)
 os.write(fd, b'x' * 100)
@@ -36,13 +41,41 @@ with open('existing.txt', 'a') as e:
     e.write('more')
     e.flush()
     os.fsync(e.fileno())
-for mode in ('delete', 'wal'):
+for mode in ('delete', 'truncate', 'wal'):
     db = sqlite3.connect(mode + '.db', isolation_level=None)
     db.execute('PRAGMA journal_mode=' + mode)
     db.execute('CREATE TABLE t(v)')
     for i in range(20):
         db.execute('INSERT INTO t VALUES (?)', (i,))
     db.close()
+fd = os.open('cut.bin', os.O_RDWR | os.O_CREAT)
+os.write(fd, b'c' * 40000)
+os.fsync(fd)
+os.ftruncate(fd, 5000)
+os.fsync(fd)
+os.ftruncate(fd, 0)
+os.write(fd, b'd' * 8192)
+os.fsync(fd)
+os.close(fd)
+with open('whole.bin', 'wb') as w:
+    w.write(b'w' * 12288)
+    w.flush()
+    os.fsync(w.fileno())
+os.truncate('whole.bin', 4096)
+fd = os.open('early.bin', os.O_RDWR | os.O_CREAT)
+os.write(fd, b'e' * 40960)
+os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+time.sleep(0.3)
+os.ftruncate(fd, 0)
+os.write(fd, b'f' * 4096)
+os.fsync(fd)
+os.close(fd)
+fd = os.open('gone.bin', os.O_RDWR | os.O_CREAT)
+os.write(fd, b'g' * 40960)
+os.fsync(fd)
+os.ftruncate(fd, 0)
+os.close(fd)
+os.remove('gone.bin')
 os.remove('sub/b.txt')
 os.chdir('sub')
 fd = os.open('../top.txt', os.O_WRONLY | os.O_CREAT)
@@ -165,9 +198,24 @@ fn opens_seen_by_bpf_give_the_figures_stops_gave() {
     assert_eq!(common::traced_file(&seen, "sub/a.txt")["sync_writes"], 2);
     assert_eq!(common::traced_file(&seen, "sub/a.txt")["fdatasync"], 1);
     assert_eq!(common::traced_file(&seen, "sub/c.txt")["fsync"], 1);
-    // No open or unlink stopped with the observer; each stopped without it.
+    assert_eq!(common::traced_file(&seen, "cut.bin")["truncates"], 2);
+    assert_eq!(common::traced_file(&seen, "whole.bin")["truncates"], 1);
+    // Its 40 KiB written back before the truncate, and 4 KiB after.
+    let early = common::traced_file(&seen, "early.bin")["data_bytes"].as_u64();
+    assert_eq!(early, Some(45_056), "{seen}");
+    // TRUNCATE mode truncates its journal at each of its 21 commits.
+    assert!(
+        common::traced_file(&seen, "truncate.db-journal")["truncates"]
+            .as_u64()
+            .unwrap()
+            >= 21
+    );
+    // No open, unlink or ftruncate stopped with the observer; each stopped without it. What
+    // stops is the truncate of a path.
     assert_eq!(c["opens_unseen"], 0);
     assert_eq!(c["unlinks_unseen"], 0);
+    assert_eq!(c["truncates_unseen"], 0);
+    assert_eq!(c["stops"], 1, "{c}");
     assert!(c["opens_by_bpf"].as_u64().unwrap() > 100, "{c}");
     assert_eq!(s["opens_by_bpf"], serde_json::Value::Null);
     let opens = c["opens_by_bpf"].as_u64().unwrap();

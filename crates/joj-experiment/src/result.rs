@@ -407,6 +407,10 @@ pub struct CommandReport {
     /// Unlinks seen without a stop (on ext4) whose path joj could not name: on no file.
     #[serde(default)]
     pub unlinks_unseen: u64,
+    /// `ftruncate`s seen without a stop (on ext4) on a descriptor joj could not name: on no
+    /// file, nor are the blocks they freed.
+    #[serde(default)]
+    pub truncates_unseen: u64,
     /// What joj's BPF observer could not see (records its ring had no room for — opens,
     /// unlinks, extents ext4 freed —, tasks its maps had no room for, freed extents dropped
     /// at joj's bounds); not 0: the figures may miss what was lost.

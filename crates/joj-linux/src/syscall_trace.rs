@@ -1,8 +1,9 @@
 //! Seeing a command's system calls without stopping it: a private tracefs instance with the
 //! kernel's syscall tracepoints (`events/syscalls/sys_enter_*`, `sys_exit_*`) for the calls that
-//! make data durable, write, or shape a process's descriptor table, and the task events that
-//! create and exec processes, filtered to the command's process and its descendants
-//! (`set_event_pid` with option `event-fork`: a child is added as it is forked, in the kernel).
+//! make data durable, write, cut a file (`ftruncate`), or shape a process's descriptor table, and
+//! the task events that create and exec processes, filtered to the command's process and its
+//! descendants (`set_event_pid` with option `event-fork`: a child is added as it is forked, in
+//! the kernel).
 //!
 //! The tracepoints record the call and its integer arguments; the calling task is never stopped
 //! or woken. A path argument is only a pointer here, so the supervisor still stops at the calls
@@ -56,6 +57,7 @@ const CALLS: &[&str] = &[
     "dup2",
     "dup3",
     "fcntl",
+    "ftruncate",
 ];
 /// Calls traced on exit only: the opens (their entry is a supervisor stop, which reads the
 /// path; the exit gives the descriptor).

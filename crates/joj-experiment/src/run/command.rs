@@ -233,6 +233,10 @@ impl joj_linux::Observer for Watcher {
         e.deleted = true;
     }
 
+    fn truncated(&mut self, path: &Path) {
+        self.entry(path).truncates += 1;
+    }
+
     fn freed(&mut self, path: &Path, extents: &[joj_linux::Extent], time_ns: u64) {
         let role = self.role(path);
         self.recorder.record_freed(path, role, extents, time_ns);
@@ -947,6 +951,7 @@ fn command_report(
         opens_by_bpf: m.supervised.opens_by_bpf,
         opens_unseen: m.supervised.opens_unseen,
         unlinks_unseen: m.supervised.unlinks_unseen,
+        truncates_unseen: m.supervised.truncates_unseen,
         bpf_records_lost: m.supervised.bpf_lost,
         unresolved_syncs: watcher.unresolved_syncs,
         whole_fs_syncs: watcher.whole_fs_syncs,

@@ -81,6 +81,15 @@ pub(crate) enum Seen {
         start_ns: u64,
         end_ns: u64,
     },
+    /// An `ftruncate` ran from `start_ns` to `end_ns`; `file` is `None` for a descriptor not
+    /// seen opened (`fd` of process `tid`).
+    Truncated {
+        file: Option<Arc<OpenedFile>>,
+        tid: i32,
+        fd: i32,
+        start_ns: u64,
+        end_ns: u64,
+    },
     /// A write of `bytes` to a file seen opened; `sync` when it was synchronous (O_DSYNC
     /// descriptor or RWF_DSYNC).
     Wrote {
@@ -332,6 +341,13 @@ impl FdModel {
             "fsync" => synced(SyncKind::Fsync, entered.file.clone()),
             "fdatasync" => synced(SyncKind::Fdatasync, entered.file.clone()),
             "sync_file_range" => synced(SyncKind::SyncFileRange, entered.file.clone()),
+            "ftruncate" => Some(Seen::Truncated {
+                file: entered.file.clone(),
+                tid: e.tid,
+                fd: i32::try_from(arg(0)).unwrap_or(-1),
+                start_ns,
+                end_ns,
+            }),
             "syncfs" | "sync" => Some(Seen::Synced {
                 kind: SyncKind::WholeFs,
                 file: None,
@@ -354,37 +370,48 @@ impl FdModel {
                 })
             }
             "dup" | "dup2" | "dup3" | "fcntl" => {
-                let new_fd = i32::try_from(ret).ok().filter(|fd| *fd >= 0)?;
-                let cloexec = match call {
-                    "dup3" => arg(2) & libc::O_CLOEXEC as u64 != 0,
-                    "fcntl" => match arg(1) {
-                        F_DUPFD => false,
-                        F_DUPFD_CLOEXEC => true,
-                        F_SETFD => {
-                            let t = self.table(e.tid, e.tgid);
-                            let fd = i32::try_from(arg(0)).ok()?;
-                            if let Some(en) = self.tables.get_mut(&t).and_then(|t| t.get_mut(&fd)) {
-                                en.cloexec = arg(2) & FD_CLOEXEC != 0;
-                            }
-                            return None;
-                        }
-                        _ => return None,
-                    },
-                    _ => false,
-                };
-                match entered.file.clone() {
-                    Some(file) => self.set(e, new_fd, file, cloexec),
-                    None => {
-                        // A copy of a descriptor not seen opened is not known either.
-                        let t = self.table(e.tid, e.tgid);
-                        if let Some(table) = self.tables.get_mut(&t) {
-                            table.remove(&new_fd);
-                        }
-                    }
-                }
+                self.copied(e, call, ret, &entered);
                 None
             }
             _ => None,
+        }
+    }
+
+    /// A `dup`, `dup2`, `dup3` or `fcntl` returned `ret`: a copy of the descriptor it was
+    /// called on, or (`F_SETFD`) its close-on-exec flag changed.
+    fn copied(&mut self, e: &SysEvent, call: &str, ret: i64, entered: &Entered) {
+        let arg = |i: usize| entered.args.get(i).copied().unwrap_or(0);
+        let Some(new_fd) = i32::try_from(ret).ok().filter(|fd| *fd >= 0) else {
+            return;
+        };
+        let cloexec = match call {
+            "dup3" => arg(2) & libc::O_CLOEXEC as u64 != 0,
+            "fcntl" => match arg(1) {
+                F_DUPFD => false,
+                F_DUPFD_CLOEXEC => true,
+                F_SETFD => {
+                    let t = self.table(e.tid, e.tgid);
+                    let Ok(fd) = i32::try_from(arg(0)) else {
+                        return;
+                    };
+                    if let Some(en) = self.tables.get_mut(&t).and_then(|t| t.get_mut(&fd)) {
+                        en.cloexec = arg(2) & FD_CLOEXEC != 0;
+                    }
+                    return;
+                }
+                _ => return,
+            },
+            _ => false,
+        };
+        match entered.file.clone() {
+            Some(file) => self.set(e, new_fd, file, cloexec),
+            None => {
+                // A copy of a descriptor not seen opened is not known either.
+                let t = self.table(e.tid, e.tgid);
+                if let Some(table) = self.tables.get_mut(&t) {
+                    table.remove(&new_fd);
+                }
+            }
         }
     }
 
@@ -522,6 +549,33 @@ mod tests {
     fn fsync(m: &mut FdModel, tid: i32, t: u64, fd: u64) -> Option<String> {
         m.apply(&enter(tid, t, "fsync", &[fd]));
         synced_path(m.apply(&exit(tid, t + 1, "fsync", 0)))
+    }
+
+    #[test]
+    fn a_truncate_names_its_file_thread_and_times() {
+        let mut m = FdModel::new(10);
+        open(&mut m, 10, 1, file("/d/a-journal", libc::O_RDWR), 3);
+        m.apply(&enter(10, 2, "ftruncate", &[3, 0]));
+        match m.apply(&exit(10, 5, "ftruncate", 0)) {
+            Some(Seen::Truncated {
+                file: Some(f),
+                tid: 10,
+                fd: 3,
+                start_ns: 2,
+                end_ns: 5,
+            }) => assert_eq!(f.path, std::path::Path::new("/d/a-journal")),
+            other => panic!("not the truncate: {other:?}"),
+        }
+        // A descriptor not seen opened: named by process and number.
+        m.apply(&enter(10, 6, "ftruncate", &[9, 0]));
+        assert!(matches!(
+            m.apply(&exit(10, 7, "ftruncate", 0)),
+            Some(Seen::Truncated {
+                file: None,
+                fd: 9,
+                ..
+            })
+        ));
     }
 
     #[test]

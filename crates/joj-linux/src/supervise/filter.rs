@@ -10,8 +10,9 @@
 //!
 //! With the BPF observer of opens running ([`super::bpf_opens`]), opens run free too: BPF
 //! reads each one's path and file at its exit, and whether the overlay copied the file up is
-//! read from the upper file afterwards. On ext4 unlinks run free as well: the extents the file
-//! gives up are read as ext4 frees them ([`super::freed`]).
+//! read from the upper file afterwards. On ext4 unlinks and `ftruncate` run free as well: the
+//! extents the file gives up are read as ext4 frees them ([`super::freed`]). `truncate` of a
+//! path still stops (the path is read at the stop; no program of the observer reads it).
 //!
 //! Layout of the classic-BPF program, over `struct seccomp_data` (`nr` at offset 0, `arch` at
 //! 4):
@@ -58,18 +59,20 @@ pub(crate) fn open_calls() -> Vec<i64> {
     v
 }
 
-/// The unlinks the BPF observer sees without a stop on ext4: `unlink`, and `unlinkat` of a path
-/// from the working directory (`AT_FDCWD`, checked in the filter: an unlink relative to a
-/// directory descriptor, as `rm -r` makes them, still stops — the observer names a directory
-/// descriptor only by what it named when the record is read, which may be another file).
+/// The calls that free blocks that run without a stop on ext4, where the BPF observer reads the
+/// extents ext4 frees: `unlink`, `ftruncate` (the syscall trace names its descriptor's file),
+/// and `unlinkat` of a path from the working directory (`AT_FDCWD`, checked in the filter: an
+/// unlink relative to a directory descriptor, as `rm -r` makes them, still stops — the observer
+/// names a directory descriptor only by what it named when the record is read, which may be
+/// another file).
 #[cfg(target_arch = "x86_64")]
-pub(crate) fn unlink_calls() -> Vec<i64> {
-    vec![libc::SYS_unlink]
+pub(crate) fn freeing_calls() -> Vec<i64> {
+    vec![libc::SYS_unlink, libc::SYS_ftruncate]
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-pub(crate) fn unlink_calls() -> Vec<i64> {
-    Vec::new()
+pub(crate) fn freeing_calls() -> Vec<i64> {
+    vec![libc::SYS_ftruncate]
 }
 
 /// `unlinkat`'s directory descriptor, low word, in `struct seccomp_data` (arguments from 16).
@@ -116,12 +119,12 @@ fn jump(code: u32, k: u32, jt: u8, jf: u8) -> libc::sock_filter {
 
 /// The filter program (see the module header); `opens_free`: the BPF observer of opens runs,
 /// and opens need no stop; `unlinks_free`: it takes the traced ext4's freed extents too, and
-/// unlinks need none either.
+/// unlinks and `ftruncate` need none either.
 pub(crate) fn program(opens_free: bool, unlinks_free: bool) -> Vec<libc::sock_filter> {
     use libc::{BPF_ABS, BPF_JEQ, BPF_JMP, BPF_K, BPF_LD, BPF_RET, BPF_W};
     let mut free = if opens_free { open_calls() } else { Vec::new() };
     if unlinks_free {
-        free.extend(unlink_calls());
+        free.extend(freeing_calls());
     }
     // With unlinks free, unlinkat is checked apart (three instructions): free from AT_FDCWD.
     let notified: Vec<i64> = notified_calls()
@@ -281,14 +284,15 @@ mod tests {
     }
 
     #[test]
-    fn with_ext4_freed_blocks_unlinks_run_free_too_and_renames_and_truncates_wait() {
+    fn with_ext4_freed_blocks_unlinks_and_ftruncate_run_free_too_and_renames_and_truncate_wait() {
         let prog = program(true, true);
         each(
             &prog,
-            open_calls().into_iter().chain(unlink_calls()),
+            open_calls().into_iter().chain(freeing_calls()),
             libc::SECCOMP_RET_ALLOW,
         );
-        let wait = [libc::SYS_renameat2, libc::SYS_truncate, libc::SYS_ftruncate];
+        each(&prog, [libc::SYS_ftruncate], libc::SECCOMP_RET_ALLOW);
+        let wait = [libc::SYS_renameat2, libc::SYS_truncate];
         each(&prog, wait, libc::SECCOMP_RET_USER_NOTIF);
         // unlinkat: free from the working directory, stopped from a directory descriptor.
         let unlinkat =
@@ -306,5 +310,10 @@ mod tests {
             )
         };
         assert_eq!(at(libc::AT_FDCWD), libc::SECCOMP_RET_USER_NOTIF);
+        each(
+            &opens_only,
+            [libc::SYS_ftruncate],
+            libc::SECCOMP_RET_USER_NOTIF,
+        );
     }
 }

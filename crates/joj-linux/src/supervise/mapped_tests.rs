@@ -55,6 +55,9 @@ fn a_file_synced_twice_in_a_batch_is_mapped_once_and_again_in_the_next() {
         stops: 0,
         handling_ns: 0,
         mapped: Default::default(),
+        unlinks: Default::default(),
+        freed: None,
+        unseen_truncates: 0,
     };
     for (file, kind) in [(&db, SyncKind::Fdatasync), (&gone, SyncKind::Fdatasync)] {
         synced_file(&mut sh, &scope, kind, &opened(file.clone()), 1, 2);

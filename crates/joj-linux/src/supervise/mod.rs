@@ -3,23 +3,24 @@
 //!
 //! - **The kernel's syscall tracepoints** ([`crate::syscall_trace`]): every sync-type call
 //!   (fsync, fdatasync, sync_file_range, sync, syncfs) with its start and end, every write
-//!   (for O_DSYNC / RWF_DSYNC writes and bytes per file), and every call that copies or closes
-//!   a descriptor, for the command's processes and their descendants. Nobody is stopped; a
+//!   (for O_DSYNC / RWF_DSYNC writes and bytes per file), every `ftruncate`, and every call that
+//!   copies or closes a descriptor, for the command's processes and their descendants. Nobody is stopped; a
 //!   thread of joj reads the events while the command runs and rebuilds the descriptor tables
 //!   ([`fdtable`]), so each sync and write is put to the file its descriptor named.
 //! - **A BPF observer of opens and unlinks** ([`bpf_opens`], `bpf/opens.bpf.c`): every open's
 //!   path, flags, descriptor and file, every change of working directory and every unlink,
 //!   read in the kernel at the call's exit into a ring buffer the events thread reads with the
 //!   trace — the open's exit event in the trace is paired with its record. On ext4 the extents
-//!   a file gives up are read as ext4 frees them ([`freed`]), so an unlink needs no stop.
+//!   a file gives up are read as ext4 frees them ([`freed`]), so an unlink or an `ftruncate`
+//!   needs no stop (the trace names an `ftruncate`'s file, by its descriptor).
 //!   Nobody is stopped; whether the overlay copied a file up inside an open is read from the
-//!   upper file afterwards. Without it (`JOJ_BPF=off`, or a kernel that refuses it) every open
-//!   and unlink stops instead, as below.
+//!   upper file afterwards. Without it (`JOJ_BPF=off`, or a kernel that refuses it) every open,
+//!   unlink and truncate stops instead, as below.
 //! - **Seccomp notifications** ([`notify`]): the command waits in the kernel at the calls joj
-//!   must see before they happen — rename and truncate, and unlink on xfs and btrfs (the
-//!   file's extents are read before it gives up its blocks, so a rollback journal that DELETE
-//!   mode removes still owns them), and the opens and unlinks when the BPF observer does not
-//!   run. Reads, writes and syncs never stop; a SQLite commit on ext4 stops nowhere.
+//!   must see before they happen — rename, `truncate` of a path, and unlink and `ftruncate` on
+//!   xfs and btrfs (the file's extents are read before it gives up its blocks, so a rollback
+//!   journal that DELETE mode removes still owns them), and the opens, unlinks and truncates
+//!   when the BPF observer does not run. Reads, writes and syncs never stop; a SQLite commit on ext4 stops nowhere.
 //! - **ptrace**, for what the others cannot do: following every process and thread to its
 //!   end (joj waits for all, daemons included), killing them all if joj is killed
 //!   (`PTRACE_O_EXITKILL`), and io_uring's calls, whose submission queue is read in the
@@ -27,8 +28,8 @@
 //!   system call.
 //!
 //! A file after a sync is mapped (FIEMAP) by the events thread shortly after the sync
-//! returned, not while the command waits; before an unlink, rename or truncate it is mapped
-//! while the command waits. Files are named as the command names them; joj opens them through
+//! returned, not while the command waits; before an unlink, rename or truncate that stops it is
+//! mapped while the command waits. Files are named as the command names them; joj opens them through
 //! [`TracedDir`] (with an overlay, the command's directory is joj's upper directory).
 //!
 //! Two things the command can do out of joj's sight are made visible: a file opened for
@@ -55,6 +56,8 @@ mod filter;
 mod mapped_tests;
 mod notify;
 mod spawn;
+#[cfg(test)]
+mod truncated_tests;
 mod uring;
 
 pub use spawn::{Overlay, find_program};
@@ -161,8 +164,13 @@ pub trait Observer: Send {
     fn unlinked(&mut self, path: &Path) {
         let _ = path;
     }
-    /// ext4 freed `extents` of the file the command unlinked as `path`, at `time_ns`: what a
-    /// FIEMAP at the unlink's stop would have read before.
+    /// The command truncated `path` (in the traced directory) with `ftruncate`, seen without a
+    /// stop ([`FreedBlocks`]); the blocks it gave up come in [`Observer::freed`].
+    fn truncated(&mut self, path: &Path) {
+        let _ = path;
+    }
+    /// ext4 freed `extents` of the file the command unlinked (or truncated) as `path`, at
+    /// `time_ns`: what a FIEMAP at the call's stop would have read before.
     fn freed(&mut self, path: &Path, extents: &[crate::Extent], time_ns: u64) {
         let _ = (path, extents, time_ns);
     }
@@ -226,6 +234,10 @@ pub struct Supervision {
     /// Unlinks the BPF observer saw without a stop ([`FreedBlocks`]) whose path joj could not
     /// name (relative to a directory nobody could name): not counted on any file.
     pub unlinks_unseen: u64,
+    /// `ftruncate`s seen without a stop ([`FreedBlocks`]) on a descriptor joj could not name
+    /// (not seen opened, and gone from `/proc` when read): not counted on any file; the blocks
+    /// they freed are on none either.
+    pub truncates_unseen: u64,
     /// What the BPF observer could not see: records the ring had no room for (an open, an
     /// unlink, an extent ext4 freed, …), tasks its maps had no room for, freed extents or
     /// unlinks joj could not keep for their pairing. Not 0: some figures may miss what it lost.
@@ -339,6 +351,12 @@ struct Shared<'o> {
     /// command's files beyond one map (a batch may sync thousands of files). Emptied after
     /// each batch.
     mapped: HashMap<PathBuf, Option<u64>>,
+    /// The unlinks and truncates seen without a stop, and the extents ext4 freed.
+    unlinks: freed::Unlinks,
+    /// The traced ext4, when its unlinks and `ftruncate`s need no stop ([`FreedBlocks`]).
+    freed: Option<FreedBlocks>,
+    /// `ftruncate`s without a stop on a descriptor joj could not name.
+    unseen_truncates: u64,
 }
 
 /// How many events are applied under one taking of the lock: a stop (a rename, a truncate, an
@@ -354,7 +372,11 @@ fn apply_batch(shared: &Mutex<Shared<'_>>, scope: &TracedDir, batch: &[SysEvent]
             seen(&mut sh, scope, e);
         }
     }
-    lock(shared).mapped.clear();
+    let mut sh = lock(shared);
+    sh.mapped.clear();
+    if let Some(last) = batch.last() {
+        sh.unlinks.applied_until(last.time_ns);
+    }
 }
 
 /// The environment variable and value that keep the BPF observer of opens out.
@@ -384,6 +406,9 @@ pub fn supervise(
         stops: 0,
         handling_ns: 0,
         mapped: HashMap::new(),
+        unlinks: freed::Unlinks::default(),
+        freed: opens.freed,
+        unseen_truncates: 0,
     });
     let done = AtomicBool::new(false);
     let scope = &spec.scope;
@@ -453,7 +478,8 @@ fn read_the_rest(
         sup.opens_by_bpf = Some(opens.read);
         sup.opens_unseen = sh.model.unseen_opens;
         sup.unlinks_unseen = sh.model.unseen_unlinks;
-        sup.bpf_lost = o.lost() + opens.unlinks.dropped();
+        sup.truncates_unseen = sh.unseen_truncates;
+        sup.bpf_lost = o.lost() + sh.unlinks.dropped();
     }
     sup.stops = sh.stops;
     sup.handling_ns = sh.handling_ns;
@@ -674,7 +700,6 @@ struct SeenOpens {
     cwds: bpf_opens::Cwds,
     /// Records of opens read.
     read: u64,
-    unlinks: freed::Unlinks,
     /// The traced ext4, when its unlinks are taken.
     freed: Option<FreedBlocks>,
     /// The device of the filesystem the command starts on (the overlay's, or the scratch
@@ -712,7 +737,6 @@ impl SeenOpens {
             observer,
             cwds: bpf_opens::Cwds::default(),
             read: 0,
-            unlinks: freed::Unlinks::default(),
             traced_dev: None,
         }
     }
@@ -790,16 +814,18 @@ impl SeenOpens {
             bpf_opens::Kind::Freed => {
                 let e = freed::FreedExtent {
                     time_ns: r.exit_ns,
+                    tid: r.tid,
+                    ino: r.ino,
                     physical_block: r.flags,
                     logical_block: r.cwd_ino,
                     blocks: r.ret.unsigned_abs(),
                 };
                 let extent = e.extent(self.block_bytes());
-                if let Some(path) = self.unlinks.freed(r.ino, e) {
+                if let Some(path) = sh.unlinks.freed(r.ino, e) {
                     sh.observer.freed(path, &[extent], e.time_ns);
                 }
             }
-            bpf_opens::Kind::InodeFreed => self.unlinks.inode_freed(r.ino, r.exit_ns),
+            bpf_opens::Kind::InodeFreed => sh.unlinks.inode_freed(r.ino, r.exit_ns),
         }
     }
 
@@ -825,7 +851,7 @@ impl SeenOpens {
         if r.ino == 0 {
             return;
         }
-        let mine = self.unlinks.unlinked(&path, r.ino, r.enter_ns);
+        let mine = sh.unlinks.unlinked(&path, r.ino, r.enter_ns);
         if let Some(last) = mine.last() {
             let extents: Vec<_> = mine.iter().map(|e| e.extent(self.block_bytes())).collect();
             sh.observer.freed(&path, &extents, last.time_ns);
@@ -915,6 +941,64 @@ fn seen(sh: &mut Shared<'_>, scope: &TracedDir, e: &SysEvent) {
             (_, Some(file)) => synced_file(sh, scope, kind, &file, start_ns, end_ns),
             (_, None) => synced_unseen_fd(sh, scope, kind, tid, fd, start_ns, end_ns),
         },
+        Seen::Truncated {
+            file,
+            tid,
+            fd,
+            start_ns,
+            end_ns,
+        } => truncated(sh, scope, file.as_deref(), tid, fd, start_ns, end_ns),
+    }
+}
+
+/// An `ftruncate` read from the trace. Where it stopped (the traced filesystem is not ext4, or
+/// the BPF observer does not run), its stop counted it and mapped the file before it ran; where
+/// it did not, it is counted on its file now, and the extents its thread freed inside it are
+/// that file's.
+fn truncated(
+    sh: &mut Shared<'_>,
+    scope: &TracedDir,
+    file: Option<&OpenedFile>,
+    tid: i32,
+    fd: i32,
+    start_ns: u64,
+    end_ns: u64,
+) {
+    let Some(freed) = sh.freed else { return };
+    if file.is_some_and(|f| f.directory) {
+        return;
+    }
+    let extents = sh.unlinks.truncated(tid, start_ns, end_ns);
+    let path = match file {
+        Some(f) => Some(f.path.clone()),
+        // What the descriptor names now, read after the call: the file it truncated only if
+        // it is the inode ext4 freed the blocks of (the number may have been closed and reused
+        // meanwhile; with nothing freed, only the count is at stake).
+        None => u64::try_from(fd)
+            .ok()
+            .and_then(|fd| tracee::fd_path(tid, fd).map(|p| (fd, p)))
+            .filter(|(fd, _)| {
+                extents.first().is_none_or(|e| {
+                    std::fs::metadata(format!("/proc/{tid}/fd/{fd}"))
+                        .is_ok_and(|m| std::os::unix::fs::MetadataExt::ino(&m) == e.ino)
+                })
+            })
+            .map(|(_, p)| p),
+    };
+    let Some(path) = path else {
+        sh.unseen_truncates += 1;
+        return;
+    };
+    if !scope.contains(&path) {
+        return;
+    }
+    sh.observer.truncated(&path);
+    if let Some(last) = extents.last() {
+        let v: Vec<_> = extents
+            .iter()
+            .map(|e| e.extent(freed.block_bytes))
+            .collect();
+        sh.observer.freed(&path, &v, last.time_ns);
     }
 }
 
