@@ -62,6 +62,7 @@ pub mod scratch;
 pub mod start_copy;
 pub mod supervise;
 pub mod syscall_line;
+pub mod syscall_pids;
 pub mod syscall_trace;
 pub mod tempdir;
 pub mod testgate;

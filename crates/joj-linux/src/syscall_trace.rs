@@ -2,8 +2,10 @@
 //! kernel's syscall tracepoints (`events/syscalls/sys_enter_*`, `sys_exit_*`) for the calls that
 //! make data durable, write, cut a file (`ftruncate`), or shape a process's descriptor table, and
 //! the task events that create and exec processes, filtered to the command's process and its
-//! descendants (`set_event_pid` with option `event-fork`: a child is added as it is forked, in
-//! the kernel).
+//! descendants: each event's filter lists them ([`crate::syscall_pids`]; the supervisor adds
+//! each new task while ptrace holds it at its first stop), and past a few dozen tasks the
+//! instance's `set_event_pid` with option `event-fork` (a child added as it is forked, in the
+//! kernel), whose hooks on every context switch cost a sync as much as the block events.
 //!
 //! The tracepoints record the call and its integer arguments; the calling task is never stopped
 //! or woken. A path argument is only a pointer here, so the supervisor still stops at the calls
@@ -31,6 +33,7 @@ use crate::prereq;
 use crate::raw_cpus::{CpuReader, for_each_record, open_cpus, read_text, wait_for_pages};
 use crate::raw_event::{Decoded, Decoder, Decoders, PageLayout, decode, parse_format};
 use crate::syscall_line::{SysEvent, SysEventKind};
+use crate::syscall_pids::PidFilter;
 use crate::tracefs::{TraceError, create_instance, parse_lost_in_stats};
 
 /// How full a CPU's buffer gets, in percent, before the kernel wakes a reader waiting for it
@@ -83,6 +86,8 @@ pub struct SyscallTracer {
     decoders: Decoders,
     merge: Merge,
     page: Vec<u8>,
+    /// Each enabled event's filter file and its own condition, for [`PidFilter`].
+    filters: Vec<(PathBuf, Option<&'static str>)>,
     /// Events read so far.
     pub events: u64,
 }
@@ -165,6 +170,7 @@ impl SyscallTracer {
             decoders: Decoders::new(),
             merge: Merge::default(),
             page: Vec::new(),
+            filters: Vec::new(),
             events: 0,
         };
         let header = read_text(&me.path.join("events/header_page"))?;
@@ -180,7 +186,6 @@ impl SyscallTracer {
         if me.path.join("buffer_percent").exists() {
             me.write("buffer_percent", WAKE_PERCENT)?;
         }
-        me.write("options/event-fork", "1")?;
         let mut events: Vec<(&str, String)> = Vec::new();
         for call in CALLS {
             events.push(("syscalls", format!("sys_enter_{call}")));
@@ -201,6 +206,9 @@ impl SyscallTracer {
             }
             me.learn(system, name)?;
             me.write(&format!("events/{system}/{name}/enable"), "1")?;
+            let own = (name == "sys_enter_fcntl").then_some(FCNTL_FILTER);
+            me.filters
+                .push((PathBuf::from(format!("events/{system}/{name}/filter")), own));
         }
         me.learn("ftrace", "print")?;
         me.write("events/syscalls/sys_enter_fcntl/filter", FCNTL_FILTER)?;
@@ -230,11 +238,14 @@ impl SyscallTracer {
         self.path.join("trace_marker")
     }
 
-    /// Start tracing process `pid` and every process it forks from now on.
-    pub fn follow(&mut self, pid: i32) -> Result<(), TraceError> {
+    /// Start tracing process `pid`, held before it runs; the filter returned takes each task
+    /// it starts ([`PidFilter::add`], while ptrace holds the task at its first stop).
+    pub fn follow(&mut self, pid: i32) -> Result<PidFilter, TraceError> {
         self.merge.tgids.insert(pid, pid);
-        self.write("set_event_pid", &pid.to_string())?;
-        self.write("tracing_on", "1")
+        let mut f = PidFilter::new(self.path.clone(), self.filters.clone());
+        f.add(pid)?;
+        self.write("tracing_on", "1")?;
+        Ok(f)
     }
 
     fn write(&self, file: &str, value: &str) -> Result<(), TraceError> {

@@ -397,7 +397,7 @@ pub fn supervise(
         guard,
     } = start(spec, &tracer.marker_path(), &opens)?;
     let model = opens.model_of(root)?;
-    tracer.follow(root)?;
+    let pids = tracer.follow(root)?;
     set_options(root)?;
     let shared = Mutex::new(Shared {
         observer,
@@ -438,6 +438,8 @@ pub fn supervise(
             exec_at,
             ran_ns: None,
             said_left_running: false,
+            pids,
+            pids_error: None,
         }
         .run();
         done.store(true, Ordering::Release);
@@ -1225,6 +1227,11 @@ struct Loop<'a, 'o> {
     ran_ns: Option<u64>,
     /// Whether [`Loop::say_left_running`] has said it.
     said_left_running: bool,
+    /// The syscall trace's list of the command's tasks ([`crate::syscall_pids`]).
+    pids: crate::syscall_pids::PidFilter,
+    /// The first failure to list or unlist a task: the run fails with it at the end (the
+    /// task's calls may be missing from the figures).
+    pids_error: Option<crate::tracefs::TraceError>,
 }
 
 impl Loop<'_, '_> {
@@ -1250,8 +1257,12 @@ impl Loop<'_, '_> {
             if libc::WIFEXITED(status) || libc::WIFSIGNALED(status) {
                 self.pending.remove(&tid);
                 self.guard.remove(tid);
-                // Its id may be reused by a later task, whose first stop must count as new.
+                // Its id may be reused by a later task, whose first stop must count as new,
+                // and whose calls are not the command's unless it is.
                 self.started.remove(&tid);
+                if let Err(e) = self.pids.remove(tid) {
+                    self.pids_error.get_or_insert(e);
+                }
                 if tid == self.root {
                     self.ran_ns = Some(self.exec_at.elapsed().as_nanos() as u64);
                     self.exit = Some(if libc::WIFEXITED(status) {
@@ -1279,6 +1290,9 @@ impl Loop<'_, '_> {
             loop {
                 std::thread::park();
             }
+        }
+        if let Some(e) = self.pids_error {
+            return Err(e.into());
         }
         Ok(Supervision {
             exit: Some(self.exit.unwrap_or(ChildExit::Signal(libc::SIGKILL))),
@@ -1308,6 +1322,31 @@ impl Loop<'_, '_> {
         }
     }
 
+    /// `tid` execed. A thread other than the leader that execs takes the leader's id, and its
+    /// own is gone without an exit report: no longer the command's, it may name another
+    /// process from now on.
+    fn execed(&mut self, tid: libc::pid_t) {
+        let mut former: libc::c_ulong = 0;
+        // SAFETY: GETEVENTMSG writes one unsigned long.
+        let ok = unsafe {
+            libc::ptrace(
+                libc::PTRACE_GETEVENTMSG,
+                tid,
+                0 as libc::c_long,
+                &mut former as *mut libc::c_ulong,
+            )
+        } == 0;
+        let Ok(former) = libc::pid_t::try_from(former) else {
+            return;
+        };
+        if ok && former != tid {
+            self.started.remove(&former);
+            if let Err(e) = self.pids.remove(former) {
+                self.pids_error.get_or_insert(e);
+            }
+        }
+    }
+
     fn count_stop(&self, t0: Instant) {
         let mut sh = lock(self.shared);
         sh.stops += 1;
@@ -1319,8 +1358,12 @@ impl Loop<'_, '_> {
         let sig = libc::WSTOPSIG(status);
         let event = status >> 16;
         if self.started.insert(tid) {
-            // A new process or thread: its first stop is the SIGSTOP ptrace gives it.
+            // A new process or thread: its first stop is the SIGSTOP ptrace gives it, before it
+            // has run any code of its own; its calls are recorded from here on.
             self.guard.add(tid);
+            if let Err(e) = self.pids.add(tid) {
+                self.pids_error.get_or_insert(e);
+            }
             if sig == libc::SIGSTOP {
                 self.cont(tid, 0);
                 return;
@@ -1354,6 +1397,9 @@ impl Loop<'_, '_> {
             self.cont(tid, 0);
         } else if sig == libc::SIGTRAP && event != 0 {
             // fork, vfork, clone, exec events: the new task reports its own first stop.
+            if event == libc::PTRACE_EVENT_EXEC {
+                self.execed(tid);
+            }
             self.cont(tid, 0);
         } else {
             // A signal for the tracee: deliver it. (A group-stop also lands here; resuming it
