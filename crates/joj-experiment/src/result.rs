@@ -304,7 +304,8 @@ pub struct FileReport {
     pub sync_file_range: u64,
     /// Writes on O_DSYNC / O_SYNC descriptors or with RWF_DSYNC / RWF_SYNC.
     pub sync_writes: u64,
-    /// write, pwrite64, writev, pwritev, pwritev2 calls on it, and the bytes they wrote.
+    /// write, pwrite64, writev, pwritev, pwritev2 calls on it, and sendfile64,
+    /// copy_file_range and splice calls with it for output, and the bytes they wrote.
     #[serde(default)]
     pub write_calls: u64,
     #[serde(default)]

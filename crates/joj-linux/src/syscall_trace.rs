@@ -56,6 +56,12 @@ const CALLS: &[&str] = &[
     "writev",
     "pwritev",
     "pwritev2",
+    // Writes into a file from another descriptor: the output is the first argument
+    // (`sendfile64`) or the third (`copy_file_range`, `splice`; a `splice` into a pipe writes
+    // no file).
+    "sendfile64",
+    "copy_file_range",
+    "splice",
     "dup",
     "dup2",
     "dup3",

@@ -35,6 +35,16 @@ const FD_CLOEXEC: u64 = 1;
 /// RWF_DSYNC | RWF_SYNC of pwritev2.
 const RWF_ANY_SYNC: u64 = 0x2 | 0x4;
 
+/// The argument holding the descriptor a call writes or acts on: the output of
+/// `copy_file_range` and `splice` (their third), the first of every other call recorded.
+fn acted_on_arg(call: &str) -> usize {
+    if matches!(call, "copy_file_range" | "splice") {
+        2
+    } else {
+        0
+    }
+}
+
 /// What an open was about, read at its stop.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct OpenedFile {
@@ -285,7 +295,7 @@ impl FdModel {
                 }
             }
             _ => {
-                let file = self.lookup(e.tid, e.tgid, arg(0));
+                let file = self.lookup(e.tid, e.tgid, arg(acted_on_arg(call)));
                 self.entered.insert(
                     e.tid,
                     Entered {
@@ -356,7 +366,8 @@ impl FdModel {
                 start_ns,
                 end_ns,
             }),
-            "write" | "pwrite64" | "writev" | "pwritev" | "pwritev2" => {
+            "write" | "pwrite64" | "writev" | "pwritev" | "pwritev2" | "sendfile64"
+            | "copy_file_range" | "splice" => {
                 let file = entered.file.clone()?;
                 let bytes = u64::try_from(ret).ok()?;
                 let sync = file.dsync || (call == "pwritev2" && arg(5) & RWF_ANY_SYNC != 0);
@@ -667,6 +678,27 @@ mod tests {
             m.apply(&exit(20, 19, "write", 10)),
             Some(Seen::Wrote { sync: false, .. })
         ));
+    }
+
+    #[test]
+    fn sendfile_copy_file_range_and_splice_write_their_output() {
+        let mut m = FdModel::new(1);
+        open(&mut m, 1, 1, file("/d/in", libc::O_RDWR), 3);
+        open(&mut m, 1, 2, file("/d/out", libc::O_WRONLY), 4);
+        let wrote = |s: Option<Seen>| match s {
+            Some(Seen::Wrote { file, bytes, .. }) => Some((file.path.clone(), bytes)),
+            _ => None,
+        };
+        let out = Some((PathBuf::from("/d/out"), 100));
+        m.apply(&enter(1, 3, "sendfile64", &[4, 3, 0, 100]));
+        assert_eq!(wrote(m.apply(&exit(1, 4, "sendfile64", 100))), out);
+        m.apply(&enter(1, 5, "copy_file_range", &[3, 0, 4, 0, 100, 0]));
+        assert_eq!(wrote(m.apply(&exit(1, 6, "copy_file_range", 100))), out);
+        m.apply(&enter(1, 7, "splice", &[9, 0, 4, 0, 100, 0]));
+        assert_eq!(wrote(m.apply(&exit(1, 8, "splice", 100))), out);
+        // From the file into a pipe (a descriptor not opened as a file): no file written.
+        m.apply(&enter(1, 9, "splice", &[3, 0, 9, 0, 100, 0]));
+        assert_eq!(wrote(m.apply(&exit(1, 10, "splice", 100))), None);
     }
 
     #[test]
