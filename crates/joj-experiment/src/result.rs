@@ -401,6 +401,11 @@ pub struct CommandReport {
     /// every open stopped (the observer could not start, a replay, documents from before it).
     #[serde(default)]
     pub opens_by_bpf: Option<u64>,
+    /// Lookups of where the opens seen by BPF led (a path walk in the command's root, for an
+    /// open that may write): one per task and name per read of the events; `None` where no
+    /// open was seen by BPF or in documents from before 2026-11-30.
+    #[serde(default)]
+    pub open_lookups: Option<u64>,
     /// Opens that returned a descriptor joj could not name (a record lost, a relative path
     /// with nothing to resolve it against): a sync on it is resolved as for an inherited one.
     #[serde(default)]

@@ -949,6 +949,7 @@ fn command_report(
         // for a replay, which has no events to read.
         event_reads: (m.supervised.event_reads > 0).then_some(m.supervised.event_reads),
         opens_by_bpf: m.supervised.opens_by_bpf,
+        open_lookups: m.supervised.opens_by_bpf.map(|_| m.supervised.open_lookups),
         opens_unseen: m.supervised.opens_unseen,
         unlinks_unseen: m.supervised.unlinks_unseen,
         truncates_unseen: m.supervised.truncates_unseen,

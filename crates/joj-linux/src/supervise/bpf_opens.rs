@@ -403,6 +403,7 @@ impl Cwds {
 pub(crate) fn resolved(
     r: OpenRecord,
     cwds: &mut Cwds,
+    landed: &mut Landed,
     scope: &super::paths::TracedDir,
     traced_dev: Option<u64>,
 ) -> RecordedOpen {
@@ -414,8 +415,7 @@ pub(crate) fn resolved(
         }
         let excl = (libc::O_CREAT | libc::O_EXCL) as u64;
         let follow_last = r.flags & libc::O_NOFOLLOW as u64 == 0 && r.flags & excl != excl;
-        let landed = super::tracee::leads_to(r.tid, &named, follow_last)
-            .map(|p| super::paths::normalized(&p));
+        let landed = landed.leads_to(r.tid, &named, follow_last);
         let left = traced_dev.is_some_and(|d| d != r.dev) && scope.contains(&path);
         match landed {
             Some(p) if !(left && scope.contains(&p)) => p,
@@ -427,6 +427,62 @@ pub(crate) fn resolved(
         rec: r,
         absolute,
         dirfd_path,
+    }
+}
+
+/// Where the opens of one read of the records led ([`super::tracee::leads_to`], normalized),
+/// each task's name looked up once: the lookup answers from the filesystem as it is when asked,
+/// not as it was at the open, so the opens of one name by one task read together get one
+/// answer whether it is asked once or for each. A DELETE-mode commit creates its journal under
+/// the same name every time: a read of 100 ms of commits made some 250 lookups of it, each a
+/// walk from `/proc/<tid>/root`, and the walks held back the command's syncs (measured in
+/// docs/measurement.md, "The events thread's reads"). Emptied at each read; it holds at most
+/// one entry per open read.
+#[derive(Debug, Default)]
+pub(crate) struct Landed {
+    answers: Map<(i32, PathBuf, bool), Option<PathBuf>>,
+    /// Lookups made in all.
+    lookups: u64,
+}
+
+impl Landed {
+    /// Forget the answers: the filesystem may have changed since they were asked.
+    pub(crate) fn clear(&mut self) {
+        self.answers.clear();
+    }
+
+    /// Lookups made since the run began.
+    pub(crate) fn lookups(&self) -> u64 {
+        self.lookups
+    }
+
+    fn leads_to(
+        &mut self,
+        tid: i32,
+        named: &std::path::Path,
+        follow_last: bool,
+    ) -> Option<PathBuf> {
+        self.answer(tid, named, follow_last, || {
+            super::tracee::leads_to(tid, named, follow_last)
+        })
+    }
+
+    /// `lookup`'s answer for this task, name and flag, asked once until [`Landed::clear`].
+    fn answer(
+        &mut self,
+        tid: i32,
+        named: &std::path::Path,
+        follow_last: bool,
+        lookup: impl FnOnce() -> Option<PathBuf>,
+    ) -> Option<PathBuf> {
+        let lookups = &mut self.lookups;
+        self.answers
+            .entry((tid, named.to_path_buf(), follow_last))
+            .or_insert_with(|| {
+                *lookups += 1;
+                lookup().map(|p| super::paths::normalized(&p))
+            })
+            .clone()
     }
 }
 
@@ -513,6 +569,34 @@ fn real_minus_mono_ns() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_task_and_name_are_looked_up_once_per_read() {
+        let mut landed = Landed::default();
+        let asked = std::cell::Cell::new(0);
+        let ask = |l: &mut Landed, tid, name: &str, follow| {
+            l.answer(tid, std::path::Path::new(name), follow, || {
+                asked.set(asked.get() + 1);
+                Some(PathBuf::from(format!("/w/{name}/../x")))
+            })
+        };
+        for _ in 0..3 {
+            assert_eq!(ask(&mut landed, 1, "j", true), Some(PathBuf::from("/w/x")));
+        }
+        assert_eq!(asked.get(), 1, "one name, one task, one read: one lookup");
+        ask(&mut landed, 2, "j", true);
+        ask(&mut landed, 1, "j", false);
+        ask(&mut landed, 1, "k", true);
+        assert_eq!(
+            asked.get(),
+            4,
+            "another task, flag or name is its own lookup"
+        );
+        landed.clear();
+        ask(&mut landed, 1, "j", true);
+        assert_eq!(asked.get(), 5, "the next read asks again");
+        assert_eq!(landed.lookups(), 5);
+    }
 
     #[test]
     fn a_record_is_read_at_the_programs_offsets() {

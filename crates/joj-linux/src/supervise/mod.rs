@@ -227,6 +227,9 @@ pub struct Supervision {
     /// Opens the BPF observer saw (each without a stop); `None` when the
     /// observer could not start and every open stopped.
     pub opens_by_bpf: Option<u64>,
+    /// Lookups of where those opens led (a walk of the path in the task's root, for an open
+    /// that may write): one per task and name per read of the records, not one per open.
+    pub open_lookups: u64,
     /// Opens that returned a descriptor joj could not name: the observer lost the record, or
     /// a relative path had nothing joj could resolve it against. A sync or write on it is then
     /// resolved through `/proc` or counted as unresolved, as for an inherited descriptor.
@@ -478,6 +481,7 @@ fn read_the_rest(
     let sh = lock(shared);
     if let Some(o) = opens.observer.as_ref() {
         sup.opens_by_bpf = Some(opens.read);
+        sup.open_lookups = opens.landed.lookups();
         sup.opens_unseen = sh.model.unseen_opens;
         sup.unlinks_unseen = sh.model.unseen_unlinks;
         sup.truncates_unseen = sh.unseen_truncates;
@@ -700,6 +704,8 @@ fn follow_events(
 struct SeenOpens {
     observer: Option<bpf_opens::OpenObserver>,
     cwds: bpf_opens::Cwds,
+    /// Where the opens of the current read of the records led.
+    landed: bpf_opens::Landed,
     /// Records of opens read.
     read: u64,
     /// The traced ext4, when its unlinks are taken.
@@ -738,6 +744,7 @@ impl SeenOpens {
             freed: freed.filter(|_| observer.is_some()),
             observer,
             cwds: bpf_opens::Cwds::default(),
+            landed: bpf_opens::Landed::default(),
             read: 0,
             traced_dev: None,
         }
@@ -792,6 +799,7 @@ impl SeenOpens {
             }
             std::thread::sleep(std::time::Duration::from_micros(100));
         }
+        self.landed.clear();
         // The lock is taken a chunk of records at a time, as for events (`apply_batch`).
         let mut records = records.into_iter().peekable();
         while records.peek().is_some() {
@@ -809,7 +817,13 @@ impl SeenOpens {
             bpf_opens::Kind::Chdir => self.cwds.changed(&r),
             bpf_opens::Kind::Open => {
                 self.read += 1;
-                let r = bpf_opens::resolved(r, &mut self.cwds, scope, self.traced_dev);
+                let r = bpf_opens::resolved(
+                    r,
+                    &mut self.cwds,
+                    &mut self.landed,
+                    scope,
+                    self.traced_dev,
+                );
                 sh.model.open_recorded(r);
             }
             bpf_opens::Kind::Unlink => self.unlinked(sh, &r, scope),
