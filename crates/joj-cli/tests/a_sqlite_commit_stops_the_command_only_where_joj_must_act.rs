@@ -88,12 +88,18 @@ fn a_delete_commit_stops_nowhere_and_its_journal_keeps_its_bytes() {
     assert_eq!(by_bpf(&many) - by_bpf(&few), 2 * 200);
     assert_eq!(many["command"]["opens_unseen"].as_u64(), Some(0));
     // Where each open led is looked up once per name and read of the events, not once per
-    // open: 250 commits, 250 creations of the journal under one name, a few reads.
+    // open: 250 commits, 250 creations of the journal under one name, a few reads (the
+    // journal's name, the directory's, the database's; the last read at the end is not in
+    // `event_reads`).
     let lookups = many["command"]["open_lookups"].as_u64().unwrap();
     let reads = many["command"]["event_reads"].as_u64().unwrap();
     assert!(
-        lookups <= 3 * reads && lookups < 50,
+        lookups <= 3 * (reads + 1),
         "{lookups} lookups in {reads} reads for 250 commits"
+    );
+    assert!(
+        lookups < 250 || reads >= 80,
+        "{lookups} lookups in {reads} reads: one per open"
     );
     assert_eq!(
         count(&many, "app.db-journal", "removals") - count(&few, "app.db-journal", "removals"),

@@ -402,8 +402,8 @@ pub struct CommandReport {
     #[serde(default)]
     pub opens_by_bpf: Option<u64>,
     /// Lookups of where the opens seen by BPF led (a path walk in the command's root, for an
-    /// open that may write): one per task and name per read of the events; `None` where no
-    /// open was seen by BPF or in documents from before 2026-11-30.
+    /// open that may write or one inside the traced directory): one per task and name per read
+    /// of the events; `None` as for `opens_by_bpf` (and in documents from before 2026-11-30).
     #[serde(default)]
     pub open_lookups: Option<u64>,
     /// Opens that returned a descriptor joj could not name (a record lost, a relative path

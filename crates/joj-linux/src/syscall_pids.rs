@@ -12,7 +12,7 @@
 //! The price is that the kernel no longer adds a child as it forks (`event-fork`): joj adds
 //! each new task itself ([`PidFilter::add`]) while ptrace holds it at its first stop, before it
 //! has run a single instruction of its own — so none of its calls is missed — and removes each
-//! as it is reaped (its id may name another process later). A rewrite is some 35 small writes,
+//! as it is reaped (its id may name another process later). A rewrite is some 45 small writes,
 //! and every task waits for joj meanwhile: about 2 ms on this kernel (6.18), but before Linux's
 //! fix of June 2025 ("tracing: Fix regression of filter waiting a long time on RCU
 //! synchronization") each write waited for an RCU grace period. So the run is handed to the

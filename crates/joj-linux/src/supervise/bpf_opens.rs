@@ -436,7 +436,8 @@ pub(crate) fn resolved(
 /// answer whether it is asked once or for each. A DELETE-mode commit creates its journal under
 /// the same name every time: a read of 100 ms of commits made some 250 lookups of it, each a
 /// walk from `/proc/<tid>/root`, and the walks held back the command's syncs (measured in
-/// docs/measurement.md, "The events thread's reads"). Emptied at each read; it holds at most
+/// docs/measurement.md, "The events thread's reads held the syncs back"). Emptied at each read;
+/// it holds at most
 /// one entry per open read.
 #[derive(Debug, Default)]
 pub(crate) struct Landed {
@@ -468,6 +469,10 @@ impl Landed {
     }
 
     /// `lookup`'s answer for this task, name and flag, asked once until [`Landed::clear`].
+    /// "Cannot be told" (`None`) is kept too: what makes it — the task gone (the read at the
+    /// command's end finds every task gone), a directory on the way missing — holds for the
+    /// rest of the read as well; only a lookup that lost 64 races in a row to renames and
+    /// mounts elsewhere is not, and it is no likelier for the next open of the name.
     fn answer(
         &mut self,
         tid: i32,
@@ -596,6 +601,14 @@ mod tests {
         ask(&mut landed, 1, "j", true);
         assert_eq!(asked.get(), 5, "the next read asks again");
         assert_eq!(landed.lookups(), 5);
+        // "Cannot be told" (the task gone) holds for the read too.
+        for _ in 0..2 {
+            assert_eq!(
+                landed.answer(3, std::path::Path::new("/gone"), true, || None),
+                None
+            );
+        }
+        assert_eq!(landed.lookups(), 6);
     }
 
     #[test]

@@ -228,7 +228,8 @@ pub struct Supervision {
     /// observer could not start and every open stopped.
     pub opens_by_bpf: Option<u64>,
     /// Lookups of where those opens led (a walk of the path in the task's root, for an open
-    /// that may write): one per task and name per read of the records, not one per open.
+    /// that may write or one inside the traced directory): one per task and name per read of
+    /// the records, not one per open.
     pub open_lookups: u64,
     /// Opens that returned a descriptor joj could not name: the observer lost the record, or
     /// a relative path had nothing joj could resolve it against. A sync or write on it is then
