@@ -63,22 +63,17 @@ fn joj_trace_keeps_to_the_commands_tasks_without_the_kernels_process_filter() {
     std::fs::write(project.path().join("program.py"), PROGRAM).unwrap();
     let threads = joj_linux::syscall_pids::LISTED_AT_MOST + 8;
     let children = 12;
-    let out = tempfile::tempdir().unwrap();
-    let run = common::joj_command()
-        .current_dir(project.path())
-        .args(["trace", "--json", "--out"])
-        .arg(out.path())
-        .args(["--", "/usr/bin/python3", "program.py"])
-        .arg(threads.to_string())
-        .arg(children.to_string())
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
+    let (threads_arg, children_arg) = (threads.to_string(), children.to_string());
+    let doc = common::joj_trace_json_in(
+        Some(project.path()),
+        &[],
+        &[
+            "/usr/bin/python3",
+            "program.py",
+            &threads_arg,
+            &children_arg,
+        ],
     );
-    let doc: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
     for c in 0..children {
         let f = common::traced_file(&doc, &format!("child{c}.txt"));
         assert_eq!(f["fdatasync"], 1, "child{c}.txt: {f}");

@@ -359,8 +359,21 @@ pub fn joj_report_with(results: &Path, page: &Path, options: &[&str]) -> Output 
 /// `joj trace --json --out <temp> OPTIONS -- COMMAND…`: its JSON document. Panics with joj's
 /// stderr when joj (or the command) failed.
 pub fn joj_trace_json(options: &[&str], command: &[&str]) -> serde_json::Value {
+    joj_trace_json_in(None, options, command)
+}
+
+/// [`joj_trace_json`] started in `dir` (else in the test's own directory).
+pub fn joj_trace_json_in(
+    dir: Option<&std::path::Path>,
+    options: &[&str],
+    command: &[&str],
+) -> serde_json::Value {
     let out = tempfile::tempdir().unwrap();
-    let run = joj_command()
+    let mut joj = joj_command();
+    if let Some(dir) = dir {
+        joj.current_dir(dir);
+    }
+    let run = joj
         .args(["trace", "--json"])
         .args(options)
         .arg("--out")
