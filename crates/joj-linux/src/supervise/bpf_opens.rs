@@ -437,8 +437,7 @@ pub(crate) fn resolved(
 /// the same name every time: a read of 100 ms of commits made some 250 lookups of it, each a
 /// walk from `/proc/<tid>/root`, and the walks held back the command's syncs (measured in
 /// docs/measurement.md, "The events thread's reads held the syncs back"). Emptied at each read;
-/// it holds at most
-/// one entry per open read.
+/// it holds at most one entry per open read.
 #[derive(Debug, Default)]
 pub(crate) struct Landed {
     answers: Map<(i32, PathBuf, bool), Option<PathBuf>>,
